@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerate every language's code from protos/ into the tree rooted at $1 (default: .).
+# `make generate` writes into the repository; `make check-generated` writes into a
+# temporary root and compares, so it never touches the working tree.
+set -euo pipefail
+ROOT="${1:-.}"
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+PROTOS=$(cd protos && find scorewire -name '*.proto' | sort)
+
+# --- Python (grpcio-tools: protoc and the grpc plugin pinned by pyproject) --------------
+PY_OUT="$ROOT/clients/python/src"
+mkdir -p "$PY_OUT"
+rm -rf "$PY_OUT/scorewire/v1"
+mkdir -p "$PY_OUT/scorewire/v1"
+(cd protos && "../$PY" -m grpc_tools.protoc -I . \
+    --python_out="$(cd .. && realpath "$PY_OUT")" \
+    --pyi_out="$(cd .. && realpath "$PY_OUT")" \
+    --grpc_python_out="$(cd .. && realpath "$PY_OUT")" \
+    $PROTOS)
+# scorewire/v1 is a regular package inside the `scorewire` namespace package.
+printf '"""Generated from protos/scorewire/v1 by scripts/generate.sh. DO NOT EDIT."""\n' \
+    > "$PY_OUT/scorewire/v1/__init__.py"
+
+# --- Other languages: each has its own script, given the same root ----------------------
+for lang in go typescript java; do
+    if [ -x "scripts/generate_$lang.sh" ]; then
+        "scripts/generate_$lang.sh" "$ROOT"
+    fi
+done

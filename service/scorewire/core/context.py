@@ -1,0 +1,75 @@
+"""What a check may use besides the sample and output: deadline, judge, labels, budget.
+
+One context is made per run (or per request) and shared by every check in it, so it
+must hold nothing sample-specific.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+
+class CheckContext:
+    """Run-wide services and limits handed to every check.
+
+    Deterministic checks ignore it; judge-backed checks reach the judge through it;
+    the runner reads `deadline` to bound every check.
+    """
+
+    __slots__ = ("deadline", "judge", "labels", "budget", "extras")
+
+    deadline: float | None
+    """`time.monotonic()` value after which no check may still run, or None."""
+    judge: Any
+    """The judge service (`scorewire.judge`), or None when no judge is configured."""
+    labels: Any
+    """The human-label store, or None."""
+    budget: Any
+    """The run's judge budget, or None for no limit."""
+    extras: dict[str, Any]
+    """Anything else a server-side custom check needs, keyed by the embedding app."""
+
+    def __init__(
+        self,
+        *,
+        deadline: float | None = None,
+        judge: Any = None,
+        labels: Any = None,
+        budget: Any = None,
+        extras: dict[str, Any] | None = None,
+    ) -> None:
+        self.deadline = deadline
+        self.judge = judge
+        self.labels = labels
+        self.budget = budget
+        self.extras = extras if extras is not None else {}
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (may be negative), or None without one."""
+        if self.deadline is None:
+            return None
+        return self.deadline - time.monotonic()
+
+
+EMPTY_CONTEXT = CheckContext()
+"""A context with no judge, no labels, no budget and no deadline."""
+
+
+class Extraction:
+    """What an extractor produced: the text the check runs on, or an error."""
+
+    __slots__ = ("text", "cost_usd", "cached", "error_message")
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        cost_usd: float = 0.0,
+        cached: bool = False,
+        error_message: str | None = None,
+    ) -> None:
+        self.text = text
+        self.cost_usd = cost_usd
+        self.cached = cached
+        self.error_message = error_message

@@ -1,0 +1,184 @@
+"""The domain types every check reads and returns.
+
+Per-sample objects are plain slotted classes rather than validating models: a suite
+scores tens of thousands of outputs and a validating model per result costs 10-40 µs.
+Validation happens once, at the boundary (suite load, request conversion).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# JSON values as they arrive from YAML, JSONL or a google.protobuf.Value.
+JSON = Any
+
+
+class ErrorCode:
+    """Machine-readable codes of a score that could not be computed.
+
+    They are strings, not an enum, so that custom checks and the wire format can carry
+    codes this module does not list.
+    """
+
+    MISSING_REFERENCE = "MISSING_REFERENCE"
+    """The check needs a reference (expected value) and none was found, or it was null."""
+    INVALID_REFERENCE = "INVALID_REFERENCE"
+    """The reference exists but has the wrong shape (a number check given a word)."""
+    INVALID_OUTPUT = "INVALID_OUTPUT"
+    """The output cannot be read the way the check needs (not JSON where JSON is needed)."""
+    MISSING_TRAJECTORY = "MISSING_TRAJECTORY"
+    """A trajectory check found no steps list on the output."""
+    CHECK_FAILED = "CHECK_FAILED"
+    """A custom check raised or returned something that is not a score."""
+    TIMEOUT = "TIMEOUT"
+    """The check ran past its per-check timeout."""
+    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    """The request's deadline expired before the check finished."""
+    CANCELLED = "CANCELLED"
+    """The caller went away before the check finished."""
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
+    """The run's judge budget was spent before this check could call a judge."""
+    JUDGE_ERROR = "JUDGE_ERROR"
+    """The judge backend failed (after retries) or is not configured."""
+    INVALID_VERDICT = "INVALID_VERDICT"
+    """The judge answered, but not with a verdict that can be parsed."""
+    LABELS_UNAVAILABLE = "LABELS_UNAVAILABLE"
+    """The human-label store did not answer."""
+    CONDITION_ERROR = "CONDITION_ERROR"
+    """The `when:` predicate of a conditional check could not be evaluated."""
+    EXTRACTION_FAILED = "EXTRACTION_FAILED"
+    """The extractor could not produce the content the check runs on."""
+
+
+class ScoreError:
+    """Why a check could not score: a code from `ErrorCode` and a message for people."""
+
+    __slots__ = ("code", "message")
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"ScoreError({self.code!r}, {self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ScoreError)
+            and other.code == self.code
+            and other.message == self.message
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message))
+
+
+class Score:
+    """The result of one check on one output.
+
+    An error is a state of its own: a score with `error` set always has `passed` False
+    and `value` 0, and the runner counts it apart from plain failures.
+    """
+
+    __slots__ = (
+        "value",
+        "passed",
+        "reason",
+        "cost_usd",
+        "latency_ms",
+        "error",
+        "cached",
+        "unpriced",
+    )
+
+    value: float
+    """How well the output did, in 0..1 (1 is best)."""
+    passed: bool
+    """Whether the output met the check's pass rule. Never True when `error` is set."""
+    reason: str
+    """A short sentence on why, for people."""
+    cost_usd: float
+    """Dollars spent on model calls for this score (0 for deterministic or cached)."""
+    latency_ms: float
+    """Wall-clock milliseconds the check took."""
+    error: ScoreError | None
+    """Set when the check could not score."""
+    cached: bool
+    """True when a judge verdict came from the verdict cache."""
+    unpriced: bool
+    """True when a model was called whose price is unknown, so `cost_usd` is incomplete."""
+
+    def __init__(
+        self,
+        value: float,
+        passed: bool,
+        reason: str = "",
+        *,
+        cost_usd: float = 0.0,
+        latency_ms: float = 0.0,
+        error: ScoreError | None = None,
+        cached: bool = False,
+        unpriced: bool = False,
+    ) -> None:
+        self.value = value
+        self.passed = passed and error is None
+        self.reason = reason
+        self.cost_usd = cost_usd
+        self.latency_ms = latency_ms
+        self.error = error
+        self.cached = cached
+        self.unpriced = unpriced
+
+    @classmethod
+    def fail_with_error(cls, code: str, message: str, *, cost_usd: float = 0.0) -> Score:
+        """A score for a check that could not score: value 0, not passed, error set."""
+        return cls(0.0, False, message, error=ScoreError(code, message), cost_usd=cost_usd)
+
+    @classmethod
+    def of(cls, passed: bool, reason: str) -> Score:
+        """A pass/fail score with value 1 or 0."""
+        return cls(1.0 if passed else 0.0, passed, reason)
+
+    def __repr__(self) -> str:
+        err = f", error={self.error!r}" if self.error else ""
+        return f"Score(value={self.value:.4g}, passed={self.passed}, reason={self.reason!r}{err})"
+
+
+class Sample:
+    """One evaluation case: what went into the application and what was expected."""
+
+    __slots__ = ("id", "input", "expected", "metadata")
+
+    def __init__(
+        self,
+        id: str = "",
+        input: JSON = None,
+        expected: JSON = None,
+        metadata: dict[str, JSON] | None = None,
+    ) -> None:
+        self.id = id
+        self.input = input
+        self.expected = expected
+        self.metadata = metadata if metadata is not None else {}
+
+    def __repr__(self) -> str:
+        return f"Sample(id={self.id!r})"
+
+
+class Output:
+    """What the application produced for a sample: text, and optionally a JSON value."""
+
+    __slots__ = ("text", "value", "metadata")
+
+    def __init__(
+        self,
+        text: str = "",
+        value: JSON = None,
+        metadata: dict[str, JSON] | None = None,
+    ) -> None:
+        self.text = text
+        self.value = value
+        self.metadata = metadata if metadata is not None else {}
+
+    def __repr__(self) -> str:
+        return f"Output(text={self.text[:40]!r})"

@@ -1,0 +1,174 @@
+"""Scoring cases: one at a time, or a batch concurrently under a bound.
+
+The hot path is the all-deterministic plan: every check is a plain function, so a case
+is scored inline with no task, no await and no per-check allocation beyond its Score.
+Plans with judge-backed checks run each case as a task, at most `concurrency` at once,
+and yield results in completion order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
+
+from scorewire.core.context import CheckContext
+from scorewire.core.model import Output, Sample, Score
+from scorewire.engine.execute import DEFAULT_CHECK_TIMEOUT_S, run_check, run_check_sync
+from scorewire.engine.spec import CompiledCheck
+
+# How many inline-scored cases run between two yields to the event loop, so that a big
+# deterministic batch does not starve other requests on the same loop.
+_YIELD_EVERY = 128
+
+
+class Case:
+    """A sample and the output to score for it; `index` is its position in the batch."""
+
+    __slots__ = ("index", "output", "sample")
+
+    def __init__(self, sample: Sample, output: Output, index: int = 0) -> None:
+        self.sample = sample
+        self.output = output
+        self.index = index
+
+
+class CaseResult:
+    """The scores of one case, aligned with the plan's checks."""
+
+    __slots__ = ("index", "passed", "sample_id", "scores")
+
+    def __init__(self, index: int, sample_id: str, scores: list[Score]) -> None:
+        self.index = index
+        self.sample_id = sample_id
+        self.scores = scores
+        self.passed = all(s.passed for s in scores)
+
+    def __repr__(self) -> str:
+        return f"CaseResult({self.sample_id!r}, passed={self.passed}, scores={self.scores!r})"
+
+
+@dataclass(slots=True)
+class Plan:
+    """The compiled checks of a run, in result order."""
+
+    checks: list[CompiledCheck]
+    check_timeout_s: float = DEFAULT_CHECK_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        self.any_async = any(c.is_async for c in self.checks)
+
+    @property
+    def names(self) -> list[str]:
+        """Check names in result order."""
+        return [c.name for c in self.checks]
+
+    @property
+    def uses_judge(self) -> bool:
+        """Whether any check may call a judge."""
+        return any(c.uses_judge for c in self.checks)
+
+
+def score_case_sync(plan: Plan, case: Case, ctx: CheckContext) -> CaseResult:
+    """Score a case whose checks are all synchronous (`not plan.any_async`)."""
+    sample, output = case.sample, case.output
+    scores = [run_check_sync(c, sample, output, ctx) for c in plan.checks]
+    return CaseResult(case.index, sample.id, scores)
+
+
+async def score_case(plan: Plan, case: Case, ctx: CheckContext) -> CaseResult:
+    """Score one case; synchronous checks run inline, the others concurrently."""
+    sample, output = case.sample, case.output
+    if not plan.any_async:
+        return score_case_sync(plan, case, ctx)
+    scores: list[Score | None] = [None] * len(plan.checks)
+    pending: list[tuple[int, CompiledCheck]] = []
+    for i, c in enumerate(plan.checks):
+        if c.is_async:
+            pending.append((i, c))
+        else:
+            scores[i] = run_check_sync(c, sample, output, ctx)
+    if len(pending) == 1:
+        i, c = pending[0]
+        scores[i] = await run_check(c, sample, output, ctx, plan.check_timeout_s)
+    else:
+        got = await asyncio.gather(
+            *(run_check(c, sample, output, ctx, plan.check_timeout_s) for _, c in pending)
+        )
+        for (i, _), s in zip(pending, got, strict=True):
+            scores[i] = s
+    return CaseResult(case.index, sample.id, [s for s in scores if s is not None])
+
+
+async def run_cases(
+    plan: Plan,
+    cases: Iterable[Case] | AsyncIterable[Case],
+    ctx: CheckContext,
+    *,
+    concurrency: int = 32,
+) -> AsyncIterator[CaseResult]:
+    """Score every case and yield its result as soon as it is ready.
+
+    Every case yields exactly one result. Closing the iterator early (the caller went
+    away) cancels the cases still in flight, which stops their judge calls.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    if not plan.any_async and isinstance(cases, Iterable):
+        n = 0
+        for case in cases:
+            yield score_case_sync(plan, case, ctx)
+            n += 1
+            if n % _YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+        return
+    async for result in _run_concurrently(plan, _aiter(cases), ctx, concurrency):
+        yield result
+
+
+async def _aiter(cases: Iterable[Case] | AsyncIterable[Case]) -> AsyncIterator[Case]:
+    if isinstance(cases, AsyncIterable):
+        async for c in cases:
+            yield c
+    else:
+        for c in cases:
+            yield c
+
+
+async def _run_concurrently(
+    plan: Plan, cases: AsyncIterator[Case], ctx: CheckContext, concurrency: int
+) -> AsyncIterator[CaseResult]:
+    pending: set[asyncio.Task[CaseResult]] = set()
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(pending) < concurrency:
+                try:
+                    case = await anext(cases)
+                except StopAsyncIteration:
+                    exhausted = True
+                    break
+                pending.add(asyncio.create_task(score_case(plan, case, ctx)))
+            if not pending:
+                return
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                yield task.result()
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def score_one(
+    checks: Sequence[CompiledCheck],
+    sample: Sample,
+    output: Output,
+    ctx: CheckContext,
+    *,
+    check_timeout_s: float = DEFAULT_CHECK_TIMEOUT_S,
+) -> list[Score]:
+    """Score a single output against a list of compiled checks."""
+    plan = Plan(list(checks), check_timeout_s)
+    return (await score_case(plan, Case(sample, output), ctx)).scores

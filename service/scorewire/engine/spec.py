@@ -1,0 +1,218 @@
+"""Check specs and their compilation: validate once, bind parameters once.
+
+A `CheckSpec` is what a caller writes (type, params, modifiers); `compile_check` turns
+it into a `CompiledCheck` whose `fn` runs per sample with nothing left to parse.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from pydantic import ValidationError
+
+from scorewire.core.context import EMPTY_CONTEXT
+from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.model import Output, Sample, Score
+from scorewire.core.registry import REGISTRY, CheckFn, CheckType, ParamError, Registry, is_async_fn
+
+ExampleKind = Literal["positive", "negative"]
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """An output that should pass (positive) or fail (negative) the check."""
+
+    text: str
+    kind: ExampleKind
+
+
+@dataclass(slots=True)
+class CheckSpec:
+    """One check as a caller writes it, before validation.
+
+    `params_path` is where the parameters sit in the caller's document: `params` over
+    gRPC (`checks[0].params.pattern`), or nothing in a YAML suite whose parameters sit
+    beside `type:` (`checks.short.max_words`).
+    """
+
+    type: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""
+    when: CheckSpec | None = None
+    examples: Sequence[Example] = ()
+    extractor: str | None = None
+    params_path: str = "params"
+
+
+@dataclass(slots=True, eq=False)
+class CompiledCheck:
+    """A check ready to run: parameters bound, modifiers compiled."""
+
+    name: str
+    """The check's name in results (its key, its compact line, or its type)."""
+    type: str
+    """The registered type name."""
+    fn: CheckFn
+    """The scoring function built by the type's factory."""
+    fn_is_async: bool
+    """Whether `fn` must be awaited."""
+    check_type: CheckType
+    """The registry entry (family, description, whether it uses a judge)."""
+    when: CompiledCheck | None = None
+    """The predicate of a conditional check, or None."""
+    examples: tuple[Example, ...] = ()
+    """Positive/negative examples (judge-backed checks put them in the prompt)."""
+    extractor: str | None = None
+    """What a judge should extract from the output before the check runs on it."""
+
+    @property
+    def is_async(self) -> bool:
+        """Whether running this check, modifiers included, needs the event loop."""
+        return (
+            self.fn_is_async
+            or self.extractor is not None
+            or (self.when is not None and self.when.is_async)
+        )
+
+    @property
+    def uses_judge(self) -> bool:
+        """Whether this check (or its predicate or extractor) may call a judge."""
+        return (
+            self.check_type.uses_judge
+            or self.extractor is not None
+            or (self.when is not None and self.when.uses_judge)
+        )
+
+
+def _suggest(name: str, registry: Registry) -> str:
+    close = difflib.get_close_matches(name, registry.names(), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _pydantic_violations(err: ValidationError, base: str) -> list[FieldViolation]:
+    out = []
+    for e in err.errors(include_url=False):
+        path = base
+        for part in e["loc"]:
+            path = join_path(path, part if isinstance(part, int) else str(part))
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown parameter"
+        elif e["type"] == "missing":
+            msg = "required parameter is missing"
+        out.append(FieldViolation(path, msg))
+    return out
+
+
+def compile_check(
+    spec: CheckSpec,
+    path: str,
+    *,
+    registry: Registry | None = None,
+) -> CompiledCheck:
+    """Validate `spec` and bind its parameters; raise SpecError with every problem found.
+
+    `path` is the spec's own location (`checks[2]`, `checks.short`); violations are
+    reported below it.
+    """
+    reg = registry or REGISTRY
+    check_type = reg.get(spec.type)
+    if check_type is None:
+        raise SpecError.at(
+            join_path(path, "type"),
+            f"unknown check type {spec.type!r}{_suggest(spec.type, reg)}",
+        )
+    params_base = join_path(path, spec.params_path) if spec.params_path else path
+    violations: list[FieldViolation] = []
+    fn: CheckFn | None = None
+    try:
+        params = check_type.params.model_validate(dict(spec.params))
+        fn = check_type.build(params)
+    except ValidationError as err:
+        violations.extend(_pydantic_violations(err, params_base))
+    except ParamError as err:
+        violations.append(FieldViolation(join_path(params_base, err.field), err.message))
+
+    when: CompiledCheck | None = None
+    if spec.when is not None:
+        try:
+            when = compile_check(spec.when, join_path(path, "when"), registry=reg)
+        except SpecError as err:
+            violations.extend(err.violations)
+    if spec.extractor is not None and not spec.extractor.strip():
+        violations.append(
+            FieldViolation(join_path(path, "extractor"), "must name what to extract")
+        )
+    if violations or fn is None:
+        raise SpecError(violations)
+
+    compiled = CompiledCheck(
+        name=spec.name or spec.type,
+        type=check_type.name,
+        fn=fn,
+        fn_is_async=check_type.is_async or is_async_fn(fn),
+        check_type=check_type,
+        when=when,
+        examples=tuple(spec.examples),
+        extractor=spec.extractor,
+    )
+    _self_test(compiled, path)
+    return compiled
+
+
+def _self_test(compiled: CompiledCheck, path: str) -> None:
+    """Run a deterministic check on its own examples: a contradiction is a load error.
+
+    Examples are the check's self-test. They run on the text alone (an empty sample),
+    with no `when:` predicate and no extractor, because those need a sample or a judge.
+    A check that cannot score an example (it needs the sample's reference) cannot be
+    self-tested, which is also reported: a silent skip would hide a useless example.
+    """
+    if not compiled.examples or compiled.fn_is_async or not compiled.check_type.self_testable:
+        return
+    if compiled.extractor is not None:
+        # The check runs on the extraction, not the raw text, so the examples describe
+        # what the extractor should see; they go to the judge prompt instead.
+        return
+    violations = []
+    for i, ex in enumerate(compiled.examples):
+        score = cast(Score, compiled.fn(Sample(), Output(text=ex.text), EMPTY_CONTEXT))
+        where = join_path(join_path(path, "examples"), i)
+        if score.error is not None:
+            violations.append(
+                FieldViolation(
+                    where,
+                    f"cannot self-test this example: {score.error.message}",
+                )
+            )
+        elif score.passed != (ex.kind == "positive"):
+            want = "pass" if ex.kind == "positive" else "fail"
+            got = "passes" if score.passed else "fails"
+            violations.append(
+                FieldViolation(
+                    where,
+                    f"{ex.kind} example should {want} the check but {got} it: "
+                    f"{score.reason}",
+                )
+            )
+    if violations:
+        raise SpecError(violations)
+
+
+def compile_checks(
+    specs: Sequence[CheckSpec], base: str = "checks", *, registry: Registry | None = None
+) -> list[CompiledCheck]:
+    """Compile a list of specs, gathering the violations of all of them."""
+    compiled: list[CompiledCheck] = []
+    violations: list[FieldViolation] = []
+    for i, spec in enumerate(specs):
+        try:
+            compiled.append(compile_check(spec, join_path(base, i), registry=registry))
+        except SpecError as err:
+            violations.extend(err.violations)
+    if violations:
+        raise SpecError(violations)
+    return compiled

@@ -1,0 +1,465 @@
+"""Suites in the shape of an `evalstone.yaml`: imports, keyed checks, datasets, suites.
+
+```yaml
+imports: [my_company.checks]          # server-side modules of custom checks
+checks:
+  short: {type: length, max_words: 80}
+  cites: {type: contains, needles: [Addendum Y], when: {type: contains, needles: [Law X]}}
+datasets:
+  qa: {path: qa.jsonl}                # JSONL rows: id, input, expected, output, metadata
+suites:
+  smoke:
+    dataset: qa
+    target: recorded                  # outputs come with the samples
+    checks: [short, cites]
+    compact: ["length:1..2000"]       # one-line checks, named after their line
+    gate: {min_pass_rate: 0.9, max_error_rate: 0}
+settings: {budget: 5.0, concurrency: 32, check_timeout_s: 60}
+```
+
+Every problem is reported with the path of the offending field (`checks.short.max_wrds`),
+all of them at once. Unknown keys are errors everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.model import Output, Sample
+from scorewire.core.registry import Registry
+from scorewire.engine.custom import load_imports
+from scorewire.engine.runner import Case, Plan
+from scorewire.engine.spec import CheckSpec, CompiledCheck, Example, compile_check
+from scorewire.engine.summary import Gate
+
+MODIFIER_KEYS = frozenset({"type", "name", "when", "examples", "extractor"})
+_TOP_KEYS = frozenset({"imports", "checks", "datasets", "suites", "settings", "description"})
+_SUITE_KEYS = frozenset({"dataset", "target", "checks", "compact", "gate", "description"})
+_SETTINGS_KEYS = frozenset({"budget", "concurrency", "check_timeout_s"})
+MAX_YAML_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class RunSettings:
+    """Run-wide settings of a suite file."""
+
+    budget: float | None = None
+    concurrency: int = 32
+    check_timeout_s: float = 120.0
+
+
+@dataclass(slots=True)
+class LoadedSuite:
+    """One runnable suite: its plan, gate, budget, and cases when a dataset was loaded."""
+
+    name: str
+    plan: Plan
+    gate: Gate
+    settings: RunSettings
+    cases: list[Case] | None = None
+
+
+@dataclass(slots=True)
+class SuiteFile:
+    """A parsed and compiled suite document."""
+
+    checks: dict[str, CompiledCheck]
+    suites: dict[str, LoadedSuite]
+    settings: RunSettings
+    description: str = ""
+    datasets: dict[str, list[Case]] = field(default_factory=dict)
+
+    def select(self, name: str | None = None) -> LoadedSuite:
+        """The suite called `name`; without a name, the only suite, or all checks."""
+        if name:
+            if name not in self.suites:
+                known = ", ".join(sorted(self.suites)) or "none"
+                raise SpecError.at("suiteName", f"no suite named {name!r} (suites: {known})")
+            return self.suites[name]
+        if len(self.suites) == 1:
+            return next(iter(self.suites.values()))
+        if self.suites:
+            raise SpecError.at(
+                "suiteName",
+                f"the file has {len(self.suites)} suites; name one of "
+                + ", ".join(sorted(self.suites)),
+            )
+        plan = Plan(list(self.checks.values()), self.settings.check_timeout_s)
+        return LoadedSuite("default", plan, Gate(), self.settings)
+
+
+def parse_check_spec(raw: object, path: str) -> CheckSpec:
+    """A check written inline (`{type: contains, needles: [...], when: {...}}`)."""
+    if not isinstance(raw, Mapping):
+        raise SpecError.at(path, "a check must be a mapping with a `type:` key")
+    violations: list[FieldViolation] = []
+    ctype = raw.get("type")
+    if not isinstance(ctype, str) or not ctype:
+        violations.append(FieldViolation(join_path(path, "type"), "a check needs a `type:`"))
+        ctype = ""
+    when = None
+    if raw.get("when") is not None:
+        try:
+            when = parse_check_spec(raw["when"], join_path(path, "when"))
+        except SpecError as err:
+            violations.extend(err.violations)
+    examples: list[Example] = []
+    try:
+        examples = parse_examples(raw.get("examples"), join_path(path, "examples"))
+    except SpecError as err:
+        violations.extend(err.violations)
+    extractor = raw.get("extractor")
+    if extractor is not None and not isinstance(extractor, str):
+        violations.append(FieldViolation(join_path(path, "extractor"), "must be a string"))
+        extractor = None
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        violations.append(FieldViolation(join_path(path, "name"), "must be a string"))
+        name = ""
+    if violations:
+        raise SpecError(violations)
+    params = {k: v for k, v in raw.items() if k not in MODIFIER_KEYS}
+    return CheckSpec(
+        type=ctype,
+        params=params,
+        name=name,
+        when=when,
+        examples=examples,
+        extractor=extractor,
+        params_path="",
+    )
+
+
+def parse_examples(raw: object, path: str) -> list[Example]:
+    """`[{text: ..., kind: positive|negative}]`."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise SpecError.at(path, "must be a list of {text, kind} mappings")
+    out: list[Example] = []
+    violations = []
+    for i, ex in enumerate(raw):
+        where = join_path(path, i)
+        if not isinstance(ex, Mapping) or set(ex) - {"text", "kind"}:
+            violations.append(FieldViolation(where, "must be a mapping with `text` and `kind`"))
+            continue
+        text, kind = ex.get("text"), ex.get("kind", "positive")
+        if not isinstance(text, str):
+            violations.append(FieldViolation(join_path(where, "text"), "must be a string"))
+        elif kind not in ("positive", "negative"):
+            violations.append(
+                FieldViolation(join_path(where, "kind"), "must be `positive` or `negative`")
+            )
+        else:
+            out.append(Example(text, kind))
+    if violations:
+        raise SpecError(violations)
+    return out
+
+
+def _unknown_keys(raw: Mapping[str, Any], allowed: frozenset[str], path: str) -> list[FieldViolation]:
+    return [
+        FieldViolation(join_path(path, str(k)), f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        for k in raw
+        if k not in allowed
+    ]
+
+
+def _as_mapping(raw: object, path: str, violations: list[FieldViolation]) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        violations.append(FieldViolation(path, "must be a mapping"))
+        return {}
+    return raw
+
+
+def parse_yaml(text: str) -> Any:
+    """YAML text -> data; syntax errors become a SpecError with line and column."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
+        raise SpecError.at("", f"the suite is larger than {MAX_YAML_BYTES // 1024 // 1024} MiB")
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SpecError.at("", f"invalid YAML{where}: {err.problem}") from None
+    except yaml.YAMLError as err:
+        raise SpecError.at("", f"invalid YAML: {err}") from None
+
+
+def load_suite_text(
+    text: str,
+    *,
+    base_dir: Path | None = None,
+    registry: Registry | None = None,
+    allow_imports: bool = True,
+) -> SuiteFile:
+    """Parse and compile a suite document; datasets are read relative to `base_dir`.
+
+    `allow_imports=False` (the server) rejects `imports:`: modules there would run code
+    named by the caller, so the server only takes modules from its own settings.
+    """
+    return load_suite_data(
+        parse_yaml(text), base_dir=base_dir, registry=registry, allow_imports=allow_imports
+    )
+
+
+def load_suite_file(path: str | Path, *, registry: Registry | None = None) -> SuiteFile:
+    """Load a suite file from disk, datasets relative to it."""
+    p = Path(path)
+    return load_suite_text(p.read_text(encoding="utf-8"), base_dir=p.parent, registry=registry)
+
+
+def load_suite_data(
+    data: object,
+    *,
+    base_dir: Path | None = None,
+    registry: Registry | None = None,
+    allow_imports: bool = True,
+) -> SuiteFile:
+    """Compile an already-parsed suite document."""
+    if not isinstance(data, Mapping):
+        raise SpecError.at("", "a suite must be a mapping with `checks:` (and `suites:`)")
+    violations = _unknown_keys(data, _TOP_KEYS, "")
+    _load_imports(data.get("imports"), allow_imports, violations)
+    settings = _parse_settings(data.get("settings"), violations)
+    checks = _compile_keyed_checks(data.get("checks"), registry, violations)
+    datasets = _load_datasets(data.get("datasets"), base_dir, violations)
+    suites: dict[str, LoadedSuite] = {}
+    for name, raw in _as_mapping(data.get("suites"), "suites", violations).items():
+        suite = _parse_suite(str(name), raw, checks, datasets, settings, registry, violations)
+        if suite is not None:
+            suites[str(name)] = suite
+    if violations:
+        raise SpecError(violations)
+    description = data.get("description", "")
+    return SuiteFile(checks, suites, settings, str(description or ""), datasets)
+
+
+def _load_imports(raw: object, allowed: bool, violations: list[FieldViolation]) -> None:
+    if raw is None:
+        return
+    if not allowed:
+        violations.append(
+            FieldViolation(
+                "imports",
+                "the server does not import modules named in a request; "
+                "list them in SCOREWIRE_IMPORTS on the server",
+            )
+        )
+        return
+    if not isinstance(raw, list) or not all(isinstance(m, str) for m in raw):
+        violations.append(FieldViolation("imports", "must be a list of module names"))
+        return
+    try:
+        load_imports(raw)
+    except SpecError as err:
+        violations.extend(err.violations)
+
+
+def _parse_settings(raw: object, violations: list[FieldViolation]) -> RunSettings:
+    m = _as_mapping(raw, "settings", violations)
+    violations.extend(_unknown_keys(m, _SETTINGS_KEYS, "settings"))
+    s = RunSettings()
+    budget = m.get("budget")
+    if budget is not None:
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0:
+            violations.append(FieldViolation("settings.budget", "must be a number of dollars ≥ 0"))
+        else:
+            s.budget = float(budget)
+    conc = m.get("concurrency")
+    if conc is not None:
+        if isinstance(conc, bool) or not isinstance(conc, int) or not 1 <= conc <= 1024:
+            violations.append(FieldViolation("settings.concurrency", "must be an integer 1..1024"))
+        else:
+            s.concurrency = conc
+    timeout = m.get("check_timeout_s")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            violations.append(FieldViolation("settings.check_timeout_s", "must be seconds > 0"))
+        else:
+            s.check_timeout_s = float(timeout)
+    return s
+
+
+def _compile_keyed_checks(
+    raw: object, registry: Registry | None, violations: list[FieldViolation]
+) -> dict[str, CompiledCheck]:
+    out: dict[str, CompiledCheck] = {}
+    for key, spec_raw in _as_mapping(raw, "checks", violations).items():
+        path = join_path("checks", str(key))
+        try:
+            spec = parse_check_spec(spec_raw, path)
+            if not spec.name:
+                spec.name = str(key)
+            out[str(key)] = compile_check(spec, path, registry=registry)
+        except SpecError as err:
+            violations.extend(err.violations)
+    return out
+
+
+def _parse_suite(
+    name: str,
+    raw: object,
+    checks: Mapping[str, CompiledCheck],
+    datasets: Mapping[str, list[Case]],
+    settings: RunSettings,
+    registry: Registry | None,
+    violations: list[FieldViolation],
+) -> LoadedSuite | None:
+    path = join_path("suites", name)
+    m = _as_mapping(raw, path, violations)
+    violations.extend(_unknown_keys(m, _SUITE_KEYS, path))
+    before = len(violations)
+    target = m.get("target", "recorded")
+    target_type = target.get("type") if isinstance(target, Mapping) else target
+    if target_type != "recorded":
+        violations.append(
+            FieldViolation(
+                join_path(path, "target"), f"unknown target {target_type!r} (supported: recorded)"
+            )
+        )
+    compiled: list[CompiledCheck] = []
+    keys = m.get("checks", list(checks)) if "checks" in m else list(checks)
+    if not isinstance(keys, list):
+        violations.append(FieldViolation(join_path(path, "checks"), "must be a list of check keys"))
+        keys = []
+    for i, key in enumerate(keys):
+        if not isinstance(key, str) or key not in checks:
+            # A key whose own definition failed has been reported already.
+            violations.append(
+                FieldViolation(join_path(join_path(path, "checks"), i), f"unknown check {key!r}")
+            )
+        else:
+            compiled.append(checks[key])
+    compiled.extend(_compile_compact(m.get("compact"), join_path(path, "compact"), violations))
+    gate = Gate()
+    try:
+        gate = Gate.model_validate(m.get("gate") or {})
+    except ValidationError as err:
+        for e in err.errors(include_url=False):
+            field = ".".join(str(p) for p in e["loc"])
+            msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+            violations.append(FieldViolation(join_path(join_path(path, "gate"), field), msg))
+    cases = None
+    ds = m.get("dataset")
+    if ds is not None:
+        if not isinstance(ds, str) or ds not in datasets:
+            violations.append(FieldViolation(join_path(path, "dataset"), f"unknown dataset {ds!r}"))
+        else:
+            cases = datasets[ds]
+    if len(violations) > before:
+        return None
+    return LoadedSuite(name, Plan(compiled, settings.check_timeout_s), gate, settings, cases)
+
+
+def _compile_compact(raw: object, path: str, violations: list[FieldViolation]) -> list[CompiledCheck]:
+    if raw is None:
+        return []
+    from scorewire.checks.compact import parse_compact_json, parse_compact_lines
+
+    try:
+        if isinstance(raw, str):
+            return parse_compact_lines(raw.splitlines(), base=path)
+        if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
+            return parse_compact_lines(raw, base=path)
+        if isinstance(raw, list):
+            return parse_compact_json(raw, base=path)
+        violations.append(FieldViolation(path, "must be a list of one-line checks"))
+    except SpecError as err:
+        violations.extend(err.violations)
+    return []
+
+
+def _load_datasets(
+    raw: object, base_dir: Path | None, violations: list[FieldViolation]
+) -> dict[str, list[Case]]:
+    out: dict[str, list[Case]] = {}
+    for name, ds in _as_mapping(raw, "datasets", violations).items():
+        path = join_path("datasets", str(name))
+        rows: Sequence[Any] | None = None
+        if isinstance(ds, str) or (isinstance(ds, Mapping) and "path" in ds):
+            file = ds if isinstance(ds, str) else ds["path"]
+            if base_dir is None:
+                violations.append(
+                    FieldViolation(path, "datasets from files need a suite file on disk")
+                )
+                continue
+            try:
+                text = (base_dir / str(file)).read_text(encoding="utf-8")
+            except OSError as err:
+                violations.append(FieldViolation(path, f"cannot read {file}: {err.strerror}"))
+                continue
+            rows = []
+            for lineno, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError as err:
+                        violations.append(
+                            FieldViolation(path, f"{file} line {lineno}: invalid JSON: {err.msg}")
+                        )
+        elif isinstance(ds, Mapping) and isinstance(ds.get("cases"), list):
+            rows = ds["cases"]
+        else:
+            violations.append(FieldViolation(path, "must be a JSONL path or {cases: [...]}"))
+            continue
+        cases = []
+        for i, row in enumerate(rows):
+            try:
+                cases.append(case_from_row(row, i))
+            except SpecError as err:
+                violations.extend(
+                    FieldViolation(join_path(path, i) + (f".{v.field}" if v.field else ""),
+                                   v.description)
+                    for v in err.violations
+                )
+        out[str(name)] = cases
+    return out
+
+
+_ROW_KEYS = frozenset({"id", "input", "expected", "output", "metadata"})
+
+
+def case_from_row(row: object, index: int) -> Case:
+    """A dataset row `{id, input, expected, output, metadata}` -> Case.
+
+    `output` is the recorded output: a string, or `{text, value, metadata}`.
+    """
+    if not isinstance(row, Mapping):
+        raise SpecError.at("", "a row must be a JSON object")
+    violations = _unknown_keys(row, _ROW_KEYS, "")
+    if "output" not in row:
+        violations.append(FieldViolation("output", "a recorded target needs an `output`"))
+    out = row.get("output")
+    output = Output()
+    if isinstance(out, str):
+        output = Output(text=out)
+    elif isinstance(out, Mapping):
+        extra = set(out) - {"text", "value", "metadata"}
+        if extra:
+            violations.append(FieldViolation("output", f"unknown keys {sorted(extra)}"))
+        text = out.get("text", "")
+        if not isinstance(text, str):
+            violations.append(FieldViolation("output.text", "must be a string"))
+            text = ""
+        if "text" not in out and out.get("value") is not None:
+            text = json.dumps(out.get("value"), ensure_ascii=False)
+        output = Output(text=text, value=out.get("value"), metadata=dict(out.get("metadata") or {}))
+    elif out is not None:
+        violations.append(FieldViolation("output", "must be a string or {text, value, metadata}"))
+    if violations:
+        raise SpecError(violations)
+    sid = row.get("id", index)
+    meta = row.get("metadata") or {}
+    sample = Sample(str(sid), row.get("input"), row.get("expected"), dict(meta))
+    return Case(sample, output, index)

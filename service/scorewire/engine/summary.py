@@ -1,0 +1,152 @@
+"""Totals of a run and the gate verdict.
+
+Definitions (the catalog names the gate fields; their arithmetic is chosen here):
+- a case passes when every one of its checks passed;
+- pass_rate = passed cases / cases;
+- mean_score = mean of every score's value, errors counting as 0;
+- error_rate = errored scores / scores (errors count toward max_error_rate, which
+  defaults to 0, so a single error fails a gate unless the suite allows it);
+- cost = dollars over every score.
+A run with no cases passes no `min_*` gate: there is nothing to have passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pydantic import Field
+
+from scorewire.core.registry import Params
+from scorewire.engine.runner import CaseResult
+
+
+class Gate(Params):
+    """Thresholds a run must meet to pass; unset thresholds are not checked."""
+
+    min_pass_rate: float | None = Field(None, ge=0.0, le=1.0)
+    """Lowest acceptable fraction of cases whose every check passed."""
+    min_mean_score: float | None = Field(None, ge=0.0, le=1.0)
+    """Lowest acceptable mean score value."""
+    max_error_rate: float = Field(0.0, ge=0.0, le=1.0)
+    """Highest acceptable fraction of scores that errored (default 0)."""
+    max_cost: float | None = Field(None, ge=0.0)
+    """Most dollars the run may have cost."""
+
+
+@dataclass(slots=True)
+class CheckTotals:
+    """Counts for one check across the run."""
+
+    name: str
+    type: str
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    value_sum: float = 0.0
+    cost_usd: float = 0.0
+    cached: int = 0
+    unpriced: int = 0
+
+    @property
+    def total(self) -> int:
+        """Scores counted."""
+        return self.passed + self.failed + self.errored
+
+    @property
+    def mean_value(self) -> float:
+        """Mean score value, errors as 0; 0 when nothing was scored."""
+        return self.value_sum / self.total if self.total else 0.0
+
+
+@dataclass(slots=True)
+class Summary:
+    """The end of a run: totals per check and overall, and the gate verdict."""
+
+    cases: int
+    cases_passed: int
+    checks: list[CheckTotals]
+    passed: int
+    failed: int
+    errored: int
+    mean_score: float
+    error_rate: float
+    pass_rate: float
+    cost_usd: float
+    unpriced: bool
+    gate_passed: bool
+    gate_reasons: list[str] = field(default_factory=list)
+
+
+class SummaryBuilder:
+    """Accumulates case results into a Summary; cheap enough to call per result."""
+
+    def __init__(self, names: Iterable[str], types: Iterable[str]) -> None:
+        self._totals = [CheckTotals(n, t) for n, t in zip(names, types, strict=True)]
+        self.cases = 0
+        self.cases_passed = 0
+
+    def add(self, result: CaseResult) -> None:
+        """Count one case's scores."""
+        self.cases += 1
+        if result.passed:
+            self.cases_passed += 1
+        for t, s in zip(self._totals, result.scores, strict=True):
+            if s.error is not None:
+                t.errored += 1
+            elif s.passed:
+                t.passed += 1
+            else:
+                t.failed += 1
+            t.value_sum += s.value
+            t.cost_usd += s.cost_usd
+            if s.cached:
+                t.cached += 1
+            if s.unpriced:
+                t.unpriced += 1
+
+    def finish(self, gate: Gate | None = None) -> Summary:
+        """The summary so far, judged against `gate` (the default gate when None)."""
+        gate = gate or Gate()
+        passed = sum(t.passed for t in self._totals)
+        failed = sum(t.failed for t in self._totals)
+        errored = sum(t.errored for t in self._totals)
+        scores = passed + failed + errored
+        value_sum = sum(t.value_sum for t in self._totals)
+        cost = sum(t.cost_usd for t in self._totals)
+        mean = value_sum / scores if scores else 0.0
+        error_rate = errored / scores if scores else 0.0
+        pass_rate = self.cases_passed / self.cases if self.cases else 0.0
+        reasons = _gate_reasons(gate, self.cases, pass_rate, mean, error_rate, cost)
+        return Summary(
+            cases=self.cases,
+            cases_passed=self.cases_passed,
+            checks=list(self._totals),
+            passed=passed,
+            failed=failed,
+            errored=errored,
+            mean_score=mean,
+            error_rate=error_rate,
+            pass_rate=pass_rate,
+            cost_usd=cost,
+            unpriced=any(t.unpriced for t in self._totals),
+            gate_passed=not reasons,
+            gate_reasons=reasons,
+        )
+
+
+def _gate_reasons(
+    gate: Gate, cases: int, pass_rate: float, mean: float, error_rate: float, cost: float
+) -> list[str]:
+    reasons = []
+    if gate.min_pass_rate is not None and (cases == 0 or pass_rate < gate.min_pass_rate):
+        reasons.append(f"pass rate {pass_rate:.4g} is below min_pass_rate {gate.min_pass_rate:g}")
+    if gate.min_mean_score is not None and (cases == 0 or mean < gate.min_mean_score):
+        reasons.append(f"mean score {mean:.4g} is below min_mean_score {gate.min_mean_score:g}")
+    if error_rate > gate.max_error_rate:
+        reasons.append(
+            f"error rate {error_rate:.4g} is above max_error_rate {gate.max_error_rate:g}"
+        )
+    if gate.max_cost is not None and cost > gate.max_cost:
+        reasons.append(f"cost ${cost:.4f} is above max_cost ${gate.max_cost:g}")
+    return reasons

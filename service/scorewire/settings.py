@@ -1,0 +1,80 @@
+"""The one typed settings object, read from `SCOREWIRE_*` environment variables once.
+
+Tests construct `Settings(...)` directly; `main` reads the environment. Everything that
+needs configuration takes the object (or the part of it it needs) as an argument.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Server, engine, judge, cache and metrics configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SCOREWIRE_", extra="ignore", frozen=True, env_nested_delimiter="__"
+    )
+
+    # --- network -----------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    """Address the gRPC server binds to."""
+    port: int = Field(50051, ge=0, le=65535)
+    """gRPC port; 0 picks a free one (tests)."""
+    workers: int = Field(1, ge=1, le=64)
+    """Server processes sharing the port (SO_REUSEPORT)."""
+    max_message_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    """Largest gRPC message accepted or sent, in bytes."""
+    keepalive_time_s: float = Field(30.0, gt=0)
+    """Seconds between keepalive pings the server sends on idle connections."""
+    keepalive_timeout_s: float = Field(10.0, gt=0)
+    """Seconds to wait for a keepalive ack before closing the connection."""
+    grace_period_s: float = Field(20.0, ge=0)
+    """On SIGTERM, seconds in-flight calls get to finish before they are cancelled."""
+
+    # --- per-request limits ---------------------------------------------------------------
+    max_cases_per_request: int = Field(100_000, ge=1)
+    """Most cases one RunSuite request may carry."""
+    max_checks_per_request: int = Field(64, ge=1)
+    """Most checks (structured plus compact) one request may carry."""
+    max_output_bytes: int = Field(10 * 1024 * 1024, ge=1)
+    """Largest output text (UTF-8 bytes) one case may carry."""
+    max_concurrency: int = Field(64, ge=1)
+    """Cases scored at once per RunSuite when checks need the event loop (judges)."""
+    check_timeout_s: float = Field(120.0, gt=0)
+    """Per-check timeout; the request deadline bounds it further."""
+
+    # --- custom checks ----------------------------------------------------------------------
+    imports: list[str] = Field(default_factory=list)
+    """Python modules of server-side custom checks, imported at start-up.
+
+    The only way Python code enters the server: nothing arriving over the wire runs.
+    """
+
+    # --- judge --------------------------------------------------------------------------------
+    judge_model: str = ""
+    """Default judge as `backend:model` (`openai:gpt-4o-mini`); `auto` picks by credentials."""
+    openai_base_url: str | None = None
+    """OpenAI-compatible endpoint (vLLM, Ollama, ...); falls back to OPENAI_BASE_URL."""
+    openai_api_key: SecretStr | None = None
+    """Falls back to OPENAI_API_KEY. Never logged."""
+    anthropic_base_url: str | None = None
+    """Falls back to ANTHROPIC_BASE_URL."""
+    anthropic_api_key: SecretStr | None = None
+    """Falls back to ANTHROPIC_API_KEY. Never logged."""
+
+    # --- cache --------------------------------------------------------------------------------
+    cache_url: str = "memory://"
+    """Verdict cache: `memory://` (per process) or `redis://host:port/db` (shared)."""
+    cache_ttl_s: int = Field(30 * 24 * 3600, ge=0)
+    """Seconds a cached verdict lives; 0 keeps it until evicted."""
+
+    # --- metrics ------------------------------------------------------------------------------
+    metrics_port: int = Field(9464, ge=0, le=65535)
+    """Port of the Prometheus /metrics HTTP endpoint; 0 picks a free one."""
+    metrics_enabled: bool = True
+    """Whether to serve and record metrics at all."""
+
+    log_level: str = "INFO"
+    """Python logging level name."""
