@@ -13,10 +13,13 @@ PY_OUT="$ROOT/clients/python/src"
 mkdir -p "$PY_OUT"
 rm -rf "$PY_OUT/scorewire/v1"
 mkdir -p "$PY_OUT/scorewire/v1"
-(cd protos && "../$PY" -m grpc_tools.protoc -I . \
-    --python_out="$(cd .. && realpath "$PY_OUT")" \
-    --pyi_out="$(cd .. && realpath "$PY_OUT")" \
-    --grpc_python_out="$(cd .. && realpath "$PY_OUT")" \
+# mypy-protobuf (pinned in pyproject) writes typed .pyi stubs for messages and services.
+OUT_ABS="$(realpath "$PY_OUT")"
+(cd protos && PATH="$(realpath ../.venv/bin):$PATH" "../$PY" -m grpc_tools.protoc -I . \
+    --python_out="$OUT_ABS" \
+    --mypy_out="$OUT_ABS" \
+    --grpc_python_out="$OUT_ABS" \
+    --mypy_grpc_out="$OUT_ABS" \
     $PROTOS)
 # scorewire/v1 is a regular package inside the `scorewire` namespace package.
 printf '"""Generated from protos/scorewire/v1 by scripts/generate.sh. DO NOT EDIT."""\n' \

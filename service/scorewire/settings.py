@@ -63,12 +63,42 @@ class Settings(BaseSettings):
     """Falls back to ANTHROPIC_BASE_URL."""
     anthropic_api_key: SecretStr | None = None
     """Falls back to ANTHROPIC_API_KEY. Never logged."""
+    judge_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    """Sampling temperature of every judge call; part of the verdict cache key."""
+    judge_timeout_s: float = Field(60.0, gt=0)
+    """Seconds one judge HTTP attempt may take; the request deadline bounds it further."""
+    judge_max_retries: int = Field(4, ge=0, le=20)
+    """Retries of a judge call after a 429, a 5xx, a timeout or a dropped connection."""
+    judge_retry_base_s: float = Field(0.5, ge=0)
+    """First retry backoff in seconds; doubles per retry, with jitter."""
+    judge_retry_max_s: float = Field(30.0, ge=0)
+    """Longest wait before one retry (backoff or Retry-After); a longer Retry-After gives up."""
+    judge_concurrency: int = Field(32, ge=1, le=4096)
+    """Judge calls in flight at once, per backend (OpenAI-compatible, Anthropic)."""
+
+    # --- judge pricing and budgets ---------------------------------------------------------------
+    judge_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Price overrides, model name -> [input, output] USD per 1M tokens (JSON in the env).
+
+    Entries here win over the built-in table (`scorewire.judge.pricing`); a model in
+    neither is unpriced: its scores are flagged, and its cost is never guessed.
+    """
+    judge_budget_usd: float | None = Field(None, ge=0)
+    """Server-wide judge spend limit per period in USD (per process); None for no limit."""
+    judge_budget_period_s: int = Field(86_400, ge=1)
+    """Length of the server-wide budget period in seconds (windows aligned to the epoch)."""
 
     # --- cache --------------------------------------------------------------------------------
     cache_url: str = "memory://"
     """Verdict cache: `memory://` (per process) or `redis://host:port/db` (shared)."""
     cache_ttl_s: int = Field(30 * 24 * 3600, ge=0)
     """Seconds a cached verdict lives; 0 keeps it until evicted."""
+    cache_timeout_s: float = Field(0.25, gt=0)
+    """Seconds one Redis cache operation may take before the cache is bypassed."""
+    cache_backoff_s: float = Field(2.0, ge=0)
+    """After a Redis failure, seconds the cache is bypassed before Redis is tried again."""
+    cache_pool_size: int = Field(64, ge=1)
+    """Redis connections per process; callers beyond it wait up to `cache_timeout_s`."""
 
     # --- metrics ------------------------------------------------------------------------------
     metrics_port: int = Field(9464, ge=0, le=65535)

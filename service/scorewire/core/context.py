@@ -17,7 +17,7 @@ class CheckContext:
     the runner reads `deadline` to bound every check.
     """
 
-    __slots__ = ("deadline", "judge", "labels", "budget", "extras")
+    __slots__ = ("budget", "deadline", "extras", "judge", "labels")
 
     deadline: float | None
     """`time.monotonic()` value after which no check may still run, or None."""
@@ -59,7 +59,7 @@ EMPTY_CONTEXT = CheckContext()
 class Extraction:
     """What an extractor produced: the text the check runs on, or an error."""
 
-    __slots__ = ("text", "cost_usd", "cached", "error_message")
+    __slots__ = ("cached", "cost_usd", "error_message", "text")
 
     def __init__(
         self,

@@ -46,6 +46,8 @@ class ErrorCode:
     """The human-label store did not answer."""
     CONDITION_ERROR = "CONDITION_ERROR"
     """The `when:` predicate of a conditional check could not be evaluated."""
+    INVALID_INPUT = "INVALID_INPUT"
+    """A streamed case was rejected (over a size limit); the other cases go on."""
     EXTRACTION_FAILED = "EXTRACTION_FAILED"
     """The extractor could not produce the content the check runs on."""
 
@@ -81,14 +83,14 @@ class Score:
     """
 
     __slots__ = (
-        "value",
+        "cached",
+        "cost_usd",
+        "error",
+        "latency_ms",
         "passed",
         "reason",
-        "cost_usd",
-        "latency_ms",
-        "error",
-        "cached",
         "unpriced",
+        "value",
     )
 
     value: float
@@ -147,7 +149,7 @@ class Score:
 class Sample:
     """One evaluation case: what went into the application and what was expected."""
 
-    __slots__ = ("id", "input", "expected", "metadata")
+    __slots__ = ("expected", "id", "input", "metadata")
 
     def __init__(
         self,
@@ -168,7 +170,7 @@ class Sample:
 class Output:
     """What the application produced for a sample: text, and optionally a JSON value."""
 
-    __slots__ = ("text", "value", "metadata")
+    __slots__ = ("metadata", "text", "value")
 
     def __init__(
         self,

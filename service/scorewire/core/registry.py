@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
-
 from scorewire.core.model import Output, Sample, Score
 
 if TYPE_CHECKING:
@@ -23,7 +22,7 @@ SyncCheckFn = Callable[[Sample, Output, "CheckContext"], Score]
 AsyncCheckFn = Callable[[Sample, Output, "CheckContext"], Awaitable[Score]]
 CheckFn = SyncCheckFn | AsyncCheckFn
 
-P = TypeVar("P", bound=BaseModel)
+P = TypeVar("P", bound="Params")
 
 
 class Params(BaseModel):

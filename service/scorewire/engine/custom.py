@@ -21,7 +21,6 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from pydantic import Field
-
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score
@@ -106,8 +105,7 @@ def check(
             if prior != _owner(fn):
                 where = "a built-in check" if prior is None else f"{prior[0]}.{prior[1]}"
                 raise DuplicateCheckError(
-                    f"check {name!r} is already registered by {where}; "
-                    "choose another name"
+                    f"check {name!r} is already registered by {where}; choose another name"
                 )
         build = _make_build(name, fn)
         build.__scorewire_owner__ = _owner(fn)  # type: ignore[attr-defined]
@@ -144,7 +142,7 @@ def load_imports(modules: Iterable[str], base: str = "imports") -> None:
                 importlib.import_module(mod)
         except DuplicateCheckError as err:
             violations.append((join_path(base, i), str(err)))
-        except Exception as err:  # noqa: BLE001 - any import failure is a load error
+        except Exception as err:
             violations.append(
                 (join_path(base, i), f"cannot import {mod!r}: {type(err).__name__}: {err}")
             )

@@ -59,15 +59,15 @@ def run_check_sync(cc: CompiledCheck, sample: Sample, output: Output, ctx: Check
             return _condition_not_met(cc, pred)
     try:
         score = cast(Score, cc.fn(sample, output, ctx))
-    except Exception as err:  # noqa: BLE001 - a check never crashes the run
+    except Exception as err:
         score = _crashed(cc, err)
     score.latency_ms = (time.perf_counter() - start) * 1000.0
     return score
 
 
-async def _extract(cc: CompiledCheck, sample: Sample, output: Output, ctx: CheckContext) -> (
-    tuple[Output, float, bool] | Score
-):
+async def _extract(
+    cc: CompiledCheck, sample: Sample, output: Output, ctx: CheckContext
+) -> tuple[Output, float, bool] | Score:
     assert cc.extractor is not None
     extract = getattr(ctx.judge, "extract", None)
     if extract is None:
@@ -138,7 +138,7 @@ async def run_check(
             )
     except asyncio.CancelledError:
         raise
-    except Exception as err:  # noqa: BLE001 - a check never crashes the run
+    except Exception as err:
         score = _crashed(cc, err)
     score.latency_ms = (time.perf_counter() - start) * 1000.0
     return score

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample, Score
@@ -54,6 +54,8 @@ class Plan:
 
     checks: list[CompiledCheck]
     check_timeout_s: float = DEFAULT_CHECK_TIMEOUT_S
+    any_async: bool = field(init=False, default=False)
+    """Whether any check needs the event loop (set from `checks`)."""
 
     def __post_init__(self) -> None:
         self.any_async = any(c.is_async for c in self.checks)
@@ -115,10 +117,8 @@ async def run_cases(
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     if not plan.any_async and isinstance(cases, Iterable):
-        n = 0
-        for case in cases:
+        for n, case in enumerate(cases, 1):
             yield score_case_sync(plan, case, ctx)
-            n += 1
             if n % _YIELD_EVERY == 0:
                 await asyncio.sleep(0)
         return

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from pydantic import ValidationError
-
 from scorewire.core.context import EMPTY_CONTEXT
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
@@ -143,9 +142,7 @@ def compile_check(
         except SpecError as err:
             violations.extend(err.violations)
     if spec.extractor is not None and not spec.extractor.strip():
-        violations.append(
-            FieldViolation(join_path(path, "extractor"), "must name what to extract")
-        )
+        violations.append(FieldViolation(join_path(path, "extractor"), "must name what to extract"))
     if violations or fn is None:
         raise SpecError(violations)
 
@@ -194,8 +191,7 @@ def _self_test(compiled: CompiledCheck, path: str) -> None:
             violations.append(
                 FieldViolation(
                     where,
-                    f"{ex.kind} example should {want} the check but {got} it: "
-                    f"{score.reason}",
+                    f"{ex.kind} example should {want} the check but {got} it: {score.reason}",
                 )
             )
     if violations:

@@ -31,7 +31,6 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
-
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import Registry
@@ -82,13 +81,13 @@ class SuiteFile:
         if name:
             if name not in self.suites:
                 known = ", ".join(sorted(self.suites)) or "none"
-                raise SpecError.at("suiteName", f"no suite named {name!r} (suites: {known})")
+                raise SpecError.at("suite_name", f"no suite named {name!r} (suites: {known})")
             return self.suites[name]
         if len(self.suites) == 1:
             return next(iter(self.suites.values()))
         if self.suites:
             raise SpecError.at(
-                "suiteName",
+                "suite_name",
                 f"the file has {len(self.suites)} suites; name one of "
                 + ", ".join(sorted(self.suites)),
             )
@@ -165,9 +164,13 @@ def parse_examples(raw: object, path: str) -> list[Example]:
     return out
 
 
-def _unknown_keys(raw: Mapping[str, Any], allowed: frozenset[str], path: str) -> list[FieldViolation]:
+def _unknown_keys(
+    raw: Mapping[str, Any], allowed: frozenset[str], path: str
+) -> list[FieldViolation]:
     return [
-        FieldViolation(join_path(path, str(k)), f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        FieldViolation(
+            join_path(path, str(k)), f"unknown key (allowed: {', '.join(sorted(allowed))})"
+        )
         for k in raw
         if k not in allowed
     ]
@@ -362,7 +365,9 @@ def _parse_suite(
     return LoadedSuite(name, Plan(compiled, settings.check_timeout_s), gate, settings, cases)
 
 
-def _compile_compact(raw: object, path: str, violations: list[FieldViolation]) -> list[CompiledCheck]:
+def _compile_compact(
+    raw: object, path: str, violations: list[FieldViolation]
+) -> list[CompiledCheck]:
     if raw is None:
         return []
     from scorewire.checks.compact import parse_compact_json, parse_compact_lines
@@ -419,8 +424,9 @@ def _load_datasets(
                 cases.append(case_from_row(row, i))
             except SpecError as err:
                 violations.extend(
-                    FieldViolation(join_path(path, i) + (f".{v.field}" if v.field else ""),
-                                   v.description)
+                    FieldViolation(
+                        join_path(path, i) + (f".{v.field}" if v.field else ""), v.description
+                    )
                     for v in err.violations
                 )
         out[str(name)] = cases
@@ -463,3 +469,64 @@ def case_from_row(row: object, index: int) -> Case:
     meta = row.get("metadata") or {}
     sample = Sample(str(sid), row.get("input"), row.get("expected"), dict(meta))
     return Case(sample, output, index)
+
+
+def load_request_suite(
+    *,
+    suite_yaml: str = "",
+    suite_name: str = "",
+    checks: Sequence[CheckSpec] = (),
+    compact: Sequence[str] = (),
+    gate: Gate | None = None,
+    registry: Registry | None = None,
+    max_checks: int | None = None,
+) -> LoadedSuite:
+    """The suite a request describes: a YAML document, or structured and compact checks.
+
+    Used by the server and the CLI alike; imports in a YAML document are refused, since
+    a request must never name code for the server to run.
+    """
+    violations: list[FieldViolation] = []
+    if suite_yaml.strip():
+        if checks:
+            violations.append(
+                FieldViolation("checks", "give either suite_yaml or checks, not both")
+            )
+        try:
+            loaded = load_suite_text(suite_yaml, registry=registry, allow_imports=False)
+            selected = loaded.select(suite_name or None)
+        except SpecError as err:
+            raise SpecError(
+                [FieldViolation(_yaml_path(v.field), v.description) for v in err.violations]
+                + violations
+            ) from None
+        compiled = list(selected.plan.checks)
+        gate = selected.gate
+        settings = selected.settings
+        cases = selected.cases
+        name = selected.name
+    else:
+        compiled = []
+        for i, spec in enumerate(checks):
+            try:
+                compiled.append(compile_check(spec, join_path("checks", i), registry=registry))
+            except SpecError as err:
+                violations.extend(err.violations)
+        settings, cases, name = RunSettings(), None, suite_name or "request"
+        gate = gate or Gate()
+    if compact:
+        compiled.extend(_compile_compact(list(compact), "compact", violations))
+    if not compiled and not violations:
+        violations.append(FieldViolation("checks", "no checks: give suite_yaml, checks or compact"))
+    if max_checks is not None and len(compiled) > max_checks:
+        violations.append(
+            FieldViolation("checks", f"{len(compiled)} checks exceed the limit of {max_checks}")
+        )
+    if violations:
+        raise SpecError(violations)
+    plan = Plan(compiled, settings.check_timeout_s)
+    return LoadedSuite(name, plan, gate, settings, cases)
+
+
+def _yaml_path(field: str) -> str:
+    return f"suite_yaml.{field}" if field and field != "suite_name" else (field or "suite_yaml")

@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pydantic import Field
-
 from scorewire.core.registry import Params
 from scorewire.engine.runner import CaseResult
 

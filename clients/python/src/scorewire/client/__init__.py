@@ -1,0 +1,25 @@
+"""scorewire client: score LLM outputs through a scorewire server, sync or asyncio.
+
+    from scorewire.client import Client
+
+    with Client("localhost:50051") as client:
+        resp = client.score("Paris", compact=["contains:Paris"])
+
+The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `pb`).
+"""
+
+from scorewire.client.aio import AsyncClient, AsyncSuiteRun
+from scorewire.client.errors import FieldViolation, ScorewireError
+from scorewire.client.sync import DEFAULT, Client, SuiteRun
+from scorewire.v1 import scoring_pb2 as pb
+
+__all__ = [
+    "DEFAULT",
+    "AsyncClient",
+    "AsyncSuiteRun",
+    "Client",
+    "FieldViolation",
+    "ScorewireError",
+    "SuiteRun",
+    "pb",
+]

@@ -1,0 +1,65 @@
+"""Channel defaults shared by the sync and asyncio clients."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from scorewire.v1 import scoring_pb2_grpc
+
+DEFAULT_TIMEOUT_S = 30.0
+"""Deadline of a Score, RunSuite, ListChecks or ValidateSuite call unless one is given."""
+
+DEFAULT_KEEPALIVE_S = 60.0
+"""Seconds between keepalive pings while calls are open (the server must allow it)."""
+
+DEFAULT_KEEPALIVE_TIMEOUT_S = 20.0
+"""Seconds to wait for a ping's ack before the connection is considered dead."""
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""Largest message sent or received; matches the server's default limit."""
+
+# Schemes gRPC resolves itself; anything else (`host:port`) goes through DNS.
+_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:", "xds:")
+
+SERVICE = "scorewire.v1.ScoringService"
+
+
+def normalize_target(target: str) -> str:
+    """`host:port` becomes `dns:///host:port`, so that round_robin sees every address
+    the name resolves to; targets with a scheme are kept as given."""
+    if target.startswith(_SCHEMES):
+        return target
+    return f"dns:///{target}"
+
+
+def service_config() -> str:
+    """The default service config: round-robin over every resolved address."""
+    return json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+
+
+def channel_options(
+    keepalive_s: float,
+    keepalive_timeout_s: float,
+    extra: Sequence[tuple[str, Any]] = (),
+) -> list[tuple[str, Any]]:
+    """Channel arguments: service config, keepalive and message limits; an entry of
+    `extra` replaces the default of the same name."""
+    options: dict[str, Any] = {
+        "grpc.service_config": service_config(),
+        "grpc.keepalive_time_ms": int(keepalive_s * 1000),
+        "grpc.keepalive_timeout_ms": int(keepalive_timeout_s * 1000),
+        # Ping only while calls are open: an idle channel needs no keepalive, and
+        # servers reject pings without calls by default.
+        "grpc.keepalive_permit_without_calls": 0,
+        "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+        "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+    }
+    options.update(extra)
+    return list(options.items())
+
+
+def stub(channel: Any) -> Any:
+    """The generated ScoringService stub (untyped: grpc's plugin writes no type hints)."""
+    return scoring_pb2_grpc.ScoringServiceStub(channel)  # type: ignore[no-untyped-call]

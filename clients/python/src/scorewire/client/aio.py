@@ -1,0 +1,297 @@
+"""The asyncio client: `AsyncClient` and the `AsyncSuiteRun` of a RunSuite call."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from types import TracebackType
+from typing import Any
+
+import grpc
+import grpc.aio
+from scorewire.client import _channel, _convert
+from scorewire.client._convert import (
+    CaseLike,
+    CheckLike,
+    GateLike,
+    OutputLike,
+    SampleLike,
+    StreamCaseLike,
+)
+from scorewire.client.errors import ScorewireError
+from scorewire.client.sync import DEFAULT, Metadata
+from scorewire.v1 import scoring_pb2 as pb
+
+
+class AsyncClient:
+    """An asyncio scorewire client over one `grpc.aio` channel.
+
+    The same defaults and calls as `Client`, awaited: `target` is `host:port` (DNS,
+    round-robin) or a target with a scheme; calls time out after `timeout` seconds
+    unless given their own, except ScoreStream; failures raise `ScorewireError`. Use
+    `async with`, or `await close()`. Create it inside the event loop that uses it.
+    """
+
+    def __init__(
+        self,
+        target: str = "localhost:50051",
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float | None = _channel.DEFAULT_TIMEOUT_S,
+        keepalive_s: float = _channel.DEFAULT_KEEPALIVE_S,
+        keepalive_timeout_s: float = _channel.DEFAULT_KEEPALIVE_TIMEOUT_S,
+        options: Sequence[tuple[str, Any]] = (),
+        metadata: Metadata = (),
+        channel: grpc.aio.Channel | None = None,
+    ) -> None:
+        if channel is None:
+            target = _channel.normalize_target(target)
+            opts = _channel.channel_options(keepalive_s, keepalive_timeout_s, options)
+            if credentials is None:
+                channel = grpc.aio.insecure_channel(target, options=opts)
+            else:
+                channel = grpc.aio.secure_channel(target, credentials, options=opts)
+        self._channel = channel
+        self._stub = _channel.stub(channel)
+        self._timeout = timeout
+        self._metadata = tuple(metadata)
+
+    @property
+    def channel(self) -> grpc.aio.Channel:
+        """The underlying gRPC channel."""
+        return self._channel
+
+    async def close(self) -> None:
+        """Close the channel; open calls are cancelled."""
+        await self._channel.close(None)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _call_args(self, timeout: float | None, metadata: Metadata | None) -> dict[str, Any]:
+        return {
+            "timeout": self._timeout if timeout is DEFAULT else timeout,
+            "metadata": self._metadata + tuple(metadata or ()),
+        }
+
+    async def score(
+        self,
+        output: OutputLike,
+        *,
+        sample: SampleLike = None,
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        budget_usd: float | None = None,
+        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
+        metadata: Metadata | None = None,
+    ) -> pb.ScoreResponse:
+        """Score one output; see `Client.score`."""
+        req = _convert.score_request(
+            output=output, sample=sample, checks=checks, compact=compact, budget_usd=budget_usd
+        )
+        try:
+            resp: pb.ScoreResponse = await self._stub.Score(
+                req, **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+    def run_suite(
+        self,
+        cases: Iterable[CaseLike],
+        *,
+        suite_yaml: str = "",
+        suite_name: str = "",
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        gate: GateLike = None,
+        budget_usd: float | None = None,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> AsyncSuiteRun:
+        """Run a suite over `cases`; `async for` the returned run, then read `summary`.
+        See `Client.run_suite`."""
+        req = _convert.run_suite_request(
+            cases=cases,
+            suite_yaml=suite_yaml,
+            suite_name=suite_name,
+            checks=checks,
+            compact=compact,
+            gate=gate,
+            budget_usd=budget_usd,
+        )
+        return AsyncSuiteRun(self._stub.RunSuite(req, **self._call_args(timeout, metadata)))
+
+    async def score_stream(
+        self,
+        cases: Iterable[StreamCaseLike] | AsyncIterable[StreamCaseLike],
+        *,
+        suite_yaml: str = "",
+        suite_name: str = "",
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        budget_usd: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (a gRPC deadline)
+        metadata: Metadata | None = None,
+    ) -> AsyncIterator[pb.ScoreStreamResponse]:
+        """Score `cases` (a sync or async iterable) as they are produced; yields one
+        response per case in completion order. See `Client.score_stream`."""
+        config = _convert.stream_config(
+            suite_yaml=suite_yaml,
+            suite_name=suite_name,
+            checks=checks,
+            compact=compact,
+            budget_usd=budget_usd,
+        )
+        requests = _AsyncRequestStream(config, cases)
+        call = self._stub.ScoreStream(requests.messages(), **self._call_args(timeout, metadata))
+        try:
+            async for resp in call:
+                yield resp
+        except grpc.RpcError as err:
+            if requests.error is not None:
+                raise requests.error from None
+            raise ScorewireError.from_rpc_error(err) from None
+        finally:
+            call.cancel()  # a no-op once the call is over; stops it if the caller left early
+
+    async def list_checks(
+        self,
+        *,
+        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
+        metadata: Metadata | None = None,
+    ) -> pb.ListChecksResponse:
+        """The server's catalog of check types with their parameter schemas."""
+        try:
+            resp: pb.ListChecksResponse = await self._stub.ListChecks(
+                pb.ListChecksRequest(), **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+    async def validate_suite(
+        self,
+        *,
+        suite_yaml: str = "",
+        suite_name: str = "",
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
+        metadata: Metadata | None = None,
+    ) -> pb.ValidateSuiteResponse:
+        """Every problem of a suite without running it; see `Client.validate_suite`."""
+        req = pb.ValidateSuiteRequest(
+            suite_yaml=suite_yaml,
+            suite_name=suite_name,
+            checks=_convert.to_checks(checks),
+            compact=list(compact or ()),
+        )
+        try:
+            resp: pb.ValidateSuiteResponse = await self._stub.ValidateSuite(
+                req, **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+
+class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
+    """The results of a RunSuite call for `async for`, one CaseResult per case in
+    completion order; `summary` is set after the last. Failures raise ScorewireError."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._events: AsyncIterator[pb.RunSuiteResponse] = call.__aiter__()
+        self._batch: list[pb.CaseResult] = []
+        self._pos = 0
+        self._summary: pb.RunSummary | None = None
+        self._done = False
+
+    def __aiter__(self) -> AsyncSuiteRun:
+        return self
+
+    async def __anext__(self) -> pb.CaseResult:
+        while True:
+            if self._pos < len(self._batch):
+                self._pos += 1
+                return self._batch[self._pos - 1]
+            if self._done:
+                raise StopAsyncIteration
+            event = await self._next_event()
+            if event is None:
+                self._done = True
+                if self._summary is None:
+                    raise ScorewireError(
+                        grpc.StatusCode.INTERNAL, "RunSuite ended without a summary"
+                    )
+                raise StopAsyncIteration
+            if event.HasField("summary"):
+                self._summary = event.summary
+            else:
+                self._batch, self._pos = list(event.results.results), 0
+
+    async def _next_event(self) -> pb.RunSuiteResponse | None:
+        try:
+            return await self._events.__anext__()
+        except StopAsyncIteration:
+            return None
+        except grpc.RpcError as err:
+            self._done = True
+            raise ScorewireError.from_rpc_error(err) from None
+
+    @property
+    def summary(self) -> pb.RunSummary:
+        """The run's summary; available once every result has been read."""
+        if self._summary is None:
+            raise RuntimeError("the summary arrives after the last result: iterate first")
+        return self._summary
+
+    async def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        """Read every remaining result; return them with the summary."""
+        results = [r async for r in self]
+        return results, self.summary
+
+    def cancel(self) -> None:
+        """Cancel the call (the server stops scoring)."""
+        self._call.cancel()
+
+    async def __aenter__(self) -> AsyncSuiteRun:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.cancel()
+
+
+class _AsyncRequestStream:
+    """The ScoreStream request messages as an async generator (see sync._RequestStream)."""
+
+    def __init__(
+        self,
+        config: pb.ScoreStreamRequest,
+        cases: Iterable[StreamCaseLike] | AsyncIterable[StreamCaseLike],
+    ) -> None:
+        self._config = config
+        self._cases = cases
+        self.error: BaseException | None = None
+
+    async def messages(self) -> AsyncIterator[pb.ScoreStreamRequest]:
+        yield self._config
+        try:
+            if isinstance(self._cases, AsyncIterable):
+                async for case in self._cases:
+                    yield _convert.stream_case_request(case)
+            else:
+                for case in self._cases:
+                    yield _convert.stream_case_request(case)
+        except Exception as err:
+            self.error = err
+            raise

@@ -1,0 +1,318 @@
+"""The blocking client: `Client` and the `SuiteRun` of a RunSuite call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Any
+
+import grpc
+from scorewire.client import _channel, _convert
+from scorewire.client._convert import (
+    CaseLike,
+    CheckLike,
+    GateLike,
+    OutputLike,
+    SampleLike,
+    StreamCaseLike,
+)
+from scorewire.client.errors import ScorewireError
+from scorewire.v1 import scoring_pb2 as pb
+
+Metadata = Sequence[tuple[str, str | bytes]]
+
+
+class _Default:
+    """The type of `DEFAULT`: use the client's default deadline."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT: Any = _Default()
+"""Pass as `timeout` to use the client's default deadline (the default of every call)."""
+
+
+class Client:
+    """A blocking scorewire client over one gRPC channel.
+
+    `target` is `host:port` (resolved through DNS and balanced round-robin over every
+    address) or any gRPC target with a scheme (`unix:/path`, `ipv4:…`). Calls time out
+    after `timeout` seconds unless given their own (None: no deadline); ScoreStream has
+    no default deadline, since the caller decides how long it lives. Failed calls raise
+    `ScorewireError`. Use as a context manager, or call `close()`.
+    """
+
+    def __init__(
+        self,
+        target: str = "localhost:50051",
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float | None = _channel.DEFAULT_TIMEOUT_S,
+        keepalive_s: float = _channel.DEFAULT_KEEPALIVE_S,
+        keepalive_timeout_s: float = _channel.DEFAULT_KEEPALIVE_TIMEOUT_S,
+        options: Sequence[tuple[str, Any]] = (),
+        metadata: Metadata = (),
+        channel: grpc.Channel | None = None,
+    ) -> None:
+        if channel is None:
+            target = _channel.normalize_target(target)
+            opts = _channel.channel_options(keepalive_s, keepalive_timeout_s, options)
+            if credentials is None:
+                channel = grpc.insecure_channel(target, options=opts)
+            else:
+                channel = grpc.secure_channel(target, credentials, options=opts)
+        self._channel = channel
+        self._stub = _channel.stub(channel)
+        self._timeout = timeout
+        self._metadata = tuple(metadata)
+
+    @property
+    def channel(self) -> grpc.Channel:
+        """The underlying gRPC channel."""
+        return self._channel
+
+    def close(self) -> None:
+        """Close the channel; open calls are cancelled."""
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _call_args(self, timeout: float | None, metadata: Metadata | None) -> dict[str, Any]:
+        return {
+            "timeout": self._timeout if timeout is DEFAULT else timeout,
+            "metadata": self._metadata + tuple(metadata or ()),
+        }
+
+    def score(
+        self,
+        output: OutputLike,
+        *,
+        sample: SampleLike = None,
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        budget_usd: float | None = None,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> pb.ScoreResponse:
+        """Score one output against `checks` and `compact` checks; one score per check,
+        structured checks first. `output` is its text, a mapping {text, value,
+        metadata} or an Output; `sample` a mapping {id, input, expected, metadata}."""
+        req = _convert.score_request(
+            output=output, sample=sample, checks=checks, compact=compact, budget_usd=budget_usd
+        )
+        try:
+            resp: pb.ScoreResponse = self._stub.Score(req, **self._call_args(timeout, metadata))
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+    def run_suite(
+        self,
+        cases: Iterable[CaseLike],
+        *,
+        suite_yaml: str = "",
+        suite_name: str = "",
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        gate: GateLike = None,
+        budget_usd: float | None = None,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> SuiteRun:
+        """Run a suite (YAML, or `checks`/`compact` with a `gate`) over `cases`.
+
+        Iterate the returned `SuiteRun` for each case's result as it completes; its
+        `summary` is set once the results are exhausted. Each case is a mapping
+        {sample, output}, a (sample, output) pair, or a Case.
+        """
+        req = _convert.run_suite_request(
+            cases=cases,
+            suite_yaml=suite_yaml,
+            suite_name=suite_name,
+            checks=checks,
+            compact=compact,
+            gate=gate,
+            budget_usd=budget_usd,
+        )
+        return SuiteRun(self._stub.RunSuite(req, **self._call_args(timeout, metadata)))
+
+    def score_stream(
+        self,
+        cases: Iterable[StreamCaseLike],
+        *,
+        suite_yaml: str = "",
+        suite_name: str = "",
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        budget_usd: float | None = None,
+        timeout: float | None = None,
+        metadata: Metadata | None = None,
+    ) -> Iterator[pb.ScoreStreamResponse]:
+        """Score `cases` as they are produced; yields one response per case, in
+        completion order, each echoing its case's `request_id`.
+
+        `cases` may be a lazy iterator: it is consumed on a gRPC thread as the stream
+        flows. Each case is a mapping {request_id, sample, output}, a (request_id,
+        sample, output) triple, or a StreamCase.
+        """
+        config = _convert.stream_config(
+            suite_yaml=suite_yaml,
+            suite_name=suite_name,
+            checks=checks,
+            compact=compact,
+            budget_usd=budget_usd,
+        )
+        requests = _RequestStream(config, cases)
+        call = self._stub.ScoreStream(iter(requests), **self._call_args(timeout, metadata))
+        return _responses(call, requests)
+
+    def list_checks(
+        self, *, timeout: float | None = DEFAULT, metadata: Metadata | None = None
+    ) -> pb.ListChecksResponse:
+        """The server's catalog of check types with their parameter schemas."""
+        try:
+            resp: pb.ListChecksResponse = self._stub.ListChecks(
+                pb.ListChecksRequest(), **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+    def validate_suite(
+        self,
+        *,
+        suite_yaml: str = "",
+        suite_name: str = "",
+        checks: Iterable[CheckLike] | None = None,
+        compact: Iterable[str] | None = None,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> pb.ValidateSuiteResponse:
+        """Every problem of a suite (or checks) without running it; an invalid suite is
+        an answer (`valid` false), not an error."""
+        req = pb.ValidateSuiteRequest(
+            suite_yaml=suite_yaml,
+            suite_name=suite_name,
+            checks=_convert.to_checks(checks),
+            compact=list(compact or ()),
+        )
+        try:
+            resp: pb.ValidateSuiteResponse = self._stub.ValidateSuite(
+                req, **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+
+class SuiteRun(Iterator[pb.CaseResult]):
+    """The results of a RunSuite call, one CaseResult per case in completion order.
+
+    After the last result, `summary` holds the run's RunSummary. A failed call raises
+    `ScorewireError` from the iteration. `cancel()` (or leaving a `with` block) stops
+    the run early.
+    """
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._batch: Iterator[pb.CaseResult] = iter(())
+        self._summary: pb.RunSummary | None = None
+        self._done = False
+
+    def __iter__(self) -> SuiteRun:
+        return self
+
+    def __next__(self) -> pb.CaseResult:
+        while True:
+            result = next(self._batch, None)
+            if result is not None:
+                return result
+            if self._done:
+                raise StopIteration
+            event = self._next_event()
+            if event is None:
+                self._done = True
+                if self._summary is None:
+                    raise ScorewireError(
+                        grpc.StatusCode.INTERNAL, "RunSuite ended without a summary"
+                    )
+                raise StopIteration
+            if event.HasField("summary"):
+                self._summary = event.summary
+            else:
+                self._batch = iter(event.results.results)
+
+    def _next_event(self) -> pb.RunSuiteResponse | None:
+        try:
+            event: pb.RunSuiteResponse = next(self._call)
+        except StopIteration:
+            return None
+        except grpc.RpcError as err:
+            self._done = True
+            raise ScorewireError.from_rpc_error(err) from None
+        return event
+
+    @property
+    def summary(self) -> pb.RunSummary:
+        """The run's summary; available once every result has been read."""
+        if self._summary is None:
+            raise RuntimeError("the summary arrives after the last result: iterate first")
+        return self._summary
+
+    def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        """Read every remaining result; return them with the summary."""
+        results = list(self)
+        return results, self.summary
+
+    def cancel(self) -> None:
+        """Cancel the call (the server stops scoring)."""
+        self._call.cancel()
+
+    def __enter__(self) -> SuiteRun:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cancel()
+
+
+class _RequestStream:
+    """The ScoreStream request messages: the config, then each case converted.
+
+    A case that cannot be converted ends the stream; the exception is kept so the
+    response side raises it instead of the CANCELLED status gRPC reports.
+    """
+
+    def __init__(self, config: pb.ScoreStreamRequest, cases: Iterable[StreamCaseLike]) -> None:
+        self._config = config
+        self._cases = cases
+        self.error: BaseException | None = None
+
+    def __iter__(self) -> Iterator[pb.ScoreStreamRequest]:
+        yield self._config
+        try:
+            for case in self._cases:
+                yield _convert.stream_case_request(case)
+        except Exception as err:
+            self.error = err
+            raise
+
+
+def _responses(call: Any, requests: _RequestStream) -> Iterator[pb.ScoreStreamResponse]:
+    try:
+        yield from call
+    except grpc.RpcError as err:
+        if requests.error is not None:
+            raise requests.error from None
+        raise ScorewireError.from_rpc_error(err) from None
+    finally:
+        call.cancel()  # a no-op once the call is over; stops it if the caller left early

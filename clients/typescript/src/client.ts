@@ -1,0 +1,333 @@
+import * as grpc from "@grpc/grpc-js";
+
+import { ScorewireError, toScorewireError } from "./errors";
+import {
+  type CaseResult,
+  type DeepPartial,
+  ListChecksRequest,
+  type ListChecksResponse,
+  RunSuiteRequest,
+  type RunSuiteResponse,
+  type RunSummary,
+  ScoreRequest,
+  type ScoreResponse,
+  ScoreStreamRequest,
+  type ScoreStreamResponse,
+  ScoringServiceClient,
+  StreamCase,
+  StreamConfig,
+  ValidateSuiteRequest,
+  type ValidateSuiteResponse,
+} from "./gen/scorewire/v1/scoring";
+
+/** How a ScorewireClient connects; every field has a default. */
+export interface ScorewireClientOptions {
+  /** Channel credentials; defaults to plaintext (`grpc.credentials.createInsecure()`). */
+  credentials?: grpc.ChannelCredentials;
+  /** Deadline of unary calls (Score, ListChecks, ValidateSuite) in ms; default 30 s. */
+  timeoutMs?: number;
+  /** Deadline of RunSuite and ScoreStream calls in ms; default 10 minutes. */
+  streamTimeoutMs?: number;
+  /**
+   * Interval of HTTP/2 keepalive pings while calls are open, in ms; default 60 s. The
+   * server must allow pings this often, or it answers with GOAWAY `too_many_pings`.
+   */
+  keepaliveTimeMs?: number;
+  /** How long to wait for a keepalive ack before dropping the connection; default 20 s. */
+  keepaliveTimeoutMs?: number;
+  /** Load-balancing policy over the addresses DNS returns; default `round_robin`. */
+  loadBalancing?: "round_robin" | "pick_first";
+  /** Largest message sent or received, in bytes; default 64 MiB (the server's default). */
+  maxMessageBytes?: number;
+  /** Extra grpc-js channel options; they override the ones derived above. */
+  channelOptions?: grpc.ChannelOptions;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** This call's deadline in ms from now; `Infinity` for none. Defaults per client. */
+  timeoutMs?: number;
+  /** Request metadata (headers). */
+  metadata?: grpc.Metadata;
+  /** Cancels the call when aborted; the call then fails with CANCELLED. */
+  signal?: AbortSignal;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_STREAM_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_KEEPALIVE_TIME_MS = 60_000;
+const DEFAULT_KEEPALIVE_TIMEOUT_MS = 20_000;
+const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+const noop = (): void => {};
+
+/**
+ * Turns `host:port` into `dns:///host:port` so the name resolves to every address and
+ * the balancer spreads calls over them; a target with a scheme (`dns:`, `unix:`,
+ * `ipv4:`, ...) is kept as is.
+ */
+export function normalizeTarget(address: string): string {
+  const hostPort = /^(\[[^\]]*\]|[^:/[\]]+):\d+$/.test(address);
+  const hasScheme = /^[a-z][a-z0-9+.-]*:/i.test(address);
+  return hasScheme && !hostPort ? address : `dns:///${address}`;
+}
+
+/** The channel options a client opens its channel with. */
+export function channelOptionsFor(options: ScorewireClientOptions): grpc.ChannelOptions {
+  const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const policy = options.loadBalancing ?? "round_robin";
+  return {
+    "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ [policy]: {} }] }),
+    "grpc.keepalive_time_ms": options.keepaliveTimeMs ?? DEFAULT_KEEPALIVE_TIME_MS,
+    "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS,
+    "grpc.keepalive_permit_without_calls": 0,
+    "grpc.max_receive_message_length": maxBytes,
+    "grpc.max_send_message_length": maxBytes,
+    ...options.channelOptions,
+  };
+}
+
+/**
+ * A client of scorewire.v1.ScoringService: the generated grpc-js stub with defaults
+ * (deadlines, keepalive, round-robin over DNS), promise and async-iterator call shapes,
+ * and failures as ScorewireError.
+ */
+export class ScorewireClient {
+  /** The generated stub, for anything the wrapper does not cover. */
+  readonly stub: ScoringServiceClient;
+  private readonly timeoutMs: number;
+  private readonly streamTimeoutMs: number;
+
+  /** Opens a channel to `address` (`host:port` or any grpc-js target). */
+  constructor(address: string, options: ScorewireClientOptions = {}) {
+    this.stub = new ScoringServiceClient(
+      normalizeTarget(address),
+      options.credentials ?? grpc.credentials.createInsecure(),
+      channelOptionsFor(options),
+    );
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.streamTimeoutMs = options.streamTimeoutMs ?? DEFAULT_STREAM_TIMEOUT_MS;
+  }
+
+  /** Scores one output against the request's checks: one score per check, in order. */
+  score(request: DeepPartial<ScoreRequest>, options: CallOptions = {}): Promise<ScoreResponse> {
+    return this.unary((md, opts, cb) => this.stub.score(ScoreRequest.fromPartial(request), md, opts, cb), options);
+  }
+
+  /** Lists every check type the server knows, with its parameter schema. */
+  listChecks(options: CallOptions = {}): Promise<ListChecksResponse> {
+    return this.unary(
+      (md, opts, cb) => this.stub.listChecks(ListChecksRequest.fromPartial({}), md, opts, cb),
+      options,
+    );
+  }
+
+  /** Loads a suite (or checks) without running it and returns every problem found. */
+  validateSuite(request: DeepPartial<ValidateSuiteRequest>, options: CallOptions = {}): Promise<ValidateSuiteResponse> {
+    return this.unary(
+      (md, opts, cb) => this.stub.validateSuite(ValidateSuiteRequest.fromPartial(request), md, opts, cb),
+      options,
+    );
+  }
+
+  /**
+   * Runs a suite over a batch of cases. Iterate the returned run for each case's result
+   * (in completion order, each exactly once), then read `await run.summary()`.
+   */
+  runSuite(request: DeepPartial<RunSuiteRequest>, options: CallOptions = {}): SuiteRun {
+    const call = this.stub.runSuite(
+      RunSuiteRequest.fromPartial(request),
+      options.metadata ?? new grpc.Metadata(),
+      this.callOptions(options, this.streamTimeoutMs),
+    );
+    bindSignal(call, options.signal);
+    return new SuiteRun(call);
+  }
+
+  /**
+   * Opens a ScoreStream with `config` (the checks). `send` cases, `end()` when done, and
+   * iterate the responses, which arrive in completion order with their `requestId`.
+   */
+  scoreStream(config: DeepPartial<StreamConfig>, options: CallOptions = {}): ScoreStream {
+    const call = this.stub.scoreStream(
+      options.metadata ?? new grpc.Metadata(),
+      this.callOptions(options, this.streamTimeoutMs),
+    );
+    bindSignal(call, options.signal);
+    return new ScoreStream(call, StreamConfig.fromPartial(config));
+  }
+
+  /** Resolves once the channel is connected, or rejects when `timeoutMs` passes first. */
+  waitForReady(timeoutMs: number = this.timeoutMs): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.stub.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(toScorewireError(err)) : resolve()));
+    });
+  }
+
+  /** Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE. */
+  close(): void {
+    this.stub.close();
+  }
+
+  private callOptions(options: CallOptions, defaultTimeoutMs: number): Partial<grpc.CallOptions> {
+    const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
+    return Number.isFinite(timeoutMs) ? { deadline: Date.now() + timeoutMs } : {};
+  }
+
+  private unary<T>(
+    start: (
+      metadata: grpc.Metadata,
+      options: Partial<grpc.CallOptions>,
+      callback: (err: grpc.ServiceError | null, response: T) => void,
+    ) => grpc.ClientUnaryCall,
+    options: CallOptions,
+  ): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const call = start(
+        options.metadata ?? new grpc.Metadata(),
+        this.callOptions(options, this.timeoutMs),
+        (err, response) => (err ? reject(toScorewireError(err)) : resolve(response)),
+      );
+      bindSignal(call, options.signal);
+    });
+  }
+}
+
+/** Cancels `call` when `signal` aborts (at once if it already has). */
+function bindSignal(call: { cancel(): void }, signal: AbortSignal | undefined): void {
+  if (signal === undefined) return;
+  if (signal.aborted) call.cancel();
+  else signal.addEventListener("abort", () => call.cancel(), { once: true });
+}
+
+/**
+ * One RunSuite call: an async iterable of case results (iterable once) and its summary.
+ * Leaving the iteration early (break, throw) cancels the call.
+ */
+export class SuiteRun implements AsyncIterable<CaseResult> {
+  private readonly call: grpc.ClientReadableStream<RunSuiteResponse>;
+  private started = false;
+  private readonly done: Promise<RunSummary>;
+  private settle!: { resolve: (s: RunSummary) => void; reject: (e: ScorewireError) => void };
+
+  constructor(call: grpc.ClientReadableStream<RunSuiteResponse>) {
+    this.call = call;
+    // Errors surface through iteration; without a listener an 'error' event would crash.
+    call.on("error", noop);
+    this.done = new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    this.done.catch(noop); // Rejections are seen by summary() callers, never unhandled.
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<CaseResult> {
+    if (this.started) throw new Error("a SuiteRun can be iterated only once");
+    this.started = true;
+    return this.iterate();
+  }
+
+  /**
+   * The run's summary, once the stream has ended. When nobody iterates the run, this
+   * drains (and drops) the results itself. Rejects with the call's ScorewireError.
+   */
+  async summary(): Promise<RunSummary> {
+    if (!this.started) {
+      for await (const _ of this) {
+        // Drain: the caller only wants the totals.
+      }
+    }
+    return this.done;
+  }
+
+  /** Every result (in arrival order) and the summary. */
+  async collect(): Promise<{ results: CaseResult[]; summary: RunSummary }> {
+    const results: CaseResult[] = [];
+    for await (const r of this) results.push(r);
+    return { results, summary: await this.done };
+  }
+
+  /** Cancels the call; iteration then fails with CANCELLED. */
+  cancel(): void {
+    this.call.cancel();
+  }
+
+  private async *iterate(): AsyncGenerator<CaseResult, void, undefined> {
+    let summary: RunSummary | undefined;
+    let ended = false;
+    try {
+      for await (const message of this.call as AsyncIterable<RunSuiteResponse>) {
+        const event = message.event;
+        if (event?.$case === "results") yield* event.results.results;
+        else if (event?.$case === "summary") summary = event.summary;
+      }
+      ended = true;
+    } catch (err) {
+      const error = toScorewireError(err);
+      this.settle.reject(error);
+      throw error;
+    } finally {
+      if (!ended) {
+        this.call.cancel();
+        this.settle.reject(new ScorewireError(grpc.status.CANCELLED, "the run was left before its summary"));
+      }
+    }
+    if (summary === undefined) {
+      const error = new ScorewireError(grpc.status.INTERNAL, "the stream ended without a summary");
+      this.settle.reject(error);
+      throw error;
+    }
+    this.settle.resolve(summary);
+  }
+}
+
+/**
+ * One ScoreStream call. The config goes first, automatically; then `send` cases and
+ * `end()` the request side. Iterate (once) for the responses.
+ */
+export class ScoreStream implements AsyncIterable<ScoreStreamResponse> {
+  private readonly call: grpc.ClientDuplexStream<ScoreStreamRequest, ScoreStreamResponse>;
+  private started = false;
+
+  constructor(call: grpc.ClientDuplexStream<ScoreStreamRequest, ScoreStreamResponse>, config: StreamConfig) {
+    this.call = call;
+    call.on("error", noop); // Errors surface through iteration.
+    call.write(ScoreStreamRequest.fromPartial({ message: { $case: "config", config } }));
+  }
+
+  /**
+   * Sends one case. The promise resolves once the message is handed to the transport,
+   * so awaiting it applies backpressure; failures surface through iteration instead.
+   */
+  send(streamCase: DeepPartial<StreamCase>): Promise<void> {
+    const request = ScoreStreamRequest.fromPartial({
+      message: { $case: "case", case: StreamCase.fromPartial(streamCase) },
+    });
+    return new Promise((resolve) => {
+      this.call.write(request, () => resolve());
+    });
+  }
+
+  /** Says no more cases follow; the server then finishes the ones in flight. */
+  end(): void {
+    this.call.end();
+  }
+
+  /** Cancels the call; iteration then fails with CANCELLED. */
+  cancel(): void {
+    this.call.cancel();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<ScoreStreamResponse> {
+    if (this.started) throw new Error("a ScoreStream can be iterated only once");
+    this.started = true;
+    let ended = false;
+    try {
+      yield* this.call as AsyncIterable<ScoreStreamResponse>;
+      ended = true;
+    } catch (err) {
+      throw toScorewireError(err);
+    } finally {
+      if (!ended) this.call.cancel();
+    }
+  }
+}

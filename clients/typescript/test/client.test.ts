@@ -1,0 +1,167 @@
+// Tests of the TypeScript client against a real scorewire server (see server.ts).
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { type CaseResult, ScorewireClient, ScorewireError, Status } from "../src";
+import { type TestServer, startServer } from "./server";
+
+const TIMEOUT = { timeout: 120_000 };
+
+let server: TestServer | undefined;
+let client: ScorewireClient;
+
+before(async () => {
+  server = await startServer();
+  client = new ScorewireClient(server.address);
+  await client.waitForReady(30_000);
+}, TIMEOUT);
+
+after(async () => {
+  client?.close();
+  await server?.stop();
+});
+
+/** `n` cases whose outputs mention Northstar exactly when the index is even. */
+function cases(n: number): { sample: { id: string }; output: { text: string } }[] {
+  return Array.from({ length: n }, (_, i) => ({
+    sample: { id: `case-${i}` },
+    output: { text: i % 2 === 0 ? `Answer ${i}: Northstar ships it.` : `Answer ${i}: nobody does.` },
+  }));
+}
+
+/** Asserts `err` is a ScorewireError with `code`, and returns it. */
+function expectCode(err: unknown, code: Status): ScorewireError {
+  assert.ok(err instanceof ScorewireError, `not a ScorewireError: ${String(err)}`);
+  assert.equal(err.code, code, `${err.codeName}: ${err.details}`);
+  return err;
+}
+
+describe("Score", () => {
+  test("returns one score per check: structured first, then compact, in order", TIMEOUT, async () => {
+    const response = await client.score({
+      sample: { id: "s1", input: { question: "Who ships it?" }, expected: "Northstar" },
+      output: { text: "Northstar ships it." },
+      checks: [{ type: "length", params: { max_chars: 200 } }],
+      compact: ["contains:Northstar", "contains:Southstar"],
+    });
+    assert.deepEqual(
+      response.scores.map((s) => [s.name, s.passed]),
+      [
+        ["length", true],
+        ["contains:Northstar", true],
+        ["contains:Southstar", false],
+      ],
+    );
+    for (const score of response.scores) assert.equal(score.error, undefined, score.reason);
+    assert.equal(response.scores[1]!.value, 1);
+    assert.equal(response.scores[2]!.value, 0);
+    // One failing check fails the response.
+    assert.equal(response.passed, false);
+  });
+
+  test("INVALID_ARGUMENT carries the BadRequest field violations", TIMEOUT, async () => {
+    const err = await client
+      .score({
+        output: { text: "anything" },
+        checks: [{ type: "length", params: { max_chars: 10 } }, { type: "no_such_check" }],
+      })
+      .then(
+        () => assert.fail("an unknown check type was accepted"),
+        (e: unknown) => e,
+      );
+    const error = expectCode(err, Status.INVALID_ARGUMENT);
+    // The second check's type is the offending field; the first check is fine.
+    assert.ok(
+      error.fieldViolations.some((v) => v.field === "checks[1].type" && v.description !== ""),
+      JSON.stringify(error.fieldViolations),
+    );
+    assert.ok(!error.fieldViolations.some((v) => v.field.startsWith("checks[0]")));
+  });
+
+  test("a deadline that expires fails with DEADLINE_EXCEEDED", TIMEOUT, async () => {
+    // 20,000 cases cannot be scored and streamed back within 50 ms.
+    const run = client.runSuite(
+      { compact: ["contains:Northstar", "length:1..500", "regex:^Answer [0-9]+"], cases: cases(20_000) },
+      { timeoutMs: 50 },
+    );
+    const err = await run.summary().then(
+      () => assert.fail("the run finished inside its deadline"),
+      (e: unknown) => e,
+    );
+    expectCode(err, Status.DEADLINE_EXCEEDED);
+  });
+});
+
+describe("RunSuite", () => {
+  test("1,000 cases: every result exactly once, and the summary matches", TIMEOUT, async () => {
+    const run = client.runSuite({ compact: ["contains:Northstar"], cases: cases(1000) });
+    const seen = new Map<number, CaseResult>();
+    for await (const result of run) {
+      assert.ok(!seen.has(result.index), `case ${result.index} arrived twice`);
+      seen.set(result.index, result);
+      assert.equal(result.sampleId, `case-${result.index}`);
+      assert.equal(result.scores.length, 1);
+      assert.equal(result.passed, result.index % 2 === 0, `case ${result.index}`);
+    }
+    assert.deepEqual(
+      [...seen.keys()].sort((a, b) => a - b),
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
+    const summary = await run.summary();
+    assert.equal(summary.cases, 1000);
+    assert.equal(summary.casesPassed, 500);
+    assert.equal(summary.passed, 500);
+    assert.equal(summary.failed, 500);
+    assert.equal(summary.errored, 0);
+    assert.equal(summary.passRate, 0.5);
+    assert.equal(summary.meanScore, 0.5);
+    assert.equal(summary.errorRate, 0);
+    assert.equal(summary.gatePassed, true, summary.gateReasons.join("; "));
+    assert.deepEqual(
+      summary.checks.map((c) => [c.name, c.passed, c.failed, c.errored]),
+      [["contains:Northstar", 500, 500, 0]],
+    );
+  });
+
+  test("summary() alone drains the results", TIMEOUT, async () => {
+    const summary = await client.runSuite({ compact: ["contains:Northstar"], cases: cases(10) }).summary();
+    assert.equal(summary.cases, 10);
+    assert.equal(summary.casesPassed, 5);
+  });
+
+  test("a bad suite fails the iteration with INVALID_ARGUMENT and the field's path", TIMEOUT, async () => {
+    const run = client.runSuite({ checks: [{ type: "length", params: { max_wrds: 3 } }], cases: cases(3) });
+    const err = await (async () => {
+      for await (const _ of run) assert.fail("a bad suite produced a result");
+    })().then(
+      () => assert.fail("a bad suite ran"),
+      (e: unknown) => e,
+    );
+    const error = expectCode(err, Status.INVALID_ARGUMENT);
+    assert.ok(
+      error.fieldViolations.some((v) => v.field === "checks[0].params.max_wrds"),
+      JSON.stringify(error.fieldViolations),
+    );
+    // summary() reports the same failure.
+    await assert.rejects(run.summary(), (e: unknown) => expectCode(e, Status.INVALID_ARGUMENT) !== undefined);
+  });
+});
+
+describe("ScoreStream", () => {
+  test("every case is answered once under its request id", TIMEOUT, async () => {
+    const stream = client.scoreStream({ compact: ["contains:Northstar"] });
+    const sent = cases(20);
+    for (const [i, c] of sent.entries()) await stream.send({ requestId: `r${i}`, ...c });
+    stream.end();
+    const passedById = new Map<string, boolean>();
+    for await (const response of stream) {
+      assert.ok(!passedById.has(response.requestId), `${response.requestId} answered twice`);
+      passedById.set(response.requestId, response.passed);
+      assert.equal(response.scores.length, 1);
+    }
+    assert.deepEqual(
+      new Map([...passedById].sort()),
+      new Map(sent.map((_, i) => [`r${i}`, i % 2 === 0] as const).sort()),
+    );
+  });
+});

@@ -1,0 +1,82 @@
+"""The `scorewire` command: `serve` today; `run`, `validate`, `checks` and `label` join it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from scorewire.settings import Settings
+
+
+def _serve(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {}
+    for key in ("host", "port", "workers", "metrics_port"):
+        value = getattr(args, key)
+        if value is not None:
+            overrides[key] = value
+    if args.imports:
+        overrides["imports"] = [m for chunk in args.imports for m in chunk.split(",") if m]
+    settings = Settings(**overrides)
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    from scorewire.server.app import run_workers, serve
+
+    if settings.workers > 1:
+        return run_workers(settings)
+    # The signal handler normally wins; a KeyboardInterrupt before it is installed is quiet.
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(settings))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="scorewire",
+        description="Score the outputs of LLM applications: a gRPC service and its tools.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = sub.add_parser(
+        "serve",
+        help="run the gRPC server",
+        description="Run the scorewire gRPC server. Every option can also be set with a "
+        "SCOREWIRE_* environment variable (SCOREWIRE_HOST, SCOREWIRE_PORT, ...).",
+    )
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to bind; 0 picks one (default 50051)")
+    serve.add_argument("--workers", type=int, help="server processes sharing the port")
+    serve.add_argument(
+        "--metrics-port",
+        type=int,
+        dest="metrics_port",
+        help="Prometheus /metrics port (default 9464)",
+    )
+    serve.add_argument(
+        "--imports",
+        action="append",
+        metavar="MODULE[,MODULE]",
+        help="modules of server-side custom checks to import (repeatable)",
+    )
+    serve.set_defaults(func=_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `scorewire` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""OpenAI-compatible chat completions through the official `openai` SDK.
+
+Serves OpenAI itself and every server speaking its protocol (vLLM, Ollama, llama.cpp's
+server, Gemini's OpenAI-compatible endpoint) through a configurable base URL.
+
+The verdict is requested with `response_format` of type `json_schema`. A server that
+rejects it gets `json_object` instead, and one that rejects that too gets no
+`response_format` (the prompt still asks for JSON). Likewise a server that refuses
+`max_tokens` (OpenAI's reasoning models) gets `max_completion_tokens`. Each fallback is
+remembered for the life of the backend, so it is probed once, not per call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import openai
+
+from scorewire.judge.backends.base import BackendError, Completion, mentions, status_error
+from scorewire.judge.prompts import Prompt
+
+log = logging.getLogger(__name__)
+
+_FORMATS = ("json_schema", "json_object", "none")
+
+
+class OpenAIBackend:
+    """A judge backend for any OpenAI-compatible `/chat/completions` endpoint."""
+
+    name = "openai"
+
+    def __init__(self, *, api_key: str, base_url: str | None = None) -> None:
+        # max_retries=0: retries are ours (with Retry-After and the request deadline);
+        # the SDK's would multiply them.
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        self._format = 0
+        self._max_tokens_param = "max_tokens"
+
+    def _response_format(self, prompt: Prompt) -> dict[str, Any] | None:
+        mode = _FORMATS[self._format]
+        if mode == "json_schema":
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": prompt.schema_name, "strict": True, "schema": prompt.schema},
+            }
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    async def complete(
+        self,
+        prompt: Prompt,
+        *,
+        model: str,
+        max_tokens: int,
+        temperature: float,
+        timeout_s: float,
+    ) -> Completion:
+        """Make one request (plus at most one per feature fallback)."""
+        while True:
+            used = (self._format, self._max_tokens_param)
+            kwargs: dict[str, Any] = {
+                "model": model,
+                "messages": [
+                    {"role": "system", "content": prompt.system},
+                    {"role": "user", "content": prompt.user},
+                ],
+                "temperature": temperature,
+                self._max_tokens_param: max_tokens,
+                "timeout": timeout_s,
+            }
+            fmt = self._response_format(prompt)
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+            try:
+                resp = await self._client.chat.completions.create(**kwargs)
+            except openai.APIStatusError as err:
+                if self._fall_back(err, used):
+                    continue
+                raise status_error(self.name, err.status_code, err.body, err.response.headers) from None
+            except openai.APITimeoutError:
+                raise BackendError(f"the {self.name} judge timed out", retryable=True) from None
+            except openai.APIConnectionError:
+                raise BackendError(
+                    f"could not reach the {self.name} judge", retryable=True
+                ) from None
+            except openai.OpenAIError as err:
+                log.warning("openai judge: unreadable response (%s)", type(err).__name__)
+                raise BackendError(
+                    f"the {self.name} judge sent a malformed response", retryable=False
+                ) from None
+            except ValueError as err:  # a body that is not JSON
+                log.warning("openai judge: unreadable response (%s)", type(err).__name__)
+                raise BackendError(
+                    f"the {self.name} judge sent a malformed response", retryable=False
+                ) from None
+            return _completion(resp)
+
+    def _fall_back(self, err: openai.APIStatusError, used: tuple[int, str]) -> bool:
+        """Downgrade a feature the server rejected; True when the request should be resent."""
+        if err.status_code not in (400, 422):
+            return False
+        if used != (self._format, self._max_tokens_param):
+            return True  # a concurrent call already downgraded: resend with the new settings
+        if self._format < len(_FORMATS) - 1 and mentions(
+            err.body, "response_format", "json_schema", "json_object"
+        ):
+            self._format += 1
+            log.info("openai judge: server rejected a response_format; now %s", _FORMATS[self._format])
+            return True
+        if self._max_tokens_param == "max_tokens" and mentions(err.body, "max_tokens"):
+            self._max_tokens_param = "max_completion_tokens"
+            log.info("openai judge: server rejected max_tokens; now max_completion_tokens")
+            return True
+        return False
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client."""
+        await self._client.close()
+
+
+def _completion(resp: Any) -> Completion:
+    usage = getattr(resp, "usage", None)
+    in_tok = getattr(usage, "prompt_tokens", None) if usage is not None else None
+    out_tok = getattr(usage, "completion_tokens", None) if usage is not None else None
+    choices = getattr(resp, "choices", None) or []
+    if not choices:
+        return Completion("", in_tok, out_tok)
+    choice = choices[0]
+    message = choice.message
+    refusal = getattr(message, "refusal", None)
+    return Completion(
+        text=message.content or "",
+        input_tokens=in_tok,
+        output_tokens=out_tok,
+        refusal=refusal or None,
+        truncated=choice.finish_reason == "length",
+    )

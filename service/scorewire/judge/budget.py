@@ -1,0 +1,146 @@
+"""Judge spend limits: a run's budget and the server-wide budget per period.
+
+A call reserves its estimated cost before it starts and settles the real cost when it
+ends. A call may start only while spent + reserved + its estimate stays within the
+limit, or when nothing else is in flight (so one call can always run while money is
+left). Concurrent calls therefore overshoot the limit by at most what the calls already
+in flight spend beyond their estimates; once the spent amount reaches the limit, every
+further reservation is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+
+class Reservation:
+    """Money held for one judge call until it settles."""
+
+    __slots__ = ("amount", "settled")
+
+    def __init__(self, amount: float) -> None:
+        self.amount = amount
+        self.settled = False
+
+
+class Budget:
+    """A judge spend limit in USD, shared by every check of one run.
+
+    Put one on `CheckContext.budget`; judge-backed checks reserve from it before each
+    call. `limit_usd=None` only counts spending.
+    """
+
+    def __init__(self, limit_usd: float | None) -> None:
+        if limit_usd is not None and limit_usd < 0:
+            raise ValueError("a budget cannot be negative")
+        self.limit_usd = limit_usd
+        """The limit, or None for no limit."""
+        self.spent_usd = 0.0
+        """Dollars settled so far (priced calls only)."""
+        self.reserved_usd = 0.0
+        """Dollars held by calls in flight."""
+        self.in_flight = 0
+        """Calls holding a reservation."""
+        self.calls = 0
+        """Calls settled so far."""
+        self.unpriced_calls = 0
+        """Settled calls whose cost is unknown (unpriced model or no usage reported)."""
+        self._waiters: list[asyncio.Future[None]] = []
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the spent amount has reached the limit."""
+        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
+
+    def _may_start(self, estimate: float) -> bool:
+        if self.limit_usd is None or self.in_flight == 0:
+            return True
+        return self.spent_usd + self.reserved_usd + estimate <= self.limit_usd
+
+    async def reserve(self, estimate_usd: float) -> Reservation | None:
+        """Hold `estimate_usd` for one call; None when the budget is exhausted.
+
+        Waits while calls in flight hold what is left: when they settle, their real
+        cost decides whether this call may still run.
+        """
+        while True:
+            self._roll()
+            if self.exhausted:
+                return None
+            if self._may_start(estimate_usd):
+                self.reserved_usd += estimate_usd
+                self.in_flight += 1
+                return Reservation(estimate_usd)
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def settle(self, reservation: Reservation, cost_usd: float | None) -> None:
+        """Release a reservation and record the call's real cost (None: unknown)."""
+        if reservation.settled:
+            return
+        reservation.settled = True
+        self._roll()
+        self.reserved_usd = max(0.0, self.reserved_usd - reservation.amount)
+        self.in_flight -= 1
+        self.calls += 1
+        if cost_usd is None:
+            self.unpriced_calls += 1
+        else:
+            self.spent_usd += cost_usd
+        waiters, self._waiters = self._waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
+    def release(self, reservation: Reservation) -> None:
+        """Give a reservation back for a call that was never made or cost nothing."""
+        if reservation.settled:
+            return
+        self.settle(reservation, 0.0)
+        self.calls -= 1
+
+    def _roll(self) -> None:
+        """Start a new period if one has passed (only periodic budgets have periods)."""
+
+    def __repr__(self) -> str:
+        return (
+            f"Budget(limit_usd={self.limit_usd}, spent_usd={self.spent_usd:.6f}, "
+            f"in_flight={self.in_flight})"
+        )
+
+
+class PeriodBudget(Budget):
+    """A server-wide limit that starts afresh every `period_s` (windows aligned to the epoch).
+
+    It lives in one process: replicas each have their own.
+    """
+
+    def __init__(
+        self,
+        limit_usd: float,
+        period_s: float,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(limit_usd)
+        if period_s <= 0:
+            raise ValueError("a budget period must be positive")
+        self.period_s = period_s
+        self._clock = clock
+        self._window = self._current_window()
+
+    def _current_window(self) -> int:
+        return int(self._clock() // self.period_s)
+
+    def _roll(self) -> None:
+        window = self._current_window()
+        if window != self._window:
+            self._window = window
+            self.spent_usd = 0.0

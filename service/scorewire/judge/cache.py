@@ -1,0 +1,234 @@
+"""The verdict cache: raw judge answers by a hash of everything that shaped them.
+
+The key covers the prompt version, the fully rendered prompt, the backend, the model
+and the sampling parameters; the value is the judge's raw answer and its token counts.
+Storing the raw answer (not a score) means a changed threshold or pass_level is applied
+to the cached answer for free. Only answers that parsed as a verdict are stored: errors
+never are.
+
+Stores, through aiocache: in-memory (per process, the default) or Redis (shared by
+every replica and every run). The cache fails open: a Redis that is down or slow costs
+at most `timeout_s` per operation, after which it is left alone for `backoff_s`; every
+skipped or failed operation is counted in `JudgeStats.cache_bypasses`, and no score
+ever fails because of the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from aiocache import SimpleMemoryCache
+from aiocache.serializers import StringSerializer
+
+from scorewire.judge.prompts import PROMPT_VERSION, Prompt
+from scorewire.judge.stats import JudgeStats
+
+log = logging.getLogger(__name__)
+
+NAMESPACE = "scorewire:verdict:"
+"""Prefix of every cache key (so a shared Redis can hold other things too)."""
+
+
+def verdict_key(
+    prompt: Prompt, *, backend: str, model: str, temperature: float, max_tokens: int
+) -> str:
+    """sha256 over the prompt version, the rendered prompt, backend, model and sampling."""
+    material = json.dumps(
+        [
+            PROMPT_VERSION,
+            prompt.kind,
+            prompt.system,
+            prompt.user,
+            prompt.schema_name,
+            prompt.schema,
+            backend,
+            model,
+            {"temperature": temperature, "max_tokens": max_tokens},
+        ],
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CachedAnswer:
+    """A judge's raw answer as stored."""
+
+    text: str
+    input_tokens: int | None
+    output_tokens: int | None
+
+    def dumps(self) -> str:
+        """The stored form."""
+        return json.dumps(
+            {"v": 1, "text": self.text, "in": self.input_tokens, "out": self.output_tokens},
+            separators=(",", ":"),
+        )
+
+    @staticmethod
+    def loads(raw: str) -> CachedAnswer | None:
+        """Read the stored form; None for anything unreadable (treated as a miss)."""
+        try:
+            obj = json.loads(raw)
+        except (TypeError, ValueError):
+            return None
+        if not isinstance(obj, dict) or obj.get("v") != 1 or not isinstance(obj.get("text"), str):
+            return None
+        in_tok, out_tok = obj.get("in"), obj.get("out")
+        return CachedAnswer(
+            obj["text"],
+            in_tok if isinstance(in_tok, int) else None,
+            out_tok if isinstance(out_tok, int) else None,
+        )
+
+
+class VerdictCache:
+    """Get/set raw answers with short timeouts; failures are counted, never raised."""
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        stats: JudgeStats,
+        ttl_s: float | None = None,
+        timeout_s: float = 0.25,
+        backoff_s: float = 2.0,
+        description: str = "memory",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._stats = stats
+        self._ttl = float(ttl_s) if ttl_s else None
+        self._timeout = timeout_s
+        self._backoff = backoff_s
+        self._down_until = 0.0
+        self._clock = clock
+        self.description = description
+        """`memory` or the Redis address without credentials (for logs)."""
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        stats: JudgeStats,
+        ttl_s: float | None = None,
+        timeout_s: float = 0.25,
+        backoff_s: float = 2.0,
+        pool_size: int = 64,
+    ) -> VerdictCache:
+        """A cache for `memory://` or `redis://[:password@]host:port/db` (`rediss://` for TLS)."""
+        parts = urlsplit(url.strip() or "memory://")
+        scheme = parts.scheme.lower()
+        if scheme == "memory":
+            store = SimpleMemoryCache(serializer=StringSerializer(), timeout=None)
+            return cls(store, stats=stats, ttl_s=ttl_s, timeout_s=timeout_s, description="memory")
+        if scheme not in ("redis", "rediss"):
+            raise ValueError("the cache URL must start with memory:// or redis://")
+        return cls(
+            _redis_store(parts, timeout_s=timeout_s, pool_size=pool_size),
+            stats=stats,
+            ttl_s=ttl_s,
+            timeout_s=timeout_s,
+            backoff_s=backoff_s,
+            description=f"redis://{parts.hostname or '127.0.0.1'}:{parts.port or 6379}{parts.path}",
+        )
+
+    def _available(self) -> bool:
+        return self._clock() >= self._down_until
+
+    def _failed(self, op: str, err: BaseException) -> None:
+        self._stats.add("cache_bypasses")
+        if self._available():
+            log.warning(
+                "verdict cache %s: %s failed (%s); bypassing it for %.1f s",
+                self.description,
+                op,
+                type(err).__name__,
+                self._backoff,
+            )
+        self._down_until = self._clock() + self._backoff
+
+    async def get(self, key: str) -> CachedAnswer | None:
+        """The stored answer, or None on a miss or when the store is unavailable."""
+        if not self._available():
+            self._stats.add("cache_bypasses")
+            return None
+        try:
+            async with asyncio.timeout(self._timeout):
+                raw = await self._store.get(NAMESPACE + key)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # noqa: BLE001 - the cache fails open
+            self._failed("get", err)
+            return None
+        found = CachedAnswer.loads(raw) if raw is not None else None
+        self._stats.add("cache_hits" if found is not None else "cache_misses")
+        return found
+
+    async def set(self, key: str, answer: CachedAnswer) -> None:
+        """Store an answer; a failure is counted and otherwise ignored."""
+        if not self._available():
+            self._stats.add("cache_bypasses")
+            return
+        try:
+            async with asyncio.timeout(self._timeout):
+                # A float TTL makes aiocache use PSETEX; an int would use the
+                # deprecated SETEX (a DeprecationWarning per write with redis-py 8).
+                await self._store.set(NAMESPACE + key, answer.dumps(), ttl=self._ttl)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # noqa: BLE001 - the cache fails open
+            self._failed("set", err)
+
+    async def clear(self) -> None:
+        """Drop every entry (memory) or this namespace's entries (Redis); for tests."""
+        await self._store.clear(namespace=NAMESPACE if self.description != "memory" else None)
+
+    async def aclose(self) -> None:
+        """Close connections to the store."""
+        try:
+            await self._store.close()
+        except Exception:  # noqa: BLE001 - closing a dead connection is not an error
+            log.debug("verdict cache close failed", exc_info=True)
+
+
+def _redis_store(parts: Any, *, timeout_s: float, pool_size: int) -> Any:
+    from aiocache import RedisCache
+    from redis.asyncio import BlockingConnectionPool
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
+    path = (parts.path or "/0").lstrip("/") or "0"
+    if not path.isdigit():
+        raise ValueError("the Redis database in the cache URL must be a number")
+    # redis-py's defaults (5 s socket timeout, several retries with backoff) make one
+    # get take seconds when Redis is down or hung; the cache must fail fast instead.
+    # BlockingConnectionPool: the default pool raises MaxConnectionsError under load.
+    return RedisCache(
+        endpoint=parts.hostname or "127.0.0.1",
+        port=parts.port or 6379,
+        db=int(path),
+        password=unquote(parts.password) if parts.password else None,
+        ssl=parts.scheme.lower() == "rediss",
+        pool_max_size=pool_size,
+        create_connection_timeout=timeout_s,
+        connection_pool_class=BlockingConnectionPool,
+        connection_pool_kwargs={
+            "timeout": timeout_s,
+            "socket_timeout": timeout_s,
+            "retry": Retry(NoBackoff(), 0),
+        },
+        serializer=StringSerializer(),
+        timeout=None,
+    )

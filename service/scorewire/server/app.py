@@ -1,0 +1,145 @@
+"""Building and running the gRPC server: `create_server` for tests, `serve` for main.
+
+`create_server(settings)` binds (port 0 picks a free port) and returns the server and
+its port, so tests talk to it over a real channel. `serve` adds what a deployment
+needs: custom-check imports, signal handling and graceful shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import scorewire.checks  # noqa: F401 - registers the built-in check types
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+from scorewire.engine.custom import load_imports
+from scorewire.server.service import ScoringService
+from scorewire.settings import Settings
+from scorewire.v1 import scoring_pb2, scoring_pb2_grpc
+
+log = logging.getLogger("scorewire.server")
+
+SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
+
+
+@dataclass(slots=True)
+class Running:
+    """A started server and the parts that shutdown needs."""
+
+    server: grpc.aio.Server
+    port: int
+    health: HealthServicer
+    service: ScoringService
+    closers: list[Any] = field(default_factory=list)
+
+    async def stop(self, grace_s: float | None) -> None:
+        """Turn health NOT_SERVING, refuse new calls, let in-flight calls finish."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace_s)
+        for close in self.closers:
+            with contextlib.suppress(Exception):
+                await close()
+
+
+def grpc_options(settings: Settings) -> list[tuple[str, Any]]:
+    """Channel options for message sizes and keepalive."""
+    return [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.keepalive_time_ms", int(settings.keepalive_time_s * 1000)),
+        ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.so_reuseport", 1 if settings.workers > 1 else 0),
+    ]
+
+
+async def create_server(
+    settings: Settings,
+    *,
+    judge: Any = None,
+    labels: Any = None,
+    interceptors: Sequence[Any] = (),
+) -> tuple[Running, int]:
+    """Build, bind and start the server; returns it and the bound port."""
+    server = grpc.aio.server(options=grpc_options(settings), interceptors=list(interceptors))
+    service = ScoringService(settings, judge=judge, labels=labels)
+    scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
+    health_servicer = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (
+            SERVICE_NAME,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    if port == 0:
+        raise OSError(f"cannot bind {settings.host}:{settings.port}")
+    await server.start()
+    serving = health_pb2.HealthCheckResponse.SERVING
+    await health_servicer.set("", serving)
+    await health_servicer.set(SERVICE_NAME, serving)
+    return Running(server, port, health_servicer, service), port
+
+
+async def serve(settings: Settings, *, ready_line: bool = True) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    if settings.imports:
+        load_imports(settings.imports)
+    running, port = await create_server(settings)
+    if ready_line:
+        # Tests and scripts wait for this line to learn the port.
+        print(f"scorewire listening on {settings.host}:{port}", flush=True)
+    log.info("serving on %s:%d (pid %d)", settings.host, port, os.getpid())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down: %.1f s grace for in-flight calls", settings.grace_period_s)
+    await running.stop(settings.grace_period_s)
+
+
+def run_workers(settings: Settings) -> int:
+    """Run `settings.workers` server processes sharing the port (SO_REUSEPORT)."""
+    import multiprocessing
+
+    if settings.port == 0:
+        print("--workers needs a fixed --port: each worker must bind the same one", file=sys.stderr)
+        return 2
+    ctx = multiprocessing.get_context("spawn")
+    procs = [
+        ctx.Process(target=_worker_main, args=(settings, i == 0), daemon=False)
+        for i in range(settings.workers)
+    ]
+    for p in procs:
+        p.start()
+
+    def forward(signum: int, _frame: object) -> None:
+        for p in procs:
+            if p.pid is not None and p.is_alive():
+                os.kill(p.pid, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for p in procs:
+        p.join()
+    return max((p.exitcode or 0) for p in procs)
+
+
+def _worker_main(settings: Settings, announce: bool) -> None:
+    logging.basicConfig(level=settings.log_level)
+    asyncio.run(serve(settings, ready_line=announce))

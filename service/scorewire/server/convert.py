@@ -1,0 +1,230 @@
+"""Conversion between scorewire.v1 messages and engine types. The only place that does it.
+
+Values are converted by hand rather than through `json_format`, which is several times
+slower and would dominate a RunSuite of tens of thousands of cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from google.protobuf import struct_pb2
+from pydantic import ValidationError
+from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.model import Output, Sample, Score
+from scorewire.engine.runner import CaseResult
+from scorewire.engine.spec import CheckSpec, CompiledCheck, Example
+from scorewire.engine.summary import Gate, Summary
+from scorewire.v1 import scoring_pb2 as pb
+
+_EXAMPLE_KINDS = {pb.EXAMPLE_KIND_POSITIVE: "positive", pb.EXAMPLE_KIND_NEGATIVE: "negative"}
+
+
+def value_to_py(v: struct_pb2.Value) -> Any:
+    """google.protobuf.Value -> a JSON-like Python value (unset -> None)."""
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "number_value":
+        return v.number_value
+    if kind == "bool_value":
+        return v.bool_value
+    if kind == "struct_value":
+        return struct_to_py(v.struct_value)
+    if kind == "list_value":
+        return [value_to_py(x) for x in v.list_value.values]
+    return None
+
+
+def struct_to_py(s: struct_pb2.Struct) -> dict[str, Any]:
+    """google.protobuf.Struct -> dict."""
+    return {k: value_to_py(x) for k, x in s.fields.items()}
+
+
+def py_to_value(obj: Any, out: struct_pb2.Value) -> None:
+    """Fill `out` from a JSON-like Python value."""
+    if obj is None:
+        out.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(obj, bool):
+        out.bool_value = obj
+    elif isinstance(obj, int | float):
+        out.number_value = float(obj)
+    elif isinstance(obj, str):
+        out.string_value = obj
+    elif isinstance(obj, dict):
+        py_to_struct(obj, out.struct_value)
+    elif isinstance(obj, list | tuple):
+        lv = out.list_value
+        lv.SetInParent()
+        for item in obj:
+            py_to_value(item, lv.values.add())
+    else:
+        out.string_value = str(obj)
+
+
+def py_to_struct(obj: dict[str, Any], out: struct_pb2.Struct) -> None:
+    """Fill `out` from a dict."""
+    out.SetInParent()
+    for k, v in obj.items():
+        py_to_value(v, out.fields[str(k)])
+
+
+def sample_from_pb(m: pb.Sample) -> Sample:
+    """Sample message -> Sample (unset JSON fields become None)."""
+    return Sample(
+        m.id,
+        value_to_py(m.input) if m.HasField("input") else None,
+        value_to_py(m.expected) if m.HasField("expected") else None,
+        struct_to_py(m.metadata) if m.HasField("metadata") else {},
+    )
+
+
+def output_from_pb(m: pb.Output) -> Output:
+    """Output message -> Output."""
+    return Output(
+        m.text,
+        value_to_py(m.value) if m.HasField("value") else None,
+        struct_to_py(m.metadata) if m.HasField("metadata") else {},
+    )
+
+
+def check_spec_from_pb(m: pb.CheckSpec, path: str) -> CheckSpec:
+    """CheckSpec message -> CheckSpec; a bad example kind is a violation at its path."""
+    examples = []
+    violations = []
+    for i, ex in enumerate(m.examples):
+        kind = _EXAMPLE_KINDS.get(ex.kind)
+        if kind is None:
+            violations.append(
+                FieldViolation(
+                    join_path(join_path(join_path(path, "examples"), i), "kind"),
+                    "must be EXAMPLE_KIND_POSITIVE or EXAMPLE_KIND_NEGATIVE",
+                )
+            )
+        else:
+            examples.append(Example(ex.text, kind))  # type: ignore[arg-type]
+    when = None
+    if m.HasField("when"):
+        try:
+            when = check_spec_from_pb(m.when, join_path(path, "when"))
+        except SpecError as err:
+            violations.extend(err.violations)
+    if violations:
+        raise SpecError(violations)
+    return CheckSpec(
+        type=m.type,
+        params=struct_to_py(m.params),
+        name=m.name,
+        when=when,
+        examples=examples,
+        extractor=m.extractor or None,
+        params_path="params",
+    )
+
+
+def check_specs_from_pb(checks: Sequence[pb.CheckSpec], base: str = "checks") -> list[CheckSpec]:
+    """All check specs of a request, gathering every violation."""
+    out = []
+    violations = []
+    for i, m in enumerate(checks):
+        try:
+            out.append(check_spec_from_pb(m, join_path(base, i)))
+        except SpecError as err:
+            violations.extend(err.violations)
+    if violations:
+        raise SpecError(violations)
+    return out
+
+
+def gate_from_pb(m: pb.Gate) -> Gate:
+    """Gate message -> Gate (bad ranges are violations under `gate`)."""
+    values: dict[str, float] = {}
+    if m.HasField("min_pass_rate"):
+        values["min_pass_rate"] = m.min_pass_rate
+    if m.HasField("min_mean_score"):
+        values["min_mean_score"] = m.min_mean_score
+    if m.HasField("max_error_rate"):
+        values["max_error_rate"] = m.max_error_rate
+    if m.HasField("max_cost_usd"):
+        values["max_cost"] = m.max_cost_usd
+    try:
+        return Gate.model_validate(values)
+    except ValidationError as err:
+        names = {"max_cost": "max_cost_usd"}
+        raise SpecError(
+            FieldViolation(
+                join_path("gate", names.get(str(e["loc"][0]), str(e["loc"][0]))), e["msg"]
+            )
+            for e in err.errors(include_url=False)
+        ) from None
+
+
+def score_to_pb(name: str, ctype: str, s: Score) -> pb.Score:
+    """Score -> Score message."""
+    m = pb.Score(
+        name=name,
+        type=ctype,
+        value=s.value,
+        passed=s.passed,
+        reason=s.reason,
+        cost_usd=s.cost_usd,
+        latency_ms=s.latency_ms,
+        cached=s.cached,
+        unpriced=s.unpriced,
+    )
+    if s.error is not None:
+        m.error.code = s.error.code
+        m.error.message = s.error.message
+    return m
+
+
+def scores_to_pb(checks: Sequence[CompiledCheck], scores: Sequence[Score]) -> list[pb.Score]:
+    """Scores aligned with their checks -> Score messages."""
+    return [score_to_pb(c.name, c.type, s) for c, s in zip(checks, scores, strict=True)]
+
+
+def case_result_to_pb(checks: Sequence[CompiledCheck], r: CaseResult) -> pb.CaseResult:
+    """CaseResult -> CaseResult message."""
+    return pb.CaseResult(
+        index=r.index,
+        sample_id=r.sample_id,
+        scores=scores_to_pb(checks, r.scores),
+        passed=r.passed,
+    )
+
+
+def summary_to_pb(s: Summary) -> pb.RunSummary:
+    """Summary -> RunSummary message."""
+    return pb.RunSummary(
+        cases=s.cases,
+        cases_passed=s.cases_passed,
+        passed=s.passed,
+        failed=s.failed,
+        errored=s.errored,
+        pass_rate=s.pass_rate,
+        mean_score=s.mean_score,
+        error_rate=s.error_rate,
+        cost_usd=s.cost_usd,
+        unpriced=s.unpriced,
+        gate_passed=s.gate_passed,
+        gate_reasons=s.gate_reasons,
+        checks=[
+            pb.CheckSummary(
+                name=t.name,
+                type=t.type,
+                passed=t.passed,
+                failed=t.failed,
+                errored=t.errored,
+                mean_value=t.mean_value,
+                cost_usd=t.cost_usd,
+                cached=t.cached,
+            )
+            for t in s.checks
+        ],
+    )
+
+
+def violations_to_pb(violations: Sequence[FieldViolation]) -> list[pb.FieldProblem]:
+    """FieldViolations -> FieldProblem messages (ValidateSuite)."""
+    return [pb.FieldProblem(field=v.field, description=v.description) for v in violations]

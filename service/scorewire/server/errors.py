@@ -1,0 +1,124 @@
+"""gRPC error statuses with google.rpc details, and the guard for unexpected faults.
+
+Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest listing every field path; a
+request over a limit is RESOURCE_EXHAUSTED naming the limit (and the field); anything
+unexpected is INTERNAL with a generic message while the detail goes to the log only.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+from scorewire.core.errors import FieldViolation
+
+log = logging.getLogger("scorewire.server")
+
+_MAX_MESSAGE = 2000
+
+
+class RequestRejected(Exception):
+    """Raised inside a handler to end the call with a rich status."""
+
+    def __init__(
+        self, code: grpc.StatusCode, message: str, violations: Sequence[FieldViolation] = ()
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.violations = list(violations)
+
+
+def invalid_argument(violations: Sequence[FieldViolation]) -> RequestRejected:
+    """INVALID_ARGUMENT listing every violation."""
+    head = "; ".join(str(v) for v in violations[:3])
+    more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+    return RequestRejected(
+        grpc.StatusCode.INVALID_ARGUMENT, f"invalid request: {head}{more}", violations
+    )
+
+
+def resource_exhausted(field: str, message: str) -> RequestRejected:
+    """RESOURCE_EXHAUSTED naming the limit, with the field it concerns."""
+    return RequestRejected(
+        grpc.StatusCode.RESOURCE_EXHAUSTED, message, [FieldViolation(field, message)]
+    )
+
+
+def to_grpc_status(err: RequestRejected) -> grpc.Status:
+    """A grpc.Status whose trailing metadata carries google.rpc.Status with BadRequest."""
+    message = err.message[:_MAX_MESSAGE]
+    status = status_pb2.Status(code=err.code.value[0], message=message)
+    if err.violations:
+        detail = any_pb2.Any()
+        detail.Pack(
+            error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(
+                        field=v.field, description=v.description[:_MAX_MESSAGE]
+                    )
+                    for v in err.violations[:200]
+                ]
+            )
+        )
+        status.details.append(detail)
+    return rpc_status.to_status(status)
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], err: RequestRejected) -> NoReturn:
+    """End the call with `err`'s status."""
+    status = to_grpc_status(err)
+    await context.abort(status.code, status.details, status.trailing_metadata)
+    raise AssertionError("unreachable")  # pragma: no cover - abort raises
+
+
+INTERNAL_MESSAGE = "internal error; the server log has the details"
+assert grpc.StatusCode.INTERNAL.value[0] == code_pb2.INTERNAL
+
+H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
+G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
+
+
+def guarded_unary(fn: H) -> H:
+    """Turn RequestRejected into its status and any other fault into a generic INTERNAL."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            return await fn(self, request, context)
+        except RequestRejected as err:
+            await abort(context, err)
+        except (grpc.aio.AbortError, grpc.aio.UsageError):
+            raise
+        except Exception:
+            log.exception("unexpected fault in %s", fn.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def guarded_stream(fn: G) -> G:
+    """The streaming counterpart of `guarded_unary`."""
+
+    @functools.wraps(fn)
+    async def wrapper(
+        self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        try:
+            async for item in fn(self, request, context):
+                yield item
+        except RequestRejected as err:
+            await abort(context, err)
+        except (grpc.aio.AbortError, grpc.aio.UsageError):
+            raise
+        except Exception:
+            log.exception("unexpected fault in %s", fn.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,424 @@
+"""The ScoringService handlers: convert, call the engine, convert back.
+
+Compiled plans are cached by the request's check specs, so a caller sending the same
+checks with every Score request pays validation and regex/schema compilation once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import grpc
+from google.protobuf import json_format, struct_pb2
+from scorewire.core.context import CheckContext
+from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.model import ErrorCode, Score
+from scorewire.core.registry import REGISTRY
+from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
+from scorewire.engine.suite import LoadedSuite, load_request_suite
+from scorewire.engine.summary import SummaryBuilder
+from scorewire.server import convert
+from scorewire.server.errors import (
+    RequestRejected,
+    guarded_stream,
+    guarded_unary,
+    invalid_argument,
+    resource_exhausted,
+)
+from scorewire.settings import Settings
+from scorewire.v1 import scoring_pb2 as pb
+from scorewire.v1 import scoring_pb2_grpc as pb_grpc
+
+log = logging.getLogger("scorewire.server")
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+BATCH_MAX_RESULTS = 256
+"""Most case results in one RunSuite message."""
+FLUSH_INTERVAL_S = 0.05
+"""A finished result waits at most this long for others to share its message."""
+MAX_BUFFERED_RESULTS = 4 * BATCH_MAX_RESULTS
+"""Scoring pauses when this many results wait for a slow reader (backpressure)."""
+PLAN_CACHE_SIZE = 512
+
+
+class PlanCache:
+    """A small LRU of compiled suites keyed by a digest of the request's check specs."""
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
+        self._size = size
+        self._items: OrderedDict[bytes, LoadedSuite] = OrderedDict()
+
+    def get_or_build(self, key: bytes, build: Callable[[], LoadedSuite]) -> LoadedSuite:
+        """The cached suite for `key`, or `build()` stored under it."""
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+            return hit
+        suite = build()
+        self._items[key] = suite
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+        return suite
+
+
+def _plan_key(
+    suite_yaml: str,
+    suite_name: str,
+    checks: Sequence[pb.CheckSpec],
+    compact: Sequence[str],
+    gate: pb.Gate | None,
+) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for part in (suite_yaml, "\0", suite_name, "\0", "\n".join(compact), "\0"):
+        h.update(part.encode("utf-8", "surrogatepass"))
+    for c in checks:
+        h.update(c.SerializeToString(deterministic=True))
+        h.update(b"\1")
+    if gate is not None:
+        h.update(gate.SerializeToString(deterministic=True))
+    return h.digest()
+
+
+class ScoringService(pb_grpc.ScoringServiceServicer):
+    """scorewire.v1.ScoringService on grpc.aio."""
+
+    def __init__(self, settings: Settings, *, judge: Any = None, labels: Any = None) -> None:
+        self._settings = settings
+        self._plans = PlanCache()
+        self._judge = judge
+        self._labels = labels
+        self._catalog: pb.ListChecksResponse | None = None
+
+    # ---- helpers -----------------------------------------------------------------------
+
+    def _load(
+        self,
+        *,
+        suite_yaml: str,
+        suite_name: str,
+        checks: Sequence[pb.CheckSpec],
+        compact: Sequence[str],
+        gate: pb.Gate | None = None,
+    ) -> LoadedSuite:
+        limit = self._settings.max_checks_per_request
+        if len(checks) + len(compact) > limit:
+            raise resource_exhausted(
+                "checks",
+                f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
+            )
+        key = _plan_key(suite_yaml, suite_name, checks, compact, gate)
+
+        def build() -> LoadedSuite:
+            try:
+                specs = convert.check_specs_from_pb(checks)
+                return load_request_suite(
+                    suite_yaml=suite_yaml,
+                    suite_name=suite_name,
+                    checks=specs,
+                    compact=compact,
+                    gate=convert.gate_from_pb(gate) if gate is not None else None,
+                    max_checks=limit,
+                )
+            except SpecError as err:
+                raise invalid_argument(err.violations) from None
+
+        return self._plans.get_or_build(key, build)
+
+    def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
+        remaining = context.time_remaining()
+        deadline = None if remaining is None else time.monotonic() + remaining
+        budget = None
+        if budget_usd is not None:
+            if budget_usd < 0:
+                raise invalid_argument([FieldViolation("budget_usd", "must be ≥ 0")])
+            make_budget = getattr(self._judge, "new_budget", None)
+            budget = make_budget(budget_usd) if make_budget is not None else None
+        return CheckContext(
+            deadline=deadline, judge=self._judge, labels=self._labels, budget=budget
+        )
+
+    def _check_output(self, output: pb.Output, field: str) -> None:
+        limit = self._settings.max_output_bytes
+        # len(text) counts code points; a code point is at most 4 bytes, so only long
+        # texts need encoding to measure.
+        if len(output.text) * 4 > limit and len(output.text.encode("utf-8")) > limit:
+            raise resource_exhausted(
+                join_path(field, "text"),
+                f"output text is larger than max_output_bytes ({limit} bytes)",
+            )
+
+    # ---- RPCs ----------------------------------------------------------------------------
+
+    @guarded_unary
+    async def Score(self, request: pb.ScoreRequest, context: Context) -> pb.ScoreResponse:
+        """Score one output against the request's checks."""
+        suite = self._load(
+            suite_yaml="",
+            suite_name="",
+            checks=request.checks,
+            compact=request.compact,
+        )
+        self._check_output(request.output, "output")
+        ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
+        case = Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
+        result = await score_case(suite.plan, case, ctx)
+        remaining = ctx.remaining()
+        if remaining is not None and remaining <= 0:
+            raise RequestRejected(
+                grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
+            )
+        return pb.ScoreResponse(
+            scores=convert.scores_to_pb(suite.plan.checks, result.scores), passed=result.passed
+        )
+
+    @guarded_stream
+    async def RunSuite(
+        self, request: pb.RunSuiteRequest, context: Context
+    ) -> AsyncIterator[pb.RunSuiteResponse]:
+        """Score a batch and stream batched results, then the summary."""
+        limit = self._settings.max_cases_per_request
+        if len(request.cases) > limit:
+            raise resource_exhausted(
+                "cases", f"{len(request.cases)} cases exceed max_cases_per_request ({limit})"
+            )
+        suite = self._load(
+            suite_yaml=request.suite_yaml,
+            suite_name=request.suite_name,
+            checks=request.checks,
+            compact=request.compact,
+            gate=request.gate if request.HasField("gate") else None,
+        )
+        cases = self._cases(request.cases, suite)
+        budget = request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
+        ctx = self._context(context, budget)
+        plan = suite.plan
+        builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
+        concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
+        async for batch in _batched(run_cases(plan, cases, ctx, concurrency=concurrency)):
+            for r in batch:
+                builder.add(r)
+            yield pb.RunSuiteResponse(
+                results=pb.CaseResultBatch(
+                    results=[convert.case_result_to_pb(plan.checks, r) for r in batch]
+                )
+            )
+        summary = builder.finish(suite.gate)
+        yield pb.RunSuiteResponse(summary=convert.summary_to_pb(summary))
+
+    def _cases(self, cases: Sequence[pb.Case], suite: LoadedSuite) -> list[Case]:
+        if not cases and suite.cases:
+            return suite.cases
+        out = []
+        for i, c in enumerate(cases):
+            self._check_output(c.output, f"cases[{i}].output")
+            out.append(Case(convert.sample_from_pb(c.sample), convert.output_from_pb(c.output), i))
+        return out
+
+    @guarded_stream
+    async def ScoreStream(
+        self, request_iterator: AsyncIterator[pb.ScoreStreamRequest], context: Context
+    ) -> AsyncIterator[pb.ScoreStreamResponse]:
+        """Score cases as they arrive; responses carry the caller's request id."""
+        first = await anext(aiter(request_iterator), None)
+        if first is None:
+            return
+        if first.WhichOneof("message") != "config":
+            raise invalid_argument(
+                [FieldViolation("config", "the first message of a ScoreStream must be a config")]
+            )
+        cfg = first.config
+        suite = self._load(
+            suite_yaml=cfg.suite_yaml,
+            suite_name=cfg.suite_name,
+            checks=cfg.checks,
+            compact=cfg.compact,
+        )
+        ctx = self._context(context, cfg.budget_usd if cfg.HasField("budget_usd") else None)
+        async for resp in _stream_scores(
+            suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
+        ):
+            yield resp
+
+    @guarded_unary
+    async def ListChecks(
+        self, request: pb.ListChecksRequest, context: Context
+    ) -> pb.ListChecksResponse:
+        """The catalog of check types."""
+        if self._catalog is None:
+            infos = []
+            for t in REGISTRY.types():
+                schema = struct_pb2.Struct()
+                json_format.ParseDict(t.params_schema(), schema)
+                infos.append(
+                    pb.CheckInfo(
+                        type=t.name,
+                        description=t.description,
+                        family=t.family,
+                        params_schema=schema,
+                        uses_judge=t.uses_judge,
+                    )
+                )
+            self._catalog = pb.ListChecksResponse(checks=infos)
+        return self._catalog
+
+    @guarded_unary
+    async def ValidateSuite(
+        self, request: pb.ValidateSuiteRequest, context: Context
+    ) -> pb.ValidateSuiteResponse:
+        """Every problem of a suite, with paths; never INVALID_ARGUMENT for a bad suite."""
+        try:
+            suite = self._load(
+                suite_yaml=request.suite_yaml,
+                suite_name=request.suite_name,
+                checks=request.checks,
+                compact=request.compact,
+            )
+        except RequestRejected as err:
+            if err.code != grpc.StatusCode.INVALID_ARGUMENT:
+                raise
+            return pb.ValidateSuiteResponse(
+                valid=False, problems=convert.violations_to_pb(err.violations)
+            )
+        suites: list[str] = []
+        if request.suite_yaml.strip():
+            from scorewire.engine.suite import load_suite_text
+
+            with contextlib.suppress(SpecError):
+                suites = sorted(load_suite_text(request.suite_yaml, allow_imports=False).suites)
+        return pb.ValidateSuiteResponse(valid=True, suites=suites, checks=suite.plan.names)
+
+    def check_stream_case(self, case: pb.StreamCase) -> None:
+        """Reject a streamed case over the output size limit."""
+        self._check_output(case.output, "case.output")
+
+
+async def _batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[CaseResult]]:
+    """Group results into batches: full at BATCH_MAX_RESULTS, or after FLUSH_INTERVAL_S.
+
+    A producer task fills a bounded buffer; when the reader is slow the producer waits,
+    so memory stays bounded instead of growing with the run.
+    """
+    buffer: list[CaseResult] = []
+    have_results = asyncio.Event()
+    has_room = asyncio.Event()
+    has_room.set()
+    done = False
+
+    async def produce() -> None:
+        nonlocal done
+        try:
+            async for r in results:
+                buffer.append(r)
+                have_results.set()
+                if len(buffer) >= MAX_BUFFERED_RESULTS:
+                    has_room.clear()
+                    await has_room.wait()
+        finally:
+            done = True
+            have_results.set()
+
+    task = asyncio.create_task(produce())
+    try:
+        while True:
+            if not buffer and not done:
+                have_results.clear()
+                await have_results.wait()
+            # Give other results a moment to join this message.
+            window_end = time.monotonic() + FLUSH_INTERVAL_S
+            while not done and len(buffer) < BATCH_MAX_RESULTS:
+                left = window_end - time.monotonic()
+                if left <= 0:
+                    break
+                have_results.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(have_results.wait(), left)
+            if buffer:
+                batch = buffer[:BATCH_MAX_RESULTS]
+                del buffer[:BATCH_MAX_RESULTS]
+                has_room.set()
+                yield batch
+            elif done:
+                break
+        await task  # re-raises a fault of the producer
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        with contextlib.suppress(Exception):
+            await results.aclose()  # type: ignore[attr-defined]
+
+
+def _invalid_case_scores(plan: Plan, message: str) -> list[Score]:
+    return [Score.fail_with_error(ErrorCode.INVALID_INPUT, message) for _ in plan.checks]
+
+
+async def _stream_scores(
+    plan: Plan,
+    requests: AsyncIterator[pb.ScoreStreamRequest],
+    ctx: CheckContext,
+    concurrency: int,
+    service: ScoringService,
+) -> AsyncIterator[pb.ScoreStreamResponse]:
+    """Score streamed cases concurrently (bounded); yield responses as they finish."""
+    out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue()
+    slots = asyncio.Semaphore(concurrency)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def score_one(req: pb.StreamCase) -> None:
+        try:
+            try:
+                service.check_stream_case(req)
+            except RequestRejected as err:
+                scores = _invalid_case_scores(plan, err.message)
+                passed = False
+            else:
+                case = Case(convert.sample_from_pb(req.sample), convert.output_from_pb(req.output))
+                result = await score_case(plan, case, ctx)
+                scores, passed = result.scores, result.passed
+            await out.put(
+                pb.ScoreStreamResponse(
+                    request_id=req.request_id,
+                    scores=convert.scores_to_pb(plan.checks, scores),
+                    passed=passed,
+                )
+            )
+        finally:
+            slots.release()
+
+    async def read() -> None:
+        try:
+            async for msg in requests:
+                if msg.WhichOneof("message") != "case":
+                    raise invalid_argument(
+                        [FieldViolation("config", "config is allowed only in the first message")]
+                    )
+                await slots.acquire()
+                t = asyncio.create_task(score_one(msg.case))
+                tasks.add(t)
+                t.add_done_callback(tasks.discard)
+            while tasks:
+                await asyncio.gather(*list(tasks), return_exceptions=True)
+        finally:
+            await out.put(None)
+
+    reader = asyncio.create_task(read())
+    try:
+        while True:
+            item = await out.get()
+            if item is None:
+                break
+            yield item
+        await reader  # re-raise a protocol error from the reader
+    finally:
+        for t in (reader, *tasks):
+            t.cancel()
+        await asyncio.gather(reader, *tasks, return_exceptions=True)

@@ -1,0 +1,38 @@
+"""A real scorewire server on an ephemeral port, called through the generated stubs."""
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+import pytest
+from scorewire.server.app import Running, create_server
+from scorewire.settings import Settings
+from scorewire.v1 import scoring_pb2_grpc
+
+import tests.server.custom_checks  # noqa: F401 - registers test.slow and test.echo_len
+
+
+@dataclass
+class Server:
+    running: Running
+    channel: grpc.aio.Channel
+    stub: scoring_pb2_grpc.ScoringServiceStub
+    address: str
+
+
+async def start_server(**overrides: object) -> Server:
+    settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False, **overrides)
+    running, port = await create_server(settings)
+    address = f"127.0.0.1:{port}"
+    channel = grpc.aio.insecure_channel(address)
+    return Server(running, channel, scoring_pb2_grpc.ScoringServiceStub(channel), address)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Server]:
+    srv = await start_server()
+    try:
+        yield srv
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
