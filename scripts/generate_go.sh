@@ -4,12 +4,12 @@
 # types bundled); protoc-gen-go and protoc-gen-go-grpc are installed at the pinned
 # versions below into the repository-local .tools/bin when missing or different.
 set -euo pipefail
-ROOT="${1:-.}"
+ROOT=$(mkdir -p "${1:-.}" && cd "${1:-.}" && pwd)
 cd "$(dirname "$0")/.."
 REPO="$PWD"
 PY="$REPO/.venv/bin/python"
 
-PROTOC_GEN_GO_VERSION=v1.36.11
+PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.1
 TOOLS="$REPO/.tools/bin"
 
@@ -31,8 +31,8 @@ fi
 
 WKT=$("$PY" -c 'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))')
 PROTOS=$(cd protos && find scorewire -name '*.proto' | sort)
-mkdir -p "$ROOT/clients/go/gen"
-OUT=$(realpath "$ROOT/clients/go/gen")
+OUT="$ROOT/clients/go/gen"
+mkdir -p "$OUT"
 rm -rf "$OUT/scorewire"
 # module=… strips the go_package prefix so files land at gen/scorewire/v1.
 (cd protos && "$PY" -m grpc_tools.protoc -I . -I "$WKT" \

@@ -122,8 +122,14 @@ async def run_cases(
             if n % _YIELD_EVERY == 0:
                 await asyncio.sleep(0)
         return
-    async for result in _run_concurrently(plan, _aiter(cases), ctx, concurrency):
-        yield result
+    inner = _run_concurrently(plan, _aiter(cases), ctx, concurrency)
+    try:
+        async for result in inner:
+            yield result
+    finally:
+        # Closing this generator must reach the inner one now, not at garbage
+        # collection, so that cases in flight are cancelled at once.
+        await inner.aclose()
 
 
 async def _aiter(cases: Iterable[Case] | AsyncIterable[Case]) -> AsyncIterator[Case]:

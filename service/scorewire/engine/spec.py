@@ -146,6 +146,11 @@ def compile_check(
     if violations or fn is None:
         raise SpecError(violations)
 
+    # Judge-backed checks put their examples into the judge prompt: the factory sees only
+    # params, so the engine hands the examples to the bound function once, here.
+    bind_examples = getattr(fn, "bind_examples", None)
+    if bind_examples is not None and spec.examples:
+        bind_examples(tuple(spec.examples))
     compiled = CompiledCheck(
         name=spec.name or spec.type,
         type=check_type.name,

@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from scorewire.engine.custom import load_imports
-from scorewire.server.service import ScoringService
+from scorewire.server.service import RunObserver, ScoringService
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2, scoring_pb2_grpc
 
@@ -69,11 +69,12 @@ async def create_server(
     *,
     judge: Any = None,
     labels: Any = None,
+    observer: RunObserver | None = None,
     interceptors: Sequence[Any] = (),
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port."""
     server = grpc.aio.server(options=grpc_options(settings), interceptors=list(interceptors))
-    service = ScoringService(settings, judge=judge, labels=labels)
+    service = ScoringService(settings, judge=judge, labels=labels, observer=observer)
     scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -13,7 +13,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format, struct_pb2
@@ -23,7 +23,7 @@ from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
 from scorewire.engine.suite import LoadedSuite, load_request_suite
-from scorewire.engine.summary import SummaryBuilder
+from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.server import convert
 from scorewire.server.errors import (
     RequestRejected,
@@ -87,11 +87,29 @@ def _plan_key(
     return h.digest()
 
 
+class RunObserver(Protocol):
+    """Receives results for metrics; called once per batch, not per check, to stay cheap."""
+
+    def observe_results(self, plan: Plan, results: Sequence[CaseResult]) -> None:
+        """Count the scores of finished cases."""
+
+    def observe_summary(self, summary: Summary) -> None:
+        """Count a finished RunSuite and its gate outcome."""
+
+
 class ScoringService(pb_grpc.ScoringServiceServicer):
     """scorewire.v1.ScoringService on grpc.aio."""
 
-    def __init__(self, settings: Settings, *, judge: Any = None, labels: Any = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        judge: Any = None,
+        labels: Any = None,
+        observer: RunObserver | None = None,
+    ) -> None:
         self._settings = settings
+        self._observer = observer
         self._plans = PlanCache()
         self._judge = judge
         self._labels = labels
@@ -170,6 +188,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
         case = Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
         result = await score_case(suite.plan, case, ctx)
+        if self._observer is not None:
+            self._observer.observe_results(suite.plan, (result,))
         remaining = ctx.remaining()
         if remaining is not None and remaining <= 0:
             raise RequestRejected(
@@ -205,12 +225,16 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         async for batch in _batched(run_cases(plan, cases, ctx, concurrency=concurrency)):
             for r in batch:
                 builder.add(r)
+            if self._observer is not None:
+                self._observer.observe_results(plan, batch)
             yield pb.RunSuiteResponse(
                 results=pb.CaseResultBatch(
                     results=[convert.case_result_to_pb(plan.checks, r) for r in batch]
                 )
             )
         summary = builder.finish(suite.gate)
+        if self._observer is not None:
+            self._observer.observe_summary(summary)
         yield pb.RunSuiteResponse(summary=convert.summary_to_pb(summary))
 
     def _cases(self, cases: Sequence[pb.Case], suite: LoadedSuite) -> list[Case]:
@@ -294,6 +318,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             with contextlib.suppress(SpecError):
                 suites = sorted(load_suite_text(request.suite_yaml, allow_imports=False).suites)
         return pb.ValidateSuiteResponse(valid=True, suites=suites, checks=suite.plan.names)
+
+    @property
+    def observer(self) -> RunObserver | None:
+        """The metrics observer, if any."""
+        return self._observer
 
     def check_stream_case(self, case: pb.StreamCase) -> None:
         """Reject a streamed case over the output size limit."""
@@ -384,6 +413,8 @@ async def _stream_scores(
                 case = Case(convert.sample_from_pb(req.sample), convert.output_from_pb(req.output))
                 result = await score_case(plan, case, ctx)
                 scores, passed = result.scores, result.passed
+                if service.observer is not None:
+                    service.observer.observe_results(plan, (result,))
             await out.put(
                 pb.ScoreStreamResponse(
                     request_id=req.request_id,
