@@ -24,7 +24,35 @@ from scorewire.engine.runner import Case, Plan, run_cases  # noqa: E402
 from scorewire.engine.spec import CheckSpec, compile_checks  # noqa: E402
 from scorewire.engine.summary import SummaryBuilder  # noqa: E402
 
-WORDS = ["the", "order", "ships", "within", "two", "business", "days", "and", "returns", "are", "accepted", "for", "thirty", "days", "with", "a", "receipt", "northstar", "support", "can", "help", "with", "refunds", "exchanges", "and", "warranty", "claims"]
+WORDS = [
+    "the",
+    "order",
+    "ships",
+    "within",
+    "two",
+    "business",
+    "days",
+    "and",
+    "returns",
+    "are",
+    "accepted",
+    "for",
+    "thirty",
+    "days",
+    "with",
+    "a",
+    "receipt",
+    "northstar",
+    "support",
+    "can",
+    "help",
+    "with",
+    "refunds",
+    "exchanges",
+    "and",
+    "warranty",
+    "claims",
+]
 
 
 def make_cases(n: int, seed: int = 7) -> list[Case]:

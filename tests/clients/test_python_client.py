@@ -84,7 +84,7 @@ def test_check_dict_becomes_checkspec_with_params_when_and_examples() -> None:
             "type": "safe_regex",
             "name": "ok",
             "params": {"pattern": "^OK$", "n": 2},
-            "when": {"type": "contains_text", "params": {"text": "x"}},
+            "when": {"type": "contains_text", "params": {"value": "x"}},
             "examples": [{"text": "OK", "kind": "positive"}, ("no", "negative")],
         }
     )
@@ -157,7 +157,7 @@ def test_score_accepts_proto_messages(client: Client) -> None:
     resp = client.score(
         pb.Output(text="no"),
         sample=pb.Sample(id="q", input=struct_pb2.Value(string_value="?")),
-        checks=[pb.CheckSpec(type="contains_text", params=_convert.to_struct({"text": "Paris"}))],
+        checks=[pb.CheckSpec(type="contains_text", params=_convert.to_struct({"value": "Paris"}))],
     )
     assert [s.passed for s in resp.scores] == [False]  # ran and failed: a result, no error
     assert not resp.passed

@@ -36,7 +36,7 @@ class Question(Generic[T]):
 class Answer(Generic[T]):
     """The judge's parsed verdict, or why there is none, with what it cost."""
 
-    __slots__ = ("value", "error_code", "error_message", "cost_usd", "cached", "unpriced")
+    __slots__ = ("cached", "cost_usd", "error_code", "error_message", "unpriced", "value")
 
     def __init__(
         self,

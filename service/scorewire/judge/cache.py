@@ -27,7 +27,6 @@ from urllib.parse import unquote, urlsplit
 
 from aiocache import SimpleMemoryCache
 from aiocache.serializers import StringSerializer
-
 from scorewire.judge.prompts import PROMPT_VERSION, Prompt
 from scorewire.judge.stats import JudgeStats
 
@@ -169,7 +168,7 @@ class VerdictCache:
                 raw = await self._store.get(NAMESPACE + key)
         except asyncio.CancelledError:
             raise
-        except Exception as err:  # noqa: BLE001 - the cache fails open
+        except Exception as err:
             self._failed("get", err)
             return None
         found = CachedAnswer.loads(raw) if raw is not None else None
@@ -188,7 +187,7 @@ class VerdictCache:
                 await self._store.set(NAMESPACE + key, answer.dumps(), ttl=self._ttl)
         except asyncio.CancelledError:
             raise
-        except Exception as err:  # noqa: BLE001 - the cache fails open
+        except Exception as err:
             self._failed("set", err)
 
     async def clear(self) -> None:
@@ -199,7 +198,7 @@ class VerdictCache:
         """Close connections to the store."""
         try:
             await self._store.close()
-        except Exception:  # noqa: BLE001 - closing a dead connection is not an error
+        except Exception:
             log.debug("verdict cache close failed", exc_info=True)
 
 

@@ -22,7 +22,7 @@ class RetryPolicy:
 
     def backoff(self, attempt: int) -> float:
         """Seconds before retry number `attempt + 1`: half to all of base * 2**attempt."""
-        ceiling = min(self.max_s, self.base_s * (2**attempt))
+        ceiling = min(self.max_s, self.base_s * float(2**attempt))
         return ceiling * (0.5 + 0.5 * self.rand())
 
     def delay(self, attempt: int, retry_after: float | None) -> float:

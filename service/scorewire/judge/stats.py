@@ -79,7 +79,7 @@ class JudgeStats:
         """Call `listener(name, amount, labels)` on every change from now on."""
         self._listeners.append(listener)
 
-    def add(self, name: str, amount: float = 1, **labels: str) -> None:
+    def add(self, name: str, amount: float = 1, /, **labels: str) -> None:
         """Add `amount` to counter `name` and tell the listeners."""
         setattr(self, name, getattr(self, name) + amount)
         for listener in self._listeners:

@@ -2,6 +2,10 @@
 
 The prompt asks for a single JSON object; the answer is the concatenated text blocks.
 A `refusal` stop reason is reported as a refusal, `max_tokens` as a truncated answer.
+
+No temperature is sent: the SDK (2.x) speaks API version 2026-10-21, which removed the
+sampling parameters (temperature, top_p, top_k) and answers 400 to any of them, even
+at their defaults. The configured temperature still goes into the cache key.
 """
 
 from __future__ import annotations
@@ -10,7 +14,6 @@ import logging
 from typing import Any
 
 import anthropic
-
 from scorewire.judge.backends.base import BackendError, Completion, status_error
 from scorewire.judge.prompts import Prompt
 
@@ -25,9 +28,7 @@ class AnthropicBackend:
     def __init__(self, *, api_key: str, base_url: str | None = None) -> None:
         # max_retries=0: retries are ours. The credential is passed explicitly so the SDK
         # never goes looking for profiles or other credentials on its own.
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0
-        )
+        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
 
     async def complete(
         self,
@@ -45,7 +46,6 @@ class AnthropicBackend:
                 max_tokens=max_tokens,
                 system=prompt.system,
                 messages=[{"role": "user", "content": prompt.user}],
-                temperature=temperature,
                 timeout=timeout_s,
             )
         except anthropic.APIStatusError as err:

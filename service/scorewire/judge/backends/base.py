@@ -127,7 +127,9 @@ def safe_error_detail(body: object) -> str:
     return "/".join(p for p in parts if p)
 
 
-def status_error(backend: str, status: int, body: object, headers: Mapping[str, str]) -> BackendError:
+def status_error(
+    backend: str, status: int, body: object, headers: Mapping[str, str]
+) -> BackendError:
     """The BackendError for an HTTP error response."""
     detail = safe_error_detail(body)
     what = f"the {backend} judge answered HTTP {status}" + (f" ({detail})" if detail else "")

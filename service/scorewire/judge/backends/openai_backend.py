@@ -16,7 +16,6 @@ import logging
 from typing import Any
 
 import openai
-
 from scorewire.judge.backends.base import BackendError, Completion, mentions, status_error
 from scorewire.judge.prompts import Prompt
 
@@ -42,7 +41,11 @@ class OpenAIBackend:
         if mode == "json_schema":
             return {
                 "type": "json_schema",
-                "json_schema": {"name": prompt.schema_name, "strict": True, "schema": prompt.schema},
+                "json_schema": {
+                    "name": prompt.schema_name,
+                    "strict": True,
+                    "schema": prompt.schema,
+                },
             }
         if mode == "json_object":
             return {"type": "json_object"}
@@ -78,7 +81,9 @@ class OpenAIBackend:
             except openai.APIStatusError as err:
                 if self._fall_back(err, used):
                     continue
-                raise status_error(self.name, err.status_code, err.body, err.response.headers) from None
+                raise status_error(
+                    self.name, err.status_code, err.body, err.response.headers
+                ) from None
             except openai.APITimeoutError:
                 raise BackendError(f"the {self.name} judge timed out", retryable=True) from None
             except openai.APIConnectionError:
@@ -107,7 +112,9 @@ class OpenAIBackend:
             err.body, "response_format", "json_schema", "json_object"
         ):
             self._format += 1
-            log.info("openai judge: server rejected a response_format; now %s", _FORMATS[self._format])
+            log.info(
+                "openai judge: server rejected a response_format; now %s", _FORMATS[self._format]
+            )
             return True
         if self._max_tokens_param == "max_tokens" and mentions(err.body, "max_tokens"):
             self._max_tokens_param = "max_completion_tokens"

@@ -11,10 +11,12 @@ from scorewire.v1 import scoring_pb2_grpc
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of a Score, RunSuite, ListChecks or ValidateSuite call unless one is given."""
 
-DEFAULT_KEEPALIVE_S = 60.0
-"""Seconds between keepalive pings while calls are open (the server must allow it)."""
+DEFAULT_KEEPALIVE_S = 30.0
+"""Seconds between keepalive pings while calls are open; the server allows one every
+5 s (`grpc.http2.min_ping_interval_without_data_ms`), and gRPC's default of 5 min
+would close the connection for pinging too often."""
 
-DEFAULT_KEEPALIVE_TIMEOUT_S = 20.0
+DEFAULT_KEEPALIVE_TIMEOUT_S = 10.0
 """Seconds to wait for a ping's ack before the connection is considered dead."""
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -62,4 +64,4 @@ def channel_options(
 
 def stub(channel: Any) -> Any:
     """The generated ScoringService stub (untyped: grpc's plugin writes no type hints)."""
-    return scoring_pb2_grpc.ScoringServiceStub(channel)  # type: ignore[no-untyped-call]
+    return scoring_pb2_grpc.ScoringServiceStub(channel)

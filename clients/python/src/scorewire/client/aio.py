@@ -156,6 +156,8 @@ class AsyncClient:
         try:
             async for resp in call:
                 yield resp
+            if requests.error is not None:
+                raise requests.error
         except grpc.RpcError as err:
             if requests.error is not None:
                 raise requests.error from None

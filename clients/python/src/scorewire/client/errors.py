@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import grpc
-
-# googleapis-common-protos ships no type information.
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2, status_pb2
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 

@@ -310,6 +310,8 @@ class _RequestStream:
 def _responses(call: Any, requests: _RequestStream) -> Iterator[pb.ScoreStreamResponse]:
     try:
         yield from call
+        if requests.error is not None:
+            raise requests.error
     except grpc.RpcError as err:
         if requests.error is not None:
             raise requests.error from None
