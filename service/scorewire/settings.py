@@ -45,6 +45,23 @@ class Settings(BaseSettings):
     check_timeout_s: float = Field(120.0, gt=0)
     """Per-check timeout; the request deadline bounds it further."""
 
+    # --- security ------------------------------------------------------------------------
+    tls_cert: str | None = None
+    """PEM certificate chain file; with tls_key, the server speaks TLS."""
+    tls_key: str | None = None
+    """PEM private key file of tls_cert."""
+    tls_client_ca: str | None = None
+    """PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS)."""
+    auth_token_sha256: str = ""
+    """Comma-separated SHA-256 hex digests of accepted bearer tokens; empty turns auth off.
+
+    Only digests are configured, so no token appears in configuration or logs.
+    """
+    auth_open_health: bool = True
+    """Leave health checks and reflection open to callers without a token."""
+    max_in_flight_per_token: int = Field(0, ge=0)
+    """Most calls one token may have in flight; 0 means no limit."""
+
     # --- custom checks ----------------------------------------------------------------------
     imports: list[str] = Field(default_factory=list)
     """Python modules of server-side custom checks, imported at start-up.

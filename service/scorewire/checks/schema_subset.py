@@ -123,11 +123,14 @@ def _parse_int(digits: str) -> int | float:
         return float(digits)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+
+
 def loads_strict(text: str) -> Any:
     """Parse standard JSON: NaN/Infinity are rejected (ValueError), very deep text is
     JSONTooDeep (a ValueError), never a RecursionError."""
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+        return _DECODER.decode(text)
     except RecursionError:
         raise JSONTooDeep("the JSON is nested too deeply to parse") from None
 

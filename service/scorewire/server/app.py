@@ -23,6 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from scorewire.engine.custom import load_imports
+from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2, scoring_pb2_grpc
@@ -73,7 +74,9 @@ async def create_server(
     interceptors: Sequence[Any] = (),
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port."""
-    server = grpc.aio.server(options=grpc_options(settings), interceptors=list(interceptors))
+    auth = auth_interceptor(settings)
+    chain = ([auth] if auth is not None else []) + list(interceptors)
+    server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
     service = ScoringService(settings, judge=judge, labels=labels, observer=observer)
     scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
     health_servicer = HealthServicer()
@@ -86,7 +89,12 @@ async def create_server(
         ),
         server,
     )
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    address = f"{settings.host}:{settings.port}"
+    creds = server_credentials(settings)
+    if creds is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, creds)
     if port == 0:
         raise OSError(f"cannot bind {settings.host}:{settings.port}")
     await server.start()

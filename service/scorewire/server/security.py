@@ -1,0 +1,204 @@
+"""Transport security and caller authentication.
+
+- TLS, and mutual TLS when a client CA is configured, from certificate files.
+- Bearer tokens in the `authorization` metadata. The server is configured only with the
+  SHA-256 hex digests of the tokens, so no token is ever in its configuration or logs;
+  comparison is constant-time. A missing or wrong token is UNAUTHENTICATED.
+- Per-token limits on calls in flight (RESOURCE_EXHAUSTED past the limit).
+Health and reflection can stay open so that probes and grpcurl work without a token.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import hmac
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from scorewire.settings import Settings
+
+OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.v1alpha.", "/grpc.reflection.v1.")
+"""Methods left open when `auth_open_health` is set."""
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+current_token: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "scorewire_token_digest", default=None
+)
+"""The authenticated caller's token digest for the current call (None when auth is off)."""
+
+
+def parse_token_digests(raw: str) -> frozenset[str]:
+    """Comma-separated SHA-256 hex digests -> set; anything else is a configuration error."""
+    digests = [d.strip().lower() for d in raw.split(",") if d.strip()]
+    bad = [i for i, d in enumerate(digests) if not _HEX64.match(d)]
+    if bad:
+        # Never echo the value: someone may have pasted a token instead of its digest.
+        raise ValueError(
+            f"SCOREWIRE_AUTH_TOKEN_SHA256 entry {bad[0] + 1} is not a 64-character SHA-256 "
+            "hex digest (configure digests, never tokens: `printf %s TOKEN | sha256sum`)"
+        )
+    return frozenset(digests)
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """TLS credentials from the configured files, or None for plaintext."""
+    if not settings.tls_cert and not settings.tls_key:
+        if settings.tls_client_ca:
+            raise ValueError("SCOREWIRE_TLS_CLIENT_CA needs SCOREWIRE_TLS_CERT and _KEY")
+        return None
+    if not (settings.tls_cert and settings.tls_key):
+        raise ValueError("TLS needs both SCOREWIRE_TLS_CERT and SCOREWIRE_TLS_KEY")
+    cert = Path(settings.tls_cert).read_bytes()
+    key = Path(settings.tls_key).read_bytes()
+    ca = Path(settings.tls_client_ca).read_bytes() if settings.tls_client_ca else None
+    return grpc.ssl_server_credentials(
+        [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
+    )
+
+
+def _replace_behavior(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    wrap: Callable[[Callable[..., Any], bool], Callable[..., Any]],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same kind whose behavior is `wrap(behavior, streams_response)`."""
+    h: Any = handler
+    kw = {
+        "request_deserializer": h.request_deserializer,
+        "response_serializer": h.response_serializer,
+    }
+    if h.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(wrap(h.unary_unary, False), **kw)
+    if h.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(wrap(h.unary_stream, True), **kw)
+    if h.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(wrap(h.stream_unary, False), **kw)
+    return grpc.stream_stream_rpc_method_handler(wrap(h.stream_stream, True), **kw)
+
+
+def _aborting(code: grpc.StatusCode, message: str) -> Callable[[Callable[..., Any], bool], Any]:
+    def wrap(_behavior: Callable[..., Any], streams: bool) -> Callable[..., Any]:
+        if streams:
+
+            async def deny_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+                await context.abort(code, message)
+                yield  # pragma: no cover - abort raises
+
+            return deny_stream
+
+        async def deny(request: Any, context: Any) -> Any:
+            await context.abort(code, message)
+
+        return deny
+
+    return wrap
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Checks bearer tokens and enforces the per-token limit on calls in flight."""
+
+    def __init__(
+        self,
+        digests: Iterable[str],
+        *,
+        open_health: bool = True,
+        max_in_flight_per_token: int = 0,
+    ) -> None:
+        self._digests = tuple(digests)
+        self._open = OPEN_PREFIXES if open_health else ()
+        self._limit = max_in_flight_per_token
+        self._in_flight: dict[str, int] = {}
+
+    def _authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> str | None:
+        for key, value in metadata or ():
+            if key == "authorization" and isinstance(value, str):
+                scheme, _, token = value.partition(" ")
+                if scheme.lower() != "bearer" or not token:
+                    return None
+                digest = hashlib.sha256(token.strip().encode("utf-8")).hexdigest()
+                # Compare against every digest so timing does not reveal which matched.
+                ok = False
+                for d in self._digests:
+                    ok |= hmac.compare_digest(digest, d)
+                return digest if ok else None
+        return None
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
+        ],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """Authenticate, then run the call under the token's in-flight limit."""
+        method: str = getattr(details, "method", "") or ""
+        handler = await continuation(details)
+        if handler is None or (self._open and method.startswith(self._open)):
+            return handler
+        digest = self._authenticate(getattr(details, "invocation_metadata", None))
+        if digest is None:
+            return _replace_behavior(
+                handler,
+                _aborting(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token"),
+            )
+        return _replace_behavior(handler, self._limited(digest))
+
+    def _limited(self, digest: str) -> Callable[[Callable[..., Any], bool], Any]:
+        def wrap(behavior: Callable[..., Any], streams: bool) -> Callable[..., Any]:
+            if streams:
+
+                async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+                    await self._enter(digest, context)
+                    try:
+                        async for item in behavior(request, context):
+                            yield item
+                    finally:
+                        self._leave(digest)
+
+                return stream
+
+            async def unary(request: Any, context: Any) -> Any:
+                await self._enter(digest, context)
+                try:
+                    return await behavior(request, context)
+                finally:
+                    self._leave(digest)
+
+            return unary
+
+        return wrap
+
+    async def _enter(self, digest: str, context: Any) -> None:
+        current_token.set(digest)
+        n = self._in_flight.get(digest, 0)
+        if self._limit and n >= self._limit:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"this token already has {n} calls in flight "
+                f"(max_in_flight_per_token {self._limit})",
+            )
+        self._in_flight[digest] = n + 1
+
+    def _leave(self, digest: str) -> None:
+        n = self._in_flight.get(digest, 1) - 1
+        if n <= 0:
+            self._in_flight.pop(digest, None)
+        else:
+            self._in_flight[digest] = n
+
+
+def auth_interceptor(settings: Settings) -> AuthInterceptor | None:
+    """The interceptor the settings ask for, or None when auth is off."""
+    digests = parse_token_digests(settings.auth_token_sha256)
+    if not digests:
+        return None
+    return AuthInterceptor(
+        digests,
+        open_health=settings.auth_open_health,
+        max_in_flight_per_token=settings.max_in_flight_per_token,
+    )

@@ -1,0 +1,190 @@
+"""TLS, mutual TLS and bearer tokens, with certificates generated at test time."""
+
+import asyncio
+import datetime
+import hashlib
+from pathlib import Path
+
+import grpc
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from scorewire.server.security import parse_token_digests
+from scorewire.v1 import scoring_pb2 as pb
+from scorewire.v1 import scoring_pb2_grpc
+from tests.server.conftest import start_server
+
+TOKEN = "s3cret-token-for-tests"
+DIGEST = hashlib.sha256(TOKEN.encode()).hexdigest()
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _name(cn: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def _cert(subject_key, cn, issuer_key=None, issuer_cn=None, ca=False, san=None) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(cn))
+        .issuer_name(_name(issuer_cn or cn))
+        .public_key(subject_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if san:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.DNSName(s) for s in san]), critical=False
+        )
+    return builder.sign(issuer_key or subject_key, hashes.SHA256())
+
+
+def _pem(obj) -> bytes:
+    if isinstance(obj, x509.Certificate):
+        return obj.public_bytes(serialization.Encoding.PEM)
+    return obj.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory) -> dict[str, bytes | Path]:
+    """A CA, a server certificate for localhost, and a client certificate."""
+    d = tmp_path_factory.mktemp("pki")
+    ca_key = _key()
+    ca = _cert(ca_key, "scorewire test CA", ca=True)
+    srv_key = _key()
+    srv = _cert(srv_key, "localhost", ca_key, "scorewire test CA", san=["localhost"])
+    cli_key = _key()
+    cli = _cert(cli_key, "client", ca_key, "scorewire test CA")
+    files = {
+        "ca": _pem(ca),
+        "srv_cert": _pem(srv),
+        "srv_key": _pem(srv_key),
+        "cli_cert": _pem(cli),
+        "cli_key": _pem(cli_key),
+    }
+    out: dict[str, bytes | Path] = dict(files)
+    for k, v in files.items():
+        (d / f"{k}.pem").write_bytes(v)
+        out[f"{k}_path"] = d / f"{k}.pem"
+    return out
+
+
+REQ = pb.ScoreRequest(output=pb.Output(text="hello"), compact=["contains:hello"])
+
+
+async def test_tls_serves_clients_that_trust_the_ca(pki) -> None:
+    # A TLS server answers a client that verifies it against the CA.
+    srv = await start_server(tls_cert=str(pki["srv_cert_path"]), tls_key=str(pki["srv_key_path"]))
+    creds = grpc.ssl_channel_credentials(root_certificates=pki["ca"])
+    port = srv.address.rsplit(":", 1)[1]
+    try:
+        async with grpc.aio.secure_channel(f"localhost:{port}", creds) as ch:
+            resp = await scoring_pb2_grpc.ScoringServiceStub(ch).Score(REQ, timeout=10)
+            assert resp.passed
+        async with grpc.aio.insecure_channel(f"localhost:{port}") as plain:
+            # A plaintext client cannot talk to a TLS server.
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await scoring_pb2_grpc.ScoringServiceStub(plain).Score(REQ, timeout=5)
+            assert exc.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
+async def test_mutual_tls_requires_a_client_certificate(pki) -> None:
+    # With a client CA, only clients presenting a certificate it signed get in.
+    srv = await start_server(
+        tls_cert=str(pki["srv_cert_path"]),
+        tls_key=str(pki["srv_key_path"]),
+        tls_client_ca=str(pki["ca_path"]),
+    )
+    port = srv.address.rsplit(":", 1)[1]
+    try:
+        good = grpc.ssl_channel_credentials(pki["ca"], pki["cli_key"], pki["cli_cert"])
+        async with grpc.aio.secure_channel(f"localhost:{port}", good) as ch:
+            assert (await scoring_pb2_grpc.ScoringServiceStub(ch).Score(REQ, timeout=10)).passed
+        anonymous = grpc.ssl_channel_credentials(pki["ca"])
+        async with grpc.aio.secure_channel(f"localhost:{port}", anonymous) as ch:
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await scoring_pb2_grpc.ScoringServiceStub(ch).Score(REQ, timeout=5)
+            assert exc.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
+async def test_bearer_tokens_are_checked_against_digests() -> None:
+    # The right token passes; a missing or wrong one is UNAUTHENTICATED; health stays open.
+    srv = await start_server(auth_token_sha256=f"{'0' * 64},{DIGEST}")
+    stub = srv.stub
+    try:
+        ok = await stub.Score(REQ, metadata=(("authorization", f"Bearer {TOKEN}"),))
+        assert ok.passed
+        for md in ((), (("authorization", "Bearer wrong"),), (("authorization", TOKEN),)):
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await stub.Score(REQ, metadata=md)
+            assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert TOKEN not in (exc.value.details() or "")
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            async for _ in stub.RunSuite(pb.RunSuiteRequest(compact=["json_valid"])):
+                pass
+        assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        health = health_pb2_grpc.HealthStub(srv.channel)
+        resp = await health.Check(health_pb2.HealthCheckRequest())
+        assert resp.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
+async def test_health_can_be_closed_too() -> None:
+    # auth_open_health=false puts health behind the token as well.
+    srv = await start_server(auth_token_sha256=DIGEST, auth_open_health=False)
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await health_pb2_grpc.HealthStub(srv.channel).Check(health_pb2.HealthCheckRequest())
+        assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
+async def test_per_token_in_flight_limit() -> None:
+    # A token over its in-flight limit is RESOURCE_EXHAUSTED; others are unaffected.
+    srv = await start_server(auth_token_sha256=DIGEST, max_in_flight_per_token=2)
+    md = (("authorization", f"Bearer {TOKEN}"),)
+    slow = pb.ScoreRequest(checks=[pb.CheckSpec(type="test.slow")])
+    slow.sample.metadata["sleep"] = 0.5
+    try:
+        calls = [asyncio.ensure_future(srv.stub.Score(slow, metadata=md)) for _ in range(2)]
+        await asyncio.sleep(0.15)
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await srv.stub.Score(REQ, metadata=md)
+        assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "max_in_flight_per_token" in exc.value.details()
+        assert all(r.passed for r in await asyncio.gather(*calls))
+        assert (await srv.stub.Score(REQ, metadata=md)).passed  # slots are given back
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
+def test_configuring_a_token_instead_of_a_digest_is_refused_without_echoing_it() -> None:
+    # A plain token in the digest setting is a configuration error that never shows it.
+    with pytest.raises(ValueError) as exc:
+        parse_token_digests(TOKEN)
+    assert TOKEN not in str(exc.value)
