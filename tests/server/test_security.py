@@ -12,10 +12,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from scorewire.server.security import parse_token_digests
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
+
 from tests.server.conftest import start_server
 
 TOKEN = "s3cret-token-for-tests"

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-
 from scorewire.settings import Settings
 
 OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.v1alpha.", "/grpc.reflection.v1.")
