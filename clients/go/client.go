@@ -1,0 +1,162 @@
+// Package scorewire is a thin client for the scorewire.v1 scoring service: Dial with
+// sensible defaults, then Score, RunSuite and ScoreStream with the generated messages
+// of package scorewirev1. Failed calls return *Error, which carries the gRPC code and
+// the BadRequest field violations.
+package scorewire
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+
+	scorewirev1 "github.com/scorewire/scorewire/clients/go/gen/scorewire/v1"
+)
+
+// Defaults applied by Dial unless an Option changes them.
+const (
+	// DefaultTimeout is the deadline of Score, RunSuite, ListChecks and ValidateSuite
+	// when the caller's context has none. ScoreStream gets no default deadline.
+	DefaultTimeout = 30 * time.Second
+	// DefaultKeepalive is the interval of keepalive pings while calls are open; the
+	// server accepts one every 5 s.
+	DefaultKeepalive = 30 * time.Second
+	// DefaultKeepaliveTimeout is how long a ping may go unanswered before the
+	// connection is considered dead.
+	DefaultKeepaliveTimeout = 10 * time.Second
+	// MaxMessageBytes is the largest message sent or received (the server's default).
+	MaxMessageBytes = 64 << 20
+)
+
+// roundRobin balances calls over every address the target's name resolves to.
+const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
+type config struct {
+	timeout          time.Duration
+	keepalive        time.Duration
+	keepaliveTimeout time.Duration
+	creds            credentials.TransportCredentials
+	dialOptions      []grpc.DialOption
+}
+
+// Option changes a default of Dial.
+type Option func(*config)
+
+// WithTimeout sets the default deadline of calls whose context has none; 0 means none.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithKeepalive sets the keepalive ping interval and ack timeout.
+func WithKeepalive(interval, timeout time.Duration) Option {
+	return func(c *config) { c.keepalive, c.keepaliveTimeout = interval, timeout }
+}
+
+// WithTransportCredentials uses TLS (or other credentials) instead of plaintext.
+func WithTransportCredentials(creds credentials.TransportCredentials) Option {
+	return func(c *config) { c.creds = creds }
+}
+
+// WithDialOptions appends raw gRPC dial options; they override the defaults.
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(c *config) { c.dialOptions = append(c.dialOptions, opts...) }
+}
+
+// Client calls a scorewire server. It is safe for concurrent use.
+type Client struct {
+	conn    *grpc.ClientConn
+	rpc     scorewirev1.ScoringServiceClient
+	timeout time.Duration
+}
+
+// Dial creates a client for target: `host:port` is resolved through DNS and calls are
+// balanced round-robin over every address; a target with a scheme (`dns:///`,
+// `unix:`, `ipv4:`) is used as given. The connection is made lazily, on the first call.
+func Dial(target string, opts ...Option) (*Client, error) {
+	cfg := config{
+		timeout:          DefaultTimeout,
+		keepalive:        DefaultKeepalive,
+		keepaliveTimeout: DefaultKeepaliveTimeout,
+		creds:            insecure.NewCredentials(),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	dialOpts := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(cfg.creds),
+		grpc.WithDefaultServiceConfig(roundRobin),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{
+			Time:    cfg.keepalive,
+			Timeout: cfg.keepaliveTimeout,
+			// Idle channels need no pings, and servers reject them by default.
+			PermitWithoutStream: false,
+		}),
+		grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
+			grpc.MaxCallSendMsgSize(MaxMessageBytes),
+		),
+	}, cfg.dialOptions...)
+	conn, err := grpc.NewClient(normalizeTarget(target), dialOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{conn: conn, rpc: scorewirev1.NewScoringServiceClient(conn), timeout: cfg.timeout}, nil
+}
+
+// Close closes the connection; open calls fail.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Conn returns the underlying gRPC connection.
+func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+
+// Raw returns the generated stub, for calls the wrapper does not cover.
+func (c *Client) Raw() scorewirev1.ScoringServiceClient { return c.rpc }
+
+var schemes = []string{"dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "passthrough:", "xds:"}
+
+// normalizeTarget puts `host:port` behind the DNS resolver so round_robin sees every
+// address; a target that names its resolver scheme is kept.
+func normalizeTarget(target string) string {
+	for _, s := range schemes {
+		if strings.HasPrefix(target, s) {
+			return target
+		}
+	}
+	return "dns:///" + target
+}
+
+// withDefaultDeadline applies the client's timeout when ctx has no deadline.
+func (c *Client) withDefaultDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || c.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, c.timeout)
+}
+
+// Score scores one output against the request's checks: one score per check,
+// structured checks first, then compact ones.
+func (c *Client) Score(ctx context.Context, req *scorewirev1.ScoreRequest, opts ...grpc.CallOption) (*scorewirev1.ScoreResponse, error) {
+	ctx, cancel := c.withDefaultDeadline(ctx)
+	defer cancel()
+	resp, err := c.rpc.Score(ctx, req, opts...)
+	return resp, wrap(err)
+}
+
+// ListChecks returns the server's catalog of check types.
+func (c *Client) ListChecks(ctx context.Context, opts ...grpc.CallOption) (*scorewirev1.ListChecksResponse, error) {
+	ctx, cancel := c.withDefaultDeadline(ctx)
+	defer cancel()
+	resp, err := c.rpc.ListChecks(ctx, &scorewirev1.ListChecksRequest{}, opts...)
+	return resp, wrap(err)
+}
+
+// ValidateSuite returns every problem of a suite without running it; an invalid suite
+// is an answer (Valid false), not an error.
+func (c *Client) ValidateSuite(ctx context.Context, req *scorewirev1.ValidateSuiteRequest, opts ...grpc.CallOption) (*scorewirev1.ValidateSuiteResponse, error) {
+	ctx, cancel := c.withDefaultDeadline(ctx)
+	defer cancel()
+	resp, err := c.rpc.ValidateSuite(ctx, req, opts...)
+	return resp, wrap(err)
+}

@@ -1,0 +1,37 @@
+package scorewire_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	scorewire "github.com/scorewire/scorewire/clients/go"
+	scorewirev1 "github.com/scorewire/scorewire/clients/go/gen/scorewire/v1"
+)
+
+// The README's example; compiled (not run) by go test.
+func Example() {
+	ctx := context.Background()
+	cases := []*scorewirev1.Case{{Sample: &scorewirev1.Sample{Id: "a"}, Output: scorewire.Text("Paris")}}
+
+	c, err := scorewire.Dial("localhost:50051") // dns:///, round-robin, keepalive, 30 s deadline
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Score(ctx, &scorewirev1.ScoreRequest{Output: scorewire.Text("Paris"), Compact: []string{"contains:Paris"}})
+	var swErr *scorewire.Error
+	if errors.As(err, &swErr) {
+		log.Fatal(swErr.Code, swErr.FieldViolations) // codes.InvalidArgument, [{checks[0].type …}]
+	}
+	fmt.Println(resp.GetPassed())
+	run, err := c.RunSuite(ctx, &scorewirev1.RunSuiteRequest{Compact: []string{"contains:Paris"}, Cases: cases})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for result, err := range run.Results() { // each case exactly once, as it completes
+		fmt.Println(result.GetIndex(), result.GetPassed(), err)
+	}
+	fmt.Println(run.Summary().GetPassRate())
+}

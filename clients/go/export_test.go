@@ -1,0 +1,4 @@
+package scorewire
+
+// NormalizeTarget exposes normalizeTarget to the external tests.
+var NormalizeTarget = normalizeTarget
