@@ -157,10 +157,12 @@ export class ScorewireClient {
     return new ScoreStream(call, StreamConfig.fromPartial(config));
   }
 
-  /** Resolves once the channel is connected, or rejects when `timeoutMs` passes first. */
+  /** Resolves once the channel is connected; rejects with UNAVAILABLE when `timeoutMs` passes first. */
   waitForReady(timeoutMs: number = this.timeoutMs): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.stub.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(toScorewireError(err)) : resolve()));
+      this.stub.waitForReady(Date.now() + timeoutMs, (err) =>
+        err ? reject(new ScorewireError(grpc.status.UNAVAILABLE, err.message, [], undefined, { cause: err })) : resolve(),
+      );
     });
   }
 

@@ -41,13 +41,13 @@ describe("Score", () => {
     const response = await client.score({
       sample: { id: "s1", input: { question: "Who ships it?" }, expected: "Northstar" },
       output: { text: "Northstar ships it." },
-      checks: [{ type: "length", params: { max_chars: 200 } }],
+      checks: [{ type: "output_length", params: { maximum: 200 } }],
       compact: ["contains:Northstar", "contains:Southstar"],
     });
     assert.deepEqual(
       response.scores.map((s) => [s.name, s.passed]),
       [
-        ["length", true],
+        ["output_length", true],
         ["contains:Northstar", true],
         ["contains:Southstar", false],
       ],
@@ -63,7 +63,7 @@ describe("Score", () => {
     const err = await client
       .score({
         output: { text: "anything" },
-        checks: [{ type: "length", params: { max_chars: 10 } }, { type: "no_such_check" }],
+        checks: [{ type: "output_length", params: { maximum: 10 } }, { type: "no_such_check" }],
       })
       .then(
         () => assert.fail("an unknown check type was accepted"),
@@ -129,8 +129,18 @@ describe("RunSuite", () => {
     assert.equal(summary.casesPassed, 5);
   });
 
+  test("leaving the iteration early cancels the run", TIMEOUT, async () => {
+    const run = client.runSuite({ compact: ["contains:Northstar"], cases: cases(1000) });
+    for await (const _ of run) break;
+    const err = await run.summary().then(
+      () => assert.fail("an abandoned run still produced a summary"),
+      (e: unknown) => e,
+    );
+    expectCode(err, Status.CANCELLED);
+  });
+
   test("a bad suite fails the iteration with INVALID_ARGUMENT and the field's path", TIMEOUT, async () => {
-    const run = client.runSuite({ checks: [{ type: "length", params: { max_wrds: 3 } }], cases: cases(3) });
+    const run = client.runSuite({ checks: [{ type: "output_length", params: { max_wrds: 3 } }], cases: cases(3) });
     const err = await (async () => {
       for await (const _ of run) assert.fail("a bad suite produced a result");
     })().then(

@@ -9,7 +9,7 @@ and yield results in completion order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from scorewire.core.context import CheckContext
@@ -143,7 +143,7 @@ async def _aiter(cases: Iterable[Case] | AsyncIterable[Case]) -> AsyncIterator[C
 
 async def _run_concurrently(
     plan: Plan, cases: AsyncIterator[Case], ctx: CheckContext, concurrency: int
-) -> AsyncIterator[CaseResult]:
+) -> AsyncGenerator[CaseResult, None]:
     pending: set[asyncio.Task[CaseResult]] = set()
     exhausted = False
     try:

@@ -60,6 +60,10 @@ def grpc_options(settings: Settings) -> list[tuple[str, Any]]:
         ("grpc.keepalive_time_ms", int(settings.keepalive_time_s * 1000)),
         ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
         ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+        # Accept client keepalive pings every 10 s on idle streams (a slow judge can keep
+        # a stream quiet for minutes); the default would answer them with GOAWAY.
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10000),
+        ("grpc.http2.max_ping_strikes", 0),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.so_reuseport", 1 if settings.workers > 1 else 0),
     ]

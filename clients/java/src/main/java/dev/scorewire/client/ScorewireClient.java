@@ -1,0 +1,255 @@
+package dev.scorewire.client;
+
+import dev.scorewire.v1.ListChecksRequest;
+import dev.scorewire.v1.ListChecksResponse;
+import dev.scorewire.v1.RunSuiteRequest;
+import dev.scorewire.v1.ScoreRequest;
+import dev.scorewire.v1.ScoreResponse;
+import dev.scorewire.v1.ScoringServiceGrpc;
+import dev.scorewire.v1.StreamConfig;
+import dev.scorewire.v1.ValidateSuiteRequest;
+import dev.scorewire.v1.ValidateSuiteResponse;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * A client of {@code scorewire.v1.ScoringService}: the generated grpc-java stubs with
+ * defaults (deadlines, keepalive, round-robin over DNS), and failures as {@link
+ * ScorewireException}.
+ *
+ * <pre>{@code
+ * try (ScorewireClient client = ScorewireClient.newBuilder("localhost:50051").build()) {
+ *   ScoreResponse r = client.score(request);
+ * }
+ * }</pre>
+ */
+public final class ScorewireClient implements AutoCloseable {
+  /** Default deadline of unary calls (Score, ListChecks, ValidateSuite). */
+  public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
+  /** Default deadline of RunSuite and ScoreStream calls. */
+  public static final Duration DEFAULT_STREAM_DEADLINE = Duration.ofMinutes(10);
+  /** Default interval of keepalive pings while calls are open. */
+  public static final Duration DEFAULT_KEEPALIVE_TIME = Duration.ofSeconds(60);
+  /** Default wait for a keepalive ack before the connection is dropped. */
+  public static final Duration DEFAULT_KEEPALIVE_TIMEOUT = Duration.ofSeconds(20);
+  /** Default largest inbound message, matching the server's default. */
+  public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+  private static final Pattern HOST_PORT = Pattern.compile("^(\\[[^\\]]*\\]|[^:/\\[\\]]+):\\d+$");
+  private static final Pattern SCHEME = Pattern.compile("^[a-zA-Z][a-zA-Z0-9+.-]*:");
+
+  private final ManagedChannel channel;
+  private final boolean ownsChannel;
+  private final Duration deadline;
+  private final Duration streamDeadline;
+  private final ScoringServiceGrpc.ScoringServiceBlockingStub blocking;
+  private final ScoringServiceGrpc.ScoringServiceStub async;
+
+  private ScorewireClient(Builder b, ManagedChannel channel, boolean ownsChannel) {
+    this.channel = channel;
+    this.ownsChannel = ownsChannel;
+    this.deadline = b.deadline;
+    this.streamDeadline = b.streamDeadline;
+    this.blocking = ScoringServiceGrpc.newBlockingStub(channel);
+    this.async = ScoringServiceGrpc.newStub(channel);
+  }
+
+  /** A builder for a client of {@code target} ({@code host:port} or any gRPC target URI). */
+  public static Builder newBuilder(String target) {
+    return new Builder(Objects.requireNonNull(target, "target"));
+  }
+
+  /**
+   * Turns {@code host:port} into {@code dns:///host:port}, so the name resolves to every
+   * address and the balancer spreads calls over them; a target with a scheme is kept.
+   */
+  public static String normalizeTarget(String target) {
+    boolean hostPort = HOST_PORT.matcher(target).matches();
+    return SCHEME.matcher(target).find() && !hostPort ? target : "dns:///" + target;
+  }
+
+  /** The generated blocking stub, for anything this wrapper does not cover. */
+  public ScoringServiceGrpc.ScoringServiceBlockingStub blockingStub() {
+    return blocking;
+  }
+
+  /** The generated asynchronous stub. */
+  public ScoringServiceGrpc.ScoringServiceStub asyncStub() {
+    return async;
+  }
+
+  /** Scores one output: one score per check, structured checks first, then compact ones. */
+  public ScoreResponse score(ScoreRequest request) {
+    return score(request, deadline);
+  }
+
+  /** Scores one output within {@code deadline}. */
+  public ScoreResponse score(ScoreRequest request, Duration deadline) {
+    try {
+      return withDeadline(blocking, deadline).score(request);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /** Lists every check type the server knows, with its parameter schema. */
+  public ListChecksResponse listChecks() {
+    try {
+      return withDeadline(blocking, deadline).listChecks(ListChecksRequest.getDefaultInstance());
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /** Loads a suite (or checks) without running it and returns every problem found. */
+  public ValidateSuiteResponse validateSuite(ValidateSuiteRequest request) {
+    try {
+      return withDeadline(blocking, deadline).validateSuite(request);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /**
+   * Runs a suite over a batch of cases. Iterate the returned run for the case results
+   * (in completion order, each exactly once), then call {@link SuiteRun#summary()}; close
+   * it to cancel a run left early.
+   */
+  public SuiteRun runSuite(RunSuiteRequest request) {
+    return runSuite(request, streamDeadline);
+  }
+
+  /** Runs a suite within {@code deadline}. */
+  public SuiteRun runSuite(RunSuiteRequest request, Duration deadline) {
+    return new SuiteRun(withDeadline(blocking, deadline), request);
+  }
+
+  /**
+   * Opens a ScoreStream with {@code config} (the checks; sent first). {@link
+   * ScoreStream#send} cases, {@link ScoreStream#complete()} when done, and iterate the
+   * responses, which arrive in completion order with their request ids.
+   */
+  public ScoreStream scoreStream(StreamConfig config) {
+    return scoreStream(config, streamDeadline);
+  }
+
+  /** Opens a ScoreStream that must finish within {@code deadline}. */
+  public ScoreStream scoreStream(StreamConfig config, Duration deadline) {
+    return new ScoreStream(withDeadline(async, deadline), config);
+  }
+
+  /** Shuts the channel down (if this client created it), waiting up to five seconds. */
+  @Override
+  public void close() {
+    if (!ownsChannel) {
+      return;
+    }
+    channel.shutdown();
+    try {
+      if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
+        channel.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      channel.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static <S extends io.grpc.stub.AbstractStub<S>> S withDeadline(S stub, Duration d) {
+    return d == null ? stub : stub.withDeadlineAfter(d.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** Builds a {@link ScorewireClient}; every setting has a default. */
+  public static final class Builder {
+    private final String target;
+    private ChannelCredentials credentials = InsecureChannelCredentials.create();
+    private Duration deadline = DEFAULT_DEADLINE;
+    private Duration streamDeadline = DEFAULT_STREAM_DEADLINE;
+    private Duration keepAliveTime = DEFAULT_KEEPALIVE_TIME;
+    private Duration keepAliveTimeout = DEFAULT_KEEPALIVE_TIMEOUT;
+    private String loadBalancingPolicy = "round_robin";
+    private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+    private ManagedChannel channel;
+
+    private Builder(String target) {
+      this.target = target;
+    }
+
+    /** Channel credentials; plaintext by default. */
+    public Builder credentials(ChannelCredentials credentials) {
+      this.credentials = Objects.requireNonNull(credentials, "credentials");
+      return this;
+    }
+
+    /** Deadline of unary calls; {@code null} for none. Default 30 s. */
+    public Builder deadline(Duration deadline) {
+      this.deadline = deadline;
+      return this;
+    }
+
+    /** Deadline of RunSuite and ScoreStream calls; {@code null} for none. Default 10 min. */
+    public Builder streamDeadline(Duration streamDeadline) {
+      this.streamDeadline = streamDeadline;
+      return this;
+    }
+
+    /**
+     * Interval of keepalive pings while calls are open; default 60 s. The server must
+     * allow pings this often, or it answers with GOAWAY {@code too_many_pings}.
+     */
+    public Builder keepAliveTime(Duration keepAliveTime) {
+      this.keepAliveTime = Objects.requireNonNull(keepAliveTime, "keepAliveTime");
+      return this;
+    }
+
+    /** Wait for a keepalive ack before the connection is dropped; default 20 s. */
+    public Builder keepAliveTimeout(Duration keepAliveTimeout) {
+      this.keepAliveTimeout = Objects.requireNonNull(keepAliveTimeout, "keepAliveTimeout");
+      return this;
+    }
+
+    /** Load-balancing policy over the resolved addresses; default {@code round_robin}. */
+    public Builder loadBalancingPolicy(String policy) {
+      this.loadBalancingPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** Largest inbound message in bytes; default 64 MiB (the server's default). */
+    public Builder maxMessageBytes(int maxMessageBytes) {
+      this.maxMessageBytes = maxMessageBytes;
+      return this;
+    }
+
+    /**
+     * Uses {@code channel} instead of building one (the channel settings above are then
+     * ignored, and {@link ScorewireClient#close()} leaves the channel open).
+     */
+    public Builder channel(ManagedChannel channel) {
+      this.channel = channel;
+      return this;
+    }
+
+    /** Builds the client, creating its channel unless one was given. */
+    public ScorewireClient build() {
+      if (channel != null) {
+        return new ScorewireClient(this, channel, false);
+      }
+      ManagedChannel built =
+          Grpc.newChannelBuilder(normalizeTarget(target), credentials)
+              .defaultLoadBalancingPolicy(loadBalancingPolicy)
+              .keepAliveTime(keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
+              .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
+              .keepAliveWithoutCalls(false)
+              .maxInboundMessageSize(maxMessageBytes)
+              .build();
+      return new ScorewireClient(this, built, true);
+    }
+  }
+}
