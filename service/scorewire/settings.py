@@ -6,7 +6,7 @@ needs configuration takes the object (or the part of it it needs) as an argument
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -93,6 +93,16 @@ class Settings(BaseSettings):
     judge_concurrency: int = Field(32, ge=1, le=4096)
     """Judge calls in flight at once, per backend (OpenAI-compatible, Anthropic)."""
 
+    # --- embeddings (the `similarity` check) -------------------------------------------
+    embeddings_base_url: str | None = None
+    """OpenAI-compatible endpoint serving `/embeddings`; None means the SDK's default
+    (OPENAI_BASE_URL, else OpenAI)."""
+    embeddings_model: str = ""
+    """Embedding model name (`text-embedding-3-small`); empty turns embeddings off, and
+    `similarity` then scores an error."""
+    embeddings_api_key: SecretStr | None = None
+    """Falls back to OPENAI_API_KEY; a local endpoint (base URL set) needs none. Never logged."""
+
     # --- judge pricing and budgets ---------------------------------------------------------------
     judge_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """Price overrides, model name -> [input, output] USD per 1M tokens (JSON in the env).
@@ -116,6 +126,25 @@ class Settings(BaseSettings):
     """After a Redis failure, seconds the cache is bypassed before Redis is tried again."""
     cache_pool_size: int = Field(64, ge=1)
     """Redis connections per process; callers beyond it wait up to `cache_timeout_s`."""
+
+    # --- human labels ---------------------------------------------------------------------------
+    labels_path: str = "scorewire-labels.db"
+    """SQLite file of the label store, used when `labels_url` is not set (created if absent)."""
+    labels_url: SecretStr | None = None
+    """`postgresql://user:password@host:port/db`: keep labels in PostgreSQL, shared by replicas.
+
+    A SecretStr because the URL may carry a password; it is never logged.
+    """
+
+    @field_validator("labels_url")
+    @classmethod
+    def _labels_url_is_postgresql(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value():
+            return None
+        scheme = value.get_secret_value().split("://", 1)[0].lower()
+        if scheme not in ("postgresql", "postgres"):
+            raise ValueError("must be a postgresql:// URL (SQLite is set with labels_path)")
+        return value
 
     # --- metrics ------------------------------------------------------------------------------
     metrics_port: int = Field(9464, ge=0, le=65535)

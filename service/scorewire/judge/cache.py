@@ -197,7 +197,12 @@ class VerdictCache:
     async def aclose(self) -> None:
         """Close connections to the store."""
         try:
-            await self._store.close()
+            client = getattr(self._store, "client", None)
+            if client is not None:
+                # aiocache's close() calls redis-py's deprecated close(); aclose() directly.
+                await client.aclose()
+            else:
+                await self._store.close()
         except Exception:
             log.debug("verdict cache close failed", exc_info=True)
 
