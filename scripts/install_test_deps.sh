@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the tests need beyond the Python environment, when it is missing:
-# redis-server and prometheus (Debian packages), buf (npm, pinned), and the client
+# redis-server, postgresql, tmux, prometheus and the grpc-java plugin (Debian packages), buf (npm, pinned), and the client
 # toolchains' dependencies. Idempotent and quiet when everything is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,10 @@ BUF_VERSION=1.75.0
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+command -v grpc_java_plugin >/dev/null 2>&1 || need_apt+=(protobuf-compiler-grpc-java-plugin)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" != 0 ]; then
         echo "missing ${need_apt[*]}: run as root or install them" >&2

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from scorewire.cli.label import add_label_parser
 from scorewire.settings import Settings
 
 
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="modules of server-side custom checks to import (repeatable)",
     )
     serve.set_defaults(func=_serve)
+    add_label_parser(sub)
     return parser
 
 

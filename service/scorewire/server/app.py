@@ -23,6 +23,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from scorewire.engine.custom import load_imports
+from scorewire.labels import open_label_store
+from scorewire.server.labels_service import add_label_service
 from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
 from scorewire.settings import Settings
@@ -85,9 +87,12 @@ async def create_server(
     scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [SERVICE_NAME]
+    if labels is not None:
+        names.append(add_label_service(server, labels))
     reflection.enable_server_reflection(
         (
-            SERVICE_NAME,
+            *names,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
         ),
@@ -104,7 +109,8 @@ async def create_server(
     await server.start()
     serving = health_pb2.HealthCheckResponse.SERVING
     await health_servicer.set("", serving)
-    await health_servicer.set(SERVICE_NAME, serving)
+    for name in names:
+        await health_servicer.set(name, serving)
     return Running(server, port, health_servicer, service), port
 
 
@@ -112,7 +118,9 @@ async def serve(settings: Settings, *, ready_line: bool = True) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     if settings.imports:
         load_imports(settings.imports)
-    running, port = await create_server(settings)
+    labels = await open_label_store(settings)
+    running, port = await create_server(settings, labels=labels)
+    running.closers.append(labels.close)
     if ready_line:
         # Tests and scripts wait for this line to learn the port.
         print(f"scorewire listening on {settings.host}:{port}", flush=True)

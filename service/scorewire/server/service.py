@@ -110,6 +110,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> None:
         self._settings = settings
         self._observer = observer
+        # Shared by every request's context: read-only run-wide services and flags.
+        self._extras: dict[str, Any] = {"no_local_files": True}
         self._plans = PlanCache()
         self._judge = judge
         self._labels = labels
@@ -160,7 +162,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             make_budget = getattr(self._judge, "new_budget", None)
             budget = make_budget(budget_usd) if make_budget is not None else None
         return CheckContext(
-            deadline=deadline, judge=self._judge, labels=self._labels, budget=budget
+            deadline=deadline,
+            judge=self._judge,
+            labels=self._labels,
+            budget=budget,
+            extras=self._extras,
         )
 
     def _check_output(self, output: pb.Output, field: str) -> None:

@@ -1,0 +1,232 @@
+"""The label store in PostgreSQL, shared by every replica (`SCOREWIRE_LABELS_URL`).
+
+Durability: `put` runs one transaction and returns after its COMMIT, which PostgreSQL
+acknowledges only once the commit record is flushed to its WAL (with the server's
+default `synchronous_commit=on`; an operator who turns it off trades that away).
+
+Concurrency: labels are only ever inserted (append-only history), so concurrent writers
+on any number of replicas never overwrite each other; reads pick the latest label per
+(sample_id, output_hash, check, labeller). The schema is created on first use under an
+advisory lock, so replicas starting together do not race on `CREATE TABLE`.
+
+A database that does not answer makes calls fail with `LabelsUnavailable` within
+`OPERATION_TIMEOUT_S`; after a failure, calls fail at once for `FAIL_FAST_S` so that a
+run with a human check over thousands of samples does not wait on every one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+from scorewire.labels.model import Label, LabelQuery, LabelsUnavailable, utc_now
+
+log = logging.getLogger("scorewire.labels")
+
+T = TypeVar("T")
+
+OPERATION_TIMEOUT_S = 5.0
+"""The most one store call may take before the store counts as not answering."""
+FAIL_FAST_S = 1.0
+"""After the database failed to answer, seconds during which calls fail without trying."""
+_CONNECT_TIMEOUT_S = 3
+_CONNECTION_WAIT_S = 3.0  # a free pool connection; PostgreSQL refusing connections waits this
+_SCHEMA_LOCK_KEY = 0x5C0E_1AB5  # pg_advisory_xact_lock key: "scorewire labels"
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS scorewire_label_history (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        sample_id TEXT NOT NULL,
+        output_hash TEXT NOT NULL,
+        label_check TEXT NOT NULL,
+        labeller TEXT NOT NULL,
+        passed BOOLEAN NOT NULL,
+        note TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        stored_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )
+    """,
+    """
+    CREATE INDEX IF NOT EXISTS scorewire_label_history_key ON scorewire_label_history
+        (sample_id, output_hash, label_check, labeller, created_at, id)
+    """,
+)
+
+_COLUMNS = "id, sample_id, output_hash, label_check, labeller, passed, note, created_at"
+_LATEST = f"""
+SELECT {_COLUMNS} FROM (
+    SELECT {_COLUMNS}, ROW_NUMBER() OVER (
+        PARTITION BY sample_id, output_hash, label_check, labeller
+        ORDER BY created_at DESC, id DESC
+    ) AS rank
+    FROM scorewire_label_history WHERE {{where}}
+) AS latest WHERE rank = 1 AND id > %s ORDER BY id LIMIT %s
+"""
+_HISTORY = (
+    f"SELECT {_COLUMNS} FROM scorewire_label_history WHERE {{where}} AND id > %s "
+    "ORDER BY id LIMIT %s"
+)
+_INSERT = (
+    "INSERT INTO scorewire_label_history (sample_id, output_hash, label_check, labeller,"
+    " passed, note, created_at, stored_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def _where(query: LabelQuery) -> tuple[str, list[Any]]:
+    clauses, args = ["TRUE"], []
+    for column, value in (
+        ("sample_id", query.sample_id),
+        ("output_hash", query.output_hash),
+        ("label_check", query.check),
+        ("labeller", query.labeller),
+    ):
+        if value:
+            clauses.append(f"{column} = %s")
+            args.append(value)
+    return " AND ".join(clauses), args
+
+
+def _row_label(row: Sequence[Any]) -> tuple[int, Label]:
+    return int(row[0]), Label(
+        sample_id=row[1],
+        output_hash=row[2],
+        check=row[3],
+        labeller=row[4],
+        passed=bool(row[5]),
+        note=row[6],
+        created_at=row[7].astimezone(UTC),
+    )
+
+
+class PostgresLabelStore:
+    """A `LabelStore` in PostgreSQL. Open it with `PostgresLabelStore.open(url)`."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+        self._schema_ready = False
+        self._schema_lock = asyncio.Lock()
+        self._down_until = 0.0
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: str, *, max_connections: int = 8) -> PostgresLabelStore:
+        """A store on the database at `url`; connects in the background.
+
+        A database that is down at start-up does not stop the server: label calls fail
+        with `LabelsUnavailable` until it answers. The schema is created by the first
+        call that reaches the database (a wrong URL shows in the log then).
+        """
+        pool = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            open=False,
+            timeout=_CONNECTION_WAIT_S,
+            check=AsyncConnectionPool.check_connection,
+            name="scorewire-labels",
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": _CONNECT_TIMEOUT_S,
+                "application_name": "scorewire",
+                "options": f"-c statement_timeout={int(OPERATION_TIMEOUT_S * 1000)}"
+                " -c timezone=UTC",
+            },
+        )
+        await pool.open(wait=False)
+        return cls(pool)
+
+    async def _ensure_schema(self) -> None:
+        async with self._schema_lock:
+            if self._schema_ready:
+                return
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
+                for statement in _SCHEMA:
+                    await conn.execute(statement)
+            self._schema_ready = True
+
+    async def _run(self, op: Callable[[], Awaitable[T]]) -> T:
+        if self._closed:
+            raise LabelsUnavailable("the label store is closed")
+        if time.monotonic() < self._down_until:
+            raise LabelsUnavailable("the label database did not answer a moment ago")
+
+        async def guarded() -> T:
+            if not self._schema_ready:
+                await self._ensure_schema()
+            return await op()
+
+        try:
+            return await asyncio.wait_for(guarded(), OPERATION_TIMEOUT_S + 1.0)
+        except TimeoutError:
+            message = f"the label database did not answer within {OPERATION_TIMEOUT_S:g} s"
+        except psycopg.Error as err:
+            # The message may quote the URL's host but never its password.
+            message = f"the label database failed: {type(err).__name__}: {err}".strip()
+        log.warning("label store: %s", message)
+        self._down_until = time.monotonic() + FAIL_FAST_S
+        raise LabelsUnavailable(message)
+
+    async def put(self, labels: Sequence[Label]) -> None:
+        """Insert every label in one transaction; returns after the commit."""
+        stored_at = utc_now()
+        rows = [
+            (
+                lb.sample_id,
+                lb.output_hash,
+                lb.check,
+                lb.labeller,
+                lb.passed,
+                lb.note,
+                lb.created_at,
+                stored_at,
+            )
+            for lb in labels
+        ]
+
+        async def insert() -> None:
+            async with (
+                self._pool.connection() as conn,
+                conn.transaction(),
+                conn.cursor() as cur,
+            ):
+                await cur.executemany(_INSERT, rows)
+
+        await self._run(insert)
+
+    async def lookup(self, sample_id: str, output_hash: str, check: str) -> list[Label]:
+        """The counting label of each labeller for this sample, output and check."""
+        if "\x00" in sample_id or "\x00" in check:
+            return []  # PostgreSQL text cannot hold NUL, so no stored label has one
+        query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check)
+        found = await self.list_labels(query, after_id=0, limit=10_000)
+        return sorted((lb for _, lb in found), key=lambda lb: lb.labeller)
+
+    async def list_labels(
+        self, query: LabelQuery, *, after_id: int, limit: int
+    ) -> list[tuple[int, Label]]:
+        """Up to `limit` labels with ids above `after_id`, by id."""
+        where, args = _where(query)
+        sql = (_HISTORY if query.include_history else _LATEST).format(where=where)
+        params = [*args, after_id, limit]
+
+        async def select() -> list[tuple[int, Label]]:
+            async with self._pool.connection() as conn, conn.cursor() as cur:
+                await cur.execute(sql, params)
+                return [_row_label(row) for row in await cur.fetchall()]
+
+        return await self._run(select)
+
+    async def close(self) -> None:
+        """Close the pool; later calls raise `LabelsUnavailable`."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._pool.close(timeout=1.0)

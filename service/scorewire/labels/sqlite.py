@@ -1,0 +1,232 @@
+"""The label store in one SQLite file: the default, for a single server or workers on one host.
+
+Durability: the database runs in WAL mode with `synchronous=FULL`, and `put` returns only
+after its transaction committed. In WAL mode `NORMAL` skips the fsync of the log at each
+commit, so a power cut or kernel crash can roll back the last commits, which would lose
+a label the server already acknowledged. `FULL` fsyncs the log at every commit; labels
+arrive at human pace (a few per second at most), so the fsync costs nothing that matters.
+
+Concurrency: labels are only ever inserted into `label_history` (append-only), so two
+writers never overwrite each other; readers pick the latest per key. WAL lets readers
+run beside the one writer, and `busy_timeout` makes worker processes sharing the file
+queue their writes instead of failing.
+
+sqlite3 blocks, so every call runs on one dedicated thread that owns the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from scorewire.labels.model import Label, LabelQuery, LabelsUnavailable, utc_now
+
+log = logging.getLogger("scorewire.labels")
+
+T = TypeVar("T")
+
+OPERATION_TIMEOUT_S = 5.0
+"""The most one store call may take before the store counts as not answering."""
+_BUSY_TIMEOUT_S = 4.0
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS label_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sample_id TEXT NOT NULL,
+    output_hash TEXT NOT NULL,
+    label_check TEXT NOT NULL,
+    labeller TEXT NOT NULL,
+    passed INTEGER NOT NULL,
+    note TEXT NOT NULL,
+    created_at_us INTEGER NOT NULL,
+    stored_at_us INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS label_history_key
+    ON label_history (sample_id, output_hash, label_check, labeller, created_at_us, id);
+"""
+
+_COLUMNS = "id, sample_id, output_hash, label_check, labeller, passed, note, created_at_us"
+
+# The latest label per key: the highest created_at, ties to the highest id (stored last).
+# Filters are on key columns only, so filtering inside the window keeps whole keys.
+_LATEST = f"""
+SELECT {_COLUMNS} FROM (
+    SELECT {_COLUMNS}, ROW_NUMBER() OVER (
+        PARTITION BY sample_id, output_hash, label_check, labeller
+        ORDER BY created_at_us DESC, id DESC
+    ) AS rank
+    FROM label_history WHERE {{where}}
+) WHERE rank = 1 AND id > ? ORDER BY id LIMIT ?
+"""
+_HISTORY = f"SELECT {_COLUMNS} FROM label_history WHERE {{where}} AND id > ? ORDER BY id LIMIT ?"
+
+
+def to_micros(moment: datetime) -> int:
+    """Microseconds since the Unix epoch of a timezone-aware time."""
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def from_micros(micros: int) -> datetime:
+    """The UTC time `micros` microseconds after the Unix epoch."""
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _row_label(row: Sequence[Any]) -> tuple[int, Label]:
+    return int(row[0]), Label(
+        sample_id=row[1],
+        output_hash=row[2],
+        check=row[3],
+        labeller=row[4],
+        passed=bool(row[5]),
+        note=row[6],
+        created_at=from_micros(int(row[7])),
+    )
+
+
+def _where(query: LabelQuery) -> tuple[str, list[Any]]:
+    clauses, args = ["1 = 1"], []
+    for column, value in (
+        ("sample_id", query.sample_id),
+        ("output_hash", query.output_hash),
+        ("label_check", query.check),
+        ("labeller", query.labeller),
+    ):
+        if value:
+            clauses.append(f"{column} = ?")
+            args.append(value)
+    return " AND ".join(clauses), args
+
+
+class SqliteLabelStore:
+    """A `LabelStore` in one SQLite file. Open it with `SqliteLabelStore.open(path)`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="labels-sqlite")
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: str) -> SqliteLabelStore:
+        """Open (creating if needed) the store at `path`.
+
+        Raises `LabelsUnavailable` when the file cannot be opened: a SQLite path that
+        does not work is a configuration error, better reported at start-up.
+        """
+        store = cls(path)
+        await store._call(store._connect)
+        return store
+
+    def _connect(self) -> None:
+        conn = sqlite3.connect(
+            self.path,
+            timeout=_BUSY_TIMEOUT_S,
+            isolation_level=None,  # autocommit; transactions are explicit
+            check_same_thread=False,  # only the store's one thread uses it
+        )
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"cannot use WAL journal mode (got {mode})")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.executescript(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    async def _call(self, fn: Callable[[], T]) -> T:
+        if self._closed:
+            raise LabelsUnavailable("the label store is closed")
+        loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.wait_for(
+                loop.run_in_executor(self._executor, fn), OPERATION_TIMEOUT_S
+            )
+        except TimeoutError:
+            raise LabelsUnavailable(
+                f"the label store did not answer within {OPERATION_TIMEOUT_S:g} s"
+            ) from None
+        except (sqlite3.Error, RuntimeError) as err:
+            # RuntimeError: the executor was shut down by a concurrent close().
+            log.warning("label store %s failed: %s", self.path, err)
+            raise LabelsUnavailable(f"the label store failed: {err}") from None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise sqlite3.OperationalError("the label store is closed")
+        return self._conn
+
+    async def put(self, labels: Sequence[Label]) -> None:
+        """Insert every label in one transaction; returns after the commit."""
+        stored_at = to_micros(utc_now())
+        rows = [
+            (
+                lb.sample_id,
+                lb.output_hash,
+                lb.check,
+                lb.labeller,
+                int(lb.passed),
+                lb.note,
+                to_micros(lb.created_at),
+                stored_at,
+            )
+            for lb in labels
+        ]
+
+        def insert() -> None:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "INSERT INTO label_history (sample_id, output_hash, label_check, labeller,"
+                    " passed, note, created_at_us, stored_at_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+        await self._call(insert)
+
+    async def lookup(self, sample_id: str, output_hash: str, check: str) -> list[Label]:
+        """The counting label of each labeller for this sample, output and check."""
+        query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check)
+        found = await self.list_labels(query, after_id=0, limit=10_000)
+        return sorted((lb for _, lb in found), key=lambda lb: lb.labeller)
+
+    async def list_labels(
+        self, query: LabelQuery, *, after_id: int, limit: int
+    ) -> list[tuple[int, Label]]:
+        """Up to `limit` labels with ids above `after_id`, by id."""
+        where, args = _where(query)
+        sql = (_HISTORY if query.include_history else _LATEST).format(where=where)
+        params = [*args, after_id, limit]
+
+        def select() -> list[tuple[int, Label]]:
+            return [_row_label(row) for row in self._db().execute(sql, params)]
+
+        return await self._call(select)
+
+    async def close(self) -> None:
+        """Close the connection; later calls raise `LabelsUnavailable`."""
+        if self._closed:
+            return
+        self._closed = True
+
+        def shut() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, shut)
+        self._executor.shutdown(wait=False)

@@ -1,0 +1,238 @@
+"""The LabelService handlers: validate, call the label store, convert back.
+
+Bad labels are INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending
+field (`labels[2].output_hash`); a store that does not answer is UNAVAILABLE with a
+generic message (the detail goes to the log), and nothing of the request was stored.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import grpc
+from google.protobuf import timestamp_pb2
+from scorewire.core.errors import FieldViolation, join_path
+from scorewire.labels.model import (
+    DEFAULT_CHECK,
+    MAX_NAME_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_SAMPLE_ID_BYTES,
+    Label,
+    LabelQuery,
+    LabelStore,
+    LabelsUnavailable,
+    is_output_hash,
+    utc_now,
+)
+from scorewire.server.errors import (
+    RequestRejected,
+    guarded_unary,
+    invalid_argument,
+    resource_exhausted,
+)
+from scorewire.v1 import labels_pb2 as pb
+from scorewire.v1 import labels_pb2_grpc as pb_grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["LabelService"].full_name
+"""`scorewire.v1.LabelService`, for health and reflection."""
+
+MAX_LABELS_PER_PUT = 1000
+"""Most labels one PutLabels request may carry."""
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+MAX_CLOCK_AHEAD = timedelta(minutes=5)
+"""How far in the server's future a label's `created_at` may be (clock skew)."""
+
+_UNAVAILABLE = "the label store is unavailable; nothing was stored, retry later"
+_UNAVAILABLE_READ = "the label store is unavailable; retry later"
+
+
+def _check_name(value: str, field: str, out: list[FieldViolation], *, required: bool) -> None:
+    if required and not value:
+        out.append(FieldViolation(field, "is required"))
+    elif len(value) > MAX_NAME_CHARS:
+        out.append(FieldViolation(field, f"is longer than {MAX_NAME_CHARS} characters"))
+    if "\x00" in value:
+        out.append(FieldViolation(field, "must not contain NUL characters"))
+
+
+def _created_at(msg: pb.Label, field: str, now: datetime, out: list[FieldViolation]) -> datetime:
+    if not msg.HasField("created_at"):
+        return now
+    try:
+        moment = msg.created_at.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError):
+        out.append(FieldViolation(field, "is not a valid timestamp"))
+        return now
+    if moment > now + MAX_CLOCK_AHEAD:
+        out.append(FieldViolation(field, "is more than 5 minutes in the future (check the clock)"))
+    return moment
+
+
+def label_from_pb(msg: pb.Label, path: str, now: datetime, out: list[FieldViolation]) -> Label:
+    """The domain label of `msg`; problems are appended to `out` with their field paths."""
+    sample_field = join_path(path, "sample_id")
+    if not msg.sample_id:
+        out.append(FieldViolation(sample_field, "is required"))
+    elif len(msg.sample_id.encode("utf-8")) > MAX_SAMPLE_ID_BYTES:
+        out.append(FieldViolation(sample_field, f"is longer than {MAX_SAMPLE_ID_BYTES} bytes"))
+    if "\x00" in msg.sample_id:
+        out.append(FieldViolation(sample_field, "must not contain NUL characters"))
+    if not is_output_hash(msg.output_hash):
+        out.append(
+            FieldViolation(
+                join_path(path, "output_hash"),
+                "must be the SHA-256 of the output's UTF-8 text as 64 lowercase hex digits",
+            )
+        )
+    _check_name(msg.labeller, join_path(path, "labeller"), out, required=True)
+    _check_name(msg.check, join_path(path, "check"), out, required=False)
+    note_field = join_path(path, "note")
+    if len(msg.note) > MAX_NOTE_CHARS:
+        out.append(FieldViolation(note_field, f"is longer than {MAX_NOTE_CHARS} characters"))
+    if "\x00" in msg.note:
+        out.append(FieldViolation(note_field, "must not contain NUL characters"))
+    return Label(
+        sample_id=msg.sample_id,
+        output_hash=msg.output_hash,
+        passed=msg.passed,
+        labeller=msg.labeller,
+        created_at=_created_at(msg, join_path(path, "created_at"), now, out),
+        check=msg.check or DEFAULT_CHECK,
+        note=msg.note,
+    )
+
+
+def label_to_pb(label: Label) -> pb.Label:
+    """The wire form of a label."""
+    created = timestamp_pb2.Timestamp()
+    created.FromDatetime(label.created_at)
+    return pb.Label(
+        sample_id=label.sample_id,
+        output_hash=label.output_hash,
+        passed=label.passed,
+        note=label.note,
+        labeller=label.labeller,
+        created_at=created,
+        check=label.check,
+    )
+
+
+def _query_digest(query: LabelQuery) -> str:
+    parts = (query.sample_id, query.output_hash, query.check, query.labeller)
+    h = hashlib.blake2b(digest_size=8)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(b"h" if query.include_history else b"l")
+    return h.hexdigest()
+
+
+def encode_page_token(after_id: int, query: LabelQuery) -> str:
+    """An opaque token for the page after storage id `after_id` of this query."""
+    raw = json.dumps({"after": after_id, "query": _query_digest(query)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_token(token: str, query: LabelQuery) -> int:
+    """The storage id a page token continues after; ValueError when it is not this query's."""
+    if not token:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = json.loads(raw)
+        after = data["after"]
+        digest = data["query"]
+    except (ValueError, TypeError, KeyError):
+        raise ValueError("is not a page token of this service") from None
+    if not isinstance(after, int) or after < 0 or digest != _query_digest(query):
+        raise ValueError("belongs to a listing with other filters; start again without it")
+    return after
+
+
+def _query_from_pb(request: pb.ListLabelsRequest) -> tuple[LabelQuery, int, int]:
+    violations: list[FieldViolation] = []
+    if request.output_hash and not is_output_hash(request.output_hash):
+        violations.append(
+            FieldViolation("output_hash", "must be 64 lowercase hex digits (SHA-256)")
+        )
+    for field in ("sample_id", "check", "labeller"):
+        if "\x00" in getattr(request, field):
+            violations.append(FieldViolation(field, "must not contain NUL characters"))
+    if not 0 <= request.page_size <= MAX_PAGE_SIZE:
+        violations.append(FieldViolation("page_size", f"must be 0 to {MAX_PAGE_SIZE}"))
+    query = LabelQuery(
+        sample_id=request.sample_id,
+        output_hash=request.output_hash,
+        check=request.check,
+        labeller=request.labeller,
+        include_history=request.include_history,
+    )
+    after = 0
+    try:
+        after = decode_page_token(request.page_token, query)
+    except ValueError as err:
+        violations.append(FieldViolation("page_token", str(err)))
+    if violations:
+        raise invalid_argument(violations)
+    return query, after, request.page_size or DEFAULT_PAGE_SIZE
+
+
+class LabelService(pb_grpc.LabelServiceServicer):
+    """scorewire.v1.LabelService on grpc.aio, over any `LabelStore`."""
+
+    def __init__(self, store: LabelStore) -> None:
+        self._store = store
+
+    @guarded_unary
+    async def PutLabels(
+        self, request: pb.PutLabelsRequest, context: Context
+    ) -> pb.PutLabelsResponse:
+        """Store the request's labels, all or none, durably before answering."""
+        if not request.labels:
+            raise invalid_argument([FieldViolation("labels", "must hold at least one label")])
+        if len(request.labels) > MAX_LABELS_PER_PUT:
+            raise resource_exhausted(
+                "labels",
+                f"{len(request.labels)} labels exceed the limit of {MAX_LABELS_PER_PUT} per call",
+            )
+        now = utc_now()
+        violations: list[FieldViolation] = []
+        labels = [
+            label_from_pb(msg, join_path("labels", i), now, violations)
+            for i, msg in enumerate(request.labels)
+        ]
+        if violations:
+            raise invalid_argument(violations)
+        try:
+            await self._store.put(labels)
+        except LabelsUnavailable:
+            raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE) from None
+        return pb.PutLabelsResponse(labels=[label_to_pb(lb) for lb in labels])
+
+    @guarded_unary
+    async def ListLabels(
+        self, request: pb.ListLabelsRequest, context: Context
+    ) -> pb.ListLabelsResponse:
+        """One page of the labels matching the request's filters, oldest stored first."""
+        query, after, size = _query_from_pb(request)
+        try:
+            found = await self._store.list_labels(query, after_id=after, limit=size + 1)
+        except LabelsUnavailable:
+            raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE_READ) from None
+        page = found[:size]
+        token = encode_page_token(page[-1][0], query) if len(found) > size else ""
+        return pb.ListLabelsResponse(
+            labels=[label_to_pb(lb) for _, lb in page], next_page_token=token
+        )
+
+
+def add_label_service(server: grpc.aio.Server, store: LabelStore) -> str:
+    """Register a LabelService over `store` on `server`; returns its full service name."""
+    pb_grpc.add_LabelServiceServicer_to_server(LabelService(store), server)
+    return SERVICE_NAME

@@ -1,0 +1,139 @@
+"""The PostgreSQL label store against a real PostgreSQL: replicas, crashes, outages."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from scorewire.labels import open_label_store
+from scorewire.labels.model import LabelQuery, LabelsUnavailable
+from scorewire.labels.postgres import PostgresLabelStore
+from scorewire.settings import Settings
+from scorewire.v1 import labels_pb2 as lpb
+from scorewire.v1 import scoring_pb2 as spb
+
+from tests.labels.conftest import PostgresCluster, label, start_label_server
+
+pytestmark = pytest.mark.slow
+
+
+async def test_settings_url_opens_a_postgresql_store(pg_url) -> None:
+    # SCOREWIRE_LABELS_URL=postgresql://... selects PostgreSQL over the SQLite default.
+    store = await open_label_store(Settings(labels_url=pg_url))
+    try:
+        assert isinstance(store, PostgresLabelStore)
+        await store.put([label(note="naïve — ok", check="tone")])
+        (got,) = await store.lookup("s1", label().output_hash, "tone")
+        assert got == label(note="naïve — ok", check="tone")
+    finally:
+        await store.close()
+
+
+async def test_latest_per_labeller_wins_and_history_is_kept(pg_url) -> None:
+    store = await PostgresLabelStore.open(pg_url)
+    try:
+        await store.put([label(passed=False, at=1), label(passed=True, at=9)])
+        await store.put([label(passed=False, at=5), label(labeller="bo", passed=False)])
+        got = await store.lookup("s1", label().output_hash, "default")
+        assert [(lb.labeller, lb.passed) for lb in got] == [("ana", True), ("bo", False)]
+        history = await store.list_labels(LabelQuery(include_history=True), after_id=0, limit=99)
+        assert len(history) == 4
+    finally:
+        await store.close()
+
+
+async def test_concurrent_writers_on_two_replicas_never_clobber(pg_url) -> None:
+    # Two stores (two replicas) opening at once race on the schema, then write the
+    # same keys concurrently: every label is kept and the latest per labeller wins.
+    a, b = await asyncio.gather(PostgresLabelStore.open(pg_url), PostgresLabelStore.open(pg_url))
+    try:
+        writes = [
+            store.put([label(labeller=name, at=i, passed=i % 2 == 1)])
+            for i in range(30)
+            for store, name in ((a, "ana"), (b, "bo"))
+        ]
+        await asyncio.gather(*writes)
+        history = await a.list_labels(LabelQuery(include_history=True), after_id=0, limit=1000)
+        assert len(history) == 60
+        latest = await b.lookup("s1", label().output_hash, "default")
+        assert [(lb.labeller, lb.created_at.second, lb.passed) for lb in latest] == [
+            ("ana", 29, True),
+            ("bo", 29, True),
+        ]
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_acknowledged_labels_survive_a_database_crash(pg_cluster, pg_url) -> None:
+    # `pg_ctl stop -m immediate` is a crash: no checkpoint, WAL replay at start.
+    store = await PostgresLabelStore.open(pg_url)
+    try:
+        await store.put([label(sample_id=f"s{i}") for i in range(20)])
+    finally:
+        await store.close()
+    pg_cluster.stop("immediate")
+    pg_cluster.start()
+    store = await PostgresLabelStore.open(pg_url)
+    try:
+        found = await store.list_labels(LabelQuery(), after_id=0, limit=100)
+        assert len(found) == 20
+    finally:
+        await store.close()
+
+
+async def test_stopped_database_gives_error_scores_and_recovers(
+    pg_cluster: PostgresCluster, pg_url
+) -> None:
+    # Through a real server: while PostgreSQL is down the human check is an error
+    # score and PutLabels is UNAVAILABLE; once it is back, both work again.
+    store = await PostgresLabelStore.open(pg_url)
+    srv = await start_label_server(store)
+    digest = label().output_hash
+    score = json_format.ParseDict(
+        {"sample": {"id": "s1"}, "output": {"text": "Paris"}, "checks": [{"type": "human"}]},
+        spb.ScoreRequest(),
+    )
+    put = lpb.PutLabelsRequest(
+        labels=[lpb.Label(sample_id="s1", output_hash=digest, passed=True, labeller="ana")]
+    )
+    try:
+        await srv.labels.PutLabels(put)
+        assert (await srv.scoring.Score(score)).scores[0].passed
+        pg_cluster.stop("fast")
+        try:
+            got = (await srv.scoring.Score(score)).scores[0]
+            assert got.error.code == "LABELS_UNAVAILABLE" and not got.passed
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await srv.labels.PutLabels(put)
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        finally:
+            pg_cluster.start()
+        for _ in range(100):  # the fail-fast window and the pool's reconnect pass
+            got = (await srv.scoring.Score(score)).scores[0]
+            if got.error.code == "":
+                break
+            await asyncio.sleep(0.1)
+        assert got.passed
+    finally:
+        await srv.channel.close()
+        await srv.stop()
+        await store.close()
+
+
+async def test_store_opens_while_the_database_is_down(pg_cluster: PostgresCluster) -> None:
+    # A replica starting during an outage starts; label calls fail until the DB answers.
+    store = await PostgresLabelStore.open(f"postgresql://scorewire@127.0.0.1:{_closed_port()}/x")
+    try:
+        with pytest.raises(LabelsUnavailable):
+            await store.lookup("s1", label().output_hash, "default")
+    finally:
+        await store.close()
+
+
+def _closed_port() -> int:
+    from tests.labels.conftest import free_port
+
+    return free_port()
