@@ -82,7 +82,7 @@ class FakeExtractor:
         self.cost = cost
         self.calls = 0
 
-    async def extract(self, criteria, sample, output, ctx) -> Extraction:
+    async def extract(self, criteria, sample, output, ctx, examples=()) -> Extraction:
         self.calls += 1
         if self.text is None:
             return Extraction("", cost_usd=self.cost, error_message="no table found")

@@ -75,7 +75,7 @@ async def _extract(
             ErrorCode.EXTRACTION_FAILED,
             "the extractor needs a judge and none is configured",
         )
-    ext = cast(Extraction, await extract(cc.extractor, sample, output, ctx))
+    ext = cast(Extraction, await extract(cc.extractor, sample, output, ctx, cc.examples))
     if ext.error_message is not None:
         return Score.fail_with_error(
             ErrorCode.EXTRACTION_FAILED,

@@ -190,10 +190,6 @@ class VerdictCache:
         except Exception as err:
             self._failed("set", err)
 
-    async def clear(self) -> None:
-        """Drop every entry (memory) or this namespace's entries (Redis); for tests."""
-        await self._store.clear(namespace=NAMESPACE if self.description != "memory" else None)
-
     async def aclose(self) -> None:
         """Close connections to the store."""
         try:

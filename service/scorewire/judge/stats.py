@@ -20,7 +20,7 @@ class JudgeStats:
     """Running totals of one `JudgeService`. Counters only grow except `in_flight`."""
 
     calls: int
-    """Judge HTTP requests that got an answer (any status), retries included."""
+    """Judge HTTP attempts made, retries included (whatever their outcome)."""
     call_failures: int
     """Judge calls that ended in an error after retries."""
     retries: int

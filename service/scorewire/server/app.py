@@ -22,7 +22,9 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
+from scorewire.checks.embeddings import EmbeddingsClient
 from scorewire.engine.custom import load_imports
+from scorewire.judge import JudgeService
 from scorewire.labels import open_label_store
 from scorewire.server.labels_service import add_label_service
 from scorewire.server.security import auth_interceptor, server_credentials
@@ -77,13 +79,14 @@ async def create_server(
     judge: Any = None,
     labels: Any = None,
     observer: RunObserver | None = None,
+    extras: dict[str, Any] | None = None,
     interceptors: Sequence[Any] = (),
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port."""
     auth = auth_interceptor(settings)
     chain = ([auth] if auth is not None else []) + list(interceptors)
     server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
-    service = ScoringService(settings, judge=judge, labels=labels, observer=observer)
+    service = ScoringService(settings, judge=judge, labels=labels, observer=observer, extras=extras)
     scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -118,9 +121,16 @@ async def serve(settings: Settings, *, ready_line: bool = True) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     if settings.imports:
         load_imports(settings.imports)
+    judge = JudgeService.from_settings(settings)
+    embeddings = EmbeddingsClient.from_settings(settings)
     labels = await open_label_store(settings)
-    running, port = await create_server(settings, labels=labels)
-    running.closers.append(labels.close)
+    running, port = await create_server(
+        settings,
+        judge=judge,
+        labels=labels,
+        extras={"embeddings": embeddings} if embeddings is not None else None,
+    )
+    running.closers.extend([labels.close, judge.aclose])
     if ready_line:
         # Tests and scripts wait for this line to learn the port.
         print(f"scorewire listening on {settings.host}:{port}", flush=True)

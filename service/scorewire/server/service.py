@@ -24,6 +24,7 @@ from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
 from scorewire.engine.suite import LoadedSuite, load_request_suite
 from scorewire.engine.summary import Summary, SummaryBuilder
+from scorewire.judge import Budget
 from scorewire.server import convert
 from scorewire.server.errors import (
     RequestRejected,
@@ -107,11 +108,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         judge: Any = None,
         labels: Any = None,
         observer: RunObserver | None = None,
+        extras: dict[str, Any] | None = None,
     ) -> None:
         self._settings = settings
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
-        self._extras: dict[str, Any] = {"no_local_files": True}
+        self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
         self._plans = PlanCache()
         self._judge = judge
         self._labels = labels
@@ -157,10 +159,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         deadline = None if remaining is None else time.monotonic() + remaining
         budget = None
         if budget_usd is not None:
-            if budget_usd < 0:
-                raise invalid_argument([FieldViolation("budget_usd", "must be ≥ 0")])
-            make_budget = getattr(self._judge, "new_budget", None)
-            budget = make_budget(budget_usd) if make_budget is not None else None
+            if not budget_usd >= 0:  # also refuses NaN
+                raise invalid_argument([FieldViolation("budget_usd", "must be a number ≥ 0")])
+            budget = Budget(budget_usd)
         return CheckContext(
             deadline=deadline,
             judge=self._judge,

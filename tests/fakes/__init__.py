@@ -1,0 +1,1 @@
+"""Stand-ins for external services, speaking their real wire protocols on loopback."""

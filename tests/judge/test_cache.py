@@ -1,0 +1,197 @@
+"""The verdict cache: free re-runs, free threshold changes, Redis shared and failing open."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+from scorewire.core.context import CheckContext
+from scorewire.core.model import Output, Sample
+from scorewire.judge import JudgeService
+from scorewire.judge.cache import NAMESPACE
+from scorewire.settings import Settings
+
+from tests.support.judge import OPENAI_KEY, compile_spec, judge_harness, level_reply
+from tests.support.redis import RedisServer, redis_server  # noqa: F401  (fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def judge_check(**params: object):  # type: ignore[no-untyped-def]
+    return compile_spec("judge", {"rubric": "Is it polite?", **params})
+
+
+async def run_all(h, check, outputs: list[str]):  # type: ignore[no-untyped-def]
+    return await asyncio.gather(
+        *(h.run(check, Sample(str(i)), Output(t)) for i, t in enumerate(outputs))
+    )
+
+
+async def test_second_run_makes_no_calls_and_costs_nothing() -> None:
+    async with judge_harness() as h:
+        outputs = [f"answer {i}" for i in range(10)]
+        first = await run_all(h, judge_check(), outputs)
+        second = await run_all(h, judge_check(), outputs)
+        assert h.openai.calls == 10
+        assert sum(s.cost_usd for s in first) > 0 and not any(s.cached for s in first)
+        assert all(s.cached and s.cost_usd == 0.0 and s.error is None for s in second)
+        assert [s.value for s in second] == [s.value for s in first]
+        assert h.service.stats.cache_hits == 10
+        assert h.service.stats.saved_usd == pytest.approx(sum(s.cost_usd for s in first))
+
+
+async def test_changing_threshold_or_pass_level_costs_nothing() -> None:
+    # the cache holds the raw verdict (level 4 of 5), so new pass rules re-score it free
+    async with judge_harness(openai_default=level_reply(4)) as h:
+        base = await h.run(judge_check())
+        strict = await h.run(judge_check(threshold=0.9))
+        lenient = await h.run(judge_check(threshold=0.5))
+        top_only = await h.run(judge_check(pass_level=5))
+        assert h.openai.calls == 1
+        assert base.passed and lenient.passed and not strict.passed and not top_only.passed
+        assert all(s.cached and s.cost_usd == 0 for s in (strict, lenient, top_only))
+
+
+async def test_a_different_model_or_max_tokens_is_a_different_verdict() -> None:
+    async with judge_harness() as h:
+        await h.run(judge_check())
+        await h.run(judge_check(model="openai:gpt-4o"))
+        await h.run(judge_check(max_tokens=64))
+        assert h.openai.calls == 3
+
+
+async def test_an_unparseable_cached_entry_is_a_miss() -> None:
+    async with judge_harness() as h:
+        await h.run(judge_check())
+        store = h.service.cache._store
+        for key in list(store._cache):
+            await store.set(key, "garbage")
+        score = await h.run(judge_check())
+        assert score.error is None and not score.cached and h.openai.calls == 2
+
+
+# --- Redis ----------------------------------------------------------------------------------
+
+
+async def test_redis_cache_is_shared_by_independent_services(redis_server: RedisServer) -> None:  # noqa: F811
+    async with judge_harness(cache_url=redis_server.url) as h:
+        first = await h.run(judge_check())
+        other = JudgeService.from_settings(
+            Settings(
+                openai_api_key=OPENAI_KEY,
+                openai_base_url=h.openai.url,
+                judge_model="openai:gpt-4o-mini",
+                cache_url=redis_server.url,
+            )
+        )
+        try:
+            second = await h.run(judge_check(), ctx=CheckContext(judge=other))
+        finally:
+            await other.aclose()
+        assert first.error is None and not first.cached
+        assert second.error is None and second.cached and second.cost_usd == 0.0
+        assert h.openai.calls == 1
+
+
+async def test_redis_entries_expire_after_the_ttl_and_use_no_deprecated_command(
+    redis_server: RedisServer,  # noqa: F811
+) -> None:
+    client = aioredis.from_url(redis_server.url)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            async with judge_harness(cache_url=redis_server.url, cache_ttl_s=60) as h:
+                await h.run(judge_check())
+        keys = await client.keys(NAMESPACE + "*")
+        assert len(keys) == 1
+        assert 0 < await client.pttl(keys[0]) <= 60_000
+    finally:
+        await client.aclose()
+
+
+async def test_redis_stopped_mid_run_loses_no_score(redis_server: RedisServer) -> None:  # noqa: F811
+    async with judge_harness(cache_url=redis_server.url, cache_backoff_s=0) as h:
+        check = judge_check()
+        before = await run_all(h, check, [f"a{i}" for i in range(10)])
+        redis_server.stop()
+        during = await run_all(h, check, [f"b{i}" for i in range(10)])
+        assert all(s.error is None for s in before + during)
+        assert h.service.stats.cache_bypasses >= 10
+        assert h.openai.calls == 20
+        redis_server.start()  # back, empty (no persistence): the cache works again
+        again = await run_all(h, check, [f"b{i}" for i in range(10)])
+        cached = await run_all(h, check, [f"b{i}" for i in range(10)])
+        assert all(s.error is None for s in again) and h.openai.calls == 30
+        assert all(s.cached for s in cached) and h.openai.calls == 30
+
+
+async def test_redis_down_from_the_start_is_bypassed_with_backoff() -> None:
+    # nothing listens on the port: scores still come, the cache is skipped and counted
+    dead = RedisServer()  # never started
+    async with judge_harness(cache_url=dead.url, cache_backoff_s=60) as h:
+        scores = await run_all(h, judge_check(), [f"x{i}" for i in range(5)])
+        assert all(s.error is None for s in scores)
+        assert h.service.stats.cache_bypasses >= 5
+
+
+@pytest.fixture
+async def silent_redis() -> AsyncIterator[str]:
+    """A TCP server that accepts connections and never answers (a hung Redis)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        await reader.read(-1)
+
+    server = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        for w in held:
+            w.close()
+        server.close()
+
+
+async def test_a_hung_redis_times_out_quickly_and_is_bypassed(silent_redis: str) -> None:
+    async with judge_harness(cache_url=silent_redis, cache_timeout_s=0.1) as h:
+        score = await h.run(judge_check())
+        assert score.error is None and h.openai.calls == 1
+        assert h.service.stats.cache_bypasses >= 1
+
+
+def test_two_processes_sharing_redis_make_one_call(redis_server: RedisServer) -> None:  # noqa: F811
+    async def scenario() -> tuple[list[dict[str, object]], int]:
+        async with judge_harness() as h:
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(ROOT / "service"), str(ROOT)]),
+                "SCOREWIRE_OPENAI_API_KEY": OPENAI_KEY,
+                "SCOREWIRE_OPENAI_BASE_URL": h.openai.url,
+                "SCOREWIRE_JUDGE_MODEL": "openai:gpt-4o-mini",
+                "SCOREWIRE_CACHE_URL": redis_server.url,
+            }
+            results = []
+            for _ in range(2):
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "tests.judge.judge_once", "Hello there",
+                    cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                )  # fmt: skip
+                out, _ = await proc.communicate()
+                assert proc.returncode == 0
+                results.append(json.loads(out.decode().strip().splitlines()[-1]))
+            return results, h.openai.calls
+
+    results, calls = asyncio.run(scenario())
+    assert calls == 1
+    assert results[0]["error"] is None and results[0]["cached"] is False
+    assert results[1]["error"] is None and results[1]["cached"] is True
+    assert results[1]["cost_usd"] == 0.0 and results[0]["value"] == results[1]["value"]

@@ -1,0 +1,175 @@
+"""Judge-backed checks through the real server: cost, the verdict cache, budgets, Redis."""
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from scorewire.judge import JudgeService
+from scorewire.server.app import create_server
+from scorewire.settings import Settings
+from scorewire.v1 import scoring_pb2 as pb
+from scorewire.v1 import scoring_pb2_grpc
+from tests.fakes.base import Reply
+from tests.fakes.openai_server import FakeOpenAI
+from tests.support.redis import redis_server  # noqa: F401 - fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "sk-test-grpc-judge-0123456789"
+
+
+def verdict(score: int) -> Reply:
+    return Reply(content=json.dumps({"reasoning": "r", "score": score}))
+
+
+@pytest.fixture
+def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    fake = FakeOpenAI(default=verdict(5), api_key=KEY)
+    with fake.running():
+        yield fake
+
+
+def judge_settings(fake: FakeOpenAI, **extra: object) -> Settings:
+    return Settings(
+        host="127.0.0.1",
+        port=0,
+        metrics_enabled=False,
+        openai_base_url=fake.url,
+        openai_api_key=KEY,
+        judge_model="openai:gpt-4o-mini",
+        **extra,
+    )
+
+
+def judge_cases(n: int) -> list[pb.Case]:
+    return [
+        pb.Case(sample=pb.Sample(id=f"s{i}"), output=pb.Output(text=f"answer number {i}"))
+        for i in range(n)
+    ]
+
+
+JUDGE = pb.CheckSpec(name="helpful", type="judge", params={"rubric": "Is the answer helpful?"})
+
+
+@pytest.fixture
+async def judge_server(fake_openai: FakeOpenAI):
+    settings = judge_settings(fake_openai)
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield scoring_pb2_grpc.ScoringServiceStub(channel)
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()
+
+
+async def run(stub, **kw) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+    results: list[pb.CaseResult] = []
+    summary = None
+    async for ev in stub.RunSuite(pb.RunSuiteRequest(**kw)):
+        if ev.WhichOneof("event") == "results":
+            results.extend(ev.results.results)
+        else:
+            summary = ev.summary
+    assert summary is not None
+    return results, summary
+
+
+async def test_judge_costs_once_then_comes_from_the_cache(judge_server, fake_openai) -> None:
+    # A second identical run makes no judge call and costs $0, every score cached.
+    results, summary = await run(judge_server, checks=[JUDGE], cases=judge_cases(10))
+    assert fake_openai.calls == 10
+    assert summary.passed == 10 and summary.cost_usd > 0
+    assert sum(r.scores[0].cost_usd for r in results) == pytest.approx(summary.cost_usd)
+    again, summary2 = await run(judge_server, checks=[JUDGE], cases=judge_cases(10))
+    assert fake_openai.calls == 10
+    assert summary2.cost_usd == 0 and all(r.scores[0].cached for r in again)
+    assert summary2.checks[0].cached == 10
+
+
+async def test_a_threshold_change_reuses_cached_verdicts(judge_server, fake_openai) -> None:
+    # The cache stores the raw verdict, so a new pass_level costs nothing.
+    await run(judge_server, checks=[JUDGE], cases=judge_cases(3))
+    strict = pb.CheckSpec(
+        type="judge", params={"rubric": "Is the answer helpful?", "pass_level": 5}
+    )
+    _, summary = await run(judge_server, checks=[strict], cases=judge_cases(3))
+    assert fake_openai.calls == 3 and summary.cost_usd == 0
+
+
+async def test_budget_exhaustion_is_an_error_never_a_pass(judge_server, fake_openai) -> None:
+    # With a budget too small for every call, the rest are BUDGET_EXHAUSTED errors.
+    results, summary = await run(
+        judge_server, checks=[JUDGE], cases=judge_cases(20), budget_usd=0.000001
+    )
+    codes = {r.scores[0].error.code for r in results if r.scores[0].error.code}
+    assert "BUDGET_EXHAUSTED" in codes
+    assert all(not r.scores[0].passed for r in results if r.scores[0].error.code)
+    assert summary.errored > 0 and not summary.gate_passed
+
+
+async def test_unparseable_verdict_is_an_error_whose_cost_counts(judge_server, fake_openai) -> None:
+    # A judge answering garbage gives INVALID_VERDICT with its cost, and is not cached.
+    fake_openai.script(Reply(content="I think it is fine"))
+    resp = await judge_server.Score(
+        pb.ScoreRequest(output=pb.Output(text="garbage case"), checks=[JUDGE])
+    )
+    s = resp.scores[0]
+    assert s.error.code == "INVALID_VERDICT" and not s.passed and s.cost_usd > 0
+    resp = await judge_server.Score(
+        pb.ScoreRequest(output=pb.Output(text="garbage case"), checks=[JUDGE])
+    )
+    assert resp.scores[0].passed and not resp.scores[0].cached
+
+
+def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "scorewire"), "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, line
+    return proc, line.rsplit(" ", 1)[1].strip()
+
+
+def test_two_server_processes_sharing_redis_make_one_judge_call(
+    fake_openai,
+    redis_server,
+    tmp_path,  # noqa: F811
+) -> None:
+    # Replicas share verdicts through Redis: the second server pays nothing.
+    env = dict(
+        os.environ,
+        SCOREWIRE_OPENAI_BASE_URL=fake_openai.url,
+        SCOREWIRE_OPENAI_API_KEY=KEY,
+        SCOREWIRE_JUDGE_MODEL="openai:gpt-4o-mini",
+        SCOREWIRE_CACHE_URL=redis_server.url,
+        SCOREWIRE_METRICS_ENABLED="false",
+        SCOREWIRE_LABELS_PATH=str(tmp_path / "labels.db"),
+    )
+    servers = [_serve(env), _serve(env)]
+    req = pb.ScoreRequest(output=pb.Output(text="the same output"), checks=[JUDGE])
+    try:
+        costs = []
+        for _, addr in servers:
+            with grpc.insecure_channel(addr) as ch:
+                resp = scoring_pb2_grpc.ScoringServiceStub(ch).Score(req, timeout=30)
+                assert resp.passed
+                costs.append((resp.scores[0].cost_usd, resp.scores[0].cached))
+        assert fake_openai.calls == 1
+        assert costs[0][0] > 0 and costs[1] == (0.0, True)
+    finally:
+        for proc, _ in servers:
+            proc.terminate()
+            proc.wait(15)

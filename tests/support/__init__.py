@@ -1,0 +1,1 @@
+"""Test helpers that manage real local services (Redis)."""
