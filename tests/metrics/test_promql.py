@@ -1,0 +1,350 @@
+"""The dashboard and the alert rules query only what the server exports, and a real
+Prometheus scrapes a running server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import subprocess
+import tempfile
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.metrics.helpers import (
+    DEPLOY,
+    PRICED_MODEL,
+    judge_settings,
+    judge_traffic,
+    require_binary,
+    start_metrics_server,
+)
+
+DASHBOARD = DEPLOY / "grafana/dashboards/scorewire.json"
+ALERTS = DEPLOY / "prometheus/alerts.yml"
+
+# --- extracting metric names from PromQL ------------------------------------------------
+
+_FUNCTIONS_AND_KEYWORDS = frozenset(
+    # aggregation operators, their modifiers, and the keyword operators
+    (
+        "sum min max avg group stddev stdvar count count_values bottomk topk quantile "
+        "limitk limit_ratio by without on ignoring group_left group_right bool offset "
+        "and or unless atan2"
+    ).split()
+)
+_IDENT = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_GROUPING = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
+
+
+def promql_metric_names(expr: str) -> set[str]:
+    """The metric names an expression selects.
+
+    Strings, label matchers (`{...}`), ranges and subqueries (`[...]`), grouping label
+    lists (`by (...)`, `on (...)`, ...), Grafana variables (`$__rate_interval`),
+    numbers and durations are removed; of the identifiers left, those followed by `(`
+    are functions or aggregations, and keywords are dropped: the rest are metric names.
+    """
+    text = re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`', '""', expr)
+    text = re.sub(r"#[^\n]*", " ", text)  # comments
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    text = _GROUPING.sub(" ", text)
+    text = re.sub(r"\$\{?\w+\}?", " ", text)
+    text = re.sub(r"\b\d[\w.]*", " ", text)  # numbers, 1e-9, durations like 5m
+    names = set()
+    for m in _IDENT.finditer(text):
+        word = m.group(0)
+        if word in _FUNCTIONS_AND_KEYWORDS or text[m.end() :].lstrip().startswith("("):
+            continue
+        names.add(word)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("expr", "names"),
+    [
+        # a function call is not a metric; the range is not either
+        ("rate(foo_total[5m])", {"foo_total"}),
+        # aggregation with grouping labels: `model` is a label, not a metric
+        ("sum by (model) (rate(cost_total[1m])) * 3600", {"cost_total"}),
+        # label values and matchers are strings, never metric names
+        ('sum(rate(x_total{result="hit", job=~"a|b"}[$__rate_interval]))', {"x_total"}),
+        # histogram_quantile over buckets, grouping with `le`
+        ("histogram_quantile(0.99, sum by (le, m) (rate(h_bucket[5m]))) > 2.5", {"h_bucket"}),
+        # binary operators with vector matching and keywords
+        ("a / on (instance) group_left (job) b and c > bool 1", {"a", "b", "c"}),
+        # offset, scientific numbers, unless
+        ("a offset 1h unless b > 1e-9", {"a", "b"}),
+        # a bare selector with a Grafana variable in its matcher
+        ('up{job="$job"}', {"up"}),
+        # aggregation written with the modifier after the argument
+        ("sum(rate(y_total[1m])) without (instance)", {"y_total"}),
+        # time() is a function with no metric
+        ("time() - process_start_time_seconds", {"process_start_time_seconds"}),
+    ],
+)
+def test_promql_metric_names_extracts_only_metric_names(expr: str, names: set[str]) -> None:
+    # The extractor itself, pinned on the constructs the dashboard and alerts use.
+    assert promql_metric_names(expr) == names
+
+
+def dashboard_expressions() -> list[str]:
+    """Every PromQL expression of every panel (rows included) of the dashboard."""
+    doc = json.loads(DASHBOARD.read_text())
+    out: list[str] = []
+
+    def walk(panels: list[dict[str, Any]]) -> None:
+        for p in panels:
+            out.extend(t["expr"] for t in p.get("targets", []) if t.get("expr"))
+            walk(p.get("panels", []))
+
+    walk(doc["panels"])
+    return out
+
+
+def alert_expressions() -> list[str]:
+    """Every rule expression of the alert rules."""
+    doc = yaml.safe_load(ALERTS.read_text())
+    return [rule["expr"] for group in doc["groups"] for rule in group["rules"]]
+
+
+def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
+    # Judge cost by model, cache hit ratio and savings, RPC rate and p50/p99 by method,
+    # check error rate, judge errors and retries, budget remaining; four alerts.
+    exprs = "\n".join(dashboard_expressions())
+    for needle in [
+        "sum by (model) (rate(scorewire_judge_cost_usd_total",
+        'scorewire_judge_cache_lookups_total{result="hit"}',
+        "scorewire_judge_saved_usd_total",
+        "sum by (grpc_method) (rate(grpc_server_handled_total",
+        "histogram_quantile(0.5, sum by (grpc_method, le)",
+        "histogram_quantile(0.99, sum by (grpc_method, le)",
+        'scorewire_checks_total{outcome="error"}',
+        'scorewire_judge_requests_total{outcome!="ok"}',
+        "scorewire_judge_retries_total",
+        "scorewire_judge_budget_remaining_usd",
+    ]:
+        assert needle in exprs, needle
+    alerts = {r["alert"] for g in yaml.safe_load(ALERTS.read_text())["groups"] for r in g["rules"]}
+    assert alerts == {
+        "ScorewireJudgeErrorRateHigh",
+        "ScorewireJudgeBudgetNearlySpent",
+        "ScorewireVerdictCacheBypassing",
+        "ScorewireHighP99Latency",
+    }
+
+
+async def full_traffic_scrape(fake: FakeOpenAI) -> tuple[set[str], str]:
+    """Sample names and text of a scrape after judge and deterministic traffic with a
+    server budget (so every series the server can export is present)."""
+    srv = await start_metrics_server(judge=True, **judge_settings(fake, judge_budget_usd=5.0))
+    try:
+        await judge_traffic(srv, fake)
+        scrape = await srv.scrape()
+    finally:
+        await srv.close()
+    return scrape.names, scrape.text
+
+
+async def test_every_dashboard_and_alert_expression_uses_exported_metrics(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # A panel or rule naming a metric the server does not export would stay empty (or
+    # never fire) forever.
+    exported, _ = await full_traffic_scrape(fake_openai)
+    exprs = dashboard_expressions() + alert_expressions()
+    assert len(exprs) > 20
+    used: set[str] = set()
+    for expr in exprs:
+        names = promql_metric_names(expr)
+        assert names, f"no metric in {expr!r}"
+        assert names <= exported, f"{expr!r} uses {sorted(names - exported)}, not exported"
+        used |= names
+    # And the dashboard shows the judge, cache, budget, gRPC and check families.
+    for family in ("scorewire_judge_", "scorewire_checks_", "grpc_server_", "scorewire_suite_"):
+        assert any(n.startswith(family) for n in used), family
+
+
+def test_the_dashboard_uses_the_provisioned_datasource() -> None:
+    # Panels query through the `datasource` variable, which defaults to the uid the
+    # provisioned datasource has.
+    doc = json.loads(DASHBOARD.read_text())
+    provisioned = yaml.safe_load(
+        (DEPLOY / "grafana/provisioning/datasources/prometheus.yml").read_text()
+    )["datasources"][0]
+    var = next(v for v in doc["templating"]["list"] if v["name"] == "datasource")
+    assert var["type"] == "datasource" and var["query"] == provisioned["type"] == "prometheus"
+    assert var["current"]["value"] == provisioned["uid"]
+    for panel in doc["panels"]:
+        if panel["type"] == "row":
+            continue
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+        assert panel["targets"], panel["title"]
+    ids = [p["id"] for p in doc["panels"]]
+    assert len(ids) == len(set(ids)), "panel ids must be unique"
+
+
+# --- promtool -------------------------------------------------------------------------------
+
+
+def promtool(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [require_binary("promtool"), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_promtool_check_rules_passes_on_the_alerts() -> None:
+    # The rule file is valid.
+    result = promtool("check", "rules", str(ALERTS))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 rules found" in result.stdout
+
+
+def test_promtool_alert_unit_tests_pass() -> None:
+    # Each alert fires on the traffic it is about and stays quiet on healthy traffic.
+    result = promtool("test", "rules", str(DEPLOY / "prometheus/alerts_test.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_promtool_check_config_passes_on_the_compose_prometheus_config() -> None:
+    # prometheus.yml parses and its rule file (alerts.yml, beside it) loads.
+    result = promtool("check", "config", str(DEPLOY / "prometheus/prometheus.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+async def test_promtool_lints_the_scrape(fake_openai: FakeOpenAI) -> None:
+    # Prometheus' own linter on the exposition: naming, units, _total on counters.
+    require_binary("promtool")
+    _, text = await full_traffic_scrape(fake_openai)
+    result = await asyncio.to_thread(promtool, "check", "metrics", stdin=text)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not result.stdout.strip() and not result.stderr.strip(), result.stdout + result.stderr
+
+
+# --- a real Prometheus ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def _query(base: str, expr: str) -> Any:
+    return _get_json(f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+
+
+async def _wait_for(fn: Any, what: str, attempts: int = 300) -> Any:
+    """Poll `fn()` (in a thread) until it returns something truthy."""
+    last: Any = None
+    for _ in range(attempts):
+        try:
+            last = await asyncio.to_thread(fn)
+        except OSError as err:
+            last = err
+        if last and not isinstance(last, OSError):
+            return last
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}: {last!r}")
+
+
+@contextmanager
+def prometheus_scraping(target: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A Prometheus on a free loopback port scraping `target` every second, with the
+    alert rules loaded; yields its base URL and process."""
+    binary = require_binary("prometheus")
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp, "prometheus.yml")
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                    "rule_files": [str(ALERTS)],
+                    "scrape_configs": [
+                        {"job_name": "scorewire", "static_configs": [{"targets": [target]}]}
+                    ],
+                }
+            )
+        )
+        proc = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={tmp}/data",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--log.level=warn",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            yield f"http://127.0.0.1:{port}", proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+async def test_a_real_prometheus_scrapes_the_server_and_answers_judge_cost(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # Prometheus (Debian's package) scrapes /metrics of a live server over loopback; a
+    # query for judge cost returns what the scores cost, and every dashboard and alert
+    # expression is accepted by its query engine.
+    require_binary("prometheus")
+    srv = await start_metrics_server(
+        judge=True, **judge_settings(fake_openai, judge_budget_usd=5.0)
+    )
+    try:
+        seen = await judge_traffic(srv, fake_openai)
+        cost = sum(s.cost_usd for s in seen.scores)
+        with prometheus_scraping(f"127.0.0.1:{srv.metrics.http_port}") as (base, proc):
+
+            def answer() -> list[Any]:
+                if proc.poll() is not None:
+                    stderr = proc.stderr.read() if proc.stderr else ""
+                    raise AssertionError(f"prometheus exited: {stderr}")
+                found = _query(base, f'scorewire_judge_cost_usd_total{{model="{PRICED_MODEL}"}}')
+                return list(found["data"]["result"])
+
+            result = await _wait_for(answer, "Prometheus to scrape judge cost")
+            assert len(result) == 1
+            sample = result[0]
+            assert sample["metric"]["job"] == "scorewire"
+            assert float(sample["value"][1]) == pytest.approx(cost)
+
+            for expr in dashboard_expressions() + alert_expressions():
+                concrete = expr.replace("$__rate_interval", "1m")
+                body = await asyncio.to_thread(_query, base, concrete)
+                assert body["status"] == "success", (expr, body)
+
+            rules = await asyncio.to_thread(_get_json, f"{base}/api/v1/rules")
+            loaded = {r["name"] for g in rules["data"]["groups"] for r in g["rules"]}
+            assert "ScorewireJudgeErrorRateHigh" in loaded
+    finally:
+        await srv.close()
