@@ -375,3 +375,25 @@ def test_json_form_of_examples_uses_enum_names() -> None:
     assert (
         json.loads(json_format.MessageToJson(m))["examples"][0]["kind"] == "EXAMPLE_KIND_POSITIVE"
     )
+
+
+async def test_bytes_that_do_not_parse_are_invalid_argument_not_internal(server: Server) -> None:
+    # Invalid UTF-8 in a string field is the caller's input: INVALID_ARGUMENT, not INTERNAL.
+    raw = server.channel.unary_unary("/scorewire.v1.ScoringService/Score")
+    bad = b"\x12\x04\x0a\x02\xff\xfe"  # output { text: <invalid UTF-8> }
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await raw(bad)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "request" in bad_request(exc.value)
+    stream = server.channel.stream_stream("/scorewire.v1.ScoringService/ScoreStream")
+
+    async def messages():
+        yield pb.ScoreStreamRequest(
+            config=pb.StreamConfig(compact=["json_valid"])
+        ).SerializeToString()
+        yield b"\x12\x05\x0a\x03\xc3\x28\x41"  # case { request_id: <invalid UTF-8> }
+
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        async for _ in stream(messages()):
+            pass
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT

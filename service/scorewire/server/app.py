@@ -27,10 +27,11 @@ from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import open_label_store
 from scorewire.server.labels_service import add_label_service
+from scorewire.server.registration import add_service
 from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
 from scorewire.settings import Settings
-from scorewire.v1 import scoring_pb2, scoring_pb2_grpc
+from scorewire.v1 import scoring_pb2
 
 log = logging.getLogger("scorewire.server")
 
@@ -87,7 +88,7 @@ async def create_server(
     chain = ([auth] if auth is not None else []) + list(interceptors)
     server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
     service = ScoringService(settings, judge=judge, labels=labels, observer=observer, extras=extras)
-    scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
+    add_service(server, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [SERVICE_NAME]

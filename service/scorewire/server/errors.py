@@ -17,6 +17,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from scorewire.core.errors import FieldViolation
+from scorewire.server.registration import Undecodable
 
 log = logging.getLogger("scorewire.server")
 
@@ -81,6 +82,27 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], err: RequestRejecte
 INTERNAL_MESSAGE = "internal error; the server log has the details"
 assert grpc.StatusCode.INTERNAL.value[0] == code_pb2.INTERNAL
 
+UNDECODABLE_MESSAGE = (
+    "the request is not a valid message of this method's type "
+    "(strings must be valid UTF-8; was it encoded for another method?)"
+)
+
+
+def _undecodable() -> RequestRejected:
+    return RequestRejected(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        UNDECODABLE_MESSAGE,
+        [FieldViolation("request", UNDECODABLE_MESSAGE)],
+    )
+
+
+async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for message in requests:
+        if isinstance(message, Undecodable):
+            raise _undecodable()
+        yield message
+
+
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
 
@@ -91,6 +113,8 @@ def guarded_unary(fn: H) -> H:
     @functools.wraps(fn)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
+            if isinstance(request, Undecodable):
+                raise _undecodable()
             return await fn(self, request, context)
         except RequestRejected as err:
             await abort(context, err)
@@ -111,6 +135,10 @@ def guarded_stream(fn: G) -> G:
         self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
         try:
+            if isinstance(request, Undecodable):
+                raise _undecodable()
+            if hasattr(request, "__aiter__"):
+                request = _checked_stream(request)
             async for item in fn(self, request, context):
                 yield item
         except RequestRejected as err:
