@@ -638,6 +638,14 @@ def test_python(fn: Any, text: str, value: float, passed: bool, code: str | None
         assert fn.__name__ in got.error.message  # type: ignore[union-attr]
 
 
+def test_python_threshold_sets_where_a_number_passes() -> None:
+    # threshold (default 0.5, as for custom checks) decides a numeric result
+    assert not score("python", {"fn": _half, "threshold": 0.6}).passed
+    assert score("python", {"fn": _low, "threshold": 0.2}).passed
+    errors = load_errors("python", {"fn": _half, "threshold": 2})
+    assert "less than or equal to 1" in errors["checks[0].params.threshold"]
+
+
 async def test_python_async_function() -> None:
     # An async fn makes an async check, run through run_check.
     async def judge(sample: Sample, output: Output) -> bool:

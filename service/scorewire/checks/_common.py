@@ -1,0 +1,273 @@
+"""Helpers shared by the check families: references, JSON paths, JSON parsing, results.
+
+Everything here is split into a load-time half (parse a path, bind a literal) and a
+per-sample half that does as little as possible.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from scorewire.core.model import ErrorCode, Output, Sample, Score
+from scorewire.core.registry import ParamError
+
+JSON = Any
+
+# --- paths -----------------------------------------------------------------------------
+
+PathPart = tuple[str, int | None]
+"""One step of a path: the key as text, and its value as a list index when it is one."""
+
+
+class JsonPath:
+    """A compiled path into a JSON value: dotted keys (`answer.items.0`) or a JSON pointer.
+
+    A path starting with `/` is an RFC 6901 JSON pointer (`/answer/items/0`, `~1` for `/`
+    and `~0` for `~` in keys); anything else is dotted keys. A part made of digits indexes
+    a list and names a key in an object, so `items.0` and `{"0": ...}` both work.
+    """
+
+    __slots__ = ("parts", "text")
+
+    parts: tuple[PathPart, ...]
+    """The steps, in order; empty for the JSON pointer "" (the whole value)."""
+    text: str
+    """The path as the user wrote it, for messages."""
+
+    def __init__(self, text: str, parts: tuple[PathPart, ...]) -> None:
+        self.text = text
+        self.parts = parts
+
+    def lookup(self, value: JSON) -> tuple[bool, JSON, str]:
+        """(found, value, why-not). `why-not` names the step that failed, for messages."""
+        for key, index in self.parts:
+            if isinstance(value, dict):
+                if key not in value:
+                    return False, None, f"no key {key!r}"
+                value = value[key]
+            elif isinstance(value, list):
+                if index is None:
+                    return False, None, f"{key!r} is not a list index"
+                if index >= len(value):
+                    return False, None, f"index {index} is past the end of a list of {len(value)}"
+                value = value[index]
+            else:
+                return False, None, f"cannot step into {_kind(value)} with {key!r}"
+        return True, value, ""
+
+    def __repr__(self) -> str:
+        return f"JsonPath({self.text!r})"
+
+
+def compile_path(text: str, field: str) -> JsonPath:
+    """Parse a dotted path or JSON pointer once, at load time; ParamError at `field`."""
+    if not isinstance(text, str):
+        raise ParamError(field, "a path must be a string")
+    if text.startswith("/"):
+        raw = [p.replace("~1", "/").replace("~0", "~") for p in text[1:].split("/")]
+        if any("~" in p.replace("~1", "").replace("~0", "") for p in text[1:].split("/")):
+            raise ParamError(field, "a JSON pointer may escape only '~0' and '~1'")
+    else:
+        if not text:
+            raise ParamError(field, "a path must not be empty")
+        raw = text.split(".")
+        if any(p == "" for p in raw):
+            raise ParamError(field, f"empty key in path {text!r}")
+    parts = tuple((p, int(p) if p.isascii() and p.isdigit() else None) for p in raw)
+    return JsonPath(text, parts)
+
+
+def _kind(value: JSON) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+json_kind = _kind
+"""A short name for the JSON kind of a value ("a string", "an object"), for reasons."""
+
+# --- references ------------------------------------------------------------------------
+
+
+class Reference:
+    """Where a check's reference comes from: a literal, else the sample's expected (or a path).
+
+    A missing or null reference is an error score (`MISSING_REFERENCE`) whose message
+    names where it looked. Build it once per spec; call `resolve` per sample.
+    """
+
+    __slots__ = ("has_literal", "literal", "path")
+
+    def __init__(self, literal: JSON, path: JsonPath | None) -> None:
+        self.literal = literal
+        self.has_literal = literal is not None
+        self.path = path
+
+    @classmethod
+    def from_params(
+        cls, expected: JSON, path: str | None, *, path_field: str = "path"
+    ) -> Reference:
+        """Bind `expected:` and `path:`; both at once is a load error (path reads the sample)."""
+        if expected is not None and path is not None:
+            raise ParamError(
+                path_field,
+                "path reads the sample's expected value; it cannot be combined with a literal "
+                "expected",
+            )
+        return cls(expected, compile_path(path, path_field) if path is not None else None)
+
+    def resolve(self, sample: Sample) -> JSON | Score:
+        """The reference for `sample`, or an error Score saying where it looked."""
+        if self.has_literal:
+            return self.literal
+        value = sample.expected
+        if value is None:
+            return Score.fail_with_error(
+                ErrorCode.MISSING_REFERENCE,
+                f"no reference: the check sets no expected value and sample {sample.id!r} has none",
+            )
+        if self.path is None:
+            return value
+        found, got, why = self.path.lookup(value)
+        if not found:
+            return Score.fail_with_error(
+                ErrorCode.MISSING_REFERENCE,
+                f"no reference: sample {sample.id!r} has no expected value at path "
+                f"{self.path.text!r} ({why})",
+            )
+        if got is None:
+            return Score.fail_with_error(
+                ErrorCode.MISSING_REFERENCE,
+                f"no reference: sample {sample.id!r} expected value at path "
+                f"{self.path.text!r} is null",
+            )
+        return got
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def parse_json(text: str) -> tuple[bool, JSON, str]:
+    """(ok, value, error): strict JSON (no NaN/Infinity); `error` says why it is not JSON."""
+    try:
+        return True, _decoder.decode(text), ""
+    except ValueError as err:
+        return False, None, str(err)
+
+
+def output_json(output: Output) -> tuple[bool, JSON, str]:
+    """The output as JSON: `output.value` when set, else `output.text` parsed strictly."""
+    if output.value is not None:
+        return True, output.value, ""
+    return parse_json(output.text)
+
+
+def json_equal(a: JSON, b: JSON) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1; objects ignore order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return a is None and b is None
+
+
+def as_number(value: JSON) -> float | None:
+    """A finite number from a JSON number or a numeric string (`" 3.5 "`), else None.
+
+    Booleans are not numbers; `float()`'s extras (underscores, `nan`, `inf`) are refused.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or "_" in text:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+# --- results ---------------------------------------------------------------------------
+
+
+def preview(value: JSON, limit: int = 60) -> str:
+    """A short repr of a value for reasons: long text is cut with an ellipsis."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return repr(text) if isinstance(value, str) else text
+
+
+def coerce_result(result: object, name: str, threshold: float = 0.5) -> Score:
+    """Turn what a user function returned into a Score.
+
+    A Score is kept; a bool is a pass/fail (value 1/0); a number in 0..1 is the value and
+    passes at `threshold` or above. Anything else (None, a string, a number outside 0..1,
+    NaN) is an error score with `CHECK_FAILED`, never a pass.
+    """
+    if isinstance(result, Score):
+        return result
+    if isinstance(result, bool):
+        return Score.of(result, f"{name} returned {result}")
+    if isinstance(result, int | float):
+        value = float(result)
+        if not 0.0 <= value <= 1.0:  # also false for NaN
+            return Score.fail_with_error(
+                ErrorCode.CHECK_FAILED, f"{name} returned {result!r}, which is not in 0..1"
+            )
+        return Score(
+            value, value >= threshold, f"{name} returned {value:.4g} (threshold {threshold:g})"
+        )
+    return Score.fail_with_error(
+        ErrorCode.CHECK_FAILED,
+        f"{name} returned a {type(result).__name__}; expected a Score, a bool or a number in 0..1",
+    )
+
+
+def positional_arity(fn: Callable[..., Any]) -> int | None:
+    """How many positional arguments `fn` takes (None when it takes *args or is opaque)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    count = 0
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            return None
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count

@@ -1,0 +1,275 @@
+"""JSON Schema validators compiled once per schema, with every regex on RE2.
+
+jsonschema evaluates `pattern`, `patternProperties` and the pattern side of
+`additionalProperties` with Python's backtracking `re`; a user schema could hang the
+server. Here those keywords are replaced (via `jsonschema.validators.extend`) by versions
+that run the patterns compiled by `regex_engine.compile_user_regex`, with Python `re.search`
+semantics, as jsonschema's own implementation would give. Every pattern in the document
+is compiled at load time, so a pattern RE2 cannot honour (a lookahead, say) is a load
+error at its path (`schema.properties.code.pattern`).
+
+Choices where the seeds are silent:
+
+- The draft comes from `$schema`; without one it is 2020-12. An unknown `$schema` is a
+  load error (jsonschema would warn and silently fall back to the latest draft).
+- `format` is an annotation, not an assertion (the 2020-12 default and jsonschema's
+  default): `"format": "email"` does not fail a non-email string.
+- `$ref` resolves only inside the schema document: no network retrieval. A local `$ref`
+  that points nowhere is a load error.
+- `unevaluatedProperties` together with `patternProperties` is refused at load:
+  jsonschema evaluates that pair with Python's `re`, which must not see user patterns.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+from jsonschema import ValidationError
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+from jsonschema.validators import Draft202012Validator, extend, validator_for
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
+from scorewire.checks.regex_engine import UserRegex, compile_user_regex
+from scorewire.core.errors import join_path
+from scorewire.core.registry import ParamError
+
+# Keywords whose values are data, not subschemas: a "pattern" key inside them is not a regex.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+# Keywords whose value maps names (or patterns) to subschemas.
+_NAME_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+_CACHE_LIMIT = 256
+
+
+class CompiledSchema:
+    """A validator for one schema, ready to report the first few failing paths."""
+
+    __slots__ = ("_validator",)
+
+    def __init__(self, validator: Validator) -> None:
+        self._validator = validator
+
+    def first_errors(self, instance: Any, limit: int = 3) -> tuple[list[str], bool]:
+        """Up to `limit` "path: message" lines, and whether there were more."""
+        errors = list(itertools.islice(self._validator.iter_errors(instance), limit + 1))
+        lines = [_error_line(e) for e in errors[:limit]]
+        return lines, len(errors) > limit
+
+
+def _error_line(err: ValidationError) -> str:
+    message = err.message
+    if len(message) > 120:
+        # Messages quote the offending value first; keep both ends so the verdict shows.
+        message = message[:50] + "…" + message[-69:]
+    return f"{err.json_path}: {message}"
+
+
+_cache: dict[str, CompiledSchema] = {}
+
+
+def compile_schema(schema: dict[str, Any], field: str = "schema") -> CompiledSchema:
+    """Check and compile a JSON Schema once; ParamError at the offending path if unusable.
+
+    Identical schemas (by canonical JSON) share one compiled validator.
+    """
+    try:
+        key = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        key = ""
+    if key and key in _cache:
+        return _cache[key]
+    compiled = CompiledSchema(_build(schema, field))
+    if key:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = compiled
+    return compiled
+
+
+def _build(schema: dict[str, Any], field: str) -> Validator:
+    base = _draft(schema, field)
+    try:
+        base.check_schema(schema)
+    except SchemaError as err:
+        where = field
+        for part in err.path:
+            where = join_path(where, part if isinstance(part, int) else str(part))
+        raise ParamError(where, f"invalid JSON Schema: {err.message}") from None
+    patterns: dict[str, UserRegex] = {}
+    seen: dict[str, bool] = {"unevaluatedProperties": False, "patternProperties": False}
+    refs: list[tuple[str, str]] = []
+    _walk(schema, field, patterns, seen, refs)
+    if seen["unevaluatedProperties"] and seen["patternProperties"]:
+        raise ParamError(
+            field,
+            "unevaluatedProperties together with patternProperties is not supported: "
+            "jsonschema would evaluate those patterns with Python's backtracking regex engine",
+        )
+    _check_refs(base, schema, refs)
+    cls: type[Validator] = extend(  # type: ignore[no-untyped-call]
+        base,
+        {
+            "pattern": _pattern_keyword(patterns),
+            "patternProperties": _pattern_properties_keyword(patterns),
+            "additionalProperties": _additional_properties_keyword(patterns),
+        },
+    )
+    # An empty registry: $refs resolve inside the document only, never over the network.
+    return cls(schema, registry=referencing.Registry())
+
+
+def _draft(schema: dict[str, Any], field: str) -> type[Validator]:
+    if "$schema" not in schema:
+        return Draft202012Validator
+    cls: type[Validator] | None = validator_for(schema, default=None)  # type: ignore[arg-type]
+    if cls is None:
+        raise ParamError(
+            join_path(field, "$schema"),
+            f"unknown JSON Schema draft {schema['$schema']!r}; use draft-03, -04, -06, -07, "
+            "2019-09 or 2020-12",
+        )
+    return cls
+
+
+def _walk(
+    node: Any,
+    where: str,
+    patterns: dict[str, UserRegex],
+    seen: dict[str, bool],
+    refs: list[tuple[str, str]],
+) -> None:
+    """Compile every pattern in the document and note the keywords that need care."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            _walk(item, join_path(where, i), patterns, seen, refs)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        here = join_path(where, str(key))
+        if key in _DATA_KEYWORDS:
+            continue
+        if key == "pattern" and isinstance(value, str):
+            _add_pattern(value, here, patterns)
+            continue
+        if key == "$ref" and isinstance(value, str):
+            refs.append((value, here))
+            continue
+        if key == "unevaluatedProperties":
+            seen["unevaluatedProperties"] = True
+        if key == "patternProperties" and isinstance(value, dict):
+            seen["patternProperties"] = True
+            for pattern in value:
+                _add_pattern(pattern, join_path(here, pattern), patterns)
+        if key in _NAME_MAPS and isinstance(value, dict):
+            # Keys here are property or definition names, not keywords: "enum" or
+            # "pattern" as a property name must still have its schema walked.
+            for name, sub in value.items():
+                _walk(sub, join_path(here, str(name)), patterns, seen, refs)
+        else:
+            _walk(value, here, patterns, seen, refs)
+
+
+def _add_pattern(pattern: str, where: str, patterns: dict[str, UserRegex]) -> None:
+    if pattern not in patterns:
+        patterns[pattern] = compile_user_regex(pattern, 0, where)
+
+
+def _check_refs(base: type[Validator], schema: dict[str, Any], refs: list[tuple[str, str]]) -> None:
+    """Resolve every `$ref` now, so a dangling one fails at load rather than per sample."""
+    if not refs or _has_nested_ids(schema, root=True):
+        # Nested $id scopes change the base URI of the refs below them; leave those to
+        # validation time (an unresolvable one is then an error score).
+        return
+    meta = base.META_SCHEMA
+    dialect = str(meta.get("$id") or meta.get("id") or "")
+    spec = referencing.jsonschema.specification_with(
+        dialect, default=referencing.Specification.OPAQUE
+    )
+    registry: referencing.Registry[Any] = SPECIFICATIONS.combine(referencing.Registry())
+    resolver = registry.resolver_with_root(spec.create_resource(schema))
+    for ref, where in refs:
+        try:
+            resolver.lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            raise ParamError(
+                where, f"cannot resolve $ref {ref!r} (only references inside the schema work)"
+            ) from None
+
+
+def _has_nested_ids(node: Any, *, root: bool = False) -> bool:
+    if isinstance(node, list):
+        return any(_has_nested_ids(item) for item in node)
+    if not isinstance(node, dict):
+        return False
+    if not root and isinstance(node.get("$id"), str):
+        return True
+    return any(_has_nested_ids(value) for key, value in node.items() if key not in _DATA_KEYWORDS)
+
+
+# --- RE2-backed keywords ----------------------------------------------------------------
+
+
+def _regex(patterns: dict[str, UserRegex], pattern: str) -> UserRegex:
+    rx = patterns.get(pattern)
+    if rx is None:
+        # Every pattern of the document was compiled at load; this is only a safety net.
+        rx = patterns[pattern] = compile_user_regex(pattern, 0, "pattern")
+    return rx
+
+
+def _pattern_keyword(patterns: dict[str, UserRegex]) -> Any:
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string") and not _regex(patterns, patrn).search(instance):
+            shown = instance if len(instance) <= 40 else instance[:39] + "…"
+            yield ValidationError(f"{shown!r} does not match {patrn!r}")
+
+    return pattern
+
+
+def _pattern_properties_keyword(patterns: dict[str, UserRegex]) -> Any:
+    def pattern_properties(
+        validator: Any, pattern_properties: dict[str, Any], instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in pattern_properties.items():
+            rx = _regex(patterns, patrn)
+            for key, value in instance.items():
+                if rx.search(key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    return pattern_properties
+
+
+def _additional_properties_keyword(patterns: dict[str, UserRegex]) -> Any:
+    def additional_properties(
+        validator: Any, additional: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        properties = schema.get("properties", {})
+        regexes = [_regex(patterns, p) for p in schema.get("patternProperties", {})]
+        extras = [
+            key
+            for key in instance
+            if key not in properties and not any(rx.search(key) for rx in regexes)
+        ]
+        if validator.is_type(additional, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], additional, path=extra)
+        elif not additional and extras:
+            listed = ", ".join(repr(e) for e in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(
+                f"Additional properties are not allowed ({listed} {verb} unexpected)"
+            )
+
+    return additional_properties

@@ -1,0 +1,799 @@
+"""User-supplied regular expressions, written in Python's syntax, run on RE2 in linear time.
+
+Every pattern a user hands scorewire (the `regex` check, `pattern` in a JSON Schema) runs on
+google-re2, never on Python's backtracking `re`: `(a+)+$` against 50,000 `a`s and a `!`
+answers in well under a millisecond instead of never. `compile_user_regex` takes a pattern
+in Python's `re` syntax and the catalog's `flags` integer (Python `re` flag bits), and
+returns a `UserRegex` whose `search(text)` answers exactly what `re.search(pattern, text,
+flags)` would, for every pattern both engines accept. Where RE2 cannot reproduce Python's
+meaning exactly, the pattern is refused at load time with a message that names the
+construct; it is never silently given another meaning, and there is no fallback to `re`.
+
+How Python's meaning is kept (the pattern is translated, then compiled once):
+
+- Matching is a substring search (`re.search`); `^`/`$` anchor as in Python.
+- `\\d`, `\\w`, `\\s` (and `\\D`, `\\W`, `\\S`) are Unicode-aware in Python and ASCII-only in
+  RE2, so they are written out as explicit code-point classes computed from this Python's
+  own Unicode database (`str.isdecimal`, `str.isalnum`/`_`, `str.isspace`); under
+  `re.ASCII` they are `[0-9]`, `[0-9A-Za-z_]` and `[ \\t\\n\\v\\f\\r]` (RE2's `\\s` lacks `\\v`).
+- Outside `re.MULTILINE`, Python's `$` also matches just before a final newline. It is
+  compiled to `\\n?\\z`, which is the same answer when the `$` ends the pattern (or ends its
+  alternatives); a `$` followed by more pattern is refused. `\\Z` becomes RE2's `\\z`.
+- `x{,n}` means `x{0,n}` (RE2 would read it as literal text); a `[` inside a class is a
+  literal (RE2 would read `[[:alpha:]]` as a POSIX class); `\\b` inside a class is a
+  backspace; `\\uXXXX`, `\\UXXXXXXXX`, `\\N{NAME}`, `\\xXX` and octal escapes are decoded;
+  `(?#...)` comments are dropped; named groups `(?P<name>...)` are accepted.
+- `re.IGNORECASE` with Unicode: RE2 folds case like Python except for the dotted/dotless i
+  family (`I i İ ı`, which Python treats as one class), which is written out explicitly;
+  `\\w`-style classes are never case-folded (Python does not fold them either).
+  `re.IGNORECASE` with `re.ASCII` folds only ASCII letters, as Python does, by writing
+  `[aA]`-style classes itself.
+- `re.DOTALL` and `re.MULTILINE` map to RE2's `s` and `m` flags; inline flags `(?i)`,
+  `(?s)`, `(?m)`, `(?a)`, `(?u)` and scoped `(?i-s:...)` are honoured.
+
+Refused at load time (a `ParamError` naming the construct or flag): `re.VERBOSE` (64),
+`re.LOCALE` (4), `re.DEBUG` (128), `re.TEMPLATE` (1) and unknown bits; `\\b`/`\\B` without
+`re.ASCII` (RE2's word boundary is ASCII-only, Python's is Unicode-aware: add 256 to the
+flags for an ASCII boundary); lookaheads, lookbehinds, backreferences, atomic groups,
+possessive quantifiers, conditionals; a non-final `$` (above); repeat counts over 1000
+(RE2's limit); anything else RE2 rejects. Patterns accepted by RE2 but not by Python
+(`\\z`, `\\p{L}`) keep RE2's meaning.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import string
+import unicodedata
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import re2
+from scorewire.core.registry import ParamError
+
+__all__ = [
+    "ASCII",
+    "DOTALL",
+    "IGNORECASE",
+    "MULTILINE",
+    "UNICODE",
+    "UserRegex",
+    "compile_user_regex",
+]
+
+# Python `re` flag bits (the values of re.RegexFlag; tests assert they match).
+TEMPLATE = 1
+IGNORECASE = 2
+LOCALE = 4
+MULTILINE = 8
+DOTALL = 16
+UNICODE = 32
+VERBOSE = 64
+DEBUG = 128
+ASCII = 256
+
+_REFUSED_FLAGS = {
+    TEMPLATE: "re.TEMPLATE (1) is not supported",
+    LOCALE: "re.LOCALE (4) cannot be honoured: it applies only to bytes patterns and the "
+    "C locale, which the linear-time engine does not read",
+    VERBOSE: "re.VERBOSE (64) cannot be honoured: the linear-time engine has no verbose "
+    "mode; remove the whitespace and comments from the pattern instead",
+    DEBUG: "re.DEBUG (128) is not supported",
+}
+_KNOWN_FLAGS = TEMPLATE | IGNORECASE | LOCALE | MULTILINE | DOTALL | UNICODE | VERBOSE
+_KNOWN_FLAGS |= DEBUG | ASCII
+
+_INLINE_FLAGS = {"i": IGNORECASE, "m": MULTILINE, "s": DOTALL, "a": ASCII, "u": UNICODE}
+_INLINE_REFUSED = {
+    "x": "the inline flag (?x) (re.VERBOSE) cannot be honoured: the linear-time engine "
+    "has no verbose mode",
+    "L": "the inline flag (?L) (re.LOCALE) cannot be honoured",
+}
+
+MAX_REPEAT = 1000
+"""RE2's largest repeat count in `{m,n}`; Python allows far more, RE2 refuses the pattern."""
+
+# Characters Python's IGNORECASE treats as one class but RE2's case folding does not.
+_I_FAMILY = (0x49, 0x69, 0x130, 0x131)
+_ASCII_DIGIT = ((0x30, 0x39),)
+_ASCII_WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+_ASCII_SPACE = ((0x09, 0x0D), (0x20, 0x20))
+_MAX_CP = 0x10FFFF
+
+Ranges = tuple[tuple[int, int], ...]
+
+
+class UserRegex:
+    """A user pattern compiled once; `search(text)` is Python's `re.search(...) is not None`."""
+
+    __slots__ = ("_match", "_public", "flags", "pattern", "translated")
+
+    pattern: str
+    """The pattern as the user wrote it (Python syntax)."""
+    flags: int
+    """The Python `re` flag bits it was compiled with."""
+    translated: str
+    """The equivalent RE2 pattern actually run."""
+
+    def __init__(self, pattern: str, flags: int, translated: str, compiled: Any) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self.translated = translated
+        self._public = compiled
+        # The wrapper's search() decodes offsets back to str positions, which a yes/no
+        # answer does not need: calling the underlying RE2::Match directly is ~4x faster.
+        inner = getattr(compiled, "_regexp", None)
+        self._match: Callable[..., Any] | None = getattr(inner, "Match", None)
+
+    def search(self, text: str) -> bool:
+        """Whether the pattern matches anywhere in `text`."""
+        if self._match is not None:
+            data = text.encode("utf-8", "surrogatepass")
+            return bool(self._match(_UNANCHORED, data, 0, len(data))[0][0] != -1)
+        return self._public.search(text) is not None
+
+    def __repr__(self) -> str:
+        return f"UserRegex({self.pattern!r}, flags={self.flags})"
+
+
+_UNANCHORED = re2._re2.RE2.Anchor.UNANCHORED
+
+
+def _options() -> Any:
+    opts = re2.Options()
+    opts.log_errors = False  # RE2 otherwise writes an "E0000 re2.cc" line per bad pattern
+    opts.never_capture = True  # a yes/no search needs no submatches; it runs faster
+    return opts
+
+
+_OPTIONS = _options()
+
+
+def compile_user_regex(
+    pattern: str, flags: int = 0, field: str = "pattern", *, flags_field: str = "flags"
+) -> UserRegex:
+    """Compile a Python-syntax pattern with Python `re` flag bits onto RE2.
+
+    Raises `ParamError(field, ...)` for a pattern that cannot be honoured exactly and
+    `ParamError(flags_field, ...)` for such a flag. See the module docstring for the rules.
+    """
+    _check_flags(flags, flags_field)
+    translated = _Translator(pattern, flags, field).translate()
+    try:
+        compiled = re2.compile(translated, options=_OPTIONS)
+    except re2.error as err:
+        raise ParamError(field, _re2_message(err)) from None
+    return UserRegex(pattern, flags, translated, compiled)
+
+
+def _check_flags(flags: int, field: str) -> None:
+    if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0:
+        raise ParamError(field, "flags must be a non-negative integer of Python re flag bits")
+    unknown = flags & ~_KNOWN_FLAGS
+    if unknown:
+        raise ParamError(field, f"unknown flag bits {unknown} in flags {flags}")
+    for bit, message in _REFUSED_FLAGS.items():
+        if flags & bit:
+            raise ParamError(field, message)
+    if flags & ASCII and flags & UNICODE:
+        raise ParamError(field, "re.ASCII (256) and re.UNICODE (32) are incompatible")
+
+
+def _re2_message(err: Exception) -> str:
+    raw = err.args[0] if err.args else ""
+    msg = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    lowered = msg.lower()
+    if "invalid repetition size" in lowered:
+        return f"repeat counts are limited to {MAX_REPEAT} by the linear-time engine ({msg})"
+    if "bad repetition operator" in lowered:
+        return f"multiple repeat: a quantifier cannot follow a quantifier ({msg})"
+    if "argument for repetition operator" in lowered or "missing argument to rep" in lowered:
+        return f"nothing to repeat ({msg})"
+    if "pattern too large" in lowered:
+        return "the pattern is too large for the regex engine's memory limit"
+    return f"the regex engine rejects the pattern: {msg}"
+
+
+# --- Unicode classes -----------------------------------------------------------------
+
+
+def _ranges_where(pred: Callable[[str], bool]) -> Ranges:
+    out: list[tuple[int, int]] = []
+    start = -1
+    for cp in range(_MAX_CP + 1):
+        if pred(chr(cp)):
+            if start < 0:
+                start = cp
+        elif start >= 0:
+            out.append((start, cp - 1))
+            start = -1
+    if start >= 0:
+        out.append((start, _MAX_CP))
+    return tuple(out)
+
+
+def _complement(ranges: Ranges) -> Ranges:
+    out: list[tuple[int, int]] = []
+    nxt = 0
+    for lo, hi in ranges:
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= _MAX_CP:
+        out.append((nxt, _MAX_CP))
+    return tuple(out)
+
+
+_UNICODE_PREDICATES: dict[str, Callable[[str], bool]] = {
+    # Python's sre: \d is str.isdecimal, \w is str.isalnum or "_", \s is str.isspace.
+    "d": str.isdecimal,
+    "w": lambda ch: ch.isalnum() or ch == "_",
+    "s": str.isspace,
+    # Characters with another case; a class of none of them is never case-folded.
+    "cased": lambda ch: ch.lower() != ch or ch.upper() != ch,
+}
+
+
+@functools.cache
+def _unicode_ranges(name: str) -> Ranges:
+    """Code-point ranges of a Unicode class, computed once from this Python's database."""
+    return _ranges_where(_UNICODE_PREDICATES[name])
+
+
+@functools.cache
+def _category(letter: str, ascii_only: bool) -> str:
+    """The body of a class for `\\d \\D \\w \\W \\s \\S` (without brackets), as RE2 text."""
+    base = letter.lower()
+    if ascii_only:
+        ranges = {"d": _ASCII_DIGIT, "w": _ASCII_WORD, "s": _ASCII_SPACE}[base]
+    else:
+        ranges = _unicode_ranges(base)
+    if letter.isupper():
+        ranges = _complement(ranges)
+    return "".join(_range_text(lo, hi) for lo, hi in ranges)
+
+
+def _cp_text(cp: int) -> str:
+    ch = chr(cp)
+    if ch.isascii() and (ch.isalnum() or ch == "_"):
+        return ch
+    if ch in string.punctuation:
+        return "\\" + ch
+    return f"\\x{{{cp:X}}}"
+
+
+def _range_text(lo: int, hi: int) -> str:
+    return _cp_text(lo) if lo == hi else f"{_cp_text(lo)}-{_cp_text(hi)}"
+
+
+# --- the translator ------------------------------------------------------------------
+
+
+class _Flags:
+    """The flags in force at one point of the pattern."""
+
+    __slots__ = ("ascii", "dotall", "icase", "multiline")
+
+    def __init__(self, bits: int) -> None:
+        self.icase = bool(bits & IGNORECASE)
+        self.multiline = bool(bits & MULTILINE)
+        self.dotall = bool(bits & DOTALL)
+        self.ascii = bool(bits & ASCII)
+
+    def copy(self) -> _Flags:
+        new = _Flags(0)
+        new.icase, new.multiline = self.icase, self.multiline
+        new.dotall, new.ascii = self.dotall, self.ascii
+        return new
+
+    def re2_letters(self) -> str:
+        """RE2's own flags: case folding is done by hand under ASCII (see `_literal`)."""
+        on = ("i" if self.icase and not self.ascii else "") + ("m" if self.multiline else "")
+        on += "s" if self.dotall else ""
+        off = "".join(f for f in "ims" if f not in on)
+        return on + ("-" + off if off else "")
+
+
+class _ClassItems:
+    """The members of one character class while it is parsed."""
+
+    __slots__ = ("categories", "props", "ranges")
+
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int]] = []
+        self.categories: list[str] = []  # RE2 class bodies of \d \w \s and negations
+        self.props: list[str] = []  # \p{..} passed through to RE2
+
+
+class _Translator:
+    """Walks a Python-syntax pattern once and writes the equivalent RE2 pattern."""
+
+    def __init__(self, pattern: str, flags: int, field: str) -> None:
+        if not isinstance(pattern, str):
+            raise ParamError(field, "the pattern must be a string")
+        self.p = pattern
+        self.i = 0
+        self.field = field
+        self.flags = _Flags(flags)
+        self.stack: list[_Flags] = []
+        self.out: list[str] = []
+
+    def fail(self, message: str, at: int | None = None) -> ParamError:
+        pos = self.i if at is None else at
+        return ParamError(self.field, f"{message} (at position {pos})")
+
+    # The whole pattern.
+
+    def translate(self) -> str:
+        self._leading_global_flags()
+        n = len(self.p)
+        while self.i < n:
+            self._atom()
+        if self.stack:
+            raise self.fail("missing ), unterminated group")
+        return f"(?{self.flags.re2_letters()})" + "".join(self.out)
+
+    def _leading_global_flags(self) -> None:
+        # Python 3.11 accepts global inline flags (?aimsux) only at the very start.
+        while self.p.startswith("(?", self.i):
+            j = self.i + 2
+            while j < len(self.p) and self.p[j].isalpha():
+                j += 1
+            if j >= len(self.p) or self.p[j] != ")" or j == self.i + 2:
+                return
+            self._apply_letters(self.p[self.i + 2 : j], self.flags, self.i, scoped=False)
+            self.i = j + 1
+
+    def _apply_letters(self, letters: str, target: _Flags, at: int, *, scoped: bool) -> None:
+        for ch in letters:
+            if ch in _INLINE_REFUSED:
+                raise self.fail(_INLINE_REFUSED[ch], at)
+            if ch not in _INLINE_FLAGS:
+                raise self.fail(f"unknown inline flag {ch!r}", at)
+            if ch == "i":
+                target.icase = True
+            elif ch == "m":
+                target.multiline = True
+            elif ch == "s":
+                target.dotall = True
+            elif ch == "a":
+                target.ascii = True
+            elif ch == "u":
+                if target.ascii and not scoped:
+                    raise self.fail("re.ASCII and re.UNICODE are incompatible", at)
+                target.ascii = False
+
+    def _atom(self) -> None:
+        c = self.p[self.i]
+        if c == "\\":
+            self._escape()
+        elif c == "[":
+            self._class()
+        elif c == "(":
+            self._open_group()
+        elif c == ")":
+            if not self.stack:
+                raise self.fail("unbalanced parenthesis")
+            self.flags = self.stack.pop()
+            self.out.append(")")
+            self.i += 1
+        elif c == "$":
+            self._dollar()
+        elif c == "{":
+            if not self._counted_repeat():
+                self._literal(ord("{"))
+                self.i += 1
+        elif c in "*+?":
+            self.out.append(c)
+            self.i += 1
+            self._after_quantifier()
+        elif c in "^.|":
+            self.out.append(c)
+            self.i += 1
+        else:
+            self._literal(ord(c))
+            self.i += 1
+
+    def _after_quantifier(self) -> None:
+        if self.i < len(self.p) and self.p[self.i] == "?":
+            self.out.append("?")
+            self.i += 1
+        if self.i < len(self.p) and self.p[self.i] == "+":
+            raise self.fail("possessive quantifiers (*+, ++, ?+, {m,n}+) are not supported")
+
+    def _counted_repeat(self) -> bool:
+        """`{m}`, `{m,}`, `{,n}`, `{m,n}` as Python reads them; False when `{` is literal."""
+        p, j = self.p, self.i + 1
+        lo_start = j
+        while j < len(p) and p[j].isdigit() and p[j].isascii():
+            j += 1
+        lo = hi = p[lo_start:j]
+        comma = j < len(p) and p[j] == ","
+        if comma:
+            j += 1
+            hi_start = j
+            while j < len(p) and p[j].isdigit() and p[j].isascii():
+                j += 1
+            hi = p[hi_start:j]
+        if j >= len(p) or p[j] != "}" or not (lo or comma):
+            return False
+        low = int(lo) if lo else 0
+        high = int(hi) if hi else None
+        for count in (low, high):
+            if count is not None and count > MAX_REPEAT:
+                raise self.fail(
+                    f"repeat count {count} is over the linear-time engine's limit of {MAX_REPEAT}"
+                )
+        if high is not None and high < low:
+            raise self.fail("min repeat greater than max repeat")
+        self.out.append(f"{{{low},{'' if high is None else high}}}" if comma else f"{{{low}}}")
+        self.i = j + 1
+        self._after_quantifier()
+        return True
+
+    # Anchors.
+
+    def _dollar(self) -> None:
+        at = self.i
+        self.i += 1
+        if self.flags.multiline:
+            self.out.append("$")
+            return
+        if not self._dollar_is_final(at + 1):
+            raise self.fail(
+                "'$' is followed by more pattern: outside re.MULTILINE, Python's '$' also "
+                "matches just before a final newline, which the linear-time engine cannot "
+                "reproduce there; put '$' at the end of the pattern (or of its "
+                "alternatives), or use '\\z' for the very end",
+                at,
+            )
+        self.out.append("(?:\\n?\\z)")
+
+    def _dollar_is_final(self, j: int) -> bool:
+        p = self.p
+        while j < len(p):
+            c = p[j]
+            if c == "$":
+                j += 1
+            elif c == ")":
+                j += 1
+                if j < len(p) and p[j] in "*+?{":
+                    return False
+            elif c == "|":
+                j = self._skip_alternatives(j)
+            else:
+                return False
+        return True
+
+    def _skip_alternatives(self, j: int) -> int:
+        """From a `|`, the index of the `)` closing the current group (or the end)."""
+        p, depth, in_class = self.p, 0, False
+        while j < len(p):
+            c = p[j]
+            if c == "\\":
+                j += 2
+                continue
+            if in_class:
+                if c == "]":
+                    in_class = False
+            elif c == "[":
+                in_class = True
+                if p.startswith("^", j + 1):
+                    j += 1
+                if p.startswith("]", j + 1):
+                    j += 1
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                if depth == 0:
+                    return j
+                depth -= 1
+            j += 1
+        return j
+
+    # Groups.
+
+    def _open_group(self) -> None:
+        p, at = self.p, self.i
+        if not p.startswith("(?", at):
+            self.stack.append(self.flags.copy())
+            self.out.append("(")
+            self.i += 1
+            return
+        rest = p[at + 2 : at + 4]
+        if rest.startswith(":"):
+            self._push("(?:", 3)
+        elif rest.startswith("P<"):
+            end = p.find(">", at + 4)
+            if end < 0:
+                raise self.fail("missing >, unterminated name")
+            name = p[at + 4 : end]
+            if not name.isidentifier():
+                raise self.fail(f"bad character in group name {name!r}")
+            self._push("(?:", end + 1 - at)
+        elif rest.startswith("P="):
+            raise self.fail("backreferences ((?P=name)) are not supported")
+        elif rest.startswith(("=", "!")):
+            raise self.fail("lookahead assertions ((?=...), (?!...)) are not supported")
+        elif rest in ("<=", "<!"):
+            raise self.fail("lookbehind assertions ((?<=...), (?<!...)) are not supported")
+        elif rest.startswith(">"):
+            raise self.fail("atomic groups ((?>...)) are not supported")
+        elif rest.startswith("("):
+            raise self.fail("conditional groups ((?(id)yes|no)) are not supported")
+        elif rest.startswith("#"):
+            end = p.find(")", at)
+            if end < 0:
+                raise self.fail("missing ), unterminated comment")
+            self.i = end + 1
+        else:
+            self._scoped_flags(at)
+
+    def _push(self, text: str, consumed: int) -> None:
+        self.stack.append(self.flags.copy())
+        self.out.append(text)
+        self.i += consumed
+
+    def _scoped_flags(self, at: int) -> None:
+        p = self.p
+        j = at + 2
+        while j < len(p) and (p[j].isalpha() or p[j] == "-"):
+            j += 1
+        spec = p[at + 2 : j]
+        if j >= len(p) or p[j] not in ":)" or not spec:
+            raise self.fail(f"unknown extension ?{p[at + 2 : at + 3]}", at)
+        if p[j] == ")":
+            raise self.fail("global flags not at the start of the expression", at)
+        on, _, off = spec.partition("-")
+        new = self.flags.copy()
+        self._apply_letters(on, new, at, scoped=True)
+        for ch in off:
+            if ch not in "imsx":
+                raise self.fail(f"bad inline flag: cannot turn off flag {ch!r}", at)
+            if ch == "x":
+                raise self.fail(_INLINE_REFUSED["x"], at)
+            setattr(new, {"i": "icase", "m": "multiline", "s": "dotall"}[ch], False)
+        self.stack.append(self.flags)
+        self.flags = new
+        self.out.append(f"(?{new.re2_letters()}:")
+        self.i = j + 1
+
+    # Escapes outside classes.
+
+    def _escape(self) -> None:
+        p, at = self.p, self.i
+        if at + 1 >= len(p):
+            raise self.fail("bad escape (end of pattern)")
+        c = p[at + 1]
+        if c in "dDwWsS":
+            body = _category(c, self.flags.ascii)
+            # Python never case-folds these classes; RE2 would under (?i).
+            self.out.append(f"(?-i:[{body}])" if self._re2_icase() else f"[{body}]")
+            self.i += 2
+        elif c in "bB":
+            if not self.flags.ascii:
+                raise self.fail(
+                    f"\\{c} cannot be honoured exactly: the linear-time engine's word "
+                    "boundary is ASCII-only while Python's is Unicode-aware; add re.ASCII "
+                    "(256) to flags (or (?a) to the pattern) for an ASCII word boundary"
+                )
+            self.out.append("\\" + c)
+            self.i += 2
+        elif c == "A":
+            self.out.append("\\A")
+            self.i += 2
+        elif c in "Zz":
+            self.out.append("\\z")
+            self.i += 2
+        elif c in "pP":
+            self.out.append(self._property(at))
+        else:
+            cp = self._char_escape(in_class=False)
+            self._literal(cp)
+
+    def _property(self, at: int) -> str:
+        """A `\\p{..}`/`\\pL` escape, passed through to RE2 (Python has none)."""
+        p = self.p
+        if p.startswith("{", at + 2):
+            end = p.find("}", at)
+            if end < 0:
+                raise self.fail("missing }, unterminated property escape")
+            text = p[at : end + 1]
+        else:
+            text = p[at : at + 3]
+        self.i = at + len(text)
+        return text
+
+    def _char_escape(self, *, in_class: bool) -> int:
+        """Decode a character escape at `self.i` (a backslash) and return its code point."""
+        p, at = self.p, self.i
+        c = p[at + 1]
+        simple = {"a": 7, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
+        if c in simple:
+            self.i += 2
+            return simple[c]
+        if c == "b" and in_class:
+            self.i += 2
+            return 8
+        if c in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[c]
+            digits = p[at + 2 : at + 2 + width]
+            if len(digits) != width or not all(d in string.hexdigits for d in digits):
+                raise self.fail(f"incomplete escape \\{c}{digits}")
+            cp = int(digits, 16)
+            if cp > _MAX_CP:
+                raise self.fail(f"bad escape \\{c}{digits}")
+            self.i += 2 + width
+            return cp
+        if c == "N":
+            end = p.find("}", at)
+            if not p.startswith("{", at + 2) or end < 0:
+                raise self.fail("missing {...} after \\N")
+            try:
+                ch = unicodedata.lookup(p[at + 3 : end])
+            except KeyError:
+                raise self.fail(f"undefined character name {p[at + 3 : end]!r}") from None
+            self.i = end + 1
+            return ord(ch)
+        if c in "01234567" and (in_class or c == "0" or self._three_octal(at + 1)):
+            j = at + 1
+            limit = at + 4
+            while j < limit and j < len(p) and p[j] in "01234567":
+                j += 1
+            cp = int(p[at + 1 : j], 8)
+            if cp > 0o377:
+                raise self.fail(f"octal escape value \\{p[at + 1 : j]} outside of range 0-0o377")
+            self.i = j
+            return cp
+        if c.isdigit():
+            raise self.fail("backreferences (\\1 ...) are not supported")
+        if c.isascii() and c.isalpha():
+            if c == "k":
+                raise self.fail("backreferences (\\k<name>) are not supported")
+            raise self.fail(f"bad escape \\{c}")
+        self.i += 2
+        return ord(c)
+
+    def _three_octal(self, j: int) -> bool:
+        return len(self.p) >= j + 3 and all(ch in "01234567" for ch in self.p[j : j + 3])
+
+    # Literals and case folding.
+
+    def _re2_icase(self) -> bool:
+        return self.flags.icase and not self.flags.ascii
+
+    def _literal(self, cp: int) -> None:
+        if self.flags.icase and self.flags.ascii and _is_ascii_letter(cp):
+            # Python's ASCII IGNORECASE folds only A-Z/a-z; RE2's (?i) would fold more.
+            lower = cp | 0x20
+            self.out.append(_pair_text(lower))
+        elif self._re2_icase() and cp in _I_FAMILY:
+            self.out.append("[" + "".join(_cp_text(c) for c in _I_FAMILY) + "]")
+        else:
+            self.out.append(_cp_text(cp))
+
+    # Character classes.
+
+    def _class(self) -> None:
+        p, start = self.p, self.i
+        self.i += 1
+        negate = p.startswith("^", self.i)
+        if negate:
+            self.i += 1
+        items = _ClassItems()
+        first = True
+        while True:
+            if self.i >= len(p):
+                raise self.fail("unterminated character set", start)
+            c = p[self.i]
+            if c == "]" and not first:
+                self.i += 1
+                break
+            first = False
+            lo = self._class_member(items)
+            if lo is None:
+                continue
+            if p.startswith("-", self.i) and self.i + 1 < len(p) and p[self.i + 1] != "]":
+                dash = self.i
+                self.i += 1
+                hi = self._class_member(items)
+                if hi is None:
+                    raise self.fail("bad character range", dash)
+                if hi < lo:
+                    raise self.fail("bad character range", dash)
+                items.ranges.append((lo, hi))
+            else:
+                items.ranges.append((lo, lo))
+        self.out.append(self._class_text(items, negate))
+
+    def _class_member(self, items: _ClassItems) -> int | None:
+        """One member: returns a code point, or None after adding a category or property."""
+        p = self.p
+        c = p[self.i]
+        if c != "\\":
+            self.i += 1
+            return ord(c)
+        if self.i + 1 >= len(p):
+            raise self.fail("bad escape (end of pattern)")
+        e = p[self.i + 1]
+        if e in "dDwWsS":
+            items.categories.append(_category(e, self.flags.ascii))
+            self.i += 2
+            return None
+        if e in "pP":
+            items.props.append(self._property(self.i))
+            return None
+        if e in "AZzB":
+            raise self.fail(f"bad escape \\{e}")
+        return self._char_escape(in_class=True)
+
+    def _class_text(self, items: _ClassItems, negate: bool) -> str:
+        ranges = list(items.ranges)
+        if self.flags.icase and self.flags.ascii:
+            ranges.extend(_ascii_case_partners(ranges))
+        elif self._re2_icase() and any(lo <= cp <= hi for lo, hi in ranges for cp in _I_FAMILY):
+            ranges.extend((cp, cp) for cp in _I_FAMILY)
+        body = "".join(_range_text(lo, hi) for lo, hi in ranges) + "".join(items.props)
+        caret = "^" if negate else ""
+        if not items.categories:
+            pair = _case_pair(ranges) if not (negate or items.props) else None
+            if pair is not None and not self._re2_icase():
+                return _pair_text(pair)
+            return f"[{caret}{body}]"
+        cats = "".join(items.categories)
+        if not self._re2_icase():
+            return f"[{caret}{body}{cats}]"
+        # Under Unicode IGNORECASE Python folds the literal members but not the \w-style
+        # categories; RE2 would fold both, so the two halves are written apart.
+        if not negate:
+            return f"(?:(?-i:[{cats}])|[{body}])" if body else f"(?-i:[{cats}])"
+        if not body or not _intersects(ranges, _unicode_ranges("cased")):
+            # Python folds a class only when a member has another case.
+            return f"(?-i:[^{body}{cats}])"
+        raise self.fail(
+            "a negated character class that mixes \\d/\\w/\\s with other members cannot be "
+            "honoured exactly under re.IGNORECASE; drop the IGNORECASE flag or list the "
+            "members without a category escape"
+        )
+
+
+def _case_pair(ranges: list[tuple[int, int]]) -> int | None:
+    """The lower-case letter when `ranges` is exactly one ASCII letter in both cases."""
+    members = {cp for lo, hi in ranges for cp in range(lo, min(hi, lo + 2) + 1)}
+    if len(members) == 2 and max(hi - lo for lo, hi in ranges) <= 1:
+        low = min(members)
+        if 0x41 <= low <= 0x5A and members == {low, low + 32}:
+            return low + 32
+    return None
+
+
+def _pair_text(lower: int) -> str:
+    # RE2's parser turns a class that is exactly {X, x} into a case-folded literal, and
+    # when such literals are merged in an alternation it folds them with Unicode rules:
+    # `[sS]|[bB]` then matches 'ſ' and `[kK]|b` the Kelvin sign. Written as an
+    # alternation of two plain literals the pair keeps its meaning.
+    return f"(?:{chr(lower)}|{chr(lower - 32)})"
+
+
+def _intersects(ranges: Iterable[tuple[int, int]], sorted_ranges: Ranges) -> bool:
+    for lo, hi in ranges:
+        # The last range starting at or before hi is the only one that can reach lo.
+        k = bisect.bisect_right(sorted_ranges, (hi, _MAX_CP))
+        if k and sorted_ranges[k - 1][1] >= lo:
+            return True
+    return False
+
+
+def _is_ascii_letter(cp: int) -> bool:
+    return 0x41 <= cp <= 0x5A or 0x61 <= cp <= 0x7A
+
+
+def _ascii_case_partners(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out = []
+    for lo, hi in ranges:
+        for base, other in ((0x41, 0x61), (0x61, 0x41)):
+            a, b = max(lo, base), min(hi, base + 25)
+            if a <= b:
+                out.append((a - base + other, b - base + other))
+    return out
