@@ -90,6 +90,10 @@ class Scrape:
         """Whether a series of `name` with these labels exists."""
         return bool(self.matching(name, **labels))
 
+    def total(self, name: str, **labels: str) -> float:
+        """The sum over the matching series; 0 when none exists."""
+        return sum(v for _, v in self.matching(name, **labels))
+
     def value(self, name: str, **labels: str) -> float:
         """The sum over the matching series; fails when none exists."""
         found = self.matching(name, **labels)

@@ -39,8 +39,8 @@ async def settled(srv: MetricsServer, method: str) -> Scrape:
     cancelled call finishes on the server a moment after the client gives up)."""
     for _ in range(200):
         scrape = await srv.scrape()
-        started = scrape.value("grpc_server_started_total", grpc_method=method)
-        if started == scrape.value("grpc_server_handled_total", grpc_method=method):
+        started = scrape.total("grpc_server_started_total", grpc_method=method)
+        if started and started == scrape.total("grpc_server_handled_total", grpc_method=method):
             return scrape
         await asyncio.sleep(0.025)
     raise AssertionError(f"{method} calls never finished on the server")

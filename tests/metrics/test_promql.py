@@ -36,11 +36,34 @@ ALERTS = DEPLOY / "prometheus/alerts.yml"
 
 _FUNCTIONS_AND_KEYWORDS = frozenset(
     # aggregation operators, their modifiers, and the keyword operators
-    (
-        "sum min max avg group stddev stdvar count count_values bottomk topk quantile "
-        "limitk limit_ratio by without on ignoring group_left group_right bool offset "
-        "and or unless atan2"
-    ).split()
+    [
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "group",
+        "stddev",
+        "stdvar",
+        "count",
+        "count_values",
+        "bottomk",
+        "topk",
+        "quantile",
+        "limitk",
+        "limit_ratio",
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+        "bool",
+        "offset",
+        "and",
+        "or",
+        "unless",
+        "atan2",
+    ]
 )
 _IDENT = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 _GROUPING = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")

@@ -14,6 +14,7 @@ _FAMILIES = (
     "comparison",
     "human",
     "text_metrics",
+    "judge_assertions",
 )
 
 for _family in _FAMILIES:

@@ -15,15 +15,15 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import math
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from pydantic import Field
+from scorewire.checks._common import coerce_result
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError, join_path
-from scorewire.core.model import ErrorCode, Output, Sample, Score
+from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, CheckType, Params, Registry
 
 CustomFn = Callable[..., Any]
@@ -44,26 +44,6 @@ def _owner(fn: CustomFn) -> tuple[str, str]:
     return (getattr(fn, "__module__", "?"), getattr(fn, "__qualname__", repr(fn)))
 
 
-def to_score(result: object, threshold: float, name: str) -> Score:
-    """Turn what a custom function returned into a Score (bad returns are errors)."""
-    if isinstance(result, Score):
-        return result
-    if isinstance(result, bool):
-        return Score.of(result, f"{name} returned {result}")
-    if isinstance(result, int | float):
-        value = float(result)
-        if math.isnan(value) or not 0.0 <= value <= 1.0:
-            return Score.fail_with_error(
-                ErrorCode.CHECK_FAILED, f"{name} returned {result!r}, which is not in 0..1"
-            )
-        passed = value >= threshold
-        return Score(value, passed, f"{name} returned {value:.4g} (threshold {threshold:g})")
-    return Score.fail_with_error(
-        ErrorCode.CHECK_FAILED,
-        f"{name} returned a {type(result).__name__}; expected a Score, a bool or a number",
-    )
-
-
 def _make_build(name: str, fn: CustomFn) -> Callable[[CustomParams], Any]:
     try:
         n_params = len(inspect.signature(fn).parameters)
@@ -81,7 +61,7 @@ def _make_build(name: str, fn: CustomFn) -> Callable[[CustomParams], Any]:
                 result = await fn(*args)
             else:
                 result = await asyncio.to_thread(fn, *args)
-            return to_score(result, threshold, name)
+            return coerce_result(result, name, threshold)
 
         return run
 
