@@ -114,6 +114,8 @@ class Settings(BaseSettings):
     """Server-wide judge spend limit per period in USD (per process); None for no limit."""
     judge_budget_period_s: int = Field(86_400, ge=1)
     """Length of the server-wide budget period in seconds (windows aligned to the epoch)."""
+    judge_budget_per_token_usd: float | None = Field(None, ge=0)
+    """Judge dollars each bearer token may spend per budget period; unset means no limit."""
 
     # --- cache --------------------------------------------------------------------------------
     cache_url: str = "memory://"

@@ -177,3 +177,21 @@ async def test_cached_verdict_is_served_after_the_budget_is_spent() -> None:
         assert again.error is None and again.cached and again.cost_usd == 0.0
         assert other.error is not None and other.error.code == ErrorCode.BUDGET_EXHAUSTED
         assert h.openai.calls == 1
+
+
+async def test_a_parent_budget_bounds_every_child() -> None:
+    # A run budget with a parent (a token's budget) is refused once the parent is spent,
+    # and a refused child gives its parent reservation back.
+    from scorewire.judge.budget import Budget
+
+    parent = Budget(1.0)
+    a, b = Budget(None, parent=parent), Budget(10.0, parent=parent)
+    r = await a.reserve(0.6)
+    assert r is not None and parent.reserved_usd == 0.6
+    a.settle(r, 1.0)
+    assert parent.spent_usd == 1.0 and a.spent_usd == 1.0
+    assert await b.reserve(0.1) is None and b.exhausted
+    assert parent.reserved_usd == 0.0
+    c = Budget(0.0, parent=Budget(5.0))
+    assert await c.reserve(0.1) is None
+    assert c.parent is not None and c.parent.reserved_usd == 0.0 and c.parent.in_flight == 0

@@ -173,3 +173,38 @@ def test_two_server_processes_sharing_redis_make_one_judge_call(
         for proc, _ in servers:
             proc.terminate()
             proc.wait(15)
+
+
+async def test_each_token_has_its_own_judge_budget(fake_openai) -> None:
+    # A token that spent its budget gets BUDGET_EXHAUSTED; another token still scores.
+    import hashlib
+
+    tokens = ["token-a-0123456789", "token-b-0123456789"]
+    digests = ",".join(hashlib.sha256(t.encode()).hexdigest() for t in tokens)
+    settings = judge_settings(
+        fake_openai, auth_token_sha256=digests, judge_budget_per_token_usd=0.0000001
+    )
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+
+    def md(token: str):
+        return (("authorization", f"Bearer {token}"),)
+
+    def req(text: str) -> pb.ScoreRequest:
+        return pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
+
+    try:
+        # The first call may always run while money is left; it spends past the limit.
+        first = await stub.Score(req("a1"), metadata=md(tokens[0]))
+        assert first.passed
+        spent = await stub.Score(req("a2"), metadata=md(tokens[0]))
+        assert spent.scores[0].error.code == "BUDGET_EXHAUSTED" and not spent.passed
+        other = await stub.Score(req("b1"), metadata=md(tokens[1]))
+        assert other.passed
+        assert fake_openai.calls == 2
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()

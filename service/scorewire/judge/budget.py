@@ -18,11 +18,13 @@ from collections.abc import Callable
 class Reservation:
     """Money held for one judge call until it settles."""
 
-    __slots__ = ("amount", "settled")
+    __slots__ = ("amount", "parent", "settled")
 
-    def __init__(self, amount: float) -> None:
+    def __init__(self, amount: float, parent: Reservation | None = None) -> None:
         self.amount = amount
         self.settled = False
+        self.parent = parent
+        """The same money held in the parent budget, if there is one."""
 
 
 class Budget:
@@ -32,9 +34,11 @@ class Budget:
     call. `limit_usd=None` only counts spending.
     """
 
-    def __init__(self, limit_usd: float | None) -> None:
+    def __init__(self, limit_usd: float | None, *, parent: Budget | None = None) -> None:
         if limit_usd is not None and limit_usd < 0:
             raise ValueError("a budget cannot be negative")
+        self.parent = parent
+        """A budget every reservation is also held in (a caller's budget per period)."""
         self.limit_usd = limit_usd
         """The limit, or None for no limit."""
         self.spent_usd = 0.0
@@ -51,8 +55,9 @@ class Budget:
 
     @property
     def exhausted(self) -> bool:
-        """True once the spent amount has reached the limit."""
-        return self.limit_usd is not None and self.spent_usd >= self.limit_usd
+        """True once the spent amount has reached the limit (here or in the parent)."""
+        own = self.limit_usd is not None and self.spent_usd >= self.limit_usd
+        return own or (self.parent is not None and self.parent.exhausted)
 
     def _may_start(self, estimate: float) -> bool:
         if self.limit_usd is None or self.in_flight == 0:
@@ -65,14 +70,21 @@ class Budget:
         Waits while calls in flight hold what is left: when they settle, their real
         cost decides whether this call may still run.
         """
+        parent: Reservation | None = None
+        if self.parent is not None:
+            parent = await self.parent.reserve(estimate_usd)
+            if parent is None:
+                return None
         while True:
             self._roll()
-            if self.exhausted:
+            if self.limit_usd is not None and self.spent_usd >= self.limit_usd:
+                if parent is not None and self.parent is not None:
+                    self.parent.release(parent)
                 return None
             if self._may_start(estimate_usd):
                 self.reserved_usd += estimate_usd
                 self.in_flight += 1
-                return Reservation(estimate_usd)
+                return Reservation(estimate_usd, parent)
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
@@ -98,13 +110,18 @@ class Budget:
         for w in waiters:
             if not w.done():
                 w.set_result(None)
+        if reservation.parent is not None and self.parent is not None:
+            self.parent.settle(reservation.parent, cost_usd)
 
     def release(self, reservation: Reservation) -> None:
         """Give a reservation back for a call that was never made or cost nothing."""
         if reservation.settled:
             return
+        parent, reservation.parent = reservation.parent, None
         self.settle(reservation, 0.0)
         self.calls -= 1
+        if parent is not None and self.parent is not None:
+            self.parent.release(parent)
 
     def _roll(self) -> None:
         """Start a new period if one has passed (only periodic budgets have periods)."""

@@ -24,7 +24,7 @@ from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
 from scorewire.engine.suite import LoadedSuite, load_request_suite
 from scorewire.engine.summary import Summary, SummaryBuilder
-from scorewire.judge import Budget
+from scorewire.judge import Budget, PeriodBudget
 from scorewire.server import convert
 from scorewire.server.errors import (
     RequestRejected,
@@ -33,6 +33,7 @@ from scorewire.server.errors import (
     invalid_argument,
     resource_exhausted,
 )
+from scorewire.server.security import current_token
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc as pb_grpc
@@ -114,6 +115,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
         self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
+        self._token_budgets: dict[str, PeriodBudget] = {}
         self._plans = PlanCache()
         self._judge = judge
         self._labels = labels
@@ -157,11 +159,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
         deadline = None if remaining is None else time.monotonic() + remaining
+        if budget_usd is not None and not budget_usd >= 0:  # also refuses NaN
+            raise invalid_argument([FieldViolation("budget_usd", "must be a number ≥ 0")])
+        token_budget = self._token_budget()
         budget = None
-        if budget_usd is not None:
-            if not budget_usd >= 0:  # also refuses NaN
-                raise invalid_argument([FieldViolation("budget_usd", "must be a number ≥ 0")])
-            budget = Budget(budget_usd)
+        if budget_usd is not None or token_budget is not None:
+            budget = Budget(budget_usd, parent=token_budget)
         return CheckContext(
             deadline=deadline,
             judge=self._judge,
@@ -169,6 +172,18 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             budget=budget,
             extras=self._extras,
         )
+
+    def _token_budget(self) -> Budget | None:
+        """The authenticated caller's judge budget for this period, when one is configured."""
+        limit = self._settings.judge_budget_per_token_usd
+        digest = current_token.get()
+        if limit is None or digest is None:
+            return None
+        budget = self._token_budgets.get(digest)
+        if budget is None:
+            budget = PeriodBudget(limit, self._settings.judge_budget_period_s)
+            self._token_budgets[digest] = budget
+        return budget
 
     def _check_output(self, output: pb.Output, field: str) -> None:
         limit = self._settings.max_output_bytes
