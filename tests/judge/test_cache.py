@@ -20,7 +20,7 @@ from scorewire.judge.cache import NAMESPACE
 from scorewire.settings import Settings
 
 from tests.support.judge import OPENAI_KEY, compile_spec, judge_harness, level_reply
-from tests.support.redis import RedisServer, redis_server  # noqa: F401  (fixture)
+from tests.support.redis import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ async def test_an_unparseable_cached_entry_is_a_miss() -> None:
 # --- Redis ----------------------------------------------------------------------------------
 
 
-async def test_redis_cache_is_shared_by_independent_services(redis_server: RedisServer) -> None:  # noqa: F811
+async def test_redis_cache_is_shared_by_independent_services(redis_server: RedisServer) -> None:
     async with judge_harness(cache_url=redis_server.url) as h:
         first = await h.run(judge_check())
         other = JudgeService.from_settings(
@@ -102,7 +102,7 @@ async def test_redis_cache_is_shared_by_independent_services(redis_server: Redis
 
 
 async def test_redis_entries_expire_after_the_ttl_and_use_no_deprecated_command(
-    redis_server: RedisServer,  # noqa: F811
+    redis_server: RedisServer,
 ) -> None:
     client = aioredis.from_url(redis_server.url)
     try:
@@ -117,7 +117,7 @@ async def test_redis_entries_expire_after_the_ttl_and_use_no_deprecated_command(
         await client.aclose()
 
 
-async def test_redis_stopped_mid_run_loses_no_score(redis_server: RedisServer) -> None:  # noqa: F811
+async def test_redis_stopped_mid_run_loses_no_score(redis_server: RedisServer) -> None:
     async with judge_harness(cache_url=redis_server.url, cache_backoff_s=0) as h:
         check = judge_check()
         before = await run_all(h, check, [f"a{i}" for i in range(10)])
@@ -168,7 +168,7 @@ async def test_a_hung_redis_times_out_quickly_and_is_bypassed(silent_redis: str)
         assert h.service.stats.cache_bypasses >= 1
 
 
-def test_two_processes_sharing_redis_make_one_call(redis_server: RedisServer) -> None:  # noqa: F811
+def test_two_processes_sharing_redis_make_one_call(redis_server: RedisServer) -> None:
     async def scenario() -> tuple[list[dict[str, object]], int]:
         async with judge_harness() as h:
             env = {

@@ -9,15 +9,14 @@ from pathlib import Path
 
 import grpc
 import pytest
-
 from scorewire.judge import JudgeService
 from scorewire.server.app import create_server
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
+
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
-from tests.support.redis import redis_server  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-grpc-judge-0123456789"
@@ -146,7 +145,7 @@ def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
 def test_two_server_processes_sharing_redis_make_one_judge_call(
     fake_openai,
     redis_server,
-    tmp_path,  # noqa: F811
+    tmp_path,
 ) -> None:
     # Replicas share verdicts through Redis: the second server pays nothing.
     env = dict(
