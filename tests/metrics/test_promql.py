@@ -333,6 +333,7 @@ def prometheus_scraping(target: str) -> Iterator[tuple[str, subprocess.Popen[str
                 proc.wait(10)
 
 
+@pytest.mark.slow
 async def test_a_real_prometheus_scrapes_the_server_and_answers_judge_cost(
     fake_openai: FakeOpenAI,
 ) -> None:

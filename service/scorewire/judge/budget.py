@@ -59,6 +59,13 @@ class Budget:
         own = self.limit_usd is not None and self.spent_usd >= self.limit_usd
         return own or (self.parent is not None and self.parent.exhausted)
 
+    def remaining_usd(self) -> float | None:
+        """Dollars left in the current period (None without a limit); never negative."""
+        self._roll()
+        if self.limit_usd is None:
+            return None
+        return max(0.0, self.limit_usd - self.spent_usd)
+
     def _may_start(self, estimate: float) -> bool:
         if self.limit_usd is None or self.in_flight == 0:
             return True

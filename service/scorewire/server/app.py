@@ -26,6 +26,7 @@ from scorewire.checks.embeddings import EmbeddingsClient
 from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import open_label_store
+from scorewire.metrics import start_metrics
 from scorewire.server.labels_service import add_label_service
 from scorewire.server.registration import add_service
 from scorewire.server.security import auth_interceptor, server_credentials
@@ -85,7 +86,8 @@ async def create_server(
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port."""
     auth = auth_interceptor(settings)
-    chain = ([auth] if auth is not None else []) + list(interceptors)
+    # Metrics (passed in) come first so that calls auth rejects are counted too.
+    chain = list(interceptors) + ([auth] if auth is not None else [])
     server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
     service = ScoringService(settings, judge=judge, labels=labels, observer=observer, extras=extras)
     add_service(server, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
@@ -118,20 +120,26 @@ async def create_server(
     return Running(server, port, health_servicer, service), port
 
 
-async def serve(settings: Settings, *, ready_line: bool = True) -> None:
+async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     if settings.imports:
         load_imports(settings.imports)
     judge = JudgeService.from_settings(settings)
     embeddings = EmbeddingsClient.from_settings(settings)
     labels = await open_label_store(settings)
+    # Each worker serves its own /metrics (port + worker index): series are per process.
+    metrics = start_metrics(settings, judge=judge, port_offset=worker)
     running, port = await create_server(
         settings,
         judge=judge,
         labels=labels,
         extras={"embeddings": embeddings} if embeddings is not None else None,
+        observer=metrics.observer if metrics is not None else None,
+        interceptors=metrics.interceptors if metrics is not None else (),
     )
     running.closers.extend([labels.close, judge.aclose])
+    if metrics is not None:
+        running.closers.append(metrics.aclose)
     if ready_line:
         # Tests and scripts wait for this line to learn the port.
         print(f"scorewire listening on {settings.host}:{port}", flush=True)
@@ -154,7 +162,7 @@ def run_workers(settings: Settings) -> int:
         return 2
     ctx = multiprocessing.get_context("spawn")
     procs = [
-        ctx.Process(target=_worker_main, args=(settings, i == 0), daemon=False)
+        ctx.Process(target=_worker_main, args=(settings, i), daemon=False)
         for i in range(settings.workers)
     ]
     for p in procs:
@@ -172,6 +180,6 @@ def run_workers(settings: Settings) -> int:
     return max((p.exitcode or 0) for p in procs)
 
 
-def _worker_main(settings: Settings, announce: bool) -> None:
+def _worker_main(settings: Settings, index: int) -> None:
     logging.basicConfig(level=settings.log_level)
-    asyncio.run(serve(settings, ready_line=announce))
+    asyncio.run(serve(settings, ready_line=index == 0, worker=index))

@@ -1,0 +1,169 @@
+"""Check and suite metrics: the server's `RunObserver`.
+
+- `scorewire_checks_total{type,outcome}`: scores by check type and outcome (`pass`,
+  `fail`, `error`);
+- `scorewire_check_duration_seconds{type}`: a histogram of how long checks took;
+- `scorewire_suite_runs_total{gate}`: finished RunSuite calls by gate outcome (`pass`,
+  `fail`).
+
+The service calls `observe_results` once per batch of case results (up to 256 cases).
+A prometheus-client `observe()` per score would take a lock and walk the buckets each
+time; instead a batch is tallied in plain Python and merged into the totals under one
+lock, and a collector renders the totals at scrape time.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+
+from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from scorewire.engine.runner import CaseResult, Plan
+from scorewire.engine.summary import Summary
+
+CHECK_DURATION_BUCKETS = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+)
+"""Seconds: deterministic checks take microseconds, judge-backed ones seconds."""
+
+OUTCOMES = ("pass", "fail", "error")
+
+
+class _TypeTotals:
+    """Running totals of one check type: outcome counts and duration histogram."""
+
+    __slots__ = ("buckets", "errored", "failed", "passed", "seconds")
+
+    def __init__(self, n_buckets: int) -> None:
+        self.passed = 0
+        self.failed = 0
+        self.errored = 0
+        self.seconds = 0.0
+        self.buckets = [0] * n_buckets  # per bucket, not cumulative; the last is +Inf
+
+
+class RunMetrics(Collector):
+    """Counts scores per batch and suites per run; register it as the server's observer."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        *,
+        buckets: Iterable[float] = CHECK_DURATION_BUCKETS,
+    ) -> None:
+        self._bounds = tuple(sorted(buckets))
+        self._bounds_ms = [b * 1000.0 for b in self._bounds]
+        self._lock = threading.Lock()
+        self._totals: dict[str, _TypeTotals] = {}
+        self.suite_runs = Counter(
+            "scorewire_suite_runs",
+            "RunSuite calls that finished, by gate outcome (pass, fail).",
+            ("gate",),
+            registry=registry,
+        )
+        for gate in ("pass", "fail"):
+            self.suite_runs.labels(gate)
+        registry.register(self)
+
+    # --- RunObserver ----------------------------------------------------------------------
+
+    def observe_results(self, plan: Plan, results: Sequence[CaseResult]) -> None:
+        """Count the scores of a batch of finished cases (one lock for the batch)."""
+        n = len(plan.checks)
+        if not n or not results:
+            return
+        bounds = self._bounds_ms
+        width = len(bounds) + 1
+        passed = [0] * n
+        errored = [0] * n
+        millis = [0.0] * n
+        hist = [0] * (n * width)
+        for r in results:
+            base = 0
+            for i, s in enumerate(r.scores):
+                if s.error is not None:
+                    errored[i] += 1
+                elif s.passed:
+                    passed[i] += 1
+                ms = s.latency_ms
+                millis[i] += ms
+                hist[base + bisect_left(bounds, ms)] += 1
+                base += width
+        cases = len(results)
+        with self._lock:
+            for i, check in enumerate(plan.checks):
+                t = self._totals.get(check.type)
+                if t is None:
+                    t = self._totals[check.type] = _TypeTotals(width)
+                t.passed += passed[i]
+                t.errored += errored[i]
+                t.failed += cases - passed[i] - errored[i]
+                t.seconds += millis[i] / 1000.0
+                row = hist[i * width : (i + 1) * width]
+                t.buckets = [a + b for a, b in zip(t.buckets, row, strict=True)]
+
+    def observe_summary(self, summary: Summary) -> None:
+        """Count a finished RunSuite by its gate outcome."""
+        self.suite_runs.labels("pass" if summary.gate_passed else "fail").inc()
+
+    # --- Collector ------------------------------------------------------------------------
+
+    def describe(self) -> Iterator[Metric]:
+        """The families this collector exports (without samples)."""
+        yield CounterMetricFamily(
+            "scorewire_checks", "Check scores by type and outcome.", labels=("type", "outcome")
+        )
+        yield HistogramMetricFamily(
+            "scorewire_check_duration_seconds", "How long checks took.", labels=("type",)
+        )
+
+    def collect(self) -> Iterator[Metric]:
+        """The current totals as metric families (called by the /metrics handler)."""
+        with self._lock:
+            snapshot = [
+                (name, t.passed, t.failed, t.errored, t.seconds, list(t.buckets))
+                for name, t in sorted(self._totals.items())
+            ]
+        checks = CounterMetricFamily(
+            "scorewire_checks", "Check scores by type and outcome.", labels=("type", "outcome")
+        )
+        duration = HistogramMetricFamily(
+            "scorewire_check_duration_seconds", "How long checks took.", labels=("type",)
+        )
+        les = [_le(b) for b in self._bounds] + ["+Inf"]
+        for name, passed, failed, errored, seconds, buckets in snapshot:
+            for outcome, value in zip(OUTCOMES, (passed, failed, errored), strict=True):
+                checks.add_metric((name, outcome), value)
+            cumulative, running = [], 0
+            for le, count in zip(les, buckets, strict=True):
+                running += count
+                cumulative.append((le, float(running)))
+            duration.add_metric((name,), cumulative, seconds)
+        yield checks
+        yield duration
+
+
+def _le(bound: float) -> str:
+    """A bucket bound as prometheus-client writes it (`0.005`, `1.0`, `120.0`)."""
+    return repr(float(bound))
