@@ -64,7 +64,7 @@ bench-service: install
 	$(BIN)/python bench/service_bench.py
 
 bench-judge: install
-	$(BIN)/python bench/judge_bench.py
+	PYTHONPATH=. $(BIN)/python bench/judge_bench.py
 
 clean:
 	rm -rf $(VENV) .tools .mypy_cache .ruff_cache .pytest_cache

@@ -34,10 +34,12 @@ from pydantic import ValidationError
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import Registry
+from scorewire.engine import bounded_yaml
 from scorewire.engine.custom import load_imports
 from scorewire.engine.runner import Case, Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck, Example, compile_check
 from scorewire.engine.summary import Gate
+from scorewire.engine.targets import RecordedTarget, Target, parse_target
 
 MODIFIER_KEYS = frozenset({"type", "name", "when", "examples", "extractor"})
 _TOP_KEYS = frozenset({"imports", "checks", "datasets", "suites", "settings", "description"})
@@ -64,6 +66,8 @@ class LoadedSuite:
     gate: Gate
     settings: RunSettings
     cases: list[Case] | None = None
+    target: Target = field(default_factory=RecordedTarget)
+    """Where outputs come from; a `prompt` or `http` target's cases are generated first."""
 
 
 @dataclass(slots=True)
@@ -190,7 +194,7 @@ def parse_yaml(text: str) -> Any:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
         raise SpecError.at("", f"the suite is larger than {MAX_YAML_BYTES // 1024 // 1024} MiB")
     try:
-        return yaml.safe_load(text)
+        return bounded_yaml.load(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -236,7 +240,9 @@ def load_suite_data(
     _load_imports(data.get("imports"), allow_imports, violations)
     settings = _parse_settings(data.get("settings"), violations)
     checks = _compile_keyed_checks(data.get("checks"), registry, violations)
-    datasets = _load_datasets(data.get("datasets"), base_dir, violations)
+    datasets = _load_datasets(
+        data.get("datasets"), base_dir, violations, _generated_datasets(data.get("suites"))
+    )
     suites: dict[str, LoadedSuite] = {}
     for name, raw in _as_mapping(data.get("suites"), "suites", violations).items():
         suite = _parse_suite(str(name), raw, checks, datasets, settings, registry, violations)
@@ -323,14 +329,11 @@ def _parse_suite(
     m = _as_mapping(raw, path, violations)
     violations.extend(_unknown_keys(m, _SUITE_KEYS, path))
     before = len(violations)
-    target = m.get("target", "recorded")
-    target_type = target.get("type") if isinstance(target, Mapping) else target
-    if target_type != "recorded":
-        violations.append(
-            FieldViolation(
-                join_path(path, "target"), f"unknown target {target_type!r} (supported: recorded)"
-            )
-        )
+    target: Target = RecordedTarget()
+    try:
+        target = parse_target(m.get("target", "recorded"), join_path(path, "target"))
+    except SpecError as err:
+        violations.extend(err.violations)
     compiled: list[CompiledCheck] = []
     keys = m.get("checks", list(checks)) if "checks" in m else list(checks)
     if not isinstance(keys, list):
@@ -362,7 +365,23 @@ def _parse_suite(
             cases = datasets[ds]
     if len(violations) > before:
         return None
-    return LoadedSuite(name, Plan(compiled, settings.check_timeout_s), gate, settings, cases)
+    plan = Plan(compiled, settings.check_timeout_s)
+    return LoadedSuite(name, plan, gate, settings, cases, target)
+
+
+def _generated_datasets(raw_suites: object) -> frozenset[str]:
+    """Datasets used only by suites whose target generates outputs (rows need none)."""
+    if not isinstance(raw_suites, Mapping):
+        return frozenset()
+    generated: set[str] = set()
+    recorded: set[str] = set()
+    for raw in raw_suites.values():
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("dataset"), str):
+            continue
+        target = raw.get("target", "recorded")
+        kind = target.get("type") if isinstance(target, Mapping) else target
+        (generated if kind in ("prompt", "http") else recorded).add(raw["dataset"])
+    return frozenset(generated - recorded)
 
 
 def _compile_compact(
@@ -386,7 +405,10 @@ def _compile_compact(
 
 
 def _load_datasets(
-    raw: object, base_dir: Path | None, violations: list[FieldViolation]
+    raw: object,
+    base_dir: Path | None,
+    violations: list[FieldViolation],
+    generated: frozenset[str] = frozenset(),
 ) -> dict[str, list[Case]]:
     out: dict[str, list[Case]] = {}
     for name, ds in _as_mapping(raw, "datasets", violations).items():
@@ -421,7 +443,7 @@ def _load_datasets(
         cases = []
         for i, row in enumerate(rows):
             try:
-                cases.append(case_from_row(row, i))
+                cases.append(case_from_row(row, i, require_output=str(name) not in generated))
             except SpecError as err:
                 violations.extend(
                     FieldViolation(
@@ -436,15 +458,16 @@ def _load_datasets(
 _ROW_KEYS = frozenset({"id", "input", "expected", "output", "metadata"})
 
 
-def case_from_row(row: object, index: int) -> Case:
+def case_from_row(row: object, index: int, *, require_output: bool = True) -> Case:
     """A dataset row `{id, input, expected, output, metadata}` -> Case.
 
-    `output` is the recorded output: a string, or `{text, value, metadata}`.
+    `output` is the recorded output: a string, or `{text, value, metadata}`. Rows of a
+    dataset that only `prompt`/`http` targets use may omit it (`require_output=False`).
     """
     if not isinstance(row, Mapping):
         raise SpecError.at("", "a row must be a JSON object")
     violations = _unknown_keys(row, _ROW_KEYS, "")
-    if "output" not in row:
+    if "output" not in row and require_output:
         violations.append(FieldViolation("output", "a recorded target needs an `output`"))
     out = row.get("output")
     output = Output()
