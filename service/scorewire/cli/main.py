@@ -1,4 +1,4 @@
-"""The `scorewire` command: `serve` today; `run`, `validate`, `checks` and `label` join it."""
+"""The `scorewire` command: serve, run, validate, checks and label."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scorewire.cli.label import add_label_parser
+from scorewire.cli.run import add_run_parsers
 from scorewire.settings import Settings
 
 
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_serve)
     add_label_parser(sub)
+    add_run_parsers(sub)
     return parser
 
 

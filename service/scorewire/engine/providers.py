@@ -1,0 +1,301 @@
+"""Providers: the models whose outputs a suite scores, called as `backend:model`.
+
+The judge package's backends answer judge prompts (a system message, a JSON verdict
+schema); generating an application's output is a plain chat turn, so providers are
+their own small clients over the same official SDKs with the same settings:
+
+- `openai:<model>`: OpenAI or any OpenAI-compatible server; key
+  `SCOREWIRE_OPENAI_API_KEY` or `OPENAI_API_KEY`, base URL `SCOREWIRE_OPENAI_BASE_URL`
+  or `OPENAI_BASE_URL` (the judge's settings).
+- `anthropic:<model>`: the Anthropic Messages API; `SCOREWIRE_ANTHROPIC_API_KEY` or
+  `ANTHROPIC_API_KEY`, base URL `SCOREWIRE_ANTHROPIC_BASE_URL` or `ANTHROPIC_BASE_URL`.
+- `gemini:<model>`: Gemini's OpenAI-compatible endpoint; `SCOREWIRE_GEMINI_API_KEY`,
+  `GEMINI_API_KEY` or `GOOGLE_API_KEY`, base URL `SCOREWIRE_GEMINI_BASE_URL` or
+  `GEMINI_BASE_URL` (default Google's, `GEMINI_BASE_URL` below).
+- `echo` (or `echo:<anything>`): no endpoint; returns the rendered prompt, free.
+
+The prompt is sent as one user message. Anthropic needs `max_tokens`: 1024 is sent;
+OpenAI-compatible servers get no limit (their default). The SDKs' own retries (two,
+with backoff) are kept: a generation is not deduplicated by a verdict cache, so a
+transient 429 should not cost the case. Errors never carry the provider's message
+(it can echo credentials): only the HTTP status and the error type.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from scorewire.judge.backends.base import safe_error_detail
+
+GENERATION_ERROR = "GENERATION_ERROR"
+"""Score error code: the output could not be generated (provider or HTTP target failed)."""
+
+BACKENDS = ("openai", "anthropic", "gemini", "echo")
+"""Provider backends, as written before the colon."""
+
+GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+"""Gemini's OpenAI-compatible endpoint, used unless a base URL is configured."""
+
+ANTHROPIC_MAX_TOKENS = 1024
+"""`max_tokens` sent to Anthropic, which requires one."""
+
+ESTIMATED_OUTPUT_TOKENS = 1024
+"""Completion tokens assumed when reserving budget before a call."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRef:
+    """A provider as written: `openai:gpt-4o`, `anthropic:claude-sonnet-4-6`, `echo`."""
+
+    backend: str
+    model: str
+
+    @property
+    def id(self) -> str:
+        """The provider's name in sample ids and results (`openai:gpt-4o`, `echo`)."""
+        return f"{self.backend}:{self.model}" if self.model else self.backend
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def parse_provider(text: str) -> ProviderRef:
+    """Parse `backend:model`; raise ValueError with a message for people when unusable.
+
+    Everything after the first colon is the model, so `openai:llama3:8b` works.
+    """
+    name = text.strip()
+    backend, _, model = name.partition(":")
+    backend = backend.strip().lower()
+    model = model.strip()
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"unknown provider backend {backend!r}; write one of "
+            + ", ".join(f"'{b}:<model>'" for b in BACKENDS[:3])
+            + " or 'echo'"
+        )
+    if not model and backend != "echo":
+        raise ValueError(f"no model after {backend!r}: write '{backend}:<model>'")
+    return ProviderRef(backend, model)
+
+
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """One provider answer."""
+
+    text: str
+    """The answer's text."""
+    input_tokens: int | None = None
+    """Prompt tokens billed, or None when the server did not say."""
+    output_tokens: int | None = None
+    """Completion tokens billed, or None when the server did not say."""
+
+
+class ProviderError(Exception):
+    """A provider call that produced no output; the message is safe to show."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Provider(Protocol):
+    """A model that answers a prompt."""
+
+    ref: ProviderRef
+    """Which provider this is."""
+
+    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
+        """Answer `prompt`; raise ProviderError when there is no answer."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        ...
+
+
+class EchoProvider:
+    """Returns the rendered prompt itself: for offline runs and tests. Costs nothing."""
+
+    def __init__(self, ref: ProviderRef | None = None) -> None:
+        self.ref = ref or ProviderRef("echo", "")
+
+    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
+        """The prompt, unchanged."""
+        return Generated(prompt, 0, 0)
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
+
+def _status_message(ref: ProviderRef, status: int, body: object) -> str:
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        body = body["error"]
+    detail = safe_error_detail(body)
+    return f"the {ref.id} provider answered HTTP {status}" + (f" ({detail})" if detail else "")
+
+
+class OpenAIChatProvider:
+    """Chat completions on OpenAI or any OpenAI-compatible endpoint (Gemini's included)."""
+
+    def __init__(self, ref: ProviderRef, *, api_key: str, base_url: str | None) -> None:
+        import openai
+
+        self.ref = ref
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url)
+
+    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
+        """One chat turn with the prompt as the user message."""
+        import openai
+
+        try:
+            resp = await self._client.chat.completions.create(
+                model=self.ref.model,
+                messages=[{"role": "user", "content": prompt}],
+                timeout=timeout_s,
+            )
+        except openai.APIStatusError as err:
+            raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
+        except openai.APITimeoutError:
+            raise ProviderError(f"the {self.ref.id} provider timed out") from None
+        except openai.APIConnectionError:
+            raise ProviderError(f"could not reach the {self.ref.id} provider") from None
+        except (openai.OpenAIError, ValueError):
+            raise ProviderError(f"the {self.ref.id} provider sent a malformed response") from None
+        choices = resp.choices or []
+        message = choices[0].message if choices else None
+        if message is None or (message.content is None and message.refusal):
+            raise ProviderError(f"the {self.ref.id} provider refused or gave no answer")
+        usage = resp.usage
+        return Generated(
+            message.content or "",
+            usage.prompt_tokens if usage is not None else None,
+            usage.completion_tokens if usage is not None else None,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client."""
+        await self._client.close()
+
+
+class AnthropicProvider:
+    """Anthropic's Messages API (no sampling parameters: the SDK's API version refuses them)."""
+
+    def __init__(self, ref: ProviderRef, *, api_key: str, base_url: str | None) -> None:
+        import anthropic
+
+        self.ref = ref
+        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url)
+
+    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
+        """One message with the prompt as the user turn; text blocks concatenated."""
+        import anthropic
+
+        try:
+            resp = await self._client.messages.create(
+                model=self.ref.model,
+                max_tokens=ANTHROPIC_MAX_TOKENS,
+                messages=[{"role": "user", "content": prompt}],
+                timeout=timeout_s,
+            )
+        except anthropic.APIStatusError as err:
+            raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
+        except anthropic.APITimeoutError:
+            raise ProviderError(f"the {self.ref.id} provider timed out") from None
+        except anthropic.APIConnectionError:
+            raise ProviderError(f"could not reach the {self.ref.id} provider") from None
+        except (anthropic.AnthropicError, ValueError):
+            raise ProviderError(f"the {self.ref.id} provider sent a malformed response") from None
+        if getattr(resp, "stop_reason", None) == "refusal":
+            raise ProviderError(f"the {self.ref.id} provider refused to answer")
+        text = "".join(
+            getattr(block, "text", "")
+            for block in (resp.content or [])
+            if getattr(block, "type", None) == "text"
+        )
+        usage = resp.usage
+        return Generated(text, usage.input_tokens, usage.output_tokens)
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client."""
+        await self._client.close()
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCredentials:
+    """Keys and base URLs of the provider backends (never logged)."""
+
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    anthropic_api_key: str | None = None
+    anthropic_base_url: str | None = None
+    gemini_api_key: str | None = None
+    gemini_base_url: str | None = None
+
+    @classmethod
+    def from_settings(
+        cls, settings: Any, environ: Mapping[str, str] | None = None
+    ) -> ProviderCredentials:
+        """Read the judge's settings (the same keys and URLs), falling back to the SDKs'
+        environment variables; Gemini from `SCOREWIRE_GEMINI_*` or `GEMINI_*`."""
+        env = os.environ if environ is None else environ
+
+        def secret(name: str, *env_names: str) -> str | None:
+            value: Any = getattr(settings, name, None)
+            raw = value.get_secret_value() if hasattr(value, "get_secret_value") else value
+            if isinstance(raw, str) and raw:
+                return raw
+            return next((env[n] for n in env_names if env.get(n)), None)
+
+        return cls(
+            openai_api_key=secret("openai_api_key", "OPENAI_API_KEY"),
+            openai_base_url=secret("openai_base_url", "OPENAI_BASE_URL"),
+            anthropic_api_key=secret("anthropic_api_key", "ANTHROPIC_API_KEY"),
+            anthropic_base_url=secret("anthropic_base_url", "ANTHROPIC_BASE_URL"),
+            gemini_api_key=secret(
+                "gemini_api_key", "SCOREWIRE_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"
+            ),
+            gemini_base_url=secret(
+                "gemini_base_url", "SCOREWIRE_GEMINI_BASE_URL", "GEMINI_BASE_URL"
+            ),
+        )
+
+
+def build_provider(ref: ProviderRef, creds: ProviderCredentials) -> Provider:
+    """The client for `ref`; ValueError (for people) when its backend has no credentials."""
+    if ref.backend == "echo":
+        return EchoProvider(ref)
+    if ref.backend == "openai":
+        if not (creds.openai_api_key or creds.openai_base_url):
+            raise ValueError(
+                f"provider {ref.id}: set SCOREWIRE_OPENAI_API_KEY (or OPENAI_API_KEY), or "
+                "SCOREWIRE_OPENAI_BASE_URL for a local OpenAI-compatible server"
+            )
+        # Local servers need no key, but the SDK insists on one.
+        return OpenAIChatProvider(
+            ref, api_key=creds.openai_api_key or "unused", base_url=creds.openai_base_url
+        )
+    if ref.backend == "gemini":
+        if not creds.gemini_api_key and not creds.gemini_base_url:
+            raise ValueError(f"provider {ref.id}: set GEMINI_API_KEY (or SCOREWIRE_GEMINI_API_KEY)")
+        return OpenAIChatProvider(
+            ref,
+            api_key=creds.gemini_api_key or "unused",
+            base_url=creds.gemini_base_url or GEMINI_BASE_URL,
+        )
+    if not creds.anthropic_api_key:
+        raise ValueError(
+            f"provider {ref.id}: set SCOREWIRE_ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY)"
+        )
+    return AnthropicProvider(
+        ref, api_key=creds.anthropic_api_key, base_url=creds.anthropic_base_url
+    )
+
+
+def elapsed_ms(start: float) -> float:
+    """Milliseconds since `start` (a `time.perf_counter()` value)."""
+    return (time.perf_counter() - start) * 1000.0

@@ -1,0 +1,144 @@
+"""Run the `scorewire` commands as a user does: a subprocess, no terminal, a clean env."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+READY_PREFIX = "scorewire listening on "
+
+# Credentials and endpoints of the developer's shell must not leak into the runs.
+_SCRUB = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment of a CLI subprocess: the repo on PYTHONPATH, no stray keys."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _SCRUB and not k.startswith("SCOREWIRE_") and k != "COLUMNS"
+    }
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "service"), str(ROOT / "clients/python/src")])
+    env["SCOREWIRE_METRICS_ENABLED"] = "false"
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Done:
+    """A finished command."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+
+def cli_command(*args: str) -> list[str]:
+    """argv of `scorewire <args>` through the module that owns run/validate/checks."""
+    return [sys.executable, "-m", "scorewire.cli.run", *args]
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120, **env: str) -> Done:
+    """Run a command to completion."""
+    proc = subprocess.run(
+        cli_command(*args),
+        cwd=cwd or ROOT,
+        env=cli_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Done(proc.returncode, proc.stdout, proc.stderr)
+
+
+def wait_for_line(
+    proc: subprocess.Popen[str], needle: str, timeout: float = 60
+) -> tuple[bool, list[str]]:
+    """Read the process's stderr until a line containing `needle`; (found, lines read)."""
+    assert proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if not sel.select(timeout=0.5):
+                if proc.poll() is not None:
+                    break
+                continue
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if needle in line:
+                return True, lines
+    finally:
+        sel.close()
+    return False, lines
+
+
+@pytest.fixture(scope="module")
+def server_addr() -> Iterator[str]:
+    """host:port of a real scorewire server subprocess on a free port."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scorewire.cli.main",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--metrics-port",
+            "0",
+        ],
+        cwd=ROOT,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        addr = None
+        deadline = time.monotonic() + 60
+        while addr is None and time.monotonic() < deadline and proc.poll() is None:
+            if sel.select(timeout=0.5):
+                line = proc.stdout.readline()
+                if line.startswith(READY_PREFIX):
+                    addr = line[len(READY_PREFIX) :].strip()
+        sel.close()
+        if addr is None:
+            pytest.fail("the scorewire server did not start")
+        yield addr
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
