@@ -38,6 +38,7 @@ lint: install test-deps
 ## generate: regenerate every language's code from protos/
 generate: install
 	scripts/generate.sh .
+	$(BIN)/python scripts/gen_schemas.py
 
 ## check-generated: fail when regenerating would change committed code
 check-generated: install

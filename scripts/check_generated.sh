@@ -16,5 +16,10 @@ for dir in clients/python/src/scorewire/v1 clients/go/gen clients/typescript/src
         fi
     fi
 done
+# The suite JSON Schemas are generated from the check registry.
+if ! .venv/bin/python scripts/gen_schemas.py --check; then
+    echo "schemas/ are stale: run '.venv/bin/python scripts/gen_schemas.py' and commit" >&2
+    status=1
+fi
 [ $status = 0 ] && echo "generated code is fresh"
 exit $status

@@ -117,6 +117,11 @@ class Settings(BaseSettings):
     judge_budget_per_token_usd: float | None = Field(None, ge=0)
     """Judge dollars each bearer token may spend per budget period; unset means no limit."""
 
+    gemini_base_url: str | None = None
+    """Gemini's OpenAI-compatible endpoint for `gemini:` providers; falls back to GEMINI_BASE_URL."""
+    gemini_api_key: SecretStr | None = None
+    """Falls back to GEMINI_API_KEY. Never logged."""
+
     # --- cache --------------------------------------------------------------------------------
     cache_url: str = "memory://"
     """Verdict cache: `memory://` (per process) or `redis://host:port/db` (shared)."""
