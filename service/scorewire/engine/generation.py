@@ -449,16 +449,4 @@ class GroupedSummaryBuilder(SummaryBuilder):
         if result.passed:
             self.cases_passed += 1
         for name, ctype, s in zip(names, types, result.scores, strict=True):
-            t = self._totals_for(name, ctype)
-            if s.error is not None:
-                t.errored += 1
-            elif s.passed:
-                t.passed += 1
-            else:
-                t.failed += 1
-            t.value_sum += s.value
-            t.cost_usd += s.cost_usd
-            if s.cached:
-                t.cached += 1
-            if s.unpriced:
-                t.unpriced += 1
+            self._totals_for(name, ctype).count(s)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pydantic import Field
+from scorewire.core.model import Score
 from scorewire.core.registry import Params
 from scorewire.engine.runner import CaseResult
 
@@ -46,6 +47,21 @@ class CheckTotals:
     cost_usd: float = 0.0
     cached: int = 0
     unpriced: int = 0
+
+    def count(self, s: Score) -> None:
+        """Add one score."""
+        if s.error is not None:
+            self.errored += 1
+        elif s.passed:
+            self.passed += 1
+        else:
+            self.failed += 1
+        self.value_sum += s.value
+        self.cost_usd += s.cost_usd
+        if s.cached:
+            self.cached += 1
+        if s.unpriced:
+            self.unpriced += 1
 
     @property
     def total(self) -> int:
@@ -91,18 +107,7 @@ class SummaryBuilder:
         if result.passed:
             self.cases_passed += 1
         for t, s in zip(self._totals, result.scores, strict=True):
-            if s.error is not None:
-                t.errored += 1
-            elif s.passed:
-                t.passed += 1
-            else:
-                t.failed += 1
-            t.value_sum += s.value
-            t.cost_usd += s.cost_usd
-            if s.cached:
-                t.cached += 1
-            if s.unpriced:
-                t.unpriced += 1
+            t.count(s)
 
     def finish(self, gate: Gate | None = None) -> Summary:
         """The summary so far, judged against `gate` (the default gate when None)."""
