@@ -88,18 +88,30 @@ UNDECODABLE_MESSAGE = (
 )
 
 
-def _undecodable() -> RequestRejected:
+TOO_DEEP_MESSAGE = (
+    "the request nests messages more than 100 levels deep, protobuf's limit (each list or "
+    "object inside a google.protobuf.Value counts as two or three levels)"
+)
+BAD_UTF8_MESSAGE = "a string field of the request is not valid UTF-8"
+
+
+def _undecodable(reason: str = "") -> RequestRejected:
+    # upb names the cause in its message; say which one rather than guessing.
+    if "MaxDepth" in reason:
+        message = TOO_DEEP_MESSAGE
+    elif "UTF-8" in reason:
+        message = BAD_UTF8_MESSAGE
+    else:
+        message = UNDECODABLE_MESSAGE
     return RequestRejected(
-        grpc.StatusCode.INVALID_ARGUMENT,
-        UNDECODABLE_MESSAGE,
-        [FieldViolation("request", UNDECODABLE_MESSAGE)],
+        grpc.StatusCode.INVALID_ARGUMENT, message, [FieldViolation("request", message)]
     )
 
 
 async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for message in requests:
         if isinstance(message, Undecodable):
-            raise _undecodable()
+            raise _undecodable(message.reason)
         yield message
 
 
@@ -114,7 +126,7 @@ def guarded_unary(fn: H) -> H:
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
-                raise _undecodable()
+                raise _undecodable(request.reason)
             return await fn(self, request, context)
         except RequestRejected as err:
             await abort(context, err)
@@ -136,7 +148,7 @@ def guarded_stream(fn: G) -> G:
     ) -> AsyncIterator[Any]:
         try:
             if isinstance(request, Undecodable):
-                raise _undecodable()
+                raise _undecodable(request.reason)
             if hasattr(request, "__aiter__"):
                 request = _checked_stream(request)
             async for item in fn(self, request, context):

@@ -29,7 +29,7 @@ def _lenient(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
         try:
             return parse(data)
         except Exception as err:
-            return Undecodable(type(err).__name__)
+            return Undecodable(f"{type(err).__name__}: {err}")
 
     return deserialize
 
