@@ -36,12 +36,12 @@ lint: install test-deps
 	$(BUF) lint
 
 ## generate: regenerate every language's code from protos/
-generate: install
+generate: install test-deps
 	scripts/generate.sh .
 	$(BIN)/python scripts/gen_schemas.py
 
 ## check-generated: fail when regenerating would change committed code
-check-generated: install
+check-generated: install test-deps
 	scripts/check_generated.sh
 
 ## test-python: the Python test suite (engine, server, judge, Python client)
