@@ -118,7 +118,10 @@ class Settings(BaseSettings):
     """Judge dollars each bearer token may spend per budget period; unset means no limit."""
 
     gemini_base_url: str | None = None
-    """Gemini's OpenAI-compatible endpoint for `gemini:` providers; falls back to GEMINI_BASE_URL."""
+    """Gemini's OpenAI-compatible endpoint for `gemini:` providers.
+
+    Falls back to GEMINI_BASE_URL.
+    """
     gemini_api_key: SecretStr | None = None
     """Falls back to GEMINI_API_KEY. Never logged."""
 
