@@ -53,6 +53,7 @@ class Running:
         """Turn health NOT_SERVING, refuse new calls, let in-flight calls finish."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
+        self.service.close()
         for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()

@@ -13,6 +13,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import grpc
@@ -21,7 +22,14 @@ from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
-from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
+from scorewire.engine.runner import (
+    Case,
+    CaseResult,
+    Plan,
+    run_cases,
+    score_case,
+    score_case_sync,
+)
 from scorewire.engine.suite import LoadedSuite, load_request_suite
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
@@ -116,6 +124,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         # Shared by every request's context: read-only run-wide services and flags.
         self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
         self._token_budgets: dict[str, PeriodBudget] = {}
+        # One thread scores the chunks of every deterministic RunSuite in FIFO order: the
+        # GIL allows no more, and one queue interleaves concurrent suites fairly.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-score")
         self._plans = PlanCache()
         self._judge = judge
         self._labels = labels
@@ -238,35 +249,43 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             compact=request.compact,
             gate=request.gate if request.HasField("gate") else None,
         )
-        cases = self._cases(request.cases, suite)
+        for i, c in enumerate(request.cases):
+            self._check_output(c.output, f"cases[{i}].output")
         budget = request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
         ctx = self._context(context, budget)
         plan = suite.plan
         builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
-        concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
-        async for batch in _batched(run_cases(plan, cases, ctx, concurrency=concurrency)):
-            for r in batch:
-                builder.add(r)
-            if self._observer is not None:
-                self._observer.observe_results(plan, batch)
-            yield pb.RunSuiteResponse(
-                results=pb.CaseResultBatch(
-                    results=[convert.case_result_to_pb(plan.checks, r) for r in batch]
+        source: Sequence[pb.Case] | Sequence[Case] = (
+            request.cases if request.cases or not suite.cases else suite.cases
+        )
+        if not plan.any_async:
+            # CPU-bound work goes to the scoring thread, chunk by chunk, so the event loop
+            # stays free to accept and answer other calls while big suites run.
+            loop = asyncio.get_running_loop()
+            for start in range(0, len(source), BATCH_MAX_RESULTS):
+                message, batch = await loop.run_in_executor(
+                    self._executor, _score_chunk, plan, source, start, ctx, builder
                 )
-            )
+                if self._observer is not None:
+                    self._observer.observe_results(plan, batch)
+                yield message
+        else:
+            cases = [_to_case(source, i) for i in range(len(source))]
+            concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
+            async for batch in _batched(run_cases(plan, cases, ctx, concurrency=concurrency)):
+                for r in batch:
+                    builder.add(r)
+                if self._observer is not None:
+                    self._observer.observe_results(plan, batch)
+                yield _results_message(plan, batch)
         summary = builder.finish(suite.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
         yield pb.RunSuiteResponse(summary=convert.summary_to_pb(summary))
 
-    def _cases(self, cases: Sequence[pb.Case], suite: LoadedSuite) -> list[Case]:
-        if not cases and suite.cases:
-            return suite.cases
-        out = []
-        for i, c in enumerate(cases):
-            self._check_output(c.output, f"cases[{i}].output")
-            out.append(Case(convert.sample_from_pb(c.sample), convert.output_from_pb(c.output), i))
-        return out
+    def close(self) -> None:
+        """Stop the scoring thread (after the chunks already queued)."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     @guarded_stream
     async def ScoreStream(
@@ -349,6 +368,36 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     def check_stream_case(self, case: pb.StreamCase) -> None:
         """Reject a streamed case over the output size limit."""
         self._check_output(case.output, "case.output")
+
+
+def _to_case(source: Sequence[pb.Case] | Sequence[Case], i: int) -> Case:
+    c = source[i]
+    if isinstance(c, Case):
+        return c
+    return Case(convert.sample_from_pb(c.sample), convert.output_from_pb(c.output), i)
+
+
+def _results_message(plan: Plan, batch: Sequence[CaseResult]) -> pb.RunSuiteResponse:
+    return pb.RunSuiteResponse(
+        results=pb.CaseResultBatch(
+            results=[convert.case_result_to_pb(plan.checks, r) for r in batch]
+        )
+    )
+
+
+def _score_chunk(
+    plan: Plan,
+    source: Sequence[pb.Case] | Sequence[Case],
+    start: int,
+    ctx: CheckContext,
+    builder: SummaryBuilder,
+) -> tuple[pb.RunSuiteResponse, list[CaseResult]]:
+    """Convert, score and count one chunk of a deterministic plan (runs on the thread)."""
+    end = min(start + BATCH_MAX_RESULTS, len(source))
+    batch = [score_case_sync(plan, _to_case(source, i), ctx) for i in range(start, end)]
+    for r in batch:
+        builder.add(r)
+    return _results_message(plan, batch), batch
 
 
 async def _batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[CaseResult]]:
