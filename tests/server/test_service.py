@@ -397,3 +397,11 @@ async def test_bytes_that_do_not_parse_are_invalid_argument_not_internal(server:
         async for _ in stream(messages()):
             pass
     assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_blank_compact_entry_is_invalid_over_the_wire(server: Server) -> None:
+    # Each compact entry gets a result; a blank one is refused rather than dropped.
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await server.stub.Score(pb.ScoreRequest(compact=["json_valid", "  "]))
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "compact[1]" in bad_request(exc.value)

@@ -122,7 +122,32 @@ def _build(schema: dict[str, Any], field: str) -> Validator:
         },
     )
     # An empty registry: $refs resolve inside the document only, never over the network.
-    return cls(schema, registry=referencing.Registry())
+    validator = cls(schema, registry=referencing.Registry())
+    _refuse_endless_refs(validator, field)
+    return validator
+
+
+# One instance of each JSON type: a $ref cycle that never descends into the instance
+# (`{"$ref": "#"}`, two $defs naming each other, an allOf of itself) recurses on them.
+_PROBES: tuple[Any, ...] = (None, True, 0, "", [], {})
+
+
+def _refuse_endless_refs(validator: Validator, field: str) -> None:
+    """Refuse at load a schema whose $refs loop without consuming the instance.
+
+    Such a schema recurses until RecursionError on every instance of some type, so
+    validating one small instance of each type finds it once, here, instead of on
+    every output.
+    """
+    for probe in _PROBES:
+        try:
+            validator.is_valid(probe)
+        except RecursionError:
+            raise ParamError(
+                field,
+                "the schema refers to itself without end: a $ref cycle never reaches a "
+                f"value (found validating {json.dumps(probe)})",
+            ) from None
 
 
 def _draft(schema: dict[str, Any], field: str) -> type[Validator]:

@@ -98,6 +98,17 @@ MAX_PYTHON_CHARS = 200_000
 """Longest output `is_valid_python` parses: parsing costs ~2 µs a character."""
 MAX_LANGUAGE_CHARS = 20_000
 """`language` reads this many characters: a language shows long before that."""
+MAX_BLEU_CHARS = 200_000
+"""Longest output or reference `bleu` compares: sacreBLEU costs ~0.4 µs a character."""
+MAX_ROUGE_TOKENS = 20_000
+"""Most tokens of output or reference `rouge_l` compares: its LCS is O(n·m/64)."""
+
+
+def _too_long(what: str, n: int, limit: int, unit: str, check: str) -> Score:
+    return Score.fail_with_error(
+        ErrorCode.INVALID_OUTPUT,
+        f"the {what} has {n:,} {unit}, more than the {limit:,} that {check} compares",
+    )
 
 
 def _reject_bool_and_str(v: Any) -> Any:
@@ -418,6 +429,8 @@ def build_bleu(params: BleuParams) -> SyncCheckFn:
     """Smoothed sentence BLEU with effective order, so short outputs are not always 0."""
     if params.value is not None and not params.value.strip():
         raise ParamError("value", "the reference is empty")
+    if params.value is not None and len(params.value) > MAX_BLEU_CHARS:
+        raise ParamError("value", f"the reference is longer than {MAX_BLEU_CHARS:,} characters")
     from sacrebleu.metrics.bleu import BLEU
 
     mode, fixed, threshold = params.tokenize, params.value, params.threshold
@@ -429,6 +442,9 @@ def build_bleu(params: BleuParams) -> SyncCheckFn:
         if isinstance(ref, Score):
             return ref
         hyp = output.text
+        for what, text in (("output", hyp), ("reference", ref)):
+            if len(text) > MAX_BLEU_CHARS:
+                return _too_long(what, len(text), MAX_BLEU_CHARS, "characters", "bleu")
         if mode == "auto" and (has_unspaced_script(hyp) or has_unspaced_script(ref)):
             score = pretokenized.sentence_score(bleu_tokens(hyp), [bleu_tokens(ref)]).score
         else:
@@ -460,6 +476,11 @@ def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
         fixed = tokens(params.value)
         if not fixed:
             raise ParamError("value", "the reference has no words to compare")
+        if len(fixed) > MAX_ROUGE_TOKENS:
+            raise ParamError(
+                "value",
+                f"the reference has more than the {MAX_ROUGE_TOKENS:,} tokens rouge_l compares",
+            )
     threshold = params.threshold
 
     def rouge(sample: Sample, output: Output, ctx: CheckContext) -> Score:
@@ -474,7 +495,15 @@ def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
                 return Score.fail_with_error(
                     ErrorCode.INVALID_REFERENCE, "the sample's expected has no words to compare"
                 )
-        _p, _r, f1 = rouge_l(tokens(output.text), ref)
+        if len(ref) > MAX_ROUGE_TOKENS:
+            return _too_long("reference", len(ref), MAX_ROUGE_TOKENS, "tokens", "rouge_l")
+        # Cheap bound first: a text has at most as many tokens as characters.
+        hyp = tokens(output.text) if len(output.text) <= 20 * MAX_ROUGE_TOKENS else None
+        if hyp is None or len(hyp) > MAX_ROUGE_TOKENS:
+            n = len(hyp) if hyp is not None else len(output.text)
+            unit = "tokens" if hyp is not None else "characters"
+            return _too_long("output", n, MAX_ROUGE_TOKENS, unit, "rouge_l")
+        _p, _r, f1 = rouge_l(hyp, ref)
         return _metric("ROUGE-L F1", f1, threshold)
 
     return rouge

@@ -23,6 +23,13 @@ DEFAULT_CHECK_TIMEOUT_S = 120.0
 
 
 def _crashed(cc: CompiledCheck, err: BaseException) -> Score:
+    if isinstance(err, RecursionError):
+        # Built-in checks recurse only along the structure of what they read, so this is
+        # an output (or reference) nested deeper than Python can follow: unreadable input.
+        return Score.fail_with_error(
+            ErrorCode.INVALID_OUTPUT,
+            f"check {cc.name!r} cannot read the output: it nests too deeply",
+        )
     if cc.check_type.family == "custom":
         # Custom checks are the server owner's code; their message helps the owner.
         msg = f"check {cc.name!r} raised {type(err).__name__}: {err}"

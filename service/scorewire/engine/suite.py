@@ -537,7 +537,11 @@ def load_request_suite(
                 violations.extend(err.violations)
         settings, cases, name = RunSettings(), None, suite_name or "request"
         gate = gate or Gate()
-    if compact:
+    blank = [i for i, line in enumerate(compact) if not line.strip()]
+    # In a request every entry is a check with a result of its own: a blank one would
+    # silently shift the results against the caller's list, so it is an error here.
+    violations.extend(FieldViolation(join_path("compact", i), "empty compact check") for i in blank)
+    if compact and not blank:
         compiled.extend(_compile_compact(list(compact), "compact", violations))
     if not compiled and not violations:
         violations.append(FieldViolation("checks", "no checks: give suite_yaml, checks or compact"))
