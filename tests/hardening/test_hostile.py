@@ -566,7 +566,7 @@ def test_reference_metrics_on_huge_texts_are_bounded(client: Any) -> None:
     for s in resp.scores:
         assert s.error.code == "INVALID_OUTPUT" and "more than" in s.error.message, s
     # A reference over the limit given as a parameter is refused at load.
-    err, fields = rejected(
+    _err, fields = rejected(
         client.Score,
         pb.ScoreRequest(
             output=pb.Output(text="x"), checks=[spec("rouge_l", value=text[:1_000_000])]
