@@ -9,7 +9,7 @@ BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
-        test-clients bench bench-engine bench-service bench-judge clean
+        test-clients bench bench-engine bench-service bench-judge bench-load clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ bench-service: install
 
 bench-judge: install
 	PYTHONPATH=. $(BIN)/python bench/judge_bench.py
+
+## bench-load: 50 RunSuite streams x 2,000 cases plus Score traffic for 60 s (loopback only)
+bench-load: install
+	$(BIN)/python bench/load_test.py
 
 clean:
 	rm -rf $(VENV) .tools .mypy_cache .ruff_cache .pytest_cache
