@@ -1,6 +1,7 @@
 """A bare gRPC echo service on grpc.aio: the transport ceiling the service bench compares to.
 
-`Echo/Unary` returns the request bytes; `Echo/Stream` splits a RunSuiteRequest's cases into
+`Echo/Unary` takes a ScoreRequest and returns it (parsed and serialized like any
+protobuf service, with no logic in between); `Echo/Stream` splits a RunSuiteRequest's cases into
 messages of BATCH cases each, as RunSuite batches its results, so both sides move the
 same volume through the same machinery with no scoring.
 """
@@ -20,7 +21,7 @@ from scorewire.v1 import scoring_pb2 as pb  # noqa: E402
 BATCH = 256
 
 
-async def unary(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+async def unary(request: pb.ScoreRequest, context: grpc.aio.ServicerContext) -> pb.ScoreRequest:
     return request
 
 
@@ -48,7 +49,11 @@ async def main() -> None:
     handler = grpc.method_handlers_generic_handler(
         "Echo",
         {
-            "Unary": grpc.unary_unary_rpc_method_handler(unary),
+            "Unary": grpc.unary_unary_rpc_method_handler(
+                unary,
+                request_deserializer=pb.ScoreRequest.FromString,
+                response_serializer=pb.ScoreRequest.SerializeToString,
+            ),
             "Stream": grpc.unary_stream_rpc_method_handler(stream),
         },
     )
