@@ -12,23 +12,36 @@ status (`OK`, `InvalidArgument`, `Canceled`, ...), which is what those dashboard
 Counting follows go-grpc-prometheus: a unary call receives one message and, when it
 succeeds, sends one; streamed messages are counted one by one as they pass (the wrapped
 iterators count them, or the wrapped context's `read`/`write` for handlers that use them).
+
+Why plain counters and a collector: every call touches five series, and prometheus-client's
+`Counter.inc`/`Histogram.observe` take a lock each and scan the buckets linearly, which
+cost a measurable share of a unary call. Here a call adds to plain ints and floats of its
+method (bisect picks the bucket), all on the event loop thread, and a `Collector` turns
+them into the same families when /metrics is scraped (on prometheus-client's HTTP thread;
+it copies before reading, and under the GIL each int it reads is whole).
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from bisect import bisect_left
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 import grpc
 from google.protobuf.descriptor import ServiceDescriptor
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 LABELS = ("grpc_type", "grpc_service", "grpc_method")
 
 _EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009 - missing from grpc-stubs
+_OK = grpc.StatusCode.OK
 
 HANDLING_BUCKETS = (
     0.005,
@@ -74,6 +87,15 @@ GO_CODE_NAMES: dict[grpc.StatusCode, str] = {
 }
 """`grpc_code` label values: Go's `codes.Code.String()`, as go-grpc-prometheus exports."""
 
+_HELP = {
+    "started": "Total number of RPCs started on the server.",
+    "handled": "Total number of RPCs completed on the server, regardless of success or failure.",
+    "seconds": "Histogram of response latency (seconds) of gRPC that had been "
+    "application-level handled by the server.",
+    "received": "Total number of RPC stream messages received on the server.",
+    "sent": "Total number of gRPC stream messages sent by the server.",
+}
+
 
 def grpc_type(request_streaming: bool, response_streaming: bool) -> str:
     """The `grpc_type` label of a method with these streaming flags."""
@@ -88,32 +110,79 @@ def split_method(full_method: str) -> tuple[str, str]:
     return (service or "unknown"), (method or "unknown")
 
 
-class _Method:
-    """The metric children of one method, looked up once rather than on every call."""
+def _bounds(buckets: Iterable[float]) -> list[float]:
+    """Histogram upper bounds ending in +Inf, checked as prometheus-client checks them."""
+    bounds = [float(b) for b in buckets]
+    if bounds and bounds[-1] != math.inf:
+        bounds.append(math.inf)
+    if bounds != sorted(bounds):
+        raise ValueError("Buckets not in sorted order")
+    if len(bounds) < 2:
+        raise ValueError("Must have at least two buckets")
+    return bounds
 
-    __slots__ = ("_handled", "_labels", "handled", "received", "seconds", "sent", "started")
+
+class _Method:
+    """The running totals of one method's series: plain numbers, updated on the event
+    loop thread without locks and read by `_Collector` at scrape time."""
+
+    __slots__ = (
+        "_owner",
+        "bounds",
+        "counts",
+        "failed",
+        "labels",
+        "ok",
+        "received",
+        "sent",
+        "started",
+        "sum",
+    )
 
     def __init__(self, owner: GrpcServerMetrics, labels: tuple[str, str, str]) -> None:
-        self._labels = labels
-        self._handled = owner.handled
-        self.started = owner.started.labels(*labels)
-        self.received = owner.received.labels(*labels)
-        self.sent = owner.sent.labels(*labels)
-        self.seconds = owner.seconds.labels(*labels)
-        self.handled: dict[grpc.StatusCode, Any] = {}
+        self._owner = owner
+        self.labels = labels
+        self.bounds = owner.bounds
+        self.started = 0
+        self.received = 0
+        self.sent = 0
+        self.ok = 0
+        """Calls handled with OK (the common case, kept out of the `failed` dict)."""
+        self.failed: dict[grpc.StatusCode, int] = {}
+        """Calls handled with each other status code that has a series."""
+        self.counts = [0] * len(self.bounds)
+        """Observations per histogram bucket (not cumulative; the last is +Inf)."""
+        self.sum = 0.0
 
-    def handled_child(self, code: grpc.StatusCode) -> Any:
-        """The `grpc_server_handled_total` child of `code`, created on first use."""
-        child = self.handled.get(code)
-        if child is None:
-            child = self._handled.labels(*self._labels, GO_CODE_NAMES.get(code, "Unknown"))
-            self.handled[code] = child
-        return child
+    def add_series(self, code: grpc.StatusCode) -> None:
+        """Create the `grpc_server_handled_total` series of `code` (at zero) if missing."""
+        if code is _OK:
+            if (self, code) not in self._owner.handled_series:
+                self._owner.handled_series.append((self, code))
+        elif code not in self.failed:
+            self._owner.handled_series.append((self, code))
+            self.failed[code] = 0
+
+    def finish_ok(self, started_at: float) -> None:
+        """Count a call that ended with OK, `started_at` being its `perf_counter()`."""
+        elapsed = time.perf_counter() - started_at
+        self.counts[bisect_left(self.bounds, elapsed)] += 1
+        self.sum += elapsed
+        if not self.ok:
+            self.add_series(_OK)
+        self.ok += 1
 
     def finish(self, code: grpc.StatusCode, started_at: float) -> None:
         """Count a finished call with its status and duration."""
-        self.seconds.observe(time.perf_counter() - started_at)
-        self.handled_child(code).inc()
+        if code is _OK:
+            self.finish_ok(started_at)
+            return
+        elapsed = time.perf_counter() - started_at
+        self.counts[bisect_left(self.bounds, elapsed)] += 1
+        self.sum += elapsed
+        if code not in self.failed:
+            self.add_series(code)
+        self.failed[code] += 1
 
 
 def _code_of(err: BaseException | None, context: Any) -> grpc.StatusCode:
@@ -146,12 +215,12 @@ class _CountingContext:
     async def read(self) -> Any:
         msg = await self._context.read()
         if msg is not _EOF:
-            self._method.received.inc()
+            self._method.received += 1
         return msg
 
     async def write(self, message: Any) -> None:
         await self._context.write(message)
-        self._method.sent.inc()
+        self._method.sent += 1
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
@@ -160,19 +229,72 @@ class _CountingContext:
 class _CountingIterator:
     """Counts the request messages a handler takes from its request iterator."""
 
-    __slots__ = ("_inc", "_it")
+    __slots__ = ("_it", "_method")
 
-    def __init__(self, it: AsyncIterator[Any], inc: Callable[[], None]) -> None:
+    def __init__(self, it: AsyncIterator[Any], method: _Method) -> None:
         self._it = it
-        self._inc = inc
+        self._method = method
 
     def __aiter__(self) -> _CountingIterator:
         return self
 
     async def __anext__(self) -> Any:
         msg = await self._it.__anext__()
-        self._inc()
+        self._method.received += 1
         return msg
+
+
+_Families = tuple[
+    CounterMetricFamily,
+    CounterMetricFamily,
+    HistogramMetricFamily,
+    CounterMetricFamily,
+    CounterMetricFamily,
+]
+
+
+def _families() -> _Families:
+    """The five families, empty, in the order the registry has always listed them."""
+    return (
+        CounterMetricFamily("grpc_server_started", _HELP["started"], labels=LABELS),
+        CounterMetricFamily("grpc_server_handled", _HELP["handled"], labels=(*LABELS, "grpc_code")),
+        HistogramMetricFamily("grpc_server_handling_seconds", _HELP["seconds"], labels=LABELS),
+        CounterMetricFamily("grpc_server_msg_received", _HELP["received"], labels=LABELS),
+        CounterMetricFamily("grpc_server_msg_sent", _HELP["sent"], labels=LABELS),
+    )
+
+
+class _Collector(Collector):
+    """Turns the methods' running totals into metric families at scrape time."""
+
+    def __init__(self, owner: GrpcServerMetrics) -> None:
+        self._owner = owner
+        self._le = [floatToGoString(b) for b in owner.bounds]  # type: ignore[no-untyped-call]
+
+    def describe(self) -> Iterator[Metric]:
+        """The families, without samples (for the registry's duplicate-name check)."""
+        return iter(_families())
+
+    def collect(self) -> Iterator[Metric]:
+        """The families with one series per method (and per status code for handled)."""
+        # Copies first: the event loop thread may add methods or series meanwhile.
+        methods = list(self._owner.methods)
+        handled_series = list(self._owner.handled_series)
+        started, handled, seconds, received, sent = _families()
+        for m in methods:
+            started.add_metric(m.labels, m.started)
+            received.add_metric(m.labels, m.received)
+            sent.add_metric(m.labels, m.sent)
+            acc = 0
+            buckets: list[tuple[str, float]] = []
+            for le, n in zip(self._le, m.counts.copy(), strict=True):
+                acc += n
+                buckets.append((le, acc))
+            seconds.add_metric(m.labels, buckets, m.sum)
+        for m, code in handled_series:
+            value = m.ok if code is _OK else m.failed.get(code, 0)
+            handled.add_metric((*m.labels, GO_CODE_NAMES.get(code, "Unknown")), value)
+        return iter((started, handled, seconds, received, sent))
 
 
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable["grpc.RpcMethodHandler[Any, Any]"]]
@@ -187,40 +309,15 @@ class GrpcServerMetrics(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         *,
         buckets: Iterable[float] = HANDLING_BUCKETS,
     ) -> None:
-        self.started = Counter(
-            "grpc_server_started",
-            "Total number of RPCs started on the server.",
-            LABELS,
-            registry=registry,
-        )
-        self.handled = Counter(
-            "grpc_server_handled",
-            "Total number of RPCs completed on the server, regardless of success or failure.",
-            (*LABELS, "grpc_code"),
-            registry=registry,
-        )
-        self.seconds = Histogram(
-            "grpc_server_handling_seconds",
-            "Histogram of response latency (seconds) of gRPC that had been "
-            "application-level handled by the server.",
-            LABELS,
-            registry=registry,
-            buckets=tuple(buckets),
-        )
-        self.received = Counter(
-            "grpc_server_msg_received",
-            "Total number of RPC stream messages received on the server.",
-            LABELS,
-            registry=registry,
-        )
-        self.sent = Counter(
-            "grpc_server_msg_sent",
-            "Total number of gRPC stream messages sent by the server.",
-            LABELS,
-            registry=registry,
-        )
+        self.bounds = _bounds(buckets)
+        """The histogram's upper bounds, +Inf last."""
+        self.methods: list[_Method] = []
+        """Every method seen or preregistered, in the order their series appeared."""
+        self.handled_series: list[tuple[_Method, grpc.StatusCode]] = []
+        """Every `grpc_server_handled_total` series, in the order it appeared."""
         self._methods: dict[str, _Method] = {}
         self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
+        registry.register(_Collector(self))
 
     def preregister(self, services: Iterable[ServiceDescriptor]) -> None:
         """Create every series of these services at zero, as go-grpc-prometheus does, so
@@ -230,7 +327,7 @@ class GrpcServerMetrics(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 full = f"/{service.full_name}/{m.name}"
                 method = self._method(full, grpc_type(m.client_streaming, m.server_streaming))
                 for code in GO_CODE_NAMES:
-                    method.handled_child(code)
+                    method.add_series(code)
 
     def _method(self, full_method: str, kind: str) -> _Method:
         method = self._methods.get(full_method)
@@ -238,6 +335,7 @@ class GrpcServerMetrics(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             service, name = split_method(full_method)
             method = _Method(self, (kind, service, name))
             self._methods[full_method] = method
+            self.methods.append(method)
         return method
 
     async def intercept_service(
@@ -245,12 +343,12 @@ class GrpcServerMetrics(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     ) -> grpc.RpcMethodHandler[Any, Any]:
         """Wrap the method's handler (once per method) so its calls are counted."""
         handler = await continuation(handler_call_details)
+        cached = self._wrapped.get(handler_call_details.method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
         if handler is None:
             return handler
         full_method: str = handler_call_details.method
-        cached = self._wrapped.get(full_method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
         wrapped = self._wrap(handler, full_method)
         self._wrapped[full_method] = (handler, wrapped)
         return wrapped
@@ -265,30 +363,58 @@ class GrpcServerMetrics(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             "response_serializer": h.response_serializer,
         }
         if h.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(_unary(h.unary_unary, method, False), **kw)
+            return grpc.unary_unary_rpc_method_handler(_unary(h.unary_unary, method), **kw)
         if h.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
                 _streaming(h.unary_stream, method, False), **kw
             )
         if h.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(_unary(h.stream_unary, method, True), **kw)
+            return grpc.stream_unary_rpc_method_handler(
+                _client_stream(h.stream_unary, method), **kw
+            )
         return grpc.stream_stream_rpc_method_handler(
             _streaming(h.stream_stream, method, True), **kw
         )
 
 
 def _unary(
-    behavior: Callable[..., Awaitable[Any]], method: _Method, request_streaming: bool
+    behavior: Callable[..., Awaitable[Any]], method: _Method
 ) -> Callable[..., Awaitable[Any]]:
-    """Wrap a handler with one response (unary or client-streaming)."""
+    """Wrap a unary handler: the hot path, so OK calls take the shortest way through."""
+    perf_counter = time.perf_counter
 
     async def call(request: Any, context: Any) -> Any:
-        method.started.inc()
-        if request_streaming:
-            request = _CountingIterator(aiter(request), method.received.inc)
-            context = _CountingContext(context, method)
+        method.started += 1
+        method.received += 1
+        started_at = perf_counter()
+        try:
+            response = await behavior(request, context)
+        except BaseException as err:
+            method.finish(_code_of(err, context), started_at)
+            raise
+        code = context.code()  # None unless the handler called set_code()
+        if code is None or code is _OK:
+            method.finish_ok(started_at)
+            method.sent += 1
         else:
-            method.received.inc()
+            code = _code_of(None, context)
+            method.finish(code, started_at)
+            if code is _OK:
+                method.sent += 1
+        return response
+
+    return call
+
+
+def _client_stream(
+    behavior: Callable[..., Awaitable[Any]], method: _Method
+) -> Callable[..., Awaitable[Any]]:
+    """Wrap a client-streaming handler (many requests, one response)."""
+
+    async def call(request: Any, context: Any) -> Any:
+        method.started += 1
+        request = _CountingIterator(aiter(request), method)
+        context = _CountingContext(context, method)
         started_at = time.perf_counter()
         err: BaseException | None = None
         try:
@@ -299,8 +425,8 @@ def _unary(
         finally:
             code = _code_of(err, context)
             method.finish(code, started_at)
-            if code is grpc.StatusCode.OK:
-                method.sent.inc()
+            if code is _OK:
+                method.sent += 1
 
     return call
 
@@ -316,10 +442,10 @@ def _streaming(
     """
 
     def prepare(request: Any) -> Any:
-        method.started.inc()
+        method.started += 1
         if request_streaming:
-            return _CountingIterator(aiter(request), method.received.inc)
-        method.received.inc()
+            return _CountingIterator(aiter(request), method)
+        method.received += 1
         return request
 
     if inspect.isasyncgenfunction(behavior):
@@ -331,7 +457,7 @@ def _streaming(
             try:
                 async for item in behavior(request, context):
                     yield item
-                    method.sent.inc()  # resumed: grpc took the message and wants the next
+                    method.sent += 1  # resumed: grpc took the message and wants the next
             except BaseException as e:
                 err = e
                 raise
