@@ -5,8 +5,9 @@ import os
 import scorewire.checks  # noqa: F401
 from hypothesis import settings
 
-# The `redis_server` fixture: a real redis-server on a free loopback port.
-pytest_plugins = ["tests.support.redis"]
+# Fixtures: `redis_server` (a real redis-server on a free loopback port) and `pki`
+# (certificates made at test time).
+pytest_plugins = ["tests.support.redis", "tests.support.pki"]
 
 # CI explores the same examples every run, so a landing never hinges on a lucky draw;
 # developers' runs stay random and keep finding new cases.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 import xml.etree.ElementTree as ET
@@ -556,3 +557,54 @@ def test_gemini_provider_and_judge_use_its_openai_compatible_endpoint(tmp_path: 
     (result,) = json.loads(out.read_text())["results"]
     assert result["output"] == "[gemini-writer] Say hi to Ada"
     assert result["provider"] == "gemini:gemini-writer"
+
+
+def test_server_mode_over_mutual_tls_with_a_token(tmp_path: Path, pki: dict[str, Any]) -> None:
+    # --tls-ca/--tls-cert/--tls-key and SCOREWIRE_TOKEN reach a locked-down server; without
+    # the token the server refuses and the run cannot happen (exit 2).
+    import hashlib
+
+    token = "cli-token-0123456789"
+    env = cli_env(
+        SCOREWIRE_TLS_CERT=str(pki["srv_cert_path"]),
+        SCOREWIRE_TLS_KEY=str(pki["srv_key_path"]),
+        SCOREWIRE_TLS_CLIENT_CA=str(pki["ca_path"]),
+        SCOREWIRE_AUTH_TOKEN_SHA256=hashlib.sha256(token.encode()).hexdigest(),
+        SCOREWIRE_METRICS_ENABLED="false",
+        SCOREWIRE_LABELS_PATH=str(tmp_path / "labels.db"),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scorewire.cli.main", "serve", "--port", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on" in line, line
+        port = line.rsplit(":", 1)[1].strip()
+        suite = write(tmp_path, "s.yaml", ECHO_SUITE)
+        tls = [
+            "--tls-ca",
+            str(pki["ca_path"]),
+            "--tls-cert",
+            str(pki["cli_cert_path"]),
+            "--tls-key",
+            str(pki["cli_key_path"]),
+        ]
+        ok = run_cli(
+            "run", str(suite), "--server", f"localhost:{port}", *tls, SCOREWIRE_TOKEN=token
+        )
+        local = run_cli("run", str(suite))
+        assert ok.code == local.code, ok.stderr
+        assert f"scored on localhost:{port}" in ok.stdout
+        refused = run_cli(
+            "run", str(suite), "--server", f"localhost:{port}", *tls, SCOREWIRE_TOKEN="wrong"
+        )
+        assert refused.code == 2 and token not in refused.stderr
+    finally:
+        proc.terminate()
+        proc.wait(15)

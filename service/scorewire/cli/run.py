@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -430,11 +431,48 @@ def _server_violations(err: Any, spec: RunSpec, group: Group) -> list[FieldViola
     return out
 
 
+@dataclass(frozen=True)
+class ServerTarget:
+    """Where `--server` scores: the address, TLS credentials and the bearer token."""
+
+    address: str
+    credentials: Any = field(default=None, repr=False)
+    """grpc.ChannelCredentials, or None for plaintext."""
+    metadata: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """Carries the bearer token: kept out of repr so it never reaches output or logs."""
+
+
+def server_target(args: argparse.Namespace) -> ServerTarget | None:
+    """The --server target with its TLS options; the token comes from SCOREWIRE_TOKEN.
+
+    The token is read from the environment, never from a flag, so it stays out of shell
+    history and process listings. Raises UsageError for unreadable certificate files.
+    """
+    if not args.server:
+        return None
+    credentials = None
+    if args.tls or args.tls_ca or args.tls_cert or args.tls_key:
+        import grpc
+
+        if bool(args.tls_cert) != bool(args.tls_key):
+            raise UsageError("--tls-cert and --tls-key go together (mutual TLS)")
+        try:
+            ca = Path(args.tls_ca).read_bytes() if args.tls_ca else None
+            cert = Path(args.tls_cert).read_bytes() if args.tls_cert else None
+            key = Path(args.tls_key).read_bytes() if args.tls_key else None
+        except OSError as err:
+            raise UsageError(f"cannot read a TLS file: {err.filename}: {err.strerror}") from None
+        credentials = grpc.ssl_channel_credentials(ca, key, cert)
+    token = os.environ.get("SCOREWIRE_TOKEN", "").strip()
+    metadata = (("authorization", f"Bearer {token}"),) if token else ()
+    return ServerTarget(args.server, credentials, metadata)
+
+
 async def run_on_server(
     spec: RunSpec,
     res: Resources,
     collector: Collector,
-    address: str,
+    target: ServerTarget | str,
     progress: RunProgress | None,
     budget_limit: float | None,
 ) -> None:
@@ -458,7 +496,11 @@ async def run_on_server(
                 progress.advance(passed=p.error is None, errored=p.error is not None)
     if progress is not None:
         progress.phase("scoring", spec.planned)
-    async with AsyncClient(address, timeout=None) as client:
+    if isinstance(target, str):
+        target = ServerTarget(target)
+    async with AsyncClient(
+        target.address, credentials=target.credentials, metadata=target.metadata, timeout=None
+    ) as client:
         for group in spec.groups:
             await _score_group_on_server(
                 spec, group, client, collector, produced, res, budget_limit, ScorewireError
@@ -542,7 +584,7 @@ async def execute(
     spec: RunSpec,
     settings: Settings,
     *,
-    server: str | None,
+    server: ServerTarget | str | None,
     budget_limit: float | None,
     progress_console: Console,
 ) -> RunReport:
@@ -594,7 +636,8 @@ async def execute(
             0, f"the run was interrupted after {report.summary.cases} of {spec.planned} cases"
         )
     if server is not None:
-        report.notes.append(f"scored on {server}; judge savings on the server are not shown")
+        where = server.address if isinstance(server, ServerTarget) else server
+        report.notes.append(f"scored on {where}; judge savings on the server are not shown")
     return report
 
 
@@ -642,8 +685,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     budget = args.budget if args.budget is not None else spec.budget
     try:
+        target = server_target(args)
+    except UsageError as problem:
+        err.print(problem.message, markup=False, highlight=False)
+        return EXIT_USAGE
+    try:
         report = asyncio.run(
-            execute(spec, settings, server=args.server, budget_limit=budget, progress_console=err)
+            execute(spec, settings, server=target, budget_limit=budget, progress_console=err)
         )
     except KeyboardInterrupt:
         err.print("interrupted before any result could be reported", markup=False)
@@ -732,6 +780,10 @@ def add_run_parsers(subparsers: Any) -> None:
         "--server", metavar="HOST:PORT", help="score on this scorewire server (default: here)"
     )
     run.add_argument("--suite", dest="suite_name", metavar="NAME", help="which suite of the file")
+    run.add_argument("--tls", action="store_true", help="reach --server over TLS (system roots)")
+    run.add_argument("--tls-ca", metavar="CA.pem", help="TLS, trusting this CA for --server")
+    run.add_argument("--tls-cert", metavar="CERT.pem", help="client certificate (mutual TLS)")
+    run.add_argument("--tls-key", metavar="KEY.pem", help="client key (mutual TLS)")
     run.add_argument(
         "--budget", type=float, metavar="USD", help="most dollars to spend (overrides the file)"
     )
