@@ -17,12 +17,17 @@ import java.util.concurrent.LinkedBlockingQueue;
 /**
  * One ScoreStream call. The config is sent on open; {@link #send} cases from any thread,
  * {@link #complete()} when no more follow, and iterate the responses (in completion
- * order) from one thread. Responses are buffered until read. Closing a stream that has
- * not ended cancels the call.
+ * order) from one thread. At most {@link #WINDOW} responses wait unread: past that the
+ * call stops asking the server for more (gRPC flow control), so a slow reader holds the
+ * server back instead of growing this client's memory. Closing a stream that has not
+ * ended cancels the call.
  */
 public final class ScoreStream
     implements Iterator<ScoreStreamResponse>, Iterable<ScoreStreamResponse>, AutoCloseable {
   private static final Object END = new Object();
+
+  /** How many responses may be received ahead of the reader. */
+  public static final int WINDOW = 256;
 
   private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
   private final ClientCallStreamObserver<ScoreStreamRequest> requests;
@@ -32,7 +37,9 @@ public final class ScoreStream
     ClientResponseObserver<ScoreStreamRequest, ScoreStreamResponse> observer =
         new ClientResponseObserver<>() {
           @Override
-          public void beforeStart(ClientCallStreamObserver<ScoreStreamRequest> requestStream) {}
+          public void beforeStart(ClientCallStreamObserver<ScoreStreamRequest> requestStream) {
+            requestStream.disableAutoInboundFlowControl();
+          }
 
           @Override
           public void onNext(ScoreStreamResponse response) {
@@ -51,6 +58,7 @@ public final class ScoreStream
         };
     requests = (ClientCallStreamObserver<ScoreStreamRequest>) stub.scoreStream(observer);
     synchronized (requests) {
+      requests.request(WINDOW); // the first window; each read asks for one more
       requests.onNext(ScoreStreamRequest.newBuilder().setConfig(config).build());
     }
   }
@@ -107,6 +115,9 @@ public final class ScoreStream
     }
     ScoreStreamResponse response = (ScoreStreamResponse) head;
     head = null;
+    synchronized (requests) {
+      requests.request(1); // one read, one more may come
+    }
     return response;
   }
 

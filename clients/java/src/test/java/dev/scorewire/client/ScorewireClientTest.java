@@ -199,11 +199,14 @@ class ScorewireClientTest {
   }
 
   @Test
+  @org.junit.jupiter.api.Timeout(60) // a flow-control bug would stall the stream, not fail it
   void scoreStreamAnswersEveryCaseOnceUnderItsRequestId() {
     Map<String, Boolean> passedById = new HashMap<>();
     try (ScoreStream stream =
         client.scoreStream(StreamConfig.newBuilder().addCompact("contains:Northstar").build())) {
-      List<Case> sent = cases(20);
+      // More cases than the flow-control window: reading must keep asking for more.
+      int n = ScoreStream.WINDOW * 3;
+      List<Case> sent = cases(n);
       for (int i = 0; i < sent.size(); i++) {
         stream.send(
             StreamCase.newBuilder()
@@ -221,7 +224,7 @@ class ScorewireClientTest {
       }
     }
     Map<String, Boolean> expected = new HashMap<>();
-    for (int i = 0; i < 20; i++) {
+    for (int i = 0; i < ScoreStream.WINDOW * 3; i++) {
       expected.put("r" + i, i % 2 == 0);
     }
     assertEquals(expected, passedById);
