@@ -86,8 +86,9 @@ async def main(n: int, concurrency: int, latency_ms: float) -> int:
         ctx = CheckContext(judge=svc, budget=Budget(None))
         outputs = [f"Hello number {i}, nice to meet you." for i in range(n)]
 
-        # Warm up connections and imports outside the timed run.
-        await score(plan, ["warm-up"] * 1, ctx, 1)
+        # Warm up imports and the connection pool (one connection per concurrent call)
+        # outside the timed run: a long-running server has them open already.
+        await score(plan, [f"warm-up {i}" for i in range(concurrency)], ctx, concurrency)
 
         calls0 = server_calls(url)
         t0, cpu0 = time.perf_counter(), time.process_time()
