@@ -347,7 +347,7 @@ def _parse_suite(
             )
         else:
             compiled.append(checks[key])
-    compiled.extend(_compile_compact(m.get("compact"), join_path(path, "compact"), violations))
+    compiled.extend(compile_compact(m.get("compact"), join_path(path, "compact"), violations))
     gate = Gate()
     try:
         gate = Gate.model_validate(m.get("gate") or {})
@@ -384,9 +384,10 @@ def _generated_datasets(raw_suites: object) -> frozenset[str]:
     return frozenset(generated - recorded)
 
 
-def _compile_compact(
+def compile_compact(
     raw: object, path: str, violations: list[FieldViolation]
 ) -> list[CompiledCheck]:
+    """Compact checks (one-line strings or the JSON-array form); problems go to `violations`."""
     if raw is None:
         return []
     from scorewire.checks.compact import parse_compact_json, parse_compact_lines
@@ -542,7 +543,7 @@ def load_request_suite(
     # silently shift the results against the caller's list, so it is an error here.
     violations.extend(FieldViolation(join_path("compact", i), "empty compact check") for i in blank)
     if compact and not blank:
-        compiled.extend(_compile_compact(list(compact), "compact", violations))
+        compiled.extend(compile_compact(list(compact), "compact", violations))
     if not compiled and not violations:
         violations.append(FieldViolation("checks", "no checks: give suite_yaml, checks or compact"))
     if max_checks is not None and len(compiled) > max_checks:

@@ -1,0 +1,54 @@
+"""The in-process Python API: score() and run_suite_file() with no server."""
+
+import json
+from pathlib import Path
+
+import pytest
+from scorewire.core.errors import SpecError
+from scorewire.engine.api import compile_plan, run_suite_file, score
+
+
+def test_score_with_mappings_and_compact_lines() -> None:
+    # Checks written as in YAML, compact lines after them, one Score each in order.
+    scores = score(
+        "The capital is Paris.",
+        [{"type": "contains", "needles": ["Paris"]}, {"type": "exact"}],
+        compact=["length:1..5"],
+        sample={"id": "s1", "expected": "Paris"},
+    )
+    assert [s.passed for s in scores] == [True, False, False]
+    assert scores[1].error is None  # the sample's expected is the reference
+
+
+def test_bad_checks_raise_every_problem_with_its_path() -> None:
+    # Unknown parameters and unsafe compact lines are reported together.
+    with pytest.raises(SpecError) as err:
+        score("x", [{"type": "length", "max_wrds": 3}], compact=["regex:(?<=a)b"])
+    fields = [v.field for v in err.value.violations]
+    assert fields[0] == "checks[0].max_wrds" and fields[1].startswith("compact[0]")
+
+
+def test_a_compiled_plan_is_reused() -> None:
+    # compile once, score many outputs.
+    plan = compile_plan(compact=["contains:ok"])
+    assert [score(t, plan)[0].passed for t in ("ok", "no")] == [True, False]
+
+
+def test_python_checks_take_a_function_in_process() -> None:
+    # The `python` type exists only in the in-process API.
+    scores = score("hello", [{"type": "python", "fn": lambda s, o: o.text.startswith("he")}])
+    assert scores[0].passed
+
+
+def test_run_suite_file(tmp_path: Path) -> None:
+    # A suite file with a JSONL dataset runs to per-case results and a gated summary.
+    rows = [{"id": "a", "output": "Paris"}, {"id": "b", "output": "Rome"}]
+    (tmp_path / "qa.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    (tmp_path / "s.yaml").write_text(
+        "checks:\n  paris: {type: contains, needles: [Paris]}\n"
+        "datasets:\n  qa: qa.jsonl\n"
+        "suites:\n  smoke: {dataset: qa, gate: {min_pass_rate: 0.4}}\n"
+    )
+    results, summary = run_suite_file(tmp_path / "s.yaml")
+    assert [r.sample_id for r in results] == ["a", "b"]
+    assert summary.cases_passed == 1 and summary.gate_passed
