@@ -20,7 +20,7 @@ OUT_ABS="$(realpath "$PY_OUT")"
     --mypy_out="$OUT_ABS" \
     --grpc_python_out="$OUT_ABS" \
     --mypy_grpc_out="$OUT_ABS" \
-    $PROTOS)
+    $PROTOS) 2> >(grep -v '^Writing mypy to' >&2)  # the plugin's progress lines are noise
 # scorewire/v1 is a regular package inside the `scorewire` namespace package.
 printf '"""Generated from protos/scorewire/v1 by scripts/generate.sh. DO NOT EDIT."""\n' \
     > "$PY_OUT/scorewire/v1/__init__.py"
