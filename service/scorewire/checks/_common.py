@@ -56,7 +56,7 @@ class JsonPath:
                     return False, None, f"index {index} is past the end of a list of {len(value)}"
                 value = value[index]
             else:
-                return False, None, f"cannot step into {_kind(value)} with {key!r}"
+                return False, None, f"cannot step into {json_kind(value)} with {key!r}"
         return True, value, ""
 
     def __repr__(self) -> str:
@@ -80,25 +80,6 @@ def compile_path(text: str, field: str) -> JsonPath:
     parts = tuple((p, int(p) if p.isascii() and p.isdigit() else None) for p in raw)
     return JsonPath(text, parts)
 
-
-def _kind(value: JSON) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-json_kind = _kind
-"""A short name for the JSON kind of a value ("a string", "an object"), for reasons."""
 
 # --- references ------------------------------------------------------------------------
 
@@ -161,19 +142,58 @@ class Reference:
 # --- JSON ------------------------------------------------------------------------------
 
 
+class JSONTooDeep(ValueError):
+    """A JSON text nested too deeply for the parser's recursion limit."""
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+def _parse_int(digits: str) -> int | float:
+    try:
+        return int(digits)
+    except ValueError:  # beyond Python's digit limit: still a JSON number
+        return float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+
+
+def loads_strict(text: str) -> Any:
+    """Parse standard JSON: NaN/Infinity are rejected (ValueError), very deep text is
+    JSONTooDeep (a ValueError), never a RecursionError."""
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:
+        raise JSONTooDeep("the JSON is nested too deeply to parse") from None
 
 
 def parse_json(text: str) -> tuple[bool, JSON, str]:
-    """(ok, value, error): strict JSON (no NaN/Infinity); `error` says why it is not JSON."""
+    """(ok, value, error): strict JSON (no NaN/Infinity); `error` says why it is not JSON.
+
+    Text nested too deeply to parse raises RecursionError, which the engine scores as an
+    unreadable output (an error), not as "not JSON" (a fail).
+    """
     try:
-        return True, _decoder.decode(text), ""
+        return True, _DECODER.decode(text), ""
     except ValueError as err:
         return False, None, str(err)
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type of a parsed value, with its article (`an object`, `a string`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
 def output_json(output: Output) -> tuple[bool, JSON, str]:

@@ -48,14 +48,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
+from scorewire.checks._common import JSONTooDeep, json_kind, loads_strict
 from scorewire.checks.safe_regex import UnsafePatternError, compile_safe_regex
-from scorewire.checks.schema_subset import (
-    JSONTooDeep,
-    SchemaSubsetError,
-    compile_subset_schema,
-    json_kind,
-    loads_strict,
-)
+from scorewire.checks.schema_subset import SchemaSubsetError, compile_subset_schema
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score

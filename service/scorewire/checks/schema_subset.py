@@ -42,6 +42,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from scorewire.checks._common import JSONTooDeep, json_kind, loads_strict
+
 MAX_SCHEMA_BYTES = 4096
 """Largest schema, in bytes of UTF-8 compact JSON."""
 MAX_SCHEMA_DEPTH = 8
@@ -106,48 +108,6 @@ class SchemaSubsetError(ValueError):
         self.path = path
         """Dotted location inside the schema (`properties.score.minimum`), "" for the root."""
         self.message = message
-
-
-class JSONTooDeep(ValueError):
-    """A JSON text nested too deeply for the parser's recursion limit."""
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_int(digits: str) -> int | float:
-    try:
-        return int(digits)
-    except ValueError:  # beyond Python's digit limit: still a JSON number
-        return float(digits)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
-
-
-def loads_strict(text: str) -> Any:
-    """Parse standard JSON: NaN/Infinity are rejected (ValueError), very deep text is
-    JSONTooDeep (a ValueError), never a RecursionError."""
-    try:
-        return _DECODER.decode(text)
-    except RecursionError:
-        raise JSONTooDeep("the JSON is nested too deeply to parse") from None
-
-
-def json_kind(value: Any) -> str:
-    """The JSON type of a parsed value, with its article (`an object`, `a string`)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
 
 
 def escape_pointer_token(token: str) -> str:

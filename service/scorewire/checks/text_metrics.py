@@ -60,6 +60,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
+from scorewire.checks._common import JSONTooDeep, loads_strict
 from scorewire.checks.embeddings import (
     EMBEDDINGS_ERROR,
     EMBEDDINGS_EXTRA,
@@ -67,7 +68,6 @@ from scorewire.checks.embeddings import (
     EmbeddingsProvider,
     cosine,
 )
-from scorewire.checks.schema_subset import JSONTooDeep, loads_strict
 from scorewire.checks.text_resources import (
     ResourceUnavailable,
     language_detector,
