@@ -92,6 +92,16 @@ class LabelQuery:
     include_history: bool = False
     """List every stored label rather than only the latest per key."""
 
+    def filters(self) -> list[tuple[str, str]]:
+        """(column, value) of every filter set, with the stores' column names."""
+        pairs = (
+            ("sample_id", self.sample_id),
+            ("output_hash", self.output_hash),
+            ("label_check", self.check),
+            ("labeller", self.labeller),
+        )
+        return [(column, value) for column, value in pairs if value]
+
 
 class LabelsUnavailable(Exception):
     """The label store did not answer (down, unreachable, too slow, or closed)."""

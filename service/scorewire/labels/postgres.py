@@ -80,17 +80,9 @@ _INSERT = (
 
 
 def _where(query: LabelQuery) -> tuple[str, list[Any]]:
-    clauses, args = ["TRUE"], []
-    for column, value in (
-        ("sample_id", query.sample_id),
-        ("output_hash", query.output_hash),
-        ("label_check", query.check),
-        ("labeller", query.labeller),
-    ):
-        if value:
-            clauses.append(f"{column} = %s")
-            args.append(value)
-    return " AND ".join(clauses), args
+    filters = query.filters()
+    clauses = ["TRUE"] + [f"{column} = %s" for column, _ in filters]
+    return " AND ".join(clauses), [value for _, value in filters]
 
 
 def _row_label(row: Sequence[Any]) -> tuple[int, Label]:

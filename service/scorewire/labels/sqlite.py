@@ -91,17 +91,9 @@ def _row_label(row: Sequence[Any]) -> tuple[int, Label]:
 
 
 def _where(query: LabelQuery) -> tuple[str, list[Any]]:
-    clauses, args = ["1 = 1"], []
-    for column, value in (
-        ("sample_id", query.sample_id),
-        ("output_hash", query.output_hash),
-        ("label_check", query.check),
-        ("labeller", query.labeller),
-    ):
-        if value:
-            clauses.append(f"{column} = ?")
-            args.append(value)
-    return " AND ".join(clauses), args
+    filters = query.filters()
+    clauses = ["1 = 1"] + [f"{column} = ?" for column, _ in filters]
+    return " AND ".join(clauses), [value for _, value in filters]
 
 
 class SqliteLabelStore:
