@@ -15,13 +15,10 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, Params, check_type
 from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, output_text
+from scorewire.judge.checking import JudgeBackedCheck, level_score, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.verdict import LevelVerdict, parse_level
-
-_EPSILON = 1e-9
-"""Levels are exact fractions; absorb float rounding when comparing to a threshold."""
 
 
 class JudgeParams(Params):
@@ -90,20 +87,7 @@ class RubricGrade(JudgeBackedCheck):
         prompt = render_grade(self.rubric, self.scale, sections, self.examples)
         question = Question(prompt, self._parse, self.model, self.max_tokens)
         answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
-        if answer.value is None:
-            return answer.error_score()
-        verdict = answer.value
-        value = (verdict.level - 1) / (self.scale - 1)
-        if self.threshold is not None:
-            passed = value >= self.threshold - _EPSILON
-            rule = f"value {value:.3g} {'≥' if passed else '<'} threshold {self.threshold:g}"
-        else:
-            passed = verdict.level >= self.pass_level
-            rule = f"passes at {self.pass_level}"
-        reason = f"level {verdict.level}/{self.scale} ({rule})"
-        if verdict.reasoning:
-            reason += f": {verdict.reasoning}"
-        return answer.score(value, passed, reason)
+        return level_score(answer, self.scale, threshold=self.threshold, pass_level=self.pass_level)
 
 
 @check_type(

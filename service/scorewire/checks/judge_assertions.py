@@ -50,7 +50,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, Params, check_type
 from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, output_text
+from scorewire.judge.checking import JudgeBackedCheck, level_score, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.verdict import LevelVerdict, parse_level
@@ -60,8 +60,6 @@ SCALE = 5
 DEFAULT_THRESHOLD = 0.8
 """The format's `settings.threshold` default."""
 MAX_TOKENS = 1024
-_EPSILON = 1e-9
-"""Levels are exact fractions; absorb float rounding when comparing to a threshold."""
 
 FAMILY = "judge"
 
@@ -492,18 +490,7 @@ class AssertionGrade(JudgeBackedCheck):
         answer: Answer[LevelVerdict] = await judge.ask(
             ctx, Question(prompt, _parse, self.model, MAX_TOKENS)
         )
-        if answer.value is None:
-            return answer.error_score()
-        level = answer.value.level
-        value = (level - 1) / (SCALE - 1)
-        passed = value >= self.threshold - _EPSILON
-        reason = (
-            f"level {level}/{SCALE} (value {value:.3g} {'≥' if passed else '<'} "
-            f"threshold {self.threshold:g})"
-        )
-        if answer.value.reasoning:
-            reason += f": {answer.value.reasoning}"
-        return answer.score(value, passed, reason)
+        return level_score(answer, SCALE, threshold=self.threshold)
 
 
 def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]:

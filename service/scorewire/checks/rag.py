@@ -16,7 +16,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, Params, check_type
 from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, output_text
+from scorewire.judge.checking import JudgeBackedCheck, level_score, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.verdict import LevelVerdict, parse_level
@@ -66,10 +66,6 @@ _THRESHOLD = Field(DEFAULT_THRESHOLD, ge=0.0, le=1.0, description="Pass when val
 _MODEL = Field(None, description="Judge as backend:model; default configured.")
 _QUESTION = Field("question", description="The input field holding the question.")
 _CONTEXT = Field("context", description="The input field holding the retrieved context.")
-
-
-_EPSILON = 1e-9
-"""Levels are exact fractions; absorb float rounding when comparing to a threshold."""
 
 
 class FaithfulnessParams(Params):
@@ -158,18 +154,7 @@ class RagGrade(JudgeBackedCheck):
         prompt = render_grade(self.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
         answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
-        if answer.value is None:
-            return answer.error_score()
-        level = answer.value.level
-        value = (level - 1) / (SCALE - 1)
-        passed = value >= self.threshold - _EPSILON
-        reason = (
-            f"level {level}/{SCALE} (value {value:.3g} {'≥' if passed else '<'} "
-            f"threshold {self.threshold:g})"
-        )
-        if answer.value.reasoning:
-            reason += f": {answer.value.reasoning}"
-        return answer.score(value, passed, reason)
+        return level_score(answer, SCALE, threshold=self.threshold)
 
 
 def _parse(text: str) -> LevelVerdict:

@@ -13,8 +13,12 @@ from typing import Any
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.judge.answers import NO_JUDGE
+from scorewire.judge.answers import NO_JUDGE, Answer
 from scorewire.judge.prompts import ExampleLike, as_text
+from scorewire.judge.verdict import LevelVerdict
+
+_EPSILON = 1e-9
+"""Slack when comparing a level's value with a threshold (0.75 must pass 0.75)."""
 
 
 class JudgeBackedCheck:
@@ -44,3 +48,29 @@ def output_text(output: Output) -> str:
     if output.text or output.value is None:
         return output.text
     return as_text(output.value)
+
+
+def level_score(
+    answer: Answer[LevelVerdict],
+    scale: int,
+    *,
+    threshold: float | None = None,
+    pass_level: int | None = None,
+) -> Score:
+    """The Score of a level verdict: value (level-1)/(scale-1), passing at `threshold`
+    (compared with ≥) or, without one, at `pass_level`; a failed answer's error score."""
+    verdict = answer.value
+    if verdict is None:
+        return answer.error_score()
+    value = (verdict.level - 1) / (scale - 1)
+    if threshold is not None:
+        passed = value >= threshold - _EPSILON
+        rule = f"value {value:.3g} {'≥' if passed else '<'} threshold {threshold:g}"
+    else:
+        assert pass_level is not None, "a level score needs a threshold or a pass level"
+        passed = verdict.level >= pass_level
+        rule = f"passes at {pass_level}"
+    reason = f"level {verdict.level}/{scale} ({rule})"
+    if verdict.reasoning:
+        reason += f": {verdict.reasoning}"
+    return answer.score(value, passed, reason)
