@@ -64,7 +64,7 @@ from scorewire.cli.run_output import (
     write_results_json,
 )
 from scorewire.core.context import CheckContext
-from scorewire.core.errors import FieldViolation, SpecError
+from scorewire.core.errors import FieldViolation, SpecError, pydantic_violations
 from scorewire.core.model import Output, Score, ScoreError
 from scorewire.engine.generation import (
     Generator,
@@ -657,10 +657,7 @@ def _settings(err_console: Console) -> Settings | None:
         _print_problems(
             err_console,
             "invalid SCOREWIRE_* settings:",
-            [
-                FieldViolation(".".join(str(p) for p in e["loc"]), e["msg"])
-                for e in err.errors(include_url=False)
-            ],
+            pydantic_violations(err, "", noun="setting"),
         )
         return None
 

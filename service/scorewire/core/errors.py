@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from pydantic import ValidationError
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +44,32 @@ def join_path(base: str, part: str | int) -> str:
     if not base:
         return part
     return f"{base}.{part}"
+
+
+def pydantic_violations(
+    err: ValidationError,
+    base: str,
+    *,
+    noun: str = "key",
+    rename: Mapping[str, str] | None = None,
+) -> list[FieldViolation]:
+    """A pydantic ValidationError as violations at paths below `base`.
+
+    `noun` words the two errors a caller writes most ("unknown parameter", "required
+    parameter is missing"); `rename` maps model field names back to the caller's names.
+    """
+    out = []
+    for e in err.errors(include_url=False):
+        path = base
+        for part in e["loc"]:
+            name = part if isinstance(part, int) else str(part)
+            if isinstance(name, str) and rename:
+                name = rename.get(name, name)
+            path = join_path(path, name)
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = f"unknown {noun}"
+        elif e["type"] == "missing":
+            msg = f"required {noun} is missing"
+        out.append(FieldViolation(path, msg))
+    return out

@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from scorewire.checks.checkllm_map import checkllm_assertion_to_spec, compile_checkllm_assertion
 from scorewire.checks.judge_assertions import NAMES as JUDGE_ASSERTIONS
 from scorewire.core.errors import FieldViolation, SpecError, join_path
@@ -63,7 +62,7 @@ from scorewire.engine.providers import ProviderRef, parse_provider
 from scorewire.engine.runner import Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck
 from scorewire.engine.suite import parse_yaml
-from scorewire.engine.summary import Gate
+from scorewire.engine.summary import Gate, parse_gate
 from scorewire.judge.models import parse_model
 
 _TOP_KEYS = frozenset({"description", "judge", "prompts", "providers", "tests", "settings", "gate"})
@@ -417,14 +416,9 @@ def _parse_gate(raw: object, violations: list[FieldViolation]) -> Gate:
     if raw is None:
         return DEFAULT_GATE
     try:
-        return Gate.model_validate(raw)
-    except ValidationError as err:
-        for e in err.errors(include_url=False):
-            where = "gate"
-            for part in e["loc"]:
-                where = join_path(where, part if isinstance(part, int) else str(part))
-            msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
-            violations.append(FieldViolation(where, msg))
+        return parse_gate(raw, "gate")
+    except SpecError as err:
+        violations.extend(err.violations)
     return DEFAULT_GATE
 
 

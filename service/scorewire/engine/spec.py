@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 from scorewire.core.context import EMPTY_CONTEXT
-from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.errors import FieldViolation, SpecError, join_path, pydantic_violations
 from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, CheckFn, CheckType, ParamError, Registry, is_async_fn
 
@@ -91,21 +91,6 @@ def _suggest(name: str, registry: Registry) -> str:
     return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 
-def _pydantic_violations(err: ValidationError, base: str) -> list[FieldViolation]:
-    out = []
-    for e in err.errors(include_url=False):
-        path = base
-        for part in e["loc"]:
-            path = join_path(path, part if isinstance(part, int) else str(part))
-        msg = e["msg"]
-        if e["type"] == "extra_forbidden":
-            msg = "unknown parameter"
-        elif e["type"] == "missing":
-            msg = "required parameter is missing"
-        out.append(FieldViolation(path, msg))
-    return out
-
-
 def compile_check(
     spec: CheckSpec,
     path: str,
@@ -131,7 +116,7 @@ def compile_check(
         params = check_type.params.model_validate(dict(spec.params))
         fn = check_type.build(params)
     except ValidationError as err:
-        violations.extend(_pydantic_violations(err, params_base))
+        violations.extend(pydantic_violations(err, params_base, noun="parameter"))
     except ParamError as err:
         violations.append(FieldViolation(join_path(params_base, err.field), err.message))
 

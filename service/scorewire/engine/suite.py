@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import Registry
@@ -38,7 +37,7 @@ from scorewire.engine import bounded_yaml
 from scorewire.engine.custom import load_imports
 from scorewire.engine.runner import Case, Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck, Example, compile_check
-from scorewire.engine.summary import Gate
+from scorewire.engine.summary import Gate, parse_gate
 from scorewire.engine.targets import RecordedTarget, Target, parse_target
 
 MODIFIER_KEYS = frozenset({"type", "name", "when", "examples", "extractor"})
@@ -350,12 +349,9 @@ def _parse_suite(
     compiled.extend(compile_compact(m.get("compact"), join_path(path, "compact"), violations))
     gate = Gate()
     try:
-        gate = Gate.model_validate(m.get("gate") or {})
-    except ValidationError as err:
-        for e in err.errors(include_url=False):
-            field = ".".join(str(p) for p in e["loc"])
-            msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
-            violations.append(FieldViolation(join_path(join_path(path, "gate"), field), msg))
+        gate = parse_gate(m.get("gate"), join_path(path, "gate"))
+    except SpecError as err:
+        violations.extend(err.violations)
     cases = None
     ds = m.get("dataset")
     if ds is not None:

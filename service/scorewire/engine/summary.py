@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pydantic import Field
+from pydantic import Field, ValidationError
+from scorewire.core.errors import SpecError, pydantic_violations
 from scorewire.core.model import Score
 from scorewire.core.registry import Params
 from scorewire.engine.runner import CaseResult
@@ -32,6 +33,14 @@ class Gate(Params):
     """Highest acceptable fraction of scores that errored (default 0)."""
     max_cost: float | None = Field(None, ge=0.0)
     """Most dollars the run may have cost."""
+
+
+def parse_gate(raw: object, path: str, *, rename: dict[str, str] | None = None) -> Gate:
+    """A gate from a mapping; SpecError with every problem at a path below `path`."""
+    try:
+        return Gate.model_validate(raw if raw is not None else {})
+    except ValidationError as err:
+        raise SpecError(pydantic_violations(err, path, rename=rename)) from None
 
 
 @dataclass(slots=True)

@@ -103,6 +103,15 @@ class LabelQuery:
         return [(column, value) for column, value in pairs if value]
 
 
+LOOKUP_LIMIT = 10_000
+"""Most labels one lookup reads (one per labeller of one output: far more than enough)."""
+
+
+def counting_labels(found: Sequence[tuple[int, Label]]) -> list[Label]:
+    """The latest label of each labeller (as listed), ordered by labeller."""
+    return sorted((label for _, label in found), key=lambda label: label.labeller)
+
+
 class LabelsUnavailable(Exception):
     """The label store did not answer (down, unreachable, too slow, or closed)."""
 

@@ -25,7 +25,14 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
-from scorewire.labels.model import Label, LabelQuery, LabelsUnavailable, utc_now
+from scorewire.labels.model import (
+    LOOKUP_LIMIT,
+    Label,
+    LabelQuery,
+    LabelsUnavailable,
+    counting_labels,
+    utc_now,
+)
 
 log = logging.getLogger("scorewire.labels")
 
@@ -198,8 +205,7 @@ class PostgresLabelStore:
         if "\x00" in sample_id or "\x00" in check:
             return []  # PostgreSQL text cannot hold NUL, so no stored label has one
         query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check)
-        found = await self.list_labels(query, after_id=0, limit=10_000)
-        return sorted((lb for _, lb in found), key=lambda lb: lb.labeller)
+        return counting_labels(await self.list_labels(query, after_id=0, limit=LOOKUP_LIMIT))
 
     async def list_labels(
         self, query: LabelQuery, *, after_id: int, limit: int

@@ -24,7 +24,14 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from scorewire.labels.model import Label, LabelQuery, LabelsUnavailable, utc_now
+from scorewire.labels.model import (
+    LOOKUP_LIMIT,
+    Label,
+    LabelQuery,
+    LabelsUnavailable,
+    counting_labels,
+    utc_now,
+)
 
 log = logging.getLogger("scorewire.labels")
 
@@ -192,8 +199,7 @@ class SqliteLabelStore:
     async def lookup(self, sample_id: str, output_hash: str, check: str) -> list[Label]:
         """The counting label of each labeller for this sample, output and check."""
         query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check)
-        found = await self.list_labels(query, after_id=0, limit=10_000)
-        return sorted((lb for _, lb in found), key=lambda lb: lb.labeller)
+        return counting_labels(await self.list_labels(query, after_id=0, limit=LOOKUP_LIMIT))
 
     async def list_labels(
         self, query: LabelQuery, *, after_id: int, limit: int

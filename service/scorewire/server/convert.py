@@ -10,12 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf import struct_pb2
-from pydantic import ValidationError
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.runner import CaseResult
 from scorewire.engine.spec import CheckSpec, CompiledCheck, Example
-from scorewire.engine.summary import Gate, Summary
+from scorewire.engine.summary import Gate, Summary, parse_gate
 from scorewire.v1 import scoring_pb2 as pb
 
 _EXAMPLE_KINDS = {pb.EXAMPLE_KIND_POSITIVE: "positive", pb.EXAMPLE_KIND_NEGATIVE: "negative"}
@@ -148,16 +147,7 @@ def gate_from_pb(m: pb.Gate) -> Gate:
         values["max_error_rate"] = m.max_error_rate
     if m.HasField("max_cost_usd"):
         values["max_cost"] = m.max_cost_usd
-    try:
-        return Gate.model_validate(values)
-    except ValidationError as err:
-        names = {"max_cost": "max_cost_usd"}
-        raise SpecError(
-            FieldViolation(
-                join_path("gate", names.get(str(e["loc"][0]), str(e["loc"][0]))), e["msg"]
-            )
-            for e in err.errors(include_url=False)
-        ) from None
+    return parse_gate(values, "gate", rename={"max_cost": "max_cost_usd"})
 
 
 def score_to_pb(name: str, ctype: str, s: Score) -> pb.Score:
