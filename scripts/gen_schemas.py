@@ -32,7 +32,7 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 MODIFIERS = ("type", "name", "when", "examples", "extractor")
 
 # checkllm assertion types that are catalog checks with `value` under another key
-# (scorewire.checks.checkllm_map).
+# (scorewire.suites.checkllm_assertions).
 CHECKLLM_RENAMES = {
     "contains": ("contains", "needles"),
     "regex": ("regex", "pattern"),
@@ -161,7 +161,7 @@ def evalstone_schema() -> dict[str, Any]:
     return {
         "$schema": DRAFT,
         "title": "scorewire suite (evalstone style)",
-        "description": "Checks, datasets and suites with gates; see scorewire.engine.suite.",
+        "description": "Checks, datasets and suites with gates; see scorewire.suites.evalstone.",
         "type": "object",
         "additionalProperties": False,
         "properties": {
@@ -250,7 +250,7 @@ def target_schema() -> dict[str, Any]:
         "description": "backend:model (openai, anthropic, gemini) or echo",
     }
     return {
-        "description": "Where outputs come from (scorewire.engine.targets).",
+        "description": "Where outputs come from (scorewire.generation.targets).",
         "anyOf": [
             {"const": "recorded"},
             {
@@ -325,7 +325,7 @@ def checkllm_schema() -> dict[str, Any]:
     return {
         "$schema": DRAFT,
         "title": "checkllm evaluation suite (scorewire)",
-        "description": "prompts × providers × tests; see scorewire.engine.checkllm.",
+        "description": "prompts × providers × tests; see scorewire.suites.checkllm.",
         "type": "object",
         "additionalProperties": False,
         "required": ["tests"],

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, field_validator
-from scorewire.checks._schema import compile_schema
 from scorewire.core.context import EMPTY_CONTEXT, CheckContext
 from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.execute import run_check, run_check_sync
 from scorewire.engine.spec import CheckSpec, compile_check
+from scorewire.schema.full import compile_schema
 
 
 def score(

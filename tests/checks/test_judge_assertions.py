@@ -234,7 +234,7 @@ async def test_without_a_judge_every_type_is_a_judge_error() -> None:
 
 def test_the_same_names_work_in_evalstone_suites() -> None:
     # format names are check types: keyed checks with their parameters beside `type`
-    from scorewire.engine.suite import load_suite_text
+    from scorewire.suites.evalstone import load_suite_text
 
     suite = load_suite_text(
         "checks:\n"

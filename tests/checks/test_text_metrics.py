@@ -12,10 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scorewire.checks.embeddings import EMBEDDINGS_ERROR, EMBEDDINGS_EXTRA, EmbeddingsClient
 from scorewire.checks.text_metrics import MAX_PYTHON_CHARS
-from scorewire.checks.text_resources import token_encoding
-from scorewire.checks.text_units import count_words, lcs_length, rouge_l, tokens
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode, Output, Sample, Score
@@ -23,6 +20,9 @@ from scorewire.core.registry import REGISTRY
 from scorewire.engine.execute import run_check
 from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
 from scorewire.settings import Settings
+from scorewire.text.embeddings import EMBEDDINGS_ERROR, EMBEDDINGS_EXTRA, EmbeddingsClient
+from scorewire.text.resources import token_encoding
+from scorewire.text.units import count_words, lcs_length, rouge_l, tokens
 
 from tests.fakes.base import FakeLLMServer, Reply
 

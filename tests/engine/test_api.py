@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from scorewire.api import compile_plan, run_suite_file, score
 from scorewire.core.errors import SpecError
-from scorewire.engine.api import compile_plan, run_suite_file, score
 
 
 def test_score_with_mappings_and_compact_lines() -> None:

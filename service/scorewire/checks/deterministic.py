@@ -21,7 +21,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, WithJsonSchema
 from pydantic import model_validator as _model_validator
 from pydantic_core import PydanticCustomError
-from scorewire.checks._common import (
+from scorewire.core.context import CheckContext
+from scorewire.core.model import ErrorCode, Output, Sample, Score
+from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.values import (
     Reference,
     as_number,
     coerce_result,
@@ -32,11 +35,8 @@ from scorewire.checks._common import (
     positional_arity,
     preview,
 )
-from scorewire.checks._schema import compile_schema
-from scorewire.checks.regex_engine import compile_user_regex
-from scorewire.core.context import CheckContext
-from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.regex.engine import compile_user_regex
+from scorewire.schema.full import compile_schema
 
 FAMILY = "deterministic"
 

@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 import re2
 from pydantic import Field
-from scorewire.checks._common import compile_path, preview
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.values import compile_path, preview
 
 FAMILY = "safety"
 

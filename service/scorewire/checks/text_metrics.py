@@ -60,27 +60,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
-from scorewire.checks._common import JSONTooDeep, loads_strict
-from scorewire.checks.embeddings import (
-    EMBEDDINGS_ERROR,
-    EMBEDDINGS_EXTRA,
-    EmbeddingsError,
-    EmbeddingsProvider,
-    cosine,
-)
-from scorewire.checks.text_resources import (
-    ResourceUnavailable,
-    language_detector,
-    supported_languages,
-    token_encoding,
-)
-from scorewire.checks.text_units import (
-    bleu_tokens,
-    count_words,
-    has_unspaced_script,
-    rouge_l,
-    tokens,
-)
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import (
@@ -90,6 +69,27 @@ from scorewire.core.registry import (
     Params,
     SyncCheckFn,
     check_type,
+)
+from scorewire.core.values import JSONTooDeep, loads_strict
+from scorewire.text.embeddings import (
+    EMBEDDINGS_ERROR,
+    EMBEDDINGS_EXTRA,
+    EmbeddingsError,
+    EmbeddingsProvider,
+    cosine,
+)
+from scorewire.text.resources import (
+    ResourceUnavailable,
+    language_detector,
+    supported_languages,
+    token_encoding,
+)
+from scorewire.text.units import (
+    bleu_tokens,
+    count_words,
+    has_unspaced_script,
+    rouge_l,
+    tokens,
 )
 
 FAMILY = "text"

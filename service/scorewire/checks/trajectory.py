@@ -25,10 +25,10 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
-from scorewire.checks._common import compile_path, json_equal, output_json, preview
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.values import compile_path, json_equal, output_json, preview
 
 FAMILY = "trajectory"
 

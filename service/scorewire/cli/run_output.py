@@ -48,13 +48,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.summary import Summary

@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from pydantic import Field
-from scorewire.checks._common import coerce_result
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, CheckType, Params, Registry
+from scorewire.core.values import coerce_result
 
 CustomFn = Callable[..., Any]
 

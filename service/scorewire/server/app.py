@@ -22,7 +22,6 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
-from scorewire.checks.embeddings import EmbeddingsClient
 from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import open_label_store
@@ -32,6 +31,7 @@ from scorewire.server.registration import add_service
 from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
 from scorewire.settings import Settings
+from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2
 
 log = logging.getLogger("scorewire.server")

@@ -30,7 +30,6 @@ from scorewire.engine.runner import (
     score_case,
     score_case_sync,
 )
-from scorewire.engine.suite import LoadedSuite, load_request_suite
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.server import convert
@@ -43,6 +42,7 @@ from scorewire.server.errors import (
 )
 from scorewire.server.security import current_token
 from scorewire.settings import Settings
+from scorewire.suites.evalstone import LoadedSuite, load_request_suite
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 
@@ -354,7 +354,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             )
         suites: list[str] = []
         if request.suite_yaml.strip():
-            from scorewire.engine.suite import load_suite_text
+            from scorewire.suites.evalstone import load_suite_text
 
             with contextlib.suppress(SpecError):
                 suites = sorted(load_suite_text(request.suite_yaml, allow_imports=False).suites)

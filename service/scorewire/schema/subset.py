@@ -42,7 +42,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from scorewire.checks._common import JSONTooDeep, json_kind, loads_strict
+from scorewire.core.values import JSONTooDeep, json_kind, loads_strict
 
 MAX_SCHEMA_BYTES = 4096
 """Largest schema, in bytes of UTF-8 compact JSON."""

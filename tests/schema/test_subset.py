@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scorewire.checks.schema_subset import (
+from scorewire.schema.subset import (
     MAX_CANDIDATE_DEPTH,
     MAX_CANDIDATE_VALUES,
     MAX_SCHEMA_BYTES,

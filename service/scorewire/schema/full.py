@@ -35,9 +35,9 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, extend, validator_for
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
-from scorewire.checks.regex_engine import UserRegex, compile_user_regex
 from scorewire.core.errors import join_path
 from scorewire.core.registry import ParamError
+from scorewire.regex.engine import UserRegex, compile_user_regex
 
 # Keywords whose values are data, not subschemas: a "pattern" key inside them is not a regex.
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})

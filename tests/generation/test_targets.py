@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import SpecError
-from scorewire.engine import templates
-from scorewire.engine.generation import Generator, Group, JobResult, run_groups, suite_jobs
-from scorewire.engine.providers import GENERATION_ERROR, EchoProvider
-from scorewire.engine.suite import load_suite_file, load_suite_text
-from scorewire.engine.targets import HttpTarget, PromptTarget, RecordedTarget, response_value
+from scorewire.generation import templates
+from scorewire.generation.jobs import Generator, Group, JobResult, run_groups
+from scorewire.generation.providers import GENERATION_ERROR, EchoProvider
+from scorewire.generation.targets import HttpTarget, PromptTarget, RecordedTarget, response_value
+from scorewire.suites.evalstone import load_suite_file, load_suite_text, suite_jobs
 
 
 def fields(doc: str) -> list[str]:

@@ -19,7 +19,7 @@ settings: {budget: 2.0, threshold: 0.8, parallel: true, cache: true}
 Every test is run for every prompt and every provider; the case's sample id is
 `t<test>/p<prompt>/<provider>` (`t0/p1/openai:gpt-4o`), its input is the test's
 `vars`, its expected value the var `expected`. A test's assertions are its own plan,
-so the run is one `Group` per test (`scorewire.engine.generation`).
+so the run is one `Group` per test (`scorewire.generation.jobs`).
 
 scorewire's additions to the format, all optional:
 
@@ -51,19 +51,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorewire.checks.checkllm_map import checkllm_assertion_to_spec, compile_checkllm_assertion
 from scorewire.checks.judge_assertions import NAMES as JUDGE_ASSERTIONS
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import REGISTRY, Registry
-from scorewire.engine import templates
-from scorewire.engine.generation import Group, Job, ProviderCall, Recorded
-from scorewire.engine.providers import ProviderRef, parse_provider
 from scorewire.engine.runner import Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck
-from scorewire.engine.suite import parse_yaml
 from scorewire.engine.summary import Gate, parse_gate
+from scorewire.generation import templates
+from scorewire.generation.jobs import Group, Job, ProviderCall, Recorded
+from scorewire.generation.providers import ProviderRef, parse_provider
 from scorewire.judge.models import parse_model
+from scorewire.suites.checkllm_assertions import (
+    checkllm_assertion_to_spec,
+    compile_checkllm_assertion,
+)
+from scorewire.suites.evalstone import parse_yaml
 
 _TOP_KEYS = frozenset({"description", "judge", "prompts", "providers", "tests", "settings", "gate"})
 _JUDGE_KEYS = frozenset({"backend", "model"})

@@ -33,12 +33,21 @@ import yaml
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import Registry
-from scorewire.engine import bounded_yaml
 from scorewire.engine.custom import load_imports
 from scorewire.engine.runner import Case, Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck, Example, compile_check
 from scorewire.engine.summary import Gate, parse_gate
-from scorewire.engine.targets import RecordedTarget, Target, parse_target
+from scorewire.generation import templates
+from scorewire.generation.jobs import HttpCall, Job, ProviderCall, Recorded
+from scorewire.generation.targets import (
+    HttpTarget,
+    PromptTarget,
+    RecordedTarget,
+    Target,
+    parse_target,
+    sample_vars,
+)
+from scorewire.suites import bounded_yaml
 
 MODIFIER_KEYS = frozenset({"type", "name", "when", "examples", "extractor"})
 _TOP_KEYS = frozenset({"imports", "checks", "datasets", "suites", "settings", "description"})
@@ -386,7 +395,7 @@ def compile_compact(
     """Compact checks (one-line strings or the JSON-array form); problems go to `violations`."""
     if raw is None:
         return []
-    from scorewire.checks.compact import parse_compact_json, parse_compact_lines
+    from scorewire.suites.compact import parse_compact_json, parse_compact_lines
 
     try:
         if isinstance(raw, str):
@@ -554,3 +563,37 @@ def load_request_suite(
 
 def _yaml_path(field: str) -> str:
     return f"suite_yaml.{field}" if field and field != "suite_name" else (field or "suite_yaml")
+
+
+def suite_jobs(suite: LoadedSuite) -> list[Job]:
+    """The jobs of an evalstone suite's cases under its target.
+
+    A `prompt` target's template is rendered with each sample's variables
+    (`targets.sample_vars`); a sample missing one is a SpecError naming it.
+    """
+    target = suite.target
+    jobs: list[Job] = []
+    violations: list[FieldViolation] = []
+    for i, case in enumerate(suite.cases or ()):
+        sample = case.sample
+        if isinstance(target, PromptTarget):
+            values = sample_vars(sample)
+            missing = templates.missing_vars(target.template, values)
+            if missing:
+                violations.append(
+                    FieldViolation(
+                        join_path(join_path("suites", suite.name), "target.template"),
+                        f"sample {sample.id!r} does not define {{{{{missing[0]}}}}}",
+                    )
+                )
+                continue
+            prompt = templates.render(target.template, values)
+            pid = target.provider.id
+            jobs.append(Job(sample, ProviderCall(pid, prompt), pid, prompt, i))
+        elif isinstance(target, HttpTarget):
+            jobs.append(Job(sample, HttpCall(target, sample_vars(sample)), "http", None, i))
+        else:
+            jobs.append(Job(sample, Recorded(case.output), "recorded", None, i))
+    if violations:
+        raise SpecError(violations)
+    return jobs

@@ -22,19 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scorewire.core.context import CheckContext
-from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score, ScoreError
-from scorewire.engine.providers import (
+from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
+from scorewire.engine.spec import CheckSpec
+from scorewire.engine.summary import CheckTotals, SummaryBuilder
+from scorewire.generation.providers import (
     ESTIMATED_OUTPUT_TOKENS,
     GENERATION_ERROR,
     Provider,
     ProviderError,
 )
-from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
-from scorewire.engine.spec import CheckSpec
-from scorewire.engine.suite import LoadedSuite
-from scorewire.engine.summary import CheckTotals, SummaryBuilder
-from scorewire.engine.targets import HttpTarget, PromptTarget, call_http, sample_vars
+from scorewire.generation.targets import HttpTarget, call_http
 from scorewire.judge.budget import Budget
 from scorewire.judge.pricing import PriceTable
 
@@ -95,42 +93,6 @@ class Group:
     specs: list[CheckSpec] = field(default_factory=list)
     """The plan's checks as specs (sent to a server); empty when the plan came from YAML."""
     description: str = ""
-
-
-def suite_jobs(suite: LoadedSuite) -> list[Job]:
-    """The jobs of an evalstone suite's cases under its target.
-
-    A `prompt` target's template is rendered with each sample's variables
-    (`targets.sample_vars`); a sample missing one is a SpecError naming it.
-    """
-    from scorewire.engine import templates
-
-    target = suite.target
-    jobs: list[Job] = []
-    violations: list[FieldViolation] = []
-    for i, case in enumerate(suite.cases or ()):
-        sample = case.sample
-        if isinstance(target, PromptTarget):
-            values = sample_vars(sample)
-            missing = templates.missing_vars(target.template, values)
-            if missing:
-                violations.append(
-                    FieldViolation(
-                        join_path(join_path("suites", suite.name), "target.template"),
-                        f"sample {sample.id!r} does not define {{{{{missing[0]}}}}}",
-                    )
-                )
-                continue
-            prompt = templates.render(target.template, values)
-            pid = target.provider.id
-            jobs.append(Job(sample, ProviderCall(pid, prompt), pid, prompt, i))
-        elif isinstance(target, HttpTarget):
-            jobs.append(Job(sample, HttpCall(target, sample_vars(sample)), "http", None, i))
-        else:
-            jobs.append(Job(sample, Recorded(case.output), "recorded", None, i))
-    if violations:
-        raise SpecError(violations)
-    return jobs
 
 
 class Produced:

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scorewire.checks.checkllm_map import checkllm_assertion_to_spec, compile_checkllm_assertion
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import SpecError
 from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, NoParams, ParamError, Params, Registry, check_type
+from scorewire.suites.checkllm_assertions import (
+    checkllm_assertion_to_spec,
+    compile_checkllm_assertion,
+)
 
 PATH = "tests[0].assert[1]"
 

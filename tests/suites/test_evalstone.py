@@ -11,8 +11,8 @@ from scorewire.core.errors import SpecError
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.custom import DuplicateCheckError, check, load_imports
 from scorewire.engine.runner import run_cases
-from scorewire.engine.suite import load_suite_file, load_suite_text
 from scorewire.engine.summary import SummaryBuilder
+from scorewire.suites.evalstone import load_suite_file, load_suite_text
 
 
 def fields(text: str) -> list[str]:

@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scorewire.checks.safe_regex import (
+from scorewire.regex.safe_subset import (
     MAX_ALTERNATIVES,
     MAX_COUNT,
     MAX_NESTING,

@@ -13,9 +13,8 @@ import yaml
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode
-from scorewire.engine.checkllm import CheckllmSuite, load_checkllm_text
-from scorewire.engine.generation import Generator, JobResult, ProviderCall, Recorded, run_groups
-from scorewire.engine.providers import (
+from scorewire.generation.jobs import Generator, JobResult, ProviderCall, Recorded, run_groups
+from scorewire.generation.providers import (
     GENERATION_ERROR,
     AnthropicProvider,
     EchoProvider,
@@ -24,6 +23,7 @@ from scorewire.engine.providers import (
     parse_provider,
 )
 from scorewire.judge import Budget
+from scorewire.suites.checkllm import CheckllmSuite, load_checkllm_text
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.base import Reply

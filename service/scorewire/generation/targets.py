@@ -36,8 +36,8 @@ from urllib.parse import urlsplit
 
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
-from scorewire.engine import templates
-from scorewire.engine.providers import ProviderError, ProviderRef, parse_provider
+from scorewire.generation import templates
+from scorewire.generation.providers import ProviderError, ProviderRef, parse_provider
 
 _PATH_PART = re.compile(r"[^.\[\]]+|\[\d+\]")
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024

@@ -11,9 +11,9 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scorewire.checks import regex_engine
-from scorewire.checks.regex_engine import UserRegex, compile_user_regex
 from scorewire.core.registry import ParamError
+from scorewire.regex import engine as regex_engine
+from scorewire.regex.engine import UserRegex, compile_user_regex
 
 
 def test_flag_constants_are_python_re_bits() -> None:

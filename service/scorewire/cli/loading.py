@@ -1,0 +1,142 @@
+"""Loading a suite file of either format into the jobs a run produces and scores."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from scorewire.cli.common import UsageError
+from scorewire.engine.summary import Gate
+from scorewire.generation.jobs import Group
+from scorewire.generation.providers import ProviderRef
+from scorewire.generation.targets import PromptTarget
+
+
+@dataclass(slots=True)
+class RunSpec:
+    """A loaded suite of either format, as jobs in groups."""
+
+    path: Path
+    format: str
+    """`checkllm` or `evalstone`."""
+    name: str
+    description: str
+    groups: list[Group]
+    gate: Gate
+    budget: float | None
+    concurrency: int
+    cache: bool = True
+    providers: list[ProviderRef] = field(default_factory=list)
+    """Providers some job calls."""
+    judge_backend: str = "auto"
+    """checkllm's `judge.backend` (gemini routes the OpenAI-compatible judge to Gemini)."""
+    server_yaml: str = ""
+    """evalstone: the suite as sent to a server (no imports, datasets or targets)."""
+
+    @property
+    def uses_judge(self) -> bool:
+        """Whether any check may call a judge."""
+        return any(g.plan.uses_judge for g in self.groups)
+
+    @property
+    def planned(self) -> int:
+        """Cases the run will score."""
+        return sum(len(g.jobs) for g in self.groups)
+
+
+def read_suite(path: str) -> tuple[Path, Any]:
+    """The file's path and parsed YAML; SpecError for unreadable or broken YAML."""
+    from scorewire.suites.evalstone import parse_yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+    return p, parse_yaml(text)
+
+
+def detect_format(data: object) -> str:
+    """`checkllm` when the document has `tests:` or `prompts:`, else `evalstone`."""
+    from scorewire.suites.checkllm import is_checkllm
+
+    return "checkllm" if is_checkllm(data) else "evalstone"
+
+
+def load_run(path: str, suite_name: str | None = None) -> RunSpec:
+    """Load a suite file of either format; SpecError (with paths) or UsageError."""
+    import scorewire.checks  # noqa: F401 - registers the built-in check types
+
+    p, data = read_suite(path)
+    if detect_format(data) == "checkllm":
+        return _checkllm_run(p, data, suite_name)
+    return _evalstone_run(p, data, suite_name)
+
+
+def _checkllm_run(path: Path, data: Any, suite_name: str | None) -> RunSpec:
+    from scorewire.suites.checkllm import load_checkllm_data
+
+    if suite_name:
+        raise UsageError("--suite names a suite of an evalstone file; a checkllm file is one suite")
+    suite = load_checkllm_data(data)
+    return RunSpec(
+        path=path,
+        format="checkllm",
+        name=suite.description or path.stem,
+        description=suite.description,
+        groups=suite.groups(),
+        gate=suite.gate,
+        budget=suite.settings.budget,
+        concurrency=suite.settings.effective_concurrency,
+        cache=suite.settings.cache,
+        providers=suite.called_providers(),
+        judge_backend=suite.judge.backend,
+    )
+
+
+def _evalstone_run(path: Path, data: Any, suite_name: str | None) -> RunSpec:
+    from scorewire.suites.evalstone import load_suite_data, suite_jobs
+
+    loaded = load_suite_data(data, base_dir=path.parent)
+    suite = loaded.select(suite_name)
+    if suite.cases is None:
+        raise UsageError(
+            f"suite {suite.name!r} has no dataset: give it `dataset:` to run it from the CLI"
+        )
+    target = suite.target
+    providers = [target.provider] if isinstance(target, PromptTarget) else []
+    group = Group(suite.name, suite.plan, suite_jobs(suite))
+    return RunSpec(
+        path=path,
+        format="evalstone",
+        name=suite.name,
+        description=loaded.description,
+        groups=[group],
+        gate=suite.gate,
+        budget=suite.settings.budget,
+        concurrency=suite.settings.concurrency,
+        providers=providers,
+        server_yaml=_server_yaml(data),
+    )
+
+
+def _server_yaml(data: Any) -> str:
+    """The suite as a server takes it: no imports (the server has its own), no datasets
+    (the cases travel in the request) and no targets (outputs are produced here)."""
+    doc = {k: v for k, v in data.items() if k not in ("imports", "datasets")}
+    suites = doc.get("suites")
+    if isinstance(suites, dict):
+        doc["suites"] = {
+            name: (
+                {k: v for k, v in s.items() if k not in ("dataset", "target")}
+                if isinstance(s, dict)
+                else s
+            )
+            for name, s in suites.items()
+        }
+    return yaml.safe_dump(json.loads(json.dumps(doc, default=str)), sort_keys=False)
