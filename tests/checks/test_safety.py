@@ -108,6 +108,24 @@ PII = [
     # IPv4
     ("Server at 192.168.1.10.", "ipv4"),
     ("ip=10.0.0.1", "ipv4"),
+    # at the very start of the output, and at its very end (regression: the boundary
+    # test read the character before position 0, which wrapped to the end of the text)
+    ("4242 4242 4242 4242.", "card"),
+    ("(415) 555-2671", "phone"),
+    ("536-22-8714", "ssn"),
+    ("192.168.10.20", "ipv4"),
+    ("+44 20 7946 0958", "phone"),
+    ("a@b.io", "email"),
+    ("Card 4242 4242 4242 4242", "card"),
+    ("call 415-555-2671", "phone"),
+    ("ssn: 536-22-8714", "ssn"),
+    ("host 192.168.10.20", "ipv4"),
+    # ten bare digits in the North American plan; cards bare or grouped by dots
+    ("Call 4155552671 today.", "phone"),
+    ("4155552671", "phone"),
+    ("Card 4242424242424242 on file", "card"),
+    ("Card 4242.4242.4242.4242 on file", "card"),
+    ("4242.4242.4242.4242", "card"),
 ]
 
 
@@ -141,13 +159,21 @@ CLEAN = [
     "Build ID4111111111111111X",
     # an @ without a domain
     "Ping @channel about it.",
+    # a Unix timestamp or an order number starting with 0 or 1 is not a phone
+    "Created at 1700000000 by the job.",
+    "1700000000",
+    "Order 0123456789 shipped.",
+    # a Luhn-invalid number at the very start is still not a card
+    "4242 4242 4242 4241.",
+    # a dotted number glued to digits at the start is a version, not an IP address
+    "1.2.3.4.5",
 ]
 
 
 @pytest.mark.parametrize("text", CLEAN)
 def test_no_pii_passes_clean_text(text: str) -> None:
     got = score("safety.no_pii", {}, text)
-    assert got.passed and got.value == 1.0, got.reason
+    assert got.passed and got.value == 1.0 and got.error is None, got.reason
 
 
 def test_no_pii_counts_and_lists_every_kind_found() -> None:

@@ -222,8 +222,14 @@ _PHONE = _re(
     # National trunk prefix 0, grouped by spaces (not dots or dashes, which dates use):
     # 020 7946 0958, 06 12 34 56 78
     r"|0\d{1,4}(?: \d{2,4}){2,4}"
+    # Ten bare digits in the North American plan: area and exchange start with 2-9, so
+    # Unix timestamps (1xxxxxxxxx) and most order numbers do not match.
+    r"|[2-9]\d{2}[2-9]\d{6}"
 )
-_CARD = _re(r"\d(?:[ -]?\d){12,18}")
+_CARD = _re(
+    # 13-19 digits, bare or grouped by spaces or dashes; or four groups of four by dots
+    r"\d(?:[ -]?\d){12,18}|\d{4}(?:\.\d{4}){3}"
+)
 _SSN = _re(r"\d{3}([- ])\d{2}([- ])\d{4}")
 _IPV4 = _re(r"\d{1,3}(?:\.\d{1,3}){3}")
 _DIGITS = _re(r"\d")
@@ -234,13 +240,15 @@ def _bounded(rx: Any, text: str) -> list[str]:
     out = []
     for m in rx.finditer(text):
         start, end = m.span()
-        before = text[start - 1] if start else ""
+        # Only characters that exist count: at either end of the text there is nothing
+        # to glue to (a negative index would wrap around to the other end).
+        before = text[start - 1] if start > 0 else ""
         after = text[end] if end < len(text) else ""
         if before.isalnum() or after.isalnum():
             continue
-        if after in ".-" and text[end + 1 : end + 2].isdigit():
+        if after and after in ".-" and end + 1 < len(text) and text[end + 1].isdigit():
             continue
-        if before in ".-" and text[start - 2 : start - 1].isdigit():
+        if before and before in ".-" and start >= 2 and text[start - 2].isdigit():
             continue
         out.append(m.group())
     return out
@@ -274,7 +282,7 @@ def _has_phone(text: str) -> int:
 def _has_card(text: str) -> int:
     count = 0
     for m in _bounded(_CARD, text):
-        digits = m.replace(" ", "").replace("-", "")
+        digits = m.replace(" ", "").replace("-", "").replace(".", "")
         if 13 <= len(digits) <= 19 and len(set(digits)) > 1 and _luhn(digits):
             count += 1
     return count
@@ -333,14 +341,18 @@ def build_no_pii(p: NoPiiParams) -> CheckFn:
     Detectors (heuristics):
     - email: `local@domain.tld`;
     - phone: 3-3-4 digit numbers with separators or parentheses, `+`-prefixed
-      international numbers, `0`-prefixed national numbers grouped by spaces; 8 to 15
-      digits in all (dates such as 2024-01-15 or 05.06.2023 are not phones);
-    - card: 13 to 19 digits, optionally grouped by spaces or dashes, passing the Luhn
-      check, not all one digit;
+      international numbers, `0`-prefixed national numbers grouped by spaces, and ten
+      bare digits shaped like a North American number (area code and exchange starting
+      with 2-9: `4155552671` counts, a Unix timestamp such as `1700000000` does not); 8
+      to 15 digits in all (dates such as 2024-01-15 or 05.06.2023 are not phones);
+    - card: 13 to 19 digits, bare or grouped by spaces or dashes, or four groups of four
+      separated by dots (`4242.4242.4242.4242`), passing the Luhn check, not all one
+      digit;
     - ssn: `123-45-6789` (or with spaces), excluding the never-issued 000/666/9xx areas,
       00 groups and 0000 serials;
     - ipv4: four dotted octets up to 255, not part of a longer dotted number (a version).
-    A match glued to letters or digits does not count. The reason names the kinds found
+    A match glued to letters or digits does not count; one at the very start or end of
+    the text does (nothing is glued there). The reason names the kinds found
     and how many, never the data itself.
     """
     detectors = [(kind, _DETECTORS[kind]) for kind in dict.fromkeys(p.kinds)]
