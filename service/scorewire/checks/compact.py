@@ -18,7 +18,13 @@ from scorewire.core.context import CheckContext
 from scorewire.core.errors import join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import NoParams, ParamError, Params, SyncCheckFn, check_type
-from scorewire.core.values import JSONTooDeep, json_kind, loads_strict
+from scorewire.core.values import (
+    JSONTooDeep,
+    format_number,
+    is_finite,
+    json_kind,
+    loads_strict,
+)
 from scorewire.regex.safe_subset import UnsafePatternError, compile_safe_regex
 from scorewire.schema.subset import SchemaSubsetError, compile_subset_schema
 
@@ -42,7 +48,9 @@ WholeNumber = Annotated[int, BeforeValidator(_number_only)]
 
 
 def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
+    if isinstance(x, int):
+        return format_number(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
 def _span(lo: float | None, hi: float | None) -> str:
@@ -156,7 +164,11 @@ class NumberRangeParams(Params):
     params=NumberRangeParams,
 )
 def build_number_range(params: NumberRangeParams) -> SyncCheckFn:
-    """The value must be an actual JSON number: a numeric string or a boolean fails."""
+    """The value must be an actual JSON number: a numeric string or a boolean fails.
+
+    An integer of any size is compared exactly with the bounds (Python compares ints with
+    floats exactly), so a 400-digit integer is simply above a maximum of 10.
+    """
     try:
         tokens = parse_pointer(params.path)
     except ValueError as err:
@@ -182,7 +194,7 @@ def build_number_range(params: NumberRangeParams) -> SyncCheckFn:
             return Score.of(False, f"the answer has no value at {where}")
         if isinstance(value, bool) or not isinstance(value, int | float):
             return Score.of(False, f"{where} is {json_kind(value)}, not a number")
-        if not math.isfinite(value):
+        if not is_finite(value):  # an int of any size is finite and compared exactly
             return Score.of(False, f"{where} is not a finite number")
         return _range_verdict(where, value, lo, hi)
 

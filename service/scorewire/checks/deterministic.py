@@ -14,7 +14,6 @@ null reference is an error score (`MISSING_REFERENCE`), never a pass or a plain 
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -29,6 +28,9 @@ from scorewire.core.values import (
     as_number,
     coerce_result,
     compile_path,
+    difference,
+    format_number,
+    isclose,
     json_equal,
     json_kind,
     output_json,
@@ -444,6 +446,8 @@ def build_numeric_tolerance(p: NumericToleranceParams) -> CheckFn:
     `output.value` when it is a number; else the whole stripped `output.text`. An output
     that is not a number is a plain fail with the reason; a reference that is not a number
     is an error score (`INVALID_REFERENCE`), as is a missing one (`MISSING_REFERENCE`).
+    A JSON integer of any size is a number: beyond ±2^53 the same rule is evaluated in
+    exact fractions, so no integer overflows or is rounded to a neighbour.
     """
     ref = Reference.from_params(p.expected, p.path)
     if ref.has_literal:
@@ -454,7 +458,7 @@ def build_numeric_tolerance(p: NumericToleranceParams) -> CheckFn:
     out_path = compile_path(p.output_path, "output_path") if p.output_path is not None else None
     abs_tol, rel_tol = p.abs_tol, p.rel_tol
 
-    def read_output(output: Output) -> float | str:
+    def read_output(output: Output) -> int | float | str:
         if out_path is None:
             value = output.value
             if isinstance(value, int | float) and not isinstance(value, bool):
@@ -486,12 +490,15 @@ def build_numeric_tolerance(p: NumericToleranceParams) -> CheckFn:
         got = read_output(output)
         if isinstance(got, str):
             return Score(0.0, False, got)
-        if math.isclose(got, want, rel_tol=rel_tol, abs_tol=abs_tol):
-            return Score(1.0, True, f"{got:g} is within tolerance of {want:g}")
+        if isclose(got, want, rel_tol=rel_tol, abs_tol=abs_tol):
+            return Score(
+                1.0, True, f"{format_number(got)} is within tolerance of {format_number(want)}"
+            )
         return Score(
             0.0,
             False,
-            f"{got:g} differs from {want:g} by {abs(got - want):g} "
+            f"{format_number(got)} differs from {format_number(want)} by "
+            f"{format_number(abs(difference(got, want)))} "
             f"(abs_tol {abs_tol:g}, rel_tol {rel_tol:g})",
         )
 

@@ -10,6 +10,7 @@ import inspect
 import json
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from scorewire.core.model import ErrorCode, Output, Sample, Score
@@ -218,27 +219,84 @@ def json_equal(a: JSON, b: JSON) -> bool:
     return a is None and b is None
 
 
-def as_number(value: JSON) -> float | None:
+def as_number(value: JSON) -> int | float | None:
     """A finite number from a JSON number or a numeric string (`" 3.5 "`), else None.
 
+    Integers stay Python ints of any size (a JSON integer beyond a double's range is still
+    a number, compared exactly); so do numeric strings written as integers (`"42"`).
     Booleans are not numbers; `float()`'s extras (underscores, `nan`, `inf`) are refused.
     """
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return float(value)
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, str):
         text = value.strip()
         if not text or "_" in text:
             return None
+        digits = text[1:] if text[0] in "+-" else text
+        if digits.isascii() and digits.isdigit():
+            try:
+                return int(text)
+            except ValueError:  # beyond Python's digit limit: read as a float below
+                pass
         try:
             number = float(text)
         except ValueError:
             return None
         return number if math.isfinite(number) else None
     return None
+
+
+def is_finite(value: int | float) -> bool:
+    """Whether a JSON number is finite: an int of any size is (no float conversion)."""
+    return isinstance(value, int) or math.isfinite(value)
+
+
+def is_whole(value: int | float) -> bool:
+    """Whether a JSON number is a whole number (`3`, `3.0`), without float conversion."""
+    return isinstance(value, int) or value.is_integer()
+
+
+def format_number(value: int | float, limit: int = 40) -> str:
+    """A number for a reason: ints in digits (long ones cut in the middle), floats by `g`."""
+    if isinstance(value, int):
+        text = str(value)  # JSON ints are parsed only up to Python's digit limit
+        if len(text) > limit:
+            keep = (limit - 1) // 2
+            text = f"{text[:keep]}…{text[-keep:]} ({len(text.lstrip('-'))} digits)"
+        return text
+    return f"{value:g}"
+
+
+_EXACT_FLOAT_INT = 2**53
+
+
+def isclose(a: int | float, b: int | float, *, rel_tol: float, abs_tol: float) -> bool:
+    """`math.isclose`, exact for integers a double cannot hold.
+
+    Floats and integers within ±2^53 use `math.isclose` itself; beyond that the same
+    rule (`|a-b| <= max(rel_tol*max(|a|,|b|), abs_tol)`) is evaluated in exact fractions,
+    so 2^53+1 is not "close" to 2^53 at zero tolerance and a 400-digit integer never
+    overflows.
+    """
+    if all(isinstance(x, float) or -_EXACT_FLOAT_INT <= x <= _EXACT_FLOAT_INT for x in (a, b)):
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+    fa, fb = Fraction(a), Fraction(b)
+    diff = abs(fa - fb)
+    return diff <= max(Fraction(rel_tol) * max(abs(fa), abs(fb)), Fraction(abs_tol))
+
+
+def difference(a: int | float, b: int | float) -> int | float:
+    """`a - b` exactly when either is an int too large for a double, else as Python does."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b
+    try:
+        return a - b
+    except OverflowError:
+        return int(Fraction(a) - Fraction(b))
 
 
 # --- results ---------------------------------------------------------------------------

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 import referencing
@@ -37,6 +39,7 @@ from jsonschema.validators import Draft202012Validator, extend, validator_for
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 from scorewire.core.errors import join_path
 from scorewire.core.registry import ParamError
+from scorewire.core.values import preview
 from scorewire.regex.engine import UserRegex, compile_user_regex
 
 # Keywords whose values are data, not subschemas: a "pattern" key inside them is not a regex.
@@ -119,6 +122,7 @@ def _build(schema: dict[str, Any], field: str) -> Validator:
             "pattern": _pattern_keyword(patterns),
             "patternProperties": _pattern_properties_keyword(patterns),
             "additionalProperties": _additional_properties_keyword(patterns),
+            "multipleOf": _multiple_of,
         },
     )
     # An empty registry: $refs resolve inside the document only, never over the network.
@@ -257,6 +261,25 @@ def _pattern_keyword(patterns: dict[str, UserRegex]) -> Any:
             yield ValidationError(f"{shown!r} does not match {patrn!r}")
 
     return pattern
+
+
+def _decimal(x: int | float) -> Fraction:
+    # A float as the decimal it was written as (repr is the shortest round trip), so
+    # 0.0075 is a multiple of 0.0001 as a reader means it; an int exactly, at any size.
+    return Fraction(x) if isinstance(x, int) else Fraction(repr(x))
+
+
+def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """`multipleOf` in exact arithmetic: the library divides in floats, which overflows on
+    integers beyond a double's range and rounds on large ones."""
+    if not validator.is_type(instance, "number"):
+        return
+    if isinstance(instance, float) and not math.isfinite(instance):
+        failed = True
+    else:
+        failed = _decimal(instance) % _decimal(divisor) != 0
+    if failed:
+        yield ValidationError(f"{preview(instance)} is not a multiple of {divisor!r}")
 
 
 def _pattern_properties_keyword(patterns: dict[str, UserRegex]) -> Any:

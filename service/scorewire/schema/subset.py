@@ -38,11 +38,17 @@ The dialect (where the seed is silent the choice is written here):
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from typing import Any
 
-from scorewire.core.values import JSONTooDeep, json_kind, loads_strict
+from scorewire.core.values import (
+    JSONTooDeep,
+    format_number,
+    is_finite,
+    is_whole,
+    json_kind,
+    loads_strict,
+)
 
 MAX_SCHEMA_BYTES = 4096
 """Largest schema, in bytes of UTF-8 compact JSON."""
@@ -116,7 +122,7 @@ def escape_pointer_token(token: str) -> str:
 
 
 def _num(x: float) -> str:
-    return json.dumps(x)
+    return format_number(x) if isinstance(x, int) else json.dumps(x)
 
 
 # --- evaluation ----------------------------------------------------------------------
@@ -214,7 +220,7 @@ def _whole(node: dict[str, Any], key: str, path: list[str], limit: int, what: st
     if key not in node:
         return None
     v = node[key]
-    if isinstance(v, bool) or not isinstance(v, int | float) or not float(v).is_integer():
+    if isinstance(v, bool) or not isinstance(v, int | float) or not is_whole(v):
         raise SchemaSubsetError(_where(path, key), f"{key} must be a whole number")
     n = int(v)
     if not 0 <= n <= limit:
@@ -230,7 +236,7 @@ def _bound(node: dict[str, Any], key: str, path: list[str]) -> float | None:
     v = node[key]
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise SchemaSubsetError(_where(path, key), f"{key} must be a number")
-    if not math.isfinite(v) or abs(v) > MAX_ABS_BOUND:
+    if not is_finite(v) or abs(v) > MAX_ABS_BOUND:
         raise SchemaSubsetError(
             _where(path, key),
             f"{key} {v} is out of range: numeric bounds are finite and within ±1e15",
@@ -252,9 +258,9 @@ def _fits_type(value: Any, type_: str) -> bool:
         return value is None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    if not math.isfinite(value):
+    if not is_finite(value):
         return False
-    return type_ == "number" or float(value).is_integer()
+    return type_ == "number" or is_whole(value)
 
 
 class _Compiler:
@@ -480,7 +486,7 @@ def _number_validator(
         if not _fits_type(value, type_):
             got = json_kind(value)
             if got == "a number":
-                got = "a number with a fraction" if math.isfinite(value) else "a huge number"
+                got = "a number with a fraction" if is_finite(value) else "a huge number"
             out.add(at, f"expected {want}, got {got}")
             return
         if lo is not None and value < lo:
