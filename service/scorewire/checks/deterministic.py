@@ -358,8 +358,11 @@ def build_json_schema(p: JsonSchemaParams) -> CheckFn:
 
     The output is `output.value` when set, else `output.text` parsed as strict JSON (text
     that is not JSON fails, value 0, with the parser's reason). The reason of a failure
-    lists up to three failing paths. With a JSON Schema dict, see `_schema` for the draft,
-    `format` (an annotation, not asserted), `$ref` and RE2-backed patterns. With a pydantic
+    lists up to three failing paths. With a JSON Schema dict, see `scorewire.schema.full`
+    for the draft, `format` (an annotation, not asserted), `$ref` (inside the document
+    only) and patterns: ECMA-262 as JSON Schema says (`\\d` is ASCII, `$` only at the very
+    end, `\\p{Letter}` works), run in linear time; `multipleOf` is exact; the official
+    JSON-Schema-Test-Suite is its test (tests/checks/test_json_schema_suite.py). With a pydantic
     model (Python API), conformance is the model's own validation (`model_validate`), so
     its validators and its strictness settings apply.
     """

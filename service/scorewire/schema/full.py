@@ -3,10 +3,12 @@
 jsonschema evaluates `pattern`, `patternProperties` and the pattern side of
 `additionalProperties` with Python's backtracking `re`; a user schema could hang the
 server. Here those keywords are replaced (via `jsonschema.validators.extend`) by versions
-that run the patterns compiled by `regex_engine.compile_user_regex`, with Python `re.search`
-semantics, as jsonschema's own implementation would give. Every pattern in the document
-is compiled at load time, so a pattern RE2 cannot honour (a lookahead, say) is a load
-error at its path (`schema.properties.code.pattern`).
+that run the patterns on the linear-time engine (`scorewire.regex.engine`) with the
+ECMA-262 meaning JSON Schema gives them (`scorewire.regex.ecma`: `\\d`, `\\w`, `\\b`
+ASCII, `\\s` Unicode, `$` only at the very end, not before a final newline as in
+Python), searched anywhere in the string as the spec says. Every pattern in the document
+is compiled at load time, so a pattern the engine cannot honour (a lookahead, say) is a
+load error at its path (`schema.properties.code.pattern`).
 
 Choices where the seeds are silent:
 
@@ -28,11 +30,12 @@ import math
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
-from jsonschema import ValidationError
+from jsonschema import FormatChecker, ValidationError
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, extend, validator_for
@@ -40,6 +43,8 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore
 from scorewire.core.errors import join_path
 from scorewire.core.registry import ParamError
 from scorewire.core.values import preview
+from scorewire.regex.ecma import FLAGS as ECMA_FLAGS
+from scorewire.regex.ecma import ecma_to_python
 from scorewire.regex.engine import UserRegex, compile_user_regex
 
 # Keywords whose values are data, not subschemas: a "pattern" key inside them is not a regex.
@@ -99,7 +104,9 @@ def compile_schema(schema: dict[str, Any], field: str = "schema") -> CompiledSch
 def _build(schema: dict[str, Any], field: str) -> Validator:
     base = _draft(schema, field)
     try:
-        base.check_schema(schema)
+        # Not the metaschema's `regex` format: it would compile patterns with Python's
+        # `re`; every pattern is compiled below, ECMA-262 meaning, on the safe engine.
+        base.check_schema(schema, format_checker=_metaschema_formats(base))  # type: ignore[call-arg]
     except SchemaError as err:
         where = field
         for part in err.path:
@@ -107,7 +114,7 @@ def _build(schema: dict[str, Any], field: str) -> Validator:
         raise ParamError(where, f"invalid JSON Schema: {err.message}") from None
     patterns: dict[str, UserRegex] = {}
     seen: dict[str, bool] = {"unevaluatedProperties": False, "patternProperties": False}
-    refs: list[tuple[str, str]] = []
+    refs: list[tuple[str, str, tuple[str, ...]]] = []
     _walk(schema, field, patterns, seen, refs)
     if seen["unevaluatedProperties"] and seen["patternProperties"]:
         raise ParamError(
@@ -116,9 +123,11 @@ def _build(schema: dict[str, Any], field: str) -> Validator:
             "jsonschema would evaluate those patterns with Python's backtracking regex engine",
         )
     _check_refs(base, schema, refs)
+    legacy = {} if "dependencies" in base.VALIDATORS else {"dependencies": _dependencies}
     cls: type[Validator] = extend(  # type: ignore[no-untyped-call]
         base,
         {
+            **legacy,
             "pattern": _pattern_keyword(patterns),
             "patternProperties": _pattern_properties_keyword(patterns),
             "additionalProperties": _additional_properties_keyword(patterns),
@@ -129,6 +138,11 @@ def _build(schema: dict[str, Any], field: str) -> Validator:
     validator = cls(schema, registry=referencing.Registry())
     _refuse_endless_refs(validator, field)
     return validator
+
+
+def _metaschema_formats(base: type[Validator]) -> FormatChecker:
+    checker: FormatChecker = base.FORMAT_CHECKER
+    return FormatChecker([f for f in checker.checkers if f != "regex"])
 
 
 # One instance of each JSON type: a $ref cycle that never descends into the instance
@@ -172,15 +186,21 @@ def _walk(
     where: str,
     patterns: dict[str, UserRegex],
     seen: dict[str, bool],
-    refs: list[tuple[str, str]],
+    refs: list[tuple[str, str, tuple[str, ...]]],
+    scope: tuple[str, ...] = (),
 ) -> None:
-    """Compile every pattern in the document and note the keywords that need care."""
+    """Compile every pattern in the document and note the keywords that need care.
+
+    `scope` is the chain of `$id`s above the node, so each `$ref` can be resolved
+    against its own base URI."""
     if isinstance(node, list):
         for i, item in enumerate(node):
-            _walk(item, join_path(where, i), patterns, seen, refs)
+            _walk(item, join_path(where, i), patterns, seen, refs, scope)
         return
     if not isinstance(node, dict):
         return
+    if where and isinstance(node.get("$id"), str):
+        scope = (*scope, node["$id"])
     for key, value in node.items():
         here = join_path(where, str(key))
         if key in _DATA_KEYWORDS:
@@ -189,7 +209,7 @@ def _walk(
             _add_pattern(value, here, patterns)
             continue
         if key == "$ref" and isinstance(value, str):
-            refs.append((value, here))
+            refs.append((value, here, scope))
             continue
         if key == "unevaluatedProperties":
             seen["unevaluatedProperties"] = True
@@ -201,46 +221,57 @@ def _walk(
             # Keys here are property or definition names, not keywords: "enum" or
             # "pattern" as a property name must still have its schema walked.
             for name, sub in value.items():
-                _walk(sub, join_path(here, str(name)), patterns, seen, refs)
+                _walk(sub, join_path(here, str(name)), patterns, seen, refs, scope)
         else:
-            _walk(value, here, patterns, seen, refs)
+            _walk(value, here, patterns, seen, refs, scope)
+
+
+def _compile_pattern(pattern: str, where: str) -> UserRegex:
+    # JSON Schema's patterns are ECMA-262: rewritten where the meaning differs, then run
+    # on the same linear-time engine as every user pattern.
+    return compile_user_regex(ecma_to_python(pattern, where), ECMA_FLAGS, where)
 
 
 def _add_pattern(pattern: str, where: str, patterns: dict[str, UserRegex]) -> None:
     if pattern not in patterns:
-        patterns[pattern] = compile_user_regex(pattern, 0, where)
+        patterns[pattern] = _compile_pattern(pattern, where)
 
 
-def _check_refs(base: type[Validator], schema: dict[str, Any], refs: list[tuple[str, str]]) -> None:
-    """Resolve every `$ref` now, so a dangling one fails at load rather than per sample."""
-    if not refs or _has_nested_ids(schema, root=True):
-        # Nested $id scopes change the base URI of the refs below them; leave those to
-        # validation time (an unresolvable one is then an error score).
+def _check_refs(
+    base: type[Validator], schema: dict[str, Any], refs: list[tuple[str, str, tuple[str, ...]]]
+) -> None:
+    """Resolve every `$ref` now, so a dangling or remote one fails at load, not per sample.
+
+    Each ref is resolved against its own base URI (the `$id`s above it); the registry
+    holds the document and the subschemas it identifies, never anything from outside.
+    """
+    if not refs:
         return
     meta = base.META_SCHEMA
     dialect = str(meta.get("$id") or meta.get("id") or "")
     spec = referencing.jsonschema.specification_with(
         dialect, default=referencing.Specification.OPAQUE
     )
-    registry: referencing.Registry[Any] = SPECIFICATIONS.combine(referencing.Registry())
-    resolver = registry.resolver_with_root(spec.create_resource(schema))
-    for ref, where in refs:
+    root = spec.create_resource(schema)
+    root_uri = root.id() or ""
+    registry: referencing.Registry[Any] = SPECIFICATIONS.combine(
+        referencing.Registry().with_resource(root_uri, root)
+    ).crawl()
+    for ref, where, scope in refs:
+        base_uri = root_uri
+        for scope_id in scope:
+            base_uri = urljoin(base_uri, scope_id)
         try:
-            resolver.lookup(ref)
+            registry.resolver(base_uri=base_uri).lookup(ref)
         except referencing.exceptions.Unresolvable:
+            document = urldefrag(urljoin(base_uri, ref)).url
+            if scope and document in registry:
+                # A fragment inside a document the schema does hold (an anchor form the
+                # crawl may not index): left to validation, where a miss is an error score.
+                continue
             raise ParamError(
                 where, f"cannot resolve $ref {ref!r} (only references inside the schema work)"
             ) from None
-
-
-def _has_nested_ids(node: Any, *, root: bool = False) -> bool:
-    if isinstance(node, list):
-        return any(_has_nested_ids(item) for item in node)
-    if not isinstance(node, dict):
-        return False
-    if not root and isinstance(node.get("$id"), str):
-        return True
-    return any(_has_nested_ids(value) for key, value in node.items() if key not in _DATA_KEYWORDS)
 
 
 # --- RE2-backed keywords ----------------------------------------------------------------
@@ -250,7 +281,7 @@ def _regex(patterns: dict[str, UserRegex], pattern: str) -> UserRegex:
     rx = patterns.get(pattern)
     if rx is None:
         # Every pattern of the document was compiled at load; this is only a safety net.
-        rx = patterns[pattern] = compile_user_regex(pattern, 0, "pattern")
+        rx = patterns[pattern] = _compile_pattern(pattern, "pattern")
     return rx
 
 
@@ -280,6 +311,23 @@ def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> It
         failed = _decimal(instance) % _decimal(divisor) != 0
     if failed:
         yield ValidationError(f"{preview(instance)} is not a multiple of {divisor!r}")
+
+
+def _dependencies(validator: Any, dependencies: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """Draft 7's `dependencies` kept in 2019-09 and 2020-12, which split it into
+    `dependentRequired` and `dependentSchemas`: schemas written for draft 7 keep their
+    meaning instead of the keyword being silently ignored."""
+    if not validator.is_type(instance, "object") or not isinstance(dependencies, dict):
+        return
+    for name, dependency in dependencies.items():
+        if name not in instance:
+            continue
+        if isinstance(dependency, list):
+            for each in dependency:
+                if each not in instance:
+                    yield ValidationError(f"{each!r} is a dependency of {name!r}")
+        else:
+            yield from validator.descend(instance, dependency, schema_path=name)
 
 
 def _pattern_properties_keyword(patterns: dict[str, UserRegex]) -> Any:
