@@ -219,7 +219,7 @@ class TextParams(Params):
     """A piece of text, compared case- and white-space-sensitively."""
 
     value: str
-    """The text."""
+    """The text to compare with, verbatim (case and white space count)."""
 
 
 @check_type(

@@ -133,7 +133,7 @@ class CountParams(Params):
     """A whole-number limit."""
 
     value: Count
-    """The limit (inclusive)."""
+    """The limit, inclusive: the most allowed, or for `min_tokens` the fewest."""
 
 
 class TokenParams(CountParams):

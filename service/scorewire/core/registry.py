@@ -25,14 +25,35 @@ CheckFn = SyncCheckFn | AsyncCheckFn
 P = TypeVar("P", bound="Params")
 
 
+FAMILIES = frozenset(
+    {
+        "deterministic",
+        "safety",
+        "trajectory",
+        "compact",
+        "judge",
+        "rag",
+        "comparison",
+        "human",
+        "text",
+        "custom",
+    }
+)
+"""The check families a type may belong to (`custom` is the server owner's checks)."""
+
+
 class Params(BaseModel):
     """Base of every check's parameter model: unknown keys are errors, models are frozen.
+
+    A parameter is documented by `Field(description=...)` or by a docstring under the
+    attribute (`use_attribute_docstrings`): either becomes its description in the JSON
+    Schema that ListChecks serves, and `tests/checks/test_registry.py` requires one.
 
     Integers are validated in lax mode on purpose: numbers in a protobuf Struct arrive as
     doubles, so `2.0` must be accepted for an integer field while `2.5` is rejected.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class NoParams(Params):
@@ -61,7 +82,7 @@ class CheckType:
     description: str
     """One line for people, served by ListChecks."""
     family: str
-    """The module family: deterministic, safety, trajectory, judge, rag, ..."""
+    """The module family, one of `FAMILIES`."""
     params: type[Params]
     """The parameter model; its JSON Schema is the check's parameter schema."""
     build: Callable[[Any], CheckFn]
