@@ -58,10 +58,10 @@ def _bounds(lo: float | None, hi: float | None) -> None:
 
 def _range_verdict(what: str, n: float, lo: float | None, hi: float | None) -> Score:
     if lo is not None and n < lo:
-        return Score.of(False, f"{what} is {_fmt(n)}, below the minimum {_fmt(lo)}")
+        return Score(0.0, False, f"{what} is {_fmt(n)}, below the minimum {_fmt(lo)}")
     if hi is not None and n > hi:
-        return Score.of(False, f"{what} is {_fmt(n)}, above the maximum {_fmt(hi)}")
-    return Score.of(True, f"{what} is {_fmt(n)}, within {_span(lo, hi)}")
+        return Score(0.0, False, f"{what} is {_fmt(n)}, above the maximum {_fmt(hi)}")
+    return Score(1.0, True, f"{what} is {_fmt(n)}, within {_span(lo, hi)}")
 
 
 # --- output_length ---------------------------------------------------------------------
@@ -176,14 +176,14 @@ def build_number_range(params: NumberRangeParams) -> SyncCheckFn:
                 ErrorCode.INVALID_OUTPUT, "the answer is JSON nested too deeply to read"
             )
         except ValueError:
-            return Score.of(False, "the answer is not valid JSON")
+            return Score(0.0, False, "the answer is not valid JSON")
         value = _resolve(doc, tokens)
         if value is _MISSING:
-            return Score.of(False, f"the answer has no value at {where}")
+            return Score(0.0, False, f"the answer has no value at {where}")
         if isinstance(value, bool) or not isinstance(value, int | float):
-            return Score.of(False, f"{where} is {json_kind(value)}, not a number")
+            return Score(0.0, False, f"{where} is {json_kind(value)}, not a number")
         if not math.isfinite(value):
-            return Score.of(False, f"{where} is not a finite number")
+            return Score(0.0, False, f"{where} is not a finite number")
         return _range_verdict(where, value, lo, hi)
 
     return number_range
@@ -209,8 +209,8 @@ def build_json_valid(params: NoParams) -> SyncCheckFn:
                 ErrorCode.INVALID_OUTPUT, "the answer is JSON nested too deeply to read"
             )
         except ValueError as err:
-            return Score.of(False, f"the answer is not valid JSON ({err})")
-        return Score.of(True, "the answer is valid JSON")
+            return Score(0.0, False, f"the answer is not valid JSON ({err})")
+        return Score(1.0, True, "the answer is valid JSON")
 
     return json_valid
 
@@ -234,8 +234,8 @@ def build_exact_text(params: TextParams) -> SyncCheckFn:
 
     def exact_text(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if output.text == want:
-            return Score.of(True, "the answer equals the text")
-        return Score.of(False, "the answer differs from the text")
+            return Score(1.0, True, "the answer equals the text")
+        return Score(0.0, False, "the answer differs from the text")
 
     return exact_text
 
@@ -254,8 +254,8 @@ def build_contains_text(params: TextParams) -> SyncCheckFn:
 
     def contains_text(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if needle in output.text:
-            return Score.of(True, "the answer contains the text")
-        return Score.of(False, "the answer does not contain the text")
+            return Score(1.0, True, "the answer contains the text")
+        return Score(0.0, False, "the answer does not contain the text")
 
     return contains_text
 
@@ -286,8 +286,8 @@ def build_safe_regex(params: SafeRegexParams) -> SyncCheckFn:
 
     def safe_regex(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if search(output.text):
-            return Score.of(True, "the pattern matches")
-        return Score.of(False, "the pattern does not match")
+            return Score(1.0, True, "the pattern matches")
+        return Score(0.0, False, "the pattern does not match")
 
     return safe_regex
 
@@ -317,6 +317,6 @@ def build_json_schema_v1(params: SchemaV1Params) -> SyncCheckFn:
 
     def json_schema_v1(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         passed, reason = check_text(output.text)
-        return Score.of(passed, reason)
+        return Score(float(passed), passed, reason)
 
     return json_schema_v1

@@ -159,8 +159,8 @@ def build_not_contains(params: TextParams) -> SyncCheckFn:
     def not_contains(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         at = output.text.find(needle)
         if at >= 0:
-            return Score.of(False, f"the output contains {needle!r} at offset {at}")
-        return Score.of(True, f"the output does not contain {needle!r}")
+            return Score(0.0, False, f"the output contains {needle!r} at offset {at}")
+        return Score(1.0, True, f"the output does not contain {needle!r}")
 
     return not_contains
 
@@ -177,9 +177,9 @@ def build_starts_with(params: TextParams) -> SyncCheckFn:
 
     def starts_with(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if output.text.startswith(prefix):
-            return Score.of(True, f"the output starts with {prefix!r}")
-        return Score.of(
-            False, f"the output starts with {output.text[: len(prefix)]!r}, not {prefix!r}"
+            return Score(1.0, True, f"the output starts with {prefix!r}")
+        return Score(
+            0.0, False, f"the output starts with {output.text[: len(prefix)]!r}, not {prefix!r}"
         )
 
     return starts_with
@@ -197,9 +197,9 @@ def build_ends_with(params: TextParams) -> SyncCheckFn:
 
     def ends_with(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if output.text.endswith(suffix):
-            return Score.of(True, f"the output ends with {suffix!r}")
+            return Score(1.0, True, f"the output ends with {suffix!r}")
         tail = output.text[-len(suffix) :] if output.text else ""
-        return Score.of(False, f"the output ends with {tail!r}, not {suffix!r}")
+        return Score(0.0, False, f"the output ends with {tail!r}, not {suffix!r}")
 
     return ends_with
 
@@ -226,8 +226,9 @@ def build_max_tokens(params: TokenParams) -> SyncCheckFn:
 
     def max_tokens(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         n = len(encode(output.text))
-        rel = "within" if n <= limit else "over"
-        return Score.of(n <= limit, f"{n} {name} tokens, {rel} the maximum {limit}")
+        ok = n <= limit
+        rel = "within" if ok else "over"
+        return Score(float(ok), ok, f"{n} {name} tokens, {rel} the maximum {limit}")
 
     return max_tokens
 
@@ -244,8 +245,9 @@ def build_min_tokens(params: TokenParams) -> SyncCheckFn:
 
     def min_tokens(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         n = len(encode(output.text))
-        rel = "meeting" if n >= limit else "under"
-        return Score.of(n >= limit, f"{n} {name} tokens, {rel} the minimum {limit}")
+        ok = n >= limit
+        rel = "meeting" if ok else "under"
+        return Score(float(ok), ok, f"{n} {name} tokens, {rel} the minimum {limit}")
 
     return min_tokens
 
@@ -262,8 +264,9 @@ def build_word_count(params: CountParams) -> SyncCheckFn:
 
     def word_count(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         n = count_words(output.text)
-        rel = "within" if n <= limit else "over"
-        return Score.of(n <= limit, f"{n} words, {rel} the maximum {limit}")
+        ok = n <= limit
+        rel = "within" if ok else "over"
+        return Score(float(ok), ok, f"{n} words, {rel} the maximum {limit}")
 
     return word_count
 
@@ -286,8 +289,8 @@ def build_is_json(params: NoParams) -> SyncCheckFn:
         except JSONTooDeep as err:
             return Score.fail_with_error(ErrorCode.INVALID_OUTPUT, str(err))
         except ValueError as err:
-            return Score.of(False, f"the output is not valid JSON: {err}")
-        return Score.of(True, "the output is valid JSON")
+            return Score(0.0, False, f"the output is not valid JSON: {err}")
+        return Score(1.0, True, "the output is valid JSON")
 
     return is_json
 
@@ -318,21 +321,23 @@ def build_is_valid_python(params: NoParams) -> SyncCheckFn:
     def is_valid_python(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         text = output.text
         if not text.strip():
-            return Score.of(False, "the output is empty, not Python code")
+            return Score(0.0, False, "the output is empty, not Python code")
         if len(text) > MAX_PYTHON_CHARS:
-            return Score.of(
-                False, f"the output is {len(text)} characters, over the {MAX_PYTHON_CHARS} checked"
+            return Score(
+                0.0,
+                False,
+                f"the output is {len(text)} characters, over the {MAX_PYTHON_CHARS} checked",
             )
         try:
             compile(text, _PY_FILENAME, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as err:
             where = f" (line {err.lineno})" if err.lineno else ""
-            return Score.of(False, f"not valid Python: {err.msg}{where}")
+            return Score(0.0, False, f"not valid Python: {err.msg}{where}")
         except ValueError as err:  # null bytes, on Python 3.11
-            return Score.of(False, f"not valid Python: {err}")
+            return Score(0.0, False, f"not valid Python: {err}")
         except (RecursionError, MemoryError):
-            return Score.of(False, "not valid Python: nested too deeply for the parser")
-        return Score.of(True, "the output is valid Python")
+            return Score(0.0, False, "not valid Python: nested too deeply for the parser")
+        return Score(1.0, True, "the output is valid Python")
 
     return is_valid_python
 
@@ -372,12 +377,12 @@ def build_language(params: LanguageParams) -> SyncCheckFn:
     def language(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         found = detector.detect_language_of(output.text[:MAX_LANGUAGE_CHARS])
         if found is None:
-            return Score.of(False, f"no language detected, expected {want} ({code})")
+            return Score(0.0, False, f"no language detected, expected {want} ({code})")
         got = found.iso_code_639_1.name.lower()
         if got == code:
-            return Score.of(True, f"the output is in {want} ({code})")
-        return Score.of(
-            False, f"the output is in {found.name.title()} ({got}), not {want} ({code})"
+            return Score(1.0, True, f"the output is in {want} ({code})")
+        return Score(
+            0.0, False, f"the output is in {found.name.title()} ({got}), not {want} ({code})"
         )
 
     return language

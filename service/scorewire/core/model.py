@@ -78,8 +78,12 @@ class ScoreError:
 class Score:
     """The result of one check on one output.
 
-    An error is a state of its own: a score with `error` set always has `passed` False
-    and `value` 0, and the runner counts it apart from plain failures.
+    Build one with the constructor: `Score(1.0, True, "found it")`, `Score(float(ok),
+    ok, reason)` for a pass/fail, or `Score.fail_with_error(code, message)` when the
+    check could not score. An error is a state of its own: the constructor gives a
+    score with `error` set `value` 0 and `passed` False whatever it was handed, so no
+    code path can turn an error into a pass; the runner counts errors apart from plain
+    failures.
     """
 
     __slots__ = (
@@ -94,7 +98,7 @@ class Score:
     )
 
     value: float
-    """How well the output did, in 0..1 (1 is best)."""
+    """How well the output did, in 0..1 (1 is best); 0 when `error` is set."""
     passed: bool
     """Whether the output met the check's pass rule. Never True when `error` is set."""
     reason: str
@@ -122,8 +126,10 @@ class Score:
         cached: bool = False,
         unpriced: bool = False,
     ) -> None:
+        if error is not None:
+            value, passed = 0.0, False
         self.value = value
-        self.passed = passed and error is None
+        self.passed = passed
         self.reason = reason
         self.cost_usd = cost_usd
         self.latency_ms = latency_ms
@@ -135,11 +141,6 @@ class Score:
     def fail_with_error(cls, code: str, message: str, *, cost_usd: float = 0.0) -> Score:
         """A score for a check that could not score: value 0, not passed, error set."""
         return cls(0.0, False, message, error=ScoreError(code, message), cost_usd=cost_usd)
-
-    @classmethod
-    def of(cls, passed: bool, reason: str) -> Score:
-        """A pass/fail score with value 1 or 0."""
-        return cls(1.0 if passed else 0.0, passed, reason)
 
     def __repr__(self) -> str:
         err = f", error={self.error!r}" if self.error else ""

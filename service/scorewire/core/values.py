@@ -262,7 +262,7 @@ def coerce_result(result: object, name: str, threshold: float = 0.5) -> Score:
     if isinstance(result, Score):
         return result
     if isinstance(result, bool):
-        return Score.of(result, f"{name} returned {result}")
+        return Score(float(result), result, f"{name} returned {result}")
     if isinstance(result, int | float):
         value = float(result)
         if not 0.0 <= value <= 1.0:  # also false for NaN
