@@ -50,3 +50,15 @@ def test_every_type_belongs_to_a_known_family(check_type: CheckType) -> None:
 def test_every_parameter_has_a_description(check_type: CheckType) -> None:
     # `bleu.value`, `max_tokens.value` and `number_range.path` were served bare
     assert undocumented(check_type.params_schema()) == []
+
+
+@pytest.mark.parametrize("check_type", BUILTIN, ids=IDS)
+def test_a_threshold_parameter_is_applied_by_the_engine(check_type: CheckType) -> None:
+    # a family with a `threshold` declares a ThresholdRule, so no check decides it itself
+    props = check_type.params_schema()["properties"]
+    assert ("threshold" in props) == (check_type.threshold is not None)
+    if check_type.threshold is not None:
+        bounds = props["threshold"]
+        kinds = bounds.get("anyOf", [bounds])
+        number = next(k for k in kinds if k.get("type") == "number")
+        assert (number["minimum"], number["maximum"]) == (0.0, 1.0)

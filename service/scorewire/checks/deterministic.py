@@ -25,6 +25,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
 from scorewire.core.values import (
+    NUMBER_THRESHOLD,
     Reference,
     as_number,
     coerce_result,
@@ -289,28 +290,24 @@ class RegexParams(Params):
     description="The pattern matches the output (or does not, with must_match: false).",
     family=FAMILY,
     params=RegexParams,
+    negated_by="must_match",
 )
 def build_regex(p: RegexParams) -> CheckFn:
     """`regex`: a substring search of `output.text`, as Python's `re.search` would answer.
 
-    The pattern runs on RE2 in linear time (see `regex_engine` for how Python's meaning is
-    kept and which constructs and flags are refused at load). An empty pattern is a load
-    error: it matches every output.
+    The pattern runs on RE2 in linear time (see `scorewire.regex.engine` for how Python's
+    meaning is kept and which constructs and flags are refused at load). An empty pattern
+    is a load error: it matches every output. `must_match: false` is applied by the
+    engine, which inverts the result (`engine.passing`).
     """
     if not p.pattern:
         raise ParamError("pattern", "an empty pattern matches every output")
     search = compile_user_regex(p.pattern, p.flags, "pattern").search
-    must_match = p.must_match
 
     def regex(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        matched = search(output.text)
-        if matched:
-            if must_match:
-                return Score(1.0, True, "the pattern matches")
-            return Score(0.0, False, "the pattern matches but must not")
-        if must_match:
-            return Score(0.0, False, "the pattern does not match")
-        return Score(1.0, True, "the pattern does not match, as required")
+        if search(output.text):
+            return Score(1.0, True, "the pattern matches")
+        return Score(0.0, False, "the pattern does not match")
 
     return regex
 
@@ -584,6 +581,7 @@ class PythonParams(Params):
     description="A Python function scores the output (Python API only).",
     family=FAMILY,
     params=PythonParams,
+    threshold=NUMBER_THRESHOLD,
 )
 def build_python(p: PythonParams) -> CheckFn:
     """`python`: `fn(sample, output)` or `fn(sample, output, ctx)`, sync or async.
@@ -592,7 +590,7 @@ def build_python(p: PythonParams) -> CheckFn:
     default 0.5, or above, as custom checks do); anything else, or an exception, is an
     error score (`CHECK_FAILED`) naming the function, never a pass.
     """
-    fn, threshold = p.fn, p.threshold
+    fn = p.fn
     name = getattr(fn, "__name__", type(fn).__name__)
     arity = positional_arity(fn)
     if arity is not None and arity not in (2, 3):
@@ -611,7 +609,7 @@ def build_python(p: PythonParams) -> CheckFn:
                 result = await (fn(sample, output, ctx) if with_ctx else fn(sample, output))
             except Exception as err:  # the user's code: an error score, not a crash
                 return crashed(err)
-            return coerce_result(result, name, threshold)
+            return coerce_result(result, name)
 
         return python_async
 
@@ -620,6 +618,6 @@ def build_python(p: PythonParams) -> CheckFn:
             result = fn(sample, output, ctx) if with_ctx else fn(sample, output)
         except Exception as err:  # the user's code: an error score, not a crash
             return crashed(err)
-        return coerce_result(result, name, threshold)
+        return coerce_result(result, name)
 
     return python

@@ -61,13 +61,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 from scorewire.core.context import CheckContext
-from scorewire.core.model import ErrorCode, Output, Sample, Score
+from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import (
     AsyncCheckFn,
     NoParams,
     ParamError,
     Params,
     SyncCheckFn,
+    ThresholdRule,
     check_type,
 )
 from scorewire.core.values import JSONTooDeep, loads_strict
@@ -407,10 +408,17 @@ def _reference(fixed: str | None, sample: Sample) -> str | Score:
     return ref
 
 
-def _metric(name: str, value: float, threshold: float) -> Score:
-    passed = value >= threshold
-    rel = "at or above" if passed else "below"
-    return Score(value, passed, f"{name} {value:.3f}, {rel} the threshold {threshold:g}")
+def _metric(name: str, value: float) -> Measurement:
+    """The metric as a Measurement: the engine passes it at the spec's threshold."""
+    return Measurement(value, f"{name} {value:.3f}")
+
+
+def _metric_phrase(value: float, passed: bool, threshold: float) -> str:
+    return f", {'at or above' if passed else 'below'} the threshold {threshold:g}"
+
+
+def _metric_rule(default: float) -> ThresholdRule:
+    return ThresholdRule(default, _metric_phrase)
 
 
 class BleuParams(Params):
@@ -429,6 +437,7 @@ class BleuParams(Params):
     description="Sentence BLEU (sacreBLEU, 0..1) against the reference `value` ≥ threshold.",
     family=FAMILY,
     params=BleuParams,
+    threshold=_metric_rule(0.5),
 )
 def build_bleu(params: BleuParams) -> SyncCheckFn:
     """Smoothed sentence BLEU with effective order, so short outputs are not always 0."""
@@ -438,7 +447,7 @@ def build_bleu(params: BleuParams) -> SyncCheckFn:
         raise ParamError("value", f"the reference is longer than {MAX_BLEU_CHARS:,} characters")
     from sacrebleu.metrics.bleu import BLEU
 
-    mode, fixed, threshold = params.tokenize, params.value, params.threshold
+    mode, fixed = params.tokenize, params.value
     standard = BLEU(effective_order=True, tokenize="13a" if mode == "auto" else mode)
     pretokenized = BLEU(effective_order=True, tokenize="none")
 
@@ -454,7 +463,7 @@ def build_bleu(params: BleuParams) -> SyncCheckFn:
             score = pretokenized.sentence_score(bleu_tokens(hyp), [bleu_tokens(ref)]).score
         else:
             score = standard.sentence_score(hyp, [ref]).score
-        return _metric("BLEU", min(1.0, max(0.0, score / 100.0)), threshold)
+        return _metric("BLEU", min(1.0, max(0.0, score / 100.0)))
 
     return bleu
 
@@ -473,6 +482,7 @@ class ReferenceParams(Params):
     description="ROUGE-L F1 (longest common subsequence, any script) vs `value` ≥ threshold.",
     family=FAMILY,
     params=ReferenceParams,
+    threshold=_metric_rule(0.5),
 )
 def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
     """Tokens per `text_units.tokens`: words, and single characters of CJK and Thai."""
@@ -486,7 +496,6 @@ def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
                 "value",
                 f"the reference has more than the {MAX_ROUGE_TOKENS:,} tokens rouge_l compares",
             )
-    threshold = params.threshold
 
     def rouge(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if fixed is not None:
@@ -509,7 +518,7 @@ def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
             unit = "tokens" if hyp is not None else "characters"
             return _too_long("output", n, MAX_ROUGE_TOKENS, unit, "rouge_l")
         _p, _r, f1 = rouge_l(hyp, ref)
-        return _metric("ROUGE-L F1", f1, threshold)
+        return _metric("ROUGE-L F1", f1)
 
     return rouge
 
@@ -526,12 +535,13 @@ class SimilarityParams(ReferenceParams):
     description="Embedding cosine similarity to `value` ≥ threshold (needs an endpoint).",
     family=FAMILY,
     params=SimilarityParams,
+    threshold=_metric_rule(0.8),
 )
 def build_similarity(params: SimilarityParams) -> AsyncCheckFn:
     """Embeds output and reference through the context's provider (`embeddings`)."""
     if params.value is not None and not params.value.strip():
         raise ParamError("value", "the reference is empty")
-    fixed, threshold = params.value, params.threshold
+    fixed = params.value
 
     async def similarity(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         ref = _reference(fixed, sample)
@@ -554,7 +564,7 @@ def build_similarity(params: SimilarityParams) -> AsyncCheckFn:
         cos = cosine(a, b)
         if not math.isfinite(cos):
             return Score.fail_with_error(EMBEDDINGS_ERROR, "the embeddings are not finite")
-        score = _metric("cosine similarity", min(1.0, max(0.0, cos)), threshold)
+        score = _metric("cosine similarity", min(1.0, max(0.0, cos)))
         score.unpriced = True
         return score
 

@@ -147,6 +147,48 @@ class Score:
         return f"Score(value={self.value:.4g}, passed={self.passed}, reason={self.reason!r}{err})"
 
 
+class Measurement(Score):
+    """A Score from a check that yields a value; the engine decides whether it passes.
+
+    A family that declares a threshold (`ThresholdRule` in the registry) returns one of
+    these instead of deciding `passed` itself: the engine sets `passed` to value ≥ the
+    spec's threshold and the reason to `stem` + the rule's phrase + `tail` (`BLEU
+    0.412` + `, below the threshold 0.5`). Until then `passed` and `reason` hold the
+    check's own verdict, which stands when no threshold is in force (a `judge` check
+    without `threshold` passes at its `pass_level`), and is a fail otherwise.
+    """
+
+    __slots__ = ("stem", "tail")
+
+    stem: str
+    """The start of the reason: what was measured (`BLEU 0.412`, `level 4/5`)."""
+    tail: str
+    """The end of the reason, after the threshold's phrase (a judge's `: reasoning`)."""
+
+    def __init__(
+        self,
+        value: float,
+        stem: str,
+        tail: str = "",
+        *,
+        passed: bool = False,
+        reason: str = "",
+        cost_usd: float = 0.0,
+        cached: bool = False,
+        unpriced: bool = False,
+    ) -> None:
+        super().__init__(
+            value,
+            passed,
+            reason or stem + tail,
+            cost_usd=cost_usd,
+            cached=cached,
+            unpriced=unpriced,
+        )
+        self.stem = stem
+        self.tail = tail
+
+
 class Sample:
     """One evaluation case: what went into the application and what was expected."""
 
