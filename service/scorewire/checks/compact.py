@@ -264,7 +264,7 @@ def build_contains_text(params: TextParams) -> SyncCheckFn:
 
 
 class SafeRegexParams(Params):
-    """A pattern in the safe regular-expression subset (see `safe_regex`)."""
+    """A pattern in the safe regular-expression subset (see `scorewire.regex.safe_subset`)."""
 
     pattern: str
     """Case-sensitive substring search; ^ and $ anchor the whole answer."""
@@ -293,7 +293,7 @@ def build_safe_regex(params: SafeRegexParams) -> SyncCheckFn:
 
 
 class SchemaV1Params(Params):
-    """A schema in JSON Schema: RunLog subset v1 (see `schema_subset`)."""
+    """A schema in JSON Schema: RunLog subset v1 (see `scorewire.schema.subset`)."""
 
     schema_: dict[str, Any] = Field(alias="schema")
     """The schema; one `type` per node, limits checked at load."""

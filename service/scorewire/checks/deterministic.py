@@ -51,7 +51,8 @@ _PATH_DOC = (
 )
 
 
-def _casefold_if(case_sensitive: bool, strip: bool) -> Callable[[str], str] | None:
+def _text_normaliser(case_sensitive: bool, strip: bool) -> Callable[[str], str] | None:
+    """How `exact` normalises text before comparing; None when it compares verbatim."""
     if case_sensitive and not strip:
         return None
     if case_sensitive:
@@ -92,7 +93,7 @@ def build_exact(p: ExactParams) -> CheckFn:
     JSON is a plain fail, with the reason. `strip`/`case_sensitive` apply to text only.
     """
     ref = Reference.from_params(p.expected, p.path)
-    norm = _casefold_if(p.case_sensitive, p.strip)
+    norm = _text_normaliser(p.case_sensitive, p.strip)
 
     def compare(want: Any, output: Output) -> Score:
         if isinstance(want, str):
@@ -238,7 +239,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
         literal = None
     ref = Reference(None, compile_path(p.path, "path") if p.path is not None else None)
 
-    def judge(needles: tuple[str, ...], text: str) -> Score:
+    def verdict(needles: tuple[str, ...], text: str) -> Score:
         hay = text.casefold() if fold else text
         missing = [n for n in needles if n not in hay]
         total = len(needles)
@@ -254,7 +255,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
         needles = tuple(n.casefold() for n in literal) if fold else literal
 
         def contains_literal(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-            return judge(needles, output.text)
+            return verdict(needles, output.text)
 
         return contains_literal
 
@@ -265,7 +266,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
         got = _needles_from(value)
         if isinstance(got, _NoNeedles):
             return Score.fail_with_error(got.code, f"sample {sample.id!r}: {got.message}")
-        return judge(tuple(n.casefold() for n in got) if fold else got, output.text)
+        return verdict(tuple(n.casefold() for n in got) if fold else got, output.text)
 
     return contains
 
@@ -353,10 +354,10 @@ def build_json_schema(p: JsonSchemaParams) -> CheckFn:
 
     The output is `output.value` when set, else `output.text` parsed as strict JSON (text
     that is not JSON fails, value 0, with the parser's reason). The reason of a failure
-    lists up to three failing paths. With a JSON Schema dict, see `_schema` for the draft,
-    `format` (an annotation, not asserted), `$ref` and RE2-backed patterns. With a pydantic
-    model (Python API), conformance is the model's own validation (`model_validate`), so
-    its validators and its strictness settings apply.
+    lists up to three failing paths. With a JSON Schema dict, see `scorewire.schema.full`
+    for the draft, `format` (an annotation, not asserted), `$ref` and RE2-backed patterns.
+    With a pydantic model (Python API), conformance is the model's own validation
+    (`model_validate`), so its validators and its strictness settings apply.
     """
     schema = p.schema_
     if isinstance(schema, type):

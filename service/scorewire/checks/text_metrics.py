@@ -2,7 +2,8 @@
 
 Registered under the format's own names, so the same names work in YAML suites, in
 evalstone-style suites and over gRPC. `contains`, `regex`, `exact_match` and `no_pii`
-are the catalog's checks under other parameter names; `checkllm_map` maps them.
+are the catalog's checks under other parameter names; `scorewire.suites.checkllm_assertions`
+maps them.
 
 | type | params | passes when |
 |---|---|---|
@@ -35,7 +36,7 @@ Choices where the format is silent:
   either text holds an unspaced script: then each such character is a token. `13a`,
   `intl`, `zh`, `char` and `none` force one of sacreBLEU's tokenisers.
 - `rouge_l` has no stemming; text is NFKC-normalised and case-folded; punctuation is
-  dropped (see `text_units`).
+  dropped (see `scorewire.text.units`).
 - `similarity` needs an embeddings endpoint (settings `embeddings_*`); without one it is
   an error score, never a pass. A negative cosine scores 0. Its cost is not counted,
   so its scores are flagged unpriced.
@@ -46,7 +47,7 @@ Choices where the format is silent:
   empty (or white-space) output fails: it parses, but it is no code. Code fences are
   not stripped.
 - `language` detects among twelve common languages plus the requested one
-  (`text_resources.LANGUAGE_BASE_SET`) on the first 20,000 characters; an output with
+  (`scorewire.text.resources.LANGUAGE_BASE_SET`) on the first 20,000 characters; an output with
   no detectable language fails. Short outputs ("OK") are detected unreliably.
 """
 
@@ -260,7 +261,7 @@ def build_min_tokens(params: TokenParams) -> SyncCheckFn:
     params=CountParams,
 )
 def build_word_count(params: CountParams) -> SyncCheckFn:
-    """Words are white-space-separated pieces with a letter or digit (see `text_units`)."""
+    """Words are white-space-separated pieces with a letter or digit (`text.units`)."""
     limit = params.value
 
     def word_count(sample: Sample, output: Output, ctx: CheckContext) -> Score:
@@ -485,7 +486,7 @@ class ReferenceParams(Params):
     threshold=_metric_rule(0.5),
 )
 def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
-    """Tokens per `text_units.tokens`: words, and single characters of CJK and Thai."""
+    """Tokens per `text.units.tokens`: words, and single characters of CJK and Thai."""
     fixed = None
     if params.value is not None:
         fixed = tokens(params.value)

@@ -3,10 +3,10 @@
 jsonschema evaluates `pattern`, `patternProperties` and the pattern side of
 `additionalProperties` with Python's backtracking `re`; a user schema could hang the
 server. Here those keywords are replaced (via `jsonschema.validators.extend`) by versions
-that run the patterns compiled by `regex_engine.compile_user_regex`, with Python `re.search`
-semantics, as jsonschema's own implementation would give. Every pattern in the document
-is compiled at load time, so a pattern RE2 cannot honour (a lookahead, say) is a load
-error at its path (`schema.properties.code.pattern`).
+that run the patterns compiled by `scorewire.regex.engine.compile_user_regex`, with
+Python `re.search` semantics, as jsonschema's own implementation would give. Every
+pattern in the document is compiled at load time, so a pattern RE2 cannot honour (a
+lookahead, say) is a load error at its path (`schema.properties.code.pattern`).
 
 Choices where the seeds are silent:
 
