@@ -68,6 +68,7 @@ def test_parameter_schemas_use_json_schema_keywords() -> None:
     bleu_schema = REGISTRY.get("bleu").params_schema()  # type: ignore[union-attr]
     assert bleu_schema["properties"]["threshold"] == {
         "default": 0.5,
+        "description": "Smallest passing BLEU, 0..1 (sacreBLEU's 0..100 divided by 100).",
         "maximum": 1.0,
         "minimum": 0.0,
         "title": "Threshold",

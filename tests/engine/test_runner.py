@@ -45,7 +45,7 @@ async def test_async_plan_respects_the_concurrency_bound() -> None:
         peak = max(peak, active)
         await asyncio.sleep(0.005)
         active -= 1
-        return Score.of(True, "ok")
+        return Score(1.0, True, "ok")
 
     got = [r async for r in run_cases(_plan(fn), _cases(100), EMPTY_CONTEXT, concurrency=7)]
     assert sorted(r.index for r in got) == list(range(100))
@@ -56,7 +56,7 @@ async def test_async_results_arrive_in_completion_order() -> None:
     # A slow first case does not hold back the fast ones.
     async def fn(sample, output, ctx) -> Score:
         await asyncio.sleep(0.3 if sample.id == "s0" else 0.001)
-        return Score.of(True, "ok")
+        return Score(1.0, True, "ok")
 
     got = [r.index async for r in run_cases(_plan(fn), _cases(5), EMPTY_CONTEXT)]
     assert got[-1] == 0 and sorted(got) == list(range(5))
@@ -66,7 +66,7 @@ async def test_per_check_timeout_is_an_error_score() -> None:
     # A check past its timeout errs with TIMEOUT; the run goes on.
     async def fn(sample, output, ctx) -> Score:
         await asyncio.sleep(5)
-        return Score.of(True, "late")
+        return Score(1.0, True, "late")
 
     (r,) = [r async for r in run_cases(_plan(fn, timeout=0.05), _cases(1), EMPTY_CONTEXT)]
     assert r.scores[0].error is not None and r.scores[0].error.code == ErrorCode.TIMEOUT
@@ -77,7 +77,7 @@ async def test_deadline_bounds_checks() -> None:
     # The context's deadline cuts a check short with DEADLINE_EXCEEDED.
     async def fn(sample, output, ctx) -> Score:
         await asyncio.sleep(5)
-        return Score.of(True, "late")
+        return Score(1.0, True, "late")
 
     ctx = CheckContext(deadline=time.monotonic() + 0.05)
     (r,) = [r async for r in run_cases(_plan(fn), _cases(1), ctx)]
@@ -96,7 +96,7 @@ async def test_closing_the_iterator_cancels_cases_in_flight() -> None:
         except asyncio.CancelledError:
             cancelled += 1
             raise
-        return Score.of(True, "ok")
+        return Score(1.0, True, "ok")
 
     agen = run_cases(_plan(fn), _cases(10), EMPTY_CONTEXT, concurrency=4)
     first = await anext(agen)
@@ -109,7 +109,7 @@ async def test_a_raising_check_is_an_error_not_a_crash() -> None:
     async def fn(sample, output, ctx) -> Score:
         if sample.id == "s1":
             raise RuntimeError("boom")
-        return Score.of(True, "ok")
+        return Score(1.0, True, "ok")
 
     got = {r.index: r async for r in run_cases(_plan(fn), _cases(3), EMPTY_CONTEXT)}
     assert got[0].passed and got[2].passed

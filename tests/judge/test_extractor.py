@@ -27,7 +27,8 @@ class EqualsParams(Params):
             registry=REG)  # fmt: skip
 def build_equals(p: EqualsParams):  # type: ignore[no-untyped-def]
     def fn(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        return Score.of(output.text == p.text, f"got {output.text!r}")
+        same = output.text == p.text
+        return Score(float(same), same, f"got {output.text!r}")
 
     return fn
 

@@ -218,7 +218,11 @@ def result(*scores: Score) -> CaseResult:
 
 
 def timed(passed: bool, ms: float, error: bool = False) -> Score:
-    s = Score.fail_with_error(ErrorCode.INVALID_OUTPUT, "bad") if error else Score.of(passed, "")
+    s = (
+        Score.fail_with_error(ErrorCode.INVALID_OUTPUT, "bad")
+        if error
+        else Score(float(passed), passed, "")
+    )
     s.latency_ms = ms
     return s
 

@@ -27,4 +27,4 @@ def echo_len(sample: Sample, output: Output) -> float:
 @check("test.pid")
 def pid(sample: Sample, output: Output) -> Score:
     """Passes, naming the serving process in its reason (to see which worker answered)."""
-    return Score.of(True, f"pid {os.getpid()}")
+    return Score(1.0, True, f"pid {os.getpid()}")

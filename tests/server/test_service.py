@@ -266,6 +266,19 @@ async def test_list_checks_serves_descriptions_and_param_schemas(server: Server)
     assert "pattern" in schema["properties"]
 
 
+async def test_list_checks_documents_every_parameter(server: Server) -> None:
+    # Every parameter of every listed type (custom ones included) carries a description.
+    resp = await server.stub.ListChecks(pb.ListChecksRequest())
+    bare = [
+        f"{c.type}.{name}"
+        for c in resp.checks
+        for name, prop in json_format.MessageToDict(c.params_schema).get("properties", {}).items()
+        if not prop.get("description")
+    ]
+    assert resp.checks
+    assert bare == []
+
+
 async def test_validate_suite_returns_problems_without_failing(server: Server) -> None:
     # ValidateSuite answers OK with every problem and its path.
     resp = await server.stub.ValidateSuite(

@@ -139,7 +139,7 @@ def _stand_in_catalog() -> Registry:
             raise ParamError("pattern", "unbalanced group")
 
         def fn(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-            return Score.of(True, "ok")
+            return Score(1.0, True, "ok")
 
         return fn
 

@@ -66,10 +66,10 @@ def _bounds(lo: float | None, hi: float | None) -> None:
 
 def _range_verdict(what: str, n: float, lo: float | None, hi: float | None) -> Score:
     if lo is not None and n < lo:
-        return Score.of(False, f"{what} is {_fmt(n)}, below the minimum {_fmt(lo)}")
+        return Score(0.0, False, f"{what} is {_fmt(n)}, below the minimum {_fmt(lo)}")
     if hi is not None and n > hi:
-        return Score.of(False, f"{what} is {_fmt(n)}, above the maximum {_fmt(hi)}")
-    return Score.of(True, f"{what} is {_fmt(n)}, within {_span(lo, hi)}")
+        return Score(0.0, False, f"{what} is {_fmt(n)}, above the maximum {_fmt(hi)}")
+    return Score(1.0, True, f"{what} is {_fmt(n)}, within {_span(lo, hi)}")
 
 
 # --- output_length ---------------------------------------------------------------------
@@ -188,14 +188,14 @@ def build_number_range(params: NumberRangeParams) -> SyncCheckFn:
                 ErrorCode.INVALID_OUTPUT, "the answer is JSON nested too deeply to read"
             )
         except ValueError:
-            return Score.of(False, "the answer is not valid JSON")
+            return Score(0.0, False, "the answer is not valid JSON")
         value = _resolve(doc, tokens)
         if value is _MISSING:
-            return Score.of(False, f"the answer has no value at {where}")
+            return Score(0.0, False, f"the answer has no value at {where}")
         if isinstance(value, bool) or not isinstance(value, int | float):
-            return Score.of(False, f"{where} is {json_kind(value)}, not a number")
+            return Score(0.0, False, f"{where} is {json_kind(value)}, not a number")
         if not is_finite(value):  # an int of any size is finite and compared exactly
-            return Score.of(False, f"{where} is not a finite number")
+            return Score(0.0, False, f"{where} is not a finite number")
         return _range_verdict(where, value, lo, hi)
 
     return number_range
@@ -221,8 +221,8 @@ def build_json_valid(params: NoParams) -> SyncCheckFn:
                 ErrorCode.INVALID_OUTPUT, "the answer is JSON nested too deeply to read"
             )
         except ValueError as err:
-            return Score.of(False, f"the answer is not valid JSON ({err})")
-        return Score.of(True, "the answer is valid JSON")
+            return Score(0.0, False, f"the answer is not valid JSON ({err})")
+        return Score(1.0, True, "the answer is valid JSON")
 
     return json_valid
 
@@ -231,7 +231,7 @@ class TextParams(Params):
     """A piece of text, compared case- and white-space-sensitively."""
 
     value: str
-    """The text."""
+    """The text to compare with, verbatim (case and white space count)."""
 
 
 @check_type(
@@ -246,8 +246,8 @@ def build_exact_text(params: TextParams) -> SyncCheckFn:
 
     def exact_text(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if output.text == want:
-            return Score.of(True, "the answer equals the text")
-        return Score.of(False, "the answer differs from the text")
+            return Score(1.0, True, "the answer equals the text")
+        return Score(0.0, False, "the answer differs from the text")
 
     return exact_text
 
@@ -266,8 +266,8 @@ def build_contains_text(params: TextParams) -> SyncCheckFn:
 
     def contains_text(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if needle in output.text:
-            return Score.of(True, "the answer contains the text")
-        return Score.of(False, "the answer does not contain the text")
+            return Score(1.0, True, "the answer contains the text")
+        return Score(0.0, False, "the answer does not contain the text")
 
     return contains_text
 
@@ -276,7 +276,7 @@ def build_contains_text(params: TextParams) -> SyncCheckFn:
 
 
 class SafeRegexParams(Params):
-    """A pattern in the safe regular-expression subset (see `safe_regex`)."""
+    """A pattern in the safe regular-expression subset (see `scorewire.regex.safe_subset`)."""
 
     pattern: str
     """Case-sensitive substring search; ^ and $ anchor the whole answer."""
@@ -298,14 +298,14 @@ def build_safe_regex(params: SafeRegexParams) -> SyncCheckFn:
 
     def safe_regex(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if search(output.text):
-            return Score.of(True, "the pattern matches")
-        return Score.of(False, "the pattern does not match")
+            return Score(1.0, True, "the pattern matches")
+        return Score(0.0, False, "the pattern does not match")
 
     return safe_regex
 
 
 class SchemaV1Params(Params):
-    """A schema in JSON Schema: RunLog subset v1 (see `schema_subset`)."""
+    """A schema in JSON Schema: RunLog subset v1 (see `scorewire.schema.subset`)."""
 
     schema_: dict[str, Any] = Field(alias="schema")
     """The schema; one `type` per node, limits checked at load."""
@@ -329,6 +329,6 @@ def build_json_schema_v1(params: SchemaV1Params) -> SyncCheckFn:
 
     def json_schema_v1(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         passed, reason = check_text(output.text)
-        return Score.of(passed, reason)
+        return Score(float(passed), passed, reason)
 
     return json_schema_v1

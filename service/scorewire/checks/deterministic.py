@@ -24,6 +24,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
 from scorewire.core.values import (
+    NUMBER_THRESHOLD,
     Reference,
     as_number,
     coerce_result,
@@ -52,7 +53,8 @@ _PATH_DOC = (
 )
 
 
-def _casefold_if(case_sensitive: bool, strip: bool) -> Callable[[str], str] | None:
+def _text_normaliser(case_sensitive: bool, strip: bool) -> Callable[[str], str] | None:
+    """How `exact` normalises text before comparing; None when it compares verbatim."""
     if case_sensitive and not strip:
         return None
     if case_sensitive:
@@ -93,7 +95,7 @@ def build_exact(p: ExactParams) -> CheckFn:
     JSON is a plain fail, with the reason. `strip`/`case_sensitive` apply to text only.
     """
     ref = Reference.from_params(p.expected, p.path)
-    norm = _casefold_if(p.case_sensitive, p.strip)
+    norm = _text_normaliser(p.case_sensitive, p.strip)
 
     def compare(want: Any, output: Output) -> Score:
         if isinstance(want, str):
@@ -239,7 +241,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
         literal = None
     ref = Reference(None, compile_path(p.path, "path") if p.path is not None else None)
 
-    def judge(needles: tuple[str, ...], text: str) -> Score:
+    def verdict(needles: tuple[str, ...], text: str) -> Score:
         hay = text.casefold() if fold else text
         missing = [n for n in needles if n not in hay]
         total = len(needles)
@@ -255,7 +257,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
         needles = tuple(n.casefold() for n in literal) if fold else literal
 
         def contains_literal(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-            return judge(needles, output.text)
+            return verdict(needles, output.text)
 
         return contains_literal
 
@@ -266,7 +268,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
         got = _needles_from(value)
         if isinstance(got, _NoNeedles):
             return Score.fail_with_error(got.code, f"sample {sample.id!r}: {got.message}")
-        return judge(tuple(n.casefold() for n in got) if fold else got, output.text)
+        return verdict(tuple(n.casefold() for n in got) if fold else got, output.text)
 
     return contains
 
@@ -291,28 +293,24 @@ class RegexParams(Params):
     description="The pattern matches the output (or does not, with must_match: false).",
     family=FAMILY,
     params=RegexParams,
+    negated_by="must_match",
 )
 def build_regex(p: RegexParams) -> CheckFn:
     """`regex`: a substring search of `output.text`, as Python's `re.search` would answer.
 
-    The pattern runs on RE2 in linear time (see `regex_engine` for how Python's meaning is
-    kept and which constructs and flags are refused at load). An empty pattern is a load
-    error: it matches every output.
+    The pattern runs on RE2 in linear time (see `scorewire.regex.engine` for how Python's
+    meaning is kept and which constructs and flags are refused at load). An empty pattern
+    is a load error: it matches every output. `must_match: false` is applied by the
+    engine, which inverts the result (`engine.passing`).
     """
     if not p.pattern:
         raise ParamError("pattern", "an empty pattern matches every output")
     search = compile_user_regex(p.pattern, p.flags, "pattern").search
-    must_match = p.must_match
 
     def regex(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        matched = search(output.text)
-        if matched:
-            if must_match:
-                return Score(1.0, True, "the pattern matches")
-            return Score(0.0, False, "the pattern matches but must not")
-        if must_match:
-            return Score(0.0, False, "the pattern does not match")
-        return Score(1.0, True, "the pattern does not match, as required")
+        if search(output.text):
+            return Score(1.0, True, "the pattern matches")
+        return Score(0.0, False, "the pattern does not match")
 
     return regex
 
@@ -594,6 +592,7 @@ class PythonParams(Params):
     description="A Python function scores the output (Python API only).",
     family=FAMILY,
     params=PythonParams,
+    threshold=NUMBER_THRESHOLD,
 )
 def build_python(p: PythonParams) -> CheckFn:
     """`python`: `fn(sample, output)` or `fn(sample, output, ctx)`, sync or async.
@@ -602,7 +601,7 @@ def build_python(p: PythonParams) -> CheckFn:
     default 0.5, or above, as custom checks do); anything else, or an exception, is an
     error score (`CHECK_FAILED`) naming the function, never a pass.
     """
-    fn, threshold = p.fn, p.threshold
+    fn = p.fn
     name = getattr(fn, "__name__", type(fn).__name__)
     arity = positional_arity(fn)
     if arity is not None and arity not in (2, 3):
@@ -621,7 +620,7 @@ def build_python(p: PythonParams) -> CheckFn:
                 result = await (fn(sample, output, ctx) if with_ctx else fn(sample, output))
             except Exception as err:  # the user's code: an error score, not a crash
                 return crashed(err)
-            return coerce_result(result, name, threshold)
+            return coerce_result(result, name)
 
         return python_async
 
@@ -630,6 +629,6 @@ def build_python(p: PythonParams) -> CheckFn:
             result = fn(sample, output, ctx) if with_ctx else fn(sample, output)
         except Exception as err:  # the user's code: an error score, not a crash
             return crashed(err)
-        return coerce_result(result, name, threshold)
+        return coerce_result(result, name)
 
     return python

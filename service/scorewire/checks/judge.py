@@ -15,7 +15,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, Params, check_type
 from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, level_score, output_text
+from scorewire.judge.checking import JudgeBackedCheck, level_score, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.verdict import LevelVerdict, parse_level
@@ -63,7 +63,6 @@ class RubricGrade(JudgeBackedCheck):
         super().__init__()
         self.rubric = p.rubric
         self.scale = p.scale
-        self.threshold = p.threshold
         self.pass_level = default_pass_level(p.scale) if p.pass_level is None else p.pass_level
         self.include_reference = p.include_reference
         self.model = model
@@ -72,7 +71,8 @@ class RubricGrade(JudgeBackedCheck):
         self._parse = lambda text: parse_level(text, scale)
 
     async def score(self, judge: Any, sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        """Grade the output; the verdict's level decides value and pass."""
+        """Grade the output: the level is the value; it passes at `pass_level` unless the
+        spec's `threshold` (applied by the engine) decides instead."""
         sections: list[tuple[str, str]] = []
         if sample.input is not None:
             sections.append(("input", as_text(sample.input)))
@@ -87,7 +87,7 @@ class RubricGrade(JudgeBackedCheck):
         prompt = render_grade(self.rubric, self.scale, sections, self.examples)
         question = Question(prompt, self._parse, self.model, self.max_tokens)
         answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
-        return level_score(answer, self.scale, threshold=self.threshold, pass_level=self.pass_level)
+        return level_score(answer, self.scale, pass_level=self.pass_level)
 
 
 @check_type(
@@ -96,6 +96,7 @@ class RubricGrade(JudgeBackedCheck):
     family="judge",
     params=JudgeParams,
     uses_judge=True,
+    threshold=level_threshold(None),
 )
 def build_judge(p: JudgeParams) -> RubricGrade:
     """Bind a `judge` check.

@@ -50,7 +50,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, Params, check_type
 from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, level_score, output_text
+from scorewire.judge.checking import JudgeBackedCheck, level_score, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.verdict import LevelVerdict, parse_level
@@ -59,6 +59,8 @@ SCALE = 5
 """The fixed scale of every assertion type."""
 DEFAULT_THRESHOLD = 0.8
 """The format's `settings.threshold` default."""
+THRESHOLD = level_threshold(DEFAULT_THRESHOLD)
+"""Every assertion yields its level as a value; the engine passes it at the threshold."""
 MAX_TOKENS = 1024
 
 FAMILY = "judge"
@@ -467,17 +469,16 @@ def _parse(text: str) -> LevelVerdict:
 
 
 class AssertionGrade(JudgeBackedCheck):
-    """A bound assertion: its kind, `value`, threshold and judge model."""
+    """A bound assertion: its kind, `value` and judge model."""
 
-    def __init__(self, kind: AssertionKind, value: Any, threshold: float, model: ModelRef) -> None:
+    def __init__(self, kind: AssertionKind, value: Any, model: ModelRef) -> None:
         super().__init__()
         self.kind = kind
         self.value = value
-        self.threshold = threshold
         self.model = model
 
     async def score(self, judge: Any, sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        """Grade on the kind's rubric; pass when value ≥ threshold."""
+        """Grade on the kind's rubric; the engine passes the level at the threshold."""
         try:
             sections = self.kind.read(sample, self.value)
         except _Missing as missing:
@@ -490,7 +491,7 @@ class AssertionGrade(JudgeBackedCheck):
         answer: Answer[LevelVerdict] = await judge.ask(
             ctx, Question(prompt, _parse, self.model, MAX_TOKENS)
         )
-        return level_score(answer, SCALE, threshold=self.threshold)
+        return level_score(answer, SCALE)
 
 
 def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]:
@@ -504,8 +505,7 @@ def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]
             raise ParamError("value", "must not be blank")
         if isinstance(value, list) and (not value or not all(v.strip() for v in value)):
             raise ParamError("value", "must be a non-empty list of non-blank documents")
-        threshold = DEFAULT_THRESHOLD if p.threshold is None else p.threshold
-        return AssertionGrade(kind, value, threshold, model)
+        return AssertionGrade(kind, value, model)
 
     build.__name__ = f"build_{kind.name}"
     build.__doc__ = f"Bind `{kind.name}` (see the module docstring for what it reads)."
@@ -519,4 +519,5 @@ for _kind in KINDS:
         family=FAMILY,
         params=_kind.params,
         uses_judge=True,
+        threshold=THRESHOLD,
     )(_factory(_kind))

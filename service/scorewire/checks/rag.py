@@ -16,7 +16,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, Params, check_type
 from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, level_score, output_text
+from scorewire.judge.checking import JudgeBackedCheck, level_score, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.verdict import LevelVerdict, parse_level
@@ -26,6 +26,9 @@ SCALE = 5
 DEFAULT_THRESHOLD = 0.75
 """Level 4 of 5: the same bar as `judge`'s default pass_level."""
 MAX_TOKENS = 1024
+FAMILY = "rag"
+RAG_THRESHOLD = level_threshold(DEFAULT_THRESHOLD)
+"""Every RAG check yields its level as a value; the engine passes it at the threshold."""
 
 FAITHFULNESS_RUBRIC = (
     "Every claim the <answer> makes is supported by the <context>. Judge support only, "
@@ -105,7 +108,7 @@ def _context_text(value: Any) -> str:
 
 
 class RagGrade(JudgeBackedCheck):
-    """A RAG check bound to its rubric, the input fields it reads, and a threshold."""
+    """A RAG check bound to its rubric and the input fields it reads."""
 
     def __init__(
         self,
@@ -114,7 +117,6 @@ class RagGrade(JudgeBackedCheck):
         question_field: str | None,
         context_field: str | None,
         with_answer: bool,
-        threshold: float,
         model: ModelRef,
     ) -> None:
         super().__init__()
@@ -122,7 +124,6 @@ class RagGrade(JudgeBackedCheck):
         self.question_field = question_field
         self.context_field = context_field
         self.with_answer = with_answer
-        self.threshold = threshold
         self.model = model
 
     def _read(self, sample: Sample, field: str, *, is_question: bool) -> str:
@@ -136,7 +137,7 @@ class RagGrade(JudgeBackedCheck):
         raise _Missing(f"the sample's input has no {field!r} field")
 
     async def score(self, judge: Any, sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        """Grade on the fixed rubric; pass when value ≥ threshold."""
+        """Grade on the fixed rubric; the engine passes the level at the threshold."""
         sections: list[tuple[str, str]] = []
         try:
             if self.question_field is not None:
@@ -154,7 +155,7 @@ class RagGrade(JudgeBackedCheck):
         prompt = render_grade(self.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
         answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
-        return level_score(answer, SCALE, threshold=self.threshold)
+        return level_score(answer, SCALE)
 
 
 def _parse(text: str) -> LevelVerdict:
@@ -164,9 +165,10 @@ def _parse(text: str) -> LevelVerdict:
 @check_type(
     "rag.faithfulness",
     description="Every claim in the answer is supported by the context (LLM-judged).",
-    family="rag",
+    family=FAMILY,
     params=FaithfulnessParams,
     uses_judge=True,
+    threshold=RAG_THRESHOLD,
 )
 def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
     """Bind `rag.faithfulness`: reads the context field and the output."""
@@ -175,7 +177,6 @@ def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
         question_field=None,
         context_field=_field_name(p.context, "context"),
         with_answer=True,
-        threshold=p.threshold,
         model=_model(p.model),
     )
 
@@ -183,9 +184,10 @@ def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
 @check_type(
     "rag.context_relevance",
     description="The retrieved context can answer the question (the answer is ignored).",
-    family="rag",
+    family=FAMILY,
     params=ContextRelevanceParams,
     uses_judge=True,
+    threshold=RAG_THRESHOLD,
 )
 def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
     """Bind `rag.context_relevance`: reads the question and context fields, not the output."""
@@ -194,7 +196,6 @@ def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
         question_field=_field_name(p.question, "question"),
         context_field=_field_name(p.context, "context"),
         with_answer=False,
-        threshold=p.threshold,
         model=_model(p.model),
     )
 
@@ -202,9 +203,10 @@ def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
 @check_type(
     "rag.answer_relevance",
     description="The answer addresses the question (its accuracy is ignored).",
-    family="rag",
+    family=FAMILY,
     params=AnswerRelevanceParams,
     uses_judge=True,
+    threshold=RAG_THRESHOLD,
 )
 def build_answer_relevance(p: AnswerRelevanceParams) -> RagGrade:
     """Bind `rag.answer_relevance`: reads the question field and the output.
@@ -216,6 +218,5 @@ def build_answer_relevance(p: AnswerRelevanceParams) -> RagGrade:
         question_field=_field_name(p.question, "question"),
         context_field=None,
         with_answer=True,
-        threshold=p.threshold,
         model=_model(p.model),
     )

@@ -266,11 +266,11 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _has_email(text: str) -> int:
+def _count_emails(text: str) -> int:
     return sum(1 for _ in _EMAIL.finditer(text)) if "@" in text else 0
 
 
-def _has_phone(text: str) -> int:
+def _count_phones(text: str) -> int:
     count = 0
     for m in _bounded(_PHONE, text):
         digits = sum(ch.isdigit() for ch in m)
@@ -279,7 +279,7 @@ def _has_phone(text: str) -> int:
     return count
 
 
-def _has_card(text: str) -> int:
+def _count_cards(text: str) -> int:
     count = 0
     for m in _bounded(_CARD, text):
         digits = m.replace(" ", "").replace("-", "").replace(".", "")
@@ -288,7 +288,7 @@ def _has_card(text: str) -> int:
     return count
 
 
-def _has_ssn(text: str) -> int:
+def _count_ssns(text: str) -> int:
     count = 0
     for m in _bounded(_SSN, text):
         if m[3] != m[6]:
@@ -300,7 +300,7 @@ def _has_ssn(text: str) -> int:
     return count
 
 
-def _has_ipv4(text: str) -> int:
+def _count_ipv4s(text: str) -> int:
     count = 0
     for m in _bounded(_IPV4, text):
         if all(int(octet) <= 255 for octet in m.split(".")):
@@ -308,12 +308,13 @@ def _has_ipv4(text: str) -> int:
     return count
 
 
+# Each detector counts its kind's matches, so the reason can say how many were found.
 _DETECTORS = {
-    "email": _has_email,
-    "phone": _has_phone,
-    "card": _has_card,
-    "ssn": _has_ssn,
-    "ipv4": _has_ipv4,
+    "email": _count_emails,
+    "phone": _count_phones,
+    "card": _count_cards,
+    "ssn": _count_ssns,
+    "ipv4": _count_ipv4s,
 }
 _NEEDS_DIGITS = frozenset({"phone", "card", "ssn", "ipv4"})
 

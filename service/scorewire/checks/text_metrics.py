@@ -2,7 +2,8 @@
 
 Registered under the format's own names, so the same names work in YAML suites, in
 evalstone-style suites and over gRPC. `contains`, `regex`, `exact_match` and `no_pii`
-are the catalog's checks under other parameter names; `checkllm_map` maps them.
+are the catalog's checks under other parameter names; `scorewire.suites.checkllm_assertions`
+maps them.
 
 | type | params | passes when |
 |---|---|---|
@@ -35,7 +36,7 @@ Choices where the format is silent:
   either text holds an unspaced script: then each such character is a token. `13a`,
   `intl`, `zh`, `char` and `none` force one of sacreBLEU's tokenisers.
 - `rouge_l` has no stemming; text is NFKC-normalised and case-folded; punctuation is
-  dropped (see `text_units`).
+  dropped (see `scorewire.text.units`).
 - `similarity` needs an embeddings endpoint (settings `embeddings_*`); without one it is
   an error score, never a pass. A negative cosine scores 0. Its cost is not counted,
   so its scores are flagged unpriced.
@@ -46,7 +47,7 @@ Choices where the format is silent:
   empty (or white-space) output fails: it parses, but it is no code. Code fences are
   not stripped.
 - `language` detects among twelve common languages plus the requested one
-  (`text_resources.LANGUAGE_BASE_SET`) on the first 20,000 characters; an output with
+  (`scorewire.text.resources.LANGUAGE_BASE_SET`) on the first 20,000 characters; an output with
   no detectable language fails. Short outputs ("OK") are detected unreliably.
 """
 
@@ -61,13 +62,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 from scorewire.core.context import CheckContext
-from scorewire.core.model import ErrorCode, Output, Sample, Score
+from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import (
     AsyncCheckFn,
     NoParams,
     ParamError,
     Params,
     SyncCheckFn,
+    ThresholdRule,
     check_type,
 )
 from scorewire.core.values import JSONTooDeep, loads_strict
@@ -133,7 +135,7 @@ class CountParams(Params):
     """A whole-number limit."""
 
     value: Count
-    """The limit (inclusive)."""
+    """The limit, inclusive: the most allowed, or for `min_tokens` the fewest."""
 
 
 class TokenParams(CountParams):
@@ -159,8 +161,8 @@ def build_not_contains(params: TextParams) -> SyncCheckFn:
     def not_contains(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         at = output.text.find(needle)
         if at >= 0:
-            return Score.of(False, f"the output contains {needle!r} at offset {at}")
-        return Score.of(True, f"the output does not contain {needle!r}")
+            return Score(0.0, False, f"the output contains {needle!r} at offset {at}")
+        return Score(1.0, True, f"the output does not contain {needle!r}")
 
     return not_contains
 
@@ -177,9 +179,9 @@ def build_starts_with(params: TextParams) -> SyncCheckFn:
 
     def starts_with(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if output.text.startswith(prefix):
-            return Score.of(True, f"the output starts with {prefix!r}")
-        return Score.of(
-            False, f"the output starts with {output.text[: len(prefix)]!r}, not {prefix!r}"
+            return Score(1.0, True, f"the output starts with {prefix!r}")
+        return Score(
+            0.0, False, f"the output starts with {output.text[: len(prefix)]!r}, not {prefix!r}"
         )
 
     return starts_with
@@ -197,9 +199,9 @@ def build_ends_with(params: TextParams) -> SyncCheckFn:
 
     def ends_with(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if output.text.endswith(suffix):
-            return Score.of(True, f"the output ends with {suffix!r}")
+            return Score(1.0, True, f"the output ends with {suffix!r}")
         tail = output.text[-len(suffix) :] if output.text else ""
-        return Score.of(False, f"the output ends with {tail!r}, not {suffix!r}")
+        return Score(0.0, False, f"the output ends with {tail!r}, not {suffix!r}")
 
     return ends_with
 
@@ -226,8 +228,9 @@ def build_max_tokens(params: TokenParams) -> SyncCheckFn:
 
     def max_tokens(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         n = len(encode(output.text))
-        rel = "within" if n <= limit else "over"
-        return Score.of(n <= limit, f"{n} {name} tokens, {rel} the maximum {limit}")
+        ok = n <= limit
+        rel = "within" if ok else "over"
+        return Score(float(ok), ok, f"{n} {name} tokens, {rel} the maximum {limit}")
 
     return max_tokens
 
@@ -244,8 +247,9 @@ def build_min_tokens(params: TokenParams) -> SyncCheckFn:
 
     def min_tokens(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         n = len(encode(output.text))
-        rel = "meeting" if n >= limit else "under"
-        return Score.of(n >= limit, f"{n} {name} tokens, {rel} the minimum {limit}")
+        ok = n >= limit
+        rel = "meeting" if ok else "under"
+        return Score(float(ok), ok, f"{n} {name} tokens, {rel} the minimum {limit}")
 
     return min_tokens
 
@@ -257,13 +261,14 @@ def build_min_tokens(params: TokenParams) -> SyncCheckFn:
     params=CountParams,
 )
 def build_word_count(params: CountParams) -> SyncCheckFn:
-    """Words are white-space-separated pieces with a letter or digit (see `text_units`)."""
+    """Words are white-space-separated pieces with a letter or digit (`text.units`)."""
     limit = params.value
 
     def word_count(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         n = count_words(output.text)
-        rel = "within" if n <= limit else "over"
-        return Score.of(n <= limit, f"{n} words, {rel} the maximum {limit}")
+        ok = n <= limit
+        rel = "within" if ok else "over"
+        return Score(float(ok), ok, f"{n} words, {rel} the maximum {limit}")
 
     return word_count
 
@@ -286,8 +291,8 @@ def build_is_json(params: NoParams) -> SyncCheckFn:
         except JSONTooDeep as err:
             return Score.fail_with_error(ErrorCode.INVALID_OUTPUT, str(err))
         except ValueError as err:
-            return Score.of(False, f"the output is not valid JSON: {err}")
-        return Score.of(True, "the output is valid JSON")
+            return Score(0.0, False, f"the output is not valid JSON: {err}")
+        return Score(1.0, True, "the output is valid JSON")
 
     return is_json
 
@@ -318,21 +323,23 @@ def build_is_valid_python(params: NoParams) -> SyncCheckFn:
     def is_valid_python(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         text = output.text
         if not text.strip():
-            return Score.of(False, "the output is empty, not Python code")
+            return Score(0.0, False, "the output is empty, not Python code")
         if len(text) > MAX_PYTHON_CHARS:
-            return Score.of(
-                False, f"the output is {len(text)} characters, over the {MAX_PYTHON_CHARS} checked"
+            return Score(
+                0.0,
+                False,
+                f"the output is {len(text)} characters, over the {MAX_PYTHON_CHARS} checked",
             )
         try:
             compile(text, _PY_FILENAME, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as err:
             where = f" (line {err.lineno})" if err.lineno else ""
-            return Score.of(False, f"not valid Python: {err.msg}{where}")
+            return Score(0.0, False, f"not valid Python: {err.msg}{where}")
         except ValueError as err:  # null bytes, on Python 3.11
-            return Score.of(False, f"not valid Python: {err}")
+            return Score(0.0, False, f"not valid Python: {err}")
         except (RecursionError, MemoryError):
-            return Score.of(False, "not valid Python: nested too deeply for the parser")
-        return Score.of(True, "the output is valid Python")
+            return Score(0.0, False, "not valid Python: nested too deeply for the parser")
+        return Score(1.0, True, "the output is valid Python")
 
     return is_valid_python
 
@@ -372,12 +379,12 @@ def build_language(params: LanguageParams) -> SyncCheckFn:
     def language(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         found = detector.detect_language_of(output.text[:MAX_LANGUAGE_CHARS])
         if found is None:
-            return Score.of(False, f"no language detected, expected {want} ({code})")
+            return Score(0.0, False, f"no language detected, expected {want} ({code})")
         got = found.iso_code_639_1.name.lower()
         if got == code:
-            return Score.of(True, f"the output is in {want} ({code})")
-        return Score.of(
-            False, f"the output is in {found.name.title()} ({got}), not {want} ({code})"
+            return Score(1.0, True, f"the output is in {want} ({code})")
+        return Score(
+            0.0, False, f"the output is in {found.name.title()} ({got}), not {want} ({code})"
         )
 
     return language
@@ -402,10 +409,17 @@ def _reference(fixed: str | None, sample: Sample) -> str | Score:
     return ref
 
 
-def _metric(name: str, value: float, threshold: float) -> Score:
-    passed = value >= threshold
-    rel = "at or above" if passed else "below"
-    return Score(value, passed, f"{name} {value:.3f}, {rel} the threshold {threshold:g}")
+def _metric(name: str, value: float) -> Measurement:
+    """The metric as a Measurement: the engine passes it at the spec's threshold."""
+    return Measurement(value, f"{name} {value:.3f}")
+
+
+def _metric_phrase(value: float, passed: bool, threshold: float) -> str:
+    return f", {'at or above' if passed else 'below'} the threshold {threshold:g}"
+
+
+def _metric_rule(default: float) -> ThresholdRule:
+    return ThresholdRule(default, _metric_phrase)
 
 
 class BleuParams(Params):
@@ -424,6 +438,7 @@ class BleuParams(Params):
     description="Sentence BLEU (sacreBLEU, 0..1) against the reference `value` ≥ threshold.",
     family=FAMILY,
     params=BleuParams,
+    threshold=_metric_rule(0.5),
 )
 def build_bleu(params: BleuParams) -> SyncCheckFn:
     """Smoothed sentence BLEU with effective order, so short outputs are not always 0."""
@@ -433,7 +448,7 @@ def build_bleu(params: BleuParams) -> SyncCheckFn:
         raise ParamError("value", f"the reference is longer than {MAX_BLEU_CHARS:,} characters")
     from sacrebleu.metrics.bleu import BLEU
 
-    mode, fixed, threshold = params.tokenize, params.value, params.threshold
+    mode, fixed = params.tokenize, params.value
     standard = BLEU(effective_order=True, tokenize="13a" if mode == "auto" else mode)
     pretokenized = BLEU(effective_order=True, tokenize="none")
 
@@ -449,7 +464,7 @@ def build_bleu(params: BleuParams) -> SyncCheckFn:
             score = pretokenized.sentence_score(bleu_tokens(hyp), [bleu_tokens(ref)]).score
         else:
             score = standard.sentence_score(hyp, [ref]).score
-        return _metric("BLEU", min(1.0, max(0.0, score / 100.0)), threshold)
+        return _metric("BLEU", min(1.0, max(0.0, score / 100.0)))
 
     return bleu
 
@@ -468,9 +483,10 @@ class ReferenceParams(Params):
     description="ROUGE-L F1 (longest common subsequence, any script) vs `value` ≥ threshold.",
     family=FAMILY,
     params=ReferenceParams,
+    threshold=_metric_rule(0.5),
 )
 def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
-    """Tokens per `text_units.tokens`: words, and single characters of CJK and Thai."""
+    """Tokens per `text.units.tokens`: words, and single characters of CJK and Thai."""
     fixed = None
     if params.value is not None:
         fixed = tokens(params.value)
@@ -481,7 +497,6 @@ def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
                 "value",
                 f"the reference has more than the {MAX_ROUGE_TOKENS:,} tokens rouge_l compares",
             )
-    threshold = params.threshold
 
     def rouge(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if fixed is not None:
@@ -504,7 +519,7 @@ def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
             unit = "tokens" if hyp is not None else "characters"
             return _too_long("output", n, MAX_ROUGE_TOKENS, unit, "rouge_l")
         _p, _r, f1 = rouge_l(hyp, ref)
-        return _metric("ROUGE-L F1", f1, threshold)
+        return _metric("ROUGE-L F1", f1)
 
     return rouge
 
@@ -521,12 +536,13 @@ class SimilarityParams(ReferenceParams):
     description="Embedding cosine similarity to `value` ≥ threshold (needs an endpoint).",
     family=FAMILY,
     params=SimilarityParams,
+    threshold=_metric_rule(0.8),
 )
 def build_similarity(params: SimilarityParams) -> AsyncCheckFn:
     """Embeds output and reference through the context's provider (`embeddings`)."""
     if params.value is not None and not params.value.strip():
         raise ParamError("value", "the reference is empty")
-    fixed, threshold = params.value, params.threshold
+    fixed = params.value
 
     async def similarity(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         ref = _reference(fixed, sample)
@@ -549,7 +565,7 @@ def build_similarity(params: SimilarityParams) -> AsyncCheckFn:
         cos = cosine(a, b)
         if not math.isfinite(cos):
             return Score.fail_with_error(EMBEDDINGS_ERROR, "the embeddings are not finite")
-        score = _metric("cosine similarity", min(1.0, max(0.0, cos)), threshold)
+        score = _metric("cosine similarity", min(1.0, max(0.0, cos)))
         score.unpriced = True
         return score
 

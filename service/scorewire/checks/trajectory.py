@@ -182,7 +182,9 @@ def build_tool_called(p: ToolCalledParams) -> CheckFn:
             count += 1
         passed = count >= lo and (hi is None or count <= hi)
         times = "time" if count == 1 else "times"
-        return Score.of(passed, f"{what} was called {count} {times} (expected {bounds})")
+        return Score(
+            float(passed), passed, f"{what} was called {count} {times} (expected {bounds})"
+        )
 
     return tool_called
 
@@ -223,8 +225,8 @@ def build_tool_order(p: ToolOrderParams) -> CheckFn:
             if step.tool == before:
                 seen_before = True
             elif step.tool == after and not seen_before:
-                return Score.of(False, f"step {i} calls {after} before any call to {before}")
-        return Score.of(True, f"every {after} call follows a {before} call")
+                return Score(0.0, False, f"step {i} calls {after} before any call to {before}")
+        return Score(1.0, True, f"every {after} call follows a {before} call")
 
     return tool_order
 
@@ -255,8 +257,8 @@ def build_max_steps(p: MaxStepsParams) -> CheckFn:
             return steps
         count = len(steps)
         if count <= n:
-            return Score.of(True, f"{count} steps, within the limit of {n}")
-        return Score.of(False, f"{count} steps, over the limit of {n}")
+            return Score(1.0, True, f"{count} steps, within the limit of {n}")
+        return Score(0.0, False, f"{count} steps, over the limit of {n}")
 
     return max_steps
 
@@ -315,9 +317,10 @@ def build_no_repeated_calls(p: NoRepeatedCallsParams) -> CheckFn:
         counts = Counter((s.tool, _canonical(s.args)) for s in steps)
         worst = max(counts.values(), default=0)
         if worst <= limit:
-            return Score.of(True, "no call repeats beyond the limit")
+            return Score(1.0, True, "no call repeats beyond the limit")
         tool = next(t for (t, _), c in counts.items() if c == worst)
-        return Score.of(
+        return Score(
+            0.0,
             False,
             f"an identical {tool} call occurs {worst} times (at most {limit} allowed)",
         )
@@ -367,12 +370,12 @@ def build_finished(p: FinishedParams) -> CheckFn:
     def finished(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         ok, doc, _ = output_json(output)
         if not ok:
-            return Score.of(False, "no final answer: the output is not JSON")
+            return Score(0.0, False, "no final answer: the output is not JSON")
         found, value, why = path.lookup(doc)
         if not found:
-            return Score.of(False, f"no final answer at {path.text!r} ({why})")
+            return Score(0.0, False, f"no final answer at {path.text!r} ({why})")
         if _is_empty(value):
-            return Score.of(False, f"the final answer at {path.text!r} is empty")
-        return Score.of(True, f"finished with an answer at {path.text!r}")
+            return Score(0.0, False, f"the final answer at {path.text!r} is empty")
+        return Score(1.0, True, f"finished with an answer at {path.text!r}")
 
     return finished

@@ -78,8 +78,12 @@ class ScoreError:
 class Score:
     """The result of one check on one output.
 
-    An error is a state of its own: a score with `error` set always has `passed` False
-    and `value` 0, and the runner counts it apart from plain failures.
+    Build one with the constructor: `Score(1.0, True, "found it")`, `Score(float(ok),
+    ok, reason)` for a pass/fail, or `Score.fail_with_error(code, message)` when the
+    check could not score. An error is a state of its own: the constructor gives a
+    score with `error` set `value` 0 and `passed` False whatever it was handed, so no
+    code path can turn an error into a pass; the runner counts errors apart from plain
+    failures.
     """
 
     __slots__ = (
@@ -94,7 +98,7 @@ class Score:
     )
 
     value: float
-    """How well the output did, in 0..1 (1 is best)."""
+    """How well the output did, in 0..1 (1 is best); 0 when `error` is set."""
     passed: bool
     """Whether the output met the check's pass rule. Never True when `error` is set."""
     reason: str
@@ -122,8 +126,10 @@ class Score:
         cached: bool = False,
         unpriced: bool = False,
     ) -> None:
+        if error is not None:
+            value, passed = 0.0, False
         self.value = value
-        self.passed = passed and error is None
+        self.passed = passed
         self.reason = reason
         self.cost_usd = cost_usd
         self.latency_ms = latency_ms
@@ -136,14 +142,51 @@ class Score:
         """A score for a check that could not score: value 0, not passed, error set."""
         return cls(0.0, False, message, error=ScoreError(code, message), cost_usd=cost_usd)
 
-    @classmethod
-    def of(cls, passed: bool, reason: str) -> Score:
-        """A pass/fail score with value 1 or 0."""
-        return cls(1.0 if passed else 0.0, passed, reason)
-
     def __repr__(self) -> str:
         err = f", error={self.error!r}" if self.error else ""
         return f"Score(value={self.value:.4g}, passed={self.passed}, reason={self.reason!r}{err})"
+
+
+class Measurement(Score):
+    """A Score from a check that yields a value; the engine decides whether it passes.
+
+    A family that declares a threshold (`ThresholdRule` in the registry) returns one of
+    these instead of deciding `passed` itself: the engine sets `passed` to value ≥ the
+    spec's threshold and the reason to `stem` + the rule's phrase + `tail` (`BLEU
+    0.412` + `, below the threshold 0.5`). Until then `passed` and `reason` hold the
+    check's own verdict, which stands when no threshold is in force (a `judge` check
+    without `threshold` passes at its `pass_level`), and is a fail otherwise.
+    """
+
+    __slots__ = ("stem", "tail")
+
+    stem: str
+    """The start of the reason: what was measured (`BLEU 0.412`, `level 4/5`)."""
+    tail: str
+    """The end of the reason, after the threshold's phrase (a judge's `: reasoning`)."""
+
+    def __init__(
+        self,
+        value: float,
+        stem: str,
+        tail: str = "",
+        *,
+        passed: bool = False,
+        reason: str = "",
+        cost_usd: float = 0.0,
+        cached: bool = False,
+        unpriced: bool = False,
+    ) -> None:
+        super().__init__(
+            value,
+            passed,
+            reason or stem + tail,
+            cost_usd=cost_usd,
+            cached=cached,
+            unpriced=unpriced,
+        )
+        self.stem = stem
+        self.tail = tail
 
 
 class Sample:

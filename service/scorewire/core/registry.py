@@ -25,18 +25,63 @@ CheckFn = SyncCheckFn | AsyncCheckFn
 P = TypeVar("P", bound="Params")
 
 
+FAMILIES = frozenset(
+    {
+        "deterministic",
+        "safety",
+        "trajectory",
+        "compact",
+        "judge",
+        "rag",
+        "comparison",
+        "human",
+        "text",
+        "custom",
+    }
+)
+"""The check families a type may belong to (`custom` is the server owner's checks)."""
+
+
 class Params(BaseModel):
     """Base of every check's parameter model: unknown keys are errors, models are frozen.
+
+    A parameter is documented by `Field(description=...)` or by a docstring under the
+    attribute (`use_attribute_docstrings`): either becomes its description in the JSON
+    Schema that ListChecks serves, and `tests/checks/test_registry.py` requires one.
 
     Integers are validated in lax mode on purpose: numbers in a protobuf Struct arrive as
     doubles, so `2.0` must be accepted for an integer field while `2.5` is rejected.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class NoParams(Params):
     """Parameters of a check that takes none."""
+
+
+ThresholdPhrase = Callable[[float, bool, float], str]
+"""(value, passed, threshold) -> the words between a Measurement's stem and tail."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdRule:
+    """Declares that a family's checks yield a value which passes at value ≥ threshold.
+
+    The engine applies it once, when it compiles a spec (`engine.passing`): the check
+    returns a `Measurement` and never reads its `threshold` parameter. The parameter
+    itself stays in the family's parameter model, so its description and default are
+    served with the others; the registry refuses a rule whose model has no `threshold`
+    or a different default.
+    """
+
+    default: float | None
+    """The threshold when the spec gives none (or null); None leaves the check's own
+    verdict standing (`judge` without `threshold` passes at its `pass_level`)."""
+    phrase: ThresholdPhrase
+    """How the reason states the comparison, so each family keeps its wording."""
+    slack: float = 0.0
+    """Tolerance below the threshold that still passes (judge levels: 0.75 ≥ 0.75)."""
 
 
 class ParamError(Exception):
@@ -61,7 +106,7 @@ class CheckType:
     description: str
     """One line for people, served by ListChecks."""
     family: str
-    """The module family: deterministic, safety, trajectory, judge, rag, ..."""
+    """The module family, one of `FAMILIES`."""
     params: type[Params]
     """The parameter model; its JSON Schema is the check's parameter schema."""
     build: Callable[[Any], CheckFn]
@@ -74,6 +119,31 @@ class CheckType:
     """Whether positive/negative examples are run against the check at load time."""
     aliases: tuple[str, ...] = field(default_factory=tuple)
     """Other names the same type answers to."""
+    threshold: ThresholdRule | None = None
+    """Set when the check yields a value that the engine passes at a threshold."""
+    negated_by: str | None = None
+    """A boolean parameter (default true) whose false inverts the result, in the engine
+    (`regex`'s `must_match`)."""
+
+    def __post_init__(self) -> None:
+        # An incomplete definition is refused at import, where its author sees it.
+        fields = self.params.model_fields
+        if self.threshold is not None:
+            param = fields.get("threshold")
+            if param is None:
+                raise ValueError(f"check type {self.name!r} has a threshold rule but no parameter")
+            if param.default not in (None, self.threshold.default):
+                raise ValueError(
+                    f"check type {self.name!r}: the threshold parameter defaults to "
+                    f"{param.default!r}, the rule to {self.threshold.default!r}"
+                )
+        if self.negated_by is not None:
+            param = fields.get(self.negated_by)
+            if param is None or param.default is not True:
+                raise ValueError(
+                    f"check type {self.name!r}: {self.negated_by!r} must be a parameter "
+                    "defaulting to true"
+                )
 
     def params_schema(self) -> dict[str, Any]:
         """The JSON Schema of the parameters (cached by pydantic)."""
@@ -125,12 +195,16 @@ def check_type(
     uses_judge: bool = False,
     self_testable: bool = True,
     aliases: tuple[str, ...] = (),
+    threshold: ThresholdRule | None = None,
+    negated_by: str | None = None,
     registry: Registry | None = None,
 ) -> Callable[[Callable[[P], CheckFn]], Callable[[P], CheckFn]]:
     """Decorator registering a check factory `build(params) -> scoring function`.
 
     The factory is called once per check spec, so it is the place to compile regexes
-    and schemas; the function it returns runs once per sample.
+    and schemas; the function it returns runs once per sample. A family whose checks
+    yield a value declares `threshold`; one whose result a flag inverts declares
+    `negated_by`. The engine applies both, so the check only measures.
     """
 
     def decorate(build: Callable[[P], CheckFn]) -> Callable[[P], CheckFn]:
@@ -147,6 +221,8 @@ def check_type(
                 uses_judge=uses_judge,
                 self_testable=self_testable and not uses_judge,
                 aliases=aliases,
+                threshold=threshold,
+                negated_by=negated_by,
             )
         )
         return build

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import ParamError
+from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
+from scorewire.core.registry import ParamError, ThresholdRule
 
 JSON = Any
 
@@ -310,26 +310,34 @@ def preview(value: JSON, limit: int = 60) -> str:
     return repr(text) if isinstance(value, str) else text
 
 
-def coerce_result(result: object, name: str, threshold: float = 0.5) -> Score:
+def _returned_phrase(value: float, passed: bool, threshold: float) -> str:
+    return f" (threshold {threshold:g})"
+
+
+NUMBER_THRESHOLD = ThresholdRule(0.5, _returned_phrase)
+"""The threshold rule of user functions (custom and `python` checks): a number they
+return passes at 0.5 or above unless the spec sets `threshold`."""
+
+
+def coerce_result(result: object, name: str) -> Score:
     """Turn what a user function returned into a Score.
 
-    A Score is kept; a bool is a pass/fail (value 1/0); a number in 0..1 is the value and
-    passes at `threshold` or above. Anything else (None, a string, a number outside 0..1,
-    NaN) is an error score with `CHECK_FAILED`, never a pass.
+    A Score is kept; a bool is a pass/fail (value 1/0); a number in 0..1 is a
+    Measurement, which the engine passes at the spec's threshold (`NUMBER_THRESHOLD`).
+    Anything else (None, a string, a number outside 0..1, NaN) is an error score with
+    `CHECK_FAILED`, never a pass.
     """
     if isinstance(result, Score):
         return result
     if isinstance(result, bool):
-        return Score.of(result, f"{name} returned {result}")
+        return Score(float(result), result, f"{name} returned {result}")
     if isinstance(result, int | float):
         value = float(result)
         if not 0.0 <= value <= 1.0:  # also false for NaN
             return Score.fail_with_error(
                 ErrorCode.CHECK_FAILED, f"{name} returned {result!r}, which is not in 0..1"
             )
-        return Score(
-            value, value >= threshold, f"{name} returned {value:.4g} (threshold {threshold:g})"
-        )
+        return Measurement(value, f"{name} returned {value:.4g}")
     return Score.fail_with_error(
         ErrorCode.CHECK_FAILED,
         f"{name} returned a {type(result).__name__}; expected a Score, a bool or a number in 0..1",

@@ -6,7 +6,8 @@ that arrives over the wire is ever executed.
 
 A custom function is `fn(sample, output)` or `fn(sample, output, ctx)`, sync or async,
 and returns a Score, a bool, or a number in 0..1. A number passes at or above the
-check's `threshold` parameter (default 0.5). Synchronous functions run in a worker
+check's `threshold` parameter (default 0.5), which the engine applies
+(`NUMBER_THRESHOLD`). Synchronous functions run in a worker
 thread so that a slow one cannot stall the event loop; the per-check timeout applies.
 """
 
@@ -24,7 +25,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, CheckType, Params, Registry
-from scorewire.core.values import coerce_result
+from scorewire.core.values import NUMBER_THRESHOLD, coerce_result
 
 CustomFn = Callable[..., Any]
 
@@ -53,15 +54,13 @@ def _make_build(name: str, fn: CustomFn) -> Callable[[CustomParams], Any]:
     is_coro = inspect.iscoroutinefunction(fn)
 
     def build(params: CustomParams) -> Callable[[Sample, Output, CheckContext], Awaitable[Score]]:
-        threshold = params.threshold
-
         async def run(sample: Sample, output: Output, ctx: CheckContext) -> Score:
             args: tuple[Any, ...] = (sample, output, ctx) if wants_ctx else (sample, output)
             if is_coro:
                 result = await fn(*args)
             else:
                 result = await asyncio.to_thread(fn, *args)
-            return coerce_result(result, name, threshold)
+            return coerce_result(result, name)
 
         return run
 
@@ -100,6 +99,7 @@ def check(
                 is_async=True,
                 uses_judge=False,
                 self_testable=False,
+                threshold=NUMBER_THRESHOLD,
             ),
             replace=True,
         )

@@ -1,7 +1,8 @@
 """Check specs and their compilation: validate once, bind parameters once.
 
 A `CheckSpec` is what a caller writes (type, params, modifiers); `compile_check` turns
-it into a `CompiledCheck` whose `fn` runs per sample with nothing left to parse.
+it into a `CompiledCheck` whose `fn` runs per sample with nothing left to parse, the
+threshold and negation that decide its pass included (`engine.passing`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from scorewire.core.context import EMPTY_CONTEXT
 from scorewire.core.errors import FieldViolation, SpecError, join_path, pydantic_violations
 from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, CheckFn, CheckType, ParamError, Registry, is_async_fn
+from scorewire.engine.passing import bind_pass_rule
 
 ExampleKind = Literal["positive", "negative"]
 
@@ -55,7 +57,8 @@ class CompiledCheck:
     type: str
     """The registered type name."""
     fn: CheckFn
-    """The scoring function built by the type's factory."""
+    """The scoring function built by the type's factory, with the type's threshold and
+    negation bound (`engine.passing`)."""
     fn_is_async: bool
     """Whether `fn` must be awaited."""
     check_type: CheckType
@@ -136,11 +139,12 @@ def compile_check(
     bind_examples = getattr(fn, "bind_examples", None)
     if bind_examples is not None and spec.examples:
         bind_examples(tuple(spec.examples))
+    fn_is_async = check_type.is_async or is_async_fn(fn)
     compiled = CompiledCheck(
         name=spec.name or spec.type,
         type=check_type.name,
-        fn=fn,
-        fn_is_async=check_type.is_async or is_async_fn(fn),
+        fn=bind_pass_rule(fn, fn_is_async, check_type, params),
+        fn_is_async=fn_is_async,
         check_type=check_type,
         when=when,
         examples=tuple(spec.examples),

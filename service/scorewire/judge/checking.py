@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from scorewire.core.context import CheckContext
-from scorewire.core.model import ErrorCode, Output, Sample, Score
+from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
+from scorewire.core.registry import ThresholdRule
 from scorewire.judge.answers import NO_JUDGE, Answer
 from scorewire.judge.prompts import ExampleLike, as_text
 from scorewire.judge.verdict import LevelVerdict
@@ -51,26 +52,39 @@ def output_text(output: Output) -> str:
 
 
 def level_score(
-    answer: Answer[LevelVerdict],
-    scale: int,
-    *,
-    threshold: float | None = None,
-    pass_level: int | None = None,
+    answer: Answer[LevelVerdict], scale: int, *, pass_level: int | None = None
 ) -> Score:
-    """The Score of a level verdict: value (level-1)/(scale-1), passing at `threshold`
-    (compared with ≥) or, without one, at `pass_level`; a failed answer's error score."""
+    """The Measurement of a level verdict, value (level-1)/(scale-1), or a failed
+    answer's error score.
+
+    The engine passes it at the spec's threshold (`level_threshold`); without one in
+    force it passes at `pass_level`, and with neither it fails.
+    """
     verdict = answer.value
     if verdict is None:
         return answer.error_score()
     value = (verdict.level - 1) / (scale - 1)
-    if threshold is not None:
-        passed = value >= threshold - _EPSILON
-        rule = f"value {value:.3g} {'≥' if passed else '<'} threshold {threshold:g}"
-    else:
-        assert pass_level is not None, "a level score needs a threshold or a pass level"
-        passed = verdict.level >= pass_level
-        rule = f"passes at {pass_level}"
-    reason = f"level {verdict.level}/{scale} ({rule})"
-    if verdict.reasoning:
-        reason += f": {verdict.reasoning}"
-    return answer.score(value, passed, reason)
+    stem = f"level {verdict.level}/{scale}"
+    tail = f": {verdict.reasoning}" if verdict.reasoning else ""
+    passed = pass_level is not None and verdict.level >= pass_level
+    own = f"{stem} (passes at {pass_level}){tail}" if pass_level is not None else ""
+    return Measurement(
+        value,
+        stem,
+        tail,
+        passed=passed,
+        reason=own,
+        cost_usd=answer.cost_usd,
+        cached=answer.cached,
+        unpriced=answer.unpriced,
+    )
+
+
+def _level_phrase(value: float, passed: bool, threshold: float) -> str:
+    return f" (value {value:.3g} {'≥' if passed else '<'} threshold {threshold:g})"
+
+
+def level_threshold(default: float | None) -> ThresholdRule:
+    """The threshold rule of a judge-graded family: value ≥ threshold, with slack so that
+    level 4 of 5 (0.75) passes a threshold of 0.75."""
+    return ThresholdRule(default, _level_phrase, slack=_EPSILON)
