@@ -43,7 +43,12 @@ CHECKLLM_RENAMES = {
 
 def builtin_types() -> list[CheckType]:
     """The registry's built-in types, by name."""
-    return [t for t in REGISTRY.types() if t.build.__module__.startswith("scorewire.checks.")]
+    canonical = [t for t in REGISTRY.types() if t.build.__module__.startswith("scorewire.checks.")]
+    names = {t.name for t in canonical}
+    # Other spellings of built-in types (the compact `contains_text`, checkllm's `is_json`)
+    # are valid in suites too, each with its own parameters.
+    aliases = [t for t in REGISTRY.alias_types() if t.alias_of in names]
+    return sorted([*canonical, *aliases], key=lambda t: t.name)
 
 
 def _rewrite_refs(node: Any, prefix: str) -> Any:

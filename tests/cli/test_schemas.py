@@ -174,7 +174,7 @@ def test_every_builtin_check_type_is_offered() -> None:
 
     builtin = {
         t.name for t in REGISTRY.types() if t.build.__module__.startswith("scorewire.checks.")
-    }
+    } | {t.name for t in REGISTRY.alias_types()}
 
     def offered(name: str, check: str) -> set[str]:
         choices = schema(name)["$defs"][check]["properties"]["type"]["anyOf"]

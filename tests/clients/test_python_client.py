@@ -93,10 +93,26 @@ def test_check_dict_becomes_checkspec_with_params_when_and_examples() -> None:
     assert [e.kind for e in spec.examples] == [pb.EXAMPLE_KIND_POSITIVE, pb.EXAMPLE_KIND_NEGATIVE]
 
 
-def test_check_dict_with_unknown_key_names_it() -> None:
-    # Flat parameters beside `type` are a caller mistake: params go under "params".
-    with pytest.raises(TypeError, match="max_chars"):
-        _convert.to_check({"type": "output_length", "max_chars": 3})
+def test_check_dict_takes_flat_parameters_as_in_yaml() -> None:
+    # The flat form of YAML suites and the in-process API: keys beside `type` are params.
+    flat = _convert.to_check({"type": "output_length", "maximum": 3, "name": "short"})
+    nested = _convert.to_check({"type": "output_length", "params": {"maximum": 3}, "name": "short"})
+    assert flat == nested and flat.params.fields["maximum"].number_value == 3.0
+
+
+def test_check_dict_with_params_both_nested_and_flat_names_them() -> None:
+    # Both shapes at once is ambiguous: refused, naming the stray key.
+    with pytest.raises(ValueError, match="maximum"):
+        _convert.to_check({"type": "output_length", "params": {"minimum": 1}, "maximum": 3})
+
+
+def test_flat_checks_score_through_the_real_server(client: Client) -> None:
+    # the flat shape reaches the server as the nested one; error paths say params
+    (got,) = client.score("Paris", checks=[{"type": "contains", "needles": ["Paris"]}]).scores
+    assert got.passed and got.error.code == ""
+    with pytest.raises(ScorewireError) as err:
+        client.score("Paris", checks=[{"type": "contains", "needels": ["Paris"]}])
+    assert "checks[0].params.needels" in str(err.value)
 
 
 def test_sample_absent_expected_stays_unset_but_none_is_null() -> None:

@@ -28,6 +28,23 @@ def test_bad_checks_raise_every_problem_with_its_path() -> None:
     assert fields[0] == "checks[0].max_wrds" and fields[1].startswith("compact[0]")
 
 
+def test_checks_take_the_nested_params_shape_too() -> None:
+    # the clients' canonical shape works in process; error paths then say params
+    (got,) = score("Paris", [{"type": "contains", "params": {"needles": ["Paris"]}}])
+    assert got.passed and got.error is None
+    with pytest.raises(SpecError) as err:
+        score("Paris", [{"type": "contains", "params": {"needels": ["x"]}}])
+    assert err.value.violations[0].field == "checks[0].params.needels"
+
+
+def test_both_check_shapes_at_once_is_an_error_naming_params() -> None:
+    # parameters under params and beside type: which did the caller mean?
+    with pytest.raises(SpecError) as err:
+        score("Paris", [{"type": "contains", "params": {"needles": ["a"]}, "needles": ["b"]}])
+    (v,) = err.value.violations
+    assert v.field == "checks[0].params" and "needles" in v.description
+
+
 def test_a_compiled_plan_is_reused() -> None:
     # compile once, score many outputs.
     plan = compile_plan(compact=["contains:ok"])

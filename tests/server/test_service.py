@@ -279,6 +279,45 @@ async def test_list_checks_documents_every_parameter(server: Server) -> None:
     assert bare == []
 
 
+async def test_list_checks_lists_each_concept_once_with_its_other_spellings(
+    server: Server,
+) -> None:
+    # one canonical type per concept; the compact and checkllm spellings are its aliases
+    resp = await server.stub.ListChecks(pb.ListChecksRequest())
+    by_type = {c.type: c for c in resp.checks}
+    expected = {
+        "contains": {"contains_text"},
+        "exact": {"exact_text"},
+        "length": {"output_length", "word_count"},
+        "json_valid": {"is_json"},
+    }
+    for canonical, aliases in expected.items():
+        assert set(by_type[canonical].aliases) == aliases
+        assert not aliases & set(by_type)  # not listed a second time
+    # genuinely different meanings stay apart, and say so
+    assert "safe_regex" in by_type["regex"].description
+    assert "json_schema" in by_type["json_schema_v1"].description
+    # a type that takes a Python function cannot be used over the wire: not offered
+    assert "python" not in by_type
+
+
+async def test_results_name_the_canonical_type(server: Server) -> None:
+    # a compact line and checkllm's spelling score as the types a reader finds in the README
+    resp = await server.stub.Score(
+        pb.ScoreRequest(
+            output=pb.Output(text="Paris"),
+            compact=["contains:Paris", "length:1..10"],
+            checks=[pb.CheckSpec(type="is_json")],
+        )
+    )
+    assert [(s.name, s.type) for s in resp.scores] == [
+        ("is_json", "json_valid"),
+        ("contains:Paris", "contains"),
+        ("length:1..10", "length"),
+    ]
+    assert [s.passed for s in resp.scores] == [False, True, True]
+
+
 async def test_validate_suite_returns_problems_without_failing(server: Server) -> None:
     # ValidateSuite answers OK with every problem and its path.
     resp = await server.stub.ValidateSuite(

@@ -12,12 +12,20 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
+import scorewire.checks.deterministic  # noqa: F401 - registers the types the aliases name
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import NoParams, ParamError, Params, SyncCheckFn, check_type
+from scorewire.core.registry import (
+    NoParams,
+    ParamError,
+    Params,
+    SyncCheckFn,
+    alias_type,
+    check_type,
+)
 from scorewire.core.values import (
     JSONTooDeep,
     format_number,
@@ -84,24 +92,23 @@ class OutputLengthParams(Params):
     """Most code points (inclusive); none means no upper bound."""
 
 
-@check_type(
-    "output_length",
-    description="The answer's length in code points is within inclusive limits (0–8192).",
-    family=FAMILY,
-    params=OutputLengthParams,
-)
-def build_output_length(params: OutputLengthParams) -> SyncCheckFn:
-    """Length counts Unicode code points, spaces and line breaks included."""
+def _check_length_bounds(params: OutputLengthParams) -> None:
     lo, hi = params.minimum, params.maximum
     for name, v in (("minimum", lo), ("maximum", hi)):
         if v is not None and not 0 <= v <= MAX_LENGTH:
             raise ParamError(name, f"{name} {v} is out of range: length limits are 0–{MAX_LENGTH}")
     _bounds(lo, hi)
 
-    def output_length(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        return _range_verdict("the length", len(output.text), lo, hi)
 
-    return output_length
+alias_type(
+    "output_length",
+    of="length",
+    params=OutputLengthParams,
+    adapt=lambda p: {"min_chars": p.minimum, "max_chars": p.maximum},
+    validate=_check_length_bounds,
+    description="The compact spelling of `length` (`length:A..B`): code points within "
+    "inclusive limits, each 0–8192.",
+)
 
 
 # --- number_range ----------------------------------------------------------------------
@@ -234,42 +241,29 @@ class TextParams(Params):
     """The text to compare with, verbatim (case and white space count)."""
 
 
-@check_type(
-    "exact_text",
-    description="The whole answer equals the text exactly (case and white space count).",
-    family=FAMILY,
-    params=TextParams,
-)
-def build_exact_text(params: TextParams) -> SyncCheckFn:
-    """No stripping, no case folding: `exact:OK` fails `OK\\n` and `ok`."""
-    want = params.value
-
-    def exact_text(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        if output.text == want:
-            return Score(1.0, True, "the answer equals the text")
-        return Score(0.0, False, "the answer differs from the text")
-
-    return exact_text
-
-
-@check_type(
-    "contains_text",
-    description="The answer contains the text (case sensitive).",
-    family=FAMILY,
-    params=TextParams,
-)
-def build_contains_text(params: TextParams) -> SyncCheckFn:
-    """An empty text would pass every answer, so it is a load error."""
-    needle = params.value
-    if not needle:
+def _nonempty(params: TextParams) -> None:
+    # An empty text would pass every answer, so it is a load error.
+    if not params.value:
         raise ParamError("value", "the text to look for is empty")
 
-    def contains_text(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        if needle in output.text:
-            return Score(1.0, True, "the answer contains the text")
-        return Score(0.0, False, "the answer does not contain the text")
 
-    return contains_text
+alias_type(
+    "exact_text",
+    of="exact",
+    params=TextParams,
+    adapt=lambda p: {"expected": p.value, "case_sensitive": True, "strip": False},
+    description="The compact spelling of `exact` (`exact:OK`): the whole answer, verbatim "
+    "(no stripping, no case folding).",
+)
+alias_type(
+    "contains_text",
+    of="contains",
+    params=TextParams,
+    adapt=lambda p: {"needles": [p.value], "case_sensitive": True},
+    validate=_nonempty,
+    description="The compact spelling of `contains` (`contains:Northstar`): one text, "
+    "case sensitive.",
+)
 
 
 # --- safe_regex, json_schema_v1 --------------------------------------------------------
@@ -284,7 +278,8 @@ class SafeRegexParams(Params):
 
 @check_type(
     "safe_regex",
-    description="The answer matches a pattern of the safe regular-expression subset (RE2).",
+    description="The answer matches a pattern of seed 002's small safe subset (what `regex:` "
+    "lines take); `regex` takes full Python syntax.",
     family=FAMILY,
     params=SafeRegexParams,
 )
@@ -313,7 +308,8 @@ class SchemaV1Params(Params):
 
 @check_type(
     "json_schema_v1",
-    description="The JSON answer conforms to a schema of JSON Schema: RunLog subset v1.",
+    description="The JSON answer conforms to a schema of seed 002's small subset v1 (compact "
+    "checks); `json_schema` takes full JSON Schema.",
     family=FAMILY,
     params=SchemaV1Params,
 )

@@ -40,6 +40,7 @@ from scorewire.core.values import (
 )
 from scorewire.regex.engine import compile_user_regex
 from scorewire.schema.full import compile_schema
+from scorewire.text.units import count_words
 
 FAMILY = "deterministic"
 
@@ -290,7 +291,8 @@ class RegexParams(Params):
 
 @check_type(
     "regex",
-    description="The pattern matches the output (or does not, with must_match: false).",
+    description="A Python `re` pattern (with flags) is found in the output, or not with "
+    "must_match: false; linear time. `safe_regex` is seed 002's subset.",
     family=FAMILY,
     params=RegexParams,
     negated_by="must_match",
@@ -347,7 +349,8 @@ class JsonSchemaParams(Params):
 
 @check_type(
     "json_schema",
-    description="The output is valid JSON and conforms to the schema.",
+    description="The output is JSON conforming to a full JSON Schema (draft 3 to 2020-12); "
+    "`json_schema_v1` is seed 002's small subset.",
     family=FAMILY,
     params=JsonSchemaParams,
 )
@@ -535,8 +538,11 @@ def build_length(p: LengthParams) -> CheckFn:
     """`length`: limits on `output.text`, all inclusive.
 
     Characters are Unicode code points (`len(text)`, line breaks and spaces included);
-    words are runs of non-white-space (`len(text.split())`). `min_chars` over `max_chars`
-    is a load error.
+    words are counted as people count them (`scorewire.text.units.count_words`:
+    white-space-separated pieces holding a letter or digit, and each character of a
+    script written without spaces, such as Chinese or Thai, so `max_words` means something
+    there too). `min_chars` over `max_chars` is a load error. `word_count` (checkllm) and
+    `output_length` (compact `length:`) are spellings of this type.
     """
     max_chars, max_words, min_chars = p.max_chars, p.max_words, p.min_chars
     if min_chars is not None and max_chars is not None and min_chars > max_chars:
@@ -551,7 +557,7 @@ def build_length(p: LengthParams) -> CheckFn:
         if min_chars is not None and n < min_chars:
             problems.append(f"{n} characters, under min_chars {min_chars}")
         if max_words is not None:
-            words = len(text.split())
+            words = count_words(text)
             if words > max_words:
                 problems.append(f"{words} words, over max_words {max_words}")
         if problems:
@@ -593,6 +599,7 @@ class PythonParams(Params):
     family=FAMILY,
     params=PythonParams,
     threshold=NUMBER_THRESHOLD,
+    in_process_only=True,
 )
 def build_python(p: PythonParams) -> CheckFn:
     """`python`: `fn(sample, output)` or `fn(sample, output, ctx)`, sync or async.

@@ -59,6 +59,8 @@ import threading
 import warnings
 from typing import Annotated, Any, Literal
 
+import scorewire.checks.compact
+import scorewire.checks.deterministic  # noqa: F401 - registers length, which word_count spells
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 from scorewire.core.context import CheckContext
@@ -70,9 +72,9 @@ from scorewire.core.registry import (
     Params,
     SyncCheckFn,
     ThresholdRule,
+    alias_type,
     check_type,
 )
-from scorewire.core.values import JSONTooDeep, loads_strict
 from scorewire.text.embeddings import (
     EMBEDDINGS_ERROR,
     EMBEDDINGS_EXTRA,
@@ -88,7 +90,6 @@ from scorewire.text.resources import (
 )
 from scorewire.text.units import (
     bleu_tokens,
-    count_words,
     has_unspaced_script,
     rouge_l,
     tokens,
@@ -254,47 +255,27 @@ def build_min_tokens(params: TokenParams) -> SyncCheckFn:
     return min_tokens
 
 
-@check_type(
+alias_type(
     "word_count",
-    description="The output has at most `value` words (CJK and Thai: one per character).",
-    family=FAMILY,
+    of="length",
     params=CountParams,
+    adapt=lambda p: {"max_words": p.value},
+    description="checkllm's spelling of `length` with `max_words`: at most `value` words "
+    "(CJK and Thai: one per character).",
 )
-def build_word_count(params: CountParams) -> SyncCheckFn:
-    """Words are white-space-separated pieces with a letter or digit (`text.units`)."""
-    limit = params.value
-
-    def word_count(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        n = count_words(output.text)
-        ok = n <= limit
-        rel = "within" if ok else "over"
-        return Score(float(ok), ok, f"{n} words, {rel} the maximum {limit}")
-
-    return word_count
 
 
 # --- structure --------------------------------------------------------------------------
 
 
-@check_type(
+alias_type(
     "is_json",
-    description="The output is one standard JSON document (no NaN, no code fences).",
-    family=FAMILY,
+    of="json_valid",
     params=NoParams,
+    adapt=lambda p: {},
+    description="checkllm's spelling of `json_valid`: one standard JSON document (no NaN, "
+    "no code fences).",
 )
-def build_is_json(params: NoParams) -> SyncCheckFn:
-    """Parses strictly; JSON too deeply nested to parse is an error score."""
-
-    def is_json(sample: Sample, output: Output, ctx: CheckContext) -> Score:
-        try:
-            loads_strict(output.text)
-        except JSONTooDeep as err:
-            return Score.fail_with_error(ErrorCode.INVALID_OUTPUT, str(err))
-        except ValueError as err:
-            return Score(0.0, False, f"the output is not valid JSON: {err}")
-        return Score(1.0, True, "the output is valid JSON")
-
-    return is_json
 
 
 _PY_FILENAME = "<scorewire-output>"

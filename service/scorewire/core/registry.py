@@ -124,6 +124,12 @@ class CheckType:
     negated_by: str | None = None
     """A boolean parameter (default true) whose false inverts the result, in the engine
     (`regex`'s `must_match`)."""
+    alias_of: str | None = None
+    """Set on another spelling of a canonical type whose parameters have another shape
+    (the compact `contains_text {value}` of `contains {needles}`): it validates its own
+    parameters, scores through the canonical type, and results name the canonical type."""
+    in_process_only: bool = False
+    """True for a type that cannot be used over the wire (`python` takes a function)."""
 
     def __post_init__(self) -> None:
         # An incomplete definition is refused at import, where its author sees it.
@@ -176,11 +182,28 @@ class Registry:
         return sorted(self._types)
 
     def types(self) -> list[CheckType]:
-        """Every distinct type, sorted by name (aliases not repeated)."""
+        """Every canonical type, sorted by name (aliases and alias types not repeated)."""
         seen: dict[str, CheckType] = {}
         for t in self._types.values():
-            seen.setdefault(t.name, t)
+            if t.alias_of is None:
+                seen.setdefault(t.name, t)
         return [seen[k] for k in sorted(seen)]
+
+    def alias_types(self) -> list[CheckType]:
+        """Every alias type (another spelling with its own parameters), sorted by name."""
+        return sorted(
+            {id(t): t for t in self._types.values() if t.alias_of is not None}.values(),
+            key=lambda t: t.name,
+        )
+
+    def aliases_of(self, name: str) -> list[str]:
+        """Every other name that scores as the canonical type `name`, sorted."""
+        out = {
+            key
+            for key, t in self._types.items()
+            if key != name and (t.name == name or t.alias_of == name)
+        }
+        return sorted(out)
 
 
 REGISTRY = Registry()
@@ -197,6 +220,7 @@ def check_type(
     aliases: tuple[str, ...] = (),
     threshold: ThresholdRule | None = None,
     negated_by: str | None = None,
+    in_process_only: bool = False,
     registry: Registry | None = None,
 ) -> Callable[[Callable[[P], CheckFn]], Callable[[P], CheckFn]]:
     """Decorator registering a check factory `build(params) -> scoring function`.
@@ -223,11 +247,54 @@ def check_type(
                 aliases=aliases,
                 threshold=threshold,
                 negated_by=negated_by,
+                in_process_only=in_process_only,
             )
         )
         return build
 
     return decorate
+
+
+def alias_type(
+    name: str,
+    *,
+    of: str,
+    params: type[P],
+    adapt: Callable[[P], dict[str, Any]],
+    description: str,
+    validate: Callable[[P], None] | None = None,
+    registry: Registry | None = None,
+) -> None:
+    """Register `name` as another spelling of the canonical type `of`.
+
+    The alias keeps its own parameter model (so errors name what the caller wrote, and
+    `validate` may add the alias's own limits); `adapt` turns its parameters into the
+    canonical type's, whose factory then builds the one implementation of the concept.
+    Results name the canonical type; ListChecks lists the alias under it.
+    """
+    reg = registry or REGISTRY
+    canonical = reg.get(of)
+    if canonical is None or canonical.alias_of is not None:
+        raise ValueError(f"alias {name!r}: {of!r} is not a registered canonical type")
+
+    def build(p: P) -> CheckFn:
+        if validate is not None:
+            validate(p)
+        return canonical.build(canonical.params.model_validate(adapt(p)))
+
+    reg.add(
+        CheckType(
+            name=name,
+            description=description,
+            family=canonical.family,
+            params=params,
+            build=build,
+            is_async=canonical.is_async,
+            uses_judge=canonical.uses_judge,
+            self_testable=canonical.self_testable,
+            alias_of=of,
+        )
+    )
 
 
 def is_async_fn(fn: Callable[..., Any]) -> bool:

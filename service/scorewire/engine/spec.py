@@ -55,7 +55,7 @@ class CompiledCheck:
     name: str
     """The check's name in results (its key, its compact line, or its type)."""
     type: str
-    """The registered type name."""
+    """The canonical type name (an alias's spelling scores as its canonical type)."""
     fn: CheckFn
     """The scoring function built by the type's factory, with the type's threshold and
     negation bound (`engine.passing`)."""
@@ -142,7 +142,7 @@ def compile_check(
     fn_is_async = check_type.is_async or is_async_fn(fn)
     compiled = CompiledCheck(
         name=spec.name or spec.type,
-        type=check_type.name,
+        type=check_type.alias_of or check_type.name,
         fn=bind_pass_rule(fn, fn_is_async, check_type, params),
         fn_is_async=fn_is_async,
         check_type=check_type,

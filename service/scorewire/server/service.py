@@ -316,10 +316,13 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     async def ListChecks(
         self, request: pb.ListChecksRequest, context: Context
     ) -> pb.ListChecksResponse:
-        """The catalog of check types."""
+        """The catalog of check types: the canonical ones, with their other spellings;
+        types that only work in process (`python`) are not offered over the wire."""
         if self._catalog is None:
             infos = []
             for t in REGISTRY.types():
+                if t.in_process_only:
+                    continue
                 schema = struct_pb2.Struct()
                 json_format.ParseDict(t.params_schema(), schema)
                 infos.append(
@@ -329,6 +332,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                         family=t.family,
                         params_schema=schema,
                         uses_judge=t.uses_judge,
+                        aliases=REGISTRY.aliases_of(t.name),
                     )
                 )
             self._catalog = pb.ListChecksResponse(checks=infos)

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
-from scorewire.core.registry import Registry
+from scorewire.core.registry import REGISTRY, Registry
 from scorewire.engine.custom import load_imports
 from scorewire.engine.runner import Case, Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck, Example, compile_check
@@ -135,9 +135,25 @@ def parse_check_spec(raw: object, path: str) -> CheckSpec:
     if not isinstance(name, str):
         violations.append(FieldViolation(join_path(path, "name"), "must be a string"))
         name = ""
+    params = {k: v for k, v in raw.items() if k not in MODIFIER_KEYS}
+    params_path = ""
+    if "params" in params and _nested_params(params, ctype):
+        # The clients' canonical form: parameters under `params`, as in the proto.
+        nested = params.pop("params")
+        if params:
+            violations.append(
+                FieldViolation(
+                    join_path(path, "params"),
+                    "give parameters under `params` or beside `type`, not both "
+                    f"(found {', '.join(sorted(params))} beside it)",
+                )
+            )
+        elif nested is not None and not isinstance(nested, Mapping):
+            violations.append(FieldViolation(join_path(path, "params"), "must be a mapping"))
+        else:
+            params, params_path = dict(nested or {}), "params"
     if violations:
         raise SpecError(violations)
-    params = {k: v for k, v in raw.items() if k not in MODIFIER_KEYS}
     return CheckSpec(
         type=ctype,
         params=params,
@@ -145,8 +161,15 @@ def parse_check_spec(raw: object, path: str) -> CheckSpec:
         when=when,
         examples=examples,
         extractor=extractor,
-        params_path="",
+        params_path=params_path,
     )
+
+
+def _nested_params(params: Mapping[str, Any], ctype: str) -> bool:
+    """Whether `params:` holds the parameters rather than being a parameter itself (no
+    built-in type has one named so; a custom type that does keeps it)."""
+    check = REGISTRY.get(ctype) if ctype else None
+    return check is None or "params" not in check.params.model_fields
 
 
 def parse_examples(raw: object, path: str) -> list[Example]:

@@ -1741,7 +1741,11 @@ type CheckInfo struct {
 	// The JSON Schema of the type's parameters.
 	ParamsSchema *structpb.Struct `protobuf:"bytes,4,opt,name=params_schema,json=paramsSchema,proto3" json:"params_schema,omitempty"`
 	// True when the check calls a model (costs money and needs a configured judge).
-	UsesJudge     bool `protobuf:"varint,5,opt,name=uses_judge,json=usesJudge,proto3" json:"uses_judge,omitempty"`
+	UsesJudge bool `protobuf:"varint,5,opt,name=uses_judge,json=usesJudge,proto3" json:"uses_judge,omitempty"`
+	// Other names that score as this type: plain aliases and the spellings of other
+	// suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+	// may have their own shape. Results always name the canonical `type`.
+	Aliases       []string `protobuf:"bytes,6,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1809,6 +1813,13 @@ func (x *CheckInfo) GetUsesJudge() bool {
 		return x.UsesJudge
 	}
 	return false
+}
+
+func (x *CheckInfo) GetAliases() []string {
+	if x != nil {
+		return x.Aliases
+	}
+	return nil
 }
 
 // ListChecksResponse is the catalog.
@@ -2201,14 +2212,15 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12+\n" +
 	"\x06scores\x18\x02 \x03(\v2\x13.scorewire.v1.ScoreR\x06scores\x12\x16\n" +
 	"\x06passed\x18\x03 \x01(\bR\x06passed\"\x13\n" +
-	"\x11ListChecksRequest\"\xb6\x01\n" +
+	"\x11ListChecksRequest\"\xd0\x01\n" +
 	"\tCheckInfo\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +
 	"\x06family\x18\x03 \x01(\tR\x06family\x12<\n" +
 	"\rparams_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\fparamsSchema\x12\x1d\n" +
 	"\n" +
-	"uses_judge\x18\x05 \x01(\bR\tusesJudge\"E\n" +
+	"uses_judge\x18\x05 \x01(\bR\tusesJudge\x12\x18\n" +
+	"\aaliases\x18\x06 \x03(\tR\aaliases\"E\n" +
 	"\x12ListChecksResponse\x12/\n" +
 	"\x06checks\x18\x01 \x03(\v2\x17.scorewire.v1.CheckInfoR\x06checks\"\x9f\x01\n" +
 	"\x14ValidateSuiteRequest\x12\x1d\n" +

@@ -56,8 +56,9 @@ type ScoringServiceClient interface {
 	// case's `request_id`. Responses arrive in completion order, not request order.
 	// Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
 	ScoreStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScoreStreamRequest, ScoreStreamResponse], error)
-	// ListChecks returns the catalog: every check type with its description and the JSON
-	// Schema of its parameters.
+	// ListChecks returns the catalog: every canonical check type with its description,
+	// the JSON Schema of its parameters and its aliases. Types that only work in the
+	// in-process Python API (`python`, which takes a function) are left out.
 	ListChecks(ctx context.Context, in *ListChecksRequest, opts ...grpc.CallOption) (*ListChecksResponse, error)
 	// ValidateSuite loads a suite (or structured checks) without running anything and
 	// returns every problem found, each with its field path. It does not fail with
@@ -157,8 +158,9 @@ type ScoringServiceServer interface {
 	// case's `request_id`. Responses arrive in completion order, not request order.
 	// Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
 	ScoreStream(grpc.BidiStreamingServer[ScoreStreamRequest, ScoreStreamResponse]) error
-	// ListChecks returns the catalog: every check type with its description and the JSON
-	// Schema of its parameters.
+	// ListChecks returns the catalog: every canonical check type with its description,
+	// the JSON Schema of its parameters and its aliases. Types that only work in the
+	// in-process Python API (`python`, which takes a function) are left out.
 	ListChecks(context.Context, *ListChecksRequest) (*ListChecksResponse, error)
 	// ValidateSuite loads a suite (or structured checks) without running anything and
 	// returns every problem found, each with its field path. It does not fail with

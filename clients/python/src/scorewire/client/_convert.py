@@ -145,24 +145,36 @@ def to_example(obj: pb.Example | Mapping[str, Any] | tuple[str, str]) -> pb.Exam
     return pb.Example(text=text, kind=kind)
 
 
+_CHECK_KEYS = ("type", "params", "name", "when", "examples", "extractor")
+
+
 def to_check(obj: CheckLike) -> pb.CheckSpec:
     """A CheckSpec from a mapping with keys type, params, name, when, examples, extractor.
 
-    Parameters go under `params` (`{"type": "length", "params": {"max_chars": 100}}`),
-    as in the proto, so that the server's field paths (`checks[0].params.max_chars`)
-    match what the caller wrote.
+    The canonical form puts parameters under `params`
+    (`{"type": "contains", "params": {"needles": ["Paris"]}}`), as in the proto, so the
+    server's field paths (`checks[0].params.needles`) match what the caller wrote. The
+    flat form of YAML suites and the in-process API (`{"type": "contains", "needles":
+    [...]}`) is accepted too: keys beside `type` that are not modifiers are the
+    parameters. Both at once is a ValueError.
     """
     if isinstance(obj, pb.CheckSpec):
         return obj
     _check_type(obj, pb.CheckSpec, "check")
-    _keys("check", obj, ("type", "params", "name", "when", "examples", "extractor"))
+    flat = {k: v for k, v in obj.items() if k not in _CHECK_KEYS}
+    if flat and obj.get("params") is not None:
+        raise ValueError(
+            f"check {obj.get('type')!r}: give parameters under 'params' or beside 'type', "
+            f"not both (found {sorted(flat)} beside 'params')"
+        )
     spec = pb.CheckSpec(
         type=obj.get("type") or "",
         name=obj.get("name") or "",
         extractor=obj.get("extractor") or "",
     )
-    if obj.get("params") is not None:
-        fill_struct(spec.params, obj["params"])
+    params = flat if flat else obj.get("params")
+    if params is not None:
+        fill_struct(spec.params, params)
     if obj.get("when") is not None:
         spec.when.CopyFrom(to_check(obj["when"]))
     spec.examples.extend(to_example(e) for e in obj.get("examples") or ())

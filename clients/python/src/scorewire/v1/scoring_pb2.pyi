@@ -904,6 +904,7 @@ class CheckInfo(_message.Message):
     FAMILY_FIELD_NUMBER: _builtins.int
     PARAMS_SCHEMA_FIELD_NUMBER: _builtins.int
     USES_JUDGE_FIELD_NUMBER: _builtins.int
+    ALIASES_FIELD_NUMBER: _builtins.int
     type: _builtins.str
     """The type name used in CheckSpec.type."""
     description: _builtins.str
@@ -918,6 +919,13 @@ class CheckInfo(_message.Message):
     def params_schema(self) -> _struct_pb2.Struct:
         """The JSON Schema of the type's parameters."""
 
+    @_builtins.property
+    def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Other names that score as this type: plain aliases and the spellings of other
+        suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+        may have their own shape. Results always name the canonical `type`.
+        """
+
     def __init__(
         self,
         *,
@@ -926,10 +934,11 @@ class CheckInfo(_message.Message):
         family: _builtins.str = ...,
         params_schema: _struct_pb2.Struct | None = ...,
         uses_judge: _builtins.bool = ...,
+        aliases: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["params_schema", b"params_schema"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "family", b"family", "params_schema", b"params_schema", "type", b"type", "uses_judge", b"uses_judge"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "description", b"description", "family", b"family", "params_schema", b"params_schema", "type", b"type", "uses_judge", b"uses_judge"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

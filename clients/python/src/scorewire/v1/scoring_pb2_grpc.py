@@ -99,8 +99,9 @@ class ScoringServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListChecks(self, request, context):
-        """ListChecks returns the catalog: every check type with its description and the JSON
-        Schema of its parameters.
+        """ListChecks returns the catalog: every canonical check type with its description,
+        the JSON Schema of its parameters and its aliases. Types that only work in the
+        in-process Python API (`python`, which takes a function) are left out.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -61,8 +61,9 @@ class ScoringServiceStub:
     Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
     """
     ListChecks: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ListChecksRequest, _scoring_pb2.ListChecksResponse]
-    """ListChecks returns the catalog: every check type with its description and the JSON
-    Schema of its parameters.
+    """ListChecks returns the catalog: every canonical check type with its description,
+    the JSON Schema of its parameters and its aliases. Types that only work in the
+    in-process Python API (`python`, which takes a function) are left out.
     """
     ValidateSuite: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ValidateSuiteRequest, _scoring_pb2.ValidateSuiteResponse]
     """ValidateSuite loads a suite (or structured checks) without running anything and
@@ -96,8 +97,9 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
     """
     ListChecks: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ListChecksRequest, _scoring_pb2.ListChecksResponse]  # type: ignore[assignment]
-    """ListChecks returns the catalog: every check type with its description and the JSON
-    Schema of its parameters.
+    """ListChecks returns the catalog: every canonical check type with its description,
+    the JSON Schema of its parameters and its aliases. Types that only work in the
+    in-process Python API (`python`, which takes a function) are left out.
     """
     ValidateSuite: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ValidateSuiteRequest, _scoring_pb2.ValidateSuiteResponse]  # type: ignore[assignment]
     """ValidateSuite loads a suite (or structured checks) without running anything and
@@ -152,8 +154,9 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _scoring_pb2.ListChecksRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.ListChecksResponse, _abc.Awaitable[_scoring_pb2.ListChecksResponse]]:
-        """ListChecks returns the catalog: every check type with its description and the JSON
-        Schema of its parameters.
+        """ListChecks returns the catalog: every canonical check type with its description,
+        the JSON Schema of its parameters and its aliases. Types that only work in the
+        in-process Python API (`python`, which takes a function) are left out.
         """
 
     @_abc_1.abstractmethod

@@ -428,6 +428,12 @@ export interface CheckInfo {
     | undefined;
   /** True when the check calls a model (costs money and needs a configured judge). */
   usesJudge: boolean;
+  /**
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   */
+  aliases: string[];
 }
 
 /** ListChecksResponse is the catalog. */
@@ -3162,7 +3168,7 @@ export const ListChecksRequest: MessageFns<ListChecksRequest> = {
 };
 
 function createBaseCheckInfo(): CheckInfo {
-  return { type: "", description: "", family: "", paramsSchema: undefined, usesJudge: false };
+  return { type: "", description: "", family: "", paramsSchema: undefined, usesJudge: false, aliases: [] };
 }
 
 export const CheckInfo: MessageFns<CheckInfo> = {
@@ -3181,6 +3187,9 @@ export const CheckInfo: MessageFns<CheckInfo> = {
     }
     if (message.usesJudge !== false) {
       writer.uint32(40).bool(message.usesJudge);
+    }
+    for (const v of message.aliases) {
+      writer.uint32(50).string(v!);
     }
     return writer;
   },
@@ -3238,6 +3247,14 @@ export const CheckInfo: MessageFns<CheckInfo> = {
             message.usesJudge = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.aliases.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3265,6 +3282,7 @@ export const CheckInfo: MessageFns<CheckInfo> = {
         : isSet(object.uses_judge)
         ? globalThis.Boolean(object.uses_judge)
         : false,
+      aliases: globalThis.Array.isArray(object?.aliases) ? object.aliases.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -3285,6 +3303,9 @@ export const CheckInfo: MessageFns<CheckInfo> = {
     if (message.usesJudge !== false) {
       obj.usesJudge = message.usesJudge;
     }
+    if (message.aliases?.length) {
+      obj.aliases = message.aliases;
+    }
     return obj;
   },
 
@@ -3298,6 +3319,7 @@ export const CheckInfo: MessageFns<CheckInfo> = {
     message.family = object.family ?? "";
     message.paramsSchema = object.paramsSchema ?? undefined;
     message.usesJudge = object.usesJudge ?? false;
+    message.aliases = object.aliases?.map((e) => e) || [];
     return message;
   },
 };
@@ -3752,8 +3774,9 @@ export const ScoringServiceService = {
     responseDeserialize: (value: Buffer): ScoreStreamResponse => ScoreStreamResponse.decode(value),
   },
   /**
-   * ListChecks returns the catalog: every check type with its description and the JSON
-   * Schema of its parameters.
+   * ListChecks returns the catalog: every canonical check type with its description,
+   * the JSON Schema of its parameters and its aliases. Types that only work in the
+   * in-process Python API (`python`, which takes a function) are left out.
    */
   listChecks: {
     path: "/scorewire.v1.ScoringService/ListChecks" as const,
@@ -3804,8 +3827,9 @@ export interface ScoringServiceServer extends UntypedServiceImplementation {
    */
   scoreStream: handleBidiStreamingCall<ScoreStreamRequest, ScoreStreamResponse>;
   /**
-   * ListChecks returns the catalog: every check type with its description and the JSON
-   * Schema of its parameters.
+   * ListChecks returns the catalog: every canonical check type with its description,
+   * the JSON Schema of its parameters and its aliases. Types that only work in the
+   * in-process Python API (`python`, which takes a function) are left out.
    */
   listChecks: handleUnaryCall<ListChecksRequest, ListChecksResponse>;
   /**
@@ -3863,8 +3887,9 @@ export interface ScoringServiceClient extends Client {
     options?: Partial<CallOptions>,
   ): ClientDuplexStream<ScoreStreamRequest, ScoreStreamResponse>;
   /**
-   * ListChecks returns the catalog: every check type with its description and the JSON
-   * Schema of its parameters.
+   * ListChecks returns the catalog: every canonical check type with its description,
+   * the JSON Schema of its parameters and its aliases. Types that only work in the
+   * in-process Python API (`python`, which takes a function) are left out.
    */
   listChecks(
     request: ListChecksRequest,

@@ -35,6 +35,8 @@ private static final long serialVersionUID = 0L;
     type_ = "";
     description_ = "";
     family_ = "";
+    aliases_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -252,6 +254,67 @@ private static final long serialVersionUID = 0L;
     return usesJudge_;
   }
 
+  public static final int ALIASES_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList aliases_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @return A list containing the aliases.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getAliasesList() {
+    return aliases_;
+  }
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @return The count of aliases.
+   */
+  public int getAliasesCount() {
+    return aliases_.size();
+  }
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @param index The index of the element to return.
+   * @return The aliases at the given index.
+   */
+  public java.lang.String getAliases(int index) {
+    return aliases_.get(index);
+  }
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the aliases at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getAliasesBytes(int index) {
+    return aliases_.getByteString(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -281,6 +344,9 @@ private static final long serialVersionUID = 0L;
     if (usesJudge_ != false) {
       output.writeBool(5, usesJudge_);
     }
+    for (int i = 0; i < aliases_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, aliases_.getRaw(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -301,6 +367,14 @@ private static final long serialVersionUID = 0L;
     if (usesJudge_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(5, usesJudge_);
+    }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < aliases_.size(); i++) {
+        dataSize += computeStringSizeNoTag(aliases_.getRaw(i));
+      }
+      size += dataSize;
+      size += 1 * getAliasesList().size();
     }
     return size;
   }
@@ -339,6 +413,8 @@ private static final long serialVersionUID = 0L;
     }
     if (getUsesJudge()
         != other.getUsesJudge()) return false;
+    if (!getAliasesList()
+        .equals(other.getAliasesList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -363,6 +439,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + USES_JUDGE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getUsesJudge());
+    if (getAliasesCount() > 0) {
+      hash = (37 * hash) + ALIASES_FIELD_NUMBER;
+      hash = (53 * hash) + getAliasesList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -513,6 +593,8 @@ private static final long serialVersionUID = 0L;
         paramsSchemaBuilder_ = null;
       }
       usesJudge_ = false;
+      aliases_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
       return this;
     }
 
@@ -565,6 +647,10 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.usesJudge_ = usesJudge_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        aliases_.makeImmutable();
+        result.aliases_ = aliases_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -600,6 +686,16 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getUsesJudge() != false) {
         setUsesJudge(other.getUsesJudge());
+      }
+      if (!other.aliases_.isEmpty()) {
+        if (aliases_.isEmpty()) {
+          aliases_ = other.aliases_;
+          bitField0_ |= 0x00000020;
+        } else {
+          ensureAliasesIsMutable();
+          aliases_.addAll(other.aliases_);
+        }
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -654,6 +750,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 50: {
+              ensureAliasesIsMutable();
+              aliases_.add(input.readStringRequireUtf8());
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1149,6 +1250,171 @@ private static final long serialVersionUID = 0L;
     public Builder clearUsesJudge() {
       bitField0_ = (bitField0_ & ~0x00000010);
       usesJudge_ = false;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.LazyStringArrayList aliases_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureAliasesIsMutable() {
+      if (!aliases_.isModifiable()) {
+        aliases_ = new com.google.protobuf.LazyStringArrayList(aliases_);
+      }
+      bitField0_ |= 0x00000020;
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @return A list containing the aliases.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getAliasesList() {
+      aliases_.makeImmutable();
+      return aliases_;
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @return The count of aliases.
+     */
+    public int getAliasesCount() {
+      return aliases_.size();
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @param index The index of the element to return.
+     * @return The aliases at the given index.
+     */
+    public java.lang.String getAliases(int index) {
+      return aliases_.get(index);
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the aliases at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getAliasesBytes(int index) {
+      return aliases_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @param index The index to set the value at.
+     * @param value The aliases to set.
+     * @return This builder for chaining.
+     */
+    public Builder setAliases(
+        int index, java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureAliasesIsMutable();
+      aliases_.set(index, value);
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @param value The aliases to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAliases(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureAliasesIsMutable();
+      aliases_.add(value);
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @param values The aliases to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllAliases(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureAliasesIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, aliases_);
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearAliases() {
+      aliases_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x00000020);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Other names that score as this type: plain aliases and the spellings of other
+     * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+     * may have their own shape. Results always name the canonical `type`.
+     * </pre>
+     *
+     * <code>repeated string aliases = 6;</code>
+     * @param value The bytes of the aliases to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAliasesBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      ensureAliasesIsMutable();
+      aliases_.add(value);
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }

@@ -108,4 +108,53 @@ public interface CheckInfoOrBuilder extends
    * @return The usesJudge.
    */
   boolean getUsesJudge();
+
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @return A list containing the aliases.
+   */
+  java.util.List<java.lang.String>
+      getAliasesList();
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @return The count of aliases.
+   */
+  int getAliasesCount();
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @param index The index of the element to return.
+   * @return The aliases at the given index.
+   */
+  java.lang.String getAliases(int index);
+  /**
+   * <pre>
+   * Other names that score as this type: plain aliases and the spellings of other
+   * suite formats (checkllm's `is_json`, the compact `contains_text`), whose parameters
+   * may have their own shape. Results always name the canonical `type`.
+   * </pre>
+   *
+   * <code>repeated string aliases = 6;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the aliases at the given index.
+   */
+  com.google.protobuf.ByteString
+      getAliasesBytes(int index);
 }

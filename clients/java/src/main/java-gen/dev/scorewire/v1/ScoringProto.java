@@ -235,35 +235,35 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "message\"^\n\023ScoreStreamResponse\022\022\n\nreques" +
       "t_id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023.scorewire.v" +
       "1.Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021ListChecksReq" +
-      "uest\"\202\001\n\tCheckInfo\022\014\n\004type\030\001 \001(\t\022\023\n\013desc" +
+      "uest\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 \001(\t\022\023\n\013desc" +
       "ription\030\002 \001(\t\022\016\n\006family\030\003 \001(\t\022.\n\rparams_" +
       "schema\030\004 \001(\0132\027.google.protobuf.Struct\022\022\n" +
-      "\nuses_judge\030\005 \001(\010\"=\n\022ListChecksResponse\022" +
-      "\'\n\006checks\030\001 \003(\0132\027.scorewire.v1.CheckInfo" +
-      "\"x\n\024ValidateSuiteRequest\022\022\n\nsuite_yaml\030\001" +
-      " \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\013" +
-      "2\027.scorewire.v1.CheckSpec\022\017\n\007compact\030\004 \003" +
-      "(\t\"2\n\014FieldProblem\022\r\n\005field\030\001 \001(\t\022\023\n\013des" +
-      "cription\030\002 \001(\t\"t\n\025ValidateSuiteResponse\022" +
-      "\r\n\005valid\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132\032.score" +
-      "wire.v1.FieldProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006" +
-      "checks\030\004 \003(\t*a\n\013ExampleKind\022\034\n\030EXAMPLE_K" +
-      "IND_UNSPECIFIED\020\000\022\031\n\025EXAMPLE_KIND_POSITI" +
-      "VE\020\001\022\031\n\025EXAMPLE_KIND_NEGATIVE\020\0022\242\003\n\016Scor" +
-      "ingService\022@\n\005Score\022\032.scorewire.v1.Score" +
-      "Request\032\033.scorewire.v1.ScoreResponse\022K\n\010" +
-      "RunSuite\022\035.scorewire.v1.RunSuiteRequest\032" +
-      "\036.scorewire.v1.RunSuiteResponse0\001\022V\n\013Sco" +
-      "reStream\022 .scorewire.v1.ScoreStreamReque" +
-      "st\032!.scorewire.v1.ScoreStreamResponse(\0010" +
-      "\001\022O\n\nListChecks\022\037.scorewire.v1.ListCheck" +
-      "sRequest\032 .scorewire.v1.ListChecksRespon" +
-      "se\022X\n\rValidateSuite\022\".scorewire.v1.Valid" +
-      "ateSuiteRequest\032#.scorewire.v1.ValidateS" +
-      "uiteResponseBj\n\020dev.scorewire.v1B\014Scorin" +
-      "gProtoP\001ZFgithub.com/scorewire/scorewire" +
-      "/clients/go/gen/scorewire/v1;scorewirev1" +
-      "b\006proto3"
+      "\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030\006 \003(\t\"=\n\022Li" +
+      "stChecksResponse\022\'\n\006checks\030\001 \003(\0132\027.score" +
+      "wire.v1.CheckInfo\"x\n\024ValidateSuiteReques" +
+      "t\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(" +
+      "\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.CheckSp" +
+      "ec\022\017\n\007compact\030\004 \003(\t\"2\n\014FieldProblem\022\r\n\005f" +
+      "ield\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\"t\n\025Valid" +
+      "ateSuiteResponse\022\r\n\005valid\030\001 \001(\010\022,\n\010probl" +
+      "ems\030\002 \003(\0132\032.scorewire.v1.FieldProblem\022\016\n" +
+      "\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t*a\n\013Example" +
+      "Kind\022\034\n\030EXAMPLE_KIND_UNSPECIFIED\020\000\022\031\n\025EX" +
+      "AMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAMPLE_KIND_NE" +
+      "GATIVE\020\0022\242\003\n\016ScoringService\022@\n\005Score\022\032.s" +
+      "corewire.v1.ScoreRequest\032\033.scorewire.v1." +
+      "ScoreResponse\022K\n\010RunSuite\022\035.scorewire.v1" +
+      ".RunSuiteRequest\032\036.scorewire.v1.RunSuite" +
+      "Response0\001\022V\n\013ScoreStream\022 .scorewire.v1" +
+      ".ScoreStreamRequest\032!.scorewire.v1.Score" +
+      "StreamResponse(\0010\001\022O\n\nListChecks\022\037.score" +
+      "wire.v1.ListChecksRequest\032 .scorewire.v1" +
+      ".ListChecksResponse\022X\n\rValidateSuite\022\".s" +
+      "corewire.v1.ValidateSuiteRequest\032#.score" +
+      "wire.v1.ValidateSuiteResponseBj\n\020dev.sco" +
+      "rewire.v1B\014ScoringProtoP\001ZFgithub.com/sc" +
+      "orewire/scorewire/clients/go/gen/scorewi" +
+      "re/v1;scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -401,7 +401,7 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_CheckInfo_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckInfo_descriptor,
-        new java.lang.String[] { "Type", "Description", "Family", "ParamsSchema", "UsesJudge", });
+        new java.lang.String[] { "Type", "Description", "Family", "ParamsSchema", "UsesJudge", "Aliases", });
     internal_static_scorewire_v1_ListChecksResponse_descriptor =
       getDescriptor().getMessageType(22);
     internal_static_scorewire_v1_ListChecksResponse_fieldAccessorTable = new

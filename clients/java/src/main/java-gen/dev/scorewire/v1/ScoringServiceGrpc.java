@@ -267,8 +267,9 @@ public final class ScoringServiceGrpc {
 
     /**
      * <pre>
-     * ListChecks returns the catalog: every check type with its description and the JSON
-     * Schema of its parameters.
+     * ListChecks returns the catalog: every canonical check type with its description,
+     * the JSON Schema of its parameters and its aliases. Types that only work in the
+     * in-process Python API (`python`, which takes a function) are left out.
      * </pre>
      */
     public void listChecks(dev.scorewire.v1.ListChecksRequest request,
@@ -391,8 +392,9 @@ public final class ScoringServiceGrpc {
 
     /**
      * <pre>
-     * ListChecks returns the catalog: every check type with its description and the JSON
-     * Schema of its parameters.
+     * ListChecks returns the catalog: every canonical check type with its description,
+     * the JSON Schema of its parameters and its aliases. Types that only work in the
+     * in-process Python API (`python`, which takes a function) are left out.
      * </pre>
      */
     public void listChecks(dev.scorewire.v1.ListChecksRequest request,
@@ -462,8 +464,9 @@ public final class ScoringServiceGrpc {
 
     /**
      * <pre>
-     * ListChecks returns the catalog: every check type with its description and the JSON
-     * Schema of its parameters.
+     * ListChecks returns the catalog: every canonical check type with its description,
+     * the JSON Schema of its parameters and its aliases. Types that only work in the
+     * in-process Python API (`python`, which takes a function) are left out.
      * </pre>
      */
     public dev.scorewire.v1.ListChecksResponse listChecks(dev.scorewire.v1.ListChecksRequest request) {
@@ -518,8 +521,9 @@ public final class ScoringServiceGrpc {
 
     /**
      * <pre>
-     * ListChecks returns the catalog: every check type with its description and the JSON
-     * Schema of its parameters.
+     * ListChecks returns the catalog: every canonical check type with its description,
+     * the JSON Schema of its parameters and its aliases. Types that only work in the
+     * in-process Python API (`python`, which takes a function) are left out.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.ListChecksResponse> listChecks(
