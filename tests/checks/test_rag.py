@@ -90,6 +90,7 @@ async def test_value_and_threshold(params: dict[str, object], level: int, passed
     async with judge_harness() as h:
         h.openai.script(level_reply(level))
         score = await h.run(compile_spec("rag.faithfulness", params), Sample("s", input=RAG_INPUT))
+        assert score.error is None, score
         assert score.value == pytest.approx((level - 1) / 4) and score.passed is passed
 
 

@@ -147,6 +147,7 @@ CLEAN = [
 @pytest.mark.parametrize("text", CLEAN)
 def test_no_pii_passes_clean_text(text: str) -> None:
     got = score("safety.no_pii", {}, text)
+    assert got.error is None, got.error
     assert got.passed and got.value == 1.0, got.reason
 
 
@@ -193,6 +194,7 @@ FORBIDDEN = [
 @pytest.mark.parametrize(("params", "text", "passed"), FORBIDDEN)
 def test_forbidden(params: dict[str, Any], text: str, passed: bool) -> None:
     got = score("safety.forbidden", params, text)
+    assert got.error is None, got.error
     assert got.passed is passed and got.value == (1.0 if passed else 0.0)
 
 

@@ -192,7 +192,8 @@ async def test_relative_path_is_resolved_against_the_suite_directory(tmp_path) -
 async def test_file_is_reread_when_it_changes(tmp_path) -> None:
     # The cache is keyed by mtime/size/inode: a label appended later is seen.
     path = write_labels(tmp_path / "labels.jsonl", [label(passed=False)])
-    assert not (await score({"labels": path})).passed
+    first = await score({"labels": path})
+    assert first.error is None and not first.passed
     append_line(path, label_line(label(passed=True, at=30)))
     stat = os.stat(path)
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
