@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 import uuid
@@ -20,6 +18,7 @@ from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
 from tests.labels.conftest import LabelServer
+from tests.support.components import require_binary
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0  # how long a screen may take to show up on a loaded machine (not asserted)
@@ -76,10 +75,7 @@ class Terminal:
 
 @pytest.fixture
 def terminal(tmp_path) -> Iterator[Terminal]:
-    if shutil.which("tmux") is None:
-        if os.environ.get("CI"):
-            pytest.fail("tmux (Debian package tmux) is required in CI")
-        pytest.skip("tmux is not installed")
+    require_binary("tmux", "tmux")
     term = Terminal(tmp_path)
     try:
         yield term

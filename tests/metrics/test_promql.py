@@ -25,9 +25,9 @@ from tests.metrics.helpers import (
     PRICED_MODEL,
     judge_settings,
     judge_traffic,
-    require_binary,
     start_metrics_server,
 )
+from tests.support.components import require_binary
 
 DASHBOARD = DEPLOY / "grafana/dashboards/scorewire.json"
 ALERTS = DEPLOY / "prometheus/alerts.yml"
@@ -222,7 +222,7 @@ def test_the_dashboard_uses_the_provisioned_datasource() -> None:
 
 def promtool(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [require_binary("promtool"), *args],
+        [require_binary("promtool", "prometheus"), *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -252,7 +252,7 @@ def test_promtool_check_config_passes_on_the_compose_prometheus_config() -> None
 
 async def test_promtool_lints_the_scrape(fake_openai: FakeOpenAI) -> None:
     # Prometheus' own linter on the exposition: naming, units, _total on counters.
-    require_binary("promtool")
+    require_binary("promtool", "prometheus")
     _, text = await full_traffic_scrape(fake_openai)
     result = await asyncio.to_thread(promtool, "check", "metrics", stdin=text)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -295,7 +295,7 @@ async def _wait_for(fn: Any, what: str, attempts: int = 300) -> Any:
 def prometheus_scraping(target: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """A Prometheus on a free loopback port scraping `target` every second, with the
     alert rules loaded; yields its base URL and process."""
-    binary = require_binary("prometheus")
+    binary = require_binary("prometheus", "prometheus")
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp, "prometheus.yml")
@@ -340,7 +340,7 @@ async def test_a_real_prometheus_scrapes_the_server_and_answers_judge_cost(
     # Prometheus (Debian's package) scrapes /metrics of a live server over loopback; a
     # query for judge cost returns what the scores cost, and every dashboard and alert
     # expression is accepted by its query engine.
-    require_binary("prometheus")
+    require_binary("prometheus", "prometheus")
     srv = await start_metrics_server(
         judge=True, **judge_settings(fake_openai, judge_budget_usd=5.0)
     )

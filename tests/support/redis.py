@@ -5,12 +5,12 @@
         redis.stop(); redis.start()       # simulate an outage, then recovery
 
 `redis-server` must be on PATH (`apt-get install -y redis-server`; `make test` installs
-it); without it the `redis_server` fixture skips with a message saying so.
+it); without it the `redis_server` fixture skips with a message saying so, and fails
+under CI (tests.support.components).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
+from tests.support.components import require_binary
 
 
 def _free_port() -> int:
@@ -107,10 +109,7 @@ class RedisServer:
 
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
-    """A fresh Redis for one test; skips when redis-server is not installed."""
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is missing, and CI must run the Redis tests")
-        pytest.skip("redis-server is not installed (apt-get install -y redis-server)")
+    """A fresh Redis for one test; skips (fails under CI) when redis-server is missing."""
+    require_binary("redis-server", "redis-server")
     with RedisServer() as server:
         yield server
