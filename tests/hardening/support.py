@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
 from scorewire.server.app import Running, create_server
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
+
+from tests.support.rpc import violations
 
 ROOT = Path(__file__).resolve().parents[2]
 SCOREWIRE = str(Path(sys.executable).parent / "scorewire")
@@ -120,19 +121,6 @@ def stub(channel: grpc.Channel) -> scoring_pb2_grpc.ScoringServiceStub:
 
 
 # --- the answer rules ------------------------------------------------------------------
-
-
-def violations(err: grpc.RpcError) -> list[tuple[str, str]]:
-    """(field, description) of every google.rpc.BadRequest violation in the trailers."""
-    out: list[tuple[str, str]] = []
-    for key, value in err.trailing_metadata() or ():  # type: ignore[attr-defined]
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                br = error_details_pb2.BadRequest()
-                if detail.Unpack(br):
-                    out.extend((v.field, v.description) for v in br.field_violations)
-    return out
 
 
 def assert_rejection(err: grpc.RpcError, *codes: grpc.StatusCode) -> list[tuple[str, str]]:

@@ -36,8 +36,8 @@ from tests.hardening.support import (
     collect_run,
     stub,
     thread_server,
-    violations,
 )
+from tests.support.rpc import violations
 
 DEADLINE_S = 10.0
 FUZZ = settings(

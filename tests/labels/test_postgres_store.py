@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
@@ -15,6 +16,7 @@ from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
 from tests.labels.conftest import PostgresCluster, label, start_label_server
+from tests.support.wait import wait_until_async
 
 pytestmark = pytest.mark.slow
 
@@ -111,11 +113,13 @@ async def test_stopped_database_gives_error_scores_and_recovers(
             assert err.value.code() == grpc.StatusCode.UNAVAILABLE
         finally:
             pg_cluster.start()
-        for _ in range(100):  # the fail-fast window and the pool's reconnect pass
+
+        async def recovered() -> Any:
             got = (await srv.scoring.Score(score)).scores[0]
-            if got.error.code == "":
-                break
-            await asyncio.sleep(0.1)
+            return got if got.error.code == "" else None
+
+        # the fail-fast window and the pool's reconnect pass
+        got = await wait_until_async(recovered, "labels to be read again", interval_s=0.1)
         assert got.passed
     finally:
         await srv.channel.close()

@@ -28,6 +28,7 @@ from tests.metrics.helpers import (
     start_metrics_server,
 )
 from tests.support.components import require_binary
+from tests.support.wait import wait_until_async
 
 DASHBOARD = DEPLOY / "grafana/dashboards/scorewire.json"
 ALERTS = DEPLOY / "prometheus/alerts.yml"
@@ -277,18 +278,17 @@ def _query(base: str, expr: str) -> Any:
     return _get_json(f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
 
 
-async def _wait_for(fn: Any, what: str, attempts: int = 300) -> Any:
-    """Poll `fn()` (in a thread) until it returns something truthy."""
-    last: Any = None
-    for _ in range(attempts):
+async def _wait_for(fn: Any, what: str) -> Any:
+    """Poll `fn()` (in a thread, an OSError counting as "not yet") until it is truthy."""
+
+    async def attempt() -> Any:
         try:
-            last = await asyncio.to_thread(fn)
-        except OSError as err:
-            last = err
-        if last and not isinstance(last, OSError):
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: {last!r}")
+            return await asyncio.to_thread(fn)
+        except OSError:
+            return None  # Prometheus is not listening yet
+
+    # Prometheus starts, then scrapes every second: allow it well over its first scrape.
+    return await wait_until_async(attempt, what, timeout_s=30.0, interval_s=0.1)
 
 
 @contextmanager

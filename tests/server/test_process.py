@@ -13,6 +13,9 @@ import pytest
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
+from tests.server.custom_checks import marks
+from tests.support.wait import wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 SCOREWIRE = str(Path(sys.executable).parent / "scorewire")
 
@@ -39,20 +42,23 @@ def _start(*args: str) -> tuple[subprocess.Popen[str], str]:
     return proc, line.rsplit(" ", 1)[1].strip()
 
 
-def _slow_request(seconds: float) -> pb.ScoreRequest:
+def _slow_request(seconds: float, mark: Path | None = None) -> pb.ScoreRequest:
     req = pb.ScoreRequest(checks=[pb.CheckSpec(type="test.slow")])
     req.sample.metadata["sleep"] = seconds
+    if mark is not None:
+        req.sample.metadata["mark"] = str(mark)
     return req
 
 
-def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones() -> None:
+def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(tmp_path: Path) -> None:
     # SIGTERM mid-call: the call completes, new calls fail, the process exits 0.
     proc, addr = _start("--port", "0")
+    mark = tmp_path / "started"
     try:
         with grpc.insecure_channel(addr) as ch:
             stub = scoring_pb2_grpc.ScoringServiceStub(ch)
-            fut = stub.Score.future(_slow_request(1.0))
-            time.sleep(0.3)
+            fut = stub.Score.future(_slow_request(1.0, mark))
+            wait_until(lambda: marks(mark), "the server to start the slow check")
             proc.send_signal(signal.SIGTERM)
             assert fut.result(timeout=10).passed
             with pytest.raises(grpc.RpcError), grpc.insecure_channel(addr) as ch2:
