@@ -28,13 +28,12 @@ from tests.hardening.support import (
     ThreadServer,
     assert_score,
     collect_run,
-    serve_process,
-    stop_process,
     stub,
     thread_server,
 )
 from tests.server.custom_checks import marks
 from tests.support.redis import redis_server  # noqa: F401 - fixture
+from tests.support.servers import serve_process, stop_process
 from tests.support.wait import wait_until
 
 KEY = "sk-test-faults-0123456789"

@@ -6,7 +6,6 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,6 +25,7 @@ from scorewire.settings import Settings
 from scorewire.v1 import labels_pb2, labels_pb2_grpc, scoring_pb2_grpc
 
 from tests.support.components import require_component
+from tests.support.servers import free_port
 
 T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -122,12 +122,6 @@ async def label_server(sqlite_store) -> AsyncIterator[LabelServer]:
 
 
 # ---- a real PostgreSQL ---------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pg_bindir() -> str | None:

@@ -16,6 +16,7 @@ from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
 from tests.labels.conftest import PostgresCluster, label, start_label_server
+from tests.support.servers import free_port
 from tests.support.wait import wait_until_async
 
 pytestmark = pytest.mark.slow
@@ -129,7 +130,7 @@ async def test_stopped_database_gives_error_scores_and_recovers(
 
 async def test_store_opens_while_the_database_is_down(pg_cluster: PostgresCluster) -> None:
     # A replica starting during an outage starts; label calls fail until the DB answers.
-    store = await PostgresLabelStore.open(f"postgresql://scorewire@127.0.0.1:{_closed_port()}/x")
+    store = await PostgresLabelStore.open(f"postgresql://scorewire@127.0.0.1:{free_port()}/x")
     try:
         with pytest.raises(LabelsUnavailable):
             await store.lookup("s1", label().output_hash, "default")
@@ -138,6 +139,4 @@ async def test_store_opens_while_the_database_is_down(pg_cluster: PostgresCluste
 
 
 def _closed_port() -> int:
-    from tests.labels.conftest import free_port
-
     return free_port()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import grpc
@@ -26,6 +25,7 @@ from tests.metrics.helpers import (
     start_metrics_server,
 )
 from tests.server import custom_checks
+from tests.support.servers import free_port
 from tests.support.wait import wait_until_async
 
 SVC = "scorewire.v1.ScoringService"
@@ -307,9 +307,7 @@ async def test_judge_series_match_uncached_and_cached_traffic(fake_openai: FakeO
 
 async def test_an_unreachable_cache_counts_bypasses(fake_openai: FakeOpenAI) -> None:
     # Redis down: lookups bypass the cache (and scoring goes on, paying for the call).
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = s.getsockname()[1]
+    closed = free_port()
     srv = await start_metrics_server(
         judge=True, **judge_settings(fake_openai, cache_url=f"redis://127.0.0.1:{closed}/0")
     )

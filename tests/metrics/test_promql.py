@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import subprocess
 import tempfile
 import urllib.parse
@@ -28,6 +27,7 @@ from tests.metrics.helpers import (
     start_metrics_server,
 )
 from tests.support.components import require_binary
+from tests.support.servers import free_port
 from tests.support.wait import wait_until_async
 
 DASHBOARD = DEPLOY / "grafana/dashboards/scorewire.json"
@@ -263,12 +263,6 @@ async def test_promtool_lints_the_scrape(fake_openai: FakeOpenAI) -> None:
 # --- a real Prometheus ----------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get_json(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=5) as resp:
         return json.loads(resp.read())
@@ -296,7 +290,7 @@ def prometheus_scraping(target: str) -> Iterator[tuple[str, subprocess.Popen[str
     """A Prometheus on a free loopback port scraping `target` every second, with the
     alert rules loaded; yields its base URL and process."""
     binary = require_binary("prometheus", "prometheus")
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp, "prometheus.yml")
         config.write_text(

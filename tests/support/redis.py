@@ -20,19 +20,14 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.components import require_binary
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.support.servers import free_port
 
 
 class RedisServer:
     """One `redis-server` child process on a fixed free port (kept across restarts)."""
 
     def __init__(self, port: int | None = None) -> None:
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
