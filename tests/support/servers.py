@@ -1,4 +1,4 @@
-"""Servers as child processes: a free loopback port, and `scorewire serve` started and stopped.
+"""Servers as child processes: a free port, `scorewire serve` started, read and stopped.
 
     proc, address = serve_process({"SCOREWIRE_CACHE_URL": url}, "--imports", "tests.x")
     try:
@@ -13,11 +13,15 @@ test modules works), metrics off unless asked for, and the overrides on top.
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parents[2]
 SCOREWIRE = str(Path(sys.executable).parent / "scorewire")
@@ -57,12 +61,37 @@ def serve_process(
     return proc, line.rsplit(" ", 1)[1].strip()
 
 
-def stop_process(proc: subprocess.Popen[str]) -> None:
-    """SIGTERM, then SIGKILL after 15 s."""
+def read_line_until(
+    proc: subprocess.Popen[str], pipe: IO[str], accept: Callable[[str], bool], timeout_s: float
+) -> tuple[str | None, list[str]]:
+    """Read `pipe` (one of `proc`'s) until a line that `accept`s, and every line read.
+
+    The line is None when the pipe closes, the process exits or `timeout_s` passes first:
+    a server that hangs at start-up fails the test instead of hanging it."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as sel:
+        sel.register(pipe, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if not sel.select(timeout=0.5):
+                if proc.poll() is not None:
+                    break
+                continue
+            line = pipe.readline()
+            if not line:  # the pipe closed: the process is gone
+                break
+            lines.append(line)
+            if accept(line):
+                return line, lines
+    return None, lines
+
+
+def stop_process(proc: subprocess.Popen[str], timeout_s: float = 15) -> None:
+    """SIGTERM, then SIGKILL after `timeout_s`."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(15)
+            proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
