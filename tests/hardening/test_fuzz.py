@@ -5,6 +5,10 @@ types (deep nesting, huge numbers, NaN, infinities, NUL bytes), compact lines, s
 outputs, gates, budgets, and suite YAML (valid documents mutated, and raw text). Every
 request goes to one in-process server over a real channel. The invariants:
 
+- a valid request (valid checks and compact lines, a valid gate and budget, at most the
+  case limit, a valid suite document) is answered, never rejected: each RPC has a
+  property over valid input alone, since one that also accepts rejections would pass a
+  server refusing everything;
 - no INTERNAL, UNKNOWN or any status besides the two rejections (and no deadline hit:
   every call has a 10 s deadline, far above what any of these requests needs);
 - a rejection is INVALID_ARGUMENT or RESOURCE_EXHAUSTED with a google.rpc.BadRequest
