@@ -318,7 +318,9 @@ def test_json_item(rule: str, item: dict[str, Any], answer: str, passes: bool) -
     for doc in ([item], json.dumps([item])):  # a parsed list or a JSON text
         [cc] = parse_compact_json(doc)
         assert cc.name == json.dumps(item, separators=(",", ":"), ensure_ascii=False)
-        assert _run(cc, answer).passed is passes
+        score = _run(cc, answer)
+        assert score.error is None, score
+        assert score.passed is passes
 
 
 def test_the_seeds_json_examples_load() -> None:

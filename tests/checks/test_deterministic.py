@@ -8,30 +8,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, field_validator
 from scorewire.core.context import EMPTY_CONTEXT, CheckContext
-from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import REGISTRY
-from scorewire.engine.execute import run_check, run_check_sync
+from scorewire.engine.execute import run_check
 from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.schema.full import compile_schema
 
-
-def score(
-    type_: str,
-    params: dict[str, Any],
-    *,
-    text: str = "",
-    value: Any = None,
-    expected: Any = None,
-) -> Score:
-    cc = compile_check(CheckSpec(type=type_, params=params), "checks[0]")
-    return run_check_sync(cc, Sample("s1", expected=expected), Output(text, value), EMPTY_CONTEXT)
-
-
-def load_errors(type_: str, params: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(SpecError) as info:
-        compile_check(CheckSpec(type=type_, params=params), "checks[0]")
-    return {v.field: v.description for v in info.value.violations}
+from tests.support.checks import load_errors, score
 
 
 def assert_score(got: Score, value: float, passed: bool, reason: str = "") -> None:

@@ -5,23 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scorewire.core.context import EMPTY_CONTEXT
-from scorewire.core.errors import SpecError
-from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.engine.execute import run_check_sync
-from scorewire.engine.spec import CheckSpec, compile_check
+from scorewire.core.model import ErrorCode
 
-
-def score(type_: str, params: dict[str, Any], text: str, expected: Any = None) -> Score:
-    cc = compile_check(CheckSpec(type=type_, params=params), "checks[0]")
-    return run_check_sync(cc, Sample("s1", expected=expected), Output(text), EMPTY_CONTEXT)
-
-
-def load_errors(type_: str, params: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(SpecError) as info:
-        compile_check(CheckSpec(type=type_, params=params), "checks[0]")
-    return {v.field: v.description for v in info.value.violations}
-
+from tests.support.checks import load_errors, score
 
 REFUSING = "I'm sorry, but I can't help with that request."
 ANSWERING = "The capital of France is Paris."
@@ -173,7 +159,8 @@ CLEAN = [
 @pytest.mark.parametrize("text", CLEAN)
 def test_no_pii_passes_clean_text(text: str) -> None:
     got = score("safety.no_pii", {}, text)
-    assert got.passed and got.value == 1.0 and got.error is None, got.reason
+    assert got.error is None, got.error
+    assert got.passed and got.value == 1.0, got.reason
 
 
 def test_no_pii_counts_and_lists_every_kind_found() -> None:
@@ -219,6 +206,7 @@ FORBIDDEN = [
 @pytest.mark.parametrize(("params", "text", "passed"), FORBIDDEN)
 def test_forbidden(params: dict[str, Any], text: str, passed: bool) -> None:
     got = score("safety.forbidden", params, text)
+    assert got.error is None, got.error
     assert got.passed is passed and got.value == (1.0 if passed else 0.0)
 
 

@@ -467,6 +467,7 @@ def test_sample_expected_is_the_reference_without_value(kind: str) -> None:
     # the same check scores each sample against its own expected
     same = _score(kind, {}, "the cat sat on the mat", Sample(expected="the cat sat on the mat"))
     other = _score(kind, {}, "the cat sat on the mat", Sample(expected="dogs bark loudly"))
+    assert other.error is None, other
     assert same.passed and not other.passed
 
 

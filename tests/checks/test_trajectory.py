@@ -5,30 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scorewire.core.context import EMPTY_CONTEXT
-from scorewire.core.errors import SpecError
-from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.engine.execute import run_check_sync
-from scorewire.engine.spec import CheckSpec, compile_check
+from scorewire.core.model import ErrorCode, Output
+
+from tests.support.checks import load_errors, score
 
 
 def call(tool: str, **args: Any) -> dict[str, Any]:
     return {"tool": tool, "args": args}
 
 
-def run(type_: str, params: dict[str, Any], output: Output) -> Score:
-    cc = compile_check(CheckSpec(type=type_, params=params), "checks[0]")
-    return run_check_sync(cc, Sample("s1"), output, EMPTY_CONTEXT)
-
-
 def with_steps(steps: Any, key: str = "steps") -> Output:
     return Output("", {key: steps, "answer": "done"})
-
-
-def load_errors(type_: str, params: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(SpecError) as info:
-        compile_check(CheckSpec(type=type_, params=params), "checks[0]")
-    return {v.field: v.description for v in info.value.violations}
 
 
 STEP_CHECKS = [
@@ -45,7 +32,7 @@ STEP_CHECKS = [
 def test_no_trajectory_at_all_is_an_error(check: str, params: dict[str, Any]) -> None:
     # A broken recorder must trip max_error_rate, not pass or fail quietly.
     for output in (Output("text only"), Output("", {"answer": "x"}), Output("", [1, 2])):
-        got = run(check, params, output)
+        got = score(check, params, output=output)
         assert got.error is not None and got.error.code == ErrorCode.MISSING_TRAJECTORY
         assert not got.passed
 
@@ -54,15 +41,15 @@ def test_no_trajectory_at_all_is_an_error(check: str, params: dict[str, Any]) ->
 def test_steps_are_read_from_metadata_when_the_value_has_none(
     check: str, params: dict[str, Any]
 ) -> None:
-    got = run(check, params, Output("", None, {"steps": [call("search"), call("answer")]}))
+    got = score(check, params, output=Output("", None, {"steps": [call("search"), call("answer")]}))
     assert got.error is None and got.passed, got.reason
 
 
 @pytest.mark.parametrize(("check", "params"), STEP_CHECKS)
 def test_steps_key_is_configurable(check: str, params: dict[str, Any]) -> None:
     output = with_steps([call("search"), call("answer")], key="trace")
-    assert run(check, {**params, "steps": "trace"}, output).passed
-    got = run(check, params, output)
+    assert score(check, {**params, "steps": "trace"}, output=output).passed
+    got = score(check, params, output=output)
     assert got.error is not None and got.error.code == ErrorCode.MISSING_TRAJECTORY
 
 
@@ -83,7 +70,7 @@ def test_steps_key_is_configurable(check: str, params: dict[str, Any]) -> None:
 def test_malformed_trajectory_is_an_error(
     check: str, params: dict[str, Any], steps: Any, fragment: str
 ) -> None:
-    got = run(check, params, with_steps(steps))
+    got = score(check, params, output=with_steps(steps))
     assert got.error is not None and got.error.code == ErrorCode.INVALID_OUTPUT
     assert fragment in got.error.message
 
@@ -104,7 +91,7 @@ EMPTY = [
 def test_empty_trajectory_is_judged_normally(
     check: str, params: dict[str, Any], passed: bool
 ) -> None:
-    got = run(check, params, with_steps([]))
+    got = score(check, params, output=with_steps([]))
     assert got.error is None and got.passed is passed
 
 
@@ -143,7 +130,7 @@ TOOL_CALLED = [
 
 @pytest.mark.parametrize(("params", "steps", "passed"), TOOL_CALLED)
 def test_tool_called(params: dict[str, Any], steps: list[Any], passed: bool) -> None:
-    got = run("trajectory.tool_called", params, with_steps(steps))
+    got = score("trajectory.tool_called", params, output=with_steps(steps))
     assert got.error is None and got.passed is passed, got.reason
 
 
@@ -163,20 +150,22 @@ def test_tool_called(params: dict[str, Any], steps: list[Any], passed: bool) -> 
     ],
 )
 def test_tool_called_reason_gives_count_and_bounds(params: dict[str, Any], reason: str) -> None:
-    got = run("trajectory.tool_called", params, with_steps([call("search"), call("search")]))
+    steps = with_steps([call("search"), call("search")])
+    got = score("trajectory.tool_called", params, output=steps)
     assert got.reason == reason
 
 
 def test_tool_called_with_a_python_predicate() -> None:
     # In the Python API, args may be a predicate over the call's arguments.
     params = {"name": "search", "args": lambda args: args.get("n", 0) > 3}
-    assert run("trajectory.tool_called", params, with_steps([call("search", n=5)])).passed
-    assert not run("trajectory.tool_called", params, with_steps([call("search", n=1)])).passed
+    assert score("trajectory.tool_called", params, output=with_steps([call("search", n=5)])).passed
+    failed = score("trajectory.tool_called", params, output=with_steps([call("search", n=1)]))
+    assert failed.error is None and not failed.passed
 
 
 def test_tool_called_predicate_that_raises_is_an_error() -> None:
     params = {"name": "search", "args": lambda args: args["missing"]}
-    got = run("trajectory.tool_called", params, with_steps([call("search")]))
+    got = score("trajectory.tool_called", params, output=with_steps([call("search")]))
     assert got.error is not None and got.error.code == ErrorCode.CHECK_FAILED
     assert "KeyError" in got.error.message
 
@@ -221,7 +210,7 @@ TOOL_ORDER = [
 @pytest.mark.parametrize(("steps", "passed"), TOOL_ORDER)
 def test_tool_order(steps: list[Any], passed: bool) -> None:
     params = {"before": "search", "after": "answer"}
-    got = run("trajectory.tool_order", params, with_steps(steps))
+    got = score("trajectory.tool_order", params, output=with_steps(steps))
     assert got.error is None and got.passed is passed, got.reason
 
 
@@ -242,7 +231,7 @@ MAX_STEPS = [
 
 @pytest.mark.parametrize(("n", "steps", "passed"), MAX_STEPS)
 def test_max_steps(n: int, steps: list[Any], passed: bool) -> None:
-    got = run("trajectory.max_steps", {"n": n}, with_steps(steps))
+    got = score("trajectory.max_steps", {"n": n}, output=with_steps(steps))
     assert got.error is None and got.passed is passed
 
 
@@ -279,13 +268,13 @@ NO_REPEATS = [
 
 @pytest.mark.parametrize(("params", "steps", "passed"), NO_REPEATS)
 def test_no_repeated_calls(params: dict[str, Any], steps: list[Any], passed: bool) -> None:
-    got = run("trajectory.no_repeated_calls", params, with_steps(steps))
+    got = score("trajectory.no_repeated_calls", params, output=with_steps(steps))
     assert got.error is None and got.passed is passed, got.reason
 
 
 def test_no_repeated_calls_reason_names_the_tool_and_count() -> None:
     steps = [call("search", q="a")] * 3
-    got = run("trajectory.no_repeated_calls", {}, with_steps(steps))
+    got = score("trajectory.no_repeated_calls", {}, output=with_steps(steps))
     assert got.reason == "an identical search call occurs 3 times (at most 1 allowed)"
 
 
@@ -317,7 +306,7 @@ FINISHED = [
 @pytest.mark.parametrize(("params", "output", "passed"), FINISHED)
 def test_finished(params: dict[str, Any], output: Output, passed: bool) -> None:
     # finished reads no steps: a missing trajectory is never an error here
-    got = run("trajectory.finished", params, output)
+    got = score("trajectory.finished", params, output=output)
     assert got.error is None and got.passed is passed, got.reason
 
 

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import os
-import selectors
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.support.servers import READY_PREFIX, read_line_until, stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
-READY_PREFIX = "scorewire listening on "
 
 # Credentials and endpoints of the developer's shell must not leak into the runs.
 _SCRUB = (
@@ -73,25 +71,8 @@ def wait_for_line(
 ) -> tuple[bool, list[str]]:
     """Read the process's stderr until a line containing `needle`; (found, lines read)."""
     assert proc.stderr is not None
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stderr, selectors.EVENT_READ)
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            if not sel.select(timeout=0.5):
-                if proc.poll() is not None:
-                    break
-                continue
-            line = proc.stderr.readline()
-            if not line:
-                break
-            lines.append(line)
-            if needle in line:
-                return True, lines
-    finally:
-        sel.close()
-    return False, lines
+    line, lines = read_line_until(proc, proc.stderr, lambda text: needle in text, timeout)
+    return line is not None, lines
 
 
 @pytest.fixture(scope="module")
@@ -119,26 +100,11 @@ def server_addr() -> Iterator[str]:
     )
     try:
         assert proc.stdout is not None
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        addr = None
-        deadline = time.monotonic() + 60
-        while addr is None and time.monotonic() < deadline and proc.poll() is None:
-            if sel.select(timeout=0.5):
-                line = proc.stdout.readline()
-                if line.startswith(READY_PREFIX):
-                    addr = line[len(READY_PREFIX) :].strip()
-        sel.close()
-        if addr is None:
+        line, _ = read_line_until(proc, proc.stdout, lambda text: text.startswith(READY_PREFIX), 60)
+        if line is None:
             pytest.fail("the scorewire server did not start")
-        yield addr
+        yield line[len(READY_PREFIX) :].strip()
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(proc, timeout_s=30)
         if proc.stdout is not None:
             proc.stdout.close()

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import yaml
 from tests.cli.conftest import ROOT, cli_command, cli_env, run_cli, wait_for_line
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.wait import wait_until
 
 RESULTS_SCHEMA = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
 
@@ -442,10 +442,7 @@ def test_ctrl_c_stops_calls_and_writes_what_finished(tmp_path: Path) -> None:
             found, lines = wait_for_line(proc, "scoring 2/5")
             assert found, "".join(lines)
             # the third request is in flight (and hangs) before the interrupt
-            for _ in range(400):
-                if fake.in_flight:
-                    break
-                time.sleep(0.05)
+            wait_until(lambda: fake.in_flight, "the third request to be in flight", timeout_s=20)
             proc.send_signal(signal.SIGINT)
             stdout, _ = proc.communicate(timeout=60)
         finally:

@@ -9,54 +9,31 @@ its `scorewire listening on HOST:PORT` line, and stops it when the session ends.
 from __future__ import annotations
 
 import os
-import selectors
-import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.servers import READY_PREFIX, read_line_until, stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
-READY_PREFIX = "scorewire listening on "
 START_TIMEOUT_S = 60.0
 
 
 def _read_ready_line(proc: subprocess.Popen[str], stderr_path: str) -> str:
     """The address announced on stdout, or a failure carrying the server's stderr."""
     assert proc.stdout is not None
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    try:
-        while time.monotonic() < deadline:
-            if not sel.select(timeout=0.5):
-                if proc.poll() is not None:
-                    break
-                continue
-            line = proc.stdout.readline()
-            if not line:  # stdout closed: the server exited
-                break
-            if line.startswith(READY_PREFIX):
-                return line[len(READY_PREFIX) :].strip()
-    finally:
-        sel.close()
+    line, _ = read_line_until(
+        proc, proc.stdout, lambda text: text.startswith(READY_PREFIX), START_TIMEOUT_S
+    )
+    if line is not None:
+        return line[len(READY_PREFIX) :].strip()
     proc.kill()
     proc.wait()
     log = Path(stderr_path).read_text(errors="replace")[-4000:]
     pytest.fail(f"scorewire server did not announce its port; stderr:\n{log}")
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -79,6 +56,6 @@ def scorewire_addr() -> Iterator[str]:
         try:
             yield _read_ready_line(proc, stderr.name)
         finally:
-            _stop(proc)
+            stop_process(proc, timeout_s=30)
             if proc.stdout is not None:
                 proc.stdout.close()

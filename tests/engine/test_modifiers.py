@@ -25,6 +25,7 @@ def contains(needle: str, **extra) -> CheckSpec:
 def test_conditional_truth_table(text, cond_passes, base_passes, expected) -> None:
     cc = compile_check(contains("Addendum Y", when=contains("Law X")), "checks[0]")
     score = run_check_sync(cc, Sample(), Output(text), EMPTY_CONTEXT)
+    assert score.error is None, score
     assert score.passed is expected
     if not cond_passes:
         # The reason says the condition did not apply.

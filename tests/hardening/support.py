@@ -7,31 +7,26 @@ functions) through ordinary blocking stubs.
 The answer rules (`assert_rejection`, `assert_scores`, `collect_run`) are the contract
 the fuzzing and hostile-input tests check: a rejection is INVALID_ARGUMENT or
 RESOURCE_EXHAUSTED with a google.rpc.BadRequest naming a field; a success has one score
-per check, and a score with an error never passes.
+per check, and a score with an error never passes. (A server as a child process is in
+tests/support/servers.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
 from scorewire.server.app import Running, create_server
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
-ROOT = Path(__file__).resolve().parents[2]
-SCOREWIRE = str(Path(sys.executable).parent / "scorewire")
+from tests.support.rpc import violations
+
 BIG_MESSAGES = [
     ("grpc.max_receive_message_length", 64 << 20),
     ("grpc.max_send_message_length", 64 << 20),
@@ -122,19 +117,6 @@ def stub(channel: grpc.Channel) -> scoring_pb2_grpc.ScoringServiceStub:
 # --- the answer rules ------------------------------------------------------------------
 
 
-def violations(err: grpc.RpcError) -> list[tuple[str, str]]:
-    """(field, description) of every google.rpc.BadRequest violation in the trailers."""
-    out: list[tuple[str, str]] = []
-    for key, value in err.trailing_metadata() or ():  # type: ignore[attr-defined]
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                br = error_details_pb2.BadRequest()
-                if detail.Unpack(br):
-                    out.extend((v.field, v.description) for v in br.field_violations)
-    return out
-
-
 def assert_rejection(err: grpc.RpcError, *codes: grpc.StatusCode) -> list[tuple[str, str]]:
     """The error is one of `codes` (default: the two rejections) and names a field."""
     allowed = codes or REJECTIONS
@@ -179,38 +161,3 @@ def collect_run(
             summary = ev.summary
     assert summary is not None, "the stream ended without a summary"
     return results, summary
-
-
-# --- a server process ---------------------------------------------------------------------
-
-
-def serve_process(env_overrides: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], str]:
-    """`scorewire serve --port 0` as a child process; returns it and its address."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    env.setdefault("SCOREWIRE_METRICS_ENABLED", "false")
-    env.update(env_overrides)
-    proc = subprocess.Popen(
-        [SCOREWIRE, "serve", "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("scorewire listening on "):
-        proc.kill()
-        raise AssertionError(f"scorewire serve did not start: {line!r}")
-    return proc, line.rsplit(" ", 1)[1].strip()
-
-
-def stop_process(proc: subprocess.Popen[str]) -> None:
-    """SIGTERM, then SIGKILL after 15 s."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)

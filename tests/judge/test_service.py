@@ -22,6 +22,7 @@ from tests.support.judge import (
     level_reply,
     verdict,
 )
+from tests.support.wait import wait_until_async
 
 GPT_4O_MINI_COST = (100 * 0.15 + 20 * 0.60) / 1e6  # the stand-in's default usage
 
@@ -279,15 +280,13 @@ async def test_cancelling_the_check_stops_the_call_and_its_retries() -> None:
     async with judge_harness(judge_timeout_s=30) as h:
         h.openai.script(Reply(hang=True))
         task = asyncio.create_task(h.run(judge_check()))
-        for _ in range(500):  # until the request has reached the server (bounded)
-            if h.openai.calls:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_async(lambda: h.openai.calls, "the request to reach the judge")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await asyncio.sleep(0.1)
-        assert h.openai.calls == 1 and h.service.stats.in_flight == 0
+        await wait_until_async(lambda: h.service.stats.in_flight == 0, "no judge call in flight")
+        await asyncio.sleep(0.1)  # not a wait but the observation: a retry would come meanwhile
+        assert h.openai.calls == 1
         assert not h.service._flights
 
 
@@ -311,7 +310,7 @@ async def test_a_cancelled_waiter_does_not_cancel_the_shared_call() -> None:
         check = judge_check()
         leader = asyncio.create_task(h.run(check))
         follower = asyncio.create_task(h.run(check))
-        await asyncio.sleep(0.05)
+        await wait_until_async(lambda: h.openai.calls, "the shared call to reach the judge")
         leader.cancel()
         score = await follower
         assert score.error is None and h.openai.calls == 1

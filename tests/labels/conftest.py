@@ -6,7 +6,6 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -24,6 +23,9 @@ from scorewire.server.labels_service import add_label_service
 from scorewire.server.service import ScoringService
 from scorewire.settings import Settings
 from scorewire.v1 import labels_pb2, labels_pb2_grpc, scoring_pb2_grpc
+
+from tests.support.components import require_component
+from tests.support.servers import free_port
 
 T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -122,12 +124,6 @@ async def label_server(sqlite_store) -> AsyncIterator[LabelServer]:
 # ---- a real PostgreSQL ---------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _pg_bindir() -> str | None:
     found = shutil.which("initdb")
     if found and shutil.which("pg_ctl"):
@@ -190,10 +186,10 @@ class PostgresCluster:
 def pg_cluster() -> Iterator[PostgresCluster]:
     bindir = _pg_bindir()
     as_root_without_user = os.geteuid() == 0 and shutil.which("runuser") is None
-    if bindir is None or as_root_without_user:
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL binaries (Debian package postgresql) are required in CI")
-        pytest.skip("PostgreSQL binaries not installed (apt-get install postgresql)")
+    if bindir is None:
+        require_component("PostgreSQL", "initdb and pg_ctl not found (apt-get install postgresql)")
+    if as_root_without_user:
+        require_component("PostgreSQL", "running as root without runuser to drop to a user")
     cluster = PostgresCluster(bindir)
     try:
         cluster.init()

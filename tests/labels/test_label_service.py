@@ -5,26 +5,15 @@ from __future__ import annotations
 import grpc
 import pytest
 from google.protobuf import json_format, timestamp_pb2
-from google.rpc import error_details_pb2, status_pb2
 from scorewire.labels.model import output_hash
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
 from tests.labels.conftest import LabelServer, start_label_server
+from tests.support.rpc import bad_request
 
 HASH = output_hash("Paris")
-
-
-def bad_request(err: grpc.aio.AioRpcError) -> dict[str, str]:
-    """Field violations of the google.rpc.BadRequest detail, as {field: description}."""
-    for key, value in err.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
-            for detail in status_pb2.Status.FromString(value).details:
-                br = error_details_pb2.BadRequest()
-                if detail.Unpack(br):
-                    return {v.field: v.description for v in br.field_violations}
-    return {}
 
 
 def pb_label(**fields) -> lpb.Label:

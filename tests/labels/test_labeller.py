@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 import uuid
@@ -20,6 +18,8 @@ from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
 from tests.labels.conftest import LabelServer
+from tests.support.components import require_binary
+from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0  # how long a screen may take to show up on a loaded machine (not asserted)
@@ -76,10 +76,7 @@ class Terminal:
 
 @pytest.fixture
 def terminal(tmp_path) -> Iterator[Terminal]:
-    if shutil.which("tmux") is None:
-        if os.environ.get("CI"):
-            pytest.fail("tmux (Debian package tmux) is required in CI")
-        pytest.skip("tmux is not installed")
+    require_binary("tmux", "tmux")
     term = Terminal(tmp_path)
     try:
         yield term
@@ -222,8 +219,6 @@ async def test_labels_from_a_results_file_go_to_the_server(
 async def test_unreachable_server_keeps_labels_in_the_file_and_exits_1(
     terminal, dataset, tmp_path
 ) -> None:
-    from tests.labels.conftest import free_port
-
     terminal.start(*labeller_cmd(dataset, "--server", f"127.0.0.1:{free_port()}"))
     await terminal.wait_for("[1/4] sample s1")
     terminal.send("p")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
@@ -15,6 +16,8 @@ from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
 from tests.labels.conftest import PostgresCluster, label, start_label_server
+from tests.support.servers import free_port
+from tests.support.wait import wait_until_async
 
 pytestmark = pytest.mark.slow
 
@@ -111,11 +114,13 @@ async def test_stopped_database_gives_error_scores_and_recovers(
             assert err.value.code() == grpc.StatusCode.UNAVAILABLE
         finally:
             pg_cluster.start()
-        for _ in range(100):  # the fail-fast window and the pool's reconnect pass
+
+        async def recovered() -> Any:
             got = (await srv.scoring.Score(score)).scores[0]
-            if got.error.code == "":
-                break
-            await asyncio.sleep(0.1)
+            return got if got.error.code == "" else None
+
+        # the fail-fast window and the pool's reconnect pass
+        got = await wait_until_async(recovered, "labels to be read again", interval_s=0.1)
         assert got.passed
     finally:
         await srv.channel.close()
@@ -125,7 +130,7 @@ async def test_stopped_database_gives_error_scores_and_recovers(
 
 async def test_store_opens_while_the_database_is_down(pg_cluster: PostgresCluster) -> None:
     # A replica starting during an outage starts; label calls fail until the DB answers.
-    store = await PostgresLabelStore.open(f"postgresql://scorewire@127.0.0.1:{_closed_port()}/x")
+    store = await PostgresLabelStore.open(f"postgresql://scorewire@127.0.0.1:{free_port()}/x")
     try:
         with pytest.raises(LabelsUnavailable):
             await store.lookup("s1", label().output_hash, "default")
@@ -134,6 +139,4 @@ async def test_store_opens_while_the_database_is_down(pg_cluster: PostgresCluste
 
 
 def _closed_port() -> int:
-    from tests.labels.conftest import free_port
-
     return free_port()

@@ -9,15 +9,12 @@ tests/fakes over real HTTP.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from scorewire.engine.custom import check
 from scorewire.judge import JudgeService
@@ -42,17 +39,6 @@ PRICED_MODEL = "gpt-4o-mini"
 def boom(sample: Any, output: Any) -> bool:
     """Always raises: a custom check that raises scores as a CHECK_FAILED error."""
     raise ValueError("boom")
-
-
-def require_binary(name: str) -> str:
-    """The path of `name`; skip when it is missing, unless under CI, where that fails."""
-    path = shutil.which(name)
-    if path is None:
-        message = f"{name} is not installed (Debian package `prometheus`)"
-        if os.environ.get("CI"):
-            pytest.fail(message + ": scripts/install_test_deps.sh must install it under CI")
-        pytest.skip(message)
-    return path
 
 
 # --- scraping -------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from scorewire.server.app import SERVICE_NAME
 from scorewire.settings import Settings
 
 from tests.metrics.helpers import DEPLOY, ROOT, MetricsServer
+from tests.support.components import require_component
 
 DOCKERFILE = DEPLOY / "Dockerfile"
 COMPOSE = DEPLOY / "compose.yaml"
@@ -319,9 +320,7 @@ def test_k8s_manifests_validate_against_the_kubernetes_schemas() -> None:
     try:
         import kubernetes_validate
     except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("kubernetes-validate is not installed (a dev dependency)")
-        pytest.skip("kubernetes-validate is not installed")
+        require_component("kubernetes-validate", "not installed (a dev dependency: make install)")
     docs = k8s_docs()
     assert {d["kind"] for d in docs} >= {
         "Deployment",

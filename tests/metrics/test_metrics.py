@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from typing import Any
 
 import grpc
@@ -26,6 +24,9 @@ from tests.metrics.helpers import (
     run_suite,
     start_metrics_server,
 )
+from tests.server import custom_checks
+from tests.support.servers import free_port
+from tests.support.wait import wait_until_async
 
 SVC = "scorewire.v1.ScoringService"
 
@@ -37,13 +38,14 @@ def rpc(method: str, kind: str, **extra: str) -> dict[str, str]:
 async def settled(srv: MetricsServer, method: str) -> Scrape:
     """A scrape taken once every started call of `method` has been handled (a
     cancelled call finishes on the server a moment after the client gives up)."""
-    for _ in range(200):
+
+    async def scrape_once_settled() -> Scrape | None:
         scrape = await srv.scrape()
         started = scrape.total("grpc_server_started_total", grpc_method=method)
-        if started and started == scrape.total("grpc_server_handled_total", grpc_method=method):
-            return scrape
-        await asyncio.sleep(0.025)
-    raise AssertionError(f"{method} calls never finished on the server")
+        handled = scrape.total("grpc_server_handled_total", grpc_method=method)
+        return scrape if started and started == handled else None
+
+    return await wait_until_async(scrape_once_settled, f"every {method} call to be handled")
 
 
 # --- gRPC ----------------------------------------------------------------------------------
@@ -137,8 +139,9 @@ async def test_a_stream_the_caller_cancels_is_canceled(server: MetricsServer) ->
     req = pb.RunSuiteRequest(checks=[pb.CheckSpec(type="test.slow")], cases=cases(["a", "b"]))
     for c in req.cases:
         c.sample.metadata["sleep"] = "5"
+    started = custom_checks.STARTED["slow"]
     call = server.stub.RunSuite(req)
-    await asyncio.sleep(0.2)
+    await wait_until_async(lambda: custom_checks.STARTED["slow"] > started, "the run to start")
     call.cancel()
     m = await settled(server, "RunSuite")
     assert (
@@ -304,9 +307,7 @@ async def test_judge_series_match_uncached_and_cached_traffic(fake_openai: FakeO
 
 async def test_an_unreachable_cache_counts_bypasses(fake_openai: FakeOpenAI) -> None:
     # Redis down: lookups bypass the cache (and scoring goes on, paying for the call).
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = s.getsockname()[1]
+    closed = free_port()
     srv = await start_metrics_server(
         judge=True, **judge_settings(fake_openai, cache_url=f"redis://127.0.0.1:{closed}/0")
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import subprocess
 import tempfile
 import urllib.parse
@@ -25,9 +24,11 @@ from tests.metrics.helpers import (
     PRICED_MODEL,
     judge_settings,
     judge_traffic,
-    require_binary,
     start_metrics_server,
 )
+from tests.support.components import require_binary
+from tests.support.servers import free_port
+from tests.support.wait import wait_until_async
 
 DASHBOARD = DEPLOY / "grafana/dashboards/scorewire.json"
 ALERTS = DEPLOY / "prometheus/alerts.yml"
@@ -222,7 +223,7 @@ def test_the_dashboard_uses_the_provisioned_datasource() -> None:
 
 def promtool(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [require_binary("promtool"), *args],
+        [require_binary("promtool", "prometheus"), *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -252,7 +253,7 @@ def test_promtool_check_config_passes_on_the_compose_prometheus_config() -> None
 
 async def test_promtool_lints_the_scrape(fake_openai: FakeOpenAI) -> None:
     # Prometheus' own linter on the exposition: naming, units, _total on counters.
-    require_binary("promtool")
+    require_binary("promtool", "prometheus")
     _, text = await full_traffic_scrape(fake_openai)
     result = await asyncio.to_thread(promtool, "check", "metrics", stdin=text)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -260,12 +261,6 @@ async def test_promtool_lints_the_scrape(fake_openai: FakeOpenAI) -> None:
 
 
 # --- a real Prometheus ----------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get_json(url: str) -> Any:
@@ -277,26 +272,25 @@ def _query(base: str, expr: str) -> Any:
     return _get_json(f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
 
 
-async def _wait_for(fn: Any, what: str, attempts: int = 300) -> Any:
-    """Poll `fn()` (in a thread) until it returns something truthy."""
-    last: Any = None
-    for _ in range(attempts):
+async def _wait_for(fn: Any, what: str) -> Any:
+    """Poll `fn()` (in a thread, an OSError counting as "not yet") until it is truthy."""
+
+    async def attempt() -> Any:
         try:
-            last = await asyncio.to_thread(fn)
-        except OSError as err:
-            last = err
-        if last and not isinstance(last, OSError):
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: {last!r}")
+            return await asyncio.to_thread(fn)
+        except OSError:
+            return None  # Prometheus is not listening yet
+
+    # Prometheus starts, then scrapes every second: allow it well over its first scrape.
+    return await wait_until_async(attempt, what, timeout_s=30.0, interval_s=0.1)
 
 
 @contextmanager
 def prometheus_scraping(target: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """A Prometheus on a free loopback port scraping `target` every second, with the
     alert rules loaded; yields its base URL and process."""
-    binary = require_binary("prometheus")
-    port = _free_port()
+    binary = require_binary("prometheus", "prometheus")
+    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp, "prometheus.yml")
         config.write_text(
@@ -340,7 +334,7 @@ async def test_a_real_prometheus_scrapes_the_server_and_answers_judge_cost(
     # Prometheus (Debian's package) scrapes /metrics of a live server over loopback; a
     # query for judge cost returns what the scores cost, and every dashboard and alert
     # expression is accepted by its query engine.
-    require_binary("prometheus")
+    require_binary("prometheus", "prometheus")
     srv = await start_metrics_server(
         judge=True, **judge_settings(fake_openai, judge_budget_usd=5.0)
     )

@@ -2,18 +2,46 @@
 
 import asyncio
 import os
+from pathlib import Path
 
 from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.custom import check
 
-STARTED = {"slow": 0, "finished": 0}
+STARTED = {"slow": 0, "finished": 0, "cancelled": 0}
+"""test.slow checks started, finished and cancelled in this process (an in-process server)."""
+
+
+def in_flight() -> int:
+    """test.slow checks running now in this process."""
+    return STARTED["slow"] - STARTED["finished"] - STARTED["cancelled"]
+
+
+def marks(path: Path) -> list[str]:
+    """The sample ids a server process wrote to `path` as it started test.slow checks."""
+    return path.read_text().split() if path.exists() else []
+
+
+def _append_line(path: Path, line: str) -> None:
+    # a few bytes, once per check: blocking the loop for it does no harm
+    with path.open("a", encoding="utf-8") as f:
+        f.write(line + "\n")
 
 
 @check("test.slow")
 async def slow(sample: Sample, output: Output) -> bool:
-    """Sleeps for sample.metadata['sleep'] seconds (default 0.2), then passes."""
+    """Sleeps for sample.metadata['sleep'] seconds (default 0.2), then passes.
+
+    Counts itself in STARTED; with sample.metadata['mark'] a file path, it also appends
+    the sample id to that file as it starts, so a test sees a server process begin it."""
     STARTED["slow"] += 1
-    await asyncio.sleep(float(sample.metadata.get("sleep", 0.2)))
+    mark = sample.metadata.get("mark")
+    if mark:
+        _append_line(Path(mark), sample.id or "-")
+    try:
+        await asyncio.sleep(float(sample.metadata.get("sleep", 0.2)))
+    except asyncio.CancelledError:
+        STARTED["cancelled"] += 1
+        raise
     STARTED["finished"] += 1
     return True
 

@@ -1,11 +1,7 @@
 """Judge-backed checks through the real server: cost, the verdict cache, budgets, Redis."""
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
 import pytest
@@ -17,8 +13,8 @@ from scorewire.v1 import scoring_pb2_grpc
 
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.servers import serve_process, stop_process
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-grpc-judge-0123456789"
 
 
@@ -128,36 +124,21 @@ async def test_unparseable_verdict_is_an_error_whose_cost_counts(judge_server, f
     assert resp.scores[0].passed and not resp.scores[0].cached
 
 
-def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "scorewire"), "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert "listening on" in line, line
-    return proc, line.rsplit(" ", 1)[1].strip()
-
-
 def test_two_server_processes_sharing_redis_make_one_judge_call(
     fake_openai,
     redis_server,
     tmp_path,
 ) -> None:
     # Replicas share verdicts through Redis: the second server pays nothing.
-    env = dict(
-        os.environ,
-        SCOREWIRE_OPENAI_BASE_URL=fake_openai.url,
-        SCOREWIRE_OPENAI_API_KEY=KEY,
-        SCOREWIRE_JUDGE_MODEL="openai:gpt-4o-mini",
-        SCOREWIRE_CACHE_URL=redis_server.url,
-        SCOREWIRE_METRICS_ENABLED="false",
-        SCOREWIRE_LABELS_PATH=str(tmp_path / "labels.db"),
-    )
-    servers = [_serve(env), _serve(env)]
+    env = {
+        "SCOREWIRE_OPENAI_BASE_URL": fake_openai.url,
+        "SCOREWIRE_OPENAI_API_KEY": KEY,
+        "SCOREWIRE_JUDGE_MODEL": "openai:gpt-4o-mini",
+        "SCOREWIRE_CACHE_URL": redis_server.url,
+        "SCOREWIRE_METRICS_ENABLED": "false",
+        "SCOREWIRE_LABELS_PATH": str(tmp_path / "labels.db"),
+    }
+    servers = [serve_process(env), serve_process(env)]
     req = pb.ScoreRequest(output=pb.Output(text="the same output"), checks=[JUDGE])
     try:
         costs = []
@@ -170,8 +151,7 @@ def test_two_server_processes_sharing_redis_make_one_judge_call(
         assert costs[0][0] > 0 and costs[1] == (0.0, True)
     finally:
         for proc, _ in servers:
-            proc.terminate()
-            proc.wait(15)
+            stop_process(proc)
 
 
 async def test_each_token_has_its_own_judge_budget(fake_openai) -> None:

@@ -1,10 +1,7 @@
 """`scorewire serve` as a real process: the ready line, SIGTERM and --workers."""
 
-import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,46 +10,33 @@ import pytest
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
-ROOT = Path(__file__).resolve().parents[2]
-SCOREWIRE = str(Path(sys.executable).parent / "scorewire")
+from tests.server.custom_checks import marks
+from tests.support.servers import free_port, serve_process
+from tests.support.wait import wait_until
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    env["SCOREWIRE_METRICS_ENABLED"] = "false"
-    env["SCOREWIRE_GRACE_PERIOD_S"] = "10"
-    return env
+def _start(*args: str, port: int = 0) -> tuple[subprocess.Popen[str], str]:
+    env = {"SCOREWIRE_METRICS_ENABLED": "false", "SCOREWIRE_GRACE_PERIOD_S": "10"}
+    return serve_process(env, "--imports", "tests.server.custom_checks", *args, port=port)
 
 
-def _start(*args: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [SCOREWIRE, "serve", "--imports", "tests.server.custom_checks", *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=_env(),
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("scorewire listening on "), line
-    return proc, line.rsplit(" ", 1)[1].strip()
-
-
-def _slow_request(seconds: float) -> pb.ScoreRequest:
+def _slow_request(seconds: float, mark: Path | None = None) -> pb.ScoreRequest:
     req = pb.ScoreRequest(checks=[pb.CheckSpec(type="test.slow")])
     req.sample.metadata["sleep"] = seconds
+    if mark is not None:
+        req.sample.metadata["mark"] = str(mark)
     return req
 
 
-def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones() -> None:
+def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones(tmp_path: Path) -> None:
     # SIGTERM mid-call: the call completes, new calls fail, the process exits 0.
-    proc, addr = _start("--port", "0")
+    proc, addr = _start()
+    mark = tmp_path / "started"
     try:
         with grpc.insecure_channel(addr) as ch:
             stub = scoring_pb2_grpc.ScoringServiceStub(ch)
-            fut = stub.Score.future(_slow_request(1.0))
-            time.sleep(0.3)
+            fut = stub.Score.future(_slow_request(1.0, mark))
+            wait_until(lambda: marks(mark), "the server to start the slow check")
             proc.send_signal(signal.SIGTERM)
             assert fut.result(timeout=10).passed
             with pytest.raises(grpc.RpcError), grpc.insecure_channel(addr) as ch2:
@@ -62,16 +46,9 @@ def test_sigterm_lets_in_flight_calls_finish_and_refuses_new_ones() -> None:
         proc.kill()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_workers_share_one_port() -> None:
     # --workers 2: two processes accept connections on the same port.
-    port = _free_port()
-    proc, addr = _start("--port", str(port), "--workers", "2")
+    proc, addr = _start("--workers", "2", port=free_port())
     try:
         pids = set()
         deadline = time.monotonic() + 20

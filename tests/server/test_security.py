@@ -10,7 +10,9 @@ from scorewire.server.security import parse_token_digests
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
+from tests.server import custom_checks
 from tests.server.conftest import start_server
+from tests.support.wait import wait_until_async
 
 TOKEN = "s3cret-token-for-tests"
 DIGEST = hashlib.sha256(TOKEN.encode()).hexdigest()
@@ -103,8 +105,11 @@ async def test_per_token_in_flight_limit() -> None:
     slow = pb.ScoreRequest(checks=[pb.CheckSpec(type="test.slow")])
     slow.sample.metadata["sleep"] = 0.5
     try:
+        started = custom_checks.STARTED["slow"]
         calls = [asyncio.ensure_future(srv.stub.Score(slow, metadata=md)) for _ in range(2)]
-        await asyncio.sleep(0.15)
+        await wait_until_async(
+            lambda: custom_checks.STARTED["slow"] == started + 2, "both slow calls to run"
+        )
         with pytest.raises(grpc.aio.AioRpcError) as exc:
             await srv.stub.Score(REQ, metadata=md)
         assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -6,30 +6,19 @@ import json
 import grpc
 import pytest
 from google.protobuf import json_format
-from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.server import custom_checks
 from tests.server.conftest import Server, start_server
+from tests.support.rpc import bad_request, first_message
+from tests.support.wait import wait_until_async
 
 
 def request(msg_type, data):
     """Build a message from its proto3 JSON form (which the API promises)."""
     return json_format.ParseDict(data, msg_type())
-
-
-def bad_request(err: grpc.aio.AioRpcError) -> dict[str, str]:
-    """Field violations of a google.rpc.BadRequest detail, as {field: description}."""
-    for key, value in err.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                br = error_details_pb2.BadRequest()
-                if detail.Unpack(br):
-                    return {v.field: v.description for v in br.field_violations}
-    return {}
 
 
 async def test_score_json_form_round_trip(server: Server) -> None:
@@ -347,15 +336,19 @@ async def test_deadline_bounds_the_checks(server: Server) -> None:
 
 async def test_cancelling_a_stream_stops_its_work(server: Server) -> None:
     # The caller cancels after the first batch; cases not yet started never start.
-    custom_checks.STARTED.update(slow=0, finished=0)
+    custom_checks.STARTED.update(slow=0, finished=0, cancelled=0)
     req = pb.RunSuiteRequest(cases=_cases(400, sleep=0.05), checks=[pb.CheckSpec(type="test.slow")])
     call = server.stub.RunSuite(req)
-    async for event in call:
-        assert event.WhichOneof("event") == "results"
-        break
+    first = await first_message(call)
+    assert first.WhichOneof("event") == "results"
     call.cancel()
-    await asyncio.sleep(0.5)
+    # the server has seen the cancellation once it cancels the checks that were running
+    await wait_until_async(
+        lambda: custom_checks.STARTED["cancelled"] and not custom_checks.in_flight(),
+        "the running checks to be cancelled",
+    )
     started = custom_checks.STARTED["slow"]
+    # not a wait but the observation: work that went on would start more checks meanwhile
     await asyncio.sleep(0.5)
     assert custom_checks.STARTED["slow"] == started, "work went on after cancellation"
     assert started < 400
@@ -371,11 +364,10 @@ async def test_health_and_reflection(server: Server) -> None:
     async def ask():
         yield reflection_pb2.ServerReflectionRequest(list_services="")
 
-    async for answer in refl.ServerReflectionInfo(ask()):
-        names = [s.name for s in answer.list_services_response.service]
-        assert "scorewire.v1.ScoringService" in names
-        assert "grpc.health.v1.Health" in names
-        break
+    answer = await first_message(refl.ServerReflectionInfo(ask()))
+    names = [s.name for s in answer.list_services_response.service]
+    assert "scorewire.v1.ScoringService" in names
+    assert "grpc.health.v1.Health" in names
 
 
 async def test_shutdown_turns_health_not_serving_and_finishes_in_flight_calls() -> None:
@@ -384,8 +376,9 @@ async def test_shutdown_turns_health_not_serving_and_finishes_in_flight_calls() 
     health = health_pb2_grpc.HealthStub(srv.channel)
     req = pb.ScoreRequest(checks=[pb.CheckSpec(type="test.slow")])
     req.sample.metadata["sleep"] = 0.5
+    started = custom_checks.STARTED["slow"]
     in_flight = asyncio.ensure_future(srv.stub.Score(req))
-    await asyncio.sleep(0.1)
+    await wait_until_async(lambda: custom_checks.STARTED["slow"] > started, "the call to run")
     statuses = []
 
     async def watch():
@@ -395,7 +388,7 @@ async def test_shutdown_turns_health_not_serving_and_finishes_in_flight_calls() 
                 return
 
     watcher = asyncio.ensure_future(watch())
-    await asyncio.sleep(0.1)
+    await wait_until_async(lambda: statuses, "the first health status")
     stopping = asyncio.ensure_future(srv.running.stop(5.0))
     resp = await in_flight
     assert resp.scores[0].passed

@@ -224,7 +224,8 @@ def test_format_assertions_compile_and_run(
     cc = compile_checkllm_assertion(assertion, PATH)
     assert cc.name == assertion["type"]
     score = cc.fn(Sample(), Output(text=text), CheckContext())
-    assert isinstance(score, Score) and score.passed is passes, score
+    assert isinstance(score, Score) and score.error is None, score
+    assert score.passed is passes, score
 
 
 def test_text_type_violations_are_at_the_assertion_keys() -> None:

@@ -1,1 +1,12 @@
-"""Test helpers that manage real local services (Redis)."""
+"""Helpers shared by the test packages; import them from here rather than copy them.
+
+- `checks`: one check compiled and run in process (`score`, `load_errors`).
+- `components`: real components a test needs (`require_component`, `require_binary`),
+  skipped on a developer's machine, a failure under CI (`under_ci`).
+- `judge`: a JudgeService wired to the LLM protocol stand-ins (`judge_harness`).
+- `pki`: certificates made at test time (the `pki` fixture).
+- `redis`: a throwaway redis-server (`RedisServer`, the `redis_server` fixture).
+- `rpc`: reading gRPC answers (`bad_request`, `violations`, `first_message`).
+- `servers`: `scorewire serve` as a child process, a free port, reading its output.
+- `wait`: polling a condition with a timeout instead of sleeping (`wait_until`).
+"""

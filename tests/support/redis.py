@@ -5,12 +5,12 @@
         redis.stop(); redis.start()       # simulate an outage, then recovery
 
 `redis-server` must be on PATH (`apt-get install -y redis-server`; `make test` installs
-it); without it the `redis_server` fixture skips with a message saying so.
+it); without it the `redis_server` fixture skips with a message saying so, and fails
+under CI (tests.support.components).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -19,18 +19,15 @@ from collections.abc import Iterator
 
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.support.components import require_binary
+from tests.support.servers import free_port
 
 
 class RedisServer:
     """One `redis-server` child process on a fixed free port (kept across restarts)."""
 
     def __init__(self, port: int | None = None) -> None:
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -107,10 +104,7 @@ class RedisServer:
 
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
-    """A fresh Redis for one test; skips when redis-server is not installed."""
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is missing, and CI must run the Redis tests")
-        pytest.skip("redis-server is not installed (apt-get install -y redis-server)")
+    """A fresh Redis for one test; skips (fails under CI) when redis-server is missing."""
+    require_binary("redis-server", "redis-server")
     with RedisServer() as server:
         yield server
