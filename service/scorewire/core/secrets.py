@@ -1,0 +1,105 @@
+"""One scrubber for every text that came from upstream: no credential leaves in it.
+
+Providers echo credentials in what they send back ("Incorrect API key provided: sk-…"),
+and a hostile or broken upstream can put anything anywhere: in an error body's `code`,
+in a refusal, in a verdict's reasoning. Every backend, provider and embeddings error
+path, and the judge's answers, pass through `scrub` before they reach a reason, an
+error or a log line; `ScrubbingFilter` does the same for log records.
+
+Two things are removed:
+- the configured keys, which every client that holds one registers (`register`) when it
+  is built, and any run of 8 or more of their characters (partial echoes such as a
+  key's first or last part around a mask);
+- common key shapes whoever they belong to: `sk-…` (OpenAI, `sk-ant-…` Anthropic,
+  `sk-proj-…`), Google's `AIza…`, bearer tokens and `x-api-key` values.
+
+The registry is process-wide on purpose: a secret known to one client must be scrubbed
+from every text, whichever client or log line it reaches.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+REDACTED = "[redacted]"
+"""What a scrubbed secret is replaced with."""
+
+_MIN_FRAGMENT = 8
+"""Shortest run of a configured key's characters that is scrubbed on its own."""
+
+_SHAPES = re.compile(
+    r"(?i:\bbearer\s+)[^\s\"',;]+"  # Authorization: Bearer <token>
+    r"|(?i:\bx-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]+"  # x-api-key: <key>
+    r"|\bsk-[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic (sk-ant-), project keys (sk-proj-)
+    r"|\bAIza[0-9A-Za-z_\-]{20,}"  # Google API keys
+)
+# Runs of the characters keys are made of: candidates for a configured key's fragment.
+_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]{" + str(_MIN_FRAGMENT) + ",}")
+
+_lock = threading.Lock()
+_keys: frozenset[str] = frozenset()
+
+
+def register(*secrets: str | None) -> None:
+    """Remember configured credentials so that `scrub` removes them (and their fragments)."""
+    global _keys
+    new = {s for s in secrets if s and len(s) >= _MIN_FRAGMENT and s != "unused"}
+    if not new:
+        return
+    with _lock:
+        _keys = _keys | new
+
+
+_LABEL = re.compile(r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?)")
+
+
+def _shape(match: re.Match[str]) -> str:
+    # keep a label ("Bearer ", "x-api-key: "), drop its value
+    label = _LABEL.match(match.group(0))
+    return (label.group(0) if label else "") + REDACTED
+
+
+def _fragment(match: re.Match[str]) -> str:
+    run = match.group(0)
+    for key in _keys:
+        if run in key or key in run:
+            return REDACTED
+    return run
+
+
+def scrub(text: str) -> str:
+    """`text` without configured keys, their fragments, or anything shaped like a key."""
+    if not text:
+        return text
+    if _keys:
+        for key in _keys:
+            if key in text:
+                text = text.replace(key, REDACTED)
+        text = _RUN.sub(_fragment, text)
+    return _SHAPES.sub(_shape, text)
+
+
+class ScrubbingFilter(logging.Filter):
+    """A logging filter that scrubs each record's formatted message (install on handlers)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Replace the record's message with its scrubbed form; never drops a record."""
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose arguments do not format: leave it to logging
+            return True
+        clean = scrub(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
+        return True
+
+
+def install_log_scrubbing(logger: logging.Logger | None = None) -> None:
+    """Add a `ScrubbingFilter` to every handler of `logger` (default: the root logger)."""
+    for handler in (logger or logging.getLogger()).handlers:
+        if not any(isinstance(f, ScrubbingFilter) for f in handler.filters):
+            handler.addFilter(ScrubbingFilter())
