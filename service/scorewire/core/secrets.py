@@ -40,16 +40,20 @@ _RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]{" + str(_MIN_FRAGMENT) + ",}")
 
 _lock = threading.Lock()
 _keys: frozenset[str] = frozenset()
+_grams: frozenset[str] = frozenset()
+"""Every run of `_MIN_FRAGMENT` characters of a configured key."""
 
 
 def register(*secrets: str | None) -> None:
     """Remember configured credentials so that `scrub` removes them (and their fragments)."""
-    global _keys
+    global _keys, _grams
     new = {s for s in secrets if s and len(s) >= _MIN_FRAGMENT and s != "unused"}
-    if not new:
+    if not new or new <= _keys:
         return
     with _lock:
-        _keys = _keys | new
+        keys = _keys | new
+        grams = {k[i : i + _MIN_FRAGMENT] for k in keys for i in range(len(k) - _MIN_FRAGMENT + 1)}
+        _keys, _grams = keys, frozenset(grams)
 
 
 _LABEL = re.compile(r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?)")
@@ -62,9 +66,11 @@ def _shape(match: re.Match[str]) -> str:
 
 
 def _fragment(match: re.Match[str]) -> str:
-    run = match.group(0)
-    for key in _keys:
-        if run in key or key in run:
+    # A run sharing any 8 consecutive characters with a configured key goes entirely:
+    # partial echoes ("sk-abc…wxyz", a key glued to other text) are still secrets.
+    run, grams = match.group(0), _grams
+    for i in range(len(run) - _MIN_FRAGMENT + 1):
+        if run[i : i + _MIN_FRAGMENT] in grams:
             return REDACTED
     return run
 
