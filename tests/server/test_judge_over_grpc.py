@@ -269,3 +269,29 @@ async def test_unpriced_models_and_huge_max_tokens_bypass_no_budget(fake_openai)
         await channel.close()
         await running.stop(0)
         await judge.aclose()
+
+
+async def test_negative_usage_from_the_judge_never_raises_the_budget(fake_openai) -> None:
+    # Finding 5: a judge reporting negative prompt_tokens gave a negative cost and raised
+    # budget_remaining above its limit. Now it is a JUDGE_ERROR charged at the ceiling.
+    settings = judge_settings(fake_openai, judge_budget_usd=1.0)
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+    try:
+        fake_openai.script(
+            Reply(content=json.dumps({"reasoning": "r", "score": 5}), input_tokens=-(10**9))
+        )
+        resp = await stub.Score(pb.ScoreRequest(output=pb.Output(text="x"), checks=[JUDGE]))
+        s = resp.scores[0]
+        assert s.error.code == "JUDGE_ERROR" and not s.passed
+        assert "prompt_tokens=-1000000000" in s.reason
+        assert judge.server_budget is not None
+        assert s.cost_usd > 0 and judge.server_budget.remaining_usd() == pytest.approx(
+            1.0 - s.cost_usd
+        )
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()

@@ -352,7 +352,7 @@ class JudgeService:
         hit = await self._cache.get(key)
         if hit is not None:
             try:
-                value = question.parse(hit.text)
+                value = question.parse(scrub(hit.text))  # entries written before scrubbing
             except VerdictError:
                 log.warning("verdict cache: unreadable entry ignored")
             else:
