@@ -28,6 +28,8 @@ REDACTED = "[redacted]"
 
 _MIN_FRAGMENT = 8
 """Shortest run of a configured key's characters that is scrubbed on its own."""
+_MIN_KEY = 6
+"""Shortest configured key that is scrubbed (whole); fragments only of longer ones."""
 
 _SHAPES = re.compile(
     r"(?i:\bbearer\s+)[^\s\"',;]+"  # Authorization: Bearer <token>
@@ -47,7 +49,8 @@ _grams: frozenset[str] = frozenset()
 def register(*secrets: str | None) -> None:
     """Remember configured credentials so that `scrub` removes them (and their fragments)."""
     global _keys, _grams
-    new = {s for s in secrets if s and len(s) >= _MIN_FRAGMENT and s != "unused"}
+    # Shorter strings would scrub ordinary words; no real key is that short.
+    new = {s for s in secrets if s and len(s) >= _MIN_KEY and s != "unused"}
     if not new or new <= _keys:
         return
     with _lock:
