@@ -8,8 +8,9 @@ error or a log line; `ScrubbingFilter` does the same for log records.
 
 Two things are removed:
 - the configured keys, which every client that holds one registers (`register`) when it
-  is built, and any run of 8 or more of their characters (partial echoes such as a
-  key's first or last part around a mask);
+  is built, and any run of characters sharing 11 or more consecutive characters with one
+  (partial echoes such as a key's first or last part around a mask; shorter shared runs,
+  down to 8, are caught once a longer one was seen in the same text);
 - common key shapes whoever they belong to: `sk-…` (OpenAI, `sk-ant-…` Anthropic,
   `sk-proj-…`), Google's `AIza…`, bearer tokens and `x-api-key` values.
 
@@ -31,11 +32,14 @@ _MIN_FRAGMENT = 8
 _MIN_KEY = 6
 """Shortest configured key that is scrubbed (whole); fragments only of longer ones."""
 
-_SHAPES = re.compile(
-    r"(?i:\bbearer\s+)[^\s\"',;]+"  # Authorization: Bearer <token>
-    r"|(?i:\bx-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]+"  # x-api-key: <key>
-    r"|\bsk-[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic (sk-ant-), project keys (sk-proj-)
-    r"|\bAIza[0-9A-Za-z_\-]{20,}"  # Google API keys
+# Each shape with a cheap test (a substring of the lowercased text) that must pass
+# before its regular expression runs: most texts contain none, and then cost a few
+# substring searches instead of a scan with a pattern per position.
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("bearer", re.compile(r"(?i:\bbearer\s+)[^\s\"',;]+")),  # Authorization: Bearer <token>
+    ("x-api-key", re.compile(r"(?i:\bx-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]+")),
+    ("sk-", re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")),  # OpenAI, Anthropic (sk-ant-), sk-proj-
+    ("aiza", re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}")),  # Google API keys
 )
 # Runs of the characters keys are made of: candidates for a configured key's fragment.
 _RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]{" + str(_MIN_FRAGMENT) + ",}")
@@ -44,11 +48,16 @@ _lock = threading.Lock()
 _keys: frozenset[str] = frozenset()
 _grams: frozenset[str] = frozenset()
 """Every run of `_MIN_FRAGMENT` characters of a configured key."""
+_probes: tuple[str, ...] = ()
+"""The grams at every `_PROBE_STRIDE`-th offset of each key: a text containing none of
+them contains no fragment of `_MIN_FRAGMENT + _PROBE_STRIDE - 1` characters or more, so
+most texts are cleared by a few substring searches instead of a look at every run."""
+_PROBE_STRIDE = 4
 
 
 def register(*secrets: str | None) -> None:
     """Remember configured credentials so that `scrub` removes them (and their fragments)."""
-    global _keys, _grams
+    global _keys, _grams, _probes
     # Shorter strings would scrub ordinary words; no real key is that short.
     new = {s for s in secrets if s and len(s) >= _MIN_KEY and s != "unused"}
     if not new or new <= _keys:
@@ -56,7 +65,13 @@ def register(*secrets: str | None) -> None:
     with _lock:
         keys = _keys | new
         grams = {k[i : i + _MIN_FRAGMENT] for k in keys for i in range(len(k) - _MIN_FRAGMENT + 1)}
-        _keys, _grams = keys, frozenset(grams)
+        probes = {
+            k[i : i + _MIN_FRAGMENT]
+            for k in keys
+            for i in [*range(0, len(k) - _MIN_FRAGMENT + 1, _PROBE_STRIDE), len(k) - _MIN_FRAGMENT]
+            if i >= 0
+        }
+        _keys, _grams, _probes = keys, frozenset(grams), tuple(probes)
 
 
 _LABEL = re.compile(r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?)")
@@ -82,12 +97,18 @@ def scrub(text: str) -> str:
     """`text` without configured keys, their fragments, or anything shaped like a key."""
     if not text:
         return text
-    if _keys:
-        for key in _keys:
+    keys = _keys
+    if keys:
+        for key in keys:
             if key in text:
                 text = text.replace(key, REDACTED)
-        text = _RUN.sub(_fragment, text)
-    return _SHAPES.sub(_shape, text)
+        if any(probe in text for probe in _probes):
+            text = _RUN.sub(_fragment, text)
+    lowered = text.lower()
+    for marker, pattern in _SHAPES:
+        if marker in lowered:
+            text = pattern.sub(_shape, text)
+    return text
 
 
 class ScrubbingFilter(logging.Filter):
