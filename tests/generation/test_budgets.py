@@ -102,3 +102,17 @@ async def test_impossible_generation_usage_fails_and_is_charged_the_ceiling(
     assert made.output is None and made.error.code == GENERATION_ERROR
     assert "the upstream reported" in made.error.message
     assert budget.spent_usd > 0 and (budget.remaining_usd() or 0) < 0.01
+
+
+async def test_a_server_refusing_max_tokens_gets_max_completion_tokens(fake: FakeOpenAI) -> None:
+    # OpenAI's reasoning models answer 400 to max_tokens; the switch is remembered
+    refusal = Reply(
+        status=400,
+        error_message="Unsupported parameter: 'max_tokens' is not supported with this model.",
+        error_fields={"param": "max_tokens"},
+    )
+    fake.script(refusal)
+    made = await produce(generator(fake, "openai:o3", Budget(1.0)), "openai:o3", 2)
+    assert all(p.output is not None for p in made)
+    sent = [sorted(k for k in r.body if "max" in k) for r in fake.requests]
+    assert sent == [["max_tokens"], ["max_completion_tokens"], ["max_completion_tokens"]]
