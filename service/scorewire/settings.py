@@ -6,6 +6,8 @@ needs configuration takes the object (or the part of it it needs) as an argument
 
 from __future__ import annotations
 
+import math
+
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -110,6 +112,17 @@ class Settings(BaseSettings):
     Entries here win over the built-in table (`scorewire.judge.pricing`); a model in
     neither is unpriced: its scores are flagged, and its cost is never guessed.
     """
+    judge_fallback_price: tuple[float, float] | None = None
+    """[input, output] USD per 1M tokens for models in neither price table (JSON in the env).
+
+    Unset (the default), such models are unpriced, and a budgeted call to one is refused
+    with an error score naming the model, unless `judge_allow_unpriced` is set.
+    """
+    judge_allow_unpriced: bool = False
+    """Let budgeted calls to unpriced models run anyway, their cost uncounted by every budget.
+
+    Off by default: a call a budget cannot price is a call no budget limits.
+    """
     judge_budget_usd: float | None = Field(None, ge=0)
     """Server-wide judge spend limit per period in USD (per process); None for no limit."""
     judge_budget_period_s: int = Field(86_400, ge=1)
@@ -124,6 +137,15 @@ class Settings(BaseSettings):
     """
     gemini_api_key: SecretStr | None = None
     """Falls back to GEMINI_API_KEY. Never logged."""
+
+    tenants_trust_each_other: bool = False
+    """Tell callers when a verdict came from the cache although another tenant paid for it.
+
+    Off by default: the verdict cache is shared by every tenant, but a hit on a verdict
+    another tenant's call produced is reported as a fresh call (not `cached`, its cost
+    as the call would have cost, charged to this caller's budgets), so that no caller
+    learns what another one scored; the saving shows in metrics only.
+    """
 
     # --- cache --------------------------------------------------------------------------------
     cache_url: str = "memory://"
@@ -146,6 +168,24 @@ class Settings(BaseSettings):
     A SecretStr because the URL may carry a password; it is never logged.
     """
 
+    @field_validator("judge_prices")
+    @classmethod
+    def _prices_are_finite_and_not_negative(
+        cls, value: dict[str, tuple[float, float]]
+    ) -> dict[str, tuple[float, float]]:
+        for name, price in value.items():
+            _check_price(price, f"the price of {name!r}")
+        return value
+
+    @field_validator("judge_fallback_price")
+    @classmethod
+    def _fallback_is_finite_and_not_negative(
+        cls, value: tuple[float, float] | None
+    ) -> tuple[float, float] | None:
+        if value is not None:
+            _check_price(value, "the fallback price")
+        return value
+
     @field_validator("labels_url")
     @classmethod
     def _labels_url_is_postgresql(cls, value: SecretStr | None) -> SecretStr | None:
@@ -164,3 +204,9 @@ class Settings(BaseSettings):
 
     log_level: str = "INFO"
     """Python logging level name."""
+
+
+def _check_price(price: tuple[float, float], what: str) -> None:
+    # A negative price would make calls refund the budget they are held against.
+    if not all(math.isfinite(p) and p >= 0 for p in price):
+        raise ValueError(f"{what} must be two finite numbers >= 0 (USD per 1M tokens)")

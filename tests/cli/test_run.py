@@ -549,6 +549,9 @@ def test_gemini_provider_and_judge_use_its_openai_compatible_endpoint(tmp_path: 
             str(out),
             GEMINI_API_KEY="gm-key",
             SCOREWIRE_GEMINI_BASE_URL=fake.url,
+            # the made-up models have no price, and a checkllm run has a budget ($10 by
+            # default): they must be priced (here: free) or the calls are refused
+            SCOREWIRE_JUDGE_PRICES='{"gemini-writer": [0, 0], "gemini-judge": [0, 0]}',
         )
         models = [r.body["model"] for r in fake.requests]
     assert done.code == 0, done.stderr

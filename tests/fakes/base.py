@@ -55,6 +55,9 @@ class Reply:
     """Override the finish/stop reason (`length` / `max_tokens` for a cut-off answer)."""
     error_message: str = "scripted failure"
     """The message in an error body."""
+    error_fields: dict[str, Any] = field(default_factory=dict)
+    """Fields set in the error object of an error body (`code`, `type`: what a hostile or
+    broken upstream may fill with anything)."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,8 @@ class FakeLLMServer:
             return 200, dict(reply.headers), reply.raw_body.encode(), reply
         if reply.status >= 400:
             out = self.error_body(reply.status, reply.error_message)
+            if reply.error_fields and isinstance(out.get("error"), dict):
+                out["error"].update(reply.error_fields)
         else:
             out = self.success_body(body, reply, n)
         return reply.status, dict(reply.headers), json.dumps(out).encode(), reply

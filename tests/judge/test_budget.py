@@ -1,4 +1,5 @@
-"""Budgets: reservations before calls, refusal once spent, bounded overshoot under concurrency."""
+"""Budgets: ceilings reserved before calls, refusal once they do not fit, no overshoot under
+concurrency, unpriced models refused under a budget, upstream usage that cannot be true."""
 
 from __future__ import annotations
 
@@ -35,10 +36,35 @@ async def test_exhausted_budget_refuses() -> None:
     assert b.exhausted and await b.reserve(0.01) is None
 
 
-async def test_lone_call_may_start_even_if_estimate_exceeds_what_is_left() -> None:
-    # with nothing in flight, one call runs while money is left (its estimate may be high)
+async def test_a_ceiling_that_does_not_fit_is_refused_even_with_nothing_in_flight() -> None:
+    # (changed deliberately: a lone call used to start whatever its estimate, so a call
+    # with a huge max_tokens could spend far past the limit) the budget now holds
     b = Budget(0.05)
-    assert await b.reserve(1.0) is not None
+    assert await b.reserve(1.0) is None
+    assert (b.reserved_usd, b.in_flight) == (0.0, 0)
+    assert await b.reserve(0.05) is not None
+
+
+async def test_a_negative_cost_is_charged_the_reservation_never_refunded() -> None:
+    b = Budget(1.0)
+    r = await b.reserve(0.3)
+    assert r is not None
+    b.settle(r, -5.0)
+    assert b.spent_usd == 0.3 and b.remaining_usd() == pytest.approx(0.7)
+
+
+async def test_a_cancelled_waiter_gives_its_parent_reservation_back() -> None:
+    parent = Budget(10.0)
+    child = Budget(1.0, parent=parent)
+    first = await child.reserve(0.8)
+    assert first is not None
+    waiting = asyncio.create_task(child.reserve(0.5))
+    await asyncio.sleep(0.01)
+    assert parent.in_flight == 2
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert parent.in_flight == 1 and parent.reserved_usd == pytest.approx(0.8)
 
 
 async def test_reservation_waits_for_calls_in_flight() -> None:
@@ -103,15 +129,16 @@ def _reply() -> Reply:
     return Reply(content=verdict(4), input_tokens=1000, output_tokens=100, delay_s=0.02)
 
 
-async def test_budget_under_concurrency_never_overshoots_beyond_calls_in_flight() -> None:
+async def test_budget_under_concurrency_never_overshoots() -> None:
     # 60 distinct checks at once against a budget for ~10 calls: the spend stays within
-    # limit + (calls in flight × cost), the rest are BUDGET_EXHAUSTED errors, none passes
+    # the limit (each call holds its ceiling), the rest are BUDGET_EXHAUSTED errors, none
+    # passes (changed deliberately: the spend used to overshoot by the calls in flight)
     limit = 10 * CALL_COST + CALL_COST / 2
     async with judge_harness(
         openai_default=_reply(), judge_model="openai:judge-model", judge_prices=PRICES,
         judge_concurrency=8,
     ) as h:  # fmt: skip
-        check = compile_spec("judge", {"rubric": "polite?"})
+        check = compile_spec("judge", {"rubric": "polite?", "max_tokens": 100})
         budget = Budget(limit)
         ctx = h.ctx(budget=budget)
         scores = await asyncio.gather(
@@ -121,10 +148,11 @@ async def test_budget_under_concurrency_never_overshoots_beyond_calls_in_flight(
         spent = sum(s.cost_usd for s in scores)
         exhausted = [s for s in scores if s.error and s.error.code == ErrorCode.BUDGET_EXHAUSTED]
         assert spent == pytest.approx(budget.spent_usd)
-        assert spent <= limit + h.openai.max_in_flight * CALL_COST
+        assert spent <= limit
         assert calls == len(scores) - len(exhausted)
-        assert 10 <= calls < 60
-        assert all(s.reason == BUDGET_EXHAUSTED and not s.passed for s in exhausted)
+        # each ceiling (~1,400 prompt tokens + 100) is a little above a call's cost
+        assert 8 <= calls <= 10
+        assert all(s.reason.startswith(BUDGET_EXHAUSTED) and not s.passed for s in exhausted)
         assert budget.in_flight == 0 and budget.reserved_usd == 0
 
 
@@ -144,7 +172,7 @@ async def test_reservations_keep_overshoot_to_a_single_call() -> None:
         await asyncio.gather(
             *(h.run(check, Sample(id=str(i)), Output(f"o{i}"), ctx) for i in range(40))
         )
-        assert budget.spent_usd <= limit + cost + 1e-12
+        assert budget.spent_usd <= limit + 1e-12
         assert h.openai.max_in_flight <= 3
 
 
@@ -152,9 +180,10 @@ async def test_server_wide_budget_refuses_across_runs() -> None:
     # the settings' per-period budget applies on top of (and without) a run budget
     async with judge_harness(
         openai_default=_reply(), judge_model="openai:judge-model", judge_prices=PRICES,
-        judge_budget_usd=CALL_COST,
+        judge_budget_usd=1.5 * CALL_COST,
     ) as h:  # fmt: skip
-        check = compile_spec("judge", {"rubric": "polite?"})
+        # a ceiling (~1,400 prompt tokens and 100 completion tokens) fits the limit once
+        check = compile_spec("judge", {"rubric": "polite?", "max_tokens": 100})
         first = await h.run(check, Sample(id="a"), Output("one"))
         second = await h.run(check, Sample(id="b"), Output("two"))
         assert first.error is None and first.cost_usd == pytest.approx(CALL_COST)
@@ -168,12 +197,12 @@ async def test_cached_verdict_is_served_after_the_budget_is_spent() -> None:
     async with judge_harness(
         openai_default=_reply(), judge_model="openai:judge-model", judge_prices=PRICES
     ) as h:
-        check = compile_spec("judge", {"rubric": "polite?"})
-        budget = Budget(CALL_COST / 2)
+        check = compile_spec("judge", {"rubric": "polite?", "max_tokens": 100})
+        budget = Budget(1.5 * CALL_COST)
         first = await h.run(check, Sample(id="a"), Output("same"), h.ctx(budget=budget))
         again = await h.run(check, Sample(id="a"), Output("same"), h.ctx(budget=budget))
         other = await h.run(check, Sample(id="b"), Output("other"), h.ctx(budget=budget))
-        assert first.error is None and budget.exhausted
+        assert first.error is None
         assert again.error is None and again.cached and again.cost_usd == 0.0
         assert other.error is not None and other.error.code == ErrorCode.BUDGET_EXHAUSTED
         assert h.openai.calls == 1
@@ -195,3 +224,128 @@ async def test_a_parent_budget_bounds_every_child() -> None:
     c = Budget(0.0, parent=Budget(5.0))
     assert await c.reserve(0.1) is None
     assert c.parent is not None and c.parent.reserved_usd == 0.0 and c.parent.in_flight == 0
+
+
+# --- finding 2: unpriced models and huge max_tokens cannot bypass a budget -------------------
+
+HUGE = {"rubric": "polite?", "model": "openai:o1-pro", "max_tokens": 32768}
+
+
+async def _twenty(h, check, ctx):  # type: ignore[no-untyped-def]
+    return await asyncio.gather(
+        *(h.run(check, Sample(id=str(i)), Output(f"answer {i}"), ctx) for i in range(20))
+    )
+
+
+@pytest.mark.parametrize(
+    ("run_budget", "settings"),
+    [
+        # a run budget alone
+        (0.001, {}),
+        # the server-wide budget alone
+        (None, {"judge_budget_usd": 0.001}),
+    ],
+)
+async def test_budgeted_call_to_an_unpriced_model_is_refused_naming_the_setting(
+    run_budget: float | None, settings: dict[str, object]
+) -> None:
+    async with judge_harness(**settings) as h:
+        check = compile_spec("judge", HUGE)
+        budget = None if run_budget is None else Budget(run_budget)
+        scores = await _twenty(h, check, h.ctx(budget=budget))
+        assert h.openai.calls == 0
+        for s in scores:
+            assert s.error is not None and s.error.code == ErrorCode.UNPRICED_MODEL
+            assert not s.passed and "o1-pro" in s.reason
+            assert "SCOREWIRE_JUDGE_PRICES" in s.reason
+        if h.service.server_budget is not None:
+            assert h.service.server_budget.remaining_usd() == pytest.approx(0.001)
+
+
+async def test_an_unbudgeted_call_to_an_unpriced_model_still_runs_flagged() -> None:
+    async with judge_harness() as h:
+        score = await h.run(compile_spec("judge", HUGE))
+        assert score.error is None and score.unpriced and h.openai.calls == 1
+
+
+async def test_a_fallback_price_prices_unknown_models_and_holds_their_ceiling() -> None:
+    # priced by the fallback, the 32768-token ceiling ($0.33) does not fit $0.001
+    async with judge_harness(judge_fallback_price=(1.0, 10.0)) as h:
+        check = compile_spec("judge", HUGE)
+        refused = await h.run(check, ctx=h.ctx(budget=Budget(0.001)))
+        assert refused.error is not None and refused.error.code == ErrorCode.BUDGET_EXHAUSTED
+        assert "32768 max_tokens" in refused.reason and h.openai.calls == 0
+        budget = Budget(1.0)
+        ok = await h.run(check, ctx=h.ctx(budget=budget))
+        assert ok.error is None and not ok.unpriced
+        assert ok.cost_usd == pytest.approx((100 * 1.0 + 20 * 10.0) / 1e6)
+        assert budget.spent_usd == pytest.approx(ok.cost_usd)
+
+
+async def test_allowing_unpriced_calls_lets_them_run_uncounted() -> None:
+    async with judge_harness(judge_allow_unpriced=True) as h:
+        budget = Budget(0.001)
+        scores = await _twenty(h, compile_spec("judge", HUGE), h.ctx(budget=budget))
+        assert h.openai.calls == 20 and all(s.error is None and s.unpriced for s in scores)
+        assert budget.spent_usd == 0.0 and budget.unpriced_calls == 20
+
+
+async def test_a_priced_call_with_a_huge_max_tokens_is_refused_before_it_is_made() -> None:
+    # gpt-4o writes 32768 tokens for up to $0.33: its ceiling does not fit $0.001
+    async with judge_harness() as h:
+        check = compile_spec("judge", {**HUGE, "model": "openai:gpt-4o"})
+        budget = Budget(0.001)
+        scores = await _twenty(h, check, h.ctx(budget=budget))
+        assert h.openai.calls == 0 and budget.spent_usd == 0.0
+        assert all(
+            s.error is not None and s.error.code == ErrorCode.BUDGET_EXHAUSTED for s in scores
+        )
+        assert "more than the $0.001000 left" in scores[0].reason
+
+
+# --- finding 5: usage the upstream reports is validated -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("input_tokens", "output_tokens", "words"),
+    [
+        # a negative prompt count would be a refund
+        (-1_000_000, 20, "prompt_tokens=-1000000"),
+        # a negative completion count likewise
+        (100, -5, "completion_tokens=-5"),
+        # more completion tokens than max_tokens allowed
+        (100, 10**9, "max_tokens"),
+        # more prompt tokens than the prompt's bytes
+        (10**9, 20, "more than this prompt"),
+    ],
+)
+async def test_impossible_usage_is_an_error_charged_at_the_ceiling(
+    input_tokens: int, output_tokens: int, words: str
+) -> None:
+    async with judge_harness(
+        judge_model="openai:judge-model", judge_prices=PRICES, judge_budget_usd=1.0
+    ) as h:
+        reply = Reply(content=verdict(5), input_tokens=input_tokens, output_tokens=output_tokens)
+        h.openai.script(reply)
+        check = compile_spec("judge", {"rubric": "polite?", "max_tokens": 100})
+        budget = Budget(0.5)
+        score = await h.run(check, ctx=h.ctx(budget=budget))
+        assert score.error is not None and score.error.code == ErrorCode.JUDGE_ERROR
+        assert not score.passed and words in score.reason
+        # charged, not refunded: neither budget rose above its limit or stayed untouched
+        assert 0 < budget.spent_usd == pytest.approx(score.cost_usd)
+        server = h.service.server_budget
+        assert server is not None and 0 < (server.remaining_usd() or 0) < 1.0
+        # an impossible answer is not cached: the next identical request calls again
+        again = await h.run(check, ctx=h.ctx(budget=budget))
+        assert again.error is None and h.openai.calls == 2
+
+
+async def test_no_usage_reported_under_a_budget_is_charged_the_ceiling() -> None:
+    async with judge_harness(judge_model="openai:judge-model", judge_prices=PRICES) as h:
+        h.openai.script(Reply(content=verdict(4), input_tokens=None, output_tokens=None))
+        budget = Budget(1.0)
+        score = await h.run(compile_spec("judge", {"rubric": "polite?", "max_tokens": 100}),
+                            ctx=h.ctx(budget=budget))  # fmt: skip
+        assert score.error is None and score.unpriced
+        assert budget.spent_usd >= 100 * 10.0 / 1e6  # at least max_tokens at the output price

@@ -152,3 +152,66 @@ def test_cached_answer_roundtrip_and_garbage() -> None:
     assert CachedAnswer.loads(a.dumps()) == a
     assert CachedAnswer.loads("not json") is None  # garbage is a miss, not a crash
     assert CachedAnswer.loads('{"v": 2, "text": "x"}') is None  # unknown format version
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # a negative price would make calls refund the budget
+        {"judge_prices": {"m": (-1.0, 1.0)}},
+        # NaN compares false with every limit
+        {"judge_prices": {"m": (1.0, float("nan"))}},
+        # the fallback likewise
+        {"judge_fallback_price": (float("inf"), 1.0)},
+        {"judge_fallback_price": (1.0, -0.5)},
+    ],
+)
+def test_prices_that_are_not_finite_and_non_negative_are_refused_at_load(
+    values: dict[str, object],
+) -> None:
+    from pydantic import ValidationError
+    from scorewire.settings import Settings
+
+    with pytest.raises(ValidationError) as err:
+        Settings(**values)  # type: ignore[arg-type]
+    assert "finite numbers >= 0" in str(err.value)
+
+
+def test_fallback_price_prices_only_models_in_no_table() -> None:
+    table = PriceTable({"mine": (0.0, 0.0)}, fallback=(1.0, 2.0))
+    assert table.cost("gpt-4o-mini", 1000, 100) == pytest.approx((1000 * 0.15 + 100 * 0.6) / 1e6)
+    assert table.cost("mine", 1000, 100) == 0.0
+    assert table.cost("o1-pro", 1000, 100) == pytest.approx((1000 * 1.0 + 100 * 2.0) / 1e6)
+    assert table.unpriced_refusal("o1-pro") is None
+    refusal = PriceTable().unpriced_refusal("o1-pro")
+    assert refusal is not None and "SCOREWIRE_JUDGE_PRICES" in refusal
+    assert PriceTable(allow_unpriced=True).unpriced_refusal("o1-pro") is None
+
+
+@pytest.mark.parametrize(
+    ("usage", "problem"),
+    [
+        # what a call allowed: fine
+        ((1000, 100), None),
+        # unreported usage is unknown, not impossible
+        ((None, None), None),
+        # negative counts
+        ((-1, 100), "negative"),
+        ((1000, -1), "negative"),
+        # past the prompt's bound or max_tokens
+        ((1001, 100), "more than this prompt"),
+        ((1000, 101), "max_tokens"),
+    ],
+)
+def test_usage_problem(usage: tuple[int | None, int | None], problem: str | None) -> None:
+    from scorewire.judge.pricing import usage_problem
+
+    found = usage_problem(*usage, prompt_bound=1000, max_tokens=100)
+    assert (found is None) if problem is None else (found is not None and problem in found)
+
+
+def test_prompt_bound_counts_utf8_bytes_and_overhead() -> None:
+    from scorewire.judge.pricing import PROMPT_OVERHEAD_TOKENS, prompt_token_bound
+
+    assert prompt_token_bound("abc", "é", None) == 3 + 2 + PROMPT_OVERHEAD_TOKENS
+    assert prompt_token_bound({"a": 1}) == len('{"a":1}') + PROMPT_OVERHEAD_TOKENS

@@ -254,9 +254,10 @@ def test_metrics_port_taken_fails_at_start() -> None:
 
 async def test_judge_series_match_uncached_and_cached_traffic(fake_openai: FakeOpenAI) -> None:
     # Dollars equal the sum of the scores' costs; cache hits save what the misses cost;
-    # tokens, retries, outcomes and the budget follow the scripted traffic.
+    # tokens, retries, outcomes and the budget follow the scripted traffic. The traffic
+    # has an unpriced model, which a budget refuses unless unpriced calls are allowed.
     srv = await start_metrics_server(
-        judge=True, **judge_settings(fake_openai, judge_budget_usd=1.0)
+        judge=True, **judge_settings(fake_openai, judge_budget_usd=1.0, judge_allow_unpriced=True)
     )
     try:
         seen = await judge_traffic(srv, fake_openai)

@@ -171,7 +171,9 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
 async def full_traffic_scrape(fake: FakeOpenAI) -> tuple[set[str], str]:
     """Sample names and text of a scrape after judge and deterministic traffic with a
     server budget (so every series the server can export is present)."""
-    srv = await start_metrics_server(judge=True, **judge_settings(fake, judge_budget_usd=5.0))
+    srv = await start_metrics_server(
+        judge=True, **judge_settings(fake, judge_budget_usd=5.0, judge_allow_unpriced=True)
+    )
     try:
         await judge_traffic(srv, fake)
         scrape = await srv.scrape()
@@ -336,7 +338,7 @@ async def test_a_real_prometheus_scrapes_the_server_and_answers_judge_cost(
     # expression is accepted by its query engine.
     require_binary("prometheus", "prometheus")
     srv = await start_metrics_server(
-        judge=True, **judge_settings(fake_openai, judge_budget_usd=5.0)
+        judge=True, **judge_settings(fake_openai, judge_budget_usd=5.0, judge_allow_unpriced=True)
     )
     try:
         seen = await judge_traffic(srv, fake_openai)

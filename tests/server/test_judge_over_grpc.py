@@ -160,8 +160,13 @@ async def test_each_token_has_its_own_judge_budget(fake_openai) -> None:
 
     tokens = ["token-a-0123456789", "token-b-0123456789"]
     digests = ",".join(hashlib.sha256(t.encode()).hexdigest() for t in tokens)
+    # Each call reports nearly its ceiling (~1,370 prompt tokens, all 1024 completion
+    # tokens: ~$0.0008 at gpt-4o-mini's price), so $0.0012 holds one call, not two.
+    fake_openai.default = Reply(
+        content=json.dumps({"reasoning": "r", "score": 5}), input_tokens=1300, output_tokens=1024
+    )
     settings = judge_settings(
-        fake_openai, auth_token_sha256=digests, judge_budget_per_token_usd=0.0000001
+        fake_openai, auth_token_sha256=digests, judge_budget_per_token_usd=0.0012
     )
     judge = JudgeService.from_settings(settings)
     running, port = await create_server(settings, judge=judge)
@@ -175,7 +180,6 @@ async def test_each_token_has_its_own_judge_budget(fake_openai) -> None:
         return pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
 
     try:
-        # The first call may always run while money is left; it spends past the limit.
         first = await stub.Score(req("a1"), metadata=md(tokens[0]))
         assert first.passed
         spent = await stub.Score(req("a2"), metadata=md(tokens[0]))
@@ -183,6 +187,90 @@ async def test_each_token_has_its_own_judge_budget(fake_openai) -> None:
         other = await stub.Score(req("b1"), metadata=md(tokens[1]))
         assert other.passed
         assert fake_openai.calls == 2
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()
+
+
+async def test_unpriced_models_and_huge_max_tokens_bypass_no_budget(fake_openai) -> None:
+    # Finding 2: an unpriced model with max_tokens 32768 made 200 of 200 calls under run,
+    # per-token and server budgets of $0.001. Now none is made: the unpriced model is an
+    # UNPRICED_MODEL error naming the setting that prices it, a priced model's ceiling
+    # ($0.33 for gpt-4o) does not fit, and the server's budget does not move.
+    import hashlib
+
+    token = "token-budget-0123456789"
+    settings = judge_settings(
+        fake_openai,
+        auth_token_sha256=hashlib.sha256(token.encode()).hexdigest(),
+        judge_budget_per_token_usd=0.001,
+        judge_budget_usd=0.001,
+    )
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+    md = (("authorization", f"Bearer {token}"),)
+
+    def huge(model: str) -> pb.CheckSpec:
+        params = {"rubric": "Is the answer helpful?", "model": model, "max_tokens": 32768}
+        return pb.CheckSpec(name="helpful", type="judge", params=params)
+
+    try:
+        for model, code in (
+            ("openai:o1-pro", "UNPRICED_MODEL"),
+            ("openai:gpt-4o", "BUDGET_EXHAUSTED"),
+        ):
+            results: list[pb.CaseResult] = []
+            request = pb.RunSuiteRequest(
+                checks=[huge(model)], cases=judge_cases(100), budget_usd=0.001
+            )
+            async for ev in stub.RunSuite(request, metadata=md):
+                if ev.WhichOneof("event") == "results":
+                    results.extend(ev.results.results)
+                else:
+                    assert ev.summary.errored == 100 and not ev.summary.gate_passed
+            assert {r.scores[0].error.code for r in results} == {code}
+            assert all(not r.scores[0].passed for r in results)
+        ceiling_reason = results[0].scores[0].reason  # the last loop: gpt-4o
+        assert fake_openai.calls == 0
+        assert judge.server_budget is not None
+        assert judge.server_budget.remaining_usd() == pytest.approx(0.001)
+        # the unpriced model's reason names the model and the setting that prices it
+        resp = await stub.Score(
+            pb.ScoreRequest(output=pb.Output(text="x"), checks=[huge("openai:o1-pro")]),
+            metadata=md,
+        )
+        assert "o1-pro" in resp.scores[0].reason
+        assert "SCOREWIRE_JUDGE_PRICES" in resp.scores[0].reason
+        assert "32768 max_tokens" in ceiling_reason
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()
+
+
+async def test_negative_usage_from_the_judge_never_raises_the_budget(fake_openai) -> None:
+    # Finding 5: a judge reporting negative prompt_tokens gave a negative cost and raised
+    # budget_remaining above its limit. Now it is a JUDGE_ERROR charged at the ceiling.
+    settings = judge_settings(fake_openai, judge_budget_usd=1.0)
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+    try:
+        fake_openai.script(
+            Reply(content=json.dumps({"reasoning": "r", "score": 5}), input_tokens=-(10**9))
+        )
+        resp = await stub.Score(pb.ScoreRequest(output=pb.Output(text="x"), checks=[JUDGE]))
+        s = resp.scores[0]
+        assert s.error.code == "JUDGE_ERROR" and not s.passed
+        assert "prompt_tokens=-1000000000" in s.reason
+        assert judge.server_budget is not None
+        assert s.cost_usd > 0 and judge.server_budget.remaining_usd() == pytest.approx(
+            1.0 - s.cost_usd
+        )
     finally:
         await channel.close()
         await running.stop(0)

@@ -56,9 +56,15 @@ class Harness:
         self.service = service
         self.sleeps: list[float] = []
 
-    def ctx(self, *, budget: Budget | None = None, deadline: float | None = None) -> CheckContext:
-        """A context with this judge."""
-        return CheckContext(judge=self.service, budget=budget, deadline=deadline)
+    def ctx(
+        self,
+        *,
+        budget: Budget | None = None,
+        deadline: float | None = None,
+        tenant: str | None = None,
+    ) -> CheckContext:
+        """A context with this judge (for `tenant`, when given)."""
+        return CheckContext(judge=self.service, budget=budget, deadline=deadline, tenant=tenant)
 
     async def run(
         self,

@@ -152,7 +152,7 @@ def open_resources(
         except ValueError as err:
             raise UsageError(str(err)) from None
     generator = Generator(
-        providers, budget=budget, prices=PriceTable(settings.judge_prices), cache=spec.cache
+        providers, budget=budget, prices=PriceTable.from_settings(settings), cache=spec.cache
     )
     return Resources(generator, budget, judge, extras)
 

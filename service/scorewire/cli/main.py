@@ -12,6 +12,7 @@ from typing import Any
 
 from scorewire.cli.label import add_label_parser
 from scorewire.cli.run import add_run_parsers
+from scorewire.core.secrets import install_log_scrubbing
 from scorewire.settings import Settings
 
 
@@ -27,6 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    install_log_scrubbing()
     from scorewire.server.app import run_workers, serve
 
     if settings.workers > 1:

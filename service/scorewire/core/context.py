@@ -17,7 +17,7 @@ class CheckContext:
     the runner reads `deadline` to bound every check.
     """
 
-    __slots__ = ("budget", "deadline", "extras", "judge", "labels")
+    __slots__ = ("budget", "deadline", "extras", "judge", "labels", "tenant")
 
     deadline: float | None
     """`time.monotonic()` value after which no check may still run, or None."""
@@ -29,6 +29,12 @@ class CheckContext:
     """The run's judge budget, or None for no limit."""
     extras: dict[str, Any]
     """Anything else a server-side custom check needs, keyed by the embedding app."""
+    tenant: str | None
+    """Who is asking (the authenticated token's name), or None in-process / without auth.
+
+    The judge's verdict cache records who paid for each verdict and does not tell one
+    tenant that another already had the same text judged (unless tenants trust each other).
+    """
 
     def __init__(
         self,
@@ -38,12 +44,14 @@ class CheckContext:
         labels: Any = None,
         budget: Any = None,
         extras: dict[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> None:
         self.deadline = deadline
         self.judge = judge
         self.labels = labels
         self.budget = budget
         self.extras = extras if extras is not None else {}
+        self.tenant = tenant
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (may be negative), or None without one."""

@@ -38,6 +38,8 @@ class ErrorCode:
     """The caller went away before the check finished."""
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
     """The run's judge budget was spent before this check could call a judge."""
+    UNPRICED_MODEL = "UNPRICED_MODEL"
+    """A budgeted call named a model without a known price, so no budget could hold it."""
     JUDGE_ERROR = "JUDGE_ERROR"
     """The judge backend failed (after retries) or is not configured."""
     INVALID_VERDICT = "INVALID_VERDICT"

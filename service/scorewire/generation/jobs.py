@@ -7,8 +7,12 @@ produced (`Generator.produce`), then scored with its group's plan. A job whose o
 could not be produced gets an error score for every check of its group (never a
 pass), so the failure counts toward the gate's error rate.
 
-Provider calls spend the run's `Budget` (the one judge calls spend): a call reserves
-its estimated cost first and is refused with BUDGET_EXHAUSTED once the money is gone.
+Provider calls spend the run's `Budget` (the one judge calls spend): a budgeted call is
+sent with a completion limit (`max_tokens`), reserves its ceiling (the whole prompt and
+all of that limit at the model's price) first, and is refused with BUDGET_EXHAUSTED once
+the ceiling no longer fits. A budgeted call to a model without a price is refused with
+UNPRICED_MODEL unless the settings give a fallback price or allow unpriced calls; usage
+reported beyond those bounds (or negative) fails the generation, charged its ceiling.
 With `cache=True`, identical calls (same provider, same prompt) within a run are made
 once and shared; the copies are `cached` and cost nothing.
 """
@@ -27,19 +31,19 @@ from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_ca
 from scorewire.engine.spec import CheckSpec
 from scorewire.engine.summary import CheckTotals, SummaryBuilder
 from scorewire.generation.providers import (
-    ESTIMATED_OUTPUT_TOKENS,
+    ANTHROPIC_MAX_TOKENS,
+    BUDGETED_MAX_TOKENS,
     GENERATION_ERROR,
     Provider,
     ProviderError,
 )
 from scorewire.generation.targets import HttpTarget, call_http
 from scorewire.judge.budget import Budget
-from scorewire.judge.pricing import PriceTable
+from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 
 DEFAULT_GENERATION_TIMEOUT_S = 120.0
 """Seconds one provider or HTTP-target call may take."""
 
-_CHARS_PER_TOKEN_ESTIMATE = 3.0
 _YIELD_EVERY = 128
 
 
@@ -148,8 +152,10 @@ class Generator:
         prices: PriceTable | None = None,
         cache: bool = True,
         timeout_s: float = DEFAULT_GENERATION_TIMEOUT_S,
+        max_tokens: int = BUDGETED_MAX_TOKENS,
     ) -> None:
         self._providers = dict(providers)
+        self._max_tokens = max_tokens
         self._budget = budget
         self._prices = prices or PriceTable()
         self._cache = cache
@@ -211,9 +217,19 @@ class Generator:
         if provider is None:
             return Produced.failed(GENERATION_ERROR, f"provider {source.provider} is not set up")
         model = provider.ref.model
+        free = provider.ref.backend == "echo"
+        budgeted = self._budget is not None and not free
+        max_tokens = self._max_tokens if budgeted else None
+        prompt_bound = prompt_token_bound(source.prompt)
         reservation = None
-        if self._budget is not None and provider.ref.backend != "echo":  # echo is free
-            reservation = await self._budget.reserve(self._estimate(model, source.prompt))
+        if budgeted and self._budget is not None:
+            price = self._prices.price(model)
+            if price is None:
+                refusal = self._prices.unpriced_refusal(model, "provider")
+                if refusal is not None:
+                    return Produced.failed(ErrorCode.UNPRICED_MODEL, refusal)
+            ceiling = 0.0 if price is None else price.ceiling(prompt_bound, self._max_tokens)
+            reservation = await self._budget.reserve(ceiling)
             if reservation is None:
                 return Produced.failed(
                     ErrorCode.BUDGET_EXHAUSTED,
@@ -223,7 +239,9 @@ class Generator:
         self.stats.calls += 1
         cost: float | None = None
         try:
-            generated = await provider.generate(source.prompt, timeout_s=self._timeout_s)
+            generated = await provider.generate(
+                source.prompt, timeout_s=self._timeout_s, max_tokens=max_tokens
+            )
         except ProviderError as err:
             self.stats.failures += 1
             if reservation is not None and self._budget is not None:
@@ -233,12 +251,32 @@ class Generator:
             if reservation is not None and self._budget is not None:
                 self._budget.release(reservation)
             raise
-        if provider.ref.backend == "echo":
+        limit = max_tokens
+        if limit is None and provider.ref.backend == "anthropic":
+            limit = ANTHROPIC_MAX_TOKENS
+        problem = usage_problem(
+            generated.input_tokens,
+            generated.output_tokens,
+            prompt_bound=prompt_bound,
+            max_tokens=limit,
+        )
+        if free:
             cost = 0.0
-        elif generated.input_tokens is not None and generated.output_tokens is not None:
-            cost = self._prices.cost(model, generated.input_tokens, generated.output_tokens)
+        elif problem is None and None not in (generated.input_tokens, generated.output_tokens):
+            cost = self._prices.cost(
+                model, generated.input_tokens or 0, generated.output_tokens or 0
+            )
         if reservation is not None and self._budget is not None:
-            self._budget.settle(reservation, cost)
+            # unknown or impossible usage of a priced model is charged the ceiling (never
+            # a refund); an allowed unpriced call is counted apart
+            priced = self._prices.price(model) is not None
+            charge = cost if cost is not None or not priced else reservation.amount
+            self._budget.settle(reservation, charge)
+        if problem is not None:
+            self.stats.failures += 1
+            return Produced.failed(
+                GENERATION_ERROR, f"{source.provider}: {problem}", latency_ms=_ms(start)
+            )
         if cost is None:
             self.stats.unpriced_calls += 1
         else:
@@ -249,13 +287,6 @@ class Generator:
             unpriced=cost is None,
             latency_ms=_ms(start),
         )
-
-    def _estimate(self, model: str, prompt: str) -> float:
-        price = self._prices.price(model)
-        if price is None:
-            return 0.0
-        tokens = int(len(prompt) / _CHARS_PER_TOKEN_ESTIMATE) + 1
-        return price.cost(tokens, ESTIMATED_OUTPUT_TOKENS)
 
 
 def _ms(start: float) -> float:

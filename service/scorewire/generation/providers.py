@@ -14,11 +14,15 @@ their own small clients over the same official SDKs with the same settings:
   `GEMINI_BASE_URL` (default Google's, `GEMINI_BASE_URL` below).
 - `echo` (or `echo:<anything>`): no endpoint; returns the rendered prompt, free.
 
-The prompt is sent as one user message. Anthropic needs `max_tokens`: 1024 is sent;
-OpenAI-compatible servers get no limit (their default). The SDKs' own retries (two,
-with backoff) are kept: a generation is not deduplicated by a verdict cache, so a
-transient 429 should not cost the case. Errors never carry the provider's message
-(it can echo credentials): only the HTTP status and the error type.
+The prompt is sent as one user message. Anthropic needs `max_tokens`: 1024 is sent
+unless the caller gives a limit; OpenAI-compatible servers get no limit (their default)
+unless the caller gives one, which a budgeted run always does (a budget can only hold
+a call whose cost is bounded). A server that refuses `max_tokens` (OpenAI's reasoning
+models) gets `max_completion_tokens` instead, remembered for the provider's life. The
+SDKs' own retries (two, with backoff) are kept: a generation is not deduplicated by a
+verdict cache, so a transient 429 should not cost the case. Errors never carry the
+provider's message (it can echo credentials): only the HTTP status and the error type,
+scrubbed (`scorewire.core.secrets`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scorewire.judge.backends.base import safe_error_detail
+from scorewire.core.secrets import register, scrub
+from scorewire.judge.backends.base import mentions, safe_error_detail
 
 GENERATION_ERROR = "GENERATION_ERROR"
 """Score error code: the output could not be generated (provider or HTTP target failed)."""
@@ -43,8 +48,8 @@ GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 ANTHROPIC_MAX_TOKENS = 1024
 """`max_tokens` sent to Anthropic, which requires one."""
 
-ESTIMATED_OUTPUT_TOKENS = 1024
-"""Completion tokens assumed when reserving budget before a call."""
+BUDGETED_MAX_TOKENS = 1024
+"""Completion limit sent with every budgeted provider call (its ceiling is priced on it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +101,10 @@ class Generated:
 
 
 class ProviderError(Exception):
-    """A provider call that produced no output; the message is safe to show."""
+    """A provider call that produced no output; the message is safe to show (scrubbed)."""
 
     def __init__(self, message: str) -> None:
+        message = scrub(message)
         super().__init__(message)
         self.message = message
 
@@ -109,8 +115,11 @@ class Provider(Protocol):
     ref: ProviderRef
     """Which provider this is."""
 
-    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
-        """Answer `prompt`; raise ProviderError when there is no answer."""
+    async def generate(
+        self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
+    ) -> Generated:
+        """Answer `prompt` in at most `max_tokens` completion tokens (None: the provider's
+        default); raise ProviderError when there is no answer."""
         ...
 
     async def aclose(self) -> None:
@@ -124,7 +133,9 @@ class EchoProvider:
     def __init__(self, ref: ProviderRef | None = None) -> None:
         self.ref = ref or ProviderRef("echo", "")
 
-    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
+    async def generate(
+        self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
+    ) -> Generated:
         """The prompt, unchanged."""
         return Generated(prompt, 0, 0)
 
@@ -146,26 +157,39 @@ class OpenAIChatProvider:
         import openai
 
         self.ref = ref
+        register(api_key)
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url)
+        self._limit_param = "max_tokens"
 
-    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
+    async def generate(
+        self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
+    ) -> Generated:
         """One chat turn with the prompt as the user message."""
         import openai
 
-        try:
-            resp = await self._client.chat.completions.create(
-                model=self.ref.model,
-                messages=[{"role": "user", "content": prompt}],
-                timeout=timeout_s,
-            )
-        except openai.APIStatusError as err:
-            raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
-        except openai.APITimeoutError:
-            raise ProviderError(f"the {self.ref.id} provider timed out") from None
-        except openai.APIConnectionError:
-            raise ProviderError(f"could not reach the {self.ref.id} provider") from None
-        except (openai.OpenAIError, ValueError):
-            raise ProviderError(f"the {self.ref.id} provider sent a malformed response") from None
+        while True:
+            used = self._limit_param
+            extra: dict[str, Any] = {} if max_tokens is None else {used: max_tokens}
+            try:
+                resp = await self._client.chat.completions.create(
+                    model=self.ref.model,
+                    messages=[{"role": "user", "content": prompt}],
+                    timeout=timeout_s,
+                    **extra,
+                )
+                break
+            except openai.APIStatusError as err:
+                if extra and self._fall_back(err, used):
+                    continue
+                raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
+            except openai.APITimeoutError:
+                raise ProviderError(f"the {self.ref.id} provider timed out") from None
+            except openai.APIConnectionError:
+                raise ProviderError(f"could not reach the {self.ref.id} provider") from None
+            except (openai.OpenAIError, ValueError):
+                raise ProviderError(
+                    f"the {self.ref.id} provider sent a malformed response"
+                ) from None
         choices = resp.choices or []
         message = choices[0].message if choices else None
         if message is None or (message.content is None and message.refusal):
@@ -176,6 +200,17 @@ class OpenAIChatProvider:
             usage.prompt_tokens if usage is not None else None,
             usage.completion_tokens if usage is not None else None,
         )
+
+    def _fall_back(self, err: Any, used: str) -> bool:
+        """Switch to `max_completion_tokens` when the server refused `max_tokens`."""
+        if err.status_code not in (400, 422):
+            return False
+        if used != self._limit_param:
+            return True  # a concurrent call already switched
+        if used == "max_tokens" and mentions(err.body, "max_tokens"):
+            self._limit_param = "max_completion_tokens"
+            return True
+        return False
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP client."""
@@ -189,16 +224,19 @@ class AnthropicProvider:
         import anthropic
 
         self.ref = ref
+        register(api_key)
         self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url)
 
-    async def generate(self, prompt: str, *, timeout_s: float) -> Generated:
+    async def generate(
+        self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
+    ) -> Generated:
         """One message with the prompt as the user turn; text blocks concatenated."""
         import anthropic
 
         try:
             resp = await self._client.messages.create(
                 model=self.ref.model,
-                max_tokens=ANTHROPIC_MAX_TOKENS,
+                max_tokens=ANTHROPIC_MAX_TOKENS if max_tokens is None else max_tokens,
                 messages=[{"role": "user", "content": prompt}],
                 timeout=timeout_s,
             )

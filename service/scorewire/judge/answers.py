@@ -57,7 +57,8 @@ class Answer(Generic[T]):
         self.cost_usd = cost_usd
         """Dollars this request spent (0 when served from the cache or a shared call)."""
         self.cached = cached
-        """True when the verdict came from the cache or an identical call in flight."""
+        """True when the verdict came from the cache or an identical call in flight, and
+        this caller's tenant paid for it (or tenants trust each other)."""
         self.unpriced = unpriced
         """True when a call was made whose cost is unknown."""
 

@@ -1,11 +1,12 @@
 """Judge spend limits: a run's budget and the server-wide budget per period.
 
-A call reserves its estimated cost before it starts and settles the real cost when it
-ends. A call may start only while spent + reserved + its estimate stays within the
-limit, or when nothing else is in flight (so one call can always run while money is
-left). Concurrent calls therefore overshoot the limit by at most what the calls already
-in flight spend beyond their estimates; once the spent amount reaches the limit, every
-further reservation is refused.
+A call reserves its worst-case cost (its *ceiling*: the whole prompt and all of
+`max_tokens` at the model's price) before it starts and settles the real cost when it
+ends. A call may start only while spent + reserved + its ceiling stays within the
+limit; one whose ceiling no longer fits beside what is already spent is refused, and one
+that fits only once calls in flight settle waits for them. Because the usage a call
+reports is checked against the same bounds (`scorewire.judge.pricing.usage_problem`),
+what is spent never exceeds the limit, however many calls run at once.
 """
 
 from __future__ import annotations
@@ -66,48 +67,66 @@ class Budget:
             return None
         return max(0.0, self.limit_usd - self.spent_usd)
 
-    def _may_start(self, estimate: float) -> bool:
-        if self.limit_usd is None or self.in_flight == 0:
+    def _fits(self, amount: float) -> bool:
+        """Whether `amount` fits beside what is spent (calls in flight may still settle)."""
+        if self.limit_usd is None:
             return True
-        return self.spent_usd + self.reserved_usd + estimate <= self.limit_usd
+        return self.spent_usd < self.limit_usd and self.spent_usd + amount <= self.limit_usd
 
-    async def reserve(self, estimate_usd: float) -> Reservation | None:
-        """Hold `estimate_usd` for one call; None when the budget is exhausted.
+    def _may_start(self, amount: float) -> bool:
+        if self.limit_usd is None:
+            return True
+        return self.spent_usd + self.reserved_usd + amount <= self.limit_usd
+
+    async def reserve(self, amount_usd: float) -> Reservation | None:
+        """Hold `amount_usd` (a call's ceiling) for one call; None when it cannot fit.
 
         Waits while calls in flight hold what is left: when they settle, their real
         cost decides whether this call may still run.
         """
         parent: Reservation | None = None
         if self.parent is not None:
-            parent = await self.parent.reserve(estimate_usd)
+            parent = await self.parent.reserve(amount_usd)
             if parent is None:
                 return None
         while True:
             self._roll()
-            if self.limit_usd is not None and self.spent_usd >= self.limit_usd:
+            if not self._fits(amount_usd):
                 if parent is not None and self.parent is not None:
                     self.parent.release(parent)
                 return None
-            if self._may_start(estimate_usd):
-                self.reserved_usd += estimate_usd
+            if self._may_start(amount_usd):
+                self.reserved_usd += amount_usd
                 self.in_flight += 1
-                return Reservation(estimate_usd, parent)
+                return Reservation(amount_usd, parent)
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
                 await waiter
+            except BaseException:
+                if parent is not None and self.parent is not None:
+                    self.parent.release(parent)
+                raise
             finally:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
 
     def settle(self, reservation: Reservation, cost_usd: float | None) -> None:
-        """Release a reservation and record the call's real cost (None: unknown)."""
+        """Release a reservation and record the call's real cost (None: unknown).
+
+        A negative or NaN cost is never a refund: the reservation is charged instead.
+        """
         if reservation.settled:
             return
+        if cost_usd is not None and not cost_usd >= 0:
+            cost_usd = reservation.amount
         reservation.settled = True
         self._roll()
-        self.reserved_usd = max(0.0, self.reserved_usd - reservation.amount)
         self.in_flight -= 1
+        # with nothing in flight nothing is held (no float residue of the subtractions)
+        self.reserved_usd = (
+            max(0.0, self.reserved_usd - reservation.amount) if self.in_flight else 0.0
+        )
         self.calls += 1
         if cost_usd is None:
             self.unpriced_calls += 1

@@ -61,18 +61,26 @@ def verdict_key(
 
 @dataclass(frozen=True, slots=True)
 class CachedAnswer:
-    """A judge's raw answer as stored."""
+    """A judge's raw answer as stored, and who paid for it."""
 
     text: str
     input_tokens: int | None
     output_tokens: int | None
+    tenant: str | None = None
+    """The tenant whose call produced the answer; None when unknown (in-process callers,
+    no authentication, or entries written before tenants were recorded)."""
 
     def dumps(self) -> str:
-        """The stored form."""
-        return json.dumps(
-            {"v": 1, "text": self.text, "in": self.input_tokens, "out": self.output_tokens},
-            separators=(",", ":"),
-        )
+        """The stored form (version 1; `t` is present only when the tenant is known)."""
+        obj: dict[str, Any] = {
+            "v": 1,
+            "text": self.text,
+            "in": self.input_tokens,
+            "out": self.output_tokens,
+        }
+        if self.tenant is not None:
+            obj["t"] = self.tenant
+        return json.dumps(obj, separators=(",", ":"))
 
     @staticmethod
     def loads(raw: str) -> CachedAnswer | None:
@@ -83,11 +91,12 @@ class CachedAnswer:
             return None
         if not isinstance(obj, dict) or obj.get("v") != 1 or not isinstance(obj.get("text"), str):
             return None
-        in_tok, out_tok = obj.get("in"), obj.get("out")
+        in_tok, out_tok, tenant = obj.get("in"), obj.get("out"), obj.get("t")
         return CachedAnswer(
             obj["text"],
             in_tok if isinstance(in_tok, int) else None,
             out_tok if isinstance(out_tok, int) else None,
+            tenant if isinstance(tenant, str) else None,
         )
 
 

@@ -3,13 +3,27 @@
 One `ask` does, in order:
 1. route the model (`backend:model`, the default, or `auto` by credentials present);
 2. join an identical request already in flight (same cache key) instead of making one;
-3. look the verdict up in the cache (cost 0, `cached`);
-4. reserve money from the run's budget and the server-wide budget (or refuse with
-   BUDGET_EXHAUSTED);
+3. look the verdict up in the cache (cost 0, `cached`), unless another tenant paid for
+   it (see below);
+4. reserve the call's ceiling (the whole prompt and all of `max_tokens` at the model's
+   price) from the run's budget and the server-wide budget, or refuse with
+   BUDGET_EXHAUSTED; a budgeted call to a model without a price is refused with
+   UNPRICED_MODEL unless the settings give a fallback price or allow unpriced calls;
 5. call the backend under its concurrency limit, retrying 429/5xx/timeouts with
    backoff and Retry-After, bounded by the request deadline;
-6. price the tokens, settle the budgets, parse the verdict strictly and cache it only
-   when it parsed.
+6. check the reported usage (negative or beyond the ceiling's bounds is a JUDGE_ERROR
+   charged at the ceiling, never a refund), price the tokens, settle the budgets,
+   parse the verdict strictly and cache it, with the paying tenant, only when it parsed.
+
+Everything the upstream sends back (answers, refusals, error details) is scrubbed of
+credentials (`scorewire.core.secrets`) before it reaches a reason.
+
+Tenants share the cache, but not the knowledge of each other's work: unless the
+settings say tenants trust each other, a hit on a verdict another tenant paid for is
+answered as if the call had been made (not `cached`, the cost the call would have had,
+charged to this caller's budgets, the server's budget untouched since no money left);
+the saving shows in the metrics only. Identical requests in flight are shared only
+within one tenant for the same reason.
 
 Cancelling every check waiting on a request cancels the request itself.
 """
@@ -17,6 +31,7 @@ Cancelling every check waiting on a request cancels the request itself.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
@@ -25,12 +40,13 @@ from typing import Any, TypeVar, cast
 
 from scorewire.core.context import CheckContext, Extraction
 from scorewire.core.model import ErrorCode, Output, Sample
+from scorewire.core.secrets import scrub
 from scorewire.judge.answers import BUDGET_EXHAUSTED, NO_JUDGE, Answer, Question
 from scorewire.judge.backends.base import BackendError, Completion, JudgeBackend
 from scorewire.judge.budget import Budget, PeriodBudget, Reservation
 from scorewire.judge.cache import CachedAnswer, VerdictCache, verdict_key
 from scorewire.judge.models import BACKENDS, DEFAULT_MODELS, ModelRef, parse_model
-from scorewire.judge.pricing import PriceTable
+from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 from scorewire.judge.prompts import ExampleLike, render_extract
 from scorewire.judge.retry import RetryPolicy
 from scorewire.judge.stats import JudgeStats
@@ -40,9 +56,6 @@ from scorewire.settings import Settings
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-_CHARS_PER_TOKEN_ESTIMATE = 3.0
-"""Conservative (English averages ~4): a budget reservation should not be too small."""
 
 
 class _Outcome:
@@ -71,13 +84,14 @@ class _Outcome:
 class _Flight:
     """One request in flight, shared by every check asking the same question."""
 
-    __slots__ = ("budget", "deadline", "task", "waiters")
+    __slots__ = ("budget", "deadline", "task", "tenant", "waiters")
 
-    def __init__(self, deadline: float | None, budget: Budget | None) -> None:
+    def __init__(self, deadline: float | None, budget: Budget | None, tenant: str | None) -> None:
         self.task: asyncio.Task[_Outcome] | None = None
         self.waiters = 0
         self.deadline = deadline
         self.budget = budget
+        self.tenant = tenant
 
     def join(self, deadline: float | None) -> None:
         """Extend the deadline to the latest of the waiters' (None means unbounded)."""
@@ -116,6 +130,7 @@ class JudgeService:
         retry: RetryPolicy | None = None,
         concurrency: int = 32,
         server_budget: Budget | None = None,
+        tenants_trust_each_other: bool = False,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._backends = dict(backends)
@@ -131,6 +146,8 @@ class JudgeService:
         self._limits = {name: asyncio.Semaphore(concurrency) for name in self._backends}
         self.server_budget = server_budget
         """The server-wide budget per period, or None."""
+        self.tenants_trust_each_other = tenants_trust_each_other
+        """Whether a cache hit on another tenant's verdict may be reported as `cached`."""
         self._sleep = sleep
         self._flights: dict[str, _Flight] = {}
         self._auto = next((b for b in BACKENDS if b in self._backends), None)
@@ -178,7 +195,7 @@ class JudgeService:
             backends=backends,
             cache=cache,
             default_model=parse_model(settings.judge_model),
-            prices=PriceTable(settings.judge_prices),
+            prices=PriceTable.from_settings(settings),
             stats=stats,
             temperature=settings.judge_temperature,
             timeout_s=settings.judge_timeout_s,
@@ -189,6 +206,7 @@ class JudgeService:
             ),
             concurrency=settings.judge_concurrency,
             server_budget=server_budget,
+            tenants_trust_each_other=settings.tenants_trust_each_other,
         )
 
     @property
@@ -254,20 +272,23 @@ class JudgeService:
         if budget is not None and not isinstance(budget, Budget):
             # Silently ignoring a limit would spend money the caller did not allow.
             raise TypeError("CheckContext.budget must be a scorewire.judge.Budget or None")
+        tenant = ctx.tenant
+        # Sharing a call in flight would tell a tenant another one asked the same.
+        flight_key = key if self.tenants_trust_each_other else f"{key}\0{tenant or ''}"
         while True:
-            flight = self._flights.get(key)
+            flight = self._flights.get(flight_key)
             leader = flight is None
             if flight is None:
-                flight = self._start(key, backend, model, question, ctx.deadline, budget)
+                flight = self._start(flight_key, key, backend, model, question, ctx, budget)
             else:
                 flight.join(ctx.deadline)
-            outcome = await self._wait(key, flight)
+            outcome = await self._wait(flight_key, flight)
             if leader:
                 return _answer(outcome, cached=outcome.from_cache)
-            if outcome.error_code == ErrorCode.BUDGET_EXHAUSTED and flight.budget is not budget:
+            if outcome.error_code in _BUDGET_CODES and flight.budget is not budget:
                 # Another run's budget refused; ours may still allow the call.
-                if self._flights.get(key) is flight:
-                    del self._flights[key]
+                if self._flights.get(flight_key) is flight:
+                    del self._flights[flight_key]
                 continue
             self.stats.add("shared_calls")
             if outcome.error_code is None and not outcome.from_cache:
@@ -275,29 +296,30 @@ class JudgeService:
             return Answer(
                 outcome.value,
                 error_code=outcome.error_code,
-                error_message=outcome.error_message,
+                error_message=scrub(outcome.error_message),
                 cached=outcome.error_code is None,
             )
 
     def _start(
         self,
+        flight_key: str,
         key: str,
         backend: JudgeBackend,
         model: str,
         question: Question[Any],
-        deadline: float | None,
+        ctx: CheckContext,
         budget: Budget | None,
     ) -> _Flight:
-        flight = _Flight(deadline, budget)
+        flight = _Flight(ctx.deadline, budget, ctx.tenant)
         task = asyncio.get_running_loop().create_task(
             self._resolve(flight, key, backend, model, question)
         )
         flight.task = task
-        self._flights[key] = flight
+        self._flights[flight_key] = flight
 
         def forget(_: asyncio.Task[_Outcome]) -> None:
-            if self._flights.get(key) is flight:
-                del self._flights[key]
+            if self._flights.get(flight_key) is flight:
+                del self._flights[flight_key]
 
         task.add_done_callback(forget)
         return flight
@@ -330,22 +352,33 @@ class JudgeService:
         hit = await self._cache.get(key)
         if hit is not None:
             try:
-                value = question.parse(hit.text)
+                value = question.parse(scrub(hit.text))  # entries written before scrubbing
             except VerdictError:
                 log.warning("verdict cache: unreadable entry ignored")
             else:
                 saved = self._cost(model, hit.input_tokens, hit.output_tokens)
-                if saved is not None:
-                    self.stats.add("saved_usd", saved)
-                return _Outcome(value, from_cache=True)
-        reservations = await self._reserve(flight, model, question)
+                if self.tenants_trust_each_other or hit.tenant == flight.tenant:
+                    if saved is not None:
+                        self.stats.add("saved_usd", saved)
+                    return _Outcome(value, from_cache=True)
+                return await self._foreign_hit(flight, model, question, value, hit)
+        ceiling = self._ceiling(model, question)
+        reservations = await self._reserve(flight, model, question, ceiling)
         if isinstance(reservations, _Outcome):
             return reservations
         completion: Completion | None = None
         cost: float | None = None
+        problem: str | None = None
         try:
             completion = await self._call(flight, backend, model, question)
-            cost = self._cost(model, completion.input_tokens, completion.output_tokens)
+            problem = usage_problem(
+                completion.input_tokens,
+                completion.output_tokens,
+                prompt_bound=_prompt_bound(question),
+                max_tokens=question.max_tokens,
+            )
+            if problem is None:
+                cost = self._cost(model, completion.input_tokens, completion.output_tokens)
         except _CallFailed as failed:
             self.stats.add("call_failures", backend=backend.name, model=model)
             return _Outcome(
@@ -353,13 +386,53 @@ class JudgeService:
             )
         finally:
             # A call that produced no answer (failed or cancelled) bills nothing we can
-            # see: its reservation is given back rather than settled.
+            # see: its reservation is given back rather than settled. One whose cost is
+            # unknown (no usage reported, or usage that cannot be true) is charged its
+            # ceiling: a budget must not be bypassed by what the upstream says.
             for budget, reservation in reservations:
                 if completion is None:
                     budget.release(reservation)
                 else:
-                    budget.settle(reservation, cost)
-        return await self._conclude(key, backend, model, question, completion, cost)
+                    budget.settle(reservation, _charge(cost, ceiling, reservation))
+        if problem is not None:
+            self.stats.add("call_failures", backend=backend.name, model=model)
+            log.warning("judge %s:%s: %s", backend.name, model, problem)
+            return _Outcome(
+                error_code=ErrorCode.JUDGE_ERROR,
+                error_message=f"judge call failed: {problem}; the call is charged its "
+                "ceiling, never refunded",
+                cost_usd=ceiling or 0.0,
+                unpriced=ceiling is None,
+            )
+        return await self._conclude(key, backend, model, question, completion, cost, flight)
+
+    async def _foreign_hit(
+        self,
+        flight: _Flight,
+        model: str,
+        question: Question[Any],
+        value: Any,
+        hit: CachedAnswer,
+    ) -> _Outcome:
+        """Answer a hit on another tenant's verdict exactly as a fresh call would be answered.
+
+        The caller's budgets are held and charged what the call would have cost (so
+        neither its score nor its budget gives the hit away); the server's budget is held
+        like a call's but charged nothing, since no money left. The saving is counted.
+        """
+        ceiling = self._ceiling(model, question)
+        reservations = await self._reserve(flight, model, question, ceiling)
+        if isinstance(reservations, _Outcome):
+            return reservations
+        would_cost = self._cost(model, hit.input_tokens, hit.output_tokens)
+        for budget, reservation in reservations:
+            if budget is self.server_budget:
+                budget.release(reservation)
+            else:
+                budget.settle(reservation, _charge(would_cost, ceiling, reservation))
+        if would_cost is not None:
+            self.stats.add("saved_usd", would_cost)
+        return _Outcome(value, cost_usd=would_cost or 0.0, unpriced=would_cost is None)
 
     async def _conclude(
         self,
@@ -369,6 +442,7 @@ class JudgeService:
         question: Question[Any],
         completion: Completion,
         cost: float | None,
+        flight: _Flight,
     ) -> _Outcome:
         labels = {"backend": backend.name, "model": model}
         self.stats.add("input_tokens", completion.input_tokens or 0, **labels)
@@ -400,7 +474,13 @@ class JudgeService:
                 unpriced=unpriced,
             )
         await self._cache.set(
-            key, CachedAnswer(completion.text, completion.input_tokens, completion.output_tokens)
+            key,
+            CachedAnswer(
+                completion.text,
+                completion.input_tokens,
+                completion.output_tokens,
+                flight.tenant,
+            ),
         )
         return _Outcome(value, cost_usd=spent, unpriced=unpriced)
 
@@ -413,35 +493,42 @@ class JudgeService:
             return None  # the server did not report usage: the cost is unknown, not zero
         return self.prices.cost(model, input_tokens, output_tokens)
 
-    def _estimate(self, model: str, question: Question[Any]) -> float:
+    def _ceiling(self, model: str, question: Question[Any]) -> float | None:
+        """The most this call can cost, or None when the model has no price."""
         price = self.prices.price(model)
         if price is None:
-            return 0.0
-        chars = len(question.prompt.system) + len(question.prompt.user)
-        return price.cost(int(chars / _CHARS_PER_TOKEN_ESTIMATE) + 1, question.max_tokens)
+            return None
+        return price.ceiling(_prompt_bound(question), question.max_tokens)
 
     async def _reserve(
-        self, flight: _Flight, model: str, question: Question[Any]
+        self, flight: _Flight, model: str, question: Question[Any], ceiling: float | None
     ) -> list[tuple[Budget, Reservation]] | _Outcome:
-        estimate = self._estimate(model, question)
+        budgets = [
+            (budget, server)
+            for budget, server in ((flight.budget, False), (self.server_budget, True))
+            if budget is not None
+        ]
+        if not budgets:
+            return []
+        if ceiling is None:
+            refusal = self.prices.unpriced_refusal(model)
+            if refusal is not None:
+                self.stats.add("budget_refusals")
+                return _Outcome(error_code=ErrorCode.UNPRICED_MODEL, error_message=refusal)
+        amount = ceiling or 0.0  # an allowed unpriced call holds nothing
         held: list[tuple[Budget, Reservation]] = []
         try:
-            for budget, refusal in (
-                (flight.budget, BUDGET_EXHAUSTED),
-                (
-                    self.server_budget,
-                    f"{BUDGET_EXHAUSTED}: the server's judge budget for this period is spent",
-                ),
-            ):
-                if budget is None:
-                    continue
-                reservation = await budget.reserve(estimate)
+            for budget, server in budgets:
+                reservation = await budget.reserve(amount)
                 if reservation is None:
                     for b, r in held:
                         b.release(r)
                     held.clear()
                     self.stats.add("budget_refusals")
-                    return _Outcome(error_code=ErrorCode.BUDGET_EXHAUSTED, error_message=refusal)
+                    return _Outcome(
+                        error_code=ErrorCode.BUDGET_EXHAUSTED,
+                        error_message=_refusal(budget, server, amount, model, question),
+                    )
                 held.append((budget, reservation))
         except BaseException:
             for b, r in held:
@@ -465,7 +552,7 @@ class JudgeService:
                 )
             timeout = self._timeout_s if remaining is None else min(self._timeout_s, remaining)
             try:
-                return await self._attempt(backend, model, question, timeout, labels)
+                return _scrubbed(await self._attempt(backend, model, question, timeout, labels))
             except BackendError as err:
                 failure = err
             if not failure.retryable or attempt >= self._retry.max_retries:
@@ -557,15 +644,66 @@ class JudgeService:
         return Extraction(found.text, cost_usd=answer.cost_usd, cached=answer.cached)
 
 
+_BUDGET_CODES = frozenset({ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL})
+"""Refusals that depend on the budget of the flight's leader (another run may pass)."""
+
+
+def _charge(cost: float | None, ceiling: float | None, reservation: Reservation) -> float | None:
+    """What a budget is charged: the cost, else the ceiling held (a priced call whose usage
+    is unknown or impossible), else None (an allowed unpriced call, counted apart)."""
+    if cost is not None:
+        return cost
+    return None if ceiling is None else reservation.amount
+
+
+def _prompt_bound(question: Question[Any]) -> int:
+    prompt = question.prompt
+    return prompt_token_bound(prompt.system, prompt.user, prompt.schema)
+
+
+def _budget_left(budget: Budget) -> float | None:
+    left = budget.remaining_usd()
+    parent = budget.parent
+    while parent is not None:
+        up = parent.remaining_usd()
+        if up is not None:
+            left = up if left is None else min(left, up)
+        parent = parent.parent
+    return left
+
+
+def _refusal(
+    budget: Budget, server: bool, amount: float, model: str, question: Question[Any]
+) -> str:
+    whose = "the server's judge budget for this period" if server else "the judge budget"
+    left = _budget_left(budget)
+    if budget.exhausted or left is None or left <= 0:
+        return f"{BUDGET_EXHAUSTED}: {whose} is spent" if server else BUDGET_EXHAUSTED
+    return (
+        f"{BUDGET_EXHAUSTED}: this call could cost up to ${amount:.6f} "
+        f"({question.max_tokens} max_tokens and the whole prompt at {model}'s price), "
+        f"more than the ${left:.6f} left in {whose}"
+    )
+
+
 def _answer(outcome: _Outcome, *, cached: bool) -> Answer[Any]:
     return Answer(
         outcome.value,
         error_code=outcome.error_code,
-        error_message=outcome.error_message,
+        error_message=scrub(outcome.error_message),
         cost_usd=outcome.cost_usd,
         cached=cached and outcome.error_code is None,
         unpriced=outcome.unpriced,
     )
+
+
+def _scrubbed(completion: Completion) -> Completion:
+    # The answer's text becomes reasons (the verdict's reasoning) and cache entries.
+    text, refusal = scrub(completion.text), completion.refusal
+    refusal = None if refusal is None else scrub(refusal)
+    if text == completion.text and refusal == completion.refusal:
+        return completion
+    return dataclasses.replace(completion, text=text, refusal=refusal)
 
 
 def _secret(value: Any, env_name: str) -> str | None:

@@ -22,6 +22,7 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
+from scorewire.core.secrets import install_log_scrubbing
 from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import open_label_store
@@ -183,4 +184,5 @@ def run_workers(settings: Settings) -> int:
 
 def _worker_main(settings: Settings, index: int) -> None:
     logging.basicConfig(level=settings.log_level)
+    install_log_scrubbing()
     asyncio.run(serve(settings, ready_line=index == 0, worker=index))

@@ -15,6 +15,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from scorewire.core.secrets import register, scrub
+
 if TYPE_CHECKING:
     import openai
     from scorewire.settings import Settings
@@ -29,7 +31,11 @@ Vector = Sequence[float]
 
 
 class EmbeddingsError(Exception):
-    """The endpoint could not embed the texts; the message is safe to show (no bodies)."""
+    """The endpoint could not embed the texts; the message is safe to show (no bodies,
+    and scrubbed of anything shaped like a credential)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(scrub(message))
 
 
 class EmbeddingsProvider(Protocol):
@@ -72,6 +78,7 @@ class EmbeddingsClient:
 
         # Local servers (vLLM, Ollama, llama.cpp) need no key, but the SDK insists on one.
         key = api_key or ("unused" if base_url else None)
+        register(key)
         try:
             self._client: openai.AsyncOpenAI = openai.AsyncOpenAI(
                 api_key=key, base_url=base_url, max_retries=max_retries

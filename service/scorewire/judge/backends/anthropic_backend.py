@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 import anthropic
+from scorewire.core.secrets import register
 from scorewire.judge.backends.base import BackendError, Completion, status_error
 from scorewire.judge.prompts import Prompt
 
@@ -26,6 +27,7 @@ class AnthropicBackend:
     name = "anthropic"
 
     def __init__(self, *, api_key: str, base_url: str | None = None) -> None:
+        register(api_key)
         # max_retries=0: retries are ours. The credential is passed explicitly so the SDK
         # never goes looking for profiles or other credentials on its own.
         self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)

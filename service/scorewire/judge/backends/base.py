@@ -6,7 +6,8 @@ the SDKs' own retries are switched off.
 
 Nothing a backend raises carries text from the provider's error body: such messages
 can echo parts of credentials ("Incorrect API key provided: sk-…"). Errors say the
-HTTP status and the provider's short error type/code only.
+HTTP status and the provider's short error type/code only, and even those pass through
+`scorewire.core.secrets.scrub` (a hostile upstream can put a key in its `code`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from scorewire.core.secrets import scrub
 from scorewire.judge.prompts import Prompt
 
 
@@ -48,9 +50,10 @@ class BackendError(Exception):
         retry_after: float | None = None,
         status: int | None = None,
     ) -> None:
+        message = scrub(message)
         super().__init__(message)
         self.message = message
-        """Safe to show: status and error type only, never the provider's message."""
+        """Safe to show: status and error type only, never the provider's message (scrubbed)."""
         self.retryable = retryable
         """True for 408/409/429/5xx, timeouts and dropped connections."""
         self.retry_after = retry_after

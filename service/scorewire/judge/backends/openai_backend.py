@@ -23,6 +23,7 @@ import logging
 from typing import Any
 
 import openai
+from scorewire.core.secrets import register
 from scorewire.judge.backends.base import BackendError, Completion, mentions, status_error
 from scorewire.judge.prompts import Prompt
 
@@ -37,6 +38,7 @@ class OpenAIBackend:
     name = "openai"
 
     def __init__(self, *, api_key: str, base_url: str | None = None) -> None:
+        register(api_key)
         # max_retries=0: retries are ours (with Retry-After and the request deadline);
         # the SDK's would multiply them.
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
