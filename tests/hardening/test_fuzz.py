@@ -218,9 +218,8 @@ VALID: list[tuple[str, dict[str, Any]]] = [
     ("rag.faithfulness", {}),
 ]
 # In suite YAML a check's parameters sit beside its modifiers (`type`, `name`, `when`,
-# ...), so a parameter called `name` is read as the check's name: tool_called cannot be
-# written there (test_a_tool_called_check_can_be_written_in_suite_yaml pins the defect).
-VALID_IN_YAML = [(t, p) for t, p in VALID if "name" not in p]
+# ...); a type's own parameter of a modifier's name wins (tool_called's `name`).
+VALID_IN_YAML = VALID
 
 
 @st.composite
@@ -650,15 +649,12 @@ def test_validate_suite_answers_problems_not_errors(client: Any, catalog: dict, 
         assert not resp.problems and resp.checks
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: suite YAML reads a parameter called `name` as the check's name",
-)
 def test_a_tool_called_check_can_be_written_in_suite_yaml(client: Any) -> None:
-    # trajectory.tool_called's parameter `name` collides with the modifier `name`.
+    # trajectory.tool_called's parameter `name` is its parameter, not the modifier `name`
     text = "checks:\n  searched: {type: trajectory.tool_called, name: search}\n"
     resp = client.ValidateSuite(pb.ValidateSuiteRequest(suite_yaml=text), timeout=DEADLINE_S)
     assert resp.valid, resp.problems
+    assert list(resp.checks) == ["searched"]
 
 
 def test_nan_never_reaches_a_passing_budget(client: Any) -> None:

@@ -131,11 +131,15 @@ def parse_check_spec(raw: object, path: str) -> CheckSpec:
     if extractor is not None and not isinstance(extractor, str):
         violations.append(FieldViolation(join_path(path, "extractor"), "must be a string"))
         extractor = None
-    name = raw.get("name", "")
+    # A type with a parameter of a modifier's name (`trajectory.tool_called`'s `name`)
+    # takes that key as its parameter; its display name then comes from the `checks:` key
+    # or the nested form (`params: {name: ...}` beside a `name:`).
+    modifiers = MODIFIER_KEYS - _param_names(ctype) if "params" not in raw else MODIFIER_KEYS
+    name = raw.get("name", "") if "name" in modifiers else ""
     if not isinstance(name, str):
         violations.append(FieldViolation(join_path(path, "name"), "must be a string"))
         name = ""
-    params = {k: v for k, v in raw.items() if k not in MODIFIER_KEYS}
+    params = {k: v for k, v in raw.items() if k not in modifiers}
     params_path = ""
     if "params" in params and _nested_params(params, ctype):
         # The clients' canonical form: parameters under `params`, as in the proto.
@@ -163,6 +167,11 @@ def parse_check_spec(raw: object, path: str) -> CheckSpec:
         extractor=extractor,
         params_path=params_path,
     )
+
+
+def _param_names(ctype: str) -> frozenset[str]:
+    check = REGISTRY.get(ctype) if ctype else None
+    return frozenset(check.params.model_fields) if check is not None else frozenset()
 
 
 def _nested_params(params: Mapping[str, Any], ctype: str) -> bool:
