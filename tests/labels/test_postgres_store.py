@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import grpc
+import psycopg
 import pytest
 from google.protobuf import json_format
 from scorewire.labels import open_label_store
@@ -137,3 +139,31 @@ def _closed_port() -> int:
     from tests.labels.conftest import free_port
 
     return free_port()
+
+
+async def test_a_table_made_before_tenants_is_upgraded_in_place(pg_url) -> None:
+    # A database written by an earlier version: its labels keep counting (no tenant),
+    # and the upgraded table takes labels with tenants.
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            """CREATE TABLE scorewire_label_history (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, sample_id TEXT NOT NULL,
+                output_hash TEXT NOT NULL, label_check TEXT NOT NULL, labeller TEXT NOT NULL,
+                passed BOOLEAN NOT NULL, note TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL,
+                stored_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
+        )
+        conn.execute(
+            "INSERT INTO scorewire_label_history (sample_id, output_hash, label_check,"
+            " labeller, passed, note, created_at) VALUES ('s1', %s, 'default', 'ana', true,"
+            " '', now())",
+            (label().output_hash,),
+        )
+    store = await PostgresLabelStore.open(pg_url)
+    try:
+        (old,) = await store.lookup("s1", label().output_hash, "default")
+        assert (old.labeller, old.tenant) == ("ana", "")
+        await store.put([replace(label(passed=False), tenant="checkout")])
+        mine = await store.lookup("s1", label().output_hash, "default", tenant="checkout")
+        assert [(lb.tenant, lb.passed) for lb in mine] == [("checkout", False)]
+    finally:
+        await store.close()
