@@ -20,6 +20,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -379,6 +380,41 @@ class LabelService(pb_grpc.LabelServiceServicer):
         return pb.ListLabelsResponse(
             labels=[label_to_pb(lb) for _, lb in page], next_page_token=token
         )
+
+
+class CallerScopedLabels:
+    """The label store as the scoring service's `human` checks see it: the caller's tenant.
+
+    With auth on, every lookup is narrowed to the authenticated caller's tenant, whatever
+    tenant the check context names (none, or another): a Score never reads another
+    tenant's labels. With auth off, lookups pass through unchanged.
+    """
+
+    def __init__(self, store: LabelStore) -> None:
+        self._store = store
+
+    async def put(self, labels: Sequence[Label], key: PutKey | None = None) -> list[Label]:
+        """Store labels (unchanged: writes go through the LabelService's rules)."""
+        return await self._store.put(labels, key)
+
+    async def lookup(
+        self, sample_id: str, output_hash: str, check: str, *, tenant: str = ""
+    ) -> list[Label]:
+        """The counting labels of the caller's tenant (of `tenant` when auth is off)."""
+        who = principal()
+        if who is not None:
+            tenant = who.name
+        return await self._store.lookup(sample_id, output_hash, check, tenant=tenant)
+
+    async def list_labels(
+        self, query: LabelQuery, *, after_id: int, limit: int
+    ) -> list[tuple[int, Label]]:
+        """List labels (unchanged)."""
+        return await self._store.list_labels(query, after_id=after_id, limit=limit)
+
+    async def close(self) -> None:
+        """Close the underlying store."""
+        await self._store.close()
 
 
 def add_label_service(server: grpc.aio.Server, store: LabelStore) -> str:
