@@ -7,6 +7,7 @@ Each case runs on SQLite and on a real PostgreSQL.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import AsyncIterator
@@ -14,9 +15,10 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 from google.protobuf import json_format
-from scorewire.labels.model import output_hash
+from scorewire.labels.model import LabelQuery, output_hash
 from scorewire.labels.postgres import PostgresLabelStore
 from scorewire.labels.sqlite import SqliteLabelStore
+from scorewire.server.labels_service import _query_digest
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
@@ -199,3 +201,25 @@ async def test_a_score_reads_only_its_own_tenants_labels(srv) -> None:
     theirs = await srv.scoring.Score(request, metadata=md("search"), timeout=10)
     assert mine.scores[0].passed
     assert not theirs.scores[0].passed and theirs.scores[0].reason == "no label for this output"
+
+
+async def test_malformed_input_with_a_token_is_invalid_argument_and_without_unauthenticated(
+    srv,
+) -> None:
+    # Undecodable bytes and a crafted page token past 2^63 are the caller's input; a
+    # caller without a token learns nothing about how its bytes would have parsed.
+    raw = srv.channel.unary_unary("/scorewire.v1.LabelService/PutLabels")
+    bad = b"\x0a\x04\x0a\x02\xff\xfe"  # labels { sample_id: <invalid UTF-8> }
+    for metadata, code in ((md("checkout"), "INVALID_ARGUMENT"), ((), "UNAUTHENTICATED")):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await raw(bad, metadata=metadata, timeout=10)
+        assert err.value.code().name == code
+    query = LabelQuery(tenant="checkout")  # what a caller's listing is narrowed to
+    raw_token = json.dumps({"after": 2**63, "query": _query_digest(query)}).encode()
+    token_text = base64.urlsafe_b64encode(raw_token).decode().rstrip("=")
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await srv.labels.ListLabels(
+            lpb.ListLabelsRequest(page_token=token_text), metadata=md("checkout"), timeout=10
+        )
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "page_token" in (err.value.details() or "")
