@@ -167,3 +167,41 @@ async def test_a_table_made_before_tenants_is_upgraded_in_place(pg_url) -> None:
         assert [(lb.tenant, lb.passed) for lb in mine] == [("checkout", False)]
     finally:
         await store.close()
+
+
+async def test_a_put_blocked_past_its_timeout_stored_nothing_when_it_says_so(pg_url) -> None:
+    # Another session holds the table locked past statement_timeout: the put fails
+    # before its COMMIT, says "nothing was stored", and indeed nothing was; a retry
+    # with its request id then stores the label once.
+    store = await PostgresLabelStore.open(pg_url)
+    srv = await start_label_server(store)
+    request = lpb.PutLabelsRequest(
+        labels=[json_format.ParseDict({"sampleId": "s1", "outputHash": label().output_hash,
+                                       "passed": True, "labeller": "ana"}, lpb.Label())],
+        request_id="blocked-1",
+    )  # fmt: skip
+    try:
+        await store.list_labels(LabelQuery(), after_id=0, limit=1)  # the schema exists
+        locker = await psycopg.AsyncConnection.connect(pg_url)
+        async with locker, locker.transaction():
+            await locker.execute("LOCK TABLE scorewire_label_puts IN EXCLUSIVE MODE")
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await srv.labels.PutLabels(request, timeout=30)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "nothing was stored" in (err.value.details() or "")
+        history = LabelQuery(include_history=True)
+        for _ in range(100):  # the store fails fast for FAIL_FAST_S after a failure
+            try:
+                assert await store.list_labels(history, after_id=0, limit=9) == []
+                break
+            except LabelsUnavailable:
+                await asyncio.sleep(0.05)
+        else:
+            pytest.fail("the store did not answer again after the lock was released")
+        for _ in range(2):
+            await srv.labels.PutLabels(request, timeout=30)
+        assert len(await store.list_labels(history, after_id=0, limit=9)) == 1
+    finally:
+        await srv.channel.close()
+        await srv.stop()
+        await store.close()

@@ -172,3 +172,13 @@ async def test_a_file_made_before_tenants_is_upgraded_in_place(tmp_path) -> None
         assert [(lb.tenant, lb.passed) for lb in mine] == [("checkout", False)]
     finally:
         await store.close()
+
+
+def test_a_write_is_either_abandoned_or_committed_never_both() -> None:
+    # The decision a timed-out put and its thread share: whoever moves first wins.
+    from scorewire.labels.sqlite import _Attempt
+
+    given_up = _Attempt()
+    assert given_up.abandon() and not given_up.may_commit()  # rolls back: "nothing stored"
+    committing = _Attempt()
+    assert committing.may_commit() and not committing.abandon()  # waited for, then answered
