@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from scorewire.server.registration import replace_behavior
 from scorewire.settings import Settings
 
 OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.v1alpha.", "/grpc.reflection.v1.")
@@ -179,25 +180,6 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
     )
 
 
-def _replace_behavior(
-    handler: grpc.RpcMethodHandler[Any, Any],
-    wrap: Callable[[Callable[..., Any], bool], Callable[..., Any]],
-) -> grpc.RpcMethodHandler[Any, Any]:
-    """A handler of the same kind whose behavior is `wrap(behavior, streams_response)`."""
-    h: Any = handler
-    kw = {
-        "request_deserializer": h.request_deserializer,
-        "response_serializer": h.response_serializer,
-    }
-    if h.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(wrap(h.unary_unary, False), **kw)
-    if h.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(wrap(h.unary_stream, True), **kw)
-    if h.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(wrap(h.stream_unary, False), **kw)
-    return grpc.stream_stream_rpc_method_handler(wrap(h.stream_stream, True), **kw)
-
-
 def _aborting(code: grpc.StatusCode, message: str) -> Callable[[Callable[..., Any], bool], Any]:
     def wrap(_behavior: Callable[..., Any], streams: bool) -> Callable[..., Any]:
         if streams:
@@ -262,11 +244,11 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             return handler
         found = self._authenticate(getattr(details, "invocation_metadata", None))
         if found is None:
-            return _replace_behavior(
+            return replace_behavior(
                 handler,
                 _aborting(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token"),
             )
-        return _replace_behavior(handler, self._limited(*found))
+        return replace_behavior(handler, self._limited(*found))
 
     def _limited(self, digest: str, who: Principal) -> Callable[[Callable[..., Any], bool], Any]:
         def wrap(behavior: Callable[..., Any], streams: bool) -> Callable[..., Any]:
