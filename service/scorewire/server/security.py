@@ -36,6 +36,10 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$")
 _ENTRY_KEYS = ("name", "sha256", "role")
 _SETTING = "SCOREWIRE_AUTH_TOKENS"
+_DIGEST_HINT = (
+    "a 64-character SHA-256 hex digest (configure digests, never tokens: "
+    "`printf %s TOKEN | sha256sum`)"
+)
 LEGACY_PREFIX_CHARS = 12
 """Hex digits of a digest that name a token from SCOREWIRE_AUTH_TOKEN_SHA256."""
 
@@ -89,10 +93,7 @@ def parse_token_digests(raw: str) -> frozenset[str]:
     bad = [i for i, d in enumerate(digests) if not _HEX64.match(d)]
     if bad:
         # Never echo the value: someone may have pasted a token instead of its digest.
-        raise ValueError(
-            f"SCOREWIRE_AUTH_TOKEN_SHA256 entry {bad[0] + 1} is not a 64-character SHA-256 "
-            "hex digest (configure digests, never tokens: `printf %s TOKEN | sha256sum`)"
-        )
+        raise ValueError(f"SCOREWIRE_AUTH_TOKEN_SHA256 entry {bad[0] + 1} is not {_DIGEST_HINT}")
     return frozenset(digests)
 
 
@@ -111,13 +112,11 @@ def _principal_entry(index: int, entry: object) -> tuple[str, Principal]:
     name, digest, role = (entry.get(k) for k in _ENTRY_KEYS)
     # Values are never echoed: someone may have pasted a token into any of them.
     if not isinstance(name, str) or not _NAME.match(name):
-        raise _entry_error(index, "name must be 1-64 characters of A-Za-z0-9._:@- ")
-    if not isinstance(digest, str) or not _HEX64.match(digest.strip().lower()):
         raise _entry_error(
-            index,
-            "sha256 must be a 64-character SHA-256 hex digest (configure digests, never "
-            "tokens: `printf %s TOKEN | sha256sum`)",
+            index, "name must be 1-64 characters of A-Za-z0-9._:@-, the first a letter or digit"
         )
+    if not isinstance(digest, str) or not _HEX64.match(digest.strip().lower()):
+        raise _entry_error(index, f"sha256 is not {_DIGEST_HINT}")
     if role not in tuple(Role):
         raise _entry_error(index, "role must be caller, labeller or admin")
     return digest.strip().lower(), Principal(name, Role(role))
