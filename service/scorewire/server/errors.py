@@ -36,12 +36,23 @@ class RequestRejected(Exception):
         self.violations = list(violations)
 
 
-def invalid_argument(violations: Sequence[FieldViolation]) -> RequestRejected:
-    """INVALID_ARGUMENT listing every violation."""
+def _listing(violations: Sequence[FieldViolation]) -> str:
     head = "; ".join(str(v) for v in violations[:3])
     more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+    return head + more
+
+
+def invalid_argument(violations: Sequence[FieldViolation]) -> RequestRejected:
+    """INVALID_ARGUMENT listing every violation."""
     return RequestRejected(
-        grpc.StatusCode.INVALID_ARGUMENT, f"invalid request: {head}{more}", violations
+        grpc.StatusCode.INVALID_ARGUMENT, f"invalid request: {_listing(violations)}", violations
+    )
+
+
+def permission_denied(denials: Sequence[FieldViolation]) -> RequestRejected:
+    """PERMISSION_DENIED naming every field the caller may not set (or read) as it asked."""
+    return RequestRejected(
+        grpc.StatusCode.PERMISSION_DENIED, f"permission denied: {_listing(denials)}", denials
     )
 
 
@@ -95,7 +106,8 @@ TOO_DEEP_MESSAGE = (
 BAD_UTF8_MESSAGE = "a string field of the request is not valid UTF-8"
 
 
-def _undecodable(reason: str = "") -> RequestRejected:
+def undecodable(reason: str = "") -> RequestRejected:
+    """INVALID_ARGUMENT for a request whose bytes did not parse, naming the cause."""
     # upb names the cause in its message; say which one rather than guessing.
     if "MaxDepth" in reason:
         message = TOO_DEEP_MESSAGE
@@ -108,10 +120,11 @@ def _undecodable(reason: str = "") -> RequestRejected:
     )
 
 
-async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The stream's messages; RequestRejected at the first one that did not parse."""
     async for message in requests:
         if isinstance(message, Undecodable):
-            raise _undecodable(message.reason)
+            raise undecodable(message.reason)
         yield message
 
 
@@ -126,7 +139,7 @@ def guarded_unary(fn: H) -> H:
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
-                raise _undecodable(request.reason)
+                raise undecodable(request.reason)
             return await fn(self, request, context)
         except RequestRejected as err:
             await abort(context, err)
@@ -148,9 +161,9 @@ def guarded_stream(fn: G) -> G:
     ) -> AsyncIterator[Any]:
         try:
             if isinstance(request, Undecodable):
-                raise _undecodable(request.reason)
+                raise undecodable(request.reason)
             if hasattr(request, "__aiter__"):
-                request = _checked_stream(request)
+                request = checked_stream(request)
             async for item in fn(self, request, context):
                 yield item
         except RequestRejected as err:

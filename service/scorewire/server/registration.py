@@ -24,14 +24,48 @@ class Undecodable:
         self.reason = reason
 
 
-def _lenient(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    def deserialize(data: bytes) -> Any:
+class Lenient:
+    """A request deserializer that returns `Undecodable` instead of raising."""
+
+    __slots__ = ("_parse",)
+
+    def __init__(self, parse: Callable[[bytes], Any]) -> None:
+        self._parse = parse
+
+    def __call__(self, data: bytes) -> Any:
+        """The parsed message, or `Undecodable` naming why the bytes did not parse."""
         try:
-            return parse(data)
+            return self._parse(data)
         except Exception as err:
             return Undecodable(f"{type(err).__name__}: {err}")
 
-    return deserialize
+
+Behavior = Callable[..., Any]
+
+
+def replace_behavior(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    wrap: Callable[[Behavior, bool], Behavior],
+    *,
+    request_deserializer: Callable[[bytes], Any] | None = None,
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same kind whose behavior is `wrap(behavior, streams_response)`.
+
+    Interceptors use it to run code around a method; `request_deserializer` replaces
+    the handler's own when given.
+    """
+    h: Any = handler
+    kw = {
+        "request_deserializer": request_deserializer or h.request_deserializer,
+        "response_serializer": h.response_serializer,
+    }
+    if h.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(wrap(h.unary_unary, False), **kw)
+    if h.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(wrap(h.unary_stream, True), **kw)
+    if h.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(wrap(h.stream_unary, False), **kw)
+    return grpc.stream_stream_rpc_method_handler(wrap(h.stream_stream, True), **kw)
 
 
 def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescriptor) -> str:
@@ -42,7 +76,7 @@ def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescript
         response_cls = message_factory.GetMessageClass(method.output_type)
         behavior = getattr(servicer, method.name)
         kw: dict[str, Any] = {
-            "request_deserializer": _lenient(request_cls.FromString),
+            "request_deserializer": Lenient(request_cls.FromString),
             "response_serializer": response_cls.SerializeToString,
         }
         if method.client_streaming and method.server_streaming:
