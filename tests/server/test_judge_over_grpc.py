@@ -275,3 +275,40 @@ async def test_negative_usage_from_the_judge_never_raises_the_budget(fake_openai
         await channel.close()
         await running.stop(0)
         await judge.aclose()
+
+
+async def test_cached_never_tells_a_tenant_what_another_tenant_scored(fake_openai) -> None:
+    # The verdict cache is shared (one upstream call), but only the tenant that paid for a
+    # verdict sees it as cached; another token's identical request looks like a fresh call.
+    import hashlib
+
+    names = ["checkout", "search"]
+    entries = [
+        {
+            "name": n,
+            "sha256": hashlib.sha256(f"token-of-{n}-0123456789".encode()).hexdigest(),
+            "role": "caller",
+        }
+        for n in names
+    ]
+    settings = judge_settings(fake_openai, auth_tokens=json.dumps(entries))
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+
+    def md(name: str):
+        return (("authorization", f"Bearer token-of-{name}-0123456789"),)
+
+    req = pb.ScoreRequest(output=pb.Output(text="the same answer"), checks=[JUDGE])
+    try:
+        first = (await stub.Score(req, metadata=md("checkout"))).scores[0]
+        again = (await stub.Score(req, metadata=md("checkout"))).scores[0]
+        other = (await stub.Score(req, metadata=md("search"))).scores[0]
+        assert (first.cached, again.cached, other.cached) == (False, True, False)
+        assert other.cost_usd > 0 and other.passed  # priced as the call it would have been
+        assert fake_openai.calls == 1  # yet the shared cache answered it
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()

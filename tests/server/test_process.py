@@ -1,5 +1,6 @@
 """`scorewire serve` as a real process: the ready line, SIGTERM and --workers."""
 
+import os
 import signal
 import subprocess
 import time
@@ -11,7 +12,7 @@ from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
 from tests.server.custom_checks import marks
-from tests.support.servers import free_port, serve_process
+from tests.support.servers import ROOT, SCOREWIRE, free_port, serve_process
 from tests.support.wait import wait_until
 
 
@@ -71,7 +72,11 @@ def test_workers_share_one_port() -> None:
 def test_a_bad_token_setting_stops_serve_with_a_message_that_never_shows_the_value() -> None:
     # A token pasted where its digest belongs: exit 2, the entry named, the token not shown.
     entry = '{"name": "checkout", "sha256": "my-secret-token", "role": "caller"}'
-    env = _env() | {"SCOREWIRE_AUTH_TOKENS": f"[{entry}]"}
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "SCOREWIRE_METRICS_ENABLED": "false",
+        "SCOREWIRE_AUTH_TOKENS": f"[{entry}]",
+    }
     done = subprocess.run(
         [SCOREWIRE, "serve", "--port", "0"], capture_output=True, text=True, env=env, timeout=60
     )

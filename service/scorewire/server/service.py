@@ -40,7 +40,7 @@ from scorewire.server.errors import (
     invalid_argument,
     resource_exhausted,
 )
-from scorewire.server.security import current_token
+from scorewire.server.security import current_token, principal
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, load_request_suite
 from scorewire.v1 import scoring_pb2 as pb
@@ -176,12 +176,15 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         budget = None
         if budget_usd is not None or token_budget is not None:
             budget = Budget(budget_usd, parent=token_budget)
+        caller = principal(context)
         return CheckContext(
             deadline=deadline,
             judge=self._judge,
             labels=self._labels,
             budget=budget,
             extras=self._extras,
+            # The token's name is the tenant: its labels, and its share of the verdict cache.
+            tenant=caller.name if caller is not None else None,
         )
 
     def _token_budget(self) -> Budget | None:
