@@ -207,8 +207,8 @@ def test_watching_no_judge_is_a_no_op() -> None:
 
 def plan(*types: str) -> Plan:
     specs = {
-        "contains_text": CheckSpec(type="contains_text", params={"value": "a"}),
-        "output_length": CheckSpec(type="output_length", params={"maximum": 5}),
+        "contains": CheckSpec(type="contains", params={"needles": ["a"]}),
+        "length": CheckSpec(type="length", params={"max_chars": 5}),
     }
     return Plan(compile_checks([specs[t] for t in types]))
 
@@ -231,7 +231,7 @@ def test_a_batch_is_counted_by_type_and_outcome() -> None:
     # Two checks of one type in a plan add up under that type; outcomes are exclusive.
     registry = CollectorRegistry()
     runs = RunMetrics(registry)
-    p = plan("contains_text", "contains_text", "output_length")
+    p = plan("contains", "contains", "length")
     runs.observe_results(
         p,
         [
@@ -240,12 +240,12 @@ def test_a_batch_is_counted_by_type_and_outcome() -> None:
         ],
     )
     s = scrape(registry)
-    assert s.value("scorewire_checks_total", type="contains_text", outcome="pass") == 2
-    assert s.value("scorewire_checks_total", type="contains_text", outcome="fail") == 1
-    assert s.value("scorewire_checks_total", type="contains_text", outcome="error") == 1
-    assert s.value("scorewire_checks_total", type="output_length", outcome="pass") == 1
-    assert s.value("scorewire_checks_total", type="output_length", outcome="fail") == 1
-    assert s.value("scorewire_check_duration_seconds_count", type="contains_text") == 4
+    assert s.value("scorewire_checks_total", type="contains", outcome="pass") == 2
+    assert s.value("scorewire_checks_total", type="contains", outcome="fail") == 1
+    assert s.value("scorewire_checks_total", type="contains", outcome="error") == 1
+    assert s.value("scorewire_checks_total", type="length", outcome="pass") == 1
+    assert s.value("scorewire_checks_total", type="length", outcome="fail") == 1
+    assert s.value("scorewire_check_duration_seconds_count", type="contains") == 4
 
 
 @pytest.mark.parametrize(
@@ -265,12 +265,12 @@ def test_a_batch_is_counted_by_type_and_outcome() -> None:
 def test_duration_buckets_are_cumulative_and_inclusive(ms: float, le: str, inside: bool) -> None:
     registry = CollectorRegistry()
     runs = RunMetrics(registry)
-    runs.observe_results(plan("output_length"), [result(timed(True, ms))])
+    runs.observe_results(plan("length"), [result(timed(True, ms))])
     s = scrape(registry)
-    assert s.value("scorewire_check_duration_seconds_bucket", type="output_length", le=le) == (
+    assert s.value("scorewire_check_duration_seconds_bucket", type="length", le=le) == (
         1 if inside else 0
     )
-    assert s.value("scorewire_check_duration_seconds_sum", type="output_length") == pytest.approx(
+    assert s.value("scorewire_check_duration_seconds_sum", type="length") == pytest.approx(
         ms / 1000
     )
 
@@ -278,6 +278,6 @@ def test_duration_buckets_are_cumulative_and_inclusive(ms: float, le: str, insid
 def test_an_empty_batch_or_plan_counts_nothing() -> None:
     registry = CollectorRegistry()
     runs = RunMetrics(registry)
-    runs.observe_results(plan("output_length"), [])
+    runs.observe_results(plan("length"), [])
     runs.observe_results(Plan([]), [result()])
     assert not scrape(registry).has("scorewire_checks_total")

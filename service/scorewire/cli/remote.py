@@ -34,6 +34,7 @@ def _score_from_pb(s: Any) -> Score:
         error=error,
         cached=s.cached,
         unpriced=s.unpriced,
+        skipped=s.skipped,
     )
 
 

@@ -8,12 +8,12 @@ Results JSON (`--output`, `"format": "scorewire.results/1"`, schema in
  "suite": {"path": "eval.yaml", "format": "checkllm", "name": "…", "description": "…"},
  "interrupted": false,
  "summary": {"cases": 6, "cases_passed": 5, "pass_rate": 0.83, "mean_score": 0.9,
-             "passed": 20, "failed": 1, "errored": 0, "error_rate": 0.0,
+             "passed": 20, "failed": 1, "errored": 0, "skipped": 0, "error_rate": 0.0,
              "cost_usd": 0.01, "judge_cost_usd": 0.008, "generation_cost_usd": 0.002,
              "unpriced": false, "cached_scores": 3, "cached_generations": 1,
              "saved_usd": 0.004, "budget_usd": 2.0,
              "gate": {"passed": true, "reasons": []},
-             "checks": [{"name", "type", "passed", "failed", "errored", "pass_rate",
+             "checks": [{"name", "type", "passed", "failed", "errored", "skipped", "pass_rate",
                          "mean_value", "cost_usd", "cached"}]},
  "results": [{"index": 0, "sample_id": "t0/p0/openai:gpt-4o", "group": "t0",
               "description": "…", "provider": "openai:gpt-4o", "prompt": "…",
@@ -21,7 +21,7 @@ Results JSON (`--output`, `"format": "scorewire.results/1"`, schema in
               "generation": {"cost_usd", "latency_ms", "cached", "unpriced", "error"},
               "passed": true,
               "scores": [{"name", "type", "value", "passed", "reason", "cost_usd",
-                          "latency_ms", "cached", "unpriced",
+                          "latency_ms", "cached", "unpriced", "skipped",
                           "error": {"code", "message"} | null}]}]}
 ```
 
@@ -31,9 +31,9 @@ fewer than planned). `output` is null when no output could be produced (then
 
 JUnit XML (`--junit`): `<testsuites>` with one `<testsuite>` per check (named after
 the check, `classname` `<suite>.<check>`), one `<testcase>` per case (named by sample
-id) holding a `<failure>` when the check failed or an `<error>` (type = the error
-code) when it could not score; and a last `<testsuite name="gate">` whose one case
-fails when the gate does.
+id) holding a `<failure>` when the check failed, an `<error>` (type = the error code)
+when it could not score, or `<skipped>` when its `when:` condition was not met; and a
+last `<testsuite name="gate">` whose one case fails when the gate does.
 """
 
 from __future__ import annotations
@@ -128,6 +128,7 @@ def _score_json(name: str, ctype: str, s: Score) -> dict[str, Any]:
         "latency_ms": round(s.latency_ms, 3),
         "cached": s.cached,
         "unpriced": s.unpriced,
+        "skipped": s.skipped,
         "error": None if s.error is None else {"code": s.error.code, "message": s.error.message},
     }
 
@@ -180,6 +181,7 @@ def results_document(report: RunReport) -> dict[str, Any]:
             "passed": s.passed,
             "failed": s.failed,
             "errored": s.errored,
+            "skipped": s.skipped,
             "error_rate": s.error_rate,
             "cost_usd": report.cost_usd,
             "judge_cost_usd": s.cost_usd,
@@ -197,6 +199,7 @@ def results_document(report: RunReport) -> dict[str, Any]:
                     "passed": t.passed,
                     "failed": t.failed,
                     "errored": t.errored,
+                    "skipped": t.skipped,
                     "pass_rate": t.passed / t.total if t.total else 0.0,
                     "mean_value": t.mean_value,
                     "cost_usd": t.cost_usd,
@@ -233,11 +236,11 @@ def junit_document(report: RunReport) -> ET.Element:
         for name, score in zip(r.names, r.scores, strict=True):
             by_check.setdefault(name, []).append((r, score))
     root = ET.Element("testsuites", name=_xml_text(suite))
-    total = failures = errors = 0
+    total = failures = errors = skipped = 0
     total_time = 0.0
     for name, items in by_check.items():
         ts = ET.SubElement(root, "testsuite", name=_xml_text(name))
-        n_fail = n_err = 0
+        n_fail = n_err = n_skip = 0
         ts_time = 0.0
         seen: dict[str, int] = {}
         for record, score in items:
@@ -260,6 +263,9 @@ def junit_document(report: RunReport) -> ET.Element:
                     tc, "error", message=_xml_text(score.error.message, 500), type=score.error.code
                 )
                 el.text = _xml_text(score.error.message)
+            elif score.skipped:
+                n_skip += 1
+                ET.SubElement(tc, "skipped", message=_xml_text(score.reason, 500))
             elif not score.passed:
                 n_fail += 1
                 el = ET.SubElement(
@@ -269,11 +275,12 @@ def junit_document(report: RunReport) -> ET.Element:
         ts.set("tests", str(len(items)))
         ts.set("failures", str(n_fail))
         ts.set("errors", str(n_err))
-        ts.set("skipped", "0")
+        ts.set("skipped", str(n_skip))
         ts.set("time", f"{ts_time:.3f}")
         total += len(items)
         failures += n_fail
         errors += n_err
+        skipped += n_skip
         total_time += ts_time
     gate = ET.SubElement(
         root, "testsuite", name="gate", tests="1", errors="0", skipped="0", time="0.000"
@@ -289,6 +296,7 @@ def junit_document(report: RunReport) -> ET.Element:
     root.set("tests", str(total + 1))
     root.set("failures", str(failures + (1 if gate_failed else 0)))
     root.set("errors", str(errors))
+    root.set("skipped", str(skipped))
     root.set("time", f"{total_time:.3f}")
     return root
 
@@ -394,7 +402,10 @@ def print_summary(console: Console, report: RunReport) -> None:
     table.add_column("check", overflow="fold", min_width=14)
     if show_type:
         table.add_column("type", overflow="fold")
-    for col in ("pass rate", "passed", "failed", "errors", "mean", "cost", "cached"):
+    # A `skipped` column only when some `when:` condition skipped a check.
+    show_skipped = any(t.skipped for t in s.checks)
+    cols = ["pass rate", "passed", "failed", "errors", *(["skipped"] * show_skipped)]
+    for col in (*cols, "mean", "cost", "cached"):
         table.add_column(col, justify="right", no_wrap=True)
     for t in s.checks:
         rate = f"{t.passed / t.total:.1%}" if t.total else "-"
@@ -405,6 +416,7 @@ def print_summary(console: Console, report: RunReport) -> None:
             str(t.passed),
             str(t.failed),
             str(t.errored),
+            *([str(t.skipped)] if show_skipped else []),
             f"{t.mean_value:.3f}",
             _money(t.cost_usd),
             str(t.cached),
@@ -413,8 +425,9 @@ def print_summary(console: Console, report: RunReport) -> None:
     lines = [
         f"cases: {s.cases_passed}/{s.cases} passed ({s.pass_rate:.1%})"
         + (f", {report.planned - s.cases} not run" if report.planned > s.cases else ""),
-        f"scores: {s.passed} passed, {s.failed} failed, {s.errored} errors "
-        f"(error rate {s.error_rate:.1%}), mean {s.mean_score:.3f}",
+        f"scores: {s.passed} passed, {s.failed} failed, {s.errored} errors"
+        + (f", {s.skipped} skipped (condition not met)" if s.skipped else "")
+        + f" (error rate {s.error_rate:.1%}), mean {s.mean_score:.3f}",
         f"cost: {_money(report.cost_usd)} (judge {_money(s.cost_usd)}, generation "
         f"{_money(report.generation_cost_usd)})"
         + (f" of a {_money(report.budget_usd)} budget" if report.budget_usd is not None else "")

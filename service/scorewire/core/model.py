@@ -95,6 +95,7 @@ class Score:
         "latency_ms",
         "passed",
         "reason",
+        "skipped",
         "unpriced",
         "value",
     )
@@ -115,6 +116,9 @@ class Score:
     """True when a judge verdict came from the verdict cache."""
     unpriced: bool
     """True when a model was called whose price is unknown, so `cost_usd` is incomplete."""
+    skipped: bool
+    """True when the check's `when:` condition was not met: it passes without having been
+    applied (seed 003), and summaries count it apart so pass rates are not inflated."""
 
     def __init__(
         self,
@@ -127,9 +131,10 @@ class Score:
         error: ScoreError | None = None,
         cached: bool = False,
         unpriced: bool = False,
+        skipped: bool = False,
     ) -> None:
         if error is not None:
-            value, passed = 0.0, False
+            value, passed, skipped = 0.0, False, False
         self.value = value
         self.passed = passed
         self.reason = reason
@@ -138,6 +143,7 @@ class Score:
         self.error = error
         self.cached = cached
         self.unpriced = unpriced
+        self.skipped = skipped
 
     @classmethod
     def fail_with_error(cls, code: str, message: str, *, cost_usd: float = 0.0) -> Score:

@@ -46,6 +46,7 @@ def _condition_not_met(cc: CompiledCheck, pred: Score) -> Score:
         True,
         f"condition not met, check not applied (when {cc.when.name}: {pred.reason})",
         cost_usd=pred.cost_usd,
+        skipped=True,
     )
 
 

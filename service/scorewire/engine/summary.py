@@ -1,13 +1,22 @@
 """Totals of a run and the gate verdict.
 
 Definitions (the catalog names the gate fields; their arithmetic is chosen here):
-- a case passes when every one of its checks passed;
+- a case passes when every one of its checks passed (a check skipped by its `when:`
+  condition passes, seed 003's truth table);
+- a skipped score is counted as `skipped`, not as `passed`: per-check pass rates, the
+  mean score and the error rate are over the scores that were applied, so a check that
+  rarely applies does not look better than it is;
 - pass_rate = passed cases / cases;
-- mean_score = mean of every score's value, errors counting as 0;
-- error_rate = errored scores / scores (errors count toward max_error_rate, which
-  defaults to 0, so a single error fails a gate unless the suite allows it);
-- cost = dollars over every score.
+- mean_score = mean of every applied score's value, errors counting as 0;
+- error_rate = errored scores / applied scores (errors count toward max_error_rate,
+  which defaults to 0, so a single error fails a gate unless the suite allows it);
+- cost = dollars over every score (a skipped check's condition may have cost some).
 A run with no cases passes no `min_*` gate: there is nothing to have passed.
+
+The default gate is one rule per suite format, the same over gRPC, in the CLI and in
+process: an evalstone suite (and a RunSuite given checks) passes unless a score errored
+(`max_error_rate: 0`, seed 000); a checkllm file passes only when every test passed
+(`min_pass_rate: 1`, as a test runner's exit code does; `suites.checkllm.DEFAULT_GATE`).
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ class CheckTotals:
     passed: int = 0
     failed: int = 0
     errored: int = 0
+    skipped: int = 0
     value_sum: float = 0.0
     cost_usd: float = 0.0
     cached: int = 0
@@ -59,6 +69,10 @@ class CheckTotals:
 
     def count(self, s: Score) -> None:
         """Add one score."""
+        self.cost_usd += s.cost_usd
+        if s.skipped:
+            self.skipped += 1
+            return
         if s.error is not None:
             self.errored += 1
         elif s.passed:
@@ -66,7 +80,6 @@ class CheckTotals:
         else:
             self.failed += 1
         self.value_sum += s.value
-        self.cost_usd += s.cost_usd
         if s.cached:
             self.cached += 1
         if s.unpriced:
@@ -74,7 +87,7 @@ class CheckTotals:
 
     @property
     def total(self) -> int:
-        """Scores counted."""
+        """Scores applied (skipped ones are not)."""
         return self.passed + self.failed + self.errored
 
     @property
@@ -93,6 +106,7 @@ class Summary:
     passed: int
     failed: int
     errored: int
+    skipped: int
     mean_score: float
     error_rate: float
     pass_rate: float
@@ -124,6 +138,7 @@ class SummaryBuilder:
         passed = sum(t.passed for t in self._totals)
         failed = sum(t.failed for t in self._totals)
         errored = sum(t.errored for t in self._totals)
+        skipped = sum(t.skipped for t in self._totals)
         scores = passed + failed + errored
         value_sum = sum(t.value_sum for t in self._totals)
         cost = sum(t.cost_usd for t in self._totals)
@@ -138,6 +153,7 @@ class SummaryBuilder:
             passed=passed,
             failed=failed,
             errored=errored,
+            skipped=skipped,
             mean_score=mean,
             error_rate=error_rate,
             pass_rate=pass_rate,

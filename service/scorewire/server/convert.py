@@ -166,6 +166,8 @@ def score_to_pb(name: str, ctype: str, s: Score) -> pb.Score:
     if s.error is not None:
         m.error.code = s.error.code
         m.error.message = s.error.message
+    elif s.skipped:
+        m.skipped = True
     return m
 
 
@@ -192,6 +194,7 @@ def summary_to_pb(s: Summary) -> pb.RunSummary:
         passed=s.passed,
         failed=s.failed,
         errored=s.errored,
+        skipped=s.skipped,
         pass_rate=s.pass_rate,
         mean_score=s.mean_score,
         error_rate=s.error_rate,
@@ -206,6 +209,7 @@ def summary_to_pb(s: Summary) -> pb.RunSummary:
                 passed=t.passed,
                 failed=t.failed,
                 errored=t.errored,
+                skipped=t.skipped,
                 mean_value=t.mean_value,
                 cost_usd=t.cost_usd,
                 cached=t.cached,

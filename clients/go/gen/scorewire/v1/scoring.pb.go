@@ -450,7 +450,10 @@ type Score struct {
 	// Set when the check could not score.
 	Error *ScoreError `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
 	// True when a model without a known price was called, so `cost_usd` is incomplete.
-	Unpriced      bool `protobuf:"varint,10,opt,name=unpriced,proto3" json:"unpriced,omitempty"`
+	Unpriced bool `protobuf:"varint,10,opt,name=unpriced,proto3" json:"unpriced,omitempty"`
+	// True when the check's `when:` condition was not met: the score passes (value 1)
+	// without the check having been applied, and summaries count it as skipped.
+	Skipped       bool `protobuf:"varint,11,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -551,6 +554,13 @@ func (x *Score) GetError() *ScoreError {
 func (x *Score) GetUnpriced() bool {
 	if x != nil {
 		return x.Unpriced
+	}
+	return false
+}
+
+func (x *Score) GetSkipped() bool {
+	if x != nil {
+		return x.Skipped
 	}
 	return false
 }
@@ -835,7 +845,10 @@ type RunSuiteRequest struct {
 	Checks []*CheckSpec `protobuf:"bytes,3,rep,name=checks,proto3" json:"checks,omitempty"`
 	// Compact one-line checks, added after the suite's or the structured checks.
 	Compact []string `protobuf:"bytes,4,rep,name=compact,proto3" json:"compact,omitempty"`
-	// The gate, used when `suite_yaml` is empty (a suite document has its own).
+	// The gate, used when `suite_yaml` is empty (a suite document has its own). When
+	// unset the default gate applies: the run passes unless a score errored
+	// (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+	// require passes.
 	Gate *Gate `protobuf:"bytes,5,opt,name=gate,proto3" json:"gate,omitempty"`
 	// The cases to score, at most the server's per-request case limit.
 	Cases []*Case `protobuf:"bytes,6,rep,name=cases,proto3" json:"cases,omitempty"`
@@ -1051,18 +1064,20 @@ type CheckSummary struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// The check's type.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	// Scores that passed.
+	// Scores that passed (skipped ones not included).
 	Passed int64 `protobuf:"varint,3,opt,name=passed,proto3" json:"passed,omitempty"`
 	// Scores that ran and failed.
 	Failed int64 `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
 	// Scores that could not be computed.
 	Errored int64 `protobuf:"varint,5,opt,name=errored,proto3" json:"errored,omitempty"`
-	// Mean score value, errors counting as 0.
+	// Mean value of the applied scores, errors counting as 0.
 	MeanValue float64 `protobuf:"fixed64,6,opt,name=mean_value,json=meanValue,proto3" json:"mean_value,omitempty"`
 	// US dollars spent by this check.
 	CostUsd float64 `protobuf:"fixed64,7,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
 	// Scores served from the verdict cache.
-	Cached        int64 `protobuf:"varint,8,opt,name=cached,proto3" json:"cached,omitempty"`
+	Cached int64 `protobuf:"varint,8,opt,name=cached,proto3" json:"cached,omitempty"`
+	// Scores whose `when:` condition was not met (they pass, but were not applied).
+	Skipped       int64 `protobuf:"varint,9,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1153,6 +1168,13 @@ func (x *CheckSummary) GetCached() int64 {
 	return 0
 }
 
+func (x *CheckSummary) GetSkipped() int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
+}
+
 // RunSummary is the end of a run: totals and the gate verdict.
 type RunSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1160,7 +1182,7 @@ type RunSummary struct {
 	Cases int64 `protobuf:"varint,1,opt,name=cases,proto3" json:"cases,omitempty"`
 	// Cases whose every check passed.
 	CasesPassed int64 `protobuf:"varint,2,opt,name=cases_passed,json=casesPassed,proto3" json:"cases_passed,omitempty"`
-	// Scores that passed, over all checks.
+	// Scores that passed, over all checks (skipped ones not included).
 	Passed int64 `protobuf:"varint,3,opt,name=passed,proto3" json:"passed,omitempty"`
 	// Scores that ran and failed.
 	Failed int64 `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
@@ -1168,9 +1190,9 @@ type RunSummary struct {
 	Errored int64 `protobuf:"varint,5,opt,name=errored,proto3" json:"errored,omitempty"`
 	// cases_passed / cases (0 when there were no cases).
 	PassRate float64 `protobuf:"fixed64,6,opt,name=pass_rate,json=passRate,proto3" json:"pass_rate,omitempty"`
-	// Mean of all score values, errors counting as 0.
+	// Mean of the applied scores' values, errors counting as 0.
 	MeanScore float64 `protobuf:"fixed64,7,opt,name=mean_score,json=meanScore,proto3" json:"mean_score,omitempty"`
-	// errored / all scores.
+	// errored / applied scores.
 	ErrorRate float64 `protobuf:"fixed64,8,opt,name=error_rate,json=errorRate,proto3" json:"error_rate,omitempty"`
 	// US dollars spent on model calls.
 	CostUsd float64 `protobuf:"fixed64,9,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
@@ -1181,7 +1203,9 @@ type RunSummary struct {
 	// Why the gate failed, one sentence per unmet threshold.
 	GateReasons []string `protobuf:"bytes,12,rep,name=gate_reasons,json=gateReasons,proto3" json:"gate_reasons,omitempty"`
 	// Per-check totals, in plan order.
-	Checks        []*CheckSummary `protobuf:"bytes,13,rep,name=checks,proto3" json:"checks,omitempty"`
+	Checks []*CheckSummary `protobuf:"bytes,13,rep,name=checks,proto3" json:"checks,omitempty"`
+	// Scores whose `when:` condition was not met, over all checks.
+	Skipped       int64 `protobuf:"varint,14,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1305,6 +1329,13 @@ func (x *RunSummary) GetChecks() []*CheckSummary {
 		return x.Checks
 	}
 	return nil
+}
+
+func (x *RunSummary) GetSkipped() int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
 }
 
 // RunSuiteResponse is one event of a RunSuite stream.
@@ -2096,7 +2127,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"ScoreError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\x93\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xad\x02\n" +
 	"\x05Score\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2109,7 +2140,8 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06cached\x18\b \x01(\bR\x06cached\x12.\n" +
 	"\x05error\x18\t \x01(\v2\x18.scorewire.v1.ScoreErrorR\x05error\x12\x1a\n" +
 	"\bunpriced\x18\n" +
-	" \x01(\bR\bunpriced\"\xe8\x01\n" +
+	" \x01(\bR\bunpriced\x12\x18\n" +
+	"\askipped\x18\v \x01(\bR\askipped\"\xe8\x01\n" +
 	"\fScoreRequest\x12,\n" +
 	"\x06sample\x18\x01 \x01(\v2\x14.scorewire.v1.SampleR\x06sample\x12,\n" +
 	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\x12/\n" +
@@ -2153,7 +2185,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06scores\x18\x03 \x03(\v2\x13.scorewire.v1.ScoreR\x06scores\x12\x16\n" +
 	"\x06passed\x18\x04 \x01(\bR\x06passed\"E\n" +
 	"\x0fCaseResultBatch\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\xd2\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\xec\x01\n" +
 	"\fCheckSummary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -2163,7 +2195,8 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"mean_value\x18\x06 \x01(\x01R\tmeanValue\x12\x19\n" +
 	"\bcost_usd\x18\a \x01(\x01R\acostUsd\x12\x16\n" +
-	"\x06cached\x18\b \x01(\x03R\x06cached\"\x99\x03\n" +
+	"\x06cached\x18\b \x01(\x03R\x06cached\x12\x18\n" +
+	"\askipped\x18\t \x01(\x03R\askipped\"\xb3\x03\n" +
 	"\n" +
 	"RunSummary\x12\x14\n" +
 	"\x05cases\x18\x01 \x01(\x03R\x05cases\x12!\n" +
@@ -2182,7 +2215,8 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\vgate_passed\x18\v \x01(\bR\n" +
 	"gatePassed\x12!\n" +
 	"\fgate_reasons\x18\f \x03(\tR\vgateReasons\x122\n" +
-	"\x06checks\x18\r \x03(\v2\x1a.scorewire.v1.CheckSummaryR\x06checks\"\x8c\x01\n" +
+	"\x06checks\x18\r \x03(\v2\x1a.scorewire.v1.CheckSummaryR\x06checks\x12\x18\n" +
+	"\askipped\x18\x0e \x01(\x03R\askipped\"\x8c\x01\n" +
 	"\x10RunSuiteResponse\x129\n" +
 	"\aresults\x18\x01 \x01(\v2\x1d.scorewire.v1.CaseResultBatchH\x00R\aresults\x124\n" +
 	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryH\x00R\asummaryB\a\n" +

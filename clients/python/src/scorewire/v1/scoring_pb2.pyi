@@ -254,6 +254,7 @@ class Score(_message.Message):
     CACHED_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
     UNPRICED_FIELD_NUMBER: _builtins.int
+    SKIPPED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name (its spec name, its compact line, or its type)."""
     type: _builtins.str
@@ -272,6 +273,10 @@ class Score(_message.Message):
     """True when a judge verdict came from the verdict cache (and so cost nothing)."""
     unpriced: _builtins.bool
     """True when a model without a known price was called, so `cost_usd` is incomplete."""
+    skipped: _builtins.bool
+    """True when the check's `when:` condition was not met: the score passes (value 1)
+    without the check having been applied, and summaries count it as skipped.
+    """
     @_builtins.property
     def error(self) -> Global___ScoreError:
         """Set when the check could not score."""
@@ -289,10 +294,11 @@ class Score(_message.Message):
         cached: _builtins.bool = ...,
         error: Global___ScoreError | None = ...,
         unpriced: _builtins.bool = ...,
+        skipped: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "error", b"error", "latency_ms", b"latency_ms", "name", b"name", "passed", b"passed", "reason", b"reason", "type", b"type", "unpriced", b"unpriced", "value", b"value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "error", b"error", "latency_ms", b"latency_ms", "name", b"name", "passed", b"passed", "reason", b"reason", "skipped", b"skipped", "type", b"type", "unpriced", b"unpriced", "value", b"value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -491,7 +497,11 @@ class RunSuiteRequest(_message.Message):
 
     @_builtins.property
     def gate(self) -> Global___Gate:
-        """The gate, used when `suite_yaml` is empty (a suite document has its own)."""
+        """The gate, used when `suite_yaml` is empty (a suite document has its own). When
+        unset the default gate applies: the run passes unless a score errored
+        (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+        require passes.
+        """
 
     @_builtins.property
     def cases(self) -> _containers.RepeatedCompositeFieldContainer[Global___Case]:
@@ -592,22 +602,25 @@ class CheckSummary(_message.Message):
     MEAN_VALUE_FIELD_NUMBER: _builtins.int
     COST_USD_FIELD_NUMBER: _builtins.int
     CACHED_FIELD_NUMBER: _builtins.int
+    SKIPPED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name."""
     type: _builtins.str
     """The check's type."""
     passed: _builtins.int
-    """Scores that passed."""
+    """Scores that passed (skipped ones not included)."""
     failed: _builtins.int
     """Scores that ran and failed."""
     errored: _builtins.int
     """Scores that could not be computed."""
     mean_value: _builtins.float
-    """Mean score value, errors counting as 0."""
+    """Mean value of the applied scores, errors counting as 0."""
     cost_usd: _builtins.float
     """US dollars spent by this check."""
     cached: _builtins.int
     """Scores served from the verdict cache."""
+    skipped: _builtins.int
+    """Scores whose `when:` condition was not met (they pass, but were not applied)."""
     def __init__(
         self,
         *,
@@ -619,10 +632,11 @@ class CheckSummary(_message.Message):
         mean_value: _builtins.float = ...,
         cost_usd: _builtins.float = ...,
         cached: _builtins.int = ...,
+        skipped: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "errored", b"errored", "failed", b"failed", "mean_value", b"mean_value", "name", b"name", "passed", b"passed", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "errored", b"errored", "failed", b"failed", "mean_value", b"mean_value", "name", b"name", "passed", b"passed", "skipped", b"skipped", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -647,12 +661,13 @@ class RunSummary(_message.Message):
     GATE_PASSED_FIELD_NUMBER: _builtins.int
     GATE_REASONS_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
+    SKIPPED_FIELD_NUMBER: _builtins.int
     cases: _builtins.int
     """Cases scored."""
     cases_passed: _builtins.int
     """Cases whose every check passed."""
     passed: _builtins.int
-    """Scores that passed, over all checks."""
+    """Scores that passed, over all checks (skipped ones not included)."""
     failed: _builtins.int
     """Scores that ran and failed."""
     errored: _builtins.int
@@ -660,15 +675,17 @@ class RunSummary(_message.Message):
     pass_rate: _builtins.float
     """cases_passed / cases (0 when there were no cases)."""
     mean_score: _builtins.float
-    """Mean of all score values, errors counting as 0."""
+    """Mean of the applied scores' values, errors counting as 0."""
     error_rate: _builtins.float
-    """errored / all scores."""
+    """errored / applied scores."""
     cost_usd: _builtins.float
     """US dollars spent on model calls."""
     unpriced: _builtins.bool
     """True when a model without a known price was called."""
     gate_passed: _builtins.bool
     """Whether the run met its gate."""
+    skipped: _builtins.int
+    """Scores whose `when:` condition was not met, over all checks."""
     @_builtins.property
     def gate_reasons(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Why the gate failed, one sentence per unmet threshold."""
@@ -693,10 +710,11 @@ class RunSummary(_message.Message):
         gate_passed: _builtins.bool = ...,
         gate_reasons: _abc.Iterable[_builtins.str] | None = ...,
         checks: _abc.Iterable[Global___CheckSummary] | None = ...,
+        skipped: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "cases_passed", b"cases_passed", "checks", b"checks", "cost_usd", b"cost_usd", "error_rate", b"error_rate", "errored", b"errored", "failed", b"failed", "gate_passed", b"gate_passed", "gate_reasons", b"gate_reasons", "mean_score", b"mean_score", "pass_rate", b"pass_rate", "passed", b"passed", "unpriced", b"unpriced"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "cases_passed", b"cases_passed", "checks", b"checks", "cost_usd", b"cost_usd", "error_rate", b"error_rate", "errored", b"errored", "failed", b"failed", "gate_passed", b"gate_passed", "gate_reasons", b"gate_reasons", "mean_score", b"mean_score", "pass_rate", b"pass_rate", "passed", b"passed", "skipped", b"skipped", "unpriced", b"unpriced"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -188,6 +188,11 @@ export interface Score {
     | undefined;
   /** True when a model without a known price was called, so `cost_usd` is incomplete. */
   unpriced: boolean;
+  /**
+   * True when the check's `when:` condition was not met: the score passes (value 1)
+   * without the check having been applied, and summaries count it as skipped.
+   */
+  skipped: boolean;
 }
 
 /** ScoreRequest asks for one output to be scored. */
@@ -264,7 +269,12 @@ export interface RunSuiteRequest {
   checks: CheckSpec[];
   /** Compact one-line checks, added after the suite's or the structured checks. */
   compact: string[];
-  /** The gate, used when `suite_yaml` is empty (a suite document has its own). */
+  /**
+   * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+   * unset the default gate applies: the run passes unless a score errored
+   * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+   * require passes.
+   */
   gate:
     | Gate
     | undefined;
@@ -301,18 +311,20 @@ export interface CheckSummary {
   name: string;
   /** The check's type. */
   type: string;
-  /** Scores that passed. */
+  /** Scores that passed (skipped ones not included). */
   passed: number;
   /** Scores that ran and failed. */
   failed: number;
   /** Scores that could not be computed. */
   errored: number;
-  /** Mean score value, errors counting as 0. */
+  /** Mean value of the applied scores, errors counting as 0. */
   meanValue: number;
   /** US dollars spent by this check. */
   costUsd: number;
   /** Scores served from the verdict cache. */
   cached: number;
+  /** Scores whose `when:` condition was not met (they pass, but were not applied). */
+  skipped: number;
 }
 
 /** RunSummary is the end of a run: totals and the gate verdict. */
@@ -321,7 +333,7 @@ export interface RunSummary {
   cases: number;
   /** Cases whose every check passed. */
   casesPassed: number;
-  /** Scores that passed, over all checks. */
+  /** Scores that passed, over all checks (skipped ones not included). */
   passed: number;
   /** Scores that ran and failed. */
   failed: number;
@@ -329,9 +341,9 @@ export interface RunSummary {
   errored: number;
   /** cases_passed / cases (0 when there were no cases). */
   passRate: number;
-  /** Mean of all score values, errors counting as 0. */
+  /** Mean of the applied scores' values, errors counting as 0. */
   meanScore: number;
-  /** errored / all scores. */
+  /** errored / applied scores. */
   errorRate: number;
   /** US dollars spent on model calls. */
   costUsd: number;
@@ -343,6 +355,8 @@ export interface RunSummary {
   gateReasons: string[];
   /** Per-check totals, in plan order. */
   checks: CheckSummary[];
+  /** Scores whose `when:` condition was not met, over all checks. */
+  skipped: number;
 }
 
 /** RunSuiteResponse is one event of a RunSuite stream. */
@@ -1023,6 +1037,7 @@ function createBaseScore(): Score {
     cached: false,
     error: undefined,
     unpriced: false,
+    skipped: false,
   };
 }
 
@@ -1057,6 +1072,9 @@ export const Score: MessageFns<Score> = {
     }
     if (message.unpriced !== false) {
       writer.uint32(80).bool(message.unpriced);
+    }
+    if (message.skipped !== false) {
+      writer.uint32(88).bool(message.skipped);
     }
     return writer;
   },
@@ -1154,6 +1172,14 @@ export const Score: MessageFns<Score> = {
             message.unpriced = reader.bool();
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.skipped = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1186,6 +1212,7 @@ export const Score: MessageFns<Score> = {
       cached: isSet(object.cached) ? globalThis.Boolean(object.cached) : false,
       error: isSet(object.error) ? ScoreError.fromJSON(object.error) : undefined,
       unpriced: isSet(object.unpriced) ? globalThis.Boolean(object.unpriced) : false,
+      skipped: isSet(object.skipped) ? globalThis.Boolean(object.skipped) : false,
     };
   },
 
@@ -1221,6 +1248,9 @@ export const Score: MessageFns<Score> = {
     if (message.unpriced !== false) {
       obj.unpriced = message.unpriced;
     }
+    if (message.skipped !== false) {
+      obj.skipped = message.skipped;
+    }
     return obj;
   },
 
@@ -1241,6 +1271,7 @@ export const Score: MessageFns<Score> = {
       ? ScoreError.fromPartial(object.error)
       : undefined;
     message.unpriced = object.unpriced ?? false;
+    message.skipped = object.skipped ?? false;
     return message;
   },
 };
@@ -2061,7 +2092,7 @@ export const CaseResultBatch: MessageFns<CaseResultBatch> = {
 };
 
 function createBaseCheckSummary(): CheckSummary {
-  return { name: "", type: "", passed: 0, failed: 0, errored: 0, meanValue: 0, costUsd: 0, cached: 0 };
+  return { name: "", type: "", passed: 0, failed: 0, errored: 0, meanValue: 0, costUsd: 0, cached: 0, skipped: 0 };
 }
 
 export const CheckSummary: MessageFns<CheckSummary> = {
@@ -2089,6 +2120,9 @@ export const CheckSummary: MessageFns<CheckSummary> = {
     }
     if (message.cached !== 0) {
       writer.uint32(64).int64(message.cached);
+    }
+    if (message.skipped !== 0) {
+      writer.uint32(72).int64(message.skipped);
     }
     return writer;
   },
@@ -2170,6 +2204,14 @@ export const CheckSummary: MessageFns<CheckSummary> = {
             message.cached = longToNumber(reader.int64());
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.skipped = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2200,6 +2242,7 @@ export const CheckSummary: MessageFns<CheckSummary> = {
         ? globalThis.Number(object.cost_usd)
         : 0,
       cached: isSet(object.cached) ? globalThis.Number(object.cached) : 0,
+      skipped: isSet(object.skipped) ? globalThis.Number(object.skipped) : 0,
     };
   },
 
@@ -2229,6 +2272,9 @@ export const CheckSummary: MessageFns<CheckSummary> = {
     if (message.cached !== 0) {
       obj.cached = Math.round(message.cached);
     }
+    if (message.skipped !== 0) {
+      obj.skipped = Math.round(message.skipped);
+    }
     return obj;
   },
 
@@ -2245,6 +2291,7 @@ export const CheckSummary: MessageFns<CheckSummary> = {
     message.meanValue = object.meanValue ?? 0;
     message.costUsd = object.costUsd ?? 0;
     message.cached = object.cached ?? 0;
+    message.skipped = object.skipped ?? 0;
     return message;
   },
 };
@@ -2264,6 +2311,7 @@ function createBaseRunSummary(): RunSummary {
     gatePassed: false,
     gateReasons: [],
     checks: [],
+    skipped: 0,
   };
 }
 
@@ -2307,6 +2355,9 @@ export const RunSummary: MessageFns<RunSummary> = {
     }
     for (const v of message.checks) {
       CheckSummary.encode(v!, writer.uint32(106).fork()).join();
+    }
+    if (message.skipped !== 0) {
+      writer.uint32(112).int64(message.skipped);
     }
     return writer;
   },
@@ -2428,6 +2479,14 @@ export const RunSummary: MessageFns<RunSummary> = {
             message.checks.push(CheckSummary.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.skipped = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2485,6 +2544,7 @@ export const RunSummary: MessageFns<RunSummary> = {
       checks: globalThis.Array.isArray(object?.checks)
         ? object.checks.map((e: any) => CheckSummary.fromJSON(e))
         : [],
+      skipped: isSet(object.skipped) ? globalThis.Number(object.skipped) : 0,
     };
   },
 
@@ -2529,6 +2589,9 @@ export const RunSummary: MessageFns<RunSummary> = {
     if (message.checks?.length) {
       obj.checks = message.checks.map((e) => CheckSummary.toJSON(e));
     }
+    if (message.skipped !== 0) {
+      obj.skipped = Math.round(message.skipped);
+    }
     return obj;
   },
 
@@ -2550,6 +2613,7 @@ export const RunSummary: MessageFns<RunSummary> = {
     message.gatePassed = object.gatePassed ?? false;
     message.gateReasons = object.gateReasons?.map((e) => e) || [];
     message.checks = object.checks?.map((e) => CheckSummary.fromPartial(e)) || [];
+    message.skipped = object.skipped ?? 0;
     return message;
   },
 };

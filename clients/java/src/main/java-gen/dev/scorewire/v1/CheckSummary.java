@@ -152,7 +152,7 @@ private static final long serialVersionUID = 0L;
   private long passed_ = 0L;
   /**
    * <pre>
-   * Scores that passed.
+   * Scores that passed (skipped ones not included).
    * </pre>
    *
    * <code>int64 passed = 3;</code>
@@ -197,7 +197,7 @@ private static final long serialVersionUID = 0L;
   private double meanValue_ = 0D;
   /**
    * <pre>
-   * Mean score value, errors counting as 0.
+   * Mean value of the applied scores, errors counting as 0.
    * </pre>
    *
    * <code>double mean_value = 6;</code>
@@ -238,6 +238,21 @@ private static final long serialVersionUID = 0L;
     return cached_;
   }
 
+  public static final int SKIPPED_FIELD_NUMBER = 9;
+  private long skipped_ = 0L;
+  /**
+   * <pre>
+   * Scores whose `when:` condition was not met (they pass, but were not applied).
+   * </pre>
+   *
+   * <code>int64 skipped = 9;</code>
+   * @return The skipped.
+   */
+  @java.lang.Override
+  public long getSkipped() {
+    return skipped_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -276,6 +291,9 @@ private static final long serialVersionUID = 0L;
     if (cached_ != 0L) {
       output.writeInt64(8, cached_);
     }
+    if (skipped_ != 0L) {
+      output.writeInt64(9, skipped_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -309,6 +327,10 @@ private static final long serialVersionUID = 0L;
     if (cached_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(8, cached_);
+    }
+    if (skipped_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(9, skipped_);
     }
     return size;
   }
@@ -352,6 +374,8 @@ private static final long serialVersionUID = 0L;
             other.getCostUsd())) return false;
     if (getCached()
         != other.getCached()) return false;
+    if (getSkipped()
+        != other.getSkipped()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -385,6 +409,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + CACHED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getCached());
+    hash = (37 * hash) + SKIPPED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getSkipped());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -528,6 +555,7 @@ private static final long serialVersionUID = 0L;
       meanValue_ = 0D;
       costUsd_ = 0D;
       cached_ = 0L;
+      skipped_ = 0L;
       return this;
     }
 
@@ -585,6 +613,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.cached_ = cached_;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.skipped_ = skipped_;
+      }
     }
 
     @java.lang.Override
@@ -626,6 +657,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getCached() != 0L) {
         setCached(other.getCached());
+      }
+      if (other.getSkipped() != 0L) {
+        setSkipped(other.getSkipped());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -693,6 +727,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 64
+            case 72: {
+              skipped_ = input.readInt64();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 72
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -897,7 +936,7 @@ private static final long serialVersionUID = 0L;
     private long passed_ ;
     /**
      * <pre>
-     * Scores that passed.
+     * Scores that passed (skipped ones not included).
      * </pre>
      *
      * <code>int64 passed = 3;</code>
@@ -909,7 +948,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Scores that passed.
+     * Scores that passed (skipped ones not included).
      * </pre>
      *
      * <code>int64 passed = 3;</code>
@@ -925,7 +964,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Scores that passed.
+     * Scores that passed (skipped ones not included).
      * </pre>
      *
      * <code>int64 passed = 3;</code>
@@ -1029,7 +1068,7 @@ private static final long serialVersionUID = 0L;
     private double meanValue_ ;
     /**
      * <pre>
-     * Mean score value, errors counting as 0.
+     * Mean value of the applied scores, errors counting as 0.
      * </pre>
      *
      * <code>double mean_value = 6;</code>
@@ -1041,7 +1080,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Mean score value, errors counting as 0.
+     * Mean value of the applied scores, errors counting as 0.
      * </pre>
      *
      * <code>double mean_value = 6;</code>
@@ -1057,7 +1096,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Mean score value, errors counting as 0.
+     * Mean value of the applied scores, errors counting as 0.
      * </pre>
      *
      * <code>double mean_value = 6;</code>
@@ -1154,6 +1193,50 @@ private static final long serialVersionUID = 0L;
     public Builder clearCached() {
       bitField0_ = (bitField0_ & ~0x00000080);
       cached_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private long skipped_ ;
+    /**
+     * <pre>
+     * Scores whose `when:` condition was not met (they pass, but were not applied).
+     * </pre>
+     *
+     * <code>int64 skipped = 9;</code>
+     * @return The skipped.
+     */
+    @java.lang.Override
+    public long getSkipped() {
+      return skipped_;
+    }
+    /**
+     * <pre>
+     * Scores whose `when:` condition was not met (they pass, but were not applied).
+     * </pre>
+     *
+     * <code>int64 skipped = 9;</code>
+     * @param value The skipped to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSkipped(long value) {
+
+      skipped_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Scores whose `when:` condition was not met (they pass, but were not applied).
+     * </pre>
+     *
+     * <code>int64 skipped = 9;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSkipped() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      skipped_ = 0L;
       onChanged();
       return this;
     }

@@ -52,7 +52,7 @@ public interface CheckSummaryOrBuilder extends
 
   /**
    * <pre>
-   * Scores that passed.
+   * Scores that passed (skipped ones not included).
    * </pre>
    *
    * <code>int64 passed = 3;</code>
@@ -82,7 +82,7 @@ public interface CheckSummaryOrBuilder extends
 
   /**
    * <pre>
-   * Mean score value, errors counting as 0.
+   * Mean value of the applied scores, errors counting as 0.
    * </pre>
    *
    * <code>double mean_value = 6;</code>
@@ -109,4 +109,14 @@ public interface CheckSummaryOrBuilder extends
    * @return The cached.
    */
   long getCached();
+
+  /**
+   * <pre>
+   * Scores whose `when:` condition was not met (they pass, but were not applied).
+   * </pre>
+   *
+   * <code>int64 skipped = 9;</code>
+   * @return The skipped.
+   */
+  long getSkipped();
 }

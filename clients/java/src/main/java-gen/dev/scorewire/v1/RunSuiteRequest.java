@@ -275,7 +275,10 @@ private static final long serialVersionUID = 0L;
   private dev.scorewire.v1.Gate gate_;
   /**
    * <pre>
-   * The gate, used when `suite_yaml` is empty (a suite document has its own).
+   * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+   * unset the default gate applies: the run passes unless a score errored
+   * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+   * require passes.
    * </pre>
    *
    * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -287,7 +290,10 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The gate, used when `suite_yaml` is empty (a suite document has its own).
+   * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+   * unset the default gate applies: the run passes unless a score errored
+   * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+   * require passes.
    * </pre>
    *
    * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -299,7 +305,10 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The gate, used when `suite_yaml` is empty (a suite document has its own).
+   * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+   * unset the default gate applies: the run passes unless a score errored
+   * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+   * require passes.
    * </pre>
    *
    * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1649,7 +1658,10 @@ private static final long serialVersionUID = 0L;
         dev.scorewire.v1.Gate, dev.scorewire.v1.Gate.Builder, dev.scorewire.v1.GateOrBuilder> gateBuilder_;
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1660,7 +1672,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1675,7 +1690,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1695,7 +1713,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1713,7 +1734,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1738,7 +1762,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1755,7 +1782,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1767,7 +1797,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -1782,7 +1815,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The gate, used when `suite_yaml` is empty (a suite document has its own).
+     * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+     * unset the default gate applies: the run passes unless a score errored
+     * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+     * require passes.
      * </pre>
      *
      * <code>.scorewire.v1.Gate gate = 5;</code>

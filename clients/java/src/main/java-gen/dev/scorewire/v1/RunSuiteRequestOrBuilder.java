@@ -141,7 +141,10 @@ public interface RunSuiteRequestOrBuilder extends
 
   /**
    * <pre>
-   * The gate, used when `suite_yaml` is empty (a suite document has its own).
+   * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+   * unset the default gate applies: the run passes unless a score errored
+   * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+   * require passes.
    * </pre>
    *
    * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -150,7 +153,10 @@ public interface RunSuiteRequestOrBuilder extends
   boolean hasGate();
   /**
    * <pre>
-   * The gate, used when `suite_yaml` is empty (a suite document has its own).
+   * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+   * unset the default gate applies: the run passes unless a score errored
+   * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+   * require passes.
    * </pre>
    *
    * <code>.scorewire.v1.Gate gate = 5;</code>
@@ -159,7 +165,10 @@ public interface RunSuiteRequestOrBuilder extends
   dev.scorewire.v1.Gate getGate();
   /**
    * <pre>
-   * The gate, used when `suite_yaml` is empty (a suite document has its own).
+   * The gate, used when `suite_yaml` is empty (a suite document has its own). When
+   * unset the default gate applies: the run passes unless a score errored
+   * (`max_error_rate` 0, seed 000), whatever its pass rate; set `min_pass_rate` to
+   * require passes.
    * </pre>
    *
    * <code>.scorewire.v1.Gate gate = 5;</code>

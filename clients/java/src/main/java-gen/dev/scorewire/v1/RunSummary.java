@@ -89,7 +89,7 @@ private static final long serialVersionUID = 0L;
   private long passed_ = 0L;
   /**
    * <pre>
-   * Scores that passed, over all checks.
+   * Scores that passed, over all checks (skipped ones not included).
    * </pre>
    *
    * <code>int64 passed = 3;</code>
@@ -149,7 +149,7 @@ private static final long serialVersionUID = 0L;
   private double meanScore_ = 0D;
   /**
    * <pre>
-   * Mean of all score values, errors counting as 0.
+   * Mean of the applied scores' values, errors counting as 0.
    * </pre>
    *
    * <code>double mean_score = 7;</code>
@@ -164,7 +164,7 @@ private static final long serialVersionUID = 0L;
   private double errorRate_ = 0D;
   /**
    * <pre>
-   * errored / all scores.
+   * errored / applied scores.
    * </pre>
    *
    * <code>double error_rate = 8;</code>
@@ -334,6 +334,21 @@ private static final long serialVersionUID = 0L;
     return checks_.get(index);
   }
 
+  public static final int SKIPPED_FIELD_NUMBER = 14;
+  private long skipped_ = 0L;
+  /**
+   * <pre>
+   * Scores whose `when:` condition was not met, over all checks.
+   * </pre>
+   *
+   * <code>int64 skipped = 14;</code>
+   * @return The skipped.
+   */
+  @java.lang.Override
+  public long getSkipped() {
+    return skipped_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -386,6 +401,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < checks_.size(); i++) {
       output.writeMessage(13, checks_.get(i));
+    }
+    if (skipped_ != 0L) {
+      output.writeInt64(14, skipped_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -452,6 +470,10 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (skipped_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(14, skipped_);
+    }
     return size;
   }
   @java.lang.Override
@@ -506,6 +528,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getGateReasonsList())) return false;
     if (!getChecksList()
         .equals(other.getChecksList())) return false;
+    if (getSkipped()
+        != other.getSkipped()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -558,6 +582,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + CHECKS_FIELD_NUMBER;
       hash = (53 * hash) + getChecksList().hashCode();
     }
+    hash = (37 * hash) + SKIPPED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getSkipped());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -713,6 +740,7 @@ private static final long serialVersionUID = 0L;
         checksBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00001000);
+      skipped_ = 0L;
       return this;
     }
 
@@ -796,6 +824,9 @@ private static final long serialVersionUID = 0L;
         gateReasons_.makeImmutable();
         result.gateReasons_ = gateReasons_;
       }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.skipped_ = skipped_;
+      }
     }
 
     @java.lang.Override
@@ -878,6 +909,9 @@ private static final long serialVersionUID = 0L;
             checksBuilder_.addAllMessages(other.checks_);
           }
         }
+      }
+      if (other.getSkipped() != 0L) {
+        setSkipped(other.getSkipped());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -978,6 +1012,11 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 106
+            case 112: {
+              skipped_ = input.readInt64();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 112
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1086,7 +1125,7 @@ private static final long serialVersionUID = 0L;
     private long passed_ ;
     /**
      * <pre>
-     * Scores that passed, over all checks.
+     * Scores that passed, over all checks (skipped ones not included).
      * </pre>
      *
      * <code>int64 passed = 3;</code>
@@ -1098,7 +1137,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Scores that passed, over all checks.
+     * Scores that passed, over all checks (skipped ones not included).
      * </pre>
      *
      * <code>int64 passed = 3;</code>
@@ -1114,7 +1153,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Scores that passed, over all checks.
+     * Scores that passed, over all checks (skipped ones not included).
      * </pre>
      *
      * <code>int64 passed = 3;</code>
@@ -1262,7 +1301,7 @@ private static final long serialVersionUID = 0L;
     private double meanScore_ ;
     /**
      * <pre>
-     * Mean of all score values, errors counting as 0.
+     * Mean of the applied scores' values, errors counting as 0.
      * </pre>
      *
      * <code>double mean_score = 7;</code>
@@ -1274,7 +1313,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Mean of all score values, errors counting as 0.
+     * Mean of the applied scores' values, errors counting as 0.
      * </pre>
      *
      * <code>double mean_score = 7;</code>
@@ -1290,7 +1329,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Mean of all score values, errors counting as 0.
+     * Mean of the applied scores' values, errors counting as 0.
      * </pre>
      *
      * <code>double mean_score = 7;</code>
@@ -1306,7 +1345,7 @@ private static final long serialVersionUID = 0L;
     private double errorRate_ ;
     /**
      * <pre>
-     * errored / all scores.
+     * errored / applied scores.
      * </pre>
      *
      * <code>double error_rate = 8;</code>
@@ -1318,7 +1357,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * errored / all scores.
+     * errored / applied scores.
      * </pre>
      *
      * <code>double error_rate = 8;</code>
@@ -1334,7 +1373,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * errored / all scores.
+     * errored / applied scores.
      * </pre>
      *
      * <code>double error_rate = 8;</code>
@@ -1936,6 +1975,50 @@ private static final long serialVersionUID = 0L;
         checks_ = null;
       }
       return checksBuilder_;
+    }
+
+    private long skipped_ ;
+    /**
+     * <pre>
+     * Scores whose `when:` condition was not met, over all checks.
+     * </pre>
+     *
+     * <code>int64 skipped = 14;</code>
+     * @return The skipped.
+     */
+    @java.lang.Override
+    public long getSkipped() {
+      return skipped_;
+    }
+    /**
+     * <pre>
+     * Scores whose `when:` condition was not met, over all checks.
+     * </pre>
+     *
+     * <code>int64 skipped = 14;</code>
+     * @param value The skipped to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSkipped(long value) {
+
+      skipped_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Scores whose `when:` condition was not met, over all checks.
+     * </pre>
+     *
+     * <code>int64 skipped = 14;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSkipped() {
+      bitField0_ = (bitField0_ & ~0x00002000);
+      skipped_ = 0L;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.RunSummary)

@@ -32,7 +32,7 @@ public interface RunSummaryOrBuilder extends
 
   /**
    * <pre>
-   * Scores that passed, over all checks.
+   * Scores that passed, over all checks (skipped ones not included).
    * </pre>
    *
    * <code>int64 passed = 3;</code>
@@ -72,7 +72,7 @@ public interface RunSummaryOrBuilder extends
 
   /**
    * <pre>
-   * Mean of all score values, errors counting as 0.
+   * Mean of the applied scores' values, errors counting as 0.
    * </pre>
    *
    * <code>double mean_score = 7;</code>
@@ -82,7 +82,7 @@ public interface RunSummaryOrBuilder extends
 
   /**
    * <pre>
-   * errored / all scores.
+   * errored / applied scores.
    * </pre>
    *
    * <code>double error_rate = 8;</code>
@@ -204,4 +204,14 @@ public interface RunSummaryOrBuilder extends
    */
   dev.scorewire.v1.CheckSummaryOrBuilder getChecksOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * Scores whose `when:` condition was not met, over all checks.
+   * </pre>
+   *
+   * <code>int64 skipped = 14;</code>
+   * @return The skipped.
+   */
+  long getSkipped();
 }

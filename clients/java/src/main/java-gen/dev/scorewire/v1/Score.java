@@ -325,6 +325,22 @@ private static final long serialVersionUID = 0L;
     return unpriced_;
   }
 
+  public static final int SKIPPED_FIELD_NUMBER = 11;
+  private boolean skipped_ = false;
+  /**
+   * <pre>
+   * True when the check's `when:` condition was not met: the score passes (value 1)
+   * without the check having been applied, and summaries count it as skipped.
+   * </pre>
+   *
+   * <code>bool skipped = 11;</code>
+   * @return The skipped.
+   */
+  @java.lang.Override
+  public boolean getSkipped() {
+    return skipped_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -369,6 +385,9 @@ private static final long serialVersionUID = 0L;
     if (unpriced_ != false) {
       output.writeBool(10, unpriced_);
     }
+    if (skipped_ != false) {
+      output.writeBool(11, skipped_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -409,6 +428,10 @@ private static final long serialVersionUID = 0L;
     if (unpriced_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(10, unpriced_);
+    }
+    if (skipped_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(11, skipped_);
     }
     return size;
   }
@@ -460,6 +483,8 @@ private static final long serialVersionUID = 0L;
     }
     if (getUnpriced()
         != other.getUnpriced()) return false;
+    if (getSkipped()
+        != other.getSkipped()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -499,6 +524,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + UNPRICED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getUnpriced());
+    hash = (37 * hash) + SKIPPED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getSkipped());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -654,6 +682,7 @@ private static final long serialVersionUID = 0L;
         errorBuilder_ = null;
       }
       unpriced_ = false;
+      skipped_ = false;
       return this;
     }
 
@@ -721,6 +750,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000200) != 0)) {
         result.unpriced_ = unpriced_;
       }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.skipped_ = skipped_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -771,6 +803,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getUnpriced() != false) {
         setUnpriced(other.getUnpriced());
+      }
+      if (other.getSkipped() != false) {
+        setSkipped(other.getSkipped());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -850,6 +885,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000200;
               break;
             } // case 80
+            case 88: {
+              skipped_ = input.readBool();
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 88
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1560,6 +1600,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearUnpriced() {
       bitField0_ = (bitField0_ & ~0x00000200);
       unpriced_ = false;
+      onChanged();
+      return this;
+    }
+
+    private boolean skipped_ ;
+    /**
+     * <pre>
+     * True when the check's `when:` condition was not met: the score passes (value 1)
+     * without the check having been applied, and summaries count it as skipped.
+     * </pre>
+     *
+     * <code>bool skipped = 11;</code>
+     * @return The skipped.
+     */
+    @java.lang.Override
+    public boolean getSkipped() {
+      return skipped_;
+    }
+    /**
+     * <pre>
+     * True when the check's `when:` condition was not met: the score passes (value 1)
+     * without the check having been applied, and summaries count it as skipped.
+     * </pre>
+     *
+     * <code>bool skipped = 11;</code>
+     * @param value The skipped to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSkipped(boolean value) {
+
+      skipped_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * True when the check's `when:` condition was not met: the score passes (value 1)
+     * without the check having been applied, and summaries count it as skipped.
+     * </pre>
+     *
+     * <code>bool skipped = 11;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSkipped() {
+      bitField0_ = (bitField0_ & ~0x00000400);
+      skipped_ = false;
       onChanged();
       return this;
     }

@@ -156,4 +156,15 @@ public interface ScoreOrBuilder extends
    * @return The unpriced.
    */
   boolean getUnpriced();
+
+  /**
+   * <pre>
+   * True when the check's `when:` condition was not met: the score passes (value 1)
+   * without the check having been applied, and summaries count it as skipped.
+   * </pre>
+   *
+   * <code>bool skipped = 11;</code>
+   * @return The skipped.
+   */
+  boolean getSkipped();
 }
