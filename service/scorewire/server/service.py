@@ -20,7 +20,6 @@ import grpc
 from google.protobuf import json_format, struct_pb2
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError, join_path
-from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import (
     Case,
@@ -28,11 +27,10 @@ from scorewire.engine.runner import (
     Plan,
     run_cases,
     score_case,
-    score_case_sync,
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
-from scorewire.server import convert
+from scorewire.server import convert, streaming
 from scorewire.server.errors import (
     RequestRejected,
     guarded_stream,
@@ -50,12 +48,6 @@ log = logging.getLogger("scorewire.server")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-BATCH_MAX_RESULTS = 256
-"""Most case results in one RunSuite message."""
-FLUSH_INTERVAL_S = 0.05
-"""A finished result waits at most this long for others to share its message."""
-MAX_BUFFERED_RESULTS = 4 * BATCH_MAX_RESULTS
-"""Scoring pauses when this many results wait for a slow reader (backpressure)."""
 PLAN_CACHE_SIZE = 512
 
 
@@ -262,22 +254,23 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             # CPU-bound work goes to the scoring thread, chunk by chunk, so the event loop
             # stays free to accept and answer other calls while big suites run.
             loop = asyncio.get_running_loop()
-            for start in range(0, len(source), BATCH_MAX_RESULTS):
+            for start in range(0, len(source), streaming.BATCH_MAX_RESULTS):
                 message, batch = await loop.run_in_executor(
-                    self._executor, _score_chunk, plan, source, start, ctx, builder
+                    self._executor, streaming.score_chunk, plan, source, start, ctx, builder
                 )
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
                 yield message
         else:
-            cases = [_to_case(source, i) for i in range(len(source))]
+            cases = [streaming.to_case(source, i) for i in range(len(source))]
             concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
-            async for batch in _batched(run_cases(plan, cases, ctx, concurrency=concurrency)):
+            results = run_cases(plan, cases, ctx, concurrency=concurrency)
+            async for batch in streaming.batched(results):
                 for r in batch:
                     builder.add(r)
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
-                yield _results_message(plan, batch)
+                yield streaming.results_message(plan, batch)
         summary = builder.finish(suite.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
@@ -307,7 +300,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             compact=cfg.compact,
         )
         ctx = self._context(context, cfg.budget_usd if cfg.HasField("budget_usd") else None)
-        async for resp in _stream_scores(
+        async for resp in streaming.stream_scores(
             suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
         ):
             yield resp
@@ -368,159 +361,3 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     def check_stream_case(self, case: pb.StreamCase) -> None:
         """Reject a streamed case over the output size limit."""
         self._check_output(case.output, "case.output")
-
-
-def _to_case(source: Sequence[pb.Case] | Sequence[Case], i: int) -> Case:
-    c = source[i]
-    if isinstance(c, Case):
-        return c
-    return Case(convert.sample_from_pb(c.sample), convert.output_from_pb(c.output), i)
-
-
-def _results_message(plan: Plan, batch: Sequence[CaseResult]) -> pb.RunSuiteResponse:
-    return pb.RunSuiteResponse(
-        results=pb.CaseResultBatch(
-            results=[convert.case_result_to_pb(plan.checks, r) for r in batch]
-        )
-    )
-
-
-def _score_chunk(
-    plan: Plan,
-    source: Sequence[pb.Case] | Sequence[Case],
-    start: int,
-    ctx: CheckContext,
-    builder: SummaryBuilder,
-) -> tuple[pb.RunSuiteResponse, list[CaseResult]]:
-    """Convert, score and count one chunk of a deterministic plan (runs on the thread)."""
-    end = min(start + BATCH_MAX_RESULTS, len(source))
-    batch = [score_case_sync(plan, _to_case(source, i), ctx) for i in range(start, end)]
-    for r in batch:
-        builder.add(r)
-    return _results_message(plan, batch), batch
-
-
-async def _batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[CaseResult]]:
-    """Group results into batches: full at BATCH_MAX_RESULTS, or after FLUSH_INTERVAL_S.
-
-    A producer task fills a bounded buffer; when the reader is slow the producer waits,
-    so memory stays bounded instead of growing with the run.
-    """
-    buffer: list[CaseResult] = []
-    have_results = asyncio.Event()
-    has_room = asyncio.Event()
-    has_room.set()
-    done = False
-
-    async def produce() -> None:
-        nonlocal done
-        try:
-            async for r in results:
-                buffer.append(r)
-                have_results.set()
-                if len(buffer) >= MAX_BUFFERED_RESULTS:
-                    has_room.clear()
-                    await has_room.wait()
-        finally:
-            done = True
-            have_results.set()
-
-    task = asyncio.create_task(produce())
-    try:
-        while True:
-            if not buffer and not done:
-                have_results.clear()
-                await have_results.wait()
-            # Give other results a moment to join this message.
-            window_end = time.monotonic() + FLUSH_INTERVAL_S
-            while not done and len(buffer) < BATCH_MAX_RESULTS:
-                left = window_end - time.monotonic()
-                if left <= 0:
-                    break
-                have_results.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(have_results.wait(), left)
-            if buffer:
-                batch = buffer[:BATCH_MAX_RESULTS]
-                del buffer[:BATCH_MAX_RESULTS]
-                has_room.set()
-                yield batch
-            elif done:
-                break
-        await task  # re-raises a fault of the producer
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        with contextlib.suppress(Exception):
-            await results.aclose()  # type: ignore[attr-defined]
-
-
-def _invalid_case_scores(plan: Plan, message: str) -> list[Score]:
-    return [Score.fail_with_error(ErrorCode.INVALID_INPUT, message) for _ in plan.checks]
-
-
-async def _stream_scores(
-    plan: Plan,
-    requests: AsyncIterator[pb.ScoreStreamRequest],
-    ctx: CheckContext,
-    concurrency: int,
-    service: ScoringService,
-) -> AsyncIterator[pb.ScoreStreamResponse]:
-    """Score streamed cases concurrently (bounded); yield responses as they finish."""
-    out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue()
-    slots = asyncio.Semaphore(concurrency)
-    tasks: set[asyncio.Task[None]] = set()
-
-    async def score_one(req: pb.StreamCase) -> None:
-        try:
-            try:
-                service.check_stream_case(req)
-            except RequestRejected as err:
-                scores = _invalid_case_scores(plan, err.message)
-                passed = False
-            else:
-                case = Case(convert.sample_from_pb(req.sample), convert.output_from_pb(req.output))
-                result = await score_case(plan, case, ctx)
-                scores, passed = result.scores, result.passed
-                if service.observer is not None:
-                    service.observer.observe_results(plan, (result,))
-            await out.put(
-                pb.ScoreStreamResponse(
-                    request_id=req.request_id,
-                    scores=convert.scores_to_pb(plan.checks, scores),
-                    passed=passed,
-                )
-            )
-        finally:
-            slots.release()
-
-    async def read() -> None:
-        try:
-            async for msg in requests:
-                if msg.WhichOneof("message") != "case":
-                    raise invalid_argument(
-                        [FieldViolation("config", "config is allowed only in the first message")]
-                    )
-                await slots.acquire()
-                t = asyncio.create_task(score_one(msg.case))
-                tasks.add(t)
-                t.add_done_callback(tasks.discard)
-            while tasks:
-                await asyncio.gather(*list(tasks), return_exceptions=True)
-        finally:
-            await out.put(None)
-
-    reader = asyncio.create_task(read())
-    try:
-        while True:
-            item = await out.get()
-            if item is None:
-                break
-            yield item
-        await reader  # re-raise a protocol error from the reader
-    finally:
-        for t in (reader, *tasks):
-            t.cancel()
-        await asyncio.gather(reader, *tasks, return_exceptions=True)
