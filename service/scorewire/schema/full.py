@@ -18,13 +18,17 @@ Choices where the seeds are silent:
   that points nowhere is a load error.
 - `unevaluatedProperties` together with `patternProperties` is refused at load:
   jsonschema evaluates that pair with Python's `re`, which must not see user patterns.
+- `uniqueItems` hashes a canonical form of each item (linear time) instead of
+  jsonschema's pairwise comparison, which is quadratic on arrays of objects: 10,000
+  small objects took 83 s there. Equality is JSON Schema's: 1 == 1.0, objects compare
+  without regard to key order, and `true` is not `1`.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 import referencing
@@ -119,6 +123,7 @@ def _build(schema: dict[str, Any], field: str) -> Validator:
             "pattern": _pattern_keyword(patterns),
             "patternProperties": _pattern_properties_keyword(patterns),
             "additionalProperties": _additional_properties_keyword(patterns),
+            "uniqueItems": _unique_items,
         },
     )
     # An empty registry: $refs resolve inside the document only, never over the network.
@@ -298,3 +303,34 @@ def _additional_properties_keyword(patterns: dict[str, UserRegex]) -> Any:
             )
 
     return additional_properties
+
+
+def _canonical(value: Any) -> Hashable:
+    """A hashable form of a JSON value, equal exactly when JSON Schema calls values equal."""
+    if value is True or value is False:
+        return ("b", value)  # before numbers: bool is an int in Python, not in JSON
+    if isinstance(value, float) and value.is_integer():
+        return ("n", int(value))  # 1.0 == 1
+    if isinstance(value, int | float):
+        return ("n", value)
+    if isinstance(value, str):
+        return ("s", value)
+    if value is None:
+        return ("z",)
+    if isinstance(value, list | tuple):
+        return ("a", tuple(_canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((k, _canonical(v)) for k, v in value.items()))
+    return ("?", repr(value))  # not JSON; only a Python caller can get here
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Hashable] = set()
+    for item in instance:
+        key = _canonical(item)
+        if key in seen:
+            yield ValidationError(f"{instance!r} has non-unique elements")
+            return
+        seen.add(key)
