@@ -19,8 +19,10 @@ from typing import Any, Protocol
 import grpc
 from google.protobuf import json_format, struct_pb2
 from scorewire.core.context import CheckContext
+from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.registry import REGISTRY
+from scorewire.engine.cost import metric_input_bytes, request_meter
 from scorewire.engine.runner import (
     Case,
     CaseResult,
@@ -49,25 +51,47 @@ log = logging.getLogger("scorewire.server")
 Context = grpc.aio.ServicerContext[Any, Any]
 
 PLAN_CACHE_SIZE = 512
+PLAN_BYTES_PER_SOURCE_BYTE = 8
+"""A compiled plan's memory per byte of the specs it came from, generously: parameters are
+kept as Python objects (a str of n bytes is ~n + 49 bytes, a list slot 8 more per item),
+compiled next to them (regex programs are bounded separately, per request)."""
 
 
 class PlanCache:
-    """A small LRU of compiled suites keyed by a digest of the request's check specs."""
+    """An LRU of compiled suites keyed by a digest of the request's check specs.
 
-    def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
+    Bounded by count and by bytes: each plan's size is estimated from the size of the
+    specs it was compiled from (`PLAN_BYTES_PER_SOURCE_BYTE` per byte), so big parameters
+    cannot pin memory; a plan bigger than the whole budget is used once and not kept.
+    """
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._size = size
-        self._items: OrderedDict[bytes, LoadedSuite] = OrderedDict()
+        self._max_bytes = max_bytes
+        self._items: OrderedDict[bytes, tuple[LoadedSuite, int]] = OrderedDict()
+        self.bytes = 0
+        """Estimated bytes of the plans held now."""
 
-    def get_or_build(self, key: bytes, build: Callable[[], LoadedSuite]) -> LoadedSuite:
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get_or_build(
+        self, key: bytes, build: Callable[[], LoadedSuite], source_bytes: int = 0
+    ) -> LoadedSuite:
         """The cached suite for `key`, or `build()` stored under it."""
         hit = self._items.get(key)
         if hit is not None:
             self._items.move_to_end(key)
-            return hit
+            return hit[0]
         suite = build()
-        self._items[key] = suite
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
+        cost = (source_bytes + 256) * PLAN_BYTES_PER_SOURCE_BYTE
+        if cost > self._max_bytes:
+            return suite
+        self._items[key] = (suite, cost)
+        self.bytes += cost
+        while len(self._items) > self._size or self.bytes > self._max_bytes:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.bytes -= dropped
         return suite
 
 
@@ -77,16 +101,22 @@ def _plan_key(
     checks: Sequence[pb.CheckSpec],
     compact: Sequence[str],
     gate: pb.Gate | None,
-) -> bytes:
+) -> tuple[bytes, int]:
+    """The digest of a request's check specs, and how many bytes they took."""
     h = hashlib.blake2b(digest_size=20)
+    size = 0
     for part in (suite_yaml, "\0", suite_name, "\0", "\n".join(compact), "\0"):
-        h.update(part.encode("utf-8", "surrogatepass"))
+        data = part.encode("utf-8", "surrogatepass")
+        size += len(data)
+        h.update(data)
     for c in checks:
-        h.update(c.SerializeToString(deterministic=True))
+        data = c.SerializeToString(deterministic=True)
+        size += len(data)
+        h.update(data)
         h.update(b"\1")
     if gate is not None:
         h.update(gate.SerializeToString(deterministic=True))
-    return h.digest()
+    return h.digest(), size
 
 
 class RunObserver(Protocol):
@@ -119,7 +149,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         # One thread scores the chunks of every deterministic RunSuite in FIFO order: the
         # GIL allows no more, and one queue interleaves concurrent suites fairly.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-score")
-        self._plans = PlanCache()
+        self._plans = PlanCache(max_bytes=settings.plan_cache_bytes)
         self._judge = judge
         self._labels = labels
         self._catalog: pb.ListChecksResponse | None = None
@@ -141,7 +171,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 "checks",
                 f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
             )
-        key = _plan_key(suite_yaml, suite_name, checks, compact, gate)
+        key, source_bytes = _plan_key(suite_yaml, suite_name, checks, compact, gate)
 
         def build() -> LoadedSuite:
             try:
@@ -153,11 +183,15 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                     compact=compact,
                     gate=convert.gate_from_pb(gate) if gate is not None else None,
                     max_checks=limit,
+                    meter=request_meter(self._settings),
+                    check_timeout_s=self._settings.check_timeout_s,
                 )
             except SpecError as err:
                 raise invalid_argument(err.violations) from None
+            except LimitExceeded as err:
+                raise resource_exhausted(err.field, err.message) from None
 
-        return self._plans.get_or_build(key, build)
+        return self._plans.get_or_build(key, build, source_bytes)
 
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
@@ -188,15 +222,25 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._token_budgets[digest] = budget
         return budget
 
-    def _check_output(self, output: pb.Output, field: str) -> None:
+    def _check_output(self, text: str, field: str, plan: Plan) -> None:
         limit = self._settings.max_output_bytes
         # len(text) counts code points; a code point is at most 4 bytes, so only long
         # texts need encoding to measure.
-        if len(output.text) * 4 > limit and len(output.text.encode("utf-8")) > limit:
+        chars = len(text)
+        if chars * 4 > limit and len(text.encode("utf-8")) > limit:
             raise resource_exhausted(
                 join_path(field, "text"),
                 f"output text is larger than max_output_bytes ({limit} bytes)",
             )
+        per_case = self._settings.max_metric_input_bytes_per_case
+        if metric_input_bytes(plan.checks, chars * 4) > per_case:
+            cost = metric_input_bytes(plan.checks, len(text.encode("utf-8")))
+            if cost > per_case:
+                raise resource_exhausted(
+                    join_path(field, "text"),
+                    f"whole-text checks would read {cost} bytes of this output, over "
+                    f"max_metric_input_bytes_per_case ({per_case})",
+                )
 
     # ---- RPCs ----------------------------------------------------------------------------
 
@@ -209,7 +253,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             checks=request.checks,
             compact=request.compact,
         )
-        self._check_output(request.output, "output")
+        self._check_output(request.output.text, "output", suite.plan)
         ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
         case = Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
         result = await score_case(suite.plan, case, ctx)
@@ -221,7 +265,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
         return pb.ScoreResponse(
-            scores=convert.scores_to_pb(suite.plan.checks, result.scores), passed=result.passed
+            scores=convert.scores_to_pb(
+                suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
+            ),
+            passed=result.passed,
         )
 
     @guarded_stream
@@ -242,7 +289,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             gate=request.gate if request.HasField("gate") else None,
         )
         for i, c in enumerate(request.cases):
-            self._check_output(c.output, f"cases[{i}].output")
+            self._check_output(c.output.text, f"cases[{i}].output", suite.plan)
+        if not request.cases:
+            # Cases written inline in a suite document were bounded by its size, but
+            # not yet by what the whole-text checks would read of them.
+            for i, case in enumerate(suite.cases or ()):
+                self._check_output(case.output.text, f"suite_yaml.cases[{i}].output", suite.plan)
         budget = request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
         ctx = self._context(context, budget)
         plan = suite.plan
@@ -256,7 +308,14 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             loop = asyncio.get_running_loop()
             for start in range(0, len(source), streaming.BATCH_MAX_RESULTS):
                 message, batch = await loop.run_in_executor(
-                    self._executor, streaming.score_chunk, plan, source, start, ctx, builder
+                    self._executor,
+                    streaming.score_chunk,
+                    plan,
+                    source,
+                    start,
+                    ctx,
+                    builder,
+                    self.max_reason_chars,
                 )
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
@@ -270,7 +329,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                     builder.add(r)
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
-                yield streaming.results_message(plan, batch)
+                yield streaming.results_message(plan, batch, self.max_reason_chars)
         summary = builder.finish(suite.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
@@ -354,10 +413,20 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return pb.ValidateSuiteResponse(valid=True, suites=suites, checks=suite.plan.names)
 
     @property
+    def plan_cache(self) -> PlanCache:
+        """The compiled-plan cache (its `bytes` and length show what it holds)."""
+        return self._plans
+
+    @property
     def observer(self) -> RunObserver | None:
         """The metrics observer, if any."""
         return self._observer
 
-    def check_stream_case(self, case: pb.StreamCase) -> None:
-        """Reject a streamed case over the output size limit."""
-        self._check_output(case.output, "case.output")
+    @property
+    def max_reason_chars(self) -> int:
+        """The longest reason a response carries (`max_reason_chars`)."""
+        return self._settings.max_reason_chars
+
+    def check_stream_case(self, case: pb.StreamCase, plan: Plan) -> None:
+        """Reject a streamed case over the output size limits."""
+        self._check_output(case.output.text, "case.output", plan)

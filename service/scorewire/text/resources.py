@@ -127,9 +127,15 @@ def supported_languages() -> dict[str, str]:
     return {lang.iso_code_639_1.name.lower(): lang.name.title() for lang in Language.all()}
 
 
+DETECTOR_LOADS: dict[frozenset[str], int] = {}
+"""How often a detector was built for each language set: once per process, by design."""
+
+
 @cache
 def _load_detector(codes: frozenset[str]) -> Any:
     from lingua import IsoCode639_1, Language, LanguageDetectorBuilder
+
+    DETECTOR_LOADS[codes] = DETECTOR_LOADS.get(codes, 0) + 1
 
     languages = [Language.from_iso_code_639_1(getattr(IsoCode639_1, c.upper())) for c in codes]
     return (
