@@ -73,6 +73,10 @@ class Settings(BaseSettings):
     """Most keys in JSON Schema objects one request carries, summed over schemas."""
     max_languages_per_request: int = Field(4, ge=1)
     """Most distinct `language` codes one request names: each may load a language model."""
+    max_languages_loaded: int = Field(20, ge=12)
+    """Most languages whose detection models the process keeps (the twelve of every
+    `language` check, ~300 MB, plus ~20-35 MB each); a request needing one more is
+    refused. Models load once per process and are shared by every request."""
     max_check_name_chars: int = Field(1_024, ge=1)
     """Longest check name (a compact line is its own name); names are sent in every score."""
     max_reason_chars: int = Field(4_096, ge=64)

@@ -218,6 +218,30 @@ async def test_one_language_repeated_counts_once(server: Server) -> None:
     assert all(n == 1 for n in resources.DETECTOR_LOADS.values())
 
 
+async def test_languages_loaded_by_the_process_are_bounded() -> None:
+    # Models stay loaded for the process's life, so their number is bounded too: with
+    # room for exactly what is loaded (at least the base twelve, English among them), a request
+    # needing one more language is refused before it loads, and the loaded ones serve.
+    loaded = resources.loaded_languages() | set(resources.LANGUAGE_BASE_SET)
+    srv = await start_server(max_languages_loaded=len(loaded))
+    try:
+        ok = pb.ScoreRequest(
+            output=pb.Output(text="The capital of France is Paris, a city on the Seine."),
+            checks=[spec("language", value="en")],
+        )
+        assert (await srv.stub.Score(ok)).scores[0].passed
+        before = dict(resources.DETECTOR_LOADS)
+        candidates = ("eo", "sw", "yo", "zu", "ga")
+        new = next(c for c in candidates if c not in resources.loaded_languages())
+        req = pb.ScoreRequest(output=pb.Output(text="x"), checks=[spec("language", value=new)])
+        fields = await refused(lambda: srv.stub.Score(req), "max_languages_loaded")
+        assert "checks[0].params.value" in fields
+        assert before == resources.DETECTOR_LOADS
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
 # --- names and reasons -------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from scorewire.checks.text_metrics import MAX_BLEU_CHARS, MAX_PYTHON_CHARS, MAX_
 from scorewire.core.cost import RequestMeter, current_meter
 from scorewire.core.errors import join_path
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
+from scorewire.text.resources import LOADED_SETTING
 
 if TYPE_CHECKING:
     from scorewire.engine.spec import CheckSpec, CompiledCheck
@@ -48,9 +49,11 @@ REQUEST_SETTINGS = (
     SCHEMA_BYTES,
     SCHEMA_KEYWORDS,
     LANGUAGES,
+    LOADED_SETTING,
     NAME_CHARS,
 )
-"""The settings a `RequestMeter` enforces while a request's checks load."""
+"""The settings a `RequestMeter` enforces while a request's checks load (one of them,
+`max_languages_loaded`, bounds the process: the models a request loads stay)."""
 
 
 def request_limits(settings: Settings) -> dict[str, int]:
