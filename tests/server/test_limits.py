@@ -380,6 +380,19 @@ async def test_the_server_plan_cache_stays_within_its_byte_budget(small: Server)
     assert len(cache) >= 1
 
 
+async def test_the_plan_cache_counts_compiled_regex_programs(small: Server) -> None:
+    # A 12-character pattern compiles to ~25,000 RE2 instructions (~0.5 MB): the cache
+    # charges what compiling made, not just the request's size.
+    cache = small.running.service.plan_cache
+    for i in range(10):
+        req = pb.ScoreRequest(
+            output=pb.Output(text="x"), checks=[spec("regex", pattern=rf"\d{{300}}x{i}")]
+        )
+        await small.stub.Score(req)
+        assert cache.bytes <= 2 * 1024 * 1024
+    assert 1 <= len(cache) <= 2
+
+
 # --- timeouts ----------------------------------------------------------------------------
 
 

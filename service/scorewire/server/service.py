@@ -32,6 +32,7 @@ from scorewire.engine.runner import (
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
+from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert, streaming
 from scorewire.server.errors import (
     RequestRejected,
@@ -53,8 +54,10 @@ Context = grpc.aio.ServicerContext[Any, Any]
 PLAN_CACHE_SIZE = 512
 PLAN_BYTES_PER_SOURCE_BYTE = 8
 """A compiled plan's memory per byte of the specs it came from, generously: parameters are
-kept as Python objects (a str of n bytes is ~n + 49 bytes, a list slot 8 more per item),
-compiled next to them (regex programs are bounded separately, per request)."""
+kept as Python objects (a str of n bytes is ~n + 49 bytes, a list slot 8 more per item)."""
+PLAN_BYTES_PER_REGEX_INSTRUCTION = 32
+"""Memory of a compiled RE2 program per instruction, generously (measured ~18): a short
+pattern can compile to a big program (`\\d{1000}` is 84,000 instructions, ~1.5 MB)."""
 
 
 class PlanCache:
@@ -76,15 +79,23 @@ class PlanCache:
         return len(self._items)
 
     def get_or_build(
-        self, key: bytes, build: Callable[[], LoadedSuite], source_bytes: int = 0
+        self,
+        key: bytes,
+        build: Callable[[], LoadedSuite],
+        source_bytes: int = 0,
+        compiled_bytes: Callable[[], int] = lambda: 0,
     ) -> LoadedSuite:
-        """The cached suite for `key`, or `build()` stored under it."""
+        """The cached suite for `key`, or `build()` stored under it.
+
+        Its size is estimated from `source_bytes` plus `compiled_bytes()`, asked after
+        the build (what compiling made that the source does not show).
+        """
         hit = self._items.get(key)
         if hit is not None:
             self._items.move_to_end(key)
             return hit[0]
         suite = build()
-        cost = (source_bytes + 256) * PLAN_BYTES_PER_SOURCE_BYTE
+        cost = (source_bytes + 256) * PLAN_BYTES_PER_SOURCE_BYTE + compiled_bytes()
         if cost > self._max_bytes:
             return suite
         self._items[key] = (suite, cost)
@@ -172,6 +183,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
             )
         key, source_bytes = _plan_key(suite_yaml, suite_name, checks, compact, gate)
+        meter = request_meter(self._settings)
 
         def build() -> LoadedSuite:
             try:
@@ -183,7 +195,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                     compact=compact,
                     gate=convert.gate_from_pb(gate) if gate is not None else None,
                     max_checks=limit,
-                    meter=request_meter(self._settings),
+                    meter=meter,
                     check_timeout_s=self._settings.check_timeout_s,
                 )
             except SpecError as err:
@@ -191,7 +203,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             except LimitExceeded as err:
                 raise resource_exhausted(err.field, err.message) from None
 
-        return self._plans.get_or_build(key, build, source_bytes)
+        def compiled_bytes() -> int:
+            instructions = meter.used.get(PROGRAM_SIZE_SETTING, 0)
+            return instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
+
+        return self._plans.get_or_build(key, build, source_bytes, compiled_bytes)
 
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
