@@ -197,14 +197,21 @@ WHOLE_TEXT_CHECKS: dict[str, int | None] = {
 """Checks that read the whole output per case, and the most of it each reads (None: all)."""
 
 
-def metric_input_bytes(checks: Sequence[CompiledCheck], text_bytes: int) -> int:
-    """What a case with a `text_bytes`-long output costs the whole-text checks of a plan."""
-    total = 0
+def whole_text_caps(checks: Sequence[CompiledCheck]) -> tuple[int | None, ...]:
+    """The caps of a plan's whole-text checks (`when:` predicates included), once per plan."""
+    caps: list[int | None] = []
     for c in checks:
         if c.type in WHOLE_TEXT_CHECKS:
-            cap = WHOLE_TEXT_CHECKS[c.type]
-            # A capped check refuses (an error score) anything over its cap: cheaply.
-            total += text_bytes if cap is None or text_bytes <= 4 * cap else 0
+            caps.append(WHOLE_TEXT_CHECKS[c.type])
         if c.when is not None:
-            total += metric_input_bytes([c.when], text_bytes)
-    return total
+            caps.extend(whole_text_caps([c.when]))
+    return tuple(caps)
+
+
+def metric_input_bytes(caps: Sequence[int | None], text_bytes: int) -> int:
+    """What a case with a `text_bytes`-long output costs the whole-text checks of `caps`.
+
+    A capped check refuses anything over its cap (an error score, cheaply), so it costs
+    nothing then; a code point is at most 4 bytes, hence `4 * cap`.
+    """
+    return sum(text_bytes for cap in caps if cap is None or text_bytes <= 4 * cap)

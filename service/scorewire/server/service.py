@@ -249,8 +249,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 f"output text is larger than max_output_bytes ({limit} bytes)",
             )
         per_case = self._settings.max_metric_input_bytes_per_case
-        if metric_input_bytes(plan.checks, chars * 4) > per_case:
-            cost = metric_input_bytes(plan.checks, len(text.encode("utf-8")))
+        caps = plan.whole_text_caps
+        if caps and metric_input_bytes(caps, chars * 4) > per_case:
+            cost = metric_input_bytes(caps, len(text.encode("utf-8")))
             if cost > per_case:
                 raise resource_exhausted(
                     join_path(field, "text"),
