@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from scorewire.server.service import PlanCache
 from scorewire.settings import Settings
 from scorewire.text import resources
@@ -87,6 +87,25 @@ async def test_needle_characters_are_bounded(server: Server) -> None:
     )
     fields = await refused(lambda: server.stub.Score(req), "max_needle_chars_per_request")
     assert "checks[0].params.phrases" in fields
+
+
+async def test_needles_read_from_a_sample_are_bounded_per_case(server: Server) -> None:
+    # Needles in the sample's expected value arrive with each case: over the limit, that
+    # case's score is an error naming the setting; the other cases score as usual.
+    needles = {"must_include": [f"n{i}" for i in range(5000)]}
+    many = json_format.ParseDict(needles, struct_pb2.Value())
+    few = json_format.ParseDict({"must_include": ["ok"]}, struct_pb2.Value())
+    cases = [
+        pb.Case(sample=pb.Sample(id="many", expected=many), output=pb.Output(text="ok")),
+        pb.Case(sample=pb.Sample(id="few", expected=few), output=pb.Output(text="ok")),
+    ]
+    req = pb.RunSuiteRequest(checks=[pb.CheckSpec(type="contains")], cases=cases)
+    results = {
+        r.sample_id: r.scores[0] async for m in server.stub.RunSuite(req) for r in m.results.results
+    }
+    assert results["many"].error.code == "INVALID_REFERENCE" and not results["many"].passed
+    assert "max_needles_per_request" in results["many"].reason
+    assert results["few"].passed
 
 
 async def test_needles_within_the_limits_still_score(server: Server) -> None:

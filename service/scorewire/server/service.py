@@ -155,7 +155,13 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._settings = settings
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
-        self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
+        self._extras: dict[str, Any] = {
+            **(extras or {}),
+            "no_local_files": True,
+            # Needles read from a case's sample are bounded like literal ones.
+            "max_needles_per_request": settings.max_needles_per_request,
+            "max_needle_chars_per_request": settings.max_needle_chars_per_request,
+        }
         self._token_budgets: dict[str, PeriodBudget] = {}
         # One thread scores the chunks of every deterministic RunSuite in FIFO order: the
         # GIL allows no more, and one queue interleaves concurrent suites fairly.
