@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     refused. Models load once per process and are shared by every request."""
     max_check_name_chars: int = Field(1_024, ge=1)
     """Longest check name (a compact line is its own name); names are sent in every score."""
+    max_example_chars_per_request: int = Field(262_144, ge=1)
+    """Most characters of check `examples`, summed over one request: each is scored when
+    the request loads (the check's self-test)."""
     max_reason_chars: int = Field(4_096, ge=64)
     """Longest score reason or error message sent; longer ones are cut, marked with `…`."""
     max_metric_input_bytes_per_case: int = Field(4 * 1024 * 1024, ge=1)

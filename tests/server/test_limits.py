@@ -261,6 +261,18 @@ async def test_languages_loaded_by_the_process_are_bounded() -> None:
         await srv.running.stop(0)
 
 
+async def test_examples_are_bounded_like_outputs(server: Server) -> None:
+    # Examples are scored when the request loads, so their text is an output in effect:
+    # 256 needles over 64 examples of 10 kB each would scan 160 MB before any case.
+    examples = [{"text": "e" * 10_000, "kind": "EXAMPLE_KIND_NEGATIVE"} for _ in range(64)]
+    check = json_format.ParseDict(
+        {"type": "contains", "params": {"needles": ["zz"]}, "examples": examples}, pb.CheckSpec()
+    )
+    req = pb.ScoreRequest(output=pb.Output(text="x"), checks=[check])
+    fields = await refused(lambda: server.stub.Score(req), "max_example_chars_per_request")
+    assert "checks[0].examples" in fields
+
+
 # --- names and reasons -------------------------------------------------------------------
 
 

@@ -38,6 +38,7 @@ SCHEMA_BYTES = "max_schema_bytes_per_request"
 SCHEMA_KEYWORDS = "max_schema_keywords_per_request"
 LANGUAGES = "max_languages_per_request"
 NAME_CHARS = "max_check_name_chars"
+EXAMPLE_CHARS = "max_example_chars_per_request"
 METRIC_BYTES = "max_metric_input_bytes_per_case"
 
 REQUEST_SETTINGS = (
@@ -51,6 +52,7 @@ REQUEST_SETTINGS = (
     LANGUAGES,
     LOADED_SETTING,
     NAME_CHARS,
+    EXAMPLE_CHARS,
 )
 """The settings a `RequestMeter` enforces while a request's checks load (one of them,
 `max_languages_loaded`, bounds the process: the models a request loads stay)."""
@@ -175,6 +177,10 @@ def charge_spec(spec: CheckSpec, path: str) -> None:
 
 def _charge(meter: RequestMeter, spec: CheckSpec, path: str) -> None:
     meter.at_most(NAME_CHARS, len(spec.name), join_path(path, "name"), "the check name's length")
+    if spec.examples:
+        # Each example is scored at load (the check's self-test): an output in effect.
+        chars = sum(len(e.text) for e in spec.examples)
+        meter.charge(EXAMPLE_CHARS, chars, join_path(path, "examples"), "example characters")
     costs = PARAM_COSTS.get(spec.type)
     if not costs:
         return
