@@ -488,6 +488,23 @@ async def test_non_finite_gates_and_thresholds_are_refused(server: Server) -> No
     assert "checks[0].params.threshold" in bad_request(exc2.value)
 
 
+@pytest.mark.parametrize("budget", [float("inf"), float("nan"), -1.0])
+async def test_non_finite_request_budgets_are_refused(server: Server, budget: float) -> None:
+    req = pb.ScoreRequest(output=pb.Output(text="x"), compact=["contains:x"], budget_usd=budget)
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await server.stub.Score(req)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "budget_usd" in bad_request(exc.value)
+    gate = pb.Gate(max_cost_usd=float("inf"))
+    run = pb.RunSuiteRequest(compact=["contains:x"], gate=gate, cases=[pb.Case()])
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        async for _ in server.stub.RunSuite(run):
+            pass
+    fields = bad_request(exc.value)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert any(f.startswith("gate.max_cost_usd") for f in fields), fields
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_non_finite_server_settings_are_refused_at_start(value: str, monkeypatch) -> None:
     monkeypatch.setenv("SCOREWIRE_CHECK_TIMEOUT_S", value)

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -219,8 +220,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
         deadline = None if remaining is None else time.monotonic() + remaining
-        if budget_usd is not None and not budget_usd >= 0:  # also refuses NaN
-            raise invalid_argument([FieldViolation("budget_usd", "must be a number ≥ 0")])
+        if budget_usd is not None and not 0 <= budget_usd < math.inf:  # also NaN and inf
+            raise invalid_argument([FieldViolation("budget_usd", "must be a finite number ≥ 0")])
         token_budget = self._token_budget()
         budget = None
         if budget_usd is not None or token_budget is not None:
