@@ -7,10 +7,12 @@ the field, before anything is compiled or scored. Requests within the limits sti
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import pytest
 from google.protobuf import json_format, struct_pb2
+from scorewire.engine.cost import REQUEST_SETTINGS
 from scorewire.server.service import PlanCache
 from scorewire.settings import Settings
 from scorewire.text import resources
@@ -510,3 +512,19 @@ def test_non_finite_server_settings_are_refused_at_start(value: str, monkeypatch
     monkeypatch.setenv("SCOREWIRE_CHECK_TIMEOUT_S", value)
     with pytest.raises(ValueError, match="check_timeout_s"):
         Settings()
+
+
+NEW_SETTINGS = (
+    *REQUEST_SETTINGS,
+    "max_metric_input_bytes_per_case",
+    "max_reason_chars",
+    "plan_cache_bytes",
+)
+
+
+@pytest.mark.parametrize("name", NEW_SETTINGS)
+def test_every_request_limit_is_a_documented_setting(name: str) -> None:
+    # Each limit is a Settings field with a docstring and a row in the README.
+    assert name in Settings.model_fields
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"`{name.upper()}`" in readme
