@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -19,20 +20,21 @@ from typing import Any, Protocol
 import grpc
 from google.protobuf import json_format, struct_pb2
 from scorewire.core.context import CheckContext
+from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError, join_path
-from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
+from scorewire.engine.cost import metric_input_bytes, request_meter
 from scorewire.engine.runner import (
     Case,
     CaseResult,
     Plan,
     run_cases,
     score_case,
-    score_case_sync,
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
-from scorewire.server import convert
+from scorewire.regex.engine import PROGRAM_SIZE_SETTING
+from scorewire.server import convert, streaming
 from scorewire.server.errors import (
     RequestRejected,
     guarded_stream,
@@ -50,32 +52,59 @@ log = logging.getLogger("scorewire.server")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-BATCH_MAX_RESULTS = 256
-"""Most case results in one RunSuite message."""
-FLUSH_INTERVAL_S = 0.05
-"""A finished result waits at most this long for others to share its message."""
-MAX_BUFFERED_RESULTS = 4 * BATCH_MAX_RESULTS
-"""Scoring pauses when this many results wait for a slow reader (backpressure)."""
 PLAN_CACHE_SIZE = 512
+PLAN_BYTES_PER_SOURCE_BYTE = 8
+"""A compiled plan's memory per byte of the specs it came from, generously: parameters are
+kept as Python objects (a str of n bytes is ~n + 49 bytes, a list slot 8 more per item)."""
+PLAN_BYTES_PER_REGEX_INSTRUCTION = 32
+"""Memory of a compiled RE2 program per instruction, generously (measured ~18): a short
+pattern can compile to a big program (`\\d{1000}` is 84,000 instructions, ~1.5 MB)."""
 
 
 class PlanCache:
-    """A small LRU of compiled suites keyed by a digest of the request's check specs."""
+    """An LRU of compiled suites keyed by a digest of the request's check specs.
 
-    def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
+    Bounded by count and by bytes: each plan's size is estimated from the size of the
+    specs it was compiled from (`PLAN_BYTES_PER_SOURCE_BYTE` per byte) plus the RE2
+    programs its patterns compiled to, so big parameters cannot pin memory; a plan bigger
+    than the whole budget is used once and not kept.
+    """
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._size = size
-        self._items: OrderedDict[bytes, LoadedSuite] = OrderedDict()
+        self._max_bytes = max_bytes
+        self._items: OrderedDict[bytes, tuple[LoadedSuite, int]] = OrderedDict()
+        self.bytes = 0
+        """Estimated bytes of the plans held now."""
 
-    def get_or_build(self, key: bytes, build: Callable[[], LoadedSuite]) -> LoadedSuite:
-        """The cached suite for `key`, or `build()` stored under it."""
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get_or_build(
+        self,
+        key: bytes,
+        build: Callable[[], LoadedSuite],
+        source_bytes: int = 0,
+        compiled_bytes: Callable[[], int] = lambda: 0,
+    ) -> LoadedSuite:
+        """The cached suite for `key`, or `build()` stored under it.
+
+        Its size is estimated from `source_bytes` plus `compiled_bytes()`, asked after
+        the build (what compiling made that the source does not show).
+        """
         hit = self._items.get(key)
         if hit is not None:
             self._items.move_to_end(key)
-            return hit
+            return hit[0]
         suite = build()
-        self._items[key] = suite
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
+        cost = (source_bytes + 256) * PLAN_BYTES_PER_SOURCE_BYTE + compiled_bytes()
+        if cost > self._max_bytes:
+            return suite
+        self._items[key] = (suite, cost)
+        self.bytes += cost
+        while len(self._items) > self._size or self.bytes > self._max_bytes:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.bytes -= dropped
         return suite
 
 
@@ -85,16 +114,22 @@ def _plan_key(
     checks: Sequence[pb.CheckSpec],
     compact: Sequence[str],
     gate: pb.Gate | None,
-) -> bytes:
+) -> tuple[bytes, int]:
+    """The digest of a request's check specs, and how many bytes they took."""
     h = hashlib.blake2b(digest_size=20)
+    size = 0
     for part in (suite_yaml, "\0", suite_name, "\0", "\n".join(compact), "\0"):
-        h.update(part.encode("utf-8", "surrogatepass"))
+        data = part.encode("utf-8", "surrogatepass")
+        size += len(data)
+        h.update(data)
     for c in checks:
-        h.update(c.SerializeToString(deterministic=True))
+        data = c.SerializeToString(deterministic=True)
+        size += len(data)
+        h.update(data)
         h.update(b"\1")
     if gate is not None:
         h.update(gate.SerializeToString(deterministic=True))
-    return h.digest()
+    return h.digest(), size
 
 
 class RunObserver(Protocol):
@@ -122,12 +157,18 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._settings = settings
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
-        self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
+        self._extras: dict[str, Any] = {
+            **(extras or {}),
+            "no_local_files": True,
+            # Needles read from a case's sample are bounded like literal ones.
+            "max_needles_per_request": settings.max_needles_per_request,
+            "max_needle_chars_per_request": settings.max_needle_chars_per_request,
+        }
         self._token_budgets: dict[str, PeriodBudget] = {}
         # One thread scores the chunks of every deterministic RunSuite in FIFO order: the
         # GIL allows no more, and one queue interleaves concurrent suites fairly.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-score")
-        self._plans = PlanCache()
+        self._plans = PlanCache(max_bytes=settings.plan_cache_bytes)
         self._judge = judge
         self._labels = labels
         self._catalog: pb.ListChecksResponse | None = None
@@ -149,7 +190,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 "checks",
                 f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
             )
-        key = _plan_key(suite_yaml, suite_name, checks, compact, gate)
+        key, source_bytes = _plan_key(suite_yaml, suite_name, checks, compact, gate)
+        meter = request_meter(self._settings)
 
         def build() -> LoadedSuite:
             try:
@@ -161,17 +203,25 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                     compact=compact,
                     gate=convert.gate_from_pb(gate) if gate is not None else None,
                     max_checks=limit,
+                    meter=meter,
+                    check_timeout_s=self._settings.check_timeout_s,
                 )
             except SpecError as err:
                 raise invalid_argument(err.violations) from None
+            except LimitExceeded as err:
+                raise resource_exhausted(err.field, err.message) from None
 
-        return self._plans.get_or_build(key, build)
+        def compiled_bytes() -> int:
+            instructions = meter.used.get(PROGRAM_SIZE_SETTING, 0)
+            return instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
+
+        return self._plans.get_or_build(key, build, source_bytes, compiled_bytes)
 
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
         deadline = None if remaining is None else time.monotonic() + remaining
-        if budget_usd is not None and not budget_usd >= 0:  # also refuses NaN
-            raise invalid_argument([FieldViolation("budget_usd", "must be a number ≥ 0")])
+        if budget_usd is not None and not 0 <= budget_usd < math.inf:  # also NaN and inf
+            raise invalid_argument([FieldViolation("budget_usd", "must be a finite number ≥ 0")])
         token_budget = self._token_budget()
         budget = None
         if budget_usd is not None or token_budget is not None:
@@ -199,15 +249,26 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._token_budgets[digest] = budget
         return budget
 
-    def _check_output(self, output: pb.Output, field: str) -> None:
+    def _check_output(self, text: str, field: str, plan: Plan) -> None:
         limit = self._settings.max_output_bytes
         # len(text) counts code points; a code point is at most 4 bytes, so only long
         # texts need encoding to measure.
-        if len(output.text) * 4 > limit and len(output.text.encode("utf-8")) > limit:
+        chars = len(text)
+        if chars * 4 > limit and len(text.encode("utf-8")) > limit:
             raise resource_exhausted(
                 join_path(field, "text"),
                 f"output text is larger than max_output_bytes ({limit} bytes)",
             )
+        per_case = self._settings.max_metric_input_bytes_per_case
+        caps = plan.whole_text_caps
+        if caps and metric_input_bytes(caps, chars * 4) > per_case:
+            cost = metric_input_bytes(caps, len(text.encode("utf-8")))
+            if cost > per_case:
+                raise resource_exhausted(
+                    join_path(field, "text"),
+                    f"whole-text checks would read {cost} bytes of this output, over "
+                    f"max_metric_input_bytes_per_case ({per_case})",
+                )
 
     # ---- RPCs ----------------------------------------------------------------------------
 
@@ -220,7 +281,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             checks=request.checks,
             compact=request.compact,
         )
-        self._check_output(request.output, "output")
+        self._check_output(request.output.text, "output", suite.plan)
         ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
         case = Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
         result = await score_case(suite.plan, case, ctx)
@@ -232,7 +293,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
         return pb.ScoreResponse(
-            scores=convert.scores_to_pb(suite.plan.checks, result.scores), passed=result.passed
+            scores=convert.scores_to_pb(
+                suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
+            ),
+            passed=result.passed,
         )
 
     @guarded_stream
@@ -253,7 +317,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             gate=request.gate if request.HasField("gate") else None,
         )
         for i, c in enumerate(request.cases):
-            self._check_output(c.output, f"cases[{i}].output")
+            self._check_output(c.output.text, f"cases[{i}].output", suite.plan)
+        if not request.cases:
+            # Cases written inline in a suite document were bounded by its size, but
+            # not yet by what the whole-text checks would read of them.
+            for i, case in enumerate(suite.cases or ()):
+                self._check_output(case.output.text, f"suite_yaml.cases[{i}].output", suite.plan)
         budget = request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
         ctx = self._context(context, budget)
         plan = suite.plan
@@ -265,22 +334,30 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             # CPU-bound work goes to the scoring thread, chunk by chunk, so the event loop
             # stays free to accept and answer other calls while big suites run.
             loop = asyncio.get_running_loop()
-            for start in range(0, len(source), BATCH_MAX_RESULTS):
+            for start in range(0, len(source), streaming.BATCH_MAX_RESULTS):
                 message, batch = await loop.run_in_executor(
-                    self._executor, _score_chunk, plan, source, start, ctx, builder
+                    self._executor,
+                    streaming.score_chunk,
+                    plan,
+                    source,
+                    start,
+                    ctx,
+                    builder,
+                    self.max_reason_chars,
                 )
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
                 yield message
         else:
-            cases = [_to_case(source, i) for i in range(len(source))]
+            cases = [streaming.to_case(source, i) for i in range(len(source))]
             concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
-            async for batch in _batched(run_cases(plan, cases, ctx, concurrency=concurrency)):
+            results = run_cases(plan, cases, ctx, concurrency=concurrency)
+            async for batch in streaming.batched(results):
                 for r in batch:
                     builder.add(r)
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
-                yield _results_message(plan, batch)
+                yield streaming.results_message(plan, batch, self.max_reason_chars)
         summary = builder.finish(suite.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
@@ -310,7 +387,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             compact=cfg.compact,
         )
         ctx = self._context(context, cfg.budget_usd if cfg.HasField("budget_usd") else None)
-        async for resp in _stream_scores(
+        async for resp in streaming.stream_scores(
             suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
         ):
             yield resp
@@ -368,166 +445,20 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return pb.ValidateSuiteResponse(valid=True, suites=suites, checks=suite.plan.names)
 
     @property
+    def plan_cache(self) -> PlanCache:
+        """The compiled-plan cache (its `bytes` and length show what it holds)."""
+        return self._plans
+
+    @property
     def observer(self) -> RunObserver | None:
         """The metrics observer, if any."""
         return self._observer
 
-    def check_stream_case(self, case: pb.StreamCase) -> None:
-        """Reject a streamed case over the output size limit."""
-        self._check_output(case.output, "case.output")
+    @property
+    def max_reason_chars(self) -> int:
+        """The longest reason a response carries (`max_reason_chars`)."""
+        return self._settings.max_reason_chars
 
-
-def _to_case(source: Sequence[pb.Case] | Sequence[Case], i: int) -> Case:
-    c = source[i]
-    if isinstance(c, Case):
-        return c
-    return Case(convert.sample_from_pb(c.sample), convert.output_from_pb(c.output), i)
-
-
-def _results_message(plan: Plan, batch: Sequence[CaseResult]) -> pb.RunSuiteResponse:
-    return pb.RunSuiteResponse(
-        results=pb.CaseResultBatch(
-            results=[convert.case_result_to_pb(plan.checks, r) for r in batch]
-        )
-    )
-
-
-def _score_chunk(
-    plan: Plan,
-    source: Sequence[pb.Case] | Sequence[Case],
-    start: int,
-    ctx: CheckContext,
-    builder: SummaryBuilder,
-) -> tuple[pb.RunSuiteResponse, list[CaseResult]]:
-    """Convert, score and count one chunk of a deterministic plan (runs on the thread)."""
-    end = min(start + BATCH_MAX_RESULTS, len(source))
-    batch = [score_case_sync(plan, _to_case(source, i), ctx) for i in range(start, end)]
-    for r in batch:
-        builder.add(r)
-    return _results_message(plan, batch), batch
-
-
-async def _batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[CaseResult]]:
-    """Group results into batches: full at BATCH_MAX_RESULTS, or after FLUSH_INTERVAL_S.
-
-    A producer task fills a bounded buffer; when the reader is slow the producer waits,
-    so memory stays bounded instead of growing with the run.
-    """
-    buffer: list[CaseResult] = []
-    have_results = asyncio.Event()
-    has_room = asyncio.Event()
-    has_room.set()
-    done = False
-
-    async def produce() -> None:
-        nonlocal done
-        try:
-            async for r in results:
-                buffer.append(r)
-                have_results.set()
-                if len(buffer) >= MAX_BUFFERED_RESULTS:
-                    has_room.clear()
-                    await has_room.wait()
-        finally:
-            done = True
-            have_results.set()
-
-    task = asyncio.create_task(produce())
-    try:
-        while True:
-            if not buffer and not done:
-                have_results.clear()
-                await have_results.wait()
-            # Give other results a moment to join this message.
-            window_end = time.monotonic() + FLUSH_INTERVAL_S
-            while not done and len(buffer) < BATCH_MAX_RESULTS:
-                left = window_end - time.monotonic()
-                if left <= 0:
-                    break
-                have_results.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(have_results.wait(), left)
-            if buffer:
-                batch = buffer[:BATCH_MAX_RESULTS]
-                del buffer[:BATCH_MAX_RESULTS]
-                has_room.set()
-                yield batch
-            elif done:
-                break
-        await task  # re-raises a fault of the producer
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        with contextlib.suppress(Exception):
-            await results.aclose()  # type: ignore[attr-defined]
-
-
-def _invalid_case_scores(plan: Plan, message: str) -> list[Score]:
-    return [Score.fail_with_error(ErrorCode.INVALID_INPUT, message) for _ in plan.checks]
-
-
-async def _stream_scores(
-    plan: Plan,
-    requests: AsyncIterator[pb.ScoreStreamRequest],
-    ctx: CheckContext,
-    concurrency: int,
-    service: ScoringService,
-) -> AsyncIterator[pb.ScoreStreamResponse]:
-    """Score streamed cases concurrently (bounded); yield responses as they finish."""
-    out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue()
-    slots = asyncio.Semaphore(concurrency)
-    tasks: set[asyncio.Task[None]] = set()
-
-    async def score_one(req: pb.StreamCase) -> None:
-        try:
-            try:
-                service.check_stream_case(req)
-            except RequestRejected as err:
-                scores = _invalid_case_scores(plan, err.message)
-                passed = False
-            else:
-                case = Case(convert.sample_from_pb(req.sample), convert.output_from_pb(req.output))
-                result = await score_case(plan, case, ctx)
-                scores, passed = result.scores, result.passed
-                if service.observer is not None:
-                    service.observer.observe_results(plan, (result,))
-            await out.put(
-                pb.ScoreStreamResponse(
-                    request_id=req.request_id,
-                    scores=convert.scores_to_pb(plan.checks, scores),
-                    passed=passed,
-                )
-            )
-        finally:
-            slots.release()
-
-    async def read() -> None:
-        try:
-            async for msg in requests:
-                if msg.WhichOneof("message") != "case":
-                    raise invalid_argument(
-                        [FieldViolation("config", "config is allowed only in the first message")]
-                    )
-                await slots.acquire()
-                t = asyncio.create_task(score_one(msg.case))
-                tasks.add(t)
-                t.add_done_callback(tasks.discard)
-            while tasks:
-                await asyncio.gather(*list(tasks), return_exceptions=True)
-        finally:
-            await out.put(None)
-
-    reader = asyncio.create_task(read())
-    try:
-        while True:
-            item = await out.get()
-            if item is None:
-                break
-            yield item
-        await reader  # re-raise a protocol error from the reader
-    finally:
-        for t in (reader, *tasks):
-            t.cancel()
-        await asyncio.gather(reader, *tasks, return_exceptions=True)
+    def check_stream_case(self, case: pb.StreamCase, plan: Plan) -> None:
+        """Reject a streamed case over the output size limits."""
+        self._check_output(case.output.text, "case.output", plan)
