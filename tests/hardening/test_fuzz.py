@@ -438,8 +438,10 @@ def _check_run(events: Iterator[pb.RunSuiteResponse], n_cases: int) -> None:
     n_checks = len(summary.checks)
     for r in results.values():
         assert_scores(r.scores, n_checks, r.passed)
-    total = summary.passed + summary.failed + summary.errored
+    # every score is exactly one of passed, failed, errored or skipped (when: not met)
+    total = summary.passed + summary.failed + summary.errored + summary.skipped
     assert total == n_cases * n_checks
+    assert summary.skipped == sum(c.skipped for c in summary.checks)
     assert not (summary.errored and summary.error_rate == 0)
 
 

@@ -174,7 +174,7 @@ def test_prices_that_are_not_finite_and_non_negative_are_refused_at_load(
 
     with pytest.raises(ValidationError) as err:
         Settings(**values)  # type: ignore[arg-type]
-    assert "finite numbers >= 0" in str(err.value)
+    assert "finite number" in str(err.value)  # ours for negatives, pydantic's for NaN/inf
 
 
 def test_fallback_price_prices_only_models_in_no_table() -> None:

@@ -210,8 +210,11 @@ def whole_text_caps(checks: Sequence[CompiledCheck]) -> tuple[int | None, ...]:
     """The caps of a plan's whole-text checks (`when:` predicates included), once per plan."""
     caps: list[int | None] = []
     for c in checks:
-        if c.type in WHOLE_TEXT_CHECKS:
-            caps.append(WHOLE_TEXT_CHECKS[c.type])
+        # The spelling the caller wrote: `word_count` reads the whole text, though its
+        # results name the canonical `length`.
+        spelled = c.check_type.name
+        if spelled in WHOLE_TEXT_CHECKS:
+            caps.append(WHOLE_TEXT_CHECKS[spelled])
         if c.when is not None:
             caps.extend(whole_text_caps([c.when]))
     return tuple(caps)
