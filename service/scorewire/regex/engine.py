@@ -51,15 +51,19 @@ from typing import Any
 
 import re2
 from scorewire.core.registry import ParamError
+from scorewire.regex import boundaries
+from scorewire.regex.boundaries import ALL, Assert, Leaf, Node, Rep, Seq, Zero
 
 __all__ = [
     "ASCII",
     "DOTALL",
+    "FLAG_NAMES",
     "IGNORECASE",
     "MULTILINE",
     "UNICODE",
     "UserRegex",
     "compile_user_regex",
+    "parse_flags",
 ]
 
 # Python `re` flag bits (the values of re.RegexFlag; tests assert they match).
@@ -77,19 +81,43 @@ _REFUSED_FLAGS = {
     TEMPLATE: "re.TEMPLATE (1) is not supported",
     LOCALE: "re.LOCALE (4) cannot be honoured: it applies only to bytes patterns and the "
     "C locale, which the linear-time engine does not read",
-    VERBOSE: "re.VERBOSE (64) cannot be honoured: the linear-time engine has no verbose "
-    "mode; remove the whitespace and comments from the pattern instead",
     DEBUG: "re.DEBUG (128) is not supported",
 }
 _KNOWN_FLAGS = TEMPLATE | IGNORECASE | LOCALE | MULTILINE | DOTALL | UNICODE | VERBOSE
 _KNOWN_FLAGS |= DEBUG | ASCII
 
-_INLINE_FLAGS = {"i": IGNORECASE, "m": MULTILINE, "s": DOTALL, "a": ASCII, "u": UNICODE}
-_INLINE_REFUSED = {
-    "x": "the inline flag (?x) (re.VERBOSE) cannot be honoured: the linear-time engine "
-    "has no verbose mode",
-    "L": "the inline flag (?L) (re.LOCALE) cannot be honoured",
+_INLINE_FLAGS = {
+    "i": IGNORECASE,
+    "m": MULTILINE,
+    "s": DOTALL,
+    "a": ASCII,
+    "u": UNICODE,
+    "x": VERBOSE,
 }
+_INLINE_REFUSED = {"L": "the inline flag (?L) (re.LOCALE) cannot be honoured"}
+# Python's VERBOSE skips these outside classes (sre_parse.WHITESPACE).
+_VERBOSE_SPACE = frozenset(" \t\n\r\v\f")
+
+FLAG_NAMES = {
+    "IGNORECASE": IGNORECASE,
+    "I": IGNORECASE,
+    "MULTILINE": MULTILINE,
+    "M": MULTILINE,
+    "DOTALL": DOTALL,
+    "S": DOTALL,
+    "VERBOSE": VERBOSE,
+    "X": VERBOSE,
+    "ASCII": ASCII,
+    "A": ASCII,
+    "UNICODE": UNICODE,
+    "U": UNICODE,
+    "LOCALE": LOCALE,
+    "L": LOCALE,
+    "DEBUG": DEBUG,
+    "TEMPLATE": TEMPLATE,
+    "T": TEMPLATE,
+}
+"""Python's `re` flag names (long and one-letter, as in `re.IGNORECASE` / `re.I`)."""
 
 MAX_REPEAT = 1000
 """RE2's largest repeat count in `{m,n}`; Python allows far more, RE2 refuses the pattern."""
@@ -167,6 +195,42 @@ def compile_user_regex(
     return UserRegex(pattern, flags, translated, compiled)
 
 
+def parse_flags(value: object, field: str = "flags") -> int:
+    """Flags as the catalog accepts them: an int of Python `re` bits or Python's names.
+
+    Names may be a list (`["IGNORECASE", "MULTILINE"]`) or one string (`"IGNORECASE"`,
+    `"I|M"`); they are Python's (`FLAG_NAMES`), in any case, with or without `re.`. An
+    unknown name is a `ParamError(field, ...)`; so are unknown or unsupported bits (at
+    compile). The bits of the names are OR-ed, as `re.I | re.M` would be.
+    """
+    if isinstance(value, bool):
+        raise ParamError(field, "flags must be an integer of Python re flag bits or flag names")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # a protobuf number arrives as a double
+    if isinstance(value, str):
+        names: list[object] = [part for part in value.split("|")]
+    elif isinstance(value, list | tuple):
+        names = list(value)
+    else:
+        raise ParamError(field, "flags must be an integer of Python re flag bits or flag names")
+    bits = 0
+    for k, name in enumerate(names):
+        where = field if isinstance(value, str) else f"{field}[{k}]"
+        if isinstance(name, int) and not isinstance(name, bool):
+            bits |= name
+            continue
+        if not isinstance(name, str):
+            raise ParamError(where, "a flag must be a name such as IGNORECASE")
+        key = name.strip().upper().removeprefix("RE.")
+        if key not in FLAG_NAMES:
+            known = ", ".join(n for n in FLAG_NAMES if len(n) > 1)
+            raise ParamError(where, f"unknown flag name {name.strip()!r}; known: {known}")
+        bits |= FLAG_NAMES[key]
+    return bits
+
+
 def _check_flags(flags: int, field: str) -> None:
     if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0:
         raise ParamError(field, "flags must be a non-negative integer of Python re flag bits")
@@ -242,16 +306,20 @@ def _unicode_ranges(name: str) -> Ranges:
 
 
 @functools.cache
-def _category(letter: str, ascii_only: bool) -> str:
-    """The body of a class for `\\d \\D \\w \\W \\s \\S` (without brackets), as RE2 text."""
+def _category_ranges(letter: str, ascii_only: bool) -> Ranges:
+    """The code points of `\\d \\D \\w \\W \\s \\S` as Python means them."""
     base = letter.lower()
     if ascii_only:
         ranges = {"d": _ASCII_DIGIT, "w": _ASCII_WORD, "s": _ASCII_SPACE}[base]
     else:
         ranges = _unicode_ranges(base)
-    if letter.isupper():
-        ranges = _complement(ranges)
-    return "".join(_range_text(lo, hi) for lo, hi in ranges)
+    return _complement(ranges) if letter.isupper() else ranges
+
+
+@functools.cache
+def _category(letter: str, ascii_only: bool) -> str:
+    """The body of a class for `\\d \\D \\w \\W \\s \\S` (without brackets), as RE2 text."""
+    return "".join(_range_text(lo, hi) for lo, hi in _category_ranges(letter, ascii_only))
 
 
 def _cp_text(cp: int) -> str:
@@ -273,19 +341,24 @@ def _range_text(lo: int, hi: int) -> str:
 class _Flags:
     """The flags in force at one point of the pattern."""
 
-    __slots__ = ("ascii", "dotall", "icase", "multiline")
+    __slots__ = ("ascii", "dotall", "icase", "multiline", "verbose")
 
     def __init__(self, bits: int) -> None:
         self.icase = bool(bits & IGNORECASE)
         self.multiline = bool(bits & MULTILINE)
         self.dotall = bool(bits & DOTALL)
         self.ascii = bool(bits & ASCII)
+        self.verbose = bool(bits & VERBOSE)
 
     def copy(self) -> _Flags:
         new = _Flags(0)
         new.icase, new.multiline = self.icase, self.multiline
-        new.dotall, new.ascii = self.dotall, self.ascii
+        new.dotall, new.ascii, new.verbose = self.dotall, self.ascii, self.verbose
         return new
+
+    def python_bits(self) -> int:
+        """The flags that decide what one character matcher accepts, as Python bits."""
+        return (IGNORECASE if self.icase else 0) | (ASCII if self.ascii else 0)
 
     def re2_letters(self) -> str:
         """RE2's own flags: case folding is done by hand under ASCII (see `_literal`)."""
@@ -298,12 +371,34 @@ class _Flags:
 class _ClassItems:
     """The members of one character class while it is parsed."""
 
-    __slots__ = ("categories", "props", "ranges")
+    __slots__ = ("cat_ranges", "categories", "props", "ranges")
 
     def __init__(self) -> None:
         self.ranges: list[tuple[int, int]] = []
         self.categories: list[str] = []  # RE2 class bodies of \d \w \s and negations
+        self.cat_ranges: list[Ranges] = []  # the same, as code-point ranges
         self.props: list[str] = []  # \p{..} passed through to RE2
+
+
+class _Tok:
+    """One piece of the translated pattern: its RE2 text and what it is.
+
+    `kind` is "open", "close", "bar", "quant" (`lo`, `hi`), "zero" (an anchor; `zero` is
+    its flags-independent text), "leaf" (one character; `exact` gives its exact code-point
+    set as Python decides, or None for a `\\p{..}` only RE2 knows) or "assert" (`\\b`, `\\B`,
+    `$`; `node`). Only patterns with an assertion are rebuilt from the kinds.
+    """
+
+    __slots__ = ("exact", "hi", "kind", "lo", "node", "text", "zero")
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind = kind
+        self.text = text
+        self.lo = 0
+        self.hi: int | None = None
+        self.zero = text
+        self.exact: Callable[[], Ranges | None] | None = None
+        self.node: Assert | None = None
 
 
 class _Translator:
@@ -317,7 +412,8 @@ class _Translator:
         self.field = field
         self.flags = _Flags(flags)
         self.stack: list[_Flags] = []
-        self.out: list[str] = []
+        self.out: list[_Tok] = []
+        self.rewrite = False  # an assertion RE2 cannot say directly: rebuild (see boundaries)
 
     def fail(self, message: str, at: int | None = None) -> ParamError:
         pos = self.i if at is None else at
@@ -327,12 +423,57 @@ class _Translator:
 
     def translate(self) -> str:
         self._leading_global_flags()
+        start_flags = self.flags.re2_letters()
         n = len(self.p)
         while self.i < n:
+            if self.flags.verbose and self._skip_verbose():
+                continue
+            start = self.i
+            mark = len(self.out)
             self._atom()
+            for tok in self.out[mark:]:
+                if tok.kind == "leaf" and tok.exact is None:
+                    tok.exact = self._exact_literal(start, tok.lo)
         if self.stack:
             raise self.fail("missing ), unterminated group")
-        return f"(?{self.flags.re2_letters()})" + "".join(self.out)
+        if self.rewrite:
+            return self._rewritten()
+        return f"(?{start_flags})" + "".join(t.text for t in self.out)
+
+    def _skip_verbose(self) -> bool:
+        """Under VERBOSE, skip white space or a `#` comment at self.i; True if skipped."""
+        c = self.p[self.i]
+        if c in _VERBOSE_SPACE:
+            self.i += 1
+            return True
+        if c == "#":
+            end = self.p.find("\n", self.i)
+            self.i = len(self.p) if end < 0 else end + 1
+            return True
+        return False
+
+    def _exact_literal(self, start: int, cp: int) -> Callable[[], Ranges | None]:
+        """The exact set of the literal `cp` written at p[start:self.i] (case folded)."""
+        text, bits = self.p[start : self.i], self.flags.python_bits()
+
+        def exact() -> Ranges:
+            one = ((cp, cp),)
+            return boundaries.fold_exactly(one, text, bits) if bits & IGNORECASE else one
+
+        return exact
+
+    def _emit(self, kind: str, text: str) -> _Tok:
+        tok = _Tok(kind, text)
+        self.out.append(tok)
+        return tok
+
+    def _rewritten(self) -> str:
+        """The pattern rebuilt without `\\b`, `\\B` and `$` (see `boundaries`)."""
+        tree = _TreeBuilder(self.out, self.field).build()
+        try:
+            return boundaries.rewrite(tree, _unicode_ranges("w"), _ASCII_WORD, _set_text)
+        except boundaries.Unsupported as err:
+            raise ParamError(self.field, f"{err} (the pattern holds \\b, \\B or $)") from None
 
     def _leading_global_flags(self) -> None:
         # Python 3.11 accepts global inline flags (?aimsux) only at the very start.
@@ -359,6 +500,8 @@ class _Translator:
                 target.dotall = True
             elif ch == "a":
                 target.ascii = True
+            elif ch == "x":
+                target.verbose = True
             elif ch == "u":
                 if target.ascii and not scoped:
                     raise self.fail("re.ASCII and re.UNICODE are incompatible", at)
@@ -376,7 +519,7 @@ class _Translator:
             if not self.stack:
                 raise self.fail("unbalanced parenthesis")
             self.flags = self.stack.pop()
-            self.out.append(")")
+            self._emit("close", ")")
             self.i += 1
         elif c == "$":
             self._dollar()
@@ -385,11 +528,19 @@ class _Translator:
                 self._literal(ord("{"))
                 self.i += 1
         elif c in "*+?":
-            self.out.append(c)
+            tok = self._emit("quant", c)
+            tok.lo, tok.hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
             self.i += 1
             self._after_quantifier()
-        elif c in "^.|":
-            self.out.append(c)
+        elif c == "^":
+            self._emit("zero", "^").zero = "(?m:^)" if self.flags.multiline else "\\A"
+            self.i += 1
+        elif c == "|":
+            self._emit("bar", "|")
+            self.i += 1
+        elif c == ".":
+            dotall = self.flags.dotall
+            self._emit("leaf", ".").exact = lambda: ALL if dotall else _NOT_NEWLINE
             self.i += 1
         else:
             self._literal(ord(c))
@@ -397,7 +548,7 @@ class _Translator:
 
     def _after_quantifier(self) -> None:
         if self.i < len(self.p) and self.p[self.i] == "?":
-            self.out.append("?")
+            self.out[-1].text += "?"  # lazy: the same yes/no answer, kept for RE2
             self.i += 1
         if self.i < len(self.p) and self.p[self.i] == "+":
             raise self.fail("possessive quantifiers (*+, ++, ?+, {m,n}+) are not supported")
@@ -427,7 +578,9 @@ class _Translator:
                 )
         if high is not None and high < low:
             raise self.fail("min repeat greater than max repeat")
-        self.out.append(f"{{{low},{'' if high is None else high}}}" if comma else f"{{{low}}}")
+        text = f"{{{low},{'' if high is None else high}}}" if comma else f"{{{low}}}"
+        tok = self._emit("quant", text)
+        tok.lo, tok.hi = low, high
         self.i = j + 1
         self._after_quantifier()
         return True
@@ -438,17 +591,15 @@ class _Translator:
         at = self.i
         self.i += 1
         if self.flags.multiline:
-            self.out.append("$")
+            self._emit("zero", "$").zero = "(?m:$)"
             return
+        # Outside MULTILINE Python's `$` also matches just before a final newline. At the
+        # end of the pattern (or of its alternatives) that is `\n?\z`; anywhere else the
+        # pattern is rebuilt around it (see `boundaries`).
+        tok = self._emit("assert", "(?:\\n?\\z)")
+        tok.node = Assert("$", ascii=False)
         if not self._dollar_is_final(at + 1):
-            raise self.fail(
-                "'$' is followed by more pattern: outside re.MULTILINE, Python's '$' also "
-                "matches just before a final newline, which the linear-time engine cannot "
-                "reproduce there; put '$' at the end of the pattern (or of its "
-                "alternatives), or use '\\z' for the very end",
-                at,
-            )
-        self.out.append("(?:\\n?\\z)")
+            self.rewrite = True
 
     def _dollar_is_final(self, j: int) -> bool:
         p = self.p
@@ -498,7 +649,7 @@ class _Translator:
         p, at = self.p, self.i
         if not p.startswith("(?", at):
             self.stack.append(self.flags.copy())
-            self.out.append("(")
+            self._emit("open", "(")
             self.i += 1
             return
         rest = p[at + 2 : at + 4]
@@ -532,7 +683,7 @@ class _Translator:
 
     def _push(self, text: str, consumed: int) -> None:
         self.stack.append(self.flags.copy())
-        self.out.append(text)
+        self._emit("open", text)
         self.i += consumed
 
     def _scoped_flags(self, at: int) -> None:
@@ -551,12 +702,10 @@ class _Translator:
         for ch in off:
             if ch not in "imsx":
                 raise self.fail(f"bad inline flag: cannot turn off flag {ch!r}", at)
-            if ch == "x":
-                raise self.fail(_INLINE_REFUSED["x"], at)
-            setattr(new, {"i": "icase", "m": "multiline", "s": "dotall"}[ch], False)
+            setattr(new, {"i": "icase", "m": "multiline", "s": "dotall", "x": "verbose"}[ch], False)
         self.stack.append(self.flags)
         self.flags = new
-        self.out.append(f"(?{new.re2_letters()}:")
+        self._emit("open", f"(?{new.re2_letters()}:")
         self.i = j + 1
 
     # Escapes outside classes.
@@ -569,25 +718,25 @@ class _Translator:
         if c in "dDwWsS":
             body = _category(c, self.flags.ascii)
             # Python never case-folds these classes; RE2 would under (?i).
-            self.out.append(f"(?-i:[{body}])" if self._re2_icase() else f"[{body}]")
+            tok = self._emit("leaf", f"(?-i:[{body}])" if self._re2_icase() else f"[{body}]")
+            ranges = _category_ranges(c, self.flags.ascii)
+            tok.exact = lambda: ranges
             self.i += 2
         elif c in "bB":
-            if not self.flags.ascii:
-                raise self.fail(
-                    f"\\{c} cannot be honoured exactly: the linear-time engine's word "
-                    "boundary is ASCII-only while Python's is Unicode-aware; add re.ASCII "
-                    "(256) to flags (or (?a) to the pattern) for an ASCII word boundary"
-                )
-            self.out.append("\\" + c)
+            # RE2's own \b is ASCII-only and works on bytes (its \B matches inside a
+            # multi-byte character): the pattern is always rebuilt (see `boundaries`).
+            tok = self._emit("assert", "\\" + c)
+            tok.node = Assert(c, ascii=self.flags.ascii)
+            self.rewrite = True
             self.i += 2
         elif c == "A":
-            self.out.append("\\A")
+            self._emit("zero", "\\A")
             self.i += 2
         elif c in "Zz":
-            self.out.append("\\z")
+            self._emit("zero", "\\z")
             self.i += 2
         elif c in "pP":
-            self.out.append(self._property(at))
+            self._emit("leaf", self._property(at)).exact = lambda: None
         else:
             cp = self._char_escape(in_class=False)
             self._literal(cp)
@@ -667,11 +816,11 @@ class _Translator:
         if self.flags.icase and self.flags.ascii and _is_ascii_letter(cp):
             # Python's ASCII IGNORECASE folds only A-Z/a-z; RE2's (?i) would fold more.
             lower = cp | 0x20
-            self.out.append(_pair_text(lower))
+            self._emit("leaf", _pair_text(lower)).lo = cp
         elif self._re2_icase() and cp in _I_FAMILY:
-            self.out.append("[" + "".join(_cp_text(c) for c in _I_FAMILY) + "]")
+            self._emit("leaf", "[" + "".join(_cp_text(c) for c in _I_FAMILY) + "]").lo = cp
         else:
-            self.out.append(_cp_text(cp))
+            self._emit("leaf", _cp_text(cp)).lo = cp
 
     # Character classes.
 
@@ -705,7 +854,23 @@ class _Translator:
                 items.ranges.append((lo, hi))
             else:
                 items.ranges.append((lo, lo))
-        self.out.append(self._class_text(items, negate))
+        tok = self._emit("leaf", self._class_text(items, negate))
+        tok.exact = self._exact_class(items, negate, self.p[start : self.i])
+
+    def _exact_class(
+        self, items: _ClassItems, negate: bool, text: str
+    ) -> Callable[[], Ranges | None]:
+        """The exact set of a class as Python decides (None with a `\\p{..}` member)."""
+        bits = self.flags.python_bits()
+        ranges = boundaries.normalize([*items.ranges, *(r for c in items.cat_ranges for r in c)])
+
+        def exact() -> Ranges | None:
+            if items.props:
+                return None
+            base = boundaries.complement(ranges) if negate else ranges
+            return boundaries.fold_exactly(base, text, bits) if bits & IGNORECASE else base
+
+        return exact
 
     def _class_member(self, items: _ClassItems) -> int | None:
         """One member: returns a code point, or None after adding a category or property."""
@@ -719,6 +884,7 @@ class _Translator:
         e = p[self.i + 1]
         if e in "dDwWsS":
             items.categories.append(_category(e, self.flags.ascii))
+            items.cat_ranges.append(_category_ranges(e, self.flags.ascii))
             self.i += 2
             return None
         if e in "pP":
@@ -797,3 +963,77 @@ def _ascii_case_partners(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, i
             if a <= b:
                 out.append((a - base + other, b - base + other))
     return out
+
+
+_NOT_NEWLINE: Ranges = ((0, 9), (11, _MAX_CP))
+
+
+def _set_text(ranges: Ranges) -> str:
+    """A code-point set as RE2 text that RE2 reads as exactly that set (no case folding)."""
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _cp_text(ranges[0][0])
+    pair = _case_pair(list(ranges))
+    if pair is not None:
+        return _pair_text(pair)
+    return "[" + "".join(_range_text(lo, hi) for lo, hi in ranges) + "]"
+
+
+class _TreeBuilder:
+    """Reads the translator's tokens back into a tree for `boundaries.rewrite`."""
+
+    def __init__(self, toks: list[_Tok], field: str) -> None:
+        self.toks = toks
+        self.field = field
+        self.i = 0
+
+    def build(self) -> Node:
+        node = self._alternation()
+        if self.i != len(self.toks):  # pragma: no cover - the translator balances groups
+            raise ParamError(self.field, "unbalanced parenthesis")
+        return node
+
+    def _alternation(self) -> Node:
+        branches = [self._sequence()]
+        while self.i < len(self.toks) and self.toks[self.i].kind == "bar":
+            self.i += 1
+            branches.append(self._sequence())
+        return branches[0] if len(branches) == 1 else boundaries.Alt(branches)
+
+    def _sequence(self) -> Node:
+        items: list[Node] = []
+        while self.i < len(self.toks) and self.toks[self.i].kind not in ("bar", "close"):
+            tok = self.toks[self.i]
+            self.i += 1
+            if tok.kind == "quant":
+                items.append(self._repeat(items, tok))
+            else:
+                items.append(self._item(tok))
+        return Seq(items)
+
+    def _repeat(self, items: list[Node], tok: _Tok) -> Node:
+        last = items.pop() if items else None
+        if last is None or isinstance(last, Assert | Zero):
+            raise ParamError(self.field, "nothing to repeat")
+        if isinstance(last, Rep):
+            raise ParamError(self.field, "multiple repeat")
+        return Rep(last, tok.lo, tok.hi)
+
+    def _item(self, tok: _Tok) -> Node:
+        if tok.kind == "open":
+            body = self._alternation()
+            self.i += 1  # the closing ")"
+            return Seq((body,))  # a group: a quantifier after it applies to all of it
+        if tok.kind == "zero":
+            return Zero(tok.zero)
+        if tok.kind == "assert":
+            assert tok.node is not None
+            return tok.node
+        assert tok.kind == "leaf" and tok.exact is not None
+        ranges = tok.exact()
+        if ranges is None:
+            raise ParamError(
+                self.field,
+                "a Unicode property (\\p{...}) cannot be combined with \\b, \\B or a $ that is "
+                "not at the end: its code points are known only to the linear-time engine",
+            )
+        return Leaf(ranges)
