@@ -39,6 +39,11 @@ _MAX_CP = 0x10FFFF
 ALL: Ranges = ((0, _MAX_CP),)
 MAX_UNROLL = 8
 """A group holding `\\b`, `\\B` or `$` may repeat at most this many times (`{0,8}`)."""
+MAX_REWRITE_UNITS = 60_000
+"""The largest rewritten pattern, in code-point ranges and operators (~10 RE2 characters
+each). The rewrite can grow exponentially with the number of assertions whose neighbours
+may be empty (`(?:\\w*\\b\\s*){6}` written out): past this it is refused at once, before
+it costs seconds, instead of being left to RE2's memory limit (8 MiB)."""
 
 EDGE = "edge"
 """The start (before) or the end (after) of the text: no character at all."""
@@ -113,12 +118,14 @@ def cased_code_points() -> Ranges:
     return normalize((cp, cp) for cp in points)
 
 
+@functools.lru_cache(maxsize=1024)
 def fold_exactly(base: Ranges, python_text: str, python_flags: int) -> Ranges:
     """The exact set one case-insensitive character matcher accepts, as Python decides.
 
     `base` is what the matcher accepts without case folding. Only the cased code points
     can differ; for each of them Python's own `re` answers on the one-character matcher
     (a literal or a class, which cannot backtrack), so the set is Python's by construction.
+    About 1-3 ms a matcher; memoised, as the same letters recur in a pattern.
     """
     rx = re.compile(python_text, python_flags)
     cased = cased_code_points()
@@ -386,9 +393,17 @@ class _Rewriter:
         self.pre_all: Cond = frozenset([EDGE, *range(len(cells))])
         self.post_all: Cond = self.pre_all | ({NLZ} if newline_cell is not None else set())
         self.restrict = _Restrict()
+        self._cell_ranges: dict[Cond, Ranges] = {}
+        self._sizes: dict[int, tuple[Node, int]] = {}
 
-    def cell_ranges(self, cond: Iterable[object]) -> Ranges:
-        return _union(*(self.cells[c] for c in cond if isinstance(c, int)))
+    def cell_ranges(self, cond: Cond) -> Ranges:
+        """The code points of the cells in `cond` (memoised: the cells are large)."""
+        got = self._cell_ranges.get(cond)
+        if got is None:
+            got = self._cell_ranges[cond] = _union(
+                *(self.cells[c] for c in cond if isinstance(c, int))
+            )
+        return got
 
     def meet_post(self, a: Cond, b: Cond) -> Cond:
         """Both conditions on the character after a position (NLZ is a kind of newline)."""
@@ -430,9 +445,37 @@ class _Rewriter:
             acc: list[Path] = [(self.pre_all, EMPTY, self.post_all)]
             for item in node.items:
                 acc = self.concat(acc, self.paths(item))
+                self.check_size(acc)
             return acc
         assert isinstance(node, Rep)
         return self.paths(_unroll(node))
+
+    def check_size(self, paths: list[Path]) -> None:
+        """Refuse a rewrite that has outgrown `MAX_REWRITE_UNITS` (see there)."""
+        if sum(self.size(core) for _, core, _ in paths) > MAX_REWRITE_UNITS:
+            raise Unsupported(
+                "the pattern is too large once its \\b, \\B or $ are rewritten for the "
+                f"linear-time engine (over {MAX_REWRITE_UNITS:,} units); use fewer of them "
+                "next to parts that may match nothing, such as \\w* or \\s*"
+            )
+
+    def size(self, node: Node) -> int:
+        """The size of `node` written out (shared subtrees counted each time they appear)."""
+        got = self._sizes.get(id(node))
+        if got is not None:
+            return got[1]
+        if isinstance(node, Leaf):
+            n = max(len(node.ranges), 1)
+        elif isinstance(node, Seq):
+            n = 1 + sum(self.size(c) for c in node.items)
+        elif isinstance(node, Alt):
+            n = 1 + sum(self.size(c) for c in node.branches)
+        elif isinstance(node, Rep):
+            n = 1 + self.size(node.body)
+        else:
+            n = 1
+        self._sizes[id(node)] = (node, n)
+        return n
 
     def concat(self, left: list[Path], right: list[Path]) -> list[Path]:
         out: list[Path] = []
