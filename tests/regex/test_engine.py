@@ -132,6 +132,13 @@ PARITY = [
     (r"\B\u65e5", 0, "\u672c\u65e5", True),
     # ASCII \b inside (?a:...) beside a Unicode one
     (r"(?a:\b)\u00e9\b", 0, "a\u00e9", True),
+    # a group holding \b repeated without bound (an automaton over the iterations)
+    (r"(\bab)+", 0, "abab", True),
+    (r"(?:\bab)+c", 0, "xabc", False),
+    (r"^(?:\w+\b\W*)+$", 0, "h\u00e9, wo!", True),
+    (r"^(?:\b\w+\b[ ,]*)+$", 0, "one, two three", True),
+    (r"(?:\B.)+x", 0, "ax", False),
+    (r"(?:a\n?$)+", 0, "a\n", True),
     # Python's \B never matches the empty text
     (r"\B", 0, "", False),
     (r"\b", 0, "", False),
@@ -182,7 +189,7 @@ REFUSED = [
     ("a*+", 0, "pattern", "possessive"),
     ("a{2,3}+", 0, "pattern", "possessive"),
     ("(a)?(?(1)b|c)", 0, "pattern", "conditional"),
-    (r"(\bab)+", 0, "pattern", "repeated without bound"),
+    (r"(?:\bab){9,}", 0, "pattern", "at most 8 ({8,})"),
     (r"(?:a$){9}", 0, "pattern", "more than 8 times"),
     (r"\p{L}\b", 0, "pattern", "Unicode property"),
     # the rewrite grows with each assertion beside a part that may be empty: bounded early

@@ -75,8 +75,8 @@ FLAG_SETS = [
 
 # The only refusals a pattern of this grammar may meet (Python accepts them all).
 ALLOWED_REFUSALS = (
-    "is repeated without bound",
     "more than 8 times",
+    "at most 8 ({8,})",
     "negated character class",
     "too large",
 )

@@ -20,10 +20,16 @@ characters next to it:
   more than the match) or by `\\A`/`\\z`.
 
 The result is an ordinary RE2 pattern, still matched by RE2's automata in linear time.
-Repetitions are kept as repetitions, except that a group holding an assertion is unrolled
-when it repeats a bounded number of times (at most `MAX_UNROLL`); one that repeats without
-bound (`(\\bab)+`) is refused at load, naming the construct. Patterns without these
-assertions never come here: they keep their direct translation.
+Repetitions are kept as repetitions. A group holding an assertion is written out when it
+repeats a bounded number of times (at most `MAX_UNROLL`); one that repeats without bound
+(`(\\bab)+`) becomes a small automaton over its iterations, whose states are "which
+paths may come next, and what the last one still asks of the next character", written
+back as a regular expression by Kleene's construction (`_Rewriter.star`). Restricting a
+part whose characters all lie in one cell returns the part itself, not a copy: the
+rewritten pattern stays a few times the size of the big Unicode classes it names
+(`\\bcat\\b` is 21 kB of RE2 text, `^\\s*\\b\\w+\\b\\s*$` 57 kB). A rewrite that grows past
+`MAX_REWRITE_UNITS` is refused at load. Patterns without these assertions never come
+here: they keep their direct translation.
 """
 
 from __future__ import annotations
@@ -242,6 +248,7 @@ class _Restrict:
 
     def __init__(self) -> None:
         self._memo: dict[tuple[int, str, Ranges], Node | None] = {}
+        self._chars: dict[int, Ranges] = {}
         self._keep: list[Node] = []  # keeps memoised nodes alive so their ids stay unique
 
     def _cached(
@@ -268,7 +275,49 @@ class _Restrict:
 
     def first(self, node: Node, cell: Ranges) -> Node | None:
         """The non-empty strings of `node` whose first character is in `cell`."""
-        return self._cached("f", node, cell, lambda: self._first(node, cell))
+        return self._cached("f", node, cell, lambda: self._whole(node, cell, self._first))
+
+    def _whole(
+        self, node: Node, cell: Ranges, split: Callable[[Node, Ranges], Node | None]
+    ) -> Node | None:
+        """`split(node, cell)`, short-cut when every character of `node` is in `cell` or none
+        is: the restricted tree is then `node` itself (its non-empty part) or nothing, and
+        not a copy of it (copies of large classes are what makes a rewrite big)."""
+        chars = self.chars(node)
+        inside = _intersect(chars, cell)
+        if not inside:
+            return None
+        if inside == chars:
+            whole = self._non_empty(node)
+            if whole is not None:
+                return whole
+        return split(node, cell)
+
+    def chars(self, node: Node) -> Ranges:
+        """Every code point `node` can consume, anywhere."""
+        got = self._chars.get(id(node))
+        if got is None:
+            if isinstance(node, Leaf):
+                ranges = node.ranges
+            elif isinstance(node, Seq):
+                ranges = _union(*(self.chars(n) for n in node.items))
+            elif isinstance(node, Alt):
+                ranges = _union(*(self.chars(n) for n in node.branches))
+            elif isinstance(node, Rep):
+                ranges = self.chars(node.body)
+            else:
+                ranges = ()
+            self._keep.append(node)
+            got = self._chars[id(node)] = ranges
+        return got
+
+    def _non_empty(self, node: Node) -> Node | None:
+        """`node` without its empty string, when that is `node` itself or a Rep from 1."""
+        if self.eps(node) is None:
+            return node
+        if isinstance(node, Rep) and node.lo == 0 and self.eps(node.body) is None:
+            return Rep(node.body, 1, node.hi) if node.hi != 0 else None
+        return None
 
     def _first(self, node: Node, cell: Ranges) -> Node | None:
         if isinstance(node, Leaf):
@@ -296,7 +345,7 @@ class _Restrict:
 
     def last(self, node: Node, cell: Ranges) -> Node | None:
         """The non-empty strings of `node` whose last character is in `cell`."""
-        return self._cached("l", node, cell, lambda: self._last(node, cell))
+        return self._cached("l", node, cell, lambda: self._whole(node, cell, self._last))
 
     def _last(self, node: Node, cell: Ranges) -> Node | None:
         if isinstance(node, Leaf):
@@ -448,7 +497,83 @@ class _Rewriter:
                 self.check_size(acc)
             return acc
         assert isinstance(node, Rep)
+        if node.hi is None:
+            # x{m,} is m copies of x, then x*
+            if node.lo > MAX_UNROLL:
+                raise Unsupported(
+                    f"a group holding \\b, \\B or $ must repeat at least {node.lo} times; "
+                    f"the linear-time engine writes out at most {MAX_UNROLL} ({{8,}})"
+                )
+            head = self.paths(Seq([node.body] * node.lo)) if node.lo else None
+            star = self.star(node.body)
+            return self.concat(head, star) if head is not None else star
         return self.paths(_unroll(node))
+
+    def star(self, body: Node) -> list[Path]:
+        """The paths of `body*` when `body` holds an assertion.
+
+        Empty iterations only add conditions, so `body*` is any number of non-empty ones.
+        Between two non-empty iterations the conditions meet on the last character of the
+        one and the first of the next, so the iterations form an automaton whose state is
+        (the last character's cell, the pending condition after it); its language is
+        written as a regular expression by Kleene's construction (a handful of states).
+        """
+        parts: list[Path] = []
+        for pre, core, post in self.paths(body):
+            ne = self.restrict.first(core, ALL)  # the iteration's non-empty strings
+            if ne is not None:
+                parts.append((pre, ne, post))
+        # Cells that the next iteration's `pre` conditions cannot tell apart are one
+        # state: (which paths may follow, the pending condition) keeps the automaton small.
+        groups: dict[frozenset[int], list[int]] = {}
+        for b in range(len(self.cells)):
+            sig = frozenset(k for k, (pre, _, _) in enumerate(parts) if b in pre)
+            groups.setdefault(sig, []).append(b)
+        lasts = [(sig, self.cell_ranges(frozenset(cells))) for sig, cells in groups.items()]
+        nl = self.newline_cell
+        nl_sig = next((sig for sig, cells in groups.items() if nl in cells), frozenset())
+        states: dict[tuple[frozenset[int], Cond], int] = {}
+
+        def state(sig: frozenset[int], post: Cond) -> int:
+            return states.setdefault((sig, post), len(states))
+
+        # the first iteration: its own `pre` faces the outside; it ends in a state
+        entries: list[tuple[Cond, Node, int]] = []
+        for pre, ne, post in parts:
+            for sig, ranges in lasts:
+                opening = self.restrict.last(ne, ranges)
+                if opening is not None:
+                    entries.append((pre, opening, state(sig, post)))
+        moves: dict[tuple[int, int], list[Node]] = {}
+        done = 0
+        while done < len(states):  # states found while moving are explored in turn
+            (allowed, post), s = next((k, v) for k, v in states.items() if v == done)
+            done += 1
+            for k, (_, ne2, post2) in enumerate(parts):
+                if k not in allowed:
+                    continue
+                first = self.restrict.first(ne2, self.cell_ranges(post))
+                for sig, ranges in lasts:
+                    step = self.restrict.last(first, ranges) if first is not None else None
+                    if step is not None:
+                        moves.setdefault((s, state(sig, post2)), []).append(step)
+                end_post = self.meet_post(post2, frozenset([EDGE]))
+                if NLZ in post and nl is not None and nl not in post and end_post:
+                    last_step = _seq(self.restrict.exact_newline(ne2), Zero("\\z"))
+                    if last_step is not None:
+                        moves.setdefault((s, state(nl_sig, end_post)), []).append(last_step)
+        walks = _kleene(len(states), {k: _alt(v) for k, v in moves.items()})
+        posts = {v: post for (_, post), v in states.items()}
+        out: list[Path] = [(self.pre_all, EMPTY, self.post_all)]
+        for pre, opening, s in entries:
+            for t in range(len(states)):
+                tail = _alt([EMPTY if s == t else None, walks.get((s, t))])
+                whole = _seq(opening, tail)
+                if whole is not None:
+                    out.append((pre, whole, posts[t]))
+        merged = _merge(out)
+        self.check_size(merged)
+        return merged
 
     def check_size(self, paths: list[Path]) -> None:
         """Refuse a rewrite that has outgrown `MAX_REWRITE_UNITS` (see there)."""
@@ -549,13 +674,36 @@ def _merge(paths: list[Path]) -> list[Path]:
     return out
 
 
+def _kleene(n: int, moves: dict[tuple[int, int], Node | None]) -> dict[tuple[int, int], Node]:
+    """Walks of one or more moves between states `i` and `j`, as trees (Kleene's algorithm)."""
+    r: dict[tuple[int, int], Node] = {k: v for k, v in moves.items() if v is not None}
+    for k in range(n):
+        loop = r.get((k, k))
+        around: Node = Rep(loop, 0, None) if loop is not None else EMPTY
+        nxt = dict(r)
+        for i in range(n):
+            into = r.get((i, k))
+            if into is None:
+                continue
+            for j in range(n):
+                out = r.get((k, j))
+                if out is None:
+                    continue
+                via = _seq(into, around, out)
+                merged = _alt([r.get((i, j)), via])
+                if merged is not None:
+                    nxt[(i, j)] = merged
+        r = nxt
+    return r
+
+
 def _unroll(node: Rep) -> Node:
-    if node.hi is None or node.hi > MAX_UNROLL:
+    assert node.hi is not None
+    if node.hi > MAX_UNROLL:
         raise Unsupported(
-            "a group holding \\b, \\B or $ is repeated "
-            + ("without bound" if node.hi is None else f"more than {MAX_UNROLL} times")
-            + f"; the linear-time engine can repeat such a group at most {MAX_UNROLL} times "
-            "({0,8})"
+            f"a group holding \\b, \\B or $ is repeated more than {MAX_UNROLL} times; the "
+            f"linear-time engine writes such a group out at most {MAX_UNROLL} times ({{0,8}}, "
+            "or use * or +)"
         )
     tail: Node = EMPTY
     for _ in range(node.hi - node.lo):

@@ -53,10 +53,11 @@ How Python's meaning is kept (the pattern is translated, then compiled once):
 Refused at load time (a `ParamError` naming the construct or flag): `re.LOCALE` (4),
 `re.DEBUG` (128), `re.TEMPLATE` (1) and unknown bits or names; lookaheads, lookbehinds,
 backreferences, atomic groups, possessive quantifiers, conditionals; a group holding
-`\\b`, `\\B` or a non-final `$` that repeats without bound or more than 8 times
-(`boundaries.MAX_UNROLL`); `\\p{..}` in a rebuilt pattern; repeat counts over 1000 (RE2's
-limit); anything else RE2 rejects (a rebuilt pattern too large for its memory limit
-included). Patterns accepted by RE2 but not by Python (`\\z`, `\\p{L}`) keep RE2's meaning.
+`\\b`, `\\B` or a non-final `$` with a bounded count over 8 or a lower bound over 8
+(`boundaries.MAX_UNROLL`; `*` and `+` are fine); a rebuilt pattern over
+`boundaries.MAX_REWRITE_UNITS`; `\\p{..}` in a rebuilt pattern; repeat counts over 1000
+(RE2's limit); anything else RE2 rejects. Patterns accepted by RE2 but not by Python
+(`\\z`, `\\p{L}`) keep RE2's meaning.
 """
 
 from __future__ import annotations
