@@ -305,3 +305,44 @@ def test_any_accepted_pattern_answers_like_python(
         return
     for text in texts:
         assert rx.search(text) is (oracle.search(text) is not None), (pattern, flags, text)
+
+
+# (flags as written, the bits they mean)
+FLAG_SPELLINGS = [
+    (2, 2),
+    (2.0, 2),  # a protobuf number
+    (["IGNORECASE", "MULTILINE"], 10),
+    (["I", "M", "S", "X", "A"], 2 | 8 | 16 | 64 | 256),
+    (["ignorecase", "re.DOTALL"], 18),
+    ("IGNORECASE", 2),
+    ("I|M", 10),
+    (["U"], 32),
+    ([], 0),
+]
+
+
+@pytest.mark.parametrize(("flags", "bits"), FLAG_SPELLINGS)
+def test_flags_by_python_name_or_bits(flags: object, bits: int) -> None:
+    # Python's names, long or one-letter, any case, with or without "re.", OR-ed.
+    assert regex_engine.parse_flags(flags) == bits
+
+
+# (flags as written, the field reported, a fragment of the message)
+BAD_FLAG_SPELLINGS = [
+    (["IGNORECASE", "CASELESS"], "flags[1]", "unknown flag name 'CASELESS'"),
+    ("I|Q", "flags", "unknown flag name 'Q'"),
+    ([2.5], "flags[0]", "a flag must be a name"),
+    (True, "flags", "integer"),
+    (2.5, "flags", "integer"),
+    ({"I": 1}, "flags", "integer"),
+]
+
+
+@pytest.mark.parametrize(("flags", "field", "fragment"), BAD_FLAG_SPELLINGS)
+def test_unknown_flag_names_are_errors_naming_the_field(
+    flags: object, field: str, fragment: str
+) -> None:
+    with pytest.raises(ParamError) as info:
+        regex_engine.parse_flags(flags, "flags")
+    assert info.value.field == field
+    assert fragment in info.value.message
