@@ -20,10 +20,11 @@ from scorewire.regex.engine import compile_user_regex
 # Characters whose word-ness, case or width trip engines up: a combining acute (not a
 # word character for Python), connector punctuation, a superscript two (a word character:
 # numeric), a zero-width joiner, CJK, Arabic-Indic digits, the Kelvin sign, long s,
-# dotless and dotted i, the ypogegrammeni and iota, a no-break space and a newline.
+# dotless and dotted i, the ypogegrammeni and iota, a no-break space, a newline, and lone
+# surrogates (JSON-decoded text can hold them; they are non-word characters to Python).
 ALPHABET = (
     "abcAB_ 1-.\n\u00e9\u00c9\u0301\u203f\u00b2\u200d\u65e5\u672c\u0661\u212aks"
-    "\u017f\u0131\u0130i\u0345\u03b9\u00a0\x1c"
+    "\u017f\u0131\u0130i\u0345\u03b9\u00a0\x1c\ud800\udfff"
 )
 
 _LITERALS = ["a", "b", "c", "A", "k", "s", "i", "_", "1", "\u00e9", "\u65e5", "\u0301",
