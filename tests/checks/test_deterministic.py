@@ -253,6 +253,9 @@ REGEX = [
     ({"pattern": r"\bcat\b"}, "the cat sat", True),
     ({"pattern": r"\bcat\b"}, "concatenate", False),
     ({"pattern": r"\bcaf\u00e9\b", "flags": ["IGNORECASE"]}, "UN CAF\u00c9.", True),
+    # issue 14 defect 3: ASCII \B never matches between the bytes of one character
+    ({"pattern": r"\B", "flags": ["ASCII"]}, "a\u00e9b", False),
+    ({"pattern": r"\B", "flags": 256}, "a\u65e5b", False),
     # $ in the middle of a pattern
     ({"pattern": "(?:done$|ok)!?"}, "all done\n", True),
     # VERBOSE
