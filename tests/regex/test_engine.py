@@ -205,6 +205,8 @@ REFUSED = [
     (r"\q", 0, "pattern", "bad escape \\q"),
     ("[z-a]", 0, "pattern", "bad character range"),
     ("a**", 0, "pattern", "multiple repeat"),
+    ("a* ?", re.VERBOSE, "pattern", "multiple repeat"),
+    ("a{2}(?#c){3}", 0, "pattern", "multiple repeat"),
     ("*a", 0, "pattern", "nothing to repeat"),
     (r"[^\Wa]", re.IGNORECASE, "pattern", "negated character class"),
     ("a", 4, "flags", "re.LOCALE (4)"),

@@ -560,6 +560,7 @@ class _Translator:
                 self._literal(ord("{"))
                 self.i += 1
         elif c in "*+?":
+            self._no_repeat_of_repeat()
             tok = self._emit("quant", c)
             tok.lo, tok.hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
             self.i += 1
@@ -584,6 +585,12 @@ class _Translator:
             self.i += 1
         if self.i < len(self.p) and self.p[self.i] == "+":
             raise self.fail("possessive quantifiers (*+, ++, ?+, {m,n}+) are not supported")
+
+    def _no_repeat_of_repeat(self) -> None:
+        # Python refuses `a* ?` under VERBOSE and `a*(?#c)*` ("multiple repeat"); RE2 would
+        # read the first as a lazy `a*?`.
+        if self.out and self.out[-1].kind == "quant":
+            raise self.fail("multiple repeat")
 
     def _counted_repeat(self) -> bool:
         """`{m}`, `{m,}`, `{,n}`, `{m,n}` as Python reads them; False when `{` is literal."""
@@ -611,6 +618,7 @@ class _Translator:
         if high is not None and high < low:
             raise self.fail("min repeat greater than max repeat")
         text = f"{{{low},{'' if high is None else high}}}" if comma else f"{{{low}}}"
+        self._no_repeat_of_repeat()
         tok = self._emit("quant", text)
         tok.lo, tok.hi = low, high
         self.i = j + 1
