@@ -309,18 +309,6 @@ def _ranges_where(pred: Callable[[str], bool]) -> Ranges:
     return tuple(out)
 
 
-def _complement(ranges: Ranges) -> Ranges:
-    out: list[tuple[int, int]] = []
-    nxt = 0
-    for lo, hi in ranges:
-        if lo > nxt:
-            out.append((nxt, lo - 1))
-        nxt = hi + 1
-    if nxt <= _MAX_CP:
-        out.append((nxt, _MAX_CP))
-    return tuple(out)
-
-
 _UNICODE_PREDICATES: dict[str, Callable[[str], bool]] = {
     # Python's sre: \d is str.isdecimal, \w is str.isalnum or "_", \s is str.isspace.
     "d": str.isdecimal,
@@ -345,7 +333,7 @@ def _category_ranges(letter: str, ascii_only: bool) -> Ranges:
         ranges = {"d": _ASCII_DIGIT, "w": _ASCII_WORD, "s": _ASCII_SPACE}[base]
     else:
         ranges = _unicode_ranges(base)
-    return _complement(ranges) if letter.isupper() else ranges
+    return boundaries.complement(ranges) if letter.isupper() else ranges
 
 
 @functools.cache
