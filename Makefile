@@ -9,7 +9,7 @@ BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
-        test-clients bench bench-engine bench-service bench-judge bench-load clean
+        test-clients bench bench-engine bench-regex bench-service bench-judge bench-load clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,10 +56,14 @@ test-clients: install test-deps
 test: lint check-generated test-python test-clients
 
 ## bench: every benchmark (not part of test)
-bench: bench-engine bench-service
+bench: bench-engine bench-regex bench-service
 
 bench-engine: install
 	$(BIN)/python bench/engine_bench.py
+
+## bench-regex: user patterns on the linear-time engine, (a+)+$ on 50,000 characters included
+bench-regex: install
+	$(BIN)/python bench/regex_bench.py
 
 bench-service: install
 	$(BIN)/python bench/service_bench.py

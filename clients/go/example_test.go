@@ -20,7 +20,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	resp, err := c.Score(ctx, &scorewirev1.ScoreRequest{Output: scorewire.Text("Paris"), Compact: []string{"contains:Paris"}})
+	// Python re syntax; flags by name ([]any{"IGNORECASE", "MULTILINE"}) or as re's bits (2)
+	regex, err := scorewire.Check("regex", map[string]any{"pattern": `\bparis\b`, "flags": []any{"IGNORECASE"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := c.Score(ctx, &scorewirev1.ScoreRequest{Output: scorewire.Text("Paris"), Compact: []string{"contains:Paris"}, Checks: []*scorewirev1.CheckSpec{regex}})
 	var swErr *scorewire.Error
 	if errors.As(err, &swErr) {
 		log.Fatal(swErr.Code, swErr.FieldViolations) // codes.InvalidArgument, [{checks[0].type …}]

@@ -226,6 +226,26 @@ REGEX = [
     ({"pattern": "a.b", "flags": 16}, "a\nb", True),
     # Python's $ matches before a final newline
     ({"pattern": "^OK$"}, "OK\n", True),
+    # flags by Python's names, long or short, any case, in a list or one string
+    ({"pattern": "^b$", "flags": ["IGNORECASE", "MULTILINE"]}, "a\nB", True),
+    ({"pattern": "^b$", "flags": ["I"]}, "a\nB", False),
+    ({"pattern": "a.b", "flags": ["s", "re.X"]}, "a\nb", True),
+    ({"pattern": "paris", "flags": "IGNORECASE"}, "PARIS", True),
+    ({"pattern": "^b$", "flags": "I|M"}, "a\nB", True),
+    # \b is Python's Unicode word boundary, without re.ASCII
+    ({"pattern": r"\bcat\b"}, "the cat sat", True),
+    ({"pattern": r"\bcat\b"}, "concatenate", False),
+    ({"pattern": r"\bcaf\u00e9\b", "flags": ["IGNORECASE"]}, "UN CAF\u00c9.", True),
+    # issue 14 defect 3: ASCII \B never matches between the bytes of one character
+    ({"pattern": r"\B", "flags": ["ASCII"]}, "a\u00e9b", False),
+    ({"pattern": r"\B", "flags": 256}, "a\u65e5b", False),
+    # $ in the middle of a pattern
+    ({"pattern": "(?:done$|ok)!?"}, "all done\n", True),
+    # VERBOSE
+    ({"pattern": "\\d{3}  # an area code", "flags": ["VERBOSE"]}, "call 555", True),
+    # the empty pattern matches every output, as in Python
+    ({"pattern": ""}, "anything", True),
+    ({"pattern": "", "must_match": False}, "", False),
 ]
 
 
@@ -244,18 +264,25 @@ def test_regex_pathological_pattern_returns() -> None:
 REGEX_LOAD_ERRORS = [
     # flags must be an integer: 2.5 is refused
     ({"pattern": "a", "flags": 2.5}, "checks[0].params.flags", "integer"),
-    # VERBOSE cannot be honoured and is named
-    ({"pattern": "a", "flags": 64}, "checks[0].params.flags", "re.VERBOSE (64)"),
-    # unknown flag bits
+    # LOCALE cannot be honoured and is named, by bit or by name
+    ({"pattern": "a", "flags": 4}, "checks[0].params.flags", "re.LOCALE (4)"),
+    ({"pattern": "a", "flags": ["LOCALE"]}, "checks[0].params.flags", "re.LOCALE (4)"),
+    # unknown flag bits and names are errors, never silently dropped
     ({"pattern": "a", "flags": 1024}, "checks[0].params.flags", "unknown flag bits"),
+    (
+        {"pattern": "a", "flags": ["IGNORECASE", "CASELESS"]},
+        "checks[0].params.flags[1]",
+        "unknown flag name 'CASELESS'",
+    ),
+    ({"pattern": "a", "flags": "I|Q"}, "checks[0].params.flags", "unknown flag name 'Q'"),
+    # a group holding a word boundary is written out at most 8 times
+    ({"pattern": r"(?:\bab){9}"}, "checks[0].params.pattern", "more than 8 times"),
     # a lookahead is refused at the pattern's path
     ({"pattern": "foo(?=bar)"}, "checks[0].params.pattern", "lookahead"),
     # a backreference
     ({"pattern": r"(a)\1"}, "checks[0].params.pattern", "backreference"),
     # RE2's repeat limit
     ({"pattern": "a{2000}"}, "checks[0].params.pattern", "1000"),
-    # an empty pattern matches everything
-    ({"pattern": ""}, "checks[0].params.pattern", "empty pattern"),
     # the pattern is required
     ({}, "checks[0].params.pattern", "required"),
 ]

@@ -112,6 +112,54 @@ PARITY = [
     # \b with re.ASCII is exact
     (r"\bcat\b", re.ASCII, "a cat!", True),
     (r"\bcat\b", re.ASCII, "concatenate", False),
+    # issue 14 defect 3: ASCII \B never matches between the bytes of one character
+    (r"\B", re.ASCII, "a\u00e9b", False),
+    (r"\B", re.ASCII, "a\u65e5b", False),
+    (r"x|\B", re.ASCII, "\u65e5\u672c", True),
+    (r"\B\Z", re.ASCII, "a\u00e9", True),
+    (r"\B\Z", re.ASCII, "ab", False),
+    # \b without re.ASCII is Python's Unicode word boundary
+    (r"\bcat\b", 0, "a cat!", True),
+    (r"\bcat\b", 0, "concatenate", False),
+    (r"\bcaf\u00e9\b", 0, "un caf\u00e9.", True),
+    (r"\bcaf\u00e9\b", 0, "caf\u00e9s", False),
+    # a combining accent is not a word character for Python (Rust's regex says it is)
+    (r"\bcafe\b", 0, "cafe\u0301", True),
+    # a superscript two is (numeric); connector punctuation other than _ is not
+    (r"\b2\b", 0, "2\u00b2", False),
+    (r"\bx\b", 0, "x\u203f", True),
+    (r"\b\u65e5", 0, "\u672c\u65e5", False),
+    (r"\B\u65e5", 0, "\u672c\u65e5", True),
+    # ASCII \b inside (?a:...) beside a Unicode one
+    (r"(?a:\b)\u00e9\b", 0, "a\u00e9", True),
+    # a group holding \b repeated without bound (an automaton over the iterations)
+    (r"(\bab)+", 0, "abab", True),
+    (r"(?:\bab)+c", 0, "xabc", False),
+    (r"^(?:\w+\b\W*)+$", 0, "h\u00e9, wo!", True),
+    (r"^(?:\b\w+\b[ ,]*)+$", 0, "one, two three", True),
+    (r"(?:\B.)+x", 0, "ax", False),
+    (r"(?:a\n?$)+", 0, "a\n", True),
+    # Python's \B never matches the empty text
+    (r"\B", 0, "", False),
+    (r"\b", 0, "", False),
+    # $ anywhere: also just before a final newline, outside MULTILINE
+    ("(a$)?b", 0, "b", True),
+    ("(?:a$|b)c", 0, "bc", True),
+    ("(?:a$|b)c", 0, "a\nc", False),
+    ("a$(?#c)", 0, "a\n", True),
+    ("a$\n", 0, "a\n", True),
+    ("a$\n", 0, "a\n\n", False),
+    ("a$\n$", 0, "a\n", True),
+    ("a$|$b", 0, "xa\n", True),
+    (r"a$\b", 0, "a", True),
+    # VERBOSE: white space and comments vanish outside classes, stay inside them
+    ("a b  # comment", re.VERBOSE, "ab", True),
+    ("a b", re.VERBOSE, "a b", False),
+    ("[ ]x", re.VERBOSE, " x", True),
+    (r"a\ b", re.VERBOSE, "a b", True),
+    ("(?x) a + b", 0, "aab", True),
+    ("(?x: a b )c d", 0, "abc d", True),
+    ("a # comment\n | b", re.VERBOSE, "b", True),
     # a negated class of uncased members with a category under IGNORECASE
     (r"^[^\W\d_]+$", re.IGNORECASE, "Caf\u00e9", True),
     (r"^[^\W\d_]+$", re.IGNORECASE, "a_b", False),
@@ -141,14 +189,14 @@ REFUSED = [
     ("a*+", 0, "pattern", "possessive"),
     ("a{2,3}+", 0, "pattern", "possessive"),
     ("(a)?(?(1)b|c)", 0, "pattern", "conditional"),
-    (r"\bcat\b", 0, "pattern", "re.ASCII (256)"),
-    (r"\Bcat", 0, "pattern", "\\B"),
-    ("a$b", 0, "pattern", "'$' is followed by more pattern"),
-    ("(a$|b)c", 0, "pattern", "'$' is followed by more pattern"),
+    (r"(?:\bab){9,}", 0, "pattern", "at most 8 ({8,})"),
+    (r"(?:a$){9}", 0, "pattern", "more than 8 times"),
+    (r"\p{L}\b", 0, "pattern", "Unicode property"),
+    # the rewrite grows with each assertion beside a part that may be empty: bounded early
+    (r"(?:\w*\b\s*){4}", 0, "pattern", "too large once its \\b, \\B or $ are rewritten"),
     ("a{1001}", 0, "pattern", "limit of 1000"),
     ("a{2,5000}", 0, "pattern", "limit of 1000"),
     ("a{3,2}", 0, "pattern", "min repeat greater than max repeat"),
-    ("(?x)a b", 0, "pattern", "re.VERBOSE"),
     ("(?L)a", 0, "pattern", "re.LOCALE"),
     ("a(?i)b", 0, "pattern", "global flags not at the start"),
     ("(a", 0, "pattern", "missing )"),
@@ -157,9 +205,10 @@ REFUSED = [
     (r"\q", 0, "pattern", "bad escape \\q"),
     ("[z-a]", 0, "pattern", "bad character range"),
     ("a**", 0, "pattern", "multiple repeat"),
+    ("a* ?", re.VERBOSE, "pattern", "multiple repeat"),
+    ("a{2}(?#c){3}", 0, "pattern", "multiple repeat"),
     ("*a", 0, "pattern", "nothing to repeat"),
     (r"[^\Wa]", re.IGNORECASE, "pattern", "negated character class"),
-    ("a", 64, "flags", "re.VERBOSE (64)"),
     ("a", 4, "flags", "re.LOCALE (4)"),
     ("a", 128, "flags", "re.DEBUG (128)"),
     ("a", 1, "flags", "re.TEMPLATE (1)"),
@@ -201,7 +250,7 @@ def test_custom_field_names_in_errors() -> None:
         compile_user_regex("(?=x)", 0, "schema.properties.a.pattern")
     assert info.value.field == "schema.properties.a.pattern"
     with pytest.raises(ParamError) as info:
-        compile_user_regex("x", 64, "pattern", flags_field="options.flags")
+        compile_user_regex("x", 512, "pattern", flags_field="options.flags")
     assert info.value.field == "options.flags"
 
 
@@ -223,9 +272,9 @@ _TOKENS = [
     "a", "b", "A", "i", "I", "k", "s", "\u00e9", "\u0131", "\u017f", "1", " ", "-", "_",
     r"\d", r"\w", r"\s", r"\D", r"\W", r"\S", ".", "^", "$", r"\n", "|", "(", ")", "(?:",
     "[", "]", "[^", "*", "+", "?", "{2}", "{,2}", "*?", r"\Z", "a-z", "(?i:", "(?-i:",
-    "(?s:", "(?m:", "[sS]", "[kK]",
+    "(?s:", "(?m:", "[sS]", "[kK]", r"\b", r"\B", "(?a:", "(?x:", " ", "# c\n",
 ]  # fmt: skip
-_PREFIXES = ["", "(?i)", "(?m)", "(?s)", "(?a)", "(?ai)", "(?ims)"]
+_PREFIXES = ["", "(?i)", "(?m)", "(?s)", "(?a)", "(?ai)", "(?ims)", "(?x)", "(?xi)"]
 _ALPHABET = "abAiIk\u212as\u017f\u00e9\u00c9\u0130\u0131 1_-\n.\u0345\u03b9\x0b\u0661"
 
 
@@ -258,3 +307,44 @@ def test_any_accepted_pattern_answers_like_python(
         return
     for text in texts:
         assert rx.search(text) is (oracle.search(text) is not None), (pattern, flags, text)
+
+
+# (flags as written, the bits they mean)
+FLAG_SPELLINGS = [
+    (2, 2),
+    (2.0, 2),  # a protobuf number
+    (["IGNORECASE", "MULTILINE"], 10),
+    (["I", "M", "S", "X", "A"], 2 | 8 | 16 | 64 | 256),
+    (["ignorecase", "re.DOTALL"], 18),
+    ("IGNORECASE", 2),
+    ("I|M", 10),
+    (["U"], 32),
+    ([], 0),
+]
+
+
+@pytest.mark.parametrize(("flags", "bits"), FLAG_SPELLINGS)
+def test_flags_by_python_name_or_bits(flags: object, bits: int) -> None:
+    # Python's names, long or one-letter, any case, with or without "re.", OR-ed.
+    assert regex_engine.parse_flags(flags) == bits
+
+
+# (flags as written, the field reported, a fragment of the message)
+BAD_FLAG_SPELLINGS = [
+    (["IGNORECASE", "CASELESS"], "flags[1]", "unknown flag name 'CASELESS'"),
+    ("I|Q", "flags", "unknown flag name 'Q'"),
+    ([2.5], "flags[0]", "a flag must be a name"),
+    (True, "flags", "integer"),
+    (2.5, "flags", "integer"),
+    ({"I": 1}, "flags", "integer"),
+]
+
+
+@pytest.mark.parametrize(("flags", "field", "fragment"), BAD_FLAG_SPELLINGS)
+def test_unknown_flag_names_are_errors_naming_the_field(
+    flags: object, field: str, fragment: str
+) -> None:
+    with pytest.raises(ParamError) as info:
+        regex_engine.parse_flags(flags, "flags")
+    assert info.value.field == field
+    assert fragment in info.value.message

@@ -84,6 +84,35 @@ async def test_integer_params_accept_whole_doubles_and_reject_fractions(server: 
     assert "checks[1].params.flags" in bad_request(exc.value)
 
 
+async def test_regex_flags_by_name_and_unicode_word_boundary_over_the_wire(
+    server: Server,
+) -> None:
+    # Issue 14: flags as Python's names (a Struct list), \b with Python's Unicode meaning.
+    ok = request(
+        pb.ScoreRequest,
+        {
+            "output": {"text": "UN CAF\u00c9.\n"},
+            "checks": [
+                {"type": "regex", "params": {"pattern": r"\bcaf\u00e9\b\.$", "flags": ["I"]}},
+                {"type": "regex", "params": {"pattern": r"\bcaf\b", "flags": ["IGNORECASE"]}},
+            ],
+        },
+    )
+    got = await server.stub.Score(ok)
+    assert [s.passed for s in got.scores] == [True, False]
+    bad = request(
+        pb.ScoreRequest,
+        {
+            "output": {"text": "x"},
+            "checks": [{"type": "regex", "params": {"pattern": "x", "flags": ["I", "CASELESS"]}}],
+        },
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await server.stub.Score(bad)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "CASELESS" in bad_request(exc.value)["checks[0].params.flags[1]"]
+
+
 async def test_bad_request_lists_every_field_violation(server: Server) -> None:
     # Unknown type, unknown parameter and an unsafe pattern are all reported at once.
     req = request(

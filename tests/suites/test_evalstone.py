@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from scorewire.core.context import EMPTY_CONTEXT
 from scorewire.core.errors import SpecError
+from scorewire.core.model import Output, Sample
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.custom import DuplicateCheckError, check, load_imports
+from scorewire.engine.execute import run_check_sync
 from scorewire.engine.runner import run_cases
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.suites.evalstone import load_suite_file, load_suite_text
@@ -68,6 +70,11 @@ def fields(text: str) -> list[str]:
             "checks:\n  a: {type: length, max_chars: 3, when: {type: nope}}\n",
             ["checks.a.when.type"],
         ),
+        # A regex flag name Python does not have (flags by name, issue 14).
+        (
+            "checks:\n  r: {type: regex, pattern: x, flags: [IGNORECASE, CASELESS]}\n",
+            ["checks.r.flags[1]"],
+        ),
         # A bad example kind.
         (
             "checks:\n  a: {type: length, max_chars: 3, examples: [{text: x, kind: maybe}]}\n",
@@ -77,6 +84,17 @@ def fields(text: str) -> list[str]:
 )
 def test_load_errors_carry_field_paths(doc: str, expected: list[str]) -> None:
     assert sorted(fields(doc)) == sorted(expected)
+
+
+def test_regex_flags_by_name_load_from_yaml() -> None:
+    # `flags: [IGNORECASE, MULTILINE]` is the YAML spelling of re.I | re.M.
+    suite = load_suite_text(
+        "checks:\n  r: {type: regex, pattern: '^ok\\b', flags: [IGNORECASE, MULTILINE]}\n"
+    )
+    compiled = suite.checks["r"]
+    run = [Output("first line\nOK then"), Output("first line\nOKAY")]
+    got = [run_check_sync(compiled, Sample("s"), o, EMPTY_CONTEXT).passed for o in run]
+    assert got == [True, False]
 
 
 def test_every_problem_is_reported_at_once() -> None:

@@ -38,7 +38,7 @@ from scorewire.core.values import (
     positional_arity,
     preview,
 )
-from scorewire.regex.engine import compile_user_regex
+from scorewire.regex.engine import compile_user_regex, parse_flags
 from scorewire.schema.full import compile_schema
 from scorewire.text.units import count_words
 
@@ -301,8 +301,20 @@ class RegexParams(Params):
     """Parameters of `regex`."""
 
     pattern: str = Field(description="A regular expression in Python syntax (run on RE2).")
-    flags: int = Field(
-        0, description="Python re flag bits, e.g. 2 for IGNORECASE, 8 MULTILINE, 16 DOTALL."
+    # Checked by `parse_flags` when the check is built, so that a bad name is reported at
+    # its own path (`flags[1]`) rather than as a union of pydantic type errors.
+    flags: Any = Field(
+        0,
+        description="Python re flags: their names, e.g. [IGNORECASE, MULTILINE] (also I, M, "
+        "S for DOTALL, X for VERBOSE, A for ASCII), or the int of their bits, e.g. 2 for "
+        "IGNORECASE.",
+        json_schema_extra={
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "string"},
+            ]
+        },
     )
     must_match: bool = Field(
         True, description="Pass when the pattern matches (or, if false, when it does not)."
@@ -321,13 +333,15 @@ def build_regex(p: RegexParams) -> CheckFn:
     """`regex`: a substring search of `output.text`, as Python's `re.search` would answer.
 
     The pattern runs on RE2 in linear time (see `scorewire.regex.engine` for how Python's
-    meaning is kept and which constructs and flags are refused at load). An empty pattern
-    is a load error: it matches every output. `must_match: false` is applied by the
-    engine, which inverts the result (`engine.passing`).
+    meaning is kept, `\\b`, `\\B` and `$` anywhere included, and which constructs are
+    refused at load). `flags` are Python's names or bits (`parse_flags`); an unknown name
+    or bit is a load error at `flags`. The empty pattern is what Python makes of it: it
+    matches every output (so with `must_match: false` every output fails).
+    `must_match: false` is applied by the engine, which inverts the result
+    (`engine.passing`).
     """
-    if not p.pattern:
-        raise ParamError("pattern", "an empty pattern matches every output")
-    search = compile_user_regex(p.pattern, p.flags, "pattern").search
+    flags = parse_flags(p.flags, "flags")
+    search = compile_user_regex(p.pattern, flags, "pattern").search
 
     def regex(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if search(output.text):

@@ -2,12 +2,24 @@
 
 Every pattern a user hands scorewire (the `regex` check, `pattern` in a JSON Schema) runs on
 google-re2, never on Python's backtracking `re`: `(a+)+$` against 50,000 `a`s and a `!`
-answers in well under a millisecond instead of never. `compile_user_regex` takes a pattern
-in Python's `re` syntax and the catalog's `flags` integer (Python `re` flag bits), and
-returns a `UserRegex` whose `search(text)` answers exactly what `re.search(pattern, text,
-flags)` would, for every pattern both engines accept. Where RE2 cannot reproduce Python's
-meaning exactly, the pattern is refused at load time with a message that names the
-construct; it is never silently given another meaning, and there is no fallback to `re`.
+answers in well under a millisecond instead of never (`make bench-regex`). `compile_user_regex`
+takes a pattern in Python's `re` syntax and the catalog's `flags` (Python `re` flag bits;
+`parse_flags` also reads Python's flag names), and returns a `UserRegex` whose
+`search(text)` answers exactly what `re.search(pattern, text, flags)` would, for every
+pattern both engines accept. Where RE2 cannot reproduce Python's meaning exactly, the
+pattern is refused at load time with a message that names the construct; it is never
+silently given another meaning, and there is no fallback to `re`.
+
+Why RE2 with a translation rather than a binding of Rust's `regex` crate (measured on this
+machine, 2026-12-01, Python 3.11.7): `flpc` 0.2.5 (last release 2024-07) and `rurex` 0.2.0
+(2026-10) are linear-time and answer `(a+)+$` on 50,000 characters in 0.003 ms and
+0.0004 ms, and their `\\b` is Unicode-aware, but it is Rust's word definition, not
+Python's, and cannot be changed: both disagree with `re.search` on `\\bcafe\\b` against
+"cafe" + U+0301 (a combining accent is a word character for Rust, not for Python), `\\bx\\b`
+against "x‿", `\\b2\\b` against "2²", `\\ba\\b` against "a" + ZWJ, `\\w` on U+0301, `\\s` on
+U+001C and `a$` against "a\\n", and both refuse `a$(?#c)`. Either engine needs a
+translation layer to mean what Python means; RE2 already had one, measured parity with
+`re` on the differential tests, and keeps one engine for every user pattern.
 
 How Python's meaning is kept (the pattern is translated, then compiled once):
 
@@ -16,26 +28,34 @@ How Python's meaning is kept (the pattern is translated, then compiled once):
   RE2, so they are written out as explicit code-point classes computed from this Python's
   own Unicode database (`str.isdecimal`, `str.isalnum`/`_`, `str.isspace`); under
   `re.ASCII` they are `[0-9]`, `[0-9A-Za-z_]` and `[ \\t\\n\\v\\f\\r]` (RE2's `\\s` lacks `\\v`).
-- Outside `re.MULTILINE`, Python's `$` also matches just before a final newline. It is
-  compiled to `\\n?\\z`, which is the same answer when the `$` ends the pattern (or ends its
-  alternatives); a `$` followed by more pattern is refused. `\\Z` becomes RE2's `\\z`.
+- `\\b` and `\\B` (Unicode, or ASCII under `re.ASCII` / `(?a)`) and, outside `re.MULTILINE`,
+  a `$` anywhere but at the end of the pattern (Python's `$` also matches just before a
+  final newline) are conditions RE2 cannot state: RE2's `\\b` is ASCII-only and byte-wise
+  (its `\\B` matches between the bytes of one character). Such a pattern is rebuilt
+  without them by `boundaries` (exact; still linear-time; see there). A final `$` is
+  `\\n?\\z`; `\\Z` is RE2's `\\z`. As in Python 3.11, `\\B` never matches the empty text.
+- VERBOSE (64, `(?x)`, scoped `(?x:...)`): white space and `#` comments outside classes
+  are dropped, as Python's parser does; escaped white space and classes keep theirs.
 - `x{,n}` means `x{0,n}` (RE2 would read it as literal text); a `[` inside a class is a
   literal (RE2 would read `[[:alpha:]]` as a POSIX class); `\\b` inside a class is a
   backspace; `\\uXXXX`, `\\UXXXXXXXX`, `\\N{NAME}`, `\\xXX` and octal escapes are decoded;
-  `(?#...)` comments are dropped; named groups `(?P<name>...)` are accepted.
+  `(?#...)` comments are dropped; named groups `(?P<name>...)` are accepted; the empty
+  pattern matches everything.
 - `re.IGNORECASE` with Unicode: RE2 folds case like Python except for the dotted/dotless i
   family (`I i İ ı`, which Python treats as one class), which is written out explicitly;
   `\\w`-style classes are never case-folded (Python does not fold them either).
   `re.IGNORECASE` with `re.ASCII` folds only ASCII letters, as Python does, by writing
-  `[aA]`-style classes itself.
+  `[aA]`-style classes itself. (A rebuilt pattern uses exact code-point sets instead,
+  computed with Python's own folding.)
 - `re.DOTALL` and `re.MULTILINE` map to RE2's `s` and `m` flags; inline flags `(?i)`,
-  `(?s)`, `(?m)`, `(?a)`, `(?u)` and scoped `(?i-s:...)` are honoured.
+  `(?s)`, `(?m)`, `(?a)`, `(?u)`, `(?x)` and scoped `(?i-s:...)` are honoured.
 
-Refused at load time (a `ParamError` naming the construct or flag): `re.VERBOSE` (64),
-`re.LOCALE` (4), `re.DEBUG` (128), `re.TEMPLATE` (1) and unknown bits; `\\b`/`\\B` without
-`re.ASCII` (RE2's word boundary is ASCII-only, Python's is Unicode-aware: add 256 to the
-flags for an ASCII boundary); lookaheads, lookbehinds, backreferences, atomic groups,
-possessive quantifiers, conditionals; a non-final `$` (above); repeat counts over 1000
+Refused at load time (a `ParamError` naming the construct or flag): `re.LOCALE` (4),
+`re.DEBUG` (128), `re.TEMPLATE` (1) and unknown bits or names; lookaheads, lookbehinds,
+backreferences, atomic groups, possessive quantifiers, conditionals; a group holding
+`\\b`, `\\B` or a non-final `$` with a bounded count over 8 or a lower bound over 8
+(`boundaries.MAX_UNROLL`; `*` and `+` are fine); a rebuilt pattern over
+`boundaries.MAX_REWRITE_UNITS`; `\\p{..}` in a rebuilt pattern; repeat counts over 1000
 (RE2's limit); anything else RE2 rejects. Patterns accepted by RE2 but not by Python
 (`\\z`, `\\p{L}`) keep RE2's meaning.
 """
@@ -52,15 +72,19 @@ from typing import Any
 import re2
 from scorewire.core.cost import LimitExceeded, current_meter
 from scorewire.core.registry import ParamError
+from scorewire.regex import boundaries
+from scorewire.regex.boundaries import ALL, Assert, Leaf, Node, Rep, Seq, Zero
 
 __all__ = [
     "ASCII",
     "DOTALL",
+    "FLAG_NAMES",
     "IGNORECASE",
     "MULTILINE",
     "UNICODE",
     "UserRegex",
     "compile_user_regex",
+    "parse_flags",
 ]
 
 # Python `re` flag bits (the values of re.RegexFlag; tests assert they match).
@@ -78,19 +102,43 @@ _REFUSED_FLAGS = {
     TEMPLATE: "re.TEMPLATE (1) is not supported",
     LOCALE: "re.LOCALE (4) cannot be honoured: it applies only to bytes patterns and the "
     "C locale, which the linear-time engine does not read",
-    VERBOSE: "re.VERBOSE (64) cannot be honoured: the linear-time engine has no verbose "
-    "mode; remove the whitespace and comments from the pattern instead",
     DEBUG: "re.DEBUG (128) is not supported",
 }
 _KNOWN_FLAGS = TEMPLATE | IGNORECASE | LOCALE | MULTILINE | DOTALL | UNICODE | VERBOSE
 _KNOWN_FLAGS |= DEBUG | ASCII
 
-_INLINE_FLAGS = {"i": IGNORECASE, "m": MULTILINE, "s": DOTALL, "a": ASCII, "u": UNICODE}
-_INLINE_REFUSED = {
-    "x": "the inline flag (?x) (re.VERBOSE) cannot be honoured: the linear-time engine "
-    "has no verbose mode",
-    "L": "the inline flag (?L) (re.LOCALE) cannot be honoured",
+_INLINE_FLAGS = {
+    "i": IGNORECASE,
+    "m": MULTILINE,
+    "s": DOTALL,
+    "a": ASCII,
+    "u": UNICODE,
+    "x": VERBOSE,
 }
+_INLINE_REFUSED = {"L": "the inline flag (?L) (re.LOCALE) cannot be honoured"}
+# Python's VERBOSE skips these outside classes (sre_parse.WHITESPACE).
+_VERBOSE_SPACE = frozenset(" \t\n\r\v\f")
+
+FLAG_NAMES = {
+    "IGNORECASE": IGNORECASE,
+    "I": IGNORECASE,
+    "MULTILINE": MULTILINE,
+    "M": MULTILINE,
+    "DOTALL": DOTALL,
+    "S": DOTALL,
+    "VERBOSE": VERBOSE,
+    "X": VERBOSE,
+    "ASCII": ASCII,
+    "A": ASCII,
+    "UNICODE": UNICODE,
+    "U": UNICODE,
+    "LOCALE": LOCALE,
+    "L": LOCALE,
+    "DEBUG": DEBUG,
+    "TEMPLATE": TEMPLATE,
+    "T": TEMPLATE,
+}
+"""Python's `re` flag names (long and one-letter, as in `re.IGNORECASE` / `re.I`)."""
 
 MAX_REPEAT = 1000
 """RE2's largest repeat count in `{m,n}`; Python allows far more, RE2 refuses the pattern."""
@@ -148,6 +196,14 @@ _DEFAULT_MAX_MEM = 8 << 20
 """RE2's own per-pattern compile memory (its default)."""
 
 
+REWRITE_MAX_MEM = 32 << 20
+"""RE2's memory budget (bytes) for a pattern rebuilt around `\\b`, `\\B` or `$` (8 MiB,
+RE2's default, for the others). A rebuilt pattern names large Unicode classes several
+times; with 8 MiB its DFA cache overflows and RE2 falls back to its NFA, still linear but
+slow: `^(?:\\b\\w+\\b\\W*)+$` on 50,000 characters took 196 ms, with 32 MiB 0.21 ms. The
+cache grows lazily, so a pattern uses this much only on texts that need it."""
+
+
 def _options(max_mem: int = _DEFAULT_MAX_MEM) -> Any:
     opts = re2.Options()
     opts.max_mem = max_mem
@@ -157,6 +213,7 @@ def _options(max_mem: int = _DEFAULT_MAX_MEM) -> Any:
 
 
 _OPTIONS = _options()
+_REWRITE_OPTIONS = _options(REWRITE_MAX_MEM)
 
 
 def compile_user_regex(
@@ -168,8 +225,12 @@ def compile_user_regex(
     `ParamError(flags_field, ...)` for such a flag. See the module docstring for the rules.
     """
     _check_flags(flags, flags_field)
-    translated = _Translator(pattern, flags, field).translate()
-    return UserRegex(pattern, flags, translated, _compile_metered(translated, field))
+    translator = _Translator(pattern, flags, field)
+    translated = translator.translate()
+    base = (
+        (_REWRITE_OPTIONS, REWRITE_MAX_MEM) if translator.rewrite else (_OPTIONS, _DEFAULT_MAX_MEM)
+    )
+    return UserRegex(pattern, flags, translated, _compile_metered(translated, field, *base))
 
 
 PROGRAM_SIZE_SETTING = "max_regex_program_size_per_request"
@@ -178,7 +239,7 @@ _MEM_PER_INSTRUCTION = 32
 """Compile memory RE2 needs per program instruction, generously (measured ~24 bytes)."""
 
 
-def _compile_metered(translated: str, field: str) -> Any:
+def _compile_metered(translated: str, field: str, options: Any, max_mem: int) -> Any:
     """Compile on RE2 within what the current request's meter has left, and charge it.
 
     Compiling costs time in proportion to the program built (`\\d{1000}` is 84,000
@@ -188,8 +249,8 @@ def _compile_metered(translated: str, field: str) -> Any:
     """
     meter = current_meter()
     left = meter.left(PROGRAM_SIZE_SETTING) if meter is not None else None
-    options, capped = _OPTIONS, False
-    if left is not None and left * _MEM_PER_INSTRUCTION < _DEFAULT_MAX_MEM:
+    capped = False
+    if left is not None and left * _MEM_PER_INSTRUCTION < max_mem:
         options, capped = _options(max(left * _MEM_PER_INSTRUCTION, 4096)), True
     try:
         compiled = re2.compile(translated, options=options)
@@ -207,6 +268,42 @@ def _compile_metered(translated: str, field: str) -> Any:
     if meter is not None:
         meter.charge(PROGRAM_SIZE_SETTING, compiled.programsize, field, "RE2 instructions")
     return compiled
+
+
+def parse_flags(value: object, field: str = "flags") -> int:
+    """Flags as the catalog accepts them: an int of Python `re` bits or Python's names.
+
+    Names may be a list (`["IGNORECASE", "MULTILINE"]`) or one string (`"IGNORECASE"`,
+    `"I|M"`); they are Python's (`FLAG_NAMES`), in any case, with or without `re.`. An
+    unknown name is a `ParamError(field, ...)`; so are unknown or unsupported bits (at
+    compile). The bits of the names are OR-ed, as `re.I | re.M` would be.
+    """
+    if isinstance(value, bool):
+        raise ParamError(field, "flags must be an integer of Python re flag bits or flag names")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # a protobuf number arrives as a double
+    if isinstance(value, str):
+        names: list[object] = [part for part in value.split("|")]
+    elif isinstance(value, list | tuple):
+        names = list(value)
+    else:
+        raise ParamError(field, "flags must be an integer of Python re flag bits or flag names")
+    bits = 0
+    for k, name in enumerate(names):
+        where = field if isinstance(value, str) else f"{field}[{k}]"
+        if isinstance(name, int) and not isinstance(name, bool):
+            bits |= name
+            continue
+        if not isinstance(name, str):
+            raise ParamError(where, "a flag must be a name such as IGNORECASE")
+        key = name.strip().upper().removeprefix("RE.")
+        if key not in FLAG_NAMES:
+            known = ", ".join(n for n in FLAG_NAMES if len(n) > 1)
+            raise ParamError(where, f"unknown flag name {name.strip()!r}; known: {known}")
+        bits |= FLAG_NAMES[key]
+    return bits
 
 
 def _check_flags(flags: int, field: str) -> None:
@@ -255,18 +352,6 @@ def _ranges_where(pred: Callable[[str], bool]) -> Ranges:
     return tuple(out)
 
 
-def _complement(ranges: Ranges) -> Ranges:
-    out: list[tuple[int, int]] = []
-    nxt = 0
-    for lo, hi in ranges:
-        if lo > nxt:
-            out.append((nxt, lo - 1))
-        nxt = hi + 1
-    if nxt <= _MAX_CP:
-        out.append((nxt, _MAX_CP))
-    return tuple(out)
-
-
 _UNICODE_PREDICATES: dict[str, Callable[[str], bool]] = {
     # Python's sre: \d is str.isdecimal, \w is str.isalnum or "_", \s is str.isspace.
     "d": str.isdecimal,
@@ -284,16 +369,20 @@ def _unicode_ranges(name: str) -> Ranges:
 
 
 @functools.cache
-def _category(letter: str, ascii_only: bool) -> str:
-    """The body of a class for `\\d \\D \\w \\W \\s \\S` (without brackets), as RE2 text."""
+def _category_ranges(letter: str, ascii_only: bool) -> Ranges:
+    """The code points of `\\d \\D \\w \\W \\s \\S` as Python means them."""
     base = letter.lower()
     if ascii_only:
         ranges = {"d": _ASCII_DIGIT, "w": _ASCII_WORD, "s": _ASCII_SPACE}[base]
     else:
         ranges = _unicode_ranges(base)
-    if letter.isupper():
-        ranges = _complement(ranges)
-    return "".join(_range_text(lo, hi) for lo, hi in ranges)
+    return boundaries.complement(ranges) if letter.isupper() else ranges
+
+
+@functools.cache
+def _category(letter: str, ascii_only: bool) -> str:
+    """The body of a class for `\\d \\D \\w \\W \\s \\S` (without brackets), as RE2 text."""
+    return "".join(_range_text(lo, hi) for lo, hi in _category_ranges(letter, ascii_only))
 
 
 def _cp_text(cp: int) -> str:
@@ -315,19 +404,24 @@ def _range_text(lo: int, hi: int) -> str:
 class _Flags:
     """The flags in force at one point of the pattern."""
 
-    __slots__ = ("ascii", "dotall", "icase", "multiline")
+    __slots__ = ("ascii", "dotall", "icase", "multiline", "verbose")
 
     def __init__(self, bits: int) -> None:
         self.icase = bool(bits & IGNORECASE)
         self.multiline = bool(bits & MULTILINE)
         self.dotall = bool(bits & DOTALL)
         self.ascii = bool(bits & ASCII)
+        self.verbose = bool(bits & VERBOSE)
 
     def copy(self) -> _Flags:
         new = _Flags(0)
         new.icase, new.multiline = self.icase, self.multiline
-        new.dotall, new.ascii = self.dotall, self.ascii
+        new.dotall, new.ascii, new.verbose = self.dotall, self.ascii, self.verbose
         return new
+
+    def python_bits(self) -> int:
+        """The flags that decide what one character matcher accepts, as Python bits."""
+        return (IGNORECASE if self.icase else 0) | (ASCII if self.ascii else 0)
 
     def re2_letters(self) -> str:
         """RE2's own flags: case folding is done by hand under ASCII (see `_literal`)."""
@@ -340,12 +434,34 @@ class _Flags:
 class _ClassItems:
     """The members of one character class while it is parsed."""
 
-    __slots__ = ("categories", "props", "ranges")
+    __slots__ = ("cat_ranges", "categories", "props", "ranges")
 
     def __init__(self) -> None:
         self.ranges: list[tuple[int, int]] = []
         self.categories: list[str] = []  # RE2 class bodies of \d \w \s and negations
+        self.cat_ranges: list[Ranges] = []  # the same, as code-point ranges
         self.props: list[str] = []  # \p{..} passed through to RE2
+
+
+class _Tok:
+    """One piece of the translated pattern: its RE2 text and what it is.
+
+    `kind` is "open", "close", "bar", "quant" (`lo`, `hi`), "zero" (an anchor; `zero` is
+    its flags-independent text), "leaf" (one character; `exact` gives its exact code-point
+    set as Python decides, or None for a `\\p{..}` only RE2 knows) or "assert" (`\\b`, `\\B`,
+    `$`; `node`). Only patterns with an assertion are rebuilt from the kinds.
+    """
+
+    __slots__ = ("exact", "hi", "kind", "lo", "node", "text", "zero")
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind = kind
+        self.text = text
+        self.lo = 0
+        self.hi: int | None = None
+        self.zero = text
+        self.exact: Callable[[], Ranges | None] | None = None
+        self.node: Assert | None = None
 
 
 class _Translator:
@@ -359,7 +475,8 @@ class _Translator:
         self.field = field
         self.flags = _Flags(flags)
         self.stack: list[_Flags] = []
-        self.out: list[str] = []
+        self.out: list[_Tok] = []
+        self.rewrite = False  # an assertion RE2 cannot say directly: rebuild (see boundaries)
 
     def fail(self, message: str, at: int | None = None) -> ParamError:
         pos = self.i if at is None else at
@@ -369,12 +486,57 @@ class _Translator:
 
     def translate(self) -> str:
         self._leading_global_flags()
+        start_flags = self.flags.re2_letters()
         n = len(self.p)
         while self.i < n:
+            if self.flags.verbose and self._skip_verbose():
+                continue
+            start = self.i
+            mark = len(self.out)
             self._atom()
+            for tok in self.out[mark:]:
+                if tok.kind == "leaf" and tok.exact is None:
+                    tok.exact = self._exact_literal(start, tok.lo)
         if self.stack:
             raise self.fail("missing ), unterminated group")
-        return f"(?{self.flags.re2_letters()})" + "".join(self.out)
+        if self.rewrite:
+            return self._rewritten()
+        return f"(?{start_flags})" + "".join(t.text for t in self.out)
+
+    def _skip_verbose(self) -> bool:
+        """Under VERBOSE, skip white space or a `#` comment at self.i; True if skipped."""
+        c = self.p[self.i]
+        if c in _VERBOSE_SPACE:
+            self.i += 1
+            return True
+        if c == "#":
+            end = self.p.find("\n", self.i)
+            self.i = len(self.p) if end < 0 else end + 1
+            return True
+        return False
+
+    def _exact_literal(self, start: int, cp: int) -> Callable[[], Ranges | None]:
+        """The exact set of the literal `cp` written at p[start:self.i] (case folded)."""
+        text, bits = self.p[start : self.i], self.flags.python_bits()
+
+        def exact() -> Ranges:
+            one = ((cp, cp),)
+            return boundaries.fold_exactly(one, text, bits) if bits & IGNORECASE else one
+
+        return exact
+
+    def _emit(self, kind: str, text: str) -> _Tok:
+        tok = _Tok(kind, text)
+        self.out.append(tok)
+        return tok
+
+    def _rewritten(self) -> str:
+        """The pattern rebuilt without `\\b`, `\\B` and `$` (see `boundaries`)."""
+        tree = _TreeBuilder(self.out, self.field).build()
+        try:
+            return boundaries.rewrite(tree, _unicode_ranges("w"), _ASCII_WORD, _set_text)
+        except boundaries.Unsupported as err:
+            raise ParamError(self.field, f"{err} (the pattern holds \\b, \\B or $)") from None
 
     def _leading_global_flags(self) -> None:
         # Python 3.11 accepts global inline flags (?aimsux) only at the very start.
@@ -401,6 +563,8 @@ class _Translator:
                 target.dotall = True
             elif ch == "a":
                 target.ascii = True
+            elif ch == "x":
+                target.verbose = True
             elif ch == "u":
                 if target.ascii and not scoped:
                     raise self.fail("re.ASCII and re.UNICODE are incompatible", at)
@@ -418,7 +582,7 @@ class _Translator:
             if not self.stack:
                 raise self.fail("unbalanced parenthesis")
             self.flags = self.stack.pop()
-            self.out.append(")")
+            self._emit("close", ")")
             self.i += 1
         elif c == "$":
             self._dollar()
@@ -427,11 +591,20 @@ class _Translator:
                 self._literal(ord("{"))
                 self.i += 1
         elif c in "*+?":
-            self.out.append(c)
+            self._no_repeat_of_repeat()
+            tok = self._emit("quant", c)
+            tok.lo, tok.hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
             self.i += 1
             self._after_quantifier()
-        elif c in "^.|":
-            self.out.append(c)
+        elif c == "^":
+            self._emit("zero", "^").zero = "(?m:^)" if self.flags.multiline else "\\A"
+            self.i += 1
+        elif c == "|":
+            self._emit("bar", "|")
+            self.i += 1
+        elif c == ".":
+            dotall = self.flags.dotall
+            self._emit("leaf", ".").exact = lambda: ALL if dotall else _NOT_NEWLINE
             self.i += 1
         else:
             self._literal(ord(c))
@@ -439,10 +612,16 @@ class _Translator:
 
     def _after_quantifier(self) -> None:
         if self.i < len(self.p) and self.p[self.i] == "?":
-            self.out.append("?")
+            self.out[-1].text += "?"  # lazy: the same yes/no answer, kept for RE2
             self.i += 1
         if self.i < len(self.p) and self.p[self.i] == "+":
             raise self.fail("possessive quantifiers (*+, ++, ?+, {m,n}+) are not supported")
+
+    def _no_repeat_of_repeat(self) -> None:
+        # Python refuses `a* ?` under VERBOSE and `a*(?#c)*` ("multiple repeat"); RE2 would
+        # read the first as a lazy `a*?`.
+        if self.out and self.out[-1].kind == "quant":
+            raise self.fail("multiple repeat")
 
     def _counted_repeat(self) -> bool:
         """`{m}`, `{m,}`, `{,n}`, `{m,n}` as Python reads them; False when `{` is literal."""
@@ -469,7 +648,10 @@ class _Translator:
                 )
         if high is not None and high < low:
             raise self.fail("min repeat greater than max repeat")
-        self.out.append(f"{{{low},{'' if high is None else high}}}" if comma else f"{{{low}}}")
+        text = f"{{{low},{'' if high is None else high}}}" if comma else f"{{{low}}}"
+        self._no_repeat_of_repeat()
+        tok = self._emit("quant", text)
+        tok.lo, tok.hi = low, high
         self.i = j + 1
         self._after_quantifier()
         return True
@@ -480,17 +662,15 @@ class _Translator:
         at = self.i
         self.i += 1
         if self.flags.multiline:
-            self.out.append("$")
+            self._emit("zero", "$").zero = "(?m:$)"
             return
+        # Outside MULTILINE Python's `$` also matches just before a final newline. At the
+        # end of the pattern (or of its alternatives) that is `\n?\z`; anywhere else the
+        # pattern is rebuilt around it (see `boundaries`).
+        tok = self._emit("assert", "(?:\\n?\\z)")
+        tok.node = Assert("$", ascii=False)
         if not self._dollar_is_final(at + 1):
-            raise self.fail(
-                "'$' is followed by more pattern: outside re.MULTILINE, Python's '$' also "
-                "matches just before a final newline, which the linear-time engine cannot "
-                "reproduce there; put '$' at the end of the pattern (or of its "
-                "alternatives), or use '\\z' for the very end",
-                at,
-            )
-        self.out.append("(?:\\n?\\z)")
+            self.rewrite = True
 
     def _dollar_is_final(self, j: int) -> bool:
         p = self.p
@@ -540,7 +720,7 @@ class _Translator:
         p, at = self.p, self.i
         if not p.startswith("(?", at):
             self.stack.append(self.flags.copy())
-            self.out.append("(")
+            self._emit("open", "(")
             self.i += 1
             return
         rest = p[at + 2 : at + 4]
@@ -574,7 +754,7 @@ class _Translator:
 
     def _push(self, text: str, consumed: int) -> None:
         self.stack.append(self.flags.copy())
-        self.out.append(text)
+        self._emit("open", text)
         self.i += consumed
 
     def _scoped_flags(self, at: int) -> None:
@@ -593,12 +773,10 @@ class _Translator:
         for ch in off:
             if ch not in "imsx":
                 raise self.fail(f"bad inline flag: cannot turn off flag {ch!r}", at)
-            if ch == "x":
-                raise self.fail(_INLINE_REFUSED["x"], at)
-            setattr(new, {"i": "icase", "m": "multiline", "s": "dotall"}[ch], False)
+            setattr(new, {"i": "icase", "m": "multiline", "s": "dotall", "x": "verbose"}[ch], False)
         self.stack.append(self.flags)
         self.flags = new
-        self.out.append(f"(?{new.re2_letters()}:")
+        self._emit("open", f"(?{new.re2_letters()}:")
         self.i = j + 1
 
     # Escapes outside classes.
@@ -611,25 +789,25 @@ class _Translator:
         if c in "dDwWsS":
             body = _category(c, self.flags.ascii)
             # Python never case-folds these classes; RE2 would under (?i).
-            self.out.append(f"(?-i:[{body}])" if self._re2_icase() else f"[{body}]")
+            tok = self._emit("leaf", f"(?-i:[{body}])" if self._re2_icase() else f"[{body}]")
+            ranges = _category_ranges(c, self.flags.ascii)
+            tok.exact = lambda: ranges
             self.i += 2
         elif c in "bB":
-            if not self.flags.ascii:
-                raise self.fail(
-                    f"\\{c} cannot be honoured exactly: the linear-time engine's word "
-                    "boundary is ASCII-only while Python's is Unicode-aware; add re.ASCII "
-                    "(256) to flags (or (?a) to the pattern) for an ASCII word boundary"
-                )
-            self.out.append("\\" + c)
+            # RE2's own \b is ASCII-only and works on bytes (its \B matches inside a
+            # multi-byte character): the pattern is always rebuilt (see `boundaries`).
+            tok = self._emit("assert", "\\" + c)
+            tok.node = Assert(c, ascii=self.flags.ascii)
+            self.rewrite = True
             self.i += 2
         elif c == "A":
-            self.out.append("\\A")
+            self._emit("zero", "\\A")
             self.i += 2
         elif c in "Zz":
-            self.out.append("\\z")
+            self._emit("zero", "\\z")
             self.i += 2
         elif c in "pP":
-            self.out.append(self._property(at))
+            self._emit("leaf", self._property(at)).exact = lambda: None
         else:
             cp = self._char_escape(in_class=False)
             self._literal(cp)
@@ -709,11 +887,11 @@ class _Translator:
         if self.flags.icase and self.flags.ascii and _is_ascii_letter(cp):
             # Python's ASCII IGNORECASE folds only A-Z/a-z; RE2's (?i) would fold more.
             lower = cp | 0x20
-            self.out.append(_pair_text(lower))
+            self._emit("leaf", _pair_text(lower)).lo = cp
         elif self._re2_icase() and cp in _I_FAMILY:
-            self.out.append("[" + "".join(_cp_text(c) for c in _I_FAMILY) + "]")
+            self._emit("leaf", "[" + "".join(_cp_text(c) for c in _I_FAMILY) + "]").lo = cp
         else:
-            self.out.append(_cp_text(cp))
+            self._emit("leaf", _cp_text(cp)).lo = cp
 
     # Character classes.
 
@@ -747,7 +925,23 @@ class _Translator:
                 items.ranges.append((lo, hi))
             else:
                 items.ranges.append((lo, lo))
-        self.out.append(self._class_text(items, negate))
+        tok = self._emit("leaf", self._class_text(items, negate))
+        tok.exact = self._exact_class(items, negate, self.p[start : self.i])
+
+    def _exact_class(
+        self, items: _ClassItems, negate: bool, text: str
+    ) -> Callable[[], Ranges | None]:
+        """The exact set of a class as Python decides (None with a `\\p{..}` member)."""
+        bits = self.flags.python_bits()
+        ranges = boundaries.normalize([*items.ranges, *(r for c in items.cat_ranges for r in c)])
+
+        def exact() -> Ranges | None:
+            if items.props:
+                return None
+            base = boundaries.complement(ranges) if negate else ranges
+            return boundaries.fold_exactly(base, text, bits) if bits & IGNORECASE else base
+
+        return exact
 
     def _class_member(self, items: _ClassItems) -> int | None:
         """One member: returns a code point, or None after adding a category or property."""
@@ -761,6 +955,7 @@ class _Translator:
         e = p[self.i + 1]
         if e in "dDwWsS":
             items.categories.append(_category(e, self.flags.ascii))
+            items.cat_ranges.append(_category_ranges(e, self.flags.ascii))
             self.i += 2
             return None
         if e in "pP":
@@ -839,3 +1034,78 @@ def _ascii_case_partners(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, i
             if a <= b:
                 out.append((a - base + other, b - base + other))
     return out
+
+
+_NOT_NEWLINE: Ranges = ((0, 9), (11, _MAX_CP))
+
+
+@functools.lru_cache(maxsize=512)
+def _set_text(ranges: Ranges) -> str:
+    """A code-point set as RE2 text that RE2 reads as exactly that set (no case folding)."""
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _cp_text(ranges[0][0])
+    pair = _case_pair(list(ranges))
+    if pair is not None:
+        return _pair_text(pair)
+    return "[" + "".join(_range_text(lo, hi) for lo, hi in ranges) + "]"
+
+
+class _TreeBuilder:
+    """Reads the translator's tokens back into a tree for `boundaries.rewrite`."""
+
+    def __init__(self, toks: list[_Tok], field: str) -> None:
+        self.toks = toks
+        self.field = field
+        self.i = 0
+
+    def build(self) -> Node:
+        node = self._alternation()
+        if self.i != len(self.toks):  # pragma: no cover - the translator balances groups
+            raise ParamError(self.field, "unbalanced parenthesis")
+        return node
+
+    def _alternation(self) -> Node:
+        branches = [self._sequence()]
+        while self.i < len(self.toks) and self.toks[self.i].kind == "bar":
+            self.i += 1
+            branches.append(self._sequence())
+        return branches[0] if len(branches) == 1 else boundaries.Alt(branches)
+
+    def _sequence(self) -> Node:
+        items: list[Node] = []
+        while self.i < len(self.toks) and self.toks[self.i].kind not in ("bar", "close"):
+            tok = self.toks[self.i]
+            self.i += 1
+            if tok.kind == "quant":
+                items.append(self._repeat(items, tok))
+            else:
+                items.append(self._item(tok))
+        return Seq(items)
+
+    def _repeat(self, items: list[Node], tok: _Tok) -> Node:
+        last = items.pop() if items else None
+        if last is None or isinstance(last, Assert | Zero):
+            raise ParamError(self.field, "nothing to repeat")
+        if isinstance(last, Rep):
+            raise ParamError(self.field, "multiple repeat")
+        return Rep(last, tok.lo, tok.hi)
+
+    def _item(self, tok: _Tok) -> Node:
+        if tok.kind == "open":
+            body = self._alternation()
+            self.i += 1  # the closing ")"
+            return Seq((body,))  # a group: a quantifier after it applies to all of it
+        if tok.kind == "zero":
+            return Zero(tok.zero)
+        if tok.kind == "assert":
+            assert tok.node is not None
+            return tok.node
+        assert tok.kind == "leaf" and tok.exact is not None
+        ranges = tok.exact()
+        if ranges is None:
+            raise ParamError(
+                self.field,
+                "a Unicode property (\\p{...}) cannot be combined with \\b, \\B or a $ that is "
+                "not at the end: its code points are known only to the linear-time engine",
+            )
+        return Leaf(ranges)
