@@ -53,9 +53,20 @@ class Settings(BaseSettings):
     tls_client_ca: str | None = None
     """PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS)."""
     auth_token_sha256: str = ""
-    """Comma-separated SHA-256 hex digests of accepted bearer tokens; empty turns auth off.
+    """Comma-separated SHA-256 hex digests of accepted bearer tokens.
 
-    Only digests are configured, so no token appears in configuration or logs.
+    Each is a `caller` named `sha256:` + its first 12 hex digits (see auth_tokens).
+    Auth is off when this and auth_tokens are both empty. Only digests are configured,
+    so no token appears in configuration or logs.
+    """
+    auth_tokens: str = ""
+    """Named bearer tokens with roles, as a JSON list (empty: none); adds to auth_token_sha256.
+
+    `[{"name": "checkout", "sha256": "<hex digest>", "role": "caller"}, ...]`. The name is
+    the token's tenant and the labeller its labels record (1-64 of `A-Za-z0-9._:@-`);
+    the role is `caller` (its own tenant only), `labeller` (also writes labels into
+    other tenants, as itself) or `admin` (every tenant). Kept as text and parsed at
+    start-up so that an error never echoes a value (a pasted token).
     """
     auth_open_health: bool = True
     """Leave health checks and reflection open to callers without a token."""

@@ -20,10 +20,8 @@ import pytest
 from scorewire.labels.model import Label, LabelStore, output_hash
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.server.app import create_server
-from scorewire.server.labels_service import add_label_service
-from scorewire.server.service import ScoringService
 from scorewire.settings import Settings
-from scorewire.v1 import labels_pb2, labels_pb2_grpc, scoring_pb2_grpc
+from scorewire.v1 import labels_pb2_grpc, scoring_pb2_grpc
 
 T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -64,39 +62,26 @@ class LabelServer:
     stop: Callable[[], Awaitable[None]]
 
 
-async def start_label_server(store: LabelStore) -> LabelServer:
+async def start_label_server(
+    store: LabelStore, *, credentials: grpc.ChannelCredentials | None = None, **overrides: object
+) -> LabelServer:
     """The server of `create_server(settings, labels=store)` on a free port.
 
-    Until app.py registers the LabelService itself, the same parts are composed here the
-    way app.py is to compose them (ScoringService with `labels`, plus the LabelService).
+    `overrides` are settings (auth tokens, TLS files); with `credentials` the channel
+    speaks TLS to `localhost` (the test certificate's name).
     """
-    settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False)
+    settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False, **overrides)
     running, port = await create_server(settings, labels=store)
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    stub = labels_pb2_grpc.LabelServiceStub(channel)
-    try:
-        await stub.ListLabels(labels_pb2.ListLabelsRequest(page_size=1), timeout=10)
-        stop: Callable[[], Awaitable[None]] = lambda: running.stop(0)  # noqa: E731
-    except grpc.aio.AioRpcError as err:
-        if err.code() != grpc.StatusCode.UNIMPLEMENTED:
-            raise
-        await channel.close()
-        await running.stop(0)
-        server = grpc.aio.server()
-        scoring_pb2_grpc.add_ScoringServiceServicer_to_server(
-            ScoringService(settings, labels=store), server
-        )
-        add_label_service(server, store)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
+    if credentials is None:
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-        stop = lambda: server.stop(0)  # noqa: E731
+    else:
+        channel = grpc.aio.secure_channel(f"localhost:{port}", credentials)
     return LabelServer(
         channel,
         scoring_pb2_grpc.ScoringServiceStub(channel),
         labels_pb2_grpc.LabelServiceStub(channel),
         f"127.0.0.1:{port}",
-        stop,
+        lambda: running.stop(0),
     )
 
 

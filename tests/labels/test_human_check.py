@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from scorewire.core.context import CheckContext
@@ -53,7 +54,9 @@ class FakeStore:
         self.down = down
         self.lookups: list[tuple[str, str, str]] = []
 
-    async def lookup(self, sample_id: str, digest: str, check: str) -> list[Label]:
+    async def lookup(
+        self, sample_id: str, digest: str, check: str, *, tenant: str = ""
+    ) -> list[Label]:
         self.lookups.append((sample_id, digest, check))
         if self.down:
             raise LabelsUnavailable("connection refused")
@@ -64,6 +67,7 @@ class FakeStore:
                 lb
                 for lb in self.labels
                 if (lb.sample_id, lb.output_hash, lb.check) == (sample_id, digest, check)
+                and tenant in ("", lb.tenant)
             ]
         )
 
@@ -284,3 +288,32 @@ def test_examples_are_not_a_self_test() -> None:
 
     spec = CheckSpec(type="human", examples=[Example("x", "positive")])
     compile_check(spec, "checks[0]")
+
+
+class TenantContext(CheckContext):
+    """A context naming the caller's tenant, as the service builds it with auth on."""
+
+    __slots__ = ("tenant",)
+
+    def __init__(self, tenant: str | None, **kw) -> None:
+        super().__init__(**kw)
+        self.tenant = tenant
+
+
+async def test_a_run_with_a_tenant_reads_only_that_tenants_labels(sqlite_store) -> None:
+    # Finding 4: labels of one tenant must not decide another tenant's human check.
+    await sqlite_store.put(
+        [
+            replace(label(passed=True), tenant="checkout"),
+            replace(label(passed=False, labeller="bo"), tenant="search"),
+        ]
+    )
+    for tenant, passed, reason in [
+        ("checkout", True, "labelled pass by ana"),
+        ("search", False, "labelled fail by bo"),
+        ("other", False, "no label for this output"),
+        # No tenant (auth off, in-process): every tenant's labels count.
+        (None, False, "labelled fail by 1 of 2 labellers"),
+    ]:
+        got = await score({"labels": "center"}, ctx=TenantContext(tenant, labels=sqlite_store))
+        assert (got.passed, got.reason.startswith(reason)) == (passed, True), (tenant, got)

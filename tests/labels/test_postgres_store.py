@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import grpc
+import psycopg
 import pytest
 from google.protobuf import json_format
 from scorewire.labels import open_label_store
@@ -137,3 +139,69 @@ def _closed_port() -> int:
     from tests.labels.conftest import free_port
 
     return free_port()
+
+
+async def test_a_table_made_before_tenants_is_upgraded_in_place(pg_url) -> None:
+    # A database written by an earlier version: its labels keep counting (no tenant),
+    # and the upgraded table takes labels with tenants.
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            """CREATE TABLE scorewire_label_history (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, sample_id TEXT NOT NULL,
+                output_hash TEXT NOT NULL, label_check TEXT NOT NULL, labeller TEXT NOT NULL,
+                passed BOOLEAN NOT NULL, note TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL,
+                stored_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
+        )
+        conn.execute(
+            "INSERT INTO scorewire_label_history (sample_id, output_hash, label_check,"
+            " labeller, passed, note, created_at) VALUES ('s1', %s, 'default', 'ana', true,"
+            " '', now())",
+            (label().output_hash,),
+        )
+    store = await PostgresLabelStore.open(pg_url)
+    try:
+        (old,) = await store.lookup("s1", label().output_hash, "default")
+        assert (old.labeller, old.tenant) == ("ana", "")
+        await store.put([replace(label(passed=False), tenant="checkout")])
+        mine = await store.lookup("s1", label().output_hash, "default", tenant="checkout")
+        assert [(lb.tenant, lb.passed) for lb in mine] == [("checkout", False)]
+    finally:
+        await store.close()
+
+
+async def test_a_put_blocked_past_its_timeout_stored_nothing_when_it_says_so(pg_url) -> None:
+    # Another session holds the table locked past statement_timeout: the put fails
+    # before its COMMIT, says "nothing was stored", and indeed nothing was; a retry
+    # with its request id then stores the label once.
+    store = await PostgresLabelStore.open(pg_url)
+    srv = await start_label_server(store)
+    request = lpb.PutLabelsRequest(
+        labels=[json_format.ParseDict({"sampleId": "s1", "outputHash": label().output_hash,
+                                       "passed": True, "labeller": "ana"}, lpb.Label())],
+        request_id="blocked-1",
+    )  # fmt: skip
+    try:
+        await store.list_labels(LabelQuery(), after_id=0, limit=1)  # the schema exists
+        locker = await psycopg.AsyncConnection.connect(pg_url)
+        async with locker, locker.transaction():
+            await locker.execute("LOCK TABLE scorewire_label_puts IN EXCLUSIVE MODE")
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await srv.labels.PutLabels(request, timeout=30)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "nothing was stored" in (err.value.details() or "")
+        history = LabelQuery(include_history=True)
+        for _ in range(100):  # the store fails fast for FAIL_FAST_S after a failure
+            try:
+                assert await store.list_labels(history, after_id=0, limit=9) == []
+                break
+            except LabelsUnavailable:
+                await asyncio.sleep(0.05)
+        else:
+            pytest.fail("the store did not answer again after the lock was released")
+        for _ in range(2):
+            await srv.labels.PutLabels(request, timeout=30)
+        assert len(await store.list_labels(history, after_id=0, limit=9)) == 1
+    finally:
+        await srv.channel.close()
+        await srv.stop()
+        await store.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sqlite3
+from dataclasses import replace
 
 import pytest
 from scorewire.labels.model import LabelQuery, LabelsUnavailable
@@ -142,3 +143,42 @@ async def test_list_filters_and_pages_by_storage_id(sqlite_store) -> None:
     assert [lb.sample_id for _, lb in first + rest] == ["s0", "s1", "s2", "s3", "s4", "s2"]
     only = await sqlite_store.list_labels(LabelQuery(labeller="bo"), after_id=0, limit=10)
     assert [lb.sample_id for _, lb in only] == ["s2"]
+
+
+_SCHEMA_BEFORE_TENANTS = """
+CREATE TABLE label_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, sample_id TEXT NOT NULL, output_hash TEXT NOT NULL,
+    label_check TEXT NOT NULL, labeller TEXT NOT NULL, passed INTEGER NOT NULL,
+    note TEXT NOT NULL, created_at_us INTEGER NOT NULL, stored_at_us INTEGER NOT NULL
+);
+INSERT INTO label_history (sample_id, output_hash, label_check, labeller, passed, note,
+    created_at_us, stored_at_us) VALUES ('s1', '{hash}', 'default', 'ana', 1, '', 1, 1);
+"""
+
+
+async def test_a_file_made_before_tenants_is_upgraded_in_place(tmp_path) -> None:
+    # The old label keeps counting (no tenant: every run without a tenant reads it), and
+    # the upgraded file takes labels with tenants and request ids.
+    path = str(tmp_path / "old.db")
+    with sqlite3.connect(path) as db:
+        db.executescript(_SCHEMA_BEFORE_TENANTS.format(hash=label().output_hash))
+    db.close()
+    store = await SqliteLabelStore.open(path)
+    try:
+        (old,) = await store.lookup("s1", label().output_hash, "default")
+        assert (old.labeller, old.tenant, old.passed) == ("ana", "", True)
+        await store.put([replace(label(passed=False), tenant="checkout")])
+        mine = await store.lookup("s1", label().output_hash, "default", tenant="checkout")
+        assert [(lb.tenant, lb.passed) for lb in mine] == [("checkout", False)]
+    finally:
+        await store.close()
+
+
+def test_a_write_is_either_abandoned_or_committed_never_both() -> None:
+    # The decision a timed-out put and its thread share: whoever moves first wins.
+    from scorewire.labels.sqlite import _Attempt
+
+    given_up = _Attempt()
+    assert given_up.abandon() and not given_up.may_commit()  # rolls back: "nothing stored"
+    committing = _Attempt()
+    assert committing.may_commit() and not committing.abandon()  # waited for, then answered

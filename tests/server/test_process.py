@@ -89,3 +89,15 @@ def test_workers_share_one_port() -> None:
             proc.wait(timeout=15)
         finally:
             proc.kill()
+
+
+def test_a_bad_token_setting_stops_serve_with_a_message_that_never_shows_the_value() -> None:
+    # A token pasted where its digest belongs: exit 2, the entry named, the token not shown.
+    entry = '{"name": "checkout", "sha256": "my-secret-token", "role": "caller"}'
+    env = _env() | {"SCOREWIRE_AUTH_TOKENS": f"[{entry}]"}
+    done = subprocess.run(
+        [SCOREWIRE, "serve", "--port", "0"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 2
+    assert "SCOREWIRE_AUTH_TOKENS entry 1" in done.stderr
+    assert "my-secret-token" not in done.stderr + done.stdout

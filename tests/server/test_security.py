@@ -2,11 +2,13 @@
 
 import asyncio
 import hashlib
+import json
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from scorewire.server.security import parse_token_digests
+from scorewire.server.security import parse_token_digests, principals_from_settings
+from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
@@ -121,3 +123,106 @@ def test_configuring_a_token_instead_of_a_digest_is_refused_without_echoing_it()
     with pytest.raises(ValueError) as exc:
         parse_token_digests(TOKEN)
     assert TOKEN not in str(exc.value)
+
+
+# ---- named tokens with roles ------------------------------------------------------------------
+
+NAMED = json.dumps([{"name": "checkout", "sha256": DIGEST, "role": "caller"}])
+
+
+async def test_health_watch_behind_the_token_streams_for_an_authenticated_caller() -> None:
+    # Finding 6: with health closed, Watch by a caller with a good token was UNKNOWN.
+    srv = await start_server(auth_tokens=NAMED, auth_open_health=False)
+    health = health_pb2_grpc.HealthStub(srv.channel)
+    try:
+        call = health.Watch(
+            health_pb2.HealthCheckRequest(), metadata=(("authorization", f"Bearer {TOKEN}"),)
+        )
+        first = await asyncio.wait_for(call.read(), 10)
+        assert first.status == health_pb2.HealthCheckResponse.SERVING
+        call.cancel()
+        anonymous = health.Watch(health_pb2.HealthCheckRequest())
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await asyncio.wait_for(anonymous.read(), 10)
+        assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
+async def test_bytes_that_do_not_parse_are_invalid_argument_on_health_too(server) -> None:
+    # Every service, not only scorewire's own: a string field with invalid UTF-8.
+    raw = server.channel.unary_unary("/grpc.health.v1.Health/Check")
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await raw(b"\x0a\x02\xff\xfe", timeout=10)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    watch = server.channel.unary_stream("/grpc.health.v1.Health/Watch")
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        async for _ in watch(b"\x0a\x02\xff\xfe", timeout=10):
+            pass
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # Reflection reads a stream of requests: a bad message in it ends the call the same way.
+    reflect = server.channel.stream_stream(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+    )
+
+    async def requests():
+        yield b"\x0a\x02\xff\xfe"  # host: <invalid UTF-8>
+
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        async for _ in reflect(requests(), timeout=10):
+            pass
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_named_tokens_and_legacy_digests_authenticate_together() -> None:
+    other = "another-token-for-tests"
+    srv = await start_server(
+        auth_tokens=NAMED, auth_token_sha256=hashlib.sha256(other.encode()).hexdigest()
+    )
+    try:
+        for secret in (TOKEN, other):
+            ok = await srv.stub.Score(REQ, metadata=(("authorization", f"Bearer {secret}"),))
+            assert ok.passed
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await srv.stub.Score(REQ, metadata=(("authorization", "Bearer nope"),))
+        assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+
+
+def _entry(**fields: object) -> dict[str, object]:
+    return {"name": "checkout", "sha256": DIGEST, "role": "caller"} | fields
+
+
+@pytest.mark.parametrize(
+    ("entries", "says"),
+    [
+        ([_entry(role="root")], "role"),
+        ([_entry(sha256=TOKEN)], "sha256"),
+        ([_entry(name="")], "name"),
+        ([_entry(name="has space")], "name"),
+        ([_entry(), _entry(sha256="1" * 64)], "name 'checkout'"),
+        ([_entry(), _entry(name="search")], "same sha256"),
+        ([_entry(extra=1)], "extra"),
+        ({"name": "checkout"}, "list"),
+    ],
+)
+def test_bad_token_entries_are_refused_naming_the_entry(entries, says) -> None:
+    # A configuration error names the setting and entry, and never echoes a token.
+    with pytest.raises(ValueError) as exc:
+        principals_from_settings(Settings(auth_tokens=json.dumps(entries)))
+    assert "SCOREWIRE_AUTH_TOKENS" in str(exc.value) and says in str(exc.value)
+    assert TOKEN not in str(exc.value)
+
+
+def test_not_json_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ValueError) as exc:
+        principals_from_settings(Settings(auth_tokens=TOKEN))
+    assert "SCOREWIRE_AUTH_TOKENS" in str(exc.value) and TOKEN not in str(exc.value)
+
+
+def test_a_legacy_digest_is_a_caller_named_by_its_prefix() -> None:
+    (p,) = principals_from_settings(Settings(auth_token_sha256=DIGEST)).values()
+    assert (p.name, p.role) == (f"sha256:{DIGEST[:12]}", "caller")

@@ -21,6 +21,10 @@ one of them passed the output (value = the fraction that did). No label for this
 is a plain fail ("no label for this output"). A store or file that cannot answer is an
 error score (LABELS_UNAVAILABLE), never a pass, so it counts toward max_error_rate.
 A sample without an id can match no label, so it fails like an unlabelled one.
+
+Tenants: the service's store holds labels of many tenants (bearer token names). A run
+whose context names a tenant (`ctx.tenant`, the caller's token name when auth is on)
+reads only that tenant's labels; a run without one (auth off, in-process) reads all.
 """
 
 from __future__ import annotations
@@ -101,12 +105,19 @@ def _from_file(path: str, sample: Sample, output: Output, check: str) -> Score:
     return _score(index.lookup(sample.id, digest, check))
 
 
-async def _from_store(store: LabelStore, sample: Sample, output: Output, check: str) -> Score:
+def _tenant(ctx: CheckContext) -> str:
+    """The tenant whose labels this run reads; empty (every tenant) when it names none."""
+    return getattr(ctx, "tenant", None) or ""
+
+
+async def _from_store(
+    store: LabelStore, sample: Sample, output: Output, check: str, tenant: str
+) -> Score:
     if not sample.id:
         return _score([])
     digest = output_hash(labelled_text(output.text, output.value))
     try:
-        labels = await store.lookup(sample.id, digest, check)
+        labels = await store.lookup(sample.id, digest, check, tenant=tenant)
     except LabelsUnavailable as err:
         return _unavailable(f"the label store did not answer: {err}")
     return _score(list(labels))
@@ -129,7 +140,7 @@ def build_human(params: HumanParams) -> CheckFn:
         async def from_center(sample: Sample, output: Output, ctx: CheckContext) -> Score:
             if ctx.labels is None:
                 return _unavailable(_NO_STORE)
-            return await _from_store(ctx.labels, sample, output, check)
+            return await _from_store(ctx.labels, sample, output, check, _tenant(ctx))
 
         return from_center
     if not params.labels.strip():
@@ -150,7 +161,7 @@ def build_human(params: HumanParams) -> CheckFn:
 def _default_source(check: str) -> CheckFn:
     async def from_default(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if ctx.labels is not None:
-            return await _from_store(ctx.labels, sample, output, check)
+            return await _from_store(ctx.labels, sample, output, check, _tenant(ctx))
         suite_dir = ctx.extras.get("suite_dir")
         if not suite_dir:
             return _unavailable(_NO_SOURCE)

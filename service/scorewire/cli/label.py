@@ -175,7 +175,11 @@ class Keys:
 
 
 class Pusher:
-    """Sends labels to a LabelService; keeps those not taken and retries them."""
+    """Sends labels to a LabelService; keeps those not taken and retries them.
+
+    Each label is sent in its own PutLabels with a request id chosen when it was made,
+    so a retry after an answer that never came (or an unknown outcome) stores it once.
+    """
 
     def __init__(self, address: str, timeout_s: float = 10.0) -> None:
         import grpc
@@ -184,26 +188,31 @@ class Pusher:
         self._channel = grpc.insecure_channel(address)
         self._stub = labels_pb2_grpc.LabelServiceStub(self._channel)
         self._timeout_s = timeout_s
-        self.pending: list[Label] = []
+        self.pending: list[tuple[str, Label]] = []
+        """(request id, label) of every label not yet acknowledged, oldest first."""
         self.last_error = ""
 
     def push(self, label: Label | None = None) -> bool:
         """Send `label` and anything pending; False (and kept) when the server fails."""
+        import uuid
+
         import grpc
         from scorewire.server.labels_service import label_to_pb
         from scorewire.v1 import labels_pb2
 
         if label is not None:
-            self.pending.append(label)
-        if not self.pending:
-            return True
-        request = labels_pb2.PutLabelsRequest(labels=[label_to_pb(lb) for lb in self.pending])
-        try:
-            self._stub.PutLabels(request, timeout=self._timeout_s)
-        except grpc.RpcError as err:
-            self.last_error = f"{err.code().name}: {err.details()}"
-            return False
-        self.pending.clear()
+            self.pending.append((str(uuid.uuid4()), label))
+        while self.pending:
+            request_id, first = self.pending[0]
+            request = labels_pb2.PutLabelsRequest(
+                labels=[label_to_pb(first)], request_id=request_id
+            )
+            try:
+                self._stub.PutLabels(request, timeout=self._timeout_s)
+            except grpc.RpcError as err:
+                self.last_error = f"{err.code().name}: {err.details()}"
+                return False
+            self.pending.pop(0)
         self.last_error = ""
         return True
 

@@ -28,6 +28,13 @@ def _serve(args: argparse.Namespace) -> int:
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     from scorewire.server.app import run_workers, serve
+    from scorewire.server.security import principals_from_settings
+
+    try:
+        principals_from_settings(settings)  # a bad token setting stops here, not per worker
+    except ValueError as err:
+        print(f"scorewire serve: {err}", file=sys.stderr)
+        return 2
 
     if settings.workers > 1:
         return run_workers(settings)

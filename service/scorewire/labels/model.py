@@ -1,9 +1,10 @@
 """Human labels: what a label is, how an output is identified, and what a set of labels means.
 
-A label is one person's verdict on one exact output of one sample, for one label check.
-Labels are history: nothing is overwritten, and for each (sample_id, output_hash, check,
-labeller) the label with the latest `created_at` counts (a tie goes to the one stored
-last). The `human` check passes only when every labeller's counting label passed.
+A label is one person's verdict on one exact output of one sample, for one label check,
+in one tenant (the bearer token name whose outputs it judges; empty with auth off).
+Labels are history: nothing is overwritten, and for each (tenant, sample_id, output_hash,
+check, labeller) the label with the latest `created_at` counts (a tie goes to the one
+stored last). The `human` check passes only when every labeller's counting label passed.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class Label:
     """The label check this verdict is for (a `human` check's `check:` parameter)."""
     note: str = ""
     """An optional remark for people."""
+    tenant: str = ""
+    """The tenant (bearer token name) whose outputs this label judges; empty with auth off."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ class LabelQuery:
     labeller: str = ""
     include_history: bool = False
     """List every stored label rather than only the latest per key."""
+    tenant: str = ""
+    """Only this tenant's labels (a token name is never empty, so empty means every tenant)."""
 
     def filters(self) -> list[tuple[str, str]]:
         """(column, value) of every filter set, with the stores' column names."""
@@ -99,8 +104,21 @@ class LabelQuery:
             ("output_hash", self.output_hash),
             ("label_check", self.check),
             ("labeller", self.labeller),
+            ("tenant", self.tenant),
         )
         return [(column, value) for column, value in pairs if value]
+
+
+@dataclass(frozen=True, slots=True)
+class PutKey:
+    """Makes a write idempotent: a put repeating a stored key stores nothing new."""
+
+    scope: str
+    """Whose request ids these are: the writing token's name (empty with auth off)."""
+    request_id: str
+    """The client's identifier of the write."""
+    fingerprint: str
+    """A digest of the labels as the client sent them; a reused id must send the same."""
 
 
 LOOKUP_LIMIT = 10_000
@@ -108,26 +126,45 @@ LOOKUP_LIMIT = 10_000
 
 
 def counting_labels(found: Sequence[tuple[int, Label]]) -> list[Label]:
-    """The latest label of each labeller (as listed), ordered by labeller."""
-    return sorted((label for _, label in found), key=lambda label: label.labeller)
+    """The latest label of each labeller (as listed), ordered by labeller (then tenant)."""
+    return sorted((label for _, label in found), key=lambda lb: (lb.labeller, lb.tenant))
 
 
 class LabelsUnavailable(Exception):
-    """The label store did not answer (down, unreachable, too slow, or closed)."""
+    """The label store did not answer (down, unreachable, too slow, or closed).
+
+    Raised by a write, it means the write stored nothing (it was rolled back or never
+    began); `LabelsOutcomeUnknown` is the case where that cannot be known.
+    """
+
+
+class LabelsOutcomeUnknown(LabelsUnavailable):
+    """A write failed or went unconfirmed after its commit began: it may have been stored."""
+
+
+class RequestIdReused(Exception):
+    """A put's request id was already used, within its scope, for other labels."""
 
 
 class LabelStore(Protocol):
     """Where the service keeps labels: SQLite or PostgreSQL.
 
     Every method raises `LabelsUnavailable` when the store does not answer; a write
-    that returned has been committed to durable storage.
+    that returned has been committed to durable storage, and a write that raised
+    `LabelsUnavailable` but not `LabelsOutcomeUnknown` stored nothing.
     """
 
-    async def put(self, labels: Sequence[Label]) -> None:
-        """Store every label or none, durably, before returning."""
+    async def put(self, labels: Sequence[Label], key: PutKey | None = None) -> list[Label]:
+        """Store every label or none, durably, before returning the labels as stored.
 
-    async def lookup(self, sample_id: str, output_hash: str, check: str) -> list[Label]:
-        """The counting label of each labeller for this sample, output and check."""
+        With a `key` already stored, store nothing and return the labels its first put
+        stored; `RequestIdReused` when that put carried other labels.
+        """
+
+    async def lookup(
+        self, sample_id: str, output_hash: str, check: str, *, tenant: str = ""
+    ) -> list[Label]:
+        """The counting label of each labeller for this sample, output, check (and tenant)."""
 
     async def list_labels(
         self, query: LabelQuery, *, after_id: int, limit: int

@@ -11,7 +11,11 @@ advisory lock, so replicas starting together do not race on `CREATE TABLE`.
 
 A database that does not answer makes calls fail with `LabelsUnavailable` within
 `OPERATION_TIMEOUT_S`; after a failure, calls fail at once for `FAIL_FAST_S` so that a
-run with a human check over thousands of samples does not wait on every one.
+run with a human check over thousands of samples does not wait on every one. A write
+that fails before its COMMIT was sent stored nothing (the transaction rolls back); one
+that fails or times out during the COMMIT is `LabelsOutcomeUnknown`. A put with a
+`PutKey` is idempotent: its request id is inserted in the same transaction as its
+labels, and a concurrent put of the same key waits for it (ON CONFLICT) and replays it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, TypeVar
 
@@ -29,7 +34,10 @@ from scorewire.labels.model import (
     LOOKUP_LIMIT,
     Label,
     LabelQuery,
+    LabelsOutcomeUnknown,
     LabelsUnavailable,
+    PutKey,
+    RequestIdReused,
     counting_labels,
     utc_now,
 )
@@ -60,17 +68,38 @@ _SCHEMA = (
         stored_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )
     """,
+    # Tables made before tenants and request ids lack these columns.
+    "ALTER TABLE scorewire_label_history ADD COLUMN IF NOT EXISTS tenant TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE scorewire_label_history ADD COLUMN IF NOT EXISTS put_id BIGINT",
+    """
+    CREATE TABLE IF NOT EXISTS scorewire_label_puts (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        scope TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        stored_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        UNIQUE (scope, request_id)
+    )
+    """,
     """
     CREATE INDEX IF NOT EXISTS scorewire_label_history_key ON scorewire_label_history
         (sample_id, output_hash, label_check, labeller, created_at, id)
     """,
+    """
+    CREATE INDEX IF NOT EXISTS scorewire_label_history_tenant ON scorewire_label_history
+        (tenant, id)
+    """,
+    """
+    CREATE INDEX IF NOT EXISTS scorewire_label_history_put ON scorewire_label_history
+        (put_id) WHERE put_id IS NOT NULL
+    """,
 )
 
-_COLUMNS = "id, sample_id, output_hash, label_check, labeller, passed, note, created_at"
+_COLUMNS = "id, sample_id, output_hash, label_check, labeller, passed, note, created_at, tenant"
 _LATEST = f"""
 SELECT {_COLUMNS} FROM (
     SELECT {_COLUMNS}, ROW_NUMBER() OVER (
-        PARTITION BY sample_id, output_hash, label_check, labeller
+        PARTITION BY tenant, sample_id, output_hash, label_check, labeller
         ORDER BY created_at DESC, id DESC
     ) AS rank
     FROM scorewire_label_history WHERE {{where}}
@@ -82,8 +111,22 @@ _HISTORY = (
 )
 _INSERT = (
     "INSERT INTO scorewire_label_history (sample_id, output_hash, label_check, labeller,"
-    " passed, note, created_at, stored_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    " passed, note, created_at, stored_at, tenant, put_id)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
+_CLAIM = (
+    "INSERT INTO scorewire_label_puts (scope, request_id, fingerprint) VALUES (%s, %s, %s)"
+    " ON CONFLICT (scope, request_id) DO NOTHING RETURNING id"
+)
+_EARLIER = "SELECT id, fingerprint FROM scorewire_label_puts WHERE scope = %s AND request_id = %s"
+_REPLAY = f"SELECT {_COLUMNS} FROM scorewire_label_history WHERE put_id = %s ORDER BY id"
+
+
+@dataclass(slots=True)
+class _Phase:
+    """How far a write got: once its COMMIT is sent, a failure leaves the outcome unknown."""
+
+    committing: bool = False
 
 
 def _where(query: LabelQuery) -> tuple[str, list[Any]]:
@@ -101,7 +144,20 @@ def _row_label(row: Sequence[Any]) -> tuple[int, Label]:
         passed=bool(row[5]),
         note=row[6],
         created_at=row[7].astimezone(UTC),
+        tenant=row[8],
     )
+
+
+async def _replay(cur: psycopg.AsyncCursor[Any], key: PutKey) -> list[Label]:
+    """The labels the earlier put with this key stored."""
+    await cur.execute(_EARLIER, (key.scope, key.request_id))
+    row = await cur.fetchone()
+    if row is None:  # pragma: no cover - the conflicting row is committed once we get here
+        raise psycopg.errors.SerializationFailure("the earlier put of this request id vanished")
+    if row[1] != key.fingerprint:
+        raise RequestIdReused(key.request_id)
+    await cur.execute(_REPLAY, (row[0],))
+    return [_row_label(r)[1] for r in await cur.fetchall()]
 
 
 class PostgresLabelStore:
@@ -151,7 +207,7 @@ class PostgresLabelStore:
                     await conn.execute(statement)
             self._schema_ready = True
 
-    async def _run(self, op: Callable[[], Awaitable[T]]) -> T:
+    async def _run(self, op: Callable[[], Awaitable[T]], phase: _Phase | None = None) -> T:
         if self._closed:
             raise LabelsUnavailable("the label store is closed")
         if time.monotonic() < self._down_until:
@@ -171,10 +227,15 @@ class PostgresLabelStore:
             message = f"the label database failed: {type(err).__name__}: {err}".strip()
         log.warning("label store: %s", message)
         self._down_until = time.monotonic() + FAIL_FAST_S
+        if phase is not None and phase.committing:
+            raise LabelsOutcomeUnknown(f"during the commit: {message}")
         raise LabelsUnavailable(message)
 
-    async def put(self, labels: Sequence[Label]) -> None:
-        """Insert every label in one transaction; returns after the commit."""
+    async def put(self, labels: Sequence[Label], key: PutKey | None = None) -> list[Label]:
+        """Insert every label in one transaction; returns the labels stored, after the commit.
+
+        With a `key` stored before, inserts nothing and returns that put's labels.
+        """
         stored_at = utc_now()
         rows = [
             (
@@ -186,25 +247,35 @@ class PostgresLabelStore:
                 lb.note,
                 lb.created_at,
                 stored_at,
+                lb.tenant,
             )
             for lb in labels
         ]
+        phase = _Phase()
 
-        async def insert() -> None:
-            async with (
-                self._pool.connection() as conn,
-                conn.transaction(),
-                conn.cursor() as cur,
-            ):
-                await cur.executemany(_INSERT, rows)
+        async def insert() -> list[Label]:
+            async with self._pool.connection() as conn:
+                async with conn.transaction(), conn.cursor() as cur:
+                    put_id = None
+                    if key is not None:
+                        await cur.execute(_CLAIM, (key.scope, key.request_id, key.fingerprint))
+                        claimed = await cur.fetchone()
+                        if claimed is None:  # stored before, or by a put that just committed
+                            return await _replay(cur, key)
+                        put_id = claimed[0]
+                    await cur.executemany(_INSERT, [(*row, put_id) for row in rows])
+                    phase.committing = True  # leaving the block sends COMMIT
+                return list(labels)
 
-        await self._run(insert)
+        return await self._run(insert, phase)
 
-    async def lookup(self, sample_id: str, output_hash: str, check: str) -> list[Label]:
-        """The counting label of each labeller for this sample, output and check."""
-        if "\x00" in sample_id or "\x00" in check:
+    async def lookup(
+        self, sample_id: str, output_hash: str, check: str, *, tenant: str = ""
+    ) -> list[Label]:
+        """The counting label of each labeller for this sample, output, check (and tenant)."""
+        if "\x00" in sample_id or "\x00" in check or "\x00" in tenant:
             return []  # PostgreSQL text cannot hold NUL, so no stored label has one
-        query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check)
+        query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check, tenant=tenant)
         return counting_labels(await self.list_labels(query, after_id=0, limit=LOOKUP_LIMIT))
 
     async def list_labels(

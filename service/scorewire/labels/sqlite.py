@@ -11,6 +11,13 @@ writers never overwrite each other; readers pick the latest per key. WAL lets re
 run beside the one writer, and `busy_timeout` makes worker processes sharing the file
 queue their writes instead of failing.
 
+Truthful failures: a write the server gives up on (the file stayed locked past
+`OPERATION_TIMEOUT_S`) is abandoned under a lock shared with its thread, so that it either
+rolls back (the caller hears "nothing was stored") or, when its COMMIT had already
+begun, is waited for and reported as it ended. Only a commit that neither finishes nor
+fails in time is `LabelsOutcomeUnknown`. A put with a `PutKey` is idempotent: its
+request id is stored in the same transaction as its labels.
+
 sqlite3 blocks, so every call runs on one dedicated thread that owns the connection.
 """
 
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -28,7 +36,10 @@ from scorewire.labels.model import (
     LOOKUP_LIMIT,
     Label,
     LabelQuery,
+    LabelsOutcomeUnknown,
     LabelsUnavailable,
+    PutKey,
+    RequestIdReused,
     counting_labels,
     utc_now,
 )
@@ -39,6 +50,8 @@ T = TypeVar("T")
 
 OPERATION_TIMEOUT_S = 5.0
 """The most one store call may take before the store counts as not answering."""
+COMMIT_WAIT_S = 10.0
+"""After OPERATION_TIMEOUT_S, how long a write whose COMMIT had begun is still waited for."""
 _BUSY_TIMEOUT_S = 4.0
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -53,26 +66,82 @@ CREATE TABLE IF NOT EXISTS label_history (
     passed INTEGER NOT NULL,
     note TEXT NOT NULL,
     created_at_us INTEGER NOT NULL,
-    stored_at_us INTEGER NOT NULL
+    stored_at_us INTEGER NOT NULL,
+    tenant TEXT NOT NULL DEFAULT '',
+    put_id INTEGER
 );
+CREATE TABLE IF NOT EXISTS label_puts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    stored_at_us INTEGER NOT NULL,
+    UNIQUE (scope, request_id)
+);
+"""
+# Files made before tenants and request ids lack two columns (added in place, once).
+_ADDED_COLUMNS = (
+    ("tenant", "ALTER TABLE label_history ADD COLUMN tenant TEXT NOT NULL DEFAULT ''"),
+    ("put_id", "ALTER TABLE label_history ADD COLUMN put_id INTEGER"),
+)
+_INDEXES = """
 CREATE INDEX IF NOT EXISTS label_history_key
     ON label_history (sample_id, output_hash, label_check, labeller, created_at_us, id);
+CREATE INDEX IF NOT EXISTS label_history_tenant ON label_history (tenant, id);
+CREATE INDEX IF NOT EXISTS label_history_put ON label_history (put_id) WHERE put_id IS NOT NULL;
 """
 
-_COLUMNS = "id, sample_id, output_hash, label_check, labeller, passed, note, created_at_us"
+_COLUMNS = "id, sample_id, output_hash, label_check, labeller, passed, note, created_at_us, tenant"
 
 # The latest label per key: the highest created_at, ties to the highest id (stored last).
 # Filters are on key columns only, so filtering inside the window keeps whole keys.
 _LATEST = f"""
 SELECT {_COLUMNS} FROM (
     SELECT {_COLUMNS}, ROW_NUMBER() OVER (
-        PARTITION BY sample_id, output_hash, label_check, labeller
+        PARTITION BY tenant, sample_id, output_hash, label_check, labeller
         ORDER BY created_at_us DESC, id DESC
     ) AS rank
     FROM label_history WHERE {{where}}
 ) WHERE rank = 1 AND id > ? ORDER BY id LIMIT ?
 """
 _HISTORY = f"SELECT {_COLUMNS} FROM label_history WHERE {{where}} AND id > ? ORDER BY id LIMIT ?"
+_INSERT = (
+    "INSERT INTO label_history (sample_id, output_hash, label_check, labeller, passed, note,"
+    " created_at_us, stored_at_us, tenant, put_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class _CommitFailed(Exception):
+    """COMMIT itself raised: the transaction's outcome is not known."""
+
+
+class _Attempt:
+    """Whether a write may still commit, decided under a lock its thread shares.
+
+    The lock is held only to flip the state, never across I/O, so the event loop
+    taking it on a timeout never waits on the disk.
+    """
+
+    __slots__ = ("_lock", "_state")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = "pending"
+
+    def may_commit(self) -> bool:
+        """Called by the write just before COMMIT: False when the caller gave up on it."""
+        with self._lock:
+            if self._state == "abandoned":
+                return False
+            self._state = "committing"
+            return True
+
+    def abandon(self) -> bool:
+        """Called on a timeout: True when the write will now never commit."""
+        with self._lock:
+            if self._state == "pending":
+                self._state = "abandoned"
+            return self._state == "abandoned"
 
 
 def to_micros(moment: datetime) -> int:
@@ -94,6 +163,7 @@ def _row_label(row: Sequence[Any]) -> tuple[int, Label]:
         passed=bool(row[5]),
         note=row[6],
         created_at=from_micros(int(row[7])),
+        tenant=row[8],
     )
 
 
@@ -101,6 +171,39 @@ def _where(query: LabelQuery) -> tuple[str, list[Any]]:
     filters = query.filters()
     clauses = ["1 = 1"] + [f"{column} = ?" for column, _ in filters]
     return " AND ".join(clauses), [value for _, value in filters]
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the columns and indexes a file made by an earlier version lacks."""
+    conn.execute("BEGIN IMMEDIATE")  # two processes opening one old file add columns once
+    try:
+        have = {row[1] for row in conn.execute("PRAGMA table_info(label_history)")}
+        for column, statement in _ADDED_COLUMNS:
+            if column not in have:
+                conn.execute(statement)
+        for statement in _INDEXES.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _earlier_put(db: sqlite3.Connection, key: PutKey) -> list[Label] | None:
+    """The labels a put with this key stored; None when there was none."""
+    row = db.execute(
+        "SELECT id, fingerprint FROM label_puts WHERE scope = ? AND request_id = ?",
+        (key.scope, key.request_id),
+    ).fetchone()
+    if row is None:
+        return None
+    if row[1] != key.fingerprint:
+        raise RequestIdReused(key.request_id)
+    found = db.execute(
+        f"SELECT {_COLUMNS} FROM label_history WHERE put_id = ? ORDER BY id", (row[0],)
+    )
+    return [_row_label(r)[1] for r in found]
 
 
 class SqliteLabelStore:
@@ -136,6 +239,7 @@ class SqliteLabelStore:
                 raise sqlite3.OperationalError(f"cannot use WAL journal mode (got {mode})")
             conn.execute("PRAGMA synchronous=FULL")
             conn.executescript(_SCHEMA)
+            _migrate(conn)
         except BaseException:
             conn.close()
             raise
@@ -158,13 +262,49 @@ class SqliteLabelStore:
             log.warning("label store %s failed: %s", self.path, err)
             raise LabelsUnavailable(f"the label store failed: {err}") from None
 
+    async def _write(self, fn: Callable[[_Attempt], T]) -> T:
+        """Run a write that asks `attempt.may_commit()` before its COMMIT."""
+        if self._closed:
+            raise LabelsUnavailable("the label store is closed")
+        attempt = _Attempt()
+        loop = asyncio.get_running_loop()
+        try:
+            job = loop.run_in_executor(self._executor, fn, attempt)
+        except RuntimeError as err:  # the executor was shut down by a concurrent close()
+            raise LabelsUnavailable(f"the label store failed: {err}") from None
+        try:
+            try:
+                return await asyncio.wait_for(asyncio.shield(job), OPERATION_TIMEOUT_S)
+            except TimeoutError:
+                if attempt.abandon():
+                    job.cancel()  # never starts if still queued; rolls back if running
+                    raise LabelsUnavailable(
+                        f"the label store did not answer within {OPERATION_TIMEOUT_S:g} s"
+                    ) from None
+            # The COMMIT had begun: its own outcome is the answer.
+            return await asyncio.wait_for(job, COMMIT_WAIT_S)
+        except TimeoutError:
+            raise LabelsOutcomeUnknown(
+                f"the label store began a commit and did not finish it within "
+                f"{OPERATION_TIMEOUT_S + COMMIT_WAIT_S:g} s"
+            ) from None
+        except _CommitFailed as err:
+            log.warning("label store %s failed to commit: %s", self.path, err)
+            raise LabelsOutcomeUnknown(f"the label store failed to commit: {err}") from None
+        except (sqlite3.Error, RuntimeError) as err:
+            log.warning("label store %s failed: %s", self.path, err)
+            raise LabelsUnavailable(f"the label store failed: {err}") from None
+
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
             raise sqlite3.OperationalError("the label store is closed")
         return self._conn
 
-    async def put(self, labels: Sequence[Label]) -> None:
-        """Insert every label in one transaction; returns after the commit."""
+    async def put(self, labels: Sequence[Label], key: PutKey | None = None) -> list[Label]:
+        """Insert every label in one transaction; returns the labels stored, after the commit.
+
+        With a `key` stored before, inserts nothing and returns that put's labels.
+        """
         stored_at = to_micros(utc_now())
         rows = [
             (
@@ -176,29 +316,48 @@ class SqliteLabelStore:
                 lb.note,
                 to_micros(lb.created_at),
                 stored_at,
+                lb.tenant,
             )
             for lb in labels
         ]
 
-        def insert() -> None:
+        def insert(attempt: _Attempt) -> list[Label]:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.executemany(
-                    "INSERT INTO label_history (sample_id, output_hash, label_check, labeller,"
-                    " passed, note, created_at_us, stored_at_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
+                put_id = None
+                if key is not None:
+                    earlier = _earlier_put(db, key)
+                    if earlier is not None:
+                        db.execute("ROLLBACK")
+                        return earlier
+                    put_id = db.execute(
+                        "INSERT INTO label_puts (scope, request_id, fingerprint, stored_at_us)"
+                        " VALUES (?, ?, ?, ?)",
+                        (key.scope, key.request_id, key.fingerprint, stored_at),
+                    ).lastrowid
+                db.executemany(_INSERT, [(*row, put_id) for row in rows])
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
+            if not attempt.may_commit():
+                db.execute("ROLLBACK")
+                return []  # nobody waits for this answer any more
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error as err:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise _CommitFailed(str(err)) from None
+            return list(labels)
 
-        await self._call(insert)
+        return await self._write(insert)
 
-    async def lookup(self, sample_id: str, output_hash: str, check: str) -> list[Label]:
-        """The counting label of each labeller for this sample, output and check."""
-        query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check)
+    async def lookup(
+        self, sample_id: str, output_hash: str, check: str, *, tenant: str = ""
+    ) -> list[Label]:
+        """The counting label of each labeller for this sample, output, check (and tenant)."""
+        query = LabelQuery(sample_id=sample_id, output_hash=output_hash, check=check, tenant=tenant)
         return counting_labels(await self.list_labels(query, after_id=0, limit=LOOKUP_LIMIT))
 
     async def list_labels(

@@ -26,7 +26,8 @@ from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import open_label_store
 from scorewire.metrics import start_metrics
-from scorewire.server.labels_service import add_label_service
+from scorewire.server.decoding import DecodeGuard
+from scorewire.server.labels_service import CallerScopedLabels, add_label_service
 from scorewire.server.registration import add_service
 from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
@@ -87,10 +88,13 @@ async def create_server(
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port."""
     auth = auth_interceptor(settings)
-    # Metrics (passed in) come first so that calls auth rejects are counted too.
-    chain = list(interceptors) + ([auth] if auth is not None else [])
+    # Metrics (passed in) come first so that calls auth rejects are counted too; the
+    # decode guard comes after auth, so a caller without a token learns nothing more.
+    chain = [*interceptors, *([auth] if auth is not None else []), DecodeGuard()]
     server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
-    service = ScoringService(settings, judge=judge, labels=labels, observer=observer, extras=extras)
+    # human checks in Score and RunSuite read the caller's tenant's labels only.
+    scoped = CallerScopedLabels(labels) if labels is not None else None
+    service = ScoringService(settings, judge=judge, labels=scoped, observer=observer, extras=extras)
     add_service(server, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

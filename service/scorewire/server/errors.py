@@ -95,7 +95,8 @@ TOO_DEEP_MESSAGE = (
 BAD_UTF8_MESSAGE = "a string field of the request is not valid UTF-8"
 
 
-def _undecodable(reason: str = "") -> RequestRejected:
+def undecodable(reason: str = "") -> RequestRejected:
+    """INVALID_ARGUMENT for a request whose bytes did not parse, naming the cause."""
     # upb names the cause in its message; say which one rather than guessing.
     if "MaxDepth" in reason:
         message = TOO_DEEP_MESSAGE
@@ -111,7 +112,7 @@ def _undecodable(reason: str = "") -> RequestRejected:
 async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for message in requests:
         if isinstance(message, Undecodable):
-            raise _undecodable(message.reason)
+            raise undecodable(message.reason)
         yield message
 
 
@@ -126,7 +127,7 @@ def guarded_unary(fn: H) -> H:
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             if isinstance(request, Undecodable):
-                raise _undecodable(request.reason)
+                raise undecodable(request.reason)
             return await fn(self, request, context)
         except RequestRejected as err:
             await abort(context, err)
@@ -148,7 +149,7 @@ def guarded_stream(fn: G) -> G:
     ) -> AsyncIterator[Any]:
         try:
             if isinstance(request, Undecodable):
-                raise _undecodable(request.reason)
+                raise undecodable(request.reason)
             if hasattr(request, "__aiter__"):
                 request = _checked_stream(request)
             async for item in fn(self, request, context):

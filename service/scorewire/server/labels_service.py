@@ -1,8 +1,17 @@
-"""The LabelService handlers: validate, call the label store, convert back.
+"""The LabelService handlers: validate, authorize, call the label store, convert back.
 
 Bad labels are INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending
-field (`labels[2].output_hash`); a store that does not answer is UNAVAILABLE with a
-generic message (the detail goes to the log), and nothing of the request was stored.
+field (`labels[2].output_hash`). A store that does not answer is UNAVAILABLE with a
+generic message (the detail goes to the log) that tells the truth about the write:
+"nothing was stored" only when the store rolled it back, otherwise that the outcome is
+unknown and a retry with the same `request_id` is safe.
+
+Tenants (bearer tokens on): a label belongs to a tenant, a token name, and records the
+writing token's name as labeller. A `caller` reads and writes its own tenant only; a
+`labeller` also writes into any tenant (as itself) and lists what it wrote there; an
+`admin` reads every tenant and writes into any under any labeller name (imports).
+Anything else is PERMISSION_DENIED naming the field. With auth off nothing changes:
+labeller is a required free field and every label is visible.
 """
 
 from __future__ import annotations
@@ -10,6 +19,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,8 +35,11 @@ from scorewire.labels.model import (
     MAX_SAMPLE_ID_BYTES,
     Label,
     LabelQuery,
+    LabelsOutcomeUnknown,
     LabelStore,
     LabelsUnavailable,
+    PutKey,
+    RequestIdReused,
     is_output_hash,
     utc_now,
 )
@@ -34,6 +49,8 @@ from scorewire.server.errors import (
     invalid_argument,
     resource_exhausted,
 )
+from scorewire.server.registration import add_service
+from scorewire.server.security import Principal, Role, principal
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import labels_pb2_grpc as pb_grpc
 
@@ -49,8 +66,23 @@ MAX_PAGE_SIZE = 1000
 MAX_CLOCK_AHEAD = timedelta(minutes=5)
 """How far in the server's future a label's `created_at` may be (clock skew)."""
 
+MAX_STORAGE_ID = 2**63 - 1
+"""The largest storage id either store can hold (a signed 64-bit integer)."""
+MAX_REQUEST_ID_CHARS = 128
+"""Longest PutLabels request id."""
+_REQUEST_ID = re.compile(rf"^[A-Za-z0-9._:-]{{1,{MAX_REQUEST_ID_CHARS}}}$")
+
 _UNAVAILABLE = "the label store is unavailable; nothing was stored, retry later"
 _UNAVAILABLE_READ = "the label store is unavailable; retry later"
+_UNKNOWN = (
+    "the label store did not confirm the write: the labels may have been stored; "
+    "retry with the same request_id, which stores them at most once"
+)
+_UNKNOWN_NO_ID = (
+    "the label store did not confirm the write: the labels may have been stored, and "
+    "this request has no request_id, so a retry may store them twice (set request_id "
+    "to make retries safe)"
+)
 
 
 def _check_name(value: str, field: str, out: list[FieldViolation], *, required: bool) -> None:
@@ -75,7 +107,14 @@ def _created_at(msg: pb.Label, field: str, now: datetime, out: list[FieldViolati
     return moment
 
 
-def label_from_pb(msg: pb.Label, path: str, now: datetime, out: list[FieldViolation]) -> Label:
+def label_from_pb(
+    msg: pb.Label,
+    path: str,
+    now: datetime,
+    out: list[FieldViolation],
+    *,
+    labeller_required: bool = True,
+) -> Label:
     """The domain label of `msg`; problems are appended to `out` with their field paths."""
     sample_field = join_path(path, "sample_id")
     if not msg.sample_id:
@@ -91,8 +130,9 @@ def label_from_pb(msg: pb.Label, path: str, now: datetime, out: list[FieldViolat
                 "must be the SHA-256 of the output's UTF-8 text as 64 lowercase hex digits",
             )
         )
-    _check_name(msg.labeller, join_path(path, "labeller"), out, required=True)
+    _check_name(msg.labeller, join_path(path, "labeller"), out, required=labeller_required)
     _check_name(msg.check, join_path(path, "check"), out, required=False)
+    _check_name(msg.tenant, join_path(path, "tenant"), out, required=False)
     note_field = join_path(path, "note")
     if len(msg.note) > MAX_NOTE_CHARS:
         out.append(FieldViolation(note_field, f"is longer than {MAX_NOTE_CHARS} characters"))
@@ -106,6 +146,7 @@ def label_from_pb(msg: pb.Label, path: str, now: datetime, out: list[FieldViolat
         created_at=_created_at(msg, join_path(path, "created_at"), now, out),
         check=msg.check or DEFAULT_CHECK,
         note=msg.note,
+        tenant=msg.tenant,
     )
 
 
@@ -121,11 +162,88 @@ def label_to_pb(label: Label) -> pb.Label:
         labeller=label.labeller,
         created_at=created,
         check=label.check,
+        tenant=label.tenant,
+    )
+
+
+def permission_denied(denials: list[FieldViolation]) -> RequestRejected:
+    """PERMISSION_DENIED naming every field the token may not set as it did."""
+    head = "; ".join(str(v) for v in denials[:3])
+    more = f" (and {len(denials) - 3} more)" if len(denials) > 3 else ""
+    return RequestRejected(
+        grpc.StatusCode.PERMISSION_DENIED, f"permission denied: {head}{more}", denials
+    )
+
+
+def owned_label(label: Label, path: str, who: Principal, out: list[FieldViolation]) -> Label:
+    """`label` as `who` may write it: tenant and labeller filled in, overreach in `out`."""
+    tenant = label.tenant or who.name
+    labeller = label.labeller or who.name
+    if who.role != Role.ADMIN and labeller != who.name:
+        out.append(
+            FieldViolation(
+                join_path(path, "labeller"),
+                f"must be empty or this token's name ({who.name}): a label records the "
+                "token that wrote it",
+            )
+        )
+    if who.role == Role.CALLER and tenant != who.name:
+        out.append(
+            FieldViolation(
+                join_path(path, "tenant"),
+                f"must be empty or this token's tenant ({who.name}): a caller token "
+                "writes only its own labels",
+            )
+        )
+    return replace(label, tenant=tenant, labeller=labeller)
+
+
+def visible_query(query: LabelQuery, who: Principal | None) -> LabelQuery:
+    """The query narrowed to what `who` may read; PERMISSION_DENIED when it asks for more."""
+    if who is None or who.role == Role.ADMIN:
+        return query
+    tenant = query.tenant or who.name
+    if tenant == who.name:
+        return replace(query, tenant=tenant)
+    if who.role == Role.LABELLER and query.labeller in ("", who.name):
+        return replace(query, tenant=tenant, labeller=who.name)  # what it wrote there
+    field = "labeller" if who.role == Role.LABELLER else "tenant"
+    raise permission_denied(
+        [
+            FieldViolation(
+                field,
+                f"this token reads only its own tenant ({who.name})"
+                + (", and in other tenants only its own labels" if field == "labeller" else ""),
+            )
+        ]
+    )
+
+
+def _put_key(request: pb.PutLabelsRequest, who: Principal | None) -> PutKey | None:
+    if not request.request_id:
+        return None
+    if not _REQUEST_ID.match(request.request_id):
+        raise invalid_argument(
+            [
+                FieldViolation(
+                    "request_id",
+                    f"must be 1 to {MAX_REQUEST_ID_CHARS} ASCII letters, digits and -_.: "
+                    "(a UUID, for example)",
+                )
+            ]
+        )
+    # The labels exactly as sent: a retry sends the same bytes, a defaulted created_at
+    # included (unset both times).
+    sent = pb.PutLabelsRequest(labels=request.labels).SerializeToString(deterministic=True)
+    return PutKey(
+        scope=who.name if who is not None else "",
+        request_id=request.request_id,
+        fingerprint=hashlib.sha256(sent).hexdigest(),
     )
 
 
 def _query_digest(query: LabelQuery) -> str:
-    parts = (query.sample_id, query.output_hash, query.check, query.labeller)
+    parts = (query.sample_id, query.output_hash, query.check, query.labeller, query.tenant)
     h = hashlib.blake2b(digest_size=8)
     for part in parts:
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
@@ -150,18 +268,22 @@ def decode_page_token(token: str, query: LabelQuery) -> int:
         digest = data["query"]
     except (ValueError, TypeError, KeyError):
         raise ValueError("is not a page token of this service") from None
-    if not isinstance(after, int) or after < 0 or digest != _query_digest(query):
+    if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after <= MAX_STORAGE_ID:
+        raise ValueError("is not a page token of this service")
+    if digest != _query_digest(query):
         raise ValueError("belongs to a listing with other filters; start again without it")
     return after
 
 
-def _query_from_pb(request: pb.ListLabelsRequest) -> tuple[LabelQuery, int, int]:
+def _query_from_pb(
+    request: pb.ListLabelsRequest, who: Principal | None
+) -> tuple[LabelQuery, int, int]:
     violations: list[FieldViolation] = []
     if request.output_hash and not is_output_hash(request.output_hash):
         violations.append(
             FieldViolation("output_hash", "must be 64 lowercase hex digits (SHA-256)")
         )
-    for field in ("sample_id", "check", "labeller"):
+    for field in ("sample_id", "check", "labeller", "tenant"):
         if "\x00" in getattr(request, field):
             violations.append(FieldViolation(field, "must not contain NUL characters"))
     if not 0 <= request.page_size <= MAX_PAGE_SIZE:
@@ -172,7 +294,11 @@ def _query_from_pb(request: pb.ListLabelsRequest) -> tuple[LabelQuery, int, int]
         check=request.check,
         labeller=request.labeller,
         include_history=request.include_history,
+        tenant=request.tenant,
     )
+    if violations:
+        raise invalid_argument(violations)
+    query = visible_query(query, who)
     after = 0
     try:
         after = decode_page_token(request.page_token, query)
@@ -201,26 +327,50 @@ class LabelService(pb_grpc.LabelServiceServicer):
                 "labels",
                 f"{len(request.labels)} labels exceed the limit of {MAX_LABELS_PER_PUT} per call",
             )
+        who = principal(context)
+        key = _put_key(request, who)
         now = utc_now()
         violations: list[FieldViolation] = []
         labels = [
-            label_from_pb(msg, join_path("labels", i), now, violations)
+            label_from_pb(
+                msg, join_path("labels", i), now, violations, labeller_required=who is None
+            )
             for i, msg in enumerate(request.labels)
         ]
         if violations:
             raise invalid_argument(violations)
+        if who is not None:
+            denials: list[FieldViolation] = []
+            labels = [
+                owned_label(lb, join_path("labels", i), who, denials) for i, lb in enumerate(labels)
+            ]
+            if denials:
+                raise permission_denied(denials)
         try:
-            await self._store.put(labels)
+            stored = await self._store.put(labels, key)
+        except RequestIdReused:
+            raise invalid_argument(
+                [
+                    FieldViolation(
+                        "request_id",
+                        "was already used for other labels: a retry must send the same "
+                        "labels, a new write needs a new request_id",
+                    )
+                ]
+            ) from None
+        except LabelsOutcomeUnknown:
+            message = _UNKNOWN if key is not None else _UNKNOWN_NO_ID
+            raise RequestRejected(grpc.StatusCode.UNAVAILABLE, message) from None
         except LabelsUnavailable:
             raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE) from None
-        return pb.PutLabelsResponse(labels=[label_to_pb(lb) for lb in labels])
+        return pb.PutLabelsResponse(labels=[label_to_pb(lb) for lb in stored])
 
     @guarded_unary
     async def ListLabels(
         self, request: pb.ListLabelsRequest, context: Context
     ) -> pb.ListLabelsResponse:
         """One page of the labels matching the request's filters, oldest stored first."""
-        query, after, size = _query_from_pb(request)
+        query, after, size = _query_from_pb(request, principal(context))
         try:
             found = await self._store.list_labels(query, after_id=after, limit=size + 1)
         except LabelsUnavailable:
@@ -232,7 +382,42 @@ class LabelService(pb_grpc.LabelServiceServicer):
         )
 
 
+class CallerScopedLabels:
+    """The label store as the scoring service's `human` checks see it: the caller's tenant.
+
+    With auth on, every lookup is narrowed to the authenticated caller's tenant, whatever
+    tenant the check context names (none, or another): a Score never reads another
+    tenant's labels. With auth off, lookups pass through unchanged.
+    """
+
+    def __init__(self, store: LabelStore) -> None:
+        self._store = store
+
+    async def put(self, labels: Sequence[Label], key: PutKey | None = None) -> list[Label]:
+        """Store labels (unchanged: writes go through the LabelService's rules)."""
+        return await self._store.put(labels, key)
+
+    async def lookup(
+        self, sample_id: str, output_hash: str, check: str, *, tenant: str = ""
+    ) -> list[Label]:
+        """The counting labels of the caller's tenant (of `tenant` when auth is off)."""
+        who = principal()
+        if who is not None:
+            tenant = who.name
+        return await self._store.lookup(sample_id, output_hash, check, tenant=tenant)
+
+    async def list_labels(
+        self, query: LabelQuery, *, after_id: int, limit: int
+    ) -> list[tuple[int, Label]]:
+        """List labels (unchanged)."""
+        return await self._store.list_labels(query, after_id=after_id, limit=limit)
+
+    async def close(self) -> None:
+        """Close the underlying store."""
+        await self._store.close()
+
+
 def add_label_service(server: grpc.aio.Server, store: LabelStore) -> str:
     """Register a LabelService over `store` on `server`; returns its full service name."""
-    pb_grpc.add_LabelServiceServicer_to_server(LabelService(store), server)
-    return SERVICE_NAME
+    # Lenient deserializers: bytes that do not parse are INVALID_ARGUMENT, not UNKNOWN.
+    return add_service(server, LabelService(store), pb.DESCRIPTOR.services_by_name["LabelService"])

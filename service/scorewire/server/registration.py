@@ -24,14 +24,20 @@ class Undecodable:
         self.reason = reason
 
 
-def _lenient(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    def deserialize(data: bytes) -> Any:
+class Lenient:
+    """A request deserializer that returns `Undecodable` instead of raising."""
+
+    __slots__ = ("_parse",)
+
+    def __init__(self, parse: Callable[[bytes], Any]) -> None:
+        self._parse = parse
+
+    def __call__(self, data: bytes) -> Any:
+        """The parsed message, or `Undecodable` naming why the bytes did not parse."""
         try:
-            return parse(data)
+            return self._parse(data)
         except Exception as err:
             return Undecodable(f"{type(err).__name__}: {err}")
-
-    return deserialize
 
 
 def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescriptor) -> str:
@@ -42,7 +48,7 @@ def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescript
         response_cls = message_factory.GetMessageClass(method.output_type)
         behavior = getattr(servicer, method.name)
         kw: dict[str, Any] = {
-            "request_deserializer": _lenient(request_cls.FromString),
+            "request_deserializer": Lenient(request_cls.FromString),
             "response_serializer": response_cls.SerializeToString,
         }
         if method.client_streaming and method.server_streaming:

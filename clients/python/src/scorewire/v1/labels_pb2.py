@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19scorewire/v1/labels.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\x01\n\x05Label\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\x0c\n\x04note\x18\x04 \x01(\t\x12\x10\n\x08labeller\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x63heck\x18\x07 \x01(\t\"7\n\x10PutLabelsRequest\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\"8\n\x11PutLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\"\x9c\x01\n\x11ListLabelsRequest\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\r\n\x05\x63heck\x18\x03 \x01(\t\x12\x10\n\x08labeller\x18\x04 \x01(\t\x12\x17\n\x0finclude_history\x18\x05 \x01(\x08\x12\x11\n\tpage_size\x18\x06 \x01(\x05\x12\x12\n\npage_token\x18\x07 \x01(\t\"R\n\x12ListLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xad\x01\n\x0cLabelService\x12L\n\tPutLabels\x12\x1e.scorewire.v1.PutLabelsRequest\x1a\x1f.scorewire.v1.PutLabelsResponse\x12O\n\nListLabels\x12\x1f.scorewire.v1.ListLabelsRequest\x1a .scorewire.v1.ListLabelsResponseBi\n\x10\x64\x65v.scorewire.v1B\x0bLabelsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19scorewire/v1/labels.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xae\x01\n\x05Label\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\x0c\n\x04note\x18\x04 \x01(\t\x12\x10\n\x08labeller\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x63heck\x18\x07 \x01(\t\x12\x0e\n\x06tenant\x18\x08 \x01(\t\"K\n\x10PutLabelsRequest\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"8\n\x11PutLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\"\xac\x01\n\x11ListLabelsRequest\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\r\n\x05\x63heck\x18\x03 \x01(\t\x12\x10\n\x08labeller\x18\x04 \x01(\t\x12\x17\n\x0finclude_history\x18\x05 \x01(\x08\x12\x11\n\tpage_size\x18\x06 \x01(\x05\x12\x12\n\npage_token\x18\x07 \x01(\t\x12\x0e\n\x06tenant\x18\x08 \x01(\t\"R\n\x12ListLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xad\x01\n\x0cLabelService\x12L\n\tPutLabels\x12\x1e.scorewire.v1.PutLabelsRequest\x1a\x1f.scorewire.v1.PutLabelsResponse\x12O\n\nListLabels\x12\x1f.scorewire.v1.ListLabelsRequest\x1a .scorewire.v1.ListLabelsResponseBi\n\x10\x64\x65v.scorewire.v1B\x0bLabelsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,15 +34,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\020dev.scorewire.v1B\013LabelsProtoP\001ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1'
   _globals['_LABEL']._serialized_start=77
-  _globals['_LABEL']._serialized_end=235
-  _globals['_PUTLABELSREQUEST']._serialized_start=237
-  _globals['_PUTLABELSREQUEST']._serialized_end=292
-  _globals['_PUTLABELSRESPONSE']._serialized_start=294
-  _globals['_PUTLABELSRESPONSE']._serialized_end=350
-  _globals['_LISTLABELSREQUEST']._serialized_start=353
-  _globals['_LISTLABELSREQUEST']._serialized_end=509
-  _globals['_LISTLABELSRESPONSE']._serialized_start=511
-  _globals['_LISTLABELSRESPONSE']._serialized_end=593
-  _globals['_LABELSERVICE']._serialized_start=596
-  _globals['_LABELSERVICE']._serialized_end=769
+  _globals['_LABEL']._serialized_end=251
+  _globals['_PUTLABELSREQUEST']._serialized_start=253
+  _globals['_PUTLABELSREQUEST']._serialized_end=328
+  _globals['_PUTLABELSRESPONSE']._serialized_start=330
+  _globals['_PUTLABELSRESPONSE']._serialized_end=386
+  _globals['_LISTLABELSREQUEST']._serialized_start=389
+  _globals['_LISTLABELSREQUEST']._serialized_end=561
+  _globals['_LISTLABELSRESPONSE']._serialized_start=563
+  _globals['_LISTLABELSRESPONSE']._serialized_end=645
+  _globals['_LABELSERVICE']._serialized_start=648
+  _globals['_LABELSERVICE']._serialized_end=821
 # @@protoc_insertion_point(module_scope)

@@ -6,7 +6,9 @@ scorewire.v1 human labels: people judge outputs, the `human` check reads their v
 A label says whether one exact output of one sample passed, in the eyes of one
 labeller, for one label check (a name such as `tone`, so a suite can hold several
 human checks). Labels are never overwritten: every label is kept as history, and the
-latest label per (sample_id, output_hash, check, labeller) is the one that counts.
+latest label per (tenant, sample_id, output_hash, check, labeller) is the one that
+counts. With bearer tokens on, labels belong to tenants (token names) that do not see
+each other's labels.
 """
 
 from collections import abc as _abc
@@ -38,6 +40,7 @@ class Label(_message.Message):
     LABELLER_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     CHECK_FIELD_NUMBER: _builtins.int
+    TENANT_FIELD_NUMBER: _builtins.int
     sample_id: _builtins.str
     """The sample's identifier, as in Sample.id. Required; at most 1024 UTF-8 bytes."""
     output_hash: _builtins.str
@@ -50,16 +53,26 @@ class Label(_message.Message):
     note: _builtins.str
     """An optional remark for people; at most 4096 characters."""
     labeller: _builtins.str
-    """Who labelled, for example a user name. Required; at most 256 characters."""
+    """Who labelled, for example a user name; at most 256 characters. Required when
+    bearer tokens are off. With tokens on, empty means the token's name, which is the
+    only name a `caller` or `labeller` token may give (an `admin` token may give any).
+    """
     check: _builtins.str
     """The label check this verdict is for: the `check` parameter of the `human` check
     that reads it. Empty means `default`, the `human` check's default. At most 256
     characters.
     """
+    tenant: _builtins.str
+    """The tenant whose output this label judges: the name of the bearer token whose
+    `human` checks read it. With tokens on, empty means the writing token's own
+    tenant; a `caller` token may name only itself. With tokens off, labels carry no
+    tenant (empty) unless one is given, and every `human` check reads every label.
+    At most 256 characters.
+    """
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp:
         """When the label was made, as the labeller's clock saw it; of two labels with the
-        same sample, output, check and labeller, the later one counts (ties: the one stored
+        same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
         last). Unset means the time the server receives it. Kept to the microsecond.
         More than 5 minutes in the server's future is INVALID_ARGUMENT.
         """
@@ -74,10 +87,11 @@ class Label(_message.Message):
         labeller: _builtins.str = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         check: _builtins.str = ...,
+        tenant: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "created_at", b"created_at", "labeller", b"labeller", "note", b"note", "output_hash", b"output_hash", "passed", b"passed", "sample_id", b"sample_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "created_at", b"created_at", "labeller", b"labeller", "note", b"note", "output_hash", b"output_hash", "passed", b"passed", "sample_id", b"sample_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -90,6 +104,15 @@ class PutLabelsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LABELS_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """An identifier the client chooses for this write, so that a retry is safe: a
+    second PutLabels with the same request_id (from the same token) and the same
+    labels stores nothing new and answers as the first did. The same request_id
+    with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+    1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+    are kept as long as the labels they stored.
+    """
     @_builtins.property
     def labels(self) -> _containers.RepeatedCompositeFieldContainer[Global___Label]:
         """The labels, 1 to 1000 of them."""
@@ -98,10 +121,11 @@ class PutLabelsRequest(_message.Message):
         self,
         *,
         labels: _abc.Iterable[Global___Label] | None = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -144,6 +168,7 @@ class ListLabelsRequest(_message.Message):
     INCLUDE_HISTORY_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    TENANT_FIELD_NUMBER: _builtins.int
     sample_id: _builtins.str
     """Only labels of this sample."""
     output_hash: _builtins.str
@@ -160,6 +185,10 @@ class ListLabelsRequest(_message.Message):
     """The `next_page_token` of the previous page, with the same filters; empty for the
     first page. A token used with other filters is INVALID_ARGUMENT.
     """
+    tenant: _builtins.str
+    """Only labels of this tenant (a bearer token name). Empty means the token's own
+    tenant, or every tenant for an `admin` token (and with bearer tokens off).
+    """
     def __init__(
         self,
         *,
@@ -170,10 +199,11 @@ class ListLabelsRequest(_message.Message):
         include_history: _builtins.bool = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        tenant: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "include_history", b"include_history", "labeller", b"labeller", "output_hash", b"output_hash", "page_size", b"page_size", "page_token", b"page_token", "sample_id", b"sample_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "include_history", b"include_history", "labeller", b"labeller", "output_hash", b"output_hash", "page_size", b"page_size", "page_token", b"page_token", "sample_id", b"sample_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

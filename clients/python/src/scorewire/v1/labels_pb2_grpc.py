@@ -58,9 +58,16 @@ class LabelServiceServicer:
     def PutLabels(self, request, context):
         """PutLabels stores labels, all or none. A label is acknowledged only once it is
         committed to durable storage, so an acknowledged label survives a restart.
+        With bearer tokens on, a label belongs to a tenant (a token name) and records the
+        writing token's name as its labeller: a `caller` token writes only into its own
+        tenant, a `labeller` token into any tenant, an `admin` token into any tenant under
+        any labeller name; anything else is PERMISSION_DENIED naming the field.
         Returns INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending field
-        (for example `labels[2].output_hash`), RESOURCE_EXHAUSTED for more than 1000 labels,
-        and UNAVAILABLE when the label store does not answer (nothing was stored; retry).
+        (for example `labels[2].output_hash`, or a `request_id` reused for other labels),
+        RESOURCE_EXHAUSTED for more than 1000 labels, and UNAVAILABLE when the label store
+        does not answer. The UNAVAILABLE message says either that nothing was stored, or
+        that the outcome is unknown; in both cases a retry with the same `request_id` is
+        safe: it stores the labels at most once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -69,7 +76,11 @@ class LabelServiceServicer:
     def ListLabels(self, request, context):
         """ListLabels lists labels matching every filter that is set, ordered by when the
         server stored them (oldest first), one page at a time. By default only the label
-        that counts (the latest per sample, output, check and labeller) is listed.
+        that counts (the latest per tenant, sample, output, check and labeller) is listed.
+        With bearer tokens on, a `caller` token lists only its own tenant's labels; a
+        `labeller` token also, naming another tenant, the labels it wrote there; an
+        `admin` token every tenant's. Naming a tenant the token may not read, or another
+        labeller's labels in such a tenant, is PERMISSION_DENIED.
         Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
         label store does not answer.
         """

@@ -6,7 +6,9 @@ scorewire.v1 human labels: people judge outputs, the `human` check reads their v
 A label says whether one exact output of one sample passed, in the eyes of one
 labeller, for one label check (a name such as `tone`, so a suite can hold several
 human checks). Labels are never overwritten: every label is kept as history, and the
-latest label per (sample_id, output_hash, check, labeller) is the one that counts.
+latest label per (tenant, sample_id, output_hash, check, labeller) is the one that
+counts. With bearer tokens on, labels belong to tenants (token names) that do not see
+each other's labels.
 """
 
 from collections import abc as _abc
@@ -45,14 +47,25 @@ class LabelServiceStub:
     PutLabels: _grpc.UnaryUnaryMultiCallable[_labels_pb2.PutLabelsRequest, _labels_pb2.PutLabelsResponse]
     """PutLabels stores labels, all or none. A label is acknowledged only once it is
     committed to durable storage, so an acknowledged label survives a restart.
+    With bearer tokens on, a label belongs to a tenant (a token name) and records the
+    writing token's name as its labeller: a `caller` token writes only into its own
+    tenant, a `labeller` token into any tenant, an `admin` token into any tenant under
+    any labeller name; anything else is PERMISSION_DENIED naming the field.
     Returns INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending field
-    (for example `labels[2].output_hash`), RESOURCE_EXHAUSTED for more than 1000 labels,
-    and UNAVAILABLE when the label store does not answer (nothing was stored; retry).
+    (for example `labels[2].output_hash`, or a `request_id` reused for other labels),
+    RESOURCE_EXHAUSTED for more than 1000 labels, and UNAVAILABLE when the label store
+    does not answer. The UNAVAILABLE message says either that nothing was stored, or
+    that the outcome is unknown; in both cases a retry with the same `request_id` is
+    safe: it stores the labels at most once.
     """
     ListLabels: _grpc.UnaryUnaryMultiCallable[_labels_pb2.ListLabelsRequest, _labels_pb2.ListLabelsResponse]
     """ListLabels lists labels matching every filter that is set, ordered by when the
     server stored them (oldest first), one page at a time. By default only the label
-    that counts (the latest per sample, output, check and labeller) is listed.
+    that counts (the latest per tenant, sample, output, check and labeller) is listed.
+    With bearer tokens on, a `caller` token lists only its own tenant's labels; a
+    `labeller` token also, naming another tenant, the labels it wrote there; an
+    `admin` token every tenant's. Naming a tenant the token may not read, or another
+    labeller's labels in such a tenant, is PERMISSION_DENIED.
     Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
     label store does not answer.
     """
@@ -68,14 +81,25 @@ class LabelServiceAsyncStub(LabelServiceStub):
     PutLabels: _aio.UnaryUnaryMultiCallable[_labels_pb2.PutLabelsRequest, _labels_pb2.PutLabelsResponse]  # type: ignore[assignment]
     """PutLabels stores labels, all or none. A label is acknowledged only once it is
     committed to durable storage, so an acknowledged label survives a restart.
+    With bearer tokens on, a label belongs to a tenant (a token name) and records the
+    writing token's name as its labeller: a `caller` token writes only into its own
+    tenant, a `labeller` token into any tenant, an `admin` token into any tenant under
+    any labeller name; anything else is PERMISSION_DENIED naming the field.
     Returns INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending field
-    (for example `labels[2].output_hash`), RESOURCE_EXHAUSTED for more than 1000 labels,
-    and UNAVAILABLE when the label store does not answer (nothing was stored; retry).
+    (for example `labels[2].output_hash`, or a `request_id` reused for other labels),
+    RESOURCE_EXHAUSTED for more than 1000 labels, and UNAVAILABLE when the label store
+    does not answer. The UNAVAILABLE message says either that nothing was stored, or
+    that the outcome is unknown; in both cases a retry with the same `request_id` is
+    safe: it stores the labels at most once.
     """
     ListLabels: _aio.UnaryUnaryMultiCallable[_labels_pb2.ListLabelsRequest, _labels_pb2.ListLabelsResponse]  # type: ignore[assignment]
     """ListLabels lists labels matching every filter that is set, ordered by when the
     server stored them (oldest first), one page at a time. By default only the label
-    that counts (the latest per sample, output, check and labeller) is listed.
+    that counts (the latest per tenant, sample, output, check and labeller) is listed.
+    With bearer tokens on, a `caller` token lists only its own tenant's labels; a
+    `labeller` token also, naming another tenant, the labels it wrote there; an
+    `admin` token every tenant's. Naming a tenant the token may not read, or another
+    labeller's labels in such a tenant, is PERMISSION_DENIED.
     Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
     label store does not answer.
     """
@@ -94,9 +118,16 @@ class LabelServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_labels_pb2.PutLabelsResponse, _abc.Awaitable[_labels_pb2.PutLabelsResponse]]:
         """PutLabels stores labels, all or none. A label is acknowledged only once it is
         committed to durable storage, so an acknowledged label survives a restart.
+        With bearer tokens on, a label belongs to a tenant (a token name) and records the
+        writing token's name as its labeller: a `caller` token writes only into its own
+        tenant, a `labeller` token into any tenant, an `admin` token into any tenant under
+        any labeller name; anything else is PERMISSION_DENIED naming the field.
         Returns INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending field
-        (for example `labels[2].output_hash`), RESOURCE_EXHAUSTED for more than 1000 labels,
-        and UNAVAILABLE when the label store does not answer (nothing was stored; retry).
+        (for example `labels[2].output_hash`, or a `request_id` reused for other labels),
+        RESOURCE_EXHAUSTED for more than 1000 labels, and UNAVAILABLE when the label store
+        does not answer. The UNAVAILABLE message says either that nothing was stored, or
+        that the outcome is unknown; in both cases a retry with the same `request_id` is
+        safe: it stores the labels at most once.
         """
 
     @_abc_1.abstractmethod
@@ -107,7 +138,11 @@ class LabelServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_labels_pb2.ListLabelsResponse, _abc.Awaitable[_labels_pb2.ListLabelsResponse]]:
         """ListLabels lists labels matching every filter that is set, ordered by when the
         server stored them (oldest first), one page at a time. By default only the label
-        that counts (the latest per sample, output, check and labeller) is listed.
+        that counts (the latest per tenant, sample, output, check and labeller) is listed.
+        With bearer tokens on, a `caller` token lists only its own tenant's labels; a
+        `labeller` token also, naming another tenant, the labels it wrote there; an
+        `admin` token every tenant's. Naming a tenant the token may not read, or another
+        labeller's labels in such a tenant, is PERMISSION_DENIED.
         Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
         label store does not answer.
         """

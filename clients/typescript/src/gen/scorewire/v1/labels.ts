@@ -30,7 +30,9 @@ export const protobufFileName = "scorewire/v1/labels.proto";
  * A label says whether one exact output of one sample passed, in the eyes of one
  * labeller, for one label check (a name such as `tone`, so a suite can hold several
  * human checks). Labels are never overwritten: every label is kept as history, and the
- * latest label per (sample_id, output_hash, check, labeller) is the one that counts.
+ * latest label per (tenant, sample_id, output_hash, check, labeller) is the one that
+ * counts. With bearer tokens on, labels belong to tenants (token names) that do not see
+ * each other's labels.
  */
 
 /** Label is one person's verdict on one exact output of one sample. */
@@ -47,11 +49,15 @@ export interface Label {
   passed: boolean;
   /** An optional remark for people; at most 4096 characters. */
   note: string;
-  /** Who labelled, for example a user name. Required; at most 256 characters. */
+  /**
+   * Who labelled, for example a user name; at most 256 characters. Required when
+   * bearer tokens are off. With tokens on, empty means the token's name, which is the
+   * only name a `caller` or `labeller` token may give (an `admin` token may give any).
+   */
   labeller: string;
   /**
    * When the label was made, as the labeller's clock saw it; of two labels with the
-   * same sample, output, check and labeller, the later one counts (ties: the one stored
+   * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
    * last). Unset means the time the server receives it. Kept to the microsecond.
    * More than 5 minutes in the server's future is INVALID_ARGUMENT.
    */
@@ -64,12 +70,29 @@ export interface Label {
    * characters.
    */
   check: string;
+  /**
+   * The tenant whose output this label judges: the name of the bearer token whose
+   * `human` checks read it. With tokens on, empty means the writing token's own
+   * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+   * tenant (empty) unless one is given, and every `human` check reads every label.
+   * At most 256 characters.
+   */
+  tenant: string;
 }
 
 /** PutLabelsRequest carries labels to store. */
 export interface PutLabelsRequest {
   /** The labels, 1 to 1000 of them. */
   labels: Label[];
+  /**
+   * An identifier the client chooses for this write, so that a retry is safe: a
+   * second PutLabels with the same request_id (from the same token) and the same
+   * labels stores nothing new and answers as the first did. The same request_id
+   * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+   * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+   * are kept as long as the labels they stored.
+   */
+  requestId: string;
 }
 
 /** PutLabelsResponse confirms that labels are durably stored. */
@@ -97,6 +120,11 @@ export interface ListLabelsRequest {
    * first page. A token used with other filters is INVALID_ARGUMENT.
    */
   pageToken: string;
+  /**
+   * Only labels of this tenant (a bearer token name). Empty means the token's own
+   * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+   */
+  tenant: string;
 }
 
 /** ListLabelsResponse is one page of labels. */
@@ -111,7 +139,16 @@ export interface ListLabelsResponse {
 }
 
 function createBaseLabel(): Label {
-  return { sampleId: "", outputHash: "", passed: false, note: "", labeller: "", createdAt: undefined, check: "" };
+  return {
+    sampleId: "",
+    outputHash: "",
+    passed: false,
+    note: "",
+    labeller: "",
+    createdAt: undefined,
+    check: "",
+    tenant: "",
+  };
 }
 
 export const Label: MessageFns<Label> = {
@@ -136,6 +173,9 @@ export const Label: MessageFns<Label> = {
     }
     if (message.check !== "") {
       writer.uint32(58).string(message.check);
+    }
+    if (message.tenant !== "") {
+      writer.uint32(66).string(message.tenant);
     }
     return writer;
   },
@@ -209,6 +249,14 @@ export const Label: MessageFns<Label> = {
             message.check = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.tenant = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -242,6 +290,7 @@ export const Label: MessageFns<Label> = {
         ? fromJsonTimestamp(object.created_at)
         : undefined,
       check: isSet(object.check) ? globalThis.String(object.check) : "",
+      tenant: isSet(object.tenant) ? globalThis.String(object.tenant) : "",
     };
   },
 
@@ -268,6 +317,9 @@ export const Label: MessageFns<Label> = {
     if (message.check !== "") {
       obj.check = message.check;
     }
+    if (message.tenant !== "") {
+      obj.tenant = message.tenant;
+    }
     return obj;
   },
 
@@ -283,18 +335,22 @@ export const Label: MessageFns<Label> = {
     message.labeller = object.labeller ?? "";
     message.createdAt = object.createdAt ?? undefined;
     message.check = object.check ?? "";
+    message.tenant = object.tenant ?? "";
     return message;
   },
 };
 
 function createBasePutLabelsRequest(): PutLabelsRequest {
-  return { labels: [] };
+  return { labels: [], requestId: "" };
 }
 
 export const PutLabelsRequest: MessageFns<PutLabelsRequest> = {
   encode(message: PutLabelsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.labels) {
       Label.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.requestId !== "") {
+      writer.uint32(18).string(message.requestId);
     }
     return writer;
   },
@@ -320,6 +376,14 @@ export const PutLabelsRequest: MessageFns<PutLabelsRequest> = {
             message.labels.push(Label.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -333,13 +397,23 @@ export const PutLabelsRequest: MessageFns<PutLabelsRequest> = {
   },
 
   fromJSON(object: any): PutLabelsRequest {
-    return { labels: globalThis.Array.isArray(object?.labels) ? object.labels.map((e: any) => Label.fromJSON(e)) : [] };
+    return {
+      labels: globalThis.Array.isArray(object?.labels) ? object.labels.map((e: any) => Label.fromJSON(e)) : [],
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
   },
 
   toJSON(message: PutLabelsRequest): unknown {
     const obj: any = {};
     if (message.labels?.length) {
       obj.labels = message.labels.map((e) => Label.toJSON(e));
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
     }
     return obj;
   },
@@ -350,6 +424,7 @@ export const PutLabelsRequest: MessageFns<PutLabelsRequest> = {
   fromPartial(object: DeepPartial<PutLabelsRequest>): PutLabelsRequest {
     const message = createBasePutLabelsRequest();
     message.labels = object.labels?.map((e) => Label.fromPartial(e)) || [];
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -422,7 +497,16 @@ export const PutLabelsResponse: MessageFns<PutLabelsResponse> = {
 };
 
 function createBaseListLabelsRequest(): ListLabelsRequest {
-  return { sampleId: "", outputHash: "", check: "", labeller: "", includeHistory: false, pageSize: 0, pageToken: "" };
+  return {
+    sampleId: "",
+    outputHash: "",
+    check: "",
+    labeller: "",
+    includeHistory: false,
+    pageSize: 0,
+    pageToken: "",
+    tenant: "",
+  };
 }
 
 export const ListLabelsRequest: MessageFns<ListLabelsRequest> = {
@@ -447,6 +531,9 @@ export const ListLabelsRequest: MessageFns<ListLabelsRequest> = {
     }
     if (message.pageToken !== "") {
       writer.uint32(58).string(message.pageToken);
+    }
+    if (message.tenant !== "") {
+      writer.uint32(66).string(message.tenant);
     }
     return writer;
   },
@@ -520,6 +607,14 @@ export const ListLabelsRequest: MessageFns<ListLabelsRequest> = {
             message.pageToken = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.tenant = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -561,6 +656,7 @@ export const ListLabelsRequest: MessageFns<ListLabelsRequest> = {
         : isSet(object.page_token)
         ? globalThis.String(object.page_token)
         : "",
+      tenant: isSet(object.tenant) ? globalThis.String(object.tenant) : "",
     };
   },
 
@@ -587,6 +683,9 @@ export const ListLabelsRequest: MessageFns<ListLabelsRequest> = {
     if (message.pageToken !== "") {
       obj.pageToken = message.pageToken;
     }
+    if (message.tenant !== "") {
+      obj.tenant = message.tenant;
+    }
     return obj;
   },
 
@@ -602,6 +701,7 @@ export const ListLabelsRequest: MessageFns<ListLabelsRequest> = {
     message.includeHistory = object.includeHistory ?? false;
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
+    message.tenant = object.tenant ?? "";
     return message;
   },
 };
@@ -705,9 +805,16 @@ export const LabelServiceService = {
   /**
    * PutLabels stores labels, all or none. A label is acknowledged only once it is
    * committed to durable storage, so an acknowledged label survives a restart.
+   * With bearer tokens on, a label belongs to a tenant (a token name) and records the
+   * writing token's name as its labeller: a `caller` token writes only into its own
+   * tenant, a `labeller` token into any tenant, an `admin` token into any tenant under
+   * any labeller name; anything else is PERMISSION_DENIED naming the field.
    * Returns INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending field
-   * (for example `labels[2].output_hash`), RESOURCE_EXHAUSTED for more than 1000 labels,
-   * and UNAVAILABLE when the label store does not answer (nothing was stored; retry).
+   * (for example `labels[2].output_hash`, or a `request_id` reused for other labels),
+   * RESOURCE_EXHAUSTED for more than 1000 labels, and UNAVAILABLE when the label store
+   * does not answer. The UNAVAILABLE message says either that nothing was stored, or
+   * that the outcome is unknown; in both cases a retry with the same `request_id` is
+   * safe: it stores the labels at most once.
    */
   putLabels: {
     path: "/scorewire.v1.LabelService/PutLabels" as const,
@@ -721,7 +828,11 @@ export const LabelServiceService = {
   /**
    * ListLabels lists labels matching every filter that is set, ordered by when the
    * server stored them (oldest first), one page at a time. By default only the label
-   * that counts (the latest per sample, output, check and labeller) is listed.
+   * that counts (the latest per tenant, sample, output, check and labeller) is listed.
+   * With bearer tokens on, a `caller` token lists only its own tenant's labels; a
+   * `labeller` token also, naming another tenant, the labels it wrote there; an
+   * `admin` token every tenant's. Naming a tenant the token may not read, or another
+   * labeller's labels in such a tenant, is PERMISSION_DENIED.
    * Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
    * label store does not answer.
    */
@@ -740,15 +851,26 @@ export interface LabelServiceServer extends UntypedServiceImplementation {
   /**
    * PutLabels stores labels, all or none. A label is acknowledged only once it is
    * committed to durable storage, so an acknowledged label survives a restart.
+   * With bearer tokens on, a label belongs to a tenant (a token name) and records the
+   * writing token's name as its labeller: a `caller` token writes only into its own
+   * tenant, a `labeller` token into any tenant, an `admin` token into any tenant under
+   * any labeller name; anything else is PERMISSION_DENIED naming the field.
    * Returns INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending field
-   * (for example `labels[2].output_hash`), RESOURCE_EXHAUSTED for more than 1000 labels,
-   * and UNAVAILABLE when the label store does not answer (nothing was stored; retry).
+   * (for example `labels[2].output_hash`, or a `request_id` reused for other labels),
+   * RESOURCE_EXHAUSTED for more than 1000 labels, and UNAVAILABLE when the label store
+   * does not answer. The UNAVAILABLE message says either that nothing was stored, or
+   * that the outcome is unknown; in both cases a retry with the same `request_id` is
+   * safe: it stores the labels at most once.
    */
   putLabels: handleUnaryCall<PutLabelsRequest, PutLabelsResponse>;
   /**
    * ListLabels lists labels matching every filter that is set, ordered by when the
    * server stored them (oldest first), one page at a time. By default only the label
-   * that counts (the latest per sample, output, check and labeller) is listed.
+   * that counts (the latest per tenant, sample, output, check and labeller) is listed.
+   * With bearer tokens on, a `caller` token lists only its own tenant's labels; a
+   * `labeller` token also, naming another tenant, the labels it wrote there; an
+   * `admin` token every tenant's. Naming a tenant the token may not read, or another
+   * labeller's labels in such a tenant, is PERMISSION_DENIED.
    * Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
    * label store does not answer.
    */
@@ -759,9 +881,16 @@ export interface LabelServiceClient extends Client {
   /**
    * PutLabels stores labels, all or none. A label is acknowledged only once it is
    * committed to durable storage, so an acknowledged label survives a restart.
+   * With bearer tokens on, a label belongs to a tenant (a token name) and records the
+   * writing token's name as its labeller: a `caller` token writes only into its own
+   * tenant, a `labeller` token into any tenant, an `admin` token into any tenant under
+   * any labeller name; anything else is PERMISSION_DENIED naming the field.
    * Returns INVALID_ARGUMENT with a google.rpc.BadRequest naming every offending field
-   * (for example `labels[2].output_hash`), RESOURCE_EXHAUSTED for more than 1000 labels,
-   * and UNAVAILABLE when the label store does not answer (nothing was stored; retry).
+   * (for example `labels[2].output_hash`, or a `request_id` reused for other labels),
+   * RESOURCE_EXHAUSTED for more than 1000 labels, and UNAVAILABLE when the label store
+   * does not answer. The UNAVAILABLE message says either that nothing was stored, or
+   * that the outcome is unknown; in both cases a retry with the same `request_id` is
+   * safe: it stores the labels at most once.
    */
   putLabels(
     request: PutLabelsRequest,
@@ -781,7 +910,11 @@ export interface LabelServiceClient extends Client {
   /**
    * ListLabels lists labels matching every filter that is set, ordered by when the
    * server stored them (oldest first), one page at a time. By default only the label
-   * that counts (the latest per sample, output, check and labeller) is listed.
+   * that counts (the latest per tenant, sample, output, check and labeller) is listed.
+   * With bearer tokens on, a `caller` token lists only its own tenant's labels; a
+   * `labeller` token also, naming another tenant, the labels it wrote there; an
+   * `admin` token every tenant's. Naming a tenant the token may not read, or another
+   * labeller's labels in such a tenant, is PERMISSION_DENIED.
    * Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
    * label store does not answer.
    */

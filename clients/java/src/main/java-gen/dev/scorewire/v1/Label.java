@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     note_ = "";
     labeller_ = "";
     check_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -223,7 +224,9 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object labeller_ = "";
   /**
    * <pre>
-   * Who labelled, for example a user name. Required; at most 256 characters.
+   * Who labelled, for example a user name; at most 256 characters. Required when
+   * bearer tokens are off. With tokens on, empty means the token's name, which is the
+   * only name a `caller` or `labeller` token may give (an `admin` token may give any).
    * </pre>
    *
    * <code>string labeller = 5;</code>
@@ -244,7 +247,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Who labelled, for example a user name. Required; at most 256 characters.
+   * Who labelled, for example a user name; at most 256 characters. Required when
+   * bearer tokens are off. With tokens on, empty means the token's name, which is the
+   * only name a `caller` or `labeller` token may give (an `admin` token may give any).
    * </pre>
    *
    * <code>string labeller = 5;</code>
@@ -270,7 +275,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * When the label was made, as the labeller's clock saw it; of two labels with the
-   * same sample, output, check and labeller, the later one counts (ties: the one stored
+   * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
    * last). Unset means the time the server receives it. Kept to the microsecond.
    * More than 5 minutes in the server's future is INVALID_ARGUMENT.
    * </pre>
@@ -285,7 +290,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * When the label was made, as the labeller's clock saw it; of two labels with the
-   * same sample, output, check and labeller, the later one counts (ties: the one stored
+   * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
    * last). Unset means the time the server receives it. Kept to the microsecond.
    * More than 5 minutes in the server's future is INVALID_ARGUMENT.
    * </pre>
@@ -300,7 +305,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * When the label was made, as the labeller's clock saw it; of two labels with the
-   * same sample, output, check and labeller, the later one counts (ties: the one stored
+   * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
    * last). Unset means the time the server receives it. Kept to the microsecond.
    * More than 5 minutes in the server's future is INVALID_ARGUMENT.
    * </pre>
@@ -363,6 +368,61 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TENANT_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant whose output this label judges: the name of the bearer token whose
+   * `human` checks read it. With tokens on, empty means the writing token's own
+   * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+   * tenant (empty) unless one is given, and every `human` check reads every label.
+   * At most 256 characters.
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant whose output this label judges: the name of the bearer token whose
+   * `human` checks read it. With tokens on, empty means the writing token's own
+   * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+   * tenant (empty) unless one is given, and every `human` check reads every label.
+   * At most 256 characters.
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -398,6 +458,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(check_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 7, check_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, tenant_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -424,6 +487,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(check_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(7, check_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, tenant_);
     }
     return size;
   }
@@ -466,6 +532,8 @@ private static final long serialVersionUID = 0L;
     }
     if (!getCheck()
         .equals(other.getCheck())) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -494,6 +562,8 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + CHECK_FIELD_NUMBER;
     hash = (53 * hash) + getCheck().hashCode();
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -646,6 +716,7 @@ private static final long serialVersionUID = 0L;
         createdAtBuilder_ = null;
       }
       check_ = "";
+      tenant_ = "";
       return this;
     }
 
@@ -704,6 +775,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.check_ = check_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.tenant_ = tenant_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -748,6 +822,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getCheck().isEmpty()) {
         check_ = other.check_;
         bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00000080;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -813,6 +892,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 58
+            case 66: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1163,7 +1247,9 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object labeller_ = "";
     /**
      * <pre>
-     * Who labelled, for example a user name. Required; at most 256 characters.
+     * Who labelled, for example a user name; at most 256 characters. Required when
+     * bearer tokens are off. With tokens on, empty means the token's name, which is the
+     * only name a `caller` or `labeller` token may give (an `admin` token may give any).
      * </pre>
      *
      * <code>string labeller = 5;</code>
@@ -1183,7 +1269,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Who labelled, for example a user name. Required; at most 256 characters.
+     * Who labelled, for example a user name; at most 256 characters. Required when
+     * bearer tokens are off. With tokens on, empty means the token's name, which is the
+     * only name a `caller` or `labeller` token may give (an `admin` token may give any).
      * </pre>
      *
      * <code>string labeller = 5;</code>
@@ -1204,7 +1292,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Who labelled, for example a user name. Required; at most 256 characters.
+     * Who labelled, for example a user name; at most 256 characters. Required when
+     * bearer tokens are off. With tokens on, empty means the token's name, which is the
+     * only name a `caller` or `labeller` token may give (an `admin` token may give any).
      * </pre>
      *
      * <code>string labeller = 5;</code>
@@ -1221,7 +1311,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Who labelled, for example a user name. Required; at most 256 characters.
+     * Who labelled, for example a user name; at most 256 characters. Required when
+     * bearer tokens are off. With tokens on, empty means the token's name, which is the
+     * only name a `caller` or `labeller` token may give (an `admin` token may give any).
      * </pre>
      *
      * <code>string labeller = 5;</code>
@@ -1235,7 +1327,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Who labelled, for example a user name. Required; at most 256 characters.
+     * Who labelled, for example a user name; at most 256 characters. Required when
+     * bearer tokens are off. With tokens on, empty means the token's name, which is the
+     * only name a `caller` or `labeller` token may give (an `admin` token may give any).
      * </pre>
      *
      * <code>string labeller = 5;</code>
@@ -1258,7 +1352,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1272,7 +1366,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1290,7 +1384,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1313,7 +1407,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1334,7 +1428,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1362,7 +1456,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1382,7 +1476,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1397,7 +1491,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1415,7 +1509,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * When the label was made, as the labeller's clock saw it; of two labels with the
-     * same sample, output, check and labeller, the later one counts (ties: the one stored
+     * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
      * last). Unset means the time the server receives it. Kept to the microsecond.
      * More than 5 minutes in the server's future is INVALID_ARGUMENT.
      * </pre>
@@ -1534,6 +1628,118 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       check_ = value;
       bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant whose output this label judges: the name of the bearer token whose
+     * `human` checks read it. With tokens on, empty means the writing token's own
+     * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+     * tenant (empty) unless one is given, and every `human` check reads every label.
+     * At most 256 characters.
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose output this label judges: the name of the bearer token whose
+     * `human` checks read it. With tokens on, empty means the writing token's own
+     * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+     * tenant (empty) unless one is given, and every `human` check reads every label.
+     * At most 256 characters.
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose output this label judges: the name of the bearer token whose
+     * `human` checks read it. With tokens on, empty means the writing token's own
+     * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+     * tenant (empty) unless one is given, and every `human` check reads every label.
+     * At most 256 characters.
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      tenant_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose output this label judges: the name of the bearer token whose
+     * `human` checks read it. With tokens on, empty means the writing token's own
+     * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+     * tenant (empty) unless one is given, and every `human` check reads every label.
+     * At most 256 characters.
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose output this label judges: the name of the bearer token whose
+     * `human` checks read it. With tokens on, empty means the writing token's own
+     * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+     * tenant (empty) unless one is given, and every `human` check reads every label.
+     * At most 256 characters.
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }

@@ -86,7 +86,9 @@ public interface LabelOrBuilder extends
 
   /**
    * <pre>
-   * Who labelled, for example a user name. Required; at most 256 characters.
+   * Who labelled, for example a user name; at most 256 characters. Required when
+   * bearer tokens are off. With tokens on, empty means the token's name, which is the
+   * only name a `caller` or `labeller` token may give (an `admin` token may give any).
    * </pre>
    *
    * <code>string labeller = 5;</code>
@@ -95,7 +97,9 @@ public interface LabelOrBuilder extends
   java.lang.String getLabeller();
   /**
    * <pre>
-   * Who labelled, for example a user name. Required; at most 256 characters.
+   * Who labelled, for example a user name; at most 256 characters. Required when
+   * bearer tokens are off. With tokens on, empty means the token's name, which is the
+   * only name a `caller` or `labeller` token may give (an `admin` token may give any).
    * </pre>
    *
    * <code>string labeller = 5;</code>
@@ -107,7 +111,7 @@ public interface LabelOrBuilder extends
   /**
    * <pre>
    * When the label was made, as the labeller's clock saw it; of two labels with the
-   * same sample, output, check and labeller, the later one counts (ties: the one stored
+   * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
    * last). Unset means the time the server receives it. Kept to the microsecond.
    * More than 5 minutes in the server's future is INVALID_ARGUMENT.
    * </pre>
@@ -119,7 +123,7 @@ public interface LabelOrBuilder extends
   /**
    * <pre>
    * When the label was made, as the labeller's clock saw it; of two labels with the
-   * same sample, output, check and labeller, the later one counts (ties: the one stored
+   * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
    * last). Unset means the time the server receives it. Kept to the microsecond.
    * More than 5 minutes in the server's future is INVALID_ARGUMENT.
    * </pre>
@@ -131,7 +135,7 @@ public interface LabelOrBuilder extends
   /**
    * <pre>
    * When the label was made, as the labeller's clock saw it; of two labels with the
-   * same sample, output, check and labeller, the later one counts (ties: the one stored
+   * same tenant, sample, output, check and labeller, the later one counts (ties: the one stored
    * last). Unset means the time the server receives it. Kept to the microsecond.
    * More than 5 minutes in the server's future is INVALID_ARGUMENT.
    * </pre>
@@ -163,4 +167,32 @@ public interface LabelOrBuilder extends
    */
   com.google.protobuf.ByteString
       getCheckBytes();
+
+  /**
+   * <pre>
+   * The tenant whose output this label judges: the name of the bearer token whose
+   * `human` checks read it. With tokens on, empty means the writing token's own
+   * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+   * tenant (empty) unless one is given, and every `human` check reads every label.
+   * At most 256 characters.
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant whose output this label judges: the name of the bearer token whose
+   * `human` checks read it. With tokens on, empty means the writing token's own
+   * tenant; a `caller` token may name only itself. With tokens off, labels carry no
+   * tenant (empty) unless one is given, and every `human` check reads every label.
+   * At most 256 characters.
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

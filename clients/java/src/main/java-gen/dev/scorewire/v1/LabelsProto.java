@@ -61,28 +61,29 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\031scorewire/v1/labels.proto\022\014scorewire.v" +
-      "1\032\037google/protobuf/timestamp.proto\"\236\001\n\005L" +
+      "1\032\037google/protobuf/timestamp.proto\"\256\001\n\005L" +
       "abel\022\021\n\tsample_id\030\001 \001(\t\022\023\n\013output_hash\030\002" +
       " \001(\t\022\016\n\006passed\030\003 \001(\010\022\014\n\004note\030\004 \001(\t\022\020\n\010la" +
       "beller\030\005 \001(\t\022.\n\ncreated_at\030\006 \001(\0132\032.googl" +
-      "e.protobuf.Timestamp\022\r\n\005check\030\007 \001(\t\"7\n\020P" +
-      "utLabelsRequest\022#\n\006labels\030\001 \003(\0132\023.scorew" +
-      "ire.v1.Label\"8\n\021PutLabelsResponse\022#\n\006lab" +
-      "els\030\001 \003(\0132\023.scorewire.v1.Label\"\234\001\n\021ListL" +
-      "abelsRequest\022\021\n\tsample_id\030\001 \001(\t\022\023\n\013outpu" +
-      "t_hash\030\002 \001(\t\022\r\n\005check\030\003 \001(\t\022\020\n\010labeller\030" +
-      "\004 \001(\t\022\027\n\017include_history\030\005 \001(\010\022\021\n\tpage_s" +
-      "ize\030\006 \001(\005\022\022\n\npage_token\030\007 \001(\t\"R\n\022ListLab" +
-      "elsResponse\022#\n\006labels\030\001 \003(\0132\023.scorewire." +
-      "v1.Label\022\027\n\017next_page_token\030\002 \001(\t2\255\001\n\014La" +
-      "belService\022L\n\tPutLabels\022\036.scorewire.v1.P" +
-      "utLabelsRequest\032\037.scorewire.v1.PutLabels" +
-      "Response\022O\n\nListLabels\022\037.scorewire.v1.Li" +
-      "stLabelsRequest\032 .scorewire.v1.ListLabel" +
-      "sResponseBi\n\020dev.scorewire.v1B\013LabelsPro" +
-      "toP\001ZFgithub.com/scorewire/scorewire/cli" +
-      "ents/go/gen/scorewire/v1;scorewirev1b\006pr" +
-      "oto3"
+      "e.protobuf.Timestamp\022\r\n\005check\030\007 \001(\t\022\016\n\006t" +
+      "enant\030\010 \001(\t\"K\n\020PutLabelsRequest\022#\n\006label" +
+      "s\030\001 \003(\0132\023.scorewire.v1.Label\022\022\n\nrequest_" +
+      "id\030\002 \001(\t\"8\n\021PutLabelsResponse\022#\n\006labels\030" +
+      "\001 \003(\0132\023.scorewire.v1.Label\"\254\001\n\021ListLabel" +
+      "sRequest\022\021\n\tsample_id\030\001 \001(\t\022\023\n\013output_ha" +
+      "sh\030\002 \001(\t\022\r\n\005check\030\003 \001(\t\022\020\n\010labeller\030\004 \001(" +
+      "\t\022\027\n\017include_history\030\005 \001(\010\022\021\n\tpage_size\030" +
+      "\006 \001(\005\022\022\n\npage_token\030\007 \001(\t\022\016\n\006tenant\030\010 \001(" +
+      "\t\"R\n\022ListLabelsResponse\022#\n\006labels\030\001 \003(\0132" +
+      "\023.scorewire.v1.Label\022\027\n\017next_page_token\030" +
+      "\002 \001(\t2\255\001\n\014LabelService\022L\n\tPutLabels\022\036.sc" +
+      "orewire.v1.PutLabelsRequest\032\037.scorewire." +
+      "v1.PutLabelsResponse\022O\n\nListLabels\022\037.sco" +
+      "rewire.v1.ListLabelsRequest\032 .scorewire." +
+      "v1.ListLabelsResponseBi\n\020dev.scorewire.v" +
+      "1B\013LabelsProtoP\001ZFgithub.com/scorewire/s" +
+      "corewire/clients/go/gen/scorewire/v1;sco" +
+      "rewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -94,13 +95,13 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Label_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Label_descriptor,
-        new java.lang.String[] { "SampleId", "OutputHash", "Passed", "Note", "Labeller", "CreatedAt", "Check", });
+        new java.lang.String[] { "SampleId", "OutputHash", "Passed", "Note", "Labeller", "CreatedAt", "Check", "Tenant", });
     internal_static_scorewire_v1_PutLabelsRequest_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_scorewire_v1_PutLabelsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_PutLabelsRequest_descriptor,
-        new java.lang.String[] { "Labels", });
+        new java.lang.String[] { "Labels", "RequestId", });
     internal_static_scorewire_v1_PutLabelsResponse_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_scorewire_v1_PutLabelsResponse_fieldAccessorTable = new
@@ -112,7 +113,7 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_ListLabelsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListLabelsRequest_descriptor,
-        new java.lang.String[] { "SampleId", "OutputHash", "Check", "Labeller", "IncludeHistory", "PageSize", "PageToken", });
+        new java.lang.String[] { "SampleId", "OutputHash", "Check", "Labeller", "IncludeHistory", "PageSize", "PageToken", "Tenant", });
     internal_static_scorewire_v1_ListLabelsResponse_descriptor =
       getDescriptor().getMessageType(4);
     internal_static_scorewire_v1_ListLabelsResponse_fieldAccessorTable = new

@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     check_ = "";
     labeller_ = "";
     pageToken_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -324,6 +325,55 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TENANT_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * Only labels of this tenant (a bearer token name). Empty means the token's own
+   * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Only labels of this tenant (a bearer token name). Empty means the token's own
+   * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -359,6 +409,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 7, pageToken_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, tenant_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -385,6 +438,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(7, pageToken_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, tenant_);
     }
     return size;
   }
@@ -424,6 +480,8 @@ private static final long serialVersionUID = 0L;
         != other.getPageSize()) return false;
     if (!getPageToken()
         .equals(other.getPageToken())) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -450,6 +508,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageSize();
     hash = (37 * hash) + PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getPageToken().hashCode();
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -592,6 +652,7 @@ private static final long serialVersionUID = 0L;
       includeHistory_ = false;
       pageSize_ = 0;
       pageToken_ = "";
+      tenant_ = "";
       return this;
     }
 
@@ -646,6 +707,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.pageToken_ = pageToken_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.tenant_ = tenant_;
+      }
     }
 
     @java.lang.Override
@@ -689,6 +753,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getPageToken().isEmpty()) {
         pageToken_ = other.pageToken_;
         bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00000080;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -752,6 +821,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 58
+            case 66: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1318,6 +1392,103 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       pageToken_ = value;
       bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * Only labels of this tenant (a bearer token name). Empty means the token's own
+     * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Only labels of this tenant (a bearer token name). Empty means the token's own
+     * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Only labels of this tenant (a bearer token name). Empty means the token's own
+     * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      tenant_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only labels of this tenant (a bearer token name). Empty means the token's own
+     * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only labels of this tenant (a bearer token name). Empty means the token's own
+     * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+     * </pre>
+     *
+     * <code>string tenant = 8;</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }

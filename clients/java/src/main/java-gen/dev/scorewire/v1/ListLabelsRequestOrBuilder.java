@@ -131,4 +131,26 @@ public interface ListLabelsRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPageTokenBytes();
+
+  /**
+   * <pre>
+   * Only labels of this tenant (a bearer token name). Empty means the token's own
+   * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * Only labels of this tenant (a bearer token name). Empty means the token's own
+   * tenant, or every tenant for an `admin` token (and with bearer tokens off).
+   * </pre>
+   *
+   * <code>string tenant = 8;</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

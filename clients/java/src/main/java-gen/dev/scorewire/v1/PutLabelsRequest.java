@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private PutLabelsRequest() {
     labels_ = java.util.Collections.emptyList();
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -114,6 +115,63 @@ private static final long serialVersionUID = 0L;
     return labels_.get(index);
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 2;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * An identifier the client chooses for this write, so that a retry is safe: a
+   * second PutLabels with the same request_id (from the same token) and the same
+   * labels stores nothing new and answers as the first did. The same request_id
+   * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+   * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+   * are kept as long as the labels they stored.
+   * </pre>
+   *
+   * <code>string request_id = 2;</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * An identifier the client chooses for this write, so that a retry is safe: a
+   * second PutLabels with the same request_id (from the same token) and the same
+   * labels stores nothing new and answers as the first did. The same request_id
+   * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+   * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+   * are kept as long as the labels they stored.
+   * </pre>
+   *
+   * <code>string request_id = 2;</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -131,6 +189,9 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < labels_.size(); i++) {
       output.writeMessage(1, labels_.get(i));
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 2, requestId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -144,6 +205,9 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(2, requestId_);
+    }
     return size;
   }
   @java.lang.Override
@@ -170,6 +234,8 @@ private static final long serialVersionUID = 0L;
 
     if (!getLabelsList()
         .equals(other.getLabelsList())) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -185,6 +251,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + LABELS_FIELD_NUMBER;
       hash = (53 * hash) + getLabelsList().hashCode();
     }
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -327,6 +395,7 @@ private static final long serialVersionUID = 0L;
         labelsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000001);
+      requestId_ = "";
       return this;
     }
 
@@ -373,6 +442,9 @@ private static final long serialVersionUID = 0L;
 
     private void buildPartial0(dev.scorewire.v1.PutLabelsRequest result) {
       int from_bitField0_ = bitField0_;
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.requestId_ = requestId_;
+      }
     }
 
     @java.lang.Override
@@ -413,6 +485,11 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000002;
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -452,6 +529,11 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 10
+            case 18: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 18
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -779,6 +861,123 @@ private static final long serialVersionUID = 0L;
         labels_ = null;
       }
       return labelsBuilder_;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * An identifier the client chooses for this write, so that a retry is safe: a
+     * second PutLabels with the same request_id (from the same token) and the same
+     * labels stores nothing new and answers as the first did. The same request_id
+     * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+     * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+     * are kept as long as the labels they stored.
+     * </pre>
+     *
+     * <code>string request_id = 2;</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * An identifier the client chooses for this write, so that a retry is safe: a
+     * second PutLabels with the same request_id (from the same token) and the same
+     * labels stores nothing new and answers as the first did. The same request_id
+     * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+     * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+     * are kept as long as the labels they stored.
+     * </pre>
+     *
+     * <code>string request_id = 2;</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * An identifier the client chooses for this write, so that a retry is safe: a
+     * second PutLabels with the same request_id (from the same token) and the same
+     * labels stores nothing new and answers as the first did. The same request_id
+     * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+     * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+     * are kept as long as the labels they stored.
+     * </pre>
+     *
+     * <code>string request_id = 2;</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * An identifier the client chooses for this write, so that a retry is safe: a
+     * second PutLabels with the same request_id (from the same token) and the same
+     * labels stores nothing new and answers as the first did. The same request_id
+     * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+     * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+     * are kept as long as the labels they stored.
+     * </pre>
+     *
+     * <code>string request_id = 2;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000002);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * An identifier the client chooses for this write, so that a retry is safe: a
+     * second PutLabels with the same request_id (from the same token) and the same
+     * labels stores nothing new and answers as the first did. The same request_id
+     * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+     * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+     * are kept as long as the labels they stored.
+     * </pre>
+     *
+     * <code>string request_id = 2;</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.PutLabelsRequest)

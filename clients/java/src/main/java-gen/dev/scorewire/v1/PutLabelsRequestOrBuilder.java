@@ -53,4 +53,34 @@ public interface PutLabelsRequestOrBuilder extends
    */
   dev.scorewire.v1.LabelOrBuilder getLabelsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * An identifier the client chooses for this write, so that a retry is safe: a
+   * second PutLabels with the same request_id (from the same token) and the same
+   * labels stores nothing new and answers as the first did. The same request_id
+   * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+   * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+   * are kept as long as the labels they stored.
+   * </pre>
+   *
+   * <code>string request_id = 2;</code>
+   * @return The requestId.
+   */
+  java.lang.String getRequestId();
+  /**
+   * <pre>
+   * An identifier the client chooses for this write, so that a retry is safe: a
+   * second PutLabels with the same request_id (from the same token) and the same
+   * labels stores nothing new and answers as the first did. The same request_id
+   * with other labels is INVALID_ARGUMENT. Empty means no retry protection.
+   * 1 to 128 ASCII letters, digits and `-_.:`; a UUID is a good choice. Request ids
+   * are kept as long as the labels they stored.
+   * </pre>
+   *
+   * <code>string request_id = 2;</code>
+   * @return The bytes for requestId.
+   */
+  com.google.protobuf.ByteString
+      getRequestIdBytes();
 }
