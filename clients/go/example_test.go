@@ -20,7 +20,11 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	resp, err := c.Score(ctx, &scorewirev1.ScoreRequest{Output: scorewire.Text("Paris"), Compact: []string{"contains:Paris"}})
+	resp, err := c.Score(ctx, &scorewirev1.ScoreRequest{
+		Output:  scorewire.Text("Paris"),
+		Compact: []string{"length:1..100"},
+		Checks:  []*scorewirev1.CheckSpec{scorewire.MustCheck("contains", map[string]any{"needles": []string{"Paris"}})},
+	})
 	var swErr *scorewire.Error
 	if errors.As(err, &swErr) {
 		log.Fatal(swErr.Code, swErr.FieldViolations) // codes.InvalidArgument, [{checks[0].type …}]
@@ -34,4 +38,17 @@ func Example() {
 		fmt.Println(result.GetIndex(), result.GetPassed(), err)
 	}
 	fmt.Println(run.Summary().GetPassRate())
+
+	// Human labels: the request id is fresh per call unless you set RequestId.
+	_, err = c.PutLabels(ctx, &scorewirev1.PutLabelsRequest{Labels: []*scorewirev1.Label{{
+		SampleId: "a", OutputHash: scorewire.OutputHash("Paris"), Passed: true, Labeller: "ann",
+	}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	page, err := c.ListLabels(ctx, &scorewirev1.ListLabelsRequest{SampleId: "a"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(page.GetLabels()), page.GetNextPageToken())
 }
