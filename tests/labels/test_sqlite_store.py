@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sqlite3
+import sys
+from asyncio.subprocess import PIPE
 from dataclasses import replace
 
 import pytest
@@ -182,3 +184,32 @@ def test_a_write_is_either_abandoned_or_committed_never_both() -> None:
     assert given_up.abandon() and not given_up.may_commit()  # rolls back: "nothing stored"
     committing = _Attempt()
     assert committing.may_commit() and not committing.abandon()  # waited for, then answered
+
+
+async def test_an_up_to_date_file_opens_while_another_process_holds_the_write_lock(
+    tmp_path,
+) -> None:
+    # Opening checks the schema without taking the write lock (a restart next to a busy
+    # writer must not fail), and reads work beside the writer (WAL).
+    from tests.labels.test_truthful_errors import _HOLDER
+
+    path = str(tmp_path / "labels.db")
+    await (await SqliteLabelStore.open(path)).close()
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _HOLDER, path, stdin=PIPE, stdout=PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert (await holder.stdout.readline()).strip() == b"locked"
+        store = await SqliteLabelStore.open(path)
+        try:
+            assert await store.list_labels(LabelQuery(), after_id=0, limit=1) == []
+        finally:
+            await store.close()
+        holder.stdin.write(b"release\n")
+        await holder.stdin.drain()
+        assert await asyncio.wait_for(holder.wait(), 30) == 0
+    finally:
+        if holder.returncode is None:
+            holder.kill()
+            await holder.wait()

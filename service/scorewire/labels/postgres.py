@@ -54,23 +54,22 @@ _CONNECT_TIMEOUT_S = 3
 _CONNECTION_WAIT_S = 3.0  # a free pool connection; PostgreSQL refusing connections waits this
 _SCHEMA_LOCK_KEY = 0x5C0E_1AB5  # pg_advisory_xact_lock key: "scorewire labels"
 
+_HISTORY_TABLE = """
+CREATE TABLE IF NOT EXISTS scorewire_label_history (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    sample_id TEXT NOT NULL,
+    output_hash TEXT NOT NULL,
+    label_check TEXT NOT NULL,
+    labeller TEXT NOT NULL,
+    passed BOOLEAN NOT NULL,
+    note TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    stored_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    tenant TEXT NOT NULL DEFAULT '',
+    put_id BIGINT
+)
+"""
 _SCHEMA = (
-    """
-    CREATE TABLE IF NOT EXISTS scorewire_label_history (
-        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        sample_id TEXT NOT NULL,
-        output_hash TEXT NOT NULL,
-        label_check TEXT NOT NULL,
-        labeller TEXT NOT NULL,
-        passed BOOLEAN NOT NULL,
-        note TEXT NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL,
-        stored_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    )
-    """,
-    # Tables made before tenants and request ids lack these columns.
-    "ALTER TABLE scorewire_label_history ADD COLUMN IF NOT EXISTS tenant TEXT NOT NULL DEFAULT ''",
-    "ALTER TABLE scorewire_label_history ADD COLUMN IF NOT EXISTS put_id BIGINT",
     """
     CREATE TABLE IF NOT EXISTS scorewire_label_puts (
         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -93,6 +92,17 @@ _SCHEMA = (
     CREATE INDEX IF NOT EXISTS scorewire_label_history_put ON scorewire_label_history
         (put_id) WHERE put_id IS NOT NULL
     """,
+)
+
+# Tables made before tenants and request ids lack these columns. ALTER TABLE locks the
+# table even when the column exists, so it runs only when information_schema says so.
+_ADDED_COLUMNS = (
+    ("tenant", "ALTER TABLE scorewire_label_history ADD COLUMN tenant TEXT NOT NULL DEFAULT ''"),
+    ("put_id", "ALTER TABLE scorewire_label_history ADD COLUMN put_id BIGINT"),
+)
+_HAVE_COLUMNS = (
+    "SELECT column_name FROM information_schema.columns"
+    " WHERE table_schema = current_schema() AND table_name = 'scorewire_label_history'"
 )
 
 _COLUMNS = "id, sample_id, output_hash, label_check, labeller, passed, note, created_at, tenant"
@@ -203,6 +213,11 @@ class PostgresLabelStore:
                 return
             async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
+                await conn.execute(_HISTORY_TABLE)
+                have = {row[0] for row in await (await conn.execute(_HAVE_COLUMNS)).fetchall()}
+                for column, statement in _ADDED_COLUMNS:
+                    if column not in have:
+                        await conn.execute(statement)
                 for statement in _SCHEMA:
                     await conn.execute(statement)
             self._schema_ready = True

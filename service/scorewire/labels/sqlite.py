@@ -173,21 +173,26 @@ def _where(query: LabelQuery) -> tuple[str, list[Any]]:
     return " AND ".join(clauses), [value for _, value in filters]
 
 
+def _missing_columns(conn: sqlite3.Connection) -> list[str]:
+    have = {row[1] for row in conn.execute("PRAGMA table_info(label_history)")}
+    return [statement for column, statement in _ADDED_COLUMNS if column not in have]
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Add the columns and indexes a file made by an earlier version lacks."""
-    conn.execute("BEGIN IMMEDIATE")  # two processes opening one old file add columns once
-    try:
-        have = {row[1] for row in conn.execute("PRAGMA table_info(label_history)")}
-        for column, statement in _ADDED_COLUMNS:
-            if column not in have:
+    """Add the columns and indexes a file made by an earlier version lacks.
+
+    An up-to-date file takes no write lock here, so opening it never waits on a writer.
+    """
+    if _missing_columns(conn):
+        conn.execute("BEGIN IMMEDIATE")  # two processes opening one old file add them once
+        try:
+            for statement in _missing_columns(conn):
                 conn.execute(statement)
-        for statement in _INDEXES.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    conn.executescript(_INDEXES)
 
 
 def _earlier_put(db: sqlite3.Connection, key: PutKey) -> list[Label] | None:

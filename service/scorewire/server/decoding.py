@@ -16,56 +16,38 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
-from scorewire.server.errors import abort, undecodable
-from scorewire.server.registration import Lenient, Undecodable
-
-Behavior = Callable[..., Any]
+from scorewire.server.errors import RequestRejected, abort, checked_stream, undecodable
+from scorewire.server.registration import Behavior, Lenient, Undecodable, replace_behavior
 
 
-async def _checked(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
-    async for message in requests:
-        if isinstance(message, Undecodable):
-            await abort(context, undecodable(message.reason))
-        yield message
-
-
-async def _request(request: Any, context: Any) -> Any:
+def _checked(request: Any) -> Any:
+    """The request, its stream checked message by message; RequestRejected if undecodable."""
     if isinstance(request, Undecodable):
-        await abort(context, undecodable(request.reason))
-    if hasattr(request, "__aiter__"):
-        return _checked(request, context)
-    return request
+        raise undecodable(request.reason)
+    return checked_stream(request) if hasattr(request, "__aiter__") else request
 
 
 def _guard(behavior: Behavior, streams: bool) -> Behavior:
+    # A streaming behavior is an async generator, or a coroutine writing with
+    # context.write (grpc_health's Watch): wrap each as what it is.
     if streams and not inspect.iscoroutinefunction(behavior):
 
         async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-            async for item in behavior(await _request(request, context), context):
-                yield item
+            try:
+                async for item in behavior(_checked(request), context):
+                    yield item
+            except RequestRejected as err:
+                await abort(context, err)
 
         return stream
 
     async def call(request: Any, context: Any) -> Any:
-        return await behavior(await _request(request, context), context)
+        try:
+            return await behavior(_checked(request), context)
+        except RequestRejected as err:
+            await abort(context, err)
 
     return call
-
-
-def guarded_handler(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
-    """The same handler with a lenient deserializer and a guard on its behavior."""
-    h: Any = handler
-    kw = {
-        "request_deserializer": Lenient(h.request_deserializer),
-        "response_serializer": h.response_serializer,
-    }
-    if h.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(_guard(h.unary_unary, False), **kw)
-    if h.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(_guard(h.unary_stream, True), **kw)
-    if h.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(_guard(h.stream_unary, False), **kw)
-    return grpc.stream_stream_rpc_method_handler(_guard(h.stream_stream, True), **kw)
 
 
 class DecodeGuard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
@@ -80,9 +62,7 @@ class DecodeGuard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     ) -> grpc.RpcMethodHandler[Any, Any]:
         """The handler, guarded unless its deserializer is already lenient (or it has none)."""
         handler = await continuation(details)
-        if handler is None:
-            return handler
         parse = getattr(handler, "request_deserializer", None)
         if parse is None or isinstance(parse, Lenient):
             return handler
-        return guarded_handler(handler)
+        return replace_behavior(handler, _guard, request_deserializer=Lenient(parse))

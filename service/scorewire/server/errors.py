@@ -36,12 +36,23 @@ class RequestRejected(Exception):
         self.violations = list(violations)
 
 
-def invalid_argument(violations: Sequence[FieldViolation]) -> RequestRejected:
-    """INVALID_ARGUMENT listing every violation."""
+def _listing(violations: Sequence[FieldViolation]) -> str:
     head = "; ".join(str(v) for v in violations[:3])
     more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+    return head + more
+
+
+def invalid_argument(violations: Sequence[FieldViolation]) -> RequestRejected:
+    """INVALID_ARGUMENT listing every violation."""
     return RequestRejected(
-        grpc.StatusCode.INVALID_ARGUMENT, f"invalid request: {head}{more}", violations
+        grpc.StatusCode.INVALID_ARGUMENT, f"invalid request: {_listing(violations)}", violations
+    )
+
+
+def permission_denied(denials: Sequence[FieldViolation]) -> RequestRejected:
+    """PERMISSION_DENIED naming every field the caller may not set (or read) as it asked."""
+    return RequestRejected(
+        grpc.StatusCode.PERMISSION_DENIED, f"permission denied: {_listing(denials)}", denials
     )
 
 
@@ -109,7 +120,8 @@ def undecodable(reason: str = "") -> RequestRejected:
     )
 
 
-async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The stream's messages; RequestRejected at the first one that did not parse."""
     async for message in requests:
         if isinstance(message, Undecodable):
             raise undecodable(message.reason)
@@ -151,7 +163,7 @@ def guarded_stream(fn: G) -> G:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
             if hasattr(request, "__aiter__"):
-                request = _checked_stream(request)
+                request = checked_stream(request)
             async for item in fn(self, request, context):
                 yield item
         except RequestRejected as err:

@@ -47,6 +47,7 @@ from scorewire.server.errors import (
     RequestRejected,
     guarded_unary,
     invalid_argument,
+    permission_denied,
     resource_exhausted,
 )
 from scorewire.server.registration import add_service
@@ -163,15 +164,6 @@ def label_to_pb(label: Label) -> pb.Label:
         created_at=created,
         check=label.check,
         tenant=label.tenant,
-    )
-
-
-def permission_denied(denials: list[FieldViolation]) -> RequestRejected:
-    """PERMISSION_DENIED naming every field the token may not set as it did."""
-    head = "; ".join(str(v) for v in denials[:3])
-    more = f" (and {len(denials) - 3} more)" if len(denials) > 3 else ""
-    return RequestRejected(
-        grpc.StatusCode.PERMISSION_DENIED, f"permission denied: {head}{more}", denials
     )
 
 

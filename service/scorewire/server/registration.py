@@ -40,6 +40,34 @@ class Lenient:
             return Undecodable(f"{type(err).__name__}: {err}")
 
 
+Behavior = Callable[..., Any]
+
+
+def replace_behavior(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    wrap: Callable[[Behavior, bool], Behavior],
+    *,
+    request_deserializer: Callable[[bytes], Any] | None = None,
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same kind whose behavior is `wrap(behavior, streams_response)`.
+
+    Interceptors use it to run code around a method; `request_deserializer` replaces
+    the handler's own when given.
+    """
+    h: Any = handler
+    kw = {
+        "request_deserializer": request_deserializer or h.request_deserializer,
+        "response_serializer": h.response_serializer,
+    }
+    if h.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(wrap(h.unary_unary, False), **kw)
+    if h.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(wrap(h.unary_stream, True), **kw)
+    if h.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(wrap(h.stream_unary, False), **kw)
+    return grpc.stream_stream_rpc_method_handler(wrap(h.stream_stream, True), **kw)
+
+
 def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescriptor) -> str:
     """Register every method of `service` on `servicer`; returns the full service name."""
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from scorewire.server.registration import replace_behavior
 from scorewire.settings import Settings
 
 OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.v1alpha.", "/grpc.reflection.v1.")
@@ -35,6 +36,10 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$")
 _ENTRY_KEYS = ("name", "sha256", "role")
 _SETTING = "SCOREWIRE_AUTH_TOKENS"
+_DIGEST_HINT = (
+    "a 64-character SHA-256 hex digest (configure digests, never tokens: "
+    "`printf %s TOKEN | sha256sum`)"
+)
 LEGACY_PREFIX_CHARS = 12
 """Hex digits of a digest that name a token from SCOREWIRE_AUTH_TOKEN_SHA256."""
 
@@ -88,10 +93,7 @@ def parse_token_digests(raw: str) -> frozenset[str]:
     bad = [i for i, d in enumerate(digests) if not _HEX64.match(d)]
     if bad:
         # Never echo the value: someone may have pasted a token instead of its digest.
-        raise ValueError(
-            f"SCOREWIRE_AUTH_TOKEN_SHA256 entry {bad[0] + 1} is not a 64-character SHA-256 "
-            "hex digest (configure digests, never tokens: `printf %s TOKEN | sha256sum`)"
-        )
+        raise ValueError(f"SCOREWIRE_AUTH_TOKEN_SHA256 entry {bad[0] + 1} is not {_DIGEST_HINT}")
     return frozenset(digests)
 
 
@@ -110,13 +112,11 @@ def _principal_entry(index: int, entry: object) -> tuple[str, Principal]:
     name, digest, role = (entry.get(k) for k in _ENTRY_KEYS)
     # Values are never echoed: someone may have pasted a token into any of them.
     if not isinstance(name, str) or not _NAME.match(name):
-        raise _entry_error(index, "name must be 1-64 characters of A-Za-z0-9._:@- ")
-    if not isinstance(digest, str) or not _HEX64.match(digest.strip().lower()):
         raise _entry_error(
-            index,
-            "sha256 must be a 64-character SHA-256 hex digest (configure digests, never "
-            "tokens: `printf %s TOKEN | sha256sum`)",
+            index, "name must be 1-64 characters of A-Za-z0-9._:@-, the first a letter or digit"
         )
+    if not isinstance(digest, str) or not _HEX64.match(digest.strip().lower()):
+        raise _entry_error(index, f"sha256 is not {_DIGEST_HINT}")
     if role not in tuple(Role):
         raise _entry_error(index, "role must be caller, labeller or admin")
     return digest.strip().lower(), Principal(name, Role(role))
@@ -177,25 +177,6 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
     return grpc.ssl_server_credentials(
         [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
     )
-
-
-def _replace_behavior(
-    handler: grpc.RpcMethodHandler[Any, Any],
-    wrap: Callable[[Callable[..., Any], bool], Callable[..., Any]],
-) -> grpc.RpcMethodHandler[Any, Any]:
-    """A handler of the same kind whose behavior is `wrap(behavior, streams_response)`."""
-    h: Any = handler
-    kw = {
-        "request_deserializer": h.request_deserializer,
-        "response_serializer": h.response_serializer,
-    }
-    if h.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(wrap(h.unary_unary, False), **kw)
-    if h.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(wrap(h.unary_stream, True), **kw)
-    if h.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(wrap(h.stream_unary, False), **kw)
-    return grpc.stream_stream_rpc_method_handler(wrap(h.stream_stream, True), **kw)
 
 
 def _aborting(code: grpc.StatusCode, message: str) -> Callable[[Callable[..., Any], bool], Any]:
@@ -262,11 +243,11 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             return handler
         found = self._authenticate(getattr(details, "invocation_metadata", None))
         if found is None:
-            return _replace_behavior(
+            return replace_behavior(
                 handler,
                 _aborting(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token"),
             )
-        return _replace_behavior(handler, self._limited(*found))
+        return replace_behavior(handler, self._limited(*found))
 
     def _limited(self, digest: str, who: Principal) -> Callable[[Callable[..., Any], bool], Any]:
         def wrap(behavior: Callable[..., Any], streams: bool) -> Callable[..., Any]:
