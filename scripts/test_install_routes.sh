@@ -64,13 +64,19 @@ if unzip -p "$SERVER_WHEEL" '*.dist-info/METADATA' | grep -i '^Requires-Dist: sc
     echo "FAILED: the server wheel requires a scorewire-* distribution" >&2
     exit 1
 fi
-# Third-party wheels come from PyPI once, into the cache; ours never go there.
-"$ROOT/.venv/bin/pip" download -q -d "$WHEELHOUSE" "$SERVER_WHEEL"
-rm -f "$WHEELHOUSE"/scorewire-* "$WHEELHOUSE"/scorewire_client-*
 "$PY" -m venv "$WORK/venv-server"
 # Only the server wheel and third-party wheels: the server needs no client wheel.
-"$WORK/venv-server/bin/pip" install -q --no-index --find-links "$WORK/dist-server" \
-    --find-links "$WHEELHOUSE" scorewire
+install_server() {
+    "$WORK/venv-server/bin/pip" install -q --no-index --find-links "$WORK/dist-server" \
+        --find-links "$WHEELHOUSE" scorewire
+}
+if ! install_server 2>/dev/null; then
+    # Third-party wheels come from PyPI into the cache when it lacks some (the first
+    # run, or a changed pin); ours are never looked up there.
+    "$ROOT/.venv/bin/pip" download -q -d "$WHEELHOUSE" "$SERVER_WHEEL"
+    rm -f "$WHEELHOUSE"/scorewire-* "$WHEELHOUSE"/scorewire_client-*
+    install_server
+fi
 mkdir -p "$WORK/state"
 (cd "$WORK/state" && SCOREWIRE_METRICS_PORT=0 exec "$WORK/venv-server/bin/scorewire" serve \
     --host 127.0.0.1 --port 0 >"$WORK/server.log" 2>&1) &
@@ -233,7 +239,7 @@ if [[ " $ROUTES " == *" java "* ]]; then
         (
             set -e
             VERSION=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$CHECKOUT/clients/java/pom.xml" | head -1)
-            (cd "$CHECKOUT/clients/java" && mvn -B -ntp -q install -DskipTests)
+            (cd "$CHECKOUT/clients/java" && mvn -B -ntp -q -Dstyle.color=never install -DskipTests)
             mkdir -p "$WORK/java-app/src/main/java/route" && cd "$WORK/java-app"
             cat >pom.xml <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
@@ -306,7 +312,7 @@ public final class Main {
   }
 }
 EOF
-            mvn -B -ntp -q compile \
+            mvn -B -ntp -q -Dstyle.color=never compile \
                 org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
                 -Dmdep.outputFile=cp.txt -Dmdep.includeScope=runtime
             java -cp "target/classes:$(cat cp.txt)" route.Main
