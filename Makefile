@@ -9,12 +9,13 @@ BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
-        test-clients bench bench-engine bench-regex bench-service bench-judge bench-load clean
+        test-clients test-install bench bench-engine bench-regex bench-service bench-judge \
+        bench-load clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e clients/python -e '.[dev]'
+	$(BIN)/pip install -q -e clients/python -e '.[dev]'  # the server's editable install puts clients/python/src on the path too
 	@touch $(STAMP)
 
 ## install: create .venv and install the server, the Python client and the dev tools
@@ -52,8 +53,14 @@ test-python: install test-deps
 test-clients: install test-deps
 	scripts/test_clients.sh
 
+## test-install: install the server and every client as users outside the repository do
+## (wheels with the index off, a Go replace directive, npm install of the directory,
+## mvn install) and call the installed server from a tiny program in each language
+test-install: install test-deps
+	scripts/test_install_routes.sh
+
 ## test: everything CI runs
-test: lint check-generated test-python test-clients
+test: lint check-generated test-python test-clients test-install
 
 ## bench: every benchmark (not part of test)
 bench: bench-engine bench-regex bench-service

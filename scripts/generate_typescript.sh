@@ -21,7 +21,8 @@ want=$(node -p 'require(process.argv[1]).devDependencies["ts-proto"]' "$PKG/pack
 have=$(node -p 'try { require(process.argv[1]).version } catch { "" }' \
     "$PKG/node_modules/ts-proto/package.json" 2>/dev/null || true)
 if [ ! -x "$PLUGIN" ] || [ "$have" != "$want" ]; then
-    (cd "$PKG" && npm ci --no-audit --no-fund --loglevel=error)
+    # --ignore-scripts: the package's prepare (a build) must not need the code being generated.
+    (cd "$PKG" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 
 WKT=$("$PY" -c 'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))')

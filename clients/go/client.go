@@ -1,6 +1,6 @@
-// Package scorewire is a thin client for the scorewire.v1 scoring service: Dial with
-// sensible defaults, then Score, RunSuite and ScoreStream with the generated messages
-// of package scorewirev1. Failed calls return *Error, which carries the gRPC code and
+// Package scorewire is a thin client for the scorewire.v1 scoring and label services:
+// Dial with sensible defaults, then Score, RunSuite, ScoreStream, PutLabels and
+// ListLabels with the generated messages of package scorewirev1. Failed calls return *Error, which carries the gRPC code and
 // the BadRequest field violations.
 package scorewire
 
@@ -22,8 +22,9 @@ const (
 	// DefaultTimeout is the deadline of Score, RunSuite, ListChecks and ValidateSuite
 	// when the caller's context has none. ScoreStream gets no default deadline.
 	DefaultTimeout = 30 * time.Second
-	// DefaultKeepalive is the interval of keepalive pings while calls are open; the
-	// server accepts one every 5 s.
+	// DefaultKeepalive is the interval of keepalive pings while calls are open: 30 s in
+	// every scorewire client, the server's own keepalive_time_s; the server accepts
+	// one every 5 s.
 	DefaultKeepalive = 30 * time.Second
 	// DefaultKeepaliveTimeout is how long a ping may go unanswered before the
 	// connection is considered dead.
@@ -32,8 +33,19 @@ const (
 	MaxMessageBytes = 64 << 20
 )
 
-// roundRobin balances calls over every address the target's name resolves to.
-const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+// serviceConfig balances calls over every address the target's name resolves to, and
+// retries PutLabels on UNAVAILABLE: a retry resends the same message, so the same
+// request_id, which the server stores at most once.
+const serviceConfig = `{
+  "loadBalancingConfig": [{"round_robin": {}}],
+  "methodConfig": [{
+    "name": [{"service": "scorewire.v1.LabelService", "method": "PutLabels"}],
+    "retryPolicy": {
+      "maxAttempts": 3, "initialBackoff": "0.2s", "maxBackoff": "2s",
+      "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
+    }
+  }]
+}`
 
 type config struct {
 	timeout          time.Duration
@@ -68,6 +80,7 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 type Client struct {
 	conn    *grpc.ClientConn
 	rpc     scorewirev1.ScoringServiceClient
+	labels  scorewirev1.LabelServiceClient
 	timeout time.Duration
 }
 
@@ -86,7 +99,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	}
 	dialOpts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(cfg.creds),
-		grpc.WithDefaultServiceConfig(roundRobin),
+		grpc.WithDefaultServiceConfig(serviceConfig),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{
 			Time:    cfg.keepalive,
 			Timeout: cfg.keepaliveTimeout,
@@ -102,7 +115,12 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, rpc: scorewirev1.NewScoringServiceClient(conn), timeout: cfg.timeout}, nil
+	return &Client{
+		conn:    conn,
+		rpc:     scorewirev1.NewScoringServiceClient(conn),
+		labels:  scorewirev1.NewLabelServiceClient(conn),
+		timeout: cfg.timeout,
+	}, nil
 }
 
 // Close closes the connection; open calls fail.

@@ -31,11 +31,16 @@ type Error struct {
 	status          *status.Status
 }
 
-// Error describes the failure with every field violation.
+// Error describes the failure once: the server's message, then each field violation
+// the message does not already state (the server's INVALID_ARGUMENT message lists the
+// first few itself).
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scorewire: %s: %s", e.Code, e.Message)
 	for _, v := range e.FieldViolations {
+		if strings.Contains(e.Message, v.Description) && strings.Contains(e.Message, v.Field) {
+			continue
+		}
 		fmt.Fprintf(&b, "; %s: %s", v.Field, v.Description)
 	}
 	return b.String()

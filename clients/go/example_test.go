@@ -20,12 +20,15 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	// Python re syntax; flags by name ([]any{"IGNORECASE", "MULTILINE"}) or as re's bits (2)
-	regex, err := scorewire.Check("regex", map[string]any{"pattern": `\bparis\b`, "flags": []any{"IGNORECASE"}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	resp, err := c.Score(ctx, &scorewirev1.ScoreRequest{Output: scorewire.Text("Paris"), Compact: []string{"contains:Paris"}, Checks: []*scorewirev1.CheckSpec{regex}})
+	resp, err := c.Score(ctx, &scorewirev1.ScoreRequest{
+		Output:  scorewire.Text("Paris"),
+		Compact: []string{"length:1..100"},
+		Checks: []*scorewirev1.CheckSpec{
+			scorewire.MustCheck("contains", map[string]any{"needles": []string{"Paris"}}),
+			// Python re syntax; flags by name or as re's bits (2)
+			scorewire.MustCheck("regex", map[string]any{"pattern": `\bparis\b`, "flags": []string{"IGNORECASE"}}),
+		},
+	})
 	var swErr *scorewire.Error
 	if errors.As(err, &swErr) {
 		log.Fatal(swErr.Code, swErr.FieldViolations) // codes.InvalidArgument, [{checks[0].type …}]
@@ -39,4 +42,17 @@ func Example() {
 		fmt.Println(result.GetIndex(), result.GetPassed(), err)
 	}
 	fmt.Println(run.Summary().GetPassRate())
+
+	// Human labels: the request id is fresh per call unless you set RequestId.
+	_, err = c.PutLabels(ctx, &scorewirev1.PutLabelsRequest{Labels: []*scorewirev1.Label{{
+		SampleId: "a", OutputHash: scorewire.OutputHash("Paris"), Passed: true, Labeller: "ann",
+	}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	page, err := c.ListLabels(ctx, &scorewirev1.ListLabelsRequest{SampleId: "a"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(page.GetLabels()), page.GetNextPageToken())
 }

@@ -1,5 +1,10 @@
 module github.com/scorewire/scorewire/clients/go
 
+// go 1.26.0 is the oldest Go this module builds with: its dependencies require it
+// (google.golang.org/grpc v1.85.0, golang.org/x/net v0.60.0, genproto); the code itself
+// needs Go 1.24 (range-over-func iterators, crypto/rand.Read that cannot fail).
+// Lowering it means older gRPC releases; scripts/test_install_routes.sh checks it is
+// no higher than the highest `go` line among the dependencies.
 go 1.26.0
 
 require (

@@ -1,3 +1,5 @@
+import { createHash, randomUUID } from "node:crypto";
+
 import * as grpc from "@grpc/grpc-js";
 
 import { ScorewireError, toScorewireError } from "./errors";
@@ -19,6 +21,13 @@ import {
   ValidateSuiteRequest,
   type ValidateSuiteResponse,
 } from "./gen/scorewire/v1/scoring";
+import {
+  LabelServiceClient,
+  ListLabelsRequest,
+  type ListLabelsResponse,
+  PutLabelsRequest,
+  type PutLabelsResponse,
+} from "./gen/scorewire/v1/labels";
 
 /** How a ScorewireClient connects; every field has a default. */
 export interface ScorewireClientOptions {
@@ -29,11 +38,13 @@ export interface ScorewireClientOptions {
   /** Deadline of RunSuite and ScoreStream calls in ms; default 10 minutes. */
   streamTimeoutMs?: number;
   /**
-   * Interval of HTTP/2 keepalive pings while calls are open, in ms; default 60 s. The
-   * server must allow pings this often, or it answers with GOAWAY `too_many_pings`.
+   * Interval of HTTP/2 keepalive pings while calls are open, in ms; default 30 s, as in
+   * every scorewire client and the server's own `keepalive_time_s`. The server must
+   * allow pings this often (it allows one every 5 s), or it answers with GOAWAY
+   * `too_many_pings`.
    */
   keepaliveTimeMs?: number;
-  /** How long to wait for a keepalive ack before dropping the connection; default 20 s. */
+  /** How long to wait for a keepalive ack before dropping the connection; default 10 s. */
   keepaliveTimeoutMs?: number;
   /** Load-balancing policy over the addresses DNS returns; default `round_robin`. */
   loadBalancing?: "round_robin" | "pick_first";
@@ -55,8 +66,9 @@ export interface CallOptions {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_STREAM_TIMEOUT_MS = 10 * 60_000;
-const DEFAULT_KEEPALIVE_TIME_MS = 60_000;
-const DEFAULT_KEEPALIVE_TIMEOUT_MS = 20_000;
+/** Keepalive ping interval of every scorewire client (the server's keepalive_time_s). */
+export const DEFAULT_KEEPALIVE_TIME_MS = 30_000;
+export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 const noop = (): void => {};
@@ -77,7 +89,23 @@ export function channelOptionsFor(options: ScorewireClientOptions): grpc.Channel
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const policy = options.loadBalancing ?? "round_robin";
   return {
-    "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ [policy]: {} }] }),
+    "grpc.service_config": JSON.stringify({
+      loadBalancingConfig: [{ [policy]: {} }],
+      // gRPC's own retry of PutLabels on UNAVAILABLE resends the same message, so the
+      // same requestId, which the server stores at most once.
+      methodConfig: [
+        {
+          name: [{ service: "scorewire.v1.LabelService", method: "PutLabels" }],
+          retryPolicy: {
+            maxAttempts: 3,
+            initialBackoff: "0.2s",
+            maxBackoff: "2s",
+            backoffMultiplier: 2,
+            retryableStatusCodes: ["UNAVAILABLE"],
+          },
+        },
+      ],
+    }),
     "grpc.keepalive_time_ms": options.keepaliveTimeMs ?? DEFAULT_KEEPALIVE_TIME_MS,
     "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS,
     "grpc.keepalive_permit_without_calls": 0,
@@ -88,13 +116,23 @@ export function channelOptionsFor(options: ScorewireClientOptions): grpc.Channel
 }
 
 /**
- * A client of scorewire.v1.ScoringService: the generated grpc-js stub with defaults
+ * A label's `outputHash` for an output: the SHA-256 of its exact UTF-8 bytes (no
+ * trimming or normalization), as 64 lowercase hex digits.
+ */
+export function outputHash(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/**
+ * A client of scorewire.v1.ScoringService and LabelService: the generated grpc-js stubs with defaults
  * (deadlines, keepalive, round-robin over DNS), promise and async-iterator call shapes,
  * and failures as ScorewireError.
  */
 export class ScorewireClient {
   /** The generated stub, for anything the wrapper does not cover. */
   readonly stub: ScoringServiceClient;
+  /** The generated LabelService stub, on the same channel. */
+  readonly labelStub: LabelServiceClient;
   private readonly timeoutMs: number;
   private readonly streamTimeoutMs: number;
 
@@ -105,6 +143,9 @@ export class ScorewireClient {
       options.credentials ?? grpc.credentials.createInsecure(),
       channelOptionsFor(options),
     );
+    this.labelStub = new LabelServiceClient(address, grpc.credentials.createInsecure(), {
+      channelOverride: this.stub.getChannel(),
+    });
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.streamTimeoutMs = options.streamTimeoutMs ?? DEFAULT_STREAM_TIMEOUT_MS;
   }
@@ -126,6 +167,28 @@ export class ScorewireClient {
   validateSuite(request: DeepPartial<ValidateSuiteRequest>, options: CallOptions = {}): Promise<ValidateSuiteResponse> {
     return this.unary(
       (md, opts, cb) => this.stub.validateSuite(ValidateSuiteRequest.fromPartial(request), md, opts, cb),
+      options,
+    );
+  }
+
+  /**
+   * Stores human labels, all or none, and resolves with them as stored. Without a
+   * `requestId` the call gets a fresh one (a UUID), which gRPC's own retry on
+   * UNAVAILABLE reuses, so a retry stores the labels at most once; give your own to
+   * retry the call yourself.
+   */
+  putLabels(request: DeepPartial<PutLabelsRequest>, options: CallOptions = {}): Promise<PutLabelsResponse> {
+    const message = PutLabelsRequest.fromPartial({ ...request, requestId: request.requestId || randomUUID() });
+    return this.unary((md, opts, cb) => this.labelStub.putLabels(message, md, opts, cb), options);
+  }
+
+  /**
+   * One page of the labels matching every filter set (oldest stored first); pass its
+   * `nextPageToken` as `pageToken` for the next page.
+   */
+  listLabels(request: DeepPartial<ListLabelsRequest> = {}, options: CallOptions = {}): Promise<ListLabelsResponse> {
+    return this.unary(
+      (md, opts, cb) => this.labelStub.listLabels(ListLabelsRequest.fromPartial(request), md, opts, cb),
       options,
     );
   }
@@ -168,6 +231,7 @@ export class ScorewireClient {
 
   /** Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE. */
   close(): void {
+    this.labelStub.close();
     this.stub.close();
   }
 

@@ -1,16 +1,28 @@
 /**
  * TypeScript client of the scorewire.v1 gRPC API: `ScorewireClient` wraps the generated
- * grpc-js stub; the generated message types are re-exported as they are.
+ * grpc-js stubs; the generated message types (scoring and labels) are re-exported as
+ * they are.
  */
 export { status as Status, Metadata, credentials } from "@grpc/grpc-js";
 export {
   type CallOptions,
   ScoreStream,
+  DEFAULT_KEEPALIVE_TIME_MS,
+  DEFAULT_KEEPALIVE_TIMEOUT_MS,
   ScorewireClient,
   type ScorewireClientOptions,
   SuiteRun,
   channelOptionsFor,
   normalizeTarget,
+  outputHash,
 } from "./client";
 export { type FieldViolation, ScorewireError, fieldViolationsOf, toScorewireError } from "./errors";
 export * from "./gen/scorewire/v1/scoring";
+export {
+  Label,
+  LabelServiceClient,
+  ListLabelsRequest,
+  ListLabelsResponse,
+  PutLabelsRequest,
+  PutLabelsResponse,
+} from "./gen/scorewire/v1/labels";

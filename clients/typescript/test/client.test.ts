@@ -1,8 +1,9 @@
 // Tests of the TypeScript client against a real scorewire server (see server.ts).
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 
-import { type CaseResult, ScorewireClient, ScorewireError, Status } from "../src";
+import { type CaseResult, ScorewireClient, ScorewireError, Status, outputHash } from "../src";
 import { type TestServer, startServer } from "./server";
 
 const TIMEOUT = { timeout: 120_000 };
@@ -173,5 +174,64 @@ describe("ScoreStream", () => {
       new Map([...passedById].sort()),
       new Map(sent.map((_, i) => [`r${i}`, i % 2 === 0] as const).sort()),
     );
+  });
+});
+
+describe("LabelService", () => {
+  /** A sample id no other test or run uses. */
+  const freshSample = (): string => `ts-labels-${randomUUID()}`;
+  const label = (sampleId: string, output: string) => ({
+    sampleId,
+    outputHash: outputHash(output),
+    passed: true,
+    labeller: "ann",
+  });
+
+  test("putLabels then listLabels returns the label as stored", TIMEOUT, async () => {
+    const sampleId = freshSample();
+    const put = await client.putLabels({ labels: [label(sampleId, "Northstar")] });
+    assert.equal(put.labels.length, 1);
+    assert.equal(put.labels[0]!.check, "default"); // filled in by the server
+    assert.ok(put.labels[0]!.createdAt instanceof Date);
+    const page = await client.listLabels({ sampleId });
+    assert.deepEqual(
+      page.labels.map((l) => [l.outputHash, l.passed, l.labeller]),
+      [[outputHash("Northstar"), true, "ann"]],
+    );
+    assert.equal(page.nextPageToken, "");
+  });
+
+  test("a fresh requestId per call; the same requestId twice stores once", TIMEOUT, async () => {
+    const sampleId = freshSample();
+    const request = { labels: [label(sampleId, "Northstar")] };
+    await client.putLabels(request);
+    await client.putLabels(request);
+    assert.equal("requestId" in request, false, "the caller's request was modified");
+    const requestId = randomUUID();
+    await client.putLabels({ ...request, requestId });
+    await client.putLabels({ ...request, requestId }); // a retry: nothing new
+    const history = await client.listLabels({ sampleId, includeHistory: true });
+    assert.equal(history.labels.length, 3);
+  });
+
+  test("listLabels pages with nextPageToken", TIMEOUT, async () => {
+    const sampleId = freshSample();
+    await client.putLabels({ labels: ["a", "b", "c"].map((o) => label(sampleId, o)) });
+    const first = await client.listLabels({ sampleId, pageSize: 2 });
+    assert.equal(first.labels.length, 2);
+    assert.notEqual(first.nextPageToken, "");
+    const second = await client.listLabels({ sampleId, pageSize: 2, pageToken: first.nextPageToken });
+    assert.equal(second.labels.length, 1);
+    assert.equal(second.nextPageToken, "");
+  });
+
+  test("a bad output hash is INVALID_ARGUMENT naming labels[0].output_hash", TIMEOUT, async () => {
+    const bad = { ...label(freshSample(), "x"), outputHash: "nothex" };
+    const err = await client.putLabels({ labels: [bad] }).then(
+      () => assert.fail("putLabels accepted a bad hash"),
+      (e: unknown) => e,
+    );
+    const swErr = expectCode(err, Status.INVALID_ARGUMENT);
+    assert.ok(swErr.fieldViolations.some((v) => v.field === "labels[0].output_hash"), JSON.stringify(swErr.fieldViolations));
   });
 });

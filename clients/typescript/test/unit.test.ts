@@ -2,7 +2,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Metadata, ScorewireError, Status, normalizeTarget, channelOptionsFor, toScorewireError } from "../src";
+import {
+  Metadata,
+  ScorewireError,
+  Status,
+  channelOptionsFor,
+  normalizeTarget,
+  outputHash,
+  toScorewireError,
+} from "../src";
 import { BadRequest } from "../src/gen/google/rpc/error_details";
 import { Status as RpcStatus } from "../src/gen/google/rpc/status";
 
@@ -72,8 +80,20 @@ test("host:port targets resolve through dns:, schemes are kept", () => {
 
 test("channel defaults: round_robin, keepalive, 64 MiB messages; overrides win", () => {
   const opts = channelOptionsFor({});
-  assert.deepEqual(JSON.parse(opts["grpc.service_config"] as string), { loadBalancingConfig: [{ round_robin: {} }] });
-  assert.equal(opts["grpc.keepalive_time_ms"], 60_000);
+  const config = JSON.parse(opts["grpc.service_config"] as string);
+  assert.deepEqual(config.loadBalancingConfig, [{ round_robin: {} }]);
+  // PutLabels alone is retried, on UNAVAILABLE alone (its requestId makes that safe).
+  assert.deepEqual(config.methodConfig[0].name, [{ service: "scorewire.v1.LabelService", method: "PutLabels" }]);
+  assert.deepEqual(config.methodConfig[0].retryPolicy.retryableStatusCodes, ["UNAVAILABLE"]);
+  // The same keepalive as the Python, Go and Java clients and the server: 30 s.
+  assert.equal(opts["grpc.keepalive_time_ms"], 30_000);
+  assert.equal(opts["grpc.keepalive_timeout_ms"], 10_000);
   assert.equal(opts["grpc.max_receive_message_length"], 64 * 1024 * 1024);
   assert.equal(channelOptionsFor({ channelOptions: { "grpc.keepalive_time_ms": 5 } })["grpc.keepalive_time_ms"], 5);
+});
+
+test("outputHash is the SHA-256 of the exact UTF-8 bytes", () => {
+  assert.equal(outputHash("Paris"), "5dd272b4f316b776a7b8e3d0894b37e1e42be3d5d3b204b8a5836cc50597a6b1");
+  assert.equal(outputHash("é"), "4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
+  assert.notEqual(outputHash("Paris\n"), outputHash("Paris"));
 });

@@ -5,12 +5,15 @@
     with Client("localhost:50051") as client:
         resp = client.score("Paris", compact=["contains:Paris"])
 
-The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `pb`).
+The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `pb`)
+and `scorewire.v1.labels_pb2` (as `labels_pb`).
 """
 
+from scorewire.client._labels import output_hash
 from scorewire.client.aio import AsyncClient, AsyncSuiteRun
 from scorewire.client.errors import FieldViolation, ScorewireError
 from scorewire.client.sync import DEFAULT, Client, SuiteRun
+from scorewire.v1 import labels_pb2 as labels_pb
 from scorewire.v1 import scoring_pb2 as pb
 
 __all__ = [
@@ -21,5 +24,7 @@ __all__ = [
     "FieldViolation",
     "ScorewireError",
     "SuiteRun",
+    "labels_pb",
+    "output_hash",
     "pb",
 ]

@@ -6,15 +6,15 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from scorewire.v1 import scoring_pb2_grpc
+from scorewire.v1 import labels_pb2_grpc, scoring_pb2_grpc
 
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of a Score, RunSuite, ListChecks or ValidateSuite call unless one is given."""
 
 DEFAULT_KEEPALIVE_S = 30.0
-"""Seconds between keepalive pings while calls are open; the server allows one every
-5 s (`grpc.http2.min_ping_interval_without_data_ms`), and gRPC's default of 5 min
-would close the connection for pinging too often."""
+"""Seconds between keepalive pings while calls are open: 30 s in every scorewire
+client, the server's own `keepalive_time_s`. The server allows one every 5 s
+(`grpc.http2.min_ping_interval_without_data_ms`)."""
 
 DEFAULT_KEEPALIVE_TIMEOUT_S = 10.0
 """Seconds to wait for a ping's ack before the connection is considered dead."""
@@ -26,6 +26,17 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 _SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:", "xds:")
 
 SERVICE = "scorewire.v1.ScoringService"
+LABEL_SERVICE = "scorewire.v1.LabelService"
+
+PUT_LABELS_RETRY = {
+    "maxAttempts": 3,
+    "initialBackoff": "0.2s",
+    "maxBackoff": "2s",
+    "backoffMultiplier": 2,
+    "retryableStatusCodes": ["UNAVAILABLE"],
+}
+"""gRPC's own retry of PutLabels on UNAVAILABLE. A retry resends the same message, so
+the same `request_id`, which the server stores at most once."""
 
 
 def normalize_target(target: str) -> str:
@@ -37,8 +48,19 @@ def normalize_target(target: str) -> str:
 
 
 def service_config() -> str:
-    """The default service config: round-robin over every resolved address."""
-    return json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+    """The default service config: round-robin over every resolved address, and
+    PutLabels retried on UNAVAILABLE (safe: the retry carries the same request_id)."""
+    return json.dumps(
+        {
+            "loadBalancingConfig": [{"round_robin": {}}],
+            "methodConfig": [
+                {
+                    "name": [{"service": LABEL_SERVICE, "method": "PutLabels"}],
+                    "retryPolicy": PUT_LABELS_RETRY,
+                }
+            ],
+        }
+    )
 
 
 def channel_options(
@@ -65,3 +87,8 @@ def channel_options(
 def stub(channel: Any) -> Any:
     """The generated ScoringService stub (untyped: grpc's plugin writes no type hints)."""
     return scoring_pb2_grpc.ScoringServiceStub(channel)
+
+
+def label_stub(channel: Any) -> Any:
+    """The generated LabelService stub."""
+    return labels_pb2_grpc.LabelServiceStub(channel)

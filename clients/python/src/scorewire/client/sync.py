@@ -7,7 +7,7 @@ from types import TracebackType
 from typing import Any
 
 import grpc
-from scorewire.client import _channel, _convert
+from scorewire.client import _channel, _convert, _labels
 from scorewire.client._convert import (
     CaseLike,
     CheckLike,
@@ -16,7 +16,9 @@ from scorewire.client._convert import (
     SampleLike,
     StreamCaseLike,
 )
+from scorewire.client._labels import LabelLike
 from scorewire.client.errors import ScorewireError
+from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
 
 Metadata = Sequence[tuple[str, str | bytes]]
@@ -64,6 +66,7 @@ class Client:
                 channel = grpc.secure_channel(target, credentials, options=opts)
         self._channel = channel
         self._stub = _channel.stub(channel)
+        self._labels = _channel.label_stub(channel)
         self._timeout = timeout
         self._metadata = tuple(metadata)
 
@@ -208,6 +211,64 @@ class Client:
         )
         try:
             resp: pb.ValidateSuiteResponse = self._stub.ValidateSuite(
+                req, **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+    def put_labels(
+        self,
+        labels: Iterable[LabelLike],
+        *,
+        request_id: str | None = None,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> lpb.PutLabelsResponse:
+        """Store human labels, all or none; returns them as stored.
+
+        Each label is a Label or a mapping of its fields, where `output` (the output's
+        text) may stand in for `output_hash`. `request_id` makes a retry safe: None (the
+        default) is a fresh id for this call, which gRPC's own retry on UNAVAILABLE
+        reuses; give your own to retry the call yourself.
+        """
+        req = _labels.put_request(labels, request_id)
+        try:
+            resp: lpb.PutLabelsResponse = self._labels.PutLabels(
+                req, **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+    def list_labels(
+        self,
+        *,
+        sample_id: str = "",
+        output_hash: str = "",
+        check: str = "",
+        labeller: str = "",
+        tenant: str = "",
+        include_history: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> lpb.ListLabelsResponse:
+        """One page of the labels matching every filter given (oldest stored first);
+        pass its `next_page_token` as `page_token` for the next page."""
+        req = _labels.list_request(
+            sample_id=sample_id,
+            output_hash=output_hash,
+            check=check,
+            labeller=labeller,
+            tenant=tenant,
+            include_history=include_history,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        try:
+            resp: lpb.ListLabelsResponse = self._labels.ListLabels(
                 req, **self._call_args(timeout, metadata)
             )
         except grpc.RpcError as err:

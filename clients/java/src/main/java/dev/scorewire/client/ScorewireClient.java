@@ -1,7 +1,12 @@
 package dev.scorewire.client;
 
+import dev.scorewire.v1.LabelServiceGrpc;
 import dev.scorewire.v1.ListChecksRequest;
 import dev.scorewire.v1.ListChecksResponse;
+import dev.scorewire.v1.ListLabelsRequest;
+import dev.scorewire.v1.ListLabelsResponse;
+import dev.scorewire.v1.PutLabelsRequest;
+import dev.scorewire.v1.PutLabelsResponse;
 import dev.scorewire.v1.RunSuiteRequest;
 import dev.scorewire.v1.ScoreRequest;
 import dev.scorewire.v1.ScoreResponse;
@@ -14,13 +19,20 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
- * A client of {@code scorewire.v1.ScoringService}: the generated grpc-java stubs with
+ * A client of {@code scorewire.v1.ScoringService} and {@code LabelService}: the generated grpc-java stubs with
  * defaults (deadlines, keepalive, round-robin over DNS), and failures as {@link
  * ScorewireException}.
  *
@@ -35,10 +47,13 @@ public final class ScorewireClient implements AutoCloseable {
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
   /** Default deadline of RunSuite and ScoreStream calls. */
   public static final Duration DEFAULT_STREAM_DEADLINE = Duration.ofMinutes(10);
-  /** Default interval of keepalive pings while calls are open. */
-  public static final Duration DEFAULT_KEEPALIVE_TIME = Duration.ofSeconds(60);
+  /**
+   * Default interval of keepalive pings while calls are open: 30 s in every scorewire
+   * client, the server's own {@code keepalive_time_s}.
+   */
+  public static final Duration DEFAULT_KEEPALIVE_TIME = Duration.ofSeconds(30);
   /** Default wait for a keepalive ack before the connection is dropped. */
-  public static final Duration DEFAULT_KEEPALIVE_TIMEOUT = Duration.ofSeconds(20);
+  public static final Duration DEFAULT_KEEPALIVE_TIMEOUT = Duration.ofSeconds(10);
   /** Default largest inbound message, matching the server's default. */
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -51,6 +66,7 @@ public final class ScorewireClient implements AutoCloseable {
   private final Duration streamDeadline;
   private final ScoringServiceGrpc.ScoringServiceBlockingStub blocking;
   private final ScoringServiceGrpc.ScoringServiceStub async;
+  private final LabelServiceGrpc.LabelServiceBlockingStub labels;
 
   private ScorewireClient(Builder b, ManagedChannel channel, boolean ownsChannel) {
     this.channel = channel;
@@ -59,6 +75,39 @@ public final class ScorewireClient implements AutoCloseable {
     this.streamDeadline = b.streamDeadline;
     this.blocking = ScoringServiceGrpc.newBlockingStub(channel);
     this.async = ScoringServiceGrpc.newStub(channel);
+    this.labels = LabelServiceGrpc.newBlockingStub(channel);
+  }
+
+  /**
+   * The default service config: gRPC's own retry of PutLabels on UNAVAILABLE. A retry
+   * resends the same message, so the same request id, which the server stores at most once.
+   */
+  static Map<String, ?> serviceConfig() {
+    Map<String, ?> retry =
+        Map.of(
+            "maxAttempts", 3.0,
+            "initialBackoff", "0.2s",
+            "maxBackoff", "2s",
+            "backoffMultiplier", 2.0,
+            "retryableStatusCodes", List.of("UNAVAILABLE"));
+    Map<String, ?> putLabels =
+        Map.of(
+            "name", List.of(Map.of("service", "scorewire.v1.LabelService", "method", "PutLabels")),
+            "retryPolicy", retry);
+    return Map.of("methodConfig", List.of(putLabels));
+  }
+
+  /**
+   * A label's {@code output_hash} for an output: the SHA-256 of its exact UTF-8 bytes (no
+   * trimming or normalization), as 64 lowercase hex digits.
+   */
+  public static String outputHash(String text) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      return HexFormat.of().formatHex(sha.digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java runtime has SHA-256", e);
+    }
   }
 
   /** A builder for a client of {@code target} ({@code host:port} or any gRPC target URI). */
@@ -115,6 +164,46 @@ public final class ScorewireClient implements AutoCloseable {
     } catch (StatusRuntimeException e) {
       throw ScorewireException.from(e);
     }
+  }
+
+  /**
+   * Stores human labels, all or none, and returns them as stored. A request without a
+   * request id gets a fresh one (a UUID) for this call, which gRPC's own retry on
+   * UNAVAILABLE reuses, so a retry stores the labels at most once; set your own to retry
+   * the call yourself.
+   */
+  public PutLabelsResponse putLabels(PutLabelsRequest request) {
+    return putLabels(request, deadline);
+  }
+
+  /** Stores human labels within {@code deadline}. */
+  public PutLabelsResponse putLabels(PutLabelsRequest request, Duration deadline) {
+    PutLabelsRequest sent =
+        request.getRequestId().isEmpty()
+            ? request.toBuilder().setRequestId(UUID.randomUUID().toString()).build()
+            : request;
+    try {
+      return withDeadline(labels, deadline).putLabels(sent);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /**
+   * One page of the labels matching every filter set (oldest stored first); pass its
+   * {@code next_page_token} as {@code page_token} for the next page.
+   */
+  public ListLabelsResponse listLabels(ListLabelsRequest request) {
+    try {
+      return withDeadline(labels, deadline).listLabels(request);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /** The generated LabelService blocking stub. */
+  public LabelServiceGrpc.LabelServiceBlockingStub labelStub() {
+    return labels;
   }
 
   /**
@@ -201,7 +290,7 @@ public final class ScorewireClient implements AutoCloseable {
     }
 
     /**
-     * Interval of keepalive pings while calls are open; default 60 s. The server must
+     * Interval of keepalive pings while calls are open; default 30 s. The server must
      * allow pings this often, or it answers with GOAWAY {@code too_many_pings}.
      */
     public Builder keepAliveTime(Duration keepAliveTime) {
@@ -209,7 +298,7 @@ public final class ScorewireClient implements AutoCloseable {
       return this;
     }
 
-    /** Wait for a keepalive ack before the connection is dropped; default 20 s. */
+    /** Wait for a keepalive ack before the connection is dropped; default 10 s. */
     public Builder keepAliveTimeout(Duration keepAliveTimeout) {
       this.keepAliveTimeout = Objects.requireNonNull(keepAliveTimeout, "keepAliveTimeout");
       return this;
@@ -243,6 +332,8 @@ public final class ScorewireClient implements AutoCloseable {
       }
       ManagedChannel built =
           Grpc.newChannelBuilder(normalizeTarget(target), credentials)
+              .defaultServiceConfig(serviceConfig())
+              .enableRetry()
               .defaultLoadBalancingPolicy(loadBalancingPolicy)
               .keepAliveTime(keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
               .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
