@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 import scorewire.checks  # noqa: F401
 from hypothesis import settings
 
@@ -14,3 +15,12 @@ pytest_plugins = ["tests.support.redis", "tests.support.pki"]
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI") == "true":
     settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _own_state_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every test (and every server process it starts) keeps its label store in a fresh
+    # state directory, never in the user's ~/.local/state/scorewire or the working one.
+    monkeypatch.setenv("SCOREWIRE_STATE_DIR", str(tmp_path_factory.mktemp("state")))
