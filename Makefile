@@ -9,7 +9,7 @@ BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
-        test-clients bench bench-engine bench-service bench-judge bench-load clean
+        test-clients test-image bench bench-engine bench-service bench-judge bench-load clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,8 +52,13 @@ test-python: install test-deps
 test-clients: install test-deps
 	scripts/test_clients.sh
 
+## test-image: build deploy/Dockerfile (buildah, on a cached mmdebstrap Debian base) and
+## run the image as it declares: health, Score, /metrics, labels, SIGTERM (needs root)
+test-image: install test-deps
+	$(BIN)/pytest -m image tests/image $(PYTEST_ARGS)
+
 ## test: everything CI runs
-test: lint check-generated test-python test-clients
+test: lint check-generated test-python test-clients test-image
 
 ## bench: every benchmark (not part of test)
 bench: bench-engine bench-service
