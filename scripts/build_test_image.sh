@@ -50,7 +50,14 @@ volumes=()
 if [ -s "$CA_BUNDLE" ]; then
     volumes=(-v "$CA_BUNDLE:$CA_BUNDLE:ro")
 fi
-# --layers: an unchanged step (the base's user, the COPY of unchanged sources) is reused.
-buildah bud --quiet --isolation chroot --layers "${volumes[@]}" \
-    --build-arg PYTHON_IMAGE="$BASE" -f deploy/Dockerfile -t "$IMAGE" . >&2
+build() {
+    buildah bud --quiet --isolation chroot --layers "${volumes[@]}" \
+        --build-arg PYTHON_IMAGE="$BASE" -f deploy/Dockerfile "$@" . >&2
+}
+# --layers: an unchanged step (the dependencies, the COPY of unchanged sources) is reused.
+# The builder stage gets a name too, so that pruning the images earlier builds left
+# untagged keeps its cached layers (the final image keeps its own stage's).
+build --target builder -t "$IMAGE-builder"
+build -t "$IMAGE"
+buildah rmi --prune >/dev/null 2>&1 || true
 echo "$IMAGE"
