@@ -33,7 +33,9 @@ if ! buildah inspect --type image "$BASE" >/dev/null 2>&1; then
     tarball=$CACHE/base-$KEY.tar
     if [ ! -s "$tarball" ]; then
         echo "building the Debian base ($SUITE $VARIANT: $PACKAGES) with mmdebstrap" >&2
-        mmdebstrap --quiet --variant="$VARIANT" --include="$PACKAGES" "$SUITE" "$tarball.partial"
+        # --format: the name's .partial suffix would otherwise make it a directory.
+        mmdebstrap --quiet --format=tar --variant="$VARIANT" --include="$PACKAGES" \
+            "$SUITE" "$tarball.partial"
         mv "$tarball.partial" "$tarball"
     fi
     echo "importing $tarball as $BASE" >&2
