@@ -9,8 +9,8 @@ BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
-        test-clients test-install bench bench-engine bench-regex bench-service bench-judge \
-        bench-load clean
+        test-clients test-install test-image bench bench-engine bench-regex bench-service \
+        bench-judge bench-load clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,8 +59,13 @@ test-clients: install test-deps
 test-install: install test-deps
 	scripts/test_install_routes.sh
 
+## test-image: build deploy/Dockerfile (buildah, on a cached mmdebstrap Debian base) and
+## run the image as it declares: health, Score, /metrics, labels, SIGTERM (needs root)
+test-image: install test-deps
+	$(BIN)/pytest -m image tests/image $(PYTEST_ARGS)
+
 ## test: everything CI runs
-test: lint check-generated test-python test-clients test-install
+test: lint check-generated test-python test-clients test-install test-image
 
 ## bench: every benchmark (not part of test)
 bench: bench-engine bench-regex bench-service

@@ -7,6 +7,8 @@ needs configuration takes the object (or the part of it it needs) as an argument
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -216,9 +218,34 @@ class Settings(BaseSettings):
     cache_pool_size: int = Field(64, ge=1)
     """Redis connections per process; callers beyond it wait up to `cache_timeout_s`."""
 
+    # --- state on disk ------------------------------------------------------------------------
+    state_dir: str = ""
+    """Directory of the server's own files (the SQLite label store), created if absent.
+
+    Empty: `$XDG_STATE_HOME/scorewire`, else `~/.local/state/scorewire`. The image sets
+    `/var/lib/scorewire`, a volume. Resolved once by `state_path()`.
+    """
+
+    def state_path(self) -> Path:
+        """The state directory as an absolute path (a relative setting is under the cwd)."""
+        if self.state_dir:
+            return Path(self.state_dir).expanduser().absolute()
+        # The XDG base-directory spec ignores a relative XDG_STATE_HOME.
+        xdg = os.environ.get("XDG_STATE_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "state"
+        return base / "scorewire"
+
     # --- human labels ---------------------------------------------------------------------------
-    labels_path: str = "scorewire-labels.db"
-    """SQLite file of the label store, used when `labels_url` is not set (created if absent)."""
+    labels_path: str = Field("labels.db", min_length=1)
+    """SQLite file of the label store, used when `labels_url` is not set (created if absent).
+
+    A relative path is under the state directory (`state_dir`), not the working directory.
+    """
+
+    def labels_file(self) -> Path:
+        """The SQLite label store's file: `labels_path` resolved against `state_path()`."""
+        return self.state_path() / Path(self.labels_path).expanduser()
+
     labels_url: SecretStr | None = None
     """`postgresql://user:password@host:port/db`: keep labels in PostgreSQL, shared by replicas.
 

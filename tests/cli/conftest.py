@@ -35,6 +35,8 @@ def cli_env(**extra: str) -> dict[str, str]:
     }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "service"), str(ROOT / "clients/python/src")])
     env["SCOREWIRE_METRICS_ENABLED"] = "false"
+    # The test's own state directory (tests/conftest.py), not the user's.
+    env["SCOREWIRE_STATE_DIR"] = os.environ["SCOREWIRE_STATE_DIR"]
     env.update(extra)
     return env
 

@@ -426,3 +426,63 @@ def test_every_k8s_resource_lands_in_one_namespace() -> None:
     docs = k8s_docs()
     namespaces = {d["metadata"].get("namespace") for d in docs if d["kind"] != "Namespace"}
     assert namespaces == {"scorewire"}
+
+
+# --- the state directory and the label store ----------------------------------------------
+
+
+def image_state_dir(monkeypatch: pytest.MonkeyPatch) -> Path:
+    return settings_from_env(dockerfile_env(), monkeypatch).state_path()
+
+
+def test_dockerfile_state_dir_is_a_volume_the_server_user_owns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The image's SCOREWIRE_STATE_DIR is absolute, declared a VOLUME, and created owned by
+    # the USER, so the server can write it on an otherwise read-only root.
+    state = image_state_dir(monkeypatch)
+    assert state == Path(dockerfile_env()["SCOREWIRE_STATE_DIR"])
+    volumes = [v for args in instruction(final_stage(), "VOLUME") for v in json.loads(args)]
+    assert str(state) in volumes
+    (user,) = instruction(final_stage(), "USER")
+    uid, _, gid = user.partition(":")
+    made = [r for r in instruction(final_stage(), "RUN") if str(state) in r]
+    assert made and f"-o {uid}" in made[0] and f"-g {gid or uid}" in made[0]
+
+
+def test_compose_replicas_keep_labels_in_one_postgresql_and_state_in_own_volumes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two replicas: SQLite per replica would make `human` checks depend on which one
+    # answers, so the label URL names the Compose PostgreSQL service, and each replica's
+    # state directory is its own named volume.
+    doc = compose()
+    services, state = doc["services"], image_state_dir(monkeypatch)
+    mounted = []
+    for name in REPLICAS:
+        url = settings_from_env(replica_env(name), monkeypatch).labels_url
+        assert url is not None
+        parts = urlsplit(url.get_secret_value())
+        assert parts.hostname in services and parts.hostname in services[name]["depends_on"]
+        assert services[parts.hostname]["image"].startswith("postgres:")
+        volume, _, target = services[name]["volumes"][0].partition(":")
+        assert target == str(state) and volume in doc["volumes"]
+        mounted.append(volume)
+    assert len(set(mounted)) == len(REPLICAS)
+
+
+def test_k8s_replicas_keep_labels_in_postgresql_and_mount_the_state_dir(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # More than one replica (the Deployment and the HPA minimum): the label URL comes
+    # from a required Secret; the image's state directory is a mounted volume.
+    deployment = k8s_doc("Deployment", "scorewire")
+    hpa = next(d for d in k8s_docs() if d["kind"] == "HorizontalPodAutoscaler")
+    assert deployment["spec"]["replicas"] > 1 and hpa["spec"]["minReplicas"] > 1
+    container = server_container()
+    env = {e["name"]: e for e in container["env"]}
+    secret = env["SCOREWIRE_LABELS_URL"]["valueFrom"]["secretKeyRef"]
+    assert not secret.get("optional", False)
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"] for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert mounts[str(image_state_dir(monkeypatch))] in volumes

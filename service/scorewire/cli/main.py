@@ -12,6 +12,7 @@ from typing import Any
 
 from scorewire.cli.label import add_label_parser
 from scorewire.cli.run import add_run_parsers
+from scorewire.core.errors import StartupError
 from scorewire.core.secrets import install_log_scrubbing
 from scorewire.settings import Settings
 
@@ -42,7 +43,11 @@ def _serve(args: argparse.Namespace) -> int:
         return run_workers(settings)
     # The signal handler normally wins; a KeyboardInterrupt before it is installed is quiet.
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings))
+        try:
+            asyncio.run(serve(settings))
+        except StartupError as err:
+            print(f"scorewire: {err}", file=sys.stderr)
+            return 2
     return 0
 
 

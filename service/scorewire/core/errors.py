@@ -1,4 +1,7 @@
-"""Load-time errors: every problem with a check spec or suite, each with its field path."""
+"""Load-time errors: every problem with a check spec or suite, each with its field path.
+
+Also `StartupError`, the one-line reason a server cannot start.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +38,14 @@ class SpecError(Exception):
     def at(cls, field: str, description: str) -> SpecError:
         """A SpecError with a single violation."""
         return cls([FieldViolation(field, description)])
+
+
+class StartupError(Exception):
+    """A server that cannot start for a reason its operator fixes in configuration.
+
+    The message is one line naming the setting and what to do; `scorewire serve` prints
+    it without a traceback and exits with status 2.
+    """
 
 
 def join_path(base: str, part: str | int) -> str:

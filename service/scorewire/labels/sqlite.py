@@ -228,7 +228,8 @@ class SqliteLabelStore:
         does not work is a configuration error, better reported at start-up.
         """
         store = cls(path)
-        await store._call(store._connect)
+        # Not logged here: the caller reports it (at start-up, as the one line that counts).
+        await store._call(store._connect, log_failure=False)
         return store
 
     def _connect(self) -> None:
@@ -250,7 +251,7 @@ class SqliteLabelStore:
             raise
         self._conn = conn
 
-    async def _call(self, fn: Callable[[], T]) -> T:
+    async def _call(self, fn: Callable[[], T], *, log_failure: bool = True) -> T:
         if self._closed:
             raise LabelsUnavailable("the label store is closed")
         loop = asyncio.get_running_loop()
@@ -264,7 +265,8 @@ class SqliteLabelStore:
             ) from None
         except (sqlite3.Error, RuntimeError) as err:
             # RuntimeError: the executor was shut down by a concurrent close().
-            log.warning("label store %s failed: %s", self.path, err)
+            if log_failure:
+                log.warning("label store %s failed: %s", self.path, err)
             raise LabelsUnavailable(f"the label store failed: {err}") from None
 
     async def _write(self, fn: Callable[[_Attempt], T]) -> T:

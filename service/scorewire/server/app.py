@@ -22,10 +22,11 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
+from scorewire.core.errors import StartupError
 from scorewire.core.secrets import install_log_scrubbing
 from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
-from scorewire.labels import open_label_store
+from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
@@ -132,7 +133,10 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         load_imports(settings.imports)
     judge = JudgeService.from_settings(settings)
     embeddings = EmbeddingsClient.from_settings(settings)
-    labels = await open_label_store(settings)
+    try:
+        labels = await open_label_store(settings)
+    except LabelsUnavailable as err:
+        raise StartupError(str(err)) from None
     # Each worker serves its own /metrics (port + worker index): series are per process.
     metrics = start_metrics(settings, judge=judge, port_offset=worker)
     running, port = await create_server(
@@ -189,4 +193,8 @@ def run_workers(settings: Settings) -> int:
 def _worker_main(settings: Settings, index: int) -> None:
     logging.basicConfig(level=settings.log_level)
     install_log_scrubbing()
-    asyncio.run(serve(settings, ready_line=index == 0, worker=index))
+    try:
+        asyncio.run(serve(settings, ready_line=index == 0, worker=index))
+    except StartupError as err:
+        print(f"scorewire: {err}", file=sys.stderr)
+        sys.exit(2)
