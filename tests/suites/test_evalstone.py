@@ -110,6 +110,13 @@ def test_yaml_syntax_error_names_line_and_column() -> None:
     assert "line" in str(err.value)
 
 
+def test_an_escape_beyond_unicode_is_a_load_error() -> None:
+    # PyYAML raises a bare ValueError for "\U00110000" (found by the fuzz test): bad YAML
+    with pytest.raises(SpecError) as err:
+        load_suite_text('checks:\n  "\\U00110000": {type: json_valid}\n')
+    assert "invalid YAML" in str(err.value)
+
+
 def test_not_a_mapping() -> None:
     # A list at the top is not a suite.
     with pytest.raises(SpecError):

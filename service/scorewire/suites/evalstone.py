@@ -253,6 +253,10 @@ def parse_yaml(text: str) -> Any:
         raise SpecError.at("", f"invalid YAML{where}: {err.problem}") from None
     except yaml.YAMLError as err:
         raise SpecError.at("", f"invalid YAML: {err}") from None
+    except ValueError as err:
+        # PyYAML's scanner lets a few bad escapes out as plain ValueErrors
+        # (`"\U00110000"`: a code point beyond Unicode): still the caller's bad YAML.
+        raise SpecError.at("", f"invalid YAML: {err}") from None
 
 
 def load_suite_text(
