@@ -7,6 +7,7 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from scorewire.core.errors import StartupError
 from scorewire.metrics import start_metrics
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
@@ -243,7 +244,8 @@ def test_metrics_port_taken_fails_at_start() -> None:
     first = start_metrics(Settings(host="127.0.0.1", metrics_port=0))
     assert first is not None and first.http_port is not None
     try:
-        with pytest.raises(OSError):
+        # A StartupError (one line naming the setting) since the first-run errors work.
+        with pytest.raises(StartupError, match="SCOREWIRE_METRICS_PORT"):
             start_metrics(Settings(host="127.0.0.1", metrics_port=first.http_port))
     finally:
         first.close()

@@ -73,3 +73,10 @@ def pydantic_violations(
             msg = f"required {noun} is missing"
         out.append(FieldViolation(path, msg))
     return out
+
+
+class StartupError(Exception):
+    """The server cannot start as configured: one line naming the setting or port and the fix.
+
+    `scorewire serve` prints the message alone (no traceback) and exits with status 2.
+    """

@@ -21,6 +21,7 @@ from prometheus_client import (
     generate_latest,
     start_http_server,
 )
+from scorewire.core.errors import StartupError
 from scorewire.metrics.grpc_metrics import GrpcServerMetrics
 from scorewire.metrics.judge import JudgeMetrics
 from scorewire.metrics.runs import RunMetrics
@@ -128,5 +129,13 @@ def start_metrics(
     metrics = ServerMetrics()
     metrics.watch_judge(judge)
     port = settings.metrics_port + port_offset if settings.metrics_port else 0
-    metrics.serve_http(settings.host, port)
+    try:
+        metrics.serve_http(settings.host, port)
+    except OSError as err:
+        raise StartupError(
+            f"the metrics port {settings.host}:{port} is not available ({err.strerror}): "
+            "another server may hold it; pick another with --metrics-port or "
+            "SCOREWIRE_METRICS_PORT (0 picks a free one), or turn metrics off with "
+            "SCOREWIRE_METRICS_ENABLED=false"
+        ) from None
     return metrics

@@ -22,6 +22,7 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
+from scorewire.core.errors import StartupError
 from scorewire.core.secrets import install_log_scrubbing
 from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
@@ -112,12 +113,18 @@ async def create_server(
     )
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
-    if creds is None:
-        port = server.add_insecure_port(address)
-    else:
-        port = server.add_secure_port(address, creds)
+    try:
+        if creds is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, creds)
+    except RuntimeError:  # grpc's "Failed to bind to address"
+        port = 0
     if port == 0:
-        raise OSError(f"cannot bind {settings.host}:{settings.port}")
+        raise StartupError(
+            f"the gRPC port {address} is not available: another server may hold it; "
+            "pick another with --port or SCOREWIRE_PORT"
+        )
     await server.start()
     serving = health_pb2.HealthCheckResponse.SERVING
     await health_servicer.set("", serving)
@@ -189,4 +196,8 @@ def run_workers(settings: Settings) -> int:
 def _worker_main(settings: Settings, index: int) -> None:
     logging.basicConfig(level=settings.log_level)
     install_log_scrubbing()
-    asyncio.run(serve(settings, ready_line=index == 0, worker=index))
+    try:
+        asyncio.run(serve(settings, ready_line=index == 0, worker=index))
+    except StartupError as err:
+        print(f"scorewire serve: worker {index}: {err}", file=sys.stderr)
+        sys.exit(2)
