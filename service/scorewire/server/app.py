@@ -21,7 +21,6 @@ import grpc
 import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
 from scorewire.core.errors import StartupError
 from scorewire.core.secrets import install_log_scrubbing
 from scorewire.engine.custom import load_imports
@@ -30,6 +29,7 @@ from scorewire.labels import open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
+from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import add_service
 from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
@@ -103,14 +103,7 @@ async def create_server(
     names = [SERVICE_NAME]
     if labels is not None:
         names.append(add_label_service(server, labels))
-    reflection.enable_server_reflection(
-        (
-            *names,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
-        ),
-        server,
-    )
+    add_reflection(server, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
     try:
