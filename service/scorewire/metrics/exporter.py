@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import platform
 import threading
+from importlib import metadata
 from typing import Any
 from wsgiref.simple_server import WSGIServer
 
@@ -17,6 +19,7 @@ from prometheus_client import (
     PLATFORM_COLLECTOR,
     PROCESS_COLLECTOR,
     CollectorRegistry,
+    Gauge,
     disable_created_metrics,
     generate_latest,
     start_http_server,
@@ -53,6 +56,13 @@ class ServerMetrics:
             # The process_*, python_gc_* and python_info series every exporter has.
             for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
                 self.registry.register(collector)
+        build = Gauge(
+            "scorewire_build_info",
+            "Always 1; the labels say which scorewire, Python and grpcio this server runs.",
+            ("version", "python", "grpcio"),
+            registry=self.registry,
+        )
+        build.labels(*build_labels()).set(1)
         self.grpc = GrpcServerMetrics(self.registry)
         """The gRPC interceptor (grpc_server_* series)."""
         self.grpc.preregister([SCORING_SERVICE])
@@ -113,6 +123,18 @@ class ServerMetrics:
         """`close` for `Running.closers` (which awaits each closer), off the event loop:
         stopping the HTTP server waits for its poll loop (up to half a second)."""
         await asyncio.to_thread(self.close)
+
+
+def build_labels() -> tuple[str, str, str]:
+    """`scorewire_build_info`'s (version, python, grpcio): installed distribution versions."""
+    return _version("scorewire"), platform.python_version(), _version("grpcio")
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:  # running from a source tree without installing
+        return "unknown"
 
 
 def start_metrics(
