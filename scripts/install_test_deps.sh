@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install what the tests need beyond the Python environment, when it is missing:
-# redis-server, postgresql, tmux, prometheus and the grpc-java plugin (Debian packages), buf (npm,
-# pinned), grpcurl (go install, pinned; `go version -m` reads the version it was built at), and
-# the client toolchains' dependencies. Idempotent and quiet when everything is present.
+# redis-server, postgresql, tmux, prometheus and the grpc-java plugin (Debian packages); buf,
+# @grafana/schema and typescript (npm, pinned); grpcurl (go install, pinned; `go version -m`
+# reads the version it was built at); and the client toolchains' dependencies. Idempotent and quiet when everything is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +29,19 @@ if [ ! -x .tools/buf/node_modules/.bin/buf ] \
     echo "installing buf $BUF_VERSION from npm"
     mkdir -p .tools/buf
     npm install --silent --no-audit --no-fund --prefix .tools/buf "@bufbuild/buf@$BUF_VERSION" >/dev/null
+fi
+
+# Grafana's published dashboard schema (@grafana/schema, TypeScript types) and the compiler
+# that checks deploy/'s dashboard against it (tests/metrics/test_dashboard_schema.py).
+GRAFANA_SCHEMA_VERSION=13.2.3
+TYPESCRIPT_VERSION=5.9.3
+GS=.tools/grafana-schema/node_modules
+if [ "$(node -p "require('./$GS/@grafana/schema/package.json').version" 2>/dev/null)" != "$GRAFANA_SCHEMA_VERSION" ] \
+    || [ "$(node -p "require('./$GS/typescript/package.json').version" 2>/dev/null)" != "$TYPESCRIPT_VERSION" ]; then
+    echo "installing @grafana/schema $GRAFANA_SCHEMA_VERSION and typescript $TYPESCRIPT_VERSION from npm"
+    mkdir -p .tools/grafana-schema
+    npm install --silent --no-audit --no-fund --prefix .tools/grafana-schema \
+        "@grafana/schema@$GRAFANA_SCHEMA_VERSION" "typescript@$TYPESCRIPT_VERSION" >/dev/null
 fi
 
 # grpcurl, pinned: the tests run it against the real server (reflection, README examples).
