@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 
 import grpc
@@ -9,7 +10,7 @@ import pytest
 from google.protobuf import descriptor_pb2
 from grpc_reflection.v1alpha import reflection_pb2 as pb
 
-from tests.server.conftest import Server
+from tests.server.conftest import Server, start_server
 from tests.support.rpc import first_message
 
 V1 = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
@@ -79,3 +80,17 @@ async def test_an_unknown_symbol_is_not_found(server: Server) -> None:
     request = pb.ServerReflectionRequest(file_containing_symbol="scorewire.v1.NoSuchThing")
     answer = await _ask(server, V1, request)
     assert answer.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
+
+
+@pytest.mark.parametrize("method", [V1, V1ALPHA])
+async def test_both_versions_stay_open_without_a_token(method: str) -> None:
+    # With bearer tokens on, grpcurl can still list and describe (auth_open_health).
+    srv = await start_server(auth_token_sha256=hashlib.sha256(b"a-token").hexdigest())
+    try:
+        answer = await _ask(srv, method, pb.ServerReflectionRequest(list_services=""))
+        assert "scorewire.v1.ScoringService" in {
+            s.name for s in answer.list_services_response.service
+        }
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
