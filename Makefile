@@ -12,18 +12,24 @@ PYTEST_ARGS ?=
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
         bench-judge bench-load clean
 
+# The first install takes about 30 s: say what is happening, and let pip show each package.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e clients/python -e '.[dev]'  # the server's editable install puts clients/python/src on the path too
+	@test -x $(BIN)/python || { echo "creating the virtualenv $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@echo "upgrading pip in $(VENV)"
+	@$(BIN)/pip install -q --upgrade pip
+	@echo "installing the server, the Python client and the dev tools into $(VENV) (about 30 s the first time)"
+	@$(BIN)/pip install --progress-bar off -e clients/python -e '.[dev]' | grep -E '^(Collecting|Successfully installed)' || true
+	@$(BIN)/python -c 'import scorewire.cli.main' || { echo "the install failed: run '$(BIN)/pip install -e clients/python -e .[dev]' to see why" >&2; exit 1; }
 	@touch $(STAMP)
+	@echo "installed: $(BIN)/scorewire"
 
 ## install: create .venv and install the server, the Python client and the dev tools
 install: $(STAMP)
 
 ## serve: run the server on 127.0.0.1:50051 (in-memory cache, no external service)
 serve: install
-	$(BIN)/scorewire serve
+	@echo "starting $(BIN)/scorewire serve on 127.0.0.1:50051 (metrics on :9464; Ctrl-C stops it)"
+	@$(BIN)/scorewire serve
 
 ## test-deps: install the services and tools the tests start (redis-server, buf, ...)
 test-deps:

@@ -16,6 +16,12 @@ for dir in clients/python/src/scorewire/v1 clients/go/gen clients/typescript/src
         fi
     fi
 done
+# The descriptor set reflection serves (with source info).
+DESC=service/scorewire/server/scorewire_v1.binpb
+if ! cmp -s "$TMP/$DESC" "$DESC"; then
+    echo "$DESC is stale: run 'make generate' and commit" >&2
+    status=1
+fi
 # The suite JSON Schemas are generated from the check registry.
 if ! .venv/bin/python scripts/gen_schemas.py --check; then
     echo "schemas/ are stale: run '.venv/bin/python scripts/gen_schemas.py' and commit" >&2

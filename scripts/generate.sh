@@ -25,6 +25,17 @@ OUT_ABS="$(realpath "$PY_OUT")"
 printf '"""Generated from protos/scorewire/v1 by scripts/generate.sh. DO NOT EDIT."""\n' \
     > "$PY_OUT/scorewire/v1/__init__.py"
 
+# --- Descriptors for server reflection, with the protos' comments ----------------------
+# The descriptors inside the generated _pb2.py files carry no source info, so reflection
+# would serve no comments: the server serves this set instead (grpcurl describe shows them).
+mkdir -p "$ROOT/service/scorewire/server"
+DESC_ABS="$(realpath "$ROOT/service/scorewire/server")"
+WKT="$(realpath "$(.venv/bin/python -c 'import grpc_tools, os; print(os.path.dirname(grpc_tools.__file__))')/_proto")"
+(cd protos && "../$PY" -m grpc_tools.protoc -I . -I "$WKT" \
+    --include_source_info --include_imports \
+    --descriptor_set_out="$DESC_ABS/scorewire_v1.binpb" \
+    $PROTOS)
+
 # --- Other languages: each has its own script, given the same root ----------------------
 for lang in go typescript java; do
     if [ -x "scripts/generate_$lang.sh" ]; then

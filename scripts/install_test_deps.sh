@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install what the tests need beyond the Python environment, when it is missing:
-# redis-server, postgresql, tmux, prometheus and the grpc-java plugin (Debian packages), buf (npm, pinned), and the client
-# toolchains' dependencies; buildah and mmdebstrap (Debian packages) for the image test.
-# Idempotent and quiet when everything is present.
+# redis-server, postgresql, tmux, prometheus and the grpc-java plugin (Debian packages); buf,
+# @grafana/schema and typescript (npm, pinned); grpcurl (go install, pinned; `go version -m`
+# reads the version it was built at); the client toolchains' dependencies; buildah and
+# mmdebstrap (Debian packages) for the image test. Idempotent and quiet when everything is
+# present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,4 +36,32 @@ if [ ! -x .tools/buf/node_modules/.bin/buf ] \
     echo "installing buf $BUF_VERSION from npm"
     mkdir -p .tools/buf
     npm install --silent --no-audit --no-fund --prefix .tools/buf "@bufbuild/buf@$BUF_VERSION" >/dev/null
+fi
+
+# Grafana's published dashboard schema (@grafana/schema, TypeScript types) and the compiler
+# that checks deploy/'s dashboard against it (tests/metrics/test_dashboard_schema.py).
+GRAFANA_SCHEMA_VERSION=13.2.3
+TYPESCRIPT_VERSION=5.9.3
+GS=.tools/grafana-schema/node_modules
+if [ "$(node -p "require('./$GS/@grafana/schema/package.json').version" 2>/dev/null)" != "$GRAFANA_SCHEMA_VERSION" ] \
+    || [ "$(node -p "require('./$GS/typescript/package.json').version" 2>/dev/null)" != "$TYPESCRIPT_VERSION" ]; then
+    echo "installing @grafana/schema $GRAFANA_SCHEMA_VERSION and typescript $TYPESCRIPT_VERSION from npm"
+    mkdir -p .tools/grafana-schema
+    npm install --silent --no-audit --no-fund --prefix .tools/grafana-schema \
+        "@grafana/schema@$GRAFANA_SCHEMA_VERSION" "typescript@$TYPESCRIPT_VERSION" >/dev/null
+fi
+
+# grpcurl, pinned: the tests run it against the real server (reflection, README examples).
+GRPCURL_VERSION=v1.9.3
+if [ ! -x .tools/bin/grpcurl ] \
+    || ! go version -m .tools/bin/grpcurl 2>/dev/null \
+        | grep -Eq "^\s+mod\s+github.com/fullstorydev/grpcurl\s+$GRPCURL_VERSION\s"; then
+    if ! command -v go >/dev/null 2>&1; then
+        echo "missing go: install Go to build grpcurl $GRPCURL_VERSION" >&2
+        exit 1
+    fi
+    echo "installing grpcurl $GRPCURL_VERSION with go install (about a minute the first time)"
+    mkdir -p .tools/bin
+    GOBIN="$(realpath .tools/bin)" \
+        go install "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION"
 fi

@@ -287,7 +287,15 @@ class Settings(BaseSettings):
     """Whether to serve and record metrics at all."""
 
     log_level: str = "INFO"
-    """Python logging level name."""
+    """Python logging level name (DEBUG, INFO, WARNING, ERROR, CRITICAL)."""
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level_is_a_level(cls, value: str) -> str:
+        name = value.strip().upper()
+        if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return name
 
 
 def _check_price(price: tuple[float, float], what: str) -> None:

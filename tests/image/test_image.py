@@ -148,7 +148,9 @@ def test_a_state_dir_on_the_read_only_root_is_one_line_and_exit_2(
     lines = _server_lines(server.proc.stderr.read())
     assert code == 2, lines
     assert len(lines) == 1, lines
-    assert lines[0].startswith("scorewire: cannot open the label store /srv/scorewire/labels.db")
+    assert lines[0].startswith(
+        "scorewire serve: cannot open the label store /srv/scorewire/labels.db"
+    )
     assert "SCOREWIRE_STATE_DIR" in lines[0] and "Read-only file system" in lines[0]
 
 

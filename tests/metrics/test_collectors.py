@@ -248,6 +248,29 @@ def test_a_batch_is_counted_by_type_and_outcome() -> None:
     assert s.value("scorewire_check_duration_seconds_count", type="contains") == 4
 
 
+def test_error_scores_are_counted_by_error_code() -> None:
+    # Errors carry their code; a code ErrorCode does not list (a custom check's) is OTHER.
+    registry = CollectorRegistry()
+    runs = RunMetrics(registry)
+    custom = Score.fail_with_error("MY_OWN_CODE_42", "custom")
+    judge = Score.fail_with_error(ErrorCode.JUDGE_ERROR, "no key")
+    runs.observe_results(
+        plan("contains", "length"),
+        [
+            result(timed(False, 1, error=True), judge),
+            result(timed(False, 1, error=True), custom),
+            result(timed(True, 1), timed(True, 1)),
+        ],
+    )
+    s = scrape(registry)
+    assert s.value("scorewire_check_errors_total", type="contains", code="INVALID_OUTPUT") == 2
+    assert s.value("scorewire_check_errors_total", type="length", code="JUDGE_ERROR") == 1
+    assert s.value("scorewire_check_errors_total", type="length", code="OTHER") == 1
+    assert not s.matching("scorewire_check_errors_total", code="MY_OWN_CODE_42")
+    # the codes add up to the error outcome
+    assert s.value("scorewire_checks_total", type="length", outcome="error") == 2
+
+
 @pytest.mark.parametrize(
     ("ms", "le", "inside"),
     [

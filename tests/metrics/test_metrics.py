@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import platform
 from typing import Any
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from scorewire.core.errors import StartupError
 from scorewire.metrics import start_metrics
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
@@ -243,7 +245,8 @@ def test_metrics_port_taken_fails_at_start() -> None:
     first = start_metrics(Settings(host="127.0.0.1", metrics_port=0))
     assert first is not None and first.http_port is not None
     try:
-        with pytest.raises(OSError):
+        # A StartupError (one line naming the setting) since the first-run errors work.
+        with pytest.raises(StartupError, match="SCOREWIRE_METRICS_PORT"):
             start_metrics(Settings(host="127.0.0.1", metrics_port=first.http_port))
     finally:
         first.close()
@@ -325,3 +328,48 @@ async def test_an_unreachable_cache_counts_bypasses(fake_openai: FakeOpenAI) -> 
     assert m.value("scorewire_judge_cache_lookups_total", result="bypass") == bypasses
     assert m.value("scorewire_judge_cache_lookups_total", result="hit") == 0
     assert m.value("scorewire_judge_cost_usd_total") == pytest.approx(resp.scores[0].cost_usd)
+
+
+# --- build info, latency resolution, error codes ---------------------------------------
+
+
+async def test_build_info_names_the_scorewire_python_and_grpcio_versions(
+    server: MetricsServer,
+) -> None:
+    # One series at 1, so dashboards can join on it or show what each replica runs.
+    m = await server.scrape()
+    [(labels, value)] = m.matching("scorewire_build_info")
+    assert value == 1
+    assert labels["python"] == platform.python_version()
+    assert labels["grpcio"] == grpc.__version__
+    assert labels["version"]  # the installed distribution's, or "unknown" from a bare tree
+
+
+async def test_handling_histogram_resolves_sub_millisecond_calls(server: MetricsServer) -> None:
+    # A deterministic Score takes well under 1 ms: the buckets start at 100 µs, not 5 ms.
+    await server.stub.Score(pb.ScoreRequest(output=pb.Output(text="hi"), compact=["contains:hi"]))
+    m = await server.scrape()
+    bounds = [
+        lb["le"]
+        for lb, _ in m.matching("grpc_server_handling_seconds_bucket", **rpc("Score", "unary"))
+    ]
+    assert bounds[:5] == ["0.0001", "0.00025", "0.0005", "0.001", "0.0025"]
+
+
+async def test_a_judge_without_a_key_counts_judge_error_by_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No API key: the judge makes no HTTP call, so judge request series stay at zero; the
+    # check error series carries the code the alert rule watches.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    srv = await start_metrics_server(judge=True, judge_model="openai:gpt-4o-mini")
+    try:
+        resp = await srv.stub.Score(
+            pb.ScoreRequest(output=pb.Output(text="x"), checks=[judge_spec()])
+        )
+        assert resp.scores[0].error.code == "JUDGE_ERROR"
+        m = await srv.scrape()
+        assert m.value("scorewire_check_errors_total", type="judge", code="JUDGE_ERROR") == 1
+        assert m.value("scorewire_checks_total", type="judge", outcome="error") == 1
+    finally:
+        await srv.close()

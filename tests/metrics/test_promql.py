@@ -32,6 +32,8 @@ from tests.support.wait import wait_until_async
 
 DASHBOARD = DEPLOY / "grafana/dashboards/scorewire.json"
 ALERTS = DEPLOY / "prometheus/alerts.yml"
+SCOPE = 'job=~"$job", instance=~"$instance"'
+"""The matchers every dashboard selector starts with."""
 
 # --- extracting metric names from PromQL ------------------------------------------------
 
@@ -144,8 +146,11 @@ def alert_expressions() -> list[str]:
 
 def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
     # Judge cost by model, cache hit ratio and savings, RPC rate and p50/p99 by method,
-    # check error rate, judge errors and retries, budget remaining; four alerts.
+    # check error rate and errors by code, judge errors and retries, budget remaining,
+    # versions; five alerts. (Every selector also filters by the $job and $instance
+    # variables, which are left out here.)
     exprs = "\n".join(dashboard_expressions())
+    exprs = exprs.replace(f"{{{SCOPE}}}", "").replace(f"{SCOPE}, ", "")
     for needle in [
         "sum by (model) (rate(scorewire_judge_cost_usd_total",
         'scorewire_judge_cache_lookups_total{result="hit"}',
@@ -157,6 +162,8 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
         'scorewire_judge_requests_total{outcome!="ok"}',
         "scorewire_judge_retries_total",
         "scorewire_judge_budget_remaining_usd",
+        "sum by (type, code) (rate(scorewire_check_errors_total",
+        "scorewire_build_info",
     ]:
         assert needle in exprs, needle
     alerts = {r["alert"] for g in yaml.safe_load(ALERTS.read_text())["groups"] for r in g["rules"]}
@@ -165,7 +172,32 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
         "ScorewireJudgeBudgetNearlySpent",
         "ScorewireVerdictCacheBypassing",
         "ScorewireHighP99Latency",
+        "ScorewireCheckErrorRateHigh",
     }
+
+
+def test_every_dashboard_selector_filters_by_the_job_and_instance_variables() -> None:
+    # A dashboard over several deployments (or replicas) must be narrowed to one.
+    for expr in dashboard_expressions():
+        for name in promql_metric_names(expr):
+            selectors = re.findall(rf"\b{re.escape(name)}\b(\{{[^}}]*\}})?", expr)
+            assert selectors, (name, expr)
+            for selector in selectors:
+                assert selector.startswith("{" + SCOPE), (name, expr)
+
+
+def test_the_job_and_instance_variables_come_from_build_info() -> None:
+    # Every replica exports scorewire_build_info, so the lists hold every replica; the
+    # instance list follows the chosen job; both allow several values and All.
+    doc = json.loads(DASHBOARD.read_text())
+    variables = {v["name"]: v for v in doc["templating"]["list"]}
+    job, instance = variables["job"], variables["instance"]
+    assert job["query"]["query"] == "label_values(scorewire_build_info, job)"
+    assert instance["query"]["query"] == 'label_values(scorewire_build_info{job=~"$job"}, instance)'
+    for var in (job, instance):
+        assert var["type"] == "query" and var["multi"] and var["includeAll"]
+        assert var["allValue"] == ".*"  # so "All" matches series a regex on $job would miss
+        assert var["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
 
 
 async def full_traffic_scrape(fake: FakeOpenAI) -> tuple[set[str], str]:
@@ -238,7 +270,7 @@ def test_promtool_check_rules_passes_on_the_alerts() -> None:
     # The rule file is valid.
     result = promtool("check", "rules", str(ALERTS))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 rules found" in result.stdout
+    assert "5 rules found" in result.stdout
 
 
 def test_promtool_alert_unit_tests_pass() -> None:

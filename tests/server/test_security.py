@@ -166,18 +166,20 @@ async def test_bytes_that_do_not_parse_are_invalid_argument_on_health_too(server
         async for _ in watch(b"\x0a\x02\xff\xfe", timeout=10):
             pass
     assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    # Reflection reads a stream of requests: a bad message in it ends the call the same way.
-    reflect = server.channel.stream_stream(
-        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
-    )
+    # Reflection reads a stream of requests: a bad message in it ends the call the same way,
+    # under both versions of the service.
+    for version in ("v1alpha", "v1"):
+        reflect = server.channel.stream_stream(
+            f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo"
+        )
 
-    async def requests():
-        yield b"\x0a\x02\xff\xfe"  # host: <invalid UTF-8>
+        async def requests():
+            yield b"\x0a\x02\xff\xfe"  # host: <invalid UTF-8>
 
-    with pytest.raises(grpc.aio.AioRpcError) as exc:
-        async for _ in reflect(requests(), timeout=10):
-            pass
-    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            async for _ in reflect(requests(), timeout=10):
+                pass
+        assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT, version
 
 
 async def test_named_tokens_and_legacy_digests_authenticate_together() -> None:

@@ -53,7 +53,7 @@ def _fails_to_start(cwd: Path, env: dict[str, str]) -> tuple[int, str]:
 def _assert_one_line(stderr: str, *needles: str) -> None:
     lines = stderr.splitlines()
     assert len(lines) == 1, stderr  # no traceback, no log noise
-    assert lines[0].startswith("scorewire: cannot open the label store "), lines[0]
+    assert lines[0].startswith("scorewire serve: cannot open the label store "), lines[0]
     for needle in needles:
         assert needle in lines[0], lines[0]
 

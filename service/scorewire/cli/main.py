@@ -12,7 +12,8 @@ from typing import Any
 
 from scorewire.cli.label import add_label_parser
 from scorewire.cli.run import add_run_parsers
-from scorewire.core.errors import StartupError
+from scorewire.cli.startup import check_ports, load_settings, setting_name
+from scorewire.core.errors import SpecError, StartupError
 from scorewire.core.secrets import install_log_scrubbing
 from scorewire.settings import Settings
 
@@ -25,29 +26,38 @@ def _serve(args: argparse.Namespace) -> int:
             overrides[key] = value
     if args.imports:
         overrides["imports"] = [m for chunk in args.imports for m in chunk.split(",") if m]
-    settings = Settings(**overrides)
+    try:
+        return _serve_with(load_settings(overrides))
+    except StartupError as err:
+        # A first-run mistake (a taken port, a setting in the wrong form): one line, no
+        # traceback, naming the setting and the fix.
+        print(f"scorewire serve: {err}", file=sys.stderr)
+        return 2
+
+
+def _serve_with(settings: Settings) -> int:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     install_log_scrubbing()
     from scorewire.server.app import run_workers, serve
-    from scorewire.server.security import principals_from_settings
+    from scorewire.server.security import principals_from_settings, server_credentials
 
     try:
         principals_from_settings(settings)  # a bad token setting stops here, not per worker
     except ValueError as err:
-        print(f"scorewire serve: {err}", file=sys.stderr)
-        return 2
+        raise StartupError(str(err)) from None
+    server_credentials(settings)  # a bad TLS file too
+    check_ports(settings)
 
     if settings.workers > 1:
         return run_workers(settings)
     # The signal handler normally wins; a KeyboardInterrupt before it is installed is quiet.
-    with contextlib.suppress(KeyboardInterrupt):
-        try:
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve(settings))
-        except StartupError as err:
-            print(f"scorewire: {err}", file=sys.stderr)
-            return 2
+    except SpecError as err:  # a custom-check module that does not import
+        raise StartupError(f"{setting_name('imports', {})} (--imports): {err}") from None
     return 0
 
 

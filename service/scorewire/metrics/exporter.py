@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import platform
 import threading
+from importlib import metadata
 from typing import Any
 from wsgiref.simple_server import WSGIServer
 
@@ -17,10 +19,12 @@ from prometheus_client import (
     PLATFORM_COLLECTOR,
     PROCESS_COLLECTOR,
     CollectorRegistry,
+    Gauge,
     disable_created_metrics,
     generate_latest,
     start_http_server,
 )
+from scorewire.core.errors import StartupError
 from scorewire.metrics.grpc_metrics import GrpcServerMetrics
 from scorewire.metrics.judge import JudgeMetrics
 from scorewire.metrics.runs import RunMetrics
@@ -52,6 +56,13 @@ class ServerMetrics:
             # The process_*, python_gc_* and python_info series every exporter has.
             for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
                 self.registry.register(collector)
+        build = Gauge(
+            "scorewire_build_info",
+            "Always 1; the labels say which scorewire, Python and grpcio this server runs.",
+            ("version", "python", "grpcio"),
+            registry=self.registry,
+        )
+        build.labels(*build_labels()).set(1)
         self.grpc = GrpcServerMetrics(self.registry)
         """The gRPC interceptor (grpc_server_* series)."""
         self.grpc.preregister([SCORING_SERVICE])
@@ -114,6 +125,18 @@ class ServerMetrics:
         await asyncio.to_thread(self.close)
 
 
+def build_labels() -> tuple[str, str, str]:
+    """`scorewire_build_info`'s (version, python, grpcio): installed distribution versions."""
+    return _version("scorewire"), platform.python_version(), _version("grpcio")
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:  # running from a source tree without installing
+        return "unknown"
+
+
 def start_metrics(
     settings: Settings, *, judge: Any = None, port_offset: int = 0
 ) -> ServerMetrics | None:
@@ -128,5 +151,13 @@ def start_metrics(
     metrics = ServerMetrics()
     metrics.watch_judge(judge)
     port = settings.metrics_port + port_offset if settings.metrics_port else 0
-    metrics.serve_http(settings.host, port)
+    try:
+        metrics.serve_http(settings.host, port)
+    except OSError as err:
+        raise StartupError(
+            f"the metrics port {settings.host}:{port} is not available ({err.strerror}): "
+            "another server may hold it; pick another with --metrics-port or "
+            "SCOREWIRE_METRICS_PORT (0 picks a free one), or turn metrics off with "
+            "SCOREWIRE_METRICS_ENABLED=false"
+        ) from None
     return metrics

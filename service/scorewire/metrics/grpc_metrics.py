@@ -44,6 +44,11 @@ _EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009 - missing from grpc-stubs
 _OK = grpc.StatusCode.OK
 
 HANDLING_BUCKETS = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
     0.005,
     0.01,
     0.025,
@@ -63,8 +68,9 @@ HANDLING_BUCKETS = (
     120.0,
     300.0,
 )
-"""Prometheus' default buckets (as go-grpc-prometheus uses) plus minutes, for long
-RunSuite streams and judge-backed calls."""
+"""From 100 µs (a Score with deterministic checks takes well under 1 ms, so Prometheus'
+default 5 ms first bucket would put every call in it), through Prometheus' defaults (as
+go-grpc-prometheus uses), to minutes for long RunSuite streams and judge-backed calls."""
 
 GO_CODE_NAMES: dict[grpc.StatusCode, str] = {
     grpc.StatusCode.OK: "OK",

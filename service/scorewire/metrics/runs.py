@@ -2,6 +2,9 @@
 
 - `scorewire_checks_total{type,outcome}`: scores by check type and outcome (`pass`,
   `fail`, `error`);
+- `scorewire_check_errors_total{type,code}`: error scores by type and error code
+  (`JUDGE_ERROR`, `TIMEOUT`, ...; a code `ErrorCode` does not list counts as `OTHER`, so
+  custom checks cannot grow the series without bound);
 - `scorewire_check_duration_seconds{type}`: a histogram of how long checks took;
 - `scorewire_suite_runs_total{gate}`: finished RunSuite calls by gate outcome (`pass`,
   `fail`).
@@ -21,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
+from scorewire.core.model import ErrorCode
 from scorewire.engine.runner import CaseResult, Plan
 from scorewire.engine.summary import Summary
 
@@ -49,16 +53,23 @@ CHECK_DURATION_BUCKETS = (
 
 OUTCOMES = ("pass", "fail", "error")
 
+KNOWN_CODES = frozenset(
+    value for name, value in vars(ErrorCode).items() if name.isupper() and isinstance(value, str)
+)
+"""The `code` label values other than `OTHER`."""
+
 
 class _TypeTotals:
     """Running totals of one check type: outcome counts and duration histogram."""
 
-    __slots__ = ("buckets", "errored", "failed", "passed", "seconds")
+    __slots__ = ("buckets", "codes", "errored", "failed", "passed", "seconds")
 
     def __init__(self, n_buckets: int) -> None:
         self.passed = 0
         self.failed = 0
         self.errored = 0
+        self.codes: dict[str, int] = {}
+        """Error scores per error code (`OTHER` for codes ErrorCode does not list)."""
         self.seconds = 0.0
         self.buckets = [0] * n_buckets  # per bucket, not cumulative; the last is +Inf
 
@@ -99,11 +110,14 @@ class RunMetrics(Collector):
         errored = [0] * n
         millis = [0.0] * n
         hist = [0] * (n * width)
+        codes: list[tuple[int, str]] = []  # errors are rare: (check index, code) each
         for r in results:
             base = 0
             for i, s in enumerate(r.scores):
                 if s.error is not None:
                     errored[i] += 1
+                    code = s.error.code
+                    codes.append((i, code if code in KNOWN_CODES else "OTHER"))
                 elif s.passed:
                     passed[i] += 1
                 ms = s.latency_ms
@@ -122,6 +136,9 @@ class RunMetrics(Collector):
                 t.seconds += millis[i] / 1000.0
                 row = hist[i * width : (i + 1) * width]
                 t.buckets = [a + b for a, b in zip(t.buckets, row, strict=True)]
+            for i, code in codes:
+                per_code = self._totals[plan.checks[i].type].codes
+                per_code[code] = per_code.get(code, 0) + 1
 
     def observe_summary(self, summary: Summary) -> None:
         """Count a finished RunSuite by its gate outcome."""
@@ -134,6 +151,7 @@ class RunMetrics(Collector):
         yield CounterMetricFamily(
             "scorewire_checks", "Check scores by type and outcome.", labels=("type", "outcome")
         )
+        yield CounterMetricFamily("scorewire_check_errors", _ERRORS_HELP, labels=("type", "code"))
         yield HistogramMetricFamily(
             "scorewire_check_duration_seconds", "How long checks took.", labels=("type",)
         )
@@ -142,7 +160,7 @@ class RunMetrics(Collector):
         """The current totals as metric families (called by the /metrics handler)."""
         with self._lock:
             snapshot = [
-                (name, t.passed, t.failed, t.errored, t.seconds, list(t.buckets))
+                (name, t.passed, t.failed, t.errored, t.seconds, list(t.buckets), dict(t.codes))
                 for name, t in sorted(self._totals.items())
             ]
         checks = CounterMetricFamily(
@@ -151,17 +169,26 @@ class RunMetrics(Collector):
         duration = HistogramMetricFamily(
             "scorewire_check_duration_seconds", "How long checks took.", labels=("type",)
         )
+        errors = CounterMetricFamily(
+            "scorewire_check_errors", _ERRORS_HELP, labels=("type", "code")
+        )
         les = [_le(b) for b in self._bounds] + ["+Inf"]
-        for name, passed, failed, errored, seconds, buckets in snapshot:
+        for name, passed, failed, errored, seconds, buckets, codes in snapshot:
             for outcome, value in zip(OUTCOMES, (passed, failed, errored), strict=True):
                 checks.add_metric((name, outcome), value)
+            for code, count in sorted(codes.items()):
+                errors.add_metric((name, code), count)
             cumulative, running = [], 0
             for le, count in zip(les, buckets, strict=True):
                 running += count
                 cumulative.append((le, float(running)))
             duration.add_metric((name,), cumulative, seconds)
         yield checks
+        yield errors
         yield duration
+
+
+_ERRORS_HELP = "Check scores that are errors, by type and error code (OTHER: a custom code)."
 
 
 def _le(bound: float) -> str:

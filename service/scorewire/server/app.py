@@ -21,7 +21,6 @@ import grpc
 import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
 from scorewire.core.errors import StartupError
 from scorewire.core.secrets import install_log_scrubbing
 from scorewire.engine.custom import load_imports
@@ -30,6 +29,7 @@ from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
+from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import add_service
 from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
@@ -103,22 +103,21 @@ async def create_server(
     names = [SERVICE_NAME]
     if labels is not None:
         names.append(add_label_service(server, labels))
-    reflection.enable_server_reflection(
-        (
-            *names,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
-        ),
-        server,
-    )
+    add_reflection(server, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
-    if creds is None:
-        port = server.add_insecure_port(address)
-    else:
-        port = server.add_secure_port(address, creds)
+    try:
+        if creds is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, creds)
+    except RuntimeError:  # grpc's "Failed to bind to address"
+        port = 0
     if port == 0:
-        raise OSError(f"cannot bind {settings.host}:{settings.port}")
+        raise StartupError(
+            f"the gRPC port {address} is not available: another server may hold it; "
+            "pick another with --port or SCOREWIRE_PORT"
+        )
     await server.start()
     serving = health_pb2.HealthCheckResponse.SERVING
     await health_servicer.set("", serving)
@@ -196,5 +195,5 @@ def _worker_main(settings: Settings, index: int) -> None:
     try:
         asyncio.run(serve(settings, ready_line=index == 0, worker=index))
     except StartupError as err:
-        print(f"scorewire: {err}", file=sys.stderr)
+        print(f"scorewire serve: worker {index}: {err}", file=sys.stderr)
         sys.exit(2)

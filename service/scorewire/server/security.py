@@ -19,6 +19,7 @@ import hmac
 import inspect
 import json
 import re
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from scorewire.core.errors import StartupError
 from scorewire.server.registration import replace_behavior
 from scorewire.settings import Settings
 
@@ -167,16 +169,59 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
     """TLS credentials from the configured files, or None for plaintext."""
     if not settings.tls_cert and not settings.tls_key:
         if settings.tls_client_ca:
-            raise ValueError("SCOREWIRE_TLS_CLIENT_CA needs SCOREWIRE_TLS_CERT and _KEY")
+            raise StartupError(
+                "SCOREWIRE_TLS_CLIENT_CA needs TLS: set SCOREWIRE_TLS_CERT and SCOREWIRE_TLS_KEY"
+            )
         return None
     if not (settings.tls_cert and settings.tls_key):
-        raise ValueError("TLS needs both SCOREWIRE_TLS_CERT and SCOREWIRE_TLS_KEY")
-    cert = Path(settings.tls_cert).read_bytes()
-    key = Path(settings.tls_key).read_bytes()
-    ca = Path(settings.tls_client_ca).read_bytes() if settings.tls_client_ca else None
+        raise StartupError("TLS needs both SCOREWIRE_TLS_CERT and SCOREWIRE_TLS_KEY: set the other")
+    cert = _read_pem("SCOREWIRE_TLS_CERT", settings.tls_cert)
+    key = _read_pem("SCOREWIRE_TLS_KEY", settings.tls_key)
+    ca = (
+        _read_pem("SCOREWIRE_TLS_CLIENT_CA", settings.tls_client_ca)
+        if settings.tls_client_ca
+        else None
+    )
+    _check_tls_files(settings)
     return grpc.ssl_server_credentials(
         [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
     )
+
+
+def _read_pem(name: str, path: str) -> bytes:
+    """The bytes of a PEM file, or a one-line StartupError naming its setting."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise StartupError(
+            f"{name}={path!r} cannot be read ({err.strerror}): give the path of a PEM file"
+        ) from None
+    if b"-----BEGIN " not in data:
+        raise StartupError(f"{name}={path!r} is not a PEM file (no -----BEGIN line)")
+    return data
+
+
+def _check_tls_files(settings: Settings) -> None:
+    """Load the files with Python's ssl first: grpc's core would log several lines of its
+    own for a bad file and then fail the bind with a message naming no file."""
+    assert settings.tls_cert and settings.tls_key
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(settings.tls_cert, settings.tls_key)
+    except ssl.SSLError as err:
+        raise StartupError(
+            f"SCOREWIRE_TLS_CERT={settings.tls_cert!r} and SCOREWIRE_TLS_KEY="
+            f"{settings.tls_key!r} do not load as a certificate chain and its key "
+            f"({err.reason or err}): give the PEM chain and the private key of that certificate"
+        ) from None
+    if settings.tls_client_ca:
+        try:
+            context.load_verify_locations(cafile=settings.tls_client_ca)
+        except ssl.SSLError as err:
+            raise StartupError(
+                f"SCOREWIRE_TLS_CLIENT_CA={settings.tls_client_ca!r} does not load as PEM "
+                f"CA certificates ({err.reason or err})"
+            ) from None
 
 
 def _aborting(code: grpc.StatusCode, message: str) -> Callable[[Callable[..., Any], bool], Any]:
