@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     """Cases scored at once per RunSuite when checks need the event loop (judges)."""
     check_timeout_s: float = Field(120.0, gt=0)
     """Per-check timeout; the request deadline bounds it further."""
+    scoring_workers: int | None = Field(None, ge=1, le=256)
+    """Worker processes that run deterministic checks and compile plans; default the
+    core count. They keep the event loop free: a check that runs past check_timeout_s, or a
+    request whose deadline passes, has its worker killed and replaced."""
 
     # --- security ------------------------------------------------------------------------
     tls_cert: str | None = None

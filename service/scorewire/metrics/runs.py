@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
-from scorewire.engine.runner import CaseResult, Plan
+from scorewire.engine.runner import CaseResult, PlanShape
 from scorewire.engine.summary import Summary
 
 CHECK_DURATION_BUCKETS = (
@@ -88,7 +88,7 @@ class RunMetrics(Collector):
 
     # --- RunObserver ----------------------------------------------------------------------
 
-    def observe_results(self, plan: Plan, results: Sequence[CaseResult]) -> None:
+    def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
         """Count the scores of a batch of finished cases (one lock for the batch)."""
         n = len(plan.checks)
         if not n or not results:

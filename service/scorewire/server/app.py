@@ -53,7 +53,7 @@ class Running:
         """Turn health NOT_SERVING, refuse new calls, let in-flight calls finish."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
-        self.service.close()
+        await self.service.close()
         for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()
@@ -91,6 +91,7 @@ async def create_server(
     chain = list(interceptors) + ([auth] if auth is not None else [])
     server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
     service = ScoringService(settings, judge=judge, labels=labels, observer=observer, extras=extras)
+    await service.pool.start()
     add_service(server, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

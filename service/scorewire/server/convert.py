@@ -12,8 +12,8 @@ from typing import Any
 from google.protobuf import struct_pb2
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
-from scorewire.engine.runner import CaseResult
-from scorewire.engine.spec import CheckSpec, CompiledCheck, Example
+from scorewire.engine.runner import CaseResult, NamedCheck
+from scorewire.engine.spec import CheckSpec, Example
 from scorewire.engine.summary import Gate, Summary, parse_gate
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -169,12 +169,12 @@ def score_to_pb(name: str, ctype: str, s: Score) -> pb.Score:
     return m
 
 
-def scores_to_pb(checks: Sequence[CompiledCheck], scores: Sequence[Score]) -> list[pb.Score]:
+def scores_to_pb(checks: Sequence[NamedCheck], scores: Sequence[Score]) -> list[pb.Score]:
     """Scores aligned with their checks -> Score messages."""
     return [score_to_pb(c.name, c.type, s) for c, s in zip(checks, scores, strict=True)]
 
 
-def case_result_to_pb(checks: Sequence[CompiledCheck], r: CaseResult) -> pb.CaseResult:
+def case_result_to_pb(checks: Sequence[NamedCheck], r: CaseResult) -> pb.CaseResult:
     """CaseResult -> CaseResult message."""
     return pb.CaseResult(
         index=r.index,

@@ -7,12 +7,12 @@ checks with every Score request pays validation and regex/schema compilation onc
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import collections
 import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -24,13 +24,14 @@ from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import (
     Case,
     CaseResult,
-    Plan,
+    PlanShape,
     run_cases,
     score_case,
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.server import convert, streaming
+from scorewire.server import scoring_worker as sw
 from scorewire.server.errors import (
     RequestRejected,
     guarded_stream,
@@ -38,6 +39,7 @@ from scorewire.server.errors import (
     invalid_argument,
     resource_exhausted,
 )
+from scorewire.server.scoring_pool import CompileTimeout, ScoringPool, pool_size
 from scorewire.server.security import current_token
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, load_request_suite
@@ -49,6 +51,10 @@ log = logging.getLogger("scorewire.server")
 Context = grpc.aio.ServicerContext[Any, Any]
 
 PLAN_CACHE_SIZE = 512
+CHUNK_MAX_BYTES = 1 << 20
+"""A chunk of cases sent to a scoring worker closes at this many serialized bytes."""
+OUTPUT_CHECKS_PER_YIELD = 4096
+"""Output sizes checked between two yields to the event loop."""
 
 
 class PlanCache:
@@ -71,28 +77,46 @@ class PlanCache:
         return suite
 
 
-def _plan_key(
+def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, list[CaseResult]]:
+    _, _, message, slims = answer
+    return message, [sw.unslim(r) for r in slims]
+
+
+def _plan_key(source: sw.PlanSource) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for part in (source.suite_yaml, "\0", source.suite_name, "\0", "\n".join(source.compact)):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    for c in source.checks:
+        h.update(c)
+        h.update(b"\1")
+    if source.gate is not None:
+        h.update(source.gate)
+    return h.digest()
+
+
+def _plan_source(
     suite_yaml: str,
     suite_name: str,
     checks: Sequence[pb.CheckSpec],
     compact: Sequence[str],
     gate: pb.Gate | None,
-) -> bytes:
-    h = hashlib.blake2b(digest_size=20)
-    for part in (suite_yaml, "\0", suite_name, "\0", "\n".join(compact), "\0"):
-        h.update(part.encode("utf-8", "surrogatepass"))
-    for c in checks:
-        h.update(c.SerializeToString(deterministic=True))
-        h.update(b"\1")
-    if gate is not None:
-        h.update(gate.SerializeToString(deterministic=True))
-    return h.digest()
+    max_checks: int,
+) -> sw.PlanSource:
+    return sw.PlanSource(
+        suite_yaml=suite_yaml,
+        suite_name=suite_name,
+        checks=tuple(c.SerializeToString(deterministic=True) for c in checks),
+        compact=tuple(compact),
+        gate=None if gate is None else gate.SerializeToString(deterministic=True),
+        max_checks=max_checks,
+    )
 
 
 class RunObserver(Protocol):
     """Receives results for metrics; called once per batch, not per check, to stay cheap."""
 
-    def observe_results(self, plan: Plan, results: Sequence[CaseResult]) -> None:
+    def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
         """Count the scores of finished cases."""
 
     def observe_summary(self, summary: Summary) -> None:
@@ -116,17 +140,20 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         # Shared by every request's context: read-only run-wide services and flags.
         self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
         self._token_budgets: dict[str, PeriodBudget] = {}
-        # One thread scores the chunks of every deterministic RunSuite in FIFO order: the
-        # GIL allows no more, and one queue interleaves concurrent suites fairly.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-score")
+        # Deterministic checks and every plan compilation run in worker processes.
+        self.pool = ScoringPool(pool_size(settings.scoring_workers), imports=settings.imports)
+        # Plans with judge-backed checks are compiled here too (the event loop runs their
+        # judge calls), on this thread, after a worker has compiled them within the limits.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
         self._plans = PlanCache()
+        self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
         self._judge = judge
         self._labels = labels
         self._catalog: pb.ListChecksResponse | None = None
 
     # ---- helpers -----------------------------------------------------------------------
 
-    def _load(
+    def _source(
         self,
         *,
         suite_yaml: str,
@@ -134,25 +161,75 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         checks: Sequence[pb.CheckSpec],
         compact: Sequence[str],
         gate: pb.Gate | None = None,
-    ) -> LoadedSuite:
+    ) -> tuple[bytes, sw.PlanSource]:
+        """The request's plan as plain data, and its cache key (the count limit first)."""
         limit = self._settings.max_checks_per_request
         if len(checks) + len(compact) > limit:
             raise resource_exhausted(
                 "checks",
                 f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
             )
-        key = _plan_key(suite_yaml, suite_name, checks, compact, gate)
+        source = _plan_source(suite_yaml, suite_name, checks, compact, gate, limit)
+        return _plan_key(source), source
 
+    async def _plan(
+        self, key: bytes, source: sw.PlanSource, context: Context, *, list_suites: bool = False
+    ) -> sw.PlanInfo:
+        """What the plan is, compiled (and cached) in a worker; bad specs are INVALID_ARGUMENT."""
+        info = self._infos.get(key)
+        if info is not None and not list_suites:
+            self._infos.move_to_end(key)
+            return info
+        job = sw.Job(key, source, sw.PLAN, self._settings.check_timeout_s, list_suites=list_suites)
+        answer = await self._run_job(job, context)
+        if answer[0] == sw.INVALID:
+            raise invalid_argument([FieldViolation(f, d) for f, d in answer[1]])
+        info = answer[1]
+        self._infos[key] = info
+        if len(self._infos) > PLAN_CACHE_SIZE:
+            self._infos.popitem(last=False)
+        return info  # type: ignore[no-any-return]
+
+    async def _run_job(self, job: sw.Job, context: Context) -> tuple[Any, ...]:
+        """A worker's answer, within the caller's deadline."""
+        remaining = context.time_remaining()
+        if remaining is not None:
+            job.deadline = time.monotonic() + remaining
+        try:
+            async with asyncio.timeout(remaining):
+                answer = await self.pool.run(job)
+        except TimeoutError:
+            raise RequestRejected(
+                grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
+            ) from None
+        except CompileTimeout as err:
+            raise resource_exhausted(
+                "checks",
+                f"compiling the checks ran past check_timeout_s ({err.limit_s:g} s); "
+                "the work was stopped",
+            ) from None
+        if answer[0] == sw.FAULT:
+            raise RuntimeError(f"scoring worker fault: {answer[1]}")
+        return answer
+
+    async def _load_here(self, key: bytes, source: sw.PlanSource) -> LoadedSuite:
+        """The compiled plan in this process (judge-backed plans), off the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._load, key, source)
+
+    def _load(self, key: bytes, source: sw.PlanSource) -> LoadedSuite:
         def build() -> LoadedSuite:
+            checks = [pb.CheckSpec.FromString(b) for b in source.checks]
+            gate = pb.Gate.FromString(source.gate) if source.gate is not None else None
             try:
                 specs = convert.check_specs_from_pb(checks)
                 return load_request_suite(
-                    suite_yaml=suite_yaml,
-                    suite_name=suite_name,
+                    suite_yaml=source.suite_yaml,
+                    suite_name=source.suite_name,
                     checks=specs,
-                    compact=compact,
+                    compact=source.compact,
                     gate=convert.gate_from_pb(gate) if gate is not None else None,
-                    max_checks=limit,
+                    max_checks=source.max_checks,
                 )
             except SpecError as err:
                 raise invalid_argument(err.violations) from None
@@ -201,68 +278,85 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     # ---- RPCs ----------------------------------------------------------------------------
 
     @guarded_unary
-    async def Score(self, request: pb.ScoreRequest, context: Context) -> pb.ScoreResponse:
+    async def Score(  # type: ignore[override]  # bytes: serialized by a worker already
+        self, request: pb.ScoreRequest, context: Context
+    ) -> pb.ScoreResponse | bytes:
         """Score one output against the request's checks."""
-        suite = self._load(
-            suite_yaml="",
-            suite_name="",
-            checks=request.checks,
-            compact=request.compact,
+        key, source = self._source(
+            suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
         )
+        info = await self._plan(key, source, context)
         self._check_output(request.output, "output")
         ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
-        case = Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
-        result = await score_case(suite.plan, case, ctx)
+        if info.any_async:
+            suite = await self._load_here(key, source)
+            case = Case(
+                convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
+            )
+            result = await score_case(suite.plan, case, ctx)
+            message: pb.ScoreResponse | bytes = pb.ScoreResponse(
+                scores=convert.scores_to_pb(suite.plan.checks, result.scores),
+                passed=result.passed,
+            )
+        else:
+            one = pb.Case(sample=request.sample, output=request.output).SerializeToString()
+            job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
+            _, _, message, slims = await self._run_job(job, context)
+            result = sw.unslim(slims[0])
         if self._observer is not None:
-            self._observer.observe_results(suite.plan, (result,))
+            self._observer.observe_results(info, (result,))
         remaining = ctx.remaining()
         if remaining is not None and remaining <= 0:
             raise RequestRejected(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
-        return pb.ScoreResponse(
-            scores=convert.scores_to_pb(suite.plan.checks, result.scores), passed=result.passed
-        )
+        return message
+
+    def _check_timeout(self) -> float:
+        return self._settings.check_timeout_s
 
     @guarded_stream
-    async def RunSuite(
+    async def RunSuite(  # type: ignore[override]  # bytes: serialized by a worker already
         self, request: pb.RunSuiteRequest, context: Context
-    ) -> AsyncIterator[pb.RunSuiteResponse]:
+    ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
         """Score a batch and stream batched results, then the summary."""
         limit = self._settings.max_cases_per_request
         if len(request.cases) > limit:
             raise resource_exhausted(
                 "cases", f"{len(request.cases)} cases exceed max_cases_per_request ({limit})"
             )
-        suite = self._load(
+        key, source = self._source(
             suite_yaml=request.suite_yaml,
             suite_name=request.suite_name,
             checks=request.checks,
             compact=request.compact,
             gate=request.gate if request.HasField("gate") else None,
         )
+        info = await self._plan(key, source, context)
         for i, c in enumerate(request.cases):
             self._check_output(c.output, f"cases[{i}].output")
-        budget = request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
+            if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
+                await asyncio.sleep(0)
+        budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
         ctx = self._context(context, budget)
-        plan = suite.plan
-        builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
-        source: Sequence[pb.Case] | Sequence[Case] = (
-            request.cases if request.cases or not suite.cases else suite.cases
-        )
-        if not plan.any_async:
-            # CPU-bound work goes to the scoring thread, chunk by chunk, so the event loop
-            # stays free to accept and answer other calls while big suites run.
-            loop = asyncio.get_running_loop()
-            for start in range(0, len(source), streaming.BATCH_MAX_RESULTS):
-                message, batch = await loop.run_in_executor(
-                    self._executor, streaming.score_chunk, plan, source, start, ctx, builder
-                )
+        builder = SummaryBuilder(info.names, info.types)
+        if not info.any_async:
+            # Chunks go to the scoring workers, a few in flight, answered in order.
+            own = not request.cases and info.suite_cases > 0
+            jobs = self._chunk_jobs(key, source, None if own else request.cases, info)
+            async for message, batch in self._run_chunks(jobs, context):
+                for r in batch:
+                    builder.add(r)
                 if self._observer is not None:
-                    self._observer.observe_results(plan, batch)
+                    self._observer.observe_results(info, batch)
                 yield message
         else:
-            cases = [streaming.to_case(source, i) for i in range(len(source))]
+            suite = await self._load_here(key, source)
+            plan = suite.plan
+            source_cases: Sequence[pb.Case] | Sequence[Case] = (
+                request.cases if request.cases or not suite.cases else suite.cases
+            )
+            cases = [streaming.to_case(source_cases, i) for i in range(len(source_cases))]
             concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
             results = run_cases(plan, cases, ctx, concurrency=concurrency)
             async for batch in streaming.batched(results):
@@ -271,14 +365,60 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
                 yield streaming.results_message(plan, batch)
-        summary = builder.finish(suite.gate)
+        summary = builder.finish(info.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
         yield pb.RunSuiteResponse(summary=convert.summary_to_pb(summary))
 
-    def close(self) -> None:
-        """Stop the scoring thread (after the chunks already queued)."""
+    def _chunk_jobs(
+        self,
+        key: bytes,
+        source: sw.PlanSource,
+        cases: Sequence[pb.Case] | None,
+        info: sw.PlanInfo,
+    ) -> Iterator[sw.Job]:
+        """Jobs of at most BATCH_MAX_RESULTS cases (or CHUNK_MAX_BYTES of them) each."""
+        timeout = self._check_timeout()
+        if cases is None:  # the suite document's own cases, which the workers hold
+            for start in range(0, info.suite_cases, streaming.BATCH_MAX_RESULTS):
+                count = min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start)
+                yield sw.Job(key, source, "run", timeout, first=start, count=count)
+            return
+        start, chunk, size = 0, [], 0
+        for i, c in enumerate(cases):
+            data = c.SerializeToString()
+            chunk.append(data)
+            size += len(data)
+            if len(chunk) >= streaming.BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
+                yield sw.Job(
+                    key, source, "run", timeout, cases=chunk, first=start, count=len(chunk)
+                )
+                start, chunk, size = i + 1, [], 0
+        if chunk:
+            yield sw.Job(key, source, "run", timeout, cases=chunk, first=start, count=len(chunk))
+
+    async def _run_chunks(
+        self, jobs: Iterator[sw.Job], context: Context
+    ) -> AsyncIterator[tuple[bytes, list[CaseResult]]]:
+        """Run jobs with up to the pool's per-request share in flight; answers in order."""
+        pending: collections.deque[asyncio.Task[tuple[Any, ...]]] = collections.deque()
+        try:
+            for job in jobs:
+                pending.append(asyncio.ensure_future(self._run_job(job, context)))
+                while len(pending) >= self.pool.share:
+                    yield _chunk_answer(await pending.popleft())
+            while pending:
+                yield _chunk_answer(await pending.popleft())
+        finally:
+            for t in pending:
+                t.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop the scoring workers and the plan thread."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        await self.pool.close()
 
     @guarded_stream
     async def ScoreStream(
@@ -293,16 +433,32 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 [FieldViolation("config", "the first message of a ScoreStream must be a config")]
             )
         cfg = first.config
-        suite = self._load(
+        key, source = self._source(
             suite_yaml=cfg.suite_yaml,
             suite_name=cfg.suite_name,
             checks=cfg.checks,
             compact=cfg.compact,
         )
+        info = await self._plan(key, source, context)
         ctx = self._context(context, cfg.budget_usd if cfg.HasField("budget_usd") else None)
-        async for resp in streaming.stream_scores(
-            suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
-        ):
+        if info.any_async:
+            suite = await self._load_here(key, source)
+            stream = streaming.stream_scores(
+                suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
+            )
+        else:
+
+            async def score(case: pb.StreamCase) -> CaseResult:
+                one = pb.Case(sample=case.sample, output=case.output).SerializeToString()
+                job = sw.Job(key, source, "results", self._check_timeout(), cases=[one], count=1)
+                answer = await self._run_job(job, context)
+                return answer[2][0]  # type: ignore[no-any-return]
+
+            concurrency = min(self._settings.max_concurrency, self.pool.share)
+            stream = streaming.stream_scores(
+                info, request_iterator, ctx, concurrency, self, score=score
+            )
+        async for resp in stream:
             yield resp
 
     @guarded_unary
@@ -333,25 +489,20 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> pb.ValidateSuiteResponse:
         """Every problem of a suite, with paths; never INVALID_ARGUMENT for a bad suite."""
         try:
-            suite = self._load(
+            key, source = self._source(
                 suite_yaml=request.suite_yaml,
                 suite_name=request.suite_name,
                 checks=request.checks,
                 compact=request.compact,
             )
+            info = await self._plan(key, source, context, list_suites=True)
         except RequestRejected as err:
             if err.code != grpc.StatusCode.INVALID_ARGUMENT:
                 raise
             return pb.ValidateSuiteResponse(
                 valid=False, problems=convert.violations_to_pb(err.violations)
             )
-        suites: list[str] = []
-        if request.suite_yaml.strip():
-            from scorewire.suites.evalstone import load_suite_text
-
-            with contextlib.suppress(SpecError):
-                suites = sorted(load_suite_text(request.suite_yaml, allow_imports=False).suites)
-        return pb.ValidateSuiteResponse(valid=True, suites=suites, checks=suite.plan.names)
+        return pb.ValidateSuiteResponse(valid=True, suites=info.suites, checks=info.names)
 
     @property
     def observer(self) -> RunObserver | None:

@@ -9,13 +9,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation
 from scorewire.core.model import ErrorCode, Score
-from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
+from scorewire.engine.runner import (
+    Case,
+    CaseResult,
+    Plan,
+    PlanShape,
+    score_case,
+    score_case_sync,
+)
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.server import convert
 from scorewire.server.errors import RequestRejected, invalid_argument
@@ -130,18 +137,24 @@ async def batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[Case
             await results.aclose()  # type: ignore[attr-defined]
 
 
-def _invalid_case_scores(plan: Plan, message: str) -> list[Score]:
+def _invalid_case_scores(plan: PlanShape, message: str) -> list[Score]:
     return [Score.fail_with_error(ErrorCode.INVALID_INPUT, message) for _ in plan.checks]
 
 
 async def stream_scores(
-    plan: Plan,
+    plan: PlanShape,
     requests: AsyncIterator[pb.ScoreStreamRequest],
     ctx: CheckContext,
     concurrency: int,
     service: StreamHost,
+    *,
+    score: Callable[[pb.StreamCase], Awaitable[CaseResult]] | None = None,
 ) -> AsyncIterator[pb.ScoreStreamResponse]:
-    """Score streamed cases concurrently (bounded); yield responses as they finish."""
+    """Score streamed cases concurrently (bounded); yield responses as they finish.
+
+    `score` scores one case elsewhere (a scoring worker); without it `plan` must be a
+    compiled Plan, scored here.
+    """
     out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue()
     slots = asyncio.Semaphore(concurrency)
     tasks: set[asyncio.Task[None]] = set()
@@ -154,8 +167,14 @@ async def stream_scores(
                 scores = _invalid_case_scores(plan, err.message)
                 passed = False
             else:
-                case = Case(convert.sample_from_pb(req.sample), convert.output_from_pb(req.output))
-                result = await score_case(plan, case, ctx)
+                if score is not None:
+                    result = await score(req)
+                else:
+                    assert isinstance(plan, Plan)
+                    case = Case(
+                        convert.sample_from_pb(req.sample), convert.output_from_pb(req.output)
+                    )
+                    result = await score_case(plan, case, ctx)
                 scores, passed = result.scores, result.passed
                 if service.observer is not None:
                     service.observer.observe_results(plan, (result,))
