@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     """Worker processes that run deterministic checks and compile plans; default the
     core count. They keep the event loop free: a check that runs past check_timeout_s, or a
     request whose deadline passes, has its worker killed and replaced."""
+    scoring_worker_max_rss_mb: int = Field(192, ge=64)
+    """A scoring worker whose resident memory is above this after a job is replaced by a
+    fresh one (huge plans and allocator high-water marks do not stay)."""
 
     # --- security ------------------------------------------------------------------------
     tls_cert: str | None = None

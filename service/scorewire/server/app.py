@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -140,6 +141,9 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         interceptors=metrics.interceptors if metrics is not None else (),
     )
     running.closers.extend([labels.close, judge.aclose])
+    # Modules, registry and settings live as long as the process: out of every collection,
+    # so that a full collection does not pause the event loop over them.
+    gc.freeze()
     if metrics is not None:
         running.closers.append(metrics.aclose)
     if ready_line:

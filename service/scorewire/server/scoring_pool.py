@@ -41,6 +41,7 @@ IDLE_CHECK_S = 0.5
 POLL_S = 0.02
 """How often a driver looks at its worker's progress while a job runs."""
 _DIED_RETRIES = 2
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 """A job whose worker dies outside any check is sent again this many times."""
 
 
@@ -150,6 +151,11 @@ class _Worker:
                     self.replace_process()
                 outcome = ("lost", str(err))
             deliver(self, entry, outcome)
+            if outcome[0] == "reply" and self._rss() > self.pool.max_rss:
+                # A job left this process big (a huge plan, allocator high-water marks): a
+                # fresh one returns the memory and keeps collection pauses short.
+                log.info("recycling scoring worker %d (pid %s): over max RSS", self.index, self.pid)
+                self.replace_process()
 
     def _exchange(self, entry: _Entry) -> tuple[Any, ...]:
         """Run one job: ("reply", answer), ("killed", pos, check, code, limit) or ("died",)."""
@@ -207,6 +213,13 @@ class _Worker:
             return ("killed", pos, check, ErrorCode.CHECK_FAILED, p[sw.LIMIT_S])
         return ("died",)
 
+    def _rss(self) -> int:
+        try:
+            with open(f"/proc/{self.pid}/statm") as f:
+                return int(f.read().split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            return 0
+
     def _remember(self, key: bytes) -> None:
         self.known[key] = None
         self.known.move_to_end(key)
@@ -217,8 +230,11 @@ class _Worker:
 class ScoringPool:
     """A fixed number of scoring worker processes fed from one FIFO queue."""
 
-    def __init__(self, size: int, *, imports: Sequence[str] = ()) -> None:
+    def __init__(
+        self, size: int, *, imports: Sequence[str] = (), max_rss_mb: int = 1 << 20
+    ) -> None:
         self.size = size
+        self.max_rss = max_rss_mb << 20
         self.imports = list(imports)
         self.mp: Any = multiprocessing.get_context("forkserver")
         # Workers are forked from a fresh interpreter that has imported the checks once.

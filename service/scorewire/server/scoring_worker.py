@@ -13,6 +13,7 @@ and knows which check to blame. Nothing here touches grpc or an event loop.
 
 from __future__ import annotations
 
+import gc
 import signal
 import time
 from collections import OrderedDict
@@ -354,6 +355,8 @@ def worker_main(conn: Connection, progress: Any, imports: Sequence[str]) -> None
         from scorewire.engine.custom import load_imports
 
         load_imports(imports)
+    # What is loaded now lives as long as the process: keep it out of every collection.
+    gc.freeze()
     worker = _Worker(progress)
     while True:
         try:

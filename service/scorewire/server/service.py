@@ -141,7 +141,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
         self._token_budgets: dict[str, PeriodBudget] = {}
         # Deterministic checks and every plan compilation run in worker processes.
-        self.pool = ScoringPool(pool_size(settings.scoring_workers), imports=settings.imports)
+        self.pool = ScoringPool(
+            pool_size(settings.scoring_workers),
+            imports=settings.imports,
+            max_rss_mb=settings.scoring_worker_max_rss_mb,
+        )
         # Plans with judge-backed checks are compiled here too (the event loop runs their
         # judge calls), on this thread, after a worker has compiled them within the limits.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
