@@ -14,7 +14,11 @@ class Settings(BaseSettings):
     """Server, engine, judge, cache and metrics configuration."""
 
     model_config = SettingsConfigDict(
-        env_prefix="SCOREWIRE_", extra="ignore", frozen=True, env_nested_delimiter="__"
+        env_prefix="SCOREWIRE_",
+        extra="ignore",
+        frozen=True,
+        env_nested_delimiter="__",
+        allow_inf_nan=False,  # a timeout or budget of nan/inf is a start-up error
     )
 
     # --- network -----------------------------------------------------------------------
@@ -43,14 +47,59 @@ class Settings(BaseSettings):
     max_concurrency: int = Field(64, ge=1)
     """Cases scored at once per RunSuite when checks need the event loop (judges)."""
     check_timeout_s: float = Field(120.0, gt=0)
-    """Per-check timeout; the request deadline bounds it further."""
+    """Per-check timeout in seconds, unless a suite's `settings.check_timeout_s` sets one;
+    the request deadline bounds it further."""
     scoring_workers: int | None = Field(None, ge=1, le=256)
     """Worker processes that run deterministic checks and compile plans; default the
     core count. They keep the event loop free: a check that runs past check_timeout_s, or a
     request whose deadline passes, has its worker killed and replaced."""
+    plan_compile_timeout_s: float = Field(30.0, gt=0)
+    """Seconds a scoring worker may spend compiling one request's checks (loading a
+    tokenizer or language model included) before it is killed: RESOURCE_EXHAUSTED."""
     scoring_worker_max_rss_mb: int = Field(192, ge=64)
     """A scoring worker whose resident memory is above this after a job is replaced by a
     fresh one (huge plans and allocator high-water marks do not stay)."""
+
+    # --- what one request may cost (each refused with RESOURCE_EXHAUSTED naming it) --------
+    max_patterns_per_request: int = Field(64, ge=1)
+    """Most regular expressions one request compiles: `regex`, compact `regex:` and every
+    `pattern`/`patternProperties` key inside JSON Schemas."""
+    max_pattern_chars_per_request: int = Field(16_384, ge=1)
+    """Most characters of regular expressions, summed over one request."""
+    max_regex_program_size_per_request: int = Field(262_144, ge=1024)
+    """Most RE2 program instructions one request's patterns compile to, summed.
+
+    Compile time follows program size (`\\d{1000}` is 84,000 instructions and ~80 ms): this
+    keeps one request's compilation to a fraction of a second.
+    """
+    max_needles_per_request: int = Field(256, ge=1)
+    """Most literal needles and phrases (`contains`, `not_contains`, `safety.forbidden`,
+    compact `contains:`) one request carries; each one is a scan of every output."""
+    max_needle_chars_per_request: int = Field(65_536, ge=1)
+    """Most characters of needles and phrases, summed over one request."""
+    max_schema_bytes_per_request: int = Field(65_536, ge=1)
+    """Most bytes of JSON Schema (compact JSON) one request carries, summed over schemas."""
+    max_schema_keywords_per_request: int = Field(2_048, ge=1)
+    """Most keys in JSON Schema objects one request carries, summed over schemas."""
+    max_languages_per_request: int = Field(4, ge=1)
+    """Most distinct `language` codes one request names: each may load a language model."""
+    max_languages_loaded: int = Field(20, ge=12)
+    """Most languages whose detection models the process keeps (the twelve of every
+    `language` check, ~300 MB, plus ~20-35 MB each); a request needing one more is
+    refused. Models load once per process and are shared by every request."""
+    max_check_name_chars: int = Field(1_024, ge=1)
+    """Longest check name (a compact line is its own name); names are sent in every score."""
+    max_example_chars_per_request: int = Field(262_144, ge=1)
+    """Most characters of check `examples`, summed over one request: each is scored when
+    the request loads (the check's self-test)."""
+    max_reason_chars: int = Field(4_096, ge=64)
+    """Longest score reason or error message sent; longer ones are cut, marked with `…`."""
+    max_metric_input_bytes_per_case: int = Field(4 * 1024 * 1024, ge=1)
+    """Most output bytes one case feeds to whole-text checks (`max_tokens`, `min_tokens`,
+    `word_count`, `bleu`, `rouge_l`, `is_valid_python`), summed over those checks."""
+    plan_cache_bytes: int = Field(64 * 1024 * 1024, ge=0)
+    """Most bytes of compiled plans kept for reuse, estimated from their request's size;
+    0 turns the cache off."""
 
     # --- security ------------------------------------------------------------------------
     tls_cert: str | None = None

@@ -608,3 +608,25 @@ def test_server_mode_over_mutual_tls_with_a_token(tmp_path: Path, pki: dict[str,
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+def test_the_check_timeout_setting_bounds_local_checks(tmp_path: Path) -> None:
+    # SCOREWIRE_CHECK_TIMEOUT_S is the per-check timeout of local runs too (it was ignored:
+    # a hanging check ran for the built-in 120 s).
+    doc = {
+        "imports": ["tests.server.custom_checks"],
+        "checks": {"slow": {"type": "test.slow"}},
+        "datasets": {"d": {"cases": [{"id": "a", "output": "x", "metadata": {"sleep": 60}}]}},
+        "suites": {"s": {"dataset": "d", "checks": ["slow"]}},
+    }
+    out = tmp_path / "results.json"
+    done = run_cli(
+        "run",
+        str(write(tmp_path, "s.yaml", doc)),
+        "--output",
+        str(out),
+        timeout=50,
+        SCOREWIRE_CHECK_TIMEOUT_S="0.3",
+    )
+    assert done.code == 1, done.stderr
+    assert '"TIMEOUT"' in out.read_text()

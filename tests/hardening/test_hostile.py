@@ -224,12 +224,23 @@ def test_deeply_nested_output_is_an_error_score_for_json_checks(client: Any) -> 
 
 
 def test_big_schemas_compile_once_and_answer(client: Any) -> None:
-    # 2,000 properties and a 50,000-value enum are big but legitimate.
+    # 2,000 properties and a 4,000-value enum are big but legitimate (each within the
+    # request's schema limits: 2,048 keywords, 64 KiB).
     props = {f"p{i}": {"type": "string"} for i in range(2000)}
     wide = spec("json_schema", schema={"type": "object", "properties": props})
+    assert score(client, '{"p1": "x"}', wide).scores[0].passed
+    enum = spec("json_schema", schema={"enum": [f"v{i}" for i in range(4_000)]})
+    assert not score(client, '"x"', enum).scores[0].passed
+
+
+def test_a_schema_over_the_size_limit_is_resource_exhausted_naming_it(client: Any) -> None:
+    # Changed deliberately (issue 13): a 50,000-value enum (400 kB) was compiled; now a
+    # schema over max_schema_bytes_per_request is refused before it compiles.
     enum = spec("json_schema", schema={"enum": [f"v{i}" for i in range(50_000)]})
-    resp = score(client, '{"p1": "x"}', wide, enum)
-    assert resp.scores[0].passed and not resp.scores[1].passed
+    req = pb.ScoreRequest(output=pb.Output(text='"x"'), checks=[enum])
+    err, found = rejected(client.Score, req)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "max_schema_bytes_per_request" in found["checks[0].params.schema"]
 
 
 # --- 10 MB outputs ----------------------------------------------------------------------------
@@ -526,12 +537,25 @@ def test_huge_compact_lists_are_refused(client: Any) -> None:
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and list(found) == ["compact[10]"]
 
 
-def test_huge_parameter_lists_are_answered(client: Any) -> None:
-    # 100,000 needles or forbidden phrases compile once and score quickly.
+def test_huge_parameter_lists_are_resource_exhausted_naming_the_limit(client: Any) -> None:
+    # Changed deliberately (issue 13): 100,000 needles were compiled and scanned for
+    # (each needle is a pass over the output: 5,000 on 10 MB took 16 s); now a request
+    # over max_needles_per_request is refused before anything compiles.
     needles = [f"needle-{i}" for i in range(100_000)]
+    req = pb.ScoreRequest(
+        output=pb.Output(text="x" * 10_000 + "needle-99999"),
+        checks=[spec("contains", needles=needles, require_all=False)],
+    )
+    err, found = rejected(client.Score, req)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "max_needles_per_request" in found["checks[0].params.needles"]
+
+
+def test_parameter_lists_at_the_limit_are_answered(client: Any) -> None:
+    needles = [f"needle-{i}" for i in range(128)]
     resp = score(
         client,
-        "x" * 10_000 + "needle-99999",
+        "x" * 10_000 + "needle-127",
         spec("contains", needles=needles, require_all=False),
         spec("safety.forbidden", phrases=needles),
     )

@@ -92,7 +92,11 @@ def test_a_reader_that_stops_pauses_scoring() -> None:
     # A 2 kB check name makes every result 2 kB, so the transport's windows (bytes) hold
     # only a few thousand results and the bounded buffer's pause shows with few cases.
     counted = pb.CheckSpec(name="counted-" + "x" * 2000, type="test.count_scored")
-    with thread_server(max_cases_per_request=n) as srv, srv.channel() as ch:
+    # (2 kB is over the default max_check_name_chars, which this test raises.)
+    with (
+        thread_server(max_cases_per_request=n, max_check_name_chars=4096) as srv,
+        srv.channel() as ch,
+    ):
         cases = [pb.Case(output=pb.Output(text=f"x{i}")) for i in range(n)]
         req = pb.RunSuiteRequest(checks=[counted], cases=cases)
         SCORED[0] = 0

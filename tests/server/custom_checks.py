@@ -28,3 +28,19 @@ def echo_len(sample: Sample, output: Output) -> float:
 def pid(sample: Sample, output: Output) -> Score:
     """Passes, naming the serving process in its reason (to see which worker answered)."""
     return Score.of(True, f"pid {os.getpid()}")
+
+
+SCORED = {"count": 0}
+
+
+@check("test.count")
+def count(sample: Sample, output: Output) -> bool:
+    """Counts the cases it scores (to see how far a stream has been read), then passes."""
+    SCORED["count"] += 1
+    return True
+
+
+@check("test.long_reason")
+def long_reason(sample: Sample, output: Output) -> Score:
+    """Passes with a reason as long as the output's text says (`int(output.text)` chars)."""
+    return Score.of(True, "r" * int(output.text or "0"))

@@ -264,9 +264,29 @@ def build_contains(p: ContainsParams) -> CheckFn:
         got = _needles_from(value)
         if isinstance(got, _NoNeedles):
             return Score.fail_with_error(got.code, f"sample {sample.id!r}: {got.message}")
+        over = _over_needle_limits(got, ctx)
+        if over:
+            return Score.fail_with_error(
+                ErrorCode.INVALID_REFERENCE, f"sample {sample.id!r}: {over}"
+            )
         return judge(tuple(n.casefold() for n in got) if fold else got, output.text)
 
     return contains
+
+
+def _over_needle_limits(needles: tuple[str, ...], ctx: CheckContext) -> str:
+    """Why needles read from a sample are too many for the server's limits ("" if not).
+
+    Literal needles are bounded when the request loads; these arrive with each case, so
+    the server hands its limits to the checks in `ctx.extras` (by setting name).
+    """
+    most = ctx.extras.get("max_needles_per_request")
+    if most is not None and len(needles) > most:
+        return f"{len(needles)} needles, over max_needles_per_request ({most})"
+    chars = ctx.extras.get("max_needle_chars_per_request")
+    if chars is not None and sum(map(len, needles)) > chars:
+        return f"the needles are over max_needle_chars_per_request ({chars} characters)"
+    return ""
 
 
 # --- regex -----------------------------------------------------------------------------

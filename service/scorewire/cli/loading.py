@@ -68,22 +68,32 @@ def detect_format(data: object) -> str:
     return "checkllm" if is_checkllm(data) else "evalstone"
 
 
-def load_run(path: str, suite_name: str | None = None) -> RunSpec:
-    """Load a suite file of either format; SpecError (with paths) or UsageError."""
+def load_run(
+    path: str, suite_name: str | None = None, *, check_timeout_s: float | None = None
+) -> RunSpec:
+    """Load a suite file of either format; SpecError (with paths) or UsageError.
+
+    `check_timeout_s` (SCOREWIRE_CHECK_TIMEOUT_S) is the per-check timeout unless the
+    suite's own settings give one.
+    """
     import scorewire.checks  # noqa: F401 - registers the built-in check types
 
     p, data = read_suite(path)
     if detect_format(data) == "checkllm":
-        return _checkllm_run(p, data, suite_name)
-    return _evalstone_run(p, data, suite_name)
+        return _checkllm_run(p, data, suite_name, check_timeout_s)
+    return _evalstone_run(p, data, suite_name, check_timeout_s)
 
 
-def _checkllm_run(path: Path, data: Any, suite_name: str | None) -> RunSpec:
+def _checkllm_run(
+    path: Path, data: Any, suite_name: str | None, check_timeout_s: float | None
+) -> RunSpec:
     from scorewire.suites.checkllm import load_checkllm_data
 
     if suite_name:
         raise UsageError("--suite names a suite of an evalstone file; a checkllm file is one suite")
     suite = load_checkllm_data(data)
+    if check_timeout_s is not None:
+        suite.check_timeout_s = check_timeout_s  # the format has no timeout of its own
     return RunSpec(
         path=path,
         format="checkllm",
@@ -99,7 +109,10 @@ def _checkllm_run(path: Path, data: Any, suite_name: str | None) -> RunSpec:
     )
 
 
-def _evalstone_run(path: Path, data: Any, suite_name: str | None) -> RunSpec:
+def _evalstone_run(
+    path: Path, data: Any, suite_name: str | None, check_timeout_s: float | None
+) -> RunSpec:
+    from scorewire.engine.runner import Plan
     from scorewire.suites.evalstone import load_suite_data, suite_jobs
 
     loaded = load_suite_data(data, base_dir=path.parent)
@@ -110,7 +123,8 @@ def _evalstone_run(path: Path, data: Any, suite_name: str | None) -> RunSpec:
         )
     target = suite.target
     providers = [target.provider] if isinstance(target, PromptTarget) else []
-    group = Group(suite.name, suite.plan, suite_jobs(suite))
+    plan = Plan(list(suite.plan.checks), suite.settings.timeout_s(check_timeout_s))
+    group = Group(suite.name, plan, suite_jobs(suite))
     return RunSpec(
         path=path,
         format="evalstone",

@@ -143,16 +143,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 0:
         err.print("--budget must be ≥ 0", markup=False)
         return EXIT_USAGE
+    settings = load_settings(err)
+    if settings is None:
+        return EXIT_USAGE
     try:
-        spec = load_run(args.suite, args.suite_name)
+        spec = load_run(args.suite, args.suite_name, check_timeout_s=settings.check_timeout_s)
     except SpecError as problem:
         print_problems(err, f"{args.suite}: invalid suite", problem.violations)
         return EXIT_USAGE
     except UsageError as problem:
         err.print(problem.message, markup=False, highlight=False)
-        return EXIT_USAGE
-    settings = load_settings(err)
-    if settings is None:
         return EXIT_USAGE
     budget = args.budget if args.budget is not None else spec.budget
     try:

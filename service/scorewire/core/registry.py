@@ -30,9 +30,11 @@ class Params(BaseModel):
 
     Integers are validated in lax mode on purpose: numbers in a protobuf Struct arrive as
     doubles, so `2.0` must be accepted for an integer field while `2.5` is rejected.
+    NaN and infinities are refused (a Struct and YAML can carry them): a threshold,
+    tolerance, budget or timeout of `.nan` or `.inf` is a load error at its path.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class NoParams(Params):

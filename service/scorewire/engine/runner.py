@@ -15,6 +15,7 @@ from typing import Protocol
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample, Score
+from scorewire.engine.cost import whole_text_caps
 from scorewire.engine.execute import DEFAULT_CHECK_TIMEOUT_S, run_check, run_check_sync
 from scorewire.engine.spec import CompiledCheck
 
@@ -68,6 +69,10 @@ class PlanShape(Protocol):
     def checks(self) -> Sequence[NamedCheck]:
         """The checks in result order."""
 
+    @property
+    def whole_text_caps(self) -> tuple[int | None, ...]:
+        """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+
 
 @dataclass(slots=True)
 class Plan:
@@ -77,9 +82,12 @@ class Plan:
     check_timeout_s: float = DEFAULT_CHECK_TIMEOUT_S
     any_async: bool = field(init=False, default=False)
     """Whether any check needs the event loop (set from `checks`)."""
+    whole_text_caps: tuple[int | None, ...] = field(init=False, default=())
+    """The caps of the checks that read a case's whole output (see `engine.cost`)."""
 
     def __post_init__(self) -> None:
         self.any_async = any(c.is_async for c in self.checks)
+        self.whole_text_caps = whole_text_caps(self.checks)
 
     @property
     def names(self) -> list[str]:

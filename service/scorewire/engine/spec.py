@@ -13,9 +13,11 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 from scorewire.core.context import EMPTY_CONTEXT
+from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError, join_path, pydantic_violations
 from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, CheckFn, CheckType, ParamError, Registry, is_async_fn
+from scorewire.engine.cost import charge_spec
 
 ExampleKind = Literal["positive", "negative"]
 
@@ -100,9 +102,11 @@ def compile_check(
     """Validate `spec` and bind its parameters; raise SpecError with every problem found.
 
     `path` is the spec's own location (`checks[2]`, `checks.short`); violations are
-    reported below it.
+    reported below it. Under a request meter (`core.cost.metering`) the spec's cost is
+    charged first, and `LimitExceeded` ends the load before anything is compiled.
     """
     reg = registry or REGISTRY
+    charge_spec(spec, path)  # refuse a request over its limits before compiling anything
     check_type = reg.get(spec.type)
     if check_type is None:
         raise SpecError.at(
@@ -119,6 +123,8 @@ def compile_check(
         violations.extend(pydantic_violations(err, params_base, noun="parameter"))
     except ParamError as err:
         violations.append(FieldViolation(join_path(params_base, err.field), err.message))
+    except LimitExceeded as err:  # raised by a factory (a regex's program size)
+        raise LimitExceeded(err.setting, join_path(params_base, err.field), err.message) from None
 
     when: CompiledCheck | None = None
     if spec.when is not None:

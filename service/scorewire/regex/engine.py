@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import re2
+from scorewire.core.cost import LimitExceeded, current_meter
 from scorewire.core.registry import ParamError
 
 __all__ = [
@@ -126,6 +127,11 @@ class UserRegex:
         inner = getattr(compiled, "_regexp", None)
         self._match: Callable[..., Any] | None = getattr(inner, "Match", None)
 
+    @property
+    def program_size(self) -> int:
+        """RE2 instructions of the compiled program (~18 bytes of memory each)."""
+        return int(self._public.programsize)
+
     def search(self, text: str) -> bool:
         """Whether the pattern matches anywhere in `text`."""
         if self._match is not None:
@@ -138,10 +144,13 @@ class UserRegex:
 
 
 _UNANCHORED = re2._re2.RE2.Anchor.UNANCHORED
+_DEFAULT_MAX_MEM = 8 << 20
+"""RE2's own per-pattern compile memory (its default)."""
 
 
-def _options() -> Any:
+def _options(max_mem: int = _DEFAULT_MAX_MEM) -> Any:
     opts = re2.Options()
+    opts.max_mem = max_mem
     opts.log_errors = False  # RE2 otherwise writes an "E0000 re2.cc" line per bad pattern
     opts.never_capture = True  # a yes/no search needs no submatches; it runs faster
     return opts
@@ -160,11 +169,44 @@ def compile_user_regex(
     """
     _check_flags(flags, flags_field)
     translated = _Translator(pattern, flags, field).translate()
+    return UserRegex(pattern, flags, translated, _compile_metered(translated, field))
+
+
+PROGRAM_SIZE_SETTING = "max_regex_program_size_per_request"
+"""The request limit on RE2 program instructions, summed over a request's patterns."""
+_MEM_PER_INSTRUCTION = 32
+"""Compile memory RE2 needs per program instruction, generously (measured ~24 bytes)."""
+
+
+def _compile_metered(translated: str, field: str) -> Any:
+    """Compile on RE2 within what the current request's meter has left, and charge it.
+
+    Compiling costs time in proportion to the program built (`\\d{1000}` is 84,000
+    instructions and 80 ms), so RE2's memory cap is set from the instructions the
+    request may still use; a pattern over it is refused naming the setting, before
+    the memory and time are spent.
+    """
+    meter = current_meter()
+    left = meter.left(PROGRAM_SIZE_SETTING) if meter is not None else None
+    options, capped = _OPTIONS, False
+    if left is not None and left * _MEM_PER_INSTRUCTION < _DEFAULT_MAX_MEM:
+        options, capped = _options(max(left * _MEM_PER_INSTRUCTION, 4096)), True
     try:
-        compiled = re2.compile(translated, options=_OPTIONS)
+        compiled = re2.compile(translated, options=options)
     except re2.error as err:
-        raise ParamError(field, _re2_message(err)) from None
-    return UserRegex(pattern, flags, translated, compiled)
+        message = _re2_message(err)
+        if capped and "too large" in message:
+            raise LimitExceeded(
+                PROGRAM_SIZE_SETTING,
+                field,
+                f"the pattern's compiled program would exceed {PROGRAM_SIZE_SETTING} "
+                f"({meter.limits[PROGRAM_SIZE_SETTING] if meter else 0} RE2 instructions "
+                "per request)",
+            ) from None
+        raise ParamError(field, message) from None
+    if meter is not None:
+        meter.charge(PROGRAM_SIZE_SETTING, compiled.programsize, field, "RE2 instructions")
+    return compiled
 
 
 def _check_flags(flags: int, field: str) -> None:

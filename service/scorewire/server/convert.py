@@ -15,6 +15,7 @@ from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.runner import CaseResult, NamedCheck
 from scorewire.engine.spec import CheckSpec, Example
 from scorewire.engine.summary import Gate, Summary, parse_gate
+from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 
 _EXAMPLE_KINDS = {pb.EXAMPLE_KIND_POSITIVE: "positive", pb.EXAMPLE_KIND_NEGATIVE: "negative"}
@@ -150,14 +151,25 @@ def gate_from_pb(m: pb.Gate) -> Gate:
     return parse_gate(values, "gate", rename={"max_cost": "max_cost_usd"})
 
 
-def score_to_pb(name: str, ctype: str, s: Score) -> pb.Score:
-    """Score -> Score message."""
+MAX_REASON_CHARS: int = Settings.model_fields["max_reason_chars"].default
+"""The default bound on a reason (the `max_reason_chars` setting's default)."""
+
+
+def bounded_text(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with a closing `…` when longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def score_to_pb(
+    name: str, ctype: str, s: Score, *, max_reason_chars: int = MAX_REASON_CHARS
+) -> pb.Score:
+    """Score -> Score message; the reason and error message cut to `max_reason_chars`."""
     m = pb.Score(
         name=name,
         type=ctype,
         value=s.value,
         passed=s.passed,
-        reason=s.reason,
+        reason=bounded_text(s.reason, max_reason_chars),
         cost_usd=s.cost_usd,
         latency_ms=s.latency_ms,
         cached=s.cached,
@@ -165,21 +177,31 @@ def score_to_pb(name: str, ctype: str, s: Score) -> pb.Score:
     )
     if s.error is not None:
         m.error.code = s.error.code
-        m.error.message = s.error.message
+        m.error.message = bounded_text(s.error.message, max_reason_chars)
     return m
 
 
-def scores_to_pb(checks: Sequence[NamedCheck], scores: Sequence[Score]) -> list[pb.Score]:
+def scores_to_pb(
+    checks: Sequence[NamedCheck],
+    scores: Sequence[Score],
+    *,
+    max_reason_chars: int = MAX_REASON_CHARS,
+) -> list[pb.Score]:
     """Scores aligned with their checks -> Score messages."""
-    return [score_to_pb(c.name, c.type, s) for c, s in zip(checks, scores, strict=True)]
+    return [
+        score_to_pb(c.name, c.type, s, max_reason_chars=max_reason_chars)
+        for c, s in zip(checks, scores, strict=True)
+    ]
 
 
-def case_result_to_pb(checks: Sequence[NamedCheck], r: CaseResult) -> pb.CaseResult:
+def case_result_to_pb(
+    checks: Sequence[NamedCheck], r: CaseResult, *, max_reason_chars: int = MAX_REASON_CHARS
+) -> pb.CaseResult:
     """CaseResult -> CaseResult message."""
     return pb.CaseResult(
         index=r.index,
         sample_id=r.sample_id,
-        scores=scores_to_pb(checks, r.scores),
+        scores=scores_to_pb(checks, r.scores, max_reason_chars=max_reason_chars),
         passed=r.passed,
     )
 

@@ -26,13 +26,15 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from typing import Any
 
 from scorewire.core.model import ErrorCode
 from scorewire.server import scoring_worker as sw
+from scorewire.server.plan_cache import PLAN_CACHE_SIZE
+from scorewire.settings import Settings
 
 log = logging.getLogger("scorewire.server.pool")
 
@@ -88,7 +90,10 @@ class _Worker:
         self.abandoned: object = None
         """The job the server gave up on; the driver kills the worker running it."""
         self.known: collections.OrderedDict[bytes, None] = collections.OrderedDict()
-        """Plan keys this process has compiled (mirrors its LRU)."""
+        """Plan keys this process has compiled (it answers MISSING if it dropped one)."""
+        self.cache_bytes = 0
+        self.cache_len = 0
+        """What the process reported of its plan cache after its last job."""
         self.thread = threading.Thread(
             target=self._drive, name=f"scorewire-pool-{index}", daemon=True
         )
@@ -103,7 +108,7 @@ class _Worker:
         parent, child = self.pool.mp.Pipe(duplex=True)
         proc = self.pool.mp.Process(
             target=sw.worker_main,
-            args=(child, self.progress, tuple(self.pool.imports)),
+            args=(child, self.progress, self.pool.settings),
             name=f"scorewire-worker-{self.index}",
             daemon=True,
         )
@@ -111,6 +116,7 @@ class _Worker:
         child.close()
         self.proc, self.conn = proc, parent
         self.known.clear()
+        self.cache_bytes = self.cache_len = 0
 
     def stop_process(self) -> None:
         proc, conn = self.proc, self.conn
@@ -180,7 +186,7 @@ class _Worker:
         while True:
             if self.conn.poll(POLL_S):
                 try:
-                    answer = self.conn.recv()
+                    answer, self.cache_bytes, self.cache_len = self.conn.recv()
                 except (EOFError, OSError):
                     return self._died()
                 if answer[0] in (sw.PLAN, sw.SCORED):
@@ -223,26 +229,24 @@ class _Worker:
     def _remember(self, key: bytes) -> None:
         self.known[key] = None
         self.known.move_to_end(key)
-        while len(self.known) > sw.PLANS_PER_WORKER:
+        while len(self.known) > PLAN_CACHE_SIZE:
             self.known.popitem(last=False)
 
 
 class ScoringPool:
-    """A fixed number of scoring worker processes fed from one FIFO queue."""
+    """`settings.scoring_workers` worker processes fed from one FIFO queue."""
 
-    def __init__(
-        self, size: int, *, imports: Sequence[str] = (), max_rss_mb: int = 1 << 20
-    ) -> None:
-        self.size = size
-        self.max_rss = max_rss_mb << 20
-        self.imports = list(imports)
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.size = pool_size(settings.scoring_workers)
+        self.max_rss = settings.scoring_worker_max_rss_mb << 20
         self.mp: Any = multiprocessing.get_context("forkserver")
         # Workers are forked from a fresh interpreter that has imported the checks once.
         self.mp.set_forkserver_preload(["scorewire.server.scoring_worker", "scorewire.checks"])
         self.closing = False
         self.replaced = 0
         """Workers replaced after a kill or a crash (for tests and logs)."""
-        self._workers = [_Worker(self, i) for i in range(size)]
+        self._workers = [_Worker(self, i) for i in range(self.size)]
         self._idle: list[_Worker] = []
         self._waiting: collections.deque[_Entry] = collections.deque()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -267,6 +271,10 @@ class ScoringPool:
     def pids(self) -> list[int]:
         """The worker processes' ids (a replaced worker has a new one)."""
         return [pid for w in self._workers if (pid := w.pid) is not None]
+
+    def cache_stats(self) -> list[tuple[int, int]]:
+        """(estimated bytes, plans) of each worker's plan cache, as last reported."""
+        return [(w.cache_bytes, w.cache_len) for w in self._workers]
 
     def busy_pids(self) -> list[int]:
         """The workers running a check or compiling a plan right now."""

@@ -16,25 +16,26 @@ from __future__ import annotations
 import gc
 import signal
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
 from scorewire.core.context import CheckContext
-from scorewire.core.errors import SpecError
+from scorewire.core.cost import LimitExceeded, RequestMeter
+from scorewire.core.errors import SpecError, join_path
 from scorewire.core.model import ErrorCode, Score, ScoreError
 from scorewire.core.registry import REGISTRY, CheckType
+from scorewire.engine.cost import metric_input_bytes, request_meter
 from scorewire.engine.execute import run_check_sync
 from scorewire.engine.runner import Case, CaseResult
 from scorewire.engine.summary import Gate
+from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert
+from scorewire.server.plan_cache import PLAN_BYTES_PER_REGEX_INSTRUCTION, PlanCache
+from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_request_suite
 from scorewire.v1 import scoring_pb2 as pb
-
-PLANS_PER_WORKER = 64
-"""Compiled plans a worker keeps (least recently used first out)."""
 
 # Slots of the shared progress array.
 STARTED_AT = 0
@@ -80,6 +81,10 @@ class PlanInfo:
     settings: RunSettings
     suite_cases: int
     """Cases the suite document carries (its inline dataset), 0 when none."""
+    whole_text_caps: tuple[int | None, ...] = ()
+    """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+    suite_case_problem: tuple[str, str] | None = None
+    """(field, message) of the first inline case over an output limit, if any."""
     suites: list[str] = field(default_factory=list)
     """Suite names of the YAML document (ValidateSuite only)."""
 
@@ -105,6 +110,7 @@ class Job:
     """`plan` (compile only), `score` (one ScoreResponse), `run` (a RunSuiteResponse) or
     `results` (the CaseResults themselves)."""
     check_timeout_s: float
+    """Seconds one check may run."""
     deadline: float | None = None
     """`time.monotonic()` value after which checks are not started (DEADLINE_EXCEEDED)."""
     cases: list[bytes] | None = None
@@ -115,6 +121,8 @@ class Job:
     skip: dict[int, dict[int, str]] = field(default_factory=dict)
     """Checks not to run again, by case position then check index: the error code to give."""
     list_suites: bool = False
+    compile_timeout_s: float = 30.0
+    """Seconds compiling the plan (when the worker lacks it) may take."""
     parent_types: tuple[ParentType, ...] = ()
     """Custom check types registered in the server process (see `stand_ins`)."""
 
@@ -168,6 +176,7 @@ def stand_ins(types: Sequence[ParentType]) -> None:
 RESULTS = "results"
 MISSING = "missing"
 INVALID = "invalid"
+LIMIT = "limit"
 PLAN = "plan"
 SCORED = "scored"
 FAULT = "fault"
@@ -227,39 +236,48 @@ def killed_score(code: str, limit_s: float) -> Score:
 class _Worker:
     """The state of one worker process: its plans and its progress slots."""
 
-    def __init__(self, progress: Any) -> None:
+    def __init__(self, progress: Any, settings: Settings) -> None:
         self.progress = progress
-        self.plans: OrderedDict[bytes, tuple[LoadedSuite, PlanInfo]] = OrderedDict()
-        self.ctx = CheckContext(extras={"no_local_files": True})
+        self.settings = settings
+        self.plans: PlanCache[tuple[LoadedSuite, PlanInfo]] = PlanCache(
+            max_bytes=settings.plan_cache_bytes
+        )
+        self.ctx = CheckContext(extras=check_extras(settings))
 
     def handle(self, job: Job) -> tuple[Any, ...]:
         hit = self.plans.get(job.key)
         if hit is None:
             if job.source is None:
                 return (MISSING,)
+            meter = request_meter(self.settings)
+
+            def compiled_bytes() -> int:
+                return meter.used.get(PROGRAM_SIZE_SETTING, 0) * PLAN_BYTES_PER_REGEX_INSTRUCTION
+
             try:
-                hit = self._compile(job)
+                hit = self.plans.get_or_build(
+                    job.key,
+                    lambda: self._compile(job, meter),
+                    source_bytes(job.source),
+                    compiled_bytes,
+                )
             except SpecError as err:
                 return (INVALID, [(v.field, v.description) for v in err.violations])
-            self.plans[job.key] = hit
-            if len(self.plans) > PLANS_PER_WORKER:
-                self.plans.popitem(last=False)
-        else:
-            self.plans.move_to_end(job.key)
+            except LimitExceeded as err:
+                return (LIMIT, err.field, err.message)
         suite, info = hit
         if job.list_suites:
-            info = PlanInfo(info.checks, info.any_async, info.gate, info.settings, info.suite_cases)
-            info.suites = _suite_names(job.source)
+            info = replace(info, suites=_suite_names(job.source))
         if job.reply == PLAN or info.any_async:
             return (PLAN, info)
         return self._score(job, suite, info)
 
-    def _compile(self, job: Job) -> tuple[LoadedSuite, PlanInfo]:
+    def _compile(self, job: Job, meter: RequestMeter) -> tuple[LoadedSuite, PlanInfo]:
         src = job.source
         assert src is not None
         stand_ins(job.parent_types)
         p = self.progress
-        p[CASE_POS], p[CHECK_IDX], p[LIMIT_S] = 0, -1, job.check_timeout_s
+        p[CASE_POS], p[CHECK_IDX], p[LIMIT_S] = 0, -1, job.compile_timeout_s
         p[STARTED_AT] = time.monotonic()
         try:
             specs = convert.check_specs_from_pb([pb.CheckSpec.FromString(b) for b in src.checks])
@@ -271,15 +289,26 @@ class _Worker:
                 compact=src.compact,
                 gate=gate,
                 max_checks=src.max_checks,
+                meter=meter,
+                check_timeout_s=self.settings.check_timeout_s,
             )
         finally:
             p[STARTED_AT] = 0.0
+        plan = suite.plan
+        problem = None
+        for i, case in enumerate(suite.cases or ()):
+            field = f"suite_yaml.cases[{i}].output"
+            problem = output_problem(case.output.text, field, plan.whole_text_caps, self.settings)
+            if problem is not None:
+                break
         info = PlanInfo(
-            [CheckName(c.name, c.type) for c in suite.plan.checks],
-            suite.plan.any_async,
+            [CheckName(c.name, c.type) for c in plan.checks],
+            plan.any_async,
             suite.gate,
             suite.settings,
             len(suite.cases or ()),
+            plan.whole_text_caps,
+            problem,
         )
         return suite, info
 
@@ -316,7 +345,14 @@ class _Worker:
             results.append(CaseResult(case.index, case.sample.id, scores))
         if job.reply == RESULTS:  # whole results, reasons included (ScoreStream)
             return (SCORED, info, results, [])
-        return (SCORED, info, _message(job.reply, plan.checks, results), [slim(r) for r in results])
+        message = _message(job.reply, plan.checks, results, self.settings.max_reason_chars)
+        return (SCORED, info, message, [slim(r) for r in results])
+
+
+def source_bytes(src: PlanSource) -> int:
+    """How many bytes a plan's source takes (what the plan cache's estimate starts from)."""
+    text = len(src.suite_yaml) + len(src.suite_name) + sum(len(c) for c in src.compact)
+    return text + sum(len(c) for c in src.checks) + len(src.gate or b"")
 
 
 def _case(data: bytes, index: int) -> Case:
@@ -324,13 +360,51 @@ def _case(data: bytes, index: int) -> Case:
     return Case(convert.sample_from_pb(m.sample), convert.output_from_pb(m.output), index)
 
 
-def _message(reply: str, checks: Sequence[Any], results: list[CaseResult]) -> bytes:
+def _message(reply: str, checks: Sequence[Any], results: list[CaseResult], cap: int) -> bytes:
     if reply == "score":
         r = results[0]
-        resp = pb.ScoreResponse(scores=convert.scores_to_pb(checks, r.scores), passed=r.passed)
-        return resp.SerializeToString()
-    batch = pb.CaseResultBatch(results=[convert.case_result_to_pb(checks, r) for r in results])
+        scores = convert.scores_to_pb(checks, r.scores, max_reason_chars=cap)
+        return pb.ScoreResponse(scores=scores, passed=r.passed).SerializeToString()
+    batch = pb.CaseResultBatch(
+        results=[convert.case_result_to_pb(checks, r, max_reason_chars=cap) for r in results]
+    )
     return pb.RunSuiteResponse(results=batch).SerializeToString()
+
+
+def check_extras(settings: Settings) -> dict[str, Any]:
+    """What every check's context carries besides services: flags and per-request bounds."""
+    return {
+        "no_local_files": True,
+        # Needles read from a case's sample are bounded like literal ones.
+        "max_needles_per_request": settings.max_needles_per_request,
+        "max_needle_chars_per_request": settings.max_needle_chars_per_request,
+    }
+
+
+def output_problem(
+    text: str, field: str, caps: Sequence[int | None], settings: Settings
+) -> tuple[str, str] | None:
+    """(field, message) when an output is over `max_output_bytes` or would make the plan's
+    whole-text checks read more than `max_metric_input_bytes_per_case`; else None."""
+    limit = settings.max_output_bytes
+    # len(text) counts code points; a code point is at most 4 bytes, so only long
+    # texts need encoding to measure.
+    chars = len(text)
+    if chars * 4 > limit and len(text.encode("utf-8")) > limit:
+        return (
+            join_path(field, "text"),
+            f"output text is larger than max_output_bytes ({limit} bytes)",
+        )
+    per_case = settings.max_metric_input_bytes_per_case
+    if caps and metric_input_bytes(caps, chars * 4) > per_case:
+        cost = metric_input_bytes(caps, len(text.encode("utf-8")))
+        if cost > per_case:
+            return (
+                join_path(field, "text"),
+                f"whole-text checks would read {cost} bytes of this output, over "
+                f"max_metric_input_bytes_per_case ({per_case})",
+            )
+    return None
 
 
 def _suite_names(src: PlanSource | None) -> list[str]:
@@ -344,20 +418,20 @@ def _suite_names(src: PlanSource | None) -> list[str]:
         return []
 
 
-def worker_main(conn: Connection, progress: Any, imports: Sequence[str]) -> None:
+def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
     """Serve jobs from `conn` until the server closes it."""
     # The server handles Ctrl-C and SIGTERM and then ends its workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     import scorewire.checks  # noqa: F401 - registers the built-in check types
 
-    if imports:
+    if settings.imports:
         from scorewire.engine.custom import load_imports
 
-        load_imports(imports)
+        load_imports(settings.imports)
     # What is loaded now lives as long as the process: keep it out of every collection.
     gc.freeze()
-    worker = _Worker(progress)
+    worker = _Worker(progress, settings)
     while True:
         try:
             job = conn.recv()
@@ -368,4 +442,4 @@ def worker_main(conn: Connection, progress: Any, imports: Sequence[str]) -> None
         except Exception as err:  # a fault of ours: the server logs it, the caller sees INTERNAL
             worker.progress[STARTED_AT] = 0.0
             answer = (FAULT, f"{type(err).__name__}: {err}")
-        conn.send(answer)
+        conn.send((answer, worker.plans.bytes, len(worker.plans)))

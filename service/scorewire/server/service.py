@@ -12,15 +12,17 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format, struct_pb2
 from scorewire.core.context import CheckContext
-from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.cost import LimitExceeded
+from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.core.registry import REGISTRY
+from scorewire.engine.cost import request_meter
 from scorewire.engine.runner import (
     Case,
     CaseResult,
@@ -30,6 +32,7 @@ from scorewire.engine.runner import (
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
+from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
 from scorewire.server.errors import (
@@ -39,7 +42,12 @@ from scorewire.server.errors import (
     invalid_argument,
     resource_exhausted,
 )
-from scorewire.server.scoring_pool import CompileTimeout, ScoringPool, pool_size
+from scorewire.server.plan_cache import (
+    PLAN_BYTES_PER_REGEX_INSTRUCTION,
+    PLAN_CACHE_SIZE,
+    PlanCache,
+)
+from scorewire.server.scoring_pool import CompileTimeout, ScoringPool
 from scorewire.server.security import current_token
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, load_request_suite
@@ -50,31 +58,29 @@ log = logging.getLogger("scorewire.server")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-PLAN_CACHE_SIZE = 512
 CHUNK_MAX_BYTES = 1 << 20
 """A chunk of cases sent to a scoring worker closes at this many serialized bytes."""
 OUTPUT_CHECKS_PER_YIELD = 4096
 """Output sizes checked between two yields to the event loop."""
 
 
-class PlanCache:
-    """A small LRU of compiled suites keyed by a digest of the request's check specs."""
+class PlanCacheView:
+    """What the plan caches hold: the server's and each scoring worker's (last reported).
 
-    def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
-        self._size = size
-        self._items: OrderedDict[bytes, LoadedSuite] = OrderedDict()
+    The byte budget holds for each process, so `bytes` is the largest of them.
+    """
 
-    def get_or_build(self, key: bytes, build: Callable[[], LoadedSuite]) -> LoadedSuite:
-        """The cached suite for `key`, or `build()` stored under it."""
-        hit = self._items.get(key)
-        if hit is not None:
-            self._items.move_to_end(key)
-            return hit
-        suite = build()
-        self._items[key] = suite
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
-        return suite
+    def __init__(self, here: PlanCache[LoadedSuite], pool: ScoringPool) -> None:
+        self._here = here
+        self._pool = pool
+
+    @property
+    def bytes(self) -> int:
+        """Estimated bytes of the fullest process's cache."""
+        return max([self._here.bytes, *(b for b, _ in self._pool.cache_stats())])
+
+    def __len__(self) -> int:
+        return len(self._here) + sum(n for _, n in self._pool.cache_stats())
 
 
 def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, list[CaseResult]]:
@@ -138,18 +144,14 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._settings = settings
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
-        self._extras: dict[str, Any] = {**(extras or {}), "no_local_files": True}
+        self._extras: dict[str, Any] = {**(extras or {}), **sw.check_extras(settings)}
         self._token_budgets: dict[str, PeriodBudget] = {}
         # Deterministic checks and every plan compilation run in worker processes.
-        self.pool = ScoringPool(
-            pool_size(settings.scoring_workers),
-            imports=settings.imports,
-            max_rss_mb=settings.scoring_worker_max_rss_mb,
-        )
+        self.pool = ScoringPool(settings)
         # Plans with judge-backed checks are compiled here too (the event loop runs their
         # judge calls), on this thread, after a worker has compiled them within the limits.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
-        self._plans = PlanCache()
+        self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
         self._judge = judge
         self._labels = labels
@@ -188,6 +190,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         answer = await self._run_job(job, context)
         if answer[0] == sw.INVALID:
             raise invalid_argument([FieldViolation(f, d) for f, d in answer[1]])
+        if answer[0] == sw.LIMIT:
+            raise resource_exhausted(answer[1], answer[2])
         info = answer[1]
         self._infos[key] = info
         if len(self._infos) > PLAN_CACHE_SIZE:
@@ -199,6 +203,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         remaining = context.time_remaining()
         if remaining is not None:
             job.deadline = time.monotonic() + remaining
+        job.compile_timeout_s = self._settings.plan_compile_timeout_s
         try:
             async with asyncio.timeout(remaining):
                 answer = await self.pool.run(job)
@@ -209,7 +214,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         except CompileTimeout as err:
             raise resource_exhausted(
                 "checks",
-                f"compiling the checks ran past check_timeout_s ({err.limit_s:g} s); "
+                f"compiling the checks ran past plan_compile_timeout_s ({err.limit_s:g} s); "
                 "the work was stopped",
             ) from None
         if answer[0] == sw.FAULT:
@@ -222,6 +227,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return await loop.run_in_executor(self._executor, self._load, key, source)
 
     def _load(self, key: bytes, source: sw.PlanSource) -> LoadedSuite:
+        meter = request_meter(self._settings)
+
         def build() -> LoadedSuite:
             checks = [pb.CheckSpec.FromString(b) for b in source.checks]
             gate = pb.Gate.FromString(source.gate) if source.gate is not None else None
@@ -234,11 +241,19 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                     compact=source.compact,
                     gate=convert.gate_from_pb(gate) if gate is not None else None,
                     max_checks=source.max_checks,
+                    meter=meter,
+                    check_timeout_s=self._settings.check_timeout_s,
                 )
             except SpecError as err:
                 raise invalid_argument(err.violations) from None
+            except LimitExceeded as err:
+                raise resource_exhausted(err.field, err.message) from None
 
-        return self._plans.get_or_build(key, build)
+        def compiled_bytes() -> int:
+            instructions = meter.used.get(PROGRAM_SIZE_SETTING, 0)
+            return instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
+
+        return self._plans.get_or_build(key, build, sw.source_bytes(source), compiled_bytes)
 
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
@@ -269,15 +284,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._token_budgets[digest] = budget
         return budget
 
-    def _check_output(self, output: pb.Output, field: str) -> None:
-        limit = self._settings.max_output_bytes
-        # len(text) counts code points; a code point is at most 4 bytes, so only long
-        # texts need encoding to measure.
-        if len(output.text) * 4 > limit and len(output.text.encode("utf-8")) > limit:
-            raise resource_exhausted(
-                join_path(field, "text"),
-                f"output text is larger than max_output_bytes ({limit} bytes)",
-            )
+    def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
+        problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
+        if problem is not None:
+            raise resource_exhausted(*problem)
 
     # ---- RPCs ----------------------------------------------------------------------------
 
@@ -290,7 +300,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
         )
         info = await self._plan(key, source, context)
-        self._check_output(request.output, "output")
+        self._check_output(request.output.text, "output", info)
         ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
         if info.any_async:
             suite = await self._load_here(key, source)
@@ -298,9 +308,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
             )
             result = await score_case(suite.plan, case, ctx)
+            scores = convert.scores_to_pb(
+                suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
+            )
             message: pb.ScoreResponse | bytes = pb.ScoreResponse(
-                scores=convert.scores_to_pb(suite.plan.checks, result.scores),
-                passed=result.passed,
+                scores=scores, passed=result.passed
             )
         else:
             one = pb.Case(sample=request.sample, output=request.output).SerializeToString()
@@ -338,9 +350,13 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         )
         info = await self._plan(key, source, context)
         for i, c in enumerate(request.cases):
-            self._check_output(c.output, f"cases[{i}].output")
+            self._check_output(c.output.text, f"cases[{i}].output", info)
             if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
                 await asyncio.sleep(0)
+        if not request.cases and info.suite_case_problem is not None:
+            # Cases written inline in a suite document were bounded by its size, but
+            # not yet by what the whole-text checks would read of them.
+            raise resource_exhausted(*info.suite_case_problem)
         budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
         ctx = self._context(context, budget)
         builder = SummaryBuilder(info.names, info.types)
@@ -368,7 +384,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                     builder.add(r)
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
-                yield streaming.results_message(plan, batch)
+                yield streaming.results_message(plan, batch, self.max_reason_chars)
         summary = builder.finish(info.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
@@ -513,6 +529,16 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         """The metrics observer, if any."""
         return self._observer
 
-    def check_stream_case(self, case: pb.StreamCase) -> None:
-        """Reject a streamed case over the output size limit."""
-        self._check_output(case.output, "case.output")
+    @property
+    def plan_cache(self) -> PlanCacheView:
+        """The compiled-plan caches, here and in the scoring workers."""
+        return PlanCacheView(self._plans, self.pool)
+
+    @property
+    def max_reason_chars(self) -> int:
+        """The longest reason a response carries (`max_reason_chars`)."""
+        return self._settings.max_reason_chars
+
+    def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
+        """Reject a streamed case over the output size limits."""
+        self._check_output(case.output.text, "case.output", plan)

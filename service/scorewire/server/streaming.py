@@ -46,8 +46,12 @@ class StreamHost(Protocol):
     def observer(self) -> RunObserver | None:
         """The metrics observer, if any."""
 
-    def check_stream_case(self, case: pb.StreamCase) -> None:
-        """Reject a streamed case over the output size limit."""
+    @property
+    def max_reason_chars(self) -> int:
+        """The longest reason a response carries."""
+
+    def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
+        """Reject a streamed case over the output size limits."""
 
 
 def to_case(source: Sequence[pb.Case] | Sequence[Case], i: int) -> Case:
@@ -57,10 +61,15 @@ def to_case(source: Sequence[pb.Case] | Sequence[Case], i: int) -> Case:
     return Case(convert.sample_from_pb(c.sample), convert.output_from_pb(c.output), i)
 
 
-def results_message(plan: Plan, batch: Sequence[CaseResult]) -> pb.RunSuiteResponse:
+def results_message(
+    plan: Plan, batch: Sequence[CaseResult], max_reason_chars: int
+) -> pb.RunSuiteResponse:
     return pb.RunSuiteResponse(
         results=pb.CaseResultBatch(
-            results=[convert.case_result_to_pb(plan.checks, r) for r in batch]
+            results=[
+                convert.case_result_to_pb(plan.checks, r, max_reason_chars=max_reason_chars)
+                for r in batch
+            ]
         )
     )
 
@@ -71,13 +80,14 @@ def score_chunk(
     start: int,
     ctx: CheckContext,
     builder: SummaryBuilder,
+    max_reason_chars: int,
 ) -> tuple[pb.RunSuiteResponse, list[CaseResult]]:
     """Convert, score and count one chunk of a deterministic plan (runs on the thread)."""
     end = min(start + BATCH_MAX_RESULTS, len(source))
     batch = [score_case_sync(plan, to_case(source, i), ctx) for i in range(start, end)]
     for r in batch:
         builder.add(r)
-    return results_message(plan, batch), batch
+    return results_message(plan, batch, max_reason_chars), batch
 
 
 async def batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[CaseResult]]:
@@ -152,17 +162,22 @@ async def stream_scores(
 ) -> AsyncIterator[pb.ScoreStreamResponse]:
     """Score streamed cases concurrently (bounded); yield responses as they finish.
 
+    At most `concurrency` responses wait for the reader: a finished case holds its slot
+    until its response is queued, so a slow reader stops new cases being read, and gRPC
+    flow control then slows the sender. Memory is bounded by the stream, not its length.
+
     `score` scores one case elsewhere (a scoring worker); without it `plan` must be a
     compiled Plan, scored here.
     """
-    out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue()
+    # One slot for the end marker, so the reader never waits to say it is done.
+    out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue(maxsize=concurrency + 1)
     slots = asyncio.Semaphore(concurrency)
     tasks: set[asyncio.Task[None]] = set()
 
     async def score_one(req: pb.StreamCase) -> None:
         try:
             try:
-                service.check_stream_case(req)
+                service.check_stream_case(req, plan)
             except RequestRejected as err:
                 scores = _invalid_case_scores(plan, err.message)
                 passed = False
@@ -181,7 +196,9 @@ async def stream_scores(
             await out.put(
                 pb.ScoreStreamResponse(
                     request_id=req.request_id,
-                    scores=convert.scores_to_pb(plan.checks, scores),
+                    scores=convert.scores_to_pb(
+                        plan.checks, scores, max_reason_chars=service.max_reason_chars
+                    ),
                     passed=passed,
                 )
             )

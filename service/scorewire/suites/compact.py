@@ -243,3 +243,26 @@ def parse_compact_json(doc: str | list[Any], base: str = "compact") -> list[Comp
     if violations:
         raise SpecError(violations)
     return compiled
+
+
+def compact_specs(raw: object, base: str = "compact") -> list[tuple[CheckSpec, str]]:
+    """The specs of compact checks with their paths, for measuring before compiling.
+
+    Lines or items that do not parse are left out: compiling reports them.
+    """
+    out: list[tuple[CheckSpec, str]] = []
+    if isinstance(raw, str):
+        raw = raw.splitlines()
+    if not isinstance(raw, list):
+        return out
+    for i, item in enumerate(raw):
+        path = join_path(base, i)
+        try:
+            if isinstance(item, str):
+                if item.strip():
+                    out.append((_line_spec(item.strip()), path))
+            else:
+                out.append((_item_spec(item, path), path))
+        except (_LineError, SpecError):
+            continue
+    return out

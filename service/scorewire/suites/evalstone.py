@@ -24,16 +24,20 @@ all of them at once. Unknown keys are errors everywhere.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from scorewire.core.cost import LimitExceeded, RequestMeter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import Registry
+from scorewire.engine.cost import measure_specs
 from scorewire.engine.custom import load_imports
+from scorewire.engine.execute import DEFAULT_CHECK_TIMEOUT_S
 from scorewire.engine.runner import Case, Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck, Example, compile_check
 from scorewire.engine.summary import Gate, parse_gate
@@ -62,7 +66,15 @@ class RunSettings:
 
     budget: float | None = None
     concurrency: int = 32
-    check_timeout_s: float = 120.0
+    check_timeout_s: float | None = None
+    """Seconds each check may take; None leaves it to the runner's default
+    (`SCOREWIRE_CHECK_TIMEOUT_S` in the server)."""
+
+    def timeout_s(self, default: float | None = None) -> float:
+        """The per-check timeout: the suite's own, else `default`, else the engine's."""
+        if self.check_timeout_s is not None:
+            return self.check_timeout_s
+        return default if default is not None else DEFAULT_CHECK_TIMEOUT_S
 
 
 @dataclass(slots=True)
@@ -103,7 +115,7 @@ class SuiteFile:
                 f"the file has {len(self.suites)} suites; name one of "
                 + ", ".join(sorted(self.suites)),
             )
-        plan = Plan(list(self.checks.values()), self.settings.check_timeout_s)
+        plan = Plan(list(self.checks.values()), self.settings.timeout_s())
         return LoadedSuite("default", plan, Gate(), self.settings)
 
 
@@ -289,8 +301,10 @@ def _parse_settings(raw: object, violations: list[FieldViolation]) -> RunSetting
     s = RunSettings()
     budget = m.get("budget")
     if budget is not None:
-        if isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0:
-            violations.append(FieldViolation("settings.budget", "must be a number of dollars ≥ 0"))
+        if not _finite_number(budget) or budget < 0:
+            violations.append(
+                FieldViolation("settings.budget", "must be a finite number of dollars ≥ 0")
+            )
         else:
             s.budget = float(budget)
     conc = m.get("concurrency")
@@ -301,11 +315,18 @@ def _parse_settings(raw: object, violations: list[FieldViolation]) -> RunSetting
             s.concurrency = conc
     timeout = m.get("check_timeout_s")
     if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            violations.append(FieldViolation("settings.check_timeout_s", "must be seconds > 0"))
+        if not _finite_number(timeout) or timeout <= 0:
+            violations.append(
+                FieldViolation("settings.check_timeout_s", "must be a finite number of seconds > 0")
+            )
         else:
             s.check_timeout_s = float(timeout)
     return s
+
+
+def _finite_number(value: object) -> bool:
+    """A real number (not a bool) that is neither NaN nor infinite: YAML has `.nan`, `.inf`."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _compile_keyed_checks(
@@ -370,7 +391,7 @@ def _parse_suite(
             cases = datasets[ds]
     if len(violations) > before:
         return None
-    plan = Plan(compiled, settings.check_timeout_s)
+    plan = Plan(compiled, settings.timeout_s())
     return LoadedSuite(name, plan, gate, settings, cases, target)
 
 
@@ -509,26 +530,99 @@ def load_request_suite(
     gate: Gate | None = None,
     registry: Registry | None = None,
     max_checks: int | None = None,
+    meter: RequestMeter | None = None,
+    check_timeout_s: float | None = None,
 ) -> LoadedSuite:
     """The suite a request describes: a YAML document, or structured and compact checks.
 
     Used by the server and the CLI alike; imports in a YAML document are refused, since
-    a request must never name code for the server to run.
+    a request must never name code for the server to run. With a `meter`, every check's
+    cost is charged before it compiles and `LimitExceeded` names the first limit passed.
+    `check_timeout_s` is the per-check timeout unless the suite's settings give one.
     """
+    with metering(meter):
+        data: object = None
+        if suite_yaml.strip():
+            try:
+                data = parse_yaml(suite_yaml)
+            except SpecError as err:
+                raise SpecError(
+                    [FieldViolation(_yaml_path(v.field), v.description) for v in err.violations]
+                ) from None
+        if meter is not None:
+            measure_specs(meter, _request_specs(data, checks, compact))
+        return _load_request_suite(
+            bool(suite_yaml.strip()),
+            data,
+            suite_name,
+            checks,
+            compact,
+            gate,
+            registry,
+            max_checks,
+            check_timeout_s,
+        )
+
+
+def _request_specs(
+    data: object, checks: Sequence[CheckSpec], compact: Sequence[str]
+) -> Iterator[tuple[CheckSpec, str]]:
+    """Every check spec a request holds, with its path, parsed but not compiled.
+
+    Specs that do not parse are skipped: compiling reports them with their problems.
+    """
+    from scorewire.suites.compact import compact_specs
+
+    for i, spec in enumerate(checks):
+        yield spec, join_path("checks", i)
+    yield from compact_specs(list(compact), "compact")
+    if not isinstance(data, Mapping):
+        return
+    keyed = data.get("checks")
+    if isinstance(keyed, Mapping):
+        for key, raw in keyed.items():
+            path = join_path("checks", str(key))
+            try:
+                spec = parse_check_spec(raw, path)
+            except SpecError:
+                continue
+            spec.name = spec.name or str(key)
+            yield spec, _yaml_path(path)
+    suites = data.get("suites")
+    if isinstance(suites, Mapping):
+        for name, raw in suites.items():
+            if isinstance(raw, Mapping):
+                path = join_path(join_path("suites", str(name)), "compact")
+                yield from compact_specs(raw.get("compact"), _yaml_path(path))
+
+
+def _load_request_suite(
+    has_yaml: bool,
+    data: object,
+    suite_name: str,
+    checks: Sequence[CheckSpec],
+    compact: Sequence[str],
+    gate: Gate | None,
+    registry: Registry | None,
+    max_checks: int | None,
+    check_timeout_s: float | None,
+) -> LoadedSuite:
     violations: list[FieldViolation] = []
-    if suite_yaml.strip():
+    if has_yaml:
         if checks:
             violations.append(
                 FieldViolation("checks", "give either suite_yaml or checks, not both")
             )
         try:
-            loaded = load_suite_text(suite_yaml, registry=registry, allow_imports=False)
+            loaded = load_suite_data(data, registry=registry, allow_imports=False)
             selected = loaded.select(suite_name or None)
         except SpecError as err:
             raise SpecError(
                 [FieldViolation(_yaml_path(v.field), v.description) for v in err.violations]
                 + violations
             ) from None
+        except LimitExceeded as err:
+            raise LimitExceeded(err.setting, _yaml_path(err.field), err.message) from None
         compiled = list(selected.plan.checks)
         gate = selected.gate
         settings = selected.settings
@@ -557,7 +651,7 @@ def load_request_suite(
         )
     if violations:
         raise SpecError(violations)
-    plan = Plan(compiled, settings.check_timeout_s)
+    plan = Plan(compiled, settings.timeout_s(check_timeout_s))
     return LoadedSuite(name, plan, gate, settings, cases)
 
 

@@ -19,6 +19,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from scorewire.core.cost import LimitExceeded, current_meter
+
 ENCODINGS: dict[str, str] = {
     "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
     "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
@@ -127,9 +129,15 @@ def supported_languages() -> dict[str, str]:
     return {lang.iso_code_639_1.name.lower(): lang.name.title() for lang in Language.all()}
 
 
+DETECTOR_LOADS: dict[frozenset[str], int] = {}
+"""How often a detector was built for each language set: once per process, by design."""
+
+
 @cache
 def _load_detector(codes: frozenset[str]) -> Any:
     from lingua import IsoCode639_1, Language, LanguageDetectorBuilder
+
+    DETECTOR_LOADS[codes] = DETECTOR_LOADS.get(codes, 0) + 1
 
     languages = [Language.from_iso_code_639_1(getattr(IsoCode639_1, c.upper())) for c in codes]
     return (
@@ -137,11 +145,35 @@ def _load_detector(codes: frozenset[str]) -> Any:
     )
 
 
+LOADED_SETTING = "max_languages_loaded"
+"""The setting bounding how many languages' models one process keeps."""
+
+
+def loaded_languages() -> frozenset[str]:
+    """The languages whose models this process has loaded."""
+    return frozenset().union(*DETECTOR_LOADS)
+
+
 def language_detector(code: str) -> Any:
     """A lingua detector choosing among LANGUAGE_BASE_SET plus `code`, built once per set.
 
     lingua keeps each language's models in one process-wide cache, so detectors that
-    share languages share memory.
+    share languages share memory: the twelve base languages take ~300 MB once, each
+    further language ~20-35 MB and ~1 s to load. Under a request meter whose limits
+    name `max_languages_loaded`, a language that would take the process past it is
+    refused (`LimitExceeded`) before it loads.
     """
+    codes = frozenset((*LANGUAGE_BASE_SET, code))
     with _detector_lock:
-        return _load_detector(frozenset((*LANGUAGE_BASE_SET, code)))
+        if codes not in DETECTOR_LOADS:
+            meter = current_meter()
+            limit = meter.limits.get(LOADED_SETTING) if meter is not None else None
+            after = len(loaded_languages() | codes)
+            if limit is not None and after > limit:
+                raise LimitExceeded(
+                    LOADED_SETTING,
+                    "value",
+                    f"language {code!r} would make {after} languages loaded in this "
+                    f"process, over {LOADED_SETTING} ({limit})",
+                )
+        return _load_detector(codes)
