@@ -9,7 +9,7 @@ BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
-        test-clients bench bench-engine bench-service bench-judge bench-load clean
+        test-clients bench bench-engine bench-service bench-judge bench-load bench-hostile clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,10 @@ bench-judge: install
 ## bench-load: 50 RunSuite streams x 2,000 cases plus Score traffic for 60 s (loopback only)
 bench-load: install
 	$(BIN)/python bench/load_test.py
+
+## bench-hostile: a steady Score caller beside the worst requests of issue 13 (loopback only)
+bench-hostile: install
+	$(BIN)/python bench/hostile_neighbour.py
 
 clean:
 	rm -rf $(VENV) .tools .mypy_cache .ruff_cache .pytest_cache

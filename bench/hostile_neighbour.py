@@ -167,8 +167,8 @@ async def neighbour(address: str, rate: float, start_at: float) -> dict[str, Any
 
     async with grpc.aio.insecure_channel(address, options=OPTIONS) as ch:
         stub = pb_grpc.ScoringServiceStub(ch)
-        for _ in range(20):  # connect, compile the plan, warm both workers
-            await stub.Score(req, timeout=30)
+        for _ in range(10):  # connect; bursts, so that every worker compiles the plan
+            await asyncio.gather(*(stub.Score(req, timeout=30) for _ in range(8)))
         await asyncio.sleep(max(0.0, start_at - time.time()))
         interval, next_at = 1.0 / rate, time.monotonic()
         while not stop.done():
@@ -204,7 +204,16 @@ def attacks() -> list[tuple[str, str, Any]]:
     needles = _spec("contains", needles=[f"needle-{i:05d}" for i in range(5_000)])
     tokens = [_spec("max_tokens", value=1_000_000) for _ in range(64)]
     bleus = [_spec("bleu", value="the quick brown fox") for _ in range(64)]
+    suite = pb.RunSuiteRequest(
+        checks=[_spec("regex", pattern=rf"\\b{w}\\b") for w in ("fox", "dog", "cat", "owl")]
+        + [_spec("contains", needles=["quick", "lazy"]), _spec("word_count", value=500)],
+    )
+    for i in range(40_000):
+        case = suite.cases.add()
+        case.sample.id = str(i)
+        case.output.text = prose[: 600 + i % 400]
     return [
+        ("RunSuite 40,000 cases x 6 checks", "RunSuite", suite),
         ("uniqueItems x 10,000 objects", "Score", pb.ScoreRequest(
             checks=[unique], output=pb.Output(text=items))),
         ("300 patterns (Score)", "Score", pb.ScoreRequest(
@@ -252,7 +261,12 @@ async def attack(address: str, rounds: int, deadline_s: float) -> list[Attack]:
             for name, method, req in attacks():
                 t0, wall = time.monotonic(), time.time()
                 try:
-                    await getattr(stub, method)(req, timeout=deadline_s)
+                    call = getattr(stub, method)(req, timeout=deadline_s)
+                    if method == "RunSuite":
+                        async for _ in call:
+                            pass
+                    else:
+                        await call
                     code, detail = "OK", ""
                 except grpc.aio.AioRpcError as err:
                     code, detail = err.code().name, str(err.details())[:120]

@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     plan_compile_timeout_s: float = Field(30.0, gt=0)
     """Seconds a scoring worker may spend compiling one request's checks (loading a
     tokenizer or language model included) before it is killed: RESOURCE_EXHAUSTED."""
+    inline_score_max_bytes: int = Field(16_384, ge=0)
+    """A Score request up to this size whose plan workers compiled and scored cheaply is
+    scored on the event loop (several times faster than a worker round trip); 0 sends
+    every Score to the workers."""
     scoring_worker_max_rss_mb: int = Field(192, ge=64)
     """A scoring worker whose resident memory is above this after a job is replaced by a
     fresh one (huge plans and allocator high-water marks do not stay)."""

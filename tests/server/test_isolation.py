@@ -26,7 +26,8 @@ SPIN = ["tests.server.spin_checks"]
 
 @contextlib.asynccontextmanager
 async def serving(**overrides: object) -> AsyncIterator[Server]:
-    srv = await start_server(**overrides)
+    # Every Score goes to the workers unless a test turns inline scoring on.
+    srv = await start_server(**{"inline_score_max_bytes": 0, **overrides})
     try:
         yield srv
     finally:
@@ -209,3 +210,40 @@ async def test_compile_errors_keep_their_field_paths() -> None:
         fields = bad_request(err.value)
         assert any(f.startswith("checks[1].params") for f in fields), fields
         assert any(f.startswith("compact[0]") for f in fields), fields
+
+
+@pytest.mark.parametrize(
+    ("sample", "output"),
+    [
+        (pb.Sample(), pb.Output()),  # both empty: still present
+        (pb.Sample(id="s" * 200), pb.Output(text="é" * 70_000)),  # multi-byte lengths
+    ],
+)
+def test_case_bytes_is_the_serialized_case(sample: pb.Sample, output: pb.Output) -> None:
+    from scorewire.server.service import _case_bytes
+
+    assert pb.Case.FromString(_case_bytes(sample, output)) == pb.Case(sample=sample, output=output)
+
+
+async def test_small_scores_measured_cheap_are_scored_inline_and_costly_ones_never() -> None:
+    async with serving(scoring_workers=1, imports=SPIN, inline_score_max_bytes=16_384) as srv:
+        pool = srv.running.service.pool
+        # The first calls go to a worker, which measures them; then the server compiles
+        # the plan itself and answers without a worker round trip.
+        assert (await srv.stub.Score(small_request(), timeout=60)).passed
+        await poll(lambda: srv.running.service.plan_cache_here_len() >= 1, "compiled here")
+        before = pool.submitted
+        for _ in range(5):
+            assert (await srv.stub.Score(small_request(), timeout=60)).passed
+        assert pool.submitted == before
+        # A plan measured costly (a 50 ms spin) keeps going to the workers.
+        for _ in range(3):
+            before = pool.submitted
+            assert (await srv.stub.Score(spin_request(0.05), timeout=60)).passed
+            assert pool.submitted > before
+        # And a big request with a cheap plan too.
+        big = small_request()
+        big.output.text = "hello " * 5_000
+        before = pool.submitted
+        assert (await srv.stub.Score(big, timeout=60)).passed
+        assert pool.submitted > before

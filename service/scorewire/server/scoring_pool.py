@@ -246,6 +246,8 @@ class ScoringPool:
         self.closing = False
         self.replaced = 0
         """Workers replaced after a kill or a crash (for tests and logs)."""
+        self.submitted = 0
+        """Jobs handed to the pool so far."""
         self._workers = [_Worker(self, i) for i in range(self.size)]
         self._idle: list[_Worker] = []
         self._waiting: collections.deque[_Entry] = collections.deque()
@@ -331,6 +333,7 @@ class ScoringPool:
     async def _submit(self, job: sw.Job) -> tuple[Any, ...]:
         loop = self._loop or asyncio.get_running_loop()
         entry = _Entry(job, loop.create_future())
+        self.submitted += 1
         self._waiting.append(entry)
         self._dispatch()
         try:
@@ -348,10 +351,17 @@ class ScoringPool:
             entry = self._waiting.popleft()
             if entry.future.done():
                 continue
-            worker = self._idle.pop()
+            worker = self._pick(entry.job.key)
             entry.worker = worker
             worker.abandoned = None
             worker.inbox.put((entry, self._deliver))
+
+    def _pick(self, key: bytes) -> _Worker:
+        """An idle worker that has compiled the plan, else the one idle longest."""
+        for i in range(len(self._idle) - 1, -1, -1):
+            if key in self._idle[i].known:
+                return self._idle.pop(i)
+        return self._idle.pop(0)
 
     def _deliver(self, worker: _Worker, entry: _Entry, outcome: tuple[Any, ...]) -> None:
         """Called on the driver thread when a job ends: hand over to the loop."""

@@ -87,6 +87,10 @@ class PlanInfo:
     """(field, message) of the first inline case over an output limit, if any."""
     suites: list[str] = field(default_factory=list)
     """Suite names of the YAML document (ValidateSuite only)."""
+    compile_s: float = 0.0
+    """Seconds the worker took to compile the plan."""
+    ms_per_kb: float | None = None
+    """The server's worst observed cost of a Score with this plan (ms per KiB of request)."""
 
     @property
     def names(self) -> list[str]:
@@ -278,7 +282,7 @@ class _Worker:
         stand_ins(job.parent_types)
         p = self.progress
         p[CASE_POS], p[CHECK_IDX], p[LIMIT_S] = 0, -1, job.compile_timeout_s
-        p[STARTED_AT] = time.monotonic()
+        p[STARTED_AT] = started = time.monotonic()
         try:
             specs = convert.check_specs_from_pb([pb.CheckSpec.FromString(b) for b in src.checks])
             gate = convert.gate_from_pb(pb.Gate.FromString(src.gate)) if src.gate else None
@@ -309,6 +313,7 @@ class _Worker:
             len(suite.cases or ()),
             plan.whole_text_caps,
             problem,
+            compile_s=time.monotonic() - started,
         )
         return suite, info
 

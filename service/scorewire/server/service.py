@@ -29,6 +29,7 @@ from scorewire.engine.runner import (
     PlanShape,
     run_cases,
     score_case,
+    score_case_sync,
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
@@ -60,7 +61,11 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 CHUNK_MAX_BYTES = 1 << 20
 """A chunk of cases sent to a scoring worker closes at this many serialized bytes."""
-OUTPUT_CHECKS_PER_YIELD = 4096
+INLINE_COMPILE_S = 0.02
+"""A plan may be compiled in the server for inline Score only if a worker compiled it faster."""
+INLINE_SCORE_MS = 1.0
+"""A Score is scored inline only if workers scored its plan within this per KiB of request."""
+OUTPUT_CHECKS_PER_YIELD = 512
 """Output sizes checked between two yields to the event loop."""
 
 
@@ -81,6 +86,24 @@ class PlanCacheView:
 
     def __len__(self) -> int:
         return len(self._here) + sum(n for _, n in self._pool.cache_stats())
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
+    """A serialized `Case` from its two fields, without copying them into a new message.
+
+    `Case` is `sample = 1; output = 2;`, both messages (wire type 2: tag, length, bytes).
+    """
+    s, o = sample.SerializeToString(), output.SerializeToString()
+    return b"".join((b"\x0a", _varint(len(s)), s, b"\x12", _varint(len(o)), o))
 
 
 def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, list[CaseResult]]:
@@ -153,6 +176,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
         self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
+        self._compiling: set[bytes] = set()
         self._judge = judge
         self._labels = labels
         self._catalog: pb.ListChecksResponse | None = None
@@ -314,11 +338,23 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             message: pb.ScoreResponse | bytes = pb.ScoreResponse(
                 scores=scores, passed=result.passed
             )
+        elif (inline := self._inline_suite(key, info, size := request.ByteSize())) is not None:
+            # Measured cheap for requests this small: faster here than a worker round trip.
+            case = Case(
+                convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
+            )
+            result = score_case_sync(inline.plan, case, ctx)
+            scores = convert.scores_to_pb(
+                inline.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
+            )
+            message = pb.ScoreResponse(scores=scores, passed=result.passed)
         else:
-            one = pb.Case(sample=request.sample, output=request.output).SerializeToString()
+            one = _case_bytes(request.sample, request.output)
             job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
-            _, _, message, slims = await self._run_job(job, context)
+            _, seen, message, slims = await self._run_job(job, context)
             result = sw.unslim(slims[0])
+            info.compile_s = min(info.compile_s, seen.compile_s)  # a cold worker is slower
+            self._learn(key, source, info, size, result)
         if self._observer is not None:
             self._observer.observe_results(info, (result,))
         remaining = ctx.remaining()
@@ -330,6 +366,36 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
 
     def _check_timeout(self) -> float:
         return self._settings.check_timeout_s
+
+    def _inline_suite(self, key: bytes, info: sw.PlanInfo, size: int) -> LoadedSuite | None:
+        """The local plan, when a Score of `size` bytes with it is known to cost little."""
+        if size > self._settings.inline_score_max_bytes or info.ms_per_kb is None:
+            return None
+        if info.ms_per_kb * max(size, 1024) / 1024 > INLINE_SCORE_MS:
+            return None
+        return self._plans.get(key)
+
+    def _learn(
+        self, key: bytes, source: sw.PlanSource, info: sw.PlanInfo, size: int, result: CaseResult
+    ) -> None:
+        """Record what a worker's Score cost; compile cheap plans here for inline scoring."""
+        if size > self._settings.inline_score_max_bytes or info.compile_s > INLINE_COMPILE_S:
+            return
+        per_kb = sum(s.latency_ms for s in result.scores) / (max(size, 1024) / 1024)
+        info.ms_per_kb = max(info.ms_per_kb or 0.0, per_kb)
+        if info.ms_per_kb > INLINE_SCORE_MS or key in self._compiling:
+            return
+        if self._plans.get(key) is not None:
+            return
+        self._compiling.add(key)
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._load, key, source)
+
+        def done(f: asyncio.Future[LoadedSuite]) -> None:
+            self._compiling.discard(key)
+            if not f.cancelled():
+                f.exception()  # a plan that fails here is scored by the workers
+
+        future.add_done_callback(done)
 
     @guarded_stream
     async def RunSuite(  # type: ignore[override]  # bytes: serialized by a worker already
@@ -469,7 +535,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         else:
 
             async def score(case: pb.StreamCase) -> CaseResult:
-                one = pb.Case(sample=case.sample, output=case.output).SerializeToString()
+                one = _case_bytes(case.sample, case.output)
                 job = sw.Job(key, source, "results", self._check_timeout(), cases=[one], count=1)
                 answer = await self._run_job(job, context)
                 return answer[2][0]  # type: ignore[no-any-return]
@@ -533,6 +599,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     def plan_cache(self) -> PlanCacheView:
         """The compiled-plan caches, here and in the scoring workers."""
         return PlanCacheView(self._plans, self.pool)
+
+    def plan_cache_here_len(self) -> int:
+        """Plans compiled in this process (judge-backed, or cheap for inline Score)."""
+        return len(self._plans)
 
     @property
     def max_reason_chars(self) -> int:
