@@ -60,9 +60,10 @@ class Settings(BaseSettings):
     """A Score request up to this size whose plan workers compiled and scored cheaply is
     scored on the event loop (several times faster than a worker round trip); 0 sends
     every Score to the workers."""
-    scoring_worker_max_rss_mb: int = Field(192, ge=64)
+    scoring_worker_max_rss_mb: int = Field(768, ge=64)
     """A scoring worker whose resident memory is above this after a job is replaced by a
-    fresh one (huge plans and allocator high-water marks do not stay)."""
+    fresh one (huge plans and allocator high-water marks do not stay). Each worker loads
+    its own `language` models (up to max_languages_loaded, ~600 MB): keep room for them."""
 
     # --- what one request may cost (each refused with RESOURCE_EXHAUSTED naming it) --------
     max_patterns_per_request: int = Field(64, ge=1)

@@ -247,3 +247,18 @@ async def test_small_scores_measured_cheap_are_scored_inline_and_costly_ones_nev
         before = pool.submitted
         assert (await srv.stub.Score(big, timeout=60)).passed
         assert pool.submitted > before
+
+
+async def test_score_stream_cases_are_scored_in_workers_and_a_stopped_one_is_timeout() -> None:
+    async def requests():  # type: ignore[no-untyped-def]
+        yield pb.ScoreStreamRequest(config=pb.StreamConfig(checks=[spin_check()]))
+        for i in range(6):
+            case = pb.StreamCase(request_id=f"r{i}", output=pb.Output(text="x"))
+            case.sample.metadata["spin_s"] = -1 if i == 3 else 0
+            yield pb.ScoreStreamRequest(case=case)
+
+    async with serving(scoring_workers=2, imports=SPIN, check_timeout_s=0.5) as srv:
+        got = {r.request_id: r async for r in srv.stub.ScoreStream(requests(), timeout=60)}
+        assert sorted(got) == [f"r{i}" for i in range(6)]
+        assert got["r3"].scores[0].error.code == "TIMEOUT" and not got["r3"].passed
+        assert all(got[f"r{i}"].passed for i in (0, 1, 2, 4, 5))

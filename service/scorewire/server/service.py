@@ -21,6 +21,7 @@ from google.protobuf import json_format, struct_pb2
 from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError
+from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.cost import request_meter
 from scorewire.engine.runner import (
@@ -537,7 +538,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             async def score(case: pb.StreamCase) -> CaseResult:
                 one = _case_bytes(case.sample, case.output)
                 job = sw.Job(key, source, "results", self._check_timeout(), cases=[one], count=1)
-                answer = await self._run_job(job, context)
+                try:
+                    answer = await self._run_job(job, context)
+                except RequestRejected as err:
+                    # Every streamed case gets an answer: the deadline passed while it ran.
+                    error = Score.fail_with_error(ErrorCode.DEADLINE_EXCEEDED, err.message)
+                    return CaseResult(0, case.sample.id, [error for _ in info.checks])
                 return answer[2][0]  # type: ignore[no-any-return]
 
             concurrency = min(self._settings.max_concurrency, self.pool.share)
