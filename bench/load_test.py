@@ -14,9 +14,10 @@ process; this process is the client.
    RSS (VmHWM).
 2. Slow reader: on a fresh server, one RunSuite of `--slow-cases` (200,000) small
    cases read with `--slow-delay-ms` (20) between messages, sampling the server's RSS.
-   The server pauses scoring when MAX_BUFFERED_RESULTS wait for the reader, so RSS
-   should stop growing once the request is in memory; the request itself (every case,
-   as protobuf and as engine objects) is held for the whole run and is reported apart.
+   The server pauses scoring when MAX_BUFFERED_RESULTS (`server/streaming.py`) wait
+   for the reader, so RSS should stop growing once the request is in memory; the
+   request itself (every case, as protobuf and as engine objects) is held for the
+   whole run and is reported apart.
    A fast read of the same request on another fresh server gives the comparison.
 """
 

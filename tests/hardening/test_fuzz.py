@@ -570,4 +570,4 @@ def test_nan_never_reaches_a_passing_budget(client: Any) -> None:
     req = pb.ScoreRequest(output=pb.Output(text="x"), compact=["contains:x"], budget_usd=math.nan)
     with pytest.raises(grpc.RpcError) as info:
         client.Score(req, timeout=DEADLINE_S)
-    assert assert_rejection(info.value) == [("budget_usd", "must be a number ≥ 0")]
+    assert assert_rejection(info.value) == [("budget_usd", "must be a finite number ≥ 0")]

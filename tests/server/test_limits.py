@@ -7,10 +7,12 @@ the field, before anything is compiled or scored. Requests within the limits sti
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import pytest
 from google.protobuf import json_format, struct_pb2
+from scorewire.engine.cost import REQUEST_SETTINGS
 from scorewire.server.service import PlanCache
 from scorewire.settings import Settings
 from scorewire.text import resources
@@ -488,8 +490,41 @@ async def test_non_finite_gates_and_thresholds_are_refused(server: Server) -> No
     assert "checks[0].params.threshold" in bad_request(exc2.value)
 
 
+@pytest.mark.parametrize("budget", [float("inf"), float("nan"), -1.0])
+async def test_non_finite_request_budgets_are_refused(server: Server, budget: float) -> None:
+    req = pb.ScoreRequest(output=pb.Output(text="x"), compact=["contains:x"], budget_usd=budget)
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await server.stub.Score(req)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "budget_usd" in bad_request(exc.value)
+    gate = pb.Gate(max_cost_usd=float("inf"))
+    run = pb.RunSuiteRequest(compact=["contains:x"], gate=gate, cases=[pb.Case()])
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        async for _ in server.stub.RunSuite(run):
+            pass
+    fields = bad_request(exc.value)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert any(f.startswith("gate.max_cost_usd") for f in fields), fields
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_non_finite_server_settings_are_refused_at_start(value: str, monkeypatch) -> None:
     monkeypatch.setenv("SCOREWIRE_CHECK_TIMEOUT_S", value)
     with pytest.raises(ValueError, match="check_timeout_s"):
         Settings()
+
+
+NEW_SETTINGS = (
+    *REQUEST_SETTINGS,
+    "max_metric_input_bytes_per_case",
+    "max_reason_chars",
+    "plan_cache_bytes",
+)
+
+
+@pytest.mark.parametrize("name", NEW_SETTINGS)
+def test_every_request_limit_is_a_documented_setting(name: str) -> None:
+    # Each limit is a Settings field with a docstring and a row in the README.
+    assert name in Settings.model_fields
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"`{name.upper()}`" in readme

@@ -109,6 +109,19 @@ def one_test(assertion: Mapping[str, Any], output: str, **extra: Any) -> dict[st
             },
             ["settings.cach", "settings.budget", "settings.threshold", "settings.parallel"],
         ),
+        # non-finite numbers (YAML's .nan, .inf) are refused, not taken as no limit
+        (
+            {"tests": [{"output": "x"}], "settings": {"budget": float("inf")}},
+            ["settings.budget"],
+        ),
+        (
+            {"tests": [{"output": "x"}], "settings": {"budget": float("nan")}},
+            ["settings.budget"],
+        ),
+        (
+            {"tests": [{"output": "x"}], "settings": {"threshold": float("nan")}},
+            ["settings.threshold"],
+        ),
         # the judge backend is one of four
         ({"tests": [{"output": "x"}], "judge": {"backend": "mistral"}}, ["judge.backend"]),
         # the gemini judge needs a model

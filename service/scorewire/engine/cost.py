@@ -2,13 +2,17 @@
 
 One table here says, per check type, which raw parameters cost what: regex patterns
 (count and characters), needles and phrases (count and characters), JSON Schemas (size,
-keywords, and the patterns inside them), language codes. `charge_spec` charges them to
-the current `RequestMeter` (see `core.cost`) before the spec is validated or compiled,
-so a request over a limit is refused before it costs the server anything; the regex
-engine adds the size of each compiled program as it builds it.
+keywords, and the patterns inside them), language codes; and for every check its name
+and its examples. `measure_specs` charges all of a request's specs to its `RequestMeter`
+(see `core.cost`) before any of them is validated or compiled, so a request over a limit
+is refused before it costs the server anything (`charge_spec`, called by
+`compile_check`, does the same one spec at a time for loaders that did not measure).
+What only compiling can tell is charged as it happens: the regex engine charges each
+RE2 program's size, and the language resources the models a request would load.
 
-`metric_input_bytes` is the other half: what scoring one case costs the checks that read
-the whole output (token counting, text metrics), checked per case before it is scored.
+`whole_text_caps` and `metric_input_bytes` are the other half: what scoring one case
+costs the checks that read its whole output (token counting, text metrics), checked per
+case before it is scored.
 
 The setting names are the names of `Settings` fields: `request_limits(settings)` turns
 them into a meter's limits, and the refusal names the one that was exceeded.
@@ -39,7 +43,6 @@ SCHEMA_KEYWORDS = "max_schema_keywords_per_request"
 LANGUAGES = "max_languages_per_request"
 NAME_CHARS = "max_check_name_chars"
 EXAMPLE_CHARS = "max_example_chars_per_request"
-METRIC_BYTES = "max_metric_input_bytes_per_case"
 
 REQUEST_SETTINGS = (
     PATTERNS,

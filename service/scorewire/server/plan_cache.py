@@ -25,8 +25,9 @@ class PlanCache(Generic[T]):
     """An LRU of compiled suites keyed by a digest of the request's check specs.
 
     Bounded by count and by bytes: each plan's size is estimated from the size of the
-    specs it was compiled from (`PLAN_BYTES_PER_SOURCE_BYTE` per byte), so big parameters
-    cannot pin memory; a plan bigger than the whole budget is used once and not kept.
+    specs it was compiled from (`PLAN_BYTES_PER_SOURCE_BYTE` per byte) plus the RE2
+    programs its patterns compiled to, so big parameters cannot pin memory; a plan bigger
+    than the whole budget is used once and not kept.
     """
 
     def __init__(self, size: int = PLAN_CACHE_SIZE, max_bytes: int = 64 * 1024 * 1024) -> None:

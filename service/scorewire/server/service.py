@@ -10,6 +10,7 @@ import asyncio
 import collections
 import hashlib
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -73,7 +74,8 @@ OUTPUT_CHECKS_PER_YIELD = 512
 class PlanCacheView:
     """What the plan caches hold: the server's and each scoring worker's (last reported).
 
-    The byte budget holds for each process, so `bytes` is the largest of them.
+    The byte budget holds for each process, so `bytes` and the length are the fullest
+    process's.
     """
 
     def __init__(self, here: PlanCache[LoadedSuite], pool: ScoringPool) -> None:
@@ -86,7 +88,8 @@ class PlanCacheView:
         return max([self._here.bytes, *(b for b, _ in self._pool.cache_stats())])
 
     def __len__(self) -> int:
-        return len(self._here) + sum(n for _, n in self._pool.cache_stats())
+        """Plans in the fullest process's cache."""
+        return max([len(self._here), *(n for _, n in self._pool.cache_stats())])
 
 
 def _varint(n: int) -> bytes:
@@ -283,8 +286,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
         deadline = None if remaining is None else time.monotonic() + remaining
-        if budget_usd is not None and not budget_usd >= 0:  # also refuses NaN
-            raise invalid_argument([FieldViolation("budget_usd", "must be a number ≥ 0")])
+        if budget_usd is not None and not 0 <= budget_usd < math.inf:  # also NaN and inf
+            raise invalid_argument([FieldViolation("budget_usd", "must be a finite number ≥ 0")])
         token_budget = self._token_budget()
         budget = None
         if budget_usd is not None or token_budget is not None:

@@ -46,6 +46,7 @@ errors everywhere; every problem is reported at once, each with its path
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -326,6 +327,7 @@ def _number(
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
+        or not math.isfinite(value)  # YAML's .nan and .inf
         or value < low
         or (high is not None and value > high)
     ):
