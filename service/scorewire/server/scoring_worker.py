@@ -14,6 +14,7 @@ and knows which check to blame. Nothing here touches grpc or an event loop.
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import time
 from collections.abc import Sequence
@@ -36,6 +37,9 @@ from scorewire.server.plan_cache import PLAN_BYTES_PER_REGEX_INSTRUCTION, PlanCa
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_request_suite
 from scorewire.v1 import scoring_pb2 as pb
+
+WORKER_NICENESS = 5
+"""How much lower than the server's the workers' CPU priority is."""
 
 # Slots of the shared progress array.
 STARTED_AT = 0
@@ -428,6 +432,8 @@ def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
     # The server handles Ctrl-C and SIGTERM and then ends its workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Scoring yields the CPU to the event loop that accepts and answers (health too).
+    os.nice(WORKER_NICENESS)
     import scorewire.checks  # noqa: F401 - registers the built-in check types
 
     if settings.imports:
