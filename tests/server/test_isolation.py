@@ -185,8 +185,8 @@ async def test_the_server_keeps_working_after_a_worker_is_killed() -> None:
             assert (await srv.stub.Score(small_request(), timeout=60)).passed
         # A busy worker killed from outside: its check is an error, never a pass.
         big = asyncio.ensure_future(srv.stub.Score(spin_request(-1), timeout=120))
-        await poll(lambda: pool.busy_pids(), "the spin started")
-        os.kill(pool.busy_pids()[0], signal.SIGKILL)
+        await poll(lambda: pool.busy_pids(scoring=True), "the spin started")
+        os.kill(pool.busy_pids(scoring=True)[0], signal.SIGKILL)
         resp = await big
         assert resp.scores[0].error.code == "CHECK_FAILED" and not resp.passed
         await poll(lambda: pool.replaced >= 2, "both killed workers were replaced")
@@ -262,3 +262,14 @@ async def test_score_stream_cases_are_scored_in_workers_and_a_stopped_one_is_tim
         assert sorted(got) == [f"r{i}" for i in range(6)]
         assert got["r3"].scores[0].error.code == "TIMEOUT" and not got["r3"].passed
         assert all(got[f"r{i}"].passed for i in (0, 1, 2, 4, 5))
+
+
+async def test_a_worker_killed_while_compiling_is_replaced_and_the_plan_compiled_again() -> None:
+    req = pb.ScoreRequest(checks=[spin_check(compile_spin_s=1.0)], output=pb.Output(text="x"))
+    async with serving(scoring_workers=1, imports=SPIN) as srv:
+        pool = srv.running.service.pool
+        call = asyncio.ensure_future(srv.stub.Score(req, timeout=60))
+        await poll(lambda: pool.busy_pids(), "compilation started")
+        os.kill(pool.busy_pids()[0], signal.SIGKILL)
+        resp = await call
+        assert resp.passed and pool.replaced >= 1

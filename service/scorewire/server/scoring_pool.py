@@ -211,9 +211,10 @@ class _Worker:
     def _died(self) -> tuple[Any, ...]:
         p = self.progress
         started, pos, check = p[sw.STARTED_AT], int(p[sw.CASE_POS]), int(p[sw.CHECK_IDX])
-        pid = self.pid
+        pid, proc = self.pid, self.proc
         self.stop_process()
-        log.error("scoring worker %d (pid %s) died while scoring", self.index, pid)
+        code = None if proc is None else proc.exitcode
+        log.error("scoring worker %d (pid %s) died (exit code %s)", self.index, pid, code)
         self.replace_process()
         if started:
             return ("killed", pos, check, ErrorCode.CHECK_FAILED, p[sw.LIMIT_S])
@@ -278,10 +279,14 @@ class ScoringPool:
         """(estimated bytes, plans) of each worker's plan cache, as last reported."""
         return [(w.cache_bytes, w.cache_len) for w in self._workers]
 
-    def busy_pids(self) -> list[int]:
-        """The workers running a check or compiling a plan right now."""
+    def busy_pids(self, *, scoring: bool = False) -> list[int]:
+        """The workers running a check (`scoring`) or also compiling a plan right now."""
         return [
-            pid for w in self._workers if w.progress[sw.STARTED_AT] and (pid := w.pid) is not None
+            pid
+            for w in self._workers
+            if w.progress[sw.STARTED_AT]
+            and (not scoring or w.progress[sw.CHECK_IDX] >= 0)
+            and (pid := w.pid) is not None
         ]
 
     async def close(self) -> None:
@@ -321,7 +326,10 @@ class ScoringPool:
                 if check < 0:
                     if code == ErrorCode.TIMEOUT:
                         raise CompileTimeout(limit)
-                    raise WorkerLost("a scoring worker crashed while compiling the checks")
+                    lost += 1  # crashed while compiling: again, on a fresh worker
+                    if lost > _DIED_RETRIES:
+                        raise WorkerLost("scoring workers crashed compiling these checks")
+                    continue
                 skip = {k: dict(v) for k, v in job.skip.items()}
                 skip.setdefault(pos, {})[check] = code
                 job = replace(job, skip=skip)
