@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
-        bench-judge bench-load clean
+        bench-judge bench-load bench-hostile clean
 
 # The first install takes about 30 s: say what is happening, and let pip show each package.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
@@ -92,6 +92,10 @@ bench-judge: install
 ## bench-load: 50 RunSuite streams x 2,000 cases plus Score traffic for 60 s (loopback only)
 bench-load: install
 	$(BIN)/python bench/load_test.py
+
+## bench-hostile: a steady Score caller beside the worst requests of issue 13 (loopback only)
+bench-hostile: install
+	$(BIN)/python bench/hostile_neighbour.py
 
 clean:
 	rm -rf $(VENV) .tools .mypy_cache .ruff_cache .pytest_cache

@@ -53,6 +53,21 @@ class Settings(BaseSettings):
     check_timeout_s: float = Field(120.0, gt=0)
     """Per-check timeout in seconds, unless a suite's `settings.check_timeout_s` sets one;
     the request deadline bounds it further."""
+    scoring_workers: int | None = Field(None, ge=1, le=256)
+    """Worker processes that run deterministic checks and compile plans; default the
+    core count. They keep the event loop free: a check that runs past check_timeout_s, or a
+    request whose deadline passes, has its worker killed and replaced."""
+    plan_compile_timeout_s: float = Field(30.0, gt=0)
+    """Seconds a scoring worker may spend compiling one request's checks (loading a
+    tokenizer or language model included) before it is killed: RESOURCE_EXHAUSTED."""
+    inline_score_max_bytes: int = Field(16_384, ge=0)
+    """A Score request up to this size whose plan workers compiled and scored cheaply is
+    scored on the event loop (several times faster than a worker round trip); 0 sends
+    every Score to the workers."""
+    scoring_worker_max_rss_mb: int = Field(768, ge=64)
+    """A scoring worker whose resident memory is above this after a job is replaced by a
+    fresh one (huge plans and allocator high-water marks do not stay). Each worker loads
+    its own `language` models (up to max_languages_loaded, ~600 MB): keep room for them."""
 
     # --- what one request may cost (each refused with RESOURCE_EXHAUSTED naming it) --------
     max_patterns_per_request: int = Field(64, ge=1)

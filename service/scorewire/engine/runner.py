@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample, Score
@@ -47,6 +48,30 @@ class CaseResult:
 
     def __repr__(self) -> str:
         return f"CaseResult({self.sample_id!r}, passed={self.passed}, scores={self.scores!r})"
+
+
+class NamedCheck(Protocol):
+    """What labelling a score needs of its check: a compiled check, or a worker's summary."""
+
+    @property
+    def name(self) -> str:
+        """The check's name in results."""
+
+    @property
+    def type(self) -> str:
+        """The registered type name."""
+
+
+class PlanShape(Protocol):
+    """The checks of a plan, whether compiled here or in a scoring worker."""
+
+    @property
+    def checks(self) -> Sequence[NamedCheck]:
+        """The checks in result order."""
+
+    @property
+    def whole_text_caps(self) -> tuple[int | None, ...]:
+        """The caps of the checks that read a case's whole output (see `engine.cost`)."""
 
 
 @dataclass(slots=True)

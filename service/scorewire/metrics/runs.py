@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from scorewire.core.model import ErrorCode
-from scorewire.engine.runner import CaseResult, Plan
+from scorewire.engine.runner import CaseResult, PlanShape
 from scorewire.engine.summary import Summary
 
 CHECK_DURATION_BUCKETS = (
@@ -99,7 +99,7 @@ class RunMetrics(Collector):
 
     # --- RunObserver ----------------------------------------------------------------------
 
-    def observe_results(self, plan: Plan, results: Sequence[CaseResult]) -> None:
+    def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
         """Count the scores of a batch of finished cases (one lock for the batch)."""
         n = len(plan.checks)
         if not n or not results:

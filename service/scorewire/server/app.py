@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -56,7 +57,7 @@ class Running:
         """Turn health NOT_SERVING, refuse new calls, let in-flight calls finish."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
-        self.service.close()
+        await self.service.close()
         for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()
@@ -97,6 +98,7 @@ async def create_server(
     # human checks in Score and RunSuite read the caller's tenant's labels only.
     scoped = CallerScopedLabels(labels) if labels is not None else None
     service = ScoringService(settings, judge=judge, labels=scoped, observer=observer, extras=extras)
+    await service.pool.start()
     add_service(server, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -147,6 +149,9 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         interceptors=metrics.interceptors if metrics is not None else (),
     )
     running.closers.extend([labels.close, judge.aclose])
+    # Modules, registry and settings live as long as the process: out of every collection,
+    # so that a full collection does not pause the event loop over them.
+    gc.freeze()
     if metrics is not None:
         running.closers.append(metrics.aclose)
     if ready_line:

@@ -12,8 +12,8 @@ from typing import Any
 from google.protobuf import struct_pb2
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
-from scorewire.engine.runner import CaseResult
-from scorewire.engine.spec import CheckSpec, CompiledCheck, Example
+from scorewire.engine.runner import CaseResult, NamedCheck
+from scorewire.engine.spec import CheckSpec, Example
 from scorewire.engine.summary import Gate, Summary, parse_gate
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
@@ -184,7 +184,7 @@ def score_to_pb(
 
 
 def scores_to_pb(
-    checks: Sequence[CompiledCheck],
+    checks: Sequence[NamedCheck],
     scores: Sequence[Score],
     *,
     max_reason_chars: int = MAX_REASON_CHARS,
@@ -197,7 +197,7 @@ def scores_to_pb(
 
 
 def case_result_to_pb(
-    checks: Sequence[CompiledCheck], r: CaseResult, *, max_reason_chars: int = MAX_REASON_CHARS
+    checks: Sequence[NamedCheck], r: CaseResult, *, max_reason_chars: int = MAX_REASON_CHARS
 ) -> pb.CaseResult:
     """CaseResult -> CaseResult message."""
     return pb.CaseResult(

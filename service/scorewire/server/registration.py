@@ -68,6 +68,16 @@ def replace_behavior(
     return grpc.stream_stream_rpc_method_handler(wrap(h.stream_stream, True), **kw)
 
 
+def _passthrough(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    # A handler may answer with bytes a scoring worker already serialized.
+    def serializer(message: Any) -> bytes:
+        if type(message) is bytes:
+            return message
+        return serialize(message)
+
+    return serializer
+
+
 def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescriptor) -> str:
     """Register every method of `service` on `servicer`; returns the full service name."""
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
@@ -77,7 +87,7 @@ def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescript
         behavior = getattr(servicer, method.name)
         kw: dict[str, Any] = {
             "request_deserializer": Lenient(request_cls.FromString),
-            "response_serializer": response_cls.SerializeToString,
+            "response_serializer": _passthrough(response_cls.SerializeToString),
         }
         if method.client_streaming and method.server_streaming:
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(behavior, **kw)

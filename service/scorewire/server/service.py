@@ -7,13 +7,13 @@ checks with every Score request pays validation and regex/schema compilation onc
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import collections
 import hashlib
 import logging
 import math
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -21,20 +21,23 @@ import grpc
 from google.protobuf import json_format, struct_pb2
 from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
-from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.errors import FieldViolation, SpecError
+from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
-from scorewire.engine.cost import metric_input_bytes, request_meter
+from scorewire.engine.cost import request_meter
 from scorewire.engine.runner import (
     Case,
     CaseResult,
-    Plan,
+    PlanShape,
     run_cases,
     score_case,
+    score_case_sync,
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert, streaming
+from scorewire.server import scoring_worker as sw
 from scorewire.server.errors import (
     RequestRejected,
     guarded_stream,
@@ -42,6 +45,12 @@ from scorewire.server.errors import (
     invalid_argument,
     resource_exhausted,
 )
+from scorewire.server.plan_cache import (
+    PLAN_BYTES_PER_REGEX_INSTRUCTION,
+    PLAN_CACHE_SIZE,
+    PlanCache,
+)
+from scorewire.server.scoring_pool import CompileTimeout, ScoringPool
 from scorewire.server.security import current_token, principal
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, load_request_suite
@@ -52,90 +61,95 @@ log = logging.getLogger("scorewire.server")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-PLAN_CACHE_SIZE = 512
-PLAN_BYTES_PER_SOURCE_BYTE = 8
-"""A compiled plan's memory per byte of the specs it came from, generously: parameters are
-kept as Python objects (a str of n bytes is ~n + 49 bytes, a list slot 8 more per item)."""
-PLAN_BYTES_PER_REGEX_INSTRUCTION = 32
-"""Memory of a compiled RE2 program per instruction, generously (measured ~18): a short
-pattern can compile to a big program (`\\d{1000}` is 84,000 instructions, ~1.5 MB)."""
+CHUNK_MAX_BYTES = 1 << 20
+"""A chunk of cases sent to a scoring worker closes at this many serialized bytes."""
+INLINE_COMPILE_S = 0.02
+"""A plan may be compiled in the server for inline Score only if a worker compiled it faster."""
+INLINE_SCORE_MS = 1.0
+"""A Score is scored inline only if workers scored its plan within this per KiB of request."""
+OUTPUT_CHECKS_PER_YIELD = 512
+"""Output sizes checked between two yields to the event loop."""
 
 
-class PlanCache:
-    """An LRU of compiled suites keyed by a digest of the request's check specs.
+class PlanCacheView:
+    """What the plan caches hold: the server's and each scoring worker's (last reported).
 
-    Bounded by count and by bytes: each plan's size is estimated from the size of the
-    specs it was compiled from (`PLAN_BYTES_PER_SOURCE_BYTE` per byte) plus the RE2
-    programs its patterns compiled to, so big parameters cannot pin memory; a plan bigger
-    than the whole budget is used once and not kept.
+    The byte budget holds for each process, so `bytes` and the length are the fullest
+    process's.
     """
 
-    def __init__(self, size: int = PLAN_CACHE_SIZE, max_bytes: int = 64 * 1024 * 1024) -> None:
-        self._size = size
-        self._max_bytes = max_bytes
-        self._items: OrderedDict[bytes, tuple[LoadedSuite, int]] = OrderedDict()
-        self.bytes = 0
-        """Estimated bytes of the plans held now."""
+    def __init__(self, here: PlanCache[LoadedSuite], pool: ScoringPool) -> None:
+        self._here = here
+        self._pool = pool
+
+    @property
+    def bytes(self) -> int:
+        """Estimated bytes of the fullest process's cache."""
+        return max([self._here.bytes, *(b for b, _ in self._pool.cache_stats())])
 
     def __len__(self) -> int:
-        return len(self._items)
-
-    def get_or_build(
-        self,
-        key: bytes,
-        build: Callable[[], LoadedSuite],
-        source_bytes: int = 0,
-        compiled_bytes: Callable[[], int] = lambda: 0,
-    ) -> LoadedSuite:
-        """The cached suite for `key`, or `build()` stored under it.
-
-        Its size is estimated from `source_bytes` plus `compiled_bytes()`, asked after
-        the build (what compiling made that the source does not show).
-        """
-        hit = self._items.get(key)
-        if hit is not None:
-            self._items.move_to_end(key)
-            return hit[0]
-        suite = build()
-        cost = (source_bytes + 256) * PLAN_BYTES_PER_SOURCE_BYTE + compiled_bytes()
-        if cost > self._max_bytes:
-            return suite
-        self._items[key] = (suite, cost)
-        self.bytes += cost
-        while len(self._items) > self._size or self.bytes > self._max_bytes:
-            _, (_, dropped) = self._items.popitem(last=False)
-            self.bytes -= dropped
-        return suite
+        """Plans in the fullest process's cache."""
+        return max([len(self._here), *(n for _, n in self._pool.cache_stats())])
 
 
-def _plan_key(
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
+    """A serialized `Case` from its two fields, without copying them into a new message.
+
+    `Case` is `sample = 1; output = 2;`, both messages (wire type 2: tag, length, bytes).
+    """
+    s, o = sample.SerializeToString(), output.SerializeToString()
+    return b"".join((b"\x0a", _varint(len(s)), s, b"\x12", _varint(len(o)), o))
+
+
+def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, list[CaseResult]]:
+    _, _, message, slims = answer
+    return message, [sw.unslim(r) for r in slims]
+
+
+def _plan_key(source: sw.PlanSource) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for part in (source.suite_yaml, "\0", source.suite_name, "\0", "\n".join(source.compact)):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    for c in source.checks:
+        h.update(c)
+        h.update(b"\1")
+    if source.gate is not None:
+        h.update(source.gate)
+    return h.digest()
+
+
+def _plan_source(
     suite_yaml: str,
     suite_name: str,
     checks: Sequence[pb.CheckSpec],
     compact: Sequence[str],
     gate: pb.Gate | None,
-) -> tuple[bytes, int]:
-    """The digest of a request's check specs, and how many bytes they took."""
-    h = hashlib.blake2b(digest_size=20)
-    size = 0
-    for part in (suite_yaml, "\0", suite_name, "\0", "\n".join(compact), "\0"):
-        data = part.encode("utf-8", "surrogatepass")
-        size += len(data)
-        h.update(data)
-    for c in checks:
-        data = c.SerializeToString(deterministic=True)
-        size += len(data)
-        h.update(data)
-        h.update(b"\1")
-    if gate is not None:
-        h.update(gate.SerializeToString(deterministic=True))
-    return h.digest(), size
+    max_checks: int,
+) -> sw.PlanSource:
+    return sw.PlanSource(
+        suite_yaml=suite_yaml,
+        suite_name=suite_name,
+        checks=tuple(c.SerializeToString(deterministic=True) for c in checks),
+        compact=tuple(compact),
+        gate=None if gate is None else gate.SerializeToString(deterministic=True),
+        max_checks=max_checks,
+    )
 
 
 class RunObserver(Protocol):
     """Receives results for metrics; called once per batch, not per check, to stay cheap."""
 
-    def observe_results(self, plan: Plan, results: Sequence[CaseResult]) -> None:
+    def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
         """Count the scores of finished cases."""
 
     def observe_summary(self, summary: Summary) -> None:
@@ -157,25 +171,23 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._settings = settings
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
-        self._extras: dict[str, Any] = {
-            **(extras or {}),
-            "no_local_files": True,
-            # Needles read from a case's sample are bounded like literal ones.
-            "max_needles_per_request": settings.max_needles_per_request,
-            "max_needle_chars_per_request": settings.max_needle_chars_per_request,
-        }
+        self._extras: dict[str, Any] = {**(extras or {}), **sw.check_extras(settings)}
         self._token_budgets: dict[str, PeriodBudget] = {}
-        # One thread scores the chunks of every deterministic RunSuite in FIFO order: the
-        # GIL allows no more, and one queue interleaves concurrent suites fairly.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-score")
-        self._plans = PlanCache(max_bytes=settings.plan_cache_bytes)
+        # Deterministic checks and every plan compilation run in worker processes.
+        self.pool = ScoringPool(settings)
+        # Plans with judge-backed checks are compiled here too (the event loop runs their
+        # judge calls), on this thread, after a worker has compiled them within the limits.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
+        self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
+        self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
+        self._compiling: set[bytes] = set()
         self._judge = judge
         self._labels = labels
         self._catalog: pb.ListChecksResponse | None = None
 
     # ---- helpers -----------------------------------------------------------------------
 
-    def _load(
+    def _source(
         self,
         *,
         suite_yaml: str,
@@ -183,26 +195,80 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         checks: Sequence[pb.CheckSpec],
         compact: Sequence[str],
         gate: pb.Gate | None = None,
-    ) -> LoadedSuite:
+    ) -> tuple[bytes, sw.PlanSource]:
+        """The request's plan as plain data, and its cache key (the count limit first)."""
         limit = self._settings.max_checks_per_request
         if len(checks) + len(compact) > limit:
             raise resource_exhausted(
                 "checks",
                 f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
             )
-        key, source_bytes = _plan_key(suite_yaml, suite_name, checks, compact, gate)
+        source = _plan_source(suite_yaml, suite_name, checks, compact, gate, limit)
+        return _plan_key(source), source
+
+    async def _plan(
+        self, key: bytes, source: sw.PlanSource, context: Context, *, list_suites: bool = False
+    ) -> sw.PlanInfo:
+        """What the plan is, compiled (and cached) in a worker; bad specs are INVALID_ARGUMENT."""
+        info = self._infos.get(key)
+        if info is not None and not list_suites:
+            self._infos.move_to_end(key)
+            return info
+        job = sw.Job(key, source, sw.PLAN, self._settings.check_timeout_s, list_suites=list_suites)
+        answer = await self._run_job(job, context)
+        if answer[0] == sw.INVALID:
+            raise invalid_argument([FieldViolation(f, d) for f, d in answer[1]])
+        if answer[0] == sw.LIMIT:
+            raise resource_exhausted(answer[1], answer[2])
+        info = answer[1]
+        self._infos[key] = info
+        if len(self._infos) > PLAN_CACHE_SIZE:
+            self._infos.popitem(last=False)
+        return info  # type: ignore[no-any-return]
+
+    async def _run_job(self, job: sw.Job, context: Context) -> tuple[Any, ...]:
+        """A worker's answer, within the caller's deadline."""
+        remaining = context.time_remaining()
+        if remaining is not None:
+            job.deadline = time.monotonic() + remaining
+        job.compile_timeout_s = self._settings.plan_compile_timeout_s
+        try:
+            async with asyncio.timeout(remaining):
+                answer = await self.pool.run(job)
+        except TimeoutError:
+            raise RequestRejected(
+                grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
+            ) from None
+        except CompileTimeout as err:
+            raise resource_exhausted(
+                "checks",
+                f"compiling the checks ran past plan_compile_timeout_s ({err.limit_s:g} s); "
+                "the work was stopped",
+            ) from None
+        if answer[0] == sw.FAULT:
+            raise RuntimeError(f"scoring worker fault: {answer[1]}")
+        return answer
+
+    async def _load_here(self, key: bytes, source: sw.PlanSource) -> LoadedSuite:
+        """The compiled plan in this process (judge-backed plans), off the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._load, key, source)
+
+    def _load(self, key: bytes, source: sw.PlanSource) -> LoadedSuite:
         meter = request_meter(self._settings)
 
         def build() -> LoadedSuite:
+            checks = [pb.CheckSpec.FromString(b) for b in source.checks]
+            gate = pb.Gate.FromString(source.gate) if source.gate is not None else None
             try:
                 specs = convert.check_specs_from_pb(checks)
                 return load_request_suite(
-                    suite_yaml=suite_yaml,
-                    suite_name=suite_name,
+                    suite_yaml=source.suite_yaml,
+                    suite_name=source.suite_name,
                     checks=specs,
-                    compact=compact,
+                    compact=source.compact,
                     gate=convert.gate_from_pb(gate) if gate is not None else None,
-                    max_checks=limit,
+                    max_checks=source.max_checks,
                     meter=meter,
                     check_timeout_s=self._settings.check_timeout_s,
                 )
@@ -215,7 +281,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             instructions = meter.used.get(PROGRAM_SIZE_SETTING, 0)
             return instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
 
-        return self._plans.get_or_build(key, build, source_bytes, compiled_bytes)
+        return self._plans.get_or_build(key, build, sw.source_bytes(source), compiled_bytes)
 
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
@@ -249,107 +315,141 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._token_budgets[digest] = budget
         return budget
 
-    def _check_output(self, text: str, field: str, plan: Plan) -> None:
-        limit = self._settings.max_output_bytes
-        # len(text) counts code points; a code point is at most 4 bytes, so only long
-        # texts need encoding to measure.
-        chars = len(text)
-        if chars * 4 > limit and len(text.encode("utf-8")) > limit:
-            raise resource_exhausted(
-                join_path(field, "text"),
-                f"output text is larger than max_output_bytes ({limit} bytes)",
-            )
-        per_case = self._settings.max_metric_input_bytes_per_case
-        caps = plan.whole_text_caps
-        if caps and metric_input_bytes(caps, chars * 4) > per_case:
-            cost = metric_input_bytes(caps, len(text.encode("utf-8")))
-            if cost > per_case:
-                raise resource_exhausted(
-                    join_path(field, "text"),
-                    f"whole-text checks would read {cost} bytes of this output, over "
-                    f"max_metric_input_bytes_per_case ({per_case})",
-                )
+    def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
+        problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
+        if problem is not None:
+            raise resource_exhausted(*problem)
 
     # ---- RPCs ----------------------------------------------------------------------------
 
     @guarded_unary
-    async def Score(self, request: pb.ScoreRequest, context: Context) -> pb.ScoreResponse:
+    async def Score(  # type: ignore[override]  # bytes: serialized by a worker already
+        self, request: pb.ScoreRequest, context: Context
+    ) -> pb.ScoreResponse | bytes:
         """Score one output against the request's checks."""
-        suite = self._load(
-            suite_yaml="",
-            suite_name="",
-            checks=request.checks,
-            compact=request.compact,
+        key, source = self._source(
+            suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
         )
-        self._check_output(request.output.text, "output", suite.plan)
+        info = await self._plan(key, source, context)
+        self._check_output(request.output.text, "output", info)
         ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
-        case = Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
-        result = await score_case(suite.plan, case, ctx)
+        if info.any_async:
+            suite = await self._load_here(key, source)
+            case = Case(
+                convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
+            )
+            result = await score_case(suite.plan, case, ctx)
+            scores = convert.scores_to_pb(
+                suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
+            )
+            message: pb.ScoreResponse | bytes = pb.ScoreResponse(
+                scores=scores, passed=result.passed
+            )
+        elif (inline := self._inline_suite(key, info, size := request.ByteSize())) is not None:
+            # Measured cheap for requests this small: faster here than a worker round trip.
+            case = Case(
+                convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
+            )
+            result = score_case_sync(inline.plan, case, ctx)
+            scores = convert.scores_to_pb(
+                inline.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
+            )
+            message = pb.ScoreResponse(scores=scores, passed=result.passed)
+        else:
+            one = _case_bytes(request.sample, request.output)
+            job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
+            _, seen, message, slims = await self._run_job(job, context)
+            result = sw.unslim(slims[0])
+            info.compile_s = min(info.compile_s, seen.compile_s)  # a cold worker is slower
+            self._learn(key, source, info, size, result)
         if self._observer is not None:
-            self._observer.observe_results(suite.plan, (result,))
+            self._observer.observe_results(info, (result,))
         remaining = ctx.remaining()
         if remaining is not None and remaining <= 0:
             raise RequestRejected(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
-        return pb.ScoreResponse(
-            scores=convert.scores_to_pb(
-                suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
-            ),
-            passed=result.passed,
-        )
+        return message
+
+    def _check_timeout(self) -> float:
+        return self._settings.check_timeout_s
+
+    def _inline_suite(self, key: bytes, info: sw.PlanInfo, size: int) -> LoadedSuite | None:
+        """The local plan, when a Score of `size` bytes with it is known to cost little."""
+        if size > self._settings.inline_score_max_bytes or info.ms_per_kb is None:
+            return None
+        if info.ms_per_kb * max(size, 1024) / 1024 > INLINE_SCORE_MS:
+            return None
+        return self._plans.get(key)
+
+    def _learn(
+        self, key: bytes, source: sw.PlanSource, info: sw.PlanInfo, size: int, result: CaseResult
+    ) -> None:
+        """Record what a worker's Score cost; compile cheap plans here for inline scoring."""
+        if size > self._settings.inline_score_max_bytes or info.compile_s > INLINE_COMPILE_S:
+            return
+        per_kb = sum(s.latency_ms for s in result.scores) / (max(size, 1024) / 1024)
+        info.ms_per_kb = max(info.ms_per_kb or 0.0, per_kb)
+        if info.ms_per_kb > INLINE_SCORE_MS or key in self._compiling:
+            return
+        if self._plans.get(key) is not None:
+            return
+        self._compiling.add(key)
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._load, key, source)
+
+        def done(f: asyncio.Future[LoadedSuite]) -> None:
+            self._compiling.discard(key)
+            if not f.cancelled():
+                f.exception()  # a plan that fails here is scored by the workers
+
+        future.add_done_callback(done)
 
     @guarded_stream
-    async def RunSuite(
+    async def RunSuite(  # type: ignore[override]  # bytes: serialized by a worker already
         self, request: pb.RunSuiteRequest, context: Context
-    ) -> AsyncIterator[pb.RunSuiteResponse]:
+    ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
         """Score a batch and stream batched results, then the summary."""
         limit = self._settings.max_cases_per_request
         if len(request.cases) > limit:
             raise resource_exhausted(
                 "cases", f"{len(request.cases)} cases exceed max_cases_per_request ({limit})"
             )
-        suite = self._load(
+        key, source = self._source(
             suite_yaml=request.suite_yaml,
             suite_name=request.suite_name,
             checks=request.checks,
             compact=request.compact,
             gate=request.gate if request.HasField("gate") else None,
         )
+        info = await self._plan(key, source, context)
         for i, c in enumerate(request.cases):
-            self._check_output(c.output.text, f"cases[{i}].output", suite.plan)
-        if not request.cases:
+            self._check_output(c.output.text, f"cases[{i}].output", info)
+            if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
+                await asyncio.sleep(0)
+        if not request.cases and info.suite_case_problem is not None:
             # Cases written inline in a suite document were bounded by its size, but
             # not yet by what the whole-text checks would read of them.
-            for i, case in enumerate(suite.cases or ()):
-                self._check_output(case.output.text, f"suite_yaml.cases[{i}].output", suite.plan)
-        budget = request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
+            raise resource_exhausted(*info.suite_case_problem)
+        budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
         ctx = self._context(context, budget)
-        plan = suite.plan
-        builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
-        source: Sequence[pb.Case] | Sequence[Case] = (
-            request.cases if request.cases or not suite.cases else suite.cases
-        )
-        if not plan.any_async:
-            # CPU-bound work goes to the scoring thread, chunk by chunk, so the event loop
-            # stays free to accept and answer other calls while big suites run.
-            loop = asyncio.get_running_loop()
-            for start in range(0, len(source), streaming.BATCH_MAX_RESULTS):
-                message, batch = await loop.run_in_executor(
-                    self._executor,
-                    streaming.score_chunk,
-                    plan,
-                    source,
-                    start,
-                    ctx,
-                    builder,
-                    self.max_reason_chars,
-                )
+        builder = SummaryBuilder(info.names, info.types)
+        if not info.any_async:
+            # Chunks go to the scoring workers, a few in flight, answered in order.
+            own = not request.cases and info.suite_cases > 0
+            jobs = self._chunk_jobs(key, source, None if own else request.cases, info)
+            async for message, batch in self._run_chunks(jobs, context):
+                for r in batch:
+                    builder.add(r)
                 if self._observer is not None:
-                    self._observer.observe_results(plan, batch)
+                    self._observer.observe_results(info, batch)
                 yield message
         else:
-            cases = [streaming.to_case(source, i) for i in range(len(source))]
+            suite = await self._load_here(key, source)
+            plan = suite.plan
+            source_cases: Sequence[pb.Case] | Sequence[Case] = (
+                request.cases if request.cases or not suite.cases else suite.cases
+            )
+            cases = [streaming.to_case(source_cases, i) for i in range(len(source_cases))]
             concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
             results = run_cases(plan, cases, ctx, concurrency=concurrency)
             async for batch in streaming.batched(results):
@@ -358,14 +458,60 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 if self._observer is not None:
                     self._observer.observe_results(plan, batch)
                 yield streaming.results_message(plan, batch, self.max_reason_chars)
-        summary = builder.finish(suite.gate)
+        summary = builder.finish(info.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
         yield pb.RunSuiteResponse(summary=convert.summary_to_pb(summary))
 
-    def close(self) -> None:
-        """Stop the scoring thread (after the chunks already queued)."""
+    def _chunk_jobs(
+        self,
+        key: bytes,
+        source: sw.PlanSource,
+        cases: Sequence[pb.Case] | None,
+        info: sw.PlanInfo,
+    ) -> Iterator[sw.Job]:
+        """Jobs of at most BATCH_MAX_RESULTS cases (or CHUNK_MAX_BYTES of them) each."""
+        timeout = self._check_timeout()
+        if cases is None:  # the suite document's own cases, which the workers hold
+            for start in range(0, info.suite_cases, streaming.BATCH_MAX_RESULTS):
+                count = min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start)
+                yield sw.Job(key, source, "run", timeout, first=start, count=count)
+            return
+        start, chunk, size = 0, [], 0
+        for i, c in enumerate(cases):
+            data = c.SerializeToString()
+            chunk.append(data)
+            size += len(data)
+            if len(chunk) >= streaming.BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
+                yield sw.Job(
+                    key, source, "run", timeout, cases=chunk, first=start, count=len(chunk)
+                )
+                start, chunk, size = i + 1, [], 0
+        if chunk:
+            yield sw.Job(key, source, "run", timeout, cases=chunk, first=start, count=len(chunk))
+
+    async def _run_chunks(
+        self, jobs: Iterator[sw.Job], context: Context
+    ) -> AsyncIterator[tuple[bytes, list[CaseResult]]]:
+        """Run jobs with up to the pool's per-request share in flight; answers in order."""
+        pending: collections.deque[asyncio.Task[tuple[Any, ...]]] = collections.deque()
+        try:
+            for job in jobs:
+                pending.append(asyncio.ensure_future(self._run_job(job, context)))
+                while len(pending) >= self.pool.share:
+                    yield _chunk_answer(await pending.popleft())
+            while pending:
+                yield _chunk_answer(await pending.popleft())
+        finally:
+            for t in pending:
+                t.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop the scoring workers and the plan thread."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        await self.pool.close()
 
     @guarded_stream
     async def ScoreStream(
@@ -380,16 +526,37 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 [FieldViolation("config", "the first message of a ScoreStream must be a config")]
             )
         cfg = first.config
-        suite = self._load(
+        key, source = self._source(
             suite_yaml=cfg.suite_yaml,
             suite_name=cfg.suite_name,
             checks=cfg.checks,
             compact=cfg.compact,
         )
+        info = await self._plan(key, source, context)
         ctx = self._context(context, cfg.budget_usd if cfg.HasField("budget_usd") else None)
-        async for resp in streaming.stream_scores(
-            suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
-        ):
+        if info.any_async:
+            suite = await self._load_here(key, source)
+            stream = streaming.stream_scores(
+                suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
+            )
+        else:
+
+            async def score(case: pb.StreamCase) -> CaseResult:
+                one = _case_bytes(case.sample, case.output)
+                job = sw.Job(key, source, "results", self._check_timeout(), cases=[one], count=1)
+                try:
+                    answer = await self._run_job(job, context)
+                except RequestRejected as err:
+                    # Every streamed case gets an answer: the deadline passed while it ran.
+                    error = Score.fail_with_error(ErrorCode.DEADLINE_EXCEEDED, err.message)
+                    return CaseResult(0, case.sample.id, [error for _ in info.checks])
+                return answer[2][0]  # type: ignore[no-any-return]
+
+            concurrency = min(self._settings.max_concurrency, self.pool.share)
+            stream = streaming.stream_scores(
+                info, request_iterator, ctx, concurrency, self, score=score
+            )
+        async for resp in stream:
             yield resp
 
     @guarded_unary
@@ -424,30 +591,20 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> pb.ValidateSuiteResponse:
         """Every problem of a suite, with paths; never INVALID_ARGUMENT for a bad suite."""
         try:
-            suite = self._load(
+            key, source = self._source(
                 suite_yaml=request.suite_yaml,
                 suite_name=request.suite_name,
                 checks=request.checks,
                 compact=request.compact,
             )
+            info = await self._plan(key, source, context, list_suites=True)
         except RequestRejected as err:
             if err.code != grpc.StatusCode.INVALID_ARGUMENT:
                 raise
             return pb.ValidateSuiteResponse(
                 valid=False, problems=convert.violations_to_pb(err.violations)
             )
-        suites: list[str] = []
-        if request.suite_yaml.strip():
-            from scorewire.suites.evalstone import load_suite_text
-
-            with contextlib.suppress(SpecError):
-                suites = sorted(load_suite_text(request.suite_yaml, allow_imports=False).suites)
-        return pb.ValidateSuiteResponse(valid=True, suites=suites, checks=suite.plan.names)
-
-    @property
-    def plan_cache(self) -> PlanCache:
-        """The compiled-plan cache (its `bytes` and length show what it holds)."""
-        return self._plans
+        return pb.ValidateSuiteResponse(valid=True, suites=info.suites, checks=info.names)
 
     @property
     def observer(self) -> RunObserver | None:
@@ -455,10 +612,19 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return self._observer
 
     @property
+    def plan_cache(self) -> PlanCacheView:
+        """The compiled-plan caches, here and in the scoring workers."""
+        return PlanCacheView(self._plans, self.pool)
+
+    def plan_cache_here_len(self) -> int:
+        """Plans compiled in this process (judge-backed, or cheap for inline Score)."""
+        return len(self._plans)
+
+    @property
     def max_reason_chars(self) -> int:
         """The longest reason a response carries (`max_reason_chars`)."""
         return self._settings.max_reason_chars
 
-    def check_stream_case(self, case: pb.StreamCase, plan: Plan) -> None:
+    def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
         """Reject a streamed case over the output size limits."""
         self._check_output(case.output.text, "case.output", plan)

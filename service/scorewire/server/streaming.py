@@ -9,13 +9,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation
 from scorewire.core.model import ErrorCode, Score
-from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
+from scorewire.engine.runner import (
+    Case,
+    CaseResult,
+    Plan,
+    PlanShape,
+    score_case,
+    score_case_sync,
+)
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.server import convert
 from scorewire.server.errors import RequestRejected, invalid_argument
@@ -43,7 +50,7 @@ class StreamHost(Protocol):
     def max_reason_chars(self) -> int:
         """The longest reason a response carries."""
 
-    def check_stream_case(self, case: pb.StreamCase, plan: Plan) -> None:
+    def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
         """Reject a streamed case over the output size limits."""
 
 
@@ -140,22 +147,27 @@ async def batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[Case
             await results.aclose()  # type: ignore[attr-defined]
 
 
-def _invalid_case_scores(plan: Plan, message: str) -> list[Score]:
+def _invalid_case_scores(plan: PlanShape, message: str) -> list[Score]:
     return [Score.fail_with_error(ErrorCode.INVALID_INPUT, message) for _ in plan.checks]
 
 
 async def stream_scores(
-    plan: Plan,
+    plan: PlanShape,
     requests: AsyncIterator[pb.ScoreStreamRequest],
     ctx: CheckContext,
     concurrency: int,
     service: StreamHost,
+    *,
+    score: Callable[[pb.StreamCase], Awaitable[CaseResult]] | None = None,
 ) -> AsyncIterator[pb.ScoreStreamResponse]:
     """Score streamed cases concurrently (bounded); yield responses as they finish.
 
     At most `concurrency` responses wait for the reader: a finished case holds its slot
     until its response is queued, so a slow reader stops new cases being read, and gRPC
     flow control then slows the sender. Memory is bounded by the stream, not its length.
+
+    `score` scores one case elsewhere (a scoring worker); without it `plan` must be a
+    compiled Plan, scored here.
     """
     # One slot for the end marker, so the reader never waits to say it is done.
     out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue(maxsize=concurrency + 1)
@@ -170,8 +182,14 @@ async def stream_scores(
                 scores = _invalid_case_scores(plan, err.message)
                 passed = False
             else:
-                case = Case(convert.sample_from_pb(req.sample), convert.output_from_pb(req.output))
-                result = await score_case(plan, case, ctx)
+                if score is not None:
+                    result = await score(req)
+                else:
+                    assert isinstance(plan, Plan)
+                    case = Case(
+                        convert.sample_from_pb(req.sample), convert.output_from_pb(req.output)
+                    )
+                    result = await score_case(plan, case, ctx)
                 scores, passed = result.scores, result.passed
                 if service.observer is not None:
                     service.observer.observe_results(plan, (result,))

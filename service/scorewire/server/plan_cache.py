@@ -1,0 +1,76 @@
+"""The compiled-plan cache: an LRU bounded by count and by estimated bytes.
+
+The server keeps one for judge-backed plans; each scoring worker keeps its own for the
+plans it compiles. The budget (`plan_cache_bytes`) holds for each process.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+PLAN_CACHE_SIZE = 512
+PLAN_BYTES_PER_SOURCE_BYTE = 8
+"""A compiled plan's memory per byte of the specs it came from, generously: parameters are
+kept as Python objects (a str of n bytes is ~n + 49 bytes, a list slot 8 more per item)."""
+PLAN_BYTES_PER_REGEX_INSTRUCTION = 32
+"""Memory of a compiled RE2 program per instruction, generously (measured ~18): a short
+pattern can compile to a big program (`\\d{1000}` is 84,000 instructions, ~1.5 MB)."""
+
+
+class PlanCache(Generic[T]):
+    """An LRU of compiled suites keyed by a digest of the request's check specs.
+
+    Bounded by count and by bytes: each plan's size is estimated from the size of the
+    specs it was compiled from (`PLAN_BYTES_PER_SOURCE_BYTE` per byte) plus the RE2
+    programs its patterns compiled to, so big parameters cannot pin memory; a plan bigger
+    than the whole budget is used once and not kept.
+    """
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self._size = size
+        self._max_bytes = max_bytes
+        self._items: OrderedDict[bytes, tuple[T, int]] = OrderedDict()
+        self.bytes = 0
+        """Estimated bytes of the plans held now."""
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: bytes) -> T | None:
+        """The cached item for `key` (now the most recently used), or None."""
+        hit = self._items.get(key)
+        if hit is None:
+            return None
+        self._items.move_to_end(key)
+        return hit[0]
+
+    def get_or_build(
+        self,
+        key: bytes,
+        build: Callable[[], T],
+        source_bytes: int = 0,
+        compiled_bytes: Callable[[], int] = lambda: 0,
+    ) -> T:
+        """The cached suite for `key`, or `build()` stored under it.
+
+        Its size is estimated from `source_bytes` plus `compiled_bytes()`, asked after
+        the build (what compiling made that the source does not show).
+        """
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+            return hit[0]
+        suite = build()
+        cost = (source_bytes + 256) * PLAN_BYTES_PER_SOURCE_BYTE + compiled_bytes()
+        if cost > self._max_bytes:
+            return suite
+        self._items[key] = (suite, cost)
+        self.bytes += cost
+        while len(self._items) > self._size or self.bytes > self._max_bytes:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.bytes -= dropped
+        return suite

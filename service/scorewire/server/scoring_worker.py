@@ -1,0 +1,456 @@
+"""The scoring worker: a process of its own that compiles plans and scores chunks.
+
+Compiled plans hold RE2 objects and closures that cannot be pickled, so a job carries the
+plan's *source* (suite YAML, serialized check specs, compact lines) and the key the server
+derived from it; the worker compiles once and keeps the plan by key. Cases travel as
+serialized `Case` messages; answers go back as serialized response messages plus a slim
+tuple per score for the server's summary and metrics.
+
+Before each check the worker writes what it is running into shared memory (`progress`), so
+the server can kill a check that runs past its time limit even when it is stuck in C code,
+and knows which check to blame. Nothing here touches grpc or an event loop.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
+from typing import Any
+
+from scorewire.core.context import CheckContext
+from scorewire.core.cost import LimitExceeded, RequestMeter
+from scorewire.core.errors import SpecError, join_path
+from scorewire.core.model import ErrorCode, Score, ScoreError
+from scorewire.core.registry import REGISTRY, CheckType
+from scorewire.engine.cost import metric_input_bytes, request_meter
+from scorewire.engine.execute import run_check_sync
+from scorewire.engine.runner import Case, CaseResult
+from scorewire.engine.summary import Gate
+from scorewire.regex.engine import PROGRAM_SIZE_SETTING
+from scorewire.server import convert
+from scorewire.server.plan_cache import PLAN_BYTES_PER_REGEX_INSTRUCTION, PlanCache
+from scorewire.settings import Settings
+from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_request_suite
+from scorewire.v1 import scoring_pb2 as pb
+
+WORKER_NICENESS = 5
+"""How much lower than the server's the workers' CPU priority is."""
+
+# Slots of the shared progress array.
+STARTED_AT = 0
+"""`time.monotonic()` when the running check (or compilation) began; 0 when idle."""
+CASE_POS = 1
+"""Position in the job's cases of the case being scored."""
+CHECK_IDX = 2
+"""Index of the running check; -1 while compiling."""
+LIMIT_S = 3
+"""Seconds the running check may take before the server kills the worker."""
+PROGRESS_SLOTS = 4
+
+
+@dataclass(slots=True, frozen=True)
+class PlanSource:
+    """What a request says about its checks, as plain picklable data."""
+
+    suite_yaml: str
+    suite_name: str
+    checks: tuple[bytes, ...]
+    """Serialized `CheckSpec` messages."""
+    compact: tuple[str, ...]
+    gate: bytes | None
+    """A serialized `Gate` message, or None when the request has none."""
+    max_checks: int
+
+
+@dataclass(slots=True, frozen=True)
+class CheckName:
+    """A check's name and type: all the server needs to label its scores."""
+
+    name: str
+    type: str
+
+
+@dataclass(slots=True)
+class PlanInfo:
+    """What the server learns about a compiled plan (it never holds the plan itself)."""
+
+    checks: list[CheckName]
+    any_async: bool
+    gate: Gate
+    settings: RunSettings
+    suite_cases: int
+    """Cases the suite document carries (its inline dataset), 0 when none."""
+    whole_text_caps: tuple[int | None, ...] = ()
+    """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+    suite_case_problem: tuple[str, str] | None = None
+    """(field, message) of the first inline case over an output limit, if any."""
+    suites: list[str] = field(default_factory=list)
+    """Suite names of the YAML document (ValidateSuite only)."""
+    compile_s: float = 0.0
+    """Seconds the worker took to compile the plan."""
+    ms_per_kb: float | None = None
+    """The server's worst observed cost of a Score with this plan (ms per KiB of request)."""
+
+    @property
+    def names(self) -> list[str]:
+        """Check names in result order."""
+        return [c.name for c in self.checks]
+
+    @property
+    def types(self) -> list[str]:
+        """Check types in result order."""
+        return [c.type for c in self.checks]
+
+
+@dataclass(slots=True)
+class Job:
+    """One unit of work: compile a plan, and score some of its cases."""
+
+    key: bytes
+    source: PlanSource | None
+    """None when the server believes this worker has the plan; it answers MISSING if not."""
+    reply: str
+    """`plan` (compile only), `score` (one ScoreResponse), `run` (a RunSuiteResponse) or
+    `results` (the CaseResults themselves)."""
+    check_timeout_s: float
+    """Seconds one check may run."""
+    deadline: float | None = None
+    """`time.monotonic()` value after which checks are not started (DEADLINE_EXCEEDED)."""
+    cases: list[bytes] | None = None
+    """Serialized `Case` messages; None scores the suite's own cases `first..first+count`."""
+    first: int = 0
+    """Batch index of the first case."""
+    count: int = 0
+    skip: dict[int, dict[int, str]] = field(default_factory=dict)
+    """Checks not to run again, by case position then check index: the error code to give."""
+    list_suites: bool = False
+    compile_timeout_s: float = 30.0
+    """Seconds compiling the plan (when the worker lacks it) may take."""
+    parent_types: tuple[ParentType, ...] = ()
+    """Custom check types registered in the server process (see `stand_ins`)."""
+
+
+ParentType = tuple[str, tuple[str, ...], Any, bool]
+"""A server-side check type: name, aliases, parameter model, whether it uses a judge."""
+
+
+def parent_types() -> tuple[ParentType, ...]:
+    """The server's custom check types, for workers that may not have imported them."""
+    out = []
+    for t in REGISTRY.types():
+        if t.family == "custom":
+            out.append((t.name, t.aliases, t.params, t.uses_judge))
+    return tuple(out)
+
+
+def _placeholder_build(params: Any) -> Any:
+    async def never(sample: Any, output: Any, ctx: Any) -> Score:
+        raise AssertionError("a stand-in check type never runs in a scoring worker")
+
+    return never
+
+
+def stand_ins(types: Sequence[ParentType]) -> None:
+    """Register a stand-in for each server-side custom type this worker lacks.
+
+    Custom checks run in the server (they are coroutines or run on its threads), so a
+    worker only validates their parameters; a stand-in is async, which sends the plan
+    back to the server for scoring.
+    """
+    for name, aliases, params, uses_judge in types:
+        if REGISTRY.get(name) is not None:
+            continue
+        REGISTRY.add(
+            CheckType(
+                name=name,
+                description=f"custom check {name}",
+                family="custom",
+                params=params,
+                build=_placeholder_build,
+                is_async=True,
+                uses_judge=uses_judge,
+                self_testable=False,
+                aliases=tuple(aliases),
+            ),
+            replace=True,
+        )
+
+
+RESULTS = "results"
+MISSING = "missing"
+INVALID = "invalid"
+LIMIT = "limit"
+PLAN = "plan"
+SCORED = "scored"
+FAULT = "fault"
+
+SlimScore = tuple[float, bool, str | None, float, float, bool, bool]
+"""value, passed, error code, cost_usd, latency_ms, cached, unpriced."""
+SlimResult = tuple[int, str, list[SlimScore]]
+"""index, sample id, scores."""
+
+
+def slim(r: CaseResult) -> SlimResult:
+    """The parts of a result the server's summary and metrics read."""
+    return (
+        r.index,
+        r.sample_id,
+        [
+            (
+                s.value,
+                s.passed,
+                None if s.error is None else s.error.code,
+                s.cost_usd,
+                s.latency_ms,
+                s.cached,
+                s.unpriced,
+            )
+            for s in r.scores
+        ],
+    )
+
+
+def unslim(r: SlimResult) -> CaseResult:
+    """A CaseResult from its slim form (reasons and error messages left empty)."""
+    index, sample_id, scores = r
+    out = []
+    for value, passed, code, cost, latency, cached, unpriced in scores:
+        s = Score(value, passed, cost_usd=cost, latency_ms=latency, cached=cached)
+        s.unpriced = unpriced
+        if code is not None:
+            s.error = ScoreError(code, "")
+            s.passed = False
+        out.append(s)
+    return CaseResult(index, sample_id, out)
+
+
+def killed_score(code: str, limit_s: float) -> Score:
+    """The score of a check the server stopped by killing its worker."""
+    if code == ErrorCode.TIMEOUT:
+        return Score.fail_with_error(
+            ErrorCode.TIMEOUT,
+            f"the check ran past its {limit_s:g} s time limit and was stopped (check_timeout_s)",
+        )
+    return Score.fail_with_error(
+        ErrorCode.CHECK_FAILED, "the check crashed its scoring worker; see the server log"
+    )
+
+
+class _Worker:
+    """The state of one worker process: its plans and its progress slots."""
+
+    def __init__(self, progress: Any, settings: Settings) -> None:
+        self.progress = progress
+        self.settings = settings
+        self.plans: PlanCache[tuple[LoadedSuite, PlanInfo]] = PlanCache(
+            max_bytes=settings.plan_cache_bytes
+        )
+        self.ctx = CheckContext(extras=check_extras(settings))
+
+    def handle(self, job: Job) -> tuple[Any, ...]:
+        hit = self.plans.get(job.key)
+        if hit is None:
+            if job.source is None:
+                return (MISSING,)
+            meter = request_meter(self.settings)
+
+            def compiled_bytes() -> int:
+                return meter.used.get(PROGRAM_SIZE_SETTING, 0) * PLAN_BYTES_PER_REGEX_INSTRUCTION
+
+            try:
+                hit = self.plans.get_or_build(
+                    job.key,
+                    lambda: self._compile(job, meter),
+                    source_bytes(job.source),
+                    compiled_bytes,
+                )
+            except SpecError as err:
+                return (INVALID, [(v.field, v.description) for v in err.violations])
+            except LimitExceeded as err:
+                return (LIMIT, err.field, err.message)
+        suite, info = hit
+        if job.list_suites:
+            info = replace(info, suites=_suite_names(job.source))
+        if job.reply == PLAN or info.any_async:
+            return (PLAN, info)
+        return self._score(job, suite, info)
+
+    def _compile(self, job: Job, meter: RequestMeter) -> tuple[LoadedSuite, PlanInfo]:
+        src = job.source
+        assert src is not None
+        stand_ins(job.parent_types)
+        p = self.progress
+        p[CASE_POS], p[CHECK_IDX], p[LIMIT_S] = 0, -1, job.compile_timeout_s
+        p[STARTED_AT] = started = time.monotonic()
+        try:
+            specs = convert.check_specs_from_pb([pb.CheckSpec.FromString(b) for b in src.checks])
+            gate = convert.gate_from_pb(pb.Gate.FromString(src.gate)) if src.gate else None
+            suite = load_request_suite(
+                suite_yaml=src.suite_yaml,
+                suite_name=src.suite_name,
+                checks=specs,
+                compact=src.compact,
+                gate=gate,
+                max_checks=src.max_checks,
+                meter=meter,
+                check_timeout_s=self.settings.check_timeout_s,
+            )
+        finally:
+            p[STARTED_AT] = 0.0
+        plan = suite.plan
+        problem = None
+        for i, case in enumerate(suite.cases or ()):
+            field = f"suite_yaml.cases[{i}].output"
+            problem = output_problem(case.output.text, field, plan.whole_text_caps, self.settings)
+            if problem is not None:
+                break
+        info = PlanInfo(
+            [CheckName(c.name, c.type) for c in plan.checks],
+            plan.any_async,
+            suite.gate,
+            suite.settings,
+            len(suite.cases or ()),
+            plan.whole_text_caps,
+            problem,
+            compile_s=time.monotonic() - started,
+        )
+        return suite, info
+
+    def _score(self, job: Job, suite: LoadedSuite, info: PlanInfo) -> tuple[Any, ...]:
+        plan = suite.plan
+        limit = min(job.check_timeout_s, plan.check_timeout_s)
+        if job.cases is not None:
+            cases = [_case(b, job.first + i) for i, b in enumerate(job.cases)]
+        else:
+            own = suite.cases or []
+            cases = own[job.first : job.first + job.count]
+        p = self.progress
+        p[LIMIT_S] = limit
+        results = []
+        for pos, case in enumerate(cases):
+            skip = job.skip.get(pos, {})
+            scores = []
+            for j, cc in enumerate(plan.checks):
+                if j in skip:
+                    scores.append(killed_score(skip[j], limit))
+                    continue
+                if job.deadline is not None and time.monotonic() >= job.deadline:
+                    scores.append(
+                        Score.fail_with_error(
+                            ErrorCode.DEADLINE_EXCEEDED,
+                            "the request deadline expired before the check ran",
+                        )
+                    )
+                    continue
+                p[CASE_POS], p[CHECK_IDX] = pos, j
+                p[STARTED_AT] = time.monotonic()
+                scores.append(run_check_sync(cc, case.sample, case.output, self.ctx))
+            p[STARTED_AT] = 0.0
+            results.append(CaseResult(case.index, case.sample.id, scores))
+        if job.reply == RESULTS:  # whole results, reasons included (ScoreStream)
+            return (SCORED, info, results, [])
+        message = _message(job.reply, plan.checks, results, self.settings.max_reason_chars)
+        return (SCORED, info, message, [slim(r) for r in results])
+
+
+def source_bytes(src: PlanSource) -> int:
+    """How many bytes a plan's source takes (what the plan cache's estimate starts from)."""
+    text = len(src.suite_yaml) + len(src.suite_name) + sum(len(c) for c in src.compact)
+    return text + sum(len(c) for c in src.checks) + len(src.gate or b"")
+
+
+def _case(data: bytes, index: int) -> Case:
+    m = pb.Case.FromString(data)
+    return Case(convert.sample_from_pb(m.sample), convert.output_from_pb(m.output), index)
+
+
+def _message(reply: str, checks: Sequence[Any], results: list[CaseResult], cap: int) -> bytes:
+    if reply == "score":
+        r = results[0]
+        scores = convert.scores_to_pb(checks, r.scores, max_reason_chars=cap)
+        return pb.ScoreResponse(scores=scores, passed=r.passed).SerializeToString()
+    batch = pb.CaseResultBatch(
+        results=[convert.case_result_to_pb(checks, r, max_reason_chars=cap) for r in results]
+    )
+    return pb.RunSuiteResponse(results=batch).SerializeToString()
+
+
+def check_extras(settings: Settings) -> dict[str, Any]:
+    """What every check's context carries besides services: flags and per-request bounds."""
+    return {
+        "no_local_files": True,
+        # Needles read from a case's sample are bounded like literal ones.
+        "max_needles_per_request": settings.max_needles_per_request,
+        "max_needle_chars_per_request": settings.max_needle_chars_per_request,
+    }
+
+
+def output_problem(
+    text: str, field: str, caps: Sequence[int | None], settings: Settings
+) -> tuple[str, str] | None:
+    """(field, message) when an output is over `max_output_bytes` or would make the plan's
+    whole-text checks read more than `max_metric_input_bytes_per_case`; else None."""
+    limit = settings.max_output_bytes
+    # len(text) counts code points; a code point is at most 4 bytes, so only long
+    # texts need encoding to measure.
+    chars = len(text)
+    if chars * 4 > limit and len(text.encode("utf-8")) > limit:
+        return (
+            join_path(field, "text"),
+            f"output text is larger than max_output_bytes ({limit} bytes)",
+        )
+    per_case = settings.max_metric_input_bytes_per_case
+    if caps and metric_input_bytes(caps, chars * 4) > per_case:
+        cost = metric_input_bytes(caps, len(text.encode("utf-8")))
+        if cost > per_case:
+            return (
+                join_path(field, "text"),
+                f"whole-text checks would read {cost} bytes of this output, over "
+                f"max_metric_input_bytes_per_case ({per_case})",
+            )
+    return None
+
+
+def _suite_names(src: PlanSource | None) -> list[str]:
+    if src is None or not src.suite_yaml.strip():
+        return []
+    from scorewire.suites.evalstone import load_suite_text
+
+    try:
+        return sorted(load_suite_text(src.suite_yaml, allow_imports=False).suites)
+    except SpecError:
+        return []
+
+
+def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
+    """Serve jobs from `conn` until the server closes it."""
+    # The server handles Ctrl-C and SIGTERM and then ends its workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Scoring yields the CPU to the event loop that accepts and answers (health too).
+    os.nice(WORKER_NICENESS)
+    import scorewire.checks  # noqa: F401 - registers the built-in check types
+
+    if settings.imports:
+        from scorewire.engine.custom import load_imports
+
+        load_imports(settings.imports)
+    # What is loaded now lives as long as the process: keep it out of every collection.
+    gc.freeze()
+    worker = _Worker(progress, settings)
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = worker.handle(job)
+        except Exception as err:  # a fault of ours: the server logs it, the caller sees INTERNAL
+            worker.progress[STARTED_AT] = 0.0
+            answer = (FAULT, f"{type(err).__name__}: {err}")
+        conn.send((answer, worker.plans.bytes, len(worker.plans)))

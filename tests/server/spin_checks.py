@@ -1,0 +1,48 @@
+"""A deterministic check that burns CPU for as long as it is told: the stand-in for any
+request whose cost is not bounded. The scoring workers import it (`imports` setting).
+
+`test.spin` spins for `sample.metadata["spin_s"]` seconds (default 0; -1 forever) and
+passes; its parameter `compile_spin_s` spins at plan compilation.
+"""
+
+import time
+
+from pydantic import Field
+from scorewire.core.model import Output, Sample, Score
+from scorewire.core.registry import REGISTRY, CheckType, Params
+
+
+class SpinParams(Params):
+    """Parameters of `test.spin`."""
+
+    compile_spin_s: float = Field(0.0, ge=0)
+    """Seconds to spin when the plan is compiled."""
+
+
+def _spin(seconds: float) -> None:
+    end = float("inf") if seconds < 0 else time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+
+
+def build_spin(p: SpinParams):  # type: ignore[no-untyped-def]
+    _spin(p.compile_spin_s)
+
+    def spin(sample: Sample, output: Output, ctx: object) -> Score:
+        _spin(float(sample.metadata.get("spin_s", 0)))
+        return Score.of(True, "spun")
+
+    return spin
+
+
+if REGISTRY.get("test.spin") is None:
+    REGISTRY.add(
+        CheckType(
+            name="test.spin",
+            description="Spins for sample.metadata['spin_s'] seconds, then passes.",
+            family="test",
+            params=SpinParams,
+            build=build_spin,
+        )
+    )
