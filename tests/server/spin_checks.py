@@ -31,7 +31,7 @@ def build_spin(p: SpinParams):  # type: ignore[no-untyped-def]
 
     def spin(sample: Sample, output: Output, ctx: object) -> Score:
         _spin(float(sample.metadata.get("spin_s", 0)))
-        return Score.of(True, "spun")
+        return Score(1.0, True, "spun")
 
     return spin
 

@@ -189,8 +189,8 @@ PLAN = "plan"
 SCORED = "scored"
 FAULT = "fault"
 
-SlimScore = tuple[float, bool, str | None, float, float, bool, bool]
-"""value, passed, error code, cost_usd, latency_ms, cached, unpriced."""
+SlimScore = tuple[float, bool, str | None, float, float, bool, bool, bool]
+"""value, passed, error code, cost_usd, latency_ms, cached, unpriced, skipped."""
 SlimResult = tuple[int, str, list[SlimScore]]
 """index, sample id, scores."""
 
@@ -209,6 +209,7 @@ def slim(r: CaseResult) -> SlimResult:
                 s.latency_ms,
                 s.cached,
                 s.unpriced,
+                s.skipped,
             )
             for s in r.scores
         ],
@@ -219,9 +220,10 @@ def unslim(r: SlimResult) -> CaseResult:
     """A CaseResult from its slim form (reasons and error messages left empty)."""
     index, sample_id, scores = r
     out = []
-    for value, passed, code, cost, latency, cached, unpriced in scores:
+    for value, passed, code, cost, latency, cached, unpriced, skipped in scores:
         s = Score(value, passed, cost_usd=cost, latency_ms=latency, cached=cached)
         s.unpriced = unpriced
+        s.skipped = skipped
         if code is not None:
             s.error = ScoreError(code, "")
             s.passed = False
