@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import os
 import queue
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from dataclasses import replace
 from multiprocessing.connection import Connection
 from typing import Any
 
+from scorewire.core.errors import StartupError
 from scorewire.core.model import ErrorCode
 from scorewire.server import scoring_worker as sw
 from scorewire.server.plan_cache import PLAN_CACHE_SIZE
@@ -268,6 +270,7 @@ class ScoringPool:
         self._idle = list(self._workers)
 
     def _start_all(self) -> None:
+        _ensure_temp_dir(self.settings)
         for w in self._workers:
             w.start_process()
 
@@ -383,3 +386,30 @@ class ScoringPool:
         if not entry.future.done():
             entry.future.set_result(outcome)
         self._dispatch()
+
+
+def _ensure_temp_dir(settings: Settings) -> None:
+    """Give multiprocessing a writable temporary directory before the forkserver starts.
+
+    The forkserver listens on a Unix socket in the temporary directory. Under a read-only
+    root filesystem (the image as compose and k8s run it) /tmp may not be writable; the
+    state directory is (it is the volume), so its `tmp/` is used then. Neither usable is a
+    one-line start-up error naming the setting.
+    """
+    try:
+        with tempfile.TemporaryFile():
+            return
+    except OSError:
+        pass
+    fallback = settings.state_path() / "tmp"
+    try:
+        fallback.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=fallback):
+            pass
+    except OSError as err:
+        raise StartupError(
+            f"no writable temporary directory for the scoring workers (/tmp, TMPDIR) and "
+            f"{fallback} is not writable ({err.strerror}): set TMPDIR, mount a tmpfs at /tmp, "
+            "or set SCOREWIRE_STATE_DIR to a writable directory"
+        ) from None
+    tempfile.tempdir = str(fallback)
