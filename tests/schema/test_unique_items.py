@@ -1,8 +1,10 @@
 """`uniqueItems` by hashing a canonical form: the official test suite's cases, and more.
 
-The JSON files in `data/` are copied unchanged from json-schema-org/JSON-Schema-Test-Suite
-(commit 44401e0c046704b476ec9d2e2fccdaee618f259d, MIT licence): `tests/draft2020-12/` and
-`tests/draft4/uniqueItems.json` (draft 4 has no `$schema` in its cases, so it is added).
+The draft 2020-12 cases are those of the vendored suite (`tests/data/json-schema-test-suite`,
+which test_json_schema_suite.py runs whole); `data/uniqueItems.draft4.json` is copied
+unchanged from json-schema-org/JSON-Schema-Test-Suite (commit
+44401e0c046704b476ec9d2e2fccdaee618f259d, MIT licence), `tests/draft4/uniqueItems.json`
+(draft 4 has no `$schema` in its cases, so it is added).
 """
 
 import json
@@ -12,14 +14,19 @@ import pytest
 from scorewire.schema.full import compile_schema
 
 DATA = Path(__file__).parent / "data"
+SUITE = Path(__file__).resolve().parents[1] / "data" / "json-schema-test-suite" / "tests"
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 
 
 def _cases() -> list[tuple[str, dict, object, bool]]:
     out = []
-    files = (("uniqueItems.draft2020-12.json", None), ("uniqueItems.draft4.json", DRAFT4))
-    for name, draft in files:
-        for group in json.loads((DATA / name).read_text(encoding="utf-8")):
+    files = (
+        (SUITE / "draft2020-12" / "uniqueItems.json", None),
+        (DATA / "uniqueItems.draft4.json", DRAFT4),
+    )
+    for path, draft in files:
+        name = f"{path.parent.name}/{path.name}"
+        for group in json.loads(path.read_text(encoding="utf-8")):
             schema = dict(group["schema"])
             if draft is not None:
                 schema.setdefault("$schema", draft)
