@@ -24,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -53,8 +54,10 @@ MARGIN_S = 1.0
 
 def start_server(workers: int | None) -> tuple[subprocess.Popen[str], str]:
     """`scorewire serve --port 0` in a child process; returns it and its address."""
-    env = dict(os.environ, SCOREWIRE_METRICS_ENABLED="false", SCOREWIRE_LOG_LEVEL="ERROR")
-    env["SCOREWIRE_LABELS_PATH"] = "/tmp/scorewire-hostile-labels.db"
+    # The server's defaults, metrics on (on a free port), as users run it; its state (the
+    # label store) in a directory of its own rather than a fixed /tmp path.
+    env = dict(os.environ, SCOREWIRE_METRICS_PORT="0", SCOREWIRE_LOG_LEVEL="ERROR")
+    env["SCOREWIRE_STATE_DIR"] = tempfile.mkdtemp(prefix="scorewire-hostile-")
     if workers:
         env["SCOREWIRE_SCORING_WORKERS"] = str(workers)
     scorewire = str(Path(sys.executable).parent / "scorewire")

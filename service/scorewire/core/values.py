@@ -291,8 +291,6 @@ def isclose(a: int | float, b: int | float, *, rel_tol: float, abs_tol: float) -
 
 def difference(a: int | float, b: int | float) -> int | float:
     """`a - b` exactly when either is an int too large for a double, else as Python does."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a - b
     try:
         return a - b
     except OverflowError:

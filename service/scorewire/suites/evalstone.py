@@ -189,8 +189,7 @@ def _param_names(ctype: str) -> frozenset[str]:
 def _nested_params(params: Mapping[str, Any], ctype: str) -> bool:
     """Whether `params:` holds the parameters rather than being a parameter itself (no
     built-in type has one named so; a custom type that does keeps it)."""
-    check = REGISTRY.get(ctype) if ctype else None
-    return check is None or "params" not in check.params.model_fields
+    return "params" not in _param_names(ctype)
 
 
 def parse_examples(raw: object, path: str) -> list[Example]:
