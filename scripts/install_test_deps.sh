@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the tests need beyond the Python environment, when it is missing:
-# redis-server, postgresql, tmux, prometheus and the grpc-java plugin (Debian packages); buf,
+# redis-server, postgresql, tmux, prometheus, nginx, haproxy, chromium and the grpc-java plugin (Debian packages); buf,
 # @grafana/schema and typescript (npm, pinned); grpcurl (go install, pinned; `go version -m`
 # reads the version it was built at); the client toolchains' dependencies; buildah and
 # mmdebstrap (Debian packages) for the image test. Idempotent and quiet when everything is
@@ -21,6 +21,11 @@ command -v grpc_java_plugin >/dev/null 2>&1 || need_apt+=(protobuf-compiler-grpc
 command -v buildah >/dev/null 2>&1 || need_apt+=(buildah)
 command -v mmdebstrap >/dev/null 2>&1 || need_apt+=(mmdebstrap)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
+# The multi-replica tests put a real L7 proxy in front of several servers (nginx's grpc_pass
+# and HAProxy); the viewer tests drive Debian's Chromium headless.
+command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
+command -v haproxy >/dev/null 2>&1 || need_apt+=(haproxy)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" != 0 ]; then
         echo "missing ${need_apt[*]}: run as root or install them" >&2
