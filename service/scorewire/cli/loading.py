@@ -35,6 +35,28 @@ class RunSpec:
     """checkllm's `judge.backend` (gemini routes the OpenAI-compatible judge to Gemini)."""
     server_yaml: str = ""
     """evalstone: the suite as sent to a server (no imports, datasets or targets)."""
+    provider_paths: dict[str, str] = field(default_factory=dict)
+    """Where the file names each provider (`providers[1]`), for preflight problems."""
+    judge_field: str = ""
+    """checkllm: `judge.backend` when the file's `judge:` section picks the backend."""
+    prompts: list[str] = field(default_factory=list)
+    """checkllm: the prompt templates, in order (the matrix's rows)."""
+    repeat: int = 1
+    """Times each case runs (`--repeat`)."""
+    fresh: bool = False
+    """`--no-cache` (or `--repeat`): no cache at all, not even within the run; every
+    provider and judge call is made."""
+
+    def check_paths(self) -> list[tuple[str, Any]]:
+        """(field path in the file, compiled check) of every check of every group."""
+        out: list[tuple[str, Any]] = []
+        for g in self.groups:
+            for k, check in enumerate(g.plan.checks):
+                if self.format == "checkllm":
+                    out.append((f"tests[{g.name.removeprefix('t')}].assert[{k}]", check))
+                else:
+                    out.append((f"checks.{check.name}", check))
+        return out
 
     @property
     def uses_judge(self) -> bool:
@@ -106,6 +128,9 @@ def _checkllm_run(
         cache=suite.settings.cache,
         providers=suite.called_providers(),
         judge_backend=suite.judge.backend,
+        provider_paths={ref.id: f"providers[{i}]" for i, ref in enumerate(suite.providers)},
+        judge_field="judge.backend" if suite.judge.backend != "auto" else "",
+        prompts=list(suite.prompts),
     )
 
 
@@ -136,6 +161,7 @@ def _evalstone_run(
         concurrency=suite.settings.concurrency,
         providers=providers,
         server_yaml=_server_yaml(data),
+        provider_paths={ref.id: f"suites.{suite.name}.target.provider" for ref in providers},
     )
 
 

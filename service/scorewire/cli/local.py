@@ -5,19 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import SecretStr
 from scorewire.cli.common import UsageError
 from scorewire.cli.loading import RunSpec
 from scorewire.cli.run_output import Record, RunProgress, RunReport
 from scorewire.core.context import CheckContext
 from scorewire.engine.runner import CaseResult
 from scorewire.generation.jobs import Generator, Group, Job, JobResult, Produced, run_groups
-from scorewire.generation.providers import (
-    GEMINI_BASE_URL,
-    Provider,
-    ProviderCredentials,
-    build_provider,
-)
+from scorewire.generation.providers import Provider, ProviderCredentials, build_provider
 from scorewire.settings import Settings
 
 
@@ -79,6 +73,18 @@ class Collector:
 
     def report(self, *, interrupted: bool, budget: float | None) -> RunReport:
         """The run's report so far."""
+        from scorewire.cli.console import assertion_labels
+
+        assertions: dict[str, list[tuple[str, str, str]]] = {}
+        titles: dict[str, str] = {}
+        for g in self.spec.groups:
+            values = assertion_labels(g.specs) if g.specs else [""] * len(g.plan.checks)
+            assertions[g.name] = [
+                (c.name, c.type, v) for c, v in zip(g.plan.checks, values, strict=False)
+            ]
+            if self.spec.format == "checkllm":
+                index = g.name.removeprefix("t")
+                titles[g.name] = f"{index} {g.description}".strip()
         return RunReport(
             suite_path=str(self.spec.path),
             suite_format=self.spec.format,
@@ -92,6 +98,9 @@ class Collector:
             generation_cost_usd=self.generation_cost_usd,
             cached_generations=self.cached_generations,
             saved_usd=self.saved_usd,
+            assertions=assertions,
+            test_titles=titles,
+            prompts=list(self.spec.prompts),
         )
 
 
@@ -111,23 +120,31 @@ class Resources:
             await self.judge.aclose()
 
 
-def _judge_settings(spec: RunSpec, settings: Settings, creds: ProviderCredentials) -> Settings:
-    update: dict[str, Any] = {}
-    if spec.judge_backend == "gemini":
-        # The judge's OpenAI-compatible backend, pointed at Gemini's endpoint.
-        update["openai_base_url"] = creds.gemini_base_url or GEMINI_BASE_URL
-        if creds.gemini_api_key:
-            update["openai_api_key"] = SecretStr(creds.gemini_api_key)
+def _judge_settings(spec: RunSpec, settings: Settings) -> Settings:
     if not spec.cache:
-        update["cache_url"] = "memory://"  # no shared cache; one run still asks once
-    return settings.model_copy(update=update) if update else settings
+        # No shared cache; one run still asks once.
+        return settings.model_copy(update={"cache_url": "memory://"})
+    return settings
+
+
+def build_judge(spec: RunSpec, settings: Settings) -> Any:
+    """The run's judge; a checkllm `judge: {backend: gemini}` gets Gemini's endpoint as its
+    OpenAI-compatible backend, with Gemini's key only."""
+    from scorewire.judge import JudgeService
+
+    judge = JudgeService.from_settings(
+        _judge_settings(spec, settings), gemini=spec.judge_backend == "gemini"
+    )
+    if spec.fresh:
+        judge.use_cache = judge.share_calls = False
+    return judge
 
 
 def open_resources(
     spec: RunSpec, settings: Settings, budget_limit: float | None, *, local_scoring: bool
 ) -> Resources:
     """Build the clients a run needs; UsageError when one cannot be configured."""
-    from scorewire.judge import Budget, JudgeService
+    from scorewire.judge import Budget
     from scorewire.judge.pricing import PriceTable
 
     creds = ProviderCredentials.from_settings(settings)
@@ -143,7 +160,7 @@ def open_resources(
     if local_scoring:
         try:
             if spec.uses_judge:
-                judge = JudgeService.from_settings(_judge_settings(spec, settings, creds))
+                judge = build_judge(spec, settings)
             from scorewire.text.embeddings import EMBEDDINGS_EXTRA, EmbeddingsClient
 
             embeddings = EmbeddingsClient.from_settings(settings)

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from scorewire.cli import checks, validate
+from scorewire.cli import checks, init, validate
 from scorewire.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -56,18 +56,26 @@ from scorewire.cli.common import (
     load_settings,
     print_problems,
 )
+from scorewire.cli.console import (
+    DEFAULT_SHOW_FAILURES,
+    print_assertions,
+    print_failures,
+    print_matrix,
+)
 from scorewire.cli.loading import RunSpec, load_run
 from scorewire.cli.local import Collector, open_resources, run_in_process
+from scorewire.cli.preflight import as_violations, preflight_run
 from scorewire.cli.remote import ServerTarget, run_on_server, server_target
 from scorewire.cli.run_output import (
     RunProgress,
     RunReport,
-    print_summary,
+    print_totals,
     stderr_console,
     stdout_console,
     write_junit,
-    write_results_json,
+    write_results,
 )
+from scorewire.cli.selection import apply_options
 from scorewire.core.errors import SpecError
 from scorewire.settings import Settings
 
@@ -143,11 +151,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 0:
         err.print("--budget must be ≥ 0", markup=False)
         return EXIT_USAGE
+    if args.show_failures < 0:
+        err.print("--show-failures must be ≥ 0", markup=False)
+        return EXIT_USAGE
     settings = load_settings(err)
     if settings is None:
         return EXIT_USAGE
     try:
         spec = load_run(args.suite, args.suite_name, check_timeout_s=settings.check_timeout_s)
+        notes = apply_options(
+            spec,
+            filter_text=args.filter,
+            repeat=args.repeat,
+            max_concurrency=args.max_concurrency,
+            no_cache=args.no_cache,
+        )
     except SpecError as problem:
         print_problems(err, f"{args.suite}: invalid suite", problem.violations)
         return EXIT_USAGE
@@ -159,6 +177,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         target = server_target(args)
     except UsageError as problem:
         err.print(problem.message, markup=False, highlight=False)
+        return EXIT_USAGE
+    problems = asyncio.run(
+        preflight_run(spec, settings, local_scoring=target is None, budgeted=budget is not None)
+    )
+    if problems:
+        # Nothing has been called: the suite cannot run here as configured.
+        print_problems(
+            err,
+            f"{args.suite}: cannot run here ({len(problems)} problems)",
+            as_violations(problems),
+        )
         return EXIT_USAGE
     try:
         report = asyncio.run(
@@ -173,10 +202,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             err.print(problem.message, markup=False, highlight=False)
         return EXIT_USAGE
-    print_summary(out, report)
+    report.notes.extend(notes)
+    print_assertions(out, report)
+    print_matrix(out, report)
+    print_failures(out, report, args.show_failures)
+    print_totals(out, report)
     try:
         if args.output:
-            write_results_json(args.output, report)
+            write_results(args.output, report)
         if args.junit:
             write_junit(args.junit, report)
     except OSError as problem:
@@ -208,20 +241,53 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument(
         "--budget", type=float, metavar="USD", help="most dollars to spend (overrides the file)"
     )
-    run.add_argument("--output", metavar="RESULTS.json", help="write every result as JSON")
+    run.add_argument(
+        "--output",
+        metavar="RESULTS.json|RESULTS.csv",
+        help="write every result: CSV (one row per score) when the name ends in .csv, else JSON",
+    )
     run.add_argument("--junit", metavar="RESULTS.xml", help="write JUnit XML for CI systems")
+    run.add_argument(
+        "--show-failures",
+        type=int,
+        default=DEFAULT_SHOW_FAILURES,
+        metavar="N",
+        help=f"list the first N failing cases with their reasons (default {DEFAULT_SHOW_FAILURES};"
+        " 0 lists none)",
+    )
+    run.add_argument(
+        "--filter",
+        metavar="TEXT",
+        help="run only the tests whose description contains TEXT, or the tests (evalstone: "
+        "cases) at these indices: 3, 0,2, 1-4",
+    )
+    run.add_argument(
+        "--repeat", type=int, default=1, metavar="N", help="run every case N times (caches off)"
+    )
+    run.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="make every provider and judge call, reading and writing no cache",
+    )
+    run.add_argument(
+        "--max-concurrency",
+        type=int,
+        metavar="N",
+        help="most cases in flight at once (overrides the file's concurrency)",
+    )
     run.set_defaults(func=cmd_run)
 
 
 def add_run_parsers(subparsers: Any) -> None:
-    """Add `run`, `validate` and `checks` to the `scorewire` parser's subparsers."""
+    """Add `run`, `validate`, `checks` and `init` to the `scorewire` parser's subparsers."""
     add_parser(subparsers)
     validate.add_parser(subparsers)
     checks.add_parser(subparsers)
+    init.add_parser(subparsers)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m scorewire.cli.run run|validate|checks ...`: these commands alone."""
+    """`python -m scorewire.cli.run run|validate|checks|init ...`: these commands alone."""
     parser = argparse.ArgumentParser(prog="scorewire")
     add_run_parsers(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

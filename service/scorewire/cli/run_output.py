@@ -38,6 +38,8 @@ last `<testsuite name="gate">` whose one case fails when the gate does.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -49,7 +51,6 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.summary import Summary
 
@@ -96,6 +97,12 @@ class RunReport:
     cached_generations: int = 0
     saved_usd: float = 0.0
     notes: list[str] = field(default_factory=list)
+    assertions: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    """Group -> (name, type, value looked for) of each of its checks, in plan order."""
+    test_titles: dict[str, str] = field(default_factory=dict)
+    """checkllm: group -> `<index> <description>`, the console's test column."""
+    prompts: list[str] = field(default_factory=list)
+    """checkllm: the prompt templates (the matrix's rows)."""
 
     @property
     def cost_usd(self) -> float:
@@ -215,6 +222,85 @@ def results_document(report: RunReport) -> dict[str, Any]:
 def write_results_json(path: str, report: RunReport) -> None:
     """Write the results JSON (via a temporary file, so a reader never sees half of it)."""
     _write_atomically(path, json.dumps(results_document(report), ensure_ascii=False, indent=2))
+
+
+CSV_COLUMNS = (
+    "index",
+    "sample_id",
+    "test",
+    "description",
+    "prompt_index",
+    "provider",
+    "output",
+    "case_passed",
+    "check",
+    "type",
+    "passed",
+    "value",
+    "reason",
+    "error_code",
+    "error_message",
+    "skipped",
+    "cost_usd",
+    "cached",
+)
+"""The columns of `--output results.csv`: one row per score (a case with three checks is
+three rows), so a spreadsheet can filter and pivot by check, test or provider."""
+
+
+def csv_rows(report: RunReport) -> list[list[Any]]:
+    """The CSV's rows after its header; a case with no score (no checks) is one row."""
+    rows: list[list[Any]] = []
+    for r in sorted(report.records, key=lambda r: r.index):
+        prompt_index = r.sample.metadata.get("prompt_index", "")
+        test = r.sample.metadata.get("test", r.group)
+        head = [
+            r.index,
+            r.sample.id,
+            test,
+            r.description,
+            prompt_index,
+            r.provider,
+            "" if r.output is None else r.output.text,
+            r.passed,
+        ]
+        if not r.scores:
+            error = r.generation_error
+            rows.append([*head, "", "", "", "", "", *(error or ("", "")), False, 0.0, False])
+        for name, ctype, sc in zip(r.names, r.types, r.scores, strict=True):
+            rows.append(
+                [
+                    *head,
+                    name,
+                    ctype,
+                    sc.passed,
+                    _finite(sc.value),
+                    sc.reason,
+                    "" if sc.error is None else sc.error.code,
+                    "" if sc.error is None else sc.error.message,
+                    sc.skipped,
+                    sc.cost_usd,
+                    sc.cached,
+                ]
+            )
+    return rows
+
+
+def write_results_csv(path: str, report: RunReport) -> None:
+    """Write the results as CSV (RFC 4180 quoting, UTF-8), one row per score."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerows(csv_rows(report))
+    _write_atomically(path, buffer.getvalue())
+
+
+def write_results(path: str, report: RunReport) -> None:
+    """`--output`: CSV when the name ends in `.csv`, else the results JSON."""
+    if path.lower().endswith(".csv"):
+        write_results_csv(path, report)
+    else:
+        write_results_json(path, report)
 
 
 # ---- JUnit XML --------------------------------------------------------------------------------
@@ -388,55 +474,29 @@ class RunProgress:
             self._bar.stop()
 
 
-def _money(x: float) -> str:
+def money(x: float) -> str:
+    """Dollars as the console shows them."""
     return f"${x:.4f}"
 
 
-def print_summary(console: Console, report: RunReport) -> None:
-    """The table of checks and the run's totals and gate verdict."""
+def print_totals(console: Console, report: RunReport) -> None:
+    """The run's totals (cases, scores, cost, cache), notes and gate verdict."""
     s = report.summary
-    table = Table(title=f"scorewire: {report.suite_name}", title_justify="left")
-    # Names fold on a narrow terminal (the check's name keeps a usable width); numbers
-    # never wrap. The type is shown only when some check is named apart from its type.
-    show_type = any(t.name != t.type for t in s.checks)
-    table.add_column("check", overflow="fold", min_width=14)
-    if show_type:
-        table.add_column("type", overflow="fold")
-    # A `skipped` column only when some `when:` condition skipped a check.
-    show_skipped = any(t.skipped for t in s.checks)
-    cols = ["pass rate", "passed", "failed", "errors", *(["skipped"] * show_skipped)]
-    for col in (*cols, "mean", "cost", "cached"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for t in s.checks:
-        rate = f"{t.passed / t.total:.1%}" if t.total else "-"
-        table.add_row(
-            t.name,
-            *([t.type] if show_type else []),
-            rate,
-            str(t.passed),
-            str(t.failed),
-            str(t.errored),
-            *([str(t.skipped)] if show_skipped else []),
-            f"{t.mean_value:.3f}",
-            _money(t.cost_usd),
-            str(t.cached),
-        )
-    console.print(table)
     lines = [
         f"cases: {s.cases_passed}/{s.cases} passed ({s.pass_rate:.1%})"
         + (f", {report.planned - s.cases} not run" if report.planned > s.cases else ""),
         f"scores: {s.passed} passed, {s.failed} failed, {s.errored} errors"
         + (f", {s.skipped} skipped (condition not met)" if s.skipped else "")
         + f" (error rate {s.error_rate:.1%}), mean {s.mean_score:.3f}",
-        f"cost: {_money(report.cost_usd)} (judge {_money(s.cost_usd)}, generation "
-        f"{_money(report.generation_cost_usd)})"
-        + (f" of a {_money(report.budget_usd)} budget" if report.budget_usd is not None else "")
+        f"cost: {money(report.cost_usd)} (judge {money(s.cost_usd)}, generation "
+        f"{money(report.generation_cost_usd)})"
+        + (f" of a {money(report.budget_usd)} budget" if report.budget_usd is not None else "")
         + (" — some calls are unpriced, the cost is incomplete" if s.unpriced else ""),
         f"cache: {report.cached_scores} cached verdicts, {report.cached_generations} shared "
-        f"generations, {_money(report.saved_usd)} saved",
+        f"generations, {money(report.saved_usd)} saved",
     ]
     for line in [*lines, *report.notes]:
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     if report.interrupted:
         console.print("interrupted: the results above cover the cases that finished", markup=False)
     if s.gate_passed:
@@ -444,18 +504,26 @@ def print_summary(console: Console, report: RunReport) -> None:
     else:
         console.print("gate: FAILED", style="bold red", markup=False)
         for reason in s.gate_reasons:
-            console.print(f"  - {reason}", markup=False, highlight=False)
+            console.print(f"  - {reason}", markup=False, highlight=False, soft_wrap=True)
+
+
+UNWRAPPED_WIDTH = 100_000
+"""The console width when the output is not a terminal: lines are never wrapped (a CI
+log or a pipe keeps each reason on one line); tables take their natural width."""
+
+
+def _console(stream: TextIO) -> Console:
+    console = Console(file=stream, highlight=False)
+    if not console.is_terminal:
+        console = Console(file=stream, highlight=False, width=UNWRAPPED_WIDTH)
+    return console
 
 
 def stderr_console() -> Console:
-    """Where progress and problems go."""
-    return Console(file=sys.stderr, highlight=False)
+    """Where progress and problems go (not wrapped unless it is a terminal)."""
+    return _console(sys.stderr)
 
 
 def stdout_console(file: TextIO | None = None) -> Console:
-    """Where the summary goes (wide enough for the table when not a terminal)."""
-    stream = file or sys.stdout
-    console = Console(file=stream, highlight=False)
-    if not console.is_terminal:
-        console = Console(file=stream, highlight=False, width=120)
-    return console
+    """Where the summary goes (not wrapped unless it is a terminal)."""
+    return _console(file or sys.stdout)

@@ -40,6 +40,36 @@ class SpecError(Exception):
         return cls([FieldViolation(field, description)])
 
 
+@dataclass(frozen=True, slots=True)
+class Precondition:
+    """Something a suite needs that this process is not configured for (preflight).
+
+    Not bad input: the suite is well formed, but a judge or provider it names has no
+    backend, credentials or price here. Over gRPC that is FAILED_PRECONDITION; the CLI
+    exits 2.
+    """
+
+    field: str
+    """Where the suite names what is missing (`tests[0].assert[1]`, `judge.backend`)."""
+    setting: str
+    """What to set to fix it (`SCOREWIRE_GEMINI_API_KEY`)."""
+    description: str
+    """What is missing and what to set, for people."""
+    kind: str = "CREDENTIALS"
+    """`BACKEND` (nothing configured), `CREDENTIALS` or `PRICE`."""
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.description}" if self.field else self.description
+
+
+class PreconditionError(Exception):
+    """A suite that cannot run here: every unmet precondition, found before any call."""
+
+    def __init__(self, problems: Iterable[Precondition]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(str(p) for p in self.problems) or "a precondition failed")
+
+
 class StartupError(Exception):
     """A server that cannot start for a reason its operator fixes in configuration.
 

@@ -71,6 +71,18 @@ class CompiledCheck:
     """Positive/negative examples (judge-backed checks put them in the prompt)."""
     extractor: str | None = None
     """What a judge should extract from the output before the check runs on it."""
+    model: str | None = None
+    """The judge the check names in its `model` parameter (None: the default judge)."""
+
+    def judge_models(self) -> list[str]:
+        """The judges this check may call, as written (`""` for the default judge): its
+        own, its extractor's (always the default) and its predicate's. Read by preflight."""
+        out = [self.model or ""] if self.check_type.uses_judge else []
+        if self.extractor is not None:
+            out.append("")
+        if self.when is not None:
+            out.extend(self.when.judge_models())
+        return out
 
     @property
     def is_async(self) -> bool:
@@ -155,9 +167,15 @@ def compile_check(
         when=when,
         examples=tuple(spec.examples),
         extractor=spec.extractor,
+        model=_model_param(params) if check_type.uses_judge else None,
     )
     _self_test(compiled, path)
     return compiled
+
+
+def _model_param(params: Any) -> str | None:
+    model = getattr(params, "model", None)
+    return model if isinstance(model, str) and model.strip() else None
 
 
 def _self_test(compiled: CompiledCheck, path: str) -> None:

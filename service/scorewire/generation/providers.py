@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from scorewire.core.secrets import register, scrub
 from scorewire.judge.backends.base import mentions, safe_error_detail
+from scorewire.judge.routing import GEMINI_BASE_URL as JUDGE_GEMINI_BASE_URL
 
 GENERATION_ERROR = "GENERATION_ERROR"
 """Score error code: the output could not be generated (provider or HTTP target failed)."""
@@ -42,7 +43,7 @@ GENERATION_ERROR = "GENERATION_ERROR"
 BACKENDS = ("openai", "anthropic", "gemini", "echo")
 """Provider backends, as written before the colon."""
 
-GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+GEMINI_BASE_URL = JUDGE_GEMINI_BASE_URL
 """Gemini's OpenAI-compatible endpoint, used unless a base URL is configured."""
 
 ANTHROPIC_MAX_TOKENS = 1024
@@ -303,32 +304,49 @@ class ProviderCredentials:
         )
 
 
+def provider_problem(ref: ProviderRef, creds: ProviderCredentials) -> tuple[str, str] | None:
+    """(setting, message) when `ref`'s backend has no credentials here, else None."""
+    if ref.backend == "openai" and not (creds.openai_api_key or creds.openai_base_url):
+        return (
+            "SCOREWIRE_OPENAI_API_KEY",
+            f"the openai provider {ref.id} has no credentials: set SCOREWIRE_OPENAI_API_KEY "
+            "(or OPENAI_API_KEY), or SCOREWIRE_OPENAI_BASE_URL for a local OpenAI-compatible "
+            "server",
+        )
+    if ref.backend == "gemini" and not (creds.gemini_api_key or creds.gemini_base_url):
+        return (
+            "SCOREWIRE_GEMINI_API_KEY",
+            f"the gemini provider {ref.id} has no credentials: set SCOREWIRE_GEMINI_API_KEY "
+            "(or GEMINI_API_KEY)",
+        )
+    if ref.backend == "anthropic" and not creds.anthropic_api_key:
+        return (
+            "SCOREWIRE_ANTHROPIC_API_KEY",
+            f"the anthropic provider {ref.id} has no credentials: set "
+            "SCOREWIRE_ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY)",
+        )
+    return None
+
+
 def build_provider(ref: ProviderRef, creds: ProviderCredentials) -> Provider:
     """The client for `ref`; ValueError (for people) when its backend has no credentials."""
     if ref.backend == "echo":
         return EchoProvider(ref)
+    problem = provider_problem(ref, creds)
+    if problem is not None:
+        raise ValueError(problem[1])
     if ref.backend == "openai":
-        if not (creds.openai_api_key or creds.openai_base_url):
-            raise ValueError(
-                f"provider {ref.id}: set SCOREWIRE_OPENAI_API_KEY (or OPENAI_API_KEY), or "
-                "SCOREWIRE_OPENAI_BASE_URL for a local OpenAI-compatible server"
-            )
         # Local servers need no key, but the SDK insists on one.
         return OpenAIChatProvider(
             ref, api_key=creds.openai_api_key or "unused", base_url=creds.openai_base_url
         )
     if ref.backend == "gemini":
-        if not creds.gemini_api_key and not creds.gemini_base_url:
-            raise ValueError(f"provider {ref.id}: set GEMINI_API_KEY (or SCOREWIRE_GEMINI_API_KEY)")
         return OpenAIChatProvider(
             ref,
             api_key=creds.gemini_api_key or "unused",
             base_url=creds.gemini_base_url or GEMINI_BASE_URL,
         )
-    if not creds.anthropic_api_key:
-        raise ValueError(
-            f"provider {ref.id}: set SCOREWIRE_ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY)"
-        )
+    assert creds.anthropic_api_key is not None
     return AnthropicProvider(
         ref, api_key=creds.anthropic_api_key, base_url=creds.anthropic_base_url
     )

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
@@ -41,14 +41,23 @@ from typing import Any, TypeVar, cast
 from scorewire.core.context import CheckContext, Extraction
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.core.secrets import scrub
-from scorewire.judge.answers import BUDGET_EXHAUSTED, NO_JUDGE, Answer, Question
+from scorewire.judge.answers import BUDGET_EXHAUSTED, Answer, Question
 from scorewire.judge.backends.base import BackendError, Completion, JudgeBackend
 from scorewire.judge.budget import Budget, PeriodBudget, Reservation
 from scorewire.judge.cache import CachedAnswer, VerdictCache, verdict_key
-from scorewire.judge.models import BACKENDS, DEFAULT_MODELS, ModelRef, parse_model
+from scorewire.judge.models import DEFAULT_MODELS, ModelRef, parse_model
 from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 from scorewire.judge.prompts import ExampleLike, render_extract
 from scorewire.judge.retry import RetryPolicy
+from scorewire.judge.routing import (
+    HINTS,
+    Hint,
+    endpoints_from_settings,
+    judge_problem,
+    no_judge_message,
+    not_configured_message,
+    resolve,
+)
 from scorewire.judge.stats import JudgeStats
 from scorewire.judge.verdict import ExtractVerdict, VerdictError, parse_extraction
 from scorewire.settings import Settings
@@ -132,6 +141,7 @@ class JudgeService:
         server_budget: Budget | None = None,
         tenants_trust_each_other: bool = False,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        hints: Mapping[str, Hint] | None = None,
     ) -> None:
         self._backends = dict(backends)
         self._cache = cache
@@ -143,40 +153,50 @@ class JudgeService:
         self._temperature = temperature
         self._timeout_s = timeout_s
         self._retry = retry or RetryPolicy()
-        self._limits = {name: asyncio.Semaphore(concurrency) for name in self._backends}
+        # Keyed by the backend's own name (`gemini` when the OpenAI slot points there).
+        self._limits = {b.name: asyncio.Semaphore(concurrency) for b in self._backends.values()}
+        self._hints = dict(hints or HINTS)
         self.server_budget = server_budget
         """The server-wide budget per period, or None."""
         self.tenants_trust_each_other = tenants_trust_each_other
         """Whether a cache hit on another tenant's verdict may be reported as `cached`."""
         self._sleep = sleep
         self._flights: dict[str, _Flight] = {}
-        self._auto = next((b for b in BACKENDS if b in self._backends), None)
+        self.use_cache = True
+        """Whether verdicts are read from and written to the cache (`scorewire run
+        --no-cache` turns it off, with `share_calls`: every check makes its own call)."""
+        self.share_calls = True
+        """Whether identical questions in flight share one call."""
+        self._calls = itertools.count()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> JudgeService:
+    def from_settings(cls, settings: Settings, *, gemini: bool = False) -> JudgeService:
         """Build backends, cache, prices and budgets from settings (credentials from env).
 
-        Raises ValueError for an unusable `judge_model` or `cache_url`.
+        `gemini`: the OpenAI-compatible backend is Gemini's endpoint, built from the
+        Gemini settings only (`scorewire.judge.routing`). Raises ValueError for an
+        unusable `judge_model` or `cache_url`.
         """
         stats = JudgeStats()
         backends: dict[str, JudgeBackend] = {}
-        openai_key = _secret(settings.openai_api_key, "OPENAI_API_KEY")
-        openai_url = settings.openai_base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if openai_key or openai_url:
+        slots, hints = endpoints_from_settings(settings, gemini=gemini)
+        openai_slot = slots.get("openai")
+        if openai_slot is not None:
             from scorewire.judge.backends.openai_backend import OpenAIBackend
 
             # Local OpenAI-compatible servers (vLLM, Ollama) need no key, but the SDK
             # insists on one.
-            backends["openai"] = OpenAIBackend(api_key=openai_key or "unused", base_url=openai_url)
-        anthropic_key = _secret(settings.anthropic_api_key, "ANTHROPIC_API_KEY")
-        if anthropic_key:
+            backends["openai"] = OpenAIBackend(
+                api_key=openai_slot.api_key or "unused",
+                base_url=openai_slot.base_url,
+                name=openai_slot.name,
+            )
+        anthropic_slot = slots.get("anthropic")
+        if anthropic_slot is not None and anthropic_slot.api_key:
             from scorewire.judge.backends.anthropic_backend import AnthropicBackend
 
             backends["anthropic"] = AnthropicBackend(
-                api_key=anthropic_key,
-                base_url=settings.anthropic_base_url
-                or os.environ.get("ANTHROPIC_BASE_URL")
-                or None,
+                api_key=anthropic_slot.api_key, base_url=anthropic_slot.base_url
             )
         server_budget = (
             PeriodBudget(settings.judge_budget_usd, settings.judge_budget_period_s)
@@ -207,6 +227,7 @@ class JudgeService:
             concurrency=settings.judge_concurrency,
             server_budget=server_budget,
             tenants_trust_each_other=settings.tenants_trust_each_other,
+            hints=hints,
         )
 
     @property
@@ -233,25 +254,29 @@ class JudgeService:
         return route if isinstance(route, str) else f"{route[0].name}:{route[1]}"
 
     def _route(self, ref: ModelRef) -> tuple[JudgeBackend, str] | str:
-        default_backend = self._default.backend or self._auto
-        name = ref.backend or default_backend
-        if name is None:
-            return (
-                f"{NO_JUDGE}: set SCOREWIRE_OPENAI_API_KEY (or SCOREWIRE_OPENAI_BASE_URL) "
-                "or SCOREWIRE_ANTHROPIC_API_KEY"
-            )
-        backend = self._backends.get(name)
+        slot, model = resolve(ref, default=self._default, configured=self._backends)
+        if slot is None:
+            return no_judge_message(self._hints)
+        backend = self._backends.get(slot)
         if backend is None:
-            return (
-                f"the {name} judge backend is not configured: set SCOREWIRE_{name.upper()}_API_KEY"
-            )
-        if ref.model:
-            model = ref.model
-        elif name == default_backend and self._default.model:
-            model = self._default.model
-        else:
-            model = DEFAULT_MODELS[name]
-        return backend, model
+            # Not retried, and not reaching the network: there is nothing to call.
+            return not_configured_message(slot, self._hints)
+        return backend, model or DEFAULT_MODELS[slot]
+
+    def preflight(
+        self, model: str, *, budgeted: bool, credentials: bool = True
+    ) -> tuple[str, str, str] | None:
+        """Why a check naming judge `model` (`""`: the default) cannot be judged by this
+        service, as (kind, setting, message), or None (`routing.judge_problem`)."""
+        return judge_problem(
+            model,
+            configured=self._backends,
+            default=self._default,
+            prices=self.prices,
+            hints=self._hints,
+            budgeted=budgeted,
+            credentials=credentials,
+        )
 
     # --- asking ------------------------------------------------------------------------------
 
@@ -275,6 +300,8 @@ class JudgeService:
         tenant = ctx.tenant
         # Sharing a call in flight would tell a tenant another one asked the same.
         flight_key = key if self.tenants_trust_each_other else f"{key}\0{tenant or ''}"
+        if not self.share_calls:
+            flight_key = f"{flight_key}\0{next(self._calls)}"
         while True:
             flight = self._flights.get(flight_key)
             leader = flight is None
@@ -349,7 +376,7 @@ class JudgeService:
         model: str,
         question: Question[Any],
     ) -> _Outcome:
-        hit = await self._cache.get(key)
+        hit = await self._cache.get(key) if self.use_cache else None
         if hit is not None:
             try:
                 value = question.parse(scrub(hit.text))  # entries written before scrubbing
@@ -473,15 +500,16 @@ class JudgeService:
                 cost_usd=spent,
                 unpriced=unpriced,
             )
-        await self._cache.set(
-            key,
-            CachedAnswer(
-                completion.text,
-                completion.input_tokens,
-                completion.output_tokens,
-                flight.tenant,
-            ),
-        )
+        if self.use_cache:
+            await self._cache.set(
+                key,
+                CachedAnswer(
+                    completion.text,
+                    completion.input_tokens,
+                    completion.output_tokens,
+                    flight.tenant,
+                ),
+            )
         return _Outcome(value, cost_usd=spent, unpriced=unpriced)
 
     # --- money ---------------------------------------------------------------------------------
@@ -704,14 +732,6 @@ def _scrubbed(completion: Completion) -> Completion:
     if text == completion.text and refusal == completion.refusal:
         return completion
     return dataclasses.replace(completion, text=text, refusal=refusal)
-
-
-def _secret(value: Any, env_name: str) -> str | None:
-    if value is not None:
-        secret = value.get_secret_value()
-        if secret:
-            return cast(str, secret)
-    return os.environ.get(env_name) or None
 
 
 def _clip(text: str, limit: int = 200) -> str:

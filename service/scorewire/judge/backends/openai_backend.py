@@ -36,9 +36,11 @@ class OpenAIBackend:
     """A judge backend for any OpenAI-compatible `/chat/completions` endpoint."""
 
     name = "openai"
+    """`openai`, or what the endpoint is (`gemini`): every error and metric names it."""
 
-    def __init__(self, *, api_key: str, base_url: str | None = None) -> None:
+    def __init__(self, *, api_key: str, base_url: str | None = None, name: str = "openai") -> None:
         register(api_key)
+        self.name = name
         # max_retries=0: retries are ours (with Retry-After and the request deadline);
         # the SDK's would multiply them.
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
@@ -104,16 +106,16 @@ class OpenAIBackend:
                     f"could not reach the {self.name} judge", retryable=True
                 ) from None
             except openai.OpenAIError as err:
-                log.warning("openai judge: unreadable response (%s)", type(err).__name__)
+                log.warning("%s judge: unreadable response (%s)", self.name, type(err).__name__)
                 raise BackendError(
                     f"the {self.name} judge sent a malformed response", retryable=False
                 ) from None
             except ValueError as err:  # a body that is not JSON
-                log.warning("openai judge: unreadable response (%s)", type(err).__name__)
+                log.warning("%s judge: unreadable response (%s)", self.name, type(err).__name__)
                 raise BackendError(
                     f"the {self.name} judge sent a malformed response", retryable=False
                 ) from None
-            return _completion(resp)
+            return _completion(resp, self.name)
 
     def _fall_back(self, err: openai.APIStatusError, used: tuple[int, str]) -> bool:
         """Downgrade a feature the server rejected; True when the request should be resent."""
@@ -126,12 +128,14 @@ class OpenAIBackend:
         ):
             self._format += 1
             log.info(
-                "openai judge: server rejected a response_format; now %s", _FORMATS[self._format]
+                "%s judge: server rejected a response_format; now %s",
+                self.name,
+                _FORMATS[self._format],
             )
             return True
         if self._max_tokens_param == "max_tokens" and mentions(err.body, "max_tokens"):
             self._max_tokens_param = "max_completion_tokens"
-            log.info("openai judge: server rejected max_tokens; now max_completion_tokens")
+            log.info("%s judge: server rejected max_tokens; now max_completion_tokens", self.name)
             return True
         return False
 
@@ -140,10 +144,10 @@ class OpenAIBackend:
         await self._client.close()
 
 
-def _completion(resp: Any) -> Completion:
+def _completion(resp: Any, name: str = "openai") -> Completion:
     """Read a chat-completion JSON body; anything unexpected is a malformed response."""
     if not isinstance(resp, dict):
-        raise BackendError("the openai judge sent a malformed response", retryable=False)
+        raise BackendError(f"the {name} judge sent a malformed response", retryable=False)
     usage = resp.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     in_tok = usage.get("prompt_tokens")
