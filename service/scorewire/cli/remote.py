@@ -213,7 +213,13 @@ async def _run_batch(
     except error_type as err:
         violations = _server_violations(err, spec, group)
         if violations:
-            raise UsageError("the server refused the suite:", violations) from None
+            code = getattr(getattr(err, "code", None), "name", "")
+            title = (
+                "the server cannot run the suite (set these on the server):"
+                if code == "FAILED_PRECONDITION"
+                else "the server refused the suite:"
+            )
+            raise UsageError(title, violations) from None
         raise UsageError(f"the server failed: {err}") from None
     finally:
         run.cancel()

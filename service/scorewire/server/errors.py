@@ -16,7 +16,7 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
-from scorewire.core.errors import FieldViolation
+from scorewire.core.errors import FieldViolation, Precondition
 from scorewire.server.registration import Undecodable
 
 log = logging.getLogger("scorewire.server")
@@ -28,15 +28,20 @@ class RequestRejected(Exception):
     """Raised inside a handler to end the call with a rich status."""
 
     def __init__(
-        self, code: grpc.StatusCode, message: str, violations: Sequence[FieldViolation] = ()
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        violations: Sequence[FieldViolation] = (),
+        preconditions: Sequence[Precondition] = (),
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.violations = list(violations)
+        self.preconditions = list(preconditions)
 
 
-def _listing(violations: Sequence[FieldViolation]) -> str:
+def _listing(violations: Sequence[FieldViolation | Precondition]) -> str:
     head = "; ".join(str(v) for v in violations[:3])
     more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
     return head + more
@@ -53,6 +58,21 @@ def permission_denied(denials: Sequence[FieldViolation]) -> RequestRejected:
     """PERMISSION_DENIED naming every field the caller may not set (or read) as it asked."""
     return RequestRejected(
         grpc.StatusCode.PERMISSION_DENIED, f"permission denied: {_listing(denials)}", denials
+    )
+
+
+def failed_precondition(problems: Sequence[Precondition]) -> RequestRejected:
+    """FAILED_PRECONDITION: a well-formed request this server cannot run as configured.
+
+    Carries a google.rpc.PreconditionFailure (type = kind, subject = the setting to set,
+    description) and a BadRequest with the field paths, so that clients reading either
+    find where the suite names what is missing.
+    """
+    return RequestRejected(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        f"the suite cannot run on this server: {_listing(problems)}",
+        [FieldViolation(p.field, p.description) for p in problems],
+        problems,
     )
 
 
@@ -76,6 +96,19 @@ def to_grpc_status(err: RequestRejected) -> grpc.Status:
                         field=v.field, description=v.description[:_MAX_MESSAGE]
                     )
                     for v in err.violations[:200]
+                ]
+            )
+        )
+        status.details.append(detail)
+    if err.preconditions:
+        detail = any_pb2.Any()
+        detail.Pack(
+            error_details_pb2.PreconditionFailure(
+                violations=[
+                    error_details_pb2.PreconditionFailure.Violation(
+                        type=p.kind, subject=p.setting, description=p.description[:_MAX_MESSAGE]
+                    )
+                    for p in err.preconditions[:200]
                 ]
             )
         )

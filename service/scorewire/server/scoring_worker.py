@@ -36,6 +36,7 @@ from scorewire.server import convert
 from scorewire.server.plan_cache import PLAN_BYTES_PER_REGEX_INSTRUCTION, PlanCache
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_request_suite
+from scorewire.suites.preflight import judge_needs
 from scorewire.v1 import scoring_pb2 as pb
 
 WORKER_NICENESS = 5
@@ -75,6 +76,17 @@ class CheckName:
     type: str
 
 
+def _judge_models(src: PlanSource, checks: Any) -> tuple[tuple[str, str], ...]:
+    """The judge calls a plan may make, each at the path its check has in the request."""
+    yaml = bool(src.suite_yaml.strip())
+    return tuple(
+        judge_needs(
+            (f"suite_yaml.checks.{c.name}" if yaml else f"checks[{i}]", c)
+            for i, c in enumerate(checks)
+        )
+    )
+
+
 @dataclass(slots=True)
 class PlanInfo:
     """What the server learns about a compiled plan (it never holds the plan itself)."""
@@ -95,6 +107,9 @@ class PlanInfo:
     """Seconds the worker took to compile the plan."""
     ms_per_kb: float | None = None
     """The server's worst observed cost of a Score with this plan (ms per KiB of request)."""
+    judge_models: tuple[tuple[str, str], ...] = ()
+    """(field path, judge model as written, `""` for the default) of every judge call the
+    plan's checks may make: what the preflight checks before any call."""
 
     @property
     def names(self) -> list[str]:
@@ -320,6 +335,7 @@ class _Worker:
             plan.whole_text_caps,
             problem,
             compile_s=time.monotonic() - started,
+            judge_models=_judge_models(src, plan.checks),
         )
         return suite, info
 

@@ -21,7 +21,7 @@ import grpc
 from google.protobuf import json_format, struct_pb2
 from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
-from scorewire.core.errors import FieldViolation, SpecError
+from scorewire.core.errors import FieldViolation, Precondition, SpecError
 from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.cost import request_meter
@@ -40,6 +40,7 @@ from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
 from scorewire.server.errors import (
     RequestRejected,
+    failed_precondition,
     guarded_stream,
     guarded_unary,
     invalid_argument,
@@ -54,6 +55,7 @@ from scorewire.server.scoring_pool import CompileTimeout, ScoringPool
 from scorewire.server.security import current_token, principal
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import LoadedSuite, load_request_suite
+from scorewire.suites.preflight import check_judges
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 
@@ -315,6 +317,37 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._token_budgets[digest] = budget
         return budget
 
+    def _budgeted(self, budget_usd: float | None) -> bool:
+        """Whether a call's judge calls are held against some budget (the request's or the
+        suite's, the caller's token's, or the server's): then unpriced ones are refused."""
+        return (
+            budget_usd is not None
+            or self._settings.judge_budget_usd is not None
+            or (
+                self._settings.judge_budget_per_token_usd is not None
+                and current_token.get() is not None
+            )
+        )
+
+    def _preconditions(
+        self, info: sw.PlanInfo, budget_usd: float | None, *, credentials: bool = True
+    ) -> list[Precondition]:
+        """What the plan's judges need that this server lacks (cheap: no call is made)."""
+        if not info.judge_models:
+            return []
+        return check_judges(
+            info.judge_models,
+            self._judge,
+            budgeted=self._budgeted(budget_usd),
+            credentials=credentials,
+        )
+
+    def _preflight(self, info: sw.PlanInfo, budget_usd: float | None) -> None:
+        """FAILED_PRECONDITION before any judge call when a judge cannot be called."""
+        problems = self._preconditions(info, budget_usd)
+        if problems:
+            raise failed_precondition(problems)
+
     def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
         problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
         if problem is not None:
@@ -332,7 +365,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         )
         info = await self._plan(key, source, context)
         self._check_output(request.output.text, "output", info)
-        ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
+        budget_usd = request.budget_usd if request.HasField("budget_usd") else None
+        self._preflight(info, budget_usd)
+        ctx = self._context(context, budget_usd)
         if info.any_async:
             suite = await self._load_here(key, source)
             case = Case(
@@ -431,6 +466,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             # not yet by what the whole-text checks would read of them.
             raise resource_exhausted(*info.suite_case_problem)
         budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
+        self._preflight(info, budget)
         ctx = self._context(context, budget)
         builder = SummaryBuilder(info.names, info.types)
         if not info.any_async:
@@ -533,7 +569,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             compact=cfg.compact,
         )
         info = await self._plan(key, source, context)
-        ctx = self._context(context, cfg.budget_usd if cfg.HasField("budget_usd") else None)
+        budget_usd = cfg.budget_usd if cfg.HasField("budget_usd") else None
+        self._preflight(info, budget_usd)
+        ctx = self._context(context, budget_usd)
         if info.any_async:
             suite = await self._load_here(key, source)
             stream = streaming.stream_scores(
@@ -604,7 +642,19 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             return pb.ValidateSuiteResponse(
                 valid=False, problems=convert.violations_to_pb(err.violations)
             )
-        return pb.ValidateSuiteResponse(valid=True, suites=info.suites, checks=info.names)
+        problems = self._preconditions(info, info.settings.budget, credentials=not request.offline)
+        return pb.ValidateSuiteResponse(
+            valid=True,
+            suites=info.suites,
+            checks=info.names,
+            preconditions=[
+                pb.PreconditionProblem(
+                    field=p.field, setting=p.setting, description=p.description, kind=p.kind
+                )
+                for p in problems
+            ],
+            runnable=not problems,
+        )
 
     @property
     def observer(self) -> RunObserver | None:

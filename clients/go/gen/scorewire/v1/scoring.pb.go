@@ -1909,7 +1909,10 @@ type ValidateSuiteRequest struct {
 	// Structured checks, validated when `suite_yaml` is empty.
 	Checks []*CheckSpec `protobuf:"bytes,3,rep,name=checks,proto3" json:"checks,omitempty"`
 	// Compact one-line checks.
-	Compact       []string `protobuf:"bytes,4,rep,name=compact,proto3" json:"compact,omitempty"`
+	Compact []string `protobuf:"bytes,4,rep,name=compact,proto3" json:"compact,omitempty"`
+	// Skip the credential part of the preflight: report only what no configuration of
+	// credentials would fix here (judges without a price in a budgeted suite).
+	Offline       bool `protobuf:"varint,7,opt,name=offline,proto3" json:"offline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1972,6 +1975,88 @@ func (x *ValidateSuiteRequest) GetCompact() []string {
 	return nil
 }
 
+func (x *ValidateSuiteRequest) GetOffline() bool {
+	if x != nil {
+		return x.Offline
+	}
+	return false
+}
+
+// PreconditionProblem is one thing a well-formed suite needs that the server lacks:
+// a judge backend, its credentials, or a model's price.
+type PreconditionProblem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where the suite names what is missing, such as `checks[0]` or `suite_yaml.checks.tone`.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// The server setting that would fix it, such as `SCOREWIRE_ANTHROPIC_API_KEY`.
+	Setting string `protobuf:"bytes,2,opt,name=setting,proto3" json:"setting,omitempty"`
+	// What is missing and what to set, for people.
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// `BACKEND` (no judge backend at all), `CREDENTIALS` (the named backend has none) or
+	// `PRICE` (a budgeted run, and the model has no price and unpriced calls are refused).
+	Kind          string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreconditionProblem) Reset() {
+	*x = PreconditionProblem{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreconditionProblem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreconditionProblem) ProtoMessage() {}
+
+func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreconditionProblem.ProtoReflect.Descriptor instead.
+func (*PreconditionProblem) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *PreconditionProblem) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *PreconditionProblem) GetSetting() string {
+	if x != nil {
+		return x.Setting
+	}
+	return ""
+}
+
+func (x *PreconditionProblem) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *PreconditionProblem) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
 // FieldProblem is one problem found in a suite.
 type FieldProblem struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1985,7 +2070,7 @@ type FieldProblem struct {
 
 func (x *FieldProblem) Reset() {
 	*x = FieldProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2082,7 @@ func (x *FieldProblem) String() string {
 func (*FieldProblem) ProtoMessage() {}
 
 func (x *FieldProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2095,7 @@ func (x *FieldProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldProblem.ProtoReflect.Descriptor instead.
 func (*FieldProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FieldProblem) GetField() string {
@@ -2037,14 +2122,19 @@ type ValidateSuiteResponse struct {
 	// Names of the suites the document defines.
 	Suites []string `protobuf:"bytes,3,rep,name=suites,proto3" json:"suites,omitempty"`
 	// Names of the checks the selected suite (or the check list) would run.
-	Checks        []string `protobuf:"bytes,4,rep,name=checks,proto3" json:"checks,omitempty"`
+	Checks []string `protobuf:"bytes,4,rep,name=checks,proto3" json:"checks,omitempty"`
+	// What the suite needs that this server lacks (preflight); empty when it can run here.
+	// `valid` is about the suite's form and stays true when only these are found.
+	Preconditions []*PreconditionProblem `protobuf:"bytes,5,rep,name=preconditions,proto3" json:"preconditions,omitempty"`
+	// True when the suite loads and every precondition is met: RunSuite would start it.
+	Runnable      bool `protobuf:"varint,6,opt,name=runnable,proto3" json:"runnable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ValidateSuiteResponse) Reset() {
 	*x = ValidateSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2146,7 @@ func (x *ValidateSuiteResponse) String() string {
 func (*ValidateSuiteResponse) ProtoMessage() {}
 
 func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2159,7 @@ func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteResponse.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ValidateSuiteResponse) GetValid() bool {
@@ -2098,6 +2188,20 @@ func (x *ValidateSuiteResponse) GetChecks() []string {
 		return x.Checks
 	}
 	return nil
+}
+
+func (x *ValidateSuiteResponse) GetPreconditions() []*PreconditionProblem {
+	if x != nil {
+		return x.Preconditions
+	}
+	return nil
+}
+
+func (x *ValidateSuiteResponse) GetRunnable() bool {
+	if x != nil {
+		return x.Runnable
+	}
+	return false
 }
 
 var File_scorewire_v1_scoring_proto protoreflect.FileDescriptor
@@ -2256,22 +2360,30 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"uses_judge\x18\x05 \x01(\bR\tusesJudge\x12\x18\n" +
 	"\aaliases\x18\x06 \x03(\tR\aaliases\"E\n" +
 	"\x12ListChecksResponse\x12/\n" +
-	"\x06checks\x18\x01 \x03(\v2\x17.scorewire.v1.CheckInfoR\x06checks\"\x9f\x01\n" +
+	"\x06checks\x18\x01 \x03(\v2\x17.scorewire.v1.CheckInfoR\x06checks\"\xb9\x01\n" +
 	"\x14ValidateSuiteRequest\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
 	"\n" +
 	"suite_name\x18\x02 \x01(\tR\tsuiteName\x12/\n" +
 	"\x06checks\x18\x03 \x03(\v2\x17.scorewire.v1.CheckSpecR\x06checks\x12\x18\n" +
-	"\acompact\x18\x04 \x03(\tR\acompact\"F\n" +
+	"\acompact\x18\x04 \x03(\tR\acompact\x12\x18\n" +
+	"\aoffline\x18\a \x01(\bR\aoffline\"{\n" +
+	"\x13PreconditionProblem\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x18\n" +
+	"\asetting\x18\x02 \x01(\tR\asetting\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"F\n" +
 	"\fFieldProblem\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x95\x01\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"\xfa\x01\n" +
 	"\x15ValidateSuiteResponse\x12\x14\n" +
 	"\x05valid\x18\x01 \x01(\bR\x05valid\x126\n" +
 	"\bproblems\x18\x02 \x03(\v2\x1a.scorewire.v1.FieldProblemR\bproblems\x12\x16\n" +
 	"\x06suites\x18\x03 \x03(\tR\x06suites\x12\x16\n" +
-	"\x06checks\x18\x04 \x03(\tR\x06checks*a\n" +
+	"\x06checks\x18\x04 \x03(\tR\x06checks\x12G\n" +
+	"\rpreconditions\x18\x05 \x03(\v2!.scorewire.v1.PreconditionProblemR\rpreconditions\x12\x1a\n" +
+	"\brunnable\x18\x06 \x01(\bR\brunnable*a\n" +
 	"\vExampleKind\x12\x1c\n" +
 	"\x18EXAMPLE_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15EXAMPLE_KIND_POSITIVE\x10\x01\x12\x19\n" +
@@ -2298,7 +2410,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),              // 0: scorewire.v1.ExampleKind
 	(*Sample)(nil),                // 1: scorewire.v1.Sample
@@ -2325,19 +2437,20 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*CheckInfo)(nil),             // 22: scorewire.v1.CheckInfo
 	(*ListChecksResponse)(nil),    // 23: scorewire.v1.ListChecksResponse
 	(*ValidateSuiteRequest)(nil),  // 24: scorewire.v1.ValidateSuiteRequest
-	(*FieldProblem)(nil),          // 25: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil), // 26: scorewire.v1.ValidateSuiteResponse
-	(*structpb.Value)(nil),        // 27: google.protobuf.Value
-	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
+	(*PreconditionProblem)(nil),   // 25: scorewire.v1.PreconditionProblem
+	(*FieldProblem)(nil),          // 26: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil), // 27: scorewire.v1.ValidateSuiteResponse
+	(*structpb.Value)(nil),        // 28: google.protobuf.Value
+	(*structpb.Struct)(nil),       // 29: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	27, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	27, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	28, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	27, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	28, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	28, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	28, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	29, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	28, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	29, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	28, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	29, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	4,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	3,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	5,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
@@ -2361,25 +2474,26 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	17, // 27: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
 	18, // 28: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
 	6,  // 29: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	28, // 30: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	29, // 30: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
 	22, // 31: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
 	4,  // 32: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	25, // 33: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	7,  // 34: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	11, // 35: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	19, // 36: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	21, // 37: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	24, // 38: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	8,  // 39: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	16, // 40: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	20, // 41: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	23, // 42: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	26, // 43: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	39, // [39:44] is the sub-list for method output_type
-	34, // [34:39] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	26, // 33: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	25, // 34: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	7,  // 35: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	11, // 36: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	19, // 37: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	21, // 38: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	24, // 39: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	8,  // 40: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	16, // 41: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	20, // 42: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	23, // 43: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	27, // 44: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	40, // [40:45] is the sub-list for method output_type
+	35, // [35:40] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -2405,7 +2519,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -45,16 +45,22 @@ type ScoringServiceClient interface {
 	// check, in request order (structured checks first, then compact checks).
 	// Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
 	// request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+	// Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+	// server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+	// and a BadRequest name the field and the setting to set).
 	Score(ctx context.Context, in *ScoreRequest, opts ...grpc.CallOption) (*ScoreResponse, error)
 	// RunSuite scores a batch of cases against a suite and streams results as cases
 	// complete, batched several results per message, then exactly one summary event.
 	// Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
 	// (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+	// Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+	// cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
 	RunSuite(ctx context.Context, in *RunSuiteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunSuiteResponse], error)
 	// ScoreStream scores cases as they arrive. The first request must carry `config`
 	// (the checks); every later request carries one case, and each response echoes that
 	// case's `request_id`. Responses arrive in completion order, not request order.
-	// Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+	// Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+	// and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
 	ScoreStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScoreStreamRequest, ScoreStreamResponse], error)
 	// ListChecks returns the catalog: every canonical check type with its description,
 	// the JSON Schema of its parameters and its aliases. Types that only work in the
@@ -62,7 +68,8 @@ type ScoringServiceClient interface {
 	ListChecks(ctx context.Context, in *ListChecksRequest, opts ...grpc.CallOption) (*ListChecksResponse, error)
 	// ValidateSuite loads a suite (or structured checks) without running anything and
 	// returns every problem found, each with its field path. It does not fail with
-	// INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+	// INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+	// but could not run on this server (preflight) is answered with `preconditions`.
 	ValidateSuite(ctx context.Context, in *ValidateSuiteRequest, opts ...grpc.CallOption) (*ValidateSuiteResponse, error)
 }
 
@@ -147,16 +154,22 @@ type ScoringServiceServer interface {
 	// check, in request order (structured checks first, then compact checks).
 	// Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
 	// request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+	// Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+	// server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+	// and a BadRequest name the field and the setting to set).
 	Score(context.Context, *ScoreRequest) (*ScoreResponse, error)
 	// RunSuite scores a batch of cases against a suite and streams results as cases
 	// complete, batched several results per message, then exactly one summary event.
 	// Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
 	// (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+	// Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+	// cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
 	RunSuite(*RunSuiteRequest, grpc.ServerStreamingServer[RunSuiteResponse]) error
 	// ScoreStream scores cases as they arrive. The first request must carry `config`
 	// (the checks); every later request carries one case, and each response echoes that
 	// case's `request_id`. Responses arrive in completion order, not request order.
-	// Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+	// Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+	// and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
 	ScoreStream(grpc.BidiStreamingServer[ScoreStreamRequest, ScoreStreamResponse]) error
 	// ListChecks returns the catalog: every canonical check type with its description,
 	// the JSON Schema of its parameters and its aliases. Types that only work in the
@@ -164,7 +177,8 @@ type ScoringServiceServer interface {
 	ListChecks(context.Context, *ListChecksRequest) (*ListChecksResponse, error)
 	// ValidateSuite loads a suite (or structured checks) without running anything and
 	// returns every problem found, each with its field path. It does not fail with
-	// INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+	// INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+	// but could not run on this server (preflight) is answered with `preconditions`.
 	ValidateSuite(context.Context, *ValidateSuiteRequest) (*ValidateSuiteResponse, error)
 	mustEmbedUnimplementedScoringServiceServer()
 }

@@ -996,10 +996,15 @@ class ValidateSuiteRequest(_message.Message):
     SUITE_NAME_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
     COMPACT_FIELD_NUMBER: _builtins.int
+    OFFLINE_FIELD_NUMBER: _builtins.int
     suite_yaml: _builtins.str
     """A suite document in YAML."""
     suite_name: _builtins.str
     """A suite of the document to check the selection of; optional."""
+    offline: _builtins.bool
+    """Skip the credential part of the preflight: report only what no configuration of
+    credentials would fix here (judges without a price in a budgeted suite).
+    """
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckSpec]:
         """Structured checks, validated when `suite_yaml` is empty."""
@@ -1015,14 +1020,53 @@ class ValidateSuiteRequest(_message.Message):
         suite_name: _builtins.str = ...,
         checks: _abc.Iterable[Global___CheckSpec] | None = ...,
         compact: _abc.Iterable[_builtins.str] | None = ...,
+        offline: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "compact", b"compact", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "compact", b"compact", "offline", b"offline", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ValidateSuiteRequest: _TypeAlias = ValidateSuiteRequest  # noqa: Y015
+
+@_typing.final
+class PreconditionProblem(_message.Message):
+    """PreconditionProblem is one thing a well-formed suite needs that the server lacks:
+    a judge backend, its credentials, or a model's price.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIELD_FIELD_NUMBER: _builtins.int
+    SETTING_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    field: _builtins.str
+    """Where the suite names what is missing, such as `checks[0]` or `suite_yaml.checks.tone`."""
+    setting: _builtins.str
+    """The server setting that would fix it, such as `SCOREWIRE_ANTHROPIC_API_KEY`."""
+    description: _builtins.str
+    """What is missing and what to set, for people."""
+    kind: _builtins.str
+    """`BACKEND` (no judge backend at all), `CREDENTIALS` (the named backend has none) or
+    `PRICE` (a budgeted run, and the model has no price and unpriced calls are refused).
+    """
+    def __init__(
+        self,
+        *,
+        field: _builtins.str = ...,
+        setting: _builtins.str = ...,
+        description: _builtins.str = ...,
+        kind: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "field", b"field", "kind", b"kind", "setting", b"setting"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PreconditionProblem: _TypeAlias = PreconditionProblem  # noqa: Y015
 
 @_typing.final
 class FieldProblem(_message.Message):
@@ -1060,8 +1104,12 @@ class ValidateSuiteResponse(_message.Message):
     PROBLEMS_FIELD_NUMBER: _builtins.int
     SUITES_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
+    PRECONDITIONS_FIELD_NUMBER: _builtins.int
+    RUNNABLE_FIELD_NUMBER: _builtins.int
     valid: _builtins.bool
     """True when the suite loads without problems."""
+    runnable: _builtins.bool
+    """True when the suite loads and every precondition is met: RunSuite would start it."""
     @_builtins.property
     def problems(self) -> _containers.RepeatedCompositeFieldContainer[Global___FieldProblem]:
         """Every problem found."""
@@ -1074,6 +1122,12 @@ class ValidateSuiteResponse(_message.Message):
     def checks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Names of the checks the selected suite (or the check list) would run."""
 
+    @_builtins.property
+    def preconditions(self) -> _containers.RepeatedCompositeFieldContainer[Global___PreconditionProblem]:
+        """What the suite needs that this server lacks (preflight); empty when it can run here.
+        `valid` is about the suite's form and stays true when only these are found.
+        """
+
     def __init__(
         self,
         *,
@@ -1081,10 +1135,12 @@ class ValidateSuiteResponse(_message.Message):
         problems: _abc.Iterable[Global___FieldProblem] | None = ...,
         suites: _abc.Iterable[_builtins.str] | None = ...,
         checks: _abc.Iterable[_builtins.str] | None = ...,
+        preconditions: _abc.Iterable[Global___PreconditionProblem] | None = ...,
+        runnable: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "problems", b"problems", "suites", b"suites", "valid", b"valid"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "preconditions", b"preconditions", "problems", b"problems", "runnable", b"runnable", "suites", b"suites", "valid", b"valid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

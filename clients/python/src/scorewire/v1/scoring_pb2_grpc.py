@@ -73,6 +73,9 @@ class ScoringServiceServicer:
         check, in request order (structured checks first, then compact checks).
         Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
         request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+        Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+        server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+        and a BadRequest name the field and the setting to set).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -83,6 +86,8 @@ class ScoringServiceServicer:
         complete, batched several results per message, then exactly one summary event.
         Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
         (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+        Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+        cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -92,7 +97,8 @@ class ScoringServiceServicer:
         """ScoreStream scores cases as they arrive. The first request must carry `config`
         (the checks); every later request carries one case, and each response echoes that
         case's `request_id`. Responses arrive in completion order, not request order.
-        Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+        Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+        and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -110,7 +116,8 @@ class ScoringServiceServicer:
     def ValidateSuite(self, request, context):
         """ValidateSuite loads a suite (or structured checks) without running anything and
         returns every problem found, each with its field path. It does not fail with
-        INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+        INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+        but could not run on this server (preflight) is answered with `preconditions`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

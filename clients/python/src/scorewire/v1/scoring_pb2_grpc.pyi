@@ -47,18 +47,24 @@ class ScoringServiceStub:
     check, in request order (structured checks first, then compact checks).
     Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
     request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+    Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+    server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+    and a BadRequest name the field and the setting to set).
     """
     RunSuite: _grpc.UnaryStreamMultiCallable[_scoring_pb2.RunSuiteRequest, _scoring_pb2.RunSuiteResponse]
     """RunSuite scores a batch of cases against a suite and streams results as cases
     complete, batched several results per message, then exactly one summary event.
     Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
     (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+    Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+    cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
     """
     ScoreStream: _grpc.StreamStreamMultiCallable[_scoring_pb2.ScoreStreamRequest, _scoring_pb2.ScoreStreamResponse]
     """ScoreStream scores cases as they arrive. The first request must carry `config`
     (the checks); every later request carries one case, and each response echoes that
     case's `request_id`. Responses arrive in completion order, not request order.
-    Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+    Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+    and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
     """
     ListChecks: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ListChecksRequest, _scoring_pb2.ListChecksResponse]
     """ListChecks returns the catalog: every canonical check type with its description,
@@ -68,7 +74,8 @@ class ScoringServiceStub:
     ValidateSuite: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.ValidateSuiteRequest, _scoring_pb2.ValidateSuiteResponse]
     """ValidateSuite loads a suite (or structured checks) without running anything and
     returns every problem found, each with its field path. It does not fail with
-    INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+    INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+    but could not run on this server (preflight) is answered with `preconditions`.
     """
 
 @_typing.type_check_only
@@ -83,18 +90,24 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     check, in request order (structured checks first, then compact checks).
     Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
     request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+    Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+    server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+    and a BadRequest name the field and the setting to set).
     """
     RunSuite: _aio.UnaryStreamMultiCallable[_scoring_pb2.RunSuiteRequest, _scoring_pb2.RunSuiteResponse]  # type: ignore[assignment]
     """RunSuite scores a batch of cases against a suite and streams results as cases
     complete, batched several results per message, then exactly one summary event.
     Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
     (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+    Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+    cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
     """
     ScoreStream: _aio.StreamStreamMultiCallable[_scoring_pb2.ScoreStreamRequest, _scoring_pb2.ScoreStreamResponse]  # type: ignore[assignment]
     """ScoreStream scores cases as they arrive. The first request must carry `config`
     (the checks); every later request carries one case, and each response echoes that
     case's `request_id`. Responses arrive in completion order, not request order.
-    Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+    Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+    and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
     """
     ListChecks: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ListChecksRequest, _scoring_pb2.ListChecksResponse]  # type: ignore[assignment]
     """ListChecks returns the catalog: every canonical check type with its description,
@@ -104,7 +117,8 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     ValidateSuite: _aio.UnaryUnaryMultiCallable[_scoring_pb2.ValidateSuiteRequest, _scoring_pb2.ValidateSuiteResponse]  # type: ignore[assignment]
     """ValidateSuite loads a suite (or structured checks) without running anything and
     returns every problem found, each with its field path. It does not fail with
-    INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+    INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+    but could not run on this server (preflight) is answered with `preconditions`.
     """
 
 class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -122,6 +136,9 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         check, in request order (structured checks first, then compact checks).
         Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
         request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+        Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+        server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+        and a BadRequest name the field and the setting to set).
         """
 
     @_abc_1.abstractmethod
@@ -134,6 +151,8 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         complete, batched several results per message, then exactly one summary event.
         Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
         (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+        Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+        cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
         """
 
     @_abc_1.abstractmethod
@@ -145,7 +164,8 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         """ScoreStream scores cases as they arrive. The first request must carry `config`
         (the checks); every later request carries one case, and each response echoes that
         case's `request_id`. Responses arrive in completion order, not request order.
-        Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+        Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+        and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
         """
 
     @_abc_1.abstractmethod
@@ -167,7 +187,8 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_scoring_pb2.ValidateSuiteResponse, _abc.Awaitable[_scoring_pb2.ValidateSuiteResponse]]:
         """ValidateSuite loads a suite (or structured checks) without running anything and
         returns every problem found, each with its field path. It does not fail with
-        INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+        INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+        but could not run on this server (preflight) is answered with `preconditions`.
         """
 
 def add_ScoringServiceServicer_to_server(servicer: ScoringServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

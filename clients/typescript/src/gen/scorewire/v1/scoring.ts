@@ -466,6 +466,29 @@ export interface ValidateSuiteRequest {
   checks: CheckSpec[];
   /** Compact one-line checks. */
   compact: string[];
+  /**
+   * Skip the credential part of the preflight: report only what no configuration of
+   * credentials would fix here (judges without a price in a budgeted suite).
+   */
+  offline: boolean;
+}
+
+/**
+ * PreconditionProblem is one thing a well-formed suite needs that the server lacks:
+ * a judge backend, its credentials, or a model's price.
+ */
+export interface PreconditionProblem {
+  /** Where the suite names what is missing, such as `checks[0]` or `suite_yaml.checks.tone`. */
+  field: string;
+  /** The server setting that would fix it, such as `SCOREWIRE_ANTHROPIC_API_KEY`. */
+  setting: string;
+  /** What is missing and what to set, for people. */
+  description: string;
+  /**
+   * `BACKEND` (no judge backend at all), `CREDENTIALS` (the named backend has none) or
+   * `PRICE` (a budgeted run, and the model has no price and unpriced calls are refused).
+   */
+  kind: string;
 }
 
 /** FieldProblem is one problem found in a suite. */
@@ -486,6 +509,13 @@ export interface ValidateSuiteResponse {
   suites: string[];
   /** Names of the checks the selected suite (or the check list) would run. */
   checks: string[];
+  /**
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   */
+  preconditions: PreconditionProblem[];
+  /** True when the suite loads and every precondition is met: RunSuite would start it. */
+  runnable: boolean;
 }
 
 function createBaseSample(): Sample {
@@ -3458,7 +3488,7 @@ export const ListChecksResponse: MessageFns<ListChecksResponse> = {
 };
 
 function createBaseValidateSuiteRequest(): ValidateSuiteRequest {
-  return { suiteYaml: "", suiteName: "", checks: [], compact: [] };
+  return { suiteYaml: "", suiteName: "", checks: [], compact: [], offline: false };
 }
 
 export const ValidateSuiteRequest: MessageFns<ValidateSuiteRequest> = {
@@ -3474,6 +3504,9 @@ export const ValidateSuiteRequest: MessageFns<ValidateSuiteRequest> = {
     }
     for (const v of message.compact) {
       writer.uint32(34).string(v!);
+    }
+    if (message.offline !== false) {
+      writer.uint32(56).bool(message.offline);
     }
     return writer;
   },
@@ -3523,6 +3556,14 @@ export const ValidateSuiteRequest: MessageFns<ValidateSuiteRequest> = {
             message.compact.push(reader.string());
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.offline = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3549,6 +3590,7 @@ export const ValidateSuiteRequest: MessageFns<ValidateSuiteRequest> = {
         : "",
       checks: globalThis.Array.isArray(object?.checks) ? object.checks.map((e: any) => CheckSpec.fromJSON(e)) : [],
       compact: globalThis.Array.isArray(object?.compact) ? object.compact.map((e: any) => globalThis.String(e)) : [],
+      offline: isSet(object.offline) ? globalThis.Boolean(object.offline) : false,
     };
   },
 
@@ -3566,6 +3608,9 @@ export const ValidateSuiteRequest: MessageFns<ValidateSuiteRequest> = {
     if (message.compact?.length) {
       obj.compact = message.compact;
     }
+    if (message.offline !== false) {
+      obj.offline = message.offline;
+    }
     return obj;
   },
 
@@ -3578,6 +3623,124 @@ export const ValidateSuiteRequest: MessageFns<ValidateSuiteRequest> = {
     message.suiteName = object.suiteName ?? "";
     message.checks = object.checks?.map((e) => CheckSpec.fromPartial(e)) || [];
     message.compact = object.compact?.map((e) => e) || [];
+    message.offline = object.offline ?? false;
+    return message;
+  },
+};
+
+function createBasePreconditionProblem(): PreconditionProblem {
+  return { field: "", setting: "", description: "", kind: "" };
+}
+
+export const PreconditionProblem: MessageFns<PreconditionProblem> = {
+  encode(message: PreconditionProblem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== "") {
+      writer.uint32(10).string(message.field);
+    }
+    if (message.setting !== "") {
+      writer.uint32(18).string(message.setting);
+    }
+    if (message.description !== "") {
+      writer.uint32(26).string(message.description);
+    }
+    if (message.kind !== "") {
+      writer.uint32(34).string(message.kind);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PreconditionProblem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePreconditionProblem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.setting = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PreconditionProblem {
+    return {
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      setting: isSet(object.setting) ? globalThis.String(object.setting) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+    };
+  },
+
+  toJSON(message: PreconditionProblem): unknown {
+    const obj: any = {};
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.setting !== "") {
+      obj.setting = message.setting;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PreconditionProblem>): PreconditionProblem {
+    return PreconditionProblem.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PreconditionProblem>): PreconditionProblem {
+    const message = createBasePreconditionProblem();
+    message.field = object.field ?? "";
+    message.setting = object.setting ?? "";
+    message.description = object.description ?? "";
+    message.kind = object.kind ?? "";
     return message;
   },
 };
@@ -3668,7 +3831,7 @@ export const FieldProblem: MessageFns<FieldProblem> = {
 };
 
 function createBaseValidateSuiteResponse(): ValidateSuiteResponse {
-  return { valid: false, problems: [], suites: [], checks: [] };
+  return { valid: false, problems: [], suites: [], checks: [], preconditions: [], runnable: false };
 }
 
 export const ValidateSuiteResponse: MessageFns<ValidateSuiteResponse> = {
@@ -3684,6 +3847,12 @@ export const ValidateSuiteResponse: MessageFns<ValidateSuiteResponse> = {
     }
     for (const v of message.checks) {
       writer.uint32(34).string(v!);
+    }
+    for (const v of message.preconditions) {
+      PreconditionProblem.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.runnable !== false) {
+      writer.uint32(48).bool(message.runnable);
     }
     return writer;
   },
@@ -3733,6 +3902,22 @@ export const ValidateSuiteResponse: MessageFns<ValidateSuiteResponse> = {
             message.checks.push(reader.string());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.preconditions.push(PreconditionProblem.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.runnable = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3753,6 +3938,10 @@ export const ValidateSuiteResponse: MessageFns<ValidateSuiteResponse> = {
         : [],
       suites: globalThis.Array.isArray(object?.suites) ? object.suites.map((e: any) => globalThis.String(e)) : [],
       checks: globalThis.Array.isArray(object?.checks) ? object.checks.map((e: any) => globalThis.String(e)) : [],
+      preconditions: globalThis.Array.isArray(object?.preconditions)
+        ? object.preconditions.map((e: any) => PreconditionProblem.fromJSON(e))
+        : [],
+      runnable: isSet(object.runnable) ? globalThis.Boolean(object.runnable) : false,
     };
   },
 
@@ -3770,6 +3959,12 @@ export const ValidateSuiteResponse: MessageFns<ValidateSuiteResponse> = {
     if (message.checks?.length) {
       obj.checks = message.checks;
     }
+    if (message.preconditions?.length) {
+      obj.preconditions = message.preconditions.map((e) => PreconditionProblem.toJSON(e));
+    }
+    if (message.runnable !== false) {
+      obj.runnable = message.runnable;
+    }
     return obj;
   },
 
@@ -3782,6 +3977,8 @@ export const ValidateSuiteResponse: MessageFns<ValidateSuiteResponse> = {
     message.problems = object.problems?.map((e) => FieldProblem.fromPartial(e)) || [];
     message.suites = object.suites?.map((e) => e) || [];
     message.checks = object.checks?.map((e) => e) || [];
+    message.preconditions = object.preconditions?.map((e) => PreconditionProblem.fromPartial(e)) || [];
+    message.runnable = object.runnable ?? false;
     return message;
   },
 };
@@ -3797,6 +3994,9 @@ export const ScoringServiceService = {
    * check, in request order (structured checks first, then compact checks).
    * Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
    * request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+   * Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+   * server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+   * and a BadRequest name the field and the setting to set).
    */
   score: {
     path: "/scorewire.v1.ScoringService/Score" as const,
@@ -3812,6 +4012,8 @@ export const ScoringServiceService = {
    * complete, batched several results per message, then exactly one summary event.
    * Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
    * (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+   * Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+   * cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
    */
   runSuite: {
     path: "/scorewire.v1.ScoringService/RunSuite" as const,
@@ -3826,7 +4028,8 @@ export const ScoringServiceService = {
    * ScoreStream scores cases as they arrive. The first request must carry `config`
    * (the checks); every later request carries one case, and each response echoes that
    * case's `request_id`. Responses arrive in completion order, not request order.
-   * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+   * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+   * and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
    */
   scoreStream: {
     path: "/scorewire.v1.ScoringService/ScoreStream" as const,
@@ -3854,7 +4057,8 @@ export const ScoringServiceService = {
   /**
    * ValidateSuite loads a suite (or structured checks) without running anything and
    * returns every problem found, each with its field path. It does not fail with
-   * INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+   * INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+   * but could not run on this server (preflight) is answered with `preconditions`.
    */
   validateSuite: {
     path: "/scorewire.v1.ScoringService/ValidateSuite" as const,
@@ -3874,6 +4078,9 @@ export interface ScoringServiceServer extends UntypedServiceImplementation {
    * check, in request order (structured checks first, then compact checks).
    * Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
    * request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+   * Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+   * server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+   * and a BadRequest name the field and the setting to set).
    */
   score: handleUnaryCall<ScoreRequest, ScoreResponse>;
   /**
@@ -3881,13 +4088,16 @@ export interface ScoringServiceServer extends UntypedServiceImplementation {
    * complete, batched several results per message, then exactly one summary event.
    * Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
    * (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+   * Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+   * cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
    */
   runSuite: handleServerStreamingCall<RunSuiteRequest, RunSuiteResponse>;
   /**
    * ScoreStream scores cases as they arrive. The first request must carry `config`
    * (the checks); every later request carries one case, and each response echoes that
    * case's `request_id`. Responses arrive in completion order, not request order.
-   * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+   * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+   * and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
    */
   scoreStream: handleBidiStreamingCall<ScoreStreamRequest, ScoreStreamResponse>;
   /**
@@ -3899,7 +4109,8 @@ export interface ScoringServiceServer extends UntypedServiceImplementation {
   /**
    * ValidateSuite loads a suite (or structured checks) without running anything and
    * returns every problem found, each with its field path. It does not fail with
-   * INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+   * INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+   * but could not run on this server (preflight) is answered with `preconditions`.
    */
   validateSuite: handleUnaryCall<ValidateSuiteRequest, ValidateSuiteResponse>;
 }
@@ -3910,6 +4121,9 @@ export interface ScoringServiceClient extends Client {
    * check, in request order (structured checks first, then compact checks).
    * Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
    * request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+   * Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+   * server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+   * and a BadRequest name the field and the setting to set).
    */
   score(
     request: ScoreRequest,
@@ -3931,6 +4145,8 @@ export interface ScoringServiceClient extends Client {
    * complete, batched several results per message, then exactly one summary event.
    * Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
    * (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+   * Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+   * cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
    */
   runSuite(request: RunSuiteRequest, options?: Partial<CallOptions>): ClientReadableStream<RunSuiteResponse>;
   runSuite(
@@ -3942,7 +4158,8 @@ export interface ScoringServiceClient extends Client {
    * ScoreStream scores cases as they arrive. The first request must carry `config`
    * (the checks); every later request carries one case, and each response echoes that
    * case's `request_id`. Responses arrive in completion order, not request order.
-   * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+   * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+   * and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
    */
   scoreStream(): ClientDuplexStream<ScoreStreamRequest, ScoreStreamResponse>;
   scoreStream(options: Partial<CallOptions>): ClientDuplexStream<ScoreStreamRequest, ScoreStreamResponse>;
@@ -3973,7 +4190,8 @@ export interface ScoringServiceClient extends Client {
   /**
    * ValidateSuite loads a suite (or structured checks) without running anything and
    * returns every problem found, each with its field path. It does not fail with
-   * INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+   * INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+   * but could not run on this server (preflight) is answered with `preconditions`.
    */
   validateSuite(
     request: ValidateSuiteRequest,

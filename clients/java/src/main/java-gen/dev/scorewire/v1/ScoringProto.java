@@ -147,6 +147,11 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_ValidateSuiteRequest_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_PreconditionProblem_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_PreconditionProblem_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_scorewire_v1_FieldProblem_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -241,30 +246,35 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "\022.\n\rparams_schema\030\004 \001(\0132\027.google.protobu" +
       "f.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030" +
       "\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006checks\030\001 " +
-      "\003(\0132\027.scorewire.v1.CheckInfo\"x\n\024Validate" +
-      "SuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuit" +
-      "e_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire" +
-      ".v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\"2\n\014FieldP" +
-      "roblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001" +
-      "(\t\"t\n\025ValidateSuiteResponse\022\r\n\005valid\030\001 \001" +
-      "(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1.Fiel" +
-      "dProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t" +
-      "*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECIF" +
-      "IED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAM" +
-      "PLE_KIND_NEGATIVE\020\0022\242\003\n\016ScoringService\022@" +
-      "\n\005Score\022\032.scorewire.v1.ScoreRequest\032\033.sc" +
-      "orewire.v1.ScoreResponse\022K\n\010RunSuite\022\035.s" +
-      "corewire.v1.RunSuiteRequest\032\036.scorewire." +
-      "v1.RunSuiteResponse0\001\022V\n\013ScoreStream\022 .s" +
-      "corewire.v1.ScoreStreamRequest\032!.scorewi" +
-      "re.v1.ScoreStreamResponse(\0010\001\022O\n\nListChe" +
-      "cks\022\037.scorewire.v1.ListChecksRequest\032 .s" +
-      "corewire.v1.ListChecksResponse\022X\n\rValida" +
-      "teSuite\022\".scorewire.v1.ValidateSuiteRequ" +
-      "est\032#.scorewire.v1.ValidateSuiteResponse" +
-      "Bj\n\020dev.scorewire.v1B\014ScoringProtoP\001ZFgi" +
-      "thub.com/scorewire/scorewire/clients/go/" +
-      "gen/scorewire/v1;scorewirev1b\006proto3"
+      "\003(\0132\027.scorewire.v1.CheckInfo\"\211\001\n\024Validat" +
+      "eSuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsui" +
+      "te_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewir" +
+      "e.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\017\n\007offli" +
+      "ne\030\007 \001(\010\"X\n\023PreconditionProblem\022\r\n\005field" +
+      "\030\001 \001(\t\022\017\n\007setting\030\002 \001(\t\022\023\n\013description\030\003" +
+      " \001(\t\022\014\n\004kind\030\004 \001(\t\"2\n\014FieldProblem\022\r\n\005fi" +
+      "eld\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\"\300\001\n\025Valid" +
+      "ateSuiteResponse\022\r\n\005valid\030\001 \001(\010\022,\n\010probl" +
+      "ems\030\002 \003(\0132\032.scorewire.v1.FieldProblem\022\016\n" +
+      "\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t\0228\n\rprecond" +
+      "itions\030\005 \003(\0132!.scorewire.v1.Precondition" +
+      "Problem\022\020\n\010runnable\030\006 \001(\010*a\n\013ExampleKind" +
+      "\022\034\n\030EXAMPLE_KIND_UNSPECIFIED\020\000\022\031\n\025EXAMPL" +
+      "E_KIND_POSITIVE\020\001\022\031\n\025EXAMPLE_KIND_NEGATI" +
+      "VE\020\0022\242\003\n\016ScoringService\022@\n\005Score\022\032.score" +
+      "wire.v1.ScoreRequest\032\033.scorewire.v1.Scor" +
+      "eResponse\022K\n\010RunSuite\022\035.scorewire.v1.Run" +
+      "SuiteRequest\032\036.scorewire.v1.RunSuiteResp" +
+      "onse0\001\022V\n\013ScoreStream\022 .scorewire.v1.Sco" +
+      "reStreamRequest\032!.scorewire.v1.ScoreStre" +
+      "amResponse(\0010\001\022O\n\nListChecks\022\037.scorewire" +
+      ".v1.ListChecksRequest\032 .scorewire.v1.Lis" +
+      "tChecksResponse\022X\n\rValidateSuite\022\".score" +
+      "wire.v1.ValidateSuiteRequest\032#.scorewire" +
+      ".v1.ValidateSuiteResponseBj\n\020dev.scorewi" +
+      "re.v1B\014ScoringProtoP\001ZFgithub.com/scorew" +
+      "ire/scorewire/clients/go/gen/scorewire/v" +
+      "1;scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -414,19 +424,25 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_ValidateSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteRequest_descriptor,
-        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", });
-    internal_static_scorewire_v1_FieldProblem_descriptor =
+        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Offline", });
+    internal_static_scorewire_v1_PreconditionProblem_descriptor =
       getDescriptor().getMessageType(24);
+    internal_static_scorewire_v1_PreconditionProblem_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_PreconditionProblem_descriptor,
+        new java.lang.String[] { "Field", "Setting", "Description", "Kind", });
+    internal_static_scorewire_v1_FieldProblem_descriptor =
+      getDescriptor().getMessageType(25);
     internal_static_scorewire_v1_FieldProblem_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_FieldProblem_descriptor,
         new java.lang.String[] { "Field", "Description", });
     internal_static_scorewire_v1_ValidateSuiteResponse_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(26);
     internal_static_scorewire_v1_ValidateSuiteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteResponse_descriptor,
-        new java.lang.String[] { "Valid", "Problems", "Suites", "Checks", });
+        new java.lang.String[] { "Valid", "Problems", "Suites", "Checks", "Preconditions", "Runnable", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.StructProto.getDescriptor();
   }

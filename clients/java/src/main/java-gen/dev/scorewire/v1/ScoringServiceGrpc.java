@@ -232,6 +232,9 @@ public final class ScoringServiceGrpc {
      * check, in request order (structured checks first, then compact checks).
      * Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
      * request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+     * Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+     * server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+     * and a BadRequest name the field and the setting to set).
      * </pre>
      */
     public void score(dev.scorewire.v1.ScoreRequest request,
@@ -245,6 +248,8 @@ public final class ScoringServiceGrpc {
      * complete, batched several results per message, then exactly one summary event.
      * Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
      * (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+     * Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+     * cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
      * </pre>
      */
     public void runSuite(dev.scorewire.v1.RunSuiteRequest request,
@@ -257,7 +262,8 @@ public final class ScoringServiceGrpc {
      * ScoreStream scores cases as they arrive. The first request must carry `config`
      * (the checks); every later request carries one case, and each response echoes that
      * case's `request_id`. Responses arrive in completion order, not request order.
-     * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+     * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+     * and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
      * </pre>
      */
     public io.grpc.stub.StreamObserver<dev.scorewire.v1.ScoreStreamRequest> scoreStream(
@@ -281,7 +287,8 @@ public final class ScoringServiceGrpc {
      * <pre>
      * ValidateSuite loads a suite (or structured checks) without running anything and
      * returns every problem found, each with its field path. It does not fail with
-     * INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+     * INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+     * but could not run on this server (preflight) is answered with `preconditions`.
      * </pre>
      */
     public void validateSuite(dev.scorewire.v1.ValidateSuiteRequest request,
@@ -354,6 +361,9 @@ public final class ScoringServiceGrpc {
      * check, in request order (structured checks first, then compact checks).
      * Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
      * request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+     * Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+     * server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+     * and a BadRequest name the field and the setting to set).
      * </pre>
      */
     public void score(dev.scorewire.v1.ScoreRequest request,
@@ -368,6 +378,8 @@ public final class ScoringServiceGrpc {
      * complete, batched several results per message, then exactly one summary event.
      * Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
      * (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+     * Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+     * cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
      * </pre>
      */
     public void runSuite(dev.scorewire.v1.RunSuiteRequest request,
@@ -381,7 +393,8 @@ public final class ScoringServiceGrpc {
      * ScoreStream scores cases as they arrive. The first request must carry `config`
      * (the checks); every later request carries one case, and each response echoes that
      * case's `request_id`. Responses arrive in completion order, not request order.
-     * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad.
+     * Returns INVALID_ARGUMENT when the first message is not a config or a case is bad,
+     * and FAILED_PRECONDITION after the config when it names a judge that cannot be called.
      * </pre>
      */
     public io.grpc.stub.StreamObserver<dev.scorewire.v1.ScoreStreamRequest> scoreStream(
@@ -407,7 +420,8 @@ public final class ScoringServiceGrpc {
      * <pre>
      * ValidateSuite loads a suite (or structured checks) without running anything and
      * returns every problem found, each with its field path. It does not fail with
-     * INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+     * INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+     * but could not run on this server (preflight) is answered with `preconditions`.
      * </pre>
      */
     public void validateSuite(dev.scorewire.v1.ValidateSuiteRequest request,
@@ -441,6 +455,9 @@ public final class ScoringServiceGrpc {
      * check, in request order (structured checks first, then compact checks).
      * Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
      * request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+     * Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+     * server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+     * and a BadRequest name the field and the setting to set).
      * </pre>
      */
     public dev.scorewire.v1.ScoreResponse score(dev.scorewire.v1.ScoreRequest request) {
@@ -454,6 +471,8 @@ public final class ScoringServiceGrpc {
      * complete, batched several results per message, then exactly one summary event.
      * Every case yields exactly one result. Returns INVALID_ARGUMENT for a bad suite
      * (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
+     * Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
+     * cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
      * </pre>
      */
     public java.util.Iterator<dev.scorewire.v1.RunSuiteResponse> runSuite(
@@ -478,7 +497,8 @@ public final class ScoringServiceGrpc {
      * <pre>
      * ValidateSuite loads a suite (or structured checks) without running anything and
      * returns every problem found, each with its field path. It does not fail with
-     * INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+     * INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+     * but could not run on this server (preflight) is answered with `preconditions`.
      * </pre>
      */
     public dev.scorewire.v1.ValidateSuiteResponse validateSuite(dev.scorewire.v1.ValidateSuiteRequest request) {
@@ -511,6 +531,9 @@ public final class ScoringServiceGrpc {
      * check, in request order (structured checks first, then compact checks).
      * Returns INVALID_ARGUMENT for a malformed check or sample, RESOURCE_EXHAUSTED when the
      * request is over a server limit, and DEADLINE_EXCEEDED when the deadline expires.
+     * Returns FAILED_PRECONDITION, before any judge call, when a check needs a judge this
+     * server has no backend, credentials or price for (a google.rpc.PreconditionFailure
+     * and a BadRequest name the field and the setting to set).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.ScoreResponse> score(
@@ -536,7 +559,8 @@ public final class ScoringServiceGrpc {
      * <pre>
      * ValidateSuite loads a suite (or structured checks) without running anything and
      * returns every problem found, each with its field path. It does not fail with
-     * INVALID_ARGUMENT for an invalid suite: the problems are the answer.
+     * INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
+     * but could not run on this server (preflight) is answered with `preconditions`.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.ValidateSuiteResponse> validateSuite(

@@ -265,6 +265,22 @@ private static final long serialVersionUID = 0L;
     return compact_.getByteString(index);
   }
 
+  public static final int OFFLINE_FIELD_NUMBER = 7;
+  private boolean offline_ = false;
+  /**
+   * <pre>
+   * Skip the credential part of the preflight: report only what no configuration of
+   * credentials would fix here (judges without a price in a budgeted suite).
+   * </pre>
+   *
+   * <code>bool offline = 7;</code>
+   * @return The offline.
+   */
+  @java.lang.Override
+  public boolean getOffline() {
+    return offline_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -290,6 +306,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < compact_.size(); i++) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, compact_.getRaw(i));
+    }
+    if (offline_ != false) {
+      output.writeBool(7, offline_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -317,6 +336,10 @@ private static final long serialVersionUID = 0L;
       }
       size += dataSize;
       size += 1 * getCompactList().size();
+    }
+    if (offline_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(7, offline_);
     }
     return size;
   }
@@ -350,6 +373,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getChecksList())) return false;
     if (!getCompactList()
         .equals(other.getCompactList())) return false;
+    if (getOffline()
+        != other.getOffline()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -373,6 +398,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + COMPACT_FIELD_NUMBER;
       hash = (53 * hash) + getCompactList().hashCode();
     }
+    hash = (37 * hash) + OFFLINE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getOffline());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -519,6 +547,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = (bitField0_ & ~0x00000004);
       compact_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
+      offline_ = false;
       return this;
     }
 
@@ -574,6 +603,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         compact_.makeImmutable();
         result.compact_ = compact_;
+      }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.offline_ = offline_;
       }
     }
 
@@ -635,6 +667,9 @@ private static final long serialVersionUID = 0L;
         }
         onChanged();
       }
+      if (other.getOffline() != false) {
+        setOffline(other.getOffline());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -689,6 +724,11 @@ private static final long serialVersionUID = 0L;
               compact_.add(input.readStringRequireUtf8());
               break;
             } // case 34
+            case 56: {
+              offline_ = input.readBool();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 56
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1345,6 +1385,53 @@ private static final long serialVersionUID = 0L;
       ensureCompactIsMutable();
       compact_.add(value);
       bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private boolean offline_ ;
+    /**
+     * <pre>
+     * Skip the credential part of the preflight: report only what no configuration of
+     * credentials would fix here (judges without a price in a budgeted suite).
+     * </pre>
+     *
+     * <code>bool offline = 7;</code>
+     * @return The offline.
+     */
+    @java.lang.Override
+    public boolean getOffline() {
+      return offline_;
+    }
+    /**
+     * <pre>
+     * Skip the credential part of the preflight: report only what no configuration of
+     * credentials would fix here (judges without a price in a budgeted suite).
+     * </pre>
+     *
+     * <code>bool offline = 7;</code>
+     * @param value The offline to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOffline(boolean value) {
+
+      offline_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Skip the credential part of the preflight: report only what no configuration of
+     * credentials would fix here (judges without a price in a budgeted suite).
+     * </pre>
+     *
+     * <code>bool offline = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOffline() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      offline_ = false;
       onChanged();
       return this;
     }

@@ -134,4 +134,15 @@ public interface ValidateSuiteRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getCompactBytes(int index);
+
+  /**
+   * <pre>
+   * Skip the credential part of the preflight: report only what no configuration of
+   * credentials would fix here (judges without a price in a budgeted suite).
+   * </pre>
+   *
+   * <code>bool offline = 7;</code>
+   * @return The offline.
+   */
+  boolean getOffline();
 }

@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.LazyStringArrayList.emptyList();
     checks_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
+    preconditions_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -239,6 +240,87 @@ private static final long serialVersionUID = 0L;
     return checks_.getByteString(index);
   }
 
+  public static final int PRECONDITIONS_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.scorewire.v1.PreconditionProblem> preconditions_;
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.scorewire.v1.PreconditionProblem> getPreconditionsList() {
+    return preconditions_;
+  }
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.scorewire.v1.PreconditionProblemOrBuilder> 
+      getPreconditionsOrBuilderList() {
+    return preconditions_;
+  }
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  @java.lang.Override
+  public int getPreconditionsCount() {
+    return preconditions_.size();
+  }
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.PreconditionProblem getPreconditions(int index) {
+    return preconditions_.get(index);
+  }
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.PreconditionProblemOrBuilder getPreconditionsOrBuilder(
+      int index) {
+    return preconditions_.get(index);
+  }
+
+  public static final int RUNNABLE_FIELD_NUMBER = 6;
+  private boolean runnable_ = false;
+  /**
+   * <pre>
+   * True when the suite loads and every precondition is met: RunSuite would start it.
+   * </pre>
+   *
+   * <code>bool runnable = 6;</code>
+   * @return The runnable.
+   */
+  @java.lang.Override
+  public boolean getRunnable() {
+    return runnable_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -264,6 +346,12 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < checks_.size(); i++) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, checks_.getRaw(i));
+    }
+    for (int i = 0; i < preconditions_.size(); i++) {
+      output.writeMessage(5, preconditions_.get(i));
+    }
+    if (runnable_ != false) {
+      output.writeBool(6, runnable_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -298,6 +386,19 @@ private static final long serialVersionUID = 0L;
       size += dataSize;
       size += 1 * getChecksList().size();
     }
+
+        {
+          final int count = preconditions_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(preconditions_.get(i));
+          }
+          size += 1 * count;
+        }
+    if (runnable_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(6, runnable_);
+    }
     return size;
   }
   @java.lang.Override
@@ -330,6 +431,10 @@ private static final long serialVersionUID = 0L;
         .equals(other.getSuitesList())) return false;
     if (!getChecksList()
         .equals(other.getChecksList())) return false;
+    if (!getPreconditionsList()
+        .equals(other.getPreconditionsList())) return false;
+    if (getRunnable()
+        != other.getRunnable()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -356,6 +461,13 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + CHECKS_FIELD_NUMBER;
       hash = (53 * hash) + getChecksList().hashCode();
     }
+    if (getPreconditionsCount() > 0) {
+      hash = (37 * hash) + PRECONDITIONS_FIELD_NUMBER;
+      hash = (53 * hash) + getPreconditionsList().hashCode();
+    }
+    hash = (37 * hash) + RUNNABLE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getRunnable());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -503,6 +615,14 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.LazyStringArrayList.emptyList();
       checks_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
+      if (preconditionsBuilder_ == null) {
+        preconditions_ = java.util.Collections.emptyList();
+      } else {
+        preconditions_ = null;
+        preconditionsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000010);
+      runnable_ = false;
       return this;
     }
 
@@ -545,6 +665,15 @@ private static final long serialVersionUID = 0L;
       } else {
         result.problems_ = problemsBuilder_.build();
       }
+      if (preconditionsBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0)) {
+          preconditions_ = java.util.Collections.unmodifiableList(preconditions_);
+          bitField0_ = (bitField0_ & ~0x00000010);
+        }
+        result.preconditions_ = preconditions_;
+      } else {
+        result.preconditions_ = preconditionsBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.scorewire.v1.ValidateSuiteResponse result) {
@@ -559,6 +688,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         checks_.makeImmutable();
         result.checks_ = checks_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.runnable_ = runnable_;
       }
     }
 
@@ -623,6 +755,35 @@ private static final long serialVersionUID = 0L;
         }
         onChanged();
       }
+      if (preconditionsBuilder_ == null) {
+        if (!other.preconditions_.isEmpty()) {
+          if (preconditions_.isEmpty()) {
+            preconditions_ = other.preconditions_;
+            bitField0_ = (bitField0_ & ~0x00000010);
+          } else {
+            ensurePreconditionsIsMutable();
+            preconditions_.addAll(other.preconditions_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.preconditions_.isEmpty()) {
+          if (preconditionsBuilder_.isEmpty()) {
+            preconditionsBuilder_.dispose();
+            preconditionsBuilder_ = null;
+            preconditions_ = other.preconditions_;
+            bitField0_ = (bitField0_ & ~0x00000010);
+            preconditionsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetPreconditionsFieldBuilder() : null;
+          } else {
+            preconditionsBuilder_.addAllMessages(other.preconditions_);
+          }
+        }
+      }
+      if (other.getRunnable() != false) {
+        setRunnable(other.getRunnable());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -677,6 +838,24 @@ private static final long serialVersionUID = 0L;
               checks_.add(input.readStringRequireUtf8());
               break;
             } // case 34
+            case 42: {
+              dev.scorewire.v1.PreconditionProblem m =
+                  input.readMessage(
+                      dev.scorewire.v1.PreconditionProblem.parser(),
+                      extensionRegistry);
+              if (preconditionsBuilder_ == null) {
+                ensurePreconditionsIsMutable();
+                preconditions_.add(m);
+              } else {
+                preconditionsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 42
+            case 48: {
+              runnable_ = input.readBool();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1340,6 +1519,380 @@ private static final long serialVersionUID = 0L;
       ensureChecksIsMutable();
       checks_.add(value);
       bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.scorewire.v1.PreconditionProblem> preconditions_ =
+      java.util.Collections.emptyList();
+    private void ensurePreconditionsIsMutable() {
+      if (!((bitField0_ & 0x00000010) != 0)) {
+        preconditions_ = new java.util.ArrayList<dev.scorewire.v1.PreconditionProblem>(preconditions_);
+        bitField0_ |= 0x00000010;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.scorewire.v1.PreconditionProblem, dev.scorewire.v1.PreconditionProblem.Builder, dev.scorewire.v1.PreconditionProblemOrBuilder> preconditionsBuilder_;
+
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public java.util.List<dev.scorewire.v1.PreconditionProblem> getPreconditionsList() {
+      if (preconditionsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(preconditions_);
+      } else {
+        return preconditionsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public int getPreconditionsCount() {
+      if (preconditionsBuilder_ == null) {
+        return preconditions_.size();
+      } else {
+        return preconditionsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public dev.scorewire.v1.PreconditionProblem getPreconditions(int index) {
+      if (preconditionsBuilder_ == null) {
+        return preconditions_.get(index);
+      } else {
+        return preconditionsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder setPreconditions(
+        int index, dev.scorewire.v1.PreconditionProblem value) {
+      if (preconditionsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensurePreconditionsIsMutable();
+        preconditions_.set(index, value);
+        onChanged();
+      } else {
+        preconditionsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder setPreconditions(
+        int index, dev.scorewire.v1.PreconditionProblem.Builder builderForValue) {
+      if (preconditionsBuilder_ == null) {
+        ensurePreconditionsIsMutable();
+        preconditions_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        preconditionsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder addPreconditions(dev.scorewire.v1.PreconditionProblem value) {
+      if (preconditionsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensurePreconditionsIsMutable();
+        preconditions_.add(value);
+        onChanged();
+      } else {
+        preconditionsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder addPreconditions(
+        int index, dev.scorewire.v1.PreconditionProblem value) {
+      if (preconditionsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensurePreconditionsIsMutable();
+        preconditions_.add(index, value);
+        onChanged();
+      } else {
+        preconditionsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder addPreconditions(
+        dev.scorewire.v1.PreconditionProblem.Builder builderForValue) {
+      if (preconditionsBuilder_ == null) {
+        ensurePreconditionsIsMutable();
+        preconditions_.add(builderForValue.build());
+        onChanged();
+      } else {
+        preconditionsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder addPreconditions(
+        int index, dev.scorewire.v1.PreconditionProblem.Builder builderForValue) {
+      if (preconditionsBuilder_ == null) {
+        ensurePreconditionsIsMutable();
+        preconditions_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        preconditionsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder addAllPreconditions(
+        java.lang.Iterable<? extends dev.scorewire.v1.PreconditionProblem> values) {
+      if (preconditionsBuilder_ == null) {
+        ensurePreconditionsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, preconditions_);
+        onChanged();
+      } else {
+        preconditionsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder clearPreconditions() {
+      if (preconditionsBuilder_ == null) {
+        preconditions_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+      } else {
+        preconditionsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public Builder removePreconditions(int index) {
+      if (preconditionsBuilder_ == null) {
+        ensurePreconditionsIsMutable();
+        preconditions_.remove(index);
+        onChanged();
+      } else {
+        preconditionsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public dev.scorewire.v1.PreconditionProblem.Builder getPreconditionsBuilder(
+        int index) {
+      return internalGetPreconditionsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public dev.scorewire.v1.PreconditionProblemOrBuilder getPreconditionsOrBuilder(
+        int index) {
+      if (preconditionsBuilder_ == null) {
+        return preconditions_.get(index);  } else {
+        return preconditionsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public java.util.List<? extends dev.scorewire.v1.PreconditionProblemOrBuilder> 
+         getPreconditionsOrBuilderList() {
+      if (preconditionsBuilder_ != null) {
+        return preconditionsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(preconditions_);
+      }
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public dev.scorewire.v1.PreconditionProblem.Builder addPreconditionsBuilder() {
+      return internalGetPreconditionsFieldBuilder().addBuilder(
+          dev.scorewire.v1.PreconditionProblem.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public dev.scorewire.v1.PreconditionProblem.Builder addPreconditionsBuilder(
+        int index) {
+      return internalGetPreconditionsFieldBuilder().addBuilder(
+          index, dev.scorewire.v1.PreconditionProblem.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * What the suite needs that this server lacks (preflight); empty when it can run here.
+     * `valid` is about the suite's form and stays true when only these are found.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+     */
+    public java.util.List<dev.scorewire.v1.PreconditionProblem.Builder> 
+         getPreconditionsBuilderList() {
+      return internalGetPreconditionsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.scorewire.v1.PreconditionProblem, dev.scorewire.v1.PreconditionProblem.Builder, dev.scorewire.v1.PreconditionProblemOrBuilder> 
+        internalGetPreconditionsFieldBuilder() {
+      if (preconditionsBuilder_ == null) {
+        preconditionsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.scorewire.v1.PreconditionProblem, dev.scorewire.v1.PreconditionProblem.Builder, dev.scorewire.v1.PreconditionProblemOrBuilder>(
+                preconditions_,
+                ((bitField0_ & 0x00000010) != 0),
+                getParentForChildren(),
+                isClean());
+        preconditions_ = null;
+      }
+      return preconditionsBuilder_;
+    }
+
+    private boolean runnable_ ;
+    /**
+     * <pre>
+     * True when the suite loads and every precondition is met: RunSuite would start it.
+     * </pre>
+     *
+     * <code>bool runnable = 6;</code>
+     * @return The runnable.
+     */
+    @java.lang.Override
+    public boolean getRunnable() {
+      return runnable_;
+    }
+    /**
+     * <pre>
+     * True when the suite loads and every precondition is met: RunSuite would start it.
+     * </pre>
+     *
+     * <code>bool runnable = 6;</code>
+     * @param value The runnable to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunnable(boolean value) {
+
+      runnable_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * True when the suite loads and every precondition is met: RunSuite would start it.
+     * </pre>
+     *
+     * <code>bool runnable = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRunnable() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      runnable_ = false;
       onChanged();
       return this;
     }

@@ -145,4 +145,63 @@ public interface ValidateSuiteResponseOrBuilder extends
    */
   com.google.protobuf.ByteString
       getChecksBytes(int index);
+
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  java.util.List<dev.scorewire.v1.PreconditionProblem> 
+      getPreconditionsList();
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  dev.scorewire.v1.PreconditionProblem getPreconditions(int index);
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  int getPreconditionsCount();
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  java.util.List<? extends dev.scorewire.v1.PreconditionProblemOrBuilder> 
+      getPreconditionsOrBuilderList();
+  /**
+   * <pre>
+   * What the suite needs that this server lacks (preflight); empty when it can run here.
+   * `valid` is about the suite's form and stays true when only these are found.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.PreconditionProblem preconditions = 5;</code>
+   */
+  dev.scorewire.v1.PreconditionProblemOrBuilder getPreconditionsOrBuilder(
+      int index);
+
+  /**
+   * <pre>
+   * True when the suite loads and every precondition is met: RunSuite would start it.
+   * </pre>
+   *
+   * <code>bool runnable = 6;</code>
+   * @return The runnable.
+   */
+  boolean getRunnable();
 }
