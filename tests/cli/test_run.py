@@ -175,10 +175,12 @@ def test_progress_is_plain_lines_without_a_terminal(tmp_path: Path) -> None:
 
 
 def test_summary_table_shows_pass_rate_per_check_errors_cost_and_cache(tmp_path: Path) -> None:
-    # one row per check in plan order, then totals
+    # one row per assertion (test, then check) in plan order, then totals
     done = run_cli("run", str(write(tmp_path, "s.yaml", failing(ECHO_SUITE))))
-    rows = [ln for ln in done.stdout.splitlines() if ln.startswith("│")]
-    names = [r.split("│")[1].strip() for r in rows]
+    table = done.stdout.split("prompt × provider")[0]
+    rows = [ln for ln in table.splitlines() if ln.startswith("│")]
+    assert [r.split("│")[1].strip() for r in rows] == ["0 capital"] * 3 + ["1"]
+    names = [r.split("│")[2].strip() for r in rows]
     assert names == ["contains", "max_tokens", "starts_with", "is_json"]
     starts_with = [cell.strip() for cell in rows[2].split("│")]
     assert "50.0%" in starts_with  # its pass rate
@@ -465,25 +467,32 @@ def test_ctrl_c_stops_calls_and_writes_what_finished(tmp_path: Path) -> None:
 
 
 def test_format_types_work_over_grpc_and_are_listed(server_addr: str) -> None:
-    # ListChecks lists the judge assertion types; a request naming one compiles (and,
-    # with no judge on that server, scores a JUDGE_ERROR rather than failing the call)
-    from scorewire.client import Client
+    # ListChecks lists the judge assertion types; a request naming one compiles, and
+    # (deliberately changed by the preflight) a server with no judge refuses it up front
+    # with FAILED_PRECONDITION naming the check, rather than scoring JUDGE_ERRORs
+    from scorewire.client import Client, ScorewireError
 
     with Client(server_addr) as client:
         listed = {c.type: c for c in client.list_checks().checks}
         for name in ("relevance", "groundedness", "rouge_l", "not_contains"):
             assert name in listed
         assert listed["relevance"].uses_judge
+        with pytest.raises(ScorewireError) as caught:
+            client.score(
+                "Bring it back within 30 days.",
+                sample={"input": {"query": "How do I return it?"}},
+                checks=[
+                    {"type": "relevance", "params": {"threshold": 0.5}},
+                    {"type": "not_contains", "params": {"value": "never"}},
+                ],
+            )
+        assert caught.value.code.name == "FAILED_PRECONDITION"
+        assert [v.field for v in caught.value.field_violations] == ["checks[0]"]
         resp = client.score(
             "Bring it back within 30 days.",
-            sample={"input": {"query": "How do I return it?"}},
-            checks=[
-                {"type": "relevance", "params": {"threshold": 0.5}},
-                {"type": "not_contains", "params": {"value": "never"}},
-            ],
+            checks=[{"type": "not_contains", "params": {"value": "never"}}],
         )
-    relevance, not_contains = resp.scores
-    assert relevance.error.code == "JUDGE_ERROR" and not relevance.passed
+    (not_contains,) = resp.scores
     assert not_contains.passed
 
 
