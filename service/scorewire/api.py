@@ -21,18 +21,20 @@ from typing import Any
 
 import scorewire.checks  # noqa: F401 - registers the built-in check types
 from scorewire.core.context import CheckContext
-from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.errors import FieldViolation, PreconditionError, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
 from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.suites.evalstone import compile_compact, load_suite_file, parse_check_spec
+from scorewire.suites.preflight import check_judges, judge_needs
 
 __all__ = [
     "CheckLike",
     "arun_suite_file",
     "ascore",
     "compile_plan",
+    "preflight_suite",
     "run_suite_file",
     "score",
 ]
@@ -101,12 +103,17 @@ def score(
 async def arun_suite_file(
     path: str | Path, *, suite: str | None = None, judge: Any = None
 ) -> tuple[list[CaseResult], Summary]:
-    """Run a suite file's recorded dataset: every case's result, then the gated summary."""
+    """Run a suite file's recorded dataset: every case's result, then the gated summary.
+
+    Raises `PreconditionError` before any call when a judge check cannot be judged here
+    (no judge, a backend without credentials, an unpriced model in a budgeted suite).
+    """
     loaded = load_suite_file(path).select(suite)
     if loaded.cases is None:
         raise SpecError.at(
             join_path(join_path("suites", loaded.name), "dataset"), "the suite has no dataset"
         )
+    preflight_suite(loaded.plan, judge, budgeted=loaded.settings.budget is not None)
     ctx = CheckContext(judge=judge, extras={"suite_dir": str(Path(path).parent)})
     builder = SummaryBuilder(loaded.plan.names, [c.type for c in loaded.plan.checks])
     results = []
@@ -117,6 +124,17 @@ async def arun_suite_file(
         results.append(r)
     results.sort(key=lambda r: r.index)
     return results, builder.finish(loaded.gate)
+
+
+def preflight_suite(plan: Plan, judge: Any, *, budgeted: bool) -> None:
+    """Raise PreconditionError, before any call, when a judge check of `plan` cannot be
+    judged by `judge` (None: no judge at all; a judge without `preflight` is trusted)."""
+    needs = judge_needs((f"checks.{c.name}", c) for c in plan.checks)
+    if not needs or (judge is not None and not hasattr(judge, "preflight")):
+        return
+    problems = check_judges(needs, judge, budgeted=budgeted)
+    if problems:
+        raise PreconditionError(problems)
 
 
 def run_suite_file(

@@ -69,3 +69,29 @@ def test_run_suite_file(tmp_path: Path) -> None:
     results, summary = run_suite_file(tmp_path / "s.yaml")
     assert [r.sample_id for r in results] == ["a", "b"]
     assert summary.cases_passed == 1 and summary.gate_passed
+
+
+def test_run_suite_file_refuses_a_judge_it_cannot_call(tmp_path: Path, monkeypatch) -> None:
+    # preflight: a judge check with no judge, or with a judge whose backend has no
+    # credentials, is refused before any call, naming the check and the setting
+    from scorewire.core.errors import PreconditionError
+    from scorewire.judge import JudgeService
+    from scorewire.settings import Settings
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"id": "a", "output": "Paris"}) + "\n")
+    (tmp_path / "s.yaml").write_text(
+        "checks:\n  tone: {type: judge, rubric: 'polite?', model: 'anthropic:claude-haiku-4-5'}\n"
+        "datasets:\n  qa: qa.jsonl\n"
+        "suites:\n  smoke: {dataset: qa}\n"
+    )
+    with pytest.raises(PreconditionError) as caught:
+        run_suite_file(tmp_path / "s.yaml")
+    assert [p.field for p in caught.value.problems] == ["checks.tone"]
+    judge = JudgeService.from_settings(Settings(metrics_enabled=False))
+    with pytest.raises(PreconditionError) as caught:
+        run_suite_file(tmp_path / "s.yaml", judge=judge)
+    (problem,) = caught.value.problems
+    assert problem.setting == "SCOREWIRE_ANTHROPIC_API_KEY" and problem.kind == "CREDENTIALS"
+    assert "anthropic judge backend is not configured" in problem.description
