@@ -65,7 +65,9 @@ def print_assertions(console: Console, report: RunReport) -> None:
     """The table: one row per assertion with its pass rate, counts, mean, cost, cache."""
     rows = assertion_rows(report)
     checkllm = report.suite_format == "checkllm"
-    table = Table(title=f"scorewire: {report.suite_name}", title_justify="left")
+    # The title is a line of its own: as a table title it would wrap to the table's width.
+    console.print(f"scorewire: {report.suite_name}", style="bold", markup=False, soft_wrap=True)
+    table = Table()
     show_type = any(r.totals.name != r.totals.type for r in rows)
     show_value = any(r.value for r in rows)
     show_skipped = any(r.totals.skipped for r in rows)
@@ -73,14 +75,21 @@ def print_assertions(console: Console, report: RunReport) -> None:
     # nothing wraps, so each row stays one line.
     narrow = 32 if console.is_terminal else None
     if checkllm:
-        table.add_column("test", overflow="fold", max_width=narrow)
-    table.add_column("check", overflow="fold", min_width=14)
+        table.add_column("test", overflow="fold", min_width=12, max_width=narrow)
+    table.add_column("check", overflow="fold", min_width=8)
     if show_type:
-        table.add_column("type", overflow="fold")
+        table.add_column("type", overflow="fold", min_width=8)
     if show_value:
-        table.add_column("value", overflow="fold", max_width=narrow)
-    cols = ["pass rate", "passed", "failed", "errors", *(["skipped"] * show_skipped)]
-    for col in (*cols, "mean", "cost", "cached"):
+        table.add_column("value", overflow="fold", min_width=8, max_width=narrow)
+    # Money columns only when something cost or came from a cache (the totals say $0).
+    show_money = any(r.totals.cost_usd or r.totals.cached for r in rows)
+    # A narrow terminal gets short headings, so the numbers fit beside the texts.
+    short = console.is_terminal and console.width < 100
+    counts = (
+        ["rate", "pass", "fail", "err"] if short else ["pass rate", "passed", "failed", "errors"]
+    )
+    cols = [*counts, *(["skip" if short else "skipped"] * show_skipped), "mean"]
+    for col in (*cols, *(("cost", "cached") if show_money else ())):
         table.add_column(col, justify="right", no_wrap=True)
     for row in rows:
         t = row.totals
@@ -95,8 +104,7 @@ def print_assertions(console: Console, report: RunReport) -> None:
             str(t.errored),
             *([str(t.skipped)] if show_skipped else []),
             f"{t.mean_value:.3f}",
-            money(t.cost_usd),
-            str(t.cached),
+            *((money(t.cost_usd), str(t.cached)) if show_money else ()),
         )
     console.print(table)
 
@@ -161,7 +169,8 @@ def print_matrix(console: Console, report: RunReport) -> None:
     if report.suite_format != "checkllm" or not report.records:
         return
     labels, providers, cells = matrix(report)
-    table = Table(title="prompt × provider (cases passed)", title_justify="left")
+    console.print("prompt × provider (cases passed)", style="bold", markup=False, soft_wrap=True)
+    table = Table()
     table.add_column("prompt", overflow="fold", max_width=44 if console.is_terminal else None)
     for p in providers:
         table.add_column(p, justify="right", no_wrap=True)
@@ -186,5 +195,5 @@ def assertion_labels(group_specs: Sequence[object]) -> list[str]:
                 break
         if isinstance(value, list) and len(value) == 1:
             value = value[0]
-        out.append(clip(str(value), 40) if value not in ("", None) else "")
+        out.append(clip(str(value), 60) if value not in ("", None) else "")
     return out
