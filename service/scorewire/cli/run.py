@@ -3,9 +3,11 @@
 `scorewire run SUITE` reads a suite file in either format — checkllm (it has `tests:`
 or `prompts:`) or evalstone (`checks:`/`suites:`) — produces the outputs its target
 needs (provider calls, an HTTP application, or recorded outputs), scores them and
-prints a summary table. In process by default; with `--server HOST:PORT` the scoring
-happens on a scorewire server through RunSuite, while outputs are still produced here
-(provider credentials stay on this machine) and sent as recorded outputs.
+prints a table with one row per assertion, the prompt × provider matrix (checkllm), the
+failing cases with their reasons (`scorewire.cli.console`) and the totals. In process
+by default; with `--server HOST:PORT` the scoring happens on a scorewire server through
+RunSuite, while outputs are still produced here (provider credentials stay on this
+machine) and sent as recorded outputs.
 
 Exit codes:
 
@@ -13,8 +15,9 @@ Exit codes:
 |---|---|
 | 0 | the run finished and its gate passed |
 | 1 | the run finished and its gate failed |
-| 2 | a bad suite or bad arguments, or the run could not start (missing credentials, |
-|   | server unreachable, the server refused the suite) |
+| 2 | a bad suite or bad arguments, or the run could not start: the preflight found a |
+|   | judge or provider without backend, credentials or price (nothing was called), the |
+|   | server is unreachable, or the server refused the suite |
 | 130 | interrupted (Ctrl-C) |
 
 Ctrl-C (SIGINT) cancels every provider and judge call in flight (and the RunSuite call

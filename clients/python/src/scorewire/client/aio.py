@@ -190,6 +190,7 @@ class AsyncClient:
         suite_name: str = "",
         checks: Iterable[CheckLike] | None = None,
         compact: Iterable[str] | None = None,
+        offline: bool = False,
         timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
         metadata: Metadata | None = None,
     ) -> pb.ValidateSuiteResponse:
@@ -199,6 +200,7 @@ class AsyncClient:
             suite_name=suite_name,
             checks=_convert.to_checks(checks),
             compact=list(compact or ()),
+            offline=offline,
         )
         try:
             resp: pb.ValidateSuiteResponse = await self._stub.ValidateSuite(

@@ -198,16 +198,20 @@ class Client:
         suite_name: str = "",
         checks: Iterable[CheckLike] | None = None,
         compact: Iterable[str] | None = None,
+        offline: bool = False,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
     ) -> pb.ValidateSuiteResponse:
         """Every problem of a suite (or checks) without running it; an invalid suite is
-        an answer (`valid` false), not an error."""
+        an answer (`valid` false), not an error. What it needs that the server lacks
+        (a judge's credentials or price) is in `preconditions` (`runnable` false);
+        `offline` leaves credentials out of it."""
         req = pb.ValidateSuiteRequest(
             suite_yaml=suite_yaml,
             suite_name=suite_name,
             checks=_convert.to_checks(checks),
             compact=list(compact or ()),
+            offline=offline,
         )
         try:
             resp: pb.ValidateSuiteResponse = self._stub.ValidateSuite(
