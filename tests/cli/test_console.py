@@ -282,3 +282,16 @@ def test_the_console_in_a_real_terminal(tmp_path: Path) -> None:
     assert table_rows(text, "prompt × provider")[1][1:] == ["1/2 (50%)", "1/2 (50%)"]
     assert "✗ t0/p1/echo 'capital of France'" in text
     assert "gate: FAILED" in text
+
+
+def test_filter_picks_evalstone_cases_by_id_or_index(tmp_path: Path) -> None:
+    from tests.cli.test_run import evalstone
+
+    suite = str(evalstone(tmp_path))
+    for text, ids in (("b", ["b"]), ("0", ["a"]), ("0-1", ["a", "b"])):
+        out = tmp_path / "r.json"
+        done = run_cli("run", suite, "--suite", "smoke", "--filter", text, "--output", str(out))
+        assert done.code in (0, 1), done.stderr
+        assert [r["sample_id"] for r in json.loads(out.read_text())["results"]] == ids
+    nothing = run_cli("run", suite, "--suite", "smoke", "--filter", "zzz")
+    assert nothing.code == 2 and "matches no case" in nothing.stderr

@@ -152,3 +152,29 @@ def test_a_gemini_judges_errors_name_gemini(tmp_path: Path) -> None:
     error = result["scores"][0]["error"]
     assert error["code"] == "JUDGE_ERROR"
     assert "the gemini judge answered HTTP 400" in error["message"]
+
+
+EVALSTONE = """
+checks:
+  tone: {type: judge, rubric: "Is it polite?", model: "anthropic:claude-haiku-4-5"}
+  short: {type: length, max_chars: 200}
+datasets:
+  qa: {path: qa.jsonl}
+suites:
+  smoke:
+    dataset: qa
+    target: {type: prompt, provider: "openai:gpt-4o-mini", template: "{{input}}"}
+    checks: [tone, short]
+"""
+
+
+def test_an_evalstone_suite_is_checked_the_same_way(tmp_path: Path) -> None:
+    # the judge a check names and the target's provider, each at its place in the file
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"id": "a", "input": "hello"}) + "\n")
+    suite = str(write(tmp_path, "evalstone.yaml", EVALSTONE))
+    for command in ("run", "validate"):
+        done = run_cli(command, suite)
+        assert done.code == 2, done.stdout
+        assert "checks.tone: the anthropic judge backend is not configured" in done.stderr
+        assert "suites.smoke.target.provider: the openai provider" in done.stderr
+    assert run_cli("validate", "--offline", suite).code == 0

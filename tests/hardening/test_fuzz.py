@@ -31,6 +31,7 @@ import yaml
 from google.protobuf import struct_pb2
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from scorewire.judge import JudgeService
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.hardening.support import (
@@ -41,7 +42,10 @@ from tests.hardening.support import (
     stub,
     thread_server,
 )
+from tests.fakes.openai_server import FakeOpenAI
 from tests.support.rpc import violations
+
+FUZZ_KEY = "sk-fuzz-judge-0123456789"
 
 DEADLINE_S = 10.0
 FUZZ = settings(
@@ -54,7 +58,20 @@ FUZZ = settings(
 @pytest.fixture(scope="module")
 def server() -> Iterator[ThreadServer]:
     # One server for the module; a low case limit so RESOURCE_EXHAUSTED is reachable.
-    with thread_server(max_cases_per_request=40) as srv:
+    # Its judge is the OpenAI stand-in: valid judge checks pass the preflight and run
+    # (a server without a judge refuses them with FAILED_PRECONDITION, tested apart).
+    fake = FakeOpenAI(api_key=FUZZ_KEY)
+    with (
+        fake.running(),
+        thread_server(
+            max_cases_per_request=40,
+            make_judge=JudgeService.from_settings,
+            openai_base_url=fake.url,
+            openai_api_key=FUZZ_KEY,
+            judge_model="openai:gpt-4o-mini",
+            judge_max_retries=0,
+        ) as srv,
+    ):
         yield srv
 
 
