@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from scorewire.judge import JudgeService
 from scorewire.v1 import scoring_pb2 as pb
 
+from tests.fakes.openai_server import FakeOpenAI
 from tests.hardening.support import (
     ThreadServer,
     assert_rejection,
@@ -42,7 +43,6 @@ from tests.hardening.support import (
     stub,
     thread_server,
 )
-from tests.fakes.openai_server import FakeOpenAI
 from tests.support.rpc import violations
 
 FUZZ_KEY = "sk-fuzz-judge-0123456789"
