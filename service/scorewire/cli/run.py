@@ -205,6 +205,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             err.print(problem.message, markup=False, highlight=False)
         return EXIT_USAGE
+    if target is not None and spec.fresh:
+        notes = [
+            "caches off for the provider calls made here; the server's verdict cache still "
+            "answers its judge calls"
+        ]
     report.notes.extend(notes)
     print_assertions(out, report)
     print_matrix(out, report)
