@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 from scorewire.cli.common import UsageError
+from scorewire.engine.spec import CompiledCheck
 from scorewire.engine.summary import Gate
 from scorewire.generation.jobs import Group
 from scorewire.generation.providers import ProviderRef
@@ -47,9 +48,9 @@ class RunSpec:
     """`--no-cache` (or `--repeat`): no cache at all, not even within the run; every
     provider and judge call is made."""
 
-    def check_paths(self) -> list[tuple[str, Any]]:
+    def check_paths(self) -> list[tuple[str, CompiledCheck]]:
         """(field path in the file, compiled check) of every check of every group."""
-        out: list[tuple[str, Any]] = []
+        out: list[tuple[str, CompiledCheck]] = []
         for g in self.groups:
             for k, check in enumerate(g.plan.checks):
                 if self.format == "checkllm":

@@ -15,11 +15,12 @@ FAILED_PRECONDITION with them, the CLI exits 2. An offline check (`scorewire val
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from scorewire.core.errors import Precondition
 from scorewire.engine.spec import CompiledCheck
 from scorewire.generation.providers import ProviderCredentials, ProviderRef, provider_problem
+from scorewire.judge.routing import NO_BACKEND_SETTING
 
 
 class JudgeLike(Protocol):
@@ -32,9 +33,6 @@ class JudgeLike(Protocol):
         ...
 
 
-NO_JUDGE_SETTING = "SCOREWIRE_OPENAI_API_KEY"
-
-
 def judge_needs(checks: Iterable[tuple[str, CompiledCheck]]) -> list[tuple[str, str]]:
     """(field path, judge model as written, `""` for the default) of every judge call the
     checks may make, in order."""
@@ -43,7 +41,7 @@ def judge_needs(checks: Iterable[tuple[str, CompiledCheck]]) -> list[tuple[str, 
 
 def check_judges(
     needs: Sequence[tuple[str, str]],
-    judge: JudgeLike | Any | None,
+    judge: JudgeLike | None,
     *,
     budgeted: bool,
     credentials: bool = True,
@@ -63,7 +61,7 @@ def check_judges(
                 continue
             found: tuple[str, str, str] | None = (
                 "BACKEND",
-                NO_JUDGE_SETTING,
+                NO_BACKEND_SETTING,
                 "this check needs a judge, and none is configured here",
             )
         else:
