@@ -1,4 +1,4 @@
-"""The `scorewire` command: serve, run, validate, checks and label."""
+"""The `scorewire` command: serve, run, validate, checks, init and label."""
 
 from __future__ import annotations
 

@@ -235,7 +235,8 @@ def add_parser(subparsers: Any) -> None:
         help="run a suite file (checkllm or evalstone format) and gate on it",
         description="Run a suite: produce the outputs (providers, an HTTP target, or "
         "recorded), score them, print a summary. Exit 0 when the gate passes, 1 when it "
-        "fails, 2 for a bad suite or arguments, 130 when interrupted.",
+        "fails, 2 for a bad suite or arguments or a suite that cannot run here (a judge or "
+        "provider without credentials or price: nothing is called), 130 when interrupted.",
     )
     run.add_argument("suite", metavar="SUITE", help="a suite YAML file")
     run.add_argument(
