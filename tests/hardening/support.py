@@ -5,8 +5,9 @@ one server can serve a whole module of synchronous tests (Hypothesis drives plai
 functions) through ordinary blocking stubs.
 
 The answer rules (`assert_rejection`, `assert_scores`, `collect_run`) are the contract
-the fuzzing and hostile-input tests check: a rejection is INVALID_ARGUMENT or
-RESOURCE_EXHAUSTED with a google.rpc.BadRequest naming a field; a success has one score
+the fuzzing and hostile-input tests check: a rejection is INVALID_ARGUMENT,
+RESOURCE_EXHAUSTED or FAILED_PRECONDITION (a judge the server cannot call) with a
+google.rpc.BadRequest naming a field; a success has one score
 per check, and a score with an error never passes. (A server as a child process is in
 tests/support/servers.py.)
 """
@@ -31,7 +32,12 @@ BIG_MESSAGES = [
     ("grpc.max_receive_message_length", 64 << 20),
     ("grpc.max_send_message_length", 64 << 20),
 ]
-REJECTIONS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED)
+REJECTIONS = (
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+    # A well-formed check naming a judge the server cannot call (preflight).
+    grpc.StatusCode.FAILED_PRECONDITION,
+)
 
 
 class ThreadServer:

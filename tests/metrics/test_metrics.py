@@ -356,20 +356,22 @@ async def test_handling_histogram_resolves_sub_millisecond_calls(server: Metrics
     assert bounds[:5] == ["0.0001", "0.00025", "0.0005", "0.001", "0.0025"]
 
 
-async def test_a_judge_without_a_key_counts_judge_error_by_code(
+async def test_a_judge_without_a_key_is_refused_and_counted_by_code(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # No API key: the judge makes no HTTP call, so judge request series stay at zero; the
-    # check error series carries the code the alert rule watches.
+    # No API key: the judge makes no HTTP call. Deliberately changed by the preflight: the
+    # request is refused with FAILED_PRECONDITION before any check runs (it used to score
+    # a JUDGE_ERROR per check), so the series to watch is the gRPC code, and no check
+    # error is counted.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     srv = await start_metrics_server(judge=True, judge_model="openai:gpt-4o-mini")
     try:
-        resp = await srv.stub.Score(
-            pb.ScoreRequest(output=pb.Output(text="x"), checks=[judge_spec()])
-        )
-        assert resp.scores[0].error.code == "JUDGE_ERROR"
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await srv.stub.Score(pb.ScoreRequest(output=pb.Output(text="x"), checks=[judge_spec()]))
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         m = await srv.scrape()
-        assert m.value("scorewire_check_errors_total", type="judge", code="JUDGE_ERROR") == 1
-        assert m.value("scorewire_checks_total", type="judge", outcome="error") == 1
+        score = rpc("Score", "unary")
+        assert m.value("grpc_server_handled_total", **score, grpc_code="FailedPrecondition") == 1
+        assert not m.has("scorewire_check_errors_total", type="judge", code="JUDGE_ERROR")
     finally:
         await srv.close()

@@ -218,10 +218,20 @@ async def test_unpriced_models_and_huge_max_tokens_bypass_no_budget(fake_openai)
         return pb.CheckSpec(name="helpful", type="judge", params=params)
 
     try:
-        for model, code in (
-            ("openai:o1-pro", "UNPRICED_MODEL"),
-            ("openai:gpt-4o", "BUDGET_EXHAUSTED"),
-        ):
+        # Deliberately changed by the preflight: the unpriced model is refused before any
+        # case runs (FAILED_PRECONDITION naming the price setting), where it used to score
+        # 100 UNPRICED_MODEL errors.
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            async for _ in stub.RunSuite(
+                pb.RunSuiteRequest(
+                    checks=[huge("openai:o1-pro")], cases=judge_cases(100), budget_usd=0.001
+                ),
+                metadata=md,
+            ):
+                pass
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "SCOREWIRE_JUDGE_PRICES" in caught.value.details()
+        for model, code in (("openai:gpt-4o", "BUDGET_EXHAUSTED"),):
             results: list[pb.CaseResult] = []
             request = pb.RunSuiteRequest(
                 checks=[huge(model)], cases=judge_cases(100), budget_usd=0.001
@@ -237,13 +247,16 @@ async def test_unpriced_models_and_huge_max_tokens_bypass_no_budget(fake_openai)
         assert fake_openai.calls == 0
         assert judge.server_budget is not None
         assert judge.server_budget.remaining_usd() == pytest.approx(0.001)
-        # the unpriced model's reason names the model and the setting that prices it
-        resp = await stub.Score(
-            pb.ScoreRequest(output=pb.Output(text="x"), checks=[huge("openai:o1-pro")]),
-            metadata=md,
-        )
-        assert "o1-pro" in resp.scores[0].reason
-        assert "SCOREWIRE_JUDGE_PRICES" in resp.scores[0].reason
+        # the unpriced model's refusal names the model and the setting that prices it,
+        # also for a Score without a budget of its own (the token's and server's hold it)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.Score(
+                pb.ScoreRequest(output=pb.Output(text="x"), checks=[huge("openai:o1-pro")]),
+                metadata=md,
+            )
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "o1-pro" in caught.value.details()
+        assert "SCOREWIRE_JUDGE_PRICES" in caught.value.details()
         assert "32768 max_tokens" in ceiling_reason
     finally:
         await channel.close()
