@@ -134,4 +134,23 @@ public interface ValidateSuiteRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getCompactBytes(int index);
+
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+   * @return The enum numeric value on the wire for format.
+   */
+  int getFormatValue();
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+   * @return The format.
+   */
+  dev.scorewire.v1.SuiteFormat getFormat();
 }
