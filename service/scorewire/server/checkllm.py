@@ -47,8 +47,10 @@ from scorewire.suites.checkllm import CheckllmSuite
 from scorewire.suites.checkllm_request import (
     CaseKey,
     Matrix,
+    Unrunnable,
     combination_of,
     generation_calls,
+    preflight,
     recorded_groups,
     resolve_combination,
 )
@@ -76,14 +78,6 @@ def failed_precondition(field: str, message: str) -> RequestRejected:
     return RequestRejected(
         grpc.StatusCode.FAILED_PRECONDITION, message, [FieldViolation(field, message)]
     )
-
-
-def preflight(suite: CheckllmSuite, settings: Settings, *, generating: bool) -> None:
-    """The one place a checkllm run is checked before its first call (every entry point).
-
-    Issue 17 part 2 (credentials and prices of every judge and provider) fills this in;
-    it raises RequestRejected (FAILED_PRECONDITION) naming the field and the setting.
-    """
 
 
 class CheckllmRuns:
@@ -125,6 +119,12 @@ class CheckllmRuns:
         """Close the generation cache's connections."""
         if self._cache is not None:
             await self._cache.aclose()
+
+    def _preflight(self, suite: CheckllmSuite, *, generating: bool) -> None:
+        try:
+            preflight(suite, self._settings, generating=generating)
+        except Unrunnable as err:
+            raise failed_precondition(err.field, err.message) from None
 
     # ---- RunSuite ----------------------------------------------------------------------
 
@@ -191,7 +191,7 @@ class CheckllmRuns:
         service = self._service
         groups = self.groups(suite, request)
         generating = generation_calls(groups) > 0
-        preflight(suite, self._settings, generating=generating)
+        self._preflight(suite, generating=generating)
         n_cases = len(request.cases)
         for g in groups:
             for job in g.jobs:
@@ -272,7 +272,7 @@ class CheckllmRuns:
         ctx: CheckContext,
     ) -> AsyncIterator[pb.ScoreStreamResponse]:
         """Score streamed recorded cases, each with its test's assertions, concurrently."""
-        preflight(suite, self._settings, generating=False)
+        self._preflight(suite, generating=False)
         service = self._service
         plans = {g.name: g for g in suite.groups()}
         concurrency = min(suite.settings.effective_concurrency, self._settings.max_concurrency)

@@ -22,6 +22,7 @@ from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output
 from scorewire.generation.jobs import Group, Job, JobResult, ProviderCall, Recorded
 from scorewire.generation.providers import parse_provider
+from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite, is_checkllm, load_checkllm_data
 from scorewire.suites.evalstone import parse_yaml
 
@@ -46,6 +47,23 @@ def request_format(suite_yaml: str, named: str | None) -> str:
     except SpecError:
         return EVALSTONE
     return CHECKLLM if is_checkllm(data) else EVALSTONE
+
+
+def preflight(suite: CheckllmSuite, settings: Settings | None, *, generating: bool) -> None:
+    """The one check of a checkllm run before its first call, at every entry point
+    (RunSuite, ScoreStream, the in-process API); `generating` says providers will be
+    called. Nothing is checked here yet: issue 17 part 2 (every judge and provider has
+    a backend, credentials and a price) fills it in, raising `Unrunnable`.
+    """
+
+
+class Unrunnable(Exception):
+    """A well-formed suite this configuration cannot run (FAILED_PRECONDITION, exit 2)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
 
 
 def _under_suite_yaml(field: str) -> str:
