@@ -500,3 +500,45 @@ async def test_cancelling_the_call_stops_its_generation_calls(
         await srv.running.stop(0)
     first_run = [r for r in openai.requests if r.body["model"] == "gpt-4o-mini"]
     assert len(first_run) == stopped_at <= 3
+
+
+async def test_generation_concurrency_is_bounded_by_its_setting(
+    fakes: tuple[FakeOpenAI, FakeAnthropic],
+) -> None:
+    openai, anthropic = fakes
+    openai.default = Reply(content="Paris", delay_s=0.05)
+    srv = await start_server(**generating(openai, anthropic, generation_max_concurrency=2))
+    doc = 'prompts: ["{{q}}"]\nproviders: ["openai:gpt-4o-mini"]\ntests:\n' + "\n".join(
+        f"  - {{vars: {{q: q{i}}}, assert: [{{type: contains, value: Paris}}]}}" for i in range(8)
+    )
+    try:
+        summary = (await run(srv, suite_yaml=doc))[-1].summary
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+    assert summary.cases_passed == 8 and openai.calls == 8
+    assert openai.max_in_flight == 2  # the suite's own concurrency (16) is not what bounds it
+
+
+async def test_the_request_deadline_ends_generation(
+    fakes: tuple[FakeOpenAI, FakeAnthropic],
+) -> None:
+    openai, anthropic = fakes
+    openai.default = Reply(hang=True)
+    srv = await start_server(**generating(openai, anthropic))
+    doc = 'prompts: ["{{q}}"]\nproviders: ["openai:gpt-4o-mini"]\nsettings: {parallel: false}\n'
+    doc += "tests:\n" + "\n".join(
+        f"  - {{vars: {{q: q{i}}}, assert: [{{type: contains, value: x}}]}}" for i in range(5)
+    )
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            [m async for m in srv.stub.RunSuite(pb.RunSuiteRequest(suite_yaml=doc), timeout=1.0)]
+        assert exc.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        openai.default = Reply(content="fast")
+        # nothing of the expired run goes on: a later run is the only other caller
+        await run(srv, suite_yaml=doc.replace("{q: q", "{q: other"))
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+    expired = [r for r in openai.requests if r.body["messages"][0]["content"].startswith("q")]
+    assert len(expired) == 1

@@ -211,7 +211,9 @@ class CheckllmRuns:
             cache=suite.settings.cache,
             timeout_s=self._settings.generation_timeout_s,
             shared_cache=self._shared_cache(),
-            tenant=ctx.tenant,
+            # Tenants share generations only when they trust each other: a hit would tell
+            # one what another asked.
+            tenant=None if self._settings.tenants_trust_each_other else ctx.tenant,
             deadline=ctx.deadline,
         )
         builder = GroupedSummaryBuilder()
