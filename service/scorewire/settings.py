@@ -257,6 +257,9 @@ class Settings(BaseSettings):
     generation_max_retries: int = Field(2, ge=0, le=10)
     """Retries of a provider call after a 429, a 5xx or a dropped connection (the SDKs'
     backoff)."""
+    generation_max_output_chars: int = Field(32_768, ge=64)
+    """Longest generated output a RunSuite result carries back (`generated_output`); longer
+    ones are cut, marked with `…` (the checks scored the whole output)."""
     generation_cache_enabled: bool = True
     """Answer identical generations (provider, prompt, sampling parameters) from the
     generation cache, which lives where the verdict cache does (`cache_url`, shared through

@@ -542,3 +542,19 @@ async def test_the_request_deadline_ends_generation(
         await srv.running.stop(0)
     expired = [r for r in openai.requests if r.body["messages"][0]["content"].startswith("q")]
     assert len(expired) == 1
+
+
+async def test_a_long_generated_output_comes_back_cut_but_is_scored_whole(
+    fakes: tuple[FakeOpenAI, FakeAnthropic],
+) -> None:
+    # echo generates the rendered prompt itself: 200 characters ending in "END"
+    srv = await start_server(**generating(*fakes, generation_max_output_chars=64))
+    doc = 'prompts: ["{{q}}"]\nproviders: [echo]\ntests:\n'
+    doc += f"  - {{vars: {{q: {'x' * 197}END}}, assert: [{{type: ends_with, value: END}}]}}\n"
+    try:
+        (r,) = results(await run(srv, suite_yaml=doc))
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+    assert r.passed and r.generated and r.generation_cost_usd == 0
+    assert len(r.generated_output) == 64 and r.generated_output.endswith("…")

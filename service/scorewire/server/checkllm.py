@@ -237,8 +237,11 @@ class CheckllmRuns:
                             observer.observe_generation(
                                 jr.job.provider, _outcome(jr), jr.produced.cost_usd
                             )
+                out_cap = self._settings.generation_max_output_chars
                 yield pb.RunSuiteResponse(
-                    results=pb.CaseResultBatch(results=[result_to_pb(jr, cap) for jr in batch])
+                    results=pb.CaseResultBatch(
+                        results=[result_to_pb(jr, cap, out_cap) for jr in batch]
+                    )
                 )
         finally:
             await generator.aclose()
@@ -356,7 +359,7 @@ def _outcome(jr: JobResult) -> str:
     return "cached" if jr.produced.cached else "generated"
 
 
-def result_to_pb(jr: JobResult, max_reason_chars: int) -> pb.CaseResult:
+def result_to_pb(jr: JobResult, max_reason_chars: int, max_output_chars: int) -> pb.CaseResult:
     """One finished combination: its scores, which combination it is, what it cost."""
     m = convert.case_result_to_pb(
         jr.group.plan.checks, jr.result, max_reason_chars=max_reason_chars
@@ -370,5 +373,5 @@ def result_to_pb(jr: JobResult, max_reason_chars: int) -> pb.CaseResult:
     m.generated = generated
     m.generation_cost_usd = jr.produced.cost_usd
     if generated and jr.produced.output is not None:
-        m.generated_output = convert.bounded_text(jr.produced.output.text, max_reason_chars)
+        m.generated_output = convert.bounded_text(jr.produced.output.text, max_output_chars)
     return m

@@ -1144,7 +1144,7 @@ type CaseResult struct {
 	GenerationCostUsd float64 `protobuf:"fixed64,6,opt,name=generation_cost_usd,json=generationCostUsd,proto3" json:"generation_cost_usd,omitempty"`
 	// True when the server generated this case's output, false when it was recorded.
 	Generated bool `protobuf:"varint,7,opt,name=generated,proto3" json:"generated,omitempty"`
-	// The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+	// The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
 	// empty for recorded outputs and when generation failed (the scores then carry the
 	// error).
 	GeneratedOutput string `protobuf:"bytes,8,opt,name=generated_output,json=generatedOutput,proto3" json:"generated_output,omitempty"`

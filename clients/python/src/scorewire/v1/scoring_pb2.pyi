@@ -663,7 +663,7 @@ class CaseResult(_message.Message):
     generated: _builtins.bool
     """True when the server generated this case's output, false when it was recorded."""
     generated_output: _builtins.str
-    """The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+    """The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
     empty for recorded outputs and when generation failed (the scores then carry the
     error).
     """

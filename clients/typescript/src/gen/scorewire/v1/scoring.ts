@@ -407,7 +407,7 @@ export interface CaseResult {
   /** True when the server generated this case's output, false when it was recorded. */
   generated: boolean;
   /**
-   * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
    * empty for recorded outputs and when generation failed (the scores then carry the
    * error).
    */

@@ -268,7 +268,7 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object generatedOutput_ = "";
   /**
    * <pre>
-   * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
    * empty for recorded outputs and when generation failed (the scores then carry the
    * error).
    * </pre>
@@ -291,7 +291,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
    * empty for recorded outputs and when generation failed (the scores then carry the
    * error).
    * </pre>
@@ -1602,7 +1602,7 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object generatedOutput_ = "";
     /**
      * <pre>
-     * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
      * empty for recorded outputs and when generation failed (the scores then carry the
      * error).
      * </pre>
@@ -1624,7 +1624,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
      * empty for recorded outputs and when generation failed (the scores then carry the
      * error).
      * </pre>
@@ -1647,7 +1647,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
      * empty for recorded outputs and when generation failed (the scores then carry the
      * error).
      * </pre>
@@ -1666,7 +1666,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
      * empty for recorded outputs and when generation failed (the scores then carry the
      * error).
      * </pre>
@@ -1682,7 +1682,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
      * empty for recorded outputs and when generation failed (the scores then carry the
      * error).
      * </pre>

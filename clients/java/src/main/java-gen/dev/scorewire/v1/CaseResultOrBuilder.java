@@ -144,7 +144,7 @@ public interface CaseResultOrBuilder extends
 
   /**
    * <pre>
-   * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
    * empty for recorded outputs and when generation failed (the scores then carry the
    * error).
    * </pre>
@@ -155,7 +155,7 @@ public interface CaseResultOrBuilder extends
   java.lang.String getGeneratedOutput();
   /**
    * <pre>
-   * The output the server generated (cut to SCOREWIRE_MAX_REASON_CHARS characters);
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
    * empty for recorded outputs and when generation failed (the scores then carry the
    * error).
    * </pre>
