@@ -93,6 +93,11 @@ class CheckllmRuns:
         )
         self._cache: VerdictCache | None = None
         self._prices = PriceTable.from_settings(settings)
+        if settings.generation_enabled:
+            # The SDKs take seconds to import (measured 3.6 s for openai on a loaded
+            # machine): at start-up, not inside the first generating request's event loop.
+            import anthropic  # noqa: F401
+            import openai  # noqa: F401
 
     @property
     def period_budget(self) -> PeriodBudget | None:
