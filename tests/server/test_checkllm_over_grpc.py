@@ -558,3 +558,26 @@ async def test_a_long_generated_output_comes_back_cut_but_is_scored_whole(
         await srv.running.stop(0)
     assert r.passed and r.generated and r.generation_cost_usd == 0
     assert len(r.generated_output) == 64 and r.generated_output.endswith("…")
+
+
+async def test_score_stream_answers_an_oversized_case_with_error_scores() -> None:
+    srv = await start_server(max_output_bytes=1024)
+
+    async def requests() -> AsyncIterator[pb.ScoreStreamRequest]:
+        yield pb.ScoreStreamRequest(config=pb.StreamConfig(suite_yaml=SUITE))
+        for i, text in enumerate(("x" * 5000, "Paris")):
+            yield pb.ScoreStreamRequest(
+                case=pb.StreamCase(
+                    request_id=f"r{i}", test="0", prompt="0", provider=PROVIDERS[0],
+                    output=pb.Output(text=text),
+                )
+            )  # fmt: skip
+
+    try:
+        got = {r.request_id: r async for r in srv.stub.ScoreStream(requests())}
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+    assert [s.error.code for s in got["r0"].scores] == ["INVALID_INPUT"] and not got["r0"].passed
+    assert "max_output_bytes" in got["r0"].scores[0].error.message
+    assert got["r1"].passed

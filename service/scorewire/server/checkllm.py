@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, SpecError
-from scorewire.engine.runner import Case, score_case
+from scorewire.core.model import ErrorCode, Score
+from scorewire.engine.runner import Case, CaseResult, score_case
 from scorewire.generation.jobs import (
     Generator,
     Group,
@@ -284,19 +285,29 @@ class CheckllmRuns:
         """Score streamed recorded cases, each with its test's assertions, concurrently."""
         self._preflight(suite, generating=False)
         service = self._service
-        plans = {g.name: g for g in suite.groups()}
+        jobs: dict[tuple[int, int, str], tuple[Group, Job]] = {}
+        for g in suite.groups():
+            for job in g.jobs:
+                test, _, prompt, provider = combination_of(job)
+                jobs[(test, prompt, provider)] = (g, job)
         concurrency = min(suite.settings.effective_concurrency, self._settings.max_concurrency)
         slots = asyncio.Semaphore(concurrency)
         out: asyncio.Queue[pb.ScoreStreamResponse | BaseException | None] = asyncio.Queue()
         tasks: set[asyncio.Task[None]] = set()
 
-        async def one(req: pb.StreamCase, group: Group) -> None:
+        async def one(req: pb.StreamCase, group: Group, job: Job) -> None:
             try:
-                service.check_output_size(req.output.text, "case.output")
-                case = Case(group.jobs[0].sample, convert.output_from_pb(req.output))
-                result = await score_case(group.plan, case, ctx)
-                if service.observer is not None:
-                    service.observer.observe_results(group.plan, (result,))
+                try:
+                    service.check_output_size(req.output.text, "case.output", group.plan)
+                except RequestRejected as err:
+                    # as for any streamed case: an answer of error scores, the stream goes on
+                    error = Score.fail_with_error(ErrorCode.INVALID_INPUT, err.message)
+                    result = CaseResult(0, req.sample.id, [error for _ in group.plan.checks])
+                else:
+                    case = Case(job.sample, convert.output_from_pb(req.output))
+                    result = await score_case(group.plan, case, ctx)
+                    if service.observer is not None:
+                        service.observer.observe_results(group.plan, (result,))
                 scores = convert.scores_to_pb(
                     group.plan.checks, result.scores, max_reason_chars=service.max_reason_chars
                 )
@@ -328,9 +339,8 @@ class CheckllmRuns:
                     )
                     if found is None:
                         raise invalid_argument(violations)
-                    test, _prompt, _provider = found
                     await slots.acquire()
-                    t = asyncio.create_task(one(c, plans[f"t{test}"]))
+                    t = asyncio.create_task(one(c, *jobs[found]))
                     tasks.add(t)
                     t.add_done_callback(tasks.discard)
                 while tasks:
