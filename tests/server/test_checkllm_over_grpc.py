@@ -6,6 +6,8 @@ cancellation, the prompt × provider matrix, ScoreStream and ValidateSuite.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -581,3 +583,39 @@ async def test_score_stream_answers_an_oversized_case_with_error_scores() -> Non
     assert [s.error.code for s in got["r0"].scores] == ["INVALID_INPUT"] and not got["r0"].passed
     assert "max_output_bytes" in got["r0"].scores[0].error.message
     assert got["r1"].passed
+
+
+@pytest.mark.parametrize(("trust", "expected"), [(False, [4, 4, 0]), (True, [4, 0, 0])])
+async def test_tenants_do_not_share_generations_unless_they_trust_each_other(
+    fakes: tuple[FakeOpenAI, FakeAnthropic], trust: bool, expected: list[int]
+) -> None:
+    # a cache hit on another tenant's generation would tell one what the other asked
+    openai, anthropic = fakes
+    entries = [
+        {
+            "name": n,
+            "sha256": hashlib.sha256(f"token-{n}-0123456789".encode()).hexdigest(),
+            "role": "caller",
+        }
+        for n in ("checkout", "search")
+    ]
+    doc = SUITE.replace(', "anthropic:claude-3-5-haiku"', "")
+    srv = await start_server(
+        **generating(
+            openai, anthropic, auth_tokens=json.dumps(entries), tenants_trust_each_other=trust
+        )
+    )
+
+    async def calls_for(name: str) -> int:
+        md = (("authorization", f"Bearer token-{name}-0123456789"),)
+        before = openai.calls
+        async for _ in srv.stub.RunSuite(pb.RunSuiteRequest(suite_yaml=doc), metadata=md):
+            pass
+        return openai.calls - before
+
+    try:
+        made = [await calls_for(n) for n in ("checkout", "search", "checkout")]
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+    assert made == expected

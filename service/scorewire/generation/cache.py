@@ -3,7 +3,9 @@
 The key covers the provider (backend and model), the rendered prompt and the sampling
 parameters sent (`max_tokens`; providers send no temperature), so an identical call is
 made once and every later one, in any run and on any replica sharing the store, is
-answered from it at no cost. Only answers that produced an output are stored.
+answered from it at no cost. Only answers that produced an output are stored. Each
+tenant has its own entries unless tenants trust each other (`tenants_trust_each_other`):
+a hit on another tenant's answer would tell one caller what another asked.
 
 The store is the verdict cache's (`scorewire.judge.cache.VerdictCache`: in-memory or
 Redis, failing open, short timeouts) under its own key prefix.
@@ -24,10 +26,13 @@ KEY_VERSION = 1
 """Changes when what a key covers changes, so old entries are never misread."""
 
 
-def generation_key(provider: str, prompt: str, *, max_tokens: int | None) -> str:
-    """sha256 over the key version, the provider, the prompt and the sampling parameters."""
+def generation_key(
+    provider: str, prompt: str, *, max_tokens: int | None, tenant: str | None = None
+) -> str:
+    """sha256 over the key version, the provider, the prompt and the sampling parameters,
+    and the tenant when tenants keep their generations apart (None: shared by all)."""
     material = json.dumps(
-        [KEY_VERSION, provider, prompt, {"max_tokens": max_tokens}],
+        [KEY_VERSION, provider, prompt, {"max_tokens": max_tokens}, tenant],
         ensure_ascii=False,
         separators=(",", ":"),
     )

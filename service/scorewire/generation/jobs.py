@@ -242,7 +242,9 @@ class Generator:
                 )
         key = None
         if self._shared is not None and not free:
-            key = generation_key(source.provider, source.prompt, max_tokens=max_tokens)
+            key = generation_key(
+                source.provider, source.prompt, max_tokens=max_tokens, tenant=self._tenant
+            )
             hit = await self._shared.get(key)
             if hit is not None and hit.tenant == self._tenant:
                 self.stats.cached += 1
