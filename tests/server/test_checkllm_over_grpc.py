@@ -619,3 +619,23 @@ async def test_tenants_do_not_share_generations_unless_they_trust_each_other(
         await srv.channel.close()
         await srv.running.stop(0)
     assert made == expected
+
+
+async def test_a_checkllm_suite_is_held_to_the_request_limits() -> None:
+    # three patterns where the server allows two: refused before anything is scored
+    srv = await start_server(max_patterns_per_request=2)
+    doc = """
+tests:
+  - output: "abc"
+    assert: [{type: regex, value: "a"}, {type: regex, value: "b"}]
+  - output: "abc"
+    assert: [{type: regex, value: "c"}]
+"""
+    try:
+        err = await rejected(srv, suite_yaml=doc)
+    finally:
+        await srv.channel.close()
+        await srv.running.stop(0)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "max_patterns_per_request" in err.details()
+    assert violations(err)[0][0].startswith("suite_yaml.tests[1].assert[0]")
