@@ -15,13 +15,17 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from scorewire.judge import JudgeService
+from scorewire.server.app import create_server
+from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
+from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
 from tests.server.conftest import Server, start_server
-from tests.support.judge import ANTHROPIC_KEY, OPENAI_KEY
+from tests.support.judge import ANTHROPIC_KEY, OPENAI_KEY, verdict
 from tests.support.redis import RedisServer
 from tests.support.wait import wait_until_async
 
@@ -639,3 +643,47 @@ tests:
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "max_patterns_per_request" in err.details()
     assert violations(err)[0][0].startswith("suite_yaml.tests[1].assert[0]")
+
+
+async def test_generation_and_judge_dollars_are_counted_apart(
+    fakes: tuple[FakeOpenAI, FakeAnthropic],
+) -> None:
+    # one stand-in answers both: judge calls (a JSON verdict schema) and generations
+    openai, anthropic = fakes
+    openai.responder = lambda body: (
+        Reply(content=verdict(5)) if "response_format" in body else Reply(content="Paris")
+    )
+    settings = Settings(
+        host="127.0.0.1",
+        port=0,
+        metrics_enabled=False,
+        judge_model="openai:gpt-4o-mini",
+        **generating(openai, anthropic),
+    )
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    running.closers.append(judge.aclose)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    doc = """
+prompts: ["{{query}}"]
+providers: ["openai:gpt-4o-mini"]
+tests:
+  - vars: {query: "Capital of France?"}
+    assert: [{type: contains, value: Paris}, {type: relevance, threshold: 0.5}]
+"""
+    try:
+        stub = pb_grpc.ScoringServiceStub(channel)
+        messages = [m async for m in stub.RunSuite(pb.RunSuiteRequest(suite_yaml=doc))]
+    finally:
+        await channel.close()
+        await running.stop(0)
+    (r,) = results(messages)
+    assert r.passed, r
+    per_call = (100 * 0.15 + 20 * 0.60) / 1e6
+    judged = next(s for s in r.scores if s.type == "relevance")
+    assert judged.cost_usd == pytest.approx(per_call)  # the judge's call
+    assert r.generation_cost_usd == pytest.approx(per_call)  # the generation's call
+    summary = messages[-1].summary
+    assert summary.cost_usd == pytest.approx(per_call)
+    assert summary.generation_cost_usd == pytest.approx(per_call)
+    assert openai.calls == 2
