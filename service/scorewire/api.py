@@ -5,11 +5,18 @@
     scores = score("The capital is Paris.", [{"type": "contains", "needles": ["Paris"]}],
                    compact=["length:1..200"])
     results, summary = run_suite_file("evalstone.yaml", suite="smoke")
+    results, summary = run_suite_file("eval.yaml")      # a checkllm file, as the CLI runs it
 
 Checks are written as in a YAML suite (a mapping with `type:` and its parameters beside
 it, plus `when:`, `examples:`, `extractor:`), or given as `CheckSpec`s; bad ones raise
 `SpecError` with every problem and its path. Judge-backed checks need a `judge`
 (`scorewire.judge.JudgeService.from_settings(Settings())`).
+
+`run_suite_file` recognises both suite formats as the CLI does: a file with `tests:` or
+`prompts:` is a checkllm file, run for every test × prompt × provider (providers are
+called with the credentials of `settings`, default `Settings()` from the environment;
+recorded `output:`s call nobody), its results in combination order with sample ids
+`t<test>/p<prompt>/<provider>`; anything else is an evalstone file.
 """
 
 from __future__ import annotations
@@ -26,7 +33,13 @@ from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
 from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
 from scorewire.engine.summary import Summary, SummaryBuilder
-from scorewire.suites.evalstone import compile_compact, load_suite_file, parse_check_spec
+from scorewire.settings import Settings
+from scorewire.suites.evalstone import (
+    compile_compact,
+    load_suite_data,
+    parse_check_spec,
+    parse_yaml,
+)
 from scorewire.suites.preflight import check_judges, judge_needs
 
 __all__ = [
@@ -101,14 +114,29 @@ def score(
 
 
 async def arun_suite_file(
-    path: str | Path, *, suite: str | None = None, judge: Any = None
+    path: str | Path,
+    *,
+    suite: str | None = None,
+    judge: Any = None,
+    settings: Settings | None = None,
 ) -> tuple[list[CaseResult], Summary]:
-    """Run a suite file's recorded dataset: every case's result, then the gated summary.
+    """Run a suite file of either format: every case's result, then the gated summary.
 
-    Raises `PreconditionError` before any call when a judge check cannot be judged here
-    (no judge, a backend without credentials, an unpriced model in a budgeted suite).
+    An evalstone file runs its suite's recorded dataset; a checkllm file every
+    combination (see the module docstring). ValueError when a provider the file calls
+    has no credentials in `settings`. Raises `PreconditionError` before any call when a
+    judge check cannot be judged here (no judge, a backend without credentials, an unpriced
+    model in a budgeted suite).
     """
-    loaded = load_suite_file(path).select(suite)
+    from scorewire.suites.checkllm import is_checkllm, load_checkllm_data
+
+    p = Path(path)
+    data = parse_yaml(await asyncio.to_thread(p.read_text, encoding="utf-8"))
+    if is_checkllm(data):
+        if suite:
+            raise SpecError.at("suite", "a checkllm file is one suite: name none")
+        return await _run_checkllm(load_checkllm_data(data), p, judge, settings)
+    loaded = load_suite_data(data, base_dir=p.parent).select(suite)
     if loaded.cases is None:
         raise SpecError.at(
             join_path(join_path("suites", loaded.name), "dataset"), "the suite has no dataset"
@@ -137,8 +165,53 @@ def preflight_suite(plan: Plan, judge: Any, *, budgeted: bool) -> None:
         raise PreconditionError(problems)
 
 
+async def _run_checkllm(
+    loaded: Any, path: Path, judge: Any, settings: Settings | None
+) -> tuple[list[CaseResult], Summary]:
+    """Produce and score every combination of a checkllm suite, as the CLI does in process."""
+    from scorewire.generation.jobs import Generator, GroupedSummaryBuilder, run_groups
+    from scorewire.generation.providers import ProviderCredentials, build_provider
+    from scorewire.judge import Budget
+    from scorewire.judge.pricing import PriceTable
+    from scorewire.suites.checkllm_request import preflight
+
+    settings = settings or Settings()
+    groups = loaded.groups()
+    called = loaded.called_providers()
+    preflight(loaded, settings, generating=bool(called))
+    for g in groups:
+        preflight_suite(g.plan, judge, budgeted=loaded.settings.budget is not None)
+    creds = ProviderCredentials.from_settings(settings)
+    providers = {ref.id: build_provider(ref, creds) for ref in called}
+    budget = Budget(loaded.settings.budget)  # the file's budget: providers and judges
+    generator = Generator(
+        providers,
+        budget=budget,
+        prices=PriceTable.from_settings(settings),
+        cache=loaded.settings.cache,
+    )
+    ctx = CheckContext(judge=judge, budget=budget, extras={"suite_dir": str(path.parent)})
+    builder = GroupedSummaryBuilder()
+    for g in groups:
+        builder.declare(g.plan.names, [c.type for c in g.plan.checks])
+    results = []
+    try:
+        concurrency = loaded.settings.effective_concurrency
+        async for jr in run_groups(groups, generator, ctx, concurrency=concurrency):
+            builder.add_named(jr.result, jr.names, jr.types)
+            results.append(jr.result)
+    finally:
+        await generator.aclose()
+    results.sort(key=lambda r: r.index)
+    return results, builder.finish(loaded.gate)
+
+
 def run_suite_file(
-    path: str | Path, *, suite: str | None = None, judge: Any = None
+    path: str | Path,
+    *,
+    suite: str | None = None,
+    judge: Any = None,
+    settings: Settings | None = None,
 ) -> tuple[list[CaseResult], Summary]:
     """The synchronous `arun_suite_file`."""
-    return asyncio.run(arun_suite_file(path, suite=suite, judge=judge))
+    return asyncio.run(arun_suite_file(path, suite=suite, judge=judge, settings=settings))

@@ -233,6 +233,38 @@ class Settings(BaseSettings):
     cache_pool_size: int = Field(64, ge=1)
     """Redis connections per process; callers beyond it wait up to `cache_timeout_s`."""
 
+    # --- generation on the server (checkllm suites sent without outputs) -------------------
+    generation_enabled: bool = False
+    """Let RunSuite generate a checkllm suite's outputs with the server's own provider
+    credentials (the judge's keys and base URLs). Off by default: a request without
+    outputs is then FAILED_PRECONDITION naming this setting."""
+    generation_max_calls_per_request: int = Field(1000, ge=1)
+    """Most provider calls one RunSuite may need (combinations without a recorded output);
+    more is RESOURCE_EXHAUSTED before any call."""
+    generation_max_concurrency: int = Field(8, ge=1)
+    """Cases generated (and scored) at once per RunSuite that generates."""
+    generation_budget_per_request_usd: float = Field(1.0, ge=0)
+    """Most US dollars one RunSuite may spend generating outputs (the request's
+    `generation_budget_usd` may lower it); once spent, the remaining outputs are
+    BUDGET_EXHAUSTED error scores."""
+    generation_budget_usd: float | None = Field(None, ge=0)
+    """Server-wide generation spend limit per period in USD (per process); None for no
+    limit beyond the per-request one."""
+    generation_budget_period_s: int = Field(86_400, ge=1)
+    """Length of the server-wide generation budget period in seconds."""
+    generation_timeout_s: float = Field(60.0, gt=0)
+    """Seconds one provider call may take (the request's deadline bounds it further)."""
+    generation_max_retries: int = Field(2, ge=0, le=10)
+    """Retries of a provider call after a 429, a 5xx or a dropped connection (the SDKs'
+    backoff)."""
+    generation_max_output_chars: int = Field(32_768, ge=64)
+    """Longest generated output a RunSuite result carries back (`generated_output`); longer
+    ones are cut, marked with `…` (the checks scored the whole output)."""
+    generation_cache_enabled: bool = True
+    """Answer identical generations (provider, prompt, sampling parameters) from the
+    generation cache, which lives where the verdict cache does (`cache_url`, shared through
+    Redis); a suite's `settings.cache: false` turns it off for that run."""
+
     # --- state on disk ------------------------------------------------------------------------
     state_dir: str = ""
     """Directory of the server's own files (the SQLite label store), created if absent.

@@ -95,3 +95,34 @@ def test_run_suite_file_refuses_a_judge_it_cannot_call(tmp_path: Path, monkeypat
     (problem,) = caught.value.problems
     assert problem.setting == "SCOREWIRE_ANTHROPIC_API_KEY" and problem.kind == "CREDENTIALS"
     assert "anthropic judge backend is not configured" in problem.description
+
+
+def test_run_suite_file_runs_a_checkllm_file_as_the_cli_does(tmp_path: Path) -> None:
+    # a checkllm file (it has tests:) is recognised: every test × prompt × provider runs,
+    # recorded outputs for one provider, the free echo provider generating the other's
+    (tmp_path / "eval.yaml").write_text(
+        'prompts: ["Say {{word}}", "Repeat {{word}}"]\n'
+        "providers: [echo, 'openai:gpt-4o']\n"
+        "tests:\n"
+        "  - vars: {word: Paris}\n"
+        "    outputs: {'openai:gpt-4o': Paris}\n"
+        "    assert: [{type: contains, value: Paris}]\n"
+        "  - vars: {word: Rome}\n"
+        "    outputs: {'openai:gpt-4o': [Rome, Milan]}\n"
+        "    assert: [{type: contains, value: Rome}]\n"
+    )
+    results, summary = run_suite_file(tmp_path / "eval.yaml")
+    assert [r.sample_id for r in results] == [
+        "t0/p0/echo",
+        "t0/p0/openai:gpt-4o",
+        "t0/p1/echo",
+        "t0/p1/openai:gpt-4o",
+        "t1/p0/echo",
+        "t1/p0/openai:gpt-4o",
+        "t1/p1/echo",
+        "t1/p1/openai:gpt-4o",
+    ]
+    assert [r.passed for r in results] == [True] * 7 + [False]
+    assert summary.cases == 8 and not summary.gate_passed  # checkllm: every test must pass
+    with pytest.raises(SpecError):
+        run_suite_file(tmp_path / "eval.yaml", suite="smoke")

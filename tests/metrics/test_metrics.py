@@ -15,6 +15,7 @@ from scorewire.v1 import scoring_pb2 as pb
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.metrics.helpers import (
+    API_KEY,
     PRICED_MODEL,
     MetricsServer,
     Scrape,
@@ -375,3 +376,32 @@ async def test_a_judge_without_a_key_is_refused_and_counted_by_code(
         assert not m.has("scorewire_check_errors_total", type="judge", code="JUDGE_ERROR")
     finally:
         await srv.close()
+
+
+async def test_generation_series_count_what_the_server_generated(fake_openai: FakeOpenAI) -> None:
+    # A checkllm suite the server generates: two distinct prompts are generated, the third
+    # is the first's twin (cached), and generation dollars are counted apart from judges'.
+    doc = """
+prompts: ["{{q}}"]
+providers: ["openai:gpt-4o-mini"]
+settings: {parallel: false}
+tests:
+  - {vars: {q: one}, assert: [{type: contains, value: x}]}
+  - {vars: {q: two}, assert: [{type: contains, value: x}]}
+  - {vars: {q: one}, assert: [{type: contains, value: x}]}
+"""
+    srv = await start_metrics_server(
+        generation_enabled=True, openai_base_url=fake_openai.url, openai_api_key=API_KEY
+    )
+    try:
+        messages = [m async for m in srv.stub.RunSuite(pb.RunSuiteRequest(suite_yaml=doc))]
+        m = await srv.scrape()
+    finally:
+        await srv.close()
+    summary = messages[-1].summary
+    assert fake_openai.calls == 2 and summary.generation_calls == 2
+    generated = m.value("scorewire_generations_total", backend="openai", outcome="generated")
+    assert generated == 2
+    assert m.value("scorewire_generations_total", backend="openai", outcome="cached") == 1
+    cost = m.value("scorewire_generation_cost_usd_total", backend="openai")
+    assert cost == pytest.approx(summary.generation_cost_usd) and cost > 0

@@ -158,6 +158,65 @@ describe("RunSuite", () => {
   });
 });
 
+describe("RunSuite with a checkllm suite", () => {
+  // Seed 001's format, sent as it is: 2 tests x 2 prompts x 2 providers.
+  const suiteYaml = [
+    'prompts: ["Answer: {{query}}", "Be brief. {{query}}"]',
+    'providers: ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"]',
+    "tests:",
+    '  - {description: France, vars: {query: "Capital of France?"}, assert: [{type: contains, value: Paris}]}',
+    '  - {description: Italy, vars: {query: "Capital of Italy?"}, assert: [{type: contains, value: Rome}]}',
+  ].join("\n");
+  const providers = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"];
+  // Every combination recorded; the anthropic answers to prompt 1 are wrong.
+  const recorded = ["France", "1"].flatMap((test) =>
+    ["0", "1"].flatMap((prompt) =>
+      providers.map((provider) => ({
+        test,
+        prompt,
+        provider,
+        output: { text: prompt === "1" && provider.startsWith("anthropic") ? "no idea" : "Paris, Rome" },
+      })),
+    ),
+  );
+
+  test("each result names its combination and the summary has the matrix", TIMEOUT, async () => {
+    const run = client.runSuite({ suiteYaml, cases: recorded });
+    const results: CaseResult[] = [];
+    for await (const result of run) results.push(result);
+    assert.equal(results.length, 8);
+    for (const r of results) {
+      const combo = r.combination!;
+      assert.equal(r.passed, !(combo.prompt === 1 && combo.provider.startsWith("anthropic")), JSON.stringify(combo));
+      assert.equal(r.generated, false);
+    }
+    const summary = await run.summary();
+    assert.equal(summary.casesPassed, 6);
+    assert.deepEqual(
+      summary.matrix.map((c) => [c.prompt, c.provider, c.cases, c.casesPassed]),
+      [
+        [0, providers[0], 2, 2],
+        [0, providers[1], 2, 2],
+        [1, providers[0], 2, 2],
+        [1, providers[1], 2, 0],
+      ],
+    );
+  });
+
+  test("a missing combination is INVALID_ARGUMENT naming it", TIMEOUT, async () => {
+    const run = client.runSuite({ suiteYaml, cases: recorded.slice(1) });
+    const err = await run.summary().then(
+      () => assert.fail("a run missing a combination ran"),
+      (e: unknown) => e,
+    );
+    const error = expectCode(err, Status.INVALID_ARGUMENT);
+    assert.deepEqual(
+      error.fieldViolations.map((v) => [v.field, v.description]),
+      [["cases", 'no case for tests[0] ("France") × prompts[0] × openai:gpt-4o-mini']],
+    );
+  });
+});
+
 describe("ScoreStream", () => {
   test("every case is answered once under its request id", TIMEOUT, async () => {
     const stream = client.scoreStream({ compact: ["contains:Northstar"] });

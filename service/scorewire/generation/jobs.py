@@ -14,7 +14,11 @@ the ceiling no longer fits. A budgeted call to a model without a price is refuse
 UNPRICED_MODEL unless the settings give a fallback price or allow unpriced calls; usage
 reported beyond those bounds (or negative) fails the generation, charged its ceiling.
 With `cache=True`, identical calls (same provider, same prompt) within a run are made
-once and shared; the copies are `cached` and cost nothing.
+once and shared; the copies are `cached` and cost nothing. A `shared_cache` (the
+generation cache, `scorewire.generation.cache`) extends that across runs and replicas:
+a stored answer of the same tenant is used instead of a call. A `deadline`
+(`time.monotonic()` value) bounds every call: none starts after it, and each call's
+timeout ends by it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from scorewire.core.model import ErrorCode, Output, Sample, Score, ScoreError
 from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
 from scorewire.engine.spec import CheckSpec
 from scorewire.engine.summary import CheckTotals, SummaryBuilder
+from scorewire.generation.cache import CachedAnswer, generation_key
 from scorewire.generation.providers import (
     ANTHROPIC_MAX_TOKENS,
     BUDGETED_MAX_TOKENS,
@@ -39,6 +44,7 @@ from scorewire.generation.providers import (
 )
 from scorewire.generation.targets import HttpTarget, call_http
 from scorewire.judge.budget import Budget
+from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 
 DEFAULT_GENERATION_TIMEOUT_S = 120.0
@@ -153,8 +159,14 @@ class Generator:
         cache: bool = True,
         timeout_s: float = DEFAULT_GENERATION_TIMEOUT_S,
         max_tokens: int = BUDGETED_MAX_TOKENS,
+        shared_cache: VerdictCache | None = None,
+        tenant: str | None = None,
+        deadline: float | None = None,
     ) -> None:
         self._providers = dict(providers)
+        self._shared = shared_cache if cache else None
+        self._tenant = tenant
+        self._deadline = deadline
         self._max_tokens = max_tokens
         self._budget = budget
         self._prices = prices or PriceTable()
@@ -220,6 +232,25 @@ class Generator:
         free = provider.ref.backend == "echo"
         budgeted = self._budget is not None and not free
         max_tokens = self._max_tokens if budgeted else None
+        timeout_s = self._timeout_s
+        if self._deadline is not None:
+            timeout_s = min(timeout_s, self._deadline - time.monotonic())
+            if timeout_s <= 0:
+                return Produced.failed(
+                    ErrorCode.DEADLINE_EXCEEDED,
+                    "the deadline expired before the output was generated",
+                )
+        key = None
+        if self._shared is not None and not free:
+            key = generation_key(
+                source.provider, source.prompt, max_tokens=max_tokens, tenant=self._tenant
+            )
+            hit = await self._shared.get(key)
+            if hit is not None and hit.tenant == self._tenant:
+                self.stats.cached += 1
+                saved = self._prices.cost(model, hit.input_tokens or 0, hit.output_tokens or 0)
+                self.stats.saved_usd += saved or 0.0
+                return Produced(Output(text=hit.text), cached=True)
         prompt_bound = prompt_token_bound(source.prompt)
         reservation = None
         if budgeted and self._budget is not None:
@@ -240,7 +271,7 @@ class Generator:
         cost: float | None = None
         try:
             generated = await provider.generate(
-                source.prompt, timeout_s=self._timeout_s, max_tokens=max_tokens
+                source.prompt, timeout_s=timeout_s, max_tokens=max_tokens
             )
         except ProviderError as err:
             self.stats.failures += 1
@@ -281,6 +312,11 @@ class Generator:
             self.stats.unpriced_calls += 1
         else:
             self.stats.cost_usd += cost
+        if key is not None and self._shared is not None:
+            answer = CachedAnswer(
+                generated.text, generated.input_tokens, generated.output_tokens, self._tenant
+            )
+            await self._shared.set(key, answer)
         return Produced(
             Output(text=generated.text),
             cost_usd=cost or 0.0,

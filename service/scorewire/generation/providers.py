@@ -154,12 +154,16 @@ def _status_message(ref: ProviderRef, status: int, body: object) -> str:
 class OpenAIChatProvider:
     """Chat completions on OpenAI or any OpenAI-compatible endpoint (Gemini's included)."""
 
-    def __init__(self, ref: ProviderRef, *, api_key: str, base_url: str | None) -> None:
+    def __init__(
+        self, ref: ProviderRef, *, api_key: str, base_url: str | None, max_retries: int = 2
+    ) -> None:
         import openai
 
         self.ref = ref
         register(api_key)
-        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url)
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=max_retries
+        )
         self._limit_param = "max_tokens"
 
     async def generate(
@@ -221,12 +225,16 @@ class OpenAIChatProvider:
 class AnthropicProvider:
     """Anthropic's Messages API (no sampling parameters: the SDK's API version refuses them)."""
 
-    def __init__(self, ref: ProviderRef, *, api_key: str, base_url: str | None) -> None:
+    def __init__(
+        self, ref: ProviderRef, *, api_key: str, base_url: str | None, max_retries: int = 2
+    ) -> None:
         import anthropic
 
         self.ref = ref
         register(api_key)
-        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=max_retries
+        )
 
     async def generate(
         self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
@@ -328,8 +336,13 @@ def provider_problem(ref: ProviderRef, creds: ProviderCredentials) -> tuple[str,
     return None
 
 
-def build_provider(ref: ProviderRef, creds: ProviderCredentials) -> Provider:
-    """The client for `ref`; ValueError (for people) when its backend has no credentials."""
+def build_provider(
+    ref: ProviderRef, creds: ProviderCredentials, *, max_retries: int = 2
+) -> Provider:
+    """The client for `ref`; ValueError (for people) when its backend has no credentials.
+
+    `max_retries`: the SDK's retries of a 429, a 5xx or a dropped connection, with backoff.
+    """
     if ref.backend == "echo":
         return EchoProvider(ref)
     problem = provider_problem(ref, creds)
@@ -338,17 +351,24 @@ def build_provider(ref: ProviderRef, creds: ProviderCredentials) -> Provider:
     if ref.backend == "openai":
         # Local servers need no key, but the SDK insists on one.
         return OpenAIChatProvider(
-            ref, api_key=creds.openai_api_key or "unused", base_url=creds.openai_base_url
+            ref,
+            api_key=creds.openai_api_key or "unused",
+            base_url=creds.openai_base_url,
+            max_retries=max_retries,
         )
     if ref.backend == "gemini":
         return OpenAIChatProvider(
             ref,
             api_key=creds.gemini_api_key or "unused",
             base_url=creds.gemini_base_url or GEMINI_BASE_URL,
+            max_retries=max_retries,
         )
     assert creds.anthropic_api_key is not None
     return AnthropicProvider(
-        ref, api_key=creds.anthropic_api_key, base_url=creds.anthropic_base_url
+        ref,
+        api_key=creds.anthropic_api_key,
+        base_url=creds.anthropic_base_url,
+        max_retries=max_retries,
     )
 
 

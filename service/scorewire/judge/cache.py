@@ -113,8 +113,10 @@ class VerdictCache:
         backoff_s: float = 2.0,
         description: str = "memory",
         clock: Callable[[], float] = time.monotonic,
+        namespace: str = NAMESPACE,
     ) -> None:
         self._store = store
+        self._namespace = namespace
         self._stats = stats
         self._ttl = float(ttl_s) if ttl_s else None
         self._timeout = timeout_s
@@ -134,13 +136,24 @@ class VerdictCache:
         timeout_s: float = 0.25,
         backoff_s: float = 2.0,
         pool_size: int = 64,
+        namespace: str = NAMESPACE,
     ) -> VerdictCache:
-        """A cache for `memory://` or `redis://[:password@]host:port/db` (`rediss://` for TLS)."""
+        """A cache for `memory://` or `redis://[:password@]host:port/db` (`rediss://` for TLS).
+
+        `namespace` prefixes every key (the generation cache shares the Redis with its own).
+        """
         parts = urlsplit(url.strip() or "memory://")
         scheme = parts.scheme.lower()
         if scheme == "memory":
             store = SimpleMemoryCache(serializer=StringSerializer(), timeout=None)
-            return cls(store, stats=stats, ttl_s=ttl_s, timeout_s=timeout_s, description="memory")
+            return cls(
+                store,
+                stats=stats,
+                ttl_s=ttl_s,
+                timeout_s=timeout_s,
+                description="memory",
+                namespace=namespace,
+            )
         if scheme not in ("redis", "rediss"):
             raise ValueError("the cache URL must start with memory:// or redis://")
         return cls(
@@ -150,6 +163,7 @@ class VerdictCache:
             timeout_s=timeout_s,
             backoff_s=backoff_s,
             description=f"redis://{parts.hostname or '127.0.0.1'}:{parts.port or 6379}{parts.path}",
+            namespace=namespace,
         )
 
     def _available(self) -> bool:
@@ -174,7 +188,7 @@ class VerdictCache:
             return None
         try:
             async with asyncio.timeout(self._timeout):
-                raw = await self._store.get(NAMESPACE + key)
+                raw = await self._store.get(self._namespace + key)
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -193,7 +207,7 @@ class VerdictCache:
             async with asyncio.timeout(self._timeout):
                 # A float TTL makes aiocache use PSETEX; an int would use the
                 # deprecated SETEX (a DeprecationWarning per write with redis-py 8).
-                await self._store.set(NAMESPACE + key, answer.dumps(), ttl=self._ttl)
+                await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
         except asyncio.CancelledError:
             raise
         except Exception as err:

@@ -8,6 +8,10 @@
 - `scorewire_check_duration_seconds{type}`: a histogram of how long checks took;
 - `scorewire_suite_runs_total{gate}`: finished RunSuite calls by gate outcome (`pass`,
   `fail`).
+- `scorewire_generations_total{backend,outcome}` and
+  `scorewire_generation_cost_usd_total{backend}`: outputs the server generated for
+  checkllm suites (`generated`, `cached`, `error`) and what they cost, apart from judge
+  spending.
 
 The service calls `observe_results` once per batch of case results (up to 256 cases).
 A prometheus-client `observe()` per score would take a lock and walk the buckets each
@@ -53,6 +57,9 @@ CHECK_DURATION_BUCKETS = (
 
 OUTCOMES = ("pass", "fail", "error")
 
+GENERATION_BACKENDS = frozenset({"openai", "anthropic", "gemini", "echo"})
+"""`backend` label values of the generation metrics other than `other`."""
+
 KNOWN_CODES = frozenset(
     value for name, value in vars(ErrorCode).items() if name.isupper() and isinstance(value, str)
 )
@@ -95,6 +102,20 @@ class RunMetrics(Collector):
         )
         for gate in ("pass", "fail"):
             self.suite_runs.labels(gate)
+        self.generations = Counter(
+            "scorewire_generations",
+            "Outputs the server generated for checkllm suites, by provider backend and "
+            "outcome (generated, cached, error).",
+            ("backend", "outcome"),
+            registry=registry,
+        )
+        self.generation_cost = Counter(
+            "scorewire_generation_cost_usd",
+            "US dollars the server spent generating outputs, by provider backend (judge "
+            "spending is scorewire_judge_cost_usd).",
+            ("backend",),
+            registry=registry,
+        )
         registry.register(self)
 
     # --- RunObserver ----------------------------------------------------------------------
@@ -143,6 +164,15 @@ class RunMetrics(Collector):
     def observe_summary(self, summary: Summary) -> None:
         """Count a finished RunSuite by its gate outcome."""
         self.suite_runs.labels("pass" if summary.gate_passed else "fail").inc()
+
+    def observe_generation(self, provider: str, outcome: str, cost_usd: float) -> None:
+        """Count one output the server generated, by provider backend and outcome."""
+        backend = provider.partition(":")[0]
+        if backend not in GENERATION_BACKENDS:
+            backend = "other"
+        self.generations.labels(backend, outcome).inc()
+        if cost_usd > 0:
+            self.generation_cost.labels(backend).inc(cost_usd)
 
     # --- Collector ------------------------------------------------------------------------
 

@@ -35,6 +35,13 @@ from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert
 from scorewire.server.plan_cache import PLAN_BYTES_PER_REGEX_INSTRUCTION, PlanCache
 from scorewire.settings import Settings
+from scorewire.suites.checkllm_request import (
+    CHECKLLM,
+    check_names,
+    combinations,
+    load_request_checkllm,
+    request_format,
+)
 from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_request_suite
 from scorewire.suites.preflight import judge_needs
 from scorewire.v1 import scoring_pb2 as pb
@@ -66,6 +73,8 @@ class PlanSource:
     gate: bytes | None
     """A serialized `Gate` message, or None when the request has none."""
     max_checks: int
+    format: str = ""
+    """`checkllm`, `evalstone`, or empty to detect it from the document's keys."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -110,6 +119,8 @@ class PlanInfo:
     judge_models: tuple[tuple[str, str], ...] = ()
     """(field path, judge model as written, `""` for the default) of every judge call the
     plan's checks may make: what the preflight checks before any call."""
+    format: str = "evalstone"
+    """`checkllm` for a checkllm document, which the server runs itself (`any_async`)."""
 
     @property
     def names(self) -> list[str]:
@@ -264,7 +275,7 @@ class _Worker:
     def __init__(self, progress: Any, settings: Settings) -> None:
         self.progress = progress
         self.settings = settings
-        self.plans: PlanCache[tuple[LoadedSuite, PlanInfo]] = PlanCache(
+        self.plans: PlanCache[tuple[LoadedSuite | None, PlanInfo]] = PlanCache(
             max_bytes=settings.plan_cache_bytes
         )
         self.ctx = CheckContext(extras=check_extras(settings))
@@ -291,19 +302,26 @@ class _Worker:
             except LimitExceeded as err:
                 return (LIMIT, err.field, err.message)
         suite, info = hit
+        if suite is None:  # a checkllm document: the server runs it
+            return (PLAN, info)
         if job.list_suites:
             info = replace(info, suites=_suite_names(job.source))
         if job.reply == PLAN or info.any_async:
             return (PLAN, info)
         return self._score(job, suite, info)
 
-    def _compile(self, job: Job, meter: RequestMeter) -> tuple[LoadedSuite, PlanInfo]:
+    def _compile(self, job: Job, meter: RequestMeter) -> tuple[LoadedSuite | None, PlanInfo]:
         src = job.source
         assert src is not None
         stand_ins(job.parent_types)
         p = self.progress
         p[CASE_POS], p[CHECK_IDX], p[LIMIT_S] = 0, -1, job.compile_timeout_s
         p[STARTED_AT] = started = time.monotonic()
+        if request_format(src.suite_yaml, src.format or None) == CHECKLLM:
+            try:
+                return None, self._checkllm_info(src, meter, started)
+            finally:
+                p[STARTED_AT] = 0.0
         try:
             specs = convert.check_specs_from_pb([pb.CheckSpec.FromString(b) for b in src.checks])
             gate = convert.gate_from_pb(pb.Gate.FromString(src.gate)) if src.gate else None
@@ -338,6 +356,32 @@ class _Worker:
             judge_models=_judge_models(src, plan.checks),
         )
         return suite, info
+
+    def _checkllm_info(self, src: PlanSource, meter: RequestMeter, started: float) -> PlanInfo:
+        """Validate a checkllm document within the limits; the server then runs it."""
+        suite = load_request_checkllm(
+            src.suite_yaml,
+            has_checks=bool(src.checks or src.compact),
+            meter=meter,
+            max_checks=src.max_checks,
+        )
+        names = check_names(suite)
+        return PlanInfo(
+            [CheckName(n, "") for n in names],
+            True,
+            suite.gate,
+            RunSettings(),
+            combinations(suite),
+            compile_s=time.monotonic() - started,
+            judge_models=tuple(
+                judge_needs(
+                    (f"suite_yaml.tests[{t}].assert", c)
+                    for t, g in enumerate(suite.groups())
+                    for c in g.plan.checks
+                )
+            ),
+            format=CHECKLLM,
+        )
 
     def _score(self, job: Job, suite: LoadedSuite, info: PlanInfo) -> tuple[Any, ...]:
         plan = suite.plan
@@ -379,6 +423,7 @@ class _Worker:
 def source_bytes(src: PlanSource) -> int:
     """How many bytes a plan's source takes (what the plan cache's estimate starts from)."""
     text = len(src.suite_yaml) + len(src.suite_name) + sum(len(c) for c in src.compact)
+    text += len(src.format)
     return text + sum(len(c) for c in src.checks) + len(src.gate or b"")
 
 

@@ -38,6 +38,7 @@ from scorewire.judge import Budget, PeriodBudget
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
+from scorewire.server.checkllm import CheckllmRuns, format_name
 from scorewire.server.errors import (
     RequestRejected,
     failed_precondition,
@@ -54,6 +55,8 @@ from scorewire.server.plan_cache import (
 from scorewire.server.scoring_pool import CompileTimeout, ScoringPool
 from scorewire.server.security import current_token, principal
 from scorewire.settings import Settings
+from scorewire.suites.checkllm import CheckllmSuite
+from scorewire.suites.checkllm_request import CHECKLLM, load_request_checkllm
 from scorewire.suites.evalstone import LoadedSuite, load_request_suite
 from scorewire.suites.preflight import check_judges
 from scorewire.v1 import scoring_pb2 as pb
@@ -71,6 +74,15 @@ INLINE_SCORE_MS = 1.0
 """A Score is scored inline only if workers scored its plan within this per KiB of request."""
 OUTPUT_CHECKS_PER_YIELD = 512
 """Output sizes checked between two yields to the event loop."""
+
+
+class _NoCaps:
+    """A plan shape without whole-text checks: only max_output_bytes bounds an output."""
+
+    whole_text_caps: tuple[int | None, ...] = ()
+
+
+_NO_CAPS: Any = _NoCaps()
 
 
 class PlanCacheView:
@@ -119,7 +131,14 @@ def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, list[CaseResult]]:
 
 def _plan_key(source: sw.PlanSource) -> bytes:
     h = hashlib.blake2b(digest_size=20)
-    for part in (source.suite_yaml, "\0", source.suite_name, "\0", "\n".join(source.compact)):
+    for part in (
+        source.format,
+        source.suite_yaml,
+        "\0",
+        source.suite_name,
+        "\0",
+        "\n".join(source.compact),
+    ):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     for c in source.checks:
@@ -137,6 +156,7 @@ def _plan_source(
     compact: Sequence[str],
     gate: pb.Gate | None,
     max_checks: int,
+    suite_format: str = "",
 ) -> sw.PlanSource:
     return sw.PlanSource(
         suite_yaml=suite_yaml,
@@ -145,6 +165,7 @@ def _plan_source(
         compact=tuple(compact),
         gate=None if gate is None else gate.SerializeToString(deterministic=True),
         max_checks=max_checks,
+        format=suite_format,
     )
 
 
@@ -156,6 +177,9 @@ class RunObserver(Protocol):
 
     def observe_summary(self, summary: Summary) -> None:
         """Count a finished RunSuite and its gate outcome."""
+
+    def observe_generation(self, provider: str, outcome: str, cost_usd: float) -> None:
+        """Count one output the server generated (`generated`, `cached` or `error`)."""
 
 
 class ScoringService(pb_grpc.ScoringServiceServicer):
@@ -186,6 +210,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._judge = judge
         self._labels = labels
         self._catalog: pb.ListChecksResponse | None = None
+        self._checkllm_suites: PlanCache[CheckllmSuite] = PlanCache(
+            max_bytes=settings.plan_cache_bytes
+        )
+        self.checkllm = CheckllmRuns(self, settings)
+        """checkllm suites: their runs, generation budget and generation cache."""
 
     # ---- helpers -----------------------------------------------------------------------
 
@@ -197,6 +226,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         checks: Sequence[pb.CheckSpec],
         compact: Sequence[str],
         gate: pb.Gate | None = None,
+        suite_format: int = pb.SUITE_FORMAT_UNSPECIFIED,
     ) -> tuple[bytes, sw.PlanSource]:
         """The request's plan as plain data, and its cache key (the count limit first)."""
         limit = self._settings.max_checks_per_request
@@ -205,7 +235,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 "checks",
                 f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
             )
-        source = _plan_source(suite_yaml, suite_name, checks, compact, gate, limit)
+        source = _plan_source(
+            suite_yaml, suite_name, checks, compact, gate, limit, format_name(suite_format)
+        )
         return _plan_key(source), source
 
     async def _plan(
@@ -284,6 +316,37 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             return instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
 
         return self._plans.get_or_build(key, build, sw.source_bytes(source), compiled_bytes)
+
+    async def _load_checkllm(self, key: bytes, source: sw.PlanSource) -> CheckllmSuite:
+        """The checkllm suite in this process (a worker validated it), off the event loop."""
+
+        def build() -> CheckllmSuite:
+            try:
+                return load_request_checkllm(
+                    source.suite_yaml,
+                    has_checks=bool(source.checks or source.compact),
+                    meter=request_meter(self._settings),
+                    max_checks=source.max_checks,
+                    check_timeout_s=self._settings.check_timeout_s,
+                )
+            except SpecError as err:
+                raise invalid_argument(err.violations) from None
+            except LimitExceeded as err:
+                raise resource_exhausted(err.field, err.message) from None
+
+        def load() -> CheckllmSuite:
+            return self._checkllm_suites.get_or_build(key, build, sw.source_bytes(source))
+
+        return await asyncio.get_running_loop().run_in_executor(self._executor, load)
+
+    def request_context(self, context: Context, budget_usd: float | None) -> CheckContext:
+        """The checks' context of one call: its deadline, judge budget and tenant."""
+        return self._context(context, budget_usd)
+
+    def check_output_size(self, text: str, field: str, plan: PlanShape | None = None) -> None:
+        """RESOURCE_EXHAUSTED for an output over max_output_bytes, or one that `plan`'s
+        whole-text checks would read too much of (max_metric_input_bytes_per_case)."""
+        self._check_output(text, field, plan if plan is not None else _NO_CAPS)
 
     def _context(self, context: Context, budget_usd: float | None) -> CheckContext:
         remaining = context.time_remaining()
@@ -455,8 +518,17 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             checks=request.checks,
             compact=request.compact,
             gate=request.gate if request.HasField("gate") else None,
+            suite_format=request.format,
         )
         info = await self._plan(key, source, context)
+        if info.format == CHECKLLM:
+            self._preflight(
+                info, request.budget_usd if request.HasField("budget_usd") else info.settings.budget
+            )
+            checkllm = await self._load_checkllm(key, source)
+            async for reply in self.checkllm.run_suite(checkllm, request, context):
+                yield reply
+            return
         for i, c in enumerate(request.cases):
             self._check_output(c.output.text, f"cases[{i}].output", info)
             if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
@@ -547,6 +619,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     async def close(self) -> None:
         """Stop the scoring workers and the plan thread."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        await self.checkllm.aclose()
         await self.pool.close()
 
     @guarded_stream
@@ -567,11 +640,17 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             suite_name=cfg.suite_name,
             checks=cfg.checks,
             compact=cfg.compact,
+            suite_format=cfg.format,
         )
         info = await self._plan(key, source, context)
         budget_usd = cfg.budget_usd if cfg.HasField("budget_usd") else None
         self._preflight(info, budget_usd)
         ctx = self._context(context, budget_usd)
+        if info.format == CHECKLLM:
+            checkllm = await self._load_checkllm(key, source)
+            async for resp in self.checkllm.stream(checkllm, request_iterator, ctx):
+                yield resp
+            return
         if info.any_async:
             suite = await self._load_here(key, source)
             stream = streaming.stream_scores(
@@ -634,6 +713,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 suite_name=request.suite_name,
                 checks=request.checks,
                 compact=request.compact,
+                suite_format=request.format,
             )
             info = await self._plan(key, source, context, list_suites=True)
         except RequestRejected as err:

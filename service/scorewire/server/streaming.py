@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation
@@ -30,6 +30,8 @@ from scorewire.v1 import scoring_pb2 as pb
 
 if TYPE_CHECKING:
     from scorewire.server.service import RunObserver
+
+T = TypeVar("T")
 
 BATCH_MAX_RESULTS = 256
 """Most case results in one RunSuite message."""
@@ -90,13 +92,13 @@ def score_chunk(
     return results_message(plan, batch, max_reason_chars), batch
 
 
-async def batched(results: AsyncIterator[CaseResult]) -> AsyncIterator[list[CaseResult]]:
+async def batched(results: AsyncIterator[T]) -> AsyncIterator[list[T]]:
     """Group results into batches: full at BATCH_MAX_RESULTS, or after FLUSH_INTERVAL_S.
 
     A producer task fills a bounded buffer; when the reader is slow the producer waits,
     so memory stays bounded instead of growing with the run.
     """
-    buffer: list[CaseResult] = []
+    buffer: list[T] = []
     have_results = asyncio.Event()
     has_room = asyncio.Event()
     has_room.set()

@@ -63,4 +63,72 @@ public interface CaseOrBuilder extends
    * <code>.scorewire.v1.Output output = 2;</code>
    */
   dev.scorewire.v1.OutputOrBuilder getOutputOrBuilder();
+
+  /**
+   * <pre>
+   * checkllm suites: the test this output answers, as its index in `tests` ("0") or
+   * its `description`. Required for a checkllm suite; ignored otherwise.
+   * </pre>
+   *
+   * <code>string test = 3;</code>
+   * @return The test.
+   */
+  java.lang.String getTest();
+  /**
+   * <pre>
+   * checkllm suites: the test this output answers, as its index in `tests` ("0") or
+   * its `description`. Required for a checkllm suite; ignored otherwise.
+   * </pre>
+   *
+   * <code>string test = 3;</code>
+   * @return The bytes for test.
+   */
+  com.google.protobuf.ByteString
+      getTestBytes();
+
+  /**
+   * <pre>
+   * checkllm suites: the prompt this output answers, as its index in `prompts` ("0") or
+   * the template text itself; empty means the suite's only prompt.
+   * </pre>
+   *
+   * <code>string prompt = 4;</code>
+   * @return The prompt.
+   */
+  java.lang.String getPrompt();
+  /**
+   * <pre>
+   * checkllm suites: the prompt this output answers, as its index in `prompts` ("0") or
+   * the template text itself; empty means the suite's only prompt.
+   * </pre>
+   *
+   * <code>string prompt = 4;</code>
+   * @return The bytes for prompt.
+   */
+  com.google.protobuf.ByteString
+      getPromptBytes();
+
+  /**
+   * <pre>
+   * checkllm suites: the provider that produced this output, as written in `providers`
+   * (`openai:gpt-4o`); empty means the suite's only provider (`recorded` when it lists
+   * none).
+   * </pre>
+   *
+   * <code>string provider = 5;</code>
+   * @return The provider.
+   */
+  java.lang.String getProvider();
+  /**
+   * <pre>
+   * checkllm suites: the provider that produced this output, as written in `providers`
+   * (`openai:gpt-4o`); empty means the suite's only provider (`recorded` when it lists
+   * none).
+   * </pre>
+   *
+   * <code>string provider = 5;</code>
+   * @return The bytes for provider.
+   */
+  com.google.protobuf.ByteString
+      getProviderBytes();
 }

@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private CaseResult() {
     sampleId_ = "";
     scores_ = java.util.Collections.emptyList();
+    generatedOutput_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -54,6 +55,7 @@ private static final long serialVersionUID = 0L;
             dev.scorewire.v1.CaseResult.class, dev.scorewire.v1.CaseResult.Builder.class);
   }
 
+  private int bitField0_;
   public static final int INDEX_FIELD_NUMBER = 1;
   private int index_ = 0;
   /**
@@ -192,6 +194,126 @@ private static final long serialVersionUID = 0L;
     return passed_;
   }
 
+  public static final int COMBINATION_FIELD_NUMBER = 5;
+  private dev.scorewire.v1.Combination combination_;
+  /**
+   * <pre>
+   * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Combination combination = 5;</code>
+   * @return Whether the combination field is set.
+   */
+  @java.lang.Override
+  public boolean hasCombination() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Combination combination = 5;</code>
+   * @return The combination.
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.Combination getCombination() {
+    return combination_ == null ? dev.scorewire.v1.Combination.getDefaultInstance() : combination_;
+  }
+  /**
+   * <pre>
+   * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Combination combination = 5;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.CombinationOrBuilder getCombinationOrBuilder() {
+    return combination_ == null ? dev.scorewire.v1.Combination.getDefaultInstance() : combination_;
+  }
+
+  public static final int GENERATION_COST_USD_FIELD_NUMBER = 6;
+  private double generationCostUsd_ = 0D;
+  /**
+   * <pre>
+   * US dollars the server spent generating this case's output (0 for recorded or
+   * cached outputs); judge spending stays in the scores' `cost_usd`.
+   * </pre>
+   *
+   * <code>double generation_cost_usd = 6;</code>
+   * @return The generationCostUsd.
+   */
+  @java.lang.Override
+  public double getGenerationCostUsd() {
+    return generationCostUsd_;
+  }
+
+  public static final int GENERATED_FIELD_NUMBER = 7;
+  private boolean generated_ = false;
+  /**
+   * <pre>
+   * True when the server generated this case's output, false when it was recorded.
+   * </pre>
+   *
+   * <code>bool generated = 7;</code>
+   * @return The generated.
+   */
+  @java.lang.Override
+  public boolean getGenerated() {
+    return generated_;
+  }
+
+  public static final int GENERATED_OUTPUT_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object generatedOutput_ = "";
+  /**
+   * <pre>
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+   * empty for recorded outputs and when generation failed (the scores then carry the
+   * error).
+   * </pre>
+   *
+   * <code>string generated_output = 8;</code>
+   * @return The generatedOutput.
+   */
+  @java.lang.Override
+  public java.lang.String getGeneratedOutput() {
+    java.lang.Object ref = generatedOutput_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      generatedOutput_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+   * empty for recorded outputs and when generation failed (the scores then carry the
+   * error).
+   * </pre>
+   *
+   * <code>string generated_output = 8;</code>
+   * @return The bytes for generatedOutput.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getGeneratedOutputBytes() {
+    java.lang.Object ref = generatedOutput_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      generatedOutput_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -218,6 +340,18 @@ private static final long serialVersionUID = 0L;
     if (passed_ != false) {
       output.writeBool(4, passed_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(5, getCombination());
+    }
+    if (java.lang.Double.doubleToRawLongBits(generationCostUsd_) != 0) {
+      output.writeDouble(6, generationCostUsd_);
+    }
+    if (generated_ != false) {
+      output.writeBool(7, generated_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(generatedOutput_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, generatedOutput_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -241,6 +375,21 @@ private static final long serialVersionUID = 0L;
     if (passed_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(4, passed_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(5, getCombination());
+    }
+    if (java.lang.Double.doubleToRawLongBits(generationCostUsd_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(6, generationCostUsd_);
+    }
+    if (generated_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(7, generated_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(generatedOutput_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, generatedOutput_);
     }
     return size;
   }
@@ -274,6 +423,18 @@ private static final long serialVersionUID = 0L;
         .equals(other.getScoresList())) return false;
     if (getPassed()
         != other.getPassed()) return false;
+    if (hasCombination() != other.hasCombination()) return false;
+    if (hasCombination()) {
+      if (!getCombination()
+          .equals(other.getCombination())) return false;
+    }
+    if (java.lang.Double.doubleToLongBits(getGenerationCostUsd())
+        != java.lang.Double.doubleToLongBits(
+            other.getGenerationCostUsd())) return false;
+    if (getGenerated()
+        != other.getGenerated()) return false;
+    if (!getGeneratedOutput()
+        .equals(other.getGeneratedOutput())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -296,6 +457,18 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + PASSED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getPassed());
+    if (hasCombination()) {
+      hash = (37 * hash) + COMBINATION_FIELD_NUMBER;
+      hash = (53 * hash) + getCombination().hashCode();
+    }
+    hash = (37 * hash) + GENERATION_COST_USD_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getGenerationCostUsd()));
+    hash = (37 * hash) + GENERATED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getGenerated());
+    hash = (37 * hash) + GENERATED_OUTPUT_FIELD_NUMBER;
+    hash = (53 * hash) + getGeneratedOutput().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -419,13 +592,20 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.scorewire.v1.CaseResult.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetScoresFieldBuilder();
+        internalGetCombinationFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -441,6 +621,14 @@ private static final long serialVersionUID = 0L;
       }
       bitField0_ = (bitField0_ & ~0x00000004);
       passed_ = false;
+      combination_ = null;
+      if (combinationBuilder_ != null) {
+        combinationBuilder_.dispose();
+        combinationBuilder_ = null;
+      }
+      generationCostUsd_ = 0D;
+      generated_ = false;
+      generatedOutput_ = "";
       return this;
     }
 
@@ -496,6 +684,23 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.passed_ = passed_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.combination_ = combinationBuilder_ == null
+            ? combination_
+            : combinationBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.generationCostUsd_ = generationCostUsd_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.generated_ = generated_;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.generatedOutput_ = generatedOutput_;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -546,6 +751,20 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getPassed() != false) {
         setPassed(other.getPassed());
+      }
+      if (other.hasCombination()) {
+        mergeCombination(other.getCombination());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getGenerationCostUsd()) != 0) {
+        setGenerationCostUsd(other.getGenerationCostUsd());
+      }
+      if (other.getGenerated() != false) {
+        setGenerated(other.getGenerated());
+      }
+      if (!other.getGeneratedOutput().isEmpty()) {
+        generatedOutput_ = other.generatedOutput_;
+        bitField0_ |= 0x00000080;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -601,6 +820,28 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 42: {
+              input.readMessage(
+                  internalGetCombinationFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 49: {
+              generationCostUsd_ = input.readDouble();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 49
+            case 56: {
+              generated_ = input.readBool();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
+            case 66: {
+              generatedOutput_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1106,6 +1347,356 @@ private static final long serialVersionUID = 0L;
     public Builder clearPassed() {
       bitField0_ = (bitField0_ & ~0x00000008);
       passed_ = false;
+      onChanged();
+      return this;
+    }
+
+    private dev.scorewire.v1.Combination combination_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.Combination, dev.scorewire.v1.Combination.Builder, dev.scorewire.v1.CombinationOrBuilder> combinationBuilder_;
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     * @return Whether the combination field is set.
+     */
+    public boolean hasCombination() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     * @return The combination.
+     */
+    public dev.scorewire.v1.Combination getCombination() {
+      if (combinationBuilder_ == null) {
+        return combination_ == null ? dev.scorewire.v1.Combination.getDefaultInstance() : combination_;
+      } else {
+        return combinationBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     */
+    public Builder setCombination(dev.scorewire.v1.Combination value) {
+      if (combinationBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        combination_ = value;
+      } else {
+        combinationBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     */
+    public Builder setCombination(
+        dev.scorewire.v1.Combination.Builder builderForValue) {
+      if (combinationBuilder_ == null) {
+        combination_ = builderForValue.build();
+      } else {
+        combinationBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     */
+    public Builder mergeCombination(dev.scorewire.v1.Combination value) {
+      if (combinationBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0) &&
+          combination_ != null &&
+          combination_ != dev.scorewire.v1.Combination.getDefaultInstance()) {
+          getCombinationBuilder().mergeFrom(value);
+        } else {
+          combination_ = value;
+        }
+      } else {
+        combinationBuilder_.mergeFrom(value);
+      }
+      if (combination_ != null) {
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     */
+    public Builder clearCombination() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      combination_ = null;
+      if (combinationBuilder_ != null) {
+        combinationBuilder_.dispose();
+        combinationBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     */
+    public dev.scorewire.v1.Combination.Builder getCombinationBuilder() {
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return internalGetCombinationFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     */
+    public dev.scorewire.v1.CombinationOrBuilder getCombinationOrBuilder() {
+      if (combinationBuilder_ != null) {
+        return combinationBuilder_.getMessageOrBuilder();
+      } else {
+        return combination_ == null ?
+            dev.scorewire.v1.Combination.getDefaultInstance() : combination_;
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Combination combination = 5;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.Combination, dev.scorewire.v1.Combination.Builder, dev.scorewire.v1.CombinationOrBuilder> 
+        internalGetCombinationFieldBuilder() {
+      if (combinationBuilder_ == null) {
+        combinationBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.scorewire.v1.Combination, dev.scorewire.v1.Combination.Builder, dev.scorewire.v1.CombinationOrBuilder>(
+                getCombination(),
+                getParentForChildren(),
+                isClean());
+        combination_ = null;
+      }
+      return combinationBuilder_;
+    }
+
+    private double generationCostUsd_ ;
+    /**
+     * <pre>
+     * US dollars the server spent generating this case's output (0 for recorded or
+     * cached outputs); judge spending stays in the scores' `cost_usd`.
+     * </pre>
+     *
+     * <code>double generation_cost_usd = 6;</code>
+     * @return The generationCostUsd.
+     */
+    @java.lang.Override
+    public double getGenerationCostUsd() {
+      return generationCostUsd_;
+    }
+    /**
+     * <pre>
+     * US dollars the server spent generating this case's output (0 for recorded or
+     * cached outputs); judge spending stays in the scores' `cost_usd`.
+     * </pre>
+     *
+     * <code>double generation_cost_usd = 6;</code>
+     * @param value The generationCostUsd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGenerationCostUsd(double value) {
+
+      generationCostUsd_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * US dollars the server spent generating this case's output (0 for recorded or
+     * cached outputs); judge spending stays in the scores' `cost_usd`.
+     * </pre>
+     *
+     * <code>double generation_cost_usd = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGenerationCostUsd() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      generationCostUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private boolean generated_ ;
+    /**
+     * <pre>
+     * True when the server generated this case's output, false when it was recorded.
+     * </pre>
+     *
+     * <code>bool generated = 7;</code>
+     * @return The generated.
+     */
+    @java.lang.Override
+    public boolean getGenerated() {
+      return generated_;
+    }
+    /**
+     * <pre>
+     * True when the server generated this case's output, false when it was recorded.
+     * </pre>
+     *
+     * <code>bool generated = 7;</code>
+     * @param value The generated to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGenerated(boolean value) {
+
+      generated_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * True when the server generated this case's output, false when it was recorded.
+     * </pre>
+     *
+     * <code>bool generated = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGenerated() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      generated_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object generatedOutput_ = "";
+    /**
+     * <pre>
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+     * empty for recorded outputs and when generation failed (the scores then carry the
+     * error).
+     * </pre>
+     *
+     * <code>string generated_output = 8;</code>
+     * @return The generatedOutput.
+     */
+    public java.lang.String getGeneratedOutput() {
+      java.lang.Object ref = generatedOutput_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        generatedOutput_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+     * empty for recorded outputs and when generation failed (the scores then carry the
+     * error).
+     * </pre>
+     *
+     * <code>string generated_output = 8;</code>
+     * @return The bytes for generatedOutput.
+     */
+    public com.google.protobuf.ByteString
+        getGeneratedOutputBytes() {
+      java.lang.Object ref = generatedOutput_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        generatedOutput_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+     * empty for recorded outputs and when generation failed (the scores then carry the
+     * error).
+     * </pre>
+     *
+     * <code>string generated_output = 8;</code>
+     * @param value The generatedOutput to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGeneratedOutput(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      generatedOutput_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+     * empty for recorded outputs and when generation failed (the scores then carry the
+     * error).
+     * </pre>
+     *
+     * <code>string generated_output = 8;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGeneratedOutput() {
+      generatedOutput_ = getDefaultInstance().getGeneratedOutput();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+     * empty for recorded outputs and when generation failed (the scores then carry the
+     * error).
+     * </pre>
+     *
+     * <code>string generated_output = 8;</code>
+     * @param value The bytes for generatedOutput to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGeneratedOutputBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      generatedOutput_ = value;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }

@@ -93,4 +93,76 @@ public interface CaseResultOrBuilder extends
    * @return The passed.
    */
   boolean getPassed();
+
+  /**
+   * <pre>
+   * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Combination combination = 5;</code>
+   * @return Whether the combination field is set.
+   */
+  boolean hasCombination();
+  /**
+   * <pre>
+   * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Combination combination = 5;</code>
+   * @return The combination.
+   */
+  dev.scorewire.v1.Combination getCombination();
+  /**
+   * <pre>
+   * checkllm suites: the test, prompt and provider of this case; unset otherwise.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Combination combination = 5;</code>
+   */
+  dev.scorewire.v1.CombinationOrBuilder getCombinationOrBuilder();
+
+  /**
+   * <pre>
+   * US dollars the server spent generating this case's output (0 for recorded or
+   * cached outputs); judge spending stays in the scores' `cost_usd`.
+   * </pre>
+   *
+   * <code>double generation_cost_usd = 6;</code>
+   * @return The generationCostUsd.
+   */
+  double getGenerationCostUsd();
+
+  /**
+   * <pre>
+   * True when the server generated this case's output, false when it was recorded.
+   * </pre>
+   *
+   * <code>bool generated = 7;</code>
+   * @return The generated.
+   */
+  boolean getGenerated();
+
+  /**
+   * <pre>
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+   * empty for recorded outputs and when generation failed (the scores then carry the
+   * error).
+   * </pre>
+   *
+   * <code>string generated_output = 8;</code>
+   * @return The generatedOutput.
+   */
+  java.lang.String getGeneratedOutput();
+  /**
+   * <pre>
+   * The output the server generated (cut to SCOREWIRE_GENERATION_MAX_OUTPUT_CHARS characters);
+   * empty for recorded outputs and when generation failed (the scores then carry the
+   * error).
+   * </pre>
+   *
+   * <code>string generated_output = 8;</code>
+   * @return The bytes for generatedOutput.
+   */
+  com.google.protobuf.ByteString
+      getGeneratedOutputBytes();
 }

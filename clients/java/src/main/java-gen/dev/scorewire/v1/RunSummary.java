@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     gateReasons_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     checks_ = java.util.Collections.emptyList();
+    matrix_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -349,6 +350,129 @@ private static final long serialVersionUID = 0L;
     return skipped_;
   }
 
+  public static final int GENERATION_COST_USD_FIELD_NUMBER = 15;
+  private double generationCostUsd_ = 0D;
+  /**
+   * <pre>
+   * US dollars the server spent generating outputs (checkllm suites); `cost_usd` is
+   * the judges' spending.
+   * </pre>
+   *
+   * <code>double generation_cost_usd = 15;</code>
+   * @return The generationCostUsd.
+   */
+  @java.lang.Override
+  public double getGenerationCostUsd() {
+    return generationCostUsd_;
+  }
+
+  public static final int MATRIX_FIELD_NUMBER = 16;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.scorewire.v1.MatrixCell> matrix_;
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.scorewire.v1.MatrixCell> getMatrixList() {
+    return matrix_;
+  }
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.scorewire.v1.MatrixCellOrBuilder> 
+      getMatrixOrBuilderList() {
+    return matrix_;
+  }
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  @java.lang.Override
+  public int getMatrixCount() {
+    return matrix_.size();
+  }
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.MatrixCell getMatrix(int index) {
+    return matrix_.get(index);
+  }
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.MatrixCellOrBuilder getMatrixOrBuilder(
+      int index) {
+    return matrix_.get(index);
+  }
+
+  public static final int GENERATION_CALLS_FIELD_NUMBER = 17;
+  private long generationCalls_ = 0L;
+  /**
+   * <pre>
+   * Provider calls the server made to generate outputs.
+   * </pre>
+   *
+   * <code>int64 generation_calls = 17;</code>
+   * @return The generationCalls.
+   */
+  @java.lang.Override
+  public long getGenerationCalls() {
+    return generationCalls_;
+  }
+
+  public static final int GENERATION_CACHED_FIELD_NUMBER = 18;
+  private long generationCached_ = 0L;
+  /**
+   * <pre>
+   * Generated outputs served from the generation cache (identical prompt, provider and
+   * sampling parameters), costing nothing.
+   * </pre>
+   *
+   * <code>int64 generation_cached = 18;</code>
+   * @return The generationCached.
+   */
+  @java.lang.Override
+  public long getGenerationCached() {
+    return generationCached_;
+  }
+
+  public static final int GENERATION_UNPRICED_FIELD_NUMBER = 19;
+  private boolean generationUnpriced_ = false;
+  /**
+   * <pre>
+   * True when a generated output's cost is unknown (an unpriced model allowed to run).
+   * </pre>
+   *
+   * <code>bool generation_unpriced = 19;</code>
+   * @return The generationUnpriced.
+   */
+  @java.lang.Override
+  public boolean getGenerationUnpriced() {
+    return generationUnpriced_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -404,6 +528,21 @@ private static final long serialVersionUID = 0L;
     }
     if (skipped_ != 0L) {
       output.writeInt64(14, skipped_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(generationCostUsd_) != 0) {
+      output.writeDouble(15, generationCostUsd_);
+    }
+    for (int i = 0; i < matrix_.size(); i++) {
+      output.writeMessage(16, matrix_.get(i));
+    }
+    if (generationCalls_ != 0L) {
+      output.writeInt64(17, generationCalls_);
+    }
+    if (generationCached_ != 0L) {
+      output.writeInt64(18, generationCached_);
+    }
+    if (generationUnpriced_ != false) {
+      output.writeBool(19, generationUnpriced_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -474,6 +613,31 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(14, skipped_);
     }
+    if (java.lang.Double.doubleToRawLongBits(generationCostUsd_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(15, generationCostUsd_);
+    }
+
+        {
+          final int count = matrix_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(matrix_.get(i));
+          }
+          size += 2 * count;
+        }
+    if (generationCalls_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(17, generationCalls_);
+    }
+    if (generationCached_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(18, generationCached_);
+    }
+    if (generationUnpriced_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(19, generationUnpriced_);
+    }
     return size;
   }
   @java.lang.Override
@@ -530,6 +694,17 @@ private static final long serialVersionUID = 0L;
         .equals(other.getChecksList())) return false;
     if (getSkipped()
         != other.getSkipped()) return false;
+    if (java.lang.Double.doubleToLongBits(getGenerationCostUsd())
+        != java.lang.Double.doubleToLongBits(
+            other.getGenerationCostUsd())) return false;
+    if (!getMatrixList()
+        .equals(other.getMatrixList())) return false;
+    if (getGenerationCalls()
+        != other.getGenerationCalls()) return false;
+    if (getGenerationCached()
+        != other.getGenerationCached()) return false;
+    if (getGenerationUnpriced()
+        != other.getGenerationUnpriced()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -585,6 +760,22 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SKIPPED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getSkipped());
+    hash = (37 * hash) + GENERATION_COST_USD_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getGenerationCostUsd()));
+    if (getMatrixCount() > 0) {
+      hash = (37 * hash) + MATRIX_FIELD_NUMBER;
+      hash = (53 * hash) + getMatrixList().hashCode();
+    }
+    hash = (37 * hash) + GENERATION_CALLS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getGenerationCalls());
+    hash = (37 * hash) + GENERATION_CACHED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getGenerationCached());
+    hash = (37 * hash) + GENERATION_UNPRICED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getGenerationUnpriced());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -741,6 +932,17 @@ private static final long serialVersionUID = 0L;
       }
       bitField0_ = (bitField0_ & ~0x00001000);
       skipped_ = 0L;
+      generationCostUsd_ = 0D;
+      if (matrixBuilder_ == null) {
+        matrix_ = java.util.Collections.emptyList();
+      } else {
+        matrix_ = null;
+        matrixBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00008000);
+      generationCalls_ = 0L;
+      generationCached_ = 0L;
+      generationUnpriced_ = false;
       return this;
     }
 
@@ -782,6 +984,15 @@ private static final long serialVersionUID = 0L;
         result.checks_ = checks_;
       } else {
         result.checks_ = checksBuilder_.build();
+      }
+      if (matrixBuilder_ == null) {
+        if (((bitField0_ & 0x00008000) != 0)) {
+          matrix_ = java.util.Collections.unmodifiableList(matrix_);
+          bitField0_ = (bitField0_ & ~0x00008000);
+        }
+        result.matrix_ = matrix_;
+      } else {
+        result.matrix_ = matrixBuilder_.build();
       }
     }
 
@@ -826,6 +1037,18 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00002000) != 0)) {
         result.skipped_ = skipped_;
+      }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
+        result.generationCostUsd_ = generationCostUsd_;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.generationCalls_ = generationCalls_;
+      }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.generationCached_ = generationCached_;
+      }
+      if (((from_bitField0_ & 0x00040000) != 0)) {
+        result.generationUnpriced_ = generationUnpriced_;
       }
     }
 
@@ -912,6 +1135,44 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getSkipped() != 0L) {
         setSkipped(other.getSkipped());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getGenerationCostUsd()) != 0) {
+        setGenerationCostUsd(other.getGenerationCostUsd());
+      }
+      if (matrixBuilder_ == null) {
+        if (!other.matrix_.isEmpty()) {
+          if (matrix_.isEmpty()) {
+            matrix_ = other.matrix_;
+            bitField0_ = (bitField0_ & ~0x00008000);
+          } else {
+            ensureMatrixIsMutable();
+            matrix_.addAll(other.matrix_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.matrix_.isEmpty()) {
+          if (matrixBuilder_.isEmpty()) {
+            matrixBuilder_.dispose();
+            matrixBuilder_ = null;
+            matrix_ = other.matrix_;
+            bitField0_ = (bitField0_ & ~0x00008000);
+            matrixBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetMatrixFieldBuilder() : null;
+          } else {
+            matrixBuilder_.addAllMessages(other.matrix_);
+          }
+        }
+      }
+      if (other.getGenerationCalls() != 0L) {
+        setGenerationCalls(other.getGenerationCalls());
+      }
+      if (other.getGenerationCached() != 0L) {
+        setGenerationCached(other.getGenerationCached());
+      }
+      if (other.getGenerationUnpriced() != false) {
+        setGenerationUnpriced(other.getGenerationUnpriced());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1017,6 +1278,39 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00002000;
               break;
             } // case 112
+            case 121: {
+              generationCostUsd_ = input.readDouble();
+              bitField0_ |= 0x00004000;
+              break;
+            } // case 121
+            case 130: {
+              dev.scorewire.v1.MatrixCell m =
+                  input.readMessage(
+                      dev.scorewire.v1.MatrixCell.parser(),
+                      extensionRegistry);
+              if (matrixBuilder_ == null) {
+                ensureMatrixIsMutable();
+                matrix_.add(m);
+              } else {
+                matrixBuilder_.addMessage(m);
+              }
+              break;
+            } // case 130
+            case 136: {
+              generationCalls_ = input.readInt64();
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 136
+            case 144: {
+              generationCached_ = input.readInt64();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 144
+            case 152: {
+              generationUnpriced_ = input.readBool();
+              bitField0_ |= 0x00040000;
+              break;
+            } // case 152
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2017,6 +2311,500 @@ private static final long serialVersionUID = 0L;
     public Builder clearSkipped() {
       bitField0_ = (bitField0_ & ~0x00002000);
       skipped_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private double generationCostUsd_ ;
+    /**
+     * <pre>
+     * US dollars the server spent generating outputs (checkllm suites); `cost_usd` is
+     * the judges' spending.
+     * </pre>
+     *
+     * <code>double generation_cost_usd = 15;</code>
+     * @return The generationCostUsd.
+     */
+    @java.lang.Override
+    public double getGenerationCostUsd() {
+      return generationCostUsd_;
+    }
+    /**
+     * <pre>
+     * US dollars the server spent generating outputs (checkllm suites); `cost_usd` is
+     * the judges' spending.
+     * </pre>
+     *
+     * <code>double generation_cost_usd = 15;</code>
+     * @param value The generationCostUsd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGenerationCostUsd(double value) {
+
+      generationCostUsd_ = value;
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * US dollars the server spent generating outputs (checkllm suites); `cost_usd` is
+     * the judges' spending.
+     * </pre>
+     *
+     * <code>double generation_cost_usd = 15;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGenerationCostUsd() {
+      bitField0_ = (bitField0_ & ~0x00004000);
+      generationCostUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.scorewire.v1.MatrixCell> matrix_ =
+      java.util.Collections.emptyList();
+    private void ensureMatrixIsMutable() {
+      if (!((bitField0_ & 0x00008000) != 0)) {
+        matrix_ = new java.util.ArrayList<dev.scorewire.v1.MatrixCell>(matrix_);
+        bitField0_ |= 0x00008000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.scorewire.v1.MatrixCell, dev.scorewire.v1.MatrixCell.Builder, dev.scorewire.v1.MatrixCellOrBuilder> matrixBuilder_;
+
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public java.util.List<dev.scorewire.v1.MatrixCell> getMatrixList() {
+      if (matrixBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(matrix_);
+      } else {
+        return matrixBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public int getMatrixCount() {
+      if (matrixBuilder_ == null) {
+        return matrix_.size();
+      } else {
+        return matrixBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public dev.scorewire.v1.MatrixCell getMatrix(int index) {
+      if (matrixBuilder_ == null) {
+        return matrix_.get(index);
+      } else {
+        return matrixBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder setMatrix(
+        int index, dev.scorewire.v1.MatrixCell value) {
+      if (matrixBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureMatrixIsMutable();
+        matrix_.set(index, value);
+        onChanged();
+      } else {
+        matrixBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder setMatrix(
+        int index, dev.scorewire.v1.MatrixCell.Builder builderForValue) {
+      if (matrixBuilder_ == null) {
+        ensureMatrixIsMutable();
+        matrix_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        matrixBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder addMatrix(dev.scorewire.v1.MatrixCell value) {
+      if (matrixBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureMatrixIsMutable();
+        matrix_.add(value);
+        onChanged();
+      } else {
+        matrixBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder addMatrix(
+        int index, dev.scorewire.v1.MatrixCell value) {
+      if (matrixBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureMatrixIsMutable();
+        matrix_.add(index, value);
+        onChanged();
+      } else {
+        matrixBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder addMatrix(
+        dev.scorewire.v1.MatrixCell.Builder builderForValue) {
+      if (matrixBuilder_ == null) {
+        ensureMatrixIsMutable();
+        matrix_.add(builderForValue.build());
+        onChanged();
+      } else {
+        matrixBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder addMatrix(
+        int index, dev.scorewire.v1.MatrixCell.Builder builderForValue) {
+      if (matrixBuilder_ == null) {
+        ensureMatrixIsMutable();
+        matrix_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        matrixBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder addAllMatrix(
+        java.lang.Iterable<? extends dev.scorewire.v1.MatrixCell> values) {
+      if (matrixBuilder_ == null) {
+        ensureMatrixIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, matrix_);
+        onChanged();
+      } else {
+        matrixBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder clearMatrix() {
+      if (matrixBuilder_ == null) {
+        matrix_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00008000);
+        onChanged();
+      } else {
+        matrixBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public Builder removeMatrix(int index) {
+      if (matrixBuilder_ == null) {
+        ensureMatrixIsMutable();
+        matrix_.remove(index);
+        onChanged();
+      } else {
+        matrixBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public dev.scorewire.v1.MatrixCell.Builder getMatrixBuilder(
+        int index) {
+      return internalGetMatrixFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public dev.scorewire.v1.MatrixCellOrBuilder getMatrixOrBuilder(
+        int index) {
+      if (matrixBuilder_ == null) {
+        return matrix_.get(index);  } else {
+        return matrixBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public java.util.List<? extends dev.scorewire.v1.MatrixCellOrBuilder> 
+         getMatrixOrBuilderList() {
+      if (matrixBuilder_ != null) {
+        return matrixBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(matrix_);
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public dev.scorewire.v1.MatrixCell.Builder addMatrixBuilder() {
+      return internalGetMatrixFieldBuilder().addBuilder(
+          dev.scorewire.v1.MatrixCell.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public dev.scorewire.v1.MatrixCell.Builder addMatrixBuilder(
+        int index) {
+      return internalGetMatrixFieldBuilder().addBuilder(
+          index, dev.scorewire.v1.MatrixCell.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+     * </pre>
+     *
+     * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+     */
+    public java.util.List<dev.scorewire.v1.MatrixCell.Builder> 
+         getMatrixBuilderList() {
+      return internalGetMatrixFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.scorewire.v1.MatrixCell, dev.scorewire.v1.MatrixCell.Builder, dev.scorewire.v1.MatrixCellOrBuilder> 
+        internalGetMatrixFieldBuilder() {
+      if (matrixBuilder_ == null) {
+        matrixBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.scorewire.v1.MatrixCell, dev.scorewire.v1.MatrixCell.Builder, dev.scorewire.v1.MatrixCellOrBuilder>(
+                matrix_,
+                ((bitField0_ & 0x00008000) != 0),
+                getParentForChildren(),
+                isClean());
+        matrix_ = null;
+      }
+      return matrixBuilder_;
+    }
+
+    private long generationCalls_ ;
+    /**
+     * <pre>
+     * Provider calls the server made to generate outputs.
+     * </pre>
+     *
+     * <code>int64 generation_calls = 17;</code>
+     * @return The generationCalls.
+     */
+    @java.lang.Override
+    public long getGenerationCalls() {
+      return generationCalls_;
+    }
+    /**
+     * <pre>
+     * Provider calls the server made to generate outputs.
+     * </pre>
+     *
+     * <code>int64 generation_calls = 17;</code>
+     * @param value The generationCalls to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGenerationCalls(long value) {
+
+      generationCalls_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Provider calls the server made to generate outputs.
+     * </pre>
+     *
+     * <code>int64 generation_calls = 17;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGenerationCalls() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      generationCalls_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private long generationCached_ ;
+    /**
+     * <pre>
+     * Generated outputs served from the generation cache (identical prompt, provider and
+     * sampling parameters), costing nothing.
+     * </pre>
+     *
+     * <code>int64 generation_cached = 18;</code>
+     * @return The generationCached.
+     */
+    @java.lang.Override
+    public long getGenerationCached() {
+      return generationCached_;
+    }
+    /**
+     * <pre>
+     * Generated outputs served from the generation cache (identical prompt, provider and
+     * sampling parameters), costing nothing.
+     * </pre>
+     *
+     * <code>int64 generation_cached = 18;</code>
+     * @param value The generationCached to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGenerationCached(long value) {
+
+      generationCached_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Generated outputs served from the generation cache (identical prompt, provider and
+     * sampling parameters), costing nothing.
+     * </pre>
+     *
+     * <code>int64 generation_cached = 18;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGenerationCached() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      generationCached_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private boolean generationUnpriced_ ;
+    /**
+     * <pre>
+     * True when a generated output's cost is unknown (an unpriced model allowed to run).
+     * </pre>
+     *
+     * <code>bool generation_unpriced = 19;</code>
+     * @return The generationUnpriced.
+     */
+    @java.lang.Override
+    public boolean getGenerationUnpriced() {
+      return generationUnpriced_;
+    }
+    /**
+     * <pre>
+     * True when a generated output's cost is unknown (an unpriced model allowed to run).
+     * </pre>
+     *
+     * <code>bool generation_unpriced = 19;</code>
+     * @param value The generationUnpriced to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGenerationUnpriced(boolean value) {
+
+      generationUnpriced_ = value;
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * True when a generated output's cost is unknown (an unpriced model allowed to run).
+     * </pre>
+     *
+     * <code>bool generation_unpriced = 19;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGenerationUnpriced() {
+      bitField0_ = (bitField0_ & ~0x00040000);
+      generationUnpriced_ = false;
       onChanged();
       return this;
     }

@@ -214,4 +214,90 @@ public interface RunSummaryOrBuilder extends
    * @return The skipped.
    */
   long getSkipped();
+
+  /**
+   * <pre>
+   * US dollars the server spent generating outputs (checkllm suites); `cost_usd` is
+   * the judges' spending.
+   * </pre>
+   *
+   * <code>double generation_cost_usd = 15;</code>
+   * @return The generationCostUsd.
+   */
+  double getGenerationCostUsd();
+
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  java.util.List<dev.scorewire.v1.MatrixCell> 
+      getMatrixList();
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  dev.scorewire.v1.MatrixCell getMatrix(int index);
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  int getMatrixCount();
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  java.util.List<? extends dev.scorewire.v1.MatrixCellOrBuilder> 
+      getMatrixOrBuilderList();
+  /**
+   * <pre>
+   * checkllm suites: one cell per prompt x provider, prompt-major, provider-minor.
+   * </pre>
+   *
+   * <code>repeated .scorewire.v1.MatrixCell matrix = 16;</code>
+   */
+  dev.scorewire.v1.MatrixCellOrBuilder getMatrixOrBuilder(
+      int index);
+
+  /**
+   * <pre>
+   * Provider calls the server made to generate outputs.
+   * </pre>
+   *
+   * <code>int64 generation_calls = 17;</code>
+   * @return The generationCalls.
+   */
+  long getGenerationCalls();
+
+  /**
+   * <pre>
+   * Generated outputs served from the generation cache (identical prompt, provider and
+   * sampling parameters), costing nothing.
+   * </pre>
+   *
+   * <code>int64 generation_cached = 18;</code>
+   * @return The generationCached.
+   */
+  long getGenerationCached();
+
+  /**
+   * <pre>
+   * True when a generated output's cost is unknown (an unpriced model allowed to run).
+   * </pre>
+   *
+   * <code>bool generation_unpriced = 19;</code>
+   * @return The generationUnpriced.
+   */
+  boolean getGenerationUnpriced();
 }

@@ -33,6 +33,9 @@ private static final long serialVersionUID = 0L;
   }
   private StreamCase() {
     requestId_ = "";
+    test_ = "";
+    prompt_ = "";
+    provider_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -177,6 +180,147 @@ private static final long serialVersionUID = 0L;
     return output_ == null ? dev.scorewire.v1.Output.getDefaultInstance() : output_;
   }
 
+  public static final int TEST_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object test_ = "";
+  /**
+   * <pre>
+   * checkllm suites: the test, as its index or description; see Case.test.
+   * </pre>
+   *
+   * <code>string test = 4;</code>
+   * @return The test.
+   */
+  @java.lang.Override
+  public java.lang.String getTest() {
+    java.lang.Object ref = test_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      test_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * checkllm suites: the test, as its index or description; see Case.test.
+   * </pre>
+   *
+   * <code>string test = 4;</code>
+   * @return The bytes for test.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTestBytes() {
+    java.lang.Object ref = test_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      test_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int PROMPT_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object prompt_ = "";
+  /**
+   * <pre>
+   * checkllm suites: the prompt, as its index or template; see Case.prompt.
+   * </pre>
+   *
+   * <code>string prompt = 5;</code>
+   * @return The prompt.
+   */
+  @java.lang.Override
+  public java.lang.String getPrompt() {
+    java.lang.Object ref = prompt_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      prompt_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * checkllm suites: the prompt, as its index or template; see Case.prompt.
+   * </pre>
+   *
+   * <code>string prompt = 5;</code>
+   * @return The bytes for prompt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getPromptBytes() {
+    java.lang.Object ref = prompt_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      prompt_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int PROVIDER_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object provider_ = "";
+  /**
+   * <pre>
+   * checkllm suites: the provider as written in `providers`; see Case.provider.
+   * </pre>
+   *
+   * <code>string provider = 6;</code>
+   * @return The provider.
+   */
+  @java.lang.Override
+  public java.lang.String getProvider() {
+    java.lang.Object ref = provider_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      provider_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * checkllm suites: the provider as written in `providers`; see Case.provider.
+   * </pre>
+   *
+   * <code>string provider = 6;</code>
+   * @return The bytes for provider.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getProviderBytes() {
+    java.lang.Object ref = provider_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      provider_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -200,6 +344,15 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(3, getOutput());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(test_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, test_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(prompt_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, prompt_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(provider_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, provider_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -214,6 +367,15 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(3, getOutput());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(test_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, test_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(prompt_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, prompt_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(provider_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, provider_);
     }
     return size;
   }
@@ -251,6 +413,12 @@ private static final long serialVersionUID = 0L;
       if (!getOutput()
           .equals(other.getOutput())) return false;
     }
+    if (!getTest()
+        .equals(other.getTest())) return false;
+    if (!getPrompt()
+        .equals(other.getPrompt())) return false;
+    if (!getProvider()
+        .equals(other.getProvider())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -272,6 +440,12 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + OUTPUT_FIELD_NUMBER;
       hash = (53 * hash) + getOutput().hashCode();
     }
+    hash = (37 * hash) + TEST_FIELD_NUMBER;
+    hash = (53 * hash) + getTest().hashCode();
+    hash = (37 * hash) + PROMPT_FIELD_NUMBER;
+    hash = (53 * hash) + getPrompt().hashCode();
+    hash = (37 * hash) + PROVIDER_FIELD_NUMBER;
+    hash = (53 * hash) + getProvider().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -425,6 +599,9 @@ private static final long serialVersionUID = 0L;
         outputBuilder_.dispose();
         outputBuilder_ = null;
       }
+      test_ = "";
+      prompt_ = "";
+      provider_ = "";
       return this;
     }
 
@@ -474,6 +651,15 @@ private static final long serialVersionUID = 0L;
             : outputBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.test_ = test_;
+      }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.prompt_ = prompt_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.provider_ = provider_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -499,6 +685,21 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasOutput()) {
         mergeOutput(other.getOutput());
+      }
+      if (!other.getTest().isEmpty()) {
+        test_ = other.test_;
+        bitField0_ |= 0x00000008;
+        onChanged();
+      }
+      if (!other.getPrompt().isEmpty()) {
+        prompt_ = other.prompt_;
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (!other.getProvider().isEmpty()) {
+        provider_ = other.provider_;
+        bitField0_ |= 0x00000020;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -545,6 +746,21 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 34: {
+              test_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
+            case 42: {
+              prompt_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 50: {
+              provider_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -966,6 +1182,282 @@ private static final long serialVersionUID = 0L;
         output_ = null;
       }
       return outputBuilder_;
+    }
+
+    private java.lang.Object test_ = "";
+    /**
+     * <pre>
+     * checkllm suites: the test, as its index or description; see Case.test.
+     * </pre>
+     *
+     * <code>string test = 4;</code>
+     * @return The test.
+     */
+    public java.lang.String getTest() {
+      java.lang.Object ref = test_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        test_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, as its index or description; see Case.test.
+     * </pre>
+     *
+     * <code>string test = 4;</code>
+     * @return The bytes for test.
+     */
+    public com.google.protobuf.ByteString
+        getTestBytes() {
+      java.lang.Object ref = test_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        test_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, as its index or description; see Case.test.
+     * </pre>
+     *
+     * <code>string test = 4;</code>
+     * @param value The test to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTest(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      test_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, as its index or description; see Case.test.
+     * </pre>
+     *
+     * <code>string test = 4;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTest() {
+      test_ = getDefaultInstance().getTest();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the test, as its index or description; see Case.test.
+     * </pre>
+     *
+     * <code>string test = 4;</code>
+     * @param value The bytes for test to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTestBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      test_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object prompt_ = "";
+    /**
+     * <pre>
+     * checkllm suites: the prompt, as its index or template; see Case.prompt.
+     * </pre>
+     *
+     * <code>string prompt = 5;</code>
+     * @return The prompt.
+     */
+    public java.lang.String getPrompt() {
+      java.lang.Object ref = prompt_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        prompt_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the prompt, as its index or template; see Case.prompt.
+     * </pre>
+     *
+     * <code>string prompt = 5;</code>
+     * @return The bytes for prompt.
+     */
+    public com.google.protobuf.ByteString
+        getPromptBytes() {
+      java.lang.Object ref = prompt_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        prompt_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the prompt, as its index or template; see Case.prompt.
+     * </pre>
+     *
+     * <code>string prompt = 5;</code>
+     * @param value The prompt to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPrompt(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      prompt_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the prompt, as its index or template; see Case.prompt.
+     * </pre>
+     *
+     * <code>string prompt = 5;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPrompt() {
+      prompt_ = getDefaultInstance().getPrompt();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the prompt, as its index or template; see Case.prompt.
+     * </pre>
+     *
+     * <code>string prompt = 5;</code>
+     * @param value The bytes for prompt to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPromptBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      prompt_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object provider_ = "";
+    /**
+     * <pre>
+     * checkllm suites: the provider as written in `providers`; see Case.provider.
+     * </pre>
+     *
+     * <code>string provider = 6;</code>
+     * @return The provider.
+     */
+    public java.lang.String getProvider() {
+      java.lang.Object ref = provider_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        provider_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the provider as written in `providers`; see Case.provider.
+     * </pre>
+     *
+     * <code>string provider = 6;</code>
+     * @return The bytes for provider.
+     */
+    public com.google.protobuf.ByteString
+        getProviderBytes() {
+      java.lang.Object ref = provider_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        provider_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * checkllm suites: the provider as written in `providers`; see Case.provider.
+     * </pre>
+     *
+     * <code>string provider = 6;</code>
+     * @param value The provider to set.
+     * @return This builder for chaining.
+     */
+    public Builder setProvider(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      provider_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the provider as written in `providers`; see Case.provider.
+     * </pre>
+     *
+     * <code>string provider = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearProvider() {
+      provider_ = getDefaultInstance().getProvider();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * checkllm suites: the provider as written in `providers`; see Case.provider.
+     * </pre>
+     *
+     * <code>string provider = 6;</code>
+     * @param value The bytes for provider to set.
+     * @return This builder for chaining.
+     */
+    public Builder setProviderBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      provider_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.StreamCase)

@@ -83,4 +83,64 @@ public interface StreamCaseOrBuilder extends
    * <code>.scorewire.v1.Output output = 3;</code>
    */
   dev.scorewire.v1.OutputOrBuilder getOutputOrBuilder();
+
+  /**
+   * <pre>
+   * checkllm suites: the test, as its index or description; see Case.test.
+   * </pre>
+   *
+   * <code>string test = 4;</code>
+   * @return The test.
+   */
+  java.lang.String getTest();
+  /**
+   * <pre>
+   * checkllm suites: the test, as its index or description; see Case.test.
+   * </pre>
+   *
+   * <code>string test = 4;</code>
+   * @return The bytes for test.
+   */
+  com.google.protobuf.ByteString
+      getTestBytes();
+
+  /**
+   * <pre>
+   * checkllm suites: the prompt, as its index or template; see Case.prompt.
+   * </pre>
+   *
+   * <code>string prompt = 5;</code>
+   * @return The prompt.
+   */
+  java.lang.String getPrompt();
+  /**
+   * <pre>
+   * checkllm suites: the prompt, as its index or template; see Case.prompt.
+   * </pre>
+   *
+   * <code>string prompt = 5;</code>
+   * @return The bytes for prompt.
+   */
+  com.google.protobuf.ByteString
+      getPromptBytes();
+
+  /**
+   * <pre>
+   * checkllm suites: the provider as written in `providers`; see Case.provider.
+   * </pre>
+   *
+   * <code>string provider = 6;</code>
+   * @return The provider.
+   */
+  java.lang.String getProvider();
+  /**
+   * <pre>
+   * checkllm suites: the provider as written in `providers`; see Case.provider.
+   * </pre>
+   *
+   * <code>string provider = 6;</code>
+   * @return The bytes for provider.
+   */
+  com.google.protobuf.ByteString
+      getProviderBytes();
 }

@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     checks_ = java.util.Collections.emptyList();
     compact_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
+    format_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -293,6 +294,36 @@ private static final long serialVersionUID = 0L;
     return budgetUsd_;
   }
 
+  public static final int FORMAT_FIELD_NUMBER = 6;
+  private int format_ = 0;
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+   * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+   * scored with that test's assertions; the server generates nothing in a stream.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+   * @return The enum numeric value on the wire for format.
+   */
+  @java.lang.Override public int getFormatValue() {
+    return format_;
+  }
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+   * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+   * scored with that test's assertions; the server generates nothing in a stream.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+   * @return The format.
+   */
+  @java.lang.Override public dev.scorewire.v1.SuiteFormat getFormat() {
+    dev.scorewire.v1.SuiteFormat result = dev.scorewire.v1.SuiteFormat.forNumber(format_);
+    return result == null ? dev.scorewire.v1.SuiteFormat.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -321,6 +352,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeDouble(5, budgetUsd_);
+    }
+    if (format_ != dev.scorewire.v1.SuiteFormat.SUITE_FORMAT_UNSPECIFIED.getNumber()) {
+      output.writeEnum(6, format_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -352,6 +386,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(5, budgetUsd_);
+    }
+    if (format_ != dev.scorewire.v1.SuiteFormat.SUITE_FORMAT_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(6, format_);
     }
     return size;
   }
@@ -391,6 +429,7 @@ private static final long serialVersionUID = 0L;
           != java.lang.Double.doubleToLongBits(
               other.getBudgetUsd())) return false;
     }
+    if (format_ != other.format_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -419,6 +458,8 @@ private static final long serialVersionUID = 0L;
       hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
           java.lang.Double.doubleToLongBits(getBudgetUsd()));
     }
+    hash = (37 * hash) + FORMAT_FIELD_NUMBER;
+    hash = (53 * hash) + format_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -566,6 +607,7 @@ private static final long serialVersionUID = 0L;
       compact_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       budgetUsd_ = 0D;
+      format_ = 0;
       return this;
     }
 
@@ -626,6 +668,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.budgetUsd_ = budgetUsd_;
         to_bitField0_ |= 0x00000001;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.format_ = format_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -691,6 +736,9 @@ private static final long serialVersionUID = 0L;
       if (other.hasBudgetUsd()) {
         setBudgetUsd(other.getBudgetUsd());
       }
+      if (other.format_ != 0) {
+        setFormatValue(other.getFormatValue());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -750,6 +798,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 41
+            case 48: {
+              format_ = input.readEnum();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1462,6 +1515,88 @@ private static final long serialVersionUID = 0L;
     public Builder clearBudgetUsd() {
       bitField0_ = (bitField0_ & ~0x00000010);
       budgetUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private int format_ = 0;
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+     * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+     * scored with that test's assertions; the server generates nothing in a stream.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+     * @return The enum numeric value on the wire for format.
+     */
+    @java.lang.Override public int getFormatValue() {
+      return format_;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+     * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+     * scored with that test's assertions; the server generates nothing in a stream.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+     * @param value The enum numeric value on the wire for format to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFormatValue(int value) {
+      format_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+     * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+     * scored with that test's assertions; the server generates nothing in a stream.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+     * @return The format.
+     */
+    @java.lang.Override
+    public dev.scorewire.v1.SuiteFormat getFormat() {
+      dev.scorewire.v1.SuiteFormat result = dev.scorewire.v1.SuiteFormat.forNumber(format_);
+      return result == null ? dev.scorewire.v1.SuiteFormat.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+     * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+     * scored with that test's assertions; the server generates nothing in a stream.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+     * @param value The format to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setFormat(dev.scorewire.v1.SuiteFormat value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000020;
+      format_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+     * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+     * scored with that test's assertions; the server generates nothing in a stream.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFormat() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      format_ = 0;
       onChanged();
       return this;
     }

@@ -153,4 +153,27 @@ public interface StreamConfigOrBuilder extends
    * @return The budgetUsd.
    */
   double getBudgetUsd();
+
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+   * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+   * scored with that test's assertions; the server generates nothing in a stream.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+   * @return The enum numeric value on the wire for format.
+   */
+  int getFormatValue();
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
+   * case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
+   * scored with that test's assertions; the server generates nothing in a stream.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 6;</code>
+   * @return The format.
+   */
+  dev.scorewire.v1.SuiteFormat getFormat();
 }

@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     checks_ = java.util.Collections.emptyList();
     compact_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
+    format_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -265,6 +266,32 @@ private static final long serialVersionUID = 0L;
     return compact_.getByteString(index);
   }
 
+  public static final int FORMAT_FIELD_NUMBER = 5;
+  private int format_ = 0;
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+   * @return The enum numeric value on the wire for format.
+   */
+  @java.lang.Override public int getFormatValue() {
+    return format_;
+  }
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+   * @return The format.
+   */
+  @java.lang.Override public dev.scorewire.v1.SuiteFormat getFormat() {
+    dev.scorewire.v1.SuiteFormat result = dev.scorewire.v1.SuiteFormat.forNumber(format_);
+    return result == null ? dev.scorewire.v1.SuiteFormat.UNRECOGNIZED : result;
+  }
+
   public static final int OFFLINE_FIELD_NUMBER = 7;
   private boolean offline_ = false;
   /**
@@ -307,6 +334,9 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < compact_.size(); i++) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, compact_.getRaw(i));
     }
+    if (format_ != dev.scorewire.v1.SuiteFormat.SUITE_FORMAT_UNSPECIFIED.getNumber()) {
+      output.writeEnum(5, format_);
+    }
     if (offline_ != false) {
       output.writeBool(7, offline_);
     }
@@ -336,6 +366,10 @@ private static final long serialVersionUID = 0L;
       }
       size += dataSize;
       size += 1 * getCompactList().size();
+    }
+    if (format_ != dev.scorewire.v1.SuiteFormat.SUITE_FORMAT_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(5, format_);
     }
     if (offline_ != false) {
       size += com.google.protobuf.CodedOutputStream
@@ -373,6 +407,7 @@ private static final long serialVersionUID = 0L;
         .equals(other.getChecksList())) return false;
     if (!getCompactList()
         .equals(other.getCompactList())) return false;
+    if (format_ != other.format_) return false;
     if (getOffline()
         != other.getOffline()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
@@ -398,6 +433,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + COMPACT_FIELD_NUMBER;
       hash = (53 * hash) + getCompactList().hashCode();
     }
+    hash = (37 * hash) + FORMAT_FIELD_NUMBER;
+    hash = (53 * hash) + format_;
     hash = (37 * hash) + OFFLINE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getOffline());
@@ -547,6 +584,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = (bitField0_ & ~0x00000004);
       compact_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
+      format_ = 0;
       offline_ = false;
       return this;
     }
@@ -605,6 +643,9 @@ private static final long serialVersionUID = 0L;
         result.compact_ = compact_;
       }
       if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.format_ = format_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
         result.offline_ = offline_;
       }
     }
@@ -667,6 +708,9 @@ private static final long serialVersionUID = 0L;
         }
         onChanged();
       }
+      if (other.format_ != 0) {
+        setFormatValue(other.getFormatValue());
+      }
       if (other.getOffline() != false) {
         setOffline(other.getOffline());
       }
@@ -724,9 +768,14 @@ private static final long serialVersionUID = 0L;
               compact_.add(input.readStringRequireUtf8());
               break;
             } // case 34
+            case 40: {
+              format_ = input.readEnum();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
             case 56: {
               offline_ = input.readBool();
-              bitField0_ |= 0x00000010;
+              bitField0_ |= 0x00000020;
               break;
             } // case 56
             default: {
@@ -1389,6 +1438,78 @@ private static final long serialVersionUID = 0L;
       return this;
     }
 
+    private int format_ = 0;
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+     * @return The enum numeric value on the wire for format.
+     */
+    @java.lang.Override public int getFormatValue() {
+      return format_;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+     * @param value The enum numeric value on the wire for format to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFormatValue(int value) {
+      format_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+     * @return The format.
+     */
+    @java.lang.Override
+    public dev.scorewire.v1.SuiteFormat getFormat() {
+      dev.scorewire.v1.SuiteFormat result = dev.scorewire.v1.SuiteFormat.forNumber(format_);
+      return result == null ? dev.scorewire.v1.SuiteFormat.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+     * @param value The format to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setFormat(dev.scorewire.v1.SuiteFormat value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000010;
+      format_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The format of `suite_yaml`; see RunSuiteRequest.format.
+     * </pre>
+     *
+     * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFormat() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      format_ = 0;
+      onChanged();
+      return this;
+    }
+
     private boolean offline_ ;
     /**
      * <pre>
@@ -1416,7 +1537,7 @@ private static final long serialVersionUID = 0L;
     public Builder setOffline(boolean value) {
 
       offline_ = value;
-      bitField0_ |= 0x00000010;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }
@@ -1430,7 +1551,7 @@ private static final long serialVersionUID = 0L;
      * @return This builder for chaining.
      */
     public Builder clearOffline() {
-      bitField0_ = (bitField0_ & ~0x00000010);
+      bitField0_ = (bitField0_ & ~0x00000020);
       offline_ = false;
       onChanged();
       return this;

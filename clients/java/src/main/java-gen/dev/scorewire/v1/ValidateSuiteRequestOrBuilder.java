@@ -137,6 +137,25 @@ public interface ValidateSuiteRequestOrBuilder extends
 
   /**
    * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+   * @return The enum numeric value on the wire for format.
+   */
+  int getFormatValue();
+  /**
+   * <pre>
+   * The format of `suite_yaml`; see RunSuiteRequest.format.
+   * </pre>
+   *
+   * <code>.scorewire.v1.SuiteFormat format = 5;</code>
+   * @return The format.
+   */
+  dev.scorewire.v1.SuiteFormat getFormat();
+
+  /**
+   * <pre>
    * Skip the credential part of the preflight: report only what no configuration of
    * credentials would fix here (judges without a price in a budgeted suite).
    * </pre>

@@ -1,0 +1,392 @@
+"""checkllm suites over gRPC: RunSuite with recorded or server-generated outputs, and
+ScoreStream with recorded ones.
+
+A scoring worker has already validated the document within the request limits
+(`scoring_worker._checkllm_info`); the suite is compiled again here, off the event loop,
+because its jobs run here (provider calls, judge calls). Each test is its own plan, so
+every result is converted with its test's checks, and the summary totals checks by name
+(`GroupedSummaryBuilder`) beside the prompt × provider matrix.
+
+Generation uses the server's own provider credentials (`ProviderCredentials.from_settings`:
+the judge's keys and base URLs) and nothing from the request. Its money is its own: a
+per-request `Budget` under the server-wide `PeriodBudget`, apart from the judge budgets;
+its cache is the generation cache (`scorewire.generation.cache`) in the verdict cache's
+store. The request's deadline bounds every call, and cancelling the RPC cancels the calls
+in flight (`run_groups` closes them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from scorewire.core.context import CheckContext
+from scorewire.core.errors import FieldViolation, SpecError
+from scorewire.core.model import ErrorCode, Score
+from scorewire.engine.runner import Case, CaseResult, score_case
+from scorewire.generation.jobs import (
+    Generator,
+    Group,
+    GroupedSummaryBuilder,
+    Job,
+    JobResult,
+    ProviderCall,
+    Recorded,
+    run_groups,
+)
+from scorewire.generation.providers import Provider, ProviderCredentials, build_provider
+from scorewire.judge import Budget, PeriodBudget
+from scorewire.judge.cache import VerdictCache
+from scorewire.judge.pricing import PriceTable
+from scorewire.server import convert, streaming
+from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.settings import Settings
+from scorewire.suites.checkllm import CheckllmSuite
+from scorewire.suites.checkllm_request import (
+    CaseKey,
+    Matrix,
+    Unrunnable,
+    combination_of,
+    generation_calls,
+    preflight,
+    recorded_groups,
+    resolve_combination,
+)
+from scorewire.v1 import scoring_pb2 as pb
+
+if TYPE_CHECKING:
+    from scorewire.server.service import ScoringService
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+FORMATS: dict[int, str] = {
+    pb.SUITE_FORMAT_EVALSTONE: "evalstone",
+    pb.SUITE_FORMAT_CHECKLLM: "checkllm",
+}
+"""SuiteFormat values and the loaders' names; unspecified is '' (detected)."""
+
+
+def format_name(value: int) -> str:  # SuiteFormat values are ints at run time
+    """The loader's name of a SuiteFormat, '' when unspecified (or unknown: detected)."""
+    return FORMATS.get(value, "")
+
+
+def failed_precondition(field: str, message: str) -> RequestRejected:
+    """FAILED_PRECONDITION: the request is well formed, but the server cannot run it."""
+    return RequestRejected(
+        grpc.StatusCode.FAILED_PRECONDITION, message, [FieldViolation(field, message)]
+    )
+
+
+class CheckllmRuns:
+    """The checkllm side of a ScoringService: its generation budget and cache."""
+
+    def __init__(self, service: ScoringService, settings: Settings) -> None:
+        self._service = service
+        self._settings = settings
+        self._period_budget: PeriodBudget | None = (
+            PeriodBudget(settings.generation_budget_usd, settings.generation_budget_period_s)
+            if settings.generation_budget_usd is not None
+            else None
+        )
+        self._cache: VerdictCache | None = None
+        self._prices = PriceTable.from_settings(settings)
+        if settings.generation_enabled:
+            # The SDKs take seconds to import (measured 3.6 s for openai on a loaded
+            # machine): at start-up, not inside the first generating request's event loop.
+            import anthropic  # noqa: F401
+            import openai  # noqa: F401
+
+    @property
+    def period_budget(self) -> PeriodBudget | None:
+        """The server-wide generation budget of the current period, when one is set."""
+        return self._period_budget
+
+    def _shared_cache(self) -> VerdictCache | None:
+        if not self._settings.generation_cache_enabled:
+            return None
+        if self._cache is None:
+            from scorewire.generation.cache import generation_cache
+
+            s = self._settings
+            self._cache = generation_cache(
+                s.cache_url,
+                ttl_s=s.cache_ttl_s or None,
+                timeout_s=s.cache_timeout_s,
+                backoff_s=s.cache_backoff_s,
+                pool_size=s.cache_pool_size,
+            )
+        return self._cache
+
+    async def aclose(self) -> None:
+        """Close the generation cache's connections."""
+        if self._cache is not None:
+            await self._cache.aclose()
+
+    def _preflight(self, suite: CheckllmSuite, *, generating: bool) -> None:
+        try:
+            preflight(suite, self._settings, generating=generating)
+        except Unrunnable as err:
+            raise failed_precondition(err.field, err.message) from None
+
+    # ---- RunSuite ----------------------------------------------------------------------
+
+    def groups(self, suite: CheckllmSuite, request: pb.RunSuiteRequest) -> list[Group]:
+        """The run's jobs: the request's recorded cases, else the document's and generated."""
+        if request.cases:
+            keys = [CaseKey(c.test, c.prompt, c.provider) for c in request.cases]
+            outputs = [convert.output_from_pb(c.output) for c in request.cases]
+            try:
+                return recorded_groups(suite, keys, outputs)
+            except SpecError as err:
+                raise invalid_argument(err.violations) from None
+        groups = suite.groups()
+        calls = generation_calls(groups)
+        if calls and not self._settings.generation_enabled:
+            raise failed_precondition(
+                "cases",
+                f"{calls} combinations have no recorded output and this server does not "
+                "generate outputs (SCOREWIRE_GENERATION_ENABLED is off): send them as cases",
+            )
+        limit = self._settings.generation_max_calls_per_request
+        if calls > limit:
+            raise resource_exhausted(
+                "cases",
+                f"{calls} outputs to generate exceed generation_max_calls_per_request ({limit})",
+            )
+        return groups
+
+    def _budget(self, request: pb.RunSuiteRequest) -> Budget:
+        limit = self._settings.generation_budget_per_request_usd
+        if request.HasField("generation_budget_usd"):
+            asked = request.generation_budget_usd
+            if not 0 <= asked < math.inf:  # also NaN
+                raise invalid_argument(
+                    [FieldViolation("generation_budget_usd", "must be a finite number ≥ 0")]
+                )
+            limit = min(limit, asked)
+        return Budget(limit, parent=self._period_budget)
+
+    def _providers(self, groups: Sequence[Group], suite: CheckllmSuite) -> dict[str, Provider]:
+        needed = {
+            job.source.provider
+            for g in groups
+            for job in g.jobs
+            if isinstance(job.source, ProviderCall)
+        }
+        creds = ProviderCredentials.from_settings(self._settings)
+        providers: dict[str, Provider] = {}
+        for i, ref in enumerate(suite.providers):
+            if ref.id not in needed:
+                continue
+            try:
+                providers[ref.id] = build_provider(
+                    ref, creds, max_retries=self._settings.generation_max_retries
+                )
+            except ValueError as err:
+                raise failed_precondition(f"suite_yaml.providers[{i}]", str(err)) from None
+        return providers
+
+    async def run_suite(
+        self, suite: CheckllmSuite, request: pb.RunSuiteRequest, context: Context
+    ) -> AsyncIterator[pb.RunSuiteResponse]:
+        """Produce (when needed), score and stream every combination, then the summary."""
+        service = self._service
+        groups = self.groups(suite, request)
+        generating = generation_calls(groups) > 0
+        self._preflight(suite, generating=generating)
+        n_cases = len(request.cases)
+        for g in groups:
+            for job in g.jobs:
+                if job.index < n_cases and isinstance(job.source, Recorded):
+                    text = job.source.output.text
+                    service.check_output_size(text, f"cases[{job.index}].output", g.plan)
+        judge_budget = (
+            request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
+        )
+        ctx = service.request_context(context, judge_budget)
+        budget = self._budget(request)
+        providers = self._providers(groups, suite) if generating else {}
+        generator = Generator(
+            providers,
+            budget=budget,
+            prices=self._prices,
+            cache=suite.settings.cache,
+            timeout_s=self._settings.generation_timeout_s,
+            shared_cache=self._shared_cache(),
+            # Tenants share generations only when they trust each other: a hit would tell
+            # one what another asked.
+            tenant=None if self._settings.tenants_trust_each_other else ctx.tenant,
+            deadline=ctx.deadline,
+        )
+        builder = GroupedSummaryBuilder()
+        for g in groups:
+            builder.declare(g.plan.names, [c.type for c in g.plan.checks])
+        matrix = Matrix(suite)
+        concurrency = min(suite.settings.effective_concurrency, self._settings.max_concurrency)
+        if generating:
+            concurrency = min(concurrency, self._settings.generation_max_concurrency)
+        cap = service.max_reason_chars
+        observer = service.observer
+        try:
+            results = run_groups(groups, generator, ctx, concurrency=concurrency)
+            async for batch in streaming.batched(results):
+                for jr in batch:
+                    builder.add_named(jr.result, jr.names, jr.types)
+                    matrix.add(jr)
+                    if observer is not None:
+                        observer.observe_results(jr.group.plan, (jr.result,))
+                        if not _recorded(jr.job):
+                            observer.observe_generation(
+                                jr.job.provider, _outcome(jr), jr.produced.cost_usd
+                            )
+                out_cap = self._settings.generation_max_output_chars
+                yield pb.RunSuiteResponse(
+                    results=pb.CaseResultBatch(
+                        results=[result_to_pb(jr, cap, out_cap) for jr in batch]
+                    )
+                )
+        finally:
+            await generator.aclose()
+        summary = builder.finish(suite.gate)
+        if observer is not None:
+            observer.observe_summary(summary)
+        message = convert.summary_to_pb(summary)
+        stats = generator.stats
+        message.generation_cost_usd = stats.cost_usd
+        message.generation_calls = stats.calls
+        message.generation_cached = stats.cached
+        message.generation_unpriced = stats.unpriced_calls > 0
+        message.matrix.extend(
+            pb.MatrixCell(
+                prompt=c.prompt,
+                provider=c.provider,
+                cases=c.cases,
+                cases_passed=c.cases_passed,
+                cases_errored=c.cases_errored,
+                pass_rate=c.pass_rate,
+                generation_cost_usd=c.generation_cost_usd,
+            )
+            for c in matrix.cells
+        )
+        yield pb.RunSuiteResponse(summary=message)
+
+    # ---- ScoreStream -------------------------------------------------------------------
+
+    async def stream(
+        self,
+        suite: CheckllmSuite,
+        requests: AsyncIterator[pb.ScoreStreamRequest],
+        ctx: CheckContext,
+    ) -> AsyncIterator[pb.ScoreStreamResponse]:
+        """Score streamed recorded cases, each with its test's assertions, concurrently."""
+        self._preflight(suite, generating=False)
+        service = self._service
+        jobs: dict[tuple[int, int, str], tuple[Group, Job]] = {}
+        for g in suite.groups():
+            for job in g.jobs:
+                test, _, prompt, provider = combination_of(job)
+                jobs[(test, prompt, provider)] = (g, job)
+        concurrency = min(suite.settings.effective_concurrency, self._settings.max_concurrency)
+        slots = asyncio.Semaphore(concurrency)
+        out: asyncio.Queue[pb.ScoreStreamResponse | BaseException | None] = asyncio.Queue()
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def one(req: pb.StreamCase, group: Group, job: Job) -> None:
+            try:
+                try:
+                    service.check_output_size(req.output.text, "case.output", group.plan)
+                except RequestRejected as err:
+                    # as for any streamed case: an answer of error scores, the stream goes on
+                    error = Score.fail_with_error(ErrorCode.INVALID_INPUT, err.message)
+                    result = CaseResult(0, req.sample.id, [error for _ in group.plan.checks])
+                else:
+                    case = Case(job.sample, convert.output_from_pb(req.output))
+                    result = await score_case(group.plan, case, ctx)
+                    if service.observer is not None:
+                        service.observer.observe_results(group.plan, (result,))
+                scores = convert.scores_to_pb(
+                    group.plan.checks, result.scores, max_reason_chars=service.max_reason_chars
+                )
+                await out.put(
+                    pb.ScoreStreamResponse(
+                        request_id=req.request_id, scores=scores, passed=result.passed
+                    )
+                )
+            except BaseException as err:
+                await out.put(err)
+            finally:
+                slots.release()
+
+        async def read() -> None:
+            try:
+                async for msg in requests:
+                    if msg.WhichOneof("message") != "case":
+                        raise invalid_argument(
+                            [
+                                FieldViolation(
+                                    "config", "config is allowed only in the first message"
+                                )
+                            ]
+                        )
+                    c = msg.case
+                    violations: list[FieldViolation] = []
+                    found = resolve_combination(
+                        suite, CaseKey(c.test, c.prompt, c.provider), "case", violations
+                    )
+                    if found is None:
+                        raise invalid_argument(violations)
+                    await slots.acquire()
+                    t = asyncio.create_task(one(c, *jobs[found]))
+                    tasks.add(t)
+                    t.add_done_callback(tasks.discard)
+                while tasks:
+                    await asyncio.gather(*list(tasks), return_exceptions=True)
+                await out.put(None)
+            except BaseException as err:
+                await out.put(err)
+
+        reader = asyncio.create_task(read())
+        try:
+            while True:
+                item = await out.get()
+                if item is None:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            for t in (reader, *tasks):
+                t.cancel()
+            await asyncio.gather(reader, *tasks, return_exceptions=True)
+
+
+def _recorded(job: Job) -> bool:
+    return isinstance(job.source, Recorded)
+
+
+def _outcome(jr: JobResult) -> str:
+    if jr.produced.error is not None:
+        return "error"
+    return "cached" if jr.produced.cached else "generated"
+
+
+def result_to_pb(jr: JobResult, max_reason_chars: int, max_output_chars: int) -> pb.CaseResult:
+    """One finished combination: its scores, which combination it is, what it cost."""
+    m = convert.case_result_to_pb(
+        jr.group.plan.checks, jr.result, max_reason_chars=max_reason_chars
+    )
+    test, description, prompt, provider = combination_of(jr.job)
+    m.combination.test = test
+    m.combination.test_description = description
+    m.combination.prompt = prompt
+    m.combination.provider = provider
+    generated = not _recorded(jr.job)
+    m.generated = generated
+    m.generation_cost_usd = jr.produced.cost_usd
+    if generated and jr.produced.output is not None:
+        m.generated_output = convert.bounded_text(jr.produced.output.text, max_output_chars)
+    return m

@@ -1,0 +1,375 @@
+"""A checkllm suite sent in a request: loading it, matching recorded cases to its
+combinations, and the prompt × provider matrix of a run.
+
+The server (RunSuite, ScoreStream, ValidateSuite) and the in-process API share this;
+field paths are the CLI's, under `suite_yaml.` for the document and `cases[i]` for the
+request's cases.
+
+A recorded case names its combination by three strings: the test (its index in
+`tests`, or its `description` when that is unique), the prompt (its index in
+`prompts`, or the template text; empty when the suite has one prompt) and the provider
+(as written in `providers`, `openai:gpt-4o`; empty when the suite has one provider, and
+`recorded` for a suite that lists none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scorewire.core.cost import LimitExceeded, RequestMeter, metering
+from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.model import Output
+from scorewire.generation.jobs import Group, Job, JobResult, ProviderCall, Recorded
+from scorewire.generation.providers import parse_provider
+from scorewire.settings import Settings
+from scorewire.suites.checkllm import CheckllmSuite, is_checkllm, load_checkllm_data
+from scorewire.suites.evalstone import parse_yaml
+
+EVALSTONE = "evalstone"
+CHECKLLM = "checkllm"
+
+MAX_MISSING_REPORTED = 20
+"""Missing combinations listed one by one; the rest are counted in one more problem."""
+
+
+def request_format(suite_yaml: str, named: str | None) -> str:
+    """`checkllm` or `evalstone`: the one `named`, else detected from the document's keys.
+
+    A document that does not parse is `evalstone`, whose loader reports the YAML error.
+    """
+    if named in (EVALSTONE, CHECKLLM):
+        return named
+    if not suite_yaml.strip():
+        return EVALSTONE
+    try:
+        data = parse_yaml(suite_yaml)
+    except SpecError:
+        return EVALSTONE
+    return CHECKLLM if is_checkllm(data) else EVALSTONE
+
+
+def preflight(suite: CheckllmSuite, settings: Settings | None, *, generating: bool) -> None:
+    """The one check of a checkllm run before its first call, at every entry point
+    (RunSuite, ScoreStream, the in-process API); `generating` says providers will be
+    called. Nothing is checked here yet: issue 17 part 2 (every judge and provider has
+    a backend, credentials and a price) fills it in, raising `Unrunnable`.
+    """
+
+
+class Unrunnable(Exception):
+    """A well-formed suite this configuration cannot run (FAILED_PRECONDITION, exit 2)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _under_suite_yaml(field: str) -> str:
+    return f"suite_yaml.{field}" if field else "suite_yaml"
+
+
+def load_request_checkllm(
+    suite_yaml: str,
+    *,
+    has_checks: bool = False,
+    meter: RequestMeter | None = None,
+    max_checks: int | None = None,
+    check_timeout_s: float | None = None,
+) -> CheckllmSuite:
+    """Load a request's checkllm document; SpecError with paths under `suite_yaml.`.
+
+    `max_checks` bounds each test's assertions (each test is one plan); `has_checks`
+    says the request also sent `checks`/`compact`, which a checkllm suite does not take.
+    """
+    violations: list[FieldViolation] = []
+    if has_checks:
+        violations.append(
+            FieldViolation("checks", "a checkllm suite carries its own assertions: send no checks")
+        )
+    try:
+        with metering(meter):
+            suite = load_checkllm_data(parse_yaml(suite_yaml))
+    except SpecError as err:
+        raise SpecError(
+            [FieldViolation(_under_suite_yaml(v.field), v.description) for v in err.violations]
+            + violations
+        ) from None
+    except LimitExceeded as err:
+        raise LimitExceeded(err.setting, _under_suite_yaml(err.field), err.message) from None
+    if max_checks is not None:
+        for test in suite.tests:
+            if len(test.checks) > max_checks:
+                raise LimitExceeded(
+                    "max_checks_per_request",
+                    f"suite_yaml.tests[{test.index}].assert",
+                    f"{len(test.checks)} assertions exceed max_checks_per_request ({max_checks})",
+                )
+    if violations:
+        raise SpecError(violations)
+    if check_timeout_s is not None:
+        suite.check_timeout_s = check_timeout_s
+    return suite
+
+
+@dataclass(frozen=True, slots=True)
+class CaseKey:
+    """What a recorded case says it answers."""
+
+    test: str
+    prompt: str
+    provider: str
+
+
+def check_names(suite: CheckllmSuite) -> list[str]:
+    """Every assertion name of the suite, once each, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for test in suite.tests:
+        for check in test.checks:
+            seen.setdefault(check.name, None)
+    return list(seen)
+
+
+def combinations(suite: CheckllmSuite) -> int:
+    """Cases a run of the suite scores: tests × prompts × providers."""
+    return len(suite.tests) * len(suite.prompts) * len(suite.providers)
+
+
+def generation_calls(groups: Sequence[Group]) -> int:
+    """Jobs whose output a provider must generate."""
+    return sum(isinstance(j.source, ProviderCall) for g in groups for j in g.jobs)
+
+
+def combination_of(job: Job) -> tuple[int, str, int, str]:
+    """(test index, test description, prompt index, provider) of a checkllm job."""
+    meta = job.sample.metadata
+    return (
+        int(meta.get("test", 0) or 0),
+        str(meta.get("description", "") or ""),
+        int(meta.get("prompt_index", 0) or 0),
+        job.provider,
+    )
+
+
+class _Resolver:
+    """Finds the test, prompt and provider a case names."""
+
+    def __init__(self, suite: CheckllmSuite) -> None:
+        self.suite = suite
+        by_description: dict[str, list[int]] = {}
+        for t in suite.tests:
+            if t.description:
+                by_description.setdefault(t.description, []).append(t.index)
+        self._descriptions = by_description
+
+    def test(self, raw: str, where: str, out: list[FieldViolation]) -> int | None:
+        text = raw.strip()
+        if text.isdigit():
+            index = int(text)
+            if index < len(self.suite.tests):
+                return index
+            out.append(
+                FieldViolation(where, f"no test {index}: the suite has {len(self.suite.tests)}")
+            )
+            return None
+        found = self._descriptions.get(text, [])
+        if len(found) == 1:
+            return found[0]
+        if not text:
+            out.append(FieldViolation(where, "name the test: its index or its description"))
+        elif found:
+            out.append(
+                FieldViolation(
+                    where, f"{len(found)} tests have the description {text!r}: use the index"
+                )
+            )
+        else:
+            out.append(FieldViolation(where, f"no test has the description {text!r}"))
+        return None
+
+    def prompt(self, raw: str, where: str, out: list[FieldViolation]) -> int | None:
+        prompts = self.suite.prompts
+        if not raw:
+            if len(prompts) == 1:
+                return 0
+            out.append(
+                FieldViolation(where, f"the suite has {len(prompts)} prompts: name one by index")
+            )
+            return None
+        if raw.strip().isdigit():
+            index = int(raw.strip())
+            if index < len(prompts):
+                return index
+            out.append(FieldViolation(where, f"no prompt {index}: the suite has {len(prompts)}"))
+            return None
+        if raw in prompts:
+            return prompts.index(raw)
+        out.append(FieldViolation(where, "not a prompt of the suite (give its index or its text)"))
+        return None
+
+    def provider(self, raw: str, where: str, out: list[FieldViolation]) -> str | None:
+        ids = [p.id for p in self.suite.providers]
+        if not raw:
+            if len(ids) == 1:
+                return ids[0]
+            out.append(
+                FieldViolation(
+                    where, f"the suite has {len(ids)} providers: name one ({', '.join(ids)})"
+                )
+            )
+            return None
+        if raw in ids:
+            return raw
+        try:
+            pid = parse_provider(raw).id
+        except ValueError:
+            pid = raw
+        if pid in ids:
+            return pid
+        out.append(FieldViolation(where, f"not a provider of the suite ({', '.join(ids)})"))
+        return None
+
+
+def resolve_combination(
+    suite: CheckllmSuite,
+    key: CaseKey,
+    where: str,
+    violations: list[FieldViolation],
+    resolver: _Resolver | None = None,
+) -> tuple[int, int, str] | None:
+    """(test, prompt, provider) a case names, or None with the problems in `violations`."""
+    resolver = resolver or _Resolver(suite)
+    found = len(violations)
+    test = resolver.test(key.test, join_path(where, "test"), violations)
+    prompt = resolver.prompt(key.prompt, join_path(where, "prompt"), violations)
+    provider = resolver.provider(key.provider, join_path(where, "provider"), violations)
+    if len(violations) > found or test is None or prompt is None or provider is None:
+        return None
+    return test, prompt, provider
+
+
+def describe(job: Job) -> str:
+    """A combination for people: `tests[0] ("Return policy") × prompts[1] × openai:gpt-4o`."""
+    test, description, prompt, provider = combination_of(job)
+    label = f' ("{description}")' if description else ""
+    return f"tests[{test}]{label} × prompts[{prompt}] × {provider}"
+
+
+def recorded_groups(
+    suite: CheckllmSuite,
+    keys: Sequence[CaseKey],
+    outputs: Sequence[Output],
+    *,
+    base: str = "cases",
+) -> list[Group]:
+    """The suite's groups with the request's recorded outputs in place.
+
+    Every combination needs an output: from a case, else from the document
+    (`tests[i].output(s)`). A case naming no combination, two cases for one, or a
+    combination with no output is a SpecError naming it. A job's index is the position
+    of its case (combinations the document records follow the cases).
+    """
+    resolver = _Resolver(suite)
+    groups = suite.groups()
+    by_combo: dict[tuple[int, int, str], Job] = {}
+    for g in groups:
+        for job in g.jobs:
+            test, _, prompt, provider = combination_of(job)
+            by_combo[(test, prompt, provider)] = job
+    violations: list[FieldViolation] = []
+    first_case: dict[tuple[int, int, str], int] = {}
+    for i, (key, output) in enumerate(zip(keys, outputs, strict=True)):
+        where = join_path(base, i)
+        combo = resolve_combination(suite, key, where, violations, resolver)
+        if combo is None:
+            continue
+        if combo in first_case:
+            violations.append(
+                FieldViolation(
+                    where,
+                    f"a second case for {describe(by_combo[combo])} "
+                    f"(the first is {join_path(base, first_case[combo])})",
+                )
+            )
+            continue
+        first_case[combo] = i
+        job = by_combo[combo]
+        job.source = Recorded(output)
+        job.index = i
+    missing = [job for g in groups for job in g.jobs if isinstance(job.source, ProviderCall)]
+    for job in missing[:MAX_MISSING_REPORTED]:
+        violations.append(FieldViolation(base, f"no case for {describe(job)}"))
+    if len(missing) > MAX_MISSING_REPORTED:
+        violations.append(
+            FieldViolation(
+                base, f"and {len(missing) - MAX_MISSING_REPORTED} more combinations have no case"
+            )
+        )
+    if violations:
+        raise SpecError(violations)
+    later = len(keys)
+    for g in groups:
+        for job in g.jobs:
+            test, _, prompt, provider = combination_of(job)
+            if (test, prompt, provider) not in first_case:
+                job.index = later
+                later += 1
+    return groups
+
+
+@dataclass(slots=True)
+class Cell:
+    """One prompt × provider of a run, over its tests."""
+
+    prompt: int
+    provider: str
+    cases: int = 0
+    cases_passed: int = 0
+    cases_errored: int = 0
+    generation_cost_usd: float = 0.0
+
+    @property
+    def pass_rate(self) -> float:
+        """cases_passed / cases, 0 when there are none."""
+        return self.cases_passed / self.cases if self.cases else 0.0
+
+
+class Matrix:
+    """The prompt × provider matrix: pass counts per cell, prompt-major, provider-minor."""
+
+    def __init__(self, suite: CheckllmSuite) -> None:
+        self._cells: dict[tuple[int, str], Cell] = {
+            (j, p.id): Cell(j, p.id) for j in range(len(suite.prompts)) for p in suite.providers
+        }
+
+    def add(self, jr: JobResult) -> None:
+        """Count one finished case."""
+        _, _, prompt, provider = combination_of(jr.job)
+        cell = self._cells.setdefault((prompt, provider), Cell(prompt, provider))
+        cell.cases += 1
+        if jr.result.passed:
+            cell.cases_passed += 1
+        if any(s.error is not None for s in jr.result.scores):
+            cell.cases_errored += 1
+        cell.generation_cost_usd += jr.produced.cost_usd
+
+    @property
+    def cells(self) -> list[Cell]:
+        """Every cell, prompt-major, provider-minor."""
+        return list(self._cells.values())
+
+    def as_dict(self) -> list[Mapping[str, object]]:
+        """The cells as plain data (JSON reports)."""
+        return [
+            {
+                "prompt": c.prompt,
+                "provider": c.provider,
+                "cases": c.cases,
+                "cases_passed": c.cases_passed,
+                "cases_errored": c.cases_errored,
+                "pass_rate": c.pass_rate,
+                "generation_cost_usd": c.generation_cost_usd,
+            }
+            for c in self.cells
+        ]
