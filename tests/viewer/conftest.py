@@ -137,13 +137,22 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh page (own cookies) whose script errors fail the test; a screenshot of
+    """A fresh page (own cookies) whose script errors and dialogs fail the test; a screenshot of
     where it ended is saved under the artifacts directory."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda err: errors.append(str(err)))
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    # HTTP error statuses are asserted by the tests themselves; any other console error
+    # (a script error, a blocked request) fails the test.
+    pg.on(
+        "console",
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
     pg.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
     yield pg
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ def test_regressions_come_first_matched_by_sample_id_not_position() -> None:
         _case(1, "c", True, "other"),
         _case(2, "b", True),
         _case(3, "a", False),
-    ]  # noqa: E501
+    ]
     cmp = compare_runs(_detail(0.75, []), base, _detail(0.75, []), run)
     assert [(c.kind, c.key) for c in cmp.changes] == [
         ("regressed", "a"),
@@ -79,7 +79,7 @@ def test_check_deltas_put_the_largest_drop_first() -> None:
         [],
         _detail(
             1, [_stats("up", 2, 0), _stats("down", 0, 2), _stats("same", 1, 1), _stats("new", 1, 0)]
-        ),  # noqa: E501
+        ),
         [],
     )
     assert [(d.name, d.delta) for d in cmp.checks] == [
@@ -95,10 +95,10 @@ def test_matrix_rows_are_prompts_by_index_and_columns_providers() -> None:
     cases = [
         CaseResult(
             0, "t0/p0/x", {}, None, "o", True, [_score("c", True)], provider="x", prompt="A: 1"
-        ),  # noqa: E501
+        ),
         CaseResult(
             1, "t0/p1/x", {}, None, "o", False, [_score("c", False)], provider="x", prompt="B: 1"
-        ),  # noqa: E501
+        ),
         CaseResult(
             2,
             "t1/p1/x",
@@ -109,7 +109,7 @@ def test_matrix_rows_are_prompts_by_index_and_columns_providers() -> None:
             [_score("c", True), _score("d", True, skipped=True)],
             provider="x",
             prompt="B: 2",
-        ),  # noqa: E501
+        ),
     ]
     matrix = prompt_matrix(cases)
     assert matrix is not None
