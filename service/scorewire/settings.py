@@ -314,6 +314,9 @@ class Settings(BaseSettings):
     """Most cases one run page lists; the filter narrows which."""
     viewer_session_ttl_s: int = Field(12 * 3600, ge=60)
     """Seconds a viewer sign-in (a bearer token exchanged for a cookie) lasts."""
+    viewer_request_timeout_s: float = Field(30.0, gt=0)
+    """Seconds a viewer connection may sit idle mid-request (or in the TLS handshake)
+    before it is closed: a silent client does not hold a thread."""
 
     def viewer_results_path(self) -> Path:
         """`viewer_results_dir` resolved against `state_path()`."""

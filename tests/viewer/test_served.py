@@ -4,15 +4,18 @@ server's bearer tokens, driven in headless Chromium; and, in process, without au
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
+import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from scorewire.settings import Settings
 from scorewire.viewer import ResultsDirectory
-from scorewire.viewer.serving import COOKIE, ViewerServer
+from scorewire.viewer.serving import COOKIE, ViewerServer, start_viewer
 
 from tests.support.servers import free_port, serve_process, stop_process
 from tests.viewer.conftest import KnownRuns, screenshot
@@ -82,6 +85,7 @@ def test_a_browser_signs_in_on_the_form(page: Any, served: str) -> None:
     page.fill("input[name=token]", "wrong")
     page.click("button[type=submit]")
     assert page.locator("input[name=token]").is_visible()  # still the sign-in page
+    assert "not one of the server's tokens" in page.locator("section.message").inner_text()
     page.fill("input[name=token]", TOKEN)
     page.click("button[type=submit]")
     assert page.url == served + "/runs/nightly/new"
@@ -179,3 +183,45 @@ def test_without_auth_a_long_run_page_is_cut_at_max_cases(page: Any, known_runs:
         assert "Showing the first 2 of 12" in page.locator("p.note").inner_text()
     finally:
         viewer.close()
+
+
+def test_with_tls_settings_the_viewer_speaks_https_and_asks_for_client_certificates(
+    known_runs: KnownRuns, pki: dict[str, Any]
+) -> None:
+    # the gRPC server's certificate and client CA serve the viewer too; cookies are Secure
+    settings = Settings(
+        viewer_port=0,
+        viewer_results_dir=str(known_runs.root),
+        tls_cert=str(pki["srv_cert_path"]),
+        tls_key=str(pki["srv_key_path"]),
+        tls_client_ca=str(pki["ca_path"]),
+    )
+    viewer = start_viewer(settings, {hashlib.sha256(TOKEN.encode()).hexdigest(): "alice"})
+    assert viewer is not None and viewer.port
+    try:
+        trusted = ssl.create_default_context(cadata=pki["ca"].decode())
+        anonymous = http.client.HTTPSConnection("localhost", viewer.port, context=trusted)
+        with pytest.raises((ssl.SSLError, ConnectionError)):  # no client certificate
+            anonymous.request("GET", "/")
+            anonymous.getresponse()
+        anonymous.close()
+        trusted.load_cert_chain(pki["cli_cert_path"], pki["cli_key_path"])
+        conn = http.client.HTTPSConnection("localhost", viewer.port, context=trusted)
+        conn.request("GET", f"/runs/base?token={TOKEN}")
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 303 and response.getheader("Location") == "/runs/base"
+        cookie = response.getheader("Set-Cookie") or ""
+        assert "HttpOnly" in cookie and "Secure" in cookie and "SameSite=Strict" in cookie
+        conn.request("GET", "/runs/base", headers={"Cookie": cookie.split(";")[0]})
+        page = conn.getresponse()
+        assert page.status == 200 and "66.7%" in page.read().decode()
+        conn.close()
+    finally:
+        viewer.close()
+
+
+def test_no_viewer_unless_its_port_is_set() -> None:
+    # off by default
+    assert Settings().viewer_port is None
+    assert start_viewer(Settings(), {}) is None

@@ -129,12 +129,14 @@ class ViewerServer:
         principals: Mapping[str, Any] | None = None,
         max_cases: int = 1000,
         session_ttl_s: float = 12 * 3600,
+        request_timeout_s: float = 30.0,
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.source_for = source_for
         self.tokens = TokenCheck(principals or {})
         self.sessions = Sessions(session_ttl_s)
         self.max_cases = max_cases
+        self.request_timeout_s = request_timeout_s
         self.tls = tls
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -146,6 +148,7 @@ class ViewerServer:
 
         class Handler(_Handler):
             server_viewer = viewer
+            timeout = viewer.request_timeout_s  # per socket operation, handshake included
 
         httpd = ThreadingHTTPServer((host, port), Handler)
         httpd.daemon_threads = True
@@ -276,11 +279,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._unauthorized(parts.path)
         return False, None
 
-    def _unauthorized(self, path: str) -> None:
+    def _unauthorized(
+        self, path: str, why: str = "This viewer needs one of the server's bearer tokens."
+    ) -> None:
         nonce = secrets.token_urlsafe(16)
         body = render_message(
             "Sign in",
-            "This viewer needs one of the server's bearer tokens.",
+            why,
             login=path if path.startswith("/") and not path.startswith("//") else "/",
             nonce=nonce,
         )
@@ -364,6 +369,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if not 0 <= length <= MAX_FORM_BYTES:
+            self.close_connection = True  # the body is left unread
             self._message(HTTPStatus.BAD_REQUEST, "Bad request", "The sign-in form is too large.")
             return
         form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
@@ -373,7 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
         viewer = self.server_viewer
         who = viewer.tokens.principal(_one(form, "token") or "") if viewer.tokens.enabled else None
         if viewer.tokens.enabled and who is None:
-            self._unauthorized(target)
+            self._unauthorized(target, "That is not one of the server's tokens.")
             return
         headers = {"Location": target}
         if viewer.tokens.enabled:
@@ -415,6 +421,7 @@ def start_viewer(settings: Settings, principals: Mapping[str, Any]) -> ViewerSer
         principals=principals,
         max_cases=settings.viewer_max_cases,
         session_ttl_s=settings.viewer_session_ttl_s,
+        request_timeout_s=settings.viewer_request_timeout_s,
         tls=viewer_tls(settings),
     )
     try:
