@@ -3,6 +3,7 @@ shows the known run, filters in the page, fetches nothing and runs no script fro
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.conftest import ROOT, cli_env
+from tests.cli.conftest import ROOT, cli_env, run_cli
 from tests.viewer.conftest import XSS_OUTPUT, KnownRuns, screenshot
 
 
@@ -94,7 +95,7 @@ def test_outputs_are_escaped_and_never_run(page: Any, report: Path) -> None:
     _open(page, report)
     page.select_option("#filter-outcome", "all")
     assert page.evaluate("window.__xss") is None
-    assert page.locator("script").count() == 1  # the viewer's own
+    assert page.locator("script:not([type='application/json'])").count() == 1  # its own
     assert page.locator("#case-table img").count() == 0
     assert page.get_by_text(XSS_OUTPUT).first.is_visible()
 
@@ -147,3 +148,29 @@ def test_a_file_that_is_not_results_exits_2_with_one_line(tmp_path: Path) -> Non
         f"scorewire view: {bad}: not JSON (Expecting value: line 1 column 1 (char 0))"
     ]
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_large_run_draws_its_cases_a_page_at_a_time(page: Any, tmp_path: Path) -> None:
+    # 450 failing cases: 200 drawn at first, then 200 more, then the last 50
+    rows = [{"id": f"s{i}", "input": i, "output": "no"} for i in range(450)]
+    (tmp_path / "qa.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "checks: {says_ok: {type: contains, needles: [ok]}}\n"
+        "datasets: {qa: {path: qa.jsonl}}\n"
+        "suites: {big: {dataset: qa, checks: [says_ok]}}\n"
+    )
+    results, report = tmp_path / "r.json", tmp_path / "r.html"
+    # (the default evalstone gate passes: no score errored)
+    assert run_cli("run", str(suite), "--output", str(results), cwd=tmp_path).code == 0
+    assert view(str(results), "--output", str(report)).returncode == 0
+    page.goto(report.as_uri())
+    drawn = page.locator("#case-table tbody tr")
+    more = page.locator("#more-cases")
+    assert drawn.count() == 200 and page.locator("#case-count").inner_text() == "450 cases"
+    assert more.inner_text() == "show 200 more of 250"
+    more.click()
+    assert drawn.count() == 400
+    more.click()
+    assert drawn.count() == 450 and more.is_hidden()
+    assert drawn.last.locator(".sid").inner_text() == "s449"

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 from scorewire.viewer.compare import Matrix, prompt_matrix
 from scorewire.viewer.model import (
     OUTCOMES,
@@ -96,8 +97,40 @@ def _time(t: datetime | None) -> str:
     return "" if t is None else t.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _score_outcomes(case: CaseResult) -> list[list[str]]:
-    return [[s.name, s.outcome] for s in case.scores]
+def _case_json(case: CaseResult) -> dict[str, Any]:
+    return {
+        "id": case.sample_id or f"#{case.index}",
+        "outcome": case.outcome,
+        "description": case.description,
+        "provider": case.provider,
+        "prompt": case.prompt,
+        "input": _text(case.input),
+        "expected": _text(case.expected),
+        "output": case.output,
+        "generation_error": case.generation_error,
+        "scores": [
+            [
+                s.name,
+                s.type,
+                None if s.value is None or not math.isfinite(s.value) else s.value,
+                s.outcome,
+                s.reason,
+                s.error,
+            ]
+            for s in case.scores
+        ],
+    }
+
+
+def cases_json(cases: Sequence[CaseResult]) -> Markup:
+    """The cases as JSON for a `<script type="application/json">` block, which the page's
+    script draws with textContent (so nothing in them is ever parsed as HTML). `<`, `>`
+    and `&` are escaped as \\u sequences: no `</script>` can end the block early."""
+    text = json.dumps([_case_json(c) for c in cases], ensure_ascii=False, separators=(",", ":"))
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
 
 
 def _json_attr(value: Any) -> str:
@@ -141,7 +174,7 @@ def _environment() -> Environment:
         money=_money,
         time=_time,
         js=_json_attr,
-        score_outcomes=_score_outcomes,
+        cases_json=cases_json,
     )
     env.globals.update(outcome_filters=OUTCOME_FILTERS, matches=matches, FAILING=FAILING)
     return env
