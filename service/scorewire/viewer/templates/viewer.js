@@ -141,6 +141,48 @@
     return c.scores.some(function (s) { return s[0] === check && want(s[3]); });
   }
 
+  // Rows drawn PAGE at a time: `button` draws the next ones.
+  function pager(items, body, button, draw) {
+    var drawn = 0;
+    function more() {
+      var end = Math.min(items.length, drawn + PAGE);
+      var rows = document.createDocumentFragment();
+      for (; drawn < end; drawn++) rows.appendChild(draw(items[drawn]));
+      body.appendChild(rows);
+      var left = items.length - drawn;
+      button.hidden = left === 0;
+      button.textContent = "show " + Math.min(left, PAGE) + " more of " + left;
+    }
+    body.textContent = "";
+    button.onclick = more;
+    more();
+  }
+
+  function changeRow(ch) {
+    var tr = el("tr", "change " + ch.kind);
+    tr.setAttribute("data-kind", ch.kind);
+    tr.setAttribute("data-key", ch.key);
+    var id = el("td", "id");
+    id.appendChild(el("span", "badge " + ch.kind, ch.kind));
+    id.appendChild(el("div", "sid", ch.key));
+    id.appendChild(el("div", "sub", (ch.was || "\u2014") + " \u2192 " + (ch.now || "\u2014")));
+    if (ch.description) id.appendChild(el("div", "sub", ch.description));
+    var before = el("td");
+    before.appendChild(ch.base ? value(ch.base.output, "no output") : el("span", "none", "not in base"));
+    var after = el("td");
+    after.appendChild(ch.case ? value(ch.case.output, "no output") : el("span", "none", "not in this run"));
+    var why = el("td");
+    if (ch.case) why.appendChild(scoresList(ch.case.scores));
+    [id, before, after, why].forEach(function (td) { tr.appendChild(td); });
+    return tr;
+  }
+
+  var changeData = document.getElementById("change-data");
+  if (changeData) {
+    pager(JSON.parse(changeData.textContent), document.querySelector("#change-table tbody"),
+      document.getElementById("more-changes"), changeRow);
+  }
+
   var form = document.getElementById("filters");
   var data = document.getElementById("case-data");
   if (!form || !data) return;
@@ -151,24 +193,11 @@
   var count = document.getElementById("case-count");
   var none = document.getElementById("no-cases");
   var more = document.getElementById("more-cases");
-  var chosen = [], drawn = 0;
-
-  function drawMore() {
-    var end = Math.min(chosen.length, drawn + PAGE);
-    var rows = document.createDocumentFragment();
-    for (; drawn < end; drawn++) rows.appendChild(caseRow(chosen[drawn]));
-    body.appendChild(rows);
-    var left = chosen.length - drawn;
-    more.hidden = left === 0;
-    more.textContent = "show " + Math.min(left, PAGE) + " more of " + left;
-  }
 
   function apply() {
     // Served pages hold the cases the server's filter chose; the offline report holds all.
-    chosen = served ? cases : cases.filter(function (c) { return matches(c, check.value, outcome.value); });
-    body.textContent = "";
-    drawn = 0;
-    drawMore();
+    var chosen = served ? cases : cases.filter(function (c) { return matches(c, check.value, outcome.value); });
+    pager(chosen, body, more, caseRow);
     count.textContent = chosen.length + (chosen.length === 1 ? " case" : " cases");
     none.hidden = chosen.length > 0;
   }
@@ -179,6 +208,5 @@
   }
   check.addEventListener("change", changed);
   outcome.addEventListener("change", changed);
-  more.addEventListener("click", drawMore);
   apply();
 })();
