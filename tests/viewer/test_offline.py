@@ -137,6 +137,9 @@ def test_the_runs_list_sorts_by_clicking_a_header(page: Any, report: Path) -> No
     assert header.get_attribute("aria-sort") == "ascending"
     header.click()
     assert [names.nth(i).get_attribute("data-run") for i in range(2)] == ["new", "base"]
+    # the run links to its section, the base run to the compare section
+    assert names.nth(0).locator("a").get_attribute("href") == "#run-new"
+    assert names.nth(1).locator("a").get_attribute("href") == "#compare"
 
 
 def test_a_file_that_is_not_results_exits_2_with_one_line(tmp_path: Path) -> None:

@@ -160,10 +160,14 @@ class Links:
     """Where a page's links go: the served viewer's URLs, or anchors within one file."""
 
     served: bool
+    main: str = ""
+    """Offline: the run the file shows in full (others are shown in its compare section)."""
 
     def run(self, run_id: str) -> str:
         """The run page of `run_id`."""
-        return f"/runs/{quote(run_id, safe='/')}" if self.served else f"#run-{quote(run_id)}"
+        if self.served:
+            return f"/runs/{quote(run_id, safe='/')}"
+        return f"#run-{quote(run_id)}" if run_id == self.main else "#compare"
 
     def runs(self) -> str:
         """The runs list."""
@@ -261,7 +265,7 @@ def render_report(
     return _page(
         "report.html",
         title=f"{detail.info.name} · scorewire report",
-        links=Links(False),
+        links=Links(False, detail.info.id),
         runs=runs,
         run=detail,
         cases=cases,
