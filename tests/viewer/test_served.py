@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from scorewire.settings import Settings
@@ -225,3 +226,32 @@ def test_no_viewer_unless_its_port_is_set() -> None:
     # off by default
     assert Settings().viewer_port is None
     assert start_viewer(Settings(), {}) is None
+
+
+@pytest.mark.parametrize("target", ["//evil.example/x", "/\\evil.example", "https://evil.example"])
+def test_sign_in_never_redirects_off_the_server(served: str, target: str) -> None:
+    # a crafted `next` or path sends the browser home, not elsewhere
+    host, port = served.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    body = urlencode({"token": TOKEN, "next": target})
+    conn.request("POST", "/login", body, {"Content-Type": "application/x-www-form-urlencoded"})
+    response = conn.getresponse()
+    response.read()
+    assert response.status == 303 and response.getheader("Location") == "/"
+    conn.request("GET", f"/{target}?token={TOKEN}")
+    response = conn.getresponse()
+    response.read()
+    # a path with the token: back to a path of this server (one leading slash)
+    location = response.getheader("Location") or ""
+    assert response.status == 303 and location.startswith("/")
+    assert not location.startswith(("//", "/\\"))
+    conn.close()
+
+
+def test_signing_in_returns_to_the_page_asked_for_with_its_query(page: Any, served: str) -> None:
+    assert page.goto(served + "/compare?base=base&run=nightly/new").status == 401
+    page.fill("input[name=token]", TOKEN)
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert page.url == served + "/compare?base=base&run=nightly%2Fnew"
+    assert page.locator("#change-table tbody tr").first.get_attribute("data-kind") == "regressed"

@@ -114,6 +114,14 @@ class _BadRequest(Exception):
     """A query parameter the viewer cannot use: 400, naming the parameter."""
 
 
+def _local(target: str) -> str:
+    """`target` when it is a path on this server, else `/`: never redirect elsewhere
+    (`//host/...` and `/\\host` are other servers to a browser)."""
+    if not target.startswith("/") or target.startswith(("//", "/\\")):
+        return "/"
+    return target
+
+
 def _one(query: dict[str, list[str]], name: str) -> str | None:
     values = query.get(name)
     return values[-1] if values else None
@@ -258,17 +266,17 @@ class _Handler(BaseHTTPRequestHandler):
         viewer = self.server_viewer
         if not viewer.tokens.enabled:
             return True, None
+        rest = {k: v for k, v in query.items() if k != "token"}
+        here = _local(parts.path + ("?" + urlencode(rest, doseq=True) if rest else ""))
         token = _one(query, "token")
         if token is not None:
             who = viewer.tokens.principal(token)
             if who is not None:
-                rest = {k: v for k, v in query.items() if k != "token"}
-                target = parts.path + ("?" + urlencode(rest, doseq=True) if rest else "")
                 sid = viewer.sessions.create(who)
                 self._send(
                     HTTPStatus.SEE_OTHER,
                     headers={
-                        "Location": target,
+                        "Location": here,
                         "Set-Cookie": self._cookie(sid, int(viewer.sessions.ttl_s)),
                     },
                 )
@@ -276,7 +284,7 @@ class _Handler(BaseHTTPRequestHandler):
         ok, who = self._session_principal()
         if ok:
             return True, who
-        self._unauthorized(parts.path)
+        self._unauthorized(here)
         return False, None
 
     def _unauthorized(
@@ -286,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = render_message(
             "Sign in",
             why,
-            login=path if path.startswith("/") and not path.startswith("//") else "/",
+            login=_local(path),
             nonce=nonce,
         )
         self._send(
@@ -373,9 +381,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._message(HTTPStatus.BAD_REQUEST, "Bad request", "The sign-in form is too large.")
             return
         form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
-        target = _one(form, "next") or "/"
-        if not target.startswith("/") or target.startswith("//"):
-            target = "/"  # never redirect off this server
+        target = _local(_one(form, "next") or "/")
         viewer = self.server_viewer
         who = viewer.tokens.principal(_one(form, "token") or "") if viewer.tokens.enabled else None
         if viewer.tokens.enabled and who is None:
