@@ -255,3 +255,15 @@ def test_signing_in_returns_to_the_page_asked_for_with_its_query(page: Any, serv
         page.click("button[type=submit]")
     assert page.url == served + "/compare?base=base&run=nightly%2Fnew"
     assert page.locator("#change-table tbody tr").first.get_attribute("data-kind") == "regressed"
+
+
+def test_another_sites_form_cannot_sign_a_browser_in(served: str) -> None:
+    # login CSRF: a POST whose Origin is not the viewer is refused, no cookie set
+    host = served.removeprefix("http://")
+    conn = http.client.HTTPConnection(*host.split(":"), timeout=30)
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}
+    conn.request("POST", "/login", urlencode({"token": TOKEN, "next": "/"}), headers)
+    response = conn.getresponse()
+    response.read()
+    assert response.status == 403 and response.getheader("Set-Cookie") is None
+    conn.close()

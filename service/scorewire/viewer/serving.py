@@ -221,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("X-Frame-Options", "DENY")
-        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Referrer-Policy", "same-origin")
         self.send_header("Content-Security-Policy", csp(nonce or "-", header=True))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
@@ -372,6 +372,12 @@ class _Handler(BaseHTTPRequestHandler):
         if parts.path != "/login":
             self._message(HTTPStatus.NOT_FOUND, "Not found", f"No page at {parts.path}.")
             return
+        origin = self.headers.get("Origin")
+        if origin and urlsplit(origin).netloc != self.headers.get("Host"):
+            # Another site's form signing this browser in (with a token of its choosing).
+            self.close_connection = True
+            self._message(HTTPStatus.FORBIDDEN, "Forbidden", "Sign in from the viewer's own page.")
+            return
         try:
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
@@ -418,7 +424,12 @@ def viewer_tls(settings: Settings) -> ssl.SSLContext | None:
 
 def start_viewer(settings: Settings, principals: Mapping[str, Any]) -> ViewerServer | None:
     """The viewer a server's settings ask for, already serving; None when
-    `viewer_port` is unset. The source is the results directory setting for now."""
+    `viewer_port` is unset.
+
+    The source is the results directory setting for now. The run store takes its place
+    by implementing `RunSource` and being passed as `source_for`, a function of the
+    signed-in principal (None when auth is off), so that each caller sees its own runs.
+    """
     if settings.viewer_port is None:
         return None
     source = ResultsDirectory(settings.viewer_results_path())
