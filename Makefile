@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
-        bench-judge bench-load bench-hostile clean
+        bench-judge bench-load bench-hostile bench-viewer clean
 
 # The first install takes about 30 s: say what is happening, and let pip show each package.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
@@ -96,6 +96,10 @@ bench-load: install
 ## bench-hostile: a steady Score caller beside the worst requests of issue 13 (loopback only)
 bench-hostile: install
 	$(BIN)/python bench/hostile_neighbour.py
+
+## bench-viewer: the results viewer on a 20,000-case run: report, served pages, Chromium
+bench-viewer: install
+	$(BIN)/python bench/viewer_bench.py
 
 clean:
 	rm -rf $(VENV) .tools .mypy_cache .ruff_cache .pytest_cache

@@ -333,6 +333,27 @@ class Settings(BaseSettings):
     metrics_enabled: bool = True
     """Whether to serve and record metrics at all."""
 
+    # --- the results viewer -------------------------------------------------------------
+    viewer_port: int | None = Field(None, ge=0, le=65535)
+    """Port of the results viewer's HTTP pages; unset (the default) serves no viewer,
+    0 picks a free one. Behind the bearer tokens when auth is on."""
+    viewer_host: str = "127.0.0.1"
+    """Address the viewer binds to: loopback unless set (it shows every output scored)."""
+    viewer_results_dir: str = Field("results", min_length=1)
+    """Directory of `scorewire run --output` results files the viewer shows (recursively);
+    a relative path is under the state directory (`state_dir`)."""
+    viewer_max_cases: int = Field(1_000, ge=1)
+    """Most cases one run page lists; the filter narrows which."""
+    viewer_session_ttl_s: int = Field(12 * 3600, ge=60)
+    """Seconds a viewer sign-in (a bearer token exchanged for a cookie) lasts."""
+    viewer_request_timeout_s: float = Field(30.0, gt=0)
+    """Seconds a viewer connection may sit idle mid-request (or in the TLS handshake)
+    before it is closed: a silent client does not hold a thread."""
+
+    def viewer_results_path(self) -> Path:
+        """`viewer_results_dir` resolved against `state_path()`."""
+        return self.state_path() / Path(self.viewer_results_dir).expanduser()
+
     log_level: str = "INFO"
     """Python logging level name (DEBUG, INFO, WARNING, ERROR, CRITICAL)."""
 

@@ -32,6 +32,8 @@ LAYERS: dict[str, int] = {
     "suites": 7,
     "api": 8,
     "metrics": 8,
+    # The results viewer reads results files (and, later, the run store) and settings.
+    "viewer": 8,
     "server": 9,
     "cli": 10,
 }

@@ -102,6 +102,18 @@ def test_metrics_port_of_a_later_worker_is_checked_too(tmp_path: Path, listener:
     assert f"metrics port 127.0.0.1:{listener}" in line
 
 
+def test_viewer_port_taken_names_the_setting(tmp_path: Path, listener: int) -> None:
+    # SCOREWIRE_VIEWER_PORT held by another process: one line, before anything binds
+    line = _fails_to_start(
+        tmp_path,
+        "--port",
+        "0",
+        SCOREWIRE_VIEWER_PORT=str(listener),
+        SCOREWIRE_METRICS_ENABLED="false",
+    )
+    assert f"viewer port 127.0.0.1:{listener}" in line and "SCOREWIRE_VIEWER_PORT" in line
+
+
 def test_host_and_port_in_scorewire_port_is_refused_with_where_the_host_goes(
     tmp_path: Path,
 ) -> None:

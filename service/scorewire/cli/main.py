@@ -1,4 +1,4 @@
-"""The `scorewire` command: serve, run, validate, checks, init and label."""
+"""The `scorewire` command: serve, run, validate, checks, init, label and view."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 from scorewire.cli.label import add_label_parser
 from scorewire.cli.run import add_run_parsers
 from scorewire.cli.startup import check_ports, load_settings, setting_name
+from scorewire.cli.view import add_view_parser
 from scorewire.core.errors import SpecError, StartupError
 from scorewire.core.secrets import install_log_scrubbing
 from scorewire.settings import Settings
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
     add_label_parser(sub)
     add_run_parsers(sub)
+    add_view_parser(sub)
     return parser
 
 

@@ -14,6 +14,7 @@ from pydantic import SecretStr, ValidationError
 from pydantic_settings import SettingsError
 from scorewire.core.errors import StartupError
 from scorewire.settings import Settings
+from scorewire.viewer.serving import VIEWER_PORT_FIX
 
 FLAGS = {
     "host": "--host",
@@ -125,8 +126,11 @@ METRICS_PORT_FIX = (
 
 
 def check_ports(settings: Settings) -> None:
-    """Refuse to start when the gRPC port or a worker's metrics port is already taken."""
+    """Refuse to start when the gRPC port, the viewer's or a worker's metrics port is
+    already taken."""
     check_port_free(settings.host, settings.port, "gRPC port", GRPC_PORT_FIX)
+    if settings.viewer_port:
+        check_port_free(settings.viewer_host, settings.viewer_port, "viewer port", VIEWER_PORT_FIX)
     if settings.metrics_enabled and settings.metrics_port:
         for worker in range(settings.workers):
             port = settings.metrics_port + worker

@@ -32,11 +32,16 @@ from scorewire.server.decoding import DecodeGuard
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
 from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import add_service
-from scorewire.server.security import auth_interceptor, server_credentials
+from scorewire.server.security import (
+    auth_interceptor,
+    principals_from_settings,
+    server_credentials,
+)
 from scorewire.server.service import RunObserver, ScoringService
 from scorewire.settings import Settings
 from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2
+from scorewire.viewer.serving import start_viewer
 
 log = logging.getLogger("scorewire.server")
 
@@ -140,6 +145,8 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         raise StartupError(str(err)) from None
     # Each worker serves its own /metrics (port + worker index): series are per process.
     metrics = start_metrics(settings, judge=judge, port_offset=worker)
+    # One viewer per server: the first worker serves it (they would share its port).
+    viewer = start_viewer(settings, principals_from_settings(settings)) if worker == 0 else None
     running, port = await create_server(
         settings,
         judge=judge,
@@ -154,6 +161,8 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     gc.freeze()
     if metrics is not None:
         running.closers.append(metrics.aclose)
+    if viewer is not None:
+        running.closers.append(viewer.aclose)
     if ready_line:
         # Tests and scripts wait for this line to learn the port.
         print(f"scorewire listening on {settings.host}:{port}", flush=True)

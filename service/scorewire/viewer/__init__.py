@@ -1,0 +1,48 @@
+"""The results viewer: runs, their cases and comparisons as web pages.
+
+- `RunSource` (`source`): the read interface the pages need; `ResultsFile` and
+  `ResultsDirectory` implement it over `scorewire run --output` files.
+- `render`: the pages as self-contained HTML (inline CSS and JS, nothing fetched),
+  served or written as one offline report (`scorewire view`).
+- `http`: the served viewer on its own HTTP port (`SCOREWIRE_VIEWER_PORT`), behind the
+  server's bearer tokens when auth is on.
+
+It reads results and settings only: no grpc, no engine.
+"""
+
+from scorewire.viewer.compare import compare_runs, prompt_matrix
+from scorewire.viewer.model import (
+    CaseChange,
+    CaseResult,
+    CheckDelta,
+    CheckStats,
+    Comparison,
+    RunDetail,
+    RunInfo,
+    RunNotFound,
+    ScoreResult,
+)
+from scorewire.viewer.source import (
+    InvalidResults,
+    ResultsDirectory,
+    ResultsFile,
+    RunSource,
+)
+
+__all__ = [
+    "CaseChange",
+    "CaseResult",
+    "CheckDelta",
+    "CheckStats",
+    "Comparison",
+    "InvalidResults",
+    "ResultsDirectory",
+    "ResultsFile",
+    "RunDetail",
+    "RunInfo",
+    "RunNotFound",
+    "RunSource",
+    "ScoreResult",
+    "compare_runs",
+    "prompt_matrix",
+]

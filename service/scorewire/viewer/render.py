@@ -1,0 +1,287 @@
+"""The viewer's pages as HTML: Jinja templates with autoescaping, CSS and JS inlined.
+
+Everything a page shows from a run is escaped (outputs may hold `<script>`): summaries by
+the templates' autoescaping, cases and changes by going into the page as a JSON block
+that the page's script draws with `textContent` only, a page of rows at a time (a
+20,000-case report opens in under a second). The only script a page runs is the
+viewer's own, allowed by a per-page nonce in its Content-Security-Policy, which also
+forbids fetching anything (`default-src 'none'`).
+`served=True` pages link to the served viewer's URLs and filter on the server;
+the offline report links within itself and filters in the page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from scorewire.viewer.compare import Matrix, prompt_matrix
+from scorewire.viewer.model import (
+    OUTCOMES,
+    CaseChange,
+    CaseResult,
+    Comparison,
+    RunDetail,
+    RunInfo,
+)
+
+FAILING = "failing"
+"""The outcome filter meaning failed or errored: what a run page shows first."""
+OUTCOME_FILTERS = (FAILING, *OUTCOMES, "all")
+"""The outcome filter's choices."""
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+def csp(nonce: str, *, header: bool = False) -> str:
+    """The Content-Security-Policy of a page whose one script carries `nonce`: nothing is
+    fetched, only that script runs. `header`: the served header's version, which adds
+    what a <meta> policy cannot carry (frame-ancestors)."""
+    policy = (
+        "default-src 'none'; "
+        f"script-src 'nonce-{nonce}'; "
+        "style-src 'unsafe-inline'; "
+        "img-src data:; "
+        "form-action 'self'; "
+        "base-uri 'none'"
+    )
+    return policy + "; frame-ancestors 'none'" if header else policy
+
+
+def matches(case: CaseResult, check: str | None, outcome: str) -> bool:
+    """Whether a case passes the run page's filter (`failing` = failed or errored, `all`)."""
+    if outcome == "all":
+        return case.has(check, None)
+    if outcome == FAILING:
+        return case.has(check, "failed") or case.has(check, "errored")
+    return case.has(check, outcome)  # type: ignore[arg-type]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x * 100:.1f}%"
+
+
+def _delta(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return "–"
+    return f"{x * 100:+.1f} pt"
+
+
+def _money(x: float | None) -> str:
+    return "–" if x is None else f"${x:.4f}"
+
+
+def _time(t: datetime | None) -> str:
+    return "" if t is None else t.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _case_json(case: CaseResult) -> dict[str, Any]:
+    return {
+        "id": case.sample_id or f"#{case.index}",
+        "outcome": case.outcome,
+        "description": case.description,
+        "provider": case.provider,
+        "prompt": case.prompt,
+        "input": _text(case.input),
+        "expected": _text(case.expected),
+        "output": case.output,
+        "generation_error": case.generation_error,
+        "scores": [
+            [
+                s.name,
+                s.type,
+                None if s.value is None or not math.isfinite(s.value) else s.value,
+                s.outcome,
+                s.reason,
+                s.error,
+            ]
+            for s in case.scores
+        ],
+    }
+
+
+def _change_json(change: CaseChange) -> dict[str, Any]:
+    either = change.case or change.base
+    return {
+        "kind": change.kind,
+        "key": change.key,
+        "was": None if change.base is None else change.base.outcome,
+        "now": None if change.case is None else change.case.outcome,
+        "description": either.description if either is not None else "",
+        "base": None if change.base is None else {"output": change.base.output},
+        "case": None if change.case is None else _case_json(change.case),
+    }
+
+
+def cases_json(cases: Sequence[CaseResult]) -> Markup:
+    """The cases as JSON for a `<script type="application/json">` block, which the page's
+    script draws with textContent (so nothing in them is ever parsed as HTML)."""
+    return _script_json([_case_json(c) for c in cases])
+
+
+def changes_json(changes: Sequence[CaseChange]) -> Markup:
+    """A comparison's changes as JSON for the page's script (see `cases_json`)."""
+    return _script_json([_change_json(c) for c in changes])
+
+
+def _script_json(value: Any) -> Markup:
+    """JSON safe inside a <script> block: `<`, `>` and `&` are escaped as \\u sequences,
+    so no `</script>` or `<!--` in a value can end or change the block."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def _json_attr(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Where a page's links go: the served viewer's URLs, or anchors within one file."""
+
+    served: bool
+    main: str = ""
+    """Offline: the run the file shows in full (others are shown in its compare section)."""
+
+    def run(self, run_id: str) -> str:
+        """The run page of `run_id`."""
+        if self.served:
+            return f"/runs/{quote(run_id, safe='/')}"
+        return f"#run-{quote(run_id)}" if run_id == self.main else "#compare"
+
+    def runs(self) -> str:
+        """The runs list."""
+        return "/" if self.served else "#runs"
+
+    def compare(self, base: str, run: str) -> str:
+        """The compare page of two runs."""
+        if self.served:
+            return "/compare?" + urlencode({"base": base, "run": run})
+        return "#compare"
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(_TEMPLATES),
+        autoescape=select_autoescape(["html"], default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        text=_text,
+        pct=_pct,
+        delta=_delta,
+        money=_money,
+        time=_time,
+        js=_json_attr,
+        cases_json=cases_json,
+        changes_json=changes_json,
+    )
+    env.globals.update(outcome_filters=OUTCOME_FILTERS, FAILING=FAILING)
+    return env
+
+
+_ENV = _environment()
+
+
+def _page(template: str, *, title: str, nonce: str | None = None, **context: Any) -> str:
+    nonce = nonce or secrets.token_urlsafe(16)
+    return _ENV.get_template(template).render(title=title, nonce=nonce, csp=csp(nonce), **context)
+
+
+def render_runs(runs: Sequence[RunInfo], *, nonce: str | None = None) -> str:
+    """The served runs list."""
+    return _page("runs.html", title="scorewire runs", nonce=nonce, runs=runs, links=Links(True))
+
+
+def render_run(
+    detail: RunDetail,
+    cases: Sequence[CaseResult],
+    *,
+    check: str | None = None,
+    outcome: str = FAILING,
+    truncated_from: int | None = None,
+    matrix: Matrix | None = None,
+    nonce: str | None = None,
+) -> str:
+    """The served run page: `cases` are those the filter selected (at most a page's
+    worth: `truncated_from` is how many matched when they were cut)."""
+    return _page(
+        "run.html",
+        title=f"{detail.info.name} · scorewire",
+        nonce=nonce,
+        links=Links(True),
+        run=detail,
+        cases=cases,
+        matrix=matrix,
+        check=check,
+        outcome=outcome,
+        truncated_from=truncated_from,
+    )
+
+
+def render_compare(comparison: Comparison, *, nonce: str | None = None) -> str:
+    """The served compare page."""
+    return _page(
+        "compare.html",
+        title=f"{comparison.run.info.name} vs {comparison.base.info.name} · scorewire",
+        nonce=nonce,
+        links=Links(True),
+        cmp=comparison,
+    )
+
+
+def render_report(
+    detail: RunDetail,
+    cases: Sequence[CaseResult],
+    *,
+    comparison: Comparison | None = None,
+    base_cases: Sequence[CaseResult] = (),
+) -> str:
+    """The offline report: one self-contained file with the runs list, the run page (every
+    case, filtered in the page), the prompt × provider matrix and the compare page."""
+    runs = [detail.info] if comparison is None else [detail.info, comparison.base.info]
+    return _page(
+        "report.html",
+        title=f"{detail.info.name} · scorewire report",
+        links=Links(False, detail.info.id),
+        runs=runs,
+        run=detail,
+        cases=cases,
+        matrix=prompt_matrix(cases),
+        check=None,
+        outcome=FAILING,
+        truncated_from=None,
+        cmp=comparison,
+    )
+
+
+def render_message(
+    title: str, message: str, *, login: str | None = None, nonce: str | None = None
+) -> str:
+    """A short page for errors (not found, bad request) and the sign-in form (`login` is
+    the path to return to)."""
+    return _page(
+        "message.html", title=title, nonce=nonce, message=message, login=login, links=Links(True)
+    )

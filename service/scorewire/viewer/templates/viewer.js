@@ -1,0 +1,212 @@
+// The viewer's only script: sortable tables, and the run page's case filter (in the
+// page for the offline report; served pages ask the server, which may hold more cases).
+(function () {
+  "use strict";
+  var served = document.body.getAttribute("data-served") === "true";
+
+  function cellValue(row, index, type) {
+    var cell = row.children[index];
+    var raw = cell ? (cell.getAttribute("data-value") !== null ? cell.getAttribute("data-value") : cell.textContent) : "";
+    if (type === "number") { var n = parseFloat(raw); return isNaN(n) ? -Infinity : n; }
+    return raw.toLowerCase();
+  }
+
+  function sortBy(table, th) {
+    var headers = Array.prototype.slice.call(th.parentNode.children);
+    var index = headers.indexOf(th);
+    var type = th.getAttribute("data-type") || "text";
+    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = cellValue(a, index, type), y = cellValue(b, index, type);
+      var order = x < y ? -1 : x > y ? 1 : 0;
+      return ascending ? order : -order;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    table.querySelectorAll("thead th").forEach(function (th) {
+      th.addEventListener("click", function () { sortBy(table, th); });
+    });
+  });
+
+  // ---- the cases table: drawn from the JSON block with textContent only ----------------
+
+  var FOLD_CHARS = 400, FOLD_LINES = 8, PAGE = 200;
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+
+  function badge(outcome) { return el("span", "badge " + outcome, outcome); }
+
+  // The same folding rule as the templates' `value` macro.
+  function value(text, empty) {
+    if (text === null || text === undefined || text === "") return el("span", "none", empty || "\u2013");
+    var lines = text.split("\n").length - 1;
+    if (text.length <= FOLD_CHARS && lines < FOLD_LINES) return el("pre", null, text);
+    var details = el("details", "fold");
+    var summary = el("summary", null, text.slice(0, 160) + "\u2026 ");
+    summary.appendChild(el("span", "size", "(" + text.length + " characters)"));
+    details.appendChild(summary);
+    details.appendChild(el("pre", null, text));
+    return details;
+  }
+
+  function reason(error, text) {
+    var div = el("div", "reason");
+    if (error) {
+      div.appendChild(el("code", null, error[0]));
+      div.appendChild(document.createTextNode(" " + error[1]));
+    } else {
+      div.textContent = text;
+    }
+    return div;
+  }
+
+  function scoresList(scores) {
+    var ul = el("ul", "scores");
+    var passed = [], skipped = [];
+    scores.forEach(function (s) {
+      var name = s[0], type = s[1], val = s[2], outcome = s[3];
+      if (outcome === "passed") { passed.push(name); return; }
+      if (outcome === "skipped") { skipped.push(name); return; }
+      var li = el("li", outcome);
+      li.setAttribute("data-score", name);
+      var head = el("div");
+      head.appendChild(badge(outcome));
+      head.appendChild(document.createTextNode(" "));
+      head.appendChild(el("strong", null, name));
+      head.appendChild(el("span", "sub", " " + type + (val === null ? "" : " \u00b7 " + val.toFixed(3))));
+      li.appendChild(head);
+      li.appendChild(reason(s[5], s[4]));
+      ul.appendChild(li);
+    });
+    [["passed", passed], ["skipped", skipped]].forEach(function (group) {
+      if (!group[1].length) return;
+      var li = el("li", "passed-list");
+      li.appendChild(badge(group[0]));
+      li.appendChild(document.createTextNode(" " + group[1].join(", ")));
+      ul.appendChild(li);
+    });
+    return ul;
+  }
+
+  function caseRow(c) {
+    var tr = el("tr", "case " + c.outcome);
+    tr.setAttribute("data-outcome", c.outcome);
+    var id = el("td", "id");
+    id.appendChild(el("div")).appendChild(badge(c.outcome));
+    id.appendChild(el("div", "sid", c.id));
+    if (c.description) id.appendChild(el("div", "sub", c.description));
+    if (c.provider) id.appendChild(el("div", "sub", c.provider));
+    var input = el("td");
+    input.appendChild(value(c.input));
+    if (c.prompt) {
+      var prompt = el("details", "prompt");
+      prompt.appendChild(el("summary", null, "prompt"));
+      prompt.appendChild(el("pre", null, c.prompt));
+      input.appendChild(prompt);
+    }
+    var expected = el("td");
+    expected.appendChild(value(c.expected));
+    var output = el("td");
+    if (c.generation_error) {
+      var gen = reason(c.generation_error, "");
+      gen.className = "reason errored";
+      output.appendChild(gen);
+    }
+    output.appendChild(value(c.output, "no output"));
+    var scores = el("td");
+    scores.appendChild(scoresList(c.scores));
+    [id, input, expected, output, scores].forEach(function (td) { tr.appendChild(td); });
+    return tr;
+  }
+
+  // The filter: the same rule as scorewire.viewer.render.matches.
+  function matches(c, check, outcome) {
+    var want = function (o) {
+      if (outcome === "all") return true;
+      if (outcome === "failing") return o === "failed" || o === "errored";
+      return o === outcome;
+    };
+    if (!check) return want(c.outcome);
+    return c.scores.some(function (s) { return s[0] === check && want(s[3]); });
+  }
+
+  // Rows drawn PAGE at a time: `button` draws the next ones.
+  function pager(items, body, button, draw) {
+    var drawn = 0;
+    function more() {
+      var end = Math.min(items.length, drawn + PAGE);
+      var rows = document.createDocumentFragment();
+      for (; drawn < end; drawn++) rows.appendChild(draw(items[drawn]));
+      body.appendChild(rows);
+      var left = items.length - drawn;
+      button.hidden = left === 0;
+      button.textContent = "show " + Math.min(left, PAGE) + " more of " + left;
+    }
+    body.textContent = "";
+    button.onclick = more;
+    more();
+  }
+
+  function changeRow(ch) {
+    var tr = el("tr", "change " + ch.kind);
+    tr.setAttribute("data-kind", ch.kind);
+    tr.setAttribute("data-key", ch.key);
+    var id = el("td", "id");
+    id.appendChild(el("span", "badge " + ch.kind, ch.kind));
+    id.appendChild(el("div", "sid", ch.key));
+    id.appendChild(el("div", "sub", (ch.was || "\u2014") + " \u2192 " + (ch.now || "\u2014")));
+    if (ch.description) id.appendChild(el("div", "sub", ch.description));
+    var before = el("td");
+    before.appendChild(ch.base ? value(ch.base.output, "no output") : el("span", "none", "not in base"));
+    var after = el("td");
+    after.appendChild(ch.case ? value(ch.case.output, "no output") : el("span", "none", "not in this run"));
+    var why = el("td");
+    if (ch.case) why.appendChild(scoresList(ch.case.scores));
+    [id, before, after, why].forEach(function (td) { tr.appendChild(td); });
+    return tr;
+  }
+
+  var changeData = document.getElementById("change-data");
+  if (changeData) {
+    pager(JSON.parse(changeData.textContent), document.querySelector("#change-table tbody"),
+      document.getElementById("more-changes"), changeRow);
+  }
+
+  var form = document.getElementById("filters");
+  var data = document.getElementById("case-data");
+  if (!form || !data) return;
+  var cases = JSON.parse(data.textContent);
+  var check = document.getElementById("filter-check");
+  var outcome = document.getElementById("filter-outcome");
+  var body = document.querySelector("#case-table tbody");
+  var count = document.getElementById("case-count");
+  var none = document.getElementById("no-cases");
+  var more = document.getElementById("more-cases");
+
+  function apply() {
+    // Served pages hold the cases the server's filter chose; the offline report holds all.
+    var chosen = served ? cases : cases.filter(function (c) { return matches(c, check.value, outcome.value); });
+    pager(chosen, body, more, caseRow);
+    count.textContent = chosen.length + (chosen.length === 1 ? " case" : " cases");
+    none.hidden = chosen.length > 0;
+  }
+
+  function changed() {
+    if (served) { form.submit(); return; }
+    apply();
+  }
+  check.addEventListener("change", changed);
+  outcome.addEventListener("change", changed);
+  apply();
+})();
