@@ -453,7 +453,10 @@ type Score struct {
 	Unpriced bool `protobuf:"varint,10,opt,name=unpriced,proto3" json:"unpriced,omitempty"`
 	// True when the check's `when:` condition was not met: the score passes (value 1)
 	// without the check having been applied, and summaries count it as skipped.
-	Skipped       bool `protobuf:"varint,11,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped bool `protobuf:"varint,11,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// Set when a judge-backed check asked the judge more than once (`samples:` > 1):
+	// how far the samples agreed. Unset for a single verdict and for every error.
+	Spread        *ScoreSpread `protobuf:"bytes,15,opt,name=spread,proto3" json:"spread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -565,6 +568,88 @@ func (x *Score) GetSkipped() bool {
 	return false
 }
 
+func (x *Score) GetSpread() *ScoreSpread {
+	if x != nil {
+		return x.Spread
+	}
+	return nil
+}
+
+// ScoreSpread says how far the samples of a repeatedly sampled judge check agreed; the
+// score's value is their aggregate (`aggregate:` mean, median or majority).
+type ScoreSpread struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many samples the value aggregates, 2 to 16.
+	Samples int32 `protobuf:"varint,1,opt,name=samples,proto3" json:"samples,omitempty"`
+	// The population standard deviation of the samples' values (0 to 0.5); 0 when every
+	// sample gave the same value.
+	Stdev float64 `protobuf:"fixed64,2,opt,name=stdev,proto3" json:"stdev,omitempty"`
+	// The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict.
+	Agreement float64 `protobuf:"fixed64,3,opt,name=agreement,proto3" json:"agreement,omitempty"`
+	// Each sample's value (0 to 1), in sample order.
+	Values        []float64 `protobuf:"fixed64,4,rep,packed,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreSpread) Reset() {
+	*x = ScoreSpread{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreSpread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreSpread) ProtoMessage() {}
+
+func (x *ScoreSpread) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreSpread.ProtoReflect.Descriptor instead.
+func (*ScoreSpread) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ScoreSpread) GetSamples() int32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *ScoreSpread) GetStdev() float64 {
+	if x != nil {
+		return x.Stdev
+	}
+	return 0
+}
+
+func (x *ScoreSpread) GetAgreement() float64 {
+	if x != nil {
+		return x.Agreement
+	}
+	return 0
+}
+
+func (x *ScoreSpread) GetValues() []float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // ScoreRequest asks for one output to be scored.
 type ScoreRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -586,7 +671,7 @@ type ScoreRequest struct {
 
 func (x *ScoreRequest) Reset() {
 	*x = ScoreRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +683,7 @@ func (x *ScoreRequest) String() string {
 func (*ScoreRequest) ProtoMessage() {}
 
 func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +696,7 @@ func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreRequest.ProtoReflect.Descriptor instead.
 func (*ScoreRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{6}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ScoreRequest) GetSample() *Sample {
@@ -662,7 +747,7 @@ type ScoreResponse struct {
 
 func (x *ScoreResponse) Reset() {
 	*x = ScoreResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -674,7 +759,7 @@ func (x *ScoreResponse) String() string {
 func (*ScoreResponse) ProtoMessage() {}
 
 func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -687,7 +772,7 @@ func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreResponse.ProtoReflect.Descriptor instead.
 func (*ScoreResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{7}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ScoreResponse) GetScores() []*Score {
@@ -717,7 +802,7 @@ type Case struct {
 
 func (x *Case) Reset() {
 	*x = Case{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +814,7 @@ func (x *Case) String() string {
 func (*Case) ProtoMessage() {}
 
 func (x *Case) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +827,7 @@ func (x *Case) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Case.ProtoReflect.Descriptor instead.
 func (*Case) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{8}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Case) GetSample() *Sample {
@@ -776,7 +861,7 @@ type Gate struct {
 
 func (x *Gate) Reset() {
 	*x = Gate{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -788,7 +873,7 @@ func (x *Gate) String() string {
 func (*Gate) ProtoMessage() {}
 
 func (x *Gate) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -801,7 +886,7 @@ func (x *Gate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gate.ProtoReflect.Descriptor instead.
 func (*Gate) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{9}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Gate) GetMinPassRate() float64 {
@@ -861,7 +946,7 @@ type RunSuiteRequest struct {
 
 func (x *RunSuiteRequest) Reset() {
 	*x = RunSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -873,7 +958,7 @@ func (x *RunSuiteRequest) String() string {
 func (*RunSuiteRequest) ProtoMessage() {}
 
 func (x *RunSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -886,7 +971,7 @@ func (x *RunSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteRequest.ProtoReflect.Descriptor instead.
 func (*RunSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{10}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RunSuiteRequest) GetSuiteYaml() string {
@@ -955,7 +1040,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1052,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1065,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{11}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CaseResult) GetIndex() int32 {
@@ -1022,7 +1107,7 @@ type CaseResultBatch struct {
 
 func (x *CaseResultBatch) Reset() {
 	*x = CaseResultBatch{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1034,7 +1119,7 @@ func (x *CaseResultBatch) String() string {
 func (*CaseResultBatch) ProtoMessage() {}
 
 func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1047,7 +1132,7 @@ func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResultBatch.ProtoReflect.Descriptor instead.
 func (*CaseResultBatch) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CaseResultBatch) GetResults() []*CaseResult {
@@ -1084,7 +1169,7 @@ type CheckSummary struct {
 
 func (x *CheckSummary) Reset() {
 	*x = CheckSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1181,7 @@ func (x *CheckSummary) String() string {
 func (*CheckSummary) ProtoMessage() {}
 
 func (x *CheckSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1194,7 @@ func (x *CheckSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSummary.ProtoReflect.Descriptor instead.
 func (*CheckSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CheckSummary) GetName() string {
@@ -1212,7 +1297,7 @@ type RunSummary struct {
 
 func (x *RunSummary) Reset() {
 	*x = RunSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1309,7 @@ func (x *RunSummary) String() string {
 func (*RunSummary) ProtoMessage() {}
 
 func (x *RunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1322,7 @@ func (x *RunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
 func (*RunSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunSummary) GetCases() int64 {
@@ -1354,7 +1439,7 @@ type RunSuiteResponse struct {
 
 func (x *RunSuiteResponse) Reset() {
 	*x = RunSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1451,7 @@ func (x *RunSuiteResponse) String() string {
 func (*RunSuiteResponse) ProtoMessage() {}
 
 func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1464,7 @@ func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunSuiteResponse) GetEvent() isRunSuiteResponse_Event {
@@ -1444,7 +1529,7 @@ type StreamConfig struct {
 
 func (x *StreamConfig) Reset() {
 	*x = StreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1541,7 @@ func (x *StreamConfig) String() string {
 func (*StreamConfig) ProtoMessage() {}
 
 func (x *StreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1554,7 @@ func (x *StreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamConfig.ProtoReflect.Descriptor instead.
 func (*StreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StreamConfig) GetSuiteYaml() string {
@@ -1522,7 +1607,7 @@ type StreamCase struct {
 
 func (x *StreamCase) Reset() {
 	*x = StreamCase{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1619,7 @@ func (x *StreamCase) String() string {
 func (*StreamCase) ProtoMessage() {}
 
 func (x *StreamCase) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1632,7 @@ func (x *StreamCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCase.ProtoReflect.Descriptor instead.
 func (*StreamCase) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StreamCase) GetRequestId() string {
@@ -1587,7 +1672,7 @@ type ScoreStreamRequest struct {
 
 func (x *ScoreStreamRequest) Reset() {
 	*x = ScoreStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1684,7 @@ func (x *ScoreStreamRequest) String() string {
 func (*ScoreStreamRequest) ProtoMessage() {}
 
 func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1697,7 @@ func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamRequest.ProtoReflect.Descriptor instead.
 func (*ScoreStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ScoreStreamRequest) GetMessage() isScoreStreamRequest_Message {
@@ -1673,7 +1758,7 @@ type ScoreStreamResponse struct {
 
 func (x *ScoreStreamResponse) Reset() {
 	*x = ScoreStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1770,7 @@ func (x *ScoreStreamResponse) String() string {
 func (*ScoreStreamResponse) ProtoMessage() {}
 
 func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1783,7 @@ func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamResponse.ProtoReflect.Descriptor instead.
 func (*ScoreStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ScoreStreamResponse) GetRequestId() string {
@@ -1731,7 +1816,7 @@ type ListChecksRequest struct {
 
 func (x *ListChecksRequest) Reset() {
 	*x = ListChecksRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +1828,7 @@ func (x *ListChecksRequest) String() string {
 func (*ListChecksRequest) ProtoMessage() {}
 
 func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +1841,7 @@ func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksRequest.ProtoReflect.Descriptor instead.
 func (*ListChecksRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 // CheckInfo describes one check type.
@@ -1783,7 +1868,7 @@ type CheckInfo struct {
 
 func (x *CheckInfo) Reset() {
 	*x = CheckInfo{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1880,7 @@ func (x *CheckInfo) String() string {
 func (*CheckInfo) ProtoMessage() {}
 
 func (x *CheckInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1893,7 @@ func (x *CheckInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInfo.ProtoReflect.Descriptor instead.
 func (*CheckInfo) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CheckInfo) GetType() string {
@@ -1864,7 +1949,7 @@ type ListChecksResponse struct {
 
 func (x *ListChecksResponse) Reset() {
 	*x = ListChecksResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +1961,7 @@ func (x *ListChecksResponse) String() string {
 func (*ListChecksResponse) ProtoMessage() {}
 
 func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +1974,7 @@ func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksResponse.ProtoReflect.Descriptor instead.
 func (*ListChecksResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListChecksResponse) GetChecks() []*CheckInfo {
@@ -1916,7 +2001,7 @@ type ValidateSuiteRequest struct {
 
 func (x *ValidateSuiteRequest) Reset() {
 	*x = ValidateSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +2013,7 @@ func (x *ValidateSuiteRequest) String() string {
 func (*ValidateSuiteRequest) ProtoMessage() {}
 
 func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +2026,7 @@ func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteRequest.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ValidateSuiteRequest) GetSuiteYaml() string {
@@ -1985,7 +2070,7 @@ type FieldProblem struct {
 
 func (x *FieldProblem) Reset() {
 	*x = FieldProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2082,7 @@ func (x *FieldProblem) String() string {
 func (*FieldProblem) ProtoMessage() {}
 
 func (x *FieldProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2095,7 @@ func (x *FieldProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldProblem.ProtoReflect.Descriptor instead.
 func (*FieldProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FieldProblem) GetField() string {
@@ -2044,7 +2129,7 @@ type ValidateSuiteResponse struct {
 
 func (x *ValidateSuiteResponse) Reset() {
 	*x = ValidateSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2141,7 @@ func (x *ValidateSuiteResponse) String() string {
 func (*ValidateSuiteResponse) ProtoMessage() {}
 
 func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2154,7 @@ func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteResponse.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ValidateSuiteResponse) GetValid() bool {
@@ -2127,7 +2212,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"ScoreError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xad\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xe0\x02\n" +
 	"\x05Score\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2141,7 +2226,13 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x05error\x18\t \x01(\v2\x18.scorewire.v1.ScoreErrorR\x05error\x12\x1a\n" +
 	"\bunpriced\x18\n" +
 	" \x01(\bR\bunpriced\x12\x18\n" +
-	"\askipped\x18\v \x01(\bR\askipped\"\xe8\x01\n" +
+	"\askipped\x18\v \x01(\bR\askipped\x121\n" +
+	"\x06spread\x18\x0f \x01(\v2\x19.scorewire.v1.ScoreSpreadR\x06spread\"s\n" +
+	"\vScoreSpread\x12\x18\n" +
+	"\asamples\x18\x01 \x01(\x05R\asamples\x12\x14\n" +
+	"\x05stdev\x18\x02 \x01(\x01R\x05stdev\x12\x1c\n" +
+	"\tagreement\x18\x03 \x01(\x01R\tagreement\x12\x16\n" +
+	"\x06values\x18\x04 \x03(\x01R\x06values\"\xe8\x01\n" +
 	"\fScoreRequest\x12,\n" +
 	"\x06sample\x18\x01 \x01(\v2\x14.scorewire.v1.SampleR\x06sample\x12,\n" +
 	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\x12/\n" +
@@ -2298,7 +2389,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),              // 0: scorewire.v1.ExampleKind
 	(*Sample)(nil),                // 1: scorewire.v1.Sample
@@ -2307,79 +2398,81 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*CheckSpec)(nil),             // 4: scorewire.v1.CheckSpec
 	(*ScoreError)(nil),            // 5: scorewire.v1.ScoreError
 	(*Score)(nil),                 // 6: scorewire.v1.Score
-	(*ScoreRequest)(nil),          // 7: scorewire.v1.ScoreRequest
-	(*ScoreResponse)(nil),         // 8: scorewire.v1.ScoreResponse
-	(*Case)(nil),                  // 9: scorewire.v1.Case
-	(*Gate)(nil),                  // 10: scorewire.v1.Gate
-	(*RunSuiteRequest)(nil),       // 11: scorewire.v1.RunSuiteRequest
-	(*CaseResult)(nil),            // 12: scorewire.v1.CaseResult
-	(*CaseResultBatch)(nil),       // 13: scorewire.v1.CaseResultBatch
-	(*CheckSummary)(nil),          // 14: scorewire.v1.CheckSummary
-	(*RunSummary)(nil),            // 15: scorewire.v1.RunSummary
-	(*RunSuiteResponse)(nil),      // 16: scorewire.v1.RunSuiteResponse
-	(*StreamConfig)(nil),          // 17: scorewire.v1.StreamConfig
-	(*StreamCase)(nil),            // 18: scorewire.v1.StreamCase
-	(*ScoreStreamRequest)(nil),    // 19: scorewire.v1.ScoreStreamRequest
-	(*ScoreStreamResponse)(nil),   // 20: scorewire.v1.ScoreStreamResponse
-	(*ListChecksRequest)(nil),     // 21: scorewire.v1.ListChecksRequest
-	(*CheckInfo)(nil),             // 22: scorewire.v1.CheckInfo
-	(*ListChecksResponse)(nil),    // 23: scorewire.v1.ListChecksResponse
-	(*ValidateSuiteRequest)(nil),  // 24: scorewire.v1.ValidateSuiteRequest
-	(*FieldProblem)(nil),          // 25: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil), // 26: scorewire.v1.ValidateSuiteResponse
-	(*structpb.Value)(nil),        // 27: google.protobuf.Value
-	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
+	(*ScoreSpread)(nil),           // 7: scorewire.v1.ScoreSpread
+	(*ScoreRequest)(nil),          // 8: scorewire.v1.ScoreRequest
+	(*ScoreResponse)(nil),         // 9: scorewire.v1.ScoreResponse
+	(*Case)(nil),                  // 10: scorewire.v1.Case
+	(*Gate)(nil),                  // 11: scorewire.v1.Gate
+	(*RunSuiteRequest)(nil),       // 12: scorewire.v1.RunSuiteRequest
+	(*CaseResult)(nil),            // 13: scorewire.v1.CaseResult
+	(*CaseResultBatch)(nil),       // 14: scorewire.v1.CaseResultBatch
+	(*CheckSummary)(nil),          // 15: scorewire.v1.CheckSummary
+	(*RunSummary)(nil),            // 16: scorewire.v1.RunSummary
+	(*RunSuiteResponse)(nil),      // 17: scorewire.v1.RunSuiteResponse
+	(*StreamConfig)(nil),          // 18: scorewire.v1.StreamConfig
+	(*StreamCase)(nil),            // 19: scorewire.v1.StreamCase
+	(*ScoreStreamRequest)(nil),    // 20: scorewire.v1.ScoreStreamRequest
+	(*ScoreStreamResponse)(nil),   // 21: scorewire.v1.ScoreStreamResponse
+	(*ListChecksRequest)(nil),     // 22: scorewire.v1.ListChecksRequest
+	(*CheckInfo)(nil),             // 23: scorewire.v1.CheckInfo
+	(*ListChecksResponse)(nil),    // 24: scorewire.v1.ListChecksResponse
+	(*ValidateSuiteRequest)(nil),  // 25: scorewire.v1.ValidateSuiteRequest
+	(*FieldProblem)(nil),          // 26: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil), // 27: scorewire.v1.ValidateSuiteResponse
+	(*structpb.Value)(nil),        // 28: google.protobuf.Value
+	(*structpb.Struct)(nil),       // 29: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	27, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	27, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	28, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	27, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	28, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	28, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	28, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	29, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	28, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	29, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	28, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	29, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	4,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	3,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	5,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
-	1,  // 10: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
-	2,  // 11: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
-	4,  // 12: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
-	6,  // 13: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
-	1,  // 14: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
-	2,  // 15: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
-	4,  // 16: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	10, // 17: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
-	9,  // 18: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
-	6,  // 19: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	12, // 20: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	14, // 21: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	13, // 22: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	15, // 23: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	4,  // 24: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 25: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	2,  // 26: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	17, // 27: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	18, // 28: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	6,  // 29: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	28, // 30: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	22, // 31: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	4,  // 32: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	25, // 33: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	7,  // 34: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	11, // 35: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	19, // 36: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	21, // 37: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	24, // 38: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	8,  // 39: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	16, // 40: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	20, // 41: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	23, // 42: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	26, // 43: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	39, // [39:44] is the sub-list for method output_type
-	34, // [34:39] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	7,  // 10: scorewire.v1.Score.spread:type_name -> scorewire.v1.ScoreSpread
+	1,  // 11: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
+	2,  // 12: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
+	4,  // 13: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
+	6,  // 14: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
+	1,  // 15: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
+	2,  // 16: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
+	4,  // 17: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	11, // 18: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
+	10, // 19: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
+	6,  // 20: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	13, // 21: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	15, // 22: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	14, // 23: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	16, // 24: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	4,  // 25: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 26: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	2,  // 27: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	18, // 28: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	19, // 29: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	6,  // 30: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	29, // 31: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	23, // 32: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	4,  // 33: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	26, // 34: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	8,  // 35: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	12, // 36: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	20, // 37: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	22, // 38: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	25, // 39: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	9,  // 40: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	17, // 41: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	21, // 42: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	24, // 43: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	27, // 44: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	40, // [40:45] is the sub-list for method output_type
+	35, // [35:40] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -2387,15 +2480,15 @@ func file_scorewire_v1_scoring_proto_init() {
 	if File_scorewire_v1_scoring_proto != nil {
 		return
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[6].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[9].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[7].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[10].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[15].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[16].OneofWrappers = []any{
 		(*RunSuiteResponse_Results)(nil),
 		(*RunSuiteResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[16].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[18].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[17].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[19].OneofWrappers = []any{
 		(*ScoreStreamRequest_Config)(nil),
 		(*ScoreStreamRequest_Case)(nil),
 	}
@@ -2405,7 +2498,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

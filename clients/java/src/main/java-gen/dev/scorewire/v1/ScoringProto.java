@@ -57,6 +57,11 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_Score_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_ScoreSpread_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_ScoreSpread_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_scorewire_v1_ScoreRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -180,91 +185,95 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "en\030\004 \001(\0132\027.scorewire.v1.CheckSpec\022\'\n\010exa" +
       "mples\030\005 \003(\0132\025.scorewire.v1.Example\022\021\n\tex" +
       "tractor\030\006 \001(\t\"+\n\nScoreError\022\014\n\004code\030\001 \001(" +
-      "\t\022\017\n\007message\030\002 \001(\t\"\324\001\n\005Score\022\014\n\004name\030\001 \001" +
+      "\t\022\017\n\007message\030\002 \001(\t\"\377\001\n\005Score\022\014\n\004name\030\001 \001" +
       "(\t\022\014\n\004type\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\016\n\006passe" +
       "d\030\004 \001(\010\022\016\n\006reason\030\005 \001(\t\022\020\n\010cost_usd\030\006 \001(" +
       "\001\022\022\n\nlatency_ms\030\007 \001(\001\022\016\n\006cached\030\010 \001(\010\022\'\n" +
       "\005error\030\t \001(\0132\030.scorewire.v1.ScoreError\022\020" +
-      "\n\010unpriced\030\n \001(\010\022\017\n\007skipped\030\013 \001(\010\"\274\001\n\014Sc" +
-      "oreRequest\022$\n\006sample\030\001 \001(\0132\024.scorewire.v" +
-      "1.Sample\022$\n\006output\030\002 \001(\0132\024.scorewire.v1." +
-      "Output\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.Ch" +
-      "eckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_usd\030\005" +
-      " \001(\001H\000\210\001\001B\r\n\013_budget_usd\"D\n\rScoreRespons" +
-      "e\022#\n\006scores\030\001 \003(\0132\023.scorewire.v1.Score\022\016" +
-      "\n\006passed\030\002 \001(\010\"R\n\004Case\022$\n\006sample\030\001 \001(\0132\024" +
-      ".scorewire.v1.Sample\022$\n\006output\030\002 \001(\0132\024.s" +
-      "corewire.v1.Output\"\300\001\n\004Gate\022\032\n\rmin_pass_" +
-      "rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mean_score\030\002 \001(\001H" +
-      "\001\210\001\001\022\033\n\016max_error_rate\030\003 \001(\001H\002\210\001\001\022\031\n\014max" +
-      "_cost_usd\030\004 \001(\001H\003\210\001\001B\020\n\016_min_pass_rateB\021" +
-      "\n\017_min_mean_scoreB\021\n\017_max_error_rateB\017\n\r" +
-      "_max_cost_usd\"\340\001\n\017RunSuiteRequest\022\022\n\nsui" +
-      "te_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006che" +
-      "cks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007co" +
-      "mpact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132\022.scorewire.v1" +
-      ".Gate\022!\n\005cases\030\006 \003(\0132\022.scorewire.v1.Case" +
-      "\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001B\r\n\013_budget_usd" +
-      "\"c\n\nCaseResult\022\r\n\005index\030\001 \001(\005\022\021\n\tsample_" +
-      "id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scorewire.v1." +
-      "Score\022\016\n\006passed\030\004 \001(\010\"<\n\017CaseResultBatch" +
-      "\022)\n\007results\030\001 \003(\0132\030.scorewire.v1.CaseRes" +
-      "ult\"\242\001\n\014CheckSummary\022\014\n\004name\030\001 \001(\t\022\014\n\004ty" +
-      "pe\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003" +
-      "\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_value\030\006 \001(\001\022\020\n" +
-      "\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n\007skipp" +
-      "ed\030\t \001(\003\"\251\002\n\nRunSummary\022\r\n\005cases\030\001 \001(\003\022\024" +
-      "\n\014cases_passed\030\002 \001(\003\022\016\n\006passed\030\003 \001(\003\022\016\n\006" +
-      "failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpass_ra" +
-      "te\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022\022\n\nerror_ra" +
-      "te\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n\010unpriced\030\n" +
-      " \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014gate_reason" +
-      "s\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.scorewire.v1.C" +
-      "heckSummary\022\017\n\007skipped\030\016 \001(\003\"z\n\020RunSuite" +
-      "Response\0220\n\007results\030\001 \001(\0132\035.scorewire.v1" +
-      ".CaseResultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.sc" +
-      "orewire.v1.RunSummaryH\000B\007\n\005event\"\230\001\n\014Str" +
-      "eamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_n" +
-      "ame\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1" +
-      ".CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_us" +
-      "d\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"l\n\nStreamCas" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024." +
-      "scorewire.v1.Sample\022$\n\006output\030\003 \001(\0132\024.sc" +
-      "orewire.v1.Output\"w\n\022ScoreStreamRequest\022" +
-      ",\n\006config\030\001 \001(\0132\032.scorewire.v1.StreamCon" +
-      "figH\000\022(\n\004case\030\002 \001(\0132\030.scorewire.v1.Strea" +
-      "mCaseH\000B\t\n\007message\"^\n\023ScoreStreamRespons" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023." +
-      "scorewire.v1.Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021Li" +
-      "stChecksRequest\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 " +
-      "\001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006family\030\003 \001(\t" +
-      "\022.\n\rparams_schema\030\004 \001(\0132\027.google.protobu" +
-      "f.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030" +
-      "\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006checks\030\001 " +
-      "\003(\0132\027.scorewire.v1.CheckInfo\"x\n\024Validate" +
-      "SuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuit" +
-      "e_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire" +
-      ".v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\"2\n\014FieldP" +
-      "roblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001" +
-      "(\t\"t\n\025ValidateSuiteResponse\022\r\n\005valid\030\001 \001" +
-      "(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1.Fiel" +
-      "dProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t" +
-      "*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECIF" +
-      "IED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAM" +
-      "PLE_KIND_NEGATIVE\020\0022\242\003\n\016ScoringService\022@" +
-      "\n\005Score\022\032.scorewire.v1.ScoreRequest\032\033.sc" +
-      "orewire.v1.ScoreResponse\022K\n\010RunSuite\022\035.s" +
-      "corewire.v1.RunSuiteRequest\032\036.scorewire." +
-      "v1.RunSuiteResponse0\001\022V\n\013ScoreStream\022 .s" +
-      "corewire.v1.ScoreStreamRequest\032!.scorewi" +
-      "re.v1.ScoreStreamResponse(\0010\001\022O\n\nListChe" +
-      "cks\022\037.scorewire.v1.ListChecksRequest\032 .s" +
-      "corewire.v1.ListChecksResponse\022X\n\rValida" +
-      "teSuite\022\".scorewire.v1.ValidateSuiteRequ" +
-      "est\032#.scorewire.v1.ValidateSuiteResponse" +
-      "Bj\n\020dev.scorewire.v1B\014ScoringProtoP\001ZFgi" +
-      "thub.com/scorewire/scorewire/clients/go/" +
-      "gen/scorewire/v1;scorewirev1b\006proto3"
+      "\n\010unpriced\030\n \001(\010\022\017\n\007skipped\030\013 \001(\010\022)\n\006spr" +
+      "ead\030\017 \001(\0132\031.scorewire.v1.ScoreSpread\"P\n\013" +
+      "ScoreSpread\022\017\n\007samples\030\001 \001(\005\022\r\n\005stdev\030\002 " +
+      "\001(\001\022\021\n\tagreement\030\003 \001(\001\022\016\n\006values\030\004 \003(\001\"\274" +
+      "\001\n\014ScoreRequest\022$\n\006sample\030\001 \001(\0132\024.scorew" +
+      "ire.v1.Sample\022$\n\006output\030\002 \001(\0132\024.scorewir" +
+      "e.v1.Output\022\'\n\006checks\030\003 \003(\0132\027.scorewire." +
+      "v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_" +
+      "usd\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"D\n\rScoreRe" +
+      "sponse\022#\n\006scores\030\001 \003(\0132\023.scorewire.v1.Sc" +
+      "ore\022\016\n\006passed\030\002 \001(\010\"R\n\004Case\022$\n\006sample\030\001 " +
+      "\001(\0132\024.scorewire.v1.Sample\022$\n\006output\030\002 \001(" +
+      "\0132\024.scorewire.v1.Output\"\300\001\n\004Gate\022\032\n\rmin_" +
+      "pass_rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mean_score\030\002" +
+      " \001(\001H\001\210\001\001\022\033\n\016max_error_rate\030\003 \001(\001H\002\210\001\001\022\031" +
+      "\n\014max_cost_usd\030\004 \001(\001H\003\210\001\001B\020\n\016_min_pass_r" +
+      "ateB\021\n\017_min_mean_scoreB\021\n\017_max_error_rat" +
+      "eB\017\n\r_max_cost_usd\"\340\001\n\017RunSuiteRequest\022\022" +
+      "\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'" +
+      "\n\006checks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022" +
+      "\017\n\007compact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132\022.scorewi" +
+      "re.v1.Gate\022!\n\005cases\030\006 \003(\0132\022.scorewire.v1" +
+      ".Case\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001B\r\n\013_budge" +
+      "t_usd\"c\n\nCaseResult\022\r\n\005index\030\001 \001(\005\022\021\n\tsa" +
+      "mple_id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scorewir" +
+      "e.v1.Score\022\016\n\006passed\030\004 \001(\010\"<\n\017CaseResult" +
+      "Batch\022)\n\007results\030\001 \003(\0132\030.scorewire.v1.Ca" +
+      "seResult\"\242\001\n\014CheckSummary\022\014\n\004name\030\001 \001(\t\022" +
+      "\014\n\004type\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030" +
+      "\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_value\030\006 \001" +
+      "(\001\022\020\n\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n\007" +
+      "skipped\030\t \001(\003\"\251\002\n\nRunSummary\022\r\n\005cases\030\001 " +
+      "\001(\003\022\024\n\014cases_passed\030\002 \001(\003\022\016\n\006passed\030\003 \001(" +
+      "\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpa" +
+      "ss_rate\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022\022\n\nerr" +
+      "or_rate\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n\010unpri" +
+      "ced\030\n \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014gate_r" +
+      "easons\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.scorewire" +
+      ".v1.CheckSummary\022\017\n\007skipped\030\016 \001(\003\"z\n\020Run" +
+      "SuiteResponse\0220\n\007results\030\001 \001(\0132\035.scorewi" +
+      "re.v1.CaseResultBatchH\000\022+\n\007summary\030\002 \001(\013" +
+      "2\030.scorewire.v1.RunSummaryH\000B\007\n\005event\"\230\001" +
+      "\n\014StreamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsu" +
+      "ite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewi" +
+      "re.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudg" +
+      "et_usd\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"l\n\nStre" +
+      "amCase\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001" +
+      "(\0132\024.scorewire.v1.Sample\022$\n\006output\030\003 \001(\013" +
+      "2\024.scorewire.v1.Output\"w\n\022ScoreStreamReq" +
+      "uest\022,\n\006config\030\001 \001(\0132\032.scorewire.v1.Stre" +
+      "amConfigH\000\022(\n\004case\030\002 \001(\0132\030.scorewire.v1." +
+      "StreamCaseH\000B\t\n\007message\"^\n\023ScoreStreamRe" +
+      "sponse\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030\002 \003" +
+      "(\0132\023.scorewire.v1.Score\022\016\n\006passed\030\003 \001(\010\"" +
+      "\023\n\021ListChecksRequest\"\223\001\n\tCheckInfo\022\014\n\004ty" +
+      "pe\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006family\030" +
+      "\003 \001(\t\022.\n\rparams_schema\030\004 \001(\0132\027.google.pr" +
+      "otobuf.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007ali" +
+      "ases\030\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006chec" +
+      "ks\030\001 \003(\0132\027.scorewire.v1.CheckInfo\"x\n\024Val" +
+      "idateSuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n" +
+      "\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scor" +
+      "ewire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\"2\n\014F" +
+      "ieldProblem\022\r\n\005field\030\001 \001(\t\022\023\n\013descriptio" +
+      "n\030\002 \001(\t\"t\n\025ValidateSuiteResponse\022\r\n\005vali" +
+      "d\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1" +
+      ".FieldProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030" +
+      "\004 \003(\t*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNS" +
+      "PECIFIED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n" +
+      "\025EXAMPLE_KIND_NEGATIVE\020\0022\242\003\n\016ScoringServ" +
+      "ice\022@\n\005Score\022\032.scorewire.v1.ScoreRequest" +
+      "\032\033.scorewire.v1.ScoreResponse\022K\n\010RunSuit" +
+      "e\022\035.scorewire.v1.RunSuiteRequest\032\036.score" +
+      "wire.v1.RunSuiteResponse0\001\022V\n\013ScoreStrea" +
+      "m\022 .scorewire.v1.ScoreStreamRequest\032!.sc" +
+      "orewire.v1.ScoreStreamResponse(\0010\001\022O\n\nLi" +
+      "stChecks\022\037.scorewire.v1.ListChecksReques" +
+      "t\032 .scorewire.v1.ListChecksResponse\022X\n\rV" +
+      "alidateSuite\022\".scorewire.v1.ValidateSuit" +
+      "eRequest\032#.scorewire.v1.ValidateSuiteRes" +
+      "ponseBj\n\020dev.scorewire.v1B\014ScoringProtoP" +
+      "\001ZFgithub.com/scorewire/scorewire/client" +
+      "s/go/gen/scorewire/v1;scorewirev1b\006proto" +
+      "3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -306,123 +315,129 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Score_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Score_descriptor,
-        new java.lang.String[] { "Name", "Type", "Value", "Passed", "Reason", "CostUsd", "LatencyMs", "Cached", "Error", "Unpriced", "Skipped", });
-    internal_static_scorewire_v1_ScoreRequest_descriptor =
+        new java.lang.String[] { "Name", "Type", "Value", "Passed", "Reason", "CostUsd", "LatencyMs", "Cached", "Error", "Unpriced", "Skipped", "Spread", });
+    internal_static_scorewire_v1_ScoreSpread_descriptor =
       getDescriptor().getMessageType(6);
+    internal_static_scorewire_v1_ScoreSpread_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_ScoreSpread_descriptor,
+        new java.lang.String[] { "Samples", "Stdev", "Agreement", "Values", });
+    internal_static_scorewire_v1_ScoreRequest_descriptor =
+      getDescriptor().getMessageType(7);
     internal_static_scorewire_v1_ScoreRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreRequest_descriptor,
         new java.lang.String[] { "Sample", "Output", "Checks", "Compact", "BudgetUsd", });
     internal_static_scorewire_v1_ScoreResponse_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(8);
     internal_static_scorewire_v1_ScoreResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreResponse_descriptor,
         new java.lang.String[] { "Scores", "Passed", });
     internal_static_scorewire_v1_Case_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(9);
     internal_static_scorewire_v1_Case_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Case_descriptor,
         new java.lang.String[] { "Sample", "Output", });
     internal_static_scorewire_v1_Gate_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(10);
     internal_static_scorewire_v1_Gate_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Gate_descriptor,
         new java.lang.String[] { "MinPassRate", "MinMeanScore", "MaxErrorRate", "MaxCostUsd", });
     internal_static_scorewire_v1_RunSuiteRequest_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(11);
     internal_static_scorewire_v1_RunSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteRequest_descriptor,
         new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Gate", "Cases", "BudgetUsd", });
     internal_static_scorewire_v1_CaseResult_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(12);
     internal_static_scorewire_v1_CaseResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CaseResult_descriptor,
         new java.lang.String[] { "Index", "SampleId", "Scores", "Passed", });
     internal_static_scorewire_v1_CaseResultBatch_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(13);
     internal_static_scorewire_v1_CaseResultBatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CaseResultBatch_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_scorewire_v1_CheckSummary_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(14);
     internal_static_scorewire_v1_CheckSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckSummary_descriptor,
         new java.lang.String[] { "Name", "Type", "Passed", "Failed", "Errored", "MeanValue", "CostUsd", "Cached", "Skipped", });
     internal_static_scorewire_v1_RunSummary_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(15);
     internal_static_scorewire_v1_RunSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSummary_descriptor,
         new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", });
     internal_static_scorewire_v1_RunSuiteResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(16);
     internal_static_scorewire_v1_RunSuiteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteResponse_descriptor,
         new java.lang.String[] { "Results", "Summary", "Event", });
     internal_static_scorewire_v1_StreamConfig_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(17);
     internal_static_scorewire_v1_StreamConfig_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamConfig_descriptor,
         new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "BudgetUsd", });
     internal_static_scorewire_v1_StreamCase_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(18);
     internal_static_scorewire_v1_StreamCase_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamCase_descriptor,
         new java.lang.String[] { "RequestId", "Sample", "Output", });
     internal_static_scorewire_v1_ScoreStreamRequest_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(19);
     internal_static_scorewire_v1_ScoreStreamRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreStreamRequest_descriptor,
         new java.lang.String[] { "Config", "Case", "Message", });
     internal_static_scorewire_v1_ScoreStreamResponse_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(20);
     internal_static_scorewire_v1_ScoreStreamResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreStreamResponse_descriptor,
         new java.lang.String[] { "RequestId", "Scores", "Passed", });
     internal_static_scorewire_v1_ListChecksRequest_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(21);
     internal_static_scorewire_v1_ListChecksRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListChecksRequest_descriptor,
         new java.lang.String[] { });
     internal_static_scorewire_v1_CheckInfo_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(22);
     internal_static_scorewire_v1_CheckInfo_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckInfo_descriptor,
         new java.lang.String[] { "Type", "Description", "Family", "ParamsSchema", "UsesJudge", "Aliases", });
     internal_static_scorewire_v1_ListChecksResponse_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(23);
     internal_static_scorewire_v1_ListChecksResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListChecksResponse_descriptor,
         new java.lang.String[] { "Checks", });
     internal_static_scorewire_v1_ValidateSuiteRequest_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(24);
     internal_static_scorewire_v1_ValidateSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteRequest_descriptor,
         new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", });
     internal_static_scorewire_v1_FieldProblem_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(25);
     internal_static_scorewire_v1_FieldProblem_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_FieldProblem_descriptor,
         new java.lang.String[] { "Field", "Description", });
     internal_static_scorewire_v1_ValidateSuiteResponse_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(26);
     internal_static_scorewire_v1_ValidateSuiteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteResponse_descriptor,
