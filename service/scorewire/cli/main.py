@@ -1,4 +1,4 @@
-"""The `scorewire` command: serve, run, validate, checks and label."""
+"""The `scorewire` command: serve, run, validate, checks, label, agreement and calibrate."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from scorewire.cli.agreement import add_agreement_parsers
 from scorewire.cli.label import add_label_parser
 from scorewire.cli.run import add_run_parsers
 from scorewire.cli.startup import check_ports, load_settings, setting_name
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
     add_label_parser(sub)
     add_run_parsers(sub)
+    add_agreement_parsers(sub)
     return parser
 
 
