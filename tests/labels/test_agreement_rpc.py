@@ -258,3 +258,80 @@ async def test_calibrate_names_fields_under_agreement(server: Server) -> None:
         grpc.StatusCode.INVALID_ARGUMENT,
         "thresholds[0]",
     )
+
+
+# --- tenants ---------------------------------------------------------------------------------
+
+
+def _token(name: str) -> str:
+    return f"token-of-{name}-0123456789"
+
+
+def _md(name: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {_token(name)}"),)
+
+
+async def test_agreement_reads_only_the_labels_the_caller_may_list(
+    fake: FakeOpenAI, tmp_path: Any, pki: dict[str, Any]
+) -> None:
+    import hashlib
+
+    roles = {"checkout": "caller", "search": "caller", "root": "admin"}
+    tokens = [
+        {"name": n, "sha256": hashlib.sha256(_token(n).encode()).hexdigest(), "role": r}
+        for n, r in roles.items()
+    ]
+    settings = Settings(
+        host="127.0.0.1",
+        port=0,
+        metrics_enabled=False,
+        openai_base_url=fake.url,
+        openai_api_key=KEY,
+        judge_model="openai:gpt-4o-mini",
+        tls_cert=str(pki["srv_cert_path"]),
+        tls_key=str(pki["srv_key_path"]),
+        auth_tokens=json.dumps(tokens),
+    )
+    store = await SqliteLabelStore.open(str(tmp_path / "labels.db"))
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge, labels=store)
+    creds = grpc.ssl_channel_credentials(root_certificates=pki["ca"])
+    channel = grpc.aio.secure_channel(f"localhost:{port}", creds)
+    stub = labels_pb2_grpc.LabelServiceStub(channel)
+    try:
+        # root writes checkout's labels as HUMAN and search's as all-pass
+        for tenant, verdicts in (("checkout", HUMAN), ("search", [True] * 4)):
+            await stub.PutLabels(
+                lpb.PutLabelsRequest(
+                    labels=[
+                        lpb.Label(
+                            sample_id=f"s{i}",
+                            output_hash=output_hash(TEXTS[i]),
+                            passed=p,
+                            labeller="ana",
+                            tenant=tenant,
+                        )
+                        for i, p in enumerate(verdicts)
+                    ]
+                ),
+                metadata=_md("root"),
+            )
+        mine = await stub.Agreement(agreement_request(), metadata=_md("checkout"))
+        theirs = await stub.Agreement(agreement_request(), metadata=_md("search"))
+        # judge passes s0, s1 in both; checkout's people pass s0, s3, search's all four
+        assert mine.checks[0].confusion.judge_pass_human_fail == 1
+        assert theirs.checks[0].confusion.judge_pass_human_fail == 0
+        assert theirs.checks[0].confusion.judge_fail_human_pass == 2
+        await _fails(
+            stub.Agreement(
+                agreement_request(labels=lpb.LabelFilter(tenant="checkout")),
+                metadata=_md("search"),
+            ),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "own tenant",
+        )
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()
+        await store.close()
