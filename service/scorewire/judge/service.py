@@ -296,7 +296,8 @@ class JudgeService:
         budget = _run_budget(ctx)
         budgets = [b for b in (budget, self.server_budget) if b is not None]
         route = self._route(questions[0].model) if questions else None
-        if not budgets or route is None or isinstance(route, str):
+        if all(_unlimited(b) for b in budgets) or route is None or isinstance(route, str):
+            # nothing can refuse: each call reserves its own, with no cache peek first
             return [None] * len(questions)
         backend, model = route
         misses: list[int] = []
@@ -736,6 +737,16 @@ class JudgeService:
 
 _BUDGET_CODES = frozenset({ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL})
 """Refusals that depend on the budget of the flight's leader (another run may pass)."""
+
+
+def _unlimited(budget: Budget) -> bool:
+    """Whether `budget` and every parent only count (no limit can refuse a call)."""
+    b: Budget | None = budget
+    while b is not None:
+        if b.limit_usd is not None:
+            return False
+        b = b.parent
+    return True
 
 
 def _run_budget(ctx: CheckContext) -> Budget | None:
