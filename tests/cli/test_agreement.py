@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import jsonschema
 import pytest
 from scorewire.labels.model import output_hash
 from scorewire.v1 import labels_pb2, labels_pb2_grpc
@@ -50,7 +51,10 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     doc = {
         "judge": {"backend": "openai", "model": "gpt-4o-mini"},
         "tests": [
-            {"output": text, "assert": [{"type": "sentiment"}, {"type": "contains", "value": "a"}]}
+            {
+                "output": text,
+                "assert": [{"type": "sentiment", "samples": 2}, {"type": "contains", "value": "a"}],
+            }
             for text in OUTPUTS
         ],
     }
@@ -88,6 +92,18 @@ def _labels(results: Path, verdicts: dict[int, bool]) -> list[dict[str, Any]]:
 def _write_labels(path: Path, labels: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(lb) + "\n" for lb in labels))
     return path
+
+
+def test_sampled_scores_carry_their_spread_in_the_results_file(results: Path) -> None:
+    doc = json.loads(results.read_text())
+    schema = json.loads((ROOT / "schemas/results.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    spreads = [s["spread"] for r in doc["results"] for s in r["scores"] if s["type"] == "sentiment"]
+    assert len(spreads) == 5
+    assert all(sp["samples"] == 2 and sp["agreement"] == 1.0 for sp in spreads)
+    assert {
+        s["spread"] is None for r in doc["results"] for s in r["scores"] if s["type"] == "contains"
+    } == {True}
 
 
 def test_agreement_prints_and_writes_the_figures(results: Path, tmp_path: Path) -> None:
