@@ -1,5 +1,5 @@
 """LabelService.Agreement and .Calibrate through a real server: the stand-in judge, the real
-SQLite label store, generated stubs; the figures, the errors, and the metrics gauge."""
+label stores (SQLite and PostgreSQL), generated stubs; the figures, the errors, the gauge."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import grpc
 import pytest
 from scorewire.judge import JudgeService
 from scorewire.labels.model import output_hash
+from scorewire.labels.postgres import PostgresLabelStore
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.metrics import ServerMetrics, start_metrics
 from scorewire.server.app import create_server
@@ -51,8 +52,21 @@ class Server:
     metrics: ServerMetrics
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: Any, tmp_path: Any) -> AsyncIterator[Any]:
+    """The real label store: the SQLite file, and a real PostgreSQL."""
+    if request.param == "sqlite":
+        opened: Any = await SqliteLabelStore.open(str(tmp_path / "labels.db"))
+    else:
+        opened = await PostgresLabelStore.open(request.getfixturevalue("pg_url"))
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
 @pytest.fixture
-async def server(fake: FakeOpenAI, tmp_path: Any) -> AsyncIterator[Server]:
+async def server(fake: FakeOpenAI, store: Any) -> AsyncIterator[Server]:
     settings = Settings(
         host="127.0.0.1",
         port=0,
@@ -63,7 +77,6 @@ async def server(fake: FakeOpenAI, tmp_path: Any) -> AsyncIterator[Server]:
         max_bootstrap_resamples=5000,
         agreement_kappa_floor=0.5,
     )
-    store = await SqliteLabelStore.open(str(tmp_path / "labels.db"))
     judge = JudgeService.from_settings(settings)
     metrics = start_metrics(settings, judge=judge)
     assert metrics is not None
@@ -86,7 +99,6 @@ async def server(fake: FakeOpenAI, tmp_path: Any) -> AsyncIterator[Server]:
         await channel.close()
         await running.stop(0)
         await judge.aclose()
-        await store.close()
         metrics.close()
 
 
