@@ -168,6 +168,16 @@ class Settings(BaseSettings):
     """Longest wait before one retry (backoff or Retry-After); a longer Retry-After gives up."""
     judge_concurrency: int = Field(32, ge=1, le=4096)
     """Judge calls in flight at once, per backend (OpenAI-compatible, Anthropic)."""
+    max_judge_samples: int = Field(16, ge=1, le=16)
+    """Most `samples:` one judge-backed check may ask for (each sample is a judge call);
+    a request asking more is refused RESOURCE_EXHAUSTED naming this setting."""
+    max_bootstrap_resamples: int = Field(10_000, ge=1, le=1_000_000)
+    """Most bootstrap resamples an Agreement or Calibrate request may ask for (the
+    confidence interval of Cohen's kappa)."""
+    agreement_kappa_floor: float = Field(0.6, ge=-1.0, le=1.0)
+    """The lowest acceptable Cohen's kappa between a judge check and human labels: exported
+    as `scorewire_judge_agreement_kappa_floor`, which the ScorewireJudgeAgreementLow alert
+    compares the latest kappa with."""
 
     # --- embeddings (the `similarity` check) -------------------------------------------
     embeddings_base_url: str | None = None

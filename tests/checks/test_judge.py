@@ -34,7 +34,17 @@ def test_registered_as_a_judge_backed_check() -> None:
         ({**RUBRIC, "pass_level": 4, "threshold": 0.5}, "checks[0].params.threshold", "not both"),
         ({**RUBRIC, "model": "antropic:claude"}, "checks[0].params.model", "unknown judge backend"),
         ({**RUBRIC, "max_tokens": 0}, "checks[0].params.max_tokens", "greater than"),
-        ({**RUBRIC, "temperature": 0}, "checks[0].params.temperature", "unknown parameter"),
+        # `temperature` became a parameter with repeated sampling; top_p is still unknown
+        ({**RUBRIC, "top_p": 0.9}, "checks[0].params.top_p", "unknown parameter"),
+        # several samples at temperature 0 would repeat one verdict
+        (
+            {**RUBRIC, "samples": 3, "temperature": 0},
+            "checks[0].params.temperature",
+            "same verdict",
+        ),
+        ({**RUBRIC, "samples": 17}, "checks[0].params.samples", "less than or equal to 16"),
+        ({**RUBRIC, "samples": 0}, "checks[0].params.samples", "greater than"),
+        ({**RUBRIC, "aggregate": "mode"}, "checks[0].params.aggregate", "mean"),
     ],
 )
 def test_bad_params_are_load_errors(params: dict[str, object], field: str, message: str) -> None:

@@ -5,22 +5,34 @@ Each judged order scores 1 when the candidate (the output being scored) is prefe
 the check passes at value ≥ 0.5 (at least as good as the baseline). With `both_orders`
 (the default) the pair is judged twice, the candidate first and then second, which
 cancels the judge's position bias.
+
+With `samples: N` every sample judges every order (2N requests with `both_orders`); a
+sample's value is the mean of its orders, the score's value aggregates the samples
+(`aggregate`), and the spread says how far they agreed (see `scorewire.judge.sampling`).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import ParamError, Params, check_type
+from scorewire.core.registry import ParamError, check_type
 from scorewire.judge.answers import Answer, Question
 from scorewire.judge.checking import JudgeBackedCheck, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_compare
+from scorewire.judge.sampling import (
+    Sampling,
+    SamplingParams,
+    ask_all,
+    closest,
+    failed_answer,
+    sampled_measurement,
+    sampling_from,
+)
 from scorewire.judge.verdict import PairVerdict, parse_winner
 
 _TARGET_SPEC_UNSUPPORTED = (
@@ -29,7 +41,7 @@ _TARGET_SPEC_UNSUPPORTED = (
 )
 
 
-class PairwiseParams(Params):
+class PairwiseParams(SamplingParams):
     """Parameters of `comparison.pairwise`."""
 
     rubric: str = Field(min_length=1, description="What makes one response better.")
@@ -71,8 +83,11 @@ _WORDS = {1.0: "candidate preferred", 0.5: "tie", 0.0: "baseline preferred"}
 class PairwiseComparison(JudgeBackedCheck):
     """The bound `comparison.pairwise` check."""
 
-    def __init__(self, p: PairwiseParams, baseline: Mapping[str, str], model: ModelRef) -> None:
+    def __init__(
+        self, p: PairwiseParams, baseline: Mapping[str, str], model: ModelRef, sampling: Sampling
+    ) -> None:
         super().__init__()
+        self.sampling = sampling
         self.rubric = p.rubric
         self.baseline = dict(baseline)
         self.model = model
@@ -95,18 +110,15 @@ class PairwiseComparison(JudgeBackedCheck):
         orders = [("A", self._question(input_text, candidate, base))]
         if self.both_orders:
             orders.append(("B", self._question(input_text, base, candidate)))
-        answers: list[Answer[PairVerdict]] = list(
-            await asyncio.gather(*(judge.ask(ctx, q) for _, q in orders))
-        )
+        if self.sampling.n > 1 or self.sampling.temperature is not None:
+            return await self._sampled(judge, ctx, orders)
+        answers: list[Answer[PairVerdict]] = await ask_all(judge, ctx, [q for _, q in orders])
         cost = sum(a.cost_usd for a in answers)
         unpriced = any(a.unpriced for a in answers)
         cached = all(a.cached for a in answers)
-        failed = next((a for a in answers if a.value is None), None)
+        failed = failed_answer(answers)
         if failed is not None:
-            score = failed.error_score()
-            score.cost_usd = cost
-            score.unpriced = unpriced
-            return score
+            return failed
         values = []
         notes = []
         for (candidate_is, _), answer in zip(orders, answers, strict=True):
@@ -122,6 +134,42 @@ class PairwiseComparison(JudgeBackedCheck):
         if reasoning:
             reason += f": {reasoning}"
         return Score(value, passed, reason, cost_usd=cost, cached=cached, unpriced=unpriced)
+
+    async def _sampled(
+        self, judge: Any, ctx: CheckContext, orders: list[tuple[str, Question[PairVerdict]]]
+    ) -> Score:
+        """Every sample judges every order; a sample's value is the mean of its orders."""
+        plan = [
+            (sample, candidate_is, q)
+            for candidate_is, question in orders
+            for sample, q in enumerate(self.sampling.questions(question))
+        ]
+        answers: list[Answer[PairVerdict]] = await ask_all(judge, ctx, [q for *_, q in plan])
+        failed = failed_answer(answers)
+        if failed is not None:
+            return failed
+        per_sample: list[list[float]] = [[] for _ in range(self.sampling.n)]
+        for (sample, candidate_is, _), answer in zip(plan, answers, strict=True):
+            assert answer.value is not None
+            per_sample[sample].append(_order_value(answer.value, candidate_is))
+        values = [sum(v) / len(v) for v in per_sample]
+        score = sampled_measurement(answers, values, self.sampling, stem="", tail="", bar=0.5)
+        best = answers[closest(values, score.value)].value
+        shown = ", ".join(f"{v:.3g}" for v in values)
+        reason = (
+            f"{self.sampling.aggregate} of {self.sampling.n} samples {score.value:.3g} ({shown})"
+        )
+        if best is not None and best.reasoning:
+            reason += f": {best.reasoning}"
+        return Score(
+            score.value,
+            score.passed,
+            reason,
+            cost_usd=score.cost_usd,
+            cached=score.cached,
+            unpriced=score.unpriced,
+            spread=score.spread,
+        )
 
 
 @check_type(
@@ -146,4 +194,4 @@ def build_pairwise(p: PairwiseParams) -> PairwiseComparison:
         model = parse_model(p.model)
     except ValueError as err:
         raise ParamError("model", str(err)) from None
-    return PairwiseComparison(p, _baseline_map(p.baseline), model)
+    return PairwiseComparison(p, _baseline_map(p.baseline), model, sampling_from(p))

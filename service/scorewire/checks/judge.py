@@ -13,15 +13,16 @@ from typing import Any
 from pydantic import Field
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import ParamError, Params, check_type
-from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, level_score, level_threshold, output_text
+from scorewire.core.registry import ParamError, check_type
+from scorewire.judge.answers import Question
+from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
-from scorewire.judge.verdict import LevelVerdict, parse_level
+from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
+from scorewire.judge.verdict import parse_level
 
 
-class JudgeParams(Params):
+class JudgeParams(SamplingParams):
     """Parameters of `judge`."""
 
     rubric: str = Field(min_length=1, description="What a good output does, in plain words.")
@@ -59,8 +60,9 @@ def parse_model_param(model: str | None) -> ModelRef:
 class RubricGrade(JudgeBackedCheck):
     """The bound `judge` check."""
 
-    def __init__(self, p: JudgeParams, model: ModelRef) -> None:
+    def __init__(self, p: JudgeParams, model: ModelRef, sampling: Sampling) -> None:
         super().__init__()
+        self.sampling = sampling
         self.rubric = p.rubric
         self.scale = p.scale
         self.pass_level = default_pass_level(p.scale) if p.pass_level is None else p.pass_level
@@ -86,8 +88,9 @@ class RubricGrade(JudgeBackedCheck):
         sections.append(("output", output_text(output)))
         prompt = render_grade(self.rubric, self.scale, sections, self.examples)
         question = Question(prompt, self._parse, self.model, self.max_tokens)
-        answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
-        return level_score(answer, self.scale, pass_level=self.pass_level)
+        return await ask_levels(
+            judge, ctx, question, self.sampling, self.scale, pass_level=self.pass_level
+        )
 
 
 @check_type(
@@ -111,4 +114,4 @@ def build_judge(p: JudgeParams) -> RubricGrade:
         raise ParamError("threshold", "give pass_level or threshold, not both")
     if p.pass_level is not None and p.pass_level > p.scale:
         raise ParamError("pass_level", f"must be a level of the scale, 1..{p.scale}")
-    return RubricGrade(p, parse_model_param(p.model))
+    return RubricGrade(p, parse_model_param(p.model), sampling_from(p))

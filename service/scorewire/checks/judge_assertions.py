@@ -48,11 +48,12 @@ from typing import Any
 from pydantic import Field
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import ParamError, Params, check_type
-from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, level_score, level_threshold, output_text
+from scorewire.core.registry import ParamError, check_type
+from scorewire.judge.answers import Question
+from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
+from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
 from scorewire.judge.verdict import LevelVerdict, parse_level
 
 SCALE = 5
@@ -74,7 +75,7 @@ _THRESHOLD = Field(
 _MODEL = Field(None, description="Judge as backend:model (openai:gpt-4o-mini); default configured.")
 
 
-class AssertionParams(Params):
+class AssertionParams(SamplingParams):
     """Parameters of an assertion type that takes no `value`."""
 
     threshold: float | None = _THRESHOLD
@@ -471,8 +472,11 @@ def _parse(text: str) -> LevelVerdict:
 class AssertionGrade(JudgeBackedCheck):
     """A bound assertion: its kind, `value` and judge model."""
 
-    def __init__(self, kind: AssertionKind, value: Any, model: ModelRef) -> None:
+    def __init__(
+        self, kind: AssertionKind, value: Any, model: ModelRef, sampling: Sampling
+    ) -> None:
         super().__init__()
+        self.sampling = sampling
         self.kind = kind
         self.value = value
         self.model = model
@@ -488,10 +492,8 @@ class AssertionGrade(JudgeBackedCheck):
         if self.kind.shows_output:
             sections.append(("output", output_text(output)))
         prompt = render_grade(self.kind.rubric, SCALE, sections, self.examples)
-        answer: Answer[LevelVerdict] = await judge.ask(
-            ctx, Question(prompt, _parse, self.model, MAX_TOKENS)
-        )
-        return level_score(answer, SCALE)
+        question = Question(prompt, _parse, self.model, MAX_TOKENS)
+        return await ask_levels(judge, ctx, question, self.sampling, SCALE)
 
 
 def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]:
@@ -505,7 +507,7 @@ def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]
             raise ParamError("value", "must not be blank")
         if isinstance(value, list) and (not value or not all(v.strip() for v in value)):
             raise ParamError("value", "must be a non-empty list of non-blank documents")
-        return AssertionGrade(kind, value, model)
+        return AssertionGrade(kind, value, model, sampling_from(p))
 
     build.__name__ = f"build_{kind.name}"
     build.__doc__ = f"Bind `{kind.name}` (see the module docstring for what it reads)."

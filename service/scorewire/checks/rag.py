@@ -14,11 +14,12 @@ from typing import Any
 from pydantic import Field
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import ParamError, Params, check_type
-from scorewire.judge.answers import Answer, Question
-from scorewire.judge.checking import JudgeBackedCheck, level_score, level_threshold, output_text
+from scorewire.core.registry import ParamError, check_type
+from scorewire.judge.answers import Question
+from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_grade
+from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
 from scorewire.judge.verdict import LevelVerdict, parse_level
 
 SCALE = 5
@@ -71,7 +72,7 @@ _QUESTION = Field("question", description="The input field holding the question.
 _CONTEXT = Field("context", description="The input field holding the retrieved context.")
 
 
-class FaithfulnessParams(Params):
+class FaithfulnessParams(SamplingParams):
     """Parameters of `rag.faithfulness`."""
 
     context: str = _CONTEXT
@@ -79,7 +80,7 @@ class FaithfulnessParams(Params):
     threshold: float = _THRESHOLD
 
 
-class ContextRelevanceParams(Params):
+class ContextRelevanceParams(SamplingParams):
     """Parameters of `rag.context_relevance`."""
 
     question: str = _QUESTION
@@ -88,7 +89,7 @@ class ContextRelevanceParams(Params):
     threshold: float = _THRESHOLD
 
 
-class AnswerRelevanceParams(Params):
+class AnswerRelevanceParams(SamplingParams):
     """Parameters of `rag.answer_relevance`."""
 
     question: str = _QUESTION
@@ -118,8 +119,10 @@ class RagGrade(JudgeBackedCheck):
         context_field: str | None,
         with_answer: bool,
         model: ModelRef,
+        sampling: Sampling,
     ) -> None:
         super().__init__()
+        self.sampling = sampling
         self.rubric = rubric
         self.question_field = question_field
         self.context_field = context_field
@@ -154,8 +157,7 @@ class RagGrade(JudgeBackedCheck):
             sections.append(("answer", output_text(output)))
         prompt = render_grade(self.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
-        answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
-        return level_score(answer, SCALE)
+        return await ask_levels(judge, ctx, question, self.sampling, SCALE)
 
 
 def _parse(text: str) -> LevelVerdict:
@@ -178,6 +180,7 @@ def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
         context_field=_field_name(p.context, "context"),
         with_answer=True,
         model=_model(p.model),
+        sampling=sampling_from(p),
     )
 
 
@@ -197,6 +200,7 @@ def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
         context_field=_field_name(p.context, "context"),
         with_answer=False,
         model=_model(p.model),
+        sampling=sampling_from(p),
     )
 
 
@@ -219,4 +223,5 @@ def build_answer_relevance(p: AnswerRelevanceParams) -> RagGrade:
         context_field=None,
         with_answer=True,
         model=_model(p.model),
+        sampling=sampling_from(p),
     )

@@ -1,4 +1,5 @@
-"""The `scorewire` command: serve, run, validate, checks, init, label and view."""
+"""The `scorewire` command: serve, run, validate, checks, init, label, view, agreement,
+calibrate."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from scorewire.cli.agreement import add_agreement_parsers
 from scorewire.cli.label import add_label_parser
 from scorewire.cli.run import add_run_parsers
 from scorewire.cli.startup import check_ports, load_settings, setting_name
@@ -94,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_label_parser(sub)
     add_run_parsers(sub)
     add_view_parser(sub)
+    add_agreement_parsers(sub)
     return parser
 
 

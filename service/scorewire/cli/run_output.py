@@ -22,7 +22,8 @@ Results JSON (`--output`, `"format": "scorewire.results/1"`, schema in
               "passed": true,
               "scores": [{"name", "type", "value", "passed", "reason", "cost_usd",
                           "latency_ms", "cached", "unpriced", "skipped",
-                          "error": {"code", "message"} | null}]}]}
+                          "error": {"code", "message"} | null,
+                          "spread": {"samples", "stdev", "agreement", "values"} | null}]}]}
 ```
 
 `results` holds the cases that finished, in run order (an interrupted run's file has
@@ -51,7 +52,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from scorewire.core.model import Output, Sample, Score
+from scorewire.core.model import Output, Sample, Score, Spread
 from scorewire.engine.summary import Summary
 
 RESULTS_FORMAT = "scorewire.results/1"
@@ -137,6 +138,17 @@ def _score_json(name: str, ctype: str, s: Score) -> dict[str, Any]:
         "unpriced": s.unpriced,
         "skipped": s.skipped,
         "error": None if s.error is None else {"code": s.error.code, "message": s.error.message},
+        "spread": None if s.spread is None else spread_json(s.spread),
+    }
+
+
+def spread_json(spread: Spread) -> dict[str, Any]:
+    """The results JSON of a repeatedly sampled score's spread."""
+    return {
+        "samples": spread.n,
+        "stdev": spread.stdev,
+        "agreement": spread.agreement,
+        "values": list(spread.values),
     }
 
 

@@ -7,6 +7,7 @@ Validation happens once, at the boundary (suite load, request conversion).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 # JSON values as they arrive from YAML, JSONL or a google.protobuf.Value.
@@ -77,6 +78,40 @@ class ScoreError:
         return hash((self.code, self.message))
 
 
+class Spread:
+    """How far the samples of a repeatedly sampled judge check agreed with each other.
+
+    Attached to a Score whose check asked the judge `n` > 1 times (`samples:`); the
+    score's value is the aggregate of `values`.
+    """
+
+    __slots__ = ("agreement", "n", "stdev", "values")
+
+    n: int
+    """Samples the value aggregates."""
+    stdev: float
+    """Population standard deviation of the samples' values (0 when they all agree)."""
+    agreement: float
+    """Share (0..1) of samples whose own pass/fail verdict is the aggregate's verdict."""
+    values: tuple[float, ...]
+    """Each sample's value, in sample order."""
+
+    def __init__(self, values: tuple[float, ...], agreement: float) -> None:
+        self.values = values
+        self.n = len(values)
+        mean = sum(values) / self.n if values else 0.0
+        self.stdev = (sum((v - mean) ** 2 for v in values) / self.n) ** 0.5 if values else 0.0
+        self.agreement = agreement
+
+    def judged(self, passes: Callable[[float], bool], passed: bool) -> Spread:
+        """The spread with `agreement` recomputed for a pass rule (value -> bool)."""
+        same = sum(1 for v in self.values if bool(passes(v)) == passed)
+        return Spread(self.values, same / self.n if self.n else 0.0)
+
+    def __repr__(self) -> str:
+        return f"Spread(n={self.n}, stdev={self.stdev:.4g}, agreement={self.agreement:.3g})"
+
+
 class Score:
     """The result of one check on one output.
 
@@ -96,6 +131,7 @@ class Score:
         "passed",
         "reason",
         "skipped",
+        "spread",
         "unpriced",
         "value",
     )
@@ -119,6 +155,9 @@ class Score:
     skipped: bool
     """True when the check's `when:` condition was not met: it passes without having been
     applied (seed 003), and summaries count it apart so pass rates are not inflated."""
+    spread: Spread | None
+    """Set when the judge was sampled more than once (`samples:` > 1): how the samples
+    agreed. None for a single verdict and for every error."""
 
     def __init__(
         self,
@@ -132,6 +171,7 @@ class Score:
         cached: bool = False,
         unpriced: bool = False,
         skipped: bool = False,
+        spread: Spread | None = None,
     ) -> None:
         if error is not None:
             value, passed, skipped = 0.0, False, False
@@ -144,6 +184,7 @@ class Score:
         self.cached = cached
         self.unpriced = unpriced
         self.skipped = skipped
+        self.spread = None if error is not None else spread
 
     @classmethod
     def fail_with_error(cls, code: str, message: str, *, cost_usd: float = 0.0) -> Score:
@@ -184,6 +225,7 @@ class Measurement(Score):
         cost_usd: float = 0.0,
         cached: bool = False,
         unpriced: bool = False,
+        spread: Spread | None = None,
     ) -> None:
         super().__init__(
             value,
@@ -192,6 +234,7 @@ class Measurement(Score):
             cost_usd=cost_usd,
             cached=cached,
             unpriced=unpriced,
+            spread=spread,
         )
         self.stem = stem
         self.tail = tail

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from scorewire.checks.text_metrics import MAX_BLEU_CHARS, MAX_PYTHON_CHARS, MAX_ROUGE_TOKENS
 from scorewire.core.cost import RequestMeter, current_meter
 from scorewire.core.errors import join_path
+from scorewire.core.registry import REGISTRY
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.text.resources import LOADED_SETTING
 
@@ -43,6 +44,7 @@ SCHEMA_KEYWORDS = "max_schema_keywords_per_request"
 LANGUAGES = "max_languages_per_request"
 NAME_CHARS = "max_check_name_chars"
 EXAMPLE_CHARS = "max_example_chars_per_request"
+JUDGE_SAMPLES = "max_judge_samples"
 
 REQUEST_SETTINGS = (
     PATTERNS,
@@ -56,6 +58,7 @@ REQUEST_SETTINGS = (
     LOADED_SETTING,
     NAME_CHARS,
     EXAMPLE_CHARS,
+    JUDGE_SAMPLES,
 )
 """The settings a `RequestMeter` enforces while a request's checks load (one of them,
 `max_languages_loaded`, bounds the process: the models a request loads stay)."""
@@ -184,10 +187,17 @@ def _charge(meter: RequestMeter, spec: CheckSpec, path: str) -> None:
         # Each example is scored at load (the check's self-test): an output in effect.
         chars = sum(len(e.text) for e in spec.examples)
         meter.charge(EXAMPLE_CHARS, chars, join_path(path, "examples"), "example characters")
+    base = join_path(path, spec.params_path) if spec.params_path else path
+    samples = spec.params.get("samples")
+    if isinstance(samples, int | float) and not isinstance(samples, bool):
+        check_type = REGISTRY.get(spec.type)
+        if check_type is not None and check_type.uses_judge:
+            meter.at_most(
+                JUDGE_SAMPLES, int(samples), join_path(base, "samples"), "the judge samples asked"
+            )
     costs = PARAM_COSTS.get(spec.type)
     if not costs:
         return
-    base = join_path(path, spec.params_path) if spec.params_path else path
     for key, charge in costs.items():
         if key in spec.params:
             charge(meter, spec.params[key], join_path(base, key))

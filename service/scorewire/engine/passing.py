@@ -38,6 +38,8 @@ def _decider(
             assert phrase is not None and threshold is not None
             passed = score.value >= bar
             score.passed = passed
+            if score.spread is not None:
+                score.spread = score.spread.judged(lambda v: v >= bar, passed)
             score.reason = f"{score.stem}{phrase(score.value, passed, threshold)}{score.tail}"
         if negate:
             score.value = 1.0 - score.value

@@ -31,6 +31,12 @@ class Question(Generic[T]):
     """Which judge; AUTO for the configured default."""
     max_tokens: int = 1024
     """Most completion tokens (part of the cache key)."""
+    temperature: float | None = None
+    """Sampling temperature of this request; None for the service's configured one
+    (part of the cache key either way)."""
+    sample: int = 0
+    """Which sample of a repeatedly sampled check this is (0-based). Each sample is its
+    own cached verdict; sample 0's key is the key of an unsampled request."""
 
 
 class Answer(Generic[T]):

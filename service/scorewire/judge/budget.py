@@ -12,8 +12,9 @@ what is spent never exceeds the limit, however many calls run at once.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 class Reservation:
@@ -84,32 +85,46 @@ class Budget:
         Waits while calls in flight hold what is left: when they settle, their real
         cost decides whether this call may still run.
         """
-        parent: Reservation | None = None
+        held = await self.reserve_all([amount_usd])
+        return None if held is None else held[0]
+
+    async def reserve_all(self, amounts_usd: Sequence[float]) -> list[Reservation] | None:
+        """Hold one reservation per amount, all or none (several calls of one score).
+
+        The sum must fit as one call's ceiling would: refused when it cannot fit beside
+        what is spent, waited for while calls in flight hold what is left.
+        """
+        total = math.fsum(amounts_usd)
+        parents: list[Reservation] | None = None
         if self.parent is not None:
-            parent = await self.parent.reserve(amount_usd)
-            if parent is None:
+            parents = await self.parent.reserve_all(amounts_usd)
+            if parents is None:
                 return None
         while True:
             self._roll()
-            if not self._fits(amount_usd):
-                if parent is not None and self.parent is not None:
-                    self.parent.release(parent)
+            if not self._fits(total):
+                self._release_parents(parents)
                 return None
-            if self._may_start(amount_usd):
-                self.reserved_usd += amount_usd
-                self.in_flight += 1
-                return Reservation(amount_usd, parent)
+            if self._may_start(total):
+                self.reserved_usd += total
+                self.in_flight += len(amounts_usd)
+                ups: Sequence[Reservation | None] = parents or [None] * len(amounts_usd)
+                return [Reservation(a, up) for a, up in zip(amounts_usd, ups, strict=True)]
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
                 await waiter
             except BaseException:
-                if parent is not None and self.parent is not None:
-                    self.parent.release(parent)
+                self._release_parents(parents)
                 raise
             finally:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
+
+    def _release_parents(self, parents: list[Reservation] | None) -> None:
+        if parents is not None and self.parent is not None:
+            for up in parents:
+                self.parent.release(up)
 
     def settle(self, reservation: Reservation, cost_usd: float | None) -> None:
         """Release a reservation and record the call's real cost (None: unknown).

@@ -37,9 +37,23 @@ NAMESPACE = "scorewire:verdict:"
 
 
 def verdict_key(
-    prompt: Prompt, *, backend: str, model: str, temperature: float, max_tokens: int
+    prompt: Prompt,
+    *,
+    backend: str,
+    model: str,
+    temperature: float,
+    max_tokens: int,
+    sample: int = 0,
 ) -> str:
-    """sha256 over the prompt version, the rendered prompt, backend, model and sampling."""
+    """sha256 over the prompt version, the rendered prompt, backend, model and sampling.
+
+    `sample` (the index of a repeated sample) is part of the material only when it is
+    above 0, so sample 0 keeps the key every verdict had before repeated sampling and
+    existing caches stay valid.
+    """
+    sampling: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+    if sample:
+        sampling["sample"] = sample
     material = json.dumps(
         [
             PROMPT_VERSION,
@@ -50,7 +64,7 @@ def verdict_key(
             prompt.schema,
             backend,
             model,
-            {"temperature": temperature, "max_tokens": max_tokens},
+            sampling,
         ],
         ensure_ascii=False,
         sort_keys=True,
@@ -197,6 +211,20 @@ class VerdictCache:
         found = CachedAnswer.loads(raw) if raw is not None else None
         self._stats.add("cache_hits" if found is not None else "cache_misses")
         return found
+
+    async def peek(self, key: str) -> CachedAnswer | None:
+        """Like `get`, but counts nothing: a look before a `get` that will count."""
+        if not self._available():
+            return None
+        try:
+            async with asyncio.timeout(self._timeout):
+                raw = await self._store.get(NAMESPACE + key)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self._failed("get", err)
+            return None
+        return CachedAnswer.loads(raw) if raw is not None else None
 
     async def set(self, key: str, answer: CachedAnswer) -> None:
         """Store an answer; a failure is counted and otherwise ignored."""

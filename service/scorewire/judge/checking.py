@@ -9,13 +9,20 @@ leaks between specs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import ThresholdRule
-from scorewire.judge.answers import NO_JUDGE, Answer
+from scorewire.judge.answers import NO_JUDGE, Answer, Question
 from scorewire.judge.prompts import ExampleLike, as_text
+from scorewire.judge.sampling import (
+    Sampling,
+    ask_all,
+    closest,
+    failed_answer,
+    sampled_measurement,
+)
 from scorewire.judge.verdict import LevelVerdict
 
 _EPSILON = 1e-9
@@ -78,6 +85,54 @@ def level_score(
         cached=answer.cached,
         unpriced=answer.unpriced,
     )
+
+
+async def ask_levels(
+    judge: Any,
+    ctx: CheckContext,
+    question: Question[LevelVerdict],
+    sampling: Sampling,
+    scale: int,
+    *,
+    pass_level: int | None = None,
+) -> Score:
+    """Ask a level question as `sampling` says and score the answers (`level_score`
+    for one sample, `sampled_level_score` for several)."""
+    if sampling.n == 1 and sampling.temperature is None:
+        answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
+        return level_score(answer, scale, pass_level=pass_level)
+    answers = await ask_all(judge, ctx, sampling.questions(question))
+    if len(answers) == 1:
+        return level_score(answers[0], scale, pass_level=pass_level)
+    return sampled_level_score(answers, scale, sampling, pass_level=pass_level)
+
+
+def sampled_level_score(
+    answers: Sequence[Answer[LevelVerdict]],
+    scale: int,
+    sampling: Sampling,
+    *,
+    pass_level: int | None = None,
+) -> Score:
+    """The Measurement of several level samples: the aggregate value, the levels in the
+    reason, the reasoning of the sample closest to the aggregate, and the spread."""
+    failed = failed_answer(answers)
+    if failed is not None:
+        return failed
+    verdicts = [cast(LevelVerdict, a.value) for a in answers]
+    values = [(v.level - 1) / (scale - 1) for v in verdicts]
+    bar = None if pass_level is None else (pass_level - 1) / (scale - 1)
+    levels = ", ".join(str(v.level) for v in verdicts)
+    n = len(verdicts)
+    stem_tmpl = f"{sampling.aggregate} of {n} samples {{value:.3g}} (levels {levels} of {scale})"
+    # The stem needs the value, known only once aggregated: build, then fill in.
+    score = sampled_measurement(answers, values, sampling, stem="", tail="", bar=bar)
+    best = verdicts[closest(values, score.value)]
+    score.stem = stem_tmpl.format(value=score.value)
+    score.tail = f": {best.reasoning}" if best.reasoning else ""
+    own = f" (passes at level {pass_level})" if pass_level is not None else ""
+    score.reason = f"{score.stem}{own}{score.tail}"
+    return score
 
 
 def _level_phrase(value: float, passed: bool, threshold: float) -> str:

@@ -34,6 +34,7 @@ import asyncio
 import dataclasses
 import itertools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
@@ -93,14 +94,22 @@ class _Outcome:
 class _Flight:
     """One request in flight, shared by every check asking the same question."""
 
-    __slots__ = ("budget", "deadline", "task", "tenant", "waiters")
+    __slots__ = ("budget", "deadline", "held", "task", "tenant", "waiters")
 
-    def __init__(self, deadline: float | None, budget: Budget | None, tenant: str | None) -> None:
+    def __init__(
+        self,
+        deadline: float | None,
+        budget: Budget | None,
+        tenant: str | None,
+        held: Held | None = None,
+    ) -> None:
         self.task: asyncio.Task[_Outcome] | None = None
         self.waiters = 0
         self.deadline = deadline
         self.budget = budget
         self.tenant = tenant
+        self.held = held
+        """Money reserved for this call before it was asked (`JudgeService.prepay`)."""
 
     def join(self, deadline: float | None) -> None:
         """Extend the deadline to the latest of the waiters' (None means unbounded)."""
@@ -109,6 +118,10 @@ class _Flight:
 
     def remaining(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
+
+
+Held = list[tuple[Budget, Reservation]]
+"""Reservations held for one judge call, one per budget it is charged to."""
 
 
 class _CallFailed(Exception):
@@ -280,23 +293,75 @@ class JudgeService:
 
     # --- asking ------------------------------------------------------------------------------
 
-    async def ask(self, ctx: CheckContext, question: Question[T]) -> Answer[T]:
-        """Get a verdict for `question`, from the cache, a shared call, or a new call."""
+    def _key(self, backend: JudgeBackend, model: str, question: Question[Any]) -> str:
+        return verdict_key(
+            question.prompt,
+            backend=backend.name,
+            model=model,
+            temperature=self._temperature_of(question),
+            max_tokens=question.max_tokens,
+            sample=question.sample,
+        )
+
+    def _temperature_of(self, question: Question[Any]) -> float:
+        return self._temperature if question.temperature is None else question.temperature
+
+    async def prepay(
+        self, ctx: CheckContext, questions: Sequence[Question[Any]]
+    ) -> list[Held | None] | Answer[Any]:
+        """Reserve, all or none, the ceiling of every question whose verdict is not cached.
+
+        A check that asks several questions for one score (repeated samples, both orders)
+        calls this first, so that a budget that cannot pay for all of them refuses before
+        the first call instead of after paying for some. Returns one hold per question
+        (None where the cache already holds this tenant's verdict) to pass to `ask`, or
+        the refusal as a failed Answer. Holds `ask` did not use are given back by
+        `release`.
+        """
+        budget = _run_budget(ctx)
+        budgets = [b for b in (budget, self.server_budget) if b is not None]
+        route = self._route(questions[0].model) if questions else None
+        if all(_unlimited(b) for b in budgets) or route is None or isinstance(route, str):
+            # nothing can refuse: each call reserves its own, with no cache peek first
+            return [None] * len(questions)
+        backend, model = route
+        misses: list[int] = []
+        for i, question in enumerate(questions):
+            hit = await self._cache.peek(self._key(backend, model, question))
+            if hit is None or not (self.tenants_trust_each_other or hit.tenant == ctx.tenant):
+                misses.append(i)
+        holds: list[Held | None] = [None] * len(questions)
+        if not misses:
+            return holds
+        ceilings = [self._ceiling(model, questions[i]) for i in misses]
+        held = await self._reserve_many(budget, model, questions[misses[0]], ceilings)
+        if isinstance(held, _Outcome):
+            return _answer(held, cached=False)
+        for i, h in zip(misses, held, strict=True):
+            holds[i] = h
+        return holds
+
+    @staticmethod
+    def release(holds: Sequence[Held | None]) -> None:
+        """Give back what `prepay` held and no call used (settled holds are left alone)."""
+        for held in holds:
+            for b, r in held or ():
+                b.release(r)
+
+    async def ask(
+        self, ctx: CheckContext, question: Question[T], *, held: Held | None = None
+    ) -> Answer[T]:
+        """Get a verdict for `question`, from the cache, a shared call, or a new call.
+
+        `held` is money `prepay` reserved for this call; a call that is made settles it
+        instead of reserving anew.
+        """
         route = self._route(question.model)
         if isinstance(route, str):
             return Answer(None, error_code=ErrorCode.JUDGE_ERROR, error_message=route)
         backend, model = route
-        key = verdict_key(
-            question.prompt,
-            backend=backend.name,
-            model=model,
-            temperature=self._temperature,
-            max_tokens=question.max_tokens,
-        )
-        budget = ctx.budget
-        if budget is not None and not isinstance(budget, Budget):
-            # Silently ignoring a limit would spend money the caller did not allow.
-            raise TypeError("CheckContext.budget must be a scorewire.judge.Budget or None")
+        key = self._key(backend, model, question)
+        budget = _run_budget(ctx)
         tenant = ctx.tenant
         # Sharing a call in flight would tell a tenant another one asked the same.
         flight_key = key if self.tenants_trust_each_other else f"{key}\0{tenant or ''}"
@@ -306,7 +371,8 @@ class JudgeService:
             flight = self._flights.get(flight_key)
             leader = flight is None
             if flight is None:
-                flight = self._start(flight_key, key, backend, model, question, ctx, budget)
+                flight = self._start(flight_key, key, backend, model, question, ctx, budget, held)
+                held = None  # the flight owns it now (a retry below reserves afresh)
             else:
                 flight.join(ctx.deadline)
             outcome = await self._wait(flight_key, flight)
@@ -336,8 +402,9 @@ class JudgeService:
         question: Question[Any],
         ctx: CheckContext,
         budget: Budget | None,
+        held: Held | None = None,
     ) -> _Flight:
-        flight = _Flight(ctx.deadline, budget, ctx.tenant)
+        flight = _Flight(ctx.deadline, budget, ctx.tenant, held)
         task = asyncio.get_running_loop().create_task(
             self._resolve(flight, key, backend, model, question)
         )
@@ -390,7 +457,7 @@ class JudgeService:
                     return _Outcome(value, from_cache=True)
                 return await self._foreign_hit(flight, model, question, value, hit)
         ceiling = self._ceiling(model, question)
-        reservations = await self._reserve(flight, model, question, ceiling)
+        reservations = await self._hold(flight, model, question, ceiling)
         if isinstance(reservations, _Outcome):
             return reservations
         completion: Completion | None = None
@@ -448,7 +515,7 @@ class JudgeService:
         like a call's but charged nothing, since no money left. The saving is counted.
         """
         ceiling = self._ceiling(model, question)
-        reservations = await self._reserve(flight, model, question, ceiling)
+        reservations = await self._hold(flight, model, question, ceiling)
         if isinstance(reservations, _Outcome):
             return reservations
         would_cost = self._cost(model, hit.input_tokens, hit.output_tokens)
@@ -528,41 +595,65 @@ class JudgeService:
             return None
         return price.ceiling(_prompt_bound(question), question.max_tokens)
 
-    async def _reserve(
+    async def _hold(
         self, flight: _Flight, model: str, question: Question[Any], ceiling: float | None
-    ) -> list[tuple[Budget, Reservation]] | _Outcome:
+    ) -> Held | _Outcome:
+        """The flight's prepaid reservations, else fresh ones for its call."""
+        if flight.held is not None:
+            held, flight.held = flight.held, None
+            return held
+        return await self._reserve(flight.budget, model, question, ceiling)
+
+    async def _reserve(
+        self, run_budget: Budget | None, model: str, question: Question[Any], ceiling: float | None
+    ) -> Held | _Outcome:
+        held = await self._reserve_many(run_budget, model, question, [ceiling])
+        return held if isinstance(held, _Outcome) else held[0]
+
+    async def _reserve_many(
+        self,
+        run_budget: Budget | None,
+        model: str,
+        question: Question[Any],
+        ceilings: Sequence[float | None],
+    ) -> list[Held] | _Outcome:
+        """One hold per ceiling from every budget, all or none (a refusal as an outcome)."""
         budgets = [
             (budget, server)
-            for budget, server in ((flight.budget, False), (self.server_budget, True))
+            for budget, server in ((run_budget, False), (self.server_budget, True))
             if budget is not None
         ]
         if not budgets:
-            return []
-        if ceiling is None:
+            return [[] for _ in ceilings]
+        if any(c is None for c in ceilings):
             refusal = self.prices.unpriced_refusal(model)
             if refusal is not None:
                 self.stats.add("budget_refusals")
                 return _Outcome(error_code=ErrorCode.UNPRICED_MODEL, error_message=refusal)
-        amount = ceiling or 0.0  # an allowed unpriced call holds nothing
-        held: list[tuple[Budget, Reservation]] = []
+        amounts = [c or 0.0 for c in ceilings]  # an allowed unpriced call holds nothing
+        held: list[tuple[Budget, list[Reservation]]] = []
         try:
             for budget, server in budgets:
-                reservation = await budget.reserve(amount)
-                if reservation is None:
-                    for b, r in held:
-                        b.release(r)
-                    held.clear()
+                reservations = await budget.reserve_all(amounts)
+                if reservations is None:
+                    for b, rs in held:
+                        for r in rs:
+                            b.release(r)
                     self.stats.add("budget_refusals")
+                    amount = math.fsum(amounts)
                     return _Outcome(
                         error_code=ErrorCode.BUDGET_EXHAUSTED,
-                        error_message=_refusal(budget, server, amount, model, question),
+                        error_message=_refusal(
+                            budget, server, amount, model, question, len(amounts)
+                        ),
                     )
-                held.append((budget, reservation))
+                held.append((budget, reservations))
         except BaseException:
-            for b, r in held:
-                b.release(r)
+            for b, rs in held:
+                for r in rs:
+                    b.release(r)
             raise
-        return held
+        return [[(b, rs[i]) for b, rs in held] for i in range(len(amounts))]
 
     # --- the call ------------------------------------------------------------------------------
 
@@ -627,7 +718,7 @@ class JudgeService:
                         question.prompt,
                         model=model,
                         max_tokens=question.max_tokens,
-                        temperature=self._temperature,
+                        temperature=self._temperature_of(question),
                         timeout_s=limit_s,
                     )
             except TimeoutError:
@@ -676,6 +767,24 @@ _BUDGET_CODES = frozenset({ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL}
 """Refusals that depend on the budget of the flight's leader (another run may pass)."""
 
 
+def _unlimited(budget: Budget) -> bool:
+    """Whether `budget` and every parent only count (no limit can refuse a call)."""
+    b: Budget | None = budget
+    while b is not None:
+        if b.limit_usd is not None:
+            return False
+        b = b.parent
+    return True
+
+
+def _run_budget(ctx: CheckContext) -> Budget | None:
+    budget = ctx.budget
+    if budget is not None and not isinstance(budget, Budget):
+        # Silently ignoring a limit would spend money the caller did not allow.
+        raise TypeError("CheckContext.budget must be a scorewire.judge.Budget or None")
+    return budget
+
+
 def _charge(cost: float | None, ceiling: float | None, reservation: Reservation) -> float | None:
     """What a budget is charged: the cost, else the ceiling held (a priced call whose usage
     is unknown or impossible), else None (an allowed unpriced call, counted apart)."""
@@ -701,15 +810,17 @@ def _budget_left(budget: Budget) -> float | None:
 
 
 def _refusal(
-    budget: Budget, server: bool, amount: float, model: str, question: Question[Any]
+    budget: Budget, server: bool, amount: float, model: str, question: Question[Any], calls: int = 1
 ) -> str:
     whose = "the server's judge budget for this period" if server else "the judge budget"
     left = _budget_left(budget)
     if budget.exhausted or left is None or left <= 0:
         return f"{BUDGET_EXHAUSTED}: {whose} is spent" if server else BUDGET_EXHAUSTED
+    what = "this call" if calls == 1 else f"these {calls} calls (one per judge sample)"
+    each = "" if calls == 1 else " each"
     return (
-        f"{BUDGET_EXHAUSTED}: this call could cost up to ${amount:.6f} "
-        f"({question.max_tokens} max_tokens and the whole prompt at {model}'s price), "
+        f"{BUDGET_EXHAUSTED}: {what} could cost up to ${amount:.6f} "
+        f"({question.max_tokens} max_tokens and the whole prompt at {model}'s price{each}), "
         f"more than the ${left:.6f} left in {whose}"
     )
 

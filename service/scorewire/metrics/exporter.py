@@ -25,6 +25,7 @@ from prometheus_client import (
     start_http_server,
 )
 from scorewire.core.errors import StartupError
+from scorewire.metrics.agreement import AgreementMetrics
 from scorewire.metrics.grpc_metrics import GrpcServerMetrics
 from scorewire.metrics.judge import JudgeMetrics
 from scorewire.metrics.runs import RunMetrics
@@ -70,6 +71,8 @@ class ServerMetrics:
         """The run observer (scorewire_checks_*, scorewire_suite_*)."""
         self.judge = JudgeMetrics(self.registry)
         """The judge series (scorewire_judge_*)."""
+        self.agreement = AgreementMetrics(self.registry)
+        """The judge-human agreement series (scorewire_judge_agreement_*)."""
         self._httpd: WSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -150,6 +153,7 @@ def start_metrics(
         return None
     metrics = ServerMetrics()
     metrics.watch_judge(judge)
+    metrics.agreement.floor = settings.agreement_kappa_floor
     port = settings.metrics_port + port_offset if settings.metrics_port else 0
     try:
         metrics.serve_http(settings.host, port)

@@ -93,8 +93,12 @@ async def create_server(
     observer: RunObserver | None = None,
     extras: dict[str, Any] | None = None,
     interceptors: Sequence[Any] = (),
+    agreement_observer: Any = None,
 ) -> tuple[Running, int]:
-    """Build, bind and start the server; returns it and the bound port."""
+    """Build, bind and start the server; returns it and the bound port.
+
+    `agreement_observer` receives the latest kappa of every Agreement (the metrics).
+    """
     auth = auth_interceptor(settings)
     # Metrics (passed in) come first so that calls auth rejects are counted too; the
     # decode guard comes after auth, so a caller without a token learns nothing more.
@@ -109,7 +113,15 @@ async def create_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [SERVICE_NAME]
     if labels is not None:
-        names.append(add_label_service(server, labels))
+        names.append(
+            add_label_service(
+                server,
+                labels,
+                scorer=service,
+                observer=agreement_observer,
+                max_resamples=settings.max_bootstrap_resamples,
+            )
+        )
     add_reflection(server, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
@@ -154,6 +166,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         extras={"embeddings": embeddings} if embeddings is not None else None,
         observer=metrics.observer if metrics is not None else None,
         interceptors=metrics.interceptors if metrics is not None else (),
+        agreement_observer=metrics.agreement if metrics is not None else None,
     )
     running.closers.extend([labels.close, judge.aclose])
     # Modules, registry and settings live as long as the process: out of every collection,

@@ -180,6 +180,12 @@ def score_to_pb(
         m.error.message = bounded_text(s.error.message, max_reason_chars)
     elif s.skipped:
         m.skipped = True
+    elif s.spread is not None:
+        spread = m.spread
+        spread.samples = s.spread.n
+        spread.stdev = s.spread.stdev
+        spread.agreement = s.spread.agreement
+        spread.values.extend(s.spread.values)
     return m
 
 

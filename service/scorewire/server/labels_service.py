@@ -43,6 +43,7 @@ from scorewire.labels.model import (
     is_output_hash,
     utc_now,
 )
+from scorewire.server import agreement as trust
 from scorewire.server.errors import (
     RequestRejected,
     guarded_unary,
@@ -302,10 +303,24 @@ def _query_from_pb(
 
 
 class LabelService(pb_grpc.LabelServiceServicer):
-    """scorewire.v1.LabelService on grpc.aio, over any `LabelStore`."""
+    """scorewire.v1.LabelService on grpc.aio, over any `LabelStore`.
 
-    def __init__(self, store: LabelStore) -> None:
+    Agreement and Calibrate need a `scorer` (the ScoringService) to score cases; without
+    one they are UNIMPLEMENTED.
+    """
+
+    def __init__(
+        self,
+        store: LabelStore,
+        *,
+        scorer: trust.Scorer | None = None,
+        observer: trust.AgreementObserver | None = None,
+        max_resamples: int = 10_000,
+    ) -> None:
         self._store = store
+        self._scorer = scorer
+        self._observer = observer
+        self._max_resamples = max_resamples
 
     @guarded_unary
     async def PutLabels(
@@ -373,6 +388,47 @@ class LabelService(pb_grpc.LabelServiceServicer):
             labels=[label_to_pb(lb) for _, lb in page], next_page_token=token
         )
 
+    async def _judge_pairs(
+        self, request: pb.AgreementRequest, path: str, context: Context
+    ) -> list[trust.Judged]:
+        if self._scorer is None:
+            raise RequestRejected(
+                grpc.StatusCode.UNIMPLEMENTED, "this server scores no cases for agreement"
+            )
+        query = visible_query(
+            trust.label_query(request.labels, join_path(path, "labels")), principal(context)
+        )
+        return await trust.judge_pairs(
+            request, path, context, scorer=self._scorer, store=self._store, query=query
+        )
+
+    @guarded_unary
+    async def Agreement(
+        self, request: pb.AgreementRequest, context: Context
+    ) -> pb.AgreementResponse:
+        """Score the cases now and compare each judge-backed check with the labels."""
+        options = trust.options_from_pb(request.options, "options", self._max_resamples)
+        judged = await self._judge_pairs(request, "", context)
+        figures = trust.agreements(judged, options, "")
+        if self._observer is not None:
+            for j, a in zip(judged, figures, strict=True):
+                self._observer.observe_agreement(j.name, j.judge_model, a.kappa, a.pairs)
+        return pb.AgreementResponse(
+            checks=[trust.agreement_to_pb(j, a) for j, a in zip(judged, figures, strict=True)]
+        )
+
+    @guarded_unary
+    async def Calibrate(
+        self, request: pb.CalibrateRequest, context: Context
+    ) -> pb.CalibrateResponse:
+        """Score once, then the agreement at each candidate threshold, and the best."""
+        thresholds = trust.thresholds_from_pb(request.thresholds)
+        judged = await self._judge_pairs(request.agreement, "agreement", context)
+        figures = trust.calibrations(judged, thresholds, "agreement")
+        return pb.CalibrateResponse(
+            checks=[trust.calibration_to_pb(j, c) for j, c in zip(judged, figures, strict=True)]
+        )
+
 
 class CallerScopedLabels:
     """The label store as the scoring service's `human` checks see it: the caller's tenant.
@@ -409,7 +465,15 @@ class CallerScopedLabels:
         await self._store.close()
 
 
-def add_label_service(server: grpc.aio.Server, store: LabelStore) -> str:
+def add_label_service(
+    server: grpc.aio.Server,
+    store: LabelStore,
+    *,
+    scorer: trust.Scorer | None = None,
+    observer: trust.AgreementObserver | None = None,
+    max_resamples: int = 10_000,
+) -> str:
     """Register a LabelService over `store` on `server`; returns its full service name."""
+    service = LabelService(store, scorer=scorer, observer=observer, max_resamples=max_resamples)
     # Lenient deserializers: bytes that do not parse are INVALID_ARGUMENT, not UNKNOWN.
-    return add_service(server, LabelService(store), pb.DESCRIPTOR.services_by_name["LabelService"])
+    return add_service(server, service, pb.DESCRIPTOR.services_by_name["LabelService"])

@@ -28,6 +28,7 @@ from scorewire.engine.cost import request_meter
 from scorewire.engine.runner import (
     Case,
     CaseResult,
+    Plan,
     PlanShape,
     run_cases,
     score_case,
@@ -570,6 +571,50 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if self._observer is not None:
             self._observer.observe_summary(summary)
         yield pb.RunSuiteResponse(summary=convert.summary_to_pb(summary))
+
+    async def score_now(
+        self,
+        checks: Sequence[pb.CheckSpec],
+        cases: Sequence[pb.Case],
+        context: Context,
+        budget_usd: float | None,
+    ) -> tuple[Plan, list[CaseResult]]:
+        """Score `cases` with `checks` here, results in case order (Agreement, Calibrate).
+
+        The same limits and errors as RunSuite: the checks compile in a worker first
+        (INVALID_ARGUMENT, RESOURCE_EXHAUSTED naming the setting), then run in this
+        process, where judge calls share the server's verdict cache and budgets.
+        """
+        limit = self._settings.max_cases_per_request
+        if len(cases) > limit:
+            raise resource_exhausted(
+                "cases", f"{len(cases)} cases exceed max_cases_per_request ({limit})"
+            )
+        key, source = self._source(suite_yaml="", suite_name="", checks=checks, compact=())
+        info = await self._plan(key, source, context)
+        for i, c in enumerate(cases):
+            self._check_output(c.output.text, f"cases[{i}].output", info)
+        ctx = self._context(context, budget_usd)
+        plan = (await self._load_here(key, source)).plan
+        todo = [streaming.to_case(cases, i) for i in range(len(cases))]
+        concurrency = self._settings.max_concurrency
+        results = [r async for r in run_cases(plan, todo, ctx, concurrency=concurrency)]
+        if self._observer is not None:
+            self._observer.observe_results(plan, results)
+        results.sort(key=lambda r: r.index)
+        return plan, results
+
+    def describe_judge(self, model: Any) -> str:
+        """`backend:model` a check's `model:` parameter routes to (the default when unset)."""
+        if self._judge is None:
+            return ""
+        from scorewire.judge.models import parse_model
+
+        try:
+            ref = parse_model(model if isinstance(model, str) else None)
+        except ValueError:
+            return str(model)
+        return str(self._judge.describe(ref))
 
     def _chunk_jobs(
         self,

@@ -426,11 +426,950 @@ func (x *ListLabelsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// LabelFilter selects the labels an agreement reads. Empty fields match everything.
+type LabelFilter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The label check the labels are for; empty means `default`.
+	Check string `protobuf:"bytes,1,opt,name=check,proto3" json:"check,omitempty"`
+	// Only labels by this labeller.
+	Labeller string `protobuf:"bytes,2,opt,name=labeller,proto3" json:"labeller,omitempty"`
+	// Only labels of this tenant, with the rules of ListLabelsRequest.tenant.
+	Tenant        string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LabelFilter) Reset() {
+	*x = LabelFilter{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelFilter) ProtoMessage() {}
+
+func (x *LabelFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelFilter.ProtoReflect.Descriptor instead.
+func (*LabelFilter) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *LabelFilter) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *LabelFilter) GetLabeller() string {
+	if x != nil {
+		return x.Labeller
+	}
+	return ""
+}
+
+func (x *LabelFilter) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+// AgreementOptions tune the figures of an agreement.
+type AgreementOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bootstrap resamples for kappa's confidence interval; 0 means 1000. At most
+	// SCOREWIRE_MAX_BOOTSTRAP_RESAMPLES (RESOURCE_EXHAUSTED above it).
+	Resamples int32 `protobuf:"varint,1,opt,name=resamples,proto3" json:"resamples,omitempty"`
+	// The seed of the bootstrap, so the interval is reproducible.
+	Seed uint64 `protobuf:"varint,2,opt,name=seed,proto3" json:"seed,omitempty"`
+	// The interval's confidence level, strictly between 0 and 1; 0 means 0.95.
+	Confidence float64 `protobuf:"fixed64,3,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// The most disagreements listed per check, 0 to 1000; 0 means 20.
+	MaxDisagreements int32 `protobuf:"varint,4,opt,name=max_disagreements,json=maxDisagreements,proto3" json:"max_disagreements,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *AgreementOptions) Reset() {
+	*x = AgreementOptions{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgreementOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgreementOptions) ProtoMessage() {}
+
+func (x *AgreementOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgreementOptions.ProtoReflect.Descriptor instead.
+func (*AgreementOptions) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AgreementOptions) GetResamples() int32 {
+	if x != nil {
+		return x.Resamples
+	}
+	return 0
+}
+
+func (x *AgreementOptions) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *AgreementOptions) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *AgreementOptions) GetMaxDisagreements() int32 {
+	if x != nil {
+		return x.MaxDisagreements
+	}
+	return 0
+}
+
+// AgreementRequest asks how far judge-backed checks agree with human labels.
+type AgreementRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cases to score now: samples with their ids and the exact outputs people
+	// labelled. At most the server's per-request case limit.
+	Cases []*Case `protobuf:"bytes,1,rep,name=cases,proto3" json:"cases,omitempty"`
+	// The checks to score them with; at least one must be judge-backed.
+	Checks []*CheckSpec `protobuf:"bytes,2,rep,name=checks,proto3" json:"checks,omitempty"`
+	// A recorded run's id, to compare its scores instead of scoring `cases` now.
+	// Reserved: not served yet (FAILED_PRECONDITION when set).
+	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Only this check (by name); empty means every judge-backed check of `checks`.
+	Check string `protobuf:"bytes,4,opt,name=check,proto3" json:"check,omitempty"`
+	// Which labels count.
+	Labels *LabelFilter `protobuf:"bytes,5,opt,name=labels,proto3" json:"labels,omitempty"`
+	// Bootstrap and listing options.
+	Options *AgreementOptions `protobuf:"bytes,6,opt,name=options,proto3" json:"options,omitempty"`
+	// The most US dollars the judge calls of this request may spend; unset means only
+	// the server's own budget applies.
+	BudgetUsd     *float64 `protobuf:"fixed64,7,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgreementRequest) Reset() {
+	*x = AgreementRequest{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgreementRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgreementRequest) ProtoMessage() {}
+
+func (x *AgreementRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgreementRequest.ProtoReflect.Descriptor instead.
+func (*AgreementRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AgreementRequest) GetCases() []*Case {
+	if x != nil {
+		return x.Cases
+	}
+	return nil
+}
+
+func (x *AgreementRequest) GetChecks() []*CheckSpec {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+func (x *AgreementRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *AgreementRequest) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *AgreementRequest) GetLabels() *LabelFilter {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *AgreementRequest) GetOptions() *AgreementOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *AgreementRequest) GetBudgetUsd() float64 {
+	if x != nil && x.BudgetUsd != nil {
+		return *x.BudgetUsd
+	}
+	return 0
+}
+
+// ConfusionMatrix counts the pairs of one check by judge verdict and human verdict.
+type ConfusionMatrix struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The judge passed the output and people passed it.
+	JudgePassHumanPass int64 `protobuf:"varint,1,opt,name=judge_pass_human_pass,json=judgePassHumanPass,proto3" json:"judge_pass_human_pass,omitempty"`
+	// The judge passed the output and people failed it.
+	JudgePassHumanFail int64 `protobuf:"varint,2,opt,name=judge_pass_human_fail,json=judgePassHumanFail,proto3" json:"judge_pass_human_fail,omitempty"`
+	// The judge failed the output and people passed it.
+	JudgeFailHumanPass int64 `protobuf:"varint,3,opt,name=judge_fail_human_pass,json=judgeFailHumanPass,proto3" json:"judge_fail_human_pass,omitempty"`
+	// The judge failed the output and people failed it.
+	JudgeFailHumanFail int64 `protobuf:"varint,4,opt,name=judge_fail_human_fail,json=judgeFailHumanFail,proto3" json:"judge_fail_human_fail,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ConfusionMatrix) Reset() {
+	*x = ConfusionMatrix{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfusionMatrix) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfusionMatrix) ProtoMessage() {}
+
+func (x *ConfusionMatrix) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfusionMatrix.ProtoReflect.Descriptor instead.
+func (*ConfusionMatrix) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ConfusionMatrix) GetJudgePassHumanPass() int64 {
+	if x != nil {
+		return x.JudgePassHumanPass
+	}
+	return 0
+}
+
+func (x *ConfusionMatrix) GetJudgePassHumanFail() int64 {
+	if x != nil {
+		return x.JudgePassHumanFail
+	}
+	return 0
+}
+
+func (x *ConfusionMatrix) GetJudgeFailHumanPass() int64 {
+	if x != nil {
+		return x.JudgeFailHumanPass
+	}
+	return 0
+}
+
+func (x *ConfusionMatrix) GetJudgeFailHumanFail() int64 {
+	if x != nil {
+		return x.JudgeFailHumanFail
+	}
+	return 0
+}
+
+// Disagreement is one output the judge and people judged differently.
+type Disagreement struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sample's id.
+	SampleId string `protobuf:"bytes,1,opt,name=sample_id,json=sampleId,proto3" json:"sample_id,omitempty"`
+	// The output text as labelled (the compact JSON value when the text was empty).
+	Output string `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	// The judge's verdict.
+	JudgePassed bool `protobuf:"varint,3,opt,name=judge_passed,json=judgePassed,proto3" json:"judge_passed,omitempty"`
+	// The judge's value, 0 to 1.
+	JudgeValue float64 `protobuf:"fixed64,4,opt,name=judge_value,json=judgeValue,proto3" json:"judge_value,omitempty"`
+	// The judge's reason.
+	JudgeReason string `protobuf:"bytes,5,opt,name=judge_reason,json=judgeReason,proto3" json:"judge_reason,omitempty"`
+	// The people's verdict: true when every labeller passed the output.
+	HumanPassed bool `protobuf:"varint,6,opt,name=human_passed,json=humanPassed,proto3" json:"human_passed,omitempty"`
+	// The labellers' notes, `labeller: note`, joined by `; `.
+	HumanNote string `protobuf:"bytes,7,opt,name=human_note,json=humanNote,proto3" json:"human_note,omitempty"`
+	// How confident the judge was, 0 to 1: the share of its samples agreeing with its
+	// verdict times how far its value lies toward that verdict (the value for a pass,
+	// 1 − value for a fail). Listed highest first.
+	Confidence    float64 `protobuf:"fixed64,8,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Disagreement) Reset() {
+	*x = Disagreement{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Disagreement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Disagreement) ProtoMessage() {}
+
+func (x *Disagreement) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Disagreement.ProtoReflect.Descriptor instead.
+func (*Disagreement) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Disagreement) GetSampleId() string {
+	if x != nil {
+		return x.SampleId
+	}
+	return ""
+}
+
+func (x *Disagreement) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+func (x *Disagreement) GetJudgePassed() bool {
+	if x != nil {
+		return x.JudgePassed
+	}
+	return false
+}
+
+func (x *Disagreement) GetJudgeValue() float64 {
+	if x != nil {
+		return x.JudgeValue
+	}
+	return 0
+}
+
+func (x *Disagreement) GetJudgeReason() string {
+	if x != nil {
+		return x.JudgeReason
+	}
+	return ""
+}
+
+func (x *Disagreement) GetHumanPassed() bool {
+	if x != nil {
+		return x.HumanPassed
+	}
+	return false
+}
+
+func (x *Disagreement) GetHumanNote() string {
+	if x != nil {
+		return x.HumanNote
+	}
+	return ""
+}
+
+func (x *Disagreement) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+// CheckAgreement is the agreement of one judge-backed check with the labels.
+type CheckAgreement struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The check's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The check's type.
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// The judge as `backend:model`.
+	JudgeModel string `protobuf:"bytes,3,opt,name=judge_model,json=judgeModel,proto3" json:"judge_model,omitempty"`
+	// Outputs with both a judge verdict and a human label.
+	Pairs int64 `protobuf:"varint,4,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	// The share of pairs on which judge and people agree, 0 to 1.
+	Accuracy float64 `protobuf:"fixed64,5,opt,name=accuracy,proto3" json:"accuracy,omitempty"`
+	// Cohen's kappa, -1 to 1; unset when it is undefined (judge and people each gave
+	// one and the same verdict to every pair, so chance agreement is 1).
+	Kappa *float64 `protobuf:"fixed64,6,opt,name=kappa,proto3,oneof" json:"kappa,omitempty"`
+	// The lower end of kappa's bootstrap interval; unset when undefined.
+	KappaLow *float64 `protobuf:"fixed64,7,opt,name=kappa_low,json=kappaLow,proto3,oneof" json:"kappa_low,omitempty"`
+	// The upper end of kappa's bootstrap interval; unset when undefined.
+	KappaHigh *float64 `protobuf:"fixed64,8,opt,name=kappa_high,json=kappaHigh,proto3,oneof" json:"kappa_high,omitempty"`
+	// The pairs by judge and human verdict.
+	Confusion *ConfusionMatrix `protobuf:"bytes,9,opt,name=confusion,proto3" json:"confusion,omitempty"`
+	// The disagreements, most confident first, at most `max_disagreements`.
+	Disagreements []*Disagreement `protobuf:"bytes,10,rep,name=disagreements,proto3" json:"disagreements,omitempty"`
+	// Scored outputs without a human label (not counted in `pairs`).
+	Unlabelled int64 `protobuf:"varint,11,opt,name=unlabelled,proto3" json:"unlabelled,omitempty"`
+	// Labelled outputs whose score was an error (not counted in `pairs`).
+	Errored int64 `protobuf:"varint,12,opt,name=errored,proto3" json:"errored,omitempty"`
+	// US dollars the judge calls of the paired scores cost in this request (0 when
+	// every verdict came from the cache).
+	CostUsd float64 `protobuf:"fixed64,13,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	// The confidence level of the interval.
+	Confidence float64 `protobuf:"fixed64,14,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// The bootstrap resamples the interval is made of (those where kappa is defined).
+	Resamples     int64 `protobuf:"varint,15,opt,name=resamples,proto3" json:"resamples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckAgreement) Reset() {
+	*x = CheckAgreement{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckAgreement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckAgreement) ProtoMessage() {}
+
+func (x *CheckAgreement) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckAgreement.ProtoReflect.Descriptor instead.
+func (*CheckAgreement) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CheckAgreement) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CheckAgreement) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *CheckAgreement) GetJudgeModel() string {
+	if x != nil {
+		return x.JudgeModel
+	}
+	return ""
+}
+
+func (x *CheckAgreement) GetPairs() int64 {
+	if x != nil {
+		return x.Pairs
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetAccuracy() float64 {
+	if x != nil {
+		return x.Accuracy
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetKappa() float64 {
+	if x != nil && x.Kappa != nil {
+		return *x.Kappa
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetKappaLow() float64 {
+	if x != nil && x.KappaLow != nil {
+		return *x.KappaLow
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetKappaHigh() float64 {
+	if x != nil && x.KappaHigh != nil {
+		return *x.KappaHigh
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetConfusion() *ConfusionMatrix {
+	if x != nil {
+		return x.Confusion
+	}
+	return nil
+}
+
+func (x *CheckAgreement) GetDisagreements() []*Disagreement {
+	if x != nil {
+		return x.Disagreements
+	}
+	return nil
+}
+
+func (x *CheckAgreement) GetUnlabelled() int64 {
+	if x != nil {
+		return x.Unlabelled
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetErrored() int64 {
+	if x != nil {
+		return x.Errored
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetResamples() int64 {
+	if x != nil {
+		return x.Resamples
+	}
+	return 0
+}
+
+// AgreementResponse holds one agreement per judge-backed check, in request order.
+type AgreementResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agreements.
+	Checks        []*CheckAgreement `protobuf:"bytes,1,rep,name=checks,proto3" json:"checks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgreementResponse) Reset() {
+	*x = AgreementResponse{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgreementResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgreementResponse) ProtoMessage() {}
+
+func (x *AgreementResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgreementResponse.ProtoReflect.Descriptor instead.
+func (*AgreementResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AgreementResponse) GetChecks() []*CheckAgreement {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+// CalibrateRequest asks which threshold makes a judge check agree best with the labels.
+type CalibrateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What to score and which labels count, as for Agreement.
+	Agreement *AgreementRequest `protobuf:"bytes,1,opt,name=agreement,proto3" json:"agreement,omitempty"`
+	// Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
+	// means every distinct value the judge gave (each level of its scale it used).
+	Thresholds    []float64 `protobuf:"fixed64,2,rep,packed,name=thresholds,proto3" json:"thresholds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CalibrateRequest) Reset() {
+	*x = CalibrateRequest{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CalibrateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CalibrateRequest) ProtoMessage() {}
+
+func (x *CalibrateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CalibrateRequest.ProtoReflect.Descriptor instead.
+func (*CalibrateRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CalibrateRequest) GetAgreement() *AgreementRequest {
+	if x != nil {
+		return x.Agreement
+	}
+	return nil
+}
+
+func (x *CalibrateRequest) GetThresholds() []float64 {
+	if x != nil {
+		return x.Thresholds
+	}
+	return nil
+}
+
+// CalibrationPoint is the agreement at one threshold.
+type CalibrationPoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The threshold: a pair's judge verdict is a pass at value ≥ threshold.
+	Threshold float64 `protobuf:"fixed64,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// The share of pairs on which judge and people agree.
+	Accuracy float64 `protobuf:"fixed64,2,opt,name=accuracy,proto3" json:"accuracy,omitempty"`
+	// Cohen's kappa; unset when undefined.
+	Kappa *float64 `protobuf:"fixed64,3,opt,name=kappa,proto3,oneof" json:"kappa,omitempty"`
+	// The pairs by judge and human verdict at this threshold.
+	Confusion     *ConfusionMatrix `protobuf:"bytes,4,opt,name=confusion,proto3" json:"confusion,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CalibrationPoint) Reset() {
+	*x = CalibrationPoint{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CalibrationPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CalibrationPoint) ProtoMessage() {}
+
+func (x *CalibrationPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CalibrationPoint.ProtoReflect.Descriptor instead.
+func (*CalibrationPoint) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CalibrationPoint) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *CalibrationPoint) GetAccuracy() float64 {
+	if x != nil {
+		return x.Accuracy
+	}
+	return 0
+}
+
+func (x *CalibrationPoint) GetKappa() float64 {
+	if x != nil && x.Kappa != nil {
+		return *x.Kappa
+	}
+	return 0
+}
+
+func (x *CalibrationPoint) GetConfusion() *ConfusionMatrix {
+	if x != nil {
+		return x.Confusion
+	}
+	return nil
+}
+
+// CheckCalibration is the calibration of one judge-backed check.
+type CheckCalibration struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The check's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The check's type.
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// The judge as `backend:model`.
+	JudgeModel string `protobuf:"bytes,3,opt,name=judge_model,json=judgeModel,proto3" json:"judge_model,omitempty"`
+	// Outputs with both a judge verdict and a human label.
+	Pairs int64 `protobuf:"varint,4,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	// The agreement at each candidate threshold, lowest threshold first.
+	Points []*CalibrationPoint `protobuf:"bytes,5,rep,name=points,proto3" json:"points,omitempty"`
+	// The threshold with the highest kappa (ties: the higher accuracy, then the lower
+	// threshold).
+	RecommendedThreshold float64 `protobuf:"fixed64,6,opt,name=recommended_threshold,json=recommendedThreshold,proto3" json:"recommended_threshold,omitempty"`
+	// The kappa at the recommended threshold; unset when undefined at every threshold.
+	RecommendedKappa *float64 `protobuf:"fixed64,7,opt,name=recommended_kappa,json=recommendedKappa,proto3,oneof" json:"recommended_kappa,omitempty"`
+	// US dollars the judge calls of the paired scores cost in this request.
+	CostUsd float64 `protobuf:"fixed64,8,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	// cost_usd / pairs: what each labelled pair cost to judge.
+	CostPerPairUsd float64 `protobuf:"fixed64,9,opt,name=cost_per_pair_usd,json=costPerPairUsd,proto3" json:"cost_per_pair_usd,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CheckCalibration) Reset() {
+	*x = CheckCalibration{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckCalibration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckCalibration) ProtoMessage() {}
+
+func (x *CheckCalibration) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckCalibration.ProtoReflect.Descriptor instead.
+func (*CheckCalibration) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CheckCalibration) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CheckCalibration) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *CheckCalibration) GetJudgeModel() string {
+	if x != nil {
+		return x.JudgeModel
+	}
+	return ""
+}
+
+func (x *CheckCalibration) GetPairs() int64 {
+	if x != nil {
+		return x.Pairs
+	}
+	return 0
+}
+
+func (x *CheckCalibration) GetPoints() []*CalibrationPoint {
+	if x != nil {
+		return x.Points
+	}
+	return nil
+}
+
+func (x *CheckCalibration) GetRecommendedThreshold() float64 {
+	if x != nil {
+		return x.RecommendedThreshold
+	}
+	return 0
+}
+
+func (x *CheckCalibration) GetRecommendedKappa() float64 {
+	if x != nil && x.RecommendedKappa != nil {
+		return *x.RecommendedKappa
+	}
+	return 0
+}
+
+func (x *CheckCalibration) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
+func (x *CheckCalibration) GetCostPerPairUsd() float64 {
+	if x != nil {
+		return x.CostPerPairUsd
+	}
+	return 0
+}
+
+// CalibrateResponse holds one calibration per judge-backed check, in request order.
+type CalibrateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The calibrations.
+	Checks        []*CheckCalibration `protobuf:"bytes,1,rep,name=checks,proto3" json:"checks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CalibrateResponse) Reset() {
+	*x = CalibrateResponse{}
+	mi := &file_scorewire_v1_labels_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CalibrateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CalibrateResponse) ProtoMessage() {}
+
+func (x *CalibrateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_labels_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CalibrateResponse.ProtoReflect.Descriptor instead.
+func (*CalibrateResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CalibrateResponse) GetChecks() []*CheckCalibration {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
 var File_scorewire_v1_labels_proto protoreflect.FileDescriptor
 
 const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"\n" +
-	"\x19scorewire/v1/labels.proto\x12\fscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf6\x01\n" +
+	"\x19scorewire/v1/labels.proto\x12\fscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"\xf6\x01\n" +
 	"\x05Label\x12\x1b\n" +
 	"\tsample_id\x18\x01 \x01(\tR\bsampleId\x12\x1f\n" +
 	"\voutput_hash\x18\x02 \x01(\tR\n" +
@@ -461,11 +1400,106 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"\x06tenant\x18\b \x01(\tR\x06tenant\"i\n" +
 	"\x12ListLabelsResponse\x12+\n" +
 	"\x06labels\x18\x01 \x03(\v2\x13.scorewire.v1.LabelR\x06labels\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xad\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"W\n" +
+	"\vLabelFilter\x12\x14\n" +
+	"\x05check\x18\x01 \x01(\tR\x05check\x12\x1a\n" +
+	"\blabeller\x18\x02 \x01(\tR\blabeller\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"\x91\x01\n" +
+	"\x10AgreementOptions\x12\x1c\n" +
+	"\tresamples\x18\x01 \x01(\x05R\tresamples\x12\x12\n" +
+	"\x04seed\x18\x02 \x01(\x04R\x04seed\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x03 \x01(\x01R\n" +
+	"confidence\x12+\n" +
+	"\x11max_disagreements\x18\x04 \x01(\x05R\x10maxDisagreements\"\xba\x02\n" +
+	"\x10AgreementRequest\x12(\n" +
+	"\x05cases\x18\x01 \x03(\v2\x12.scorewire.v1.CaseR\x05cases\x12/\n" +
+	"\x06checks\x18\x02 \x03(\v2\x17.scorewire.v1.CheckSpecR\x06checks\x12\x15\n" +
+	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x14\n" +
+	"\x05check\x18\x04 \x01(\tR\x05check\x121\n" +
+	"\x06labels\x18\x05 \x01(\v2\x19.scorewire.v1.LabelFilterR\x06labels\x128\n" +
+	"\aoptions\x18\x06 \x01(\v2\x1e.scorewire.v1.AgreementOptionsR\aoptions\x12\"\n" +
+	"\n" +
+	"budget_usd\x18\a \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01B\r\n" +
+	"\v_budget_usd\"\xdd\x01\n" +
+	"\x0fConfusionMatrix\x121\n" +
+	"\x15judge_pass_human_pass\x18\x01 \x01(\x03R\x12judgePassHumanPass\x121\n" +
+	"\x15judge_pass_human_fail\x18\x02 \x01(\x03R\x12judgePassHumanFail\x121\n" +
+	"\x15judge_fail_human_pass\x18\x03 \x01(\x03R\x12judgeFailHumanPass\x121\n" +
+	"\x15judge_fail_human_fail\x18\x04 \x01(\x03R\x12judgeFailHumanFail\"\x8c\x02\n" +
+	"\fDisagreement\x12\x1b\n" +
+	"\tsample_id\x18\x01 \x01(\tR\bsampleId\x12\x16\n" +
+	"\x06output\x18\x02 \x01(\tR\x06output\x12!\n" +
+	"\fjudge_passed\x18\x03 \x01(\bR\vjudgePassed\x12\x1f\n" +
+	"\vjudge_value\x18\x04 \x01(\x01R\n" +
+	"judgeValue\x12!\n" +
+	"\fjudge_reason\x18\x05 \x01(\tR\vjudgeReason\x12!\n" +
+	"\fhuman_passed\x18\x06 \x01(\bR\vhumanPassed\x12\x1d\n" +
+	"\n" +
+	"human_note\x18\a \x01(\tR\thumanNote\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\b \x01(\x01R\n" +
+	"confidence\"\xa5\x04\n" +
+	"\x0eCheckAgreement\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1f\n" +
+	"\vjudge_model\x18\x03 \x01(\tR\n" +
+	"judgeModel\x12\x14\n" +
+	"\x05pairs\x18\x04 \x01(\x03R\x05pairs\x12\x1a\n" +
+	"\baccuracy\x18\x05 \x01(\x01R\baccuracy\x12\x19\n" +
+	"\x05kappa\x18\x06 \x01(\x01H\x00R\x05kappa\x88\x01\x01\x12 \n" +
+	"\tkappa_low\x18\a \x01(\x01H\x01R\bkappaLow\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"kappa_high\x18\b \x01(\x01H\x02R\tkappaHigh\x88\x01\x01\x12;\n" +
+	"\tconfusion\x18\t \x01(\v2\x1d.scorewire.v1.ConfusionMatrixR\tconfusion\x12@\n" +
+	"\rdisagreements\x18\n" +
+	" \x03(\v2\x1a.scorewire.v1.DisagreementR\rdisagreements\x12\x1e\n" +
+	"\n" +
+	"unlabelled\x18\v \x01(\x03R\n" +
+	"unlabelled\x12\x18\n" +
+	"\aerrored\x18\f \x01(\x03R\aerrored\x12\x19\n" +
+	"\bcost_usd\x18\r \x01(\x01R\acostUsd\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x0e \x01(\x01R\n" +
+	"confidence\x12\x1c\n" +
+	"\tresamples\x18\x0f \x01(\x03R\tresamplesB\b\n" +
+	"\x06_kappaB\f\n" +
+	"\n" +
+	"_kappa_lowB\r\n" +
+	"\v_kappa_high\"I\n" +
+	"\x11AgreementResponse\x124\n" +
+	"\x06checks\x18\x01 \x03(\v2\x1c.scorewire.v1.CheckAgreementR\x06checks\"p\n" +
+	"\x10CalibrateRequest\x12<\n" +
+	"\tagreement\x18\x01 \x01(\v2\x1e.scorewire.v1.AgreementRequestR\tagreement\x12\x1e\n" +
+	"\n" +
+	"thresholds\x18\x02 \x03(\x01R\n" +
+	"thresholds\"\xae\x01\n" +
+	"\x10CalibrationPoint\x12\x1c\n" +
+	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x12\x1a\n" +
+	"\baccuracy\x18\x02 \x01(\x01R\baccuracy\x12\x19\n" +
+	"\x05kappa\x18\x03 \x01(\x01H\x00R\x05kappa\x88\x01\x01\x12;\n" +
+	"\tconfusion\x18\x04 \x01(\v2\x1d.scorewire.v1.ConfusionMatrixR\tconfusionB\b\n" +
+	"\x06_kappa\"\xec\x02\n" +
+	"\x10CheckCalibration\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1f\n" +
+	"\vjudge_model\x18\x03 \x01(\tR\n" +
+	"judgeModel\x12\x14\n" +
+	"\x05pairs\x18\x04 \x01(\x03R\x05pairs\x126\n" +
+	"\x06points\x18\x05 \x03(\v2\x1e.scorewire.v1.CalibrationPointR\x06points\x123\n" +
+	"\x15recommended_threshold\x18\x06 \x01(\x01R\x14recommendedThreshold\x120\n" +
+	"\x11recommended_kappa\x18\a \x01(\x01H\x00R\x10recommendedKappa\x88\x01\x01\x12\x19\n" +
+	"\bcost_usd\x18\b \x01(\x01R\acostUsd\x12)\n" +
+	"\x11cost_per_pair_usd\x18\t \x01(\x01R\x0ecostPerPairUsdB\x14\n" +
+	"\x12_recommended_kappa\"K\n" +
+	"\x11CalibrateResponse\x126\n" +
+	"\x06checks\x18\x01 \x03(\v2\x1e.scorewire.v1.CheckCalibrationR\x06checks2\xc9\x02\n" +
 	"\fLabelService\x12L\n" +
 	"\tPutLabels\x12\x1e.scorewire.v1.PutLabelsRequest\x1a\x1f.scorewire.v1.PutLabelsResponse\x12O\n" +
 	"\n" +
-	"ListLabels\x12\x1f.scorewire.v1.ListLabelsRequest\x1a .scorewire.v1.ListLabelsResponseBi\n" +
+	"ListLabels\x12\x1f.scorewire.v1.ListLabelsRequest\x1a .scorewire.v1.ListLabelsResponse\x12L\n" +
+	"\tAgreement\x12\x1e.scorewire.v1.AgreementRequest\x1a\x1f.scorewire.v1.AgreementResponse\x12L\n" +
+	"\tCalibrate\x12\x1e.scorewire.v1.CalibrateRequest\x1a\x1f.scorewire.v1.CalibrateResponseBi\n" +
 	"\x10dev.scorewire.v1B\vLabelsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3"
 
 var (
@@ -480,29 +1514,57 @@ func file_scorewire_v1_labels_proto_rawDescGZIP() []byte {
 	return file_scorewire_v1_labels_proto_rawDescData
 }
 
-var file_scorewire_v1_labels_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_scorewire_v1_labels_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_scorewire_v1_labels_proto_goTypes = []any{
 	(*Label)(nil),                 // 0: scorewire.v1.Label
 	(*PutLabelsRequest)(nil),      // 1: scorewire.v1.PutLabelsRequest
 	(*PutLabelsResponse)(nil),     // 2: scorewire.v1.PutLabelsResponse
 	(*ListLabelsRequest)(nil),     // 3: scorewire.v1.ListLabelsRequest
 	(*ListLabelsResponse)(nil),    // 4: scorewire.v1.ListLabelsResponse
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*LabelFilter)(nil),           // 5: scorewire.v1.LabelFilter
+	(*AgreementOptions)(nil),      // 6: scorewire.v1.AgreementOptions
+	(*AgreementRequest)(nil),      // 7: scorewire.v1.AgreementRequest
+	(*ConfusionMatrix)(nil),       // 8: scorewire.v1.ConfusionMatrix
+	(*Disagreement)(nil),          // 9: scorewire.v1.Disagreement
+	(*CheckAgreement)(nil),        // 10: scorewire.v1.CheckAgreement
+	(*AgreementResponse)(nil),     // 11: scorewire.v1.AgreementResponse
+	(*CalibrateRequest)(nil),      // 12: scorewire.v1.CalibrateRequest
+	(*CalibrationPoint)(nil),      // 13: scorewire.v1.CalibrationPoint
+	(*CheckCalibration)(nil),      // 14: scorewire.v1.CheckCalibration
+	(*CalibrateResponse)(nil),     // 15: scorewire.v1.CalibrateResponse
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*Case)(nil),                  // 17: scorewire.v1.Case
+	(*CheckSpec)(nil),             // 18: scorewire.v1.CheckSpec
 }
 var file_scorewire_v1_labels_proto_depIdxs = []int32{
-	5, // 0: scorewire.v1.Label.created_at:type_name -> google.protobuf.Timestamp
-	0, // 1: scorewire.v1.PutLabelsRequest.labels:type_name -> scorewire.v1.Label
-	0, // 2: scorewire.v1.PutLabelsResponse.labels:type_name -> scorewire.v1.Label
-	0, // 3: scorewire.v1.ListLabelsResponse.labels:type_name -> scorewire.v1.Label
-	1, // 4: scorewire.v1.LabelService.PutLabels:input_type -> scorewire.v1.PutLabelsRequest
-	3, // 5: scorewire.v1.LabelService.ListLabels:input_type -> scorewire.v1.ListLabelsRequest
-	2, // 6: scorewire.v1.LabelService.PutLabels:output_type -> scorewire.v1.PutLabelsResponse
-	4, // 7: scorewire.v1.LabelService.ListLabels:output_type -> scorewire.v1.ListLabelsResponse
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	16, // 0: scorewire.v1.Label.created_at:type_name -> google.protobuf.Timestamp
+	0,  // 1: scorewire.v1.PutLabelsRequest.labels:type_name -> scorewire.v1.Label
+	0,  // 2: scorewire.v1.PutLabelsResponse.labels:type_name -> scorewire.v1.Label
+	0,  // 3: scorewire.v1.ListLabelsResponse.labels:type_name -> scorewire.v1.Label
+	17, // 4: scorewire.v1.AgreementRequest.cases:type_name -> scorewire.v1.Case
+	18, // 5: scorewire.v1.AgreementRequest.checks:type_name -> scorewire.v1.CheckSpec
+	5,  // 6: scorewire.v1.AgreementRequest.labels:type_name -> scorewire.v1.LabelFilter
+	6,  // 7: scorewire.v1.AgreementRequest.options:type_name -> scorewire.v1.AgreementOptions
+	8,  // 8: scorewire.v1.CheckAgreement.confusion:type_name -> scorewire.v1.ConfusionMatrix
+	9,  // 9: scorewire.v1.CheckAgreement.disagreements:type_name -> scorewire.v1.Disagreement
+	10, // 10: scorewire.v1.AgreementResponse.checks:type_name -> scorewire.v1.CheckAgreement
+	7,  // 11: scorewire.v1.CalibrateRequest.agreement:type_name -> scorewire.v1.AgreementRequest
+	8,  // 12: scorewire.v1.CalibrationPoint.confusion:type_name -> scorewire.v1.ConfusionMatrix
+	13, // 13: scorewire.v1.CheckCalibration.points:type_name -> scorewire.v1.CalibrationPoint
+	14, // 14: scorewire.v1.CalibrateResponse.checks:type_name -> scorewire.v1.CheckCalibration
+	1,  // 15: scorewire.v1.LabelService.PutLabels:input_type -> scorewire.v1.PutLabelsRequest
+	3,  // 16: scorewire.v1.LabelService.ListLabels:input_type -> scorewire.v1.ListLabelsRequest
+	7,  // 17: scorewire.v1.LabelService.Agreement:input_type -> scorewire.v1.AgreementRequest
+	12, // 18: scorewire.v1.LabelService.Calibrate:input_type -> scorewire.v1.CalibrateRequest
+	2,  // 19: scorewire.v1.LabelService.PutLabels:output_type -> scorewire.v1.PutLabelsResponse
+	4,  // 20: scorewire.v1.LabelService.ListLabels:output_type -> scorewire.v1.ListLabelsResponse
+	11, // 21: scorewire.v1.LabelService.Agreement:output_type -> scorewire.v1.AgreementResponse
+	15, // 22: scorewire.v1.LabelService.Calibrate:output_type -> scorewire.v1.CalibrateResponse
+	19, // [19:23] is the sub-list for method output_type
+	15, // [15:19] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_labels_proto_init() }
@@ -510,13 +1572,18 @@ func file_scorewire_v1_labels_proto_init() {
 	if File_scorewire_v1_labels_proto != nil {
 		return
 	}
+	file_scorewire_v1_scoring_proto_init()
+	file_scorewire_v1_labels_proto_msgTypes[7].OneofWrappers = []any{}
+	file_scorewire_v1_labels_proto_msgTypes[10].OneofWrappers = []any{}
+	file_scorewire_v1_labels_proto_msgTypes[13].OneofWrappers = []any{}
+	file_scorewire_v1_labels_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_labels_proto_rawDesc), len(file_scorewire_v1_labels_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,8 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	LabelService_PutLabels_FullMethodName  = "/scorewire.v1.LabelService/PutLabels"
 	LabelService_ListLabels_FullMethodName = "/scorewire.v1.LabelService/ListLabels"
+	LabelService_Agreement_FullMethodName  = "/scorewire.v1.LabelService/Agreement"
+	LabelService_Calibrate_FullMethodName  = "/scorewire.v1.LabelService/Calibrate"
 )
 
 // LabelServiceClient is the client API for LabelService service.
@@ -63,6 +65,24 @@ type LabelServiceClient interface {
 	// Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
 	// label store does not answer.
 	ListLabels(ctx context.Context, in *ListLabelsRequest, opts ...grpc.CallOption) (*ListLabelsResponse, error)
+	// Agreement scores the request's cases with its checks now (verdicts already in the
+	// cache cost nothing) and compares each judge-backed check's pass/fail with the
+	// human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+	// kappa with a bootstrap confidence interval, the confusion matrix, and the
+	// disagreements, most confident first. Labels are read as ListLabels reads them:
+	// a `caller` token sees only its own tenant's.
+	// Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+	// judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+	// limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+	// output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+	// is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+	// does not answer.
+	Agreement(ctx context.Context, in *AgreementRequest, opts ...grpc.CallOption) (*AgreementResponse, error)
+	// Calibrate scores like Agreement, once, then applies each candidate threshold to
+	// the verdicts already given (no further judge calls) and reports the agreement
+	// with the labels at each, recommending the threshold with the highest kappa, and
+	// what the judge cost per labelled pair. Errors as for Agreement.
+	Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateResponse, error)
 }
 
 type labelServiceClient struct {
@@ -87,6 +107,26 @@ func (c *labelServiceClient) ListLabels(ctx context.Context, in *ListLabelsReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListLabelsResponse)
 	err := c.cc.Invoke(ctx, LabelService_ListLabels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *labelServiceClient) Agreement(ctx context.Context, in *AgreementRequest, opts ...grpc.CallOption) (*AgreementResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AgreementResponse)
+	err := c.cc.Invoke(ctx, LabelService_Agreement_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *labelServiceClient) Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CalibrateResponse)
+	err := c.cc.Invoke(ctx, LabelService_Calibrate_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +164,24 @@ type LabelServiceServer interface {
 	// Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
 	// label store does not answer.
 	ListLabels(context.Context, *ListLabelsRequest) (*ListLabelsResponse, error)
+	// Agreement scores the request's cases with its checks now (verdicts already in the
+	// cache cost nothing) and compares each judge-backed check's pass/fail with the
+	// human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+	// kappa with a bootstrap confidence interval, the confusion matrix, and the
+	// disagreements, most confident first. Labels are read as ListLabels reads them:
+	// a `caller` token sees only its own tenant's.
+	// Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+	// judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+	// limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+	// output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+	// is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+	// does not answer.
+	Agreement(context.Context, *AgreementRequest) (*AgreementResponse, error)
+	// Calibrate scores like Agreement, once, then applies each candidate threshold to
+	// the verdicts already given (no further judge calls) and reports the agreement
+	// with the labels at each, recommending the threshold with the highest kappa, and
+	// what the judge cost per labelled pair. Errors as for Agreement.
+	Calibrate(context.Context, *CalibrateRequest) (*CalibrateResponse, error)
 	mustEmbedUnimplementedLabelServiceServer()
 }
 
@@ -139,6 +197,12 @@ func (UnimplementedLabelServiceServer) PutLabels(context.Context, *PutLabelsRequ
 }
 func (UnimplementedLabelServiceServer) ListLabels(context.Context, *ListLabelsRequest) (*ListLabelsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListLabels not implemented")
+}
+func (UnimplementedLabelServiceServer) Agreement(context.Context, *AgreementRequest) (*AgreementResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Agreement not implemented")
+}
+func (UnimplementedLabelServiceServer) Calibrate(context.Context, *CalibrateRequest) (*CalibrateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Calibrate not implemented")
 }
 func (UnimplementedLabelServiceServer) mustEmbedUnimplementedLabelServiceServer() {}
 func (UnimplementedLabelServiceServer) testEmbeddedByValue()                      {}
@@ -197,6 +261,42 @@ func _LabelService_ListLabels_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LabelService_Agreement_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AgreementRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LabelServiceServer).Agreement(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LabelService_Agreement_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LabelServiceServer).Agreement(ctx, req.(*AgreementRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LabelService_Calibrate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CalibrateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LabelServiceServer).Calibrate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LabelService_Calibrate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LabelServiceServer).Calibrate(ctx, req.(*CalibrateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LabelService_ServiceDesc is the grpc.ServiceDesc for LabelService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -211,6 +311,14 @@ var LabelService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListLabels",
 			Handler:    _LabelService_ListLabels_Handler,
+		},
+		{
+			MethodName: "Agreement",
+			Handler:    _LabelService_Agreement_Handler,
+		},
+		{
+			MethodName: "Calibrate",
+			Handler:    _LabelService_Calibrate_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -507,7 +507,10 @@ type Score struct {
 	Unpriced bool `protobuf:"varint,10,opt,name=unpriced,proto3" json:"unpriced,omitempty"`
 	// True when the check's `when:` condition was not met: the score passes (value 1)
 	// without the check having been applied, and summaries count it as skipped.
-	Skipped       bool `protobuf:"varint,11,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped bool `protobuf:"varint,11,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// Set when a judge-backed check asked the judge more than once (`samples:` > 1):
+	// how far the samples agreed. Unset for a single verdict and for every error.
+	Spread        *ScoreSpread `protobuf:"bytes,15,opt,name=spread,proto3" json:"spread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -619,6 +622,88 @@ func (x *Score) GetSkipped() bool {
 	return false
 }
 
+func (x *Score) GetSpread() *ScoreSpread {
+	if x != nil {
+		return x.Spread
+	}
+	return nil
+}
+
+// ScoreSpread says how far the samples of a repeatedly sampled judge check agreed; the
+// score's value is their aggregate (`aggregate:` mean, median or majority).
+type ScoreSpread struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many samples the value aggregates, 2 to 16.
+	Samples int32 `protobuf:"varint,1,opt,name=samples,proto3" json:"samples,omitempty"`
+	// The population standard deviation of the samples' values (0 to 0.5); 0 when every
+	// sample gave the same value.
+	Stdev float64 `protobuf:"fixed64,2,opt,name=stdev,proto3" json:"stdev,omitempty"`
+	// The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict.
+	Agreement float64 `protobuf:"fixed64,3,opt,name=agreement,proto3" json:"agreement,omitempty"`
+	// Each sample's value (0 to 1), in sample order.
+	Values        []float64 `protobuf:"fixed64,4,rep,packed,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreSpread) Reset() {
+	*x = ScoreSpread{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreSpread) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreSpread) ProtoMessage() {}
+
+func (x *ScoreSpread) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreSpread.ProtoReflect.Descriptor instead.
+func (*ScoreSpread) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ScoreSpread) GetSamples() int32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *ScoreSpread) GetStdev() float64 {
+	if x != nil {
+		return x.Stdev
+	}
+	return 0
+}
+
+func (x *ScoreSpread) GetAgreement() float64 {
+	if x != nil {
+		return x.Agreement
+	}
+	return 0
+}
+
+func (x *ScoreSpread) GetValues() []float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // ScoreRequest asks for one output to be scored.
 type ScoreRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -640,7 +725,7 @@ type ScoreRequest struct {
 
 func (x *ScoreRequest) Reset() {
 	*x = ScoreRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +737,7 @@ func (x *ScoreRequest) String() string {
 func (*ScoreRequest) ProtoMessage() {}
 
 func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +750,7 @@ func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreRequest.ProtoReflect.Descriptor instead.
 func (*ScoreRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{6}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ScoreRequest) GetSample() *Sample {
@@ -716,7 +801,7 @@ type ScoreResponse struct {
 
 func (x *ScoreResponse) Reset() {
 	*x = ScoreResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +813,7 @@ func (x *ScoreResponse) String() string {
 func (*ScoreResponse) ProtoMessage() {}
 
 func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +826,7 @@ func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreResponse.ProtoReflect.Descriptor instead.
 func (*ScoreResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{7}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ScoreResponse) GetScores() []*Score {
@@ -781,7 +866,7 @@ type Case struct {
 
 func (x *Case) Reset() {
 	*x = Case{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +878,7 @@ func (x *Case) String() string {
 func (*Case) ProtoMessage() {}
 
 func (x *Case) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +891,7 @@ func (x *Case) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Case.ProtoReflect.Descriptor instead.
 func (*Case) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{8}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Case) GetSample() *Sample {
@@ -861,7 +946,7 @@ type Gate struct {
 
 func (x *Gate) Reset() {
 	*x = Gate{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -873,7 +958,7 @@ func (x *Gate) String() string {
 func (*Gate) ProtoMessage() {}
 
 func (x *Gate) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -886,7 +971,7 @@ func (x *Gate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gate.ProtoReflect.Descriptor instead.
 func (*Gate) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{9}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Gate) GetMinPassRate() float64 {
@@ -962,7 +1047,7 @@ type RunSuiteRequest struct {
 
 func (x *RunSuiteRequest) Reset() {
 	*x = RunSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1059,7 @@ func (x *RunSuiteRequest) String() string {
 func (*RunSuiteRequest) ProtoMessage() {}
 
 func (x *RunSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1072,7 @@ func (x *RunSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteRequest.ProtoReflect.Descriptor instead.
 func (*RunSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{10}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RunSuiteRequest) GetSuiteYaml() string {
@@ -1070,7 +1155,7 @@ type Combination struct {
 
 func (x *Combination) Reset() {
 	*x = Combination{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1167,7 @@ func (x *Combination) String() string {
 func (*Combination) ProtoMessage() {}
 
 func (x *Combination) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1180,7 @@ func (x *Combination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Combination.ProtoReflect.Descriptor instead.
 func (*Combination) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{11}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Combination) GetTest() int32 {
@@ -1154,7 +1239,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1251,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1264,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CaseResult) GetIndex() int32 {
@@ -1249,7 +1334,7 @@ type CaseResultBatch struct {
 
 func (x *CaseResultBatch) Reset() {
 	*x = CaseResultBatch{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1346,7 @@ func (x *CaseResultBatch) String() string {
 func (*CaseResultBatch) ProtoMessage() {}
 
 func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1359,7 @@ func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResultBatch.ProtoReflect.Descriptor instead.
 func (*CaseResultBatch) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CaseResultBatch) GetResults() []*CaseResult {
@@ -1311,7 +1396,7 @@ type CheckSummary struct {
 
 func (x *CheckSummary) Reset() {
 	*x = CheckSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1323,7 +1408,7 @@ func (x *CheckSummary) String() string {
 func (*CheckSummary) ProtoMessage() {}
 
 func (x *CheckSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1421,7 @@ func (x *CheckSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSummary.ProtoReflect.Descriptor instead.
 func (*CheckSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CheckSummary) GetName() string {
@@ -1451,7 +1536,7 @@ type RunSummary struct {
 
 func (x *RunSummary) Reset() {
 	*x = RunSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1548,7 @@ func (x *RunSummary) String() string {
 func (*RunSummary) ProtoMessage() {}
 
 func (x *RunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1561,7 @@ func (x *RunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
 func (*RunSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunSummary) GetCases() int64 {
@@ -1636,7 +1721,7 @@ type MatrixCell struct {
 
 func (x *MatrixCell) Reset() {
 	*x = MatrixCell{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1733,7 @@ func (x *MatrixCell) String() string {
 func (*MatrixCell) ProtoMessage() {}
 
 func (x *MatrixCell) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1746,7 @@ func (x *MatrixCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatrixCell.ProtoReflect.Descriptor instead.
 func (*MatrixCell) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MatrixCell) GetPrompt() int32 {
@@ -1729,7 +1814,7 @@ type RunSuiteResponse struct {
 
 func (x *RunSuiteResponse) Reset() {
 	*x = RunSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1826,7 @@ func (x *RunSuiteResponse) String() string {
 func (*RunSuiteResponse) ProtoMessage() {}
 
 func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1839,7 @@ func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunSuiteResponse) GetEvent() isRunSuiteResponse_Event {
@@ -1823,7 +1908,7 @@ type StreamConfig struct {
 
 func (x *StreamConfig) Reset() {
 	*x = StreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +1920,7 @@ func (x *StreamConfig) String() string {
 func (*StreamConfig) ProtoMessage() {}
 
 func (x *StreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +1933,7 @@ func (x *StreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamConfig.ProtoReflect.Descriptor instead.
 func (*StreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StreamConfig) GetSuiteYaml() string {
@@ -1914,7 +1999,7 @@ type StreamCase struct {
 
 func (x *StreamCase) Reset() {
 	*x = StreamCase{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2011,7 @@ func (x *StreamCase) String() string {
 func (*StreamCase) ProtoMessage() {}
 
 func (x *StreamCase) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2024,7 @@ func (x *StreamCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCase.ProtoReflect.Descriptor instead.
 func (*StreamCase) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StreamCase) GetRequestId() string {
@@ -2000,7 +2085,7 @@ type ScoreStreamRequest struct {
 
 func (x *ScoreStreamRequest) Reset() {
 	*x = ScoreStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2097,7 @@ func (x *ScoreStreamRequest) String() string {
 func (*ScoreStreamRequest) ProtoMessage() {}
 
 func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2110,7 @@ func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamRequest.ProtoReflect.Descriptor instead.
 func (*ScoreStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ScoreStreamRequest) GetMessage() isScoreStreamRequest_Message {
@@ -2086,7 +2171,7 @@ type ScoreStreamResponse struct {
 
 func (x *ScoreStreamResponse) Reset() {
 	*x = ScoreStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +2183,7 @@ func (x *ScoreStreamResponse) String() string {
 func (*ScoreStreamResponse) ProtoMessage() {}
 
 func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +2196,7 @@ func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamResponse.ProtoReflect.Descriptor instead.
 func (*ScoreStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ScoreStreamResponse) GetRequestId() string {
@@ -2144,7 +2229,7 @@ type ListChecksRequest struct {
 
 func (x *ListChecksRequest) Reset() {
 	*x = ListChecksRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2156,7 +2241,7 @@ func (x *ListChecksRequest) String() string {
 func (*ListChecksRequest) ProtoMessage() {}
 
 func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2169,7 +2254,7 @@ func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksRequest.ProtoReflect.Descriptor instead.
 func (*ListChecksRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
 }
 
 // CheckInfo describes one check type.
@@ -2196,7 +2281,7 @@ type CheckInfo struct {
 
 func (x *CheckInfo) Reset() {
 	*x = CheckInfo{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2293,7 @@ func (x *CheckInfo) String() string {
 func (*CheckInfo) ProtoMessage() {}
 
 func (x *CheckInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2306,7 @@ func (x *CheckInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInfo.ProtoReflect.Descriptor instead.
 func (*CheckInfo) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CheckInfo) GetType() string {
@@ -2277,7 +2362,7 @@ type ListChecksResponse struct {
 
 func (x *ListChecksResponse) Reset() {
 	*x = ListChecksResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2289,7 +2374,7 @@ func (x *ListChecksResponse) String() string {
 func (*ListChecksResponse) ProtoMessage() {}
 
 func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2302,7 +2387,7 @@ func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksResponse.ProtoReflect.Descriptor instead.
 func (*ListChecksResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListChecksResponse) GetChecks() []*CheckInfo {
@@ -2334,7 +2419,7 @@ type ValidateSuiteRequest struct {
 
 func (x *ValidateSuiteRequest) Reset() {
 	*x = ValidateSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2431,7 @@ func (x *ValidateSuiteRequest) String() string {
 func (*ValidateSuiteRequest) ProtoMessage() {}
 
 func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2444,7 @@ func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteRequest.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ValidateSuiteRequest) GetSuiteYaml() string {
@@ -2423,7 +2508,7 @@ type PreconditionProblem struct {
 
 func (x *PreconditionProblem) Reset() {
 	*x = PreconditionProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2435,7 +2520,7 @@ func (x *PreconditionProblem) String() string {
 func (*PreconditionProblem) ProtoMessage() {}
 
 func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2533,7 @@ func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreconditionProblem.ProtoReflect.Descriptor instead.
 func (*PreconditionProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PreconditionProblem) GetField() string {
@@ -2492,7 +2577,7 @@ type FieldProblem struct {
 
 func (x *FieldProblem) Reset() {
 	*x = FieldProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2504,7 +2589,7 @@ func (x *FieldProblem) String() string {
 func (*FieldProblem) ProtoMessage() {}
 
 func (x *FieldProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2517,7 +2602,7 @@ func (x *FieldProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldProblem.ProtoReflect.Descriptor instead.
 func (*FieldProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FieldProblem) GetField() string {
@@ -2556,7 +2641,7 @@ type ValidateSuiteResponse struct {
 
 func (x *ValidateSuiteResponse) Reset() {
 	*x = ValidateSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2568,7 +2653,7 @@ func (x *ValidateSuiteResponse) String() string {
 func (*ValidateSuiteResponse) ProtoMessage() {}
 
 func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2581,7 +2666,7 @@ func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteResponse.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ValidateSuiteResponse) GetValid() bool {
@@ -2653,7 +2738,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"ScoreError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xad\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xe0\x02\n" +
 	"\x05Score\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2667,7 +2752,13 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x05error\x18\t \x01(\v2\x18.scorewire.v1.ScoreErrorR\x05error\x12\x1a\n" +
 	"\bunpriced\x18\n" +
 	" \x01(\bR\bunpriced\x12\x18\n" +
-	"\askipped\x18\v \x01(\bR\askipped\"\xe8\x01\n" +
+	"\askipped\x18\v \x01(\bR\askipped\x121\n" +
+	"\x06spread\x18\x0f \x01(\v2\x19.scorewire.v1.ScoreSpreadR\x06spread\"s\n" +
+	"\vScoreSpread\x12\x18\n" +
+	"\asamples\x18\x01 \x01(\x05R\asamples\x12\x14\n" +
+	"\x05stdev\x18\x02 \x01(\x01R\x05stdev\x12\x1c\n" +
+	"\tagreement\x18\x03 \x01(\x01R\tagreement\x12\x16\n" +
+	"\x06values\x18\x04 \x03(\x01R\x06values\"\xe8\x01\n" +
 	"\fScoreRequest\x12,\n" +
 	"\x06sample\x18\x01 \x01(\v2\x14.scorewire.v1.SampleR\x06sample\x12,\n" +
 	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\x12/\n" +
@@ -2870,7 +2961,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),              // 0: scorewire.v1.ExampleKind
 	(SuiteFormat)(0),              // 1: scorewire.v1.SuiteFormat
@@ -2880,88 +2971,90 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*CheckSpec)(nil),             // 5: scorewire.v1.CheckSpec
 	(*ScoreError)(nil),            // 6: scorewire.v1.ScoreError
 	(*Score)(nil),                 // 7: scorewire.v1.Score
-	(*ScoreRequest)(nil),          // 8: scorewire.v1.ScoreRequest
-	(*ScoreResponse)(nil),         // 9: scorewire.v1.ScoreResponse
-	(*Case)(nil),                  // 10: scorewire.v1.Case
-	(*Gate)(nil),                  // 11: scorewire.v1.Gate
-	(*RunSuiteRequest)(nil),       // 12: scorewire.v1.RunSuiteRequest
-	(*Combination)(nil),           // 13: scorewire.v1.Combination
-	(*CaseResult)(nil),            // 14: scorewire.v1.CaseResult
-	(*CaseResultBatch)(nil),       // 15: scorewire.v1.CaseResultBatch
-	(*CheckSummary)(nil),          // 16: scorewire.v1.CheckSummary
-	(*RunSummary)(nil),            // 17: scorewire.v1.RunSummary
-	(*MatrixCell)(nil),            // 18: scorewire.v1.MatrixCell
-	(*RunSuiteResponse)(nil),      // 19: scorewire.v1.RunSuiteResponse
-	(*StreamConfig)(nil),          // 20: scorewire.v1.StreamConfig
-	(*StreamCase)(nil),            // 21: scorewire.v1.StreamCase
-	(*ScoreStreamRequest)(nil),    // 22: scorewire.v1.ScoreStreamRequest
-	(*ScoreStreamResponse)(nil),   // 23: scorewire.v1.ScoreStreamResponse
-	(*ListChecksRequest)(nil),     // 24: scorewire.v1.ListChecksRequest
-	(*CheckInfo)(nil),             // 25: scorewire.v1.CheckInfo
-	(*ListChecksResponse)(nil),    // 26: scorewire.v1.ListChecksResponse
-	(*ValidateSuiteRequest)(nil),  // 27: scorewire.v1.ValidateSuiteRequest
-	(*PreconditionProblem)(nil),   // 28: scorewire.v1.PreconditionProblem
-	(*FieldProblem)(nil),          // 29: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil), // 30: scorewire.v1.ValidateSuiteResponse
-	(*structpb.Value)(nil),        // 31: google.protobuf.Value
-	(*structpb.Struct)(nil),       // 32: google.protobuf.Struct
+	(*ScoreSpread)(nil),           // 8: scorewire.v1.ScoreSpread
+	(*ScoreRequest)(nil),          // 9: scorewire.v1.ScoreRequest
+	(*ScoreResponse)(nil),         // 10: scorewire.v1.ScoreResponse
+	(*Case)(nil),                  // 11: scorewire.v1.Case
+	(*Gate)(nil),                  // 12: scorewire.v1.Gate
+	(*RunSuiteRequest)(nil),       // 13: scorewire.v1.RunSuiteRequest
+	(*Combination)(nil),           // 14: scorewire.v1.Combination
+	(*CaseResult)(nil),            // 15: scorewire.v1.CaseResult
+	(*CaseResultBatch)(nil),       // 16: scorewire.v1.CaseResultBatch
+	(*CheckSummary)(nil),          // 17: scorewire.v1.CheckSummary
+	(*RunSummary)(nil),            // 18: scorewire.v1.RunSummary
+	(*MatrixCell)(nil),            // 19: scorewire.v1.MatrixCell
+	(*RunSuiteResponse)(nil),      // 20: scorewire.v1.RunSuiteResponse
+	(*StreamConfig)(nil),          // 21: scorewire.v1.StreamConfig
+	(*StreamCase)(nil),            // 22: scorewire.v1.StreamCase
+	(*ScoreStreamRequest)(nil),    // 23: scorewire.v1.ScoreStreamRequest
+	(*ScoreStreamResponse)(nil),   // 24: scorewire.v1.ScoreStreamResponse
+	(*ListChecksRequest)(nil),     // 25: scorewire.v1.ListChecksRequest
+	(*CheckInfo)(nil),             // 26: scorewire.v1.CheckInfo
+	(*ListChecksResponse)(nil),    // 27: scorewire.v1.ListChecksResponse
+	(*ValidateSuiteRequest)(nil),  // 28: scorewire.v1.ValidateSuiteRequest
+	(*PreconditionProblem)(nil),   // 29: scorewire.v1.PreconditionProblem
+	(*FieldProblem)(nil),          // 30: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil), // 31: scorewire.v1.ValidateSuiteResponse
+	(*structpb.Value)(nil),        // 32: google.protobuf.Value
+	(*structpb.Struct)(nil),       // 33: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	31, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	31, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	32, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	31, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	32, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	32, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	32, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	33, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	32, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	33, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	32, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	33, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	5,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	4,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	6,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
-	2,  // 10: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
-	3,  // 11: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
-	5,  // 12: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
-	7,  // 13: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
-	2,  // 14: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
-	3,  // 15: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
-	5,  // 16: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	11, // 17: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
-	10, // 18: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
-	1,  // 19: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	7,  // 20: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	13, // 21: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
-	14, // 22: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	16, // 23: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	18, // 24: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	15, // 25: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	17, // 26: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 27: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 28: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	2,  // 29: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 30: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	20, // 31: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	21, // 32: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 33: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	32, // 34: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	25, // 35: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 36: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 37: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	29, // 38: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	28, // 39: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	8,  // 40: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	12, // 41: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	22, // 42: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	24, // 43: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	27, // 44: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	9,  // 45: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	19, // 46: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	23, // 47: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	26, // 48: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	30, // 49: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	45, // [45:50] is the sub-list for method output_type
-	40, // [40:45] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	8,  // 10: scorewire.v1.Score.spread:type_name -> scorewire.v1.ScoreSpread
+	2,  // 11: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
+	3,  // 12: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
+	5,  // 13: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
+	7,  // 14: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
+	2,  // 15: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
+	3,  // 16: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
+	5,  // 17: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	12, // 18: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
+	11, // 19: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
+	1,  // 20: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	7,  // 21: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	14, // 22: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
+	15, // 23: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	17, // 24: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	19, // 25: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
+	16, // 26: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	18, // 27: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	5,  // 28: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 29: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	2,  // 30: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	3,  // 31: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	21, // 32: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	22, // 33: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	7,  // 34: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	33, // 35: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	26, // 36: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	5,  // 37: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 38: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	30, // 39: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	29, // 40: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	9,  // 41: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	13, // 42: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	23, // 43: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	25, // 44: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	28, // 45: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	10, // 46: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	20, // 47: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	24, // 48: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	27, // 49: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	31, // 50: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	46, // [46:51] is the sub-list for method output_type
+	41, // [41:46] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -2969,15 +3062,15 @@ func file_scorewire_v1_scoring_proto_init() {
 	if File_scorewire_v1_scoring_proto != nil {
 		return
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[6].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[9].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[7].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[10].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[17].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[18].OneofWrappers = []any{
 		(*RunSuiteResponse_Results)(nil),
 		(*RunSuiteResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[18].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[20].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[19].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[21].OneofWrappers = []any{
 		(*ScoreStreamRequest_Config)(nil),
 		(*ScoreStreamRequest_Case)(nil),
 	}
@@ -2987,7 +3080,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

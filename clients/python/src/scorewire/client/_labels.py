@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
-from scorewire.client._convert import _check_type, _keys
+from scorewire.client._convert import CaseLike, CheckLike, _check_type, _keys, to_case, to_checks
 from scorewire.v1 import labels_pb2 as lpb
 
 LabelLike: TypeAlias = "lpb.Label | Mapping[str, Any]"
@@ -96,3 +96,35 @@ def list_request(
         page_size=page_size,
         page_token=page_token,
     )
+
+
+def agreement_request(
+    cases: Iterable[CaseLike],
+    checks: Iterable[CheckLike],
+    *,
+    check: str,
+    label_check: str,
+    labeller: str,
+    tenant: str,
+    resamples: int,
+    seed: int,
+    confidence: float,
+    max_disagreements: int,
+    budget_usd: float | None,
+) -> lpb.AgreementRequest:
+    """An AgreementRequest: cases and checks to score now, a label filter, the options."""
+    req = lpb.AgreementRequest(
+        cases=[to_case(c) for c in cases],
+        checks=to_checks(checks),
+        check=check,
+        labels=lpb.LabelFilter(check=label_check, labeller=labeller, tenant=tenant),
+        options=lpb.AgreementOptions(
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
+            max_disagreements=max_disagreements,
+        ),
+    )
+    if budget_usd is not None:
+        req.budget_usd = budget_usd
+    return req

@@ -268,6 +268,88 @@ class AsyncClient:
             raise ScorewireError.from_rpc_error(err) from None
         return resp
 
+    async def agreement(
+        self,
+        cases: Iterable[CaseLike],
+        checks: Iterable[CheckLike],
+        *,
+        check: str = "",
+        label_check: str = "",
+        labeller: str = "",
+        tenant: str = "",
+        resamples: int = 0,
+        seed: int = 0,
+        confidence: float = 0.0,
+        max_disagreements: int = 0,
+        budget_usd: float | None = None,
+        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
+        metadata: Metadata | None = None,
+    ) -> lpb.AgreementResponse:
+        """Score `cases` with `checks` now and compare each judge-backed check with the
+        human labels of the same samples and exact outputs: pairs, accuracy, Cohen's
+        kappa and its bootstrap interval, the confusion matrix, the disagreements. Zero
+        pairs raises ScorewireError with FAILED_PRECONDITION (never a kappa of 0)."""
+        req = _labels.agreement_request(
+            cases,
+            checks,
+            check=check,
+            label_check=label_check,
+            labeller=labeller,
+            tenant=tenant,
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
+            max_disagreements=max_disagreements,
+            budget_usd=budget_usd,
+        )
+        try:
+            resp: lpb.AgreementResponse = await self._labels.Agreement(
+                req, **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
+    async def calibrate(
+        self,
+        cases: Iterable[CaseLike],
+        checks: Iterable[CheckLike],
+        *,
+        thresholds: Iterable[float] = (),
+        check: str = "",
+        label_check: str = "",
+        labeller: str = "",
+        tenant: str = "",
+        budget_usd: float | None = None,
+        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
+        metadata: Metadata | None = None,
+    ) -> lpb.CalibrateResponse:
+        """Score once, then the agreement with the labels at each candidate threshold
+        (default: every value the judge gave) and the one with the highest kappa."""
+        req = lpb.CalibrateRequest(
+            agreement=_labels.agreement_request(
+                cases,
+                checks,
+                check=check,
+                label_check=label_check,
+                labeller=labeller,
+                tenant=tenant,
+                resamples=0,
+                seed=0,
+                confidence=0.0,
+                max_disagreements=0,
+                budget_usd=budget_usd,
+            ),
+            thresholds=list(thresholds),
+        )
+        try:
+            resp: lpb.CalibrateResponse = await self._labels.Calibrate(
+                req, **self._call_args(timeout, metadata)
+            )
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+        return resp
+
 
 class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
     """The results of a RunSuite call for `async for`, one CaseResult per case in

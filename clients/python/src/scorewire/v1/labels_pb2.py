@@ -23,9 +23,10 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from scorewire.v1 import scoring_pb2 as scorewire_dot_v1_dot_scoring__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19scorewire/v1/labels.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xae\x01\n\x05Label\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\x0c\n\x04note\x18\x04 \x01(\t\x12\x10\n\x08labeller\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x63heck\x18\x07 \x01(\t\x12\x0e\n\x06tenant\x18\x08 \x01(\t\"K\n\x10PutLabelsRequest\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"8\n\x11PutLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\"\xac\x01\n\x11ListLabelsRequest\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\r\n\x05\x63heck\x18\x03 \x01(\t\x12\x10\n\x08labeller\x18\x04 \x01(\t\x12\x17\n\x0finclude_history\x18\x05 \x01(\x08\x12\x11\n\tpage_size\x18\x06 \x01(\x05\x12\x12\n\npage_token\x18\x07 \x01(\t\x12\x0e\n\x06tenant\x18\x08 \x01(\t\"R\n\x12ListLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xad\x01\n\x0cLabelService\x12L\n\tPutLabels\x12\x1e.scorewire.v1.PutLabelsRequest\x1a\x1f.scorewire.v1.PutLabelsResponse\x12O\n\nListLabels\x12\x1f.scorewire.v1.ListLabelsRequest\x1a .scorewire.v1.ListLabelsResponseBi\n\x10\x64\x65v.scorewire.v1B\x0bLabelsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19scorewire/v1/labels.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"\xae\x01\n\x05Label\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\x0c\n\x04note\x18\x04 \x01(\t\x12\x10\n\x08labeller\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x63heck\x18\x07 \x01(\t\x12\x0e\n\x06tenant\x18\x08 \x01(\t\"K\n\x10PutLabelsRequest\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"8\n\x11PutLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\"\xac\x01\n\x11ListLabelsRequest\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x13\n\x0boutput_hash\x18\x02 \x01(\t\x12\r\n\x05\x63heck\x18\x03 \x01(\t\x12\x10\n\x08labeller\x18\x04 \x01(\t\x12\x17\n\x0finclude_history\x18\x05 \x01(\x08\x12\x11\n\tpage_size\x18\x06 \x01(\x05\x12\x12\n\npage_token\x18\x07 \x01(\t\x12\x0e\n\x06tenant\x18\x08 \x01(\t\"R\n\x12ListLabelsResponse\x12#\n\x06labels\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Label\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\">\n\x0bLabelFilter\x12\r\n\x05\x63heck\x18\x01 \x01(\t\x12\x10\n\x08labeller\x18\x02 \x01(\t\x12\x0e\n\x06tenant\x18\x03 \x01(\t\"b\n\x10\x41greementOptions\x12\x11\n\tresamples\x18\x01 \x01(\x05\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12\x12\n\nconfidence\x18\x03 \x01(\x01\x12\x19\n\x11max_disagreements\x18\x04 \x01(\x05\"\x81\x02\n\x10\x41greementRequest\x12!\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x12.scorewire.v1.Case\x12\'\n\x06\x63hecks\x18\x02 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0e\n\x06run_id\x18\x03 \x01(\t\x12\r\n\x05\x63heck\x18\x04 \x01(\t\x12)\n\x06labels\x18\x05 \x01(\x0b\x32\x19.scorewire.v1.LabelFilter\x12/\n\x07options\x18\x06 \x01(\x0b\x32\x1e.scorewire.v1.AgreementOptions\x12\x17\n\nbudget_usd\x18\x07 \x01(\x01H\x00\x88\x01\x01\x42\r\n\x0b_budget_usd\"\x8d\x01\n\x0f\x43onfusionMatrix\x12\x1d\n\x15judge_pass_human_pass\x18\x01 \x01(\x03\x12\x1d\n\x15judge_pass_human_fail\x18\x02 \x01(\x03\x12\x1d\n\x15judge_fail_human_pass\x18\x03 \x01(\x03\x12\x1d\n\x15judge_fail_human_fail\x18\x04 \x01(\x03\"\xb0\x01\n\x0c\x44isagreement\x12\x11\n\tsample_id\x18\x01 \x01(\t\x12\x0e\n\x06output\x18\x02 \x01(\t\x12\x14\n\x0cjudge_passed\x18\x03 \x01(\x08\x12\x13\n\x0bjudge_value\x18\x04 \x01(\x01\x12\x14\n\x0cjudge_reason\x18\x05 \x01(\t\x12\x14\n\x0chuman_passed\x18\x06 \x01(\x08\x12\x12\n\nhuman_note\x18\x07 \x01(\t\x12\x12\n\nconfidence\x18\x08 \x01(\x01\"\x91\x03\n\x0e\x43heckAgreement\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x13\n\x0bjudge_model\x18\x03 \x01(\t\x12\r\n\x05pairs\x18\x04 \x01(\x03\x12\x10\n\x08\x61\x63\x63uracy\x18\x05 \x01(\x01\x12\x12\n\x05kappa\x18\x06 \x01(\x01H\x00\x88\x01\x01\x12\x16\n\tkappa_low\x18\x07 \x01(\x01H\x01\x88\x01\x01\x12\x17\n\nkappa_high\x18\x08 \x01(\x01H\x02\x88\x01\x01\x12\x30\n\tconfusion\x18\t \x01(\x0b\x32\x1d.scorewire.v1.ConfusionMatrix\x12\x31\n\rdisagreements\x18\n \x03(\x0b\x32\x1a.scorewire.v1.Disagreement\x12\x12\n\nunlabelled\x18\x0b \x01(\x03\x12\x0f\n\x07\x65rrored\x18\x0c \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\r \x01(\x01\x12\x12\n\nconfidence\x18\x0e \x01(\x01\x12\x11\n\tresamples\x18\x0f \x01(\x03\x42\x08\n\x06_kappaB\x0c\n\n_kappa_lowB\r\n\x0b_kappa_high\"A\n\x11\x41greementResponse\x12,\n\x06\x63hecks\x18\x01 \x03(\x0b\x32\x1c.scorewire.v1.CheckAgreement\"Y\n\x10\x43\x61librateRequest\x12\x31\n\tagreement\x18\x01 \x01(\x0b\x32\x1e.scorewire.v1.AgreementRequest\x12\x12\n\nthresholds\x18\x02 \x03(\x01\"\x87\x01\n\x10\x43\x61librationPoint\x12\x11\n\tthreshold\x18\x01 \x01(\x01\x12\x10\n\x08\x61\x63\x63uracy\x18\x02 \x01(\x01\x12\x12\n\x05kappa\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x30\n\tconfusion\x18\x04 \x01(\x0b\x32\x1d.scorewire.v1.ConfusionMatrixB\x08\n\x06_kappa\"\x84\x02\n\x10\x43heckCalibration\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x13\n\x0bjudge_model\x18\x03 \x01(\t\x12\r\n\x05pairs\x18\x04 \x01(\x03\x12.\n\x06points\x18\x05 \x03(\x0b\x32\x1e.scorewire.v1.CalibrationPoint\x12\x1d\n\x15recommended_threshold\x18\x06 \x01(\x01\x12\x1e\n\x11recommended_kappa\x18\x07 \x01(\x01H\x00\x88\x01\x01\x12\x10\n\x08\x63ost_usd\x18\x08 \x01(\x01\x12\x19\n\x11\x63ost_per_pair_usd\x18\t \x01(\x01\x42\x14\n\x12_recommended_kappa\"C\n\x11\x43\x61librateResponse\x12.\n\x06\x63hecks\x18\x01 \x03(\x0b\x32\x1e.scorewire.v1.CheckCalibration2\xc9\x02\n\x0cLabelService\x12L\n\tPutLabels\x12\x1e.scorewire.v1.PutLabelsRequest\x1a\x1f.scorewire.v1.PutLabelsResponse\x12O\n\nListLabels\x12\x1f.scorewire.v1.ListLabelsRequest\x1a .scorewire.v1.ListLabelsResponse\x12L\n\tAgreement\x12\x1e.scorewire.v1.AgreementRequest\x1a\x1f.scorewire.v1.AgreementResponse\x12L\n\tCalibrate\x12\x1e.scorewire.v1.CalibrateRequest\x1a\x1f.scorewire.v1.CalibrateResponseBi\n\x10\x64\x65v.scorewire.v1B\x0bLabelsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,16 +34,38 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'scorewire.v1.labels_pb2', _
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\020dev.scorewire.v1B\013LabelsProtoP\001ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1'
-  _globals['_LABEL']._serialized_start=77
-  _globals['_LABEL']._serialized_end=251
-  _globals['_PUTLABELSREQUEST']._serialized_start=253
-  _globals['_PUTLABELSREQUEST']._serialized_end=328
-  _globals['_PUTLABELSRESPONSE']._serialized_start=330
-  _globals['_PUTLABELSRESPONSE']._serialized_end=386
-  _globals['_LISTLABELSREQUEST']._serialized_start=389
-  _globals['_LISTLABELSREQUEST']._serialized_end=561
-  _globals['_LISTLABELSRESPONSE']._serialized_start=563
-  _globals['_LISTLABELSRESPONSE']._serialized_end=645
-  _globals['_LABELSERVICE']._serialized_start=648
-  _globals['_LABELSERVICE']._serialized_end=821
+  _globals['_LABEL']._serialized_start=105
+  _globals['_LABEL']._serialized_end=279
+  _globals['_PUTLABELSREQUEST']._serialized_start=281
+  _globals['_PUTLABELSREQUEST']._serialized_end=356
+  _globals['_PUTLABELSRESPONSE']._serialized_start=358
+  _globals['_PUTLABELSRESPONSE']._serialized_end=414
+  _globals['_LISTLABELSREQUEST']._serialized_start=417
+  _globals['_LISTLABELSREQUEST']._serialized_end=589
+  _globals['_LISTLABELSRESPONSE']._serialized_start=591
+  _globals['_LISTLABELSRESPONSE']._serialized_end=673
+  _globals['_LABELFILTER']._serialized_start=675
+  _globals['_LABELFILTER']._serialized_end=737
+  _globals['_AGREEMENTOPTIONS']._serialized_start=739
+  _globals['_AGREEMENTOPTIONS']._serialized_end=837
+  _globals['_AGREEMENTREQUEST']._serialized_start=840
+  _globals['_AGREEMENTREQUEST']._serialized_end=1097
+  _globals['_CONFUSIONMATRIX']._serialized_start=1100
+  _globals['_CONFUSIONMATRIX']._serialized_end=1241
+  _globals['_DISAGREEMENT']._serialized_start=1244
+  _globals['_DISAGREEMENT']._serialized_end=1420
+  _globals['_CHECKAGREEMENT']._serialized_start=1423
+  _globals['_CHECKAGREEMENT']._serialized_end=1824
+  _globals['_AGREEMENTRESPONSE']._serialized_start=1826
+  _globals['_AGREEMENTRESPONSE']._serialized_end=1891
+  _globals['_CALIBRATEREQUEST']._serialized_start=1893
+  _globals['_CALIBRATEREQUEST']._serialized_end=1982
+  _globals['_CALIBRATIONPOINT']._serialized_start=1985
+  _globals['_CALIBRATIONPOINT']._serialized_end=2120
+  _globals['_CHECKCALIBRATION']._serialized_start=2123
+  _globals['_CHECKCALIBRATION']._serialized_end=2383
+  _globals['_CALIBRATERESPONSE']._serialized_start=2385
+  _globals['_CALIBRATERESPONSE']._serialized_end=2452
+  _globals['_LABELSERVICE']._serialized_start=2455
+  _globals['_LABELSERVICE']._serialized_end=2784
 # @@protoc_insertion_point(module_scope)

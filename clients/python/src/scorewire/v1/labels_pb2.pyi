@@ -16,6 +16,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from scorewire.v1 import scoring_pb2 as _scoring_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -238,3 +239,493 @@ class ListLabelsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListLabelsResponse: _TypeAlias = ListLabelsResponse  # noqa: Y015
+
+@_typing.final
+class LabelFilter(_message.Message):
+    """LabelFilter selects the labels an agreement reads. Empty fields match everything."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHECK_FIELD_NUMBER: _builtins.int
+    LABELLER_FIELD_NUMBER: _builtins.int
+    TENANT_FIELD_NUMBER: _builtins.int
+    check: _builtins.str
+    """The label check the labels are for; empty means `default`."""
+    labeller: _builtins.str
+    """Only labels by this labeller."""
+    tenant: _builtins.str
+    """Only labels of this tenant, with the rules of ListLabelsRequest.tenant."""
+    def __init__(
+        self,
+        *,
+        check: _builtins.str = ...,
+        labeller: _builtins.str = ...,
+        tenant: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["check", b"check", "labeller", b"labeller", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LabelFilter: _TypeAlias = LabelFilter  # noqa: Y015
+
+@_typing.final
+class AgreementOptions(_message.Message):
+    """AgreementOptions tune the figures of an agreement."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESAMPLES_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    MAX_DISAGREEMENTS_FIELD_NUMBER: _builtins.int
+    resamples: _builtins.int
+    """Bootstrap resamples for kappa's confidence interval; 0 means 1000. At most
+    SCOREWIRE_MAX_BOOTSTRAP_RESAMPLES (RESOURCE_EXHAUSTED above it).
+    """
+    seed: _builtins.int
+    """The seed of the bootstrap, so the interval is reproducible."""
+    confidence: _builtins.float
+    """The interval's confidence level, strictly between 0 and 1; 0 means 0.95."""
+    max_disagreements: _builtins.int
+    """The most disagreements listed per check, 0 to 1000; 0 means 20."""
+    def __init__(
+        self,
+        *,
+        resamples: _builtins.int = ...,
+        seed: _builtins.int = ...,
+        confidence: _builtins.float = ...,
+        max_disagreements: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "max_disagreements", b"max_disagreements", "resamples", b"resamples", "seed", b"seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AgreementOptions: _TypeAlias = AgreementOptions  # noqa: Y015
+
+@_typing.final
+class AgreementRequest(_message.Message):
+    """AgreementRequest asks how far judge-backed checks agree with human labels."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASES_FIELD_NUMBER: _builtins.int
+    CHECKS_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    CHECK_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    BUDGET_USD_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    """A recorded run's id, to compare its scores instead of scoring `cases` now.
+    Reserved: not served yet (FAILED_PRECONDITION when set).
+    """
+    check: _builtins.str
+    """Only this check (by name); empty means every judge-backed check of `checks`."""
+    budget_usd: _builtins.float
+    """The most US dollars the judge calls of this request may spend; unset means only
+    the server's own budget applies.
+    """
+    @_builtins.property
+    def cases(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.Case]:
+        """The cases to score now: samples with their ids and the exact outputs people
+        labelled. At most the server's per-request case limit.
+        """
+
+    @_builtins.property
+    def checks(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.CheckSpec]:
+        """The checks to score them with; at least one must be judge-backed."""
+
+    @_builtins.property
+    def labels(self) -> Global___LabelFilter:
+        """Which labels count."""
+
+    @_builtins.property
+    def options(self) -> Global___AgreementOptions:
+        """Bootstrap and listing options."""
+
+    def __init__(
+        self,
+        *,
+        cases: _abc.Iterable[_scoring_pb2.Case] | None = ...,
+        checks: _abc.Iterable[_scoring_pb2.CheckSpec] | None = ...,
+        run_id: _builtins.str = ...,
+        check: _builtins.str = ...,
+        labels: Global___LabelFilter | None = ...,
+        options: Global___AgreementOptions | None = ...,
+        budget_usd: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "labels", b"labels", "options", b"options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "cases", b"cases", "check", b"check", "checks", b"checks", "labels", b"labels", "options", b"options", "run_id", b"run_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
+    _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__budget_usd) -> _WhichOneofReturnType__budget_usd | None: ...
+
+Global___AgreementRequest: _TypeAlias = AgreementRequest  # noqa: Y015
+
+@_typing.final
+class ConfusionMatrix(_message.Message):
+    """ConfusionMatrix counts the pairs of one check by judge verdict and human verdict."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JUDGE_PASS_HUMAN_PASS_FIELD_NUMBER: _builtins.int
+    JUDGE_PASS_HUMAN_FAIL_FIELD_NUMBER: _builtins.int
+    JUDGE_FAIL_HUMAN_PASS_FIELD_NUMBER: _builtins.int
+    JUDGE_FAIL_HUMAN_FAIL_FIELD_NUMBER: _builtins.int
+    judge_pass_human_pass: _builtins.int
+    """The judge passed the output and people passed it."""
+    judge_pass_human_fail: _builtins.int
+    """The judge passed the output and people failed it."""
+    judge_fail_human_pass: _builtins.int
+    """The judge failed the output and people passed it."""
+    judge_fail_human_fail: _builtins.int
+    """The judge failed the output and people failed it."""
+    def __init__(
+        self,
+        *,
+        judge_pass_human_pass: _builtins.int = ...,
+        judge_pass_human_fail: _builtins.int = ...,
+        judge_fail_human_pass: _builtins.int = ...,
+        judge_fail_human_fail: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["judge_fail_human_fail", b"judge_fail_human_fail", "judge_fail_human_pass", b"judge_fail_human_pass", "judge_pass_human_fail", b"judge_pass_human_fail", "judge_pass_human_pass", b"judge_pass_human_pass"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConfusionMatrix: _TypeAlias = ConfusionMatrix  # noqa: Y015
+
+@_typing.final
+class Disagreement(_message.Message):
+    """Disagreement is one output the judge and people judged differently."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SAMPLE_ID_FIELD_NUMBER: _builtins.int
+    OUTPUT_FIELD_NUMBER: _builtins.int
+    JUDGE_PASSED_FIELD_NUMBER: _builtins.int
+    JUDGE_VALUE_FIELD_NUMBER: _builtins.int
+    JUDGE_REASON_FIELD_NUMBER: _builtins.int
+    HUMAN_PASSED_FIELD_NUMBER: _builtins.int
+    HUMAN_NOTE_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    sample_id: _builtins.str
+    """The sample's id."""
+    output: _builtins.str
+    """The output text as labelled (the compact JSON value when the text was empty)."""
+    judge_passed: _builtins.bool
+    """The judge's verdict."""
+    judge_value: _builtins.float
+    """The judge's value, 0 to 1."""
+    judge_reason: _builtins.str
+    """The judge's reason."""
+    human_passed: _builtins.bool
+    """The people's verdict: true when every labeller passed the output."""
+    human_note: _builtins.str
+    """The labellers' notes, `labeller: note`, joined by `; `."""
+    confidence: _builtins.float
+    """How confident the judge was, 0 to 1: the share of its samples agreeing with its
+    verdict times how far its value lies toward that verdict (the value for a pass,
+    1 − value for a fail). Listed highest first.
+    """
+    def __init__(
+        self,
+        *,
+        sample_id: _builtins.str = ...,
+        output: _builtins.str = ...,
+        judge_passed: _builtins.bool = ...,
+        judge_value: _builtins.float = ...,
+        judge_reason: _builtins.str = ...,
+        human_passed: _builtins.bool = ...,
+        human_note: _builtins.str = ...,
+        confidence: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "human_note", b"human_note", "human_passed", b"human_passed", "judge_passed", b"judge_passed", "judge_reason", b"judge_reason", "judge_value", b"judge_value", "output", b"output", "sample_id", b"sample_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Disagreement: _TypeAlias = Disagreement  # noqa: Y015
+
+@_typing.final
+class CheckAgreement(_message.Message):
+    """CheckAgreement is the agreement of one judge-backed check with the labels."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    JUDGE_MODEL_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    ACCURACY_FIELD_NUMBER: _builtins.int
+    KAPPA_FIELD_NUMBER: _builtins.int
+    KAPPA_LOW_FIELD_NUMBER: _builtins.int
+    KAPPA_HIGH_FIELD_NUMBER: _builtins.int
+    CONFUSION_FIELD_NUMBER: _builtins.int
+    DISAGREEMENTS_FIELD_NUMBER: _builtins.int
+    UNLABELLED_FIELD_NUMBER: _builtins.int
+    ERRORED_FIELD_NUMBER: _builtins.int
+    COST_USD_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    RESAMPLES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The check's name."""
+    type: _builtins.str
+    """The check's type."""
+    judge_model: _builtins.str
+    """The judge as `backend:model`."""
+    pairs: _builtins.int
+    """Outputs with both a judge verdict and a human label."""
+    accuracy: _builtins.float
+    """The share of pairs on which judge and people agree, 0 to 1."""
+    kappa: _builtins.float
+    """Cohen's kappa, -1 to 1; unset when it is undefined (judge and people each gave
+    one and the same verdict to every pair, so chance agreement is 1).
+    """
+    kappa_low: _builtins.float
+    """The lower end of kappa's bootstrap interval; unset when undefined."""
+    kappa_high: _builtins.float
+    """The upper end of kappa's bootstrap interval; unset when undefined."""
+    unlabelled: _builtins.int
+    """Scored outputs without a human label (not counted in `pairs`)."""
+    errored: _builtins.int
+    """Labelled outputs whose score was an error (not counted in `pairs`)."""
+    cost_usd: _builtins.float
+    """US dollars the judge calls of the paired scores cost in this request (0 when
+    every verdict came from the cache).
+    """
+    confidence: _builtins.float
+    """The confidence level of the interval."""
+    resamples: _builtins.int
+    """The bootstrap resamples the interval is made of (those where kappa is defined)."""
+    @_builtins.property
+    def confusion(self) -> Global___ConfusionMatrix:
+        """The pairs by judge and human verdict."""
+
+    @_builtins.property
+    def disagreements(self) -> _containers.RepeatedCompositeFieldContainer[Global___Disagreement]:
+        """The disagreements, most confident first, at most `max_disagreements`."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        type: _builtins.str = ...,
+        judge_model: _builtins.str = ...,
+        pairs: _builtins.int = ...,
+        accuracy: _builtins.float = ...,
+        kappa: _builtins.float | None = ...,
+        kappa_low: _builtins.float | None = ...,
+        kappa_high: _builtins.float | None = ...,
+        confusion: Global___ConfusionMatrix | None = ...,
+        disagreements: _abc.Iterable[Global___Disagreement] | None = ...,
+        unlabelled: _builtins.int = ...,
+        errored: _builtins.int = ...,
+        cost_usd: _builtins.float = ...,
+        confidence: _builtins.float = ...,
+        resamples: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "confusion", b"confusion", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "accuracy", b"accuracy", "confidence", b"confidence", "confusion", b"confusion", "cost_usd", b"cost_usd", "disagreements", b"disagreements", "errored", b"errored", "judge_model", b"judge_model", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low", "name", b"name", "pairs", b"pairs", "resamples", b"resamples", "type", b"type", "unlabelled", b"unlabelled"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__kappa: _TypeAlias = _typing.Literal["kappa"]  # noqa: Y015
+    _WhichOneofArgType__kappa: _TypeAlias = _typing.Literal["_kappa", b"_kappa"]  # noqa: Y015
+    _WhichOneofReturnType__kappa_high: _TypeAlias = _typing.Literal["kappa_high"]  # noqa: Y015
+    _WhichOneofArgType__kappa_high: _TypeAlias = _typing.Literal["_kappa_high", b"_kappa_high"]  # noqa: Y015
+    _WhichOneofReturnType__kappa_low: _TypeAlias = _typing.Literal["kappa_low"]  # noqa: Y015
+    _WhichOneofArgType__kappa_low: _TypeAlias = _typing.Literal["_kappa_low", b"_kappa_low"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kappa) -> _WhichOneofReturnType__kappa | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kappa_high) -> _WhichOneofReturnType__kappa_high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kappa_low) -> _WhichOneofReturnType__kappa_low | None: ...
+
+Global___CheckAgreement: _TypeAlias = CheckAgreement  # noqa: Y015
+
+@_typing.final
+class AgreementResponse(_message.Message):
+    """AgreementResponse holds one agreement per judge-backed check, in request order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHECKS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckAgreement]:
+        """The agreements."""
+
+    def __init__(
+        self,
+        *,
+        checks: _abc.Iterable[Global___CheckAgreement] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AgreementResponse: _TypeAlias = AgreementResponse  # noqa: Y015
+
+@_typing.final
+class CalibrateRequest(_message.Message):
+    """CalibrateRequest asks which threshold makes a judge check agree best with the labels."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AGREEMENT_FIELD_NUMBER: _builtins.int
+    THRESHOLDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def agreement(self) -> Global___AgreementRequest:
+        """What to score and which labels count, as for Agreement."""
+
+    @_builtins.property
+    def thresholds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
+        means every distinct value the judge gave (each level of its scale it used).
+        """
+
+    def __init__(
+        self,
+        *,
+        agreement: Global___AgreementRequest | None = ...,
+        thresholds: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["agreement", b"agreement"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agreement", b"agreement", "thresholds", b"thresholds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CalibrateRequest: _TypeAlias = CalibrateRequest  # noqa: Y015
+
+@_typing.final
+class CalibrationPoint(_message.Message):
+    """CalibrationPoint is the agreement at one threshold."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    THRESHOLD_FIELD_NUMBER: _builtins.int
+    ACCURACY_FIELD_NUMBER: _builtins.int
+    KAPPA_FIELD_NUMBER: _builtins.int
+    CONFUSION_FIELD_NUMBER: _builtins.int
+    threshold: _builtins.float
+    """The threshold: a pair's judge verdict is a pass at value ≥ threshold."""
+    accuracy: _builtins.float
+    """The share of pairs on which judge and people agree."""
+    kappa: _builtins.float
+    """Cohen's kappa; unset when undefined."""
+    @_builtins.property
+    def confusion(self) -> Global___ConfusionMatrix:
+        """The pairs by judge and human verdict at this threshold."""
+
+    def __init__(
+        self,
+        *,
+        threshold: _builtins.float = ...,
+        accuracy: _builtins.float = ...,
+        kappa: _builtins.float | None = ...,
+        confusion: Global___ConfusionMatrix | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_kappa", b"_kappa", "confusion", b"confusion", "kappa", b"kappa"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_kappa", b"_kappa", "accuracy", b"accuracy", "confusion", b"confusion", "kappa", b"kappa", "threshold", b"threshold"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__kappa: _TypeAlias = _typing.Literal["kappa"]  # noqa: Y015
+    _WhichOneofArgType__kappa: _TypeAlias = _typing.Literal["_kappa", b"_kappa"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__kappa) -> _WhichOneofReturnType__kappa | None: ...
+
+Global___CalibrationPoint: _TypeAlias = CalibrationPoint  # noqa: Y015
+
+@_typing.final
+class CheckCalibration(_message.Message):
+    """CheckCalibration is the calibration of one judge-backed check."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    JUDGE_MODEL_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    RECOMMENDED_THRESHOLD_FIELD_NUMBER: _builtins.int
+    RECOMMENDED_KAPPA_FIELD_NUMBER: _builtins.int
+    COST_USD_FIELD_NUMBER: _builtins.int
+    COST_PER_PAIR_USD_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The check's name."""
+    type: _builtins.str
+    """The check's type."""
+    judge_model: _builtins.str
+    """The judge as `backend:model`."""
+    pairs: _builtins.int
+    """Outputs with both a judge verdict and a human label."""
+    recommended_threshold: _builtins.float
+    """The threshold with the highest kappa (ties: the higher accuracy, then the lower
+    threshold).
+    """
+    recommended_kappa: _builtins.float
+    """The kappa at the recommended threshold; unset when undefined at every threshold."""
+    cost_usd: _builtins.float
+    """US dollars the judge calls of the paired scores cost in this request."""
+    cost_per_pair_usd: _builtins.float
+    """cost_usd / pairs: what each labelled pair cost to judge."""
+    @_builtins.property
+    def points(self) -> _containers.RepeatedCompositeFieldContainer[Global___CalibrationPoint]:
+        """The agreement at each candidate threshold, lowest threshold first."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        type: _builtins.str = ...,
+        judge_model: _builtins.str = ...,
+        pairs: _builtins.int = ...,
+        points: _abc.Iterable[Global___CalibrationPoint] | None = ...,
+        recommended_threshold: _builtins.float = ...,
+        recommended_kappa: _builtins.float | None = ...,
+        cost_usd: _builtins.float = ...,
+        cost_per_pair_usd: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa", "recommended_kappa", b"recommended_kappa"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa", "cost_per_pair_usd", b"cost_per_pair_usd", "cost_usd", b"cost_usd", "judge_model", b"judge_model", "name", b"name", "pairs", b"pairs", "points", b"points", "recommended_kappa", b"recommended_kappa", "recommended_threshold", b"recommended_threshold", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__recommended_kappa: _TypeAlias = _typing.Literal["recommended_kappa"]  # noqa: Y015
+    _WhichOneofArgType__recommended_kappa: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__recommended_kappa) -> _WhichOneofReturnType__recommended_kappa | None: ...
+
+Global___CheckCalibration: _TypeAlias = CheckCalibration  # noqa: Y015
+
+@_typing.final
+class CalibrateResponse(_message.Message):
+    """CalibrateResponse holds one calibration per judge-backed check, in request order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CHECKS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckCalibration]:
+        """The calibrations."""
+
+    def __init__(
+        self,
+        *,
+        checks: _abc.Iterable[Global___CheckCalibration] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CalibrateResponse: _TypeAlias = CalibrateResponse  # noqa: Y015

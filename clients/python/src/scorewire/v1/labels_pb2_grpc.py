@@ -47,6 +47,16 @@ class LabelServiceStub:
                 request_serializer=scorewire_dot_v1_dot_labels__pb2.ListLabelsRequest.SerializeToString,
                 response_deserializer=scorewire_dot_v1_dot_labels__pb2.ListLabelsResponse.FromString,
                 _registered_method=True)
+        self.Agreement = channel.unary_unary(
+                '/scorewire.v1.LabelService/Agreement',
+                request_serializer=scorewire_dot_v1_dot_labels__pb2.AgreementRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_labels__pb2.AgreementResponse.FromString,
+                _registered_method=True)
+        self.Calibrate = channel.unary_unary(
+                '/scorewire.v1.LabelService/Calibrate',
+                request_serializer=scorewire_dot_v1_dot_labels__pb2.CalibrateRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_labels__pb2.CalibrateResponse.FromString,
+                _registered_method=True)
 
 
 class LabelServiceServicer:
@@ -88,6 +98,34 @@ class LabelServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Agreement(self, request, context):
+        """Agreement scores the request's cases with its checks now (verdicts already in the
+        cache cost nothing) and compares each judge-backed check's pass/fail with the
+        human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+        kappa with a bootstrap confidence interval, the confusion matrix, and the
+        disagreements, most confident first. Labels are read as ListLabels reads them:
+        a `caller` token sees only its own tenant's.
+        Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+        judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+        limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+        output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+        is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+        does not answer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Calibrate(self, request, context):
+        """Calibrate scores like Agreement, once, then applies each candidate threshold to
+        the verdicts already given (no further judge calls) and reports the agreement
+        with the labels at each, recommending the threshold with the highest kappa, and
+        what the judge cost per labelled pair. Errors as for Agreement.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LabelServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -100,6 +138,16 @@ def add_LabelServiceServicer_to_server(servicer, server):
                     servicer.ListLabels,
                     request_deserializer=scorewire_dot_v1_dot_labels__pb2.ListLabelsRequest.FromString,
                     response_serializer=scorewire_dot_v1_dot_labels__pb2.ListLabelsResponse.SerializeToString,
+            ),
+            'Agreement': grpc.unary_unary_rpc_method_handler(
+                    servicer.Agreement,
+                    request_deserializer=scorewire_dot_v1_dot_labels__pb2.AgreementRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_labels__pb2.AgreementResponse.SerializeToString,
+            ),
+            'Calibrate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Calibrate,
+                    request_deserializer=scorewire_dot_v1_dot_labels__pb2.CalibrateRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_labels__pb2.CalibrateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -159,6 +207,60 @@ class LabelService:
             '/scorewire.v1.LabelService/ListLabels',
             scorewire_dot_v1_dot_labels__pb2.ListLabelsRequest.SerializeToString,
             scorewire_dot_v1_dot_labels__pb2.ListLabelsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Agreement(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/scorewire.v1.LabelService/Agreement',
+            scorewire_dot_v1_dot_labels__pb2.AgreementRequest.SerializeToString,
+            scorewire_dot_v1_dot_labels__pb2.AgreementResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Calibrate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/scorewire.v1.LabelService/Calibrate',
+            scorewire_dot_v1_dot_labels__pb2.CalibrateRequest.SerializeToString,
+            scorewire_dot_v1_dot_labels__pb2.CalibrateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -69,6 +69,26 @@ class LabelServiceStub:
     Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
     label store does not answer.
     """
+    Agreement: _grpc.UnaryUnaryMultiCallable[_labels_pb2.AgreementRequest, _labels_pb2.AgreementResponse]
+    """Agreement scores the request's cases with its checks now (verdicts already in the
+    cache cost nothing) and compares each judge-backed check's pass/fail with the
+    human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+    kappa with a bootstrap confidence interval, the confusion matrix, and the
+    disagreements, most confident first. Labels are read as ListLabels reads them:
+    a `caller` token sees only its own tenant's.
+    Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+    judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+    limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+    output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+    is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+    does not answer.
+    """
+    Calibrate: _grpc.UnaryUnaryMultiCallable[_labels_pb2.CalibrateRequest, _labels_pb2.CalibrateResponse]
+    """Calibrate scores like Agreement, once, then applies each candidate threshold to
+    the verdicts already given (no further judge calls) and reports the agreement
+    with the labels at each, recommending the threshold with the highest kappa, and
+    what the judge cost per labelled pair. Errors as for Agreement.
+    """
 
 @_typing.type_check_only
 class LabelServiceAsyncStub(LabelServiceStub):
@@ -102,6 +122,26 @@ class LabelServiceAsyncStub(LabelServiceStub):
     labeller's labels in such a tenant, is PERMISSION_DENIED.
     Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
     label store does not answer.
+    """
+    Agreement: _aio.UnaryUnaryMultiCallable[_labels_pb2.AgreementRequest, _labels_pb2.AgreementResponse]  # type: ignore[assignment]
+    """Agreement scores the request's cases with its checks now (verdicts already in the
+    cache cost nothing) and compares each judge-backed check's pass/fail with the
+    human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+    kappa with a bootstrap confidence interval, the confusion matrix, and the
+    disagreements, most confident first. Labels are read as ListLabels reads them:
+    a `caller` token sees only its own tenant's.
+    Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+    judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+    limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+    output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+    is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+    does not answer.
+    """
+    Calibrate: _aio.UnaryUnaryMultiCallable[_labels_pb2.CalibrateRequest, _labels_pb2.CalibrateResponse]  # type: ignore[assignment]
+    """Calibrate scores like Agreement, once, then applies each candidate threshold to
+    the verdicts already given (no further judge calls) and reports the agreement
+    with the labels at each, recommending the threshold with the highest kappa, and
+    what the judge cost per labelled pair. Errors as for Agreement.
     """
 
 class LabelServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -145,6 +185,38 @@ class LabelServiceServicer(metaclass=_abc_1.ABCMeta):
         labeller's labels in such a tenant, is PERMISSION_DENIED.
         Returns INVALID_ARGUMENT for a bad filter or page token, and UNAVAILABLE when the
         label store does not answer.
+        """
+
+    @_abc_1.abstractmethod
+    def Agreement(
+        self,
+        request: _labels_pb2.AgreementRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_labels_pb2.AgreementResponse, _abc.Awaitable[_labels_pb2.AgreementResponse]]:
+        """Agreement scores the request's cases with its checks now (verdicts already in the
+        cache cost nothing) and compares each judge-backed check's pass/fail with the
+        human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+        kappa with a bootstrap confidence interval, the confusion matrix, and the
+        disagreements, most confident first. Labels are read as ListLabels reads them:
+        a `caller` token sees only its own tenant's.
+        Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+        judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+        limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+        output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+        is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+        does not answer.
+        """
+
+    @_abc_1.abstractmethod
+    def Calibrate(
+        self,
+        request: _labels_pb2.CalibrateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_labels_pb2.CalibrateResponse, _abc.Awaitable[_labels_pb2.CalibrateResponse]]:
+        """Calibrate scores like Agreement, once, then applies each candidate threshold to
+        the verdicts already given (no further judge calls) and reports the agreement
+        with the labels at each, recommending the threshold with the highest kappa, and
+        what the judge cost per labelled pair. Errors as for Agreement.
         """
 
 def add_LabelServiceServicer_to_server(servicer: LabelServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -283,6 +283,7 @@ class Score(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     UNPRICED_FIELD_NUMBER: _builtins.int
     SKIPPED_FIELD_NUMBER: _builtins.int
+    SPREAD_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name (its spec name, its compact line, or its type)."""
     type: _builtins.str
@@ -309,6 +310,12 @@ class Score(_message.Message):
     def error(self) -> Global___ScoreError:
         """Set when the check could not score."""
 
+    @_builtins.property
+    def spread(self) -> Global___ScoreSpread:
+        """Set when a judge-backed check asked the judge more than once (`samples:` > 1):
+        how far the samples agreed. Unset for a single verdict and for every error.
+        """
+
     def __init__(
         self,
         *,
@@ -323,14 +330,55 @@ class Score(_message.Message):
         error: Global___ScoreError | None = ...,
         unpriced: _builtins.bool = ...,
         skipped: _builtins.bool = ...,
+        spread: Global___ScoreSpread | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "spread", b"spread"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "error", b"error", "latency_ms", b"latency_ms", "name", b"name", "passed", b"passed", "reason", b"reason", "skipped", b"skipped", "type", b"type", "unpriced", b"unpriced", "value", b"value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "error", b"error", "latency_ms", b"latency_ms", "name", b"name", "passed", b"passed", "reason", b"reason", "skipped", b"skipped", "spread", b"spread", "type", b"type", "unpriced", b"unpriced", "value", b"value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Score: _TypeAlias = Score  # noqa: Y015
+
+@_typing.final
+class ScoreSpread(_message.Message):
+    """ScoreSpread says how far the samples of a repeatedly sampled judge check agreed; the
+    score's value is their aggregate (`aggregate:` mean, median or majority).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SAMPLES_FIELD_NUMBER: _builtins.int
+    STDEV_FIELD_NUMBER: _builtins.int
+    AGREEMENT_FIELD_NUMBER: _builtins.int
+    VALUES_FIELD_NUMBER: _builtins.int
+    samples: _builtins.int
+    """How many samples the value aggregates, 2 to 16."""
+    stdev: _builtins.float
+    """The population standard deviation of the samples' values (0 to 0.5); 0 when every
+    sample gave the same value.
+    """
+    agreement: _builtins.float
+    """The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict."""
+    @_builtins.property
+    def values(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each sample's value (0 to 1), in sample order."""
+
+    def __init__(
+        self,
+        *,
+        samples: _builtins.int = ...,
+        stdev: _builtins.float = ...,
+        agreement: _builtins.float = ...,
+        values: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agreement", b"agreement", "samples", b"samples", "stdev", b"stdev", "values", b"values"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScoreSpread: _TypeAlias = ScoreSpread  # noqa: Y015
 
 @_typing.final
 class ScoreRequest(_message.Message):

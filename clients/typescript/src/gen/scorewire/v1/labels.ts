@@ -19,6 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Timestamp } from "../../google/protobuf/timestamp";
+import { Case, CheckSpec } from "./scoring";
 
 export const protobufPackage = "scorewire.v1";
 
@@ -136,6 +137,212 @@ export interface ListLabelsResponse {
   labels: Label[];
   /** The token of the next page; empty on the last page. */
   nextPageToken: string;
+}
+
+/** LabelFilter selects the labels an agreement reads. Empty fields match everything. */
+export interface LabelFilter {
+  /** The label check the labels are for; empty means `default`. */
+  check: string;
+  /** Only labels by this labeller. */
+  labeller: string;
+  /** Only labels of this tenant, with the rules of ListLabelsRequest.tenant. */
+  tenant: string;
+}
+
+/** AgreementOptions tune the figures of an agreement. */
+export interface AgreementOptions {
+  /**
+   * Bootstrap resamples for kappa's confidence interval; 0 means 1000. At most
+   * SCOREWIRE_MAX_BOOTSTRAP_RESAMPLES (RESOURCE_EXHAUSTED above it).
+   */
+  resamples: number;
+  /** The seed of the bootstrap, so the interval is reproducible. */
+  seed: number;
+  /** The interval's confidence level, strictly between 0 and 1; 0 means 0.95. */
+  confidence: number;
+  /** The most disagreements listed per check, 0 to 1000; 0 means 20. */
+  maxDisagreements: number;
+}
+
+/** AgreementRequest asks how far judge-backed checks agree with human labels. */
+export interface AgreementRequest {
+  /**
+   * The cases to score now: samples with their ids and the exact outputs people
+   * labelled. At most the server's per-request case limit.
+   */
+  cases: Case[];
+  /** The checks to score them with; at least one must be judge-backed. */
+  checks: CheckSpec[];
+  /**
+   * A recorded run's id, to compare its scores instead of scoring `cases` now.
+   * Reserved: not served yet (FAILED_PRECONDITION when set).
+   */
+  runId: string;
+  /** Only this check (by name); empty means every judge-backed check of `checks`. */
+  check: string;
+  /** Which labels count. */
+  labels:
+    | LabelFilter
+    | undefined;
+  /** Bootstrap and listing options. */
+  options:
+    | AgreementOptions
+    | undefined;
+  /**
+   * The most US dollars the judge calls of this request may spend; unset means only
+   * the server's own budget applies.
+   */
+  budgetUsd?: number | undefined;
+}
+
+/** ConfusionMatrix counts the pairs of one check by judge verdict and human verdict. */
+export interface ConfusionMatrix {
+  /** The judge passed the output and people passed it. */
+  judgePassHumanPass: number;
+  /** The judge passed the output and people failed it. */
+  judgePassHumanFail: number;
+  /** The judge failed the output and people passed it. */
+  judgeFailHumanPass: number;
+  /** The judge failed the output and people failed it. */
+  judgeFailHumanFail: number;
+}
+
+/** Disagreement is one output the judge and people judged differently. */
+export interface Disagreement {
+  /** The sample's id. */
+  sampleId: string;
+  /** The output text as labelled (the compact JSON value when the text was empty). */
+  output: string;
+  /** The judge's verdict. */
+  judgePassed: boolean;
+  /** The judge's value, 0 to 1. */
+  judgeValue: number;
+  /** The judge's reason. */
+  judgeReason: string;
+  /** The people's verdict: true when every labeller passed the output. */
+  humanPassed: boolean;
+  /** The labellers' notes, `labeller: note`, joined by `; `. */
+  humanNote: string;
+  /**
+   * How confident the judge was, 0 to 1: the share of its samples agreeing with its
+   * verdict times how far its value lies toward that verdict (the value for a pass,
+   * 1 − value for a fail). Listed highest first.
+   */
+  confidence: number;
+}
+
+/** CheckAgreement is the agreement of one judge-backed check with the labels. */
+export interface CheckAgreement {
+  /** The check's name. */
+  name: string;
+  /** The check's type. */
+  type: string;
+  /** The judge as `backend:model`. */
+  judgeModel: string;
+  /** Outputs with both a judge verdict and a human label. */
+  pairs: number;
+  /** The share of pairs on which judge and people agree, 0 to 1. */
+  accuracy: number;
+  /**
+   * Cohen's kappa, -1 to 1; unset when it is undefined (judge and people each gave
+   * one and the same verdict to every pair, so chance agreement is 1).
+   */
+  kappa?:
+    | number
+    | undefined;
+  /** The lower end of kappa's bootstrap interval; unset when undefined. */
+  kappaLow?:
+    | number
+    | undefined;
+  /** The upper end of kappa's bootstrap interval; unset when undefined. */
+  kappaHigh?:
+    | number
+    | undefined;
+  /** The pairs by judge and human verdict. */
+  confusion:
+    | ConfusionMatrix
+    | undefined;
+  /** The disagreements, most confident first, at most `max_disagreements`. */
+  disagreements: Disagreement[];
+  /** Scored outputs without a human label (not counted in `pairs`). */
+  unlabelled: number;
+  /** Labelled outputs whose score was an error (not counted in `pairs`). */
+  errored: number;
+  /**
+   * US dollars the judge calls of the paired scores cost in this request (0 when
+   * every verdict came from the cache).
+   */
+  costUsd: number;
+  /** The confidence level of the interval. */
+  confidence: number;
+  /** The bootstrap resamples the interval is made of (those where kappa is defined). */
+  resamples: number;
+}
+
+/** AgreementResponse holds one agreement per judge-backed check, in request order. */
+export interface AgreementResponse {
+  /** The agreements. */
+  checks: CheckAgreement[];
+}
+
+/** CalibrateRequest asks which threshold makes a judge check agree best with the labels. */
+export interface CalibrateRequest {
+  /** What to score and which labels count, as for Agreement. */
+  agreement:
+    | AgreementRequest
+    | undefined;
+  /**
+   * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
+   * means every distinct value the judge gave (each level of its scale it used).
+   */
+  thresholds: number[];
+}
+
+/** CalibrationPoint is the agreement at one threshold. */
+export interface CalibrationPoint {
+  /** The threshold: a pair's judge verdict is a pass at value ≥ threshold. */
+  threshold: number;
+  /** The share of pairs on which judge and people agree. */
+  accuracy: number;
+  /** Cohen's kappa; unset when undefined. */
+  kappa?:
+    | number
+    | undefined;
+  /** The pairs by judge and human verdict at this threshold. */
+  confusion: ConfusionMatrix | undefined;
+}
+
+/** CheckCalibration is the calibration of one judge-backed check. */
+export interface CheckCalibration {
+  /** The check's name. */
+  name: string;
+  /** The check's type. */
+  type: string;
+  /** The judge as `backend:model`. */
+  judgeModel: string;
+  /** Outputs with both a judge verdict and a human label. */
+  pairs: number;
+  /** The agreement at each candidate threshold, lowest threshold first. */
+  points: CalibrationPoint[];
+  /**
+   * The threshold with the highest kappa (ties: the higher accuracy, then the lower
+   * threshold).
+   */
+  recommendedThreshold: number;
+  /** The kappa at the recommended threshold; unset when undefined at every threshold. */
+  recommendedKappa?:
+    | number
+    | undefined;
+  /** US dollars the judge calls of the paired scores cost in this request. */
+  costUsd: number;
+  /** cost_usd / pairs: what each labelled pair cost to judge. */
+  costPerPairUsd: number;
+}
+
+/** CalibrateResponse holds one calibration per judge-backed check, in request order. */
+export interface CalibrateResponse {
+  /** The calibrations. */
+  checks: CheckCalibration[];
 }
 
 function createBaseLabel(): Label {
@@ -795,6 +1002,1672 @@ export const ListLabelsResponse: MessageFns<ListLabelsResponse> = {
   },
 };
 
+function createBaseLabelFilter(): LabelFilter {
+  return { check: "", labeller: "", tenant: "" };
+}
+
+export const LabelFilter: MessageFns<LabelFilter> = {
+  encode(message: LabelFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.check !== "") {
+      writer.uint32(10).string(message.check);
+    }
+    if (message.labeller !== "") {
+      writer.uint32(18).string(message.labeller);
+    }
+    if (message.tenant !== "") {
+      writer.uint32(26).string(message.tenant);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LabelFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLabelFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.check = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.labeller = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.tenant = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LabelFilter {
+    return {
+      check: isSet(object.check) ? globalThis.String(object.check) : "",
+      labeller: isSet(object.labeller) ? globalThis.String(object.labeller) : "",
+      tenant: isSet(object.tenant) ? globalThis.String(object.tenant) : "",
+    };
+  },
+
+  toJSON(message: LabelFilter): unknown {
+    const obj: any = {};
+    if (message.check !== "") {
+      obj.check = message.check;
+    }
+    if (message.labeller !== "") {
+      obj.labeller = message.labeller;
+    }
+    if (message.tenant !== "") {
+      obj.tenant = message.tenant;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LabelFilter>): LabelFilter {
+    return LabelFilter.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LabelFilter>): LabelFilter {
+    const message = createBaseLabelFilter();
+    message.check = object.check ?? "";
+    message.labeller = object.labeller ?? "";
+    message.tenant = object.tenant ?? "";
+    return message;
+  },
+};
+
+function createBaseAgreementOptions(): AgreementOptions {
+  return { resamples: 0, seed: 0, confidence: 0, maxDisagreements: 0 };
+}
+
+export const AgreementOptions: MessageFns<AgreementOptions> = {
+  encode(message: AgreementOptions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.resamples !== 0) {
+      writer.uint32(8).int32(message.resamples);
+    }
+    if (message.seed !== 0) {
+      writer.uint32(16).uint64(message.seed);
+    }
+    if (message.confidence !== 0) {
+      writer.uint32(25).double(message.confidence);
+    }
+    if (message.maxDisagreements !== 0) {
+      writer.uint32(32).int32(message.maxDisagreements);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AgreementOptions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAgreementOptions();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.resamples = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.seed = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.confidence = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.maxDisagreements = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AgreementOptions {
+    return {
+      resamples: isSet(object.resamples) ? globalThis.Number(object.resamples) : 0,
+      seed: isSet(object.seed) ? globalThis.Number(object.seed) : 0,
+      confidence: isSet(object.confidence) ? globalThis.Number(object.confidence) : 0,
+      maxDisagreements: isSet(object.maxDisagreements)
+        ? globalThis.Number(object.maxDisagreements)
+        : isSet(object.max_disagreements)
+        ? globalThis.Number(object.max_disagreements)
+        : 0,
+    };
+  },
+
+  toJSON(message: AgreementOptions): unknown {
+    const obj: any = {};
+    if (message.resamples !== 0) {
+      obj.resamples = Math.round(message.resamples);
+    }
+    if (message.seed !== 0) {
+      obj.seed = Math.round(message.seed);
+    }
+    if (message.confidence !== 0) {
+      obj.confidence = floatToJson(message.confidence);
+    }
+    if (message.maxDisagreements !== 0) {
+      obj.maxDisagreements = Math.round(message.maxDisagreements);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AgreementOptions>): AgreementOptions {
+    return AgreementOptions.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AgreementOptions>): AgreementOptions {
+    const message = createBaseAgreementOptions();
+    message.resamples = object.resamples ?? 0;
+    message.seed = object.seed ?? 0;
+    message.confidence = object.confidence ?? 0;
+    message.maxDisagreements = object.maxDisagreements ?? 0;
+    return message;
+  },
+};
+
+function createBaseAgreementRequest(): AgreementRequest {
+  return { cases: [], checks: [], runId: "", check: "", labels: undefined, options: undefined, budgetUsd: undefined };
+}
+
+export const AgreementRequest: MessageFns<AgreementRequest> = {
+  encode(message: AgreementRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.cases) {
+      Case.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.checks) {
+      CheckSpec.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.runId !== "") {
+      writer.uint32(26).string(message.runId);
+    }
+    if (message.check !== "") {
+      writer.uint32(34).string(message.check);
+    }
+    if (message.labels !== undefined) {
+      LabelFilter.encode(message.labels, writer.uint32(42).fork()).join();
+    }
+    if (message.options !== undefined) {
+      AgreementOptions.encode(message.options, writer.uint32(50).fork()).join();
+    }
+    if (message.budgetUsd !== undefined) {
+      writer.uint32(57).double(message.budgetUsd);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AgreementRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAgreementRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cases.push(Case.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.checks.push(CheckSpec.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.check = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.labels = LabelFilter.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.options = AgreementOptions.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.budgetUsd = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AgreementRequest {
+    return {
+      cases: globalThis.Array.isArray(object?.cases) ? object.cases.map((e: any) => Case.fromJSON(e)) : [],
+      checks: globalThis.Array.isArray(object?.checks) ? object.checks.map((e: any) => CheckSpec.fromJSON(e)) : [],
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      check: isSet(object.check) ? globalThis.String(object.check) : "",
+      labels: isSet(object.labels) ? LabelFilter.fromJSON(object.labels) : undefined,
+      options: isSet(object.options) ? AgreementOptions.fromJSON(object.options) : undefined,
+      budgetUsd: isSet(object.budgetUsd)
+        ? globalThis.Number(object.budgetUsd)
+        : isSet(object.budget_usd)
+        ? globalThis.Number(object.budget_usd)
+        : undefined,
+    };
+  },
+
+  toJSON(message: AgreementRequest): unknown {
+    const obj: any = {};
+    if (message.cases?.length) {
+      obj.cases = message.cases.map((e) => Case.toJSON(e));
+    }
+    if (message.checks?.length) {
+      obj.checks = message.checks.map((e) => CheckSpec.toJSON(e));
+    }
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.check !== "") {
+      obj.check = message.check;
+    }
+    if (message.labels !== undefined) {
+      obj.labels = LabelFilter.toJSON(message.labels);
+    }
+    if (message.options !== undefined) {
+      obj.options = AgreementOptions.toJSON(message.options);
+    }
+    if (message.budgetUsd !== undefined) {
+      obj.budgetUsd = floatToJson(message.budgetUsd);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AgreementRequest>): AgreementRequest {
+    return AgreementRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AgreementRequest>): AgreementRequest {
+    const message = createBaseAgreementRequest();
+    message.cases = object.cases?.map((e) => Case.fromPartial(e)) || [];
+    message.checks = object.checks?.map((e) => CheckSpec.fromPartial(e)) || [];
+    message.runId = object.runId ?? "";
+    message.check = object.check ?? "";
+    message.labels = (object.labels !== undefined && object.labels !== null)
+      ? LabelFilter.fromPartial(object.labels)
+      : undefined;
+    message.options = (object.options !== undefined && object.options !== null)
+      ? AgreementOptions.fromPartial(object.options)
+      : undefined;
+    message.budgetUsd = object.budgetUsd ?? undefined;
+    return message;
+  },
+};
+
+function createBaseConfusionMatrix(): ConfusionMatrix {
+  return { judgePassHumanPass: 0, judgePassHumanFail: 0, judgeFailHumanPass: 0, judgeFailHumanFail: 0 };
+}
+
+export const ConfusionMatrix: MessageFns<ConfusionMatrix> = {
+  encode(message: ConfusionMatrix, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.judgePassHumanPass !== 0) {
+      writer.uint32(8).int64(message.judgePassHumanPass);
+    }
+    if (message.judgePassHumanFail !== 0) {
+      writer.uint32(16).int64(message.judgePassHumanFail);
+    }
+    if (message.judgeFailHumanPass !== 0) {
+      writer.uint32(24).int64(message.judgeFailHumanPass);
+    }
+    if (message.judgeFailHumanFail !== 0) {
+      writer.uint32(32).int64(message.judgeFailHumanFail);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfusionMatrix {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfusionMatrix();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.judgePassHumanPass = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.judgePassHumanFail = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.judgeFailHumanPass = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.judgeFailHumanFail = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConfusionMatrix {
+    return {
+      judgePassHumanPass: isSet(object.judgePassHumanPass)
+        ? globalThis.Number(object.judgePassHumanPass)
+        : isSet(object.judge_pass_human_pass)
+        ? globalThis.Number(object.judge_pass_human_pass)
+        : 0,
+      judgePassHumanFail: isSet(object.judgePassHumanFail)
+        ? globalThis.Number(object.judgePassHumanFail)
+        : isSet(object.judge_pass_human_fail)
+        ? globalThis.Number(object.judge_pass_human_fail)
+        : 0,
+      judgeFailHumanPass: isSet(object.judgeFailHumanPass)
+        ? globalThis.Number(object.judgeFailHumanPass)
+        : isSet(object.judge_fail_human_pass)
+        ? globalThis.Number(object.judge_fail_human_pass)
+        : 0,
+      judgeFailHumanFail: isSet(object.judgeFailHumanFail)
+        ? globalThis.Number(object.judgeFailHumanFail)
+        : isSet(object.judge_fail_human_fail)
+        ? globalThis.Number(object.judge_fail_human_fail)
+        : 0,
+    };
+  },
+
+  toJSON(message: ConfusionMatrix): unknown {
+    const obj: any = {};
+    if (message.judgePassHumanPass !== 0) {
+      obj.judgePassHumanPass = Math.round(message.judgePassHumanPass);
+    }
+    if (message.judgePassHumanFail !== 0) {
+      obj.judgePassHumanFail = Math.round(message.judgePassHumanFail);
+    }
+    if (message.judgeFailHumanPass !== 0) {
+      obj.judgeFailHumanPass = Math.round(message.judgeFailHumanPass);
+    }
+    if (message.judgeFailHumanFail !== 0) {
+      obj.judgeFailHumanFail = Math.round(message.judgeFailHumanFail);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ConfusionMatrix>): ConfusionMatrix {
+    return ConfusionMatrix.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ConfusionMatrix>): ConfusionMatrix {
+    const message = createBaseConfusionMatrix();
+    message.judgePassHumanPass = object.judgePassHumanPass ?? 0;
+    message.judgePassHumanFail = object.judgePassHumanFail ?? 0;
+    message.judgeFailHumanPass = object.judgeFailHumanPass ?? 0;
+    message.judgeFailHumanFail = object.judgeFailHumanFail ?? 0;
+    return message;
+  },
+};
+
+function createBaseDisagreement(): Disagreement {
+  return {
+    sampleId: "",
+    output: "",
+    judgePassed: false,
+    judgeValue: 0,
+    judgeReason: "",
+    humanPassed: false,
+    humanNote: "",
+    confidence: 0,
+  };
+}
+
+export const Disagreement: MessageFns<Disagreement> = {
+  encode(message: Disagreement, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sampleId !== "") {
+      writer.uint32(10).string(message.sampleId);
+    }
+    if (message.output !== "") {
+      writer.uint32(18).string(message.output);
+    }
+    if (message.judgePassed !== false) {
+      writer.uint32(24).bool(message.judgePassed);
+    }
+    if (message.judgeValue !== 0) {
+      writer.uint32(33).double(message.judgeValue);
+    }
+    if (message.judgeReason !== "") {
+      writer.uint32(42).string(message.judgeReason);
+    }
+    if (message.humanPassed !== false) {
+      writer.uint32(48).bool(message.humanPassed);
+    }
+    if (message.humanNote !== "") {
+      writer.uint32(58).string(message.humanNote);
+    }
+    if (message.confidence !== 0) {
+      writer.uint32(65).double(message.confidence);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Disagreement {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDisagreement();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sampleId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.output = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.judgePassed = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.judgeValue = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.judgeReason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.humanPassed = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.humanNote = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.confidence = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Disagreement {
+    return {
+      sampleId: isSet(object.sampleId)
+        ? globalThis.String(object.sampleId)
+        : isSet(object.sample_id)
+        ? globalThis.String(object.sample_id)
+        : "",
+      output: isSet(object.output) ? globalThis.String(object.output) : "",
+      judgePassed: isSet(object.judgePassed)
+        ? globalThis.Boolean(object.judgePassed)
+        : isSet(object.judge_passed)
+        ? globalThis.Boolean(object.judge_passed)
+        : false,
+      judgeValue: isSet(object.judgeValue)
+        ? globalThis.Number(object.judgeValue)
+        : isSet(object.judge_value)
+        ? globalThis.Number(object.judge_value)
+        : 0,
+      judgeReason: isSet(object.judgeReason)
+        ? globalThis.String(object.judgeReason)
+        : isSet(object.judge_reason)
+        ? globalThis.String(object.judge_reason)
+        : "",
+      humanPassed: isSet(object.humanPassed)
+        ? globalThis.Boolean(object.humanPassed)
+        : isSet(object.human_passed)
+        ? globalThis.Boolean(object.human_passed)
+        : false,
+      humanNote: isSet(object.humanNote)
+        ? globalThis.String(object.humanNote)
+        : isSet(object.human_note)
+        ? globalThis.String(object.human_note)
+        : "",
+      confidence: isSet(object.confidence) ? globalThis.Number(object.confidence) : 0,
+    };
+  },
+
+  toJSON(message: Disagreement): unknown {
+    const obj: any = {};
+    if (message.sampleId !== "") {
+      obj.sampleId = message.sampleId;
+    }
+    if (message.output !== "") {
+      obj.output = message.output;
+    }
+    if (message.judgePassed !== false) {
+      obj.judgePassed = message.judgePassed;
+    }
+    if (message.judgeValue !== 0) {
+      obj.judgeValue = floatToJson(message.judgeValue);
+    }
+    if (message.judgeReason !== "") {
+      obj.judgeReason = message.judgeReason;
+    }
+    if (message.humanPassed !== false) {
+      obj.humanPassed = message.humanPassed;
+    }
+    if (message.humanNote !== "") {
+      obj.humanNote = message.humanNote;
+    }
+    if (message.confidence !== 0) {
+      obj.confidence = floatToJson(message.confidence);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Disagreement>): Disagreement {
+    return Disagreement.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Disagreement>): Disagreement {
+    const message = createBaseDisagreement();
+    message.sampleId = object.sampleId ?? "";
+    message.output = object.output ?? "";
+    message.judgePassed = object.judgePassed ?? false;
+    message.judgeValue = object.judgeValue ?? 0;
+    message.judgeReason = object.judgeReason ?? "";
+    message.humanPassed = object.humanPassed ?? false;
+    message.humanNote = object.humanNote ?? "";
+    message.confidence = object.confidence ?? 0;
+    return message;
+  },
+};
+
+function createBaseCheckAgreement(): CheckAgreement {
+  return {
+    name: "",
+    type: "",
+    judgeModel: "",
+    pairs: 0,
+    accuracy: 0,
+    kappa: undefined,
+    kappaLow: undefined,
+    kappaHigh: undefined,
+    confusion: undefined,
+    disagreements: [],
+    unlabelled: 0,
+    errored: 0,
+    costUsd: 0,
+    confidence: 0,
+    resamples: 0,
+  };
+}
+
+export const CheckAgreement: MessageFns<CheckAgreement> = {
+  encode(message: CheckAgreement, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.type !== "") {
+      writer.uint32(18).string(message.type);
+    }
+    if (message.judgeModel !== "") {
+      writer.uint32(26).string(message.judgeModel);
+    }
+    if (message.pairs !== 0) {
+      writer.uint32(32).int64(message.pairs);
+    }
+    if (message.accuracy !== 0) {
+      writer.uint32(41).double(message.accuracy);
+    }
+    if (message.kappa !== undefined) {
+      writer.uint32(49).double(message.kappa);
+    }
+    if (message.kappaLow !== undefined) {
+      writer.uint32(57).double(message.kappaLow);
+    }
+    if (message.kappaHigh !== undefined) {
+      writer.uint32(65).double(message.kappaHigh);
+    }
+    if (message.confusion !== undefined) {
+      ConfusionMatrix.encode(message.confusion, writer.uint32(74).fork()).join();
+    }
+    for (const v of message.disagreements) {
+      Disagreement.encode(v!, writer.uint32(82).fork()).join();
+    }
+    if (message.unlabelled !== 0) {
+      writer.uint32(88).int64(message.unlabelled);
+    }
+    if (message.errored !== 0) {
+      writer.uint32(96).int64(message.errored);
+    }
+    if (message.costUsd !== 0) {
+      writer.uint32(105).double(message.costUsd);
+    }
+    if (message.confidence !== 0) {
+      writer.uint32(113).double(message.confidence);
+    }
+    if (message.resamples !== 0) {
+      writer.uint32(120).int64(message.resamples);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckAgreement {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckAgreement();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.judgeModel = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pairs = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.accuracy = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.kappa = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.kappaLow = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.kappaHigh = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.confusion = ConfusionMatrix.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.disagreements.push(Disagreement.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.unlabelled = longToNumber(reader.int64());
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.errored = longToNumber(reader.int64());
+            continue;
+          }
+          case 13: {
+            if (tag !== 105) {
+              break;
+            }
+
+            message.costUsd = reader.double();
+            continue;
+          }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.confidence = reader.double();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.resamples = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckAgreement {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      judgeModel: isSet(object.judgeModel)
+        ? globalThis.String(object.judgeModel)
+        : isSet(object.judge_model)
+        ? globalThis.String(object.judge_model)
+        : "",
+      pairs: isSet(object.pairs) ? globalThis.Number(object.pairs) : 0,
+      accuracy: isSet(object.accuracy) ? globalThis.Number(object.accuracy) : 0,
+      kappa: isSet(object.kappa) ? globalThis.Number(object.kappa) : undefined,
+      kappaLow: isSet(object.kappaLow)
+        ? globalThis.Number(object.kappaLow)
+        : isSet(object.kappa_low)
+        ? globalThis.Number(object.kappa_low)
+        : undefined,
+      kappaHigh: isSet(object.kappaHigh)
+        ? globalThis.Number(object.kappaHigh)
+        : isSet(object.kappa_high)
+        ? globalThis.Number(object.kappa_high)
+        : undefined,
+      confusion: isSet(object.confusion) ? ConfusionMatrix.fromJSON(object.confusion) : undefined,
+      disagreements: globalThis.Array.isArray(object?.disagreements)
+        ? object.disagreements.map((e: any) => Disagreement.fromJSON(e))
+        : [],
+      unlabelled: isSet(object.unlabelled) ? globalThis.Number(object.unlabelled) : 0,
+      errored: isSet(object.errored) ? globalThis.Number(object.errored) : 0,
+      costUsd: isSet(object.costUsd)
+        ? globalThis.Number(object.costUsd)
+        : isSet(object.cost_usd)
+        ? globalThis.Number(object.cost_usd)
+        : 0,
+      confidence: isSet(object.confidence) ? globalThis.Number(object.confidence) : 0,
+      resamples: isSet(object.resamples) ? globalThis.Number(object.resamples) : 0,
+    };
+  },
+
+  toJSON(message: CheckAgreement): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.judgeModel !== "") {
+      obj.judgeModel = message.judgeModel;
+    }
+    if (message.pairs !== 0) {
+      obj.pairs = Math.round(message.pairs);
+    }
+    if (message.accuracy !== 0) {
+      obj.accuracy = floatToJson(message.accuracy);
+    }
+    if (message.kappa !== undefined) {
+      obj.kappa = floatToJson(message.kappa);
+    }
+    if (message.kappaLow !== undefined) {
+      obj.kappaLow = floatToJson(message.kappaLow);
+    }
+    if (message.kappaHigh !== undefined) {
+      obj.kappaHigh = floatToJson(message.kappaHigh);
+    }
+    if (message.confusion !== undefined) {
+      obj.confusion = ConfusionMatrix.toJSON(message.confusion);
+    }
+    if (message.disagreements?.length) {
+      obj.disagreements = message.disagreements.map((e) => Disagreement.toJSON(e));
+    }
+    if (message.unlabelled !== 0) {
+      obj.unlabelled = Math.round(message.unlabelled);
+    }
+    if (message.errored !== 0) {
+      obj.errored = Math.round(message.errored);
+    }
+    if (message.costUsd !== 0) {
+      obj.costUsd = floatToJson(message.costUsd);
+    }
+    if (message.confidence !== 0) {
+      obj.confidence = floatToJson(message.confidence);
+    }
+    if (message.resamples !== 0) {
+      obj.resamples = Math.round(message.resamples);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CheckAgreement>): CheckAgreement {
+    return CheckAgreement.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CheckAgreement>): CheckAgreement {
+    const message = createBaseCheckAgreement();
+    message.name = object.name ?? "";
+    message.type = object.type ?? "";
+    message.judgeModel = object.judgeModel ?? "";
+    message.pairs = object.pairs ?? 0;
+    message.accuracy = object.accuracy ?? 0;
+    message.kappa = object.kappa ?? undefined;
+    message.kappaLow = object.kappaLow ?? undefined;
+    message.kappaHigh = object.kappaHigh ?? undefined;
+    message.confusion = (object.confusion !== undefined && object.confusion !== null)
+      ? ConfusionMatrix.fromPartial(object.confusion)
+      : undefined;
+    message.disagreements = object.disagreements?.map((e) => Disagreement.fromPartial(e)) || [];
+    message.unlabelled = object.unlabelled ?? 0;
+    message.errored = object.errored ?? 0;
+    message.costUsd = object.costUsd ?? 0;
+    message.confidence = object.confidence ?? 0;
+    message.resamples = object.resamples ?? 0;
+    return message;
+  },
+};
+
+function createBaseAgreementResponse(): AgreementResponse {
+  return { checks: [] };
+}
+
+export const AgreementResponse: MessageFns<AgreementResponse> = {
+  encode(message: AgreementResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.checks) {
+      CheckAgreement.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AgreementResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAgreementResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.checks.push(CheckAgreement.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AgreementResponse {
+    return {
+      checks: globalThis.Array.isArray(object?.checks) ? object.checks.map((e: any) => CheckAgreement.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: AgreementResponse): unknown {
+    const obj: any = {};
+    if (message.checks?.length) {
+      obj.checks = message.checks.map((e) => CheckAgreement.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AgreementResponse>): AgreementResponse {
+    return AgreementResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AgreementResponse>): AgreementResponse {
+    const message = createBaseAgreementResponse();
+    message.checks = object.checks?.map((e) => CheckAgreement.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCalibrateRequest(): CalibrateRequest {
+  return { agreement: undefined, thresholds: [] };
+}
+
+export const CalibrateRequest: MessageFns<CalibrateRequest> = {
+  encode(message: CalibrateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agreement !== undefined) {
+      AgreementRequest.encode(message.agreement, writer.uint32(10).fork()).join();
+    }
+    if (message.thresholds.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.thresholds) {
+        writer.double(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CalibrateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCalibrateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agreement = AgreementRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag === 17) {
+              message.thresholds.push(reader.double());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.thresholds.push(reader.double());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CalibrateRequest {
+    return {
+      agreement: isSet(object.agreement) ? AgreementRequest.fromJSON(object.agreement) : undefined,
+      thresholds: globalThis.Array.isArray(object?.thresholds)
+        ? object.thresholds.map((e: any) => globalThis.Number(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CalibrateRequest): unknown {
+    const obj: any = {};
+    if (message.agreement !== undefined) {
+      obj.agreement = AgreementRequest.toJSON(message.agreement);
+    }
+    if (message.thresholds?.length) {
+      obj.thresholds = message.thresholds.map((e) => floatToJson(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CalibrateRequest>): CalibrateRequest {
+    return CalibrateRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CalibrateRequest>): CalibrateRequest {
+    const message = createBaseCalibrateRequest();
+    message.agreement = (object.agreement !== undefined && object.agreement !== null)
+      ? AgreementRequest.fromPartial(object.agreement)
+      : undefined;
+    message.thresholds = object.thresholds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCalibrationPoint(): CalibrationPoint {
+  return { threshold: 0, accuracy: 0, kappa: undefined, confusion: undefined };
+}
+
+export const CalibrationPoint: MessageFns<CalibrationPoint> = {
+  encode(message: CalibrationPoint, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.threshold !== 0) {
+      writer.uint32(9).double(message.threshold);
+    }
+    if (message.accuracy !== 0) {
+      writer.uint32(17).double(message.accuracy);
+    }
+    if (message.kappa !== undefined) {
+      writer.uint32(25).double(message.kappa);
+    }
+    if (message.confusion !== undefined) {
+      ConfusionMatrix.encode(message.confusion, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CalibrationPoint {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCalibrationPoint();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.threshold = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.accuracy = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.kappa = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.confusion = ConfusionMatrix.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CalibrationPoint {
+    return {
+      threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+      accuracy: isSet(object.accuracy) ? globalThis.Number(object.accuracy) : 0,
+      kappa: isSet(object.kappa) ? globalThis.Number(object.kappa) : undefined,
+      confusion: isSet(object.confusion) ? ConfusionMatrix.fromJSON(object.confusion) : undefined,
+    };
+  },
+
+  toJSON(message: CalibrationPoint): unknown {
+    const obj: any = {};
+    if (message.threshold !== 0) {
+      obj.threshold = floatToJson(message.threshold);
+    }
+    if (message.accuracy !== 0) {
+      obj.accuracy = floatToJson(message.accuracy);
+    }
+    if (message.kappa !== undefined) {
+      obj.kappa = floatToJson(message.kappa);
+    }
+    if (message.confusion !== undefined) {
+      obj.confusion = ConfusionMatrix.toJSON(message.confusion);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CalibrationPoint>): CalibrationPoint {
+    return CalibrationPoint.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CalibrationPoint>): CalibrationPoint {
+    const message = createBaseCalibrationPoint();
+    message.threshold = object.threshold ?? 0;
+    message.accuracy = object.accuracy ?? 0;
+    message.kappa = object.kappa ?? undefined;
+    message.confusion = (object.confusion !== undefined && object.confusion !== null)
+      ? ConfusionMatrix.fromPartial(object.confusion)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCheckCalibration(): CheckCalibration {
+  return {
+    name: "",
+    type: "",
+    judgeModel: "",
+    pairs: 0,
+    points: [],
+    recommendedThreshold: 0,
+    recommendedKappa: undefined,
+    costUsd: 0,
+    costPerPairUsd: 0,
+  };
+}
+
+export const CheckCalibration: MessageFns<CheckCalibration> = {
+  encode(message: CheckCalibration, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.type !== "") {
+      writer.uint32(18).string(message.type);
+    }
+    if (message.judgeModel !== "") {
+      writer.uint32(26).string(message.judgeModel);
+    }
+    if (message.pairs !== 0) {
+      writer.uint32(32).int64(message.pairs);
+    }
+    for (const v of message.points) {
+      CalibrationPoint.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.recommendedThreshold !== 0) {
+      writer.uint32(49).double(message.recommendedThreshold);
+    }
+    if (message.recommendedKappa !== undefined) {
+      writer.uint32(57).double(message.recommendedKappa);
+    }
+    if (message.costUsd !== 0) {
+      writer.uint32(65).double(message.costUsd);
+    }
+    if (message.costPerPairUsd !== 0) {
+      writer.uint32(73).double(message.costPerPairUsd);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckCalibration {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckCalibration();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.judgeModel = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pairs = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.points.push(CalibrationPoint.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.recommendedThreshold = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.recommendedKappa = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.costUsd = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.costPerPairUsd = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckCalibration {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      judgeModel: isSet(object.judgeModel)
+        ? globalThis.String(object.judgeModel)
+        : isSet(object.judge_model)
+        ? globalThis.String(object.judge_model)
+        : "",
+      pairs: isSet(object.pairs) ? globalThis.Number(object.pairs) : 0,
+      points: globalThis.Array.isArray(object?.points)
+        ? object.points.map((e: any) => CalibrationPoint.fromJSON(e))
+        : [],
+      recommendedThreshold: isSet(object.recommendedThreshold)
+        ? globalThis.Number(object.recommendedThreshold)
+        : isSet(object.recommended_threshold)
+        ? globalThis.Number(object.recommended_threshold)
+        : 0,
+      recommendedKappa: isSet(object.recommendedKappa)
+        ? globalThis.Number(object.recommendedKappa)
+        : isSet(object.recommended_kappa)
+        ? globalThis.Number(object.recommended_kappa)
+        : undefined,
+      costUsd: isSet(object.costUsd)
+        ? globalThis.Number(object.costUsd)
+        : isSet(object.cost_usd)
+        ? globalThis.Number(object.cost_usd)
+        : 0,
+      costPerPairUsd: isSet(object.costPerPairUsd)
+        ? globalThis.Number(object.costPerPairUsd)
+        : isSet(object.cost_per_pair_usd)
+        ? globalThis.Number(object.cost_per_pair_usd)
+        : 0,
+    };
+  },
+
+  toJSON(message: CheckCalibration): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.judgeModel !== "") {
+      obj.judgeModel = message.judgeModel;
+    }
+    if (message.pairs !== 0) {
+      obj.pairs = Math.round(message.pairs);
+    }
+    if (message.points?.length) {
+      obj.points = message.points.map((e) => CalibrationPoint.toJSON(e));
+    }
+    if (message.recommendedThreshold !== 0) {
+      obj.recommendedThreshold = floatToJson(message.recommendedThreshold);
+    }
+    if (message.recommendedKappa !== undefined) {
+      obj.recommendedKappa = floatToJson(message.recommendedKappa);
+    }
+    if (message.costUsd !== 0) {
+      obj.costUsd = floatToJson(message.costUsd);
+    }
+    if (message.costPerPairUsd !== 0) {
+      obj.costPerPairUsd = floatToJson(message.costPerPairUsd);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CheckCalibration>): CheckCalibration {
+    return CheckCalibration.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CheckCalibration>): CheckCalibration {
+    const message = createBaseCheckCalibration();
+    message.name = object.name ?? "";
+    message.type = object.type ?? "";
+    message.judgeModel = object.judgeModel ?? "";
+    message.pairs = object.pairs ?? 0;
+    message.points = object.points?.map((e) => CalibrationPoint.fromPartial(e)) || [];
+    message.recommendedThreshold = object.recommendedThreshold ?? 0;
+    message.recommendedKappa = object.recommendedKappa ?? undefined;
+    message.costUsd = object.costUsd ?? 0;
+    message.costPerPairUsd = object.costPerPairUsd ?? 0;
+    return message;
+  },
+};
+
+function createBaseCalibrateResponse(): CalibrateResponse {
+  return { checks: [] };
+}
+
+export const CalibrateResponse: MessageFns<CalibrateResponse> = {
+  encode(message: CalibrateResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.checks) {
+      CheckCalibration.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CalibrateResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCalibrateResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.checks.push(CheckCalibration.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CalibrateResponse {
+    return {
+      checks: globalThis.Array.isArray(object?.checks)
+        ? object.checks.map((e: any) => CheckCalibration.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CalibrateResponse): unknown {
+    const obj: any = {};
+    if (message.checks?.length) {
+      obj.checks = message.checks.map((e) => CheckCalibration.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CalibrateResponse>): CalibrateResponse {
+    return CalibrateResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CalibrateResponse>): CalibrateResponse {
+    const message = createBaseCalibrateResponse();
+    message.checks = object.checks?.map((e) => CheckCalibration.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * LabelService stores human labels and lists them. The server keeps them in SQLite (one
  * file that survives restarts) or, when `SCOREWIRE_LABELS_URL` names one, in PostgreSQL
@@ -845,6 +2718,44 @@ export const LabelServiceService = {
     responseSerialize: (value: ListLabelsResponse): Buffer => Buffer.from(ListLabelsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListLabelsResponse => ListLabelsResponse.decode(value),
   },
+  /**
+   * Agreement scores the request's cases with its checks now (verdicts already in the
+   * cache cost nothing) and compares each judge-backed check's pass/fail with the
+   * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+   * kappa with a bootstrap confidence interval, the confusion matrix, and the
+   * disagreements, most confident first. Labels are read as ListLabels reads them:
+   * a `caller` token sees only its own tenant's.
+   * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+   * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+   * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+   * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+   * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+   * does not answer.
+   */
+  agreement: {
+    path: "/scorewire.v1.LabelService/Agreement" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AgreementRequest): Buffer => Buffer.from(AgreementRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AgreementRequest => AgreementRequest.decode(value),
+    responseSerialize: (value: AgreementResponse): Buffer => Buffer.from(AgreementResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AgreementResponse => AgreementResponse.decode(value),
+  },
+  /**
+   * Calibrate scores like Agreement, once, then applies each candidate threshold to
+   * the verdicts already given (no further judge calls) and reports the agreement
+   * with the labels at each, recommending the threshold with the highest kappa, and
+   * what the judge cost per labelled pair. Errors as for Agreement.
+   */
+  calibrate: {
+    path: "/scorewire.v1.LabelService/Calibrate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CalibrateRequest): Buffer => Buffer.from(CalibrateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CalibrateRequest => CalibrateRequest.decode(value),
+    responseSerialize: (value: CalibrateResponse): Buffer => Buffer.from(CalibrateResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CalibrateResponse => CalibrateResponse.decode(value),
+  },
 } as const;
 
 export interface LabelServiceServer extends UntypedServiceImplementation {
@@ -875,6 +2786,28 @@ export interface LabelServiceServer extends UntypedServiceImplementation {
    * label store does not answer.
    */
   listLabels: handleUnaryCall<ListLabelsRequest, ListLabelsResponse>;
+  /**
+   * Agreement scores the request's cases with its checks now (verdicts already in the
+   * cache cost nothing) and compares each judge-backed check's pass/fail with the
+   * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+   * kappa with a bootstrap confidence interval, the confusion matrix, and the
+   * disagreements, most confident first. Labels are read as ListLabels reads them:
+   * a `caller` token sees only its own tenant's.
+   * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+   * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+   * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+   * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+   * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+   * does not answer.
+   */
+  agreement: handleUnaryCall<AgreementRequest, AgreementResponse>;
+  /**
+   * Calibrate scores like Agreement, once, then applies each candidate threshold to
+   * the verdicts already given (no further judge calls) and reports the agreement
+   * with the labels at each, recommending the threshold with the highest kappa, and
+   * what the judge cost per labelled pair. Errors as for Agreement.
+   */
+  calibrate: handleUnaryCall<CalibrateRequest, CalibrateResponse>;
 }
 
 export interface LabelServiceClient extends Client {
@@ -933,6 +2866,56 @@ export interface LabelServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListLabelsResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Agreement scores the request's cases with its checks now (verdicts already in the
+   * cache cost nothing) and compares each judge-backed check's pass/fail with the
+   * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+   * kappa with a bootstrap confidence interval, the confusion matrix, and the
+   * disagreements, most confident first. Labels are read as ListLabels reads them:
+   * a `caller` token sees only its own tenant's.
+   * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+   * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+   * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+   * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+   * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+   * does not answer.
+   */
+  agreement(
+    request: AgreementRequest,
+    callback: (error: ServiceError | null, response: AgreementResponse) => void,
+  ): ClientUnaryCall;
+  agreement(
+    request: AgreementRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AgreementResponse) => void,
+  ): ClientUnaryCall;
+  agreement(
+    request: AgreementRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AgreementResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Calibrate scores like Agreement, once, then applies each candidate threshold to
+   * the verdicts already given (no further judge calls) and reports the agreement
+   * with the labels at each, recommending the threshold with the highest kappa, and
+   * what the judge cost per labelled pair. Errors as for Agreement.
+   */
+  calibrate(
+    request: CalibrateRequest,
+    callback: (error: ServiceError | null, response: CalibrateResponse) => void,
+  ): ClientUnaryCall;
+  calibrate(
+    request: CalibrateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CalibrateResponse) => void,
+  ): ClientUnaryCall;
+  calibrate(
+    request: CalibrateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CalibrateResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const LabelServiceClient = makeGenericClientConstructor(
@@ -943,6 +2926,10 @@ export const LabelServiceClient = makeGenericClientConstructor(
   service: typeof LabelServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
@@ -973,6 +2960,17 @@ function fromJsonTimestamp(o: any): Date {
   } else {
     return fromTimestamp(Timestamp.fromJSON(o));
   }
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 function isSet(value: any): boolean {

@@ -239,6 +239,29 @@ export interface Score {
    * without the check having been applied, and summaries count it as skipped.
    */
   skipped: boolean;
+  /**
+   * Set when a judge-backed check asked the judge more than once (`samples:` > 1):
+   * how far the samples agreed. Unset for a single verdict and for every error.
+   */
+  spread: ScoreSpread | undefined;
+}
+
+/**
+ * ScoreSpread says how far the samples of a repeatedly sampled judge check agreed; the
+ * score's value is their aggregate (`aggregate:` mean, median or majority).
+ */
+export interface ScoreSpread {
+  /** How many samples the value aggregates, 2 to 16. */
+  samples: number;
+  /**
+   * The population standard deviation of the samples' values (0 to 0.5); 0 when every
+   * sample gave the same value.
+   */
+  stdev: number;
+  /** The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict. */
+  agreement: number;
+  /** Each sample's value (0 to 1), in sample order. */
+  values: number[];
 }
 
 /** ScoreRequest asks for one output to be scored. */
@@ -1238,6 +1261,7 @@ function createBaseScore(): Score {
     error: undefined,
     unpriced: false,
     skipped: false,
+    spread: undefined,
   };
 }
 
@@ -1275,6 +1299,9 @@ export const Score: MessageFns<Score> = {
     }
     if (message.skipped !== false) {
       writer.uint32(88).bool(message.skipped);
+    }
+    if (message.spread !== undefined) {
+      ScoreSpread.encode(message.spread, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -1380,6 +1407,14 @@ export const Score: MessageFns<Score> = {
             message.skipped = reader.bool();
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.spread = ScoreSpread.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1413,6 +1448,7 @@ export const Score: MessageFns<Score> = {
       error: isSet(object.error) ? ScoreError.fromJSON(object.error) : undefined,
       unpriced: isSet(object.unpriced) ? globalThis.Boolean(object.unpriced) : false,
       skipped: isSet(object.skipped) ? globalThis.Boolean(object.skipped) : false,
+      spread: isSet(object.spread) ? ScoreSpread.fromJSON(object.spread) : undefined,
     };
   },
 
@@ -1451,6 +1487,9 @@ export const Score: MessageFns<Score> = {
     if (message.skipped !== false) {
       obj.skipped = message.skipped;
     }
+    if (message.spread !== undefined) {
+      obj.spread = ScoreSpread.toJSON(message.spread);
+    }
     return obj;
   },
 
@@ -1472,6 +1511,140 @@ export const Score: MessageFns<Score> = {
       : undefined;
     message.unpriced = object.unpriced ?? false;
     message.skipped = object.skipped ?? false;
+    message.spread = (object.spread !== undefined && object.spread !== null)
+      ? ScoreSpread.fromPartial(object.spread)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseScoreSpread(): ScoreSpread {
+  return { samples: 0, stdev: 0, agreement: 0, values: [] };
+}
+
+export const ScoreSpread: MessageFns<ScoreSpread> = {
+  encode(message: ScoreSpread, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.samples !== 0) {
+      writer.uint32(8).int32(message.samples);
+    }
+    if (message.stdev !== 0) {
+      writer.uint32(17).double(message.stdev);
+    }
+    if (message.agreement !== 0) {
+      writer.uint32(25).double(message.agreement);
+    }
+    if (message.values.length !== 0) {
+      writer.uint32(34).fork();
+      for (const v of message.values) {
+        writer.double(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScoreSpread {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScoreSpread();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.samples = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.stdev = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.agreement = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag === 33) {
+              message.values.push(reader.double());
+
+              continue;
+            }
+
+            if (tag === 34) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.values.push(reader.double());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScoreSpread {
+    return {
+      samples: isSet(object.samples) ? globalThis.Number(object.samples) : 0,
+      stdev: isSet(object.stdev) ? globalThis.Number(object.stdev) : 0,
+      agreement: isSet(object.agreement) ? globalThis.Number(object.agreement) : 0,
+      values: globalThis.Array.isArray(object?.values) ? object.values.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: ScoreSpread): unknown {
+    const obj: any = {};
+    if (message.samples !== 0) {
+      obj.samples = Math.round(message.samples);
+    }
+    if (message.stdev !== 0) {
+      obj.stdev = floatToJson(message.stdev);
+    }
+    if (message.agreement !== 0) {
+      obj.agreement = floatToJson(message.agreement);
+    }
+    if (message.values?.length) {
+      obj.values = message.values.map((e) => floatToJson(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ScoreSpread>): ScoreSpread {
+    return ScoreSpread.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ScoreSpread>): ScoreSpread {
+    const message = createBaseScoreSpread();
+    message.samples = object.samples ?? 0;
+    message.stdev = object.stdev ?? 0;
+    message.agreement = object.agreement ?? 0;
+    message.values = object.values?.map((e) => e) || [];
     return message;
   },
 };

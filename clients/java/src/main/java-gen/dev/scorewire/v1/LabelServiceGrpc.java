@@ -82,6 +82,68 @@ public final class LabelServiceGrpc {
     return getListLabelsMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.AgreementRequest,
+      dev.scorewire.v1.AgreementResponse> getAgreementMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Agreement",
+      requestType = dev.scorewire.v1.AgreementRequest.class,
+      responseType = dev.scorewire.v1.AgreementResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.AgreementRequest,
+      dev.scorewire.v1.AgreementResponse> getAgreementMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.AgreementRequest, dev.scorewire.v1.AgreementResponse> getAgreementMethod;
+    if ((getAgreementMethod = LabelServiceGrpc.getAgreementMethod) == null) {
+      synchronized (LabelServiceGrpc.class) {
+        if ((getAgreementMethod = LabelServiceGrpc.getAgreementMethod) == null) {
+          LabelServiceGrpc.getAgreementMethod = getAgreementMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.AgreementRequest, dev.scorewire.v1.AgreementResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Agreement"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.AgreementRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.AgreementResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new LabelServiceMethodDescriptorSupplier("Agreement"))
+              .build();
+        }
+      }
+    }
+    return getAgreementMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.CalibrateRequest,
+      dev.scorewire.v1.CalibrateResponse> getCalibrateMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Calibrate",
+      requestType = dev.scorewire.v1.CalibrateRequest.class,
+      responseType = dev.scorewire.v1.CalibrateResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.CalibrateRequest,
+      dev.scorewire.v1.CalibrateResponse> getCalibrateMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.CalibrateRequest, dev.scorewire.v1.CalibrateResponse> getCalibrateMethod;
+    if ((getCalibrateMethod = LabelServiceGrpc.getCalibrateMethod) == null) {
+      synchronized (LabelServiceGrpc.class) {
+        if ((getCalibrateMethod = LabelServiceGrpc.getCalibrateMethod) == null) {
+          LabelServiceGrpc.getCalibrateMethod = getCalibrateMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.CalibrateRequest, dev.scorewire.v1.CalibrateResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Calibrate"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.CalibrateRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.CalibrateResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new LabelServiceMethodDescriptorSupplier("Calibrate"))
+              .build();
+        }
+      }
+    }
+    return getCalibrateMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -174,6 +236,40 @@ public final class LabelServiceGrpc {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListLabelsMethod(), responseObserver);
     }
 
+    /**
+     * <pre>
+     * Agreement scores the request's cases with its checks now (verdicts already in the
+     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+     * kappa with a bootstrap confidence interval, the confusion matrix, and the
+     * disagreements, most confident first. Labels are read as ListLabels reads them:
+     * a `caller` token sees only its own tenant's.
+     * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+     * does not answer.
+     * </pre>
+     */
+    public void agreement(dev.scorewire.v1.AgreementRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.AgreementResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getAgreementMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Calibrate scores like Agreement, once, then applies each candidate threshold to
+     * the verdicts already given (no further judge calls) and reports the agreement
+     * with the labels at each, recommending the threshold with the highest kappa, and
+     * what the judge cost per labelled pair. Errors as for Agreement.
+     * </pre>
+     */
+    public void calibrate(dev.scorewire.v1.CalibrateRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.CalibrateResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCalibrateMethod(), responseObserver);
+    }
+
     @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
       return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
           .addMethod(
@@ -190,6 +286,20 @@ public final class LabelServiceGrpc {
                 dev.scorewire.v1.ListLabelsRequest,
                 dev.scorewire.v1.ListLabelsResponse>(
                   this, METHODID_LIST_LABELS)))
+          .addMethod(
+            getAgreementMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                dev.scorewire.v1.AgreementRequest,
+                dev.scorewire.v1.AgreementResponse>(
+                  this, METHODID_AGREEMENT)))
+          .addMethod(
+            getCalibrateMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                dev.scorewire.v1.CalibrateRequest,
+                dev.scorewire.v1.CalibrateResponse>(
+                  this, METHODID_CALIBRATE)))
           .build();
     }
   }
@@ -253,6 +363,42 @@ public final class LabelServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListLabelsMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Agreement scores the request's cases with its checks now (verdicts already in the
+     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+     * kappa with a bootstrap confidence interval, the confusion matrix, and the
+     * disagreements, most confident first. Labels are read as ListLabels reads them:
+     * a `caller` token sees only its own tenant's.
+     * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+     * does not answer.
+     * </pre>
+     */
+    public void agreement(dev.scorewire.v1.AgreementRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.AgreementResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getAgreementMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Calibrate scores like Agreement, once, then applies each candidate threshold to
+     * the verdicts already given (no further judge calls) and reports the agreement
+     * with the labels at each, recommending the threshold with the highest kappa, and
+     * what the judge cost per labelled pair. Errors as for Agreement.
+     * </pre>
+     */
+    public void calibrate(dev.scorewire.v1.CalibrateRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.CalibrateResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCalibrateMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -311,6 +457,40 @@ public final class LabelServiceGrpc {
     public dev.scorewire.v1.ListLabelsResponse listLabels(dev.scorewire.v1.ListLabelsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListLabelsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Agreement scores the request's cases with its checks now (verdicts already in the
+     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+     * kappa with a bootstrap confidence interval, the confusion matrix, and the
+     * disagreements, most confident first. Labels are read as ListLabels reads them:
+     * a `caller` token sees only its own tenant's.
+     * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+     * does not answer.
+     * </pre>
+     */
+    public dev.scorewire.v1.AgreementResponse agreement(dev.scorewire.v1.AgreementRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getAgreementMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Calibrate scores like Agreement, once, then applies each candidate threshold to
+     * the verdicts already given (no further judge calls) and reports the agreement
+     * with the labels at each, recommending the threshold with the highest kappa, and
+     * what the judge cost per labelled pair. Errors as for Agreement.
+     * </pre>
+     */
+    public dev.scorewire.v1.CalibrateResponse calibrate(dev.scorewire.v1.CalibrateRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCalibrateMethod(), getCallOptions(), request);
     }
   }
 
@@ -373,10 +553,48 @@ public final class LabelServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListLabelsMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Agreement scores the request's cases with its checks now (verdicts already in the
+     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
+     * kappa with a bootstrap confidence interval, the confusion matrix, and the
+     * disagreements, most confident first. Labels are read as ListLabels reads them:
+     * a `caller` token sees only its own tenant's.
+     * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
+     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
+     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
+     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
+     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
+     * does not answer.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.AgreementResponse> agreement(
+        dev.scorewire.v1.AgreementRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getAgreementMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Calibrate scores like Agreement, once, then applies each candidate threshold to
+     * the verdicts already given (no further judge calls) and reports the agreement
+     * with the labels at each, recommending the threshold with the highest kappa, and
+     * what the judge cost per labelled pair. Errors as for Agreement.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.CalibrateResponse> calibrate(
+        dev.scorewire.v1.CalibrateRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCalibrateMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_PUT_LABELS = 0;
   private static final int METHODID_LIST_LABELS = 1;
+  private static final int METHODID_AGREEMENT = 2;
+  private static final int METHODID_CALIBRATE = 3;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -402,6 +620,14 @@ public final class LabelServiceGrpc {
         case METHODID_LIST_LABELS:
           serviceImpl.listLabels((dev.scorewire.v1.ListLabelsRequest) request,
               (io.grpc.stub.StreamObserver<dev.scorewire.v1.ListLabelsResponse>) responseObserver);
+          break;
+        case METHODID_AGREEMENT:
+          serviceImpl.agreement((dev.scorewire.v1.AgreementRequest) request,
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.AgreementResponse>) responseObserver);
+          break;
+        case METHODID_CALIBRATE:
+          serviceImpl.calibrate((dev.scorewire.v1.CalibrateRequest) request,
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.CalibrateResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -466,6 +692,8 @@ public final class LabelServiceGrpc {
               .setSchemaDescriptor(new LabelServiceFileDescriptorSupplier())
               .addMethod(getPutLabelsMethod())
               .addMethod(getListLabelsMethod())
+              .addMethod(getAgreementMethod())
+              .addMethod(getCalibrateMethod())
               .build();
         }
       }

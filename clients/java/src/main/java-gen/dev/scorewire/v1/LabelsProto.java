@@ -51,6 +51,61 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_ListLabelsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_LabelFilter_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_LabelFilter_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_AgreementOptions_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_AgreementOptions_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_AgreementRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_AgreementRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_ConfusionMatrix_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_ConfusionMatrix_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_Disagreement_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_Disagreement_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CheckAgreement_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CheckAgreement_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_AgreementResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_AgreementResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CalibrateRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CalibrateRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CalibrationPoint_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CalibrationPoint_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CheckCalibration_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CheckCalibration_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CalibrateResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CalibrateResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -61,34 +116,84 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\031scorewire/v1/labels.proto\022\014scorewire.v" +
-      "1\032\037google/protobuf/timestamp.proto\"\256\001\n\005L" +
-      "abel\022\021\n\tsample_id\030\001 \001(\t\022\023\n\013output_hash\030\002" +
-      " \001(\t\022\016\n\006passed\030\003 \001(\010\022\014\n\004note\030\004 \001(\t\022\020\n\010la" +
-      "beller\030\005 \001(\t\022.\n\ncreated_at\030\006 \001(\0132\032.googl" +
-      "e.protobuf.Timestamp\022\r\n\005check\030\007 \001(\t\022\016\n\006t" +
-      "enant\030\010 \001(\t\"K\n\020PutLabelsRequest\022#\n\006label" +
-      "s\030\001 \003(\0132\023.scorewire.v1.Label\022\022\n\nrequest_" +
-      "id\030\002 \001(\t\"8\n\021PutLabelsResponse\022#\n\006labels\030" +
-      "\001 \003(\0132\023.scorewire.v1.Label\"\254\001\n\021ListLabel" +
-      "sRequest\022\021\n\tsample_id\030\001 \001(\t\022\023\n\013output_ha" +
-      "sh\030\002 \001(\t\022\r\n\005check\030\003 \001(\t\022\020\n\010labeller\030\004 \001(" +
-      "\t\022\027\n\017include_history\030\005 \001(\010\022\021\n\tpage_size\030" +
-      "\006 \001(\005\022\022\n\npage_token\030\007 \001(\t\022\016\n\006tenant\030\010 \001(" +
-      "\t\"R\n\022ListLabelsResponse\022#\n\006labels\030\001 \003(\0132" +
-      "\023.scorewire.v1.Label\022\027\n\017next_page_token\030" +
-      "\002 \001(\t2\255\001\n\014LabelService\022L\n\tPutLabels\022\036.sc" +
-      "orewire.v1.PutLabelsRequest\032\037.scorewire." +
-      "v1.PutLabelsResponse\022O\n\nListLabels\022\037.sco" +
-      "rewire.v1.ListLabelsRequest\032 .scorewire." +
-      "v1.ListLabelsResponseBi\n\020dev.scorewire.v" +
-      "1B\013LabelsProtoP\001ZFgithub.com/scorewire/s" +
-      "corewire/clients/go/gen/scorewire/v1;sco" +
-      "rewirev1b\006proto3"
+      "1\032\037google/protobuf/timestamp.proto\032\032scor" +
+      "ewire/v1/scoring.proto\"\256\001\n\005Label\022\021\n\tsamp" +
+      "le_id\030\001 \001(\t\022\023\n\013output_hash\030\002 \001(\t\022\016\n\006pass" +
+      "ed\030\003 \001(\010\022\014\n\004note\030\004 \001(\t\022\020\n\010labeller\030\005 \001(\t" +
+      "\022.\n\ncreated_at\030\006 \001(\0132\032.google.protobuf.T" +
+      "imestamp\022\r\n\005check\030\007 \001(\t\022\016\n\006tenant\030\010 \001(\t\"" +
+      "K\n\020PutLabelsRequest\022#\n\006labels\030\001 \003(\0132\023.sc" +
+      "orewire.v1.Label\022\022\n\nrequest_id\030\002 \001(\t\"8\n\021" +
+      "PutLabelsResponse\022#\n\006labels\030\001 \003(\0132\023.scor" +
+      "ewire.v1.Label\"\254\001\n\021ListLabelsRequest\022\021\n\t" +
+      "sample_id\030\001 \001(\t\022\023\n\013output_hash\030\002 \001(\t\022\r\n\005" +
+      "check\030\003 \001(\t\022\020\n\010labeller\030\004 \001(\t\022\027\n\017include" +
+      "_history\030\005 \001(\010\022\021\n\tpage_size\030\006 \001(\005\022\022\n\npag" +
+      "e_token\030\007 \001(\t\022\016\n\006tenant\030\010 \001(\t\"R\n\022ListLab" +
+      "elsResponse\022#\n\006labels\030\001 \003(\0132\023.scorewire." +
+      "v1.Label\022\027\n\017next_page_token\030\002 \001(\t\">\n\013Lab" +
+      "elFilter\022\r\n\005check\030\001 \001(\t\022\020\n\010labeller\030\002 \001(" +
+      "\t\022\016\n\006tenant\030\003 \001(\t\"b\n\020AgreementOptions\022\021\n" +
+      "\tresamples\030\001 \001(\005\022\014\n\004seed\030\002 \001(\004\022\022\n\nconfid" +
+      "ence\030\003 \001(\001\022\031\n\021max_disagreements\030\004 \001(\005\"\201\002" +
+      "\n\020AgreementRequest\022!\n\005cases\030\001 \003(\0132\022.scor" +
+      "ewire.v1.Case\022\'\n\006checks\030\002 \003(\0132\027.scorewir" +
+      "e.v1.CheckSpec\022\016\n\006run_id\030\003 \001(\t\022\r\n\005check\030" +
+      "\004 \001(\t\022)\n\006labels\030\005 \001(\0132\031.scorewire.v1.Lab" +
+      "elFilter\022/\n\007options\030\006 \001(\0132\036.scorewire.v1" +
+      ".AgreementOptions\022\027\n\nbudget_usd\030\007 \001(\001H\000\210" +
+      "\001\001B\r\n\013_budget_usd\"\215\001\n\017ConfusionMatrix\022\035\n" +
+      "\025judge_pass_human_pass\030\001 \001(\003\022\035\n\025judge_pa" +
+      "ss_human_fail\030\002 \001(\003\022\035\n\025judge_fail_human_" +
+      "pass\030\003 \001(\003\022\035\n\025judge_fail_human_fail\030\004 \001(" +
+      "\003\"\260\001\n\014Disagreement\022\021\n\tsample_id\030\001 \001(\t\022\016\n" +
+      "\006output\030\002 \001(\t\022\024\n\014judge_passed\030\003 \001(\010\022\023\n\013j" +
+      "udge_value\030\004 \001(\001\022\024\n\014judge_reason\030\005 \001(\t\022\024" +
+      "\n\014human_passed\030\006 \001(\010\022\022\n\nhuman_note\030\007 \001(\t" +
+      "\022\022\n\nconfidence\030\010 \001(\001\"\221\003\n\016CheckAgreement\022" +
+      "\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\023\n\013judge_mod" +
+      "el\030\003 \001(\t\022\r\n\005pairs\030\004 \001(\003\022\020\n\010accuracy\030\005 \001(" +
+      "\001\022\022\n\005kappa\030\006 \001(\001H\000\210\001\001\022\026\n\tkappa_low\030\007 \001(\001" +
+      "H\001\210\001\001\022\027\n\nkappa_high\030\010 \001(\001H\002\210\001\001\0220\n\tconfus" +
+      "ion\030\t \001(\0132\035.scorewire.v1.ConfusionMatrix" +
+      "\0221\n\rdisagreements\030\n \003(\0132\032.scorewire.v1.D" +
+      "isagreement\022\022\n\nunlabelled\030\013 \001(\003\022\017\n\007error" +
+      "ed\030\014 \001(\003\022\020\n\010cost_usd\030\r \001(\001\022\022\n\nconfidence" +
+      "\030\016 \001(\001\022\021\n\tresamples\030\017 \001(\003B\010\n\006_kappaB\014\n\n_" +
+      "kappa_lowB\r\n\013_kappa_high\"A\n\021AgreementRes" +
+      "ponse\022,\n\006checks\030\001 \003(\0132\034.scorewire.v1.Che" +
+      "ckAgreement\"Y\n\020CalibrateRequest\0221\n\tagree" +
+      "ment\030\001 \001(\0132\036.scorewire.v1.AgreementReque" +
+      "st\022\022\n\nthresholds\030\002 \003(\001\"\207\001\n\020CalibrationPo" +
+      "int\022\021\n\tthreshold\030\001 \001(\001\022\020\n\010accuracy\030\002 \001(\001" +
+      "\022\022\n\005kappa\030\003 \001(\001H\000\210\001\001\0220\n\tconfusion\030\004 \001(\0132" +
+      "\035.scorewire.v1.ConfusionMatrixB\010\n\006_kappa" +
+      "\"\204\002\n\020CheckCalibration\022\014\n\004name\030\001 \001(\t\022\014\n\004t" +
+      "ype\030\002 \001(\t\022\023\n\013judge_model\030\003 \001(\t\022\r\n\005pairs\030" +
+      "\004 \001(\003\022.\n\006points\030\005 \003(\0132\036.scorewire.v1.Cal" +
+      "ibrationPoint\022\035\n\025recommended_threshold\030\006" +
+      " \001(\001\022\036\n\021recommended_kappa\030\007 \001(\001H\000\210\001\001\022\020\n\010" +
+      "cost_usd\030\010 \001(\001\022\031\n\021cost_per_pair_usd\030\t \001(" +
+      "\001B\024\n\022_recommended_kappa\"C\n\021CalibrateResp" +
+      "onse\022.\n\006checks\030\001 \003(\0132\036.scorewire.v1.Chec" +
+      "kCalibration2\311\002\n\014LabelService\022L\n\tPutLabe" +
+      "ls\022\036.scorewire.v1.PutLabelsRequest\032\037.sco" +
+      "rewire.v1.PutLabelsResponse\022O\n\nListLabel" +
+      "s\022\037.scorewire.v1.ListLabelsRequest\032 .sco" +
+      "rewire.v1.ListLabelsResponse\022L\n\tAgreemen" +
+      "t\022\036.scorewire.v1.AgreementRequest\032\037.scor" +
+      "ewire.v1.AgreementResponse\022L\n\tCalibrate\022" +
+      "\036.scorewire.v1.CalibrateRequest\032\037.scorew" +
+      "ire.v1.CalibrateResponseBi\n\020dev.scorewir" +
+      "e.v1B\013LabelsProtoP\001ZFgithub.com/scorewir" +
+      "e/scorewire/clients/go/gen/scorewire/v1;" +
+      "scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
         new com.google.protobuf.Descriptors.FileDescriptor[] {
           com.google.protobuf.TimestampProto.getDescriptor(),
+          dev.scorewire.v1.ScoringProto.getDescriptor(),
         });
     internal_static_scorewire_v1_Label_descriptor =
       getDescriptor().getMessageType(0);
@@ -120,8 +225,75 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListLabelsResponse_descriptor,
         new java.lang.String[] { "Labels", "NextPageToken", });
+    internal_static_scorewire_v1_LabelFilter_descriptor =
+      getDescriptor().getMessageType(5);
+    internal_static_scorewire_v1_LabelFilter_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_LabelFilter_descriptor,
+        new java.lang.String[] { "Check", "Labeller", "Tenant", });
+    internal_static_scorewire_v1_AgreementOptions_descriptor =
+      getDescriptor().getMessageType(6);
+    internal_static_scorewire_v1_AgreementOptions_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_AgreementOptions_descriptor,
+        new java.lang.String[] { "Resamples", "Seed", "Confidence", "MaxDisagreements", });
+    internal_static_scorewire_v1_AgreementRequest_descriptor =
+      getDescriptor().getMessageType(7);
+    internal_static_scorewire_v1_AgreementRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_AgreementRequest_descriptor,
+        new java.lang.String[] { "Cases", "Checks", "RunId", "Check", "Labels", "Options", "BudgetUsd", });
+    internal_static_scorewire_v1_ConfusionMatrix_descriptor =
+      getDescriptor().getMessageType(8);
+    internal_static_scorewire_v1_ConfusionMatrix_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_ConfusionMatrix_descriptor,
+        new java.lang.String[] { "JudgePassHumanPass", "JudgePassHumanFail", "JudgeFailHumanPass", "JudgeFailHumanFail", });
+    internal_static_scorewire_v1_Disagreement_descriptor =
+      getDescriptor().getMessageType(9);
+    internal_static_scorewire_v1_Disagreement_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_Disagreement_descriptor,
+        new java.lang.String[] { "SampleId", "Output", "JudgePassed", "JudgeValue", "JudgeReason", "HumanPassed", "HumanNote", "Confidence", });
+    internal_static_scorewire_v1_CheckAgreement_descriptor =
+      getDescriptor().getMessageType(10);
+    internal_static_scorewire_v1_CheckAgreement_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CheckAgreement_descriptor,
+        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Accuracy", "Kappa", "KappaLow", "KappaHigh", "Confusion", "Disagreements", "Unlabelled", "Errored", "CostUsd", "Confidence", "Resamples", });
+    internal_static_scorewire_v1_AgreementResponse_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_scorewire_v1_AgreementResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_AgreementResponse_descriptor,
+        new java.lang.String[] { "Checks", });
+    internal_static_scorewire_v1_CalibrateRequest_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_scorewire_v1_CalibrateRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CalibrateRequest_descriptor,
+        new java.lang.String[] { "Agreement", "Thresholds", });
+    internal_static_scorewire_v1_CalibrationPoint_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_scorewire_v1_CalibrationPoint_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CalibrationPoint_descriptor,
+        new java.lang.String[] { "Threshold", "Accuracy", "Kappa", "Confusion", });
+    internal_static_scorewire_v1_CheckCalibration_descriptor =
+      getDescriptor().getMessageType(14);
+    internal_static_scorewire_v1_CheckCalibration_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CheckCalibration_descriptor,
+        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Points", "RecommendedThreshold", "RecommendedKappa", "CostUsd", "CostPerPairUsd", });
+    internal_static_scorewire_v1_CalibrateResponse_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_scorewire_v1_CalibrateResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CalibrateResponse_descriptor,
+        new java.lang.String[] { "Checks", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
+    dev.scorewire.v1.ScoringProto.getDescriptor();
   }
 
   // @@protoc_insertion_point(outer_class_scope)

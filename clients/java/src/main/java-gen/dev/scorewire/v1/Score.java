@@ -341,6 +341,47 @@ private static final long serialVersionUID = 0L;
     return skipped_;
   }
 
+  public static final int SPREAD_FIELD_NUMBER = 15;
+  private dev.scorewire.v1.ScoreSpread spread_;
+  /**
+   * <pre>
+   * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+   * how far the samples agreed. Unset for a single verdict and for every error.
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+   * @return Whether the spread field is set.
+   */
+  @java.lang.Override
+  public boolean hasSpread() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+   * how far the samples agreed. Unset for a single verdict and for every error.
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+   * @return The spread.
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.ScoreSpread getSpread() {
+    return spread_ == null ? dev.scorewire.v1.ScoreSpread.getDefaultInstance() : spread_;
+  }
+  /**
+   * <pre>
+   * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+   * how far the samples agreed. Unset for a single verdict and for every error.
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.ScoreSpreadOrBuilder getSpreadOrBuilder() {
+    return spread_ == null ? dev.scorewire.v1.ScoreSpread.getDefaultInstance() : spread_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -388,6 +429,9 @@ private static final long serialVersionUID = 0L;
     if (skipped_ != false) {
       output.writeBool(11, skipped_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(15, getSpread());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -432,6 +476,10 @@ private static final long serialVersionUID = 0L;
     if (skipped_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(11, skipped_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(15, getSpread());
     }
     return size;
   }
@@ -485,6 +533,11 @@ private static final long serialVersionUID = 0L;
         != other.getUnpriced()) return false;
     if (getSkipped()
         != other.getSkipped()) return false;
+    if (hasSpread() != other.hasSpread()) return false;
+    if (hasSpread()) {
+      if (!getSpread()
+          .equals(other.getSpread())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -527,6 +580,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SKIPPED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getSkipped());
+    if (hasSpread()) {
+      hash = (37 * hash) + SPREAD_FIELD_NUMBER;
+      hash = (53 * hash) + getSpread().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -662,6 +719,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetErrorFieldBuilder();
+        internalGetSpreadFieldBuilder();
       }
     }
     @java.lang.Override
@@ -683,6 +741,11 @@ private static final long serialVersionUID = 0L;
       }
       unpriced_ = false;
       skipped_ = false;
+      spread_ = null;
+      if (spreadBuilder_ != null) {
+        spreadBuilder_.dispose();
+        spreadBuilder_ = null;
+      }
       return this;
     }
 
@@ -753,6 +816,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000400) != 0)) {
         result.skipped_ = skipped_;
       }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.spread_ = spreadBuilder_ == null
+            ? spread_
+            : spreadBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -806,6 +875,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getSkipped() != false) {
         setSkipped(other.getSkipped());
+      }
+      if (other.hasSpread()) {
+        mergeSpread(other.getSpread());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -890,6 +962,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000400;
               break;
             } // case 88
+            case 122: {
+              input.readMessage(
+                  internalGetSpreadFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 122
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1649,6 +1728,172 @@ private static final long serialVersionUID = 0L;
       skipped_ = false;
       onChanged();
       return this;
+    }
+
+    private dev.scorewire.v1.ScoreSpread spread_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.ScoreSpread, dev.scorewire.v1.ScoreSpread.Builder, dev.scorewire.v1.ScoreSpreadOrBuilder> spreadBuilder_;
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     * @return Whether the spread field is set.
+     */
+    public boolean hasSpread() {
+      return ((bitField0_ & 0x00000800) != 0);
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     * @return The spread.
+     */
+    public dev.scorewire.v1.ScoreSpread getSpread() {
+      if (spreadBuilder_ == null) {
+        return spread_ == null ? dev.scorewire.v1.ScoreSpread.getDefaultInstance() : spread_;
+      } else {
+        return spreadBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     */
+    public Builder setSpread(dev.scorewire.v1.ScoreSpread value) {
+      if (spreadBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        spread_ = value;
+      } else {
+        spreadBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     */
+    public Builder setSpread(
+        dev.scorewire.v1.ScoreSpread.Builder builderForValue) {
+      if (spreadBuilder_ == null) {
+        spread_ = builderForValue.build();
+      } else {
+        spreadBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     */
+    public Builder mergeSpread(dev.scorewire.v1.ScoreSpread value) {
+      if (spreadBuilder_ == null) {
+        if (((bitField0_ & 0x00000800) != 0) &&
+          spread_ != null &&
+          spread_ != dev.scorewire.v1.ScoreSpread.getDefaultInstance()) {
+          getSpreadBuilder().mergeFrom(value);
+        } else {
+          spread_ = value;
+        }
+      } else {
+        spreadBuilder_.mergeFrom(value);
+      }
+      if (spread_ != null) {
+        bitField0_ |= 0x00000800;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     */
+    public Builder clearSpread() {
+      bitField0_ = (bitField0_ & ~0x00000800);
+      spread_ = null;
+      if (spreadBuilder_ != null) {
+        spreadBuilder_.dispose();
+        spreadBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     */
+    public dev.scorewire.v1.ScoreSpread.Builder getSpreadBuilder() {
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return internalGetSpreadFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     */
+    public dev.scorewire.v1.ScoreSpreadOrBuilder getSpreadOrBuilder() {
+      if (spreadBuilder_ != null) {
+        return spreadBuilder_.getMessageOrBuilder();
+      } else {
+        return spread_ == null ?
+            dev.scorewire.v1.ScoreSpread.getDefaultInstance() : spread_;
+      }
+    }
+    /**
+     * <pre>
+     * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+     * how far the samples agreed. Unset for a single verdict and for every error.
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.ScoreSpread, dev.scorewire.v1.ScoreSpread.Builder, dev.scorewire.v1.ScoreSpreadOrBuilder> 
+        internalGetSpreadFieldBuilder() {
+      if (spreadBuilder_ == null) {
+        spreadBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.scorewire.v1.ScoreSpread, dev.scorewire.v1.ScoreSpread.Builder, dev.scorewire.v1.ScoreSpreadOrBuilder>(
+                getSpread(),
+                getParentForChildren(),
+                isClean());
+        spread_ = null;
+      }
+      return spreadBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.Score)

@@ -167,4 +167,34 @@ public interface ScoreOrBuilder extends
    * @return The skipped.
    */
   boolean getSkipped();
+
+  /**
+   * <pre>
+   * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+   * how far the samples agreed. Unset for a single verdict and for every error.
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+   * @return Whether the spread field is set.
+   */
+  boolean hasSpread();
+  /**
+   * <pre>
+   * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+   * how far the samples agreed. Unset for a single verdict and for every error.
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+   * @return The spread.
+   */
+  dev.scorewire.v1.ScoreSpread getSpread();
+  /**
+   * <pre>
+   * Set when a judge-backed check asked the judge more than once (`samples:` &gt; 1):
+   * how far the samples agreed. Unset for a single verdict and for every error.
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
+   */
+  dev.scorewire.v1.ScoreSpreadOrBuilder getSpreadOrBuilder();
 }

@@ -57,6 +57,11 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_Score_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_ScoreSpread_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_ScoreSpread_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_scorewire_v1_ScoreRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -195,119 +200,122 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "en\030\004 \001(\0132\027.scorewire.v1.CheckSpec\022\'\n\010exa" +
       "mples\030\005 \003(\0132\025.scorewire.v1.Example\022\021\n\tex" +
       "tractor\030\006 \001(\t\"+\n\nScoreError\022\014\n\004code\030\001 \001(" +
-      "\t\022\017\n\007message\030\002 \001(\t\"\324\001\n\005Score\022\014\n\004name\030\001 \001" +
+      "\t\022\017\n\007message\030\002 \001(\t\"\377\001\n\005Score\022\014\n\004name\030\001 \001" +
       "(\t\022\014\n\004type\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\016\n\006passe" +
       "d\030\004 \001(\010\022\016\n\006reason\030\005 \001(\t\022\020\n\010cost_usd\030\006 \001(" +
       "\001\022\022\n\nlatency_ms\030\007 \001(\001\022\016\n\006cached\030\010 \001(\010\022\'\n" +
       "\005error\030\t \001(\0132\030.scorewire.v1.ScoreError\022\020" +
-      "\n\010unpriced\030\n \001(\010\022\017\n\007skipped\030\013 \001(\010\"\274\001\n\014Sc" +
-      "oreRequest\022$\n\006sample\030\001 \001(\0132\024.scorewire.v" +
-      "1.Sample\022$\n\006output\030\002 \001(\0132\024.scorewire.v1." +
-      "Output\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.Ch" +
-      "eckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_usd\030\005" +
-      " \001(\001H\000\210\001\001B\r\n\013_budget_usd\"D\n\rScoreRespons" +
-      "e\022#\n\006scores\030\001 \003(\0132\023.scorewire.v1.Score\022\016" +
-      "\n\006passed\030\002 \001(\010\"\202\001\n\004Case\022$\n\006sample\030\001 \001(\0132" +
-      "\024.scorewire.v1.Sample\022$\n\006output\030\002 \001(\0132\024." +
-      "scorewire.v1.Output\022\014\n\004test\030\003 \001(\t\022\016\n\006pro" +
-      "mpt\030\004 \001(\t\022\020\n\010provider\030\005 \001(\t\"\300\001\n\004Gate\022\032\n\r" +
-      "min_pass_rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mean_sco" +
-      "re\030\002 \001(\001H\001\210\001\001\022\033\n\016max_error_rate\030\003 \001(\001H\002\210" +
-      "\001\001\022\031\n\014max_cost_usd\030\004 \001(\001H\003\210\001\001B\020\n\016_min_pa" +
-      "ss_rateB\021\n\017_min_mean_scoreB\021\n\017_max_error" +
-      "_rateB\017\n\r_max_cost_usd\"\311\002\n\017RunSuiteReque" +
-      "st\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001" +
-      "(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.CheckS" +
-      "pec\022\017\n\007compact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132\022.sco" +
-      "rewire.v1.Gate\022!\n\005cases\030\006 \003(\0132\022.scorewir" +
-      "e.v1.Case\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001\022)\n\006fo" +
-      "rmat\030\010 \001(\0162\031.scorewire.v1.SuiteFormat\022\"\n" +
-      "\025generation_budget_usd\030\t \001(\001H\001\210\001\001B\r\n\013_bu" +
-      "dget_usdB\030\n\026_generation_budget_usd\"W\n\013Co" +
-      "mbination\022\014\n\004test\030\001 \001(\005\022\030\n\020test_descript" +
-      "ion\030\002 \001(\t\022\016\n\006prompt\030\003 \001(\005\022\020\n\010provider\030\004 " +
-      "\001(\t\"\335\001\n\nCaseResult\022\r\n\005index\030\001 \001(\005\022\021\n\tsam" +
-      "ple_id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scorewire" +
-      ".v1.Score\022\016\n\006passed\030\004 \001(\010\022.\n\013combination" +
-      "\030\005 \001(\0132\031.scorewire.v1.Combination\022\033\n\023gen" +
-      "eration_cost_usd\030\006 \001(\001\022\021\n\tgenerated\030\007 \001(" +
-      "\010\022\030\n\020generated_output\030\010 \001(\t\"<\n\017CaseResul" +
-      "tBatch\022)\n\007results\030\001 \003(\0132\030.scorewire.v1.C" +
-      "aseResult\"\242\001\n\014CheckSummary\022\014\n\004name\030\001 \001(\t" +
-      "\022\014\n\004type\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed" +
-      "\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_value\030\006 " +
-      "\001(\001\022\020\n\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n" +
-      "\007skipped\030\t \001(\003\"\302\003\n\nRunSummary\022\r\n\005cases\030\001" +
-      " \001(\003\022\024\n\014cases_passed\030\002 \001(\003\022\016\n\006passed\030\003 \001" +
-      "(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tp" +
-      "ass_rate\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022\022\n\ner" +
-      "ror_rate\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n\010unpr" +
-      "iced\030\n \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014gate_" +
-      "reasons\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.scorewir" +
-      "e.v1.CheckSummary\022\017\n\007skipped\030\016 \001(\003\022\033\n\023ge" +
-      "neration_cost_usd\030\017 \001(\001\022(\n\006matrix\030\020 \003(\0132" +
-      "\030.scorewire.v1.MatrixCell\022\030\n\020generation_" +
-      "calls\030\021 \001(\003\022\031\n\021generation_cached\030\022 \001(\003\022\033" +
-      "\n\023generation_unpriced\030\023 \001(\010\"\232\001\n\nMatrixCe" +
-      "ll\022\016\n\006prompt\030\001 \001(\005\022\020\n\010provider\030\002 \001(\t\022\r\n\005" +
-      "cases\030\003 \001(\003\022\024\n\014cases_passed\030\004 \001(\003\022\025\n\rcas" +
-      "es_errored\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\033\n\023g" +
-      "eneration_cost_usd\030\007 \001(\001\"z\n\020RunSuiteResp" +
-      "onse\0220\n\007results\030\001 \001(\0132\035.scorewire.v1.Cas" +
-      "eResultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.scorew" +
-      "ire.v1.RunSummaryH\000B\007\n\005event\"\303\001\n\014StreamC" +
-      "onfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030" +
-      "\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.Che" +
-      "ckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_usd\030\005 " +
-      "\001(\001H\000\210\001\001\022)\n\006format\030\006 \001(\0162\031.scorewire.v1." +
-      "SuiteFormatB\r\n\013_budget_usd\"\234\001\n\nStreamCas" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024." +
-      "scorewire.v1.Sample\022$\n\006output\030\003 \001(\0132\024.sc" +
-      "orewire.v1.Output\022\014\n\004test\030\004 \001(\t\022\016\n\006promp" +
-      "t\030\005 \001(\t\022\020\n\010provider\030\006 \001(\t\"w\n\022ScoreStream" +
-      "Request\022,\n\006config\030\001 \001(\0132\032.scorewire.v1.S" +
-      "treamConfigH\000\022(\n\004case\030\002 \001(\0132\030.scorewire." +
-      "v1.StreamCaseH\000B\t\n\007message\"^\n\023ScoreStrea" +
-      "mResponse\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030" +
-      "\002 \003(\0132\023.scorewire.v1.Score\022\016\n\006passed\030\003 \001" +
-      "(\010\"\023\n\021ListChecksRequest\"\223\001\n\tCheckInfo\022\014\n" +
-      "\004type\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006fami" +
-      "ly\030\003 \001(\t\022.\n\rparams_schema\030\004 \001(\0132\027.google" +
-      ".protobuf.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007" +
-      "aliases\030\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006c" +
-      "hecks\030\001 \003(\0132\027.scorewire.v1.CheckInfo\"\264\001\n" +
-      "\024ValidateSuiteRequest\022\022\n\nsuite_yaml\030\001 \001(" +
-      "\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027." +
-      "scorewire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022" +
-      ")\n\006format\030\005 \001(\0162\031.scorewire.v1.SuiteForm" +
-      "at\022\017\n\007offline\030\007 \001(\010\"X\n\023PreconditionProbl" +
-      "em\022\r\n\005field\030\001 \001(\t\022\017\n\007setting\030\002 \001(\t\022\023\n\013de" +
-      "scription\030\003 \001(\t\022\014\n\004kind\030\004 \001(\t\"2\n\014FieldPr" +
-      "oblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001(" +
-      "\t\"\300\001\n\025ValidateSuiteResponse\022\r\n\005valid\030\001 \001" +
-      "(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1.Fiel" +
-      "dProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t" +
-      "\0228\n\rpreconditions\030\005 \003(\0132!.scorewire.v1.P" +
-      "reconditionProblem\022\020\n\010runnable\030\006 \001(\010*a\n\013" +
-      "ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECIFIED\020" +
-      "\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAMPLE_" +
-      "KIND_NEGATIVE\020\002*b\n\013SuiteFormat\022\034\n\030SUITE_" +
-      "FORMAT_UNSPECIFIED\020\000\022\032\n\026SUITE_FORMAT_EVA" +
-      "LSTONE\020\001\022\031\n\025SUITE_FORMAT_CHECKLLM\020\0022\242\003\n\016" +
-      "ScoringService\022@\n\005Score\022\032.scorewire.v1.S" +
-      "coreRequest\032\033.scorewire.v1.ScoreResponse" +
-      "\022K\n\010RunSuite\022\035.scorewire.v1.RunSuiteRequ" +
-      "est\032\036.scorewire.v1.RunSuiteResponse0\001\022V\n" +
-      "\013ScoreStream\022 .scorewire.v1.ScoreStreamR" +
-      "equest\032!.scorewire.v1.ScoreStreamRespons" +
-      "e(\0010\001\022O\n\nListChecks\022\037.scorewire.v1.ListC" +
-      "hecksRequest\032 .scorewire.v1.ListChecksRe" +
-      "sponse\022X\n\rValidateSuite\022\".scorewire.v1.V" +
-      "alidateSuiteRequest\032#.scorewire.v1.Valid" +
-      "ateSuiteResponseBj\n\020dev.scorewire.v1B\014Sc" +
-      "oringProtoP\001ZFgithub.com/scorewire/score" +
-      "wire/clients/go/gen/scorewire/v1;scorewi" +
-      "rev1b\006proto3"
+      "\n\010unpriced\030\n \001(\010\022\017\n\007skipped\030\013 \001(\010\022)\n\006spr" +
+      "ead\030\017 \001(\0132\031.scorewire.v1.ScoreSpread\"P\n\013" +
+      "ScoreSpread\022\017\n\007samples\030\001 \001(\005\022\r\n\005stdev\030\002 " +
+      "\001(\001\022\021\n\tagreement\030\003 \001(\001\022\016\n\006values\030\004 \003(\001\"\274" +
+      "\001\n\014ScoreRequest\022$\n\006sample\030\001 \001(\0132\024.scorew" +
+      "ire.v1.Sample\022$\n\006output\030\002 \001(\0132\024.scorewir" +
+      "e.v1.Output\022\'\n\006checks\030\003 \003(\0132\027.scorewire." +
+      "v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_" +
+      "usd\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"D\n\rScoreRe" +
+      "sponse\022#\n\006scores\030\001 \003(\0132\023.scorewire.v1.Sc" +
+      "ore\022\016\n\006passed\030\002 \001(\010\"\202\001\n\004Case\022$\n\006sample\030\001" +
+      " \001(\0132\024.scorewire.v1.Sample\022$\n\006output\030\002 \001" +
+      "(\0132\024.scorewire.v1.Output\022\014\n\004test\030\003 \001(\t\022\016" +
+      "\n\006prompt\030\004 \001(\t\022\020\n\010provider\030\005 \001(\t\"\300\001\n\004Gat" +
+      "e\022\032\n\rmin_pass_rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mea" +
+      "n_score\030\002 \001(\001H\001\210\001\001\022\033\n\016max_error_rate\030\003 \001" +
+      "(\001H\002\210\001\001\022\031\n\014max_cost_usd\030\004 \001(\001H\003\210\001\001B\020\n\016_m" +
+      "in_pass_rateB\021\n\017_min_mean_scoreB\021\n\017_max_" +
+      "error_rateB\017\n\r_max_cost_usd\"\311\002\n\017RunSuite" +
+      "Request\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_nam" +
+      "e\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.C" +
+      "heckSpec\022\017\n\007compact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132" +
+      "\022.scorewire.v1.Gate\022!\n\005cases\030\006 \003(\0132\022.sco" +
+      "rewire.v1.Case\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001\022" +
+      ")\n\006format\030\010 \001(\0162\031.scorewire.v1.SuiteForm" +
+      "at\022\"\n\025generation_budget_usd\030\t \001(\001H\001\210\001\001B\r" +
+      "\n\013_budget_usdB\030\n\026_generation_budget_usd\"" +
+      "W\n\013Combination\022\014\n\004test\030\001 \001(\005\022\030\n\020test_des" +
+      "cription\030\002 \001(\t\022\016\n\006prompt\030\003 \001(\005\022\020\n\010provid" +
+      "er\030\004 \001(\t\"\335\001\n\nCaseResult\022\r\n\005index\030\001 \001(\005\022\021" +
+      "\n\tsample_id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scor" +
+      "ewire.v1.Score\022\016\n\006passed\030\004 \001(\010\022.\n\013combin" +
+      "ation\030\005 \001(\0132\031.scorewire.v1.Combination\022\033" +
+      "\n\023generation_cost_usd\030\006 \001(\001\022\021\n\tgenerated" +
+      "\030\007 \001(\010\022\030\n\020generated_output\030\010 \001(\t\"<\n\017Case" +
+      "ResultBatch\022)\n\007results\030\001 \003(\0132\030.scorewire" +
+      ".v1.CaseResult\"\242\001\n\014CheckSummary\022\014\n\004name\030" +
+      "\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006f" +
+      "ailed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_val" +
+      "ue\030\006 \001(\001\022\020\n\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001" +
+      "(\003\022\017\n\007skipped\030\t \001(\003\"\302\003\n\nRunSummary\022\r\n\005ca" +
+      "ses\030\001 \001(\003\022\024\n\014cases_passed\030\002 \001(\003\022\016\n\006passe" +
+      "d\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003" +
+      "\022\021\n\tpass_rate\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022" +
+      "\022\n\nerror_rate\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n" +
+      "\010unpriced\030\n \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014" +
+      "gate_reasons\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.sco" +
+      "rewire.v1.CheckSummary\022\017\n\007skipped\030\016 \001(\003\022" +
+      "\033\n\023generation_cost_usd\030\017 \001(\001\022(\n\006matrix\030\020" +
+      " \003(\0132\030.scorewire.v1.MatrixCell\022\030\n\020genera" +
+      "tion_calls\030\021 \001(\003\022\031\n\021generation_cached\030\022 " +
+      "\001(\003\022\033\n\023generation_unpriced\030\023 \001(\010\"\232\001\n\nMat" +
+      "rixCell\022\016\n\006prompt\030\001 \001(\005\022\020\n\010provider\030\002 \001(" +
+      "\t\022\r\n\005cases\030\003 \001(\003\022\024\n\014cases_passed\030\004 \001(\003\022\025" +
+      "\n\rcases_errored\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001" +
+      "\022\033\n\023generation_cost_usd\030\007 \001(\001\"z\n\020RunSuit" +
+      "eResponse\0220\n\007results\030\001 \001(\0132\035.scorewire.v" +
+      "1.CaseResultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.s" +
+      "corewire.v1.RunSummaryH\000B\007\n\005event\"\303\001\n\014St" +
+      "reamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_" +
+      "name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v" +
+      "1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_u" +
+      "sd\030\005 \001(\001H\000\210\001\001\022)\n\006format\030\006 \001(\0162\031.scorewir" +
+      "e.v1.SuiteFormatB\r\n\013_budget_usd\"\234\001\n\nStre" +
+      "amCase\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001" +
+      "(\0132\024.scorewire.v1.Sample\022$\n\006output\030\003 \001(\013" +
+      "2\024.scorewire.v1.Output\022\014\n\004test\030\004 \001(\t\022\016\n\006" +
+      "prompt\030\005 \001(\t\022\020\n\010provider\030\006 \001(\t\"w\n\022ScoreS" +
+      "treamRequest\022,\n\006config\030\001 \001(\0132\032.scorewire" +
+      ".v1.StreamConfigH\000\022(\n\004case\030\002 \001(\0132\030.score" +
+      "wire.v1.StreamCaseH\000B\t\n\007message\"^\n\023Score" +
+      "StreamResponse\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006sc" +
+      "ores\030\002 \003(\0132\023.scorewire.v1.Score\022\016\n\006passe" +
+      "d\030\003 \001(\010\"\023\n\021ListChecksRequest\"\223\001\n\tCheckIn" +
+      "fo\022\014\n\004type\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\016\n" +
+      "\006family\030\003 \001(\t\022.\n\rparams_schema\030\004 \001(\0132\027.g" +
+      "oogle.protobuf.Struct\022\022\n\nuses_judge\030\005 \001(" +
+      "\010\022\017\n\007aliases\030\006 \003(\t\"=\n\022ListChecksResponse" +
+      "\022\'\n\006checks\030\001 \003(\0132\027.scorewire.v1.CheckInf" +
+      "o\"\264\001\n\024ValidateSuiteRequest\022\022\n\nsuite_yaml" +
+      "\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003" +
+      "(\0132\027.scorewire.v1.CheckSpec\022\017\n\007compact\030\004" +
+      " \003(\t\022)\n\006format\030\005 \001(\0162\031.scorewire.v1.Suit" +
+      "eFormat\022\017\n\007offline\030\007 \001(\010\"X\n\023Precondition" +
+      "Problem\022\r\n\005field\030\001 \001(\t\022\017\n\007setting\030\002 \001(\t\022" +
+      "\023\n\013description\030\003 \001(\t\022\014\n\004kind\030\004 \001(\t\"2\n\014Fi" +
+      "eldProblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description" +
+      "\030\002 \001(\t\"\300\001\n\025ValidateSuiteResponse\022\r\n\005vali" +
+      "d\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1" +
+      ".FieldProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030" +
+      "\004 \003(\t\0228\n\rpreconditions\030\005 \003(\0132!.scorewire" +
+      ".v1.PreconditionProblem\022\020\n\010runnable\030\006 \001(" +
+      "\010*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECI" +
+      "FIED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXA" +
+      "MPLE_KIND_NEGATIVE\020\002*b\n\013SuiteFormat\022\034\n\030S" +
+      "UITE_FORMAT_UNSPECIFIED\020\000\022\032\n\026SUITE_FORMA" +
+      "T_EVALSTONE\020\001\022\031\n\025SUITE_FORMAT_CHECKLLM\020\002" +
+      "2\242\003\n\016ScoringService\022@\n\005Score\022\032.scorewire" +
+      ".v1.ScoreRequest\032\033.scorewire.v1.ScoreRes" +
+      "ponse\022K\n\010RunSuite\022\035.scorewire.v1.RunSuit" +
+      "eRequest\032\036.scorewire.v1.RunSuiteResponse" +
+      "0\001\022V\n\013ScoreStream\022 .scorewire.v1.ScoreSt" +
+      "reamRequest\032!.scorewire.v1.ScoreStreamRe" +
+      "sponse(\0010\001\022O\n\nListChecks\022\037.scorewire.v1." +
+      "ListChecksRequest\032 .scorewire.v1.ListChe" +
+      "cksResponse\022X\n\rValidateSuite\022\".scorewire" +
+      ".v1.ValidateSuiteRequest\032#.scorewire.v1." +
+      "ValidateSuiteResponseBj\n\020dev.scorewire.v" +
+      "1B\014ScoringProtoP\001ZFgithub.com/scorewire/" +
+      "scorewire/clients/go/gen/scorewire/v1;sc" +
+      "orewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -349,141 +357,147 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Score_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Score_descriptor,
-        new java.lang.String[] { "Name", "Type", "Value", "Passed", "Reason", "CostUsd", "LatencyMs", "Cached", "Error", "Unpriced", "Skipped", });
-    internal_static_scorewire_v1_ScoreRequest_descriptor =
+        new java.lang.String[] { "Name", "Type", "Value", "Passed", "Reason", "CostUsd", "LatencyMs", "Cached", "Error", "Unpriced", "Skipped", "Spread", });
+    internal_static_scorewire_v1_ScoreSpread_descriptor =
       getDescriptor().getMessageType(6);
+    internal_static_scorewire_v1_ScoreSpread_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_ScoreSpread_descriptor,
+        new java.lang.String[] { "Samples", "Stdev", "Agreement", "Values", });
+    internal_static_scorewire_v1_ScoreRequest_descriptor =
+      getDescriptor().getMessageType(7);
     internal_static_scorewire_v1_ScoreRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreRequest_descriptor,
         new java.lang.String[] { "Sample", "Output", "Checks", "Compact", "BudgetUsd", });
     internal_static_scorewire_v1_ScoreResponse_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(8);
     internal_static_scorewire_v1_ScoreResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreResponse_descriptor,
         new java.lang.String[] { "Scores", "Passed", });
     internal_static_scorewire_v1_Case_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(9);
     internal_static_scorewire_v1_Case_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Case_descriptor,
         new java.lang.String[] { "Sample", "Output", "Test", "Prompt", "Provider", });
     internal_static_scorewire_v1_Gate_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(10);
     internal_static_scorewire_v1_Gate_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Gate_descriptor,
         new java.lang.String[] { "MinPassRate", "MinMeanScore", "MaxErrorRate", "MaxCostUsd", });
     internal_static_scorewire_v1_RunSuiteRequest_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(11);
     internal_static_scorewire_v1_RunSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteRequest_descriptor,
         new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Gate", "Cases", "BudgetUsd", "Format", "GenerationBudgetUsd", });
     internal_static_scorewire_v1_Combination_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(12);
     internal_static_scorewire_v1_Combination_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Combination_descriptor,
         new java.lang.String[] { "Test", "TestDescription", "Prompt", "Provider", });
     internal_static_scorewire_v1_CaseResult_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(13);
     internal_static_scorewire_v1_CaseResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CaseResult_descriptor,
         new java.lang.String[] { "Index", "SampleId", "Scores", "Passed", "Combination", "GenerationCostUsd", "Generated", "GeneratedOutput", });
     internal_static_scorewire_v1_CaseResultBatch_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(14);
     internal_static_scorewire_v1_CaseResultBatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CaseResultBatch_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_scorewire_v1_CheckSummary_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(15);
     internal_static_scorewire_v1_CheckSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckSummary_descriptor,
         new java.lang.String[] { "Name", "Type", "Passed", "Failed", "Errored", "MeanValue", "CostUsd", "Cached", "Skipped", });
     internal_static_scorewire_v1_RunSummary_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(16);
     internal_static_scorewire_v1_RunSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSummary_descriptor,
         new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", "GenerationCostUsd", "Matrix", "GenerationCalls", "GenerationCached", "GenerationUnpriced", });
     internal_static_scorewire_v1_MatrixCell_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(17);
     internal_static_scorewire_v1_MatrixCell_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_MatrixCell_descriptor,
         new java.lang.String[] { "Prompt", "Provider", "Cases", "CasesPassed", "CasesErrored", "PassRate", "GenerationCostUsd", });
     internal_static_scorewire_v1_RunSuiteResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(18);
     internal_static_scorewire_v1_RunSuiteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteResponse_descriptor,
         new java.lang.String[] { "Results", "Summary", "Event", });
     internal_static_scorewire_v1_StreamConfig_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(19);
     internal_static_scorewire_v1_StreamConfig_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamConfig_descriptor,
         new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "BudgetUsd", "Format", });
     internal_static_scorewire_v1_StreamCase_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(20);
     internal_static_scorewire_v1_StreamCase_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamCase_descriptor,
         new java.lang.String[] { "RequestId", "Sample", "Output", "Test", "Prompt", "Provider", });
     internal_static_scorewire_v1_ScoreStreamRequest_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(21);
     internal_static_scorewire_v1_ScoreStreamRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreStreamRequest_descriptor,
         new java.lang.String[] { "Config", "Case", "Message", });
     internal_static_scorewire_v1_ScoreStreamResponse_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(22);
     internal_static_scorewire_v1_ScoreStreamResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreStreamResponse_descriptor,
         new java.lang.String[] { "RequestId", "Scores", "Passed", });
     internal_static_scorewire_v1_ListChecksRequest_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(23);
     internal_static_scorewire_v1_ListChecksRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListChecksRequest_descriptor,
         new java.lang.String[] { });
     internal_static_scorewire_v1_CheckInfo_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(24);
     internal_static_scorewire_v1_CheckInfo_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckInfo_descriptor,
         new java.lang.String[] { "Type", "Description", "Family", "ParamsSchema", "UsesJudge", "Aliases", });
     internal_static_scorewire_v1_ListChecksResponse_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(25);
     internal_static_scorewire_v1_ListChecksResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListChecksResponse_descriptor,
         new java.lang.String[] { "Checks", });
     internal_static_scorewire_v1_ValidateSuiteRequest_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(26);
     internal_static_scorewire_v1_ValidateSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteRequest_descriptor,
         new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Format", "Offline", });
     internal_static_scorewire_v1_PreconditionProblem_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(27);
     internal_static_scorewire_v1_PreconditionProblem_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_PreconditionProblem_descriptor,
         new java.lang.String[] { "Field", "Setting", "Description", "Kind", });
     internal_static_scorewire_v1_FieldProblem_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(28);
     internal_static_scorewire_v1_FieldProblem_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_FieldProblem_descriptor,
         new java.lang.String[] { "Field", "Description", });
     internal_static_scorewire_v1_ValidateSuiteResponse_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(29);
     internal_static_scorewire_v1_ValidateSuiteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteResponse_descriptor,

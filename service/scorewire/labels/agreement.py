@@ -1,0 +1,317 @@
+"""How far a judge agrees with people: pairs, accuracy, Cohen's kappa, the confusion matrix.
+
+A *pair* is one output that a judge-backed check scored (without an error) and people
+labelled: the same sample id and the exact output text (`output_hash`). The human verdict
+is the labels' verdict (`labels.model.verdict`: a pass only when every labeller passed).
+From the pairs:
+
+- accuracy: the share of pairs where judge and people agree;
+- Cohen's kappa: (p_o − p_e) / (1 − p_e), the agreement beyond chance, where p_e is the
+  agreement two raters with these pass rates would reach by chance. When both gave one
+  and the same verdict to every pair, p_e = 1 and kappa is undefined (None), never 0 or 1;
+- its confidence interval: a percentile bootstrap over pairs, seeded. Resampling pairs
+  with replacement draws the four cells of the confusion matrix from a multinomial with
+  the observed cell shares, which is how it is computed (numpy, one draw per resample);
+  resamples where kappa is undefined are left out, and their count reported;
+- the disagreements, most confident first: confidence is the share of the judge's
+  samples that agreed with its verdict (1 for a single sample) times how far its value
+  lies toward that verdict (its value for a pass, 1 − value for a fail).
+
+Zero pairs is `NoPairs`: an error, never a kappa of 0. The inputs are plain iterables of
+`JudgedOutput`, so a recorded run's results can be plugged in as well as a results file's
+or scores computed now; labels come through a lookup function (a labels file's index, or
+what a label store returned).
+
+Calibration (`calibrate`) re-decides the pairs at other thresholds from the values the
+judge already gave (a value does not depend on the threshold), so it makes no judge call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scorewire.core.model import Score
+from scorewire.labels.model import Label, output_hash, verdict
+
+DEFAULT_RESAMPLES = 1000
+"""Bootstrap resamples when a request asks for none."""
+DEFAULT_CONFIDENCE = 0.95
+"""Confidence level of kappa's interval when a request gives none."""
+DEFAULT_MAX_DISAGREEMENTS = 20
+"""Disagreements listed per check when a request gives no number."""
+_EPSILON = 1e-9
+
+
+class NoPairs(Exception):
+    """No scored output has a human label to compare with: there is nothing to measure."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedOutput:
+    """One check's score of one case, with what identifies the output for labels."""
+
+    sample_id: str
+    output: str
+    """The labelled text of the output (`labels.labelled_text`)."""
+    score: Score
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One output with a judge verdict and a human verdict."""
+
+    sample_id: str
+    output: str
+    judge_passed: bool
+    judge_value: float
+    judge_reason: str
+    confidence: float
+    human_passed: bool
+    human_note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Confusion:
+    """Pairs by judge verdict (first) and human verdict (second)."""
+
+    pass_pass: int = 0
+    pass_fail: int = 0
+    fail_pass: int = 0
+    fail_fail: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every pair."""
+        return self.pass_pass + self.pass_fail + self.fail_pass + self.fail_fail
+
+    @classmethod
+    def of(cls, verdicts: Iterable[tuple[bool, bool]]) -> Confusion:
+        """Count (judge passed, human passed) verdicts."""
+        counts = [0, 0, 0, 0]
+        for judge, human in verdicts:
+            counts[(0 if judge else 2) + (0 if human else 1)] += 1
+        return cls(*counts)
+
+    def accuracy(self) -> float:
+        """The share of pairs where judge and people agree (0 for no pairs)."""
+        return (self.pass_pass + self.fail_fail) / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """The agreement of one judge-backed check with the labels."""
+
+    pairs: int
+    accuracy: float
+    kappa: float | None
+    """None when undefined (chance agreement 1)."""
+    interval: tuple[float, float] | None
+    """The bootstrap interval of kappa at `confidence`; None when undefined."""
+    confidence: float
+    resamples: int
+    """Resamples the interval is made of (those where kappa is defined)."""
+    confusion: Confusion
+    disagreements: list[Pair]
+    """At most the asked number, most confident first."""
+    unlabelled: int
+    errored: int
+    cost_usd: float
+    """Dollars the paired scores cost."""
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationPoint:
+    """The agreement at one threshold."""
+
+    threshold: float
+    accuracy: float
+    kappa: float | None
+    confusion: Confusion
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Agreement at each candidate threshold and the recommended one."""
+
+    pairs: int
+    points: list[CalibrationPoint]
+    recommended: CalibrationPoint
+    cost_usd: float
+    cost_per_pair_usd: float
+
+
+@dataclass(slots=True)
+class Paired:
+    """The outcome of matching scores with labels."""
+
+    pairs: list[Pair] = field(default_factory=list)
+    unlabelled: int = 0
+    errored: int = 0
+    cost_usd: float = 0.0
+
+
+LabelLookup = Callable[[str, str], Sequence[Label]]
+"""(sample_id, output_hash) -> the counting label of each labeller (empty: unlabelled)."""
+
+
+def cohen_kappa(c: Confusion) -> float | None:
+    """Cohen's kappa of a 2×2 confusion matrix; None when undefined (or no pairs)."""
+    n = c.total
+    if n == 0:
+        return None
+    p_o = (c.pass_pass + c.fail_fail) / n
+    judge_pass = (c.pass_pass + c.pass_fail) / n
+    human_pass = (c.pass_pass + c.fail_pass) / n
+    p_e = judge_pass * human_pass + (1 - judge_pass) * (1 - human_pass)
+    if p_e >= 1 - _EPSILON:
+        return None
+    return (p_o - p_e) / (1 - p_e)
+
+
+def bootstrap_kappa(
+    c: Confusion, *, resamples: int, seed: int, confidence: float
+) -> tuple[tuple[float, float] | None, int]:
+    """The percentile interval of kappa over `resamples` bootstrap resamples of the pairs,
+    and how many resamples had a defined kappa."""
+    n = c.total
+    if n == 0 or resamples <= 0:
+        return None, 0
+    cells = np.array([c.pass_pass, c.pass_fail, c.fail_pass, c.fail_fail], dtype=np.float64)
+    draws = np.random.default_rng(seed).multinomial(n, cells / n, size=resamples)
+    a, b, cc, d = (draws[:, i].astype(np.float64) for i in range(4))
+    p_o = (a + d) / n
+    jp = (a + b) / n
+    hp = (a + cc) / n
+    p_e = jp * hp + (1 - jp) * (1 - hp)
+    defined = p_e < 1 - _EPSILON
+    if not defined.any():
+        return None, 0
+    kappas = (p_o[defined] - p_e[defined]) / (1 - p_e[defined])
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(kappas, [tail, 1 - tail])
+    return (float(low), float(high)), int(defined.sum())
+
+
+def _confidence(score: Score) -> float:
+    """The share of samples agreeing with the verdict times how far the value lies toward
+    it (the value for a pass, 1 − value for a fail)."""
+    toward = score.value if score.passed else 1.0 - score.value
+    agreement = score.spread.agreement if score.spread is not None else 1.0
+    return agreement * max(0.0, min(1.0, toward))
+
+
+def _note(labels: Sequence[Label]) -> str:
+    return "; ".join(f"{lb.labeller}: {lb.note}" for lb in labels if lb.note)
+
+
+def pair_up(judged: Iterable[JudgedOutput], labels_for: LabelLookup) -> Paired:
+    """Match every score with the labels of its sample and exact output."""
+    out = Paired()
+    for j in judged:
+        labels = labels_for(j.sample_id, output_hash(j.output)) if j.sample_id else ()
+        if not labels:
+            out.unlabelled += 1
+            continue
+        if j.score.error is not None:
+            out.errored += 1
+            continue
+        human = verdict(labels)
+        out.cost_usd += j.score.cost_usd
+        out.pairs.append(
+            Pair(
+                sample_id=j.sample_id,
+                output=j.output,
+                judge_passed=j.score.passed,
+                judge_value=j.score.value,
+                judge_reason=j.score.reason,
+                confidence=_confidence(j.score),
+                human_passed=human.passed,
+                human_note=_note(labels),
+            )
+        )
+    return out
+
+
+def _require_pairs(paired: Paired) -> None:
+    if not paired.pairs:
+        why = []
+        if paired.unlabelled:
+            why.append(f"{paired.unlabelled} scored outputs have no label")
+        if paired.errored:
+            why.append(f"{paired.errored} labelled outputs scored an error")
+        detail = f" ({'; '.join(why)})" if why else " (no scored outputs)"
+        raise NoPairs(
+            "no output has both a judge verdict and a human label for the same sample id "
+            f"and exact output text{detail}: agreement cannot be measured"
+        )
+
+
+def agreement(
+    paired: Paired,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_disagreements: int = DEFAULT_MAX_DISAGREEMENTS,
+) -> Agreement:
+    """The agreement figures of matched pairs; NoPairs when there are none."""
+    _require_pairs(paired)
+    pairs = paired.pairs
+    confusion = Confusion.of((p.judge_passed, p.human_passed) for p in pairs)
+    kappa = cohen_kappa(confusion)
+    interval, used = (
+        bootstrap_kappa(confusion, resamples=resamples, seed=seed, confidence=confidence)
+        if kappa is not None
+        else (None, 0)
+    )
+    disagreements = sorted(
+        (p for p in pairs if p.judge_passed != p.human_passed),
+        key=lambda p: (-p.confidence, p.sample_id),
+    )
+    return Agreement(
+        pairs=len(pairs),
+        accuracy=confusion.accuracy(),
+        kappa=kappa,
+        interval=interval,
+        confidence=confidence,
+        resamples=used,
+        confusion=confusion,
+        disagreements=disagreements[:max_disagreements],
+        unlabelled=paired.unlabelled,
+        errored=paired.errored,
+        cost_usd=paired.cost_usd,
+    )
+
+
+def calibrate(paired: Paired, thresholds: Sequence[float] = ()) -> Calibration:
+    """Agreement at each threshold (pass at value ≥ threshold) and the best one.
+
+    Without thresholds, every distinct value the judge gave is a candidate (for a level
+    scale, each level it used). The recommendation has the highest kappa (an undefined
+    kappa ranks lowest); ties go to the higher accuracy, then the lower threshold.
+    """
+    _require_pairs(paired)
+    pairs = paired.pairs
+    candidates = sorted(set(thresholds) if thresholds else {p.judge_value for p in pairs})
+    points = []
+    for t in candidates:
+        confusion = Confusion.of((p.judge_value >= t - _EPSILON, p.human_passed) for p in pairs)
+        points.append(CalibrationPoint(t, confusion.accuracy(), cohen_kappa(confusion), confusion))
+    best = max(
+        points,
+        key=lambda pt: (
+            -math.inf if pt.kappa is None else pt.kappa,
+            pt.accuracy,
+            -pt.threshold,
+        ),
+    )
+    return Calibration(
+        pairs=len(pairs),
+        points=points,
+        recommended=best,
+        cost_usd=paired.cost_usd,
+        cost_per_pair_usd=paired.cost_usd / len(pairs),
+    )

@@ -1,0 +1,365 @@
+"""LabelService.Agreement and .Calibrate: score now, pair with labels, convert the figures.
+
+The cases are scored by the ScoringService's machinery (`score_now`: the same limits,
+verdict cache and budgets as RunSuite); the pairing and the figures are the domain's
+(`scorewire.labels.agreement`), over an iterable of scored outputs so that a recorded
+run's results can be plugged in once runs are stored (`run_id` is reserved for that).
+Labels are read as ListLabels reads them, narrowed to what the caller may see.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import grpc
+from scorewire.core.errors import FieldViolation, join_path
+from scorewire.engine.runner import CaseResult, Plan
+from scorewire.labels.agreement import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_DISAGREEMENTS,
+    DEFAULT_RESAMPLES,
+    Agreement,
+    Calibration,
+    Confusion,
+    JudgedOutput,
+    NoPairs,
+    Paired,
+    agreement,
+    calibrate,
+    pair_up,
+)
+from scorewire.labels.model import (
+    DEFAULT_CHECK,
+    LOOKUP_LIMIT,
+    Label,
+    LabelQuery,
+    LabelStore,
+    LabelsUnavailable,
+    labelled_text,
+    latest_per_labeller,
+    output_hash,
+)
+from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.v1 import labels_pb2 as pb
+from scorewire.v1 import scoring_pb2
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+MAX_DISAGREEMENTS = 1000
+"""Most disagreements one check may list."""
+MAX_THRESHOLDS = 1000
+"""Most candidate thresholds one Calibrate request may carry."""
+RESAMPLES_SETTING = "max_bootstrap_resamples"
+
+_UNAVAILABLE_READ = "the label store is unavailable; retry later"
+
+
+class Scorer(Protocol):
+    """What Agreement needs of the ScoringService."""
+
+    async def score_now(
+        self,
+        checks: Sequence[scoring_pb2.CheckSpec],
+        cases: Sequence[scoring_pb2.Case],
+        context: Context,
+        budget_usd: float | None,
+    ) -> tuple[Plan, list[CaseResult]]:
+        """Score the cases with the checks, results in case order."""
+
+    def describe_judge(self, model: Any) -> str:
+        """`backend:model` of a check's `model:` parameter."""
+
+
+class AgreementObserver(Protocol):
+    """Where the latest kappa of each check goes (the metrics)."""
+
+    def observe_agreement(
+        self, check: str, judge_model: str, kappa: float | None, pairs: int
+    ) -> None:
+        """Record one check's latest agreement."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Validated AgreementOptions."""
+
+    resamples: int
+    seed: int
+    confidence: float
+    max_disagreements: int
+
+
+@dataclass(slots=True)
+class Judged:
+    """One judge-backed check of the request and what it paired."""
+
+    name: str
+    type: str
+    judge_model: str
+    paired: Paired
+
+
+def failed_precondition(message: str, field: str = "") -> RequestRejected:
+    """FAILED_PRECONDITION: the request is well-formed but there is nothing to measure."""
+    violations = [FieldViolation(field, message)] if field else []
+    return RequestRejected(grpc.StatusCode.FAILED_PRECONDITION, message, violations)
+
+
+def options_from_pb(msg: pb.AgreementOptions, path: str, max_resamples: int) -> Options:
+    """The options with defaults filled in; INVALID_ARGUMENT / RESOURCE_EXHAUSTED naming
+    the field."""
+    violations: list[FieldViolation] = []
+    if msg.resamples < 0:
+        violations.append(FieldViolation(join_path(path, "resamples"), "must be 0 or more"))
+    confidence = msg.confidence or DEFAULT_CONFIDENCE
+    if not 0 < confidence < 1:  # also NaN
+        violations.append(
+            FieldViolation(join_path(path, "confidence"), "must be strictly between 0 and 1")
+        )
+    if not 0 <= msg.max_disagreements <= MAX_DISAGREEMENTS:
+        violations.append(
+            FieldViolation(
+                join_path(path, "max_disagreements"), f"must be 0 to {MAX_DISAGREEMENTS}"
+            )
+        )
+    if violations:
+        raise invalid_argument(violations)
+    resamples = msg.resamples or DEFAULT_RESAMPLES
+    if resamples > max_resamples:
+        raise resource_exhausted(
+            join_path(path, "resamples"),
+            f"{resamples} resamples exceed {RESAMPLES_SETTING} ({max_resamples})",
+        )
+    return Options(
+        resamples=resamples,
+        seed=msg.seed,
+        confidence=confidence,
+        max_disagreements=msg.max_disagreements or DEFAULT_MAX_DISAGREEMENTS,
+    )
+
+
+def label_query(msg: pb.LabelFilter, path: str) -> LabelQuery:
+    """The label filter as a query (the `default` label check when none is named)."""
+    violations = [
+        FieldViolation(join_path(path, f), "must not contain NUL characters")
+        for f in ("check", "labeller", "tenant")
+        if "\x00" in getattr(msg, f)
+    ]
+    if violations:
+        raise invalid_argument(violations)
+    return LabelQuery(check=msg.check or DEFAULT_CHECK, labeller=msg.labeller, tenant=msg.tenant)
+
+
+async def _labels_of(
+    store: LabelStore, query: LabelQuery, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], list[Label]]:
+    """The counting labels of each (sample id, output hash), one listing per output."""
+    found: dict[tuple[str, str], list[Label]] = {}
+    try:
+        for sample_id, digest in keys:
+            if (sample_id, digest) in found or not sample_id:
+                continue
+            listed = await store.list_labels(
+                replace(query, sample_id=sample_id, output_hash=digest),
+                after_id=0,
+                limit=LOOKUP_LIMIT,
+            )
+            found[(sample_id, digest)] = latest_per_labeller([lb for _, lb in listed])
+    except LabelsUnavailable:
+        raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE_READ) from None
+    return found
+
+
+async def judge_pairs(
+    request: pb.AgreementRequest,
+    path: str,
+    context: Context,
+    *,
+    scorer: Scorer,
+    store: LabelStore,
+    query: LabelQuery,
+) -> list[Judged]:
+    """Score the request's cases now and pair every chosen judge-backed check with labels."""
+    if request.run_id:
+        raise failed_precondition(
+            "recorded runs are not served yet: send the cases and checks to score now",
+            join_path(path, "run_id"),
+        )
+    if not request.cases:
+        raise invalid_argument([FieldViolation(join_path(path, "cases"), "must hold a case")])
+    if not request.checks:
+        raise invalid_argument(
+            [FieldViolation(join_path(path, "checks"), "must hold a judge-backed check")]
+        )
+    budget = request.budget_usd if request.HasField("budget_usd") else None
+    try:
+        plan, results = await scorer.score_now(request.checks, request.cases, context, budget)
+    except RequestRejected as err:
+        if not path:
+            raise
+        moved = [FieldViolation(join_path(path, v.field), v.description) for v in err.violations]
+        if err.code == grpc.StatusCode.INVALID_ARGUMENT:
+            raise invalid_argument(moved) from None
+        raise RequestRejected(err.code, err.message, moved) from None
+    chosen = [
+        (i, c)
+        for i, c in enumerate(plan.checks)
+        if c.check_type.uses_judge and (not request.check or c.name == request.check)
+    ]
+    if not chosen:
+        field, why = (
+            ("check", f"{request.check!r} is not the name of a judge-backed check of `checks`")
+            if request.check
+            else ("checks", "none of the checks is judge-backed: nothing to compare with labels")
+        )
+        raise invalid_argument([FieldViolation(join_path(path, field), why)])
+    texts = [labelled_text(c.output.text, _value(c.output)) for c in request.cases]
+    keys = [(c.sample.id, output_hash(t)) for c, t in zip(request.cases, texts, strict=True)]
+    labels = await _labels_of(store, query, keys)
+    out = []
+    for i, check in chosen:
+        judged = (
+            JudgedOutput(request.cases[r.index].sample.id, texts[r.index], r.scores[i])
+            for r in results
+        )
+        paired = pair_up(judged, lambda s, h: labels.get((s, h), []))
+        model = request.checks[i].params.fields.get("model") if i < len(request.checks) else None
+        model_name = model.string_value if model is not None else None
+        out.append(Judged(check.name, check.type, scorer.describe_judge(model_name), paired))
+    return out
+
+
+def _value(output: scoring_pb2.Output) -> Any:
+    if not output.HasField("value"):
+        return None
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(output.value)
+
+
+def _no_pairs(j: Judged, err: NoPairs, path: str) -> RequestRejected:
+    return failed_precondition(f"check {j.name!r}: {err}", join_path(path, "cases"))
+
+
+def agreements(judged: Sequence[Judged], options: Options, path: str) -> list[Agreement]:
+    """The figures of every judged check; FAILED_PRECONDITION for one with zero pairs."""
+    out = []
+    for j in judged:
+        try:
+            out.append(
+                agreement(
+                    j.paired,
+                    resamples=options.resamples,
+                    seed=options.seed,
+                    confidence=options.confidence,
+                    max_disagreements=options.max_disagreements,
+                )
+            )
+        except NoPairs as err:
+            raise _no_pairs(j, err, path) from None
+    return out
+
+
+def thresholds_from_pb(values: Sequence[float]) -> list[float]:
+    """Candidate thresholds, each finite in 0..1; INVALID_ARGUMENT naming the bad one."""
+    if len(values) > MAX_THRESHOLDS:
+        raise resource_exhausted(
+            "thresholds", f"{len(values)} thresholds exceed the limit of {MAX_THRESHOLDS}"
+        )
+    bad = [
+        FieldViolation(join_path("thresholds", i), "must be a number from 0 to 1")
+        for i, v in enumerate(values)
+        if not (math.isfinite(v) and 0 <= v <= 1)
+    ]
+    if bad:
+        raise invalid_argument(bad)
+    return list(values)
+
+
+def calibrations(
+    judged: Sequence[Judged], thresholds: Sequence[float], path: str
+) -> list[Calibration]:
+    """The calibration of every judged check; FAILED_PRECONDITION for one with zero pairs."""
+    out = []
+    for j in judged:
+        try:
+            out.append(calibrate(j.paired, thresholds))
+        except NoPairs as err:
+            raise _no_pairs(j, err, path) from None
+    return out
+
+
+# --- to the wire ---------------------------------------------------------------------------------
+
+
+def confusion_to_pb(c: Confusion) -> pb.ConfusionMatrix:
+    """The wire form of a confusion matrix."""
+    return pb.ConfusionMatrix(
+        judge_pass_human_pass=c.pass_pass,
+        judge_pass_human_fail=c.pass_fail,
+        judge_fail_human_pass=c.fail_pass,
+        judge_fail_human_fail=c.fail_fail,
+    )
+
+
+def agreement_to_pb(j: Judged, a: Agreement) -> pb.CheckAgreement:
+    """The wire form of one check's agreement."""
+    m = pb.CheckAgreement(
+        name=j.name,
+        type=j.type,
+        judge_model=j.judge_model,
+        pairs=a.pairs,
+        accuracy=a.accuracy,
+        confusion=confusion_to_pb(a.confusion),
+        unlabelled=a.unlabelled,
+        errored=a.errored,
+        cost_usd=a.cost_usd,
+        confidence=a.confidence,
+        resamples=a.resamples,
+        disagreements=[
+            pb.Disagreement(
+                sample_id=p.sample_id,
+                output=p.output,
+                judge_passed=p.judge_passed,
+                judge_value=p.judge_value,
+                judge_reason=p.judge_reason,
+                human_passed=p.human_passed,
+                human_note=p.human_note,
+                confidence=p.confidence,
+            )
+            for p in a.disagreements
+        ],
+    )
+    if a.kappa is not None:
+        m.kappa = a.kappa
+    if a.interval is not None:
+        m.kappa_low, m.kappa_high = a.interval
+    return m
+
+
+def calibration_to_pb(j: Judged, c: Calibration) -> pb.CheckCalibration:
+    """The wire form of one check's calibration."""
+    points = []
+    for p in c.points:
+        point = pb.CalibrationPoint(
+            threshold=p.threshold, accuracy=p.accuracy, confusion=confusion_to_pb(p.confusion)
+        )
+        if p.kappa is not None:
+            point.kappa = p.kappa
+        points.append(point)
+    m = pb.CheckCalibration(
+        name=j.name,
+        type=j.type,
+        judge_model=j.judge_model,
+        pairs=c.pairs,
+        points=points,
+        recommended_threshold=c.recommended.threshold,
+        cost_usd=c.cost_usd,
+        cost_per_pair_usd=c.cost_per_pair_usd,
+    )
+    if c.recommended.kappa is not None:
+        m.recommended_kappa = c.recommended.kappa
+    return m

@@ -1,0 +1,172 @@
+"""Cohen's kappa, its bootstrap interval, pairing and calibration against hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+from scorewire.core.model import ErrorCode, Score, Spread
+from scorewire.labels.agreement import (
+    Confusion,
+    JudgedOutput,
+    NoPairs,
+    agreement,
+    bootstrap_kappa,
+    calibrate,
+    cohen_kappa,
+    pair_up,
+)
+from scorewire.labels.jsonl import LabelIndex
+from scorewire.labels.model import Label, output_hash
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        # perfect agreement with both classes present
+        ((3, 0, 0, 2), 1.0),
+        # chance agreement: judge half pass, people half pass, independent
+        ((1, 1, 1, 1), 0.0),
+        # the textbook case: p_o 0.7, p_e 0.5 → 0.4
+        ((20, 5, 10, 15), 0.4),
+        # complete disagreement with balanced classes
+        ((0, 2, 2, 0), -1.0),
+        # the judge passes everything, people fail a third: p_o 2/3 = p_e → 0
+        ((2, 1, 0, 0), 0.0),
+    ],
+)
+def test_kappa_of_hand_computed_matrices(cells: tuple[int, int, int, int], expected: float) -> None:
+    assert cohen_kappa(Confusion(*cells)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        (4, 0, 0, 0),  # all one class, both agree: chance agreement is 1
+        (0, 0, 0, 4),
+        (1, 0, 0, 0),  # a single pair
+        (0, 0, 0, 0),  # nothing
+    ],
+)
+def test_kappa_is_undefined_not_zero_when_chance_agreement_is_one(
+    cells: tuple[int, int, int, int],
+) -> None:
+    assert cohen_kappa(Confusion(*cells)) is None
+
+
+def test_perfect_agreement_has_the_interval_one_to_one() -> None:
+    interval, used = bootstrap_kappa(Confusion(5, 0, 0, 5), resamples=500, seed=1, confidence=0.95)
+    assert interval == (1.0, 1.0) and 0 < used <= 500
+
+
+def test_the_interval_matches_the_large_sample_standard_error() -> None:
+    # (20, 5, 10, 15): kappa 0.4, SE ≈ sqrt(p_o(1−p_o) / (n (1−p_e)²)) = 0.1296, so the
+    # 95% interval is about 0.4 ± 0.254
+    interval, used = bootstrap_kappa(
+        Confusion(20, 5, 10, 15), resamples=20_000, seed=7, confidence=0.95
+    )
+    assert interval is not None and used == 20_000
+    se = math.sqrt(0.7 * 0.3 / (50 * 0.25))
+    assert interval[0] == pytest.approx(0.4 - 1.96 * se, abs=0.05)
+    assert interval[1] == pytest.approx(0.4 + 1.96 * se, abs=0.05)
+
+
+def test_the_interval_is_reproducible_by_seed() -> None:
+    c = Confusion(8, 3, 2, 7)
+    first = bootstrap_kappa(c, resamples=300, seed=42, confidence=0.9)
+    assert bootstrap_kappa(c, resamples=300, seed=42, confidence=0.9) == first
+    assert bootstrap_kappa(c, resamples=300, seed=43, confidence=0.9) != first
+
+
+# --- pairing and the figures -----------------------------------------------------------------
+
+
+def _label(sample: str, text: str, passed: bool, note: str = "", who: str = "ana") -> Label:
+    return Label(sample, output_hash(text), passed, who, T0, note=note)
+
+
+def _judged(sample: str, text: str, value: float, passed: bool, **kw: object) -> JudgedOutput:
+    return JudgedOutput(sample, text, Score(value, passed, f"judge on {sample}", **kw))  # type: ignore[arg-type]
+
+
+def test_pairs_match_sample_and_exact_output_and_list_disagreements_most_confident_first() -> None:
+    index = LabelIndex.build(
+        [
+            _label("a", "out a", True),
+            _label("b", "out b", False, "rude"),
+            _label("c", "out c", True),
+            _label("d", "OTHER text", True),  # labels another output of d
+            _label("e", "out e", False, "wrong"),
+            _label("e", "out e", True, who="bo"),
+        ]
+    )
+    judged = [
+        _judged("a", "out a", 1.0, True),
+        _judged("b", "out b", 0.75, True),  # disagrees, fairly confident
+        _judged("c", "out c", 0.0, False),  # disagrees, very confident
+        _judged("d", "out d", 1.0, True),  # unlabelled (another output was labelled)
+        _judged("e", "out e", 1.0, True),  # one labeller failed it: people fail it
+        JudgedOutput("f", "out f", Score.fail_with_error(ErrorCode.JUDGE_ERROR, "down")),
+    ]
+    index_f = LabelIndex.build([_label("f", "out f", True)])
+    lookup = lambda s, h: index.lookup(s, h, "default") or index_f.lookup(s, h, "default")  # noqa: E731
+    result = agreement(pair_up(judged, lookup), resamples=100)
+    assert result.pairs == 4 and result.unlabelled == 1 and result.errored == 1
+    assert result.confusion == Confusion(pass_pass=1, pass_fail=2, fail_pass=1, fail_fail=0)
+    assert result.accuracy == 0.25
+    assert [d.sample_id for d in result.disagreements] == ["c", "e", "b"]
+    assert result.disagreements[1].human_note == "ana: wrong"
+    assert result.disagreements[2].judge_reason == "judge on b"
+
+
+def test_sampled_scores_are_less_confident_when_their_samples_split() -> None:
+    split = Spread((1.0, 1.0, 0.0), agreement=2 / 3)
+    index = LabelIndex.build([_label("x", "o", False), _label("y", "o", False)])
+    judged = [
+        _judged("x", "o", 2 / 3, True, spread=split),
+        _judged("y", "o", 0.75, True),
+    ]
+    result = agreement(pair_up(judged, lambda s, h: index.lookup(s, h, "default")))
+    assert [d.sample_id for d in result.disagreements] == ["y", "x"]
+    assert result.disagreements[1].confidence == pytest.approx(2 / 3 * 2 / 3)
+
+
+def test_zero_pairs_is_an_error_not_kappa_zero() -> None:
+    with pytest.raises(NoPairs, match="1 scored outputs have no label"):
+        agreement(pair_up([_judged("a", "o", 1.0, True)], lambda s, h: []))
+
+
+def test_a_single_pair_has_no_kappa_and_no_interval() -> None:
+    index = LabelIndex.build([_label("a", "o", True)])
+    result = agreement(
+        pair_up([_judged("a", "o", 1.0, True)], lambda s, h: index.lookup(s, h, "default"))
+    )
+    assert result.pairs == 1 and result.accuracy == 1.0
+    assert result.kappa is None and result.interval is None
+
+
+# --- calibration -------------------------------------------------------------------------------
+
+
+def test_calibration_recommends_the_threshold_with_the_highest_kappa() -> None:
+    # people pass levels 4 and 5 (0.75, 1.0), fail 1..3: threshold 0.75 matches them
+    values = {"a": 1.0, "b": 0.75, "c": 0.5, "d": 0.25, "e": 0.75, "f": 0.0}
+    human = {"a": True, "b": True, "c": False, "d": False, "e": True, "f": False}
+    index = LabelIndex.build([_label(s, s, human[s]) for s in values])
+    judged = [_judged(s, s, v, v >= 0.99, cost_usd=0.01) for s, v in values.items()]
+    cal = calibrate(pair_up(judged, lambda s, h: index.lookup(s, h, "default")))
+    assert [p.threshold for p in cal.points] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert cal.recommended.threshold == 0.75 and cal.recommended.kappa == pytest.approx(1.0)
+    assert cal.points[0].kappa == 0.0  # threshold 0 passes everything: chance level
+    assert cal.cost_per_pair_usd == pytest.approx(0.01) and cal.pairs == 6
+
+
+def test_calibration_at_given_thresholds() -> None:
+    index = LabelIndex.build([_label("a", "a", True), _label("b", "b", False)])
+    judged = [_judged("a", "a", 0.6, False), _judged("b", "b", 0.4, False)]
+    cal = calibrate(pair_up(judged, lambda s, h: index.lookup(s, h, "default")), [0.5, 0.9])
+    assert [p.threshold for p in cal.points] == [0.5, 0.9]
+    assert cal.recommended.threshold == 0.5 and cal.recommended.kappa == pytest.approx(1.0)
