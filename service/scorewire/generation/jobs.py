@@ -38,7 +38,7 @@ from scorewire.generation.providers import (
     ProviderError,
 )
 from scorewire.generation.targets import HttpTarget, call_http
-from scorewire.judge.budget import Budget
+from scorewire.judge.budget import Budget, BudgetUnavailable
 from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 
 DEFAULT_GENERATION_TIMEOUT_S = 120.0
@@ -229,7 +229,10 @@ class Generator:
                 if refusal is not None:
                     return Produced.failed(ErrorCode.UNPRICED_MODEL, refusal)
             ceiling = 0.0 if price is None else price.ceiling(prompt_bound, self._max_tokens)
-            reservation = await self._budget.reserve(ceiling)
+            try:
+                reservation = await self._budget.reserve(ceiling)
+            except BudgetUnavailable as err:
+                return Produced.failed(ErrorCode.BUDGET_UNAVAILABLE, str(err))
             if reservation is None:
                 return Produced.failed(
                     ErrorCode.BUDGET_EXHAUSTED,

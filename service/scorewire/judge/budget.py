@@ -16,16 +16,24 @@ import time
 from collections.abc import Callable
 
 
+class BudgetUnavailable(Exception):
+    """A shared budget's store (Redis) did not answer: no call may start unmetered."""
+
+
 class Reservation:
     """Money held for one judge call until it settles."""
 
-    __slots__ = ("amount", "parent", "settled")
+    __slots__ = ("amount", "parent", "settled", "shared_id")
 
-    def __init__(self, amount: float, parent: Reservation | None = None) -> None:
+    def __init__(
+        self, amount: float, parent: Reservation | None = None, shared_id: str | None = None
+    ) -> None:
         self.amount = amount
         self.settled = False
         self.parent = parent
         """The same money held in the parent budget, if there is one."""
+        self.shared_id = shared_id
+        """The hold's id in a shared budget's store; None when it is held in this process."""
 
 
 class Budget:
@@ -82,31 +90,41 @@ class Budget:
         """Hold `amount_usd` (a call's ceiling) for one call; None when it cannot fit.
 
         Waits while calls in flight hold what is left: when they settle, their real
-        cost decides whether this call may still run.
+        cost decides whether this call may still run. A shared budget whose store does
+        not answer raises `BudgetUnavailable` (unless it is set to fail open).
         """
         parent: Reservation | None = None
         if self.parent is not None:
             parent = await self.parent.reserve(amount_usd)
             if parent is None:
                 return None
+        try:
+            own = await self._hold(amount_usd)
+        except BaseException:
+            if parent is not None and self.parent is not None:
+                self.parent.release(parent)
+            raise
+        if own is None:
+            if parent is not None and self.parent is not None:
+                self.parent.release(parent)
+            return None
+        own.parent = parent
+        return own
+
+    async def _hold(self, amount_usd: float) -> Reservation | None:
+        """Hold `amount_usd` in this budget alone (the parent is the caller's business)."""
         while True:
             self._roll()
             if not self._fits(amount_usd):
-                if parent is not None and self.parent is not None:
-                    self.parent.release(parent)
                 return None
             if self._may_start(amount_usd):
                 self.reserved_usd += amount_usd
                 self.in_flight += 1
-                return Reservation(amount_usd, parent)
+                return Reservation(amount_usd)
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
                 await waiter
-            except BaseException:
-                if parent is not None and self.parent is not None:
-                    self.parent.release(parent)
-                raise
             finally:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
@@ -121,6 +139,12 @@ class Budget:
         if cost_usd is not None and not cost_usd >= 0:
             cost_usd = reservation.amount
         reservation.settled = True
+        self._settle_own(reservation, cost_usd)
+        if reservation.parent is not None and self.parent is not None:
+            self.parent.settle(reservation.parent, cost_usd)
+
+    def _settle_own(self, reservation: Reservation, cost_usd: float | None) -> None:
+        """Release `reservation` here and record its cost (a valid one, or None)."""
         self._roll()
         self.in_flight -= 1
         # with nothing in flight nothing is held (no float residue of the subtractions)
@@ -136,8 +160,6 @@ class Budget:
         for w in waiters:
             if not w.done():
                 w.set_result(None)
-        if reservation.parent is not None and self.parent is not None:
-            self.parent.settle(reservation.parent, cost_usd)
 
     def release(self, reservation: Reservation) -> None:
         """Give a reservation back for a call that was never made or cost nothing."""

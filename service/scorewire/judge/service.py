@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import logging
 import os
 import time
@@ -43,12 +44,14 @@ from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.core.secrets import scrub
 from scorewire.judge.answers import BUDGET_EXHAUSTED, NO_JUDGE, Answer, Question
 from scorewire.judge.backends.base import BackendError, Completion, JudgeBackend
-from scorewire.judge.budget import Budget, PeriodBudget, Reservation
+from scorewire.judge.budget import Budget, BudgetUnavailable, PeriodBudget, Reservation
 from scorewire.judge.cache import CachedAnswer, VerdictCache, verdict_key
 from scorewire.judge.models import BACKENDS, DEFAULT_MODELS, ModelRef, parse_model
 from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 from scorewire.judge.prompts import ExampleLike, render_extract
+from scorewire.judge.redis_url import parse_redis_url, redis_client
 from scorewire.judge.retry import RetryPolicy
+from scorewire.judge.shared import Ledger, SharedBudget, VerdictLeases
 from scorewire.judge.stats import JudgeStats
 from scorewire.judge.verdict import ExtractVerdict, VerdictError, parse_extraction
 from scorewire.settings import Settings
@@ -131,6 +134,8 @@ class JudgeService:
         concurrency: int = 32,
         server_budget: Budget | None = None,
         tenants_trust_each_other: bool = False,
+        ledger: Ledger | None = None,
+        leases: VerdictLeases | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._backends = dict(backends)
@@ -148,6 +153,9 @@ class JudgeService:
         """The server-wide budget per period, or None."""
         self.tenants_trust_each_other = tenants_trust_each_other
         """Whether a cache hit on another tenant's verdict may be reported as `cached`."""
+        self.ledger = ledger
+        """Where shared budgets live (Redis), or None: budgets are per process."""
+        self._leases = leases
         self._sleep = sleep
         self._flights: dict[str, _Flight] = {}
         self._auto = next((b for b in BACKENDS if b in self._backends), None)
@@ -178,11 +186,6 @@ class JudgeService:
                 or os.environ.get("ANTHROPIC_BASE_URL")
                 or None,
             )
-        server_budget = (
-            PeriodBudget(settings.judge_budget_usd, settings.judge_budget_period_s)
-            if settings.judge_budget_usd is not None
-            else None
-        )
         cache = VerdictCache.from_url(
             settings.cache_url,
             stats=stats,
@@ -190,7 +193,21 @@ class JudgeService:
             timeout_s=settings.cache_timeout_s,
             backoff_s=settings.cache_backoff_s,
             pool_size=settings.cache_pool_size,
+            tls_ca=settings.redis_tls_ca,
         )
+        ledger, leases = _shared_state(settings, stats)
+        server_budget: Budget | None = None
+        if settings.judge_budget_usd is not None:
+            server_budget = (
+                SharedBudget(
+                    ledger,
+                    "server",
+                    settings.judge_budget_usd,
+                    period_s=settings.judge_budget_period_s,
+                )
+                if ledger is not None
+                else PeriodBudget(settings.judge_budget_usd, settings.judge_budget_period_s)
+            )
         return cls(
             backends=backends,
             cache=cache,
@@ -207,6 +224,8 @@ class JudgeService:
             concurrency=settings.judge_concurrency,
             server_budget=server_budget,
             tenants_trust_each_other=settings.tenants_trust_each_other,
+            ledger=ledger,
+            leases=leases,
         )
 
     @property
@@ -224,6 +243,8 @@ class JudgeService:
         for backend in self._backends.values():
             await backend.aclose()
         await self._cache.aclose()
+        if self.ledger is not None:
+            await self.ledger.aclose()
 
     # --- routing ---------------------------------------------------------------------------
 
@@ -349,19 +370,91 @@ class JudgeService:
         model: str,
         question: Question[Any],
     ) -> _Outcome:
+        found = await self._from_cache(flight, key, model, question)
+        if found is not None:
+            return found
+        lease: str | None = None
+        if self._leases is not None:
+            lease, found = await self._lease_or_verdict(flight, key, model, question)
+            if found is not None:
+                return found
+        try:
+            return await self._make_call(flight, key, backend, model, question)
+        finally:
+            if lease is not None and self._leases is not None:
+                await self._leases.release(lease)
+
+    async def _from_cache(
+        self, flight: _Flight, key: str, model: str, question: Question[Any]
+    ) -> _Outcome | None:
+        """The cached verdict as this caller may see it, or None on a miss."""
         hit = await self._cache.get(key)
-        if hit is not None:
-            try:
-                value = question.parse(scrub(hit.text))  # entries written before scrubbing
-            except VerdictError:
-                log.warning("verdict cache: unreadable entry ignored")
-            else:
-                saved = self._cost(model, hit.input_tokens, hit.output_tokens)
-                if self.tenants_trust_each_other or hit.tenant == flight.tenant:
-                    if saved is not None:
-                        self.stats.add("saved_usd", saved)
-                    return _Outcome(value, from_cache=True)
-                return await self._foreign_hit(flight, model, question, value, hit)
+        if hit is None:
+            return None
+        try:
+            value = question.parse(scrub(hit.text))  # entries written before scrubbing
+        except VerdictError:
+            log.warning("verdict cache: unreadable entry ignored")
+            return None
+        saved = self._cost(model, hit.input_tokens, hit.output_tokens)
+        if self.tenants_trust_each_other or hit.tenant == flight.tenant:
+            if saved is not None:
+                self.stats.add("saved_usd", saved)
+            return _Outcome(value, from_cache=True)
+        return await self._foreign_hit(flight, model, question, value, hit)
+
+    async def _lease_or_verdict(
+        self, flight: _Flight, key: str, model: str, question: Question[Any]
+    ) -> tuple[str | None, _Outcome | None]:
+        """Single flight across replicas: take the verdict key's lease, or wait for the
+        verdict another replica is fetching; after `single_flight_wait_s` (or when Redis
+        fails) call anyway, without a lease.
+
+        Returns (the lease taken, None) or (None, the verdict found) or (None, None).
+        """
+        leases = self._leases
+        assert leases is not None
+        material = key if self.tenants_trust_each_other else f"{key}\0{flight.tenant or ''}"
+        lease = hashlib.sha256(material.encode()).hexdigest()
+        wait_s = leases.wait_s
+        remaining = flight.remaining()
+        if remaining is not None:
+            wait_s = min(wait_s, max(0.0, remaining))
+        give_up = time.monotonic() + wait_s
+        waited = False
+        while True:
+            taken = await leases.acquire(lease)
+            if taken is None:
+                return None, None  # Redis failed: no single flight, but no blocking either
+            if taken:
+                # The holder may have just finished: its verdict is then in the cache.
+                found = await self._from_cache(flight, key, model, question) if waited else None
+                if found is not None:
+                    await leases.release(lease)
+                    self.stats.add("remote_shared_calls")
+                    return None, found
+                return lease, None
+            if not waited:
+                waited = True
+                self.stats.add("lease_waits")
+            if time.monotonic() >= give_up:
+                self.stats.add("lease_timeouts")
+                return None, None
+            await asyncio.sleep(leases.poll_s)
+            found = await self._from_cache(flight, key, model, question)
+            if found is not None:
+                self.stats.add("remote_shared_calls")
+                return None, found
+
+    async def _make_call(
+        self,
+        flight: _Flight,
+        key: str,
+        backend: JudgeBackend,
+        model: str,
+        question: Question[Any],
+    ) -> _Outcome:
+        """Reserve, call the backend, settle, and conclude (parse and cache) one call."""
         ceiling = self._ceiling(model, question)
         reservations = await self._reserve(flight, model, question, ceiling)
         if isinstance(reservations, _Outcome):
@@ -519,7 +612,13 @@ class JudgeService:
         held: list[tuple[Budget, Reservation]] = []
         try:
             for budget, server in budgets:
-                reservation = await budget.reserve(amount)
+                try:
+                    reservation = await budget.reserve(amount)
+                except BudgetUnavailable as err:
+                    for b, r in held:
+                        b.release(r)
+                    held.clear()
+                    return _Outcome(error_code=ErrorCode.BUDGET_UNAVAILABLE, error_message=str(err))
                 if reservation is None:
                     for b, r in held:
                         b.release(r)
@@ -644,7 +743,9 @@ class JudgeService:
         return Extraction(found.text, cost_usd=answer.cost_usd, cached=answer.cached)
 
 
-_BUDGET_CODES = frozenset({ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL})
+_BUDGET_CODES = frozenset(
+    {ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL, ErrorCode.BUDGET_UNAVAILABLE}
+)
 """Refusals that depend on the budget of the flight's leader (another run may pass)."""
 
 
@@ -704,6 +805,47 @@ def _scrubbed(completion: Completion) -> Completion:
     if text == completion.text and refusal == completion.refusal:
         return completion
     return dataclasses.replace(completion, text=text, refusal=refusal)
+
+
+def _shared_state(
+    settings: Settings, stats: JudgeStats
+) -> tuple[Ledger | None, VerdictLeases | None]:
+    """The Redis of shared budgets and leases: `budget_url`, else a Redis `cache_url`."""
+    url = settings.budget_url.get_secret_value() if settings.budget_url is not None else ""
+    if not url:
+        if not settings.cache_url.strip().lower().startswith(("redis://", "rediss://")):
+            return None, None
+        url = settings.cache_url
+    target = parse_redis_url(url, "the budget URL" if settings.budget_url else "the cache URL")
+    client = redis_client(
+        target,
+        tls_ca=settings.redis_tls_ca,
+        timeout_s=settings.budget_timeout_s,
+        pool_size=settings.cache_pool_size,
+    )
+    ledger = Ledger(
+        client,
+        stats=stats,
+        description=target.describe(),
+        timeout_s=settings.budget_timeout_s,
+        hold_ttl_s=settings.budget_reservation_ttl_s,
+        poll_s=settings.budget_poll_s,
+        fail_open=settings.budget_fail_open,
+    )
+    leases = None
+    # Waiting for another replica's verdict needs a cache every replica reads.
+    shared_cache = settings.cache_url.strip().lower().startswith(("redis://", "rediss://"))
+    if shared_cache and settings.single_flight_wait_s > 0:
+        leases = VerdictLeases(
+            client,
+            ledger.release_lease,
+            stats=stats,
+            lease_s=settings.single_flight_lease_s,
+            wait_s=settings.single_flight_wait_s,
+            poll_s=settings.budget_poll_s,
+            timeout_s=settings.budget_timeout_s,
+        )
+    return ledger, leases
 
 
 def _secret(value: Any, env_name: str) -> str | None:

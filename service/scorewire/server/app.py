@@ -132,6 +132,10 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     if settings.imports:
         load_imports(settings.imports)
+    if worker == 0:
+        warning = per_process_state_warning(settings)
+        if warning is not None:
+            log.warning("%s", warning)
     judge = JudgeService.from_settings(settings)
     embeddings = EmbeddingsClient.from_settings(settings)
     try:
@@ -165,6 +169,24 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     await stop.wait()
     log.info("shutting down: %.1f s grace for in-flight calls", settings.grace_period_s)
     await running.stop(settings.grace_period_s)
+
+
+def per_process_state_warning(settings: Settings) -> str | None:
+    """The start-up warning of a server that is one of several processes while its labels
+    live in a per-process SQLite file (each process would keep its own), else None."""
+    processes = max(settings.workers, settings.replicas)
+    if processes <= 1 or settings.labels_url is not None:
+        return None
+    why = (
+        f"--workers {settings.workers}"
+        if settings.workers > 1
+        else f"SCOREWIRE_REPLICAS={settings.replicas}"
+    )
+    return (
+        f"{why}, but labels are in a per-process SQLite file ({settings.labels_file()}): "
+        "each process keeps its own, so a label written through one is not read through "
+        "another; set SCOREWIRE_LABELS_URL to a PostgreSQL database shared by all of them"
+    )
 
 
 def run_workers(settings: Settings) -> int:

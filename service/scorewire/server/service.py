@@ -35,6 +35,7 @@ from scorewire.engine.runner import (
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
+from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
@@ -90,6 +91,32 @@ class PlanCacheView:
     def __len__(self) -> int:
         """Plans in the fullest process's cache."""
         return max([len(self._here), *(n for _, n in self._pool.cache_stats())])
+
+
+RUN_ID_METADATA = "scorewire-run-id"
+"""Request metadata naming the run a request belongs to: requests of one run (a batch
+sharded over replicas) with `budget_usd` then share that budget, held in Redis."""
+
+MAX_RUN_ID_CHARS = 128
+"""Longest run id accepted (a longer one is INVALID_ARGUMENT)."""
+
+
+def _run_id(context: Context) -> str | None:
+    """The request's run id from its metadata, or None."""
+    for key, value in context.invocation_metadata() or ():
+        if key == RUN_ID_METADATA:
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            if not text or len(text) > MAX_RUN_ID_CHARS:
+                raise invalid_argument(
+                    [
+                        FieldViolation(
+                            RUN_ID_METADATA,
+                            f"must be 1-{MAX_RUN_ID_CHARS} characters",
+                        )
+                    ]
+                )
+            return text
+    return None
 
 
 def _varint(n: int) -> bytes:
@@ -172,7 +199,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
         self._extras: dict[str, Any] = {**(extras or {}), **sw.check_extras(settings)}
-        self._token_budgets: dict[str, PeriodBudget] = {}
+        self._token_budgets: dict[str, Budget] = {}
         # Deterministic checks and every plan compilation run in worker processes.
         self.pool = ScoringPool(settings)
         # Plans with judge-backed checks are compiled here too (the event loop runs their
@@ -289,8 +316,22 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if budget_usd is not None and not 0 <= budget_usd < math.inf:  # also NaN and inf
             raise invalid_argument([FieldViolation("budget_usd", "must be a finite number ≥ 0")])
         token_budget = self._token_budget()
-        budget = None
-        if budget_usd is not None or token_budget is not None:
+        budget: Budget | None = None
+        run_id = _run_id(context)
+        ledger = self._ledger()
+        if budget_usd is not None and run_id is not None and ledger is not None:
+            # One run's cases spread over replicas share its budget through Redis; the
+            # key is the caller's too, so no caller can spend another's run.
+            owner = current_token.get() or ""
+            name = hashlib.sha256(f"{owner}\0{run_id}".encode()).hexdigest()[:32]
+            budget = SharedBudget(
+                ledger,
+                f"run:{name}",
+                budget_usd,
+                key_ttl_s=self._settings.budget_run_ttl_s,
+                parent=token_budget,
+            )
+        elif budget_usd is not None or token_budget is not None:
             budget = Budget(budget_usd, parent=token_budget)
         caller = principal(context)
         return CheckContext(
@@ -311,9 +352,20 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             return None
         budget = self._token_budgets.get(digest)
         if budget is None:
-            budget = PeriodBudget(limit, self._settings.judge_budget_period_s)
+            period = self._settings.judge_budget_period_s
+            ledger = self._ledger()
+            budget = (
+                SharedBudget(ledger, f"token:{digest}", limit, period_s=period)
+                if ledger is not None
+                else PeriodBudget(limit, period)
+            )
             self._token_budgets[digest] = budget
         return budget
+
+    def _ledger(self) -> Ledger | None:
+        """The judge's shared-budget store (Redis), or None: budgets are per process."""
+        ledger = getattr(self._judge, "ledger", None)
+        return ledger if isinstance(ledger, Ledger) else None
 
     def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
         problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
