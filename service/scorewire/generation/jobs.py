@@ -25,6 +25,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import trace
+from scorewire.core import tracing
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score, ScoreError
 from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
@@ -213,6 +215,18 @@ class Generator:
         return produced
 
     async def _call(self, source: ProviderCall) -> Produced:
+        if not tracing.ENABLED:
+            return await self._generate(source)
+        with tracing.span(f"generate {source.provider}", client=True) as current:
+            produced = await self._generate(source)
+            tracing.set_attributes(
+                current,
+                cost_usd=produced.cost_usd,
+                error_type=produced.error.code if produced.error is not None else None,
+            )
+            return produced
+
+    async def _generate(self, source: ProviderCall) -> Produced:
         provider = self._providers.get(source.provider)
         if provider is None:
             return Produced.failed(GENERATION_ERROR, f"provider {source.provider} is not set up")
@@ -284,6 +298,17 @@ class Generator:
             self.stats.unpriced_calls += 1
         else:
             self.stats.cost_usd += cost
+        if tracing.ENABLED:
+            tracing.set_attributes(
+                trace.get_current_span(),
+                **{
+                    tracing.OPERATION: "chat",
+                    tracing.PROVIDER: provider.ref.backend,
+                    tracing.REQUEST_MODEL: model,
+                },
+                input_tokens=generated.input_tokens,
+                output_tokens=generated.output_tokens,
+            )
         return Produced(
             Output(text=generated.text),
             cost_usd=cost or 0.0,

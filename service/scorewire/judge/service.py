@@ -39,6 +39,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+from opentelemetry import trace
+from scorewire.core import tracing
 from scorewire.core.context import CheckContext, Extraction
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.core.secrets import scrub
@@ -277,11 +279,34 @@ class JudgeService:
     # --- asking ------------------------------------------------------------------------------
 
     async def ask(self, ctx: CheckContext, question: Question[T]) -> Answer[T]:
-        """Get a verdict for `question`, from the cache, a shared call, or a new call."""
+        """Get a verdict for `question`, from the cache, a shared call, or a new call.
+
+        Traced as one `judge <model>` span (model, cost, cached, tokens when this ask
+        made the call, and a `gen_ai.evaluation.result` event with the verdict's score);
+        each upstream HTTP attempt is a `chat <model>` client span inside it.
+        """
         route = self._route(question.model)
         if isinstance(route, str):
             return Answer(None, error_code=ErrorCode.JUDGE_ERROR, error_message=route)
         backend, model = route
+        if not tracing.ENABLED:
+            return await self._ask(ctx, question, backend, model)
+        attributes = {tracing.PROVIDER: backend.name, tracing.REQUEST_MODEL: model}
+        with tracing.span(f"judge {model}", attributes) as current:
+            answer = await self._ask(ctx, question, backend, model)
+            tracing.set_attributes(
+                current,
+                cost_usd=answer.cost_usd,
+                cached=answer.cached,
+                error_type=answer.error_code,
+            )
+            if answer.error_code is None:
+                _evaluation_event(current, question, answer.value)
+            return answer
+
+    async def _ask(
+        self, ctx: CheckContext, question: Question[T], backend: JudgeBackend, model: str
+    ) -> Answer[T]:
         key = verdict_key(
             question.prompt,
             backend=backend.name,
@@ -472,6 +497,12 @@ class JudgeService:
             )
             if problem is None:
                 cost = self._cost(model, completion.input_tokens, completion.output_tokens)
+            if tracing.ENABLED:  # the flight's task runs in the leader's `judge` span
+                tracing.set_attributes(
+                    trace.get_current_span(),
+                    input_tokens=completion.input_tokens,
+                    output_tokens=completion.output_tokens,
+                )
         except _CallFailed as failed:
             self.stats.add("call_failures", backend=backend.name, model=model)
             return _Outcome(
@@ -691,20 +722,40 @@ class JudgeService:
         async with self._limits[backend.name]:
             self.stats.add("in_flight", 1, **labels)
             self.stats.add("calls", 1, **labels)
-            try:
-                # The SDK's timeout bounds each read; this bounds the whole attempt.
-                async with asyncio.timeout(limit_s):
-                    return await backend.complete(
-                        question.prompt,
-                        model=model,
-                        max_tokens=question.max_tokens,
-                        temperature=self._temperature,
-                        timeout_s=limit_s,
-                    )
-            except TimeoutError:
-                raise BackendError(f"the {backend.name} judge timed out", retryable=True) from None
-            finally:
-                self.stats.add("in_flight", -1, **labels)
+            attributes = {
+                tracing.OPERATION: "chat",
+                tracing.PROVIDER: backend.name,
+                tracing.REQUEST_MODEL: model,
+                tracing.REQUEST_MAX_TOKENS: question.max_tokens,
+                tracing.REQUEST_TEMPERATURE: self._temperature,
+            }
+            with tracing.span(f"chat {model}", attributes, client=True) as current:
+                try:
+                    # The SDK's timeout bounds each read; this bounds the whole attempt.
+                    async with asyncio.timeout(limit_s):
+                        completion = await backend.complete(
+                            question.prompt,
+                            model=model,
+                            max_tokens=question.max_tokens,
+                            temperature=self._temperature,
+                            timeout_s=limit_s,
+                        )
+                except TimeoutError:
+                    tracing.set_attributes(current, error_type="timeout")
+                    raise BackendError(
+                        f"the {backend.name} judge timed out", retryable=True
+                    ) from None
+                except BackendError:
+                    tracing.set_attributes(current, error_type="backend_error")
+                    raise
+                finally:
+                    self.stats.add("in_flight", -1, **labels)
+                tracing.set_attributes(
+                    current,
+                    input_tokens=completion.input_tokens,
+                    output_tokens=completion.output_tokens,
+                )
+                return completion
 
     # --- extractor -------------------------------------------------------------------------------
 
@@ -805,6 +856,18 @@ def _scrubbed(completion: Completion) -> Completion:
     if text == completion.text and refusal == completion.refusal:
         return completion
     return dataclasses.replace(completion, text=text, refusal=refusal)
+
+
+def _evaluation_event(current: Any, question: Question[Any], value: Any) -> None:
+    """The verdict as a `gen_ai.evaluation.result` event (no reasoning: it quotes outputs)."""
+    attributes: dict[str, Any] = {tracing.EVALUATION_NAME: question.prompt.kind}
+    score = getattr(value, "level", None)  # a LevelVerdict's grade
+    if isinstance(score, int | float) and not isinstance(score, bool):
+        attributes[tracing.EVALUATION_SCORE_VALUE] = float(score)
+    winner = getattr(value, "winner", None)
+    if isinstance(winner, str):
+        attributes[tracing.EVALUATION_SCORE_LABEL] = winner
+    current.add_event(tracing.EVALUATION_EVENT, attributes)
 
 
 def _shared_state(

@@ -34,6 +34,7 @@ from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import add_service
 from scorewire.server.security import auth_interceptor, server_credentials
 from scorewire.server.service import RunObserver, ScoringService
+from scorewire.server.tracing import start_tracing
 from scorewire.settings import Settings
 from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2
@@ -144,15 +145,23 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         raise StartupError(str(err)) from None
     # Each worker serves its own /metrics (port + worker index): series are per process.
     metrics = start_metrics(settings, judge=judge, port_offset=worker)
+    # Tracing first: the RPC's span is the parent of everything else it does.
+    traced = start_tracing()
+    interceptors = [
+        *([traced.interceptor] if traced is not None else []),
+        *(metrics.interceptors if metrics is not None else ()),
+    ]
     running, port = await create_server(
         settings,
         judge=judge,
         labels=labels,
         extras={"embeddings": embeddings} if embeddings is not None else None,
         observer=metrics.observer if metrics is not None else None,
-        interceptors=metrics.interceptors if metrics is not None else (),
+        interceptors=interceptors,
     )
     running.closers.extend([labels.close, judge.aclose])
+    if traced is not None:
+        running.closers.append(traced.aclose)
     # Modules, registry and settings live as long as the process: out of every collection,
     # so that a full collection does not pause the event loop over them.
     gc.freeze()

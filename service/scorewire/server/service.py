@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format, struct_pb2
+from scorewire.core import tracing
 from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError
@@ -259,9 +260,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if remaining is not None:
             job.deadline = time.monotonic() + remaining
         job.compile_timeout_s = self._settings.plan_compile_timeout_s
+        name = "scorewire.plan" if job.reply == sw.PLAN else "scorewire.cases"
         try:
-            async with asyncio.timeout(remaining):
-                answer = await self.pool.run(job)
+            with tracing.span(name, {tracing.CASES: job.count}):
+                async with asyncio.timeout(remaining):
+                    answer = await self.pool.run(job)
         except TimeoutError:
             raise RequestRejected(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
@@ -390,7 +393,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             case = Case(
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
             )
-            result = await score_case(suite.plan, case, ctx)
+            with tracing.span("scorewire.cases", {tracing.CASES: 1}):
+                result = await score_case(suite.plan, case, ctx)
             scores = convert.scores_to_pb(
                 suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
             )
@@ -504,12 +508,17 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             cases = [streaming.to_case(source_cases, i) for i in range(len(source_cases))]
             concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
             results = run_cases(plan, cases, ctx, concurrency=concurrency)
-            async for batch in streaming.batched(results):
-                for r in batch:
-                    builder.add(r)
-                if self._observer is not None:
-                    self._observer.observe_results(plan, batch)
-                yield streaming.results_message(plan, batch, self.max_reason_chars)
+            # Not made current: this generator's steps are not one context's.
+            batch_span = tracing.start_span("scorewire.cases", {tracing.CASES: len(cases)})
+            try:
+                async for batch in streaming.batched(results):
+                    for r in batch:
+                        builder.add(r)
+                    if self._observer is not None:
+                        self._observer.observe_results(plan, batch)
+                    yield streaming.results_message(plan, batch, self.max_reason_chars)
+            finally:
+                batch_span.end()
         summary = builder.finish(info.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)
