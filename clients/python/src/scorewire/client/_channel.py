@@ -25,6 +25,7 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # Schemes gRPC resolves itself; anything else (`host:port`) goes through DNS.
 _SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:", "xds:")
 
+
 def trace_metadata() -> tuple[tuple[str, str], ...]:
     """The caller's trace context (W3C `traceparent`, `tracestate`) as call metadata.
 
