@@ -8,8 +8,11 @@ its own.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -92,18 +95,60 @@ def test_two_replicas_never_spend_beyond_one_server_budget(
     assert _spent_in_redis(redis_server.url) == pytest.approx(spent) and spent <= LIMIT
 
 
+def _scores_served(metrics_port: int) -> float:
+    """Score calls a worker has handled, from its own /metrics."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=2) as r:
+            text = r.read().decode()
+    except OSError:
+        return -1.0  # not listening yet
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("grpc_server_handled_total{") and 'grpc_method="Score"' in line
+    )
+
+
+def _two_free_ports() -> int:
+    """A port P with P + 1 free too (worker i serves /metrics on P + i)."""
+    for _ in range(50):
+        port = free_port()
+        with contextlib.suppress(OSError), socket.socket() as s:
+            s.bind(("127.0.0.1", port + 1))
+            return port
+    raise AssertionError("no two adjacent free ports")
+
+
 def test_workers_2_share_the_server_budget(
     judge: FakeOpenAI,
     redis_server: RedisServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
     # `--workers 2` is two processes on one port: one budget between them (was 2.00×).
-    env = replica_env(judge, redis_server.url, tmp_path, judge_budget_usd=str(LIMIT))
+    metrics = _two_free_ports()
+    env = replica_env(
+        judge,
+        redis_server.url,
+        tmp_path,
+        judge_budget_usd=str(LIMIT),
+        metrics_enabled="true",
+        metrics_port=str(metrics),
+    )
+    cheap = pb.ScoreRequest(output=pb.Output(text="x"), compact=["contains:x"])
     with Replicas(1, env, "--workers", "2", port=free_port()) as replicas:
-        # One channel per call: separate connections, which the kernel spreads over
-        # both workers' sockets.
+
+        def both_serving() -> bool:
+            # New connections until each worker has answered one (the kernel spreads
+            # connections over the workers' SO_REUSEPORT sockets).
+            scoring_pb2_grpc.ScoringServiceStub(replicas.channel(0)).Score(cheap, timeout=30)
+            return min(_scores_served(metrics), _scores_served(metrics + 1)) > 0
+
+        wait_until(both_serving, "both workers to answer a Score")
+        before = (_scores_served(metrics), _scores_served(metrics + 1))
         stubs = [scoring_pb2_grpc.ScoringServiceStub(replicas.channel(0)) for _ in range(16)]
         responses = _spread(stubs, [f"worker answer {i}" for i in range(16)])
+        after = (_scores_served(metrics), _scores_served(metrics + 1))
+    assert after[0] > before[0] and after[1] > before[1]  # both workers took judge checks
     assert judge.calls == 4 and judge.calls * CALL_COST <= LIMIT
     assert _codes(responses).count("BUDGET_EXHAUSTED") == 12
 

@@ -82,7 +82,11 @@ class Replicas:
 
     def channel(self, i: int) -> grpc.Channel:
         """A new channel (its own connection) to replica `i`, closed with the replicas."""
-        channel = grpc.insecure_channel(self.addresses[i])
+        # A local subchannel pool: gRPC would otherwise share one connection between
+        # channels to the same address, and `--workers` spreads connections, not calls.
+        channel = grpc.insecure_channel(
+            self.addresses[i], options=[("grpc.use_local_subchannel_pool", 1)]
+        )
         self._channels.append(channel)
         return channel
 
