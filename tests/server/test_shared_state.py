@@ -9,6 +9,7 @@ its own.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import socket
 import subprocess
@@ -338,3 +339,34 @@ def test_a_run_id_shares_a_run_budget_over_replicas(
     assert judge.calls == 5 and _codes(responses).count("") == 4
     assert other.passed
     assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_a_tokens_budget_holds_over_replicas(
+    judge: FakeOpenAI,
+    redis_server: RedisServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # A bearer token's $0.0035 per period is one budget on every replica; another
+    # token's is its own.
+    tokens = ["token-a-0123456789", "token-b-0123456789"]
+    digests = ",".join(hashlib.sha256(t.encode()).hexdigest() for t in tokens)
+    env = replica_env(
+        judge,
+        redis_server.url,
+        tmp_path,
+        auth_token_sha256=digests,
+        judge_budget_per_token_usd=str(LIMIT),
+    )
+    auth = (("authorization", f"Bearer {tokens[0]}"),)
+    with Replicas(2, env) as replicas:
+        stubs = replicas.stubs()
+        with ThreadPoolExecutor(12) as pool:
+            futures = [
+                pool.submit(_score, stubs[i % 2], f"token {i}", metadata=auth) for i in range(12)
+            ]
+            responses = [f.result() for f in futures]
+        other = _score(
+            stubs[1], "other token", metadata=(("authorization", f"Bearer {tokens[1]}"),)
+        )
+    assert _codes(responses).count("") == 4 and _codes(responses).count("BUDGET_EXHAUSTED") == 8
+    assert other.passed and judge.calls == 5
