@@ -56,12 +56,12 @@ SETTLE_TRIES = 3
 # Returns {status, spent}: 1 held, 0 refused (does not fit beside what is spent),
 # 2 wait (fits only once holds settle).
 RESERVE_LUA = """
-local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+local spent_text = redis.call('GET', KEYS[1]) or '0'
+local spent = tonumber(spent_text)
 local limit = tonumber(ARGV[1])
 local amount = tonumber(ARGV[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local spent_text = redis.call('GET', KEYS[1]) or '0'
 if limit >= 0 then
   if spent >= limit or spent + amount > limit then
     return {0, spent_text}
