@@ -9,6 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -52,6 +56,7 @@ type config struct {
 	keepalive        time.Duration
 	keepaliveTimeout time.Duration
 	creds            credentials.TransportCredentials
+	tracerProvider   trace.TracerProvider
 	dialOptions      []grpc.DialOption
 }
 
@@ -69,6 +74,13 @@ func WithKeepalive(interval, timeout time.Duration) Option {
 // WithTransportCredentials uses TLS (or other credentials) instead of plaintext.
 func WithTransportCredentials(creds credentials.TransportCredentials) Option {
 	return func(c *config) { c.creds = creds }
+}
+
+// WithTracerProvider makes the client's spans (one per call) with tp instead of the
+// global OpenTelemetry tracer provider. Either way every call carries the caller's W3C
+// trace context (`traceparent`), so the server's spans join the caller's trace.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tracerProvider = tp }
 }
 
 // WithDialOptions appends raw gRPC dial options; they override the defaults.
@@ -97,8 +109,17 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.tracerProvider == nil {
+		cfg.tracerProvider = otel.GetTracerProvider()
+	}
 	dialOpts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(cfg.creds),
+		// W3C trace context always, whatever global propagator the program set (the
+		// default one sends nothing); spans with the tracer provider (no-op by default).
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+			otelgrpc.WithTracerProvider(cfg.tracerProvider),
+			otelgrpc.WithPropagators(propagation.TraceContext{}),
+		)),
 		grpc.WithDefaultServiceConfig(serviceConfig),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{
 			Time:    cfg.keepalive,

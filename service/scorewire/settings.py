@@ -208,11 +208,42 @@ class Settings(BaseSettings):
     Off by default: a call a budget cannot price is a call no budget limits.
     """
     judge_budget_usd: float | None = Field(None, ge=0)
-    """Server-wide judge spend limit per period in USD (per process); None for no limit."""
+    """Server-wide judge spend limit per period in USD; None for no limit. Shared by every
+    worker and replica through Redis when there is one (budget_url or a Redis cache_url),
+    else per process."""
     judge_budget_period_s: int = Field(86_400, ge=1)
     """Length of the server-wide budget period in seconds (windows aligned to the epoch)."""
     judge_budget_per_token_usd: float | None = Field(None, ge=0)
     """Judge dollars each bearer token may spend per budget period; unset means no limit."""
+    budget_url: SecretStr | None = None
+    """Redis of the shared budgets and single-flight leases (`redis://user:pass@host:port/db`
+    or `rediss://`); unset: the Redis of cache_url, if it is one. Never logged."""
+    budget_fail_open: bool = False
+    """When the budget Redis does not answer, let judge calls run metered by this process
+    alone (N replicas may spend N times a limit) instead of refusing them with
+    BUDGET_UNAVAILABLE (the default: never an unmetered call)."""
+    budget_timeout_s: float = Field(0.5, gt=0)
+    """Seconds one shared-budget or lease operation may take before Redis counts as down."""
+    budget_reservation_ttl_s: float = Field(900.0, gt=0)
+    """Seconds a shared-budget hold lives unsettled: what a replica that died mid-call
+    keeps held. Keep it above the longest judge call (timeout × retries)."""
+    budget_poll_s: float = Field(0.05, gt=0)
+    """Seconds between polls of a call waiting for shared holds to settle, or for another
+    replica's verdict (doubling to 0.5 s for budgets)."""
+    budget_run_ttl_s: int = Field(7 * 86_400, ge=60)
+    """Seconds a run's shared budget (calls sent with `scorewire-run-id` metadata) is kept
+    in Redis after its last call."""
+    single_flight_lease_s: float = Field(30.0, gt=0)
+    """Seconds a replica's lease on a verdict key lasts (a dead holder's lapses then)."""
+    single_flight_wait_s: float = Field(30.0, ge=0)
+    """Seconds a replica waits for the verdict another replica holds the lease on before
+    calling anyway; 0 turns single flight across replicas off."""
+    redis_tls_ca: str | None = None
+    """PEM CA bundle that `rediss://` servers' certificates are checked against; unset:
+    the system's CAs."""
+    replicas: int = Field(1, ge=1)
+    """How many replicas the deployment runs (informational): above 1 with labels on
+    per-process SQLite, the server warns at start-up."""
 
     gemini_base_url: str | None = None
     """Gemini's OpenAI-compatible endpoint for `gemini:` providers.
@@ -233,7 +264,8 @@ class Settings(BaseSettings):
 
     # --- cache --------------------------------------------------------------------------------
     cache_url: str = "memory://"
-    """Verdict cache: `memory://` (per process) or `redis://host:port/db` (shared)."""
+    """Verdict cache: `memory://` (per process) or `redis://[user:password@]host:port/db`
+    (`rediss://` for TLS), shared."""
     cache_ttl_s: int = Field(30 * 24 * 3600, ge=0)
     """Seconds a cached verdict lives; 0 keeps it until evicted."""
     cache_timeout_s: float = Field(0.25, gt=0)

@@ -4,6 +4,9 @@
         url = redis.url                   # redis://127.0.0.1:<port>/0
         redis.stop(); redis.start()       # simulate an outage, then recovery
 
+    RedisServer(users={"app": "pw"})      # ACL user `app` (the default user disabled)
+    RedisServer(tls=pki)                  # TLS only (`tests.support.pki`): rediss://localhost
+
 `redis-server` must be on PATH (`apt-get install -y redis-server`; `make test` installs
 it); without it the `redis_server` fixture skips with a message saying so, and fails
 under CI (tests.support.components).
@@ -13,9 +16,11 @@ from __future__ import annotations
 
 import shutil
 import socket
+import ssl
 import subprocess
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -24,16 +29,52 @@ from tests.support.servers import free_port
 
 
 class RedisServer:
-    """One `redis-server` child process on a fixed free port (kept across restarts)."""
+    """One `redis-server` child process on a fixed free port (kept across restarts).
 
-    def __init__(self, port: int | None = None) -> None:
+    `users` (name -> password) become ACL users with every right, and the `default` user
+    is turned off, so a client that drops the user name cannot log in. `tls` (the
+    `tests.support.pki` files) makes the port TLS-only, with the server certificate for
+    `localhost`; clients need not present one.
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        users: dict[str, str] | None = None,
+        tls: dict[str, Any] | None = None,
+    ) -> None:
         self.port = port or free_port()
+        self.users = dict(users or {})
+        self.tls = tls
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        """`redis://127.0.0.1:<port>/0`."""
+        """`redis://127.0.0.1:<port>/0` (`rediss://localhost:<port>/0` with TLS)."""
+        if self.tls is not None:
+            return f"rediss://localhost:{self.port}/0"
         return f"redis://127.0.0.1:{self.port}/0"
+
+    def _args(self) -> list[str]:
+        args: list[str] = []
+        for name, password in self.users.items():
+            # One argument per word: redis-server quotes each argument as one token.
+            args += ["--user", name, "on", f">{password}", "~*", "&*", "+@all"]
+        if self.users:
+            args += ["--user", "default", "off"]
+        if self.tls is not None:
+            args += [
+                "--port", "0",
+                "--tls-port", str(self.port),
+                "--tls-cert-file", str(self.tls["srv_cert_path"]),
+                "--tls-key-file", str(self.tls["srv_key_path"]),
+                "--tls-ca-cert-file", str(self.tls["ca_path"]),
+                "--tls-auth-clients", "no",
+            ]  # fmt: skip
+        else:
+            args += ["--port", str(self.port)]
+        return args
 
     @property
     def running(self) -> bool:
@@ -48,7 +89,7 @@ class RedisServer:
         self._proc = subprocess.Popen(
             [
                 binary,
-                "--port", str(self.port),
+                *self._args(),
                 "--bind", "127.0.0.1",
                 "--save", "",
                 "--appendonly", "no",
@@ -69,11 +110,15 @@ class RedisServer:
         raise RuntimeError("redis-server did not answer PING in time")
 
     def ping(self) -> bool:
-        """Whether Redis answers PING (a raw RESP exchange, no client library)."""
+        """Whether Redis answers (a raw RESP exchange, no client library): PONG, or with
+        ACL users the NOAUTH refusal, which a server only sends once it is up."""
         try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as raw:
+                if self.tls is None:
+                    return _pinged(raw)
+                ctx = ssl.create_default_context(cafile=str(self.tls["ca_path"]))
+                with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+                    return _pinged(s)
         except OSError:
             return False
 
@@ -100,6 +145,12 @@ class RedisServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _pinged(s: socket.socket) -> bool:
+    s.sendall(b"PING\r\n")
+    answer = s.recv(64)
+    return answer.startswith(b"+PONG") or answer.startswith(b"-NOAUTH")
 
 
 @pytest.fixture

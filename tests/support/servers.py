@@ -36,11 +36,12 @@ def free_port() -> int:
 
 
 def serve_process(
-    env_overrides: dict[str, str], *args: str, port: int = 0
+    env_overrides: dict[str, str], *args: str, port: int = 0, stderr: int | None = None
 ) -> tuple[subprocess.Popen[str], str]:
     """`scorewire serve --port <port> <args>` as a child process, and its address.
 
-    Returns once the server has printed its ready line."""
+    Returns once the server has printed its ready line. `stderr=subprocess.PIPE` keeps
+    the child's log for the test to read (`read_line_until`)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env.setdefault("SCOREWIRE_METRICS_ENABLED", "false")
@@ -48,6 +49,7 @@ def serve_process(
     proc = subprocess.Popen(
         [SCOREWIRE, "serve", "--port", str(port), *args],
         stdout=subprocess.PIPE,
+        stderr=stderr,
         text=True,
         env=env,
         cwd=ROOT,

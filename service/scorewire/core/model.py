@@ -39,6 +39,8 @@ class ErrorCode:
     """The caller went away before the check finished."""
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
     """The run's judge budget was spent before this check could call a judge."""
+    BUDGET_UNAVAILABLE = "BUDGET_UNAVAILABLE"
+    """The shared budget's store (Redis) did not answer, so the judge call was not made."""
     UNPRICED_MODEL = "UNPRICED_MODEL"
     """A budgeted call named a model without a known price, so no budget could hold it."""
     JUDGE_ERROR = "JUDGE_ERROR"

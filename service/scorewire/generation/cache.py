@@ -46,6 +46,7 @@ def generation_cache(
     timeout_s: float = 0.25,
     backoff_s: float = 2.0,
     pool_size: int = 64,
+    tls_ca: str | None = None,
 ) -> VerdictCache:
     """A generation cache on `memory://` or `redis://…` (the verdict cache's URL forms)."""
     return VerdictCache.from_url(
@@ -56,6 +57,7 @@ def generation_cache(
         backoff_s=backoff_s,
         pool_size=pool_size,
         namespace=NAMESPACE,
+        tls_ca=tls_ca,
     )
 
 

@@ -29,6 +29,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import trace
+from scorewire.core import tracing
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score, ScoreError
 from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
@@ -43,7 +45,7 @@ from scorewire.generation.providers import (
     ProviderError,
 )
 from scorewire.generation.targets import HttpTarget, call_http
-from scorewire.judge.budget import Budget
+from scorewire.judge.budget import Budget, BudgetUnavailable
 from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 
@@ -225,6 +227,18 @@ class Generator:
         return produced
 
     async def _call(self, source: ProviderCall) -> Produced:
+        if not tracing.ENABLED:
+            return await self._generate(source)
+        with tracing.span(f"generate {source.provider}", client=True) as current:
+            produced = await self._generate(source)
+            tracing.set_attributes(
+                current,
+                cost_usd=produced.cost_usd,
+                error_type=produced.error.code if produced.error is not None else None,
+            )
+            return produced
+
+    async def _generate(self, source: ProviderCall) -> Produced:
         provider = self._providers.get(source.provider)
         if provider is None:
             return Produced.failed(GENERATION_ERROR, f"provider {source.provider} is not set up")
@@ -260,7 +274,10 @@ class Generator:
                 if refusal is not None:
                     return Produced.failed(ErrorCode.UNPRICED_MODEL, refusal)
             ceiling = 0.0 if price is None else price.ceiling(prompt_bound, self._max_tokens)
-            reservation = await self._budget.reserve(ceiling)
+            try:
+                reservation = await self._budget.reserve(ceiling)
+            except BudgetUnavailable as err:
+                return Produced.failed(ErrorCode.BUDGET_UNAVAILABLE, str(err))
             if reservation is None:
                 return Produced.failed(
                     ErrorCode.BUDGET_EXHAUSTED,
@@ -317,6 +334,17 @@ class Generator:
                 generated.text, generated.input_tokens, generated.output_tokens, self._tenant
             )
             await self._shared.set(key, answer)
+        if tracing.ENABLED:
+            tracing.set_attributes(
+                trace.get_current_span(),
+                **{
+                    tracing.OPERATION: "chat",
+                    tracing.PROVIDER: provider.ref.backend,
+                    tracing.REQUEST_MODEL: model,
+                },
+                input_tokens=generated.input_tokens,
+                output_tokens=generated.output_tokens,
+            )
         return Produced(
             Output(text=generated.text),
             cost_usd=cost or 0.0,

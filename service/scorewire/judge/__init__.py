@@ -5,7 +5,7 @@ spend limit goes on `CheckContext.budget` as a `Budget`.
 """
 
 from scorewire.judge.answers import BUDGET_EXHAUSTED, NO_JUDGE, Answer, Question
-from scorewire.judge.budget import Budget, PeriodBudget
+from scorewire.judge.budget import Budget, BudgetUnavailable, PeriodBudget
 from scorewire.judge.models import AUTO, ModelRef, parse_model
 from scorewire.judge.pricing import Price, PriceTable
 from scorewire.judge.service import JudgeService
@@ -17,6 +17,7 @@ __all__ = [
     "NO_JUDGE",
     "Answer",
     "Budget",
+    "BudgetUnavailable",
     "JudgeService",
     "JudgeStats",
     "ModelRef",

@@ -15,18 +15,33 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
+
+
+class BudgetUnavailable(Exception):
+    """A shared budget's store (Redis) did not answer: no call may start unmetered."""
 
 
 class Reservation:
     """Money held for one judge call until it settles."""
 
-    __slots__ = ("amount", "parent", "settled")
+    __slots__ = ("amount", "group", "parent", "settled", "shared_id")
 
-    def __init__(self, amount: float, parent: Reservation | None = None) -> None:
+    def __init__(
+        self,
+        amount: float,
+        parent: Reservation | None = None,
+        shared_id: str | None = None,
+        group: Any = None,
+    ) -> None:
         self.amount = amount
         self.settled = False
         self.parent = parent
         """The same money held in the parent budget, if there is one."""
+        self.shared_id = shared_id
+        """The hold's id in a shared budget's store; None when it is held in this process."""
+        self.group = group
+        """A shared budget's one hold behind several reservations (`reserve_all`), if any."""
 
 
 class Budget:
@@ -83,7 +98,8 @@ class Budget:
         """Hold `amount_usd` (a call's ceiling) for one call; None when it cannot fit.
 
         Waits while calls in flight hold what is left: when they settle, their real
-        cost decides whether this call may still run.
+        cost decides whether this call may still run. A shared budget whose store does
+        not answer raises `BudgetUnavailable` (unless it is set to fail open).
         """
         held = await self.reserve_all([amount_usd])
         return None if held is None else held[0]
@@ -94,32 +110,61 @@ class Budget:
         The sum must fit as one call's ceiling would: refused when it cannot fit beside
         what is spent, waited for while calls in flight hold what is left.
         """
-        total = math.fsum(amounts_usd)
         parents: list[Reservation] | None = None
         if self.parent is not None:
             parents = await self.parent.reserve_all(amounts_usd)
             if parents is None:
                 return None
+        try:
+            own = await self._hold_all(amounts_usd)
+        except BaseException:
+            self._release_parents(parents)
+            raise
+        if own is None:
+            self._release_parents(parents)
+            return None
+        if parents is not None:
+            for r, up in zip(own, parents, strict=True):
+                r.parent = up
+        return own
+
+    async def _hold_all(self, amounts_usd: Sequence[float]) -> list[Reservation] | None:
+        """Hold every amount in this budget alone, all or none (the parent is the caller's)."""
+        if len(amounts_usd) == 1:
+            one = await self._hold(amounts_usd[0])
+            return None if one is None else [one]
+        total = math.fsum(amounts_usd)
         while True:
             self._roll()
             if not self._fits(total):
-                self._release_parents(parents)
                 return None
             if self._may_start(total):
                 self.reserved_usd += total
                 self.in_flight += len(amounts_usd)
-                ups: Sequence[Reservation | None] = parents or [None] * len(amounts_usd)
-                return [Reservation(a, up) for a, up in zip(amounts_usd, ups, strict=True)]
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except BaseException:
-                self._release_parents(parents)
-                raise
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
+                return [Reservation(a) for a in amounts_usd]
+            await self._wait()
+
+    async def _hold(self, amount_usd: float) -> Reservation | None:
+        """Hold `amount_usd` in this budget alone (the parent is the caller's business)."""
+        while True:
+            self._roll()
+            if not self._fits(amount_usd):
+                return None
+            if self._may_start(amount_usd):
+                self.reserved_usd += amount_usd
+                self.in_flight += 1
+                return Reservation(amount_usd)
+            await self._wait()
+
+    async def _wait(self) -> None:
+        """Until a reservation of this budget settles."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
 
     def _release_parents(self, parents: list[Reservation] | None) -> None:
         if parents is not None and self.parent is not None:
@@ -136,6 +181,12 @@ class Budget:
         if cost_usd is not None and not cost_usd >= 0:
             cost_usd = reservation.amount
         reservation.settled = True
+        self._settle_own(reservation, cost_usd)
+        if reservation.parent is not None and self.parent is not None:
+            self.parent.settle(reservation.parent, cost_usd)
+
+    def _settle_own(self, reservation: Reservation, cost_usd: float | None) -> None:
+        """Release `reservation` here and record its cost (a valid one, or None)."""
         self._roll()
         self.in_flight -= 1
         # with nothing in flight nothing is held (no float residue of the subtractions)
@@ -151,8 +202,6 @@ class Budget:
         for w in waiters:
             if not w.done():
                 w.set_result(None)
-        if reservation.parent is not None and self.parent is not None:
-            self.parent.settle(reservation.parent, cost_usd)
 
     def release(self, reservation: Reservation) -> None:
         """Give a reservation back for a call that was never made or cost nothing."""

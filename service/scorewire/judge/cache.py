@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from aiocache import SimpleMemoryCache
 from aiocache.serializers import StringSerializer
 from scorewire.judge.prompts import PROMPT_VERSION, Prompt
+from scorewire.judge.redis_url import RedisTarget, parse_redis_url
 from scorewire.judge.stats import JudgeStats
 
 log = logging.getLogger(__name__)
@@ -151,14 +152,13 @@ class VerdictCache:
         backoff_s: float = 2.0,
         pool_size: int = 64,
         namespace: str = NAMESPACE,
+        tls_ca: str | None = None,
     ) -> VerdictCache:
-        """A cache for `memory://` or `redis://[:password@]host:port/db` (`rediss://` for TLS).
+        """A cache for `memory://` or a Redis URL (`scorewire.judge.redis_url`).
 
         `namespace` prefixes every key (the generation cache shares the Redis with its own).
         """
-        parts = urlsplit(url.strip() or "memory://")
-        scheme = parts.scheme.lower()
-        if scheme == "memory":
+        if urlsplit(url.strip() or "memory://").scheme.lower() == "memory":
             store = SimpleMemoryCache(serializer=StringSerializer(), timeout=None)
             return cls(
                 store,
@@ -168,15 +168,19 @@ class VerdictCache:
                 description="memory",
                 namespace=namespace,
             )
-        if scheme not in ("redis", "rediss"):
-            raise ValueError("the cache URL must start with memory:// or redis://")
+        try:
+            target = parse_redis_url(url, "the cache URL")
+        except ValueError as err:
+            if "must start with" in str(err):
+                raise ValueError("the cache URL must start with memory:// or redis://") from None
+            raise
         return cls(
-            _redis_store(parts, timeout_s=timeout_s, pool_size=pool_size),
+            _redis_store(target, timeout_s=timeout_s, pool_size=pool_size, tls_ca=tls_ca),
             stats=stats,
             ttl_s=ttl_s,
             timeout_s=timeout_s,
             backoff_s=backoff_s,
-            description=f"redis://{parts.hostname or '127.0.0.1'}:{parts.port or 6379}{parts.path}",
+            description=target.describe(),
             namespace=namespace,
         )
 
@@ -218,7 +222,7 @@ class VerdictCache:
             return None
         try:
             async with asyncio.timeout(self._timeout):
-                raw = await self._store.get(NAMESPACE + key)
+                raw = await self._store.get(self._namespace + key)
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -254,31 +258,35 @@ class VerdictCache:
             log.debug("verdict cache close failed", exc_info=True)
 
 
-def _redis_store(parts: Any, *, timeout_s: float, pool_size: int) -> Any:
+def _redis_store(
+    target: RedisTarget, *, timeout_s: float, pool_size: int, tls_ca: str | None
+) -> Any:
     from aiocache import RedisCache
     from redis.asyncio import BlockingConnectionPool
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
 
-    path = (parts.path or "/0").lstrip("/") or "0"
-    if not path.isdigit():
-        raise ValueError("the Redis database in the cache URL must be a number")
+    # aiocache passes host, port, db and password itself; the ACL user name and the TLS
+    # options go to the connection pool.
+    extra = target.connection_kwargs(tls_ca=tls_ca, timeout_s=timeout_s)
+    extra.pop("password")
+    extra.pop("socket_connect_timeout")
     # redis-py's defaults (5 s socket timeout, several retries with backoff) make one
     # get take seconds when Redis is down or hung; the cache must fail fast instead.
     # BlockingConnectionPool: the default pool raises MaxConnectionsError under load.
     return RedisCache(
-        endpoint=parts.hostname or "127.0.0.1",
-        port=parts.port or 6379,
-        db=int(path),
-        password=unquote(parts.password) if parts.password else None,
-        ssl=parts.scheme.lower() == "rediss",
+        endpoint=target.host,
+        port=target.port,
+        db=target.db,
+        password=target.password,
+        ssl=target.tls,
         pool_max_size=pool_size,
         create_connection_timeout=timeout_s,
         connection_pool_class=BlockingConnectionPool,
         connection_pool_kwargs={
             "timeout": timeout_s,
-            "socket_timeout": timeout_s,
             "retry": Retry(NoBackoff(), 0),
+            **extra,
         },
         serializer=StringSerializer(),
         timeout=None,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import itertools
 import logging
 import math
@@ -39,16 +40,19 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+from opentelemetry import trace
+from scorewire.core import tracing
 from scorewire.core.context import CheckContext, Extraction
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.core.secrets import scrub
 from scorewire.judge.answers import BUDGET_EXHAUSTED, Answer, Question
 from scorewire.judge.backends.base import BackendError, Completion, JudgeBackend
-from scorewire.judge.budget import Budget, PeriodBudget, Reservation
+from scorewire.judge.budget import Budget, BudgetUnavailable, PeriodBudget, Reservation
 from scorewire.judge.cache import CachedAnswer, VerdictCache, verdict_key
 from scorewire.judge.models import DEFAULT_MODELS, ModelRef, parse_model
 from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 from scorewire.judge.prompts import ExampleLike, render_extract
+from scorewire.judge.redis_url import parse_redis_url, redis_client
 from scorewire.judge.retry import RetryPolicy
 from scorewire.judge.routing import (
     HINTS,
@@ -59,6 +63,7 @@ from scorewire.judge.routing import (
     not_configured_message,
     resolve,
 )
+from scorewire.judge.shared import Ledger, SharedBudget, VerdictLeases
 from scorewire.judge.stats import JudgeStats
 from scorewire.judge.verdict import ExtractVerdict, VerdictError, parse_extraction
 from scorewire.settings import Settings
@@ -153,6 +158,8 @@ class JudgeService:
         concurrency: int = 32,
         server_budget: Budget | None = None,
         tenants_trust_each_other: bool = False,
+        ledger: Ledger | None = None,
+        leases: VerdictLeases | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         hints: Mapping[str, Hint] | None = None,
     ) -> None:
@@ -173,6 +180,9 @@ class JudgeService:
         """The server-wide budget per period, or None."""
         self.tenants_trust_each_other = tenants_trust_each_other
         """Whether a cache hit on another tenant's verdict may be reported as `cached`."""
+        self.ledger = ledger
+        """Where shared budgets live (Redis), or None: budgets are per process."""
+        self._leases = leases
         self._sleep = sleep
         self._flights: dict[str, _Flight] = {}
         self.use_cache = True
@@ -211,11 +221,6 @@ class JudgeService:
             backends["anthropic"] = AnthropicBackend(
                 api_key=anthropic_slot.api_key, base_url=anthropic_slot.base_url
             )
-        server_budget = (
-            PeriodBudget(settings.judge_budget_usd, settings.judge_budget_period_s)
-            if settings.judge_budget_usd is not None
-            else None
-        )
         cache = VerdictCache.from_url(
             settings.cache_url,
             stats=stats,
@@ -223,7 +228,21 @@ class JudgeService:
             timeout_s=settings.cache_timeout_s,
             backoff_s=settings.cache_backoff_s,
             pool_size=settings.cache_pool_size,
+            tls_ca=settings.redis_tls_ca,
         )
+        ledger, leases = _shared_state(settings, stats)
+        server_budget: Budget | None = None
+        if settings.judge_budget_usd is not None:
+            server_budget = (
+                SharedBudget(
+                    ledger,
+                    "server",
+                    settings.judge_budget_usd,
+                    period_s=settings.judge_budget_period_s,
+                )
+                if ledger is not None
+                else PeriodBudget(settings.judge_budget_usd, settings.judge_budget_period_s)
+            )
         return cls(
             backends=backends,
             cache=cache,
@@ -240,6 +259,8 @@ class JudgeService:
             concurrency=settings.judge_concurrency,
             server_budget=server_budget,
             tenants_trust_each_other=settings.tenants_trust_each_other,
+            ledger=ledger,
+            leases=leases,
             hints=hints,
         )
 
@@ -258,6 +279,8 @@ class JudgeService:
         for backend in self._backends.values():
             await backend.aclose()
         await self._cache.aclose()
+        if self.ledger is not None:
+            await self.ledger.aclose()
 
     # --- routing ---------------------------------------------------------------------------
 
@@ -355,11 +378,38 @@ class JudgeService:
 
         `held` is money `prepay` reserved for this call; a call that is made settles it
         instead of reserving anew.
+
+        Traced as one `judge <model>` span (model, cost, cached, tokens when this ask
+        made the call, and a `gen_ai.evaluation.result` event with the verdict's score);
+        each upstream HTTP attempt is a `chat <model>` client span inside it.
         """
         route = self._route(question.model)
         if isinstance(route, str):
             return Answer(None, error_code=ErrorCode.JUDGE_ERROR, error_message=route)
         backend, model = route
+        if not tracing.ENABLED:
+            return await self._ask(ctx, question, backend, model, held)
+        attributes = {tracing.PROVIDER: backend.name, tracing.REQUEST_MODEL: model}
+        with tracing.span(f"judge {model}", attributes) as current:
+            answer = await self._ask(ctx, question, backend, model, held)
+            tracing.set_attributes(
+                current,
+                cost_usd=answer.cost_usd,
+                cached=answer.cached,
+                error_type=answer.error_code,
+            )
+            if answer.error_code is None:
+                _evaluation_event(current, question, answer.value)
+            return answer
+
+    async def _ask(
+        self,
+        ctx: CheckContext,
+        question: Question[T],
+        backend: JudgeBackend,
+        model: str,
+        held: Held | None,
+    ) -> Answer[T]:
         key = self._key(backend, model, question)
         budget = _run_budget(ctx)
         tenant = ctx.tenant
@@ -443,19 +493,93 @@ class JudgeService:
         model: str,
         question: Question[Any],
     ) -> _Outcome:
-        hit = await self._cache.get(key) if self.use_cache else None
-        if hit is not None:
-            try:
-                value = question.parse(scrub(hit.text))  # entries written before scrubbing
-            except VerdictError:
-                log.warning("verdict cache: unreadable entry ignored")
-            else:
-                saved = self._cost(model, hit.input_tokens, hit.output_tokens)
-                if self.tenants_trust_each_other or hit.tenant == flight.tenant:
-                    if saved is not None:
-                        self.stats.add("saved_usd", saved)
-                    return _Outcome(value, from_cache=True)
-                return await self._foreign_hit(flight, model, question, value, hit)
+        found = await self._from_cache(flight, key, model, question)
+        if found is not None:
+            return found
+        lease: str | None = None
+        if self._leases is not None and self.share_calls:
+            lease, found = await self._lease_or_verdict(flight, key, model, question)
+            if found is not None:
+                return found
+        try:
+            return await self._make_call(flight, key, backend, model, question)
+        finally:
+            if lease is not None and self._leases is not None:
+                await self._leases.release(lease)
+
+    async def _from_cache(
+        self, flight: _Flight, key: str, model: str, question: Question[Any]
+    ) -> _Outcome | None:
+        """The cached verdict as this caller may see it, or None on a miss (or no cache)."""
+        if not self.use_cache:
+            return None
+        hit = await self._cache.get(key)
+        if hit is None:
+            return None
+        try:
+            value = question.parse(scrub(hit.text))  # entries written before scrubbing
+        except VerdictError:
+            log.warning("verdict cache: unreadable entry ignored")
+            return None
+        saved = self._cost(model, hit.input_tokens, hit.output_tokens)
+        if self.tenants_trust_each_other or hit.tenant == flight.tenant:
+            if saved is not None:
+                self.stats.add("saved_usd", saved)
+            return _Outcome(value, from_cache=True)
+        return await self._foreign_hit(flight, model, question, value, hit)
+
+    async def _lease_or_verdict(
+        self, flight: _Flight, key: str, model: str, question: Question[Any]
+    ) -> tuple[str | None, _Outcome | None]:
+        """Single flight across replicas: take the verdict key's lease, or wait for the
+        verdict another replica is fetching; after `single_flight_wait_s` (or when Redis
+        fails) call anyway, without a lease.
+
+        Returns (the lease taken, None) or (None, the verdict found) or (None, None).
+        """
+        leases = self._leases
+        assert leases is not None
+        material = key if self.tenants_trust_each_other else f"{key}\0{flight.tenant or ''}"
+        lease = hashlib.sha256(material.encode()).hexdigest()
+        wait_s = leases.wait_s
+        remaining = flight.remaining()
+        if remaining is not None:
+            wait_s = min(wait_s, max(0.0, remaining))
+        give_up = time.monotonic() + wait_s
+        waited = False
+        while True:
+            taken = await leases.acquire(lease)
+            if taken is None:
+                return None, None  # Redis failed: no single flight, but no blocking either
+            if taken:
+                # The holder may have just finished: its verdict is then in the cache.
+                found = await self._from_cache(flight, key, model, question) if waited else None
+                if found is not None:
+                    await leases.release(lease)
+                    self.stats.add("remote_shared_calls")
+                    return None, found
+                return lease, None
+            if not waited:
+                waited = True
+                self.stats.add("lease_waits")
+            if time.monotonic() >= give_up:
+                self.stats.add("lease_timeouts")
+                return None, None
+            await asyncio.sleep(leases.poll_s)
+            found = await self._from_cache(flight, key, model, question)
+            if found is not None:
+                self.stats.add("remote_shared_calls")
+                return None, found
+
+    async def _make_call(
+        self,
+        flight: _Flight,
+        key: str,
+        backend: JudgeBackend,
+        model: str,
+        question: Question[Any],
+    ) -> _Outcome:
+        """Reserve, call the backend, settle, and conclude (parse and cache) one call."""
         ceiling = self._ceiling(model, question)
         reservations = await self._hold(flight, model, question, ceiling)
         if isinstance(reservations, _Outcome):
@@ -473,6 +597,12 @@ class JudgeService:
             )
             if problem is None:
                 cost = self._cost(model, completion.input_tokens, completion.output_tokens)
+            if tracing.ENABLED:  # the flight's task runs in the leader's `judge` span
+                tracing.set_attributes(
+                    trace.get_current_span(),
+                    input_tokens=completion.input_tokens,
+                    output_tokens=completion.output_tokens,
+                )
         except _CallFailed as failed:
             self.stats.add("call_failures", backend=backend.name, model=model)
             return _Outcome(
@@ -634,7 +764,14 @@ class JudgeService:
         held: list[tuple[Budget, list[Reservation]]] = []
         try:
             for budget, server in budgets:
-                reservations = await budget.reserve_all(amounts)
+                try:
+                    reservations = await budget.reserve_all(amounts)
+                except BudgetUnavailable as err:
+                    for b, rs in held:
+                        for r in rs:
+                            b.release(r)
+                    held.clear()
+                    return _Outcome(error_code=ErrorCode.BUDGET_UNAVAILABLE, error_message=str(err))
                 if reservations is None:
                     for b, rs in held:
                         for r in rs:
@@ -711,20 +848,41 @@ class JudgeService:
         async with self._limits[backend.name]:
             self.stats.add("in_flight", 1, **labels)
             self.stats.add("calls", 1, **labels)
-            try:
-                # The SDK's timeout bounds each read; this bounds the whole attempt.
-                async with asyncio.timeout(limit_s):
-                    return await backend.complete(
-                        question.prompt,
-                        model=model,
-                        max_tokens=question.max_tokens,
-                        temperature=self._temperature_of(question),
-                        timeout_s=limit_s,
-                    )
-            except TimeoutError:
-                raise BackendError(f"the {backend.name} judge timed out", retryable=True) from None
-            finally:
-                self.stats.add("in_flight", -1, **labels)
+            temperature = self._temperature_of(question)
+            attributes = {
+                tracing.OPERATION: "chat",
+                tracing.PROVIDER: backend.name,
+                tracing.REQUEST_MODEL: model,
+                tracing.REQUEST_MAX_TOKENS: question.max_tokens,
+                tracing.REQUEST_TEMPERATURE: temperature,
+            }
+            with tracing.span(f"chat {model}", attributes, client=True) as current:
+                try:
+                    # The SDK's timeout bounds each read; this bounds the whole attempt.
+                    async with asyncio.timeout(limit_s):
+                        completion = await backend.complete(
+                            question.prompt,
+                            model=model,
+                            max_tokens=question.max_tokens,
+                            temperature=temperature,
+                            timeout_s=limit_s,
+                        )
+                except TimeoutError:
+                    tracing.set_attributes(current, error_type="timeout")
+                    raise BackendError(
+                        f"the {backend.name} judge timed out", retryable=True
+                    ) from None
+                except BackendError:
+                    tracing.set_attributes(current, error_type="backend_error")
+                    raise
+                finally:
+                    self.stats.add("in_flight", -1, **labels)
+                tracing.set_attributes(
+                    current,
+                    input_tokens=completion.input_tokens,
+                    output_tokens=completion.output_tokens,
+                )
+                return completion
 
     # --- extractor -------------------------------------------------------------------------------
 
@@ -763,7 +921,9 @@ class JudgeService:
         return Extraction(found.text, cost_usd=answer.cost_usd, cached=answer.cached)
 
 
-_BUDGET_CODES = frozenset({ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL})
+_BUDGET_CODES = frozenset(
+    {ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL, ErrorCode.BUDGET_UNAVAILABLE}
+)
 """Refusals that depend on the budget of the flight's leader (another run may pass)."""
 
 
@@ -843,6 +1003,59 @@ def _scrubbed(completion: Completion) -> Completion:
     if text == completion.text and refusal == completion.refusal:
         return completion
     return dataclasses.replace(completion, text=text, refusal=refusal)
+
+
+def _evaluation_event(current: Any, question: Question[Any], value: Any) -> None:
+    """The verdict as a `gen_ai.evaluation.result` event (no reasoning: it quotes outputs)."""
+    attributes: dict[str, Any] = {tracing.EVALUATION_NAME: question.prompt.kind}
+    score = getattr(value, "level", None)  # a LevelVerdict's grade
+    if isinstance(score, int | float) and not isinstance(score, bool):
+        attributes[tracing.EVALUATION_SCORE_VALUE] = float(score)
+    winner = getattr(value, "winner", None)
+    if isinstance(winner, str):
+        attributes[tracing.EVALUATION_SCORE_LABEL] = winner
+    current.add_event(tracing.EVALUATION_EVENT, attributes)
+
+
+def _shared_state(
+    settings: Settings, stats: JudgeStats
+) -> tuple[Ledger | None, VerdictLeases | None]:
+    """The Redis of shared budgets and leases: `budget_url`, else a Redis `cache_url`."""
+    url = settings.budget_url.get_secret_value() if settings.budget_url is not None else ""
+    if not url:
+        if not settings.cache_url.strip().lower().startswith(("redis://", "rediss://")):
+            return None, None
+        url = settings.cache_url
+    target = parse_redis_url(url, "the budget URL" if settings.budget_url else "the cache URL")
+    client = redis_client(
+        target,
+        tls_ca=settings.redis_tls_ca,
+        timeout_s=settings.budget_timeout_s,
+        pool_size=settings.cache_pool_size,
+    )
+    ledger = Ledger(
+        client,
+        stats=stats,
+        description=target.describe(),
+        timeout_s=settings.budget_timeout_s,
+        hold_ttl_s=settings.budget_reservation_ttl_s,
+        poll_s=settings.budget_poll_s,
+        fail_open=settings.budget_fail_open,
+    )
+    leases = None
+    # Waiting for another replica's verdict needs a cache every replica reads.
+    shared_cache = settings.cache_url.strip().lower().startswith(("redis://", "rediss://"))
+    if shared_cache and settings.single_flight_wait_s > 0:
+        leases = VerdictLeases(
+            client,
+            ledger.release_lease,
+            stats=stats,
+            lease_s=settings.single_flight_lease_s,
+            wait_s=settings.single_flight_wait_s,
+            poll_s=settings.budget_poll_s,
+            timeout_s=settings.budget_timeout_s,
+        )
+    return ledger, leases
 
 
 def _clip(text: str, limit: int = 200) -> str:

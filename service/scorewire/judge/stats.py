@@ -47,6 +47,18 @@ class JudgeStats:
     """Answers that could not be parsed as a verdict (their cost still counts)."""
     budget_refusals: int
     """Judge calls refused because a budget was exhausted."""
+    budget_unavailable: int
+    """Shared-budget reservations that Redis did not answer (refused, or failed open)."""
+    budget_settle_failures: int
+    """Shared-budget settles Redis did not accept (the hold lapses, the cost uncounted)."""
+    lease_waits: int
+    """Calls that found another replica's single-flight lease and waited for its verdict."""
+    remote_shared_calls: int
+    """Waits that ended with the verdict another replica fetched (no call made here)."""
+    lease_timeouts: int
+    """Waits that gave up after single_flight_wait_s and called anyway."""
+    lease_failures: int
+    """Lease operations Redis did not answer (the call went ahead without single flight)."""
     in_flight: int
     """Judge HTTP requests under way right now (a gauge)."""
 
@@ -65,6 +77,12 @@ class JudgeStats:
         "shared_calls",
         "invalid_verdicts",
         "budget_refusals",
+        "budget_unavailable",
+        "budget_settle_failures",
+        "lease_waits",
+        "remote_shared_calls",
+        "lease_timeouts",
+        "lease_failures",
         "in_flight",
     )
 

@@ -15,6 +15,9 @@ that feeds these series:
   was unavailable) and `scorewire_judge_saved_usd_total` (what cache hits and shared
   in-flight calls would have cost);
 - `scorewire_judge_shared_requests_total`, `scorewire_judge_budget_refusals_total`;
+- `scorewire_judge_shared_state_events_total{event}`: shared budgets and single flight
+  in Redis (`budget_unavailable`, `settle_failed`, `lease_wait`, `remote_verdict`,
+  `lease_timeout`, `lease_failed`);
 - `scorewire_judge_budget_limit_usd` and `scorewire_judge_budget_remaining_usd`: the
   server-wide budget of the current period, when one is configured.
 
@@ -39,6 +42,17 @@ REQUEST_OUTCOMES = ("ok", "invalid_verdict", "error")
 MAX_MODELS = 64
 """Distinct `model` label values kept before further models count as `other`."""
 CACHE_RESULTS = ("hit", "miss", "bypass")
+
+
+SHARED_EVENTS = {
+    "budget_unavailable": "budget_unavailable",
+    "budget_settle_failures": "settle_failed",
+    "lease_waits": "lease_wait",
+    "remote_shared_calls": "remote_verdict",
+    "lease_timeouts": "lease_timeout",
+    "lease_failures": "lease_failed",
+}
+"""`JudgeStats` counters of shared state -> the `event` label they are exported under."""
 
 
 class StatsSource(Protocol):
@@ -116,6 +130,16 @@ class JudgeMetrics(Collector):
             "Judge calls refused because a budget was spent.",
             registry=registry,
         )
+        self.shared_state = Counter(
+            "scorewire_judge_shared_state_events",
+            "Events of shared budgets and single flight in Redis: budget_unavailable (a "
+            "reservation Redis did not answer), settle_failed, lease_wait, remote_verdict "
+            "(a wait that ended with another replica's verdict), lease_timeout, lease_failed.",
+            ("event",),
+            registry=registry,
+        )
+        for event in SHARED_EVENTS.values():
+            self.shared_state.labels(event)
         self._lock = threading.Lock()
         self._requests: dict[tuple[str, str], _Requests] = {}
         self._budget: Any = None
@@ -136,7 +160,13 @@ class JudgeMetrics(Collector):
             "shared_calls": lambda n, lb: self.shared.inc(n),
             "budget_refusals": lambda n, lb: self.refusals.inc(n),
         }
+        for stat, event in SHARED_EVENTS.items():
+            self._handlers[stat] = self._shared_event(event)
         registry.register(self)
+
+    def _shared_event(self, event: str) -> Callable[[float, Mapping[str, str]], None]:
+        child = self.shared_state.labels(event)
+        return lambda n, lb: child.inc(n)
 
     def watch(self, judge: Any) -> None:
         """Mirror `judge.stats` from now on, and export `judge.server_budget` if it has one.

@@ -38,6 +38,7 @@ from scorewire.server.security import (
     server_credentials,
 )
 from scorewire.server.service import RunObserver, ScoringService
+from scorewire.server.tracing import start_tracing
 from scorewire.settings import Settings
 from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2
@@ -149,6 +150,10 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     if settings.imports:
         load_imports(settings.imports)
+    if worker == 0:
+        warning = per_process_state_warning(settings)
+        if warning is not None:
+            log.warning("%s", warning)
     judge = JudgeService.from_settings(settings)
     embeddings = EmbeddingsClient.from_settings(settings)
     try:
@@ -159,16 +164,24 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     metrics = start_metrics(settings, judge=judge, port_offset=worker)
     # One viewer per server: the first worker serves it (they would share its port).
     viewer = start_viewer(settings, principals_from_settings(settings)) if worker == 0 else None
+    # Tracing first: the RPC's span is the parent of everything else it does.
+    traced = start_tracing()
+    interceptors = [
+        *([traced.interceptor] if traced is not None else []),
+        *(metrics.interceptors if metrics is not None else ()),
+    ]
     running, port = await create_server(
         settings,
         judge=judge,
         labels=labels,
         extras={"embeddings": embeddings} if embeddings is not None else None,
         observer=metrics.observer if metrics is not None else None,
-        interceptors=metrics.interceptors if metrics is not None else (),
+        interceptors=interceptors,
         agreement_observer=metrics.agreement if metrics is not None else None,
     )
     running.closers.extend([labels.close, judge.aclose])
+    if traced is not None:
+        running.closers.append(traced.aclose)
     # Modules, registry and settings live as long as the process: out of every collection,
     # so that a full collection does not pause the event loop over them.
     gc.freeze()
@@ -187,6 +200,24 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     await stop.wait()
     log.info("shutting down: %.1f s grace for in-flight calls", settings.grace_period_s)
     await running.stop(settings.grace_period_s)
+
+
+def per_process_state_warning(settings: Settings) -> str | None:
+    """The start-up warning of a server that is one of several processes while its labels
+    live in a per-process SQLite file (each process would keep its own), else None."""
+    processes = max(settings.workers, settings.replicas)
+    if processes <= 1 or settings.labels_url is not None:
+        return None
+    why = (
+        f"--workers {settings.workers}"
+        if settings.workers > 1
+        else f"SCOREWIRE_REPLICAS={settings.replicas}"
+    )
+    return (
+        f"{why}, but labels are in a per-process SQLite file ({settings.labels_file()}): "
+        "each process keeps its own, so a label written through one is not read through "
+        "another; set SCOREWIRE_LABELS_URL to a PostgreSQL database shared by all of them"
+    )
 
 
 def run_workers(settings: Settings) -> int:

@@ -118,6 +118,7 @@ class CheckllmRuns:
                 timeout_s=s.cache_timeout_s,
                 backoff_s=s.cache_backoff_s,
                 pool_size=s.cache_pool_size,
+                tls_ca=s.redis_tls_ca,
             )
         return self._cache
 

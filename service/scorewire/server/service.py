@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format, struct_pb2
+from scorewire.core import tracing
 from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, Precondition, SpecError
@@ -36,6 +37,7 @@ from scorewire.engine.runner import (
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
+from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
@@ -105,6 +107,32 @@ class PlanCacheView:
     def __len__(self) -> int:
         """Plans in the fullest process's cache."""
         return max([len(self._here), *(n for _, n in self._pool.cache_stats())])
+
+
+RUN_ID_METADATA = "scorewire-run-id"
+"""Request metadata naming the run a request belongs to: requests of one run (a batch
+sharded over replicas) with `budget_usd` then share that budget, held in Redis."""
+
+MAX_RUN_ID_CHARS = 128
+"""Longest run id accepted (a longer one is INVALID_ARGUMENT)."""
+
+
+def _run_id(context: Context) -> str | None:
+    """The request's run id from its metadata, or None."""
+    for key, value in context.invocation_metadata() or ():
+        if key == RUN_ID_METADATA:
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            if not text or len(text) > MAX_RUN_ID_CHARS:
+                raise invalid_argument(
+                    [
+                        FieldViolation(
+                            RUN_ID_METADATA,
+                            f"must be 1-{MAX_RUN_ID_CHARS} characters",
+                        )
+                    ]
+                )
+            return text
+    return None
 
 
 def _varint(n: int) -> bytes:
@@ -199,7 +227,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
         self._extras: dict[str, Any] = {**(extras or {}), **sw.check_extras(settings)}
-        self._token_budgets: dict[str, PeriodBudget] = {}
+        self._token_budgets: dict[str, Budget] = {}
         # Deterministic checks and every plan compilation run in worker processes.
         self.pool = ScoringPool(settings)
         # Plans with judge-backed checks are compiled here too (the event loop runs their
@@ -267,9 +295,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if remaining is not None:
             job.deadline = time.monotonic() + remaining
         job.compile_timeout_s = self._settings.plan_compile_timeout_s
+        name = "scorewire.plan" if job.reply == sw.PLAN else "scorewire.cases"
         try:
-            async with asyncio.timeout(remaining):
-                answer = await self.pool.run(job)
+            with tracing.span(name, {tracing.CASES: job.count}):
+                async with asyncio.timeout(remaining):
+                    answer = await self.pool.run(job)
         except TimeoutError:
             raise RequestRejected(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
@@ -355,8 +385,22 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if budget_usd is not None and not 0 <= budget_usd < math.inf:  # also NaN and inf
             raise invalid_argument([FieldViolation("budget_usd", "must be a finite number ≥ 0")])
         token_budget = self._token_budget()
-        budget = None
-        if budget_usd is not None or token_budget is not None:
+        budget: Budget | None = None
+        run_id = _run_id(context)
+        ledger = self._ledger()
+        if budget_usd is not None and run_id is not None and ledger is not None:
+            # One run's cases spread over replicas share its budget through Redis; the
+            # key is the caller's too, so no caller can spend another's run.
+            owner = current_token.get() or ""
+            name = hashlib.sha256(f"{owner}\0{run_id}".encode()).hexdigest()[:32]
+            budget = SharedBudget(
+                ledger,
+                f"run:{name}",
+                budget_usd,
+                key_ttl_s=self._settings.budget_run_ttl_s,
+                parent=token_budget,
+            )
+        elif budget_usd is not None or token_budget is not None:
             budget = Budget(budget_usd, parent=token_budget)
         caller = principal(context)
         return CheckContext(
@@ -377,7 +421,13 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             return None
         budget = self._token_budgets.get(digest)
         if budget is None:
-            budget = PeriodBudget(limit, self._settings.judge_budget_period_s)
+            period = self._settings.judge_budget_period_s
+            ledger = self._ledger()
+            budget = (
+                SharedBudget(ledger, f"token:{digest}", limit, period_s=period)
+                if ledger is not None
+                else PeriodBudget(limit, period)
+            )
             self._token_budgets[digest] = budget
         return budget
 
@@ -412,6 +462,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if problems:
             raise failed_precondition(problems)
 
+    def _ledger(self) -> Ledger | None:
+        """The judge's shared-budget store (Redis), or None: budgets are per process."""
+        ledger = getattr(self._judge, "ledger", None)
+        return ledger if isinstance(ledger, Ledger) else None
+
     def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
         problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
         if problem is not None:
@@ -437,7 +492,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             case = Case(
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
             )
-            result = await score_case(suite.plan, case, ctx)
+            with tracing.span("scorewire.cases", {tracing.CASES: 1}):
+                result = await score_case(suite.plan, case, ctx)
             scores = convert.scores_to_pb(
                 suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
             )
@@ -561,12 +617,17 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             cases = [streaming.to_case(source_cases, i) for i in range(len(source_cases))]
             concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
             results = run_cases(plan, cases, ctx, concurrency=concurrency)
-            async for batch in streaming.batched(results):
-                for r in batch:
-                    builder.add(r)
-                if self._observer is not None:
-                    self._observer.observe_results(plan, batch)
-                yield streaming.results_message(plan, batch, self.max_reason_chars)
+            # Not made current: this generator's steps are not one context's.
+            batch_span = tracing.start_span("scorewire.cases", {tracing.CASES: len(cases)})
+            try:
+                async for batch in streaming.batched(results):
+                    for r in batch:
+                        builder.add(r)
+                    if self._observer is not None:
+                        self._observer.observe_results(plan, batch)
+                    yield streaming.results_message(plan, batch, self.max_reason_chars)
+            finally:
+                batch_span.end()
         summary = builder.finish(info.gate)
         if self._observer is not None:
             self._observer.observe_summary(summary)

@@ -25,6 +25,27 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # Schemes gRPC resolves itself; anything else (`host:port`) goes through DNS.
 _SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:", "xds:")
 
+
+def trace_metadata() -> tuple[tuple[str, str], ...]:
+    """The caller's trace context (W3C `traceparent`, `tracestate`) as call metadata.
+
+    Through the OpenTelemetry API's global propagator when `opentelemetry-api` is
+    installed (`pip install 'scorewire-client[tracing]'`) and the caller is in a span;
+    nothing otherwise, so the server's spans join the caller's trace.
+    """
+    if _propagate is None:
+        return ()
+    carrier: dict[str, str] = {}
+    _propagate.inject(carrier)
+    return tuple(carrier.items())
+
+
+try:
+    from opentelemetry import propagate as _propagate
+except ImportError:  # tracing is optional
+    _propagate = None  # type: ignore[assignment]
+
+
 SERVICE = "scorewire.v1.ScoringService"
 LABEL_SERVICE = "scorewire.v1.LabelService"
 

@@ -93,7 +93,7 @@ class Client:
     def _call_args(self, timeout: float | None, metadata: Metadata | None) -> dict[str, Any]:
         return {
             "timeout": self._timeout if timeout is DEFAULT else timeout,
-            "metadata": self._metadata + tuple(metadata or ()),
+            "metadata": self._metadata + tuple(metadata or ()) + _channel.trace_metadata(),
         }
 
     def score(
