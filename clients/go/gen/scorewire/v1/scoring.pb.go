@@ -769,7 +769,16 @@ type Gate struct {
 	// Highest acceptable fraction (0..1) of scores that errored; defaults to 0.
 	MaxErrorRate *float64 `protobuf:"fixed64,3,opt,name=max_error_rate,json=maxErrorRate,proto3,oneof" json:"max_error_rate,omitempty"`
 	// Most US dollars the run may have cost.
-	MaxCostUsd    *float64 `protobuf:"fixed64,4,opt,name=max_cost_usd,json=maxCostUsd,proto3,oneof" json:"max_cost_usd,omitempty"`
+	MaxCostUsd *float64 `protobuf:"fixed64,4,opt,name=max_cost_usd,json=maxCostUsd,proto3,oneof" json:"max_cost_usd,omitempty"`
+	// A recorded run to compare against: a run id, or a run name meaning the newest
+	// complete run of that name the caller can see. The gate fails when a case (matched by
+	// sample id) that passed a check in the baseline now fails or errors it, or when a
+	// check's pass rate drops by more than `max_regression`; the gate reasons list the
+	// regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+	Baseline *string `protobuf:"bytes,5,opt,name=baseline,proto3,oneof" json:"baseline,omitempty"`
+	// Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+	// defaults to 0. Ignored without a baseline.
+	MaxRegression *float64 `protobuf:"fixed64,6,opt,name=max_regression,json=maxRegression,proto3,oneof" json:"max_regression,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -832,6 +841,20 @@ func (x *Gate) GetMaxCostUsd() float64 {
 	return 0
 }
 
+func (x *Gate) GetBaseline() string {
+	if x != nil && x.Baseline != nil {
+		return *x.Baseline
+	}
+	return ""
+}
+
+func (x *Gate) GetMaxRegression() float64 {
+	if x != nil && x.MaxRegression != nil {
+		return *x.MaxRegression
+	}
+	return 0
+}
+
 // RunSuiteRequest runs a suite over a batch of cases.
 type RunSuiteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -854,7 +877,20 @@ type RunSuiteRequest struct {
 	Cases []*Case `protobuf:"bytes,6,rep,name=cases,proto3" json:"cases,omitempty"`
 	// The most US dollars judge-backed checks of this run may spend; overrides the
 	// suite's `settings.budget`.
-	BudgetUsd     *float64 `protobuf:"fixed64,7,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	BudgetUsd *float64 `protobuf:"fixed64,7,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	// Whether to record this run in the server's run store (RunService reads it back);
+	// unset means the server's default (`SCOREWIRE_RUNS_RECORD`). A recorded result is
+	// stored before it is sent. The run id comes back in `RunSummary.run_id` and in the
+	// `scorewire-run-id` initial metadata. Recording with no run store configured, or a
+	// store that fails, is UNAVAILABLE.
+	Record *bool `protobuf:"varint,12,opt,name=record,proto3,oneof" json:"record,omitempty"`
+	// The recorded run's name (for listing and for `gate.baseline`); defaults to the
+	// suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+	RunName string `protobuf:"bytes,13,opt,name=run_name,json=runName,proto3" json:"run_name,omitempty"`
+	// Labels of the recorded run, such as `git_sha` or `model`; at most
+	// `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+	// `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+	Labels        map[string]string `protobuf:"bytes,14,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -936,6 +972,27 @@ func (x *RunSuiteRequest) GetBudgetUsd() float64 {
 		return *x.BudgetUsd
 	}
 	return 0
+}
+
+func (x *RunSuiteRequest) GetRecord() bool {
+	if x != nil && x.Record != nil {
+		return *x.Record
+	}
+	return false
+}
+
+func (x *RunSuiteRequest) GetRunName() string {
+	if x != nil {
+		return x.RunName
+	}
+	return ""
+}
+
+func (x *RunSuiteRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
 }
 
 // CaseResult is the scores of one case.
@@ -1205,7 +1262,9 @@ type RunSummary struct {
 	// Per-check totals, in plan order.
 	Checks []*CheckSummary `protobuf:"bytes,13,rep,name=checks,proto3" json:"checks,omitempty"`
 	// Scores whose `when:` condition was not met, over all checks.
-	Skipped       int64 `protobuf:"varint,14,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped int64 `protobuf:"varint,14,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+	RunId         string `protobuf:"bytes,20,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1338,6 +1397,13 @@ func (x *RunSummary) GetSkipped() int64 {
 	return 0
 }
 
+func (x *RunSummary) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
 // RunSuiteResponse is one event of a RunSuite stream.
 type RunSuiteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1437,7 +1503,15 @@ type StreamConfig struct {
 	// Compact one-line checks.
 	Compact []string `protobuf:"bytes,4,rep,name=compact,proto3" json:"compact,omitempty"`
 	// The most US dollars judge-backed checks of the stream may spend.
-	BudgetUsd     *float64 `protobuf:"fixed64,5,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	BudgetUsd *float64 `protobuf:"fixed64,5,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	// Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+	// in the `scorewire-run-id` initial metadata; the run is complete when the caller
+	// closes its side of the stream.
+	Record *bool `protobuf:"varint,10,opt,name=record,proto3,oneof" json:"record,omitempty"`
+	// The recorded run's name; see RunSuiteRequest.run_name.
+	RunName string `protobuf:"bytes,11,opt,name=run_name,json=runName,proto3" json:"run_name,omitempty"`
+	// Labels of the recorded run; see RunSuiteRequest.labels.
+	Labels        map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1505,6 +1579,27 @@ func (x *StreamConfig) GetBudgetUsd() float64 {
 		return *x.BudgetUsd
 	}
 	return 0
+}
+
+func (x *StreamConfig) GetRecord() bool {
+	if x != nil && x.Record != nil {
+		return *x.Record
+	}
+	return false
+}
+
+func (x *StreamConfig) GetRunName() string {
+	if x != nil {
+		return x.RunName
+	}
+	return ""
+}
+
+func (x *StreamConfig) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
 }
 
 // StreamCase is one case of a ScoreStream.
@@ -2155,17 +2250,21 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06passed\x18\x02 \x01(\bR\x06passed\"b\n" +
 	"\x04Case\x12,\n" +
 	"\x06sample\x18\x01 \x01(\v2\x14.scorewire.v1.SampleR\x06sample\x12,\n" +
-	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\"\xf5\x01\n" +
+	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\"\xe2\x02\n" +
 	"\x04Gate\x12'\n" +
 	"\rmin_pass_rate\x18\x01 \x01(\x01H\x00R\vminPassRate\x88\x01\x01\x12)\n" +
 	"\x0emin_mean_score\x18\x02 \x01(\x01H\x01R\fminMeanScore\x88\x01\x01\x12)\n" +
 	"\x0emax_error_rate\x18\x03 \x01(\x01H\x02R\fmaxErrorRate\x88\x01\x01\x12%\n" +
 	"\fmax_cost_usd\x18\x04 \x01(\x01H\x03R\n" +
-	"maxCostUsd\x88\x01\x01B\x10\n" +
+	"maxCostUsd\x88\x01\x01\x12\x1f\n" +
+	"\bbaseline\x18\x05 \x01(\tH\x04R\bbaseline\x88\x01\x01\x12*\n" +
+	"\x0emax_regression\x18\x06 \x01(\x01H\x05R\rmaxRegression\x88\x01\x01B\x10\n" +
 	"\x0e_min_pass_rateB\x11\n" +
 	"\x0f_min_mean_scoreB\x11\n" +
 	"\x0f_max_error_rateB\x0f\n" +
-	"\r_max_cost_usd\"\x9f\x02\n" +
+	"\r_max_cost_usdB\v\n" +
+	"\t_baselineB\x11\n" +
+	"\x0f_max_regression\"\xe0\x03\n" +
 	"\x0fRunSuiteRequest\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
@@ -2176,8 +2275,15 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x04gate\x18\x05 \x01(\v2\x12.scorewire.v1.GateR\x04gate\x12(\n" +
 	"\x05cases\x18\x06 \x03(\v2\x12.scorewire.v1.CaseR\x05cases\x12\"\n" +
 	"\n" +
-	"budget_usd\x18\a \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01B\r\n" +
-	"\v_budget_usd\"\x84\x01\n" +
+	"budget_usd\x18\a \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01\x12\x1b\n" +
+	"\x06record\x18\f \x01(\bH\x01R\x06record\x88\x01\x01\x12\x19\n" +
+	"\brun_name\x18\r \x01(\tR\arunName\x12A\n" +
+	"\x06labels\x18\x0e \x03(\v2).scorewire.v1.RunSuiteRequest.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
+	"\v_budget_usdB\t\n" +
+	"\a_record\"\x84\x01\n" +
 	"\n" +
 	"CaseResult\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1b\n" +
@@ -2196,7 +2302,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"mean_value\x18\x06 \x01(\x01R\tmeanValue\x12\x19\n" +
 	"\bcost_usd\x18\a \x01(\x01R\acostUsd\x12\x16\n" +
 	"\x06cached\x18\b \x01(\x03R\x06cached\x12\x18\n" +
-	"\askipped\x18\t \x01(\x03R\askipped\"\xb3\x03\n" +
+	"\askipped\x18\t \x01(\x03R\askipped\"\xca\x03\n" +
 	"\n" +
 	"RunSummary\x12\x14\n" +
 	"\x05cases\x18\x01 \x01(\x03R\x05cases\x12!\n" +
@@ -2216,11 +2322,12 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"gatePassed\x12!\n" +
 	"\fgate_reasons\x18\f \x03(\tR\vgateReasons\x122\n" +
 	"\x06checks\x18\r \x03(\v2\x1a.scorewire.v1.CheckSummaryR\x06checks\x12\x18\n" +
-	"\askipped\x18\x0e \x01(\x03R\askipped\"\x8c\x01\n" +
+	"\askipped\x18\x0e \x01(\x03R\askipped\x12\x15\n" +
+	"\x06run_id\x18\x14 \x01(\tR\x05runId\"\x8c\x01\n" +
 	"\x10RunSuiteResponse\x129\n" +
 	"\aresults\x18\x01 \x01(\v2\x1d.scorewire.v1.CaseResultBatchH\x00R\aresults\x124\n" +
 	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryH\x00R\asummaryB\a\n" +
-	"\x05event\"\xca\x01\n" +
+	"\x05event\"\x88\x03\n" +
 	"\fStreamConfig\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
@@ -2229,8 +2336,16 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06checks\x18\x03 \x03(\v2\x17.scorewire.v1.CheckSpecR\x06checks\x12\x18\n" +
 	"\acompact\x18\x04 \x03(\tR\acompact\x12\"\n" +
 	"\n" +
-	"budget_usd\x18\x05 \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01B\r\n" +
-	"\v_budget_usd\"\x87\x01\n" +
+	"budget_usd\x18\x05 \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01\x12\x1b\n" +
+	"\x06record\x18\n" +
+	" \x01(\bH\x01R\x06record\x88\x01\x01\x12\x19\n" +
+	"\brun_name\x18\v \x01(\tR\arunName\x12>\n" +
+	"\x06labels\x18\f \x03(\v2&.scorewire.v1.StreamConfig.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
+	"\v_budget_usdB\t\n" +
+	"\a_record\"\x87\x01\n" +
 	"\n" +
 	"StreamCase\x12\x1d\n" +
 	"\n" +
@@ -2298,7 +2413,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),              // 0: scorewire.v1.ExampleKind
 	(*Sample)(nil),                // 1: scorewire.v1.Sample
@@ -2327,17 +2442,19 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*ValidateSuiteRequest)(nil),  // 24: scorewire.v1.ValidateSuiteRequest
 	(*FieldProblem)(nil),          // 25: scorewire.v1.FieldProblem
 	(*ValidateSuiteResponse)(nil), // 26: scorewire.v1.ValidateSuiteResponse
-	(*structpb.Value)(nil),        // 27: google.protobuf.Value
-	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
+	nil,                           // 27: scorewire.v1.RunSuiteRequest.LabelsEntry
+	nil,                           // 28: scorewire.v1.StreamConfig.LabelsEntry
+	(*structpb.Value)(nil),        // 29: google.protobuf.Value
+	(*structpb.Struct)(nil),       // 30: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	27, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	27, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	28, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	27, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	28, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	29, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	29, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	30, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	29, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	30, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	28, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	30, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	4,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	3,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	5,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
@@ -2350,36 +2467,38 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	4,  // 16: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
 	10, // 17: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
 	9,  // 18: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
-	6,  // 19: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	12, // 20: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	14, // 21: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	13, // 22: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	15, // 23: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	4,  // 24: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 25: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	2,  // 26: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	17, // 27: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	18, // 28: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	6,  // 29: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	28, // 30: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	22, // 31: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	4,  // 32: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	25, // 33: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	7,  // 34: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	11, // 35: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	19, // 36: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	21, // 37: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	24, // 38: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	8,  // 39: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	16, // 40: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	20, // 41: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	23, // 42: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	26, // 43: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	39, // [39:44] is the sub-list for method output_type
-	34, // [34:39] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	27, // 19: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
+	6,  // 20: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	12, // 21: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	14, // 22: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	13, // 23: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	15, // 24: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	4,  // 25: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	28, // 26: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	1,  // 27: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	2,  // 28: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	17, // 29: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	18, // 30: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	6,  // 31: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	30, // 32: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	22, // 33: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	4,  // 34: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	25, // 35: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	7,  // 36: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	11, // 37: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	19, // 38: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	21, // 39: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	24, // 40: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	8,  // 41: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	16, // 42: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	20, // 43: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	23, // 44: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	26, // 45: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	41, // [41:46] is the sub-list for method output_type
+	36, // [36:41] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -2405,7 +2524,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ascorewire/v1/scoring.proto\x12\x0cscorewire.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x90\x01\n\x06Sample\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05input\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12(\n\x08\x65xpected\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\x12)\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\"h\n\x06Output\x12\x0c\n\x04text\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12)\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"@\n\x07\x45xample\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.scorewire.v1.ExampleKind\"\xb3\x01\n\tCheckSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\'\n\x06params\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12%\n\x04when\x18\x04 \x01(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\'\n\x08\x65xamples\x18\x05 \x03(\x0b\x32\x15.scorewire.v1.Example\x12\x11\n\textractor\x18\x06 \x01(\t\"+\n\nScoreError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xd4\x01\n\x05Score\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x01\x12\x0e\n\x06passed\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x10\n\x08\x63ost_usd\x18\x06 \x01(\x01\x12\x12\n\nlatency_ms\x18\x07 \x01(\x01\x12\x0e\n\x06\x63\x61\x63hed\x18\x08 \x01(\x08\x12\'\n\x05\x65rror\x18\t \x01(\x0b\x32\x18.scorewire.v1.ScoreError\x12\x10\n\x08unpriced\x18\n \x01(\x08\x12\x0f\n\x07skipped\x18\x0b \x01(\x08\"\xbc\x01\n\x0cScoreRequest\x12$\n\x06sample\x18\x01 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Output\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\x12\x17\n\nbudget_usd\x18\x05 \x01(\x01H\x00\x88\x01\x01\x42\r\n\x0b_budget_usd\"D\n\rScoreResponse\x12#\n\x06scores\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Score\x12\x0e\n\x06passed\x18\x02 \x01(\x08\"R\n\x04\x43\x61se\x12$\n\x06sample\x18\x01 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Output\"\xc0\x01\n\x04Gate\x12\x1a\n\rmin_pass_rate\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x1b\n\x0emin_mean_score\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x1b\n\x0emax_error_rate\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x19\n\x0cmax_cost_usd\x18\x04 \x01(\x01H\x03\x88\x01\x01\x42\x10\n\x0e_min_pass_rateB\x11\n\x0f_min_mean_scoreB\x11\n\x0f_max_error_rateB\x0f\n\r_max_cost_usd\"\xe0\x01\n\x0fRunSuiteRequest\x12\x12\n\nsuite_yaml\x18\x01 \x01(\t\x12\x12\n\nsuite_name\x18\x02 \x01(\t\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\x12 \n\x04gate\x18\x05 \x01(\x0b\x32\x12.scorewire.v1.Gate\x12!\n\x05\x63\x61ses\x18\x06 \x03(\x0b\x32\x12.scorewire.v1.Case\x12\x17\n\nbudget_usd\x18\x07 \x01(\x01H\x00\x88\x01\x01\x42\r\n\x0b_budget_usd\"c\n\nCaseResult\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x11\n\tsample_id\x18\x02 \x01(\t\x12#\n\x06scores\x18\x03 \x03(\x0b\x32\x13.scorewire.v1.Score\x12\x0e\n\x06passed\x18\x04 \x01(\x08\"<\n\x0f\x43\x61seResultBatch\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.scorewire.v1.CaseResult\"\xa2\x01\n\x0c\x43heckSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0e\n\x06passed\x18\x03 \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\x04 \x01(\x03\x12\x0f\n\x07\x65rrored\x18\x05 \x01(\x03\x12\x12\n\nmean_value\x18\x06 \x01(\x01\x12\x10\n\x08\x63ost_usd\x18\x07 \x01(\x01\x12\x0e\n\x06\x63\x61\x63hed\x18\x08 \x01(\x03\x12\x0f\n\x07skipped\x18\t \x01(\x03\"\xa9\x02\n\nRunSummary\x12\r\n\x05\x63\x61ses\x18\x01 \x01(\x03\x12\x14\n\x0c\x63\x61ses_passed\x18\x02 \x01(\x03\x12\x0e\n\x06passed\x18\x03 \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\x04 \x01(\x03\x12\x0f\n\x07\x65rrored\x18\x05 \x01(\x03\x12\x11\n\tpass_rate\x18\x06 \x01(\x01\x12\x12\n\nmean_score\x18\x07 \x01(\x01\x12\x12\n\nerror_rate\x18\x08 \x01(\x01\x12\x10\n\x08\x63ost_usd\x18\t \x01(\x01\x12\x10\n\x08unpriced\x18\n \x01(\x08\x12\x13\n\x0bgate_passed\x18\x0b \x01(\x08\x12\x14\n\x0cgate_reasons\x18\x0c \x03(\t\x12*\n\x06\x63hecks\x18\r \x03(\x0b\x32\x1a.scorewire.v1.CheckSummary\x12\x0f\n\x07skipped\x18\x0e \x01(\x03\"z\n\x10RunSuiteResponse\x12\x30\n\x07results\x18\x01 \x01(\x0b\x32\x1d.scorewire.v1.CaseResultBatchH\x00\x12+\n\x07summary\x18\x02 \x01(\x0b\x32\x18.scorewire.v1.RunSummaryH\x00\x42\x07\n\x05\x65vent\"\x98\x01\n\x0cStreamConfig\x12\x12\n\nsuite_yaml\x18\x01 \x01(\t\x12\x12\n\nsuite_name\x18\x02 \x01(\t\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\x12\x17\n\nbudget_usd\x18\x05 \x01(\x01H\x00\x88\x01\x01\x42\r\n\x0b_budget_usd\"l\n\nStreamCase\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12$\n\x06sample\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x03 \x01(\x0b\x32\x14.scorewire.v1.Output\"w\n\x12ScoreStreamRequest\x12,\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x1a.scorewire.v1.StreamConfigH\x00\x12(\n\x04\x63\x61se\x18\x02 \x01(\x0b\x32\x18.scorewire.v1.StreamCaseH\x00\x42\t\n\x07message\"^\n\x13ScoreStreamResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x06scores\x18\x02 \x03(\x0b\x32\x13.scorewire.v1.Score\x12\x0e\n\x06passed\x18\x03 \x01(\x08\"\x13\n\x11ListChecksRequest\"\x93\x01\n\tCheckInfo\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x0e\n\x06\x66\x61mily\x18\x03 \x01(\t\x12.\n\rparams_schema\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\nuses_judge\x18\x05 \x01(\x08\x12\x0f\n\x07\x61liases\x18\x06 \x03(\t\"=\n\x12ListChecksResponse\x12\'\n\x06\x63hecks\x18\x01 \x03(\x0b\x32\x17.scorewire.v1.CheckInfo\"x\n\x14ValidateSuiteRequest\x12\x12\n\nsuite_yaml\x18\x01 \x01(\t\x12\x12\n\nsuite_name\x18\x02 \x01(\t\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\"2\n\x0c\x46ieldProblem\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\"t\n\x15ValidateSuiteResponse\x12\r\n\x05valid\x18\x01 \x01(\x08\x12,\n\x08problems\x18\x02 \x03(\x0b\x32\x1a.scorewire.v1.FieldProblem\x12\x0e\n\x06suites\x18\x03 \x03(\t\x12\x0e\n\x06\x63hecks\x18\x04 \x03(\t*a\n\x0b\x45xampleKind\x12\x1c\n\x18\x45XAMPLE_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45XAMPLE_KIND_POSITIVE\x10\x01\x12\x19\n\x15\x45XAMPLE_KIND_NEGATIVE\x10\x02\x32\xa2\x03\n\x0eScoringService\x12@\n\x05Score\x12\x1a.scorewire.v1.ScoreRequest\x1a\x1b.scorewire.v1.ScoreResponse\x12K\n\x08RunSuite\x12\x1d.scorewire.v1.RunSuiteRequest\x1a\x1e.scorewire.v1.RunSuiteResponse0\x01\x12V\n\x0bScoreStream\x12 .scorewire.v1.ScoreStreamRequest\x1a!.scorewire.v1.ScoreStreamResponse(\x01\x30\x01\x12O\n\nListChecks\x12\x1f.scorewire.v1.ListChecksRequest\x1a .scorewire.v1.ListChecksResponse\x12X\n\rValidateSuite\x12\".scorewire.v1.ValidateSuiteRequest\x1a#.scorewire.v1.ValidateSuiteResponseBj\n\x10\x64\x65v.scorewire.v1B\x0cScoringProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ascorewire/v1/scoring.proto\x12\x0cscorewire.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x90\x01\n\x06Sample\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05input\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12(\n\x08\x65xpected\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\x12)\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\"h\n\x06Output\x12\x0c\n\x04text\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.google.protobuf.Value\x12)\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"@\n\x07\x45xample\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.scorewire.v1.ExampleKind\"\xb3\x01\n\tCheckSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\'\n\x06params\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12%\n\x04when\x18\x04 \x01(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\'\n\x08\x65xamples\x18\x05 \x03(\x0b\x32\x15.scorewire.v1.Example\x12\x11\n\textractor\x18\x06 \x01(\t\"+\n\nScoreError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xd4\x01\n\x05Score\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x01\x12\x0e\n\x06passed\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x10\n\x08\x63ost_usd\x18\x06 \x01(\x01\x12\x12\n\nlatency_ms\x18\x07 \x01(\x01\x12\x0e\n\x06\x63\x61\x63hed\x18\x08 \x01(\x08\x12\'\n\x05\x65rror\x18\t \x01(\x0b\x32\x18.scorewire.v1.ScoreError\x12\x10\n\x08unpriced\x18\n \x01(\x08\x12\x0f\n\x07skipped\x18\x0b \x01(\x08\"\xbc\x01\n\x0cScoreRequest\x12$\n\x06sample\x18\x01 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Output\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\x12\x17\n\nbudget_usd\x18\x05 \x01(\x01H\x00\x88\x01\x01\x42\r\n\x0b_budget_usd\"D\n\rScoreResponse\x12#\n\x06scores\x18\x01 \x03(\x0b\x32\x13.scorewire.v1.Score\x12\x0e\n\x06passed\x18\x02 \x01(\x08\"R\n\x04\x43\x61se\x12$\n\x06sample\x18\x01 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Output\"\x94\x02\n\x04Gate\x12\x1a\n\rmin_pass_rate\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x1b\n\x0emin_mean_score\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x1b\n\x0emax_error_rate\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x19\n\x0cmax_cost_usd\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x15\n\x08\x62\x61seline\x18\x05 \x01(\tH\x04\x88\x01\x01\x12\x1b\n\x0emax_regression\x18\x06 \x01(\x01H\x05\x88\x01\x01\x42\x10\n\x0e_min_pass_rateB\x11\n\x0f_min_mean_scoreB\x11\n\x0f_max_error_rateB\x0f\n\r_max_cost_usdB\x0b\n\t_baselineB\x11\n\x0f_max_regression\"\xfc\x02\n\x0fRunSuiteRequest\x12\x12\n\nsuite_yaml\x18\x01 \x01(\t\x12\x12\n\nsuite_name\x18\x02 \x01(\t\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\x12 \n\x04gate\x18\x05 \x01(\x0b\x32\x12.scorewire.v1.Gate\x12!\n\x05\x63\x61ses\x18\x06 \x03(\x0b\x32\x12.scorewire.v1.Case\x12\x17\n\nbudget_usd\x18\x07 \x01(\x01H\x00\x88\x01\x01\x12\x13\n\x06record\x18\x0c \x01(\x08H\x01\x88\x01\x01\x12\x10\n\x08run_name\x18\r \x01(\t\x12\x39\n\x06labels\x18\x0e \x03(\x0b\x32).scorewire.v1.RunSuiteRequest.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\r\n\x0b_budget_usdB\t\n\x07_record\"c\n\nCaseResult\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x11\n\tsample_id\x18\x02 \x01(\t\x12#\n\x06scores\x18\x03 \x03(\x0b\x32\x13.scorewire.v1.Score\x12\x0e\n\x06passed\x18\x04 \x01(\x08\"<\n\x0f\x43\x61seResultBatch\x12)\n\x07results\x18\x01 \x03(\x0b\x32\x18.scorewire.v1.CaseResult\"\xa2\x01\n\x0c\x43heckSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0e\n\x06passed\x18\x03 \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\x04 \x01(\x03\x12\x0f\n\x07\x65rrored\x18\x05 \x01(\x03\x12\x12\n\nmean_value\x18\x06 \x01(\x01\x12\x10\n\x08\x63ost_usd\x18\x07 \x01(\x01\x12\x0e\n\x06\x63\x61\x63hed\x18\x08 \x01(\x03\x12\x0f\n\x07skipped\x18\t \x01(\x03\"\xb9\x02\n\nRunSummary\x12\r\n\x05\x63\x61ses\x18\x01 \x01(\x03\x12\x14\n\x0c\x63\x61ses_passed\x18\x02 \x01(\x03\x12\x0e\n\x06passed\x18\x03 \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\x04 \x01(\x03\x12\x0f\n\x07\x65rrored\x18\x05 \x01(\x03\x12\x11\n\tpass_rate\x18\x06 \x01(\x01\x12\x12\n\nmean_score\x18\x07 \x01(\x01\x12\x12\n\nerror_rate\x18\x08 \x01(\x01\x12\x10\n\x08\x63ost_usd\x18\t \x01(\x01\x12\x10\n\x08unpriced\x18\n \x01(\x08\x12\x13\n\x0bgate_passed\x18\x0b \x01(\x08\x12\x14\n\x0cgate_reasons\x18\x0c \x03(\t\x12*\n\x06\x63hecks\x18\r \x03(\x0b\x32\x1a.scorewire.v1.CheckSummary\x12\x0f\n\x07skipped\x18\x0e \x01(\x03\x12\x0e\n\x06run_id\x18\x14 \x01(\t\"z\n\x10RunSuiteResponse\x12\x30\n\x07results\x18\x01 \x01(\x0b\x32\x1d.scorewire.v1.CaseResultBatchH\x00\x12+\n\x07summary\x18\x02 \x01(\x0b\x32\x18.scorewire.v1.RunSummaryH\x00\x42\x07\n\x05\x65vent\"\xb1\x02\n\x0cStreamConfig\x12\x12\n\nsuite_yaml\x18\x01 \x01(\t\x12\x12\n\nsuite_name\x18\x02 \x01(\t\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\x12\x17\n\nbudget_usd\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x13\n\x06record\x18\n \x01(\x08H\x01\x88\x01\x01\x12\x10\n\x08run_name\x18\x0b \x01(\t\x12\x36\n\x06labels\x18\x0c \x03(\x0b\x32&.scorewire.v1.StreamConfig.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\r\n\x0b_budget_usdB\t\n\x07_record\"l\n\nStreamCase\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12$\n\x06sample\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x03 \x01(\x0b\x32\x14.scorewire.v1.Output\"w\n\x12ScoreStreamRequest\x12,\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x1a.scorewire.v1.StreamConfigH\x00\x12(\n\x04\x63\x61se\x18\x02 \x01(\x0b\x32\x18.scorewire.v1.StreamCaseH\x00\x42\t\n\x07message\"^\n\x13ScoreStreamResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12#\n\x06scores\x18\x02 \x03(\x0b\x32\x13.scorewire.v1.Score\x12\x0e\n\x06passed\x18\x03 \x01(\x08\"\x13\n\x11ListChecksRequest\"\x93\x01\n\tCheckInfo\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x0e\n\x06\x66\x61mily\x18\x03 \x01(\t\x12.\n\rparams_schema\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\nuses_judge\x18\x05 \x01(\x08\x12\x0f\n\x07\x61liases\x18\x06 \x03(\t\"=\n\x12ListChecksResponse\x12\'\n\x06\x63hecks\x18\x01 \x03(\x0b\x32\x17.scorewire.v1.CheckInfo\"x\n\x14ValidateSuiteRequest\x12\x12\n\nsuite_yaml\x18\x01 \x01(\t\x12\x12\n\nsuite_name\x18\x02 \x01(\t\x12\'\n\x06\x63hecks\x18\x03 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x04 \x03(\t\"2\n\x0c\x46ieldProblem\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\"t\n\x15ValidateSuiteResponse\x12\r\n\x05valid\x18\x01 \x01(\x08\x12,\n\x08problems\x18\x02 \x03(\x0b\x32\x1a.scorewire.v1.FieldProblem\x12\x0e\n\x06suites\x18\x03 \x03(\t\x12\x0e\n\x06\x63hecks\x18\x04 \x03(\t*a\n\x0b\x45xampleKind\x12\x1c\n\x18\x45XAMPLE_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45XAMPLE_KIND_POSITIVE\x10\x01\x12\x19\n\x15\x45XAMPLE_KIND_NEGATIVE\x10\x02\x32\xa2\x03\n\x0eScoringService\x12@\n\x05Score\x12\x1a.scorewire.v1.ScoreRequest\x1a\x1b.scorewire.v1.ScoreResponse\x12K\n\x08RunSuite\x12\x1d.scorewire.v1.RunSuiteRequest\x1a\x1e.scorewire.v1.RunSuiteResponse0\x01\x12V\n\x0bScoreStream\x12 .scorewire.v1.ScoreStreamRequest\x1a!.scorewire.v1.ScoreStreamResponse(\x01\x30\x01\x12O\n\nListChecks\x12\x1f.scorewire.v1.ListChecksRequest\x1a .scorewire.v1.ListChecksResponse\x12X\n\rValidateSuite\x12\".scorewire.v1.ValidateSuiteRequest\x1a#.scorewire.v1.ValidateSuiteResponseBj\n\x10\x64\x65v.scorewire.v1B\x0cScoringProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,8 +33,12 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'scorewire.v1.scoring_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\020dev.scorewire.v1B\014ScoringProtoP\001ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1'
-  _globals['_EXAMPLEKIND']._serialized_start=3362
-  _globals['_EXAMPLEKIND']._serialized_end=3459
+  _globals['_RUNSUITEREQUEST_LABELSENTRY']._loaded_options = None
+  _globals['_RUNSUITEREQUEST_LABELSENTRY']._serialized_options = b'8\001'
+  _globals['_STREAMCONFIG_LABELSENTRY']._loaded_options = None
+  _globals['_STREAMCONFIG_LABELSENTRY']._serialized_options = b'8\001'
+  _globals['_EXAMPLEKIND']._serialized_start=3771
+  _globals['_EXAMPLEKIND']._serialized_end=3868
   _globals['_SAMPLE']._serialized_start=75
   _globals['_SAMPLE']._serialized_end=219
   _globals['_OUTPUT']._serialized_start=221
@@ -54,39 +58,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CASE']._serialized_start=1096
   _globals['_CASE']._serialized_end=1178
   _globals['_GATE']._serialized_start=1181
-  _globals['_GATE']._serialized_end=1373
-  _globals['_RUNSUITEREQUEST']._serialized_start=1376
-  _globals['_RUNSUITEREQUEST']._serialized_end=1600
-  _globals['_CASERESULT']._serialized_start=1602
-  _globals['_CASERESULT']._serialized_end=1701
-  _globals['_CASERESULTBATCH']._serialized_start=1703
-  _globals['_CASERESULTBATCH']._serialized_end=1763
-  _globals['_CHECKSUMMARY']._serialized_start=1766
-  _globals['_CHECKSUMMARY']._serialized_end=1928
-  _globals['_RUNSUMMARY']._serialized_start=1931
-  _globals['_RUNSUMMARY']._serialized_end=2228
-  _globals['_RUNSUITERESPONSE']._serialized_start=2230
-  _globals['_RUNSUITERESPONSE']._serialized_end=2352
-  _globals['_STREAMCONFIG']._serialized_start=2355
-  _globals['_STREAMCONFIG']._serialized_end=2507
-  _globals['_STREAMCASE']._serialized_start=2509
-  _globals['_STREAMCASE']._serialized_end=2617
-  _globals['_SCORESTREAMREQUEST']._serialized_start=2619
-  _globals['_SCORESTREAMREQUEST']._serialized_end=2738
-  _globals['_SCORESTREAMRESPONSE']._serialized_start=2740
-  _globals['_SCORESTREAMRESPONSE']._serialized_end=2834
-  _globals['_LISTCHECKSREQUEST']._serialized_start=2836
-  _globals['_LISTCHECKSREQUEST']._serialized_end=2855
-  _globals['_CHECKINFO']._serialized_start=2858
-  _globals['_CHECKINFO']._serialized_end=3005
-  _globals['_LISTCHECKSRESPONSE']._serialized_start=3007
-  _globals['_LISTCHECKSRESPONSE']._serialized_end=3068
-  _globals['_VALIDATESUITEREQUEST']._serialized_start=3070
-  _globals['_VALIDATESUITEREQUEST']._serialized_end=3190
-  _globals['_FIELDPROBLEM']._serialized_start=3192
-  _globals['_FIELDPROBLEM']._serialized_end=3242
-  _globals['_VALIDATESUITERESPONSE']._serialized_start=3244
-  _globals['_VALIDATESUITERESPONSE']._serialized_end=3360
-  _globals['_SCORINGSERVICE']._serialized_start=3462
-  _globals['_SCORINGSERVICE']._serialized_end=3880
+  _globals['_GATE']._serialized_end=1457
+  _globals['_RUNSUITEREQUEST']._serialized_start=1460
+  _globals['_RUNSUITEREQUEST']._serialized_end=1840
+  _globals['_RUNSUITEREQUEST_LABELSENTRY']._serialized_start=1769
+  _globals['_RUNSUITEREQUEST_LABELSENTRY']._serialized_end=1814
+  _globals['_CASERESULT']._serialized_start=1842
+  _globals['_CASERESULT']._serialized_end=1941
+  _globals['_CASERESULTBATCH']._serialized_start=1943
+  _globals['_CASERESULTBATCH']._serialized_end=2003
+  _globals['_CHECKSUMMARY']._serialized_start=2006
+  _globals['_CHECKSUMMARY']._serialized_end=2168
+  _globals['_RUNSUMMARY']._serialized_start=2171
+  _globals['_RUNSUMMARY']._serialized_end=2484
+  _globals['_RUNSUITERESPONSE']._serialized_start=2486
+  _globals['_RUNSUITERESPONSE']._serialized_end=2608
+  _globals['_STREAMCONFIG']._serialized_start=2611
+  _globals['_STREAMCONFIG']._serialized_end=2916
+  _globals['_STREAMCONFIG_LABELSENTRY']._serialized_start=1769
+  _globals['_STREAMCONFIG_LABELSENTRY']._serialized_end=1814
+  _globals['_STREAMCASE']._serialized_start=2918
+  _globals['_STREAMCASE']._serialized_end=3026
+  _globals['_SCORESTREAMREQUEST']._serialized_start=3028
+  _globals['_SCORESTREAMREQUEST']._serialized_end=3147
+  _globals['_SCORESTREAMRESPONSE']._serialized_start=3149
+  _globals['_SCORESTREAMRESPONSE']._serialized_end=3243
+  _globals['_LISTCHECKSREQUEST']._serialized_start=3245
+  _globals['_LISTCHECKSREQUEST']._serialized_end=3264
+  _globals['_CHECKINFO']._serialized_start=3267
+  _globals['_CHECKINFO']._serialized_end=3414
+  _globals['_LISTCHECKSRESPONSE']._serialized_start=3416
+  _globals['_LISTCHECKSRESPONSE']._serialized_end=3477
+  _globals['_VALIDATESUITEREQUEST']._serialized_start=3479
+  _globals['_VALIDATESUITEREQUEST']._serialized_end=3599
+  _globals['_FIELDPROBLEM']._serialized_start=3601
+  _globals['_FIELDPROBLEM']._serialized_end=3651
+  _globals['_VALIDATESUITERESPONSE']._serialized_start=3653
+  _globals['_VALIDATESUITERESPONSE']._serialized_end=3769
+  _globals['_SCORINGSERVICE']._serialized_start=3871
+  _globals['_SCORINGSERVICE']._serialized_end=4289
 # @@protoc_insertion_point(module_scope)

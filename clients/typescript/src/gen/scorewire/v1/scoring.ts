@@ -252,7 +252,24 @@ export interface Gate {
     | number
     | undefined;
   /** Most US dollars the run may have cost. */
-  maxCostUsd?: number | undefined;
+  maxCostUsd?:
+    | number
+    | undefined;
+  /**
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   */
+  baseline?:
+    | string
+    | undefined;
+  /**
+   * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+   * defaults to 0. Ignored without a baseline.
+   */
+  maxRegression?: number | undefined;
 }
 
 /** RunSuiteRequest runs a suite over a batch of cases. */
@@ -284,7 +301,35 @@ export interface RunSuiteRequest {
    * The most US dollars judge-backed checks of this run may spend; overrides the
    * suite's `settings.budget`.
    */
-  budgetUsd?: number | undefined;
+  budgetUsd?:
+    | number
+    | undefined;
+  /**
+   * Whether to record this run in the server's run store (RunService reads it back);
+   * unset means the server's default (`SCOREWIRE_RUNS_RECORD`). A recorded result is
+   * stored before it is sent. The run id comes back in `RunSummary.run_id` and in the
+   * `scorewire-run-id` initial metadata. Recording with no run store configured, or a
+   * store that fails, is UNAVAILABLE.
+   */
+  record?:
+    | boolean
+    | undefined;
+  /**
+   * The recorded run's name (for listing and for `gate.baseline`); defaults to the
+   * suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   */
+  runName: string;
+  /**
+   * Labels of the recorded run, such as `git_sha` or `model`; at most
+   * `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+   * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   */
+  labels: { [key: string]: string };
+}
+
+export interface RunSuiteRequest_LabelsEntry {
+  key: string;
+  value: string;
 }
 
 /** CaseResult is the scores of one case. */
@@ -357,6 +402,8 @@ export interface RunSummary {
   checks: CheckSummary[];
   /** Scores whose `when:` condition was not met, over all checks. */
   skipped: number;
+  /** The id of the recorded run (RunService.GetRun); empty when the run was not recorded. */
+  runId: string;
 }
 
 /** RunSuiteResponse is one event of a RunSuite stream. */
@@ -383,7 +430,26 @@ export interface StreamConfig {
   /** Compact one-line checks. */
   compact: string[];
   /** The most US dollars judge-backed checks of the stream may spend. */
-  budgetUsd?: number | undefined;
+  budgetUsd?:
+    | number
+    | undefined;
+  /**
+   * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+   * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+   * closes its side of the stream.
+   */
+  record?:
+    | boolean
+    | undefined;
+  /** The recorded run's name; see RunSuiteRequest.run_name. */
+  runName: string;
+  /** Labels of the recorded run; see RunSuiteRequest.labels. */
+  labels: { [key: string]: string };
+}
+
+export interface StreamConfig_LabelsEntry {
+  key: string;
+  value: string;
 }
 
 /** StreamCase is one case of a ScoreStream. */
@@ -1592,7 +1658,14 @@ export const Case: MessageFns<Case> = {
 };
 
 function createBaseGate(): Gate {
-  return { minPassRate: undefined, minMeanScore: undefined, maxErrorRate: undefined, maxCostUsd: undefined };
+  return {
+    minPassRate: undefined,
+    minMeanScore: undefined,
+    maxErrorRate: undefined,
+    maxCostUsd: undefined,
+    baseline: undefined,
+    maxRegression: undefined,
+  };
 }
 
 export const Gate: MessageFns<Gate> = {
@@ -1608,6 +1681,12 @@ export const Gate: MessageFns<Gate> = {
     }
     if (message.maxCostUsd !== undefined) {
       writer.uint32(33).double(message.maxCostUsd);
+    }
+    if (message.baseline !== undefined) {
+      writer.uint32(42).string(message.baseline);
+    }
+    if (message.maxRegression !== undefined) {
+      writer.uint32(49).double(message.maxRegression);
     }
     return writer;
   },
@@ -1657,6 +1736,22 @@ export const Gate: MessageFns<Gate> = {
             message.maxCostUsd = reader.double();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.baseline = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.maxRegression = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1691,6 +1786,12 @@ export const Gate: MessageFns<Gate> = {
         : isSet(object.max_cost_usd)
         ? globalThis.Number(object.max_cost_usd)
         : undefined,
+      baseline: isSet(object.baseline) ? globalThis.String(object.baseline) : undefined,
+      maxRegression: isSet(object.maxRegression)
+        ? globalThis.Number(object.maxRegression)
+        : isSet(object.max_regression)
+        ? globalThis.Number(object.max_regression)
+        : undefined,
     };
   },
 
@@ -1708,6 +1809,12 @@ export const Gate: MessageFns<Gate> = {
     if (message.maxCostUsd !== undefined) {
       obj.maxCostUsd = floatToJson(message.maxCostUsd);
     }
+    if (message.baseline !== undefined) {
+      obj.baseline = message.baseline;
+    }
+    if (message.maxRegression !== undefined) {
+      obj.maxRegression = floatToJson(message.maxRegression);
+    }
     return obj;
   },
 
@@ -1720,12 +1827,25 @@ export const Gate: MessageFns<Gate> = {
     message.minMeanScore = object.minMeanScore ?? undefined;
     message.maxErrorRate = object.maxErrorRate ?? undefined;
     message.maxCostUsd = object.maxCostUsd ?? undefined;
+    message.baseline = object.baseline ?? undefined;
+    message.maxRegression = object.maxRegression ?? undefined;
     return message;
   },
 };
 
 function createBaseRunSuiteRequest(): RunSuiteRequest {
-  return { suiteYaml: "", suiteName: "", checks: [], compact: [], gate: undefined, cases: [], budgetUsd: undefined };
+  return {
+    suiteYaml: "",
+    suiteName: "",
+    checks: [],
+    compact: [],
+    gate: undefined,
+    cases: [],
+    budgetUsd: undefined,
+    record: undefined,
+    runName: "",
+    labels: {},
+  };
 }
 
 export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
@@ -1751,6 +1871,15 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     if (message.budgetUsd !== undefined) {
       writer.uint32(57).double(message.budgetUsd);
     }
+    if (message.record !== undefined) {
+      writer.uint32(96).bool(message.record);
+    }
+    if (message.runName !== "") {
+      writer.uint32(106).string(message.runName);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      RunSuiteRequest_LabelsEntry.encode({ key: key as any, value }, writer.uint32(114).fork()).join();
+    });
     return writer;
   },
 
@@ -1823,6 +1952,33 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
             message.budgetUsd = reader.double();
             continue;
           }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.record = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.runName = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            const entry14 = RunSuiteRequest_LabelsEntry.decode(reader, reader.uint32());
+            if (entry14.value !== undefined) {
+              message.labels[entry14.key] = entry14.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1856,6 +2012,26 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
         : isSet(object.budget_usd)
         ? globalThis.Number(object.budget_usd)
         : undefined,
+      record: isSet(object.record) ? globalThis.Boolean(object.record) : undefined,
+      runName: isSet(object.runName)
+        ? globalThis.String(object.runName)
+        : isSet(object.run_name)
+        ? globalThis.String(object.run_name)
+        : "",
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -1882,6 +2058,21 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     if (message.budgetUsd !== undefined) {
       obj.budgetUsd = floatToJson(message.budgetUsd);
     }
+    if (message.record !== undefined) {
+      obj.record = message.record;
+    }
+    if (message.runName !== "") {
+      obj.runName = message.runName;
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -1897,6 +2088,102 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     message.gate = (object.gate !== undefined && object.gate !== null) ? Gate.fromPartial(object.gate) : undefined;
     message.cases = object.cases?.map((e) => Case.fromPartial(e)) || [];
     message.budgetUsd = object.budgetUsd ?? undefined;
+    message.record = object.record ?? undefined;
+    message.runName = object.runName ?? "";
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseRunSuiteRequest_LabelsEntry(): RunSuiteRequest_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const RunSuiteRequest_LabelsEntry: MessageFns<RunSuiteRequest_LabelsEntry> = {
+  encode(message: RunSuiteRequest_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSuiteRequest_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSuiteRequest_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunSuiteRequest_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: RunSuiteRequest_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RunSuiteRequest_LabelsEntry>): RunSuiteRequest_LabelsEntry {
+    return RunSuiteRequest_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSuiteRequest_LabelsEntry>): RunSuiteRequest_LabelsEntry {
+    const message = createBaseRunSuiteRequest_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };
@@ -2312,6 +2599,7 @@ function createBaseRunSummary(): RunSummary {
     gateReasons: [],
     checks: [],
     skipped: 0,
+    runId: "",
   };
 }
 
@@ -2358,6 +2646,9 @@ export const RunSummary: MessageFns<RunSummary> = {
     }
     if (message.skipped !== 0) {
       writer.uint32(112).int64(message.skipped);
+    }
+    if (message.runId !== "") {
+      writer.uint32(162).string(message.runId);
     }
     return writer;
   },
@@ -2487,6 +2778,14 @@ export const RunSummary: MessageFns<RunSummary> = {
             message.skipped = longToNumber(reader.int64());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2545,6 +2844,11 @@ export const RunSummary: MessageFns<RunSummary> = {
         ? object.checks.map((e: any) => CheckSummary.fromJSON(e))
         : [],
       skipped: isSet(object.skipped) ? globalThis.Number(object.skipped) : 0,
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
     };
   },
 
@@ -2592,6 +2896,9 @@ export const RunSummary: MessageFns<RunSummary> = {
     if (message.skipped !== 0) {
       obj.skipped = Math.round(message.skipped);
     }
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
     return obj;
   },
 
@@ -2614,6 +2921,7 @@ export const RunSummary: MessageFns<RunSummary> = {
     message.gateReasons = object.gateReasons?.map((e) => e) || [];
     message.checks = object.checks?.map((e) => CheckSummary.fromPartial(e)) || [];
     message.skipped = object.skipped ?? 0;
+    message.runId = object.runId ?? "";
     return message;
   },
 };
@@ -2720,7 +3028,16 @@ export const RunSuiteResponse: MessageFns<RunSuiteResponse> = {
 };
 
 function createBaseStreamConfig(): StreamConfig {
-  return { suiteYaml: "", suiteName: "", checks: [], compact: [], budgetUsd: undefined };
+  return {
+    suiteYaml: "",
+    suiteName: "",
+    checks: [],
+    compact: [],
+    budgetUsd: undefined,
+    record: undefined,
+    runName: "",
+    labels: {},
+  };
 }
 
 export const StreamConfig: MessageFns<StreamConfig> = {
@@ -2740,6 +3057,15 @@ export const StreamConfig: MessageFns<StreamConfig> = {
     if (message.budgetUsd !== undefined) {
       writer.uint32(41).double(message.budgetUsd);
     }
+    if (message.record !== undefined) {
+      writer.uint32(80).bool(message.record);
+    }
+    if (message.runName !== "") {
+      writer.uint32(90).string(message.runName);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      StreamConfig_LabelsEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
+    });
     return writer;
   },
 
@@ -2796,6 +3122,33 @@ export const StreamConfig: MessageFns<StreamConfig> = {
             message.budgetUsd = reader.double();
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.record = reader.bool();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.runName = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            const entry12 = StreamConfig_LabelsEntry.decode(reader, reader.uint32());
+            if (entry12.value !== undefined) {
+              message.labels[entry12.key] = entry12.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2827,6 +3180,26 @@ export const StreamConfig: MessageFns<StreamConfig> = {
         : isSet(object.budget_usd)
         ? globalThis.Number(object.budget_usd)
         : undefined,
+      record: isSet(object.record) ? globalThis.Boolean(object.record) : undefined,
+      runName: isSet(object.runName)
+        ? globalThis.String(object.runName)
+        : isSet(object.run_name)
+        ? globalThis.String(object.run_name)
+        : "",
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -2847,6 +3220,21 @@ export const StreamConfig: MessageFns<StreamConfig> = {
     if (message.budgetUsd !== undefined) {
       obj.budgetUsd = floatToJson(message.budgetUsd);
     }
+    if (message.record !== undefined) {
+      obj.record = message.record;
+    }
+    if (message.runName !== "") {
+      obj.runName = message.runName;
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -2860,6 +3248,102 @@ export const StreamConfig: MessageFns<StreamConfig> = {
     message.checks = object.checks?.map((e) => CheckSpec.fromPartial(e)) || [];
     message.compact = object.compact?.map((e) => e) || [];
     message.budgetUsd = object.budgetUsd ?? undefined;
+    message.record = object.record ?? undefined;
+    message.runName = object.runName ?? "";
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseStreamConfig_LabelsEntry(): StreamConfig_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const StreamConfig_LabelsEntry: MessageFns<StreamConfig_LabelsEntry> = {
+  encode(message: StreamConfig_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamConfig_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamConfig_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamConfig_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: StreamConfig_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamConfig_LabelsEntry>): StreamConfig_LabelsEntry {
+    return StreamConfig_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamConfig_LabelsEntry>): StreamConfig_LabelsEntry {
+    const message = createBaseStreamConfig_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };

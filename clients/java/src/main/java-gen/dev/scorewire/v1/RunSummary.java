@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     gateReasons_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     checks_ = java.util.Collections.emptyList();
+    runId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -349,6 +350,53 @@ private static final long serialVersionUID = 0L;
     return skipped_;
   }
 
+  public static final int RUN_ID_FIELD_NUMBER = 20;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object runId_ = "";
+  /**
+   * <pre>
+   * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+   * </pre>
+   *
+   * <code>string run_id = 20;</code>
+   * @return The runId.
+   */
+  @java.lang.Override
+  public java.lang.String getRunId() {
+    java.lang.Object ref = runId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      runId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+   * </pre>
+   *
+   * <code>string run_id = 20;</code>
+   * @return The bytes for runId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRunIdBytes() {
+    java.lang.Object ref = runId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      runId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -404,6 +452,9 @@ private static final long serialVersionUID = 0L;
     }
     if (skipped_ != 0L) {
       output.writeInt64(14, skipped_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 20, runId_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -474,6 +525,9 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(14, skipped_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(20, runId_);
+    }
     return size;
   }
   @java.lang.Override
@@ -530,6 +584,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getChecksList())) return false;
     if (getSkipped()
         != other.getSkipped()) return false;
+    if (!getRunId()
+        .equals(other.getRunId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -585,6 +641,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SKIPPED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getSkipped());
+    hash = (37 * hash) + RUN_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRunId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -741,6 +799,7 @@ private static final long serialVersionUID = 0L;
       }
       bitField0_ = (bitField0_ & ~0x00001000);
       skipped_ = 0L;
+      runId_ = "";
       return this;
     }
 
@@ -827,6 +886,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00002000) != 0)) {
         result.skipped_ = skipped_;
       }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
+        result.runId_ = runId_;
+      }
     }
 
     @java.lang.Override
@@ -912,6 +974,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getSkipped() != 0L) {
         setSkipped(other.getSkipped());
+      }
+      if (!other.getRunId().isEmpty()) {
+        runId_ = other.runId_;
+        bitField0_ |= 0x00004000;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1017,6 +1084,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00002000;
               break;
             } // case 112
+            case 162: {
+              runId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00004000;
+              break;
+            } // case 162
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2017,6 +2089,98 @@ private static final long serialVersionUID = 0L;
     public Builder clearSkipped() {
       bitField0_ = (bitField0_ & ~0x00002000);
       skipped_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object runId_ = "";
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @return The runId.
+     */
+    public java.lang.String getRunId() {
+      java.lang.Object ref = runId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        runId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @return The bytes for runId.
+     */
+    public com.google.protobuf.ByteString
+        getRunIdBytes() {
+      java.lang.Object ref = runId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        runId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @param value The runId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      runId_ = value;
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRunId() {
+      runId_ = getDefaultInstance().getRunId();
+      bitField0_ = (bitField0_ & ~0x00004000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @param value The bytes for runId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      runId_ = value;
+      bitField0_ |= 0x00004000;
       onChanged();
       return this;
     }

@@ -82,6 +82,11 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_RunSuiteRequest_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_scorewire_v1_CaseResult_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -111,6 +116,11 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_StreamConfig_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_StreamConfig_LabelsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_StreamConfig_LabelsEntry_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
     internal_static_scorewire_v1_StreamCase_descriptor;
   static final 
@@ -194,17 +204,23 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "e\022#\n\006scores\030\001 \003(\0132\023.scorewire.v1.Score\022\016" +
       "\n\006passed\030\002 \001(\010\"R\n\004Case\022$\n\006sample\030\001 \001(\0132\024" +
       ".scorewire.v1.Sample\022$\n\006output\030\002 \001(\0132\024.s" +
-      "corewire.v1.Output\"\300\001\n\004Gate\022\032\n\rmin_pass_" +
+      "corewire.v1.Output\"\224\002\n\004Gate\022\032\n\rmin_pass_" +
       "rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mean_score\030\002 \001(\001H" +
       "\001\210\001\001\022\033\n\016max_error_rate\030\003 \001(\001H\002\210\001\001\022\031\n\014max" +
-      "_cost_usd\030\004 \001(\001H\003\210\001\001B\020\n\016_min_pass_rateB\021" +
-      "\n\017_min_mean_scoreB\021\n\017_max_error_rateB\017\n\r" +
-      "_max_cost_usd\"\340\001\n\017RunSuiteRequest\022\022\n\nsui" +
-      "te_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006che" +
-      "cks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007co" +
-      "mpact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132\022.scorewire.v1" +
-      ".Gate\022!\n\005cases\030\006 \003(\0132\022.scorewire.v1.Case" +
-      "\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001B\r\n\013_budget_usd" +
+      "_cost_usd\030\004 \001(\001H\003\210\001\001\022\025\n\010baseline\030\005 \001(\tH\004" +
+      "\210\001\001\022\033\n\016max_regression\030\006 \001(\001H\005\210\001\001B\020\n\016_min" +
+      "_pass_rateB\021\n\017_min_mean_scoreB\021\n\017_max_er" +
+      "ror_rateB\017\n\r_max_cost_usdB\013\n\t_baselineB\021" +
+      "\n\017_max_regression\"\374\002\n\017RunSuiteRequest\022\022\n" +
+      "\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n" +
+      "\006checks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017" +
+      "\n\007compact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132\022.scorewir" +
+      "e.v1.Gate\022!\n\005cases\030\006 \003(\0132\022.scorewire.v1." +
+      "Case\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001\022\023\n\006record\030" +
+      "\014 \001(\010H\001\210\001\001\022\020\n\010run_name\030\r \001(\t\0229\n\006labels\030\016" +
+      " \003(\0132).scorewire.v1.RunSuiteRequest.Labe" +
+      "lsEntry\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005v" +
+      "alue\030\002 \001(\t:\0028\001B\r\n\013_budget_usdB\t\n\007_record" +
       "\"c\n\nCaseResult\022\r\n\005index\030\001 \001(\005\022\021\n\tsample_" +
       "id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scorewire.v1." +
       "Score\022\016\n\006passed\030\004 \001(\010\"<\n\017CaseResultBatch" +
@@ -213,58 +229,63 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "pe\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003" +
       "\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_value\030\006 \001(\001\022\020\n" +
       "\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n\007skipp" +
-      "ed\030\t \001(\003\"\251\002\n\nRunSummary\022\r\n\005cases\030\001 \001(\003\022\024" +
+      "ed\030\t \001(\003\"\271\002\n\nRunSummary\022\r\n\005cases\030\001 \001(\003\022\024" +
       "\n\014cases_passed\030\002 \001(\003\022\016\n\006passed\030\003 \001(\003\022\016\n\006" +
       "failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpass_ra" +
       "te\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022\022\n\nerror_ra" +
       "te\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n\010unpriced\030\n" +
       " \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014gate_reason" +
       "s\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.scorewire.v1.C" +
-      "heckSummary\022\017\n\007skipped\030\016 \001(\003\"z\n\020RunSuite" +
-      "Response\0220\n\007results\030\001 \001(\0132\035.scorewire.v1" +
-      ".CaseResultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.sc" +
-      "orewire.v1.RunSummaryH\000B\007\n\005event\"\230\001\n\014Str" +
-      "eamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_n" +
-      "ame\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1" +
-      ".CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_us" +
-      "d\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"l\n\nStreamCas" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024." +
-      "scorewire.v1.Sample\022$\n\006output\030\003 \001(\0132\024.sc" +
-      "orewire.v1.Output\"w\n\022ScoreStreamRequest\022" +
-      ",\n\006config\030\001 \001(\0132\032.scorewire.v1.StreamCon" +
-      "figH\000\022(\n\004case\030\002 \001(\0132\030.scorewire.v1.Strea" +
-      "mCaseH\000B\t\n\007message\"^\n\023ScoreStreamRespons" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023." +
-      "scorewire.v1.Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021Li" +
-      "stChecksRequest\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 " +
-      "\001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006family\030\003 \001(\t" +
-      "\022.\n\rparams_schema\030\004 \001(\0132\027.google.protobu" +
-      "f.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030" +
-      "\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006checks\030\001 " +
-      "\003(\0132\027.scorewire.v1.CheckInfo\"x\n\024Validate" +
-      "SuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuit" +
-      "e_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire" +
-      ".v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\"2\n\014FieldP" +
-      "roblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001" +
-      "(\t\"t\n\025ValidateSuiteResponse\022\r\n\005valid\030\001 \001" +
-      "(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1.Fiel" +
-      "dProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t" +
-      "*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECIF" +
-      "IED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAM" +
-      "PLE_KIND_NEGATIVE\020\0022\242\003\n\016ScoringService\022@" +
-      "\n\005Score\022\032.scorewire.v1.ScoreRequest\032\033.sc" +
-      "orewire.v1.ScoreResponse\022K\n\010RunSuite\022\035.s" +
-      "corewire.v1.RunSuiteRequest\032\036.scorewire." +
-      "v1.RunSuiteResponse0\001\022V\n\013ScoreStream\022 .s" +
-      "corewire.v1.ScoreStreamRequest\032!.scorewi" +
-      "re.v1.ScoreStreamResponse(\0010\001\022O\n\nListChe" +
-      "cks\022\037.scorewire.v1.ListChecksRequest\032 .s" +
-      "corewire.v1.ListChecksResponse\022X\n\rValida" +
-      "teSuite\022\".scorewire.v1.ValidateSuiteRequ" +
-      "est\032#.scorewire.v1.ValidateSuiteResponse" +
-      "Bj\n\020dev.scorewire.v1B\014ScoringProtoP\001ZFgi" +
-      "thub.com/scorewire/scorewire/clients/go/" +
-      "gen/scorewire/v1;scorewirev1b\006proto3"
+      "heckSummary\022\017\n\007skipped\030\016 \001(\003\022\016\n\006run_id\030\024" +
+      " \001(\t\"z\n\020RunSuiteResponse\0220\n\007results\030\001 \001(" +
+      "\0132\035.scorewire.v1.CaseResultBatchH\000\022+\n\007su" +
+      "mmary\030\002 \001(\0132\030.scorewire.v1.RunSummaryH\000B" +
+      "\007\n\005event\"\261\002\n\014StreamConfig\022\022\n\nsuite_yaml\030" +
+      "\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(" +
+      "\0132\027.scorewire.v1.CheckSpec\022\017\n\007compact\030\004 " +
+      "\003(\t\022\027\n\nbudget_usd\030\005 \001(\001H\000\210\001\001\022\023\n\006record\030\n" +
+      " \001(\010H\001\210\001\001\022\020\n\010run_name\030\013 \001(\t\0226\n\006labels\030\014 " +
+      "\003(\0132&.scorewire.v1.StreamConfig.LabelsEn" +
+      "try\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value" +
+      "\030\002 \001(\t:\0028\001B\r\n\013_budget_usdB\t\n\007_record\"l\n\n" +
+      "StreamCase\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample" +
+      "\030\002 \001(\0132\024.scorewire.v1.Sample\022$\n\006output\030\003" +
+      " \001(\0132\024.scorewire.v1.Output\"w\n\022ScoreStrea" +
+      "mRequest\022,\n\006config\030\001 \001(\0132\032.scorewire.v1." +
+      "StreamConfigH\000\022(\n\004case\030\002 \001(\0132\030.scorewire" +
+      ".v1.StreamCaseH\000B\t\n\007message\"^\n\023ScoreStre" +
+      "amResponse\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores" +
+      "\030\002 \003(\0132\023.scorewire.v1.Score\022\016\n\006passed\030\003 " +
+      "\001(\010\"\023\n\021ListChecksRequest\"\223\001\n\tCheckInfo\022\014" +
+      "\n\004type\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006fam" +
+      "ily\030\003 \001(\t\022.\n\rparams_schema\030\004 \001(\0132\027.googl" +
+      "e.protobuf.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n" +
+      "\007aliases\030\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006" +
+      "checks\030\001 \003(\0132\027.scorewire.v1.CheckInfo\"x\n" +
+      "\024ValidateSuiteRequest\022\022\n\nsuite_yaml\030\001 \001(" +
+      "\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027." +
+      "scorewire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\"" +
+      "2\n\014FieldProblem\022\r\n\005field\030\001 \001(\t\022\023\n\013descri" +
+      "ption\030\002 \001(\t\"t\n\025ValidateSuiteResponse\022\r\n\005" +
+      "valid\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132\032.scorewir" +
+      "e.v1.FieldProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006che" +
+      "cks\030\004 \003(\t*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND" +
+      "_UNSPECIFIED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020" +
+      "\001\022\031\n\025EXAMPLE_KIND_NEGATIVE\020\0022\242\003\n\016Scoring" +
+      "Service\022@\n\005Score\022\032.scorewire.v1.ScoreReq" +
+      "uest\032\033.scorewire.v1.ScoreResponse\022K\n\010Run" +
+      "Suite\022\035.scorewire.v1.RunSuiteRequest\032\036.s" +
+      "corewire.v1.RunSuiteResponse0\001\022V\n\013ScoreS" +
+      "tream\022 .scorewire.v1.ScoreStreamRequest\032" +
+      "!.scorewire.v1.ScoreStreamResponse(\0010\001\022O" +
+      "\n\nListChecks\022\037.scorewire.v1.ListChecksRe" +
+      "quest\032 .scorewire.v1.ListChecksResponse\022" +
+      "X\n\rValidateSuite\022\".scorewire.v1.Validate" +
+      "SuiteRequest\032#.scorewire.v1.ValidateSuit" +
+      "eResponseBj\n\020dev.scorewire.v1B\014ScoringPr" +
+      "otoP\001ZFgithub.com/scorewire/scorewire/cl" +
+      "ients/go/gen/scorewire/v1;scorewirev1b\006p" +
+      "roto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -330,13 +351,19 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Gate_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Gate_descriptor,
-        new java.lang.String[] { "MinPassRate", "MinMeanScore", "MaxErrorRate", "MaxCostUsd", });
+        new java.lang.String[] { "MinPassRate", "MinMeanScore", "MaxErrorRate", "MaxCostUsd", "Baseline", "MaxRegression", });
     internal_static_scorewire_v1_RunSuiteRequest_descriptor =
       getDescriptor().getMessageType(10);
     internal_static_scorewire_v1_RunSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteRequest_descriptor,
-        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Gate", "Cases", "BudgetUsd", });
+        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Gate", "Cases", "BudgetUsd", "Record", "RunName", "Labels", });
+    internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_descriptor =
+      internal_static_scorewire_v1_RunSuiteRequest_descriptor.getNestedType(0);
+    internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
     internal_static_scorewire_v1_CaseResult_descriptor =
       getDescriptor().getMessageType(11);
     internal_static_scorewire_v1_CaseResult_fieldAccessorTable = new
@@ -360,7 +387,7 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_RunSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSummary_descriptor,
-        new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", });
+        new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", "RunId", });
     internal_static_scorewire_v1_RunSuiteResponse_descriptor =
       getDescriptor().getMessageType(15);
     internal_static_scorewire_v1_RunSuiteResponse_fieldAccessorTable = new
@@ -372,7 +399,13 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_StreamConfig_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamConfig_descriptor,
-        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "BudgetUsd", });
+        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "BudgetUsd", "Record", "RunName", "Labels", });
+    internal_static_scorewire_v1_StreamConfig_LabelsEntry_descriptor =
+      internal_static_scorewire_v1_StreamConfig_descriptor.getNestedType(0);
+    internal_static_scorewire_v1_StreamConfig_LabelsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_StreamConfig_LabelsEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
     internal_static_scorewire_v1_StreamCase_descriptor =
       getDescriptor().getMessageType(17);
     internal_static_scorewire_v1_StreamCase_fieldAccessorTable = new
