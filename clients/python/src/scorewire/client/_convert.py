@@ -218,8 +218,23 @@ def to_gate(obj: GateLike) -> pb.Gate | None:
     if obj is None or isinstance(obj, pb.Gate):
         return obj
     _check_type(obj, pb.Gate, "gate")
-    _keys("gate", obj, ("min_pass_rate", "min_mean_score", "max_error_rate", "max_cost_usd"))
-    return pb.Gate(**{k: float(v) for k, v in obj.items() if v is not None})
+    _keys(
+        "gate",
+        obj,
+        (
+            "min_pass_rate",
+            "min_mean_score",
+            "max_error_rate",
+            "max_cost_usd",
+            "baseline",
+            "max_regression",
+        ),
+    )
+    gate = pb.Gate()
+    for k, v in obj.items():
+        if v is not None:
+            setattr(gate, k, str(v) if k == "baseline" else float(v))
+    return gate
 
 
 def score_request(
