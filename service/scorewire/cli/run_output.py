@@ -44,6 +44,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -96,6 +97,10 @@ class RunReport:
     cached_generations: int = 0
     saved_usd: float = 0.0
     notes: list[str] = field(default_factory=list)
+    started_at: datetime | None = None
+    """When the run started (UTC)."""
+    ended_at: datetime | None = None
+    """When it ended (UTC)."""
 
     @property
     def cost_usd(self) -> float:
