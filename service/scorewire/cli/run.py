@@ -30,6 +30,12 @@ case, including those whose output could not be produced. The server's judge gra
 (a checkllm `judge: {backend: gemini}` then means the server's OpenAI-compatible judge
 backend, which must point at Gemini), and its verdict-cache savings are not shown.
 
+`--baseline RUN_OR_results.json` (or the suite's `gate.baseline`, a results file beside
+the suite or a run id or name) fails the gate, exit 1, when a case that passed a check
+in that earlier run fails or errors it now, or a check's pass rate drops by more than
+`gate.max_regression` (`scorewire.cli.baseline`). `--record` keeps the run in the run
+store (`--run-name`, `--label key=value`), where a later `--baseline NAME` finds it.
+
 Environment: the `SCOREWIRE_*` settings (judge, embeddings, provider keys and base
 URLs; `scorewire.settings.Settings`) plus the SDKs' own `OPENAI_API_KEY`,
 `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`.
@@ -166,7 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except UsageError as problem:
         err.print(problem.message, markup=False, highlight=False)
         return EXIT_USAGE
-    baseline_ref = args.baseline or spec.gate.baseline
+    baseline_ref = args.baseline or _beside(args.suite, spec.gate.baseline)
     try:
         labels = parse_labels(args.label, settings)
         baseline = _baseline(baseline_ref, settings, target)
@@ -212,6 +218,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_PASSED if report.summary.gate_passed else EXIT_FAILED
+
+
+def _beside(suite: str, ref: str | None) -> str | None:
+    """A suite's `gate.baseline`: a results file beside the suite when one is there."""
+    if ref and (Path(suite).parent / ref).is_file():
+        return str(Path(suite).parent / ref)
+    return ref
 
 
 def _baseline(
