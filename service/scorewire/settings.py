@@ -235,7 +235,7 @@ class Settings(BaseSettings):
 
     # --- state on disk ------------------------------------------------------------------------
     state_dir: str = ""
-    """Directory of the server's own files (the SQLite label store), created if absent.
+    """Directory of the server's own files (the SQLite label and run stores), created if absent.
 
     Empty: `$XDG_STATE_HOME/scorewire`, else `~/.local/state/scorewire`. The image sets
     `/var/lib/scorewire`, a volume. Resolved once by `state_path()`.
