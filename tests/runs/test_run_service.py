@@ -8,6 +8,7 @@ from scorewire.server.run_records import RUN_ID_METADATA
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb
 
+import tests.server.custom_checks  # noqa: F401 - registers test.slow
 from tests.runs.conftest import CHECKS, RunServer, case, start_run_server
 from tests.server.conftest import start_server
 from tests.support.rpc import bad_request
@@ -304,3 +305,29 @@ async def test_the_server_enforces_retention(open_store) -> None:
         assert await wait_until_async(kept, "only the newest two runs are kept") == ids[:1:-1]
     finally:
         await srv.stop()
+
+
+async def test_a_cancelled_call_leaves_its_run_incomplete_and_running_runs_are_not_deleted(
+    run_server: RunServer,
+) -> None:
+    req = pb.RunSuiteRequest(checks=[pb.CheckSpec(type="test.slow")], record=True)
+    for i in range(200):
+        c = req.cases.add()
+        c.sample.id = f"s{i}"
+        c.sample.metadata["sleep"] = 0.05
+    call = run_server.scoring.RunSuite(req)
+    run_id = dict(await call.initial_metadata())[RUN_ID_METADATA]
+    first = await call.read()
+    assert first.WhichOneof("event") == "results"
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await run_server.runs.DeleteRun(rpb.DeleteRunRequest(run_id=run_id))
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    call.cancel()
+
+    async def incomplete() -> rpb.Run | None:
+        run = (await run_server.runs.GetRun(rpb.GetRunRequest(run_id=run_id))).run
+        return run if run.status == rpb.RUN_STATUS_INCOMPLETE else None
+
+    run = await wait_until_async(incomplete, "the cancelled run is incomplete")
+    assert run.results >= len(first.results.results)
+    await run_server.runs.DeleteRun(rpb.DeleteRunRequest(run_id=run_id))
