@@ -329,11 +329,11 @@ class Recording:
         self.run.status = RunStatus.COMPLETE
         self.run.ended_at = utc_now()
         self.run.summary = None if summary is None else summary_json(summary)
-        self._finished = True
         try:
             await self._recorder.finish(self.run)
         except RunsUnavailable as err:
-            raise unavailable(err) from None
+            raise unavailable(err) from None  # abandon() then tries to mark it incomplete
+        self._finished = True
 
     def abandon(self) -> None:
         """Mark the run incomplete (the call failed or was cancelled), in the background."""
