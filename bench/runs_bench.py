@@ -8,8 +8,11 @@ same RunSuite (20,000 recorded outputs x 5 deterministic checks) twice, once wit
 `record: false` and once with `record: true`, in alternating order, so that background
 load hits both alike. It prints the median time of each and the spread (min..max) over
 the rounds, and the overhead of recording: median(on) / median(off) - 1 (target <= 10%),
-with the per-round ratios' range. Every recorded run is checked to hold every result.
-Loopback only; bounded in rounds.
+with the per-round ratios' range. On a loaded machine wall time swings by tens of
+percent between rounds, so it also prints the CPU seconds the server process itself
+spent per run (from /proc: recording happens there, the scoring workers are other
+processes), which load disturbs far less. Every recorded run is checked to hold every
+result. Loopback only; bounded in rounds.
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ def suite_request(samples: int) -> pb.RunSuiteRequest:
     return req
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def one_run(stub: pb_grpc.ScoringServiceStub, req: pb.RunSuiteRequest) -> tuple[float, str]:
     """Seconds for one RunSuite, read to the end, and the run id (empty when not recorded)."""
     results = 0
@@ -70,7 +79,7 @@ async def one_run(stub: pb_grpc.ScoringServiceStub, req: pb.RunSuiteRequest) -> 
     return elapsed, run_id
 
 
-async def bench(addr: str, samples: int, rounds: int) -> None:
+async def bench(addr: str, pid: int, samples: int, rounds: int) -> None:
     off = suite_request(samples)
     on = pb.RunSuiteRequest()
     on.CopyFrom(off)
@@ -82,12 +91,15 @@ async def bench(addr: str, samples: int, rounds: int) -> None:
         await one_run(stub, off)  # warm up: plan cache, workers, connections
         await one_run(stub, on)
         times: dict[bool, list[float]] = {False: [], True: []}
+        cpu: dict[bool, list[float]] = {False: [], True: []}
         ratios = []
         for i in range(rounds):
             order = (False, True) if i % 2 == 0 else (True, False)
             got = {}
             for record in order:
+                c0 = cpu_s(pid)
                 got[record], run_id = await one_run(stub, on if record else off)
+                cpu[record].append(cpu_s(pid) - c0)
                 if record:
                     run = (await runs.GetRun(rpb.GetRunRequest(run_id=run_id))).run
                     assert run.results == samples and run.status == rpb.RUN_STATUS_COMPLETE
@@ -111,6 +123,12 @@ async def bench(addr: str, samples: int, rounds: int) -> None:
         f"  overhead:      {med_on / med_off - 1:+.1%} (median on / median off; per-round "
         f"{ratios[0] - 1:+.1%}..{ratios[-1] - 1:+.1%}; target <= +10%)"
     )
+    c_off, c_on = statistics.median(cpu[False]), statistics.median(cpu[True])
+    print(
+        f"  server process CPU per run: off {c_off:.2f} s (spread {min(cpu[False]):.2f}.."
+        f"{max(cpu[False]):.2f}), on {c_on:.2f} s (spread {min(cpu[True]):.2f}.."
+        f"{max(cpu[True]):.2f}): recording {c_on / c_off - 1:+.1%}"
+    )
 
 
 def main() -> None:
@@ -129,7 +147,8 @@ def main() -> None:
         try:
             if "listening on" not in line:
                 raise RuntimeError(f"scorewire serve did not start: {line!r}")
-            asyncio.run(bench(line.rsplit(" ", 1)[1].strip(), args.samples, args.rounds))
+            address = line.rsplit(" ", 1)[1].strip()
+            asyncio.run(bench(address, proc.pid, args.samples, args.rounds))
         finally:
             proc.terminate()
             proc.wait(15)

@@ -1,9 +1,9 @@
 """Recording RunSuite and ScoreStream calls: the protobuf side of the run store.
 
-A chunk's `cases` are `RunSuiteRequest.cases` entries (field 6) of the serialized cases
-as sent, and its `results` a serialized `RunSuiteResponse` with the results as sent; the
-i-th case belongs to the i-th result. The scoring path only concatenates bytes it
-already has; `PbChunkCodec` decodes on read.
+A chunk's `cases` are the serialized cases as sent (`cases_blob`), and its `results` a
+serialized `RunSuiteResponse` with the results as sent; the i-th case belongs to the
+i-th result. The scoring path only concatenates bytes it already has; `PbChunkCodec`
+decodes on read.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,27 +43,30 @@ from scorewire.v1 import scoring_pb2 as pb
 
 RUN_ID_METADATA = "scorewire-run-id"
 """Initial metadata key carrying a recorded call's run id."""
-_CASES_TAG = b"\x32"  # RunSuiteRequest.cases: field 6, length-delimited
 
 NO_STORE = "this server keeps no run store, so it cannot record or read runs"
 STORE_DOWN = "the run store did not answer; the run cannot be recorded or read now"
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def cases_blob(serialized_cases: Sequence[bytes]) -> bytes:
-    """Serialized cases framed as `RunSuiteRequest.cases` entries."""
-    parts: list[bytes] = []
-    for c in serialized_cases:
-        parts.extend((_CASES_TAG, _varint(len(c)), c))
-    return b"".join(parts)
+    """Serialized cases in one blob: their count, their lengths (little-endian uint32s),
+    then the cases. Two C-level packs per chunk: nothing per case on the scoring path."""
+    n = len(serialized_cases)
+    header = struct.pack(f"<I{n}I", n, *map(len, serialized_cases))
+    return header + b"".join(serialized_cases)
+
+
+def read_cases(blob: bytes) -> list[pb.Case]:
+    """The cases of a `cases_blob`."""
+    if not blob:
+        return []
+    (n,) = struct.unpack_from("<I", blob)
+    lengths = struct.unpack_from(f"<{n}I", blob, 4)
+    out, at = [], 4 + 4 * n
+    for size in lengths:
+        out.append(pb.Case.FromString(blob[at : at + size]))
+        at += size
+    return out
 
 
 def unavailable(err: RunsUnavailable | None = None) -> RequestRejected:
@@ -75,7 +79,7 @@ class PbChunkCodec:
 
     def decode(self, chunk: Chunk) -> list[CaseRecord]:
         """The chunk's cases, in the order they were recorded."""
-        cases = pb.RunSuiteRequest.FromString(chunk.cases).cases
+        cases = read_cases(chunk.cases)
         results = pb.RunSuiteResponse.FromString(chunk.results).results.results
         out = []
         for i, r in enumerate(results):
