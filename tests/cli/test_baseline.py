@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import grpc
+from scorewire.runs import RunQuery, RunStatus
+from scorewire.runs.sqlite import SqliteRunStore
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 
@@ -58,10 +61,22 @@ def test_a_regression_against_a_results_file_exits_1_naming_the_case(tmp_path: P
     assert done.code == 0, done.stdout
 
 
-def test_a_recorded_run_is_a_baseline_by_name(tmp_path: Path) -> None:
+async def test_a_recorded_run_is_a_baseline_by_name(tmp_path: Path) -> None:
     suite = write_suite(tmp_path, BASE)
     done = run_cli("run", str(suite), "--record", "--run-name", "nightly", "--label", "git_sha=1")
     assert done.code == 0 and "recorded as run run_" in flat(done.stderr)
+    store = await SqliteRunStore.open(os.path.join(os.environ["SCOREWIRE_STATE_DIR"], "runs.db"))
+    try:
+        (run,) = await store.list_runs(RunQuery(name="nightly"), after=None, limit=5)
+        assert (run.source, run.status, run.results, run.labels) == (
+            "cli",
+            RunStatus.COMPLETE,
+            2,
+            {"git_sha": "1"},
+        )
+        assert run.summary is not None and run.summary["cases_passed"] == 1
+    finally:
+        await store.close()
     write_suite(tmp_path, WORSE)
     done = run_cli("run", str(suite), "--baseline", "nightly")
     assert done.code == 1 and "a (same)" in flat(done.stdout)

@@ -93,12 +93,13 @@ async def record_report(
         store = await open_run_store(settings)
     except RunsUnavailable as err:
         raise UsageError(f"--record: {err}") from None
+    # The run is written finished, with its results, in one transaction: it is never
+    # seen `running` (a server would mark a run of no live owner incomplete).
+    run.status = RunStatus.INCOMPLETE if report.interrupted else RunStatus.COMPLETE
+    run.ended_at = report.ended_at or utc_now()
+    run.summary = None if report.interrupted else summary_json(report.summary)
     try:
         await store.write([run], _chunks(run.run_id, report.records), [])
-        run.status = RunStatus.INCOMPLETE if report.interrupted else RunStatus.COMPLETE
-        run.ended_at = report.ended_at or utc_now()
-        run.summary = None if report.interrupted else summary_json(report.summary)
-        await store.write([], [], [run])
     except RunsUnavailable as err:
         raise UsageError(f"--record: {err}") from None
     finally:
