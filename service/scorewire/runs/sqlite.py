@@ -26,7 +26,6 @@ from scorewire.runs.model import Chunk, RunInfo, RunQuery, RunsUnavailable
 T = TypeVar("T")
 
 _BUSY_TIMEOUT_MS = 5000
-_CHECKPOINT_PAGES = 256  # 16 MiB of WAL (64 KiB pages) between checkpoints
 _TABLES = sql.tables("")
 
 
@@ -46,11 +45,9 @@ class SqliteRunStore:
         def connect() -> sqlite3.Connection:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            # Chunks are blobs of ~100 kB: 64 KiB pages store them with a third less CPU
-            # than 4 KiB overflow chains (measured). Takes effect on a new file only.
-            conn.execute("PRAGMA page_size = 65536")
+            # The default 4 KiB pages: 64 KiB pages cost more CPU per commit here, each
+            # commit rewriting whole leaf and index pages (measured, 80 chunks of 100 kB).
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA wal_autocheckpoint = {_CHECKPOINT_PAGES}")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             try:
