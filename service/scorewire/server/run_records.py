@@ -320,6 +320,15 @@ class Recording:
         await context.send_initial_metadata(((RUN_ID_METADATA, run.run_id),))
         return cls(recorder, run)
 
+    def submit(self, cases: bytes, results: bytes, count: int) -> asyncio.Future[None]:
+        """Start storing one chunk; the future is done after its commit (then send it).
+
+        Chunks submitted one after another are stored in that order."""
+        task = asyncio.ensure_future(self.append(cases, results, count))
+        _BACKGROUND.add(task)
+        task.add_done_callback(_done)  # a failure not awaited (the call failed) is logged away
+        return task
+
     async def append(self, cases: bytes, results: bytes, count: int) -> None:
         """Store one chunk; returns after its commit."""
         try:

@@ -77,6 +77,9 @@ INLINE_COMPILE_S = 0.02
 """A plan may be compiled in the server for inline Score only if a worker compiled it faster."""
 INLINE_SCORE_MS = 1.0
 """A Score is scored inline only if workers scored its plan within this per KiB of request."""
+STORE_AHEAD = 4
+"""Recorded chunks of a RunSuite queued for the run store before the oldest must be
+stored (and then sent): they share commits, and memory stays bounded."""
 OUTPUT_CHECKS_PER_YIELD = 512
 """Output sizes checked between two yields to the event loop."""
 
@@ -467,6 +470,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 # Chunks go to the scoring workers, a few in flight, answered in order.
                 own = not request.cases and info.suite_cases > 0
                 jobs = self._chunk_jobs(key, source, None if own else request.cases, info)
+                # Stored, then sent: a chunk's message waits for its commit, while the
+                # next chunks are already queued (so they share commits).
+                storing: collections.deque[tuple[asyncio.Future[None], bytes]] = collections.deque()
                 async for job, message, batch in self._run_chunks(jobs, context):
                     for r in batch:
                         builder.add(r)
@@ -474,9 +480,19 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                         self._observer.observe_results(info, batch)
                     if baseline is not None:
                         baseline.add(info.names, batch)
-                    if recording is not None:  # stored, then sent
-                        await recording.append(cases_blob(job.cases or ()), message, len(batch))
-                    yield message
+                    if recording is None:
+                        yield message
+                        continue
+                    blob = cases_blob(job.cases or ())
+                    storing.append((recording.submit(blob, message, len(batch)), message))
+                    while storing and (storing[0][0].done() or len(storing) > STORE_AHEAD):
+                        stored, ready = storing.popleft()
+                        await stored
+                        yield ready
+                while storing:
+                    stored, ready = storing.popleft()
+                    await stored
+                    yield ready
             else:
                 suite = await self._load_here(key, source)
                 plan = suite.plan
