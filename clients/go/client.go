@@ -93,6 +93,7 @@ type Client struct {
 	conn    *grpc.ClientConn
 	rpc     scorewirev1.ScoringServiceClient
 	labels  scorewirev1.LabelServiceClient
+	runs    scorewirev1.RunServiceClient
 	timeout time.Duration
 }
 
@@ -140,6 +141,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		conn:    conn,
 		rpc:     scorewirev1.NewScoringServiceClient(conn),
 		labels:  scorewirev1.NewLabelServiceClient(conn),
+		runs:    scorewirev1.NewRunServiceClient(conn),
 		timeout: cfg.timeout,
 	}, nil
 }

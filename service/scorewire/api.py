@@ -151,7 +151,15 @@ async def arun_suite_file(
         builder.add(r)
         results.append(r)
     results.sort(key=lambda r: r.index)
-    return results, builder.finish(loaded.gate)
+    summary = builder.finish(loaded.gate)
+    if loaded.gate.baseline is not None:
+        # In process there is no run store to compare with: an unjudged gate is no pass.
+        summary.gate_passed = False
+        summary.gate_reasons.append(
+            f"gate.baseline {loaded.gate.baseline!r} was not compared: baselines are judged "
+            "by the server and by `scorewire run`, not in process"
+        )
+    return results, summary
 
 
 def preflight_suite(plan: Plan, judge: Any, *, budgeted: bool) -> None:

@@ -309,7 +309,7 @@ class Settings(BaseSettings):
 
     # --- state on disk ------------------------------------------------------------------------
     state_dir: str = ""
-    """Directory of the server's own files (the SQLite label store), created if absent.
+    """Directory of the server's own files (the SQLite label and run stores), created if absent.
 
     Empty: `$XDG_STATE_HOME/scorewire`, else `~/.local/state/scorewire`. The image sets
     `/var/lib/scorewire`, a volume. Resolved once by `state_path()`.
@@ -341,6 +341,37 @@ class Settings(BaseSettings):
     A SecretStr because the URL may carry a password; it is never logged.
     """
 
+    # --- recorded runs ----------------------------------------------------------------------
+    runs_record: bool = False
+    """Record RunSuite and ScoreStream calls that do not say (`record` unset) in the run store."""
+    runs_path: str = Field("runs.db", min_length=1)
+    """SQLite file of the run store, used when `runs_url` is not set (created if absent).
+
+    A relative path is under the state directory (`state_dir`).
+    """
+
+    def runs_file(self) -> Path:
+        """The SQLite run store's file: `runs_path` resolved against `state_path()`."""
+        return self.state_path() / Path(self.runs_path).expanduser()
+
+    runs_url: SecretStr | None = None
+    """`postgresql://user:password@host:port/db`: keep runs in PostgreSQL, shared by replicas
+    (the label store's database may be used). Never logged."""
+    runs_max_age_s: int = Field(30 * 86_400, ge=0)
+    """Finished runs older than this many seconds are deleted by the server; 0 keeps them."""
+    runs_max_runs: int = Field(10_000, ge=0)
+    """The server keeps at most this many finished runs (the newest); 0 means no limit."""
+    runs_queue_chunks: int = Field(64, ge=1)
+    """Result chunks (up to 256 results each) waiting to be written before a recording
+    call waits for the store (backpressure: results are never dropped)."""
+    runs_heartbeat_s: float = Field(10.0, gt=0)
+    """Seconds between a server's run-store heartbeats, and its retention rounds; a
+    server silent for three periods has its running runs marked incomplete."""
+    max_run_labels: int = Field(32, ge=0)
+    """Most labels (`git_sha`, `model`, ...) one recorded run may carry."""
+    max_run_label_chars: int = Field(256, ge=1)
+    """Longest run name, label key or label value, in characters."""
+
     @field_validator("judge_prices")
     @classmethod
     def _prices_are_finite_and_not_negative(
@@ -359,14 +390,14 @@ class Settings(BaseSettings):
             _check_price(value, "the fallback price")
         return value
 
-    @field_validator("labels_url")
+    @field_validator("labels_url", "runs_url")
     @classmethod
     def _labels_url_is_postgresql(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None or not value.get_secret_value():
             return None
         scheme = value.get_secret_value().split("://", 1)[0].lower()
         if scheme not in ("postgresql", "postgres"):
-            raise ValueError("must be a postgresql:// URL (SQLite is set with labels_path)")
+            raise ValueError("must be a postgresql:// URL (SQLite files are set by their _path)")
         return value
 
     # --- metrics ------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "text": 2,
     "judge": 3,
     "labels": 3,
+    "runs": 3,
     "checks": 4,
     "engine": 5,
     "generation": 6,

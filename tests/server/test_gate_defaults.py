@@ -153,3 +153,14 @@ def _value(text: str) -> object:
     from google.protobuf import struct_pb2
 
     return struct_pb2.Value(string_value=text)
+
+
+def test_in_process_a_baseline_gate_is_never_a_silent_pass(tmp_path: Path) -> None:
+    # No run store in process: a gate naming a baseline fails and says it was not compared.
+    path = _evalstone(tmp_path)
+    doc = yaml.safe_load(path.read_text())
+    doc["suites"]["s"]["gate"] = {"baseline": "nightly"}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    _, summary = run_suite_file(str(path), suite="s")
+    assert not summary.gate_passed
+    assert "was not compared" in summary.gate_reasons[-1]

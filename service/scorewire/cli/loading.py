@@ -166,6 +166,16 @@ def _evalstone_run(
     )
 
 
+def _without_baseline(suite: dict[str, Any]) -> dict[str, Any]:
+    """The suite without its gate's baseline: the CLI judges it over the whole run (the
+    server would see only one batch of it, and perhaps not hold the baseline)."""
+    gate = suite.get("gate")
+    if not isinstance(gate, dict):
+        return suite
+    kept = {k: v for k, v in gate.items() if k not in ("baseline", "max_regression")}
+    return {**suite, "gate": kept}
+
+
 def _server_yaml(data: Any) -> str:
     """The suite as a server takes it: no imports (the server has its own), no datasets
     (the cases travel in the request) and no targets (outputs are produced here)."""
@@ -174,10 +184,11 @@ def _server_yaml(data: Any) -> str:
     if isinstance(suites, dict):
         doc["suites"] = {
             name: (
-                {k: v for k, v in s.items() if k not in ("dataset", "target")}
+                _without_baseline({k: v for k, v in s.items() if k not in ("dataset", "target")})
                 if isinstance(s, dict)
                 else s
             )
             for name, s in suites.items()
         }
+    doc = _without_baseline(doc)
     return yaml.safe_dump(json.loads(json.dumps(doc, default=str)), sort_keys=False)

@@ -33,6 +33,12 @@ case, including those whose output could not be produced. The server's judge gra
 (a checkllm `judge: {backend: gemini}` then means the server's OpenAI-compatible judge
 backend, which must point at Gemini), and its verdict-cache savings are not shown.
 
+`--baseline RUN_OR_results.json` (or the suite's `gate.baseline`, a results file beside
+the suite or a run id or name) fails the gate, exit 1, when a case that passed a check
+in that earlier run fails or errors it now, or a check's pass rate drops by more than
+`gate.max_regression` (`scorewire.cli.baseline`). `--record` keeps the run in the run
+store (`--run-name`, `--label key=value`), where a later `--baseline NAME` finds it.
+
 Environment: the `SCOREWIRE_*` settings (judge, embeddings, provider keys and base
 URLs; `scorewire.settings.Settings`) plus the SDKs' own `OPENAI_API_KEY`,
 `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`.
@@ -46,10 +52,12 @@ import contextlib
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from scorewire.cli import checks, init, validate
+from scorewire.cli.baseline import judge_against, load_baseline
 from scorewire.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -68,6 +76,7 @@ from scorewire.cli.console import (
 from scorewire.cli.loading import RunSpec, load_run
 from scorewire.cli.local import Collector, open_resources, run_in_process
 from scorewire.cli.preflight import as_violations, preflight_run
+from scorewire.cli.record import parse_labels, record_report
 from scorewire.cli.remote import ServerTarget, run_on_server, server_target
 from scorewire.cli.run_output import (
     RunProgress,
@@ -80,6 +89,7 @@ from scorewire.cli.run_output import (
 )
 from scorewire.cli.selection import apply_options
 from scorewire.core.errors import SpecError
+from scorewire.runs import RunOutcomes, utc_now
 from scorewire.settings import Settings
 
 
@@ -92,6 +102,7 @@ async def execute(
     progress_console: Console,
 ) -> RunReport:
     """Run the suite; on SIGINT stop every call and report what finished."""
+    started = utc_now()
     res = open_resources(spec, settings, budget_limit, local_scoring=server is None)
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -132,6 +143,7 @@ async def execute(
     if installed:
         loop.remove_signal_handler(signal.SIGINT)
     report = collector.report(interrupted=interrupted, budget=budget_limit)
+    report.started_at, report.ended_at = started, utc_now()
     if interrupted:
         # A partial run is no verdict: its gate never passes (the exit code is 130 anyway).
         report.summary.gate_passed = False
@@ -192,6 +204,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             as_violations(problems),
         )
         return EXIT_USAGE
+    baseline_ref = args.baseline or _beside(args.suite, spec.gate.baseline)
+    try:
+        labels = parse_labels(args.label, settings)
+        baseline = _baseline(baseline_ref, settings, target)
+    except UsageError as problem:
+        err.print(problem.message, markup=False, highlight=False)
+        return EXIT_USAGE
     try:
         report = asyncio.run(
             execute(spec, settings, server=target, budget_limit=budget, progress_console=err)
@@ -211,10 +230,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             "answers its judge calls"
         ]
     report.notes.extend(notes)
+    if baseline is not None and not report.interrupted:
+        judge_against(report, baseline[0], baseline[1], spec.gate.max_regression)
     print_assertions(out, report)
     print_matrix(out, report)
     print_failures(out, report, args.show_failures)
     print_totals(out, report)
+    try:
+        if args.record:
+            suite = Path(args.suite).read_text(encoding="utf-8", errors="replace")
+            name = args.run_name or spec.name or Path(args.suite).stem
+            run_id = asyncio.run(
+                record_report(report, settings, name=name, labels=labels, suite=suite)
+            )
+            err.print(f"recorded as run {run_id}", markup=False, highlight=False)
+    except (UsageError, OSError) as problem:
+        text = problem.message if isinstance(problem, UsageError) else str(problem)
+        err.print(f"cannot record the run: {text}", markup=False, highlight=False)
+        return EXIT_USAGE
     try:
         if args.output:
             write_results(args.output, report)
@@ -226,6 +259,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_PASSED if report.summary.gate_passed else EXIT_FAILED
+
+
+def _beside(suite: str, ref: str | None) -> str | None:
+    """A suite's `gate.baseline`: a results file beside the suite when one is there."""
+    if ref and (Path(suite).parent / ref).is_file():
+        return str(Path(suite).parent / ref)
+    return ref
+
+
+def _baseline(
+    ref: str | None, settings: Settings, target: ServerTarget | None
+) -> tuple[str, RunOutcomes] | None:
+    """The baseline run's label and outcomes, loaded before the run spends anything."""
+    if not ref:
+        return None
+    return asyncio.run(load_baseline(ref, settings, target))
 
 
 def add_parser(subparsers: Any) -> None:
@@ -283,6 +332,24 @@ def add_parser(subparsers: Any) -> None:
         type=int,
         metavar="N",
         help="most cases in flight at once (overrides the file's concurrency)",
+    )
+    run.add_argument(
+        "--baseline",
+        metavar="RUN_OR_RESULTS.json",
+        help="fail the gate when a case that passed in this earlier run (a results file, or "
+        "a recorded run's id or name) fails now; overrides the suite's gate.baseline",
+    )
+    run.add_argument(
+        "--record",
+        action="store_true",
+        help="keep the run in the run store (SCOREWIRE_RUNS_URL, else the state directory)",
+    )
+    run.add_argument("--run-name", metavar="NAME", help="the recorded run's name (--record)")
+    run.add_argument(
+        "--label",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a label of the recorded run, such as git_sha=... (--record; repeatable)",
     )
     run.set_defaults(func=cmd_run)
 

@@ -47,6 +47,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -104,6 +105,10 @@ class RunReport:
     """checkllm: group -> `<index> <description>`, the console's test column."""
     prompts: list[str] = field(default_factory=list)
     """checkllm: the prompt templates (the matrix's rows)."""
+    started_at: datetime | None = None
+    """When the run started (UTC)."""
+    ended_at: datetime | None = None
+    """When it ended (UTC)."""
 
     @property
     def cost_usd(self) -> float:

@@ -42,6 +42,12 @@ class Gate(Params):
     """Highest acceptable fraction of scores that errored (default 0)."""
     max_cost: float | None = Field(None, ge=0.0)
     """Most dollars the run may have cost."""
+    baseline: str | None = Field(None, min_length=1, max_length=1024)
+    """A recorded run (id, or name meaning its newest complete run) or a results file to
+    compare with: the gate fails when a case that passed a check there fails or errors
+    it now. Judged by whoever holds the baseline (the server, the CLI), not by `finish`."""
+    max_regression: float = Field(0.0, ge=0.0, le=1.0)
+    """Largest acceptable drop of a check's pass rate against `baseline` (default 0)."""
 
 
 def parse_gate(raw: object, path: str, *, rename: dict[str, str] | None = None) -> Gate:

@@ -28,10 +28,12 @@ from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
+from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
 from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import add_service
+from scorewire.server.runs_service import add_run_service
 from scorewire.server.security import (
     auth_interceptor,
     principals_from_settings,
@@ -95,9 +97,12 @@ async def create_server(
     extras: dict[str, Any] | None = None,
     interceptors: Sequence[Any] = (),
     agreement_observer: Any = None,
+    runs: RunStore | None = None,
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port.
 
+    With `runs` (a run store), calls can be recorded and the RunService reads them; the
+    server owns the store from then on and closes it when it stops.
     `agreement_observer` receives the latest kappa of every Agreement (the metrics).
     """
     auth = auth_interceptor(settings)
@@ -107,7 +112,19 @@ async def create_server(
     server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
     # human checks in Score and RunSuite read the caller's tenant's labels only.
     scoped = CallerScopedLabels(labels) if labels is not None else None
-    service = ScoringService(settings, judge=judge, labels=scoped, observer=observer, extras=extras)
+    recorder = None
+    if runs is not None:
+        recorder = RunRecorder(
+            runs,
+            queue_chunks=settings.runs_queue_chunks,
+            heartbeat_s=settings.runs_heartbeat_s,
+            max_age_s=settings.runs_max_age_s,
+            max_runs=settings.runs_max_runs,
+        )
+        await recorder.start()
+    service = ScoringService(
+        settings, judge=judge, labels=scoped, observer=observer, extras=extras, runs=recorder
+    )
     await service.pool.start()
     add_service(server, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
     health_servicer = HealthServicer()
@@ -123,6 +140,8 @@ async def create_server(
                 max_resamples=settings.max_bootstrap_resamples,
             )
         )
+    if recorder is not None:
+        names.append(add_run_service(server, recorder))
     add_reflection(server, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
@@ -143,7 +162,10 @@ async def create_server(
     await health_servicer.set("", serving)
     for name in names:
         await health_servicer.set(name, serving)
-    return Running(server, port, health_servicer, service), port
+    running = Running(server, port, health_servicer, service)
+    if recorder is not None:
+        running.closers.append(recorder.close)
+    return running, port
 
 
 async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0) -> None:
@@ -159,6 +181,11 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     try:
         labels = await open_label_store(settings)
     except LabelsUnavailable as err:
+        raise StartupError(str(err)) from None
+    try:
+        runs = await open_run_store(settings)
+    except RunsUnavailable as err:
+        await labels.close()
         raise StartupError(str(err)) from None
     # Each worker serves its own /metrics (port + worker index): series are per process.
     metrics = start_metrics(settings, judge=judge, port_offset=worker)
@@ -178,6 +205,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         observer=metrics.observer if metrics is not None else None,
         interceptors=interceptors,
         agreement_observer=metrics.agreement if metrics is not None else None,
+        runs=runs,
     )
     running.closers.extend([labels.close, judge.aclose])
     if traced is not None:

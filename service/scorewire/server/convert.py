@@ -139,7 +139,11 @@ def check_specs_from_pb(checks: Sequence[pb.CheckSpec], base: str = "checks") ->
 
 def gate_from_pb(m: pb.Gate) -> Gate:
     """Gate message -> Gate (bad ranges are violations under `gate`)."""
-    values: dict[str, float] = {}
+    values: dict[str, float | str] = {}
+    if m.HasField("baseline"):
+        values["baseline"] = m.baseline
+    if m.HasField("max_regression"):
+        values["max_regression"] = m.max_regression
     if m.HasField("min_pass_rate"):
         values["min_pass_rate"] = m.min_pass_rate
     if m.HasField("min_mean_score"):

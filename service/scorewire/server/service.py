@@ -39,6 +39,7 @@ from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
+from scorewire.runs import RunRecorder
 from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
 from scorewire.server.checkllm import CheckllmRuns, format_name
@@ -55,8 +56,17 @@ from scorewire.server.plan_cache import (
     PLAN_CACHE_SIZE,
     PlanCache,
 )
+from scorewire.server.run_records import (
+    BaselineGate,
+    Recording,
+    cases_blob,
+    check_run_fields,
+    resolve_baseline,
+    suite_text,
+    unavailable,
+)
 from scorewire.server.scoring_pool import CompileTimeout, ScoringPool
-from scorewire.server.security import current_token, principal
+from scorewire.server.security import Principal, current_token, principal
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite
 from scorewire.suites.checkllm_request import CHECKLLM, load_request_checkllm
@@ -75,6 +85,9 @@ INLINE_COMPILE_S = 0.02
 """A plan may be compiled in the server for inline Score only if a worker compiled it faster."""
 INLINE_SCORE_MS = 1.0
 """A Score is scored inline only if workers scored its plan within this per KiB of request."""
+STORE_AHEAD = 4
+"""Recorded chunks of a RunSuite queued for the run store before the oldest must be
+stored (and then sent): they share commits, and memory stays bounded."""
 OUTPUT_CHECKS_PER_YIELD = 512
 """Output sizes checked between two yields to the event loop."""
 
@@ -153,9 +166,9 @@ def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
     return b"".join((b"\x0a", _varint(len(s)), s, b"\x12", _varint(len(o)), o))
 
 
-def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, list[CaseResult]]:
+def _chunk_answer(job: sw.Job, answer: tuple[Any, ...]) -> tuple[sw.Job, bytes, list[CaseResult]]:
     _, _, message, slims = answer
-    return message, [sw.unslim(r) for r in slims]
+    return job, message, [sw.unslim(r) for r in slims]
 
 
 def _plan_key(source: sw.PlanSource) -> bytes:
@@ -222,8 +235,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         labels: Any = None,
         observer: RunObserver | None = None,
         extras: dict[str, Any] | None = None,
+        runs: RunRecorder | None = None,
     ) -> None:
         self._settings = settings
+        self._runs = runs
         self._observer = observer
         # Shared by every request's context: read-only run-wide services and flags.
         self._extras: dict[str, Any] = {**(extras or {}), **sw.check_extras(settings)}
@@ -597,41 +612,132 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
         self._preflight(info, budget)
         ctx = self._context(context, budget)
+        who = principal(context)
+        baseline = await self._baseline(info.gate, who)
+        gate = request.gate if request.HasField("gate") else None
+        recording = await self._begin_recording(
+            "RunSuite",
+            request.record if request.HasField("record") else None,
+            request.run_name,
+            request.labels,
+            "",
+            lambda: suite_text(
+                request.suite_yaml, request.suite_name, request.checks, request.compact, gate
+            ),
+            request.suite_name,
+            info.names,
+            who,
+            context,
+        )
         builder = SummaryBuilder(info.names, info.types)
-        if not info.any_async:
-            # Chunks go to the scoring workers, a few in flight, answered in order.
-            own = not request.cases and info.suite_cases > 0
-            jobs = self._chunk_jobs(key, source, None if own else request.cases, info)
-            async for message, batch in self._run_chunks(jobs, context):
-                for r in batch:
-                    builder.add(r)
-                if self._observer is not None:
-                    self._observer.observe_results(info, batch)
-                yield message
-        else:
-            suite = await self._load_here(key, source)
-            plan = suite.plan
-            source_cases: Sequence[pb.Case] | Sequence[Case] = (
-                request.cases if request.cases or not suite.cases else suite.cases
-            )
-            cases = [streaming.to_case(source_cases, i) for i in range(len(source_cases))]
-            concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
-            results = run_cases(plan, cases, ctx, concurrency=concurrency)
-            # Not made current: this generator's steps are not one context's.
-            batch_span = tracing.start_span("scorewire.cases", {tracing.CASES: len(cases)})
-            try:
-                async for batch in streaming.batched(results):
+        try:
+            if not info.any_async:
+                # Chunks go to the scoring workers, a few in flight, answered in order.
+                own = not request.cases and info.suite_cases > 0
+                jobs = self._chunk_jobs(key, source, None if own else request.cases, info)
+                # Stored, then sent: a chunk's message waits for its commit, while the
+                # next chunks are already queued (so they share commits).
+                storing: collections.deque[tuple[asyncio.Future[None], bytes]] = collections.deque()
+                async for job, message, batch in self._run_chunks(jobs, context):
                     for r in batch:
                         builder.add(r)
                     if self._observer is not None:
-                        self._observer.observe_results(plan, batch)
-                    yield streaming.results_message(plan, batch, self.max_reason_chars)
-            finally:
-                batch_span.end()
-        summary = builder.finish(info.gate)
-        if self._observer is not None:
-            self._observer.observe_summary(summary)
-        yield pb.RunSuiteResponse(summary=convert.summary_to_pb(summary))
+                        self._observer.observe_results(info, batch)
+                    if baseline is not None:
+                        baseline.add(info.names, batch)
+                    if recording is None:
+                        yield message
+                        continue
+                    blob = cases_blob(job.cases or ())
+                    storing.append((recording.submit(blob, message, len(batch)), message))
+                    while storing and (storing[0][0].done() or len(storing) > STORE_AHEAD):
+                        stored, ready = storing.popleft()
+                        await stored
+                        yield ready
+                while storing:
+                    stored, ready = storing.popleft()
+                    await stored
+                    yield ready
+            else:
+                suite = await self._load_here(key, source)
+                plan = suite.plan
+                source_cases: Sequence[pb.Case] | Sequence[Case] = (
+                    request.cases if request.cases or not suite.cases else suite.cases
+                )
+                cases = [streaming.to_case(source_cases, i) for i in range(len(source_cases))]
+                concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
+                results = run_cases(plan, cases, ctx, concurrency=concurrency)
+                # Not made current: this generator's steps are not one context's.
+                batch_span = tracing.start_span("scorewire.cases", {tracing.CASES: len(cases)})
+                try:
+                    async for batch in streaming.batched(results):
+                        for r in batch:
+                            builder.add(r)
+                        if self._observer is not None:
+                            self._observer.observe_results(plan, batch)
+                        if baseline is not None:
+                            baseline.add(info.names, batch)
+                        msg = streaming.results_message(plan, batch, self.max_reason_chars)
+                        if recording is None:
+                            yield msg
+                            continue
+                        data = msg.SerializeToString()
+                        sent = [r.index for r in batch] if request.cases else []
+                        blob = cases_blob([request.cases[i].SerializeToString() for i in sent])
+                        await recording.append(blob, data, len(batch))
+                        yield data
+                finally:
+                    batch_span.end()
+            summary = builder.finish(info.gate)
+            if baseline is not None:
+                baseline.judge(summary)
+            if self._observer is not None:
+                self._observer.observe_summary(summary)
+            message_summary = convert.summary_to_pb(summary)
+            if recording is not None:
+                await recording.complete(summary)
+                message_summary.run_id = recording.run.run_id
+            yield pb.RunSuiteResponse(summary=message_summary)
+        finally:
+            if recording is not None:
+                recording.abandon()  # unless it completed: cancelled, failed
+
+    async def _baseline(self, gate: Any, who: Principal | None) -> BaselineGate | None:
+        """The baseline a gate names, loaded from the run store; None without one."""
+        if gate is None or gate.baseline is None:
+            return None
+        run_id, outcomes = await resolve_baseline(self._runs, gate.baseline, who)
+        return BaselineGate(run_id, outcomes, gate.max_regression)
+
+    async def _begin_recording(
+        self,
+        source: str,
+        record: bool | None,
+        run_name: str,
+        labels: Any,
+        field_base: str,
+        suite: Any,
+        suite_name: str,
+        checks: Sequence[str],
+        who: Principal | None,
+        context: Context,
+    ) -> Recording | None:
+        """Start recording the call when it asks (or by the server's default); else None."""
+        if not (self._settings.runs_record if record is None else record):
+            return None
+        if self._runs is None:
+            raise unavailable()
+        checked = check_run_fields(run_name, dict(labels), self._settings, field_base)
+        return await Recording.begin(
+            self._runs,
+            name=run_name or suite_name or "unnamed",
+            source=source,
+            who=who,
+            labels=checked,
+            suite=suite(),
+            checks=checks,
+            context=context,
+        )
 
     async def score_now(
         self,
@@ -706,21 +812,25 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
 
     async def _run_chunks(
         self, jobs: Iterator[sw.Job], context: Context
-    ) -> AsyncIterator[tuple[bytes, list[CaseResult]]]:
+    ) -> AsyncIterator[tuple[sw.Job, bytes, list[CaseResult]]]:
         """Run jobs with up to the pool's per-request share in flight; answers in order."""
-        pending: collections.deque[asyncio.Task[tuple[Any, ...]]] = collections.deque()
+        pending: collections.deque[tuple[sw.Job, asyncio.Task[tuple[Any, ...]]]] = (
+            collections.deque()
+        )
         try:
             for job in jobs:
-                pending.append(asyncio.ensure_future(self._run_job(job, context)))
+                pending.append((job, asyncio.ensure_future(self._run_job(job, context))))
                 while len(pending) >= self.pool.share:
-                    yield _chunk_answer(await pending.popleft())
+                    done, task = pending.popleft()
+                    yield _chunk_answer(done, await task)
             while pending:
-                yield _chunk_answer(await pending.popleft())
+                done, task = pending.popleft()
+                yield _chunk_answer(done, await task)
         finally:
-            for t in pending:
+            for _, t in pending:
                 t.cancel()
             if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
+                await asyncio.gather(*(t for _, t in pending), return_exceptions=True)
 
     async def close(self) -> None:
         """Stop the scoring workers and the plan thread."""
@@ -753,15 +863,75 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._preflight(info, budget_usd)
         ctx = self._context(context, budget_usd)
         if info.format == CHECKLLM:
+            # A checkllm stream is scored as recorded by the checkllm runner (not recorded
+            # in the run store yet).
             checkllm = await self._load_checkllm(key, source)
             async for resp in self.checkllm.stream(checkllm, request_iterator, ctx):
                 yield resp
             return
+        recording = await self._begin_recording(
+            "ScoreStream",
+            cfg.record if cfg.HasField("record") else None,
+            cfg.run_name,
+            cfg.labels,
+            "config",
+            lambda: suite_text(cfg.suite_yaml, cfg.suite_name, cfg.checks, cfg.compact, None),
+            cfg.suite_name,
+            info.names,
+            principal(context),
+            context,
+        )
+        on_result = None
+        builder = SummaryBuilder(info.names, info.types)
+        if recording is not None:
+            on_result = self._stream_recorder(recording, builder)
+        try:
+            async for resp in self._score_stream(key, source, info, ctx, request_iterator, context,
+                                                 on_result):  # fmt: skip
+                yield resp
+            if recording is not None:
+                await recording.complete(builder.finish())
+        finally:
+            if recording is not None:
+                recording.abandon()
+
+    @staticmethod
+    def _stream_recorder(recording: Recording, builder: SummaryBuilder) -> streaming.OnResult:
+        """Store each streamed case (and count it) before its response is sent."""
+        seen = 0
+
+        async def on_result(
+            case: pb.StreamCase, scores: list[Score], response: pb.ScoreStreamResponse
+        ) -> None:
+            nonlocal seen
+            index, seen = seen, seen + 1
+            builder.add(CaseResult(index, case.sample.id, scores))
+            result = pb.CaseResult(
+                index=index, sample_id=case.sample.id, scores=response.scores,
+                passed=response.passed,
+            )  # fmt: skip
+            results = pb.RunSuiteResponse(results=pb.CaseResultBatch(results=[result]))
+            blob = cases_blob([_case_bytes(case.sample, case.output)])
+            await recording.append(blob, results.SerializeToString(), 1)
+
+        return on_result
+
+    async def _score_stream(
+        self,
+        key: bytes,
+        source: sw.PlanSource,
+        info: sw.PlanInfo,
+        ctx: CheckContext,
+        request_iterator: AsyncIterator[pb.ScoreStreamRequest],
+        context: Context,
+        on_result: streaming.OnResult | None,
+    ) -> AsyncIterator[pb.ScoreStreamResponse]:
         if info.any_async:
             suite = await self._load_here(key, source)
             stream = streaming.stream_scores(
-                suite.plan, request_iterator, ctx, self._settings.max_concurrency, self
-            )
+                suite.plan, request_iterator, ctx, self._settings.max_concurrency, self,
+                on_result=on_result,
+            )  # fmt: skip
         else:
 
             async def score(case: pb.StreamCase) -> CaseResult:
@@ -777,7 +947,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
 
             concurrency = min(self._settings.max_concurrency, self.pool.share)
             stream = streaming.stream_scores(
-                info, request_iterator, ctx, concurrency, self, score=score
+                info, request_iterator, ctx, concurrency, self, score=score, on_result=on_result
             )
         async for resp in stream:
             yield resp

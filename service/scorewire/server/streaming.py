@@ -41,6 +41,10 @@ MAX_BUFFERED_RESULTS = 4 * BATCH_MAX_RESULTS
 """Scoring pauses when this many results wait for a slow reader (backpressure)."""
 
 
+OnResult = Callable[[pb.StreamCase, list[Score], pb.ScoreStreamResponse], Awaitable[None]]
+"""Called with each streamed case's scores before its response is queued (recording)."""
+
+
 class StreamHost(Protocol):
     """What a ScoreStream needs from its service: the per-case check and the observer."""
 
@@ -161,6 +165,7 @@ async def stream_scores(
     service: StreamHost,
     *,
     score: Callable[[pb.StreamCase], Awaitable[CaseResult]] | None = None,
+    on_result: OnResult | None = None,
 ) -> AsyncIterator[pb.ScoreStreamResponse]:
     """Score streamed cases concurrently (bounded); yield responses as they finish.
 
@@ -169,10 +174,13 @@ async def stream_scores(
     flow control then slows the sender. Memory is bounded by the stream, not its length.
 
     `score` scores one case elsewhere (a scoring worker); without it `plan` must be a
-    compiled Plan, scored here.
+    compiled Plan, scored here. `on_result` runs before each response is queued; when it
+    raises RequestRejected (the run store failed), the stream ends with that error.
     """
     # One slot for the end marker, so the reader never waits to say it is done.
-    out: asyncio.Queue[pb.ScoreStreamResponse | None] = asyncio.Queue(maxsize=concurrency + 1)
+    out: asyncio.Queue[pb.ScoreStreamResponse | RequestRejected | None] = asyncio.Queue(
+        maxsize=concurrency + 1
+    )
     slots = asyncio.Semaphore(concurrency)
     tasks: set[asyncio.Task[None]] = set()
 
@@ -195,15 +203,20 @@ async def stream_scores(
                 scores, passed = result.scores, result.passed
                 if service.observer is not None:
                     service.observer.observe_results(plan, (result,))
-            await out.put(
-                pb.ScoreStreamResponse(
-                    request_id=req.request_id,
-                    scores=convert.scores_to_pb(
-                        plan.checks, scores, max_reason_chars=service.max_reason_chars
-                    ),
-                    passed=passed,
-                )
+            response = pb.ScoreStreamResponse(
+                request_id=req.request_id,
+                scores=convert.scores_to_pb(
+                    plan.checks, scores, max_reason_chars=service.max_reason_chars
+                ),
+                passed=passed,
             )
+            if on_result is not None:
+                try:
+                    await on_result(req, list(scores), response)
+                except RequestRejected as err:
+                    await out.put(err)
+                    return
+            await out.put(response)
         finally:
             slots.release()
 
@@ -229,6 +242,8 @@ async def stream_scores(
             item = await out.get()
             if item is None:
                 break
+            if isinstance(item, RequestRejected):
+                raise item
             yield item
         await reader  # re-raise a protocol error from the reader
     finally:

@@ -939,7 +939,16 @@ type Gate struct {
 	// Highest acceptable fraction (0..1) of scores that errored; defaults to 0.
 	MaxErrorRate *float64 `protobuf:"fixed64,3,opt,name=max_error_rate,json=maxErrorRate,proto3,oneof" json:"max_error_rate,omitempty"`
 	// Most US dollars the run may have cost.
-	MaxCostUsd    *float64 `protobuf:"fixed64,4,opt,name=max_cost_usd,json=maxCostUsd,proto3,oneof" json:"max_cost_usd,omitempty"`
+	MaxCostUsd *float64 `protobuf:"fixed64,4,opt,name=max_cost_usd,json=maxCostUsd,proto3,oneof" json:"max_cost_usd,omitempty"`
+	// A recorded run to compare against: a run id, or a run name meaning the newest
+	// complete run of that name the caller can see. The gate fails when a case (matched by
+	// sample id) that passed a check in the baseline now fails or errors it, or when a
+	// check's pass rate drops by more than `max_regression`; the gate reasons list the
+	// regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+	Baseline *string `protobuf:"bytes,5,opt,name=baseline,proto3,oneof" json:"baseline,omitempty"`
+	// Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+	// defaults to 0. Ignored without a baseline.
+	MaxRegression *float64 `protobuf:"fixed64,6,opt,name=max_regression,json=maxRegression,proto3,oneof" json:"max_regression,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,6 +1011,20 @@ func (x *Gate) GetMaxCostUsd() float64 {
 	return 0
 }
 
+func (x *Gate) GetBaseline() string {
+	if x != nil && x.Baseline != nil {
+		return *x.Baseline
+	}
+	return ""
+}
+
+func (x *Gate) GetMaxRegression() float64 {
+	if x != nil && x.MaxRegression != nil {
+		return *x.MaxRegression
+	}
+	return 0
+}
+
 // RunSuiteRequest runs a suite over a batch of cases.
 type RunSuiteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1041,8 +1064,21 @@ type RunSuiteRequest struct {
 	// own per-request limit (SCOREWIRE_GENERATION_BUDGET_PER_REQUEST_USD) caps it. Once
 	// spent, the remaining combinations score BUDGET_EXHAUSTED errors (never passes).
 	GenerationBudgetUsd *float64 `protobuf:"fixed64,9,opt,name=generation_budget_usd,json=generationBudgetUsd,proto3,oneof" json:"generation_budget_usd,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Whether to record this run in the server's run store (RunService reads it back);
+	// unset means the server's default (`SCOREWIRE_RUNS_RECORD`). A recorded result is
+	// stored before it is sent. The run id comes back in `RunSummary.run_id` and in the
+	// `scorewire-run-id` initial metadata. Recording with no run store configured, or a
+	// store that fails, is UNAVAILABLE.
+	Record *bool `protobuf:"varint,12,opt,name=record,proto3,oneof" json:"record,omitempty"`
+	// The recorded run's name (for listing and for `gate.baseline`); defaults to the
+	// suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+	RunName string `protobuf:"bytes,13,opt,name=run_name,json=runName,proto3" json:"run_name,omitempty"`
+	// Labels of the recorded run, such as `git_sha` or `model`; at most
+	// `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+	// `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+	Labels        map[string]string `protobuf:"bytes,14,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunSuiteRequest) Reset() {
@@ -1136,6 +1172,27 @@ func (x *RunSuiteRequest) GetGenerationBudgetUsd() float64 {
 		return *x.GenerationBudgetUsd
 	}
 	return 0
+}
+
+func (x *RunSuiteRequest) GetRecord() bool {
+	if x != nil && x.Record != nil {
+		return *x.Record
+	}
+	return false
+}
+
+func (x *RunSuiteRequest) GetRunName() string {
+	if x != nil {
+		return x.RunName
+	}
+	return ""
+}
+
+func (x *RunSuiteRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
 }
 
 // Combination says which test, prompt and provider of a checkllm suite a case is.
@@ -1530,8 +1587,10 @@ type RunSummary struct {
 	GenerationCached int64 `protobuf:"varint,18,opt,name=generation_cached,json=generationCached,proto3" json:"generation_cached,omitempty"`
 	// True when a generated output's cost is unknown (an unpriced model allowed to run).
 	GenerationUnpriced bool `protobuf:"varint,19,opt,name=generation_unpriced,json=generationUnpriced,proto3" json:"generation_unpriced,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+	RunId         string `protobuf:"bytes,20,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunSummary) Reset() {
@@ -1695,6 +1754,13 @@ func (x *RunSummary) GetGenerationUnpriced() bool {
 		return x.GenerationUnpriced
 	}
 	return false
+}
+
+func (x *RunSummary) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
 }
 
 // MatrixCell totals one prompt x provider of a checkllm run over its tests. Counts,
@@ -1901,7 +1967,15 @@ type StreamConfig struct {
 	// The format of `suite_yaml`; see RunSuiteRequest.format. For a checkllm suite every
 	// case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
 	// scored with that test's assertions; the server generates nothing in a stream.
-	Format        SuiteFormat `protobuf:"varint,6,opt,name=format,proto3,enum=scorewire.v1.SuiteFormat" json:"format,omitempty"`
+	Format SuiteFormat `protobuf:"varint,6,opt,name=format,proto3,enum=scorewire.v1.SuiteFormat" json:"format,omitempty"`
+	// Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+	// in the `scorewire-run-id` initial metadata; the run is complete when the caller
+	// closes its side of the stream.
+	Record *bool `protobuf:"varint,10,opt,name=record,proto3,oneof" json:"record,omitempty"`
+	// The recorded run's name; see RunSuiteRequest.run_name.
+	RunName string `protobuf:"bytes,11,opt,name=run_name,json=runName,proto3" json:"run_name,omitempty"`
+	// Labels of the recorded run; see RunSuiteRequest.labels.
+	Labels        map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1976,6 +2050,27 @@ func (x *StreamConfig) GetFormat() SuiteFormat {
 		return x.Format
 	}
 	return SuiteFormat_SUITE_FORMAT_UNSPECIFIED
+}
+
+func (x *StreamConfig) GetRecord() bool {
+	if x != nil && x.Record != nil {
+		return *x.Record
+	}
+	return false
+}
+
+func (x *StreamConfig) GetRunName() string {
+	if x != nil {
+		return x.RunName
+	}
+	return ""
+}
+
+func (x *StreamConfig) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
 }
 
 // StreamCase is one case of a ScoreStream.
@@ -2775,17 +2870,21 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\x12\x12\n" +
 	"\x04test\x18\x03 \x01(\tR\x04test\x12\x16\n" +
 	"\x06prompt\x18\x04 \x01(\tR\x06prompt\x12\x1a\n" +
-	"\bprovider\x18\x05 \x01(\tR\bprovider\"\xf5\x01\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\"\xe2\x02\n" +
 	"\x04Gate\x12'\n" +
 	"\rmin_pass_rate\x18\x01 \x01(\x01H\x00R\vminPassRate\x88\x01\x01\x12)\n" +
 	"\x0emin_mean_score\x18\x02 \x01(\x01H\x01R\fminMeanScore\x88\x01\x01\x12)\n" +
 	"\x0emax_error_rate\x18\x03 \x01(\x01H\x02R\fmaxErrorRate\x88\x01\x01\x12%\n" +
 	"\fmax_cost_usd\x18\x04 \x01(\x01H\x03R\n" +
-	"maxCostUsd\x88\x01\x01B\x10\n" +
+	"maxCostUsd\x88\x01\x01\x12\x1f\n" +
+	"\bbaseline\x18\x05 \x01(\tH\x04R\bbaseline\x88\x01\x01\x12*\n" +
+	"\x0emax_regression\x18\x06 \x01(\x01H\x05R\rmaxRegression\x88\x01\x01B\x10\n" +
 	"\x0e_min_pass_rateB\x11\n" +
 	"\x0f_min_mean_scoreB\x11\n" +
 	"\x0f_max_error_rateB\x0f\n" +
-	"\r_max_cost_usd\"\xa5\x03\n" +
+	"\r_max_cost_usdB\v\n" +
+	"\t_baselineB\x11\n" +
+	"\x0f_max_regression\"\xe6\x04\n" +
 	"\x0fRunSuiteRequest\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
@@ -2798,9 +2897,16 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"budget_usd\x18\a \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01\x121\n" +
 	"\x06format\x18\b \x01(\x0e2\x19.scorewire.v1.SuiteFormatR\x06format\x127\n" +
-	"\x15generation_budget_usd\x18\t \x01(\x01H\x01R\x13generationBudgetUsd\x88\x01\x01B\r\n" +
+	"\x15generation_budget_usd\x18\t \x01(\x01H\x01R\x13generationBudgetUsd\x88\x01\x01\x12\x1b\n" +
+	"\x06record\x18\f \x01(\bH\x02R\x06record\x88\x01\x01\x12\x19\n" +
+	"\brun_name\x18\r \x01(\tR\arunName\x12A\n" +
+	"\x06labels\x18\x0e \x03(\v2).scorewire.v1.RunSuiteRequest.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_budget_usdB\x18\n" +
-	"\x16_generation_budget_usd\"\x80\x01\n" +
+	"\x16_generation_budget_usdB\t\n" +
+	"\a_record\"\x80\x01\n" +
 	"\vCombination\x12\x12\n" +
 	"\x04test\x18\x01 \x01(\x05R\x04test\x12)\n" +
 	"\x10test_description\x18\x02 \x01(\tR\x0ftestDescription\x12\x16\n" +
@@ -2828,7 +2934,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"mean_value\x18\x06 \x01(\x01R\tmeanValue\x12\x19\n" +
 	"\bcost_usd\x18\a \x01(\x01R\acostUsd\x12\x16\n" +
 	"\x06cached\x18\b \x01(\x03R\x06cached\x12\x18\n" +
-	"\askipped\x18\t \x01(\x03R\askipped\"\x9e\x05\n" +
+	"\askipped\x18\t \x01(\x03R\askipped\"\xb5\x05\n" +
 	"\n" +
 	"RunSummary\x12\x14\n" +
 	"\x05cases\x18\x01 \x01(\x03R\x05cases\x12!\n" +
@@ -2853,7 +2959,8 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06matrix\x18\x10 \x03(\v2\x18.scorewire.v1.MatrixCellR\x06matrix\x12)\n" +
 	"\x10generation_calls\x18\x11 \x01(\x03R\x0fgenerationCalls\x12+\n" +
 	"\x11generation_cached\x18\x12 \x01(\x03R\x10generationCached\x12/\n" +
-	"\x13generation_unpriced\x18\x13 \x01(\bR\x12generationUnpriced\"\xeb\x01\n" +
+	"\x13generation_unpriced\x18\x13 \x01(\bR\x12generationUnpriced\x12\x15\n" +
+	"\x06run_id\x18\x14 \x01(\tR\x05runId\"\xeb\x01\n" +
 	"\n" +
 	"MatrixCell\x12\x16\n" +
 	"\x06prompt\x18\x01 \x01(\x05R\x06prompt\x12\x1a\n" +
@@ -2866,7 +2973,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x10RunSuiteResponse\x129\n" +
 	"\aresults\x18\x01 \x01(\v2\x1d.scorewire.v1.CaseResultBatchH\x00R\aresults\x124\n" +
 	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryH\x00R\asummaryB\a\n" +
-	"\x05event\"\xfd\x01\n" +
+	"\x05event\"\xbb\x03\n" +
 	"\fStreamConfig\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
@@ -2876,8 +2983,16 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\acompact\x18\x04 \x03(\tR\acompact\x12\"\n" +
 	"\n" +
 	"budget_usd\x18\x05 \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01\x121\n" +
-	"\x06format\x18\x06 \x01(\x0e2\x19.scorewire.v1.SuiteFormatR\x06formatB\r\n" +
-	"\v_budget_usd\"\xcf\x01\n" +
+	"\x06format\x18\x06 \x01(\x0e2\x19.scorewire.v1.SuiteFormatR\x06format\x12\x1b\n" +
+	"\x06record\x18\n" +
+	" \x01(\bH\x01R\x06record\x88\x01\x01\x12\x19\n" +
+	"\brun_name\x18\v \x01(\tR\arunName\x12>\n" +
+	"\x06labels\x18\f \x03(\v2&.scorewire.v1.StreamConfig.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
+	"\v_budget_usdB\t\n" +
+	"\a_record\"\xcf\x01\n" +
 	"\n" +
 	"StreamCase\x12\x1d\n" +
 	"\n" +
@@ -2961,7 +3076,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),              // 0: scorewire.v1.ExampleKind
 	(SuiteFormat)(0),              // 1: scorewire.v1.SuiteFormat
@@ -2995,17 +3110,19 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*PreconditionProblem)(nil),   // 29: scorewire.v1.PreconditionProblem
 	(*FieldProblem)(nil),          // 30: scorewire.v1.FieldProblem
 	(*ValidateSuiteResponse)(nil), // 31: scorewire.v1.ValidateSuiteResponse
-	(*structpb.Value)(nil),        // 32: google.protobuf.Value
-	(*structpb.Struct)(nil),       // 33: google.protobuf.Struct
+	nil,                           // 32: scorewire.v1.RunSuiteRequest.LabelsEntry
+	nil,                           // 33: scorewire.v1.StreamConfig.LabelsEntry
+	(*structpb.Value)(nil),        // 34: google.protobuf.Value
+	(*structpb.Struct)(nil),       // 35: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	32, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	32, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	33, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	32, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	33, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	34, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	34, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	35, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	34, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	35, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	33, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	35, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	5,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	4,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	6,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
@@ -3020,41 +3137,43 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	12, // 18: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
 	11, // 19: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
 	1,  // 20: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	7,  // 21: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	14, // 22: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
-	15, // 23: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	17, // 24: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	19, // 25: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	16, // 26: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	18, // 27: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 28: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 29: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	2,  // 30: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 31: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	21, // 32: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	22, // 33: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 34: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	33, // 35: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	26, // 36: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 37: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 38: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	30, // 39: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	29, // 40: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	9,  // 41: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	13, // 42: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	23, // 43: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	25, // 44: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	28, // 45: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	10, // 46: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	20, // 47: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	24, // 48: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	27, // 49: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	31, // 50: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	46, // [46:51] is the sub-list for method output_type
-	41, // [41:46] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	32, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
+	7,  // 22: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	14, // 23: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
+	15, // 24: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	17, // 25: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	19, // 26: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
+	16, // 27: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	18, // 28: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	5,  // 29: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 30: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	33, // 31: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	2,  // 32: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	3,  // 33: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	21, // 34: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	22, // 35: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	7,  // 36: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	35, // 37: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	26, // 38: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	5,  // 39: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 40: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	30, // 41: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	29, // 42: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	9,  // 43: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	13, // 44: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	23, // 45: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	25, // 46: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	28, // 47: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	10, // 48: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	20, // 49: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	24, // 50: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	27, // 51: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	31, // 52: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	48, // [48:53] is the sub-list for method output_type
+	43, // [43:48] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -3080,7 +3199,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -6,7 +6,7 @@
         resp = client.score("Paris", compact=["contains:Paris"])
 
 The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `pb`)
-and `scorewire.v1.labels_pb2` (as `labels_pb`).
+`scorewire.v1.labels_pb2` (as `labels_pb`) and `scorewire.v1.runs_pb2` (as `runs_pb`).
 """
 
 from scorewire.client._labels import output_hash
@@ -14,6 +14,7 @@ from scorewire.client.aio import AsyncClient, AsyncSuiteRun
 from scorewire.client.errors import FieldViolation, ScorewireError
 from scorewire.client.sync import DEFAULT, Client, SuiteRun
 from scorewire.v1 import labels_pb2 as labels_pb
+from scorewire.v1 import runs_pb2 as runs_pb
 from scorewire.v1 import scoring_pb2 as pb
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "labels_pb",
     "output_hash",
     "pb",
+    "runs_pb",
 ]

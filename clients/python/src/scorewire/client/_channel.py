@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from scorewire.v1 import labels_pb2_grpc, scoring_pb2_grpc
+from scorewire.v1 import labels_pb2_grpc, runs_pb2_grpc, scoring_pb2_grpc
 
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of a Score, RunSuite, ListChecks or ValidateSuite call unless one is given."""
@@ -113,3 +113,8 @@ def stub(channel: Any) -> Any:
 def label_stub(channel: Any) -> Any:
     """The generated LabelService stub."""
     return labels_pb2_grpc.LabelServiceStub(channel)
+
+
+def run_stub(channel: Any) -> Any:
+    """The generated RunService stub."""
+    return runs_pb2_grpc.RunServiceStub(channel)

@@ -218,8 +218,23 @@ def to_gate(obj: GateLike) -> pb.Gate | None:
     if obj is None or isinstance(obj, pb.Gate):
         return obj
     _check_type(obj, pb.Gate, "gate")
-    _keys("gate", obj, ("min_pass_rate", "min_mean_score", "max_error_rate", "max_cost_usd"))
-    return pb.Gate(**{k: float(v) for k, v in obj.items() if v is not None})
+    _keys(
+        "gate",
+        obj,
+        (
+            "min_pass_rate",
+            "min_mean_score",
+            "max_error_rate",
+            "max_cost_usd",
+            "baseline",
+            "max_regression",
+        ),
+    )
+    gate = pb.Gate()
+    for k, v in obj.items():
+        if v is not None:
+            setattr(gate, k, str(v) if k == "baseline" else float(v))
+    return gate
 
 
 def score_request(
@@ -251,6 +266,9 @@ def run_suite_request(
     compact: Iterable[str] | None,
     gate: GateLike,
     budget_usd: float | None,
+    record: bool | None = None,
+    run_name: str = "",
+    labels: Mapping[str, str] | None = None,
 ) -> pb.RunSuiteRequest:
     """The RunSuiteRequest for `Client.run_suite`."""
     req = pb.RunSuiteRequest(
@@ -260,9 +278,13 @@ def run_suite_request(
         compact=list(compact or ()),
         gate=to_gate(gate),
         cases=[to_case(c) for c in cases],
+        run_name=run_name,
+        labels=dict(labels or {}),
     )
     if budget_usd is not None:
         req.budget_usd = budget_usd
+    if record is not None:
+        req.record = record
     return req
 
 
@@ -273,6 +295,9 @@ def stream_config(
     checks: Iterable[CheckLike] | None,
     compact: Iterable[str] | None,
     budget_usd: float | None,
+    record: bool | None = None,
+    run_name: str = "",
+    labels: Mapping[str, str] | None = None,
 ) -> pb.ScoreStreamRequest:
     """The first ScoreStream message: the config."""
     config = pb.StreamConfig(
@@ -280,9 +305,13 @@ def stream_config(
         suite_name=suite_name,
         checks=to_checks(checks),
         compact=list(compact or ()),
+        run_name=run_name,
+        labels=dict(labels or {}),
     )
     if budget_usd is not None:
         config.budget_usd = budget_usd
+    if record is not None:
+        config.record = record
     return pb.ScoreStreamRequest(config=config)
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any
 
 import grpc
-from scorewire.client import _channel, _convert, _labels
+from scorewire.client import _channel, _convert, _labels, _runs
 from scorewire.client._convert import (
     CaseLike,
     CheckLike,
@@ -19,6 +20,7 @@ from scorewire.client._convert import (
 from scorewire.client._labels import LabelLike
 from scorewire.client.errors import ScorewireError
 from scorewire.v1 import labels_pb2 as lpb
+from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb
 
 Metadata = Sequence[tuple[str, str | bytes]]
@@ -67,6 +69,7 @@ class Client:
         self._channel = channel
         self._stub = _channel.stub(channel)
         self._labels = _channel.label_stub(channel)
+        self._runs = _channel.run_stub(channel)
         self._timeout = timeout
         self._metadata = tuple(metadata)
 
@@ -129,6 +132,9 @@ class Client:
         compact: Iterable[str] | None = None,
         gate: GateLike = None,
         budget_usd: float | None = None,
+        record: bool | None = None,
+        run_name: str = "",
+        labels: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
     ) -> SuiteRun:
@@ -146,6 +152,9 @@ class Client:
             compact=compact,
             gate=gate,
             budget_usd=budget_usd,
+            record=record,
+            run_name=run_name,
+            labels=labels,
         )
         return SuiteRun(self._stub.RunSuite(req, **self._call_args(timeout, metadata)))
 
@@ -158,6 +167,9 @@ class Client:
         checks: Iterable[CheckLike] | None = None,
         compact: Iterable[str] | None = None,
         budget_usd: float | None = None,
+        record: bool | None = None,
+        run_name: str = "",
+        labels: Mapping[str, str] | None = None,
         timeout: float | None = None,
         metadata: Metadata | None = None,
     ) -> Iterator[pb.ScoreStreamResponse]:
@@ -174,6 +186,9 @@ class Client:
             checks=checks,
             compact=compact,
             budget_usd=budget_usd,
+            record=record,
+            run_name=run_name,
+            labels=labels,
         )
         requests = _RequestStream(config, cases)
         call = self._stub.ScoreStream(iter(requests), **self._call_args(timeout, metadata))
@@ -360,6 +375,96 @@ class Client:
         except grpc.RpcError as err:
             raise ScorewireError.from_rpc_error(err) from None
         return resp
+
+    # ---- recorded runs (scorewire.v1.RunService) ----------------------------------------
+
+    def _run_call(self, method: str, req: Any, timeout: float | None, metadata: Any) -> Any:
+        try:
+            return getattr(self._runs, method)(req, **self._call_args(timeout, metadata))
+        except grpc.RpcError as err:
+            raise ScorewireError.from_rpc_error(err) from None
+
+    def list_runs(
+        self,
+        *,
+        name: str = "",
+        labels: Mapping[str, str] | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        status: str | int | None = None,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> rpb.ListRunsResponse:
+        """One page of recorded runs, newest first, filtered by name, labels, start time
+        and status (`running`, `complete`, `incomplete`); pass its `next_page_token` on."""
+        req = _runs.list_runs_request(
+            name=name,
+            labels=labels,
+            started_after=started_after,
+            started_before=started_before,
+            status=status,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        resp: rpb.ListRunsResponse = self._run_call("ListRuns", req, timeout, metadata)
+        return resp
+
+    def get_run(
+        self,
+        run_id: str,
+        *,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> rpb.Run:
+        """A recorded run's metadata and summary; NOT_FOUND for an unknown id."""
+        req = rpb.GetRunRequest(run_id=run_id)
+        resp: rpb.GetRunResponse = self._run_call("GetRun", req, timeout, metadata)
+        return resp.run
+
+    def list_run_results(
+        self,
+        run_id: str,
+        *,
+        check: str = "",
+        outcome: str | int | None = None,
+        page_size: int = 0,
+        page_token: str = "",
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> rpb.ListRunResultsResponse:
+        """One page of a run's case results, filtered by check name and outcome
+        (`passed`, `failed`, `errored`, `skipped`)."""
+        req = _runs.list_results_request(
+            run_id, check=check, outcome=outcome, page_size=page_size, page_token=page_token
+        )
+        resp: rpb.ListRunResultsResponse = self._run_call("ListRunResults", req, timeout, metadata)
+        return resp
+
+    def compare_runs(
+        self,
+        base_run_id: str,
+        run_id: str,
+        *,
+        max_cases: int = 0,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> rpb.CompareRunsResponse:
+        """`run_id` against `base_run_id`: per-check deltas and the changed cases."""
+        req = rpb.CompareRunsRequest(base_run_id=base_run_id, run_id=run_id, max_cases=max_cases)
+        resp: rpb.CompareRunsResponse = self._run_call("CompareRuns", req, timeout, metadata)
+        return resp
+
+    def delete_run(
+        self,
+        run_id: str,
+        *,
+        timeout: float | None = DEFAULT,
+        metadata: Metadata | None = None,
+    ) -> None:
+        """Delete a finished run and its results."""
+        self._run_call("DeleteRun", rpb.DeleteRunRequest(run_id=run_id), timeout, metadata)
 
 
 class SuiteRun(Iterator[pb.CaseResult]):

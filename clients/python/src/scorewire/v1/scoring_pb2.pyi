@@ -519,6 +519,8 @@ class Gate(_message.Message):
     MIN_MEAN_SCORE_FIELD_NUMBER: _builtins.int
     MAX_ERROR_RATE_FIELD_NUMBER: _builtins.int
     MAX_COST_USD_FIELD_NUMBER: _builtins.int
+    BASELINE_FIELD_NUMBER: _builtins.int
+    MAX_REGRESSION_FIELD_NUMBER: _builtins.int
     min_pass_rate: _builtins.float
     """Lowest acceptable fraction (0..1) of cases whose every check passed."""
     min_mean_score: _builtins.float
@@ -527,6 +529,17 @@ class Gate(_message.Message):
     """Highest acceptable fraction (0..1) of scores that errored; defaults to 0."""
     max_cost_usd: _builtins.float
     """Most US dollars the run may have cost."""
+    baseline: _builtins.str
+    """A recorded run to compare against: a run id, or a run name meaning the newest
+    complete run of that name the caller can see. The gate fails when a case (matched by
+    sample id) that passed a check in the baseline now fails or errors it, or when a
+    check's pass rate drops by more than `max_regression`; the gate reasons list the
+    regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+    """
+    max_regression: _builtins.float
+    """Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+    defaults to 0. Ignored without a baseline.
+    """
     def __init__(
         self,
         *,
@@ -534,23 +547,33 @@ class Gate(_message.Message):
         min_mean_score: _builtins.float | None = ...,
         max_error_rate: _builtins.float | None = ...,
         max_cost_usd: _builtins.float | None = ...,
+        baseline: _builtins.str | None = ...,
+        max_regression: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_cost_usd", b"_max_cost_usd", "_max_error_rate", b"_max_error_rate", "_min_mean_score", b"_min_mean_score", "_min_pass_rate", b"_min_pass_rate", "max_cost_usd", b"max_cost_usd", "max_error_rate", b"max_error_rate", "min_mean_score", b"min_mean_score", "min_pass_rate", b"min_pass_rate"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_max_cost_usd", b"_max_cost_usd", "_max_error_rate", b"_max_error_rate", "_max_regression", b"_max_regression", "_min_mean_score", b"_min_mean_score", "_min_pass_rate", b"_min_pass_rate", "baseline", b"baseline", "max_cost_usd", b"max_cost_usd", "max_error_rate", b"max_error_rate", "max_regression", b"max_regression", "min_mean_score", b"min_mean_score", "min_pass_rate", b"min_pass_rate"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_cost_usd", b"_max_cost_usd", "_max_error_rate", b"_max_error_rate", "_min_mean_score", b"_min_mean_score", "_min_pass_rate", b"_min_pass_rate", "max_cost_usd", b"max_cost_usd", "max_error_rate", b"max_error_rate", "min_mean_score", b"min_mean_score", "min_pass_rate", b"min_pass_rate"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_baseline", b"_baseline", "_max_cost_usd", b"_max_cost_usd", "_max_error_rate", b"_max_error_rate", "_max_regression", b"_max_regression", "_min_mean_score", b"_min_mean_score", "_min_pass_rate", b"_min_pass_rate", "baseline", b"baseline", "max_cost_usd", b"max_cost_usd", "max_error_rate", b"max_error_rate", "max_regression", b"max_regression", "min_mean_score", b"min_mean_score", "min_pass_rate", b"min_pass_rate"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__baseline: _TypeAlias = _typing.Literal["baseline"]  # noqa: Y015
+    _WhichOneofArgType__baseline: _TypeAlias = _typing.Literal["_baseline", b"_baseline"]  # noqa: Y015
     _WhichOneofReturnType__max_cost_usd: _TypeAlias = _typing.Literal["max_cost_usd"]  # noqa: Y015
     _WhichOneofArgType__max_cost_usd: _TypeAlias = _typing.Literal["_max_cost_usd", b"_max_cost_usd"]  # noqa: Y015
     _WhichOneofReturnType__max_error_rate: _TypeAlias = _typing.Literal["max_error_rate"]  # noqa: Y015
     _WhichOneofArgType__max_error_rate: _TypeAlias = _typing.Literal["_max_error_rate", b"_max_error_rate"]  # noqa: Y015
+    _WhichOneofReturnType__max_regression: _TypeAlias = _typing.Literal["max_regression"]  # noqa: Y015
+    _WhichOneofArgType__max_regression: _TypeAlias = _typing.Literal["_max_regression", b"_max_regression"]  # noqa: Y015
     _WhichOneofReturnType__min_mean_score: _TypeAlias = _typing.Literal["min_mean_score"]  # noqa: Y015
     _WhichOneofArgType__min_mean_score: _TypeAlias = _typing.Literal["_min_mean_score", b"_min_mean_score"]  # noqa: Y015
     _WhichOneofReturnType__min_pass_rate: _TypeAlias = _typing.Literal["min_pass_rate"]  # noqa: Y015
     _WhichOneofArgType__min_pass_rate: _TypeAlias = _typing.Literal["_min_pass_rate", b"_min_pass_rate"]  # noqa: Y015
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__baseline) -> _WhichOneofReturnType__baseline | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_cost_usd) -> _WhichOneofReturnType__max_cost_usd | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_error_rate) -> _WhichOneofReturnType__max_error_rate | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_regression) -> _WhichOneofReturnType__max_regression | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__min_mean_score) -> _WhichOneofReturnType__min_mean_score | None: ...
     @_typing.overload
@@ -564,6 +587,26 @@ class RunSuiteRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     SUITE_YAML_FIELD_NUMBER: _builtins.int
     SUITE_NAME_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
@@ -573,6 +616,9 @@ class RunSuiteRequest(_message.Message):
     BUDGET_USD_FIELD_NUMBER: _builtins.int
     FORMAT_FIELD_NUMBER: _builtins.int
     GENERATION_BUDGET_USD_FIELD_NUMBER: _builtins.int
+    RECORD_FIELD_NUMBER: _builtins.int
+    RUN_NAME_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
     suite_yaml: _builtins.str
     """A suite document in YAML (the engine's suite format). Either this, or `checks`
     and/or `compact`, must be set. `imports:` is rejected: the server loads custom
@@ -602,6 +648,17 @@ class RunSuiteRequest(_message.Message):
     own per-request limit (SCOREWIRE_GENERATION_BUDGET_PER_REQUEST_USD) caps it. Once
     spent, the remaining combinations score BUDGET_EXHAUSTED errors (never passes).
     """
+    record: _builtins.bool
+    """Whether to record this run in the server's run store (RunService reads it back);
+    unset means the server's default (`SCOREWIRE_RUNS_RECORD`). A recorded result is
+    stored before it is sent. The run id comes back in `RunSummary.run_id` and in the
+    `scorewire-run-id` initial metadata. Recording with no run store configured, or a
+    store that fails, is UNAVAILABLE.
+    """
+    run_name: _builtins.str
+    """The recorded run's name (for listing and for `gate.baseline`); defaults to the
+    suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+    """
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckSpec]:
         """Structured checks, used when `suite_yaml` is empty."""
@@ -622,6 +679,13 @@ class RunSuiteRequest(_message.Message):
     def cases(self) -> _containers.RepeatedCompositeFieldContainer[Global___Case]:
         """The cases to score, at most the server's per-request case limit."""
 
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels of the recorded run, such as `git_sha` or `model`; at most
+        `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+        `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+        """
+
     def __init__(
         self,
         *,
@@ -634,19 +698,26 @@ class RunSuiteRequest(_message.Message):
         budget_usd: _builtins.float | None = ...,
         format: Global___SuiteFormat.ValueType = ...,
         generation_budget_usd: _builtins.float | None = ...,
+        record: _builtins.bool | None = ...,
+        run_name: _builtins.str = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "budget_usd", b"budget_usd", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "record", b"record"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "budget_usd", b"budget_usd", "cases", b"cases", "checks", b"checks", "compact", b"compact", "format", b"format", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "cases", b"cases", "checks", b"checks", "compact", b"compact", "format", b"format", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "labels", b"labels", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
     _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
     _WhichOneofReturnType__generation_budget_usd: _TypeAlias = _typing.Literal["generation_budget_usd"]  # noqa: Y015
     _WhichOneofArgType__generation_budget_usd: _TypeAlias = _typing.Literal["_generation_budget_usd", b"_generation_budget_usd"]  # noqa: Y015
+    _WhichOneofReturnType__record: _TypeAlias = _typing.Literal["record"]  # noqa: Y015
+    _WhichOneofArgType__record: _TypeAlias = _typing.Literal["_record", b"_record"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__budget_usd) -> _WhichOneofReturnType__budget_usd | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__generation_budget_usd) -> _WhichOneofReturnType__generation_budget_usd | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__record) -> _WhichOneofReturnType__record | None: ...
 
 Global___RunSuiteRequest: _TypeAlias = RunSuiteRequest  # noqa: Y015
 
@@ -846,6 +917,7 @@ class RunSummary(_message.Message):
     GENERATION_CALLS_FIELD_NUMBER: _builtins.int
     GENERATION_CACHED_FIELD_NUMBER: _builtins.int
     GENERATION_UNPRICED_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
     cases: _builtins.int
     """Cases scored."""
     cases_passed: _builtins.int
@@ -882,6 +954,8 @@ class RunSummary(_message.Message):
     """
     generation_unpriced: _builtins.bool
     """True when a generated output's cost is unknown (an unpriced model allowed to run)."""
+    run_id: _builtins.str
+    """The id of the recorded run (RunService.GetRun); empty when the run was not recorded."""
     @_builtins.property
     def gate_reasons(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Why the gate failed, one sentence per unmet threshold."""
@@ -916,10 +990,11 @@ class RunSummary(_message.Message):
         generation_calls: _builtins.int = ...,
         generation_cached: _builtins.int = ...,
         generation_unpriced: _builtins.bool = ...,
+        run_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "cases_passed", b"cases_passed", "checks", b"checks", "cost_usd", b"cost_usd", "error_rate", b"error_rate", "errored", b"errored", "failed", b"failed", "gate_passed", b"gate_passed", "gate_reasons", b"gate_reasons", "generation_cached", b"generation_cached", "generation_calls", b"generation_calls", "generation_cost_usd", b"generation_cost_usd", "generation_unpriced", b"generation_unpriced", "matrix", b"matrix", "mean_score", b"mean_score", "pass_rate", b"pass_rate", "passed", b"passed", "skipped", b"skipped", "unpriced", b"unpriced"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "cases_passed", b"cases_passed", "checks", b"checks", "cost_usd", b"cost_usd", "error_rate", b"error_rate", "errored", b"errored", "failed", b"failed", "gate_passed", b"gate_passed", "gate_reasons", b"gate_reasons", "generation_cached", b"generation_cached", "generation_calls", b"generation_calls", "generation_cost_usd", b"generation_cost_usd", "generation_unpriced", b"generation_unpriced", "matrix", b"matrix", "mean_score", b"mean_score", "pass_rate", b"pass_rate", "passed", b"passed", "run_id", b"run_id", "skipped", b"skipped", "unpriced", b"unpriced"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1011,12 +1086,35 @@ class StreamConfig(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     SUITE_YAML_FIELD_NUMBER: _builtins.int
     SUITE_NAME_FIELD_NUMBER: _builtins.int
     CHECKS_FIELD_NUMBER: _builtins.int
     COMPACT_FIELD_NUMBER: _builtins.int
     BUDGET_USD_FIELD_NUMBER: _builtins.int
     FORMAT_FIELD_NUMBER: _builtins.int
+    RECORD_FIELD_NUMBER: _builtins.int
+    RUN_NAME_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
     suite_yaml: _builtins.str
     """A suite document in YAML; see RunSuiteRequest.suite_yaml."""
     suite_name: _builtins.str
@@ -1028,6 +1126,13 @@ class StreamConfig(_message.Message):
     case names its test, prompt and provider (StreamCase.test, prompt, provider) and is
     scored with that test's assertions; the server generates nothing in a stream.
     """
+    record: _builtins.bool
+    """Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+    in the `scorewire-run-id` initial metadata; the run is complete when the caller
+    closes its side of the stream.
+    """
+    run_name: _builtins.str
+    """The recorded run's name; see RunSuiteRequest.run_name."""
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckSpec]:
         """Structured checks, used when `suite_yaml` is empty."""
@@ -1035,6 +1140,10 @@ class StreamConfig(_message.Message):
     @_builtins.property
     def compact(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Compact one-line checks."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels of the recorded run; see RunSuiteRequest.labels."""
 
     def __init__(
         self,
@@ -1045,14 +1154,22 @@ class StreamConfig(_message.Message):
         compact: _abc.Iterable[_builtins.str] | None = ...,
         budget_usd: _builtins.float | None = ...,
         format: Global___SuiteFormat.ValueType = ...,
+        record: _builtins.bool | None = ...,
+        run_name: _builtins.str = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "record", b"record"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "checks", b"checks", "compact", b"compact", "format", b"format", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "checks", b"checks", "compact", b"compact", "format", b"format", "labels", b"labels", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
     _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
+    _WhichOneofReturnType__record: _TypeAlias = _typing.Literal["record"]  # noqa: Y015
+    _WhichOneofArgType__record: _TypeAlias = _typing.Literal["_record", b"_record"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__budget_usd) -> _WhichOneofReturnType__budget_usd | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__record) -> _WhichOneofReturnType__record | None: ...
 
 Global___StreamConfig: _TypeAlias = StreamConfig  # noqa: Y015
 

@@ -339,7 +339,24 @@ export interface Gate {
     | number
     | undefined;
   /** Most US dollars the run may have cost. */
-  maxCostUsd?: number | undefined;
+  maxCostUsd?:
+    | number
+    | undefined;
+  /**
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   */
+  baseline?:
+    | string
+    | undefined;
+  /**
+   * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+   * defaults to 0. Ignored without a baseline.
+   */
+  maxRegression?: number | undefined;
 }
 
 /** RunSuiteRequest runs a suite over a batch of cases. */
@@ -393,7 +410,35 @@ export interface RunSuiteRequest {
    * own per-request limit (SCOREWIRE_GENERATION_BUDGET_PER_REQUEST_USD) caps it. Once
    * spent, the remaining combinations score BUDGET_EXHAUSTED errors (never passes).
    */
-  generationBudgetUsd?: number | undefined;
+  generationBudgetUsd?:
+    | number
+    | undefined;
+  /**
+   * Whether to record this run in the server's run store (RunService reads it back);
+   * unset means the server's default (`SCOREWIRE_RUNS_RECORD`). A recorded result is
+   * stored before it is sent. The run id comes back in `RunSummary.run_id` and in the
+   * `scorewire-run-id` initial metadata. Recording with no run store configured, or a
+   * store that fails, is UNAVAILABLE.
+   */
+  record?:
+    | boolean
+    | undefined;
+  /**
+   * The recorded run's name (for listing and for `gate.baseline`); defaults to the
+   * suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   */
+  runName: string;
+  /**
+   * Labels of the recorded run, such as `git_sha` or `model`; at most
+   * `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+   * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   */
+  labels: { [key: string]: string };
+}
+
+export interface RunSuiteRequest_LabelsEntry {
+  key: string;
+  value: string;
 }
 
 /** Combination says which test, prompt and provider of a checkllm suite a case is. */
@@ -511,6 +556,8 @@ export interface RunSummary {
   generationCached: number;
   /** True when a generated output's cost is unknown (an unpriced model allowed to run). */
   generationUnpriced: boolean;
+  /** The id of the recorded run (RunService.GetRun); empty when the run was not recorded. */
+  runId: string;
 }
 
 /**
@@ -567,6 +614,23 @@ export interface StreamConfig {
    * scored with that test's assertions; the server generates nothing in a stream.
    */
   format: SuiteFormat;
+  /**
+   * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+   * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+   * closes its side of the stream.
+   */
+  record?:
+    | boolean
+    | undefined;
+  /** The recorded run's name; see RunSuiteRequest.run_name. */
+  runName: string;
+  /** Labels of the recorded run; see RunSuiteRequest.labels. */
+  labels: { [key: string]: string };
+}
+
+export interface StreamConfig_LabelsEntry {
+  key: string;
+  value: string;
 }
 
 /** StreamCase is one case of a ScoreStream. */
@@ -2013,7 +2077,14 @@ export const Case: MessageFns<Case> = {
 };
 
 function createBaseGate(): Gate {
-  return { minPassRate: undefined, minMeanScore: undefined, maxErrorRate: undefined, maxCostUsd: undefined };
+  return {
+    minPassRate: undefined,
+    minMeanScore: undefined,
+    maxErrorRate: undefined,
+    maxCostUsd: undefined,
+    baseline: undefined,
+    maxRegression: undefined,
+  };
 }
 
 export const Gate: MessageFns<Gate> = {
@@ -2029,6 +2100,12 @@ export const Gate: MessageFns<Gate> = {
     }
     if (message.maxCostUsd !== undefined) {
       writer.uint32(33).double(message.maxCostUsd);
+    }
+    if (message.baseline !== undefined) {
+      writer.uint32(42).string(message.baseline);
+    }
+    if (message.maxRegression !== undefined) {
+      writer.uint32(49).double(message.maxRegression);
     }
     return writer;
   },
@@ -2078,6 +2155,22 @@ export const Gate: MessageFns<Gate> = {
             message.maxCostUsd = reader.double();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.baseline = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.maxRegression = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2112,6 +2205,12 @@ export const Gate: MessageFns<Gate> = {
         : isSet(object.max_cost_usd)
         ? globalThis.Number(object.max_cost_usd)
         : undefined,
+      baseline: isSet(object.baseline) ? globalThis.String(object.baseline) : undefined,
+      maxRegression: isSet(object.maxRegression)
+        ? globalThis.Number(object.maxRegression)
+        : isSet(object.max_regression)
+        ? globalThis.Number(object.max_regression)
+        : undefined,
     };
   },
 
@@ -2129,6 +2228,12 @@ export const Gate: MessageFns<Gate> = {
     if (message.maxCostUsd !== undefined) {
       obj.maxCostUsd = floatToJson(message.maxCostUsd);
     }
+    if (message.baseline !== undefined) {
+      obj.baseline = message.baseline;
+    }
+    if (message.maxRegression !== undefined) {
+      obj.maxRegression = floatToJson(message.maxRegression);
+    }
     return obj;
   },
 
@@ -2141,6 +2246,8 @@ export const Gate: MessageFns<Gate> = {
     message.minMeanScore = object.minMeanScore ?? undefined;
     message.maxErrorRate = object.maxErrorRate ?? undefined;
     message.maxCostUsd = object.maxCostUsd ?? undefined;
+    message.baseline = object.baseline ?? undefined;
+    message.maxRegression = object.maxRegression ?? undefined;
     return message;
   },
 };
@@ -2156,6 +2263,9 @@ function createBaseRunSuiteRequest(): RunSuiteRequest {
     budgetUsd: undefined,
     format: 0,
     generationBudgetUsd: undefined,
+    record: undefined,
+    runName: "",
+    labels: {},
   };
 }
 
@@ -2188,6 +2298,15 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     if (message.generationBudgetUsd !== undefined) {
       writer.uint32(73).double(message.generationBudgetUsd);
     }
+    if (message.record !== undefined) {
+      writer.uint32(96).bool(message.record);
+    }
+    if (message.runName !== "") {
+      writer.uint32(106).string(message.runName);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      RunSuiteRequest_LabelsEntry.encode({ key: key as any, value }, writer.uint32(114).fork()).join();
+    });
     return writer;
   },
 
@@ -2276,6 +2395,33 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
             message.generationBudgetUsd = reader.double();
             continue;
           }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.record = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.runName = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            const entry14 = RunSuiteRequest_LabelsEntry.decode(reader, reader.uint32());
+            if (entry14.value !== undefined) {
+              message.labels[entry14.key] = entry14.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2315,6 +2461,26 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
         : isSet(object.generation_budget_usd)
         ? globalThis.Number(object.generation_budget_usd)
         : undefined,
+      record: isSet(object.record) ? globalThis.Boolean(object.record) : undefined,
+      runName: isSet(object.runName)
+        ? globalThis.String(object.runName)
+        : isSet(object.run_name)
+        ? globalThis.String(object.run_name)
+        : "",
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -2347,6 +2513,21 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     if (message.generationBudgetUsd !== undefined) {
       obj.generationBudgetUsd = floatToJson(message.generationBudgetUsd);
     }
+    if (message.record !== undefined) {
+      obj.record = message.record;
+    }
+    if (message.runName !== "") {
+      obj.runName = message.runName;
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -2364,6 +2545,102 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     message.budgetUsd = object.budgetUsd ?? undefined;
     message.format = object.format ?? 0;
     message.generationBudgetUsd = object.generationBudgetUsd ?? undefined;
+    message.record = object.record ?? undefined;
+    message.runName = object.runName ?? "";
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseRunSuiteRequest_LabelsEntry(): RunSuiteRequest_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const RunSuiteRequest_LabelsEntry: MessageFns<RunSuiteRequest_LabelsEntry> = {
+  encode(message: RunSuiteRequest_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSuiteRequest_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSuiteRequest_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunSuiteRequest_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: RunSuiteRequest_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RunSuiteRequest_LabelsEntry>): RunSuiteRequest_LabelsEntry {
+    return RunSuiteRequest_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSuiteRequest_LabelsEntry>): RunSuiteRequest_LabelsEntry {
+    const message = createBaseRunSuiteRequest_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };
@@ -2988,6 +3265,7 @@ function createBaseRunSummary(): RunSummary {
     generationCalls: 0,
     generationCached: 0,
     generationUnpriced: false,
+    runId: "",
   };
 }
 
@@ -3049,6 +3327,9 @@ export const RunSummary: MessageFns<RunSummary> = {
     }
     if (message.generationUnpriced !== false) {
       writer.uint32(152).bool(message.generationUnpriced);
+    }
+    if (message.runId !== "") {
+      writer.uint32(162).string(message.runId);
     }
     return writer;
   },
@@ -3218,6 +3499,14 @@ export const RunSummary: MessageFns<RunSummary> = {
             message.generationUnpriced = reader.bool();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3299,6 +3588,11 @@ export const RunSummary: MessageFns<RunSummary> = {
         : isSet(object.generation_unpriced)
         ? globalThis.Boolean(object.generation_unpriced)
         : false,
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
     };
   },
 
@@ -3361,6 +3655,9 @@ export const RunSummary: MessageFns<RunSummary> = {
     if (message.generationUnpriced !== false) {
       obj.generationUnpriced = message.generationUnpriced;
     }
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
     return obj;
   },
 
@@ -3388,6 +3685,7 @@ export const RunSummary: MessageFns<RunSummary> = {
     message.generationCalls = object.generationCalls ?? 0;
     message.generationCached = object.generationCached ?? 0;
     message.generationUnpriced = object.generationUnpriced ?? false;
+    message.runId = object.runId ?? "";
     return message;
   },
 };
@@ -3675,7 +3973,17 @@ export const RunSuiteResponse: MessageFns<RunSuiteResponse> = {
 };
 
 function createBaseStreamConfig(): StreamConfig {
-  return { suiteYaml: "", suiteName: "", checks: [], compact: [], budgetUsd: undefined, format: 0 };
+  return {
+    suiteYaml: "",
+    suiteName: "",
+    checks: [],
+    compact: [],
+    budgetUsd: undefined,
+    format: 0,
+    record: undefined,
+    runName: "",
+    labels: {},
+  };
 }
 
 export const StreamConfig: MessageFns<StreamConfig> = {
@@ -3698,6 +4006,15 @@ export const StreamConfig: MessageFns<StreamConfig> = {
     if (message.format !== 0) {
       writer.uint32(48).int32(message.format);
     }
+    if (message.record !== undefined) {
+      writer.uint32(80).bool(message.record);
+    }
+    if (message.runName !== "") {
+      writer.uint32(90).string(message.runName);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      StreamConfig_LabelsEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
+    });
     return writer;
   },
 
@@ -3762,6 +4079,33 @@ export const StreamConfig: MessageFns<StreamConfig> = {
             message.format = reader.int32() as any;
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.record = reader.bool();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.runName = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            const entry12 = StreamConfig_LabelsEntry.decode(reader, reader.uint32());
+            if (entry12.value !== undefined) {
+              message.labels[entry12.key] = entry12.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3794,6 +4138,26 @@ export const StreamConfig: MessageFns<StreamConfig> = {
         ? globalThis.Number(object.budget_usd)
         : undefined,
       format: isSet(object.format) ? suiteFormatFromJSON(object.format) : 0,
+      record: isSet(object.record) ? globalThis.Boolean(object.record) : undefined,
+      runName: isSet(object.runName)
+        ? globalThis.String(object.runName)
+        : isSet(object.run_name)
+        ? globalThis.String(object.run_name)
+        : "",
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -3817,6 +4181,21 @@ export const StreamConfig: MessageFns<StreamConfig> = {
     if (message.format !== 0) {
       obj.format = suiteFormatToJSON(message.format);
     }
+    if (message.record !== undefined) {
+      obj.record = message.record;
+    }
+    if (message.runName !== "") {
+      obj.runName = message.runName;
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
     return obj;
   },
 
@@ -3831,6 +4210,102 @@ export const StreamConfig: MessageFns<StreamConfig> = {
     message.compact = object.compact?.map((e) => e) || [];
     message.budgetUsd = object.budgetUsd ?? undefined;
     message.format = object.format ?? 0;
+    message.record = object.record ?? undefined;
+    message.runName = object.runName ?? "";
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseStreamConfig_LabelsEntry(): StreamConfig_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const StreamConfig_LabelsEntry: MessageFns<StreamConfig_LabelsEntry> = {
+  encode(message: StreamConfig_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamConfig_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamConfig_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamConfig_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: StreamConfig_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamConfig_LabelsEntry>): StreamConfig_LabelsEntry {
+    return StreamConfig_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamConfig_LabelsEntry>): StreamConfig_LabelsEntry {
+    const message = createBaseStreamConfig_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };

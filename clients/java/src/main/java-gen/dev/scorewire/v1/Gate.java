@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     super(builder);
   }
   private Gate() {
+    baseline_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -161,6 +162,106 @@ private static final long serialVersionUID = 0L;
     return maxCostUsd_;
   }
 
+  public static final int BASELINE_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object baseline_ = "";
+  /**
+   * <pre>
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   * </pre>
+   *
+   * <code>optional string baseline = 5;</code>
+   * @return Whether the baseline field is set.
+   */
+  @java.lang.Override
+  public boolean hasBaseline() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   * </pre>
+   *
+   * <code>optional string baseline = 5;</code>
+   * @return The baseline.
+   */
+  @java.lang.Override
+  public java.lang.String getBaseline() {
+    java.lang.Object ref = baseline_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      baseline_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   * </pre>
+   *
+   * <code>optional string baseline = 5;</code>
+   * @return The bytes for baseline.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getBaselineBytes() {
+    java.lang.Object ref = baseline_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      baseline_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int MAX_REGRESSION_FIELD_NUMBER = 6;
+  private double maxRegression_ = 0D;
+  /**
+   * <pre>
+   * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+   * defaults to 0. Ignored without a baseline.
+   * </pre>
+   *
+   * <code>optional double max_regression = 6;</code>
+   * @return Whether the maxRegression field is set.
+   */
+  @java.lang.Override
+  public boolean hasMaxRegression() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+   * defaults to 0. Ignored without a baseline.
+   * </pre>
+   *
+   * <code>optional double max_regression = 6;</code>
+   * @return The maxRegression.
+   */
+  @java.lang.Override
+  public double getMaxRegression() {
+    return maxRegression_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -187,6 +288,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000008) != 0)) {
       output.writeDouble(4, maxCostUsd_);
     }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, baseline_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeDouble(6, maxRegression_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -206,6 +313,13 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000008) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(4, maxCostUsd_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, baseline_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(6, maxRegression_);
     }
     return size;
   }
@@ -255,6 +369,17 @@ private static final long serialVersionUID = 0L;
           != java.lang.Double.doubleToLongBits(
               other.getMaxCostUsd())) return false;
     }
+    if (hasBaseline() != other.hasBaseline()) return false;
+    if (hasBaseline()) {
+      if (!getBaseline()
+          .equals(other.getBaseline())) return false;
+    }
+    if (hasMaxRegression() != other.hasMaxRegression()) return false;
+    if (hasMaxRegression()) {
+      if (java.lang.Double.doubleToLongBits(getMaxRegression())
+          != java.lang.Double.doubleToLongBits(
+              other.getMaxRegression())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -285,6 +410,15 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + MAX_COST_USD_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
           java.lang.Double.doubleToLongBits(getMaxCostUsd()));
+    }
+    if (hasBaseline()) {
+      hash = (37 * hash) + BASELINE_FIELD_NUMBER;
+      hash = (53 * hash) + getBaseline().hashCode();
+    }
+    if (hasMaxRegression()) {
+      hash = (37 * hash) + MAX_REGRESSION_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getMaxRegression()));
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -425,6 +559,8 @@ private static final long serialVersionUID = 0L;
       minMeanScore_ = 0D;
       maxErrorRate_ = 0D;
       maxCostUsd_ = 0D;
+      baseline_ = "";
+      maxRegression_ = 0D;
       return this;
     }
 
@@ -475,6 +611,14 @@ private static final long serialVersionUID = 0L;
         result.maxCostUsd_ = maxCostUsd_;
         to_bitField0_ |= 0x00000008;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.baseline_ = baseline_;
+        to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.maxRegression_ = maxRegression_;
+        to_bitField0_ |= 0x00000020;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -501,6 +645,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasMaxCostUsd()) {
         setMaxCostUsd(other.getMaxCostUsd());
+      }
+      if (other.hasBaseline()) {
+        baseline_ = other.baseline_;
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (other.hasMaxRegression()) {
+        setMaxRegression(other.getMaxRegression());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -548,6 +700,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 33
+            case 42: {
+              baseline_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 49: {
+              maxRegression_ = input.readDouble();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 49
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -785,6 +947,193 @@ private static final long serialVersionUID = 0L;
     public Builder clearMaxCostUsd() {
       bitField0_ = (bitField0_ & ~0x00000008);
       maxCostUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object baseline_ = "";
+    /**
+     * <pre>
+     * A recorded run to compare against: a run id, or a run name meaning the newest
+     * complete run of that name the caller can see. The gate fails when a case (matched by
+     * sample id) that passed a check in the baseline now fails or errors it, or when a
+     * check's pass rate drops by more than `max_regression`; the gate reasons list the
+     * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+     * </pre>
+     *
+     * <code>optional string baseline = 5;</code>
+     * @return Whether the baseline field is set.
+     */
+    public boolean hasBaseline() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * A recorded run to compare against: a run id, or a run name meaning the newest
+     * complete run of that name the caller can see. The gate fails when a case (matched by
+     * sample id) that passed a check in the baseline now fails or errors it, or when a
+     * check's pass rate drops by more than `max_regression`; the gate reasons list the
+     * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+     * </pre>
+     *
+     * <code>optional string baseline = 5;</code>
+     * @return The baseline.
+     */
+    public java.lang.String getBaseline() {
+      java.lang.Object ref = baseline_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        baseline_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * A recorded run to compare against: a run id, or a run name meaning the newest
+     * complete run of that name the caller can see. The gate fails when a case (matched by
+     * sample id) that passed a check in the baseline now fails or errors it, or when a
+     * check's pass rate drops by more than `max_regression`; the gate reasons list the
+     * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+     * </pre>
+     *
+     * <code>optional string baseline = 5;</code>
+     * @return The bytes for baseline.
+     */
+    public com.google.protobuf.ByteString
+        getBaselineBytes() {
+      java.lang.Object ref = baseline_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        baseline_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * A recorded run to compare against: a run id, or a run name meaning the newest
+     * complete run of that name the caller can see. The gate fails when a case (matched by
+     * sample id) that passed a check in the baseline now fails or errors it, or when a
+     * check's pass rate drops by more than `max_regression`; the gate reasons list the
+     * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+     * </pre>
+     *
+     * <code>optional string baseline = 5;</code>
+     * @param value The baseline to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBaseline(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      baseline_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * A recorded run to compare against: a run id, or a run name meaning the newest
+     * complete run of that name the caller can see. The gate fails when a case (matched by
+     * sample id) that passed a check in the baseline now fails or errors it, or when a
+     * check's pass rate drops by more than `max_regression`; the gate reasons list the
+     * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+     * </pre>
+     *
+     * <code>optional string baseline = 5;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearBaseline() {
+      baseline_ = getDefaultInstance().getBaseline();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * A recorded run to compare against: a run id, or a run name meaning the newest
+     * complete run of that name the caller can see. The gate fails when a case (matched by
+     * sample id) that passed a check in the baseline now fails or errors it, or when a
+     * check's pass rate drops by more than `max_regression`; the gate reasons list the
+     * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+     * </pre>
+     *
+     * <code>optional string baseline = 5;</code>
+     * @param value The bytes for baseline to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBaselineBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      baseline_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private double maxRegression_ ;
+    /**
+     * <pre>
+     * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+     * defaults to 0. Ignored without a baseline.
+     * </pre>
+     *
+     * <code>optional double max_regression = 6;</code>
+     * @return Whether the maxRegression field is set.
+     */
+    @java.lang.Override
+    public boolean hasMaxRegression() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+     * defaults to 0. Ignored without a baseline.
+     * </pre>
+     *
+     * <code>optional double max_regression = 6;</code>
+     * @return The maxRegression.
+     */
+    @java.lang.Override
+    public double getMaxRegression() {
+      return maxRegression_;
+    }
+    /**
+     * <pre>
+     * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+     * defaults to 0. Ignored without a baseline.
+     * </pre>
+     *
+     * <code>optional double max_regression = 6;</code>
+     * @param value The maxRegression to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMaxRegression(double value) {
+
+      maxRegression_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+     * defaults to 0. Ignored without a baseline.
+     * </pre>
+     *
+     * <code>optional double max_regression = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMaxRegression() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      maxRegression_ = 0D;
       onChanged();
       return this;
     }

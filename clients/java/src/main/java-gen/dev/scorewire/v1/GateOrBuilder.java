@@ -85,4 +85,66 @@ public interface GateOrBuilder extends
    * @return The maxCostUsd.
    */
   double getMaxCostUsd();
+
+  /**
+   * <pre>
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   * </pre>
+   *
+   * <code>optional string baseline = 5;</code>
+   * @return Whether the baseline field is set.
+   */
+  boolean hasBaseline();
+  /**
+   * <pre>
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   * </pre>
+   *
+   * <code>optional string baseline = 5;</code>
+   * @return The baseline.
+   */
+  java.lang.String getBaseline();
+  /**
+   * <pre>
+   * A recorded run to compare against: a run id, or a run name meaning the newest
+   * complete run of that name the caller can see. The gate fails when a case (matched by
+   * sample id) that passed a check in the baseline now fails or errors it, or when a
+   * check's pass rate drops by more than `max_regression`; the gate reasons list the
+   * regressed cases. An unknown baseline is INVALID_ARGUMENT naming `gate.baseline`.
+   * </pre>
+   *
+   * <code>optional string baseline = 5;</code>
+   * @return The bytes for baseline.
+   */
+  com.google.protobuf.ByteString
+      getBaselineBytes();
+
+  /**
+   * <pre>
+   * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+   * defaults to 0. Ignored without a baseline.
+   * </pre>
+   *
+   * <code>optional double max_regression = 6;</code>
+   * @return Whether the maxRegression field is set.
+   */
+  boolean hasMaxRegression();
+  /**
+   * <pre>
+   * Largest acceptable drop (0..1) of any check's pass rate against `baseline`;
+   * defaults to 0. Ignored without a baseline.
+   * </pre>
+   *
+   * <code>optional double max_regression = 6;</code>
+   * @return The maxRegression.
+   */
+  double getMaxRegression();
 }

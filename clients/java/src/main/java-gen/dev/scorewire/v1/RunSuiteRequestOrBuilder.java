@@ -301,4 +301,117 @@ public interface RunSuiteRequestOrBuilder extends
    * @return The generationBudgetUsd.
    */
   double getGenerationBudgetUsd();
+
+  /**
+   * <pre>
+   * Whether to record this run in the server's run store (RunService reads it back);
+   * unset means the server's default (`SCOREWIRE_RUNS_RECORD`). A recorded result is
+   * stored before it is sent. The run id comes back in `RunSummary.run_id` and in the
+   * `scorewire-run-id` initial metadata. Recording with no run store configured, or a
+   * store that fails, is UNAVAILABLE.
+   * </pre>
+   *
+   * <code>optional bool record = 12;</code>
+   * @return Whether the record field is set.
+   */
+  boolean hasRecord();
+  /**
+   * <pre>
+   * Whether to record this run in the server's run store (RunService reads it back);
+   * unset means the server's default (`SCOREWIRE_RUNS_RECORD`). A recorded result is
+   * stored before it is sent. The run id comes back in `RunSummary.run_id` and in the
+   * `scorewire-run-id` initial metadata. Recording with no run store configured, or a
+   * store that fails, is UNAVAILABLE.
+   * </pre>
+   *
+   * <code>optional bool record = 12;</code>
+   * @return The record.
+   */
+  boolean getRecord();
+
+  /**
+   * <pre>
+   * The recorded run's name (for listing and for `gate.baseline`); defaults to the
+   * suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   * </pre>
+   *
+   * <code>string run_name = 13;</code>
+   * @return The runName.
+   */
+  java.lang.String getRunName();
+  /**
+   * <pre>
+   * The recorded run's name (for listing and for `gate.baseline`); defaults to the
+   * suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   * </pre>
+   *
+   * <code>string run_name = 13;</code>
+   * @return The bytes for runName.
+   */
+  com.google.protobuf.ByteString
+      getRunNameBytes();
+
+  /**
+   * <pre>
+   * Labels of the recorded run, such as `git_sha` or `model`; at most
+   * `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+   * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 14;</code>
+   */
+  int getLabelsCount();
+  /**
+   * <pre>
+   * Labels of the recorded run, such as `git_sha` or `model`; at most
+   * `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+   * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 14;</code>
+   */
+  boolean containsLabels(
+      java.lang.String key);
+  /**
+   * Use {@link #getLabelsMap()} instead.
+   */
+  @java.lang.Deprecated
+  java.util.Map<java.lang.String, java.lang.String>
+  getLabels();
+  /**
+   * <pre>
+   * Labels of the recorded run, such as `git_sha` or `model`; at most
+   * `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+   * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 14;</code>
+   */
+  java.util.Map<java.lang.String, java.lang.String>
+  getLabelsMap();
+  /**
+   * <pre>
+   * Labels of the recorded run, such as `git_sha` or `model`; at most
+   * `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+   * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 14;</code>
+   */
+  /* nullable */
+java.lang.String getLabelsOrDefault(
+      java.lang.String key,
+      /* nullable */
+java.lang.String defaultValue);
+  /**
+   * <pre>
+   * Labels of the recorded run, such as `git_sha` or `model`; at most
+   * `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
+   * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 14;</code>
+   */
+  java.lang.String getLabelsOrThrow(
+      java.lang.String key);
 }

@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.LazyStringArrayList.emptyList();
     checks_ = java.util.Collections.emptyList();
     matrix_ = java.util.Collections.emptyList();
+    runId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -473,6 +474,53 @@ private static final long serialVersionUID = 0L;
     return generationUnpriced_;
   }
 
+  public static final int RUN_ID_FIELD_NUMBER = 20;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object runId_ = "";
+  /**
+   * <pre>
+   * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+   * </pre>
+   *
+   * <code>string run_id = 20;</code>
+   * @return The runId.
+   */
+  @java.lang.Override
+  public java.lang.String getRunId() {
+    java.lang.Object ref = runId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      runId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+   * </pre>
+   *
+   * <code>string run_id = 20;</code>
+   * @return The bytes for runId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRunIdBytes() {
+    java.lang.Object ref = runId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      runId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -543,6 +591,9 @@ private static final long serialVersionUID = 0L;
     }
     if (generationUnpriced_ != false) {
       output.writeBool(19, generationUnpriced_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 20, runId_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -638,6 +689,9 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(19, generationUnpriced_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(20, runId_);
+    }
     return size;
   }
   @java.lang.Override
@@ -705,6 +759,8 @@ private static final long serialVersionUID = 0L;
         != other.getGenerationCached()) return false;
     if (getGenerationUnpriced()
         != other.getGenerationUnpriced()) return false;
+    if (!getRunId()
+        .equals(other.getRunId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -776,6 +832,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + GENERATION_UNPRICED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getGenerationUnpriced());
+    hash = (37 * hash) + RUN_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRunId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -943,6 +1001,7 @@ private static final long serialVersionUID = 0L;
       generationCalls_ = 0L;
       generationCached_ = 0L;
       generationUnpriced_ = false;
+      runId_ = "";
       return this;
     }
 
@@ -1049,6 +1108,9 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00040000) != 0)) {
         result.generationUnpriced_ = generationUnpriced_;
+      }
+      if (((from_bitField0_ & 0x00080000) != 0)) {
+        result.runId_ = runId_;
       }
     }
 
@@ -1173,6 +1235,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getGenerationUnpriced() != false) {
         setGenerationUnpriced(other.getGenerationUnpriced());
+      }
+      if (!other.getRunId().isEmpty()) {
+        runId_ = other.runId_;
+        bitField0_ |= 0x00080000;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1311,6 +1378,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00040000;
               break;
             } // case 152
+            case 162: {
+              runId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00080000;
+              break;
+            } // case 162
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2805,6 +2877,98 @@ private static final long serialVersionUID = 0L;
     public Builder clearGenerationUnpriced() {
       bitField0_ = (bitField0_ & ~0x00040000);
       generationUnpriced_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object runId_ = "";
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @return The runId.
+     */
+    public java.lang.String getRunId() {
+      java.lang.Object ref = runId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        runId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @return The bytes for runId.
+     */
+    public com.google.protobuf.ByteString
+        getRunIdBytes() {
+      java.lang.Object ref = runId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        runId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @param value The runId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      runId_ = value;
+      bitField0_ |= 0x00080000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRunId() {
+      runId_ = getDefaultInstance().getRunId();
+      bitField0_ = (bitField0_ & ~0x00080000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+     * </pre>
+     *
+     * <code>string run_id = 20;</code>
+     * @param value The bytes for runId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      runId_ = value;
+      bitField0_ |= 0x00080000;
       onChanged();
       return this;
     }

@@ -300,4 +300,24 @@ public interface RunSummaryOrBuilder extends
    * @return The generationUnpriced.
    */
   boolean getGenerationUnpriced();
+
+  /**
+   * <pre>
+   * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+   * </pre>
+   *
+   * <code>string run_id = 20;</code>
+   * @return The runId.
+   */
+  java.lang.String getRunId();
+  /**
+   * <pre>
+   * The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
+   * </pre>
+   *
+   * <code>string run_id = 20;</code>
+   * @return The bytes for runId.
+   */
+  com.google.protobuf.ByteString
+      getRunIdBytes();
 }

@@ -38,6 +38,7 @@ private static final long serialVersionUID = 0L;
     compact_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     format_ = 0;
+    runName_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -50,6 +51,18 @@ private static final long serialVersionUID = 0L;
     return dev.scorewire.v1.ScoringProto.internal_static_scorewire_v1_StreamConfig_descriptor;
   }
 
+  @SuppressWarnings({"rawtypes"})
+  @java.lang.Override
+  protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+      int number) {
+    switch (number) {
+      case 12:
+        return internalGetLabels();
+      default:
+        throw new RuntimeException(
+            "Invalid map field number: " + number);
+    }
+  }
   @java.lang.Override
   protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internalGetFieldAccessorTable() {
@@ -324,6 +337,179 @@ private static final long serialVersionUID = 0L;
     return result == null ? dev.scorewire.v1.SuiteFormat.UNRECOGNIZED : result;
   }
 
+  public static final int RECORD_FIELD_NUMBER = 10;
+  private boolean record_ = false;
+  /**
+   * <pre>
+   * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+   * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+   * closes its side of the stream.
+   * </pre>
+   *
+   * <code>optional bool record = 10;</code>
+   * @return Whether the record field is set.
+   */
+  @java.lang.Override
+  public boolean hasRecord() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+   * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+   * closes its side of the stream.
+   * </pre>
+   *
+   * <code>optional bool record = 10;</code>
+   * @return The record.
+   */
+  @java.lang.Override
+  public boolean getRecord() {
+    return record_;
+  }
+
+  public static final int RUN_NAME_FIELD_NUMBER = 11;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object runName_ = "";
+  /**
+   * <pre>
+   * The recorded run's name; see RunSuiteRequest.run_name.
+   * </pre>
+   *
+   * <code>string run_name = 11;</code>
+   * @return The runName.
+   */
+  @java.lang.Override
+  public java.lang.String getRunName() {
+    java.lang.Object ref = runName_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      runName_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The recorded run's name; see RunSuiteRequest.run_name.
+   * </pre>
+   *
+   * <code>string run_name = 11;</code>
+   * @return The bytes for runName.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRunNameBytes() {
+    java.lang.Object ref = runName_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      runName_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int LABELS_FIELD_NUMBER = 12;
+  private static final class LabelsDefaultEntryHolder {
+    static final com.google.protobuf.MapEntry<
+        java.lang.String, java.lang.String> defaultEntry =
+            com.google.protobuf.MapEntry
+            .<java.lang.String, java.lang.String>newDefaultInstance(
+                dev.scorewire.v1.ScoringProto.internal_static_scorewire_v1_StreamConfig_LabelsEntry_descriptor, 
+                com.google.protobuf.WireFormat.FieldType.STRING,
+                "",
+                com.google.protobuf.WireFormat.FieldType.STRING,
+                "");
+  }
+  @SuppressWarnings("serial")
+  private com.google.protobuf.MapField<
+      java.lang.String, java.lang.String> labels_;
+  private com.google.protobuf.MapField<java.lang.String, java.lang.String>
+  internalGetLabels() {
+    if (labels_ == null) {
+      return com.google.protobuf.MapField.emptyMapField(
+          LabelsDefaultEntryHolder.defaultEntry);
+    }
+    return labels_;
+  }
+  public int getLabelsCount() {
+    return internalGetLabels().getMap().size();
+  }
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  @java.lang.Override
+  public boolean containsLabels(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    return internalGetLabels().getMap().containsKey(key);
+  }
+  /**
+   * Use {@link #getLabelsMap()} instead.
+   */
+  @java.lang.Override
+  @java.lang.Deprecated
+  public java.util.Map<java.lang.String, java.lang.String> getLabels() {
+    return getLabelsMap();
+  }
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  @java.lang.Override
+  public java.util.Map<java.lang.String, java.lang.String> getLabelsMap() {
+    return internalGetLabels().getMap();
+  }
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  @java.lang.Override
+  public /* nullable */
+java.lang.String getLabelsOrDefault(
+      java.lang.String key,
+      /* nullable */
+java.lang.String defaultValue) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, java.lang.String> map =
+        internalGetLabels().getMap();
+    return map.containsKey(key) ? map.get(key) : defaultValue;
+  }
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  @java.lang.Override
+  public java.lang.String getLabelsOrThrow(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, java.lang.String> map =
+        internalGetLabels().getMap();
+    if (!map.containsKey(key)) {
+      throw new java.lang.IllegalArgumentException();
+    }
+    return map.get(key);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -356,6 +542,18 @@ private static final long serialVersionUID = 0L;
     if (format_ != dev.scorewire.v1.SuiteFormat.SUITE_FORMAT_UNSPECIFIED.getNumber()) {
       output.writeEnum(6, format_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeBool(10, record_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runName_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 11, runName_);
+    }
+    com.google.protobuf.GeneratedMessage
+      .serializeStringMapTo(
+        output,
+        internalGetLabels(),
+        LabelsDefaultEntryHolder.defaultEntry,
+        12);
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -390,6 +588,23 @@ private static final long serialVersionUID = 0L;
     if (format_ != dev.scorewire.v1.SuiteFormat.SUITE_FORMAT_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(6, format_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(10, record_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runName_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(11, runName_);
+    }
+    for (java.util.Map.Entry<java.lang.String, java.lang.String> entry
+         : internalGetLabels().getMap().entrySet()) {
+      com.google.protobuf.MapEntry<java.lang.String, java.lang.String>
+      labels__ = LabelsDefaultEntryHolder.defaultEntry.newBuilderForType()
+          .setKey(entry.getKey())
+          .setValue(entry.getValue())
+          .buildPartial();
+      size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(12, labels__);
     }
     return size;
   }
@@ -430,6 +645,15 @@ private static final long serialVersionUID = 0L;
               other.getBudgetUsd())) return false;
     }
     if (format_ != other.format_) return false;
+    if (hasRecord() != other.hasRecord()) return false;
+    if (hasRecord()) {
+      if (getRecord()
+          != other.getRecord()) return false;
+    }
+    if (!getRunName()
+        .equals(other.getRunName())) return false;
+    if (!internalGetLabels().equals(
+        other.internalGetLabels())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -460,6 +684,17 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + FORMAT_FIELD_NUMBER;
     hash = (53 * hash) + format_;
+    if (hasRecord()) {
+      hash = (37 * hash) + RECORD_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+          getRecord());
+    }
+    hash = (37 * hash) + RUN_NAME_FIELD_NUMBER;
+    hash = (53 * hash) + getRunName().hashCode();
+    if (!internalGetLabels().getMap().isEmpty()) {
+      hash = (37 * hash) + LABELS_FIELD_NUMBER;
+      hash = (53 * hash) + internalGetLabels().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -573,6 +808,28 @@ private static final long serialVersionUID = 0L;
       return dev.scorewire.v1.ScoringProto.internal_static_scorewire_v1_StreamConfig_descriptor;
     }
 
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 12:
+          return internalGetLabels();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMutableMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 12:
+          return internalGetMutableLabels();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
     @java.lang.Override
     protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
         internalGetFieldAccessorTable() {
@@ -608,6 +865,9 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.LazyStringArrayList.emptyList();
       budgetUsd_ = 0D;
       format_ = 0;
+      record_ = false;
+      runName_ = "";
+      internalGetMutableLabels().clear();
       return this;
     }
 
@@ -671,6 +931,17 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.format_ = format_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.record_ = record_;
+        to_bitField0_ |= 0x00000002;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.runName_ = runName_;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.labels_ = internalGetLabels();
+        result.labels_.makeImmutable();
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -739,6 +1010,17 @@ private static final long serialVersionUID = 0L;
       if (other.format_ != 0) {
         setFormatValue(other.getFormatValue());
       }
+      if (other.hasRecord()) {
+        setRecord(other.getRecord());
+      }
+      if (!other.getRunName().isEmpty()) {
+        runName_ = other.runName_;
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      internalGetMutableLabels().mergeFrom(
+          other.internalGetLabels());
+      bitField0_ |= 0x00000100;
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -803,6 +1085,25 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 80: {
+              record_ = input.readBool();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 80
+            case 90: {
+              runName_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 90
+            case 98: {
+              com.google.protobuf.MapEntry<java.lang.String, java.lang.String>
+              labels__ = input.readMessage(
+                  LabelsDefaultEntryHolder.defaultEntry.getParserForType(), extensionRegistry);
+              internalGetMutableLabels().getMutableMap().put(
+                  labels__.getKey(), labels__.getValue());
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 98
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1598,6 +1899,317 @@ private static final long serialVersionUID = 0L;
       bitField0_ = (bitField0_ & ~0x00000020);
       format_ = 0;
       onChanged();
+      return this;
+    }
+
+    private boolean record_ ;
+    /**
+     * <pre>
+     * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+     * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+     * closes its side of the stream.
+     * </pre>
+     *
+     * <code>optional bool record = 10;</code>
+     * @return Whether the record field is set.
+     */
+    @java.lang.Override
+    public boolean hasRecord() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+     * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+     * closes its side of the stream.
+     * </pre>
+     *
+     * <code>optional bool record = 10;</code>
+     * @return The record.
+     */
+    @java.lang.Override
+    public boolean getRecord() {
+      return record_;
+    }
+    /**
+     * <pre>
+     * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+     * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+     * closes its side of the stream.
+     * </pre>
+     *
+     * <code>optional bool record = 10;</code>
+     * @param value The record to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRecord(boolean value) {
+
+      record_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+     * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+     * closes its side of the stream.
+     * </pre>
+     *
+     * <code>optional bool record = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRecord() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      record_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object runName_ = "";
+    /**
+     * <pre>
+     * The recorded run's name; see RunSuiteRequest.run_name.
+     * </pre>
+     *
+     * <code>string run_name = 11;</code>
+     * @return The runName.
+     */
+    public java.lang.String getRunName() {
+      java.lang.Object ref = runName_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        runName_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The recorded run's name; see RunSuiteRequest.run_name.
+     * </pre>
+     *
+     * <code>string run_name = 11;</code>
+     * @return The bytes for runName.
+     */
+    public com.google.protobuf.ByteString
+        getRunNameBytes() {
+      java.lang.Object ref = runName_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        runName_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The recorded run's name; see RunSuiteRequest.run_name.
+     * </pre>
+     *
+     * <code>string run_name = 11;</code>
+     * @param value The runName to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunName(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      runName_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The recorded run's name; see RunSuiteRequest.run_name.
+     * </pre>
+     *
+     * <code>string run_name = 11;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRunName() {
+      runName_ = getDefaultInstance().getRunName();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The recorded run's name; see RunSuiteRequest.run_name.
+     * </pre>
+     *
+     * <code>string run_name = 11;</code>
+     * @param value The bytes for runName to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRunNameBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      runName_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.MapField<
+        java.lang.String, java.lang.String> labels_;
+    private com.google.protobuf.MapField<java.lang.String, java.lang.String>
+        internalGetLabels() {
+      if (labels_ == null) {
+        return com.google.protobuf.MapField.emptyMapField(
+            LabelsDefaultEntryHolder.defaultEntry);
+      }
+      return labels_;
+    }
+    private com.google.protobuf.MapField<java.lang.String, java.lang.String>
+        internalGetMutableLabels() {
+      if (labels_ == null) {
+        labels_ = com.google.protobuf.MapField.newMapField(
+            LabelsDefaultEntryHolder.defaultEntry);
+      }
+      if (!labels_.isMutable()) {
+        labels_ = labels_.copy();
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return labels_;
+    }
+    public int getLabelsCount() {
+      return internalGetLabels().getMap().size();
+    }
+    /**
+     * <pre>
+     * Labels of the recorded run; see RunSuiteRequest.labels.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; labels = 12;</code>
+     */
+    @java.lang.Override
+    public boolean containsLabels(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      return internalGetLabels().getMap().containsKey(key);
+    }
+    /**
+     * Use {@link #getLabelsMap()} instead.
+     */
+    @java.lang.Override
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, java.lang.String> getLabels() {
+      return getLabelsMap();
+    }
+    /**
+     * <pre>
+     * Labels of the recorded run; see RunSuiteRequest.labels.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; labels = 12;</code>
+     */
+    @java.lang.Override
+    public java.util.Map<java.lang.String, java.lang.String> getLabelsMap() {
+      return internalGetLabels().getMap();
+    }
+    /**
+     * <pre>
+     * Labels of the recorded run; see RunSuiteRequest.labels.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; labels = 12;</code>
+     */
+    @java.lang.Override
+    public /* nullable */
+java.lang.String getLabelsOrDefault(
+        java.lang.String key,
+        /* nullable */
+java.lang.String defaultValue) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.String> map =
+          internalGetLabels().getMap();
+      return map.containsKey(key) ? map.get(key) : defaultValue;
+    }
+    /**
+     * <pre>
+     * Labels of the recorded run; see RunSuiteRequest.labels.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; labels = 12;</code>
+     */
+    @java.lang.Override
+    public java.lang.String getLabelsOrThrow(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.String> map =
+          internalGetLabels().getMap();
+      if (!map.containsKey(key)) {
+        throw new java.lang.IllegalArgumentException();
+      }
+      return map.get(key);
+    }
+    public Builder clearLabels() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      internalGetMutableLabels().getMutableMap()
+          .clear();
+      return this;
+    }
+    /**
+     * <pre>
+     * Labels of the recorded run; see RunSuiteRequest.labels.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; labels = 12;</code>
+     */
+    public Builder removeLabels(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      internalGetMutableLabels().getMutableMap()
+          .remove(key);
+      return this;
+    }
+    /**
+     * Use alternate mutation accessors instead.
+     */
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, java.lang.String>
+        getMutableLabels() {
+      bitField0_ |= 0x00000100;
+      return internalGetMutableLabels().getMutableMap();
+    }
+    /**
+     * <pre>
+     * Labels of the recorded run; see RunSuiteRequest.labels.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; labels = 12;</code>
+     */
+    public Builder putLabels(
+        java.lang.String key,
+        java.lang.String value) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      if (value == null) { throw new NullPointerException("map value"); }
+      internalGetMutableLabels().getMutableMap()
+          .put(key, value);
+      bitField0_ |= 0x00000100;
+      return this;
+    }
+    /**
+     * <pre>
+     * Labels of the recorded run; see RunSuiteRequest.labels.
+     * </pre>
+     *
+     * <code>map&lt;string, string&gt; labels = 12;</code>
+     */
+    public Builder putAllLabels(
+        java.util.Map<java.lang.String, java.lang.String> values) {
+      internalGetMutableLabels().getMutableMap()
+          .putAll(values);
+      bitField0_ |= 0x00000100;
       return this;
     }
 

@@ -176,4 +176,101 @@ public interface StreamConfigOrBuilder extends
    * @return The format.
    */
   dev.scorewire.v1.SuiteFormat getFormat();
+
+  /**
+   * <pre>
+   * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+   * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+   * closes its side of the stream.
+   * </pre>
+   *
+   * <code>optional bool record = 10;</code>
+   * @return Whether the record field is set.
+   */
+  boolean hasRecord();
+  /**
+   * <pre>
+   * Whether to record the stream as a run; see RunSuiteRequest.record. The run id is sent
+   * in the `scorewire-run-id` initial metadata; the run is complete when the caller
+   * closes its side of the stream.
+   * </pre>
+   *
+   * <code>optional bool record = 10;</code>
+   * @return The record.
+   */
+  boolean getRecord();
+
+  /**
+   * <pre>
+   * The recorded run's name; see RunSuiteRequest.run_name.
+   * </pre>
+   *
+   * <code>string run_name = 11;</code>
+   * @return The runName.
+   */
+  java.lang.String getRunName();
+  /**
+   * <pre>
+   * The recorded run's name; see RunSuiteRequest.run_name.
+   * </pre>
+   *
+   * <code>string run_name = 11;</code>
+   * @return The bytes for runName.
+   */
+  com.google.protobuf.ByteString
+      getRunNameBytes();
+
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  int getLabelsCount();
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  boolean containsLabels(
+      java.lang.String key);
+  /**
+   * Use {@link #getLabelsMap()} instead.
+   */
+  @java.lang.Deprecated
+  java.util.Map<java.lang.String, java.lang.String>
+  getLabels();
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  java.util.Map<java.lang.String, java.lang.String>
+  getLabelsMap();
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  /* nullable */
+java.lang.String getLabelsOrDefault(
+      java.lang.String key,
+      /* nullable */
+java.lang.String defaultValue);
+  /**
+   * <pre>
+   * Labels of the recorded run; see RunSuiteRequest.labels.
+   * </pre>
+   *
+   * <code>map&lt;string, string&gt; labels = 12;</code>
+   */
+  java.lang.String getLabelsOrThrow(
+      java.lang.String key);
 }

@@ -1,0 +1,210 @@
+"""The run store in PostgreSQL, shared by every replica (`SCOREWIRE_RUNS_URL`).
+
+Same tables as the SQLite store (prefixed `scorewire_run_`), same statements with `%s`
+placeholders. A `write` is one transaction and returns after its COMMIT, which
+PostgreSQL acknowledges once the commit record is flushed to its WAL (the default
+`synchronous_commit=on`). The schema is created on first use under an advisory lock, so
+replicas starting together do not race on `CREATE TABLE`.
+
+A database that does not answer makes calls fail with `RunsUnavailable` within
+`OPERATION_TIMEOUT_S`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+from scorewire.runs import sql
+from scorewire.runs.model import Chunk, RunInfo, RunQuery, RunsUnavailable
+
+log = logging.getLogger("scorewire.runs")
+
+T = TypeVar("T")
+
+OPERATION_TIMEOUT_S = 10.0
+"""The most one store call may take before the store counts as not answering."""
+_CONNECT_TIMEOUT_S = 3
+_CONNECTION_WAIT_S = 3.0
+_SCHEMA_LOCK_KEY = 0x5C0E_2B45  # pg_advisory_xact_lock key: "scorewire runs"
+_TABLES = sql.tables("scorewire_run_")
+
+
+def _pg(statement: str) -> str:
+    return sql.statements(statement, _TABLES).replace("?", "%s")
+
+
+class PostgresRunStore:
+    """A `RunStore` in PostgreSQL. Open it with `PostgresRunStore.open(url)`."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+        self._schema_ready = False
+        self._schema_lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: str, *, max_connections: int = 8) -> PostgresRunStore:
+        """A store on the database at `url`; connects in the background."""
+        pool = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            open=False,
+            timeout=_CONNECTION_WAIT_S,
+            check=AsyncConnectionPool.check_connection,
+            name="scorewire-runs",
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": _CONNECT_TIMEOUT_S,
+                "application_name": "scorewire",
+                "options": f"-c statement_timeout={int(OPERATION_TIMEOUT_S * 1000)}"
+                " -c timezone=UTC",
+            },
+        )
+        await pool.open(wait=False)
+        return cls(pool)
+
+    async def _ensure_schema(self) -> None:
+        async with self._schema_lock:
+            if self._schema_ready:
+                return
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
+                for statement in (*sql.SCHEMA, sql.PG_CHUNKS, sql.CHUNKS_INDEX):
+                    await conn.execute(sql.statements(statement, _TABLES))
+            self._schema_ready = True
+
+    async def _run(self, op: Callable[[], Awaitable[T]]) -> T:
+        if self._closed:
+            raise RunsUnavailable("the run store is closed")
+
+        async def guarded() -> T:
+            if not self._schema_ready:
+                await self._ensure_schema()
+            return await op()
+
+        try:
+            return await asyncio.wait_for(guarded(), OPERATION_TIMEOUT_S + 1.0)
+        except TimeoutError:
+            message = f"the run database did not answer within {OPERATION_TIMEOUT_S:g} s"
+        except psycopg.Error as err:
+            message = f"the run database failed: {type(err).__name__}: {err}".strip()
+        log.warning("run store: %s", message)
+        raise RunsUnavailable(message)
+
+    async def _transaction(self, plan: list[tuple[str, list[tuple[Any, ...]]]]) -> list[int]:
+        async def run() -> list[int]:
+            counts = []
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                for statement, rows in plan:
+                    await cur.executemany(statement.replace("?", "%s"), rows)
+                    counts.append(cur.rowcount)
+            return counts
+
+        return await self._run(run)
+
+    async def write(
+        self, created: Sequence[RunInfo], chunks: Sequence[Chunk], finished: Sequence[RunInfo]
+    ) -> None:
+        """Create runs, append chunks and finish runs in one transaction."""
+        await self._transaction(sql.write_plan(_TABLES, created, chunks, finished))
+
+    async def heartbeat(self, owner: str, now: datetime) -> None:
+        """Say that `owner` is alive."""
+        await self._transaction([(_pg(sql.HEARTBEAT), [(owner, sql.micros(now))])])
+
+    async def mark_stale(self, seen_before: datetime) -> int:
+        """Mark incomplete the running runs of owners not seen since `seen_before`."""
+        at = sql.micros(seen_before)
+
+        async def run() -> int:
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                await cur.execute(_pg(sql.MARK_STALE), (at,))
+                n = cur.rowcount
+                await cur.execute(_pg(sql.FORGET_OWNERS), (at,))
+            return n
+
+        return await self._run(run)
+
+    async def enforce_retention(self, *, older_than: datetime | None, keep: int | None) -> int:
+        """Delete finished runs started before `older_than` and all but the newest `keep`."""
+
+        async def run() -> int:
+            doomed: set[str] = set()
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                if older_than is not None:
+                    await cur.execute(_pg(sql.EXPIRED), (sql.micros(older_than),))
+                    doomed.update(r[0] for r in await cur.fetchall())
+                if keep is not None:
+                    await cur.execute(_pg(sql.BEYOND_KEEP_PG), (keep,))
+                    doomed.update(r[0] for r in await cur.fetchall())
+                for statement in (sql.DELETE_CHUNKS, sql.DELETE_LABELS, sql.DELETE_RUN):
+                    if doomed:
+                        await cur.executemany(_pg(statement), [(r,) for r in sorted(doomed)])
+            return len(doomed)
+
+        return await self._run(run)
+
+    async def get_run(self, run_id: str) -> RunInfo | None:
+        """The run, or None."""
+        if "\x00" in run_id:
+            return None  # PostgreSQL text cannot hold NUL, so no stored id has one
+
+        async def run() -> RunInfo | None:
+            async with self._pool.connection() as conn, conn.cursor() as cur:
+                await cur.execute(_pg(sql.GET_RUN), (run_id,))
+                row = await cur.fetchone()
+            return None if row is None else sql.row_run(row)
+
+        return await self._run(run)
+
+    async def list_runs(
+        self, query: RunQuery, *, after: tuple[datetime, str] | None, limit: int
+    ) -> list[RunInfo]:
+        """Up to `limit` runs, newest first, after the cursor."""
+        statement, args = sql.list_query(_TABLES, query, after, limit)
+
+        async def run() -> list[RunInfo]:
+            async with self._pool.connection() as conn, conn.cursor() as cur:
+                await cur.execute(statement.replace("?", "%s"), args)
+                return [sql.row_run(r) for r in await cur.fetchall()]
+
+        return await self._run(run)
+
+    async def chunks(self, run_id: str, *, after_seq: int, limit: int) -> list[tuple[int, Chunk]]:
+        """Up to `limit` chunks of the run after `after_seq`, in the order they were written."""
+
+        async def run() -> list[tuple[int, Chunk]]:
+            async with self._pool.connection() as conn, conn.cursor() as cur:
+                await cur.execute(_pg(sql.CHUNKS), (run_id, after_seq, limit))
+                rows = await cur.fetchall()
+            return [(r[0], Chunk(r[1], bytes(r[2]), bytes(r[3]), r[4])) for r in rows]
+
+        return await self._run(run)
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Delete the run and its chunks; False when there was none."""
+        if "\x00" in run_id:
+            return False
+
+        async def run() -> bool:
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                await cur.execute(_pg(sql.DELETE_CHUNKS), (run_id,))
+                await cur.execute(_pg(sql.DELETE_LABELS), (run_id,))
+                await cur.execute(_pg(sql.DELETE_RUN), (run_id,))
+                return cur.rowcount > 0
+
+        return await self._run(run)
+
+    async def close(self) -> None:
+        """Close the pool; later calls raise RunsUnavailable."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._pool.close(timeout=1.0)

@@ -1,0 +1,155 @@
+"""Writing runs off the scoring path: a bounded queue, one writer task, group commits.
+
+The guarantee: `append` returns only after its chunk is committed, and the server sends
+a chunk's results only after `append` returned (store, then send), so every result a
+caller received is in the store. While a commit runs, the chunks that arrive meanwhile
+wait in the queue and go together in the next transaction, so a run of 80 chunks costs a
+handful of commits, not 80.
+
+When the queue is full (`SCOREWIRE_RUNS_QUEUE_CHUNKS` chunks waiting), `append` waits for
+room: a stream that records is slowed to the store's pace (backpressure), and no
+result is ever dropped. When the store fails, `append` raises `RunsUnavailable` and the
+call fails (its results cannot be both sent and stored).
+
+A maintenance task beats this process's heartbeat, marks incomplete the running runs of
+processes whose heartbeat stopped (a server killed mid-run), and enforces retention.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from scorewire.runs.model import Chunk, RunInfo, RunStore, RunsUnavailable, utc_now
+
+log = logging.getLogger("scorewire.runs")
+
+MAX_OPS_PER_COMMIT = 256
+"""Most queued operations one transaction takes."""
+STALE_AFTER_BEATS = 3
+"""A process is dead when its heartbeat is this many periods old."""
+
+
+@dataclass(slots=True)
+class _Op:
+    kind: str  # "create", "chunk" or "finish"
+    item: RunInfo | Chunk
+    done: asyncio.Future[None]
+
+
+class RunRecorder:
+    """Records runs into a store through one writer task. Start it with `start()`."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        *,
+        queue_chunks: int,
+        heartbeat_s: float,
+        max_age_s: int = 0,
+        max_runs: int = 0,
+    ) -> None:
+        self.store = store
+        self.owner = "p_" + uuid.uuid4().hex[:16]
+        self._queue: asyncio.Queue[_Op] = asyncio.Queue(maxsize=queue_chunks)
+        self._heartbeat_s = heartbeat_s
+        self._max_age_s = max_age_s
+        self._max_runs = max_runs
+        self._tasks: list[asyncio.Task[None]] = []
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.commits = 0
+        """Transactions committed (tests and the benchmark read it)."""
+
+    async def start(self) -> None:
+        """Beat the first heartbeat, mark dead processes' runs, start the tasks."""
+        await self.maintain()
+        self._tasks = [
+            asyncio.create_task(self._write_loop(), name="scorewire-runs-writer"),
+            asyncio.create_task(self._maintain_loop(), name="scorewire-runs-maintenance"),
+        ]
+
+    async def _submit(self, kind: str, item: RunInfo | Chunk) -> None:
+        if not self._tasks or self._tasks[0].done():
+            raise RunsUnavailable("the run recorder is not running")
+        op = _Op(kind, item, asyncio.get_running_loop().create_future())
+        self._idle.clear()
+        await self._queue.put(op)  # waits for room: backpressure, never loss
+        await asyncio.shield(op.done)
+
+    async def begin(self, run: RunInfo) -> None:
+        """Create the run (status running, owned by this process); after its commit."""
+        run.owner = self.owner
+        await self._submit("create", run)
+
+    async def append(self, chunk: Chunk) -> None:
+        """Store a chunk of results; returns after its commit (send the results after)."""
+        await self._submit("chunk", chunk)
+
+    async def finish(self, run: RunInfo) -> None:
+        """Record the run's end (status, end time, summary); after its commit."""
+        await self._submit("finish", run)
+
+    async def _write_loop(self) -> None:
+        while True:
+            ops = [await self._queue.get()]
+            while len(ops) < MAX_OPS_PER_COMMIT and not self._queue.empty():
+                ops.append(self._queue.get_nowait())
+            created = [o.item for o in ops if o.kind == "create"]
+            chunks = [o.item for o in ops if o.kind == "chunk"]
+            finished = [o.item for o in ops if o.kind == "finish"]
+            try:
+                await self.store.write(created, chunks, finished)  # type: ignore[arg-type]
+            except RunsUnavailable as err:
+                failure: BaseException | None = err
+            except Exception as err:  # a bug must not stop the writer: fail these ops
+                log.exception("run store write failed")
+                failure = RunsUnavailable(f"the run store failed: {type(err).__name__}")
+            else:
+                failure = None
+                self.commits += 1
+            if self._queue.empty():
+                self._idle.set()
+            for o in ops:
+                if not o.done.done():
+                    if failure is None:
+                        o.done.set_result(None)
+                    else:
+                        o.done.set_exception(failure)
+
+    async def maintain(self) -> None:
+        """One maintenance round: heartbeat, dead owners' runs, retention."""
+        now = utc_now()
+        try:
+            await self.store.heartbeat(self.owner, now)
+            stale = now - timedelta(seconds=self._heartbeat_s * STALE_AFTER_BEATS)
+            marked = await self.store.mark_stale(stale)
+            if marked:
+                log.info("marked %d runs of stopped servers incomplete", marked)
+            older = now - timedelta(seconds=self._max_age_s) if self._max_age_s else None
+            keep = self._max_runs or None
+            if older is not None or keep is not None:
+                await self.store.enforce_retention(older_than=older, keep=keep)
+        except RunsUnavailable as err:
+            log.warning("run store maintenance: %s", err)
+
+    async def _maintain_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_s)
+            await self.maintain()
+
+    async def close(self) -> None:
+        """Let queued writes finish, stop the tasks, close the store."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5.0):
+                await self._idle.wait()
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        await self.store.close()

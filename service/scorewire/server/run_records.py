@@ -1,0 +1,422 @@
+"""Recording RunSuite and ScoreStream calls: the protobuf side of the run store.
+
+A chunk's `cases` are the serialized cases as sent (`cases_blob`), and its `results` a
+serialized `RunSuiteResponse` with the results as sent; the i-th case belongs to the
+i-th result. The scoring path only concatenates bytes it already has; `PbChunkCodec`
+decodes on read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+from scorewire.core.errors import FieldViolation
+from scorewire.engine.summary import Summary
+from scorewire.runs import (
+    CaseRecord,
+    Chunk,
+    RunInfo,
+    RunOutcomes,
+    RunQuery,
+    RunRecorder,
+    RunStatus,
+    RunsUnavailable,
+    ScoreRecord,
+    baseline_reasons,
+    compare,
+    iter_results,
+    new_run_id,
+    utc_now,
+)
+from scorewire.server import convert
+from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.server.security import Principal, Role
+from scorewire.settings import Settings
+from scorewire.v1 import scoring_pb2 as pb
+
+RUN_ID_METADATA = "scorewire-run-id"
+"""Initial metadata key carrying a recorded call's run id."""
+
+NO_STORE = "this server keeps no run store, so it cannot record or read runs"
+STORE_DOWN = "the run store did not answer; the run cannot be recorded or read now"
+
+
+def cases_blob(serialized_cases: Sequence[bytes]) -> bytes:
+    """Serialized cases in one blob: their count, their lengths (little-endian uint32s),
+    then the cases. Two C-level packs per chunk: nothing per case on the scoring path."""
+    n = len(serialized_cases)
+    header = struct.pack(f"<I{n}I", n, *map(len, serialized_cases))
+    return header + b"".join(serialized_cases)
+
+
+def read_cases(blob: bytes) -> list[pb.Case]:
+    """The cases of a `cases_blob`."""
+    if not blob:
+        return []
+    (n,) = struct.unpack_from("<I", blob)
+    lengths = struct.unpack_from(f"<{n}I", blob, 4)
+    out, at = [], 4 + 4 * n
+    for size in lengths:
+        out.append(pb.Case.FromString(blob[at : at + size]))
+        at += size
+    return out
+
+
+def unavailable(err: RunsUnavailable | None = None) -> RequestRejected:
+    """UNAVAILABLE for a store that failed (the detail goes to the log, not the caller)."""
+    return RequestRejected(grpc.StatusCode.UNAVAILABLE, STORE_DOWN if err else NO_STORE)
+
+
+class PbChunkCodec:
+    """Decodes chunks the server stored into case records (`raw` = (Case, CaseResult))."""
+
+    def decode(self, chunk: Chunk) -> list[CaseRecord]:
+        """The chunk's cases, in the order they were recorded."""
+        cases = read_cases(chunk.cases)
+        results = pb.RunSuiteResponse.FromString(chunk.results).results.results
+        out = []
+        for i, r in enumerate(results):
+            c = cases[i] if i < len(cases) else pb.Case(sample=pb.Sample(id=r.sample_id))
+            scores = [
+                ScoreRecord(
+                    s.name,
+                    s.type,
+                    s.value,
+                    s.passed,
+                    s.reason,
+                    s.cost_usd,
+                    s.latency_ms,
+                    s.cached,
+                    s.skipped,
+                    s.error.code,
+                    s.error.message,
+                )
+                for s in r.scores
+            ]
+            sample, output = c.sample, c.output
+            out.append(
+                CaseRecord(
+                    index=r.index,
+                    sample_id=r.sample_id,
+                    input=convert.value_to_py(sample.input) if sample.HasField("input") else None,
+                    expected=(
+                        convert.value_to_py(sample.expected)
+                        if sample.HasField("expected")
+                        else None
+                    ),
+                    output=output.text,
+                    output_value=(
+                        convert.value_to_py(output.value) if output.HasField("value") else None
+                    ),
+                    passed=r.passed,
+                    scores=scores,
+                    raw=(c, r),
+                )
+            )
+        return out
+
+
+CODEC = PbChunkCodec()
+
+
+# ---- summaries as JSON (the results file's shape, plain numbers) -------------------------
+
+
+def summary_json(s: Summary) -> dict[str, Any]:
+    """The summary as stored with a run."""
+    return {
+        "cases": s.cases,
+        "cases_passed": s.cases_passed,
+        "passed": s.passed,
+        "failed": s.failed,
+        "errored": s.errored,
+        "skipped": s.skipped,
+        "pass_rate": s.pass_rate,
+        "mean_score": s.mean_score,
+        "error_rate": s.error_rate,
+        "cost_usd": s.cost_usd,
+        "unpriced": s.unpriced,
+        "gate": {"passed": s.gate_passed, "reasons": list(s.gate_reasons)},
+        "checks": [
+            {
+                "name": t.name,
+                "type": t.type,
+                "passed": t.passed,
+                "failed": t.failed,
+                "errored": t.errored,
+                "skipped": t.skipped,
+                "mean_value": t.mean_value,
+                "cost_usd": t.cost_usd,
+                "cached": t.cached,
+            }
+            for t in s.checks
+        ],
+    }
+
+
+def summary_pb(d: Mapping[str, Any], run_id: str) -> pb.RunSummary:
+    """A stored summary as the RunSummary message."""
+    gate = d.get("gate", {})
+    return pb.RunSummary(
+        cases=d["cases"],
+        cases_passed=d["cases_passed"],
+        passed=d["passed"],
+        failed=d["failed"],
+        errored=d["errored"],
+        skipped=d["skipped"],
+        pass_rate=d["pass_rate"],
+        mean_score=d["mean_score"],
+        error_rate=d["error_rate"],
+        cost_usd=d["cost_usd"],
+        unpriced=d["unpriced"],
+        gate_passed=gate.get("passed", False),
+        gate_reasons=gate.get("reasons", []),
+        checks=[pb.CheckSummary(**c) for c in d["checks"]],
+        run_id=run_id,
+    )
+
+
+# ---- who sees which runs ------------------------------------------------------------------
+
+
+def visible_tenant(who: Principal | None) -> str | None:
+    """The tenant whose runs `who` sees: its own; None (every tenant) for admin or no auth."""
+    if who is None or who.role == Role.ADMIN:
+        return None
+    return who.name
+
+
+async def visible_run(recorder: RunRecorder, run_id: str, who: Principal | None) -> RunInfo | None:
+    """The run, when it exists and `who` may see it."""
+    try:
+        run = await recorder.store.get_run(run_id)
+    except RunsUnavailable as err:
+        raise unavailable(err) from None
+    tenant = visible_tenant(who)
+    if run is None or (tenant is not None and run.tenant != tenant):
+        return None
+    return run
+
+
+async def run_outcomes(recorder: RunRecorder, run_id: str) -> RunOutcomes:
+    """Every recorded case of the run, as a comparison reads them."""
+    out = RunOutcomes()
+    try:
+        async for _, r in iter_results(recorder.store, CODEC, run_id):
+            out.add(
+                r.key,
+                [s.name for s in r.scores],
+                [s.outcome for s in r.scores],
+                [s.value for s in r.scores],
+                r.output,
+            )
+    except RunsUnavailable as err:
+        raise unavailable(err) from None
+    return out
+
+
+# ---- one recorded call ------------------------------------------------------------------
+
+
+def check_run_fields(
+    run_name: str, labels: Mapping[str, str], settings: Settings, base: str
+) -> dict[str, str]:
+    """The request's run name and labels, within the settings' limits."""
+    prefix = f"{base}." if base else ""
+    longest = settings.max_run_label_chars
+    if len(labels) > settings.max_run_labels:
+        raise resource_exhausted(
+            f"{prefix}labels",
+            f"{len(labels)} labels exceed max_run_labels ({settings.max_run_labels})",
+        )
+    violations = []
+    if len(run_name) > longest:
+        raise resource_exhausted(
+            f"{prefix}run_name", f"longer than max_run_label_chars ({longest} characters)"
+        )
+    if "\x00" in run_name:
+        violations.append(FieldViolation(f"{prefix}run_name", "must not contain NUL characters"))
+    for k, v in labels.items():
+        where = f"{prefix}labels[{json.dumps(k, ensure_ascii=False)}]"
+        if not k:
+            violations.append(FieldViolation(where, "label keys must not be empty"))
+        if len(k) > longest or len(v) > longest:
+            raise resource_exhausted(
+                where, f"key or value longer than max_run_label_chars ({longest} characters)"
+            )
+        if "\x00" in k or "\x00" in v:
+            violations.append(FieldViolation(where, "must not contain NUL characters"))
+    if violations:
+        raise invalid_argument(violations)
+    return dict(labels)
+
+
+def suite_text(
+    suite_yaml: str,
+    suite_name: str,
+    checks: Sequence[pb.CheckSpec],
+    compact: Sequence[str],
+    gate: pb.Gate | None,
+) -> str:
+    """The suite as sent: the YAML document, or the checks, compact lines and gate as JSON."""
+    if suite_yaml:
+        return suite_yaml
+    doc: dict[str, Any] = {
+        "checks": [json_format.MessageToDict(c, preserving_proto_field_name=True) for c in checks],
+        "compact": list(compact),
+    }
+    if suite_name:
+        doc["suite_name"] = suite_name
+    if gate is not None:
+        doc["gate"] = json_format.MessageToDict(gate, preserving_proto_field_name=True)
+    return json.dumps(doc, ensure_ascii=False, sort_keys=True)
+
+
+class Recording:
+    """One call being recorded: begin, append chunks (stored before they are sent), end."""
+
+    def __init__(self, recorder: RunRecorder, run: RunInfo) -> None:
+        self._recorder = recorder
+        self.run = run
+        self._finished = False
+        self.count = 0
+
+    @classmethod
+    async def begin(
+        cls,
+        recorder: RunRecorder,
+        *,
+        name: str,
+        source: str,
+        who: Principal | None,
+        labels: dict[str, str],
+        suite: str,
+        checks: Sequence[str],
+        context: Any,
+    ) -> Recording:
+        """Create the run in the store, and tell the caller its id (initial metadata)."""
+        run = RunInfo(
+            run_id=new_run_id(),
+            name=name,
+            source=source,
+            tenant=who.name if who is not None else "",
+            labels=labels,
+            started_at=utc_now(),
+            suite=suite,
+            suite_sha256=hashlib.sha256(suite.encode("utf-8", "surrogatepass")).hexdigest(),
+            checks=list(checks),
+        )
+        try:
+            await recorder.begin(run)
+        except RunsUnavailable as err:
+            raise unavailable(err) from None
+        await context.send_initial_metadata(((RUN_ID_METADATA, run.run_id),))
+        return cls(recorder, run)
+
+    def submit(self, cases: bytes, results: bytes, count: int) -> asyncio.Future[None]:
+        """Start storing one chunk; the future is done after its commit (then send it).
+
+        Chunks submitted one after another are stored in that order."""
+        task = asyncio.ensure_future(self.append(cases, results, count))
+        _BACKGROUND.add(task)
+        task.add_done_callback(_done)  # a failure not awaited (the call failed) is logged away
+        return task
+
+    async def append(self, cases: bytes, results: bytes, count: int) -> None:
+        """Store one chunk; returns after its commit."""
+        try:
+            await self._recorder.append(Chunk(self.run.run_id, cases, results, count))
+        except RunsUnavailable as err:
+            raise unavailable(err) from None
+        self.count += count
+
+    async def complete(self, summary: Summary | None) -> None:
+        """Record the end: complete with its summary (or, with None, a complete stream)."""
+        self.run.status = RunStatus.COMPLETE
+        self.run.ended_at = utc_now()
+        self.run.summary = None if summary is None else summary_json(summary)
+        try:
+            await self._recorder.finish(self.run)
+        except RunsUnavailable as err:
+            raise unavailable(err) from None  # abandon() then tries to mark it incomplete
+        self._finished = True
+
+    def abandon(self) -> None:
+        """Mark the run incomplete (the call failed or was cancelled), in the background."""
+        if self._finished:
+            return
+        self._finished = True
+        self.run.status = RunStatus.INCOMPLETE
+        self.run.ended_at = utc_now()
+        task = asyncio.ensure_future(self._recorder.finish(self.run))
+        _BACKGROUND.add(task)
+        task.add_done_callback(_done)
+
+
+_BACKGROUND: set[asyncio.Future[None]] = set()
+
+
+def _done(task: asyncio.Future[None]) -> None:
+    _BACKGROUND.discard(task)
+    if not task.cancelled():
+        task.exception()  # a store that failed: the heartbeat check marks the run later
+
+
+# ---- the baseline gate ---------------------------------------------------------------------
+
+
+async def resolve_baseline(
+    recorder: RunRecorder | None, ref: str, who: Principal | None
+) -> tuple[str, RunOutcomes]:
+    """The baseline run's id and outcomes; INVALID_ARGUMENT naming `gate.baseline` if none."""
+    if recorder is None:
+        raise invalid_argument(
+            [FieldViolation("gate.baseline", "this server keeps no run store to compare with")]
+        )
+    run = await visible_run(recorder, ref, who)
+    if run is None:
+        query = RunQuery(tenant=visible_tenant(who), name=ref, status=RunStatus.COMPLETE)
+        try:
+            found = await recorder.store.list_runs(query, after=None, limit=1)
+        except RunsUnavailable as err:
+            raise unavailable(err) from None
+        run = found[0] if found else None
+    if run is None:
+        raise invalid_argument(
+            [
+                FieldViolation(
+                    "gate.baseline",
+                    f"no recorded run has the id or name {ref!r} (record one with record: true)",
+                )
+            ]
+        )
+    return run.run_id, await run_outcomes(recorder, run.run_id)
+
+
+class BaselineGate:
+    """The current run's outcomes, judged against a baseline's at the end."""
+
+    def __init__(self, run_id: str, base: RunOutcomes, max_regression: float) -> None:
+        self.run_id = run_id
+        self.base = base
+        self.max_regression = max_regression
+        self.now = RunOutcomes()
+
+    def add(self, names: Sequence[str], results: Sequence[Any]) -> None:
+        """Count finished engine results."""
+        for r in results:
+            self.now.add_scores(r.sample_id or f"#{r.index}", names, r.scores)
+
+    def judge(self, summary: Summary) -> None:
+        """Fail the summary's gate on regressions, with the reasons."""
+        reasons = baseline_reasons(compare(self.base, self.now), self.max_regression, self.run_id)
+        if reasons:
+            summary.gate_passed = False
+            summary.gate_reasons.extend(reasons)
