@@ -1077,7 +1077,11 @@ type CheckSummary struct {
 	// Scores served from the verdict cache.
 	Cached int64 `protobuf:"varint,8,opt,name=cached,proto3" json:"cached,omitempty"`
 	// Scores whose `when:` condition was not met (they pass, but were not applied).
-	Skipped       int64 `protobuf:"varint,9,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped int64 `protobuf:"varint,9,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// Sum of the applied scores' values, errors counting as 0: `mean_value` is
+	// value_sum / (passed + failed + errored), so the summaries of several runs of the
+	// same checks (the shards of one batch) merge into exact means, not means of means.
+	ValueSum      float64 `protobuf:"fixed64,10,opt,name=value_sum,json=valueSum,proto3" json:"value_sum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1175,6 +1179,13 @@ func (x *CheckSummary) GetSkipped() int64 {
 	return 0
 }
 
+func (x *CheckSummary) GetValueSum() float64 {
+	if x != nil {
+		return x.ValueSum
+	}
+	return 0
+}
+
 // RunSummary is the end of a run: totals and the gate verdict.
 type RunSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1205,7 +1216,15 @@ type RunSummary struct {
 	// Per-check totals, in plan order.
 	Checks []*CheckSummary `protobuf:"bytes,13,rep,name=checks,proto3" json:"checks,omitempty"`
 	// Scores whose `when:` condition was not met, over all checks.
-	Skipped       int64 `protobuf:"varint,14,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped int64 `protobuf:"varint,14,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// Sum of the applied scores' values over all checks, errors counting as 0:
+	// `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+	// counts, sums and costs and recomputing the rates.
+	ValueSum float64 `protobuf:"fixed64,25,opt,name=value_sum,json=valueSum,proto3" json:"value_sum,omitempty"`
+	// The gate this summary was judged against (the request's, the suite document's or
+	// the default), every threshold that applied set, `max_error_rate` always: a client
+	// that merges the summaries of several shards judges the merged totals with it.
+	Gate          *Gate `protobuf:"bytes,26,opt,name=gate,proto3" json:"gate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1336,6 +1355,20 @@ func (x *RunSummary) GetSkipped() int64 {
 		return x.Skipped
 	}
 	return 0
+}
+
+func (x *RunSummary) GetValueSum() float64 {
+	if x != nil {
+		return x.ValueSum
+	}
+	return 0
+}
+
+func (x *RunSummary) GetGate() *Gate {
+	if x != nil {
+		return x.Gate
+	}
+	return nil
 }
 
 // RunSuiteResponse is one event of a RunSuite stream.
@@ -2185,7 +2218,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06scores\x18\x03 \x03(\v2\x13.scorewire.v1.ScoreR\x06scores\x12\x16\n" +
 	"\x06passed\x18\x04 \x01(\bR\x06passed\"E\n" +
 	"\x0fCaseResultBatch\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\xec\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\x89\x02\n" +
 	"\fCheckSummary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -2196,7 +2229,9 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"mean_value\x18\x06 \x01(\x01R\tmeanValue\x12\x19\n" +
 	"\bcost_usd\x18\a \x01(\x01R\acostUsd\x12\x16\n" +
 	"\x06cached\x18\b \x01(\x03R\x06cached\x12\x18\n" +
-	"\askipped\x18\t \x01(\x03R\askipped\"\xb3\x03\n" +
+	"\askipped\x18\t \x01(\x03R\askipped\x12\x1b\n" +
+	"\tvalue_sum\x18\n" +
+	" \x01(\x01R\bvalueSum\"\xf8\x03\n" +
 	"\n" +
 	"RunSummary\x12\x14\n" +
 	"\x05cases\x18\x01 \x01(\x03R\x05cases\x12!\n" +
@@ -2216,7 +2251,9 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"gatePassed\x12!\n" +
 	"\fgate_reasons\x18\f \x03(\tR\vgateReasons\x122\n" +
 	"\x06checks\x18\r \x03(\v2\x1a.scorewire.v1.CheckSummaryR\x06checks\x12\x18\n" +
-	"\askipped\x18\x0e \x01(\x03R\askipped\"\x8c\x01\n" +
+	"\askipped\x18\x0e \x01(\x03R\askipped\x12\x1b\n" +
+	"\tvalue_sum\x18\x19 \x01(\x01R\bvalueSum\x12&\n" +
+	"\x04gate\x18\x1a \x01(\v2\x12.scorewire.v1.GateR\x04gate\"\x8c\x01\n" +
 	"\x10RunSuiteResponse\x129\n" +
 	"\aresults\x18\x01 \x01(\v2\x1d.scorewire.v1.CaseResultBatchH\x00R\aresults\x124\n" +
 	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryH\x00R\asummaryB\a\n" +
@@ -2353,33 +2390,34 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	6,  // 19: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
 	12, // 20: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
 	14, // 21: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	13, // 22: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	15, // 23: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	4,  // 24: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 25: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	2,  // 26: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	17, // 27: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	18, // 28: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	6,  // 29: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	28, // 30: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	22, // 31: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	4,  // 32: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	25, // 33: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	7,  // 34: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	11, // 35: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	19, // 36: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	21, // 37: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	24, // 38: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	8,  // 39: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	16, // 40: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	20, // 41: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	23, // 42: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	26, // 43: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	39, // [39:44] is the sub-list for method output_type
-	34, // [34:39] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	10, // 22: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
+	13, // 23: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	15, // 24: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	4,  // 25: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 26: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	2,  // 27: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	17, // 28: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	18, // 29: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	6,  // 30: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	28, // 31: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	22, // 32: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	4,  // 33: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	25, // 34: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	7,  // 35: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	11, // 36: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	19, // 37: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	21, // 38: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	24, // 39: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	8,  // 40: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	16, // 41: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	20, // 42: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	23, // 43: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	26, // 44: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	40, // [40:45] is the sub-list for method output_type
+	35, // [35:40] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }

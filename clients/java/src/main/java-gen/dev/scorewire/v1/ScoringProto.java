@@ -209,62 +209,64 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scorewire.v1." +
       "Score\022\016\n\006passed\030\004 \001(\010\"<\n\017CaseResultBatch" +
       "\022)\n\007results\030\001 \003(\0132\030.scorewire.v1.CaseRes" +
-      "ult\"\242\001\n\014CheckSummary\022\014\n\004name\030\001 \001(\t\022\014\n\004ty" +
+      "ult\"\265\001\n\014CheckSummary\022\014\n\004name\030\001 \001(\t\022\014\n\004ty" +
       "pe\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003" +
       "\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_value\030\006 \001(\001\022\020\n" +
       "\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n\007skipp" +
-      "ed\030\t \001(\003\"\251\002\n\nRunSummary\022\r\n\005cases\030\001 \001(\003\022\024" +
-      "\n\014cases_passed\030\002 \001(\003\022\016\n\006passed\030\003 \001(\003\022\016\n\006" +
-      "failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpass_ra" +
-      "te\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022\022\n\nerror_ra" +
-      "te\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n\010unpriced\030\n" +
-      " \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014gate_reason" +
-      "s\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.scorewire.v1.C" +
-      "heckSummary\022\017\n\007skipped\030\016 \001(\003\"z\n\020RunSuite" +
-      "Response\0220\n\007results\030\001 \001(\0132\035.scorewire.v1" +
-      ".CaseResultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.sc" +
-      "orewire.v1.RunSummaryH\000B\007\n\005event\"\230\001\n\014Str" +
-      "eamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_n" +
-      "ame\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1" +
-      ".CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_us" +
-      "d\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"l\n\nStreamCas" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024." +
-      "scorewire.v1.Sample\022$\n\006output\030\003 \001(\0132\024.sc" +
-      "orewire.v1.Output\"w\n\022ScoreStreamRequest\022" +
-      ",\n\006config\030\001 \001(\0132\032.scorewire.v1.StreamCon" +
-      "figH\000\022(\n\004case\030\002 \001(\0132\030.scorewire.v1.Strea" +
-      "mCaseH\000B\t\n\007message\"^\n\023ScoreStreamRespons" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023." +
-      "scorewire.v1.Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021Li" +
-      "stChecksRequest\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 " +
-      "\001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006family\030\003 \001(\t" +
-      "\022.\n\rparams_schema\030\004 \001(\0132\027.google.protobu" +
-      "f.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030" +
-      "\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006checks\030\001 " +
-      "\003(\0132\027.scorewire.v1.CheckInfo\"x\n\024Validate" +
-      "SuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuit" +
-      "e_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire" +
-      ".v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\"2\n\014FieldP" +
-      "roblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001" +
-      "(\t\"t\n\025ValidateSuiteResponse\022\r\n\005valid\030\001 \001" +
-      "(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1.Fiel" +
-      "dProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t" +
-      "*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECIF" +
-      "IED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAM" +
-      "PLE_KIND_NEGATIVE\020\0022\242\003\n\016ScoringService\022@" +
-      "\n\005Score\022\032.scorewire.v1.ScoreRequest\032\033.sc" +
-      "orewire.v1.ScoreResponse\022K\n\010RunSuite\022\035.s" +
-      "corewire.v1.RunSuiteRequest\032\036.scorewire." +
-      "v1.RunSuiteResponse0\001\022V\n\013ScoreStream\022 .s" +
-      "corewire.v1.ScoreStreamRequest\032!.scorewi" +
-      "re.v1.ScoreStreamResponse(\0010\001\022O\n\nListChe" +
-      "cks\022\037.scorewire.v1.ListChecksRequest\032 .s" +
-      "corewire.v1.ListChecksResponse\022X\n\rValida" +
-      "teSuite\022\".scorewire.v1.ValidateSuiteRequ" +
-      "est\032#.scorewire.v1.ValidateSuiteResponse" +
-      "Bj\n\020dev.scorewire.v1B\014ScoringProtoP\001ZFgi" +
-      "thub.com/scorewire/scorewire/clients/go/" +
-      "gen/scorewire/v1;scorewirev1b\006proto3"
+      "ed\030\t \001(\003\022\021\n\tvalue_sum\030\n \001(\001\"\336\002\n\nRunSumma" +
+      "ry\022\r\n\005cases\030\001 \001(\003\022\024\n\014cases_passed\030\002 \001(\003\022" +
+      "\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007error" +
+      "ed\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\022\n\nmean_scor" +
+      "e\030\007 \001(\001\022\022\n\nerror_rate\030\010 \001(\001\022\020\n\010cost_usd\030" +
+      "\t \001(\001\022\020\n\010unpriced\030\n \001(\010\022\023\n\013gate_passed\030\013" +
+      " \001(\010\022\024\n\014gate_reasons\030\014 \003(\t\022*\n\006checks\030\r \003" +
+      "(\0132\032.scorewire.v1.CheckSummary\022\017\n\007skippe" +
+      "d\030\016 \001(\003\022\021\n\tvalue_sum\030\031 \001(\001\022 \n\004gate\030\032 \001(\013" +
+      "2\022.scorewire.v1.Gate\"z\n\020RunSuiteResponse" +
+      "\0220\n\007results\030\001 \001(\0132\035.scorewire.v1.CaseRes" +
+      "ultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.scorewire." +
+      "v1.RunSummaryH\000B\007\n\005event\"\230\001\n\014StreamConfi" +
+      "g\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(" +
+      "\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.CheckSp" +
+      "ec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_usd\030\005 \001(\001H" +
+      "\000\210\001\001B\r\n\013_budget_usd\"l\n\nStreamCase\022\022\n\nreq" +
+      "uest_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024.scorewir" +
+      "e.v1.Sample\022$\n\006output\030\003 \001(\0132\024.scorewire." +
+      "v1.Output\"w\n\022ScoreStreamRequest\022,\n\006confi" +
+      "g\030\001 \001(\0132\032.scorewire.v1.StreamConfigH\000\022(\n" +
+      "\004case\030\002 \001(\0132\030.scorewire.v1.StreamCaseH\000B" +
+      "\t\n\007message\"^\n\023ScoreStreamResponse\022\022\n\nreq" +
+      "uest_id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023.scorewir" +
+      "e.v1.Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021ListChecks" +
+      "Request\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 \001(\t\022\023\n\013d" +
+      "escription\030\002 \001(\t\022\016\n\006family\030\003 \001(\t\022.\n\rpara" +
+      "ms_schema\030\004 \001(\0132\027.google.protobuf.Struct" +
+      "\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030\006 \003(\t\"=\n" +
+      "\022ListChecksResponse\022\'\n\006checks\030\001 \003(\0132\027.sc" +
+      "orewire.v1.CheckInfo\"x\n\024ValidateSuiteReq" +
+      "uest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002" +
+      " \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.Chec" +
+      "kSpec\022\017\n\007compact\030\004 \003(\t\"2\n\014FieldProblem\022\r" +
+      "\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\"t\n\025Va" +
+      "lidateSuiteResponse\022\r\n\005valid\030\001 \001(\010\022,\n\010pr" +
+      "oblems\030\002 \003(\0132\032.scorewire.v1.FieldProblem" +
+      "\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t*a\n\013Exam" +
+      "pleKind\022\034\n\030EXAMPLE_KIND_UNSPECIFIED\020\000\022\031\n" +
+      "\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAMPLE_KIND" +
+      "_NEGATIVE\020\0022\242\003\n\016ScoringService\022@\n\005Score\022" +
+      "\032.scorewire.v1.ScoreRequest\032\033.scorewire." +
+      "v1.ScoreResponse\022K\n\010RunSuite\022\035.scorewire" +
+      ".v1.RunSuiteRequest\032\036.scorewire.v1.RunSu" +
+      "iteResponse0\001\022V\n\013ScoreStream\022 .scorewire" +
+      ".v1.ScoreStreamRequest\032!.scorewire.v1.Sc" +
+      "oreStreamResponse(\0010\001\022O\n\nListChecks\022\037.sc" +
+      "orewire.v1.ListChecksRequest\032 .scorewire" +
+      ".v1.ListChecksResponse\022X\n\rValidateSuite\022" +
+      "\".scorewire.v1.ValidateSuiteRequest\032#.sc" +
+      "orewire.v1.ValidateSuiteResponseBj\n\020dev." +
+      "scorewire.v1B\014ScoringProtoP\001ZFgithub.com" +
+      "/scorewire/scorewire/clients/go/gen/scor" +
+      "ewire/v1;scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -354,13 +356,13 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_CheckSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckSummary_descriptor,
-        new java.lang.String[] { "Name", "Type", "Passed", "Failed", "Errored", "MeanValue", "CostUsd", "Cached", "Skipped", });
+        new java.lang.String[] { "Name", "Type", "Passed", "Failed", "Errored", "MeanValue", "CostUsd", "Cached", "Skipped", "ValueSum", });
     internal_static_scorewire_v1_RunSummary_descriptor =
       getDescriptor().getMessageType(14);
     internal_static_scorewire_v1_RunSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSummary_descriptor,
-        new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", });
+        new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", "ValueSum", "Gate", });
     internal_static_scorewire_v1_RunSuiteResponse_descriptor =
       getDescriptor().getMessageType(15);
     internal_static_scorewire_v1_RunSuiteResponse_fieldAccessorTable = new
