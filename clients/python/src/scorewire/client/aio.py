@@ -28,14 +28,15 @@ class AsyncClient:
     """An asyncio scorewire client over one `grpc.aio` channel.
 
     The same defaults and calls as `Client`, awaited: `target` is `host:port` (DNS,
-    round-robin) or a target with a scheme; calls time out after `timeout` seconds
-    unless given their own, except ScoreStream; failures raise `ScorewireError`. Use
+    round-robin), a target with a scheme, or a list of `ip:port` replica addresses;
+    calls time out after `timeout` seconds unless given their own, except ScoreStream;
+    failures raise `ScorewireError`. Use
     `async with`, or `await close()`. Create it inside the event loop that uses it.
     """
 
     def __init__(
         self,
-        target: str = "localhost:50051",
+        target: str | Sequence[str] = "localhost:50051",
         *,
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float | None = _channel.DEFAULT_TIMEOUT_S,
