@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
-from scorewire.client import Client, ScorewireError, pb
+from scorewire.client import AsyncClient, Client, ScorewireError, pb
 from scorewire.client._channel import addresses_target
 from scorewire.client._shards import retryable, split
 from scorewire.client._summary import gate_reasons, merge_summaries
@@ -91,6 +91,20 @@ def test_a_sharded_summary_is_the_unsharded_one(
     for r in results:  # each index names the caller's case, scored as in the whole run
         assert r.sample_id == f"c{r.index}"
         assert [s.value for s in r.scores] == [s.value for s in by_index[r.index].scores]
+
+
+async def test_the_asyncio_client_shards_the_same_way(scorewire_addr: str) -> None:
+    # AsyncClient.run_suite(shards=3): the same merged totals, each case once.
+    gate = {"max_error_rate": 0.5, "min_pass_rate": 0.3}
+    async with AsyncClient(scorewire_addr) as client:
+        whole = client.run_suite(_cases(97), checks=CHECKS, gate=gate)
+        one = [r async for r in whole], whole.summary
+        run = client.run_suite(_cases(97), checks=CHECKS, gate=gate, shards=3, chunk_cases=10)
+        results, merged = await run.collect()  # type: ignore[misc]
+    assert _totals(merged) == _totals(one[1])
+    assert _means(merged) == pytest.approx(_means(one[1]), rel=1e-12, abs=1e-15)
+    assert list(merged.gate_reasons) == list(one[1].gate_reasons) and not merged.gate_passed
+    assert sorted(r.index for r in results) == list(range(97))
 
 
 def test_the_gate_is_judged_on_the_merged_totals_not_per_shard(client: Client) -> None:

@@ -8,6 +8,7 @@ each replica's /metrics says what it served.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -15,13 +16,13 @@ from pathlib import Path
 
 import grpc
 import pytest
-from scorewire.client import Client, ScorewireError, pb
+from scorewire.client import AsyncClient, Client, ScorewireError, pb
 from scorewire.client._shards import retryable
 
 from tests.support.postgres import pg_cluster  # noqa: F401  (fixture)
 from tests.support.replica_checks import replica_of
 from tests.support.replicas import ReplicaSet, replica_set, shared_redis  # noqa: F401
-from tests.support.wait import wait_until
+from tests.support.wait import wait_until, wait_until_async
 
 ROUTES = ("nginx", "haproxy", "round_robin")
 """How a client reaches the replicas: through a proxy, or over all their addresses."""
@@ -262,6 +263,29 @@ def test_a_replica_killed_mid_run_loses_no_case_and_reports_none_twice(
     assert run.retries >= 1
     assert "r1" not in {replica_of(r.scores[0].reason) for r in results}
     assert set(scored) == {f"s{i}" for i in range(6)} and "r1" not in scored.values()
+
+
+async def test_the_asyncio_client_loses_no_case_when_a_replica_is_killed(
+    three: ReplicaSet, tmp_path
+) -> None:
+    # The same as above for AsyncClient.run_suite(shards=3) over the replicas' addresses.
+    mark = tmp_path / "begun"
+    async with AsyncClient(three.addresses) as client:
+        cases = _cases(30, sleep=0.2, mark=mark, quick_every=5, extra={"sleep_r1": HOLD_S})
+        run = client.run_suite(cases, checks=WHERE, shards=3, chunk_cases=5)
+        reader = asyncio.ensure_future(run.collect())  # type: ignore[union-attr]
+
+        def r1_stream_has_begun() -> bool:
+            on_r1 = {int(sid[1:]) // 5 * 5 for n, sid in _marks(mark) if n == "r1"}
+            return any(run.open_chunks.get(offset, 0) >= 1 for offset in on_r1)  # type: ignore[union-attr]
+
+        await wait_until_async(r1_stream_has_begun, "a chunk on r1 to answer its quick case")
+        three[1].kill()
+        results, summary = await asyncio.wait_for(reader, 60)
+    assert sorted(r.index for r in results) == list(range(30))
+    assert summary.cases == 30 and summary.passed == 30
+    assert run.retries >= 1  # type: ignore[union-attr]
+    assert "r1" not in {replica_of(r.scores[0].reason) for r in results}
 
 
 def _score_in_background(

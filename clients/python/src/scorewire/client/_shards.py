@@ -1,4 +1,6 @@
-"""One large RunSuite batch over several replicas: `run_suite(..., shards=N)`.
+"""One large RunSuite batch over several replicas: `run_suite(..., shards=N)` of the
+blocking client (ShardedRun, chunks on threads) and of the asyncio one (AsyncShardedRun,
+chunks as tasks), the same rules for both.
 
 The cases are split into chunks of consecutive cases (at most `chunk_cases` each, and
 at least N chunks), which run as separate RunSuite calls, N at a time, over the
@@ -25,10 +27,11 @@ several) or an L7 proxy spreads them over the replicas. Then:
 
 from __future__ import annotations
 
+import asyncio
 import math
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -222,3 +225,127 @@ class ShardedRun(Iterator[pb.CaseResult]):
 
     def __exit__(self, *exc_info: object) -> None:
         self.cancel()
+
+
+class AsyncChunkRun(Protocol):
+    """One chunk's RunSuite call: the asyncio client's AsyncSuiteRun."""
+
+    def __aiter__(self) -> AsyncIterator[pb.CaseResult]: ...
+
+    @property
+    def summary(self) -> pb.RunSummary: ...
+
+    def cancel(self) -> None: ...
+
+
+class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
+    """`ShardedRun` for the asyncio client: `async for` every CaseResult, then read
+    `summary`. The chunks are tasks of the running loop, started by the first `__anext__`,
+    `shards` of them calling at a time."""
+
+    def __init__(
+        self,
+        start: Callable[[pb.RunSuiteRequest], AsyncChunkRun],
+        chunks: Sequence[Chunk],
+        shards: int,
+        attempts: int = DEFAULT_CHUNK_ATTEMPTS,
+    ) -> None:
+        self._start = start
+        self._chunks = list(chunks)
+        self._shards = shards
+        self._attempts = attempts
+        self._tasks: list[asyncio.Task[tuple[list[pb.CaseResult], pb.RunSummary]]] = []
+        self._done: asyncio.Queue[asyncio.Task[tuple[list[pb.CaseResult], pb.RunSummary]]]
+        self._pending = len(self._chunks)
+        self._summaries: list[pb.RunSummary] = []
+        self._batch: Iterator[pb.CaseResult] = iter(())
+        self._summary: pb.RunSummary | None = None
+        self.retries = 0
+        """Chunk attempts that failed and were sent again."""
+        self.received = 0
+        """Results received so far, those of attempts that failed included."""
+        self.open_chunks: dict[int, int] = {}
+        """Chunks in flight, by the offset of their first case: results received so far
+        in the current attempt."""
+
+    def _begin(self) -> None:
+        self._done = asyncio.Queue()
+        slots = asyncio.Semaphore(self._shards)
+        for chunk in self._chunks:
+            task = asyncio.ensure_future(self._run(chunk, slots))
+            task.add_done_callback(self._done.put_nowait)
+            self._tasks.append(task)
+
+    async def _run(
+        self, chunk: Chunk, slots: asyncio.Semaphore
+    ) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        async with slots:
+            for attempt in range(1, self._attempts + 1):
+                try:
+                    return await self._attempt(chunk)
+                except ScorewireError as err:
+                    if attempt == self._attempts or not retryable(err):
+                        raise
+                    self.retries += 1
+        raise AssertionError("unreachable")
+
+    async def _attempt(self, chunk: Chunk) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        run = self._start(chunk.request)
+        self.open_chunks[chunk.offset] = 0
+        try:
+            results = []
+            async for r in run:
+                r.index += chunk.offset
+                results.append(r)
+                self.received += 1
+                self.open_chunks[chunk.offset] += 1
+            return results, run.summary
+        except asyncio.CancelledError:
+            run.cancel()
+            raise
+        finally:
+            del self.open_chunks[chunk.offset]
+
+    def __aiter__(self) -> AsyncShardedRun:
+        return self
+
+    async def __anext__(self) -> pb.CaseResult:
+        if not self._tasks and self._pending:
+            self._begin()
+        while True:
+            result = next(self._batch, None)
+            if result is not None:
+                return result
+            if self._pending == 0:
+                if self._summary is None:
+                    self._summary = merge_summaries(self._summaries)
+                raise StopAsyncIteration
+            task = await self._done.get()
+            self._pending -= 1
+            if task.cancelled():
+                continue
+            try:
+                results, summary = task.result()
+            except BaseException:
+                self._pending = 0
+                self.cancel()
+                raise
+            self._summaries.append(summary)
+            self._batch = iter(results)
+
+    @property
+    def summary(self) -> pb.RunSummary:
+        """The merged summary; available once every result has been read."""
+        if self._summary is None:
+            raise RuntimeError("the summary arrives after the last result: iterate first")
+        return self._summary
+
+    async def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        """Read every remaining result; return them with the merged summary."""
+        results = [r async for r in self]
+        return results, self.summary
+
+    def cancel(self) -> None:
+        """Stop the run: every chunk's task is cancelled, and with it its call."""
+        for task in self._tasks:
+            task.cancel()

@@ -8,7 +8,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
-from scorewire.client import _channel, _convert, _labels
+from scorewire.client import _channel, _convert, _labels, _shards
 from scorewire.client._convert import (
     CaseLike,
     CheckLike,
@@ -120,9 +120,13 @@ class AsyncClient:
         budget_usd: float | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
-    ) -> AsyncSuiteRun:
+        shards: int | None = None,
+        chunk_cases: int = _shards.DEFAULT_CHUNK_CASES,
+        chunk_attempts: int = _shards.DEFAULT_CHUNK_ATTEMPTS,
+    ) -> AsyncSuiteRun | _shards.AsyncShardedRun:
         """Run a suite over `cases`; `async for` the returned run, then read `summary`.
-        See `Client.run_suite`."""
+        With `shards=N`, one batch over several replicas (an AsyncShardedRun). See
+        `Client.run_suite`."""
         req = _convert.run_suite_request(
             cases=cases,
             suite_yaml=suite_yaml,
@@ -132,7 +136,16 @@ class AsyncClient:
             gate=gate,
             budget_usd=budget_usd,
         )
-        return AsyncSuiteRun(self._stub.RunSuite(req, **self._call_args(timeout, metadata)))
+        args = self._call_args(timeout, metadata)
+        if shards is None:
+            return AsyncSuiteRun(self._stub.RunSuite(req, **args))
+        chunks = _shards.split(req, list(req.cases), shards, chunk_cases)
+        return _shards.AsyncShardedRun(
+            lambda chunk: AsyncSuiteRun(self._stub.RunSuite(chunk, **args)),
+            chunks,
+            shards,
+            chunk_attempts,
+        )
 
     async def score_stream(
         self,
