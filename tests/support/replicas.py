@@ -19,8 +19,8 @@ module imports the fixtures it uses: `replica_set`, `shared_redis` from here and
 
 Shared-state assertions that need issue 16 part 1 (identical judge calls made once,
 one budget across replicas) belong in tests/replicas/test_replicas.py, section
-"SHARED STATE (issue 16 part 1)"; `ReplicaSet.env` is where such tests put their
-judge settings (`judge_env=` of the fixture factory).
+"SHARED STATE (issue 16 part 1)"; `replica_set(3, env=judge_env(fake.url, key) | {...})`
+starts replicas whose judge is the stand-in provider of tests/fakes.
 """
 
 from __future__ import annotations
@@ -185,22 +185,36 @@ def shared_redis() -> Iterator[RedisServer]:
 
 
 _databases = iter(range(10_000))
+_redis_dbs = iter(range(1, 16))
+
+
+def judge_env(base_url: str, api_key: str, model: str = "openai:gpt-4o-mini") -> dict[str, str]:
+    """The settings that point every replica's judge at an OpenAI-compatible endpoint
+    (the stand-in of tests/fakes), for `replica_set(n, env=...)`."""
+    return {
+        "SCOREWIRE_OPENAI_BASE_URL": base_url,
+        "SCOREWIRE_OPENAI_API_KEY": api_key,
+        "SCOREWIRE_JUDGE_MODEL": model,
+    }
 
 
 @pytest.fixture(scope="module")
 def replica_set(
     shared_redis: RedisServer, pg_cluster: PostgresCluster
 ) -> Iterator[Callable[..., ReplicaSet]]:
-    """`replica_set(n, env=None)` starts n replicas on the module's Redis and a fresh
-    PostgreSQL database; `env` adds SCOREWIRE_* variables. Every set is stopped at the
-    end of the module: tests that share one call `revive()` after killing a replica."""
+    """`replica_set(n, env=None)` starts n replicas on the module's Redis (a database of
+    their own) and a fresh PostgreSQL database; `env` adds SCOREWIRE_* variables. Every
+    set is stopped at the end of the module: tests that share one call `revive()` after
+    killing a replica."""
     started: list[ReplicaSet] = []
 
     def start(n: int = 3, env: Mapping[str, str] | None = None) -> ReplicaSet:
         labels_url = pg_cluster.create_database(f"replicas_{next(_databases)}_{free_port()}")
+        # A Redis database of its own: sets of one module share no cache or budget keys.
+        redis_url = shared_redis.url.rsplit("/", 1)[0] + f"/{next(_redis_dbs)}"
         group = ReplicaSet(
             {
-                "SCOREWIRE_CACHE_URL": shared_redis.url,
+                "SCOREWIRE_CACHE_URL": redis_url,
                 "SCOREWIRE_LABELS_URL": labels_url,
                 **(env or {}),
             }
