@@ -13,14 +13,16 @@ Every replica gets the same `SCOREWIRE_CACHE_URL` (the shared Redis) and
 `SCOREWIRE_LABELS_URL` (a fresh database on the shared PostgreSQL cluster), its own
 metrics port (scraped by `metrics()`), its own state directory, and the test's custom
 checks (`tests.support.replica_checks`, which say which replica scored a case).
-Everything listens on 127.0.0.1 only and is stopped at the end of the test. A test
-module imports the fixtures it uses: `replica_set`, `shared_redis` from here and
-`pg_cluster` from tests.support.postgres.
+Everything listens on 127.0.0.1 only and is stopped at the end of the module (the
+factory is module-scoped: starting three replicas takes seconds). A test module
+imports the fixtures it uses: `replica_set`, `shared_redis` from here and `pg_cluster`
+from tests.support.postgres.
 
 Shared-state assertions that need issue 16 part 1 (identical judge calls made once,
 one budget across replicas) belong in tests/replicas/test_replicas.py, section
-"SHARED STATE (issue 16 part 1)"; `replica_set(3, env=judge_env(fake.url, key) | {...})`
-starts replicas whose judge is the stand-in provider of tests/fakes.
+"SHARED STATE (issue 16 part 1)", strict xfails today; `replica_set(3,
+env=judge_env(fake.url, key) | {...})` starts replicas whose judge is the stand-in
+provider of tests/fakes.
 """
 
 from __future__ import annotations
