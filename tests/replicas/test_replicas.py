@@ -181,7 +181,7 @@ def test_calls_open_on_a_killed_replica_fail_unavailable(three: ReplicaSet, tmp_
 def test_a_proxy_reports_a_killed_replica_as_a_status_the_clients_retry(
     three: ReplicaSet, route: str, tmp_path
 ) -> None:
-    # Through a proxy, a Score whose replica died is UNAVAILABLE (nginx: HTTP 502;
+    # Through a proxy, a Score whose replica died is UNAVAILABLE (nginx: its error_page;
     # HAProxy: REFUSED_STREAM); a RunSuite stream already answering is cut (nginx:
     # INTERNAL RST_STREAM, HAProxy: UNKNOWN "Stream removed"): both are what the
     # clients' retries treat as a lost replica, and neither is an answer.
@@ -190,47 +190,40 @@ def test_a_proxy_reports_a_killed_replica_as_a_status_the_clients_retry(
     stub = _no_retry_stub(proxy.address)
     meta = {"sleep": 30, "mark": str(mark)}
     check = [pb.CheckSpec(type="replica.where")]
-    scores = [
-        stub.Score.future(  # type: ignore[attr-defined]
-            pb.ScoreRequest(sample=pb.Sample(id=f"s{i}", metadata=meta), checks=check),
-            timeout=60,
-        )
-        for i in range(3)
-    ]
     quick = pb.Case(sample=pb.Sample(id="quick"))  # answered at once: the stream has begun
-    runs = [
-        stub.RunSuite(  # type: ignore[attr-defined]
-            pb.RunSuiteRequest(
-                cases=[quick, pb.Case(sample=pb.Sample(id=f"r{i}", metadata=meta))],
-                checks=check,
-            ),
-            timeout=60,
-        )
-        for i in range(3)
-    ]
-    firsts = [next(run) for run in runs]  # the quick case's batch
-    wait_until(lambda: len(_marks(mark)) == 6, "the replicas to begin every slow case")
-    on_r1 = {sid for name, sid in _marks(mark) if name == "r1"}
+
+    def score(sid: str) -> object:
+        req = pb.ScoreRequest(sample=pb.Sample(id=sid, metadata=meta), checks=check)
+        return stub.Score.future(req, timeout=60)  # type: ignore[attr-defined]
+
+    def run(sid: str) -> object:
+        slow = pb.Case(sample=pb.Sample(id=sid, metadata=meta))
+        call = stub.RunSuite(pb.RunSuiteRequest(cases=[quick, slow], checks=check), timeout=60)  # type: ignore[attr-defined]
+        assert next(call).HasField("results")  # the quick case's batch
+        return call
+
+    def open_until_r1_holds(start: Callable[[str], object], prefix: str) -> list[object]:
+        """Open calls one by one until the proxy has given r1 one; that one is last."""
+        opened = []
+        for i in range(30):
+            sid = f"{prefix}{i}"
+            opened.append(start(sid))
+            name = wait_until(lambda sid=sid: {s: n for n, s in _marks(mark)}.get(sid), sid)
+            if name == "r1":
+                return opened
+        pytest.fail(f"the proxy gave r1 none of 30 {prefix} calls")
+
+    scores = open_until_r1_holds(score, "s")
+    runs = open_until_r1_holds(run, "r")
     three[1].kill()
-    codes = {}
-    for i, fut in enumerate(scores):
-        if f"s{i}" in on_r1:
-            with pytest.raises(grpc.RpcError) as err:
-                fut.result(timeout=30)
-            codes[f"s{i}"] = err.value.code()
-    for i, run in enumerate(runs):
-        if f"r{i}" in on_r1:
-            with pytest.raises(grpc.RpcError) as err:
-                list(run)
-            assert retryable(ScorewireError.from_rpc_error(err.value)), err.value
-            codes[f"r{i}"] = err.value.code()
-    assert firsts and all(f.HasField("results") for f in firsts)
-    assert any(k.startswith("s") for k in codes) and any(k.startswith("r") for k in codes), codes
-    assert all(c == grpc.StatusCode.UNAVAILABLE for k, c in codes.items() if k.startswith("s"))
-    for fut in scores:
-        fut.cancel()
-    for run in runs:
-        run.cancel()
+    with pytest.raises(grpc.RpcError) as lost_score:
+        scores[-1].result(timeout=30)  # type: ignore[attr-defined]
+    with pytest.raises(grpc.RpcError) as lost_run:
+        list(runs[-1])  # type: ignore[call-overload]
+    assert lost_score.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert retryable(ScorewireError.from_rpc_error(lost_run.value)), lost_run.value
+    for call in scores + runs:
+        call.cancel()  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -245,6 +238,7 @@ def test_a_replica_killed_mid_run_loses_no_case_and_reports_none_twice(
     mark = tmp_path / "begun"
     hold = {"sleep_r1": HOLD_S}
     with Client(_target(three, route)) as client:
+        _warm(client)
         cases = _cases(30, sleep=0.2, mark=mark, quick_every=5, extra=hold)
         run = client.run_suite(cases, checks=WHERE, shards=3, chunk_cases=5)
         collected: dict[str, object] = {}
@@ -278,6 +272,11 @@ async def test_the_asyncio_client_loses_no_case_when_a_replica_is_killed(
     # The same as above for AsyncClient.run_suite(shards=3) over the replicas' addresses.
     mark = tmp_path / "begun"
     async with AsyncClient(three.addresses) as client:
+        seen: set[str] = set()
+        for _ in range(60):  # _warm: every connection ready before the run
+            seen.add(replica_of((await client.score("x", checks=WHERE)).scores[0].reason))
+            if len(seen) == 3:
+                break
         cases = _cases(30, sleep=0.2, mark=mark, quick_every=5, extra={"sleep_r1": HOLD_S})
         run = client.run_suite(cases, checks=WHERE, shards=3, chunk_cases=5)
         reader = asyncio.ensure_future(run.collect())  # type: ignore[union-attr]
@@ -293,6 +292,17 @@ async def test_the_asyncio_client_loses_no_case_when_a_replica_is_killed(
     assert summary.cases == 30 and summary.passed == 30
     assert run.retries >= 1  # type: ignore[union-attr]
     assert "r1" not in {replica_of(r.scores[0].reason) for r in results}
+
+
+def _warm(client: Client) -> None:
+    """Score until every replica has answered: round_robin sends calls only to
+    connections that are ready, so the test's calls then spread over all three."""
+    seen: set[str] = set()
+    for _ in range(60):
+        seen.add(replica_of(client.score("x", checks=WHERE).scores[0].reason))
+        if len(seen) == 3:
+            return
+    pytest.fail(f"only {sorted(seen)} answered 60 calls")
 
 
 def _score_in_background(

@@ -4,7 +4,10 @@
         channel = grpc.insecure_channel(proxy.address)   # 127.0.0.1:<free port>
 
 Both balance per call (HTTP/2 stream), round-robin over the backends, plaintext HTTP/2
-on both sides (h2c), loopback only. Each runs in the foreground (`daemon off`, `-db`)
+on both sides (h2c), loopback only. nginx answers a call whose backend failed before
+answering with a gRPC UNAVAILABLE (`error_page` to a trailers-only response, as nginx's
+own gRPC gateway guide does): its default HTML 502 page would commit the call, so no
+gRPC client could retry it. Each runs in the foreground (`daemon off`, `-db`)
 with its own configuration, pid file, logs and temporary directories under a fresh
 directory, and is stopped with SIGTERM (SIGKILL after a timeout). `proxy.log()` returns
 the access log (nginx: one line per call, `upstream_addr status`), which says which
@@ -73,6 +76,15 @@ http {{
         grpc_send_timeout {TIMEOUT_S}s;
         location / {{
             grpc_pass grpc://scorewire;
+        }}
+        # A backend lost before answering: a gRPC UNAVAILABLE (trailers only), which
+        # clients retry, instead of nginx's HTML 502 page, which commits the call.
+        error_page 502 503 504 = @unavailable;
+        location @unavailable {{
+            default_type application/grpc;
+            add_header grpc-status 14 always;
+            add_header grpc-message "backend unavailable" always;
+            return 204;
         }}
     }}
 }}
