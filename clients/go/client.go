@@ -6,6 +6,7 @@ package scorewire
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 
 	scorewirev1 "github.com/scorewire/scorewire/clients/go/gen/scorewire/v1"
 )
@@ -38,12 +41,31 @@ const (
 )
 
 // serviceConfig balances calls over every address the target's name resolves to, and
-// retries PutLabels on UNAVAILABLE: a retry resends the same message, so the same
-// request_id, which the server stores at most once.
+// retries on UNAVAILABLE (a replica lost, a proxy answering 502 for it), up to 3
+// attempts, sending the call again to the replica round_robin (or the proxy) picks:
+//   - PutLabels: a retry resends the same message, so the same request_id, which the
+//     server stores at most once;
+//   - Score, RunSuite, ListChecks and ValidateSuite: scoring is idempotent (a Score
+//     retried after its replica called a judge model may pay for that call twice).
+//     gRPC retries only until the first response message: a RunSuite stream that
+//     breaks later is not retried here (RunSuiteSharded retries its chunk).
+//
+// ScoreStream is never retried: the caller's cases cannot be sent twice.
 const serviceConfig = `{
   "loadBalancingConfig": [{"round_robin": {}}],
   "methodConfig": [{
     "name": [{"service": "scorewire.v1.LabelService", "method": "PutLabels"}],
+    "retryPolicy": {
+      "maxAttempts": 3, "initialBackoff": "0.2s", "maxBackoff": "2s",
+      "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
+    }
+  }, {
+    "name": [
+      {"service": "scorewire.v1.ScoringService", "method": "Score"},
+      {"service": "scorewire.v1.ScoringService", "method": "RunSuite"},
+      {"service": "scorewire.v1.ScoringService", "method": "ListChecks"},
+      {"service": "scorewire.v1.ScoringService", "method": "ValidateSuite"}
+    ],
     "retryPolicy": {
       "maxAttempts": 3, "initialBackoff": "0.2s", "maxBackoff": "2s",
       "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
@@ -95,6 +117,22 @@ type Client struct {
 	labels  scorewirev1.LabelServiceClient
 	runs    scorewirev1.RunServiceClient
 	timeout time.Duration
+}
+
+// DialAddresses creates a client balanced round-robin, per call, over a fixed list of
+// replica addresses (`host:port` each), as Dial does over the addresses a name
+// resolves to. It takes the same options.
+func DialAddresses(addresses []string, opts ...Option) (*Client, error) {
+	if len(addresses) == 0 {
+		return nil, errors.New("scorewire: DialAddresses needs at least one address")
+	}
+	r := manual.NewBuilderWithScheme("scorewire-replicas")
+	state := resolver.State{}
+	for _, a := range addresses {
+		state.Addresses = append(state.Addresses, resolver.Address{Addr: a})
+	}
+	r.InitialState(state)
+	return Dial(r.Scheme()+":///replicas", append([]Option{WithDialOptions(grpc.WithResolvers(r))}, opts...)...)
 }
 
 // Dial creates a client for target: `host:port` is resolved through DNS and calls are
@@ -155,7 +193,7 @@ func (c *Client) Conn() *grpc.ClientConn { return c.conn }
 // Raw returns the generated stub, for calls the wrapper does not cover.
 func (c *Client) Raw() scorewirev1.ScoringServiceClient { return c.rpc }
 
-var schemes = []string{"dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "passthrough:", "xds:"}
+var schemes = []string{"dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "passthrough:", "xds:", "scorewire-replicas:"}
 
 // normalizeTarget puts `host:port` behind the DNS resolver so round_robin sees every
 // address; a target that names its resolver scheme is kept.

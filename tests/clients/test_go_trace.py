@@ -16,7 +16,7 @@ from pathlib import Path
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.components import require_binary
 from tests.support.otlp import OtlpReceiver
-from tests.support.replicas import REPLICA_KEY, Replicas, replica_env
+from tests.support.shared_replicas import REPLICA_KEY, Replicas, replica_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_KIND = 2  # OTLP's SPAN_KIND_SERVER

@@ -79,11 +79,18 @@ def test_each_put_request_gets_a_fresh_request_id_unless_given() -> None:
     assert _labels.put_request([{"sample_id": "s"}], "mine-1").request_id == "mine-1"
 
 
-def test_service_config_retries_put_labels_on_unavailable_only() -> None:
+def test_service_config_retries_put_labels_and_scoring_on_unavailable_only() -> None:
+    # PutLabels (same request_id) and every scoring call but ScoreStream (issue 16: a
+    # lost replica's calls go to the others); nothing else, no other code.
     config = json.loads(_channel.service_config())
-    (method,) = config["methodConfig"]
-    assert method["name"] == [{"service": "scorewire.v1.LabelService", "method": "PutLabels"}]
-    assert method["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
+    labels, scoring = config["methodConfig"]
+    assert labels["name"] == [{"service": "scorewire.v1.LabelService", "method": "PutLabels"}]
+    assert [n["method"] for n in scoring["name"]] == [
+        "Score", "RunSuite", "ListChecks", "ValidateSuite"
+    ]  # fmt: skip
+    assert {n["service"] for n in scoring["name"]} == {"scorewire.v1.ScoringService"}
+    for method in (labels, scoring):
+        assert method["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
 
 
 # --- against the server ---------------------------------------------------------------------

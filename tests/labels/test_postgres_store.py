@@ -17,7 +17,8 @@ from scorewire.settings import Settings
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 
-from tests.labels.conftest import PostgresCluster, label, start_label_server
+from tests.labels.conftest import label, start_label_server
+from tests.support.postgres import PostgresCluster
 from tests.support.servers import free_port
 from tests.support.wait import wait_until_async
 

@@ -1,6 +1,6 @@
 """Many processes, one service: budgets and single flight shared through a real Redis.
 
-Real `scorewire serve` processes (`tests.support.replicas`) share one redis-server and
+Real `scorewire serve` processes (`tests.support.shared_replicas`) share one redis-server and
 the stand-in judge, which counts the upstream calls. Before this, a server-wide budget
 of $0.0035 spent $0.0070 across two servers or `--workers 2` (2.00×): each process kept
 its own.
@@ -31,8 +31,8 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.support.components import require_binary
 from tests.support.pki import pki  # noqa: F401 - fixture
 from tests.support.redis import RedisServer, redis_server  # noqa: F401 - fixture
-from tests.support.replicas import REPLICA_KEY, Replicas, replica_env
 from tests.support.servers import free_port, read_line_until
+from tests.support.shared_replicas import REPLICA_KEY, Replicas, replica_env
 from tests.support.wait import wait_until
 
 JUDGE = pb.CheckSpec(name="helpful", type="judge", params={"rubric": "Is the answer helpful?"})

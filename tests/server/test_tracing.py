@@ -25,8 +25,8 @@ from scorewire.server.tracing import start_tracing
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.otlp import OtlpReceiver, ReceivedSpan
-from tests.support.replicas import REPLICA_KEY, Replicas, replica_env
 from tests.support.servers import SCOREWIRE
+from tests.support.shared_replicas import REPLICA_KEY, Replicas, replica_env
 
 SERVER = trace.SpanKind.SERVER.value + 1  # OTLP's enum counts UNSPECIFIED as 0
 CLIENT = trace.SpanKind.CLIENT.value + 1

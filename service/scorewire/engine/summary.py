@@ -120,6 +120,10 @@ class Summary:
     unpriced: bool
     gate_passed: bool
     gate_reasons: list[str] = field(default_factory=list)
+    value_sum: float = 0.0
+    """Sum of the applied scores' values (errors as 0): mean_score's numerator."""
+    gate: Gate | None = None
+    """The gate the verdict was judged against."""
 
 
 class SummaryBuilder:
@@ -167,6 +171,8 @@ class SummaryBuilder:
             unpriced=any(t.unpriced for t in self._totals),
             gate_passed=not reasons,
             gate_reasons=reasons,
+            value_sum=value_sum,
+            gate=gate,
         )
 
 

@@ -218,8 +218,20 @@ def case_result_to_pb(
     )
 
 
+def gate_to_pb(g: Gate) -> pb.Gate:
+    """Gate -> Gate message: every threshold that applies set, max_error_rate always."""
+    m = pb.Gate(max_error_rate=g.max_error_rate)
+    if g.min_pass_rate is not None:
+        m.min_pass_rate = g.min_pass_rate
+    if g.min_mean_score is not None:
+        m.min_mean_score = g.min_mean_score
+    if g.max_cost is not None:
+        m.max_cost_usd = g.max_cost
+    return m
+
+
 def summary_to_pb(s: Summary) -> pb.RunSummary:
-    """Summary -> RunSummary message."""
+    """Summary -> RunSummary message, with the sums and the gate that make it mergeable."""
     return pb.RunSummary(
         cases=s.cases,
         cases_passed=s.cases_passed,
@@ -234,6 +246,8 @@ def summary_to_pb(s: Summary) -> pb.RunSummary:
         unpriced=s.unpriced,
         gate_passed=s.gate_passed,
         gate_reasons=s.gate_reasons,
+        value_sum=s.value_sum,
+        gate=gate_to_pb(s.gate or Gate()),
         checks=[
             pb.CheckSummary(
                 name=t.name,
@@ -243,6 +257,7 @@ def summary_to_pb(s: Summary) -> pb.RunSummary:
                 errored=t.errored,
                 skipped=t.skipped,
                 mean_value=t.mean_value,
+                value_sum=t.value_sum,
                 cost_usd=t.cost_usd,
                 cached=t.cached,
             )

@@ -1446,7 +1446,11 @@ type CheckSummary struct {
 	// Scores served from the verdict cache.
 	Cached int64 `protobuf:"varint,8,opt,name=cached,proto3" json:"cached,omitempty"`
 	// Scores whose `when:` condition was not met (they pass, but were not applied).
-	Skipped       int64 `protobuf:"varint,9,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Skipped int64 `protobuf:"varint,9,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	// Sum of the applied scores' values, errors counting as 0: `mean_value` is
+	// value_sum / (passed + failed + errored), so the summaries of several runs of the
+	// same checks (the shards of one batch) merge into exact means, not means of means.
+	ValueSum      float64 `protobuf:"fixed64,10,opt,name=value_sum,json=valueSum,proto3" json:"value_sum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1544,6 +1548,13 @@ func (x *CheckSummary) GetSkipped() int64 {
 	return 0
 }
 
+func (x *CheckSummary) GetValueSum() float64 {
+	if x != nil {
+		return x.ValueSum
+	}
+	return 0
+}
+
 // RunSummary is the end of a run: totals and the gate verdict.
 type RunSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1588,7 +1599,15 @@ type RunSummary struct {
 	// True when a generated output's cost is unknown (an unpriced model allowed to run).
 	GenerationUnpriced bool `protobuf:"varint,19,opt,name=generation_unpriced,json=generationUnpriced,proto3" json:"generation_unpriced,omitempty"`
 	// The id of the recorded run (RunService.GetRun); empty when the run was not recorded.
-	RunId         string `protobuf:"bytes,20,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	RunId string `protobuf:"bytes,20,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Sum of the applied scores' values over all checks, errors counting as 0:
+	// `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+	// counts, sums and costs and recomputing the rates.
+	ValueSum float64 `protobuf:"fixed64,25,opt,name=value_sum,json=valueSum,proto3" json:"value_sum,omitempty"`
+	// The gate this summary was judged against (the request's, the suite document's or
+	// the default), every threshold that applied set, `max_error_rate` always: a client
+	// that merges the summaries of several shards judges the merged totals with it.
+	Gate          *Gate `protobuf:"bytes,26,opt,name=gate,proto3" json:"gate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1761,6 +1780,20 @@ func (x *RunSummary) GetRunId() string {
 		return x.RunId
 	}
 	return ""
+}
+
+func (x *RunSummary) GetValueSum() float64 {
+	if x != nil {
+		return x.ValueSum
+	}
+	return 0
+}
+
+func (x *RunSummary) GetGate() *Gate {
+	if x != nil {
+		return x.Gate
+	}
+	return nil
 }
 
 // MatrixCell totals one prompt x provider of a checkllm run over its tests. Counts,
@@ -2923,7 +2956,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\tgenerated\x18\a \x01(\bR\tgenerated\x12)\n" +
 	"\x10generated_output\x18\b \x01(\tR\x0fgeneratedOutput\"E\n" +
 	"\x0fCaseResultBatch\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\xec\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\x89\x02\n" +
 	"\fCheckSummary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -2934,7 +2967,9 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"mean_value\x18\x06 \x01(\x01R\tmeanValue\x12\x19\n" +
 	"\bcost_usd\x18\a \x01(\x01R\acostUsd\x12\x16\n" +
 	"\x06cached\x18\b \x01(\x03R\x06cached\x12\x18\n" +
-	"\askipped\x18\t \x01(\x03R\askipped\"\xb5\x05\n" +
+	"\askipped\x18\t \x01(\x03R\askipped\x12\x1b\n" +
+	"\tvalue_sum\x18\n" +
+	" \x01(\x01R\bvalueSum\"\xfa\x05\n" +
 	"\n" +
 	"RunSummary\x12\x14\n" +
 	"\x05cases\x18\x01 \x01(\x03R\x05cases\x12!\n" +
@@ -2960,7 +2995,9 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x10generation_calls\x18\x11 \x01(\x03R\x0fgenerationCalls\x12+\n" +
 	"\x11generation_cached\x18\x12 \x01(\x03R\x10generationCached\x12/\n" +
 	"\x13generation_unpriced\x18\x13 \x01(\bR\x12generationUnpriced\x12\x15\n" +
-	"\x06run_id\x18\x14 \x01(\tR\x05runId\"\xeb\x01\n" +
+	"\x06run_id\x18\x14 \x01(\tR\x05runId\x12\x1b\n" +
+	"\tvalue_sum\x18\x19 \x01(\x01R\bvalueSum\x12&\n" +
+	"\x04gate\x18\x1a \x01(\v2\x12.scorewire.v1.GateR\x04gate\"\xeb\x01\n" +
 	"\n" +
 	"MatrixCell\x12\x16\n" +
 	"\x06prompt\x18\x01 \x01(\x05R\x06prompt\x12\x1a\n" +
@@ -3143,37 +3180,38 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	15, // 24: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
 	17, // 25: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
 	19, // 26: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	16, // 27: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	18, // 28: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 29: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 30: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	33, // 31: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
-	2,  // 32: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 33: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	21, // 34: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	22, // 35: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 36: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	35, // 37: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	26, // 38: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 39: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 40: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	30, // 41: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	29, // 42: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	9,  // 43: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	13, // 44: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	23, // 45: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	25, // 46: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	28, // 47: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	10, // 48: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	20, // 49: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	24, // 50: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	27, // 51: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	31, // 52: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	48, // [48:53] is the sub-list for method output_type
-	43, // [43:48] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	12, // 27: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
+	16, // 28: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	18, // 29: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	5,  // 30: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 31: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	33, // 32: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	2,  // 33: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	3,  // 34: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	21, // 35: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	22, // 36: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	7,  // 37: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	35, // 38: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	26, // 39: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	5,  // 40: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 41: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	30, // 42: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	29, // 43: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	9,  // 44: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	13, // 45: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	23, // 46: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	25, // 47: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	28, // 48: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	10, // 49: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	20, // 50: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	24, // 51: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	27, // 52: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	31, // 53: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	49, // [49:54] is the sub-list for method output_type
+	44, // [44:49] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -59,18 +60,55 @@ PUT_LABELS_RETRY = {
 """gRPC's own retry of PutLabels on UNAVAILABLE. A retry resends the same message, so
 the same `request_id`, which the server stores at most once."""
 
+SCORING_RETRY = PUT_LABELS_RETRY
+"""gRPC's own retry of Score, RunSuite, ListChecks and ValidateSuite on UNAVAILABLE (a
+replica lost, a proxy answering 502 for it): the call is sent again, to another replica
+as round_robin (or the proxy) picks it. gRPC retries only until the first response
+message arrives: a RunSuite whose stream breaks later is not retried here (a sharded
+run retries its chunk; `scorewire.client._shards`). Scoring is idempotent; a Score
+retried after its replica called a judge model may pay for that call twice."""
+RETRIED_SCORING_METHODS = ("Score", "RunSuite", "ListChecks", "ValidateSuite")
 
-def normalize_target(target: str) -> str:
+
+def normalize_target(target: str | Sequence[str]) -> str:
     """`host:port` becomes `dns:///host:port`, so that round_robin sees every address
-    the name resolves to; targets with a scheme are kept as given."""
+    the name resolves to; targets with a scheme are kept as given. A list of
+    `ip:port` addresses (`["127.0.0.1:5001", "[::1]:5002"]`) becomes one static target
+    (`ipv4:a,b` / `ipv6:a,b`), balanced round-robin over all of them."""
+    if not isinstance(target, str):
+        return addresses_target(target)
     if target.startswith(_SCHEMES):
         return target
     return f"dns:///{target}"
 
 
+def addresses_target(addresses: Sequence[str]) -> str:
+    """The gRPC target of a fixed list of IP literal addresses, all IPv4 or all IPv6.
+
+    Raises ValueError naming the first address that is not `ip:port` (a name would need
+    a resolver: give one `host:port` instead, resolved through DNS)."""
+    if not addresses:
+        raise ValueError("target: the list of addresses is empty")
+    families = set()
+    for i, address in enumerate(addresses):
+        host, sep, port = address.rpartition(":")
+        try:
+            ip = ipaddress.ip_address(host.removeprefix("[").removesuffix("]"))
+        except ValueError:
+            ip = None
+        if not sep or ip is None or not port.isdigit():
+            raise ValueError(f"target[{i}]: {address!r} is not an ip:port address")
+        families.add(ip.version)
+    if len(families) > 1:
+        raise ValueError("target: mix of IPv4 and IPv6 addresses; give one family")
+    scheme = "ipv4" if families == {4} else "ipv6"
+    return f"{scheme}:{','.join(addresses)}"
+
+
 def service_config() -> str:
-    """The default service config: round-robin over every resolved address, and
-    PutLabels retried on UNAVAILABLE (safe: the retry carries the same request_id)."""
+    """The default service config: round-robin over every resolved address; PutLabels
+    (safe: the retry carries the same request_id) and the scoring calls but ScoreStream
+    retried on UNAVAILABLE."""
     return json.dumps(
         {
             "loadBalancingConfig": [{"round_robin": {}}],
@@ -78,7 +116,11 @@ def service_config() -> str:
                 {
                     "name": [{"service": LABEL_SERVICE, "method": "PutLabels"}],
                     "retryPolicy": PUT_LABELS_RETRY,
-                }
+                },
+                {
+                    "name": [{"service": SERVICE, "method": m} for m in RETRIED_SCORING_METHODS],
+                    "retryPolicy": SCORING_RETRY,
+                },
             ],
         }
     )

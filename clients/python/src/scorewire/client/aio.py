@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
-from scorewire.client import _channel, _convert, _labels, _runs
+from scorewire.client import _channel, _convert, _labels, _runs, _shards
 from scorewire.client._convert import (
     CaseLike,
     CheckLike,
@@ -30,14 +30,15 @@ class AsyncClient:
     """An asyncio scorewire client over one `grpc.aio` channel.
 
     The same defaults and calls as `Client`, awaited: `target` is `host:port` (DNS,
-    round-robin) or a target with a scheme; calls time out after `timeout` seconds
-    unless given their own, except ScoreStream; failures raise `ScorewireError`. Use
+    round-robin), a target with a scheme, or a list of `ip:port` replica addresses;
+    calls time out after `timeout` seconds unless given their own, except ScoreStream;
+    failures raise `ScorewireError`. Use
     `async with`, or `await close()`. Create it inside the event loop that uses it.
     """
 
     def __init__(
         self,
-        target: str = "localhost:50051",
+        target: str | Sequence[str] = "localhost:50051",
         *,
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float | None = _channel.DEFAULT_TIMEOUT_S,
@@ -125,9 +126,13 @@ class AsyncClient:
         labels: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
-    ) -> AsyncSuiteRun:
+        shards: int | None = None,
+        chunk_cases: int = _shards.DEFAULT_CHUNK_CASES,
+        chunk_attempts: int = _shards.DEFAULT_CHUNK_ATTEMPTS,
+    ) -> AsyncSuiteRun | _shards.AsyncShardedRun:
         """Run a suite over `cases`; `async for` the returned run, then read `summary`.
-        See `Client.run_suite`."""
+        With `shards=N`, one batch over several replicas (an AsyncShardedRun). See
+        `Client.run_suite`."""
         req = _convert.run_suite_request(
             cases=cases,
             suite_yaml=suite_yaml,
@@ -140,7 +145,16 @@ class AsyncClient:
             run_name=run_name,
             labels=labels,
         )
-        return AsyncSuiteRun(self._stub.RunSuite(req, **self._call_args(timeout, metadata)))
+        args = self._call_args(timeout, metadata)
+        if shards is None:
+            return AsyncSuiteRun(self._stub.RunSuite(req, **args))
+        chunks = _shards.split(req, list(req.cases), shards, chunk_cases)
+        return _shards.AsyncShardedRun(
+            lambda chunk: AsyncSuiteRun(self._stub.RunSuite(chunk, **args)),
+            chunks,
+            shards,
+            chunk_attempts,
+        )
 
     async def score_stream(
         self,

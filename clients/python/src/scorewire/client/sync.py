@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Any
 
 import grpc
-from scorewire.client import _channel, _convert, _labels, _runs
+from scorewire.client import _channel, _convert, _labels, _runs, _shards
 from scorewire.client._convert import (
     CaseLike,
     CheckLike,
@@ -41,7 +41,8 @@ class Client:
     """A blocking scorewire client over one gRPC channel.
 
     `target` is `host:port` (resolved through DNS and balanced round-robin over every
-    address) or any gRPC target with a scheme (`unix:/path`, `ipv4:…`). Calls time out
+    address), any gRPC target with a scheme (`unix:/path`, `ipv4:…`), or a list of
+    `ip:port` addresses of replicas, balanced round-robin per call. Calls time out
     after `timeout` seconds unless given their own (None: no deadline); ScoreStream has
     no default deadline, since the caller decides how long it lives. Failed calls raise
     `ScorewireError`. Use as a context manager, or call `close()`.
@@ -49,7 +50,7 @@ class Client:
 
     def __init__(
         self,
-        target: str = "localhost:50051",
+        target: str | Sequence[str] = "localhost:50051",
         *,
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float | None = _channel.DEFAULT_TIMEOUT_S,
@@ -137,12 +138,22 @@ class Client:
         labels: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
-    ) -> SuiteRun:
+        shards: int | None = None,
+        chunk_cases: int = _shards.DEFAULT_CHUNK_CASES,
+        chunk_attempts: int = _shards.DEFAULT_CHUNK_ATTEMPTS,
+    ) -> SuiteRun | _shards.ShardedRun:
         """Run a suite (YAML, or `checks`/`compact` with a `gate`) over `cases`.
 
         Iterate the returned `SuiteRun` for each case's result as it completes; its
         `summary` is set once the results are exhausted. Each case is a mapping
         {sample, output}, a (sample, output) pair, or a Case.
+
+        With `shards=N` the batch runs as chunks of at most `chunk_cases` cases, N
+        calls at a time over the channel (so over every replica it balances to), each
+        chunk retried up to `chunk_attempts` times in all when its replica is lost;
+        the returned ShardedRun yields each case once with its index in `cases`, and
+        its summary is the chunks' merged, its gate judged again on the merged totals
+        (`scorewire.client._shards` says how, budgets included). `timeout` is per chunk.
         """
         req = _convert.run_suite_request(
             cases=cases,
@@ -156,7 +167,16 @@ class Client:
             run_name=run_name,
             labels=labels,
         )
-        return SuiteRun(self._stub.RunSuite(req, **self._call_args(timeout, metadata)))
+        args = self._call_args(timeout, metadata)
+        if shards is None:
+            return SuiteRun(self._stub.RunSuite(req, **args))
+        chunks = _shards.split(req, list(req.cases), shards, chunk_cases)
+        return _shards.ShardedRun(
+            lambda chunk: SuiteRun(self._stub.RunSuite(chunk, **args)),
+            chunks,
+            shards,
+            chunk_attempts,
+        )
 
     def score_stream(
         self,

@@ -853,6 +853,7 @@ class CheckSummary(_message.Message):
     COST_USD_FIELD_NUMBER: _builtins.int
     CACHED_FIELD_NUMBER: _builtins.int
     SKIPPED_FIELD_NUMBER: _builtins.int
+    VALUE_SUM_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name."""
     type: _builtins.str
@@ -871,6 +872,11 @@ class CheckSummary(_message.Message):
     """Scores served from the verdict cache."""
     skipped: _builtins.int
     """Scores whose `when:` condition was not met (they pass, but were not applied)."""
+    value_sum: _builtins.float
+    """Sum of the applied scores' values, errors counting as 0: `mean_value` is
+    value_sum / (passed + failed + errored), so the summaries of several runs of the
+    same checks (the shards of one batch) merge into exact means, not means of means.
+    """
     def __init__(
         self,
         *,
@@ -883,10 +889,11 @@ class CheckSummary(_message.Message):
         cost_usd: _builtins.float = ...,
         cached: _builtins.int = ...,
         skipped: _builtins.int = ...,
+        value_sum: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "errored", b"errored", "failed", b"failed", "mean_value", b"mean_value", "name", b"name", "passed", b"passed", "skipped", b"skipped", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "errored", b"errored", "failed", b"failed", "mean_value", b"mean_value", "name", b"name", "passed", b"passed", "skipped", b"skipped", "type", b"type", "value_sum", b"value_sum"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -918,6 +925,8 @@ class RunSummary(_message.Message):
     GENERATION_CACHED_FIELD_NUMBER: _builtins.int
     GENERATION_UNPRICED_FIELD_NUMBER: _builtins.int
     RUN_ID_FIELD_NUMBER: _builtins.int
+    VALUE_SUM_FIELD_NUMBER: _builtins.int
+    GATE_FIELD_NUMBER: _builtins.int
     cases: _builtins.int
     """Cases scored."""
     cases_passed: _builtins.int
@@ -956,6 +965,11 @@ class RunSummary(_message.Message):
     """True when a generated output's cost is unknown (an unpriced model allowed to run)."""
     run_id: _builtins.str
     """The id of the recorded run (RunService.GetRun); empty when the run was not recorded."""
+    value_sum: _builtins.float
+    """Sum of the applied scores' values over all checks, errors counting as 0:
+    `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+    counts, sums and costs and recomputing the rates.
+    """
     @_builtins.property
     def gate_reasons(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Why the gate failed, one sentence per unmet threshold."""
@@ -967,6 +981,13 @@ class RunSummary(_message.Message):
     @_builtins.property
     def matrix(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatrixCell]:
         """checkllm suites: one cell per prompt x provider, prompt-major, provider-minor."""
+
+    @_builtins.property
+    def gate(self) -> Global___Gate:
+        """The gate this summary was judged against (the request's, the suite document's or
+        the default), every threshold that applied set, `max_error_rate` always: a client
+        that merges the summaries of several shards judges the merged totals with it.
+        """
 
     def __init__(
         self,
@@ -991,10 +1012,12 @@ class RunSummary(_message.Message):
         generation_cached: _builtins.int = ...,
         generation_unpriced: _builtins.bool = ...,
         run_id: _builtins.str = ...,
+        value_sum: _builtins.float = ...,
+        gate: Global___Gate | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["gate", b"gate"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "cases_passed", b"cases_passed", "checks", b"checks", "cost_usd", b"cost_usd", "error_rate", b"error_rate", "errored", b"errored", "failed", b"failed", "gate_passed", b"gate_passed", "gate_reasons", b"gate_reasons", "generation_cached", b"generation_cached", "generation_calls", b"generation_calls", "generation_cost_usd", b"generation_cost_usd", "generation_unpriced", b"generation_unpriced", "matrix", b"matrix", "mean_score", b"mean_score", "pass_rate", b"pass_rate", "passed", b"passed", "run_id", b"run_id", "skipped", b"skipped", "unpriced", b"unpriced"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "cases_passed", b"cases_passed", "checks", b"checks", "cost_usd", b"cost_usd", "error_rate", b"error_rate", "errored", b"errored", "failed", b"failed", "gate", b"gate", "gate_passed", b"gate_passed", "gate_reasons", b"gate_reasons", "generation_cached", b"generation_cached", "generation_calls", b"generation_calls", "generation_cost_usd", b"generation_cost_usd", "generation_unpriced", b"generation_unpriced", "matrix", b"matrix", "mean_score", b"mean_score", "pass_rate", b"pass_rate", "passed", b"passed", "run_id", b"run_id", "skipped", b"skipped", "unpriced", b"unpriced", "value_sum", b"value_sum"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

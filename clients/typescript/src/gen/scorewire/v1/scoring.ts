@@ -508,6 +508,12 @@ export interface CheckSummary {
   cached: number;
   /** Scores whose `when:` condition was not met (they pass, but were not applied). */
   skipped: number;
+  /**
+   * Sum of the applied scores' values, errors counting as 0: `mean_value` is
+   * value_sum / (passed + failed + errored), so the summaries of several runs of the
+   * same checks (the shards of one batch) merge into exact means, not means of means.
+   */
+  valueSum: number;
 }
 
 /** RunSummary is the end of a run: totals and the gate verdict. */
@@ -558,6 +564,18 @@ export interface RunSummary {
   generationUnpriced: boolean;
   /** The id of the recorded run (RunService.GetRun); empty when the run was not recorded. */
   runId: string;
+  /**
+   * Sum of the applied scores' values over all checks, errors counting as 0:
+   * `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+   * counts, sums and costs and recomputing the rates.
+   */
+  valueSum: number;
+  /**
+   * The gate this summary was judged against (the request's, the suite document's or
+   * the default), every threshold that applied set, `max_error_rate` always: a client
+   * that merges the summaries of several shards judges the merged totals with it.
+   */
+  gate: Gate | undefined;
 }
 
 /**
@@ -3040,7 +3058,18 @@ export const CaseResultBatch: MessageFns<CaseResultBatch> = {
 };
 
 function createBaseCheckSummary(): CheckSummary {
-  return { name: "", type: "", passed: 0, failed: 0, errored: 0, meanValue: 0, costUsd: 0, cached: 0, skipped: 0 };
+  return {
+    name: "",
+    type: "",
+    passed: 0,
+    failed: 0,
+    errored: 0,
+    meanValue: 0,
+    costUsd: 0,
+    cached: 0,
+    skipped: 0,
+    valueSum: 0,
+  };
 }
 
 export const CheckSummary: MessageFns<CheckSummary> = {
@@ -3071,6 +3100,9 @@ export const CheckSummary: MessageFns<CheckSummary> = {
     }
     if (message.skipped !== 0) {
       writer.uint32(72).int64(message.skipped);
+    }
+    if (message.valueSum !== 0) {
+      writer.uint32(81).double(message.valueSum);
     }
     return writer;
   },
@@ -3160,6 +3192,14 @@ export const CheckSummary: MessageFns<CheckSummary> = {
             message.skipped = longToNumber(reader.int64());
             continue;
           }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.valueSum = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3191,6 +3231,11 @@ export const CheckSummary: MessageFns<CheckSummary> = {
         : 0,
       cached: isSet(object.cached) ? globalThis.Number(object.cached) : 0,
       skipped: isSet(object.skipped) ? globalThis.Number(object.skipped) : 0,
+      valueSum: isSet(object.valueSum)
+        ? globalThis.Number(object.valueSum)
+        : isSet(object.value_sum)
+        ? globalThis.Number(object.value_sum)
+        : 0,
     };
   },
 
@@ -3223,6 +3268,9 @@ export const CheckSummary: MessageFns<CheckSummary> = {
     if (message.skipped !== 0) {
       obj.skipped = Math.round(message.skipped);
     }
+    if (message.valueSum !== 0) {
+      obj.valueSum = floatToJson(message.valueSum);
+    }
     return obj;
   },
 
@@ -3240,6 +3288,7 @@ export const CheckSummary: MessageFns<CheckSummary> = {
     message.costUsd = object.costUsd ?? 0;
     message.cached = object.cached ?? 0;
     message.skipped = object.skipped ?? 0;
+    message.valueSum = object.valueSum ?? 0;
     return message;
   },
 };
@@ -3266,6 +3315,8 @@ function createBaseRunSummary(): RunSummary {
     generationCached: 0,
     generationUnpriced: false,
     runId: "",
+    valueSum: 0,
+    gate: undefined,
   };
 }
 
@@ -3330,6 +3381,12 @@ export const RunSummary: MessageFns<RunSummary> = {
     }
     if (message.runId !== "") {
       writer.uint32(162).string(message.runId);
+    }
+    if (message.valueSum !== 0) {
+      writer.uint32(201).double(message.valueSum);
+    }
+    if (message.gate !== undefined) {
+      Gate.encode(message.gate, writer.uint32(210).fork()).join();
     }
     return writer;
   },
@@ -3507,6 +3564,22 @@ export const RunSummary: MessageFns<RunSummary> = {
             message.runId = reader.string();
             continue;
           }
+          case 25: {
+            if (tag !== 201) {
+              break;
+            }
+
+            message.valueSum = reader.double();
+            continue;
+          }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.gate = Gate.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3593,6 +3666,12 @@ export const RunSummary: MessageFns<RunSummary> = {
         : isSet(object.run_id)
         ? globalThis.String(object.run_id)
         : "",
+      valueSum: isSet(object.valueSum)
+        ? globalThis.Number(object.valueSum)
+        : isSet(object.value_sum)
+        ? globalThis.Number(object.value_sum)
+        : 0,
+      gate: isSet(object.gate) ? Gate.fromJSON(object.gate) : undefined,
     };
   },
 
@@ -3658,6 +3737,12 @@ export const RunSummary: MessageFns<RunSummary> = {
     if (message.runId !== "") {
       obj.runId = message.runId;
     }
+    if (message.valueSum !== 0) {
+      obj.valueSum = floatToJson(message.valueSum);
+    }
+    if (message.gate !== undefined) {
+      obj.gate = Gate.toJSON(message.gate);
+    }
     return obj;
   },
 
@@ -3686,6 +3771,8 @@ export const RunSummary: MessageFns<RunSummary> = {
     message.generationCached = object.generationCached ?? 0;
     message.generationUnpriced = object.generationUnpriced ?? false;
     message.runId = object.runId ?? "";
+    message.valueSum = object.valueSum ?? 0;
+    message.gate = (object.gate !== undefined && object.gate !== null) ? Gate.fromPartial(object.gate) : undefined;
     return message;
   },
 };

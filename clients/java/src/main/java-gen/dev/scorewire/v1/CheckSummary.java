@@ -253,6 +253,23 @@ private static final long serialVersionUID = 0L;
     return skipped_;
   }
 
+  public static final int VALUE_SUM_FIELD_NUMBER = 10;
+  private double valueSum_ = 0D;
+  /**
+   * <pre>
+   * Sum of the applied scores' values, errors counting as 0: `mean_value` is
+   * value_sum / (passed + failed + errored), so the summaries of several runs of the
+   * same checks (the shards of one batch) merge into exact means, not means of means.
+   * </pre>
+   *
+   * <code>double value_sum = 10;</code>
+   * @return The valueSum.
+   */
+  @java.lang.Override
+  public double getValueSum() {
+    return valueSum_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -294,6 +311,9 @@ private static final long serialVersionUID = 0L;
     if (skipped_ != 0L) {
       output.writeInt64(9, skipped_);
     }
+    if (java.lang.Double.doubleToRawLongBits(valueSum_) != 0) {
+      output.writeDouble(10, valueSum_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -331,6 +351,10 @@ private static final long serialVersionUID = 0L;
     if (skipped_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(9, skipped_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(valueSum_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(10, valueSum_);
     }
     return size;
   }
@@ -376,6 +400,9 @@ private static final long serialVersionUID = 0L;
         != other.getCached()) return false;
     if (getSkipped()
         != other.getSkipped()) return false;
+    if (java.lang.Double.doubleToLongBits(getValueSum())
+        != java.lang.Double.doubleToLongBits(
+            other.getValueSum())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -412,6 +439,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SKIPPED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getSkipped());
+    hash = (37 * hash) + VALUE_SUM_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getValueSum()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -556,6 +586,7 @@ private static final long serialVersionUID = 0L;
       costUsd_ = 0D;
       cached_ = 0L;
       skipped_ = 0L;
+      valueSum_ = 0D;
       return this;
     }
 
@@ -616,6 +647,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.skipped_ = skipped_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.valueSum_ = valueSum_;
+      }
     }
 
     @java.lang.Override
@@ -660,6 +694,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getSkipped() != 0L) {
         setSkipped(other.getSkipped());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getValueSum()) != 0) {
+        setValueSum(other.getValueSum());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -732,6 +769,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 72
+            case 81: {
+              valueSum_ = input.readDouble();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 81
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1237,6 +1279,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearSkipped() {
       bitField0_ = (bitField0_ & ~0x00000100);
       skipped_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private double valueSum_ ;
+    /**
+     * <pre>
+     * Sum of the applied scores' values, errors counting as 0: `mean_value` is
+     * value_sum / (passed + failed + errored), so the summaries of several runs of the
+     * same checks (the shards of one batch) merge into exact means, not means of means.
+     * </pre>
+     *
+     * <code>double value_sum = 10;</code>
+     * @return The valueSum.
+     */
+    @java.lang.Override
+    public double getValueSum() {
+      return valueSum_;
+    }
+    /**
+     * <pre>
+     * Sum of the applied scores' values, errors counting as 0: `mean_value` is
+     * value_sum / (passed + failed + errored), so the summaries of several runs of the
+     * same checks (the shards of one batch) merge into exact means, not means of means.
+     * </pre>
+     *
+     * <code>double value_sum = 10;</code>
+     * @param value The valueSum to set.
+     * @return This builder for chaining.
+     */
+    public Builder setValueSum(double value) {
+
+      valueSum_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Sum of the applied scores' values, errors counting as 0: `mean_value` is
+     * value_sum / (passed + failed + errored), so the summaries of several runs of the
+     * same checks (the shards of one batch) merge into exact means, not means of means.
+     * </pre>
+     *
+     * <code>double value_sum = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearValueSum() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      valueSum_ = 0D;
       onChanged();
       return this;
     }

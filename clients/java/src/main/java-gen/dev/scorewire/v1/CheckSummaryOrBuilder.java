@@ -119,4 +119,16 @@ public interface CheckSummaryOrBuilder extends
    * @return The skipped.
    */
   long getSkipped();
+
+  /**
+   * <pre>
+   * Sum of the applied scores' values, errors counting as 0: `mean_value` is
+   * value_sum / (passed + failed + errored), so the summaries of several runs of the
+   * same checks (the shards of one batch) merge into exact means, not means of means.
+   * </pre>
+   *
+   * <code>double value_sum = 10;</code>
+   * @return The valueSum.
+   */
+  double getValueSum();
 }

@@ -57,6 +57,7 @@ private static final long serialVersionUID = 0L;
             dev.scorewire.v1.RunSummary.class, dev.scorewire.v1.RunSummary.Builder.class);
   }
 
+  private int bitField0_;
   public static final int CASES_FIELD_NUMBER = 1;
   private long cases_ = 0L;
   /**
@@ -521,6 +522,67 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int VALUE_SUM_FIELD_NUMBER = 25;
+  private double valueSum_ = 0D;
+  /**
+   * <pre>
+   * Sum of the applied scores' values over all checks, errors counting as 0:
+   * `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+   * counts, sums and costs and recomputing the rates.
+   * </pre>
+   *
+   * <code>double value_sum = 25;</code>
+   * @return The valueSum.
+   */
+  @java.lang.Override
+  public double getValueSum() {
+    return valueSum_;
+  }
+
+  public static final int GATE_FIELD_NUMBER = 26;
+  private dev.scorewire.v1.Gate gate_;
+  /**
+   * <pre>
+   * The gate this summary was judged against (the request's, the suite document's or
+   * the default), every threshold that applied set, `max_error_rate` always: a client
+   * that merges the summaries of several shards judges the merged totals with it.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Gate gate = 26;</code>
+   * @return Whether the gate field is set.
+   */
+  @java.lang.Override
+  public boolean hasGate() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * The gate this summary was judged against (the request's, the suite document's or
+   * the default), every threshold that applied set, `max_error_rate` always: a client
+   * that merges the summaries of several shards judges the merged totals with it.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Gate gate = 26;</code>
+   * @return The gate.
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.Gate getGate() {
+    return gate_ == null ? dev.scorewire.v1.Gate.getDefaultInstance() : gate_;
+  }
+  /**
+   * <pre>
+   * The gate this summary was judged against (the request's, the suite document's or
+   * the default), every threshold that applied set, `max_error_rate` always: a client
+   * that merges the summaries of several shards judges the merged totals with it.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Gate gate = 26;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.GateOrBuilder getGateOrBuilder() {
+    return gate_ == null ? dev.scorewire.v1.Gate.getDefaultInstance() : gate_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -594,6 +656,12 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 20, runId_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(valueSum_) != 0) {
+      output.writeDouble(25, valueSum_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(26, getGate());
     }
     getUnknownFields().writeTo(output);
   }
@@ -692,6 +760,14 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(runId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(20, runId_);
     }
+    if (java.lang.Double.doubleToRawLongBits(valueSum_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(25, valueSum_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(26, getGate());
+    }
     return size;
   }
   @java.lang.Override
@@ -761,6 +837,14 @@ private static final long serialVersionUID = 0L;
         != other.getGenerationUnpriced()) return false;
     if (!getRunId()
         .equals(other.getRunId())) return false;
+    if (java.lang.Double.doubleToLongBits(getValueSum())
+        != java.lang.Double.doubleToLongBits(
+            other.getValueSum())) return false;
+    if (hasGate() != other.hasGate()) return false;
+    if (hasGate()) {
+      if (!getGate()
+          .equals(other.getGate())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -834,6 +918,13 @@ private static final long serialVersionUID = 0L;
         getGenerationUnpriced());
     hash = (37 * hash) + RUN_ID_FIELD_NUMBER;
     hash = (53 * hash) + getRunId().hashCode();
+    hash = (37 * hash) + VALUE_SUM_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getValueSum()));
+    if (hasGate()) {
+      hash = (37 * hash) + GATE_FIELD_NUMBER;
+      hash = (53 * hash) + getGate().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -957,13 +1048,21 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.scorewire.v1.RunSummary.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetChecksFieldBuilder();
+        internalGetMatrixFieldBuilder();
+        internalGetGateFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -1002,6 +1101,12 @@ private static final long serialVersionUID = 0L;
       generationCached_ = 0L;
       generationUnpriced_ = false;
       runId_ = "";
+      valueSum_ = 0D;
+      gate_ = null;
+      if (gateBuilder_ != null) {
+        gateBuilder_.dispose();
+        gateBuilder_ = null;
+      }
       return this;
     }
 
@@ -1112,6 +1217,17 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00080000) != 0)) {
         result.runId_ = runId_;
       }
+      if (((from_bitField0_ & 0x00100000) != 0)) {
+        result.valueSum_ = valueSum_;
+      }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00200000) != 0)) {
+        result.gate_ = gateBuilder_ == null
+            ? gate_
+            : gateBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -1240,6 +1356,12 @@ private static final long serialVersionUID = 0L;
         runId_ = other.runId_;
         bitField0_ |= 0x00080000;
         onChanged();
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getValueSum()) != 0) {
+        setValueSum(other.getValueSum());
+      }
+      if (other.hasGate()) {
+        mergeGate(other.getGate());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1383,6 +1505,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00080000;
               break;
             } // case 162
+            case 201: {
+              valueSum_ = input.readDouble();
+              bitField0_ |= 0x00100000;
+              break;
+            } // case 201
+            case 210: {
+              input.readMessage(
+                  internalGetGateFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00200000;
+              break;
+            } // case 210
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2971,6 +3105,231 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00080000;
       onChanged();
       return this;
+    }
+
+    private double valueSum_ ;
+    /**
+     * <pre>
+     * Sum of the applied scores' values over all checks, errors counting as 0:
+     * `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+     * counts, sums and costs and recomputing the rates.
+     * </pre>
+     *
+     * <code>double value_sum = 25;</code>
+     * @return The valueSum.
+     */
+    @java.lang.Override
+    public double getValueSum() {
+      return valueSum_;
+    }
+    /**
+     * <pre>
+     * Sum of the applied scores' values over all checks, errors counting as 0:
+     * `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+     * counts, sums and costs and recomputing the rates.
+     * </pre>
+     *
+     * <code>double value_sum = 25;</code>
+     * @param value The valueSum to set.
+     * @return This builder for chaining.
+     */
+    public Builder setValueSum(double value) {
+
+      valueSum_ = value;
+      bitField0_ |= 0x00100000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Sum of the applied scores' values over all checks, errors counting as 0:
+     * `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+     * counts, sums and costs and recomputing the rates.
+     * </pre>
+     *
+     * <code>double value_sum = 25;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearValueSum() {
+      bitField0_ = (bitField0_ & ~0x00100000);
+      valueSum_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private dev.scorewire.v1.Gate gate_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.Gate, dev.scorewire.v1.Gate.Builder, dev.scorewire.v1.GateOrBuilder> gateBuilder_;
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     * @return Whether the gate field is set.
+     */
+    public boolean hasGate() {
+      return ((bitField0_ & 0x00200000) != 0);
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     * @return The gate.
+     */
+    public dev.scorewire.v1.Gate getGate() {
+      if (gateBuilder_ == null) {
+        return gate_ == null ? dev.scorewire.v1.Gate.getDefaultInstance() : gate_;
+      } else {
+        return gateBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     */
+    public Builder setGate(dev.scorewire.v1.Gate value) {
+      if (gateBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        gate_ = value;
+      } else {
+        gateBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     */
+    public Builder setGate(
+        dev.scorewire.v1.Gate.Builder builderForValue) {
+      if (gateBuilder_ == null) {
+        gate_ = builderForValue.build();
+      } else {
+        gateBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     */
+    public Builder mergeGate(dev.scorewire.v1.Gate value) {
+      if (gateBuilder_ == null) {
+        if (((bitField0_ & 0x00200000) != 0) &&
+          gate_ != null &&
+          gate_ != dev.scorewire.v1.Gate.getDefaultInstance()) {
+          getGateBuilder().mergeFrom(value);
+        } else {
+          gate_ = value;
+        }
+      } else {
+        gateBuilder_.mergeFrom(value);
+      }
+      if (gate_ != null) {
+        bitField0_ |= 0x00200000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     */
+    public Builder clearGate() {
+      bitField0_ = (bitField0_ & ~0x00200000);
+      gate_ = null;
+      if (gateBuilder_ != null) {
+        gateBuilder_.dispose();
+        gateBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     */
+    public dev.scorewire.v1.Gate.Builder getGateBuilder() {
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return internalGetGateFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     */
+    public dev.scorewire.v1.GateOrBuilder getGateOrBuilder() {
+      if (gateBuilder_ != null) {
+        return gateBuilder_.getMessageOrBuilder();
+      } else {
+        return gate_ == null ?
+            dev.scorewire.v1.Gate.getDefaultInstance() : gate_;
+      }
+    }
+    /**
+     * <pre>
+     * The gate this summary was judged against (the request's, the suite document's or
+     * the default), every threshold that applied set, `max_error_rate` always: a client
+     * that merges the summaries of several shards judges the merged totals with it.
+     * </pre>
+     *
+     * <code>.scorewire.v1.Gate gate = 26;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.Gate, dev.scorewire.v1.Gate.Builder, dev.scorewire.v1.GateOrBuilder> 
+        internalGetGateFieldBuilder() {
+      if (gateBuilder_ == null) {
+        gateBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.scorewire.v1.Gate, dev.scorewire.v1.Gate.Builder, dev.scorewire.v1.GateOrBuilder>(
+                getGate(),
+                getParentForChildren(),
+                isClean());
+        gate_ = null;
+      }
+      return gateBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.RunSummary)

@@ -320,4 +320,49 @@ public interface RunSummaryOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRunIdBytes();
+
+  /**
+   * <pre>
+   * Sum of the applied scores' values over all checks, errors counting as 0:
+   * `mean_score` is value_sum / (passed + failed + errored). Summaries merge by adding
+   * counts, sums and costs and recomputing the rates.
+   * </pre>
+   *
+   * <code>double value_sum = 25;</code>
+   * @return The valueSum.
+   */
+  double getValueSum();
+
+  /**
+   * <pre>
+   * The gate this summary was judged against (the request's, the suite document's or
+   * the default), every threshold that applied set, `max_error_rate` always: a client
+   * that merges the summaries of several shards judges the merged totals with it.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Gate gate = 26;</code>
+   * @return Whether the gate field is set.
+   */
+  boolean hasGate();
+  /**
+   * <pre>
+   * The gate this summary was judged against (the request's, the suite document's or
+   * the default), every threshold that applied set, `max_error_rate` always: a client
+   * that merges the summaries of several shards judges the merged totals with it.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Gate gate = 26;</code>
+   * @return The gate.
+   */
+  dev.scorewire.v1.Gate getGate();
+  /**
+   * <pre>
+   * The gate this summary was judged against (the request's, the suite document's or
+   * the default), every threshold that applied set, `max_error_rate` always: a client
+   * that merges the summaries of several shards judges the merged totals with it.
+   * </pre>
+   *
+   * <code>.scorewire.v1.Gate gate = 26;</code>
+   */
+  dev.scorewire.v1.GateOrBuilder getGateOrBuilder();
 }

@@ -257,85 +257,87 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "\n\023generation_cost_usd\030\006 \001(\001\022\021\n\tgenerated" +
       "\030\007 \001(\010\022\030\n\020generated_output\030\010 \001(\t\"<\n\017Case" +
       "ResultBatch\022)\n\007results\030\001 \003(\0132\030.scorewire" +
-      ".v1.CaseResult\"\242\001\n\014CheckSummary\022\014\n\004name\030" +
+      ".v1.CaseResult\"\265\001\n\014CheckSummary\022\014\n\004name\030" +
       "\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006f" +
       "ailed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_val" +
       "ue\030\006 \001(\001\022\020\n\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001" +
-      "(\003\022\017\n\007skipped\030\t \001(\003\"\322\003\n\nRunSummary\022\r\n\005ca" +
-      "ses\030\001 \001(\003\022\024\n\014cases_passed\030\002 \001(\003\022\016\n\006passe" +
-      "d\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003" +
-      "\022\021\n\tpass_rate\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022" +
-      "\022\n\nerror_rate\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n" +
-      "\010unpriced\030\n \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014" +
-      "gate_reasons\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.sco" +
-      "rewire.v1.CheckSummary\022\017\n\007skipped\030\016 \001(\003\022" +
-      "\033\n\023generation_cost_usd\030\017 \001(\001\022(\n\006matrix\030\020" +
-      " \003(\0132\030.scorewire.v1.MatrixCell\022\030\n\020genera" +
-      "tion_calls\030\021 \001(\003\022\031\n\021generation_cached\030\022 " +
-      "\001(\003\022\033\n\023generation_unpriced\030\023 \001(\010\022\016\n\006run_" +
-      "id\030\024 \001(\t\"\232\001\n\nMatrixCell\022\016\n\006prompt\030\001 \001(\005\022" +
-      "\020\n\010provider\030\002 \001(\t\022\r\n\005cases\030\003 \001(\003\022\024\n\014case" +
-      "s_passed\030\004 \001(\003\022\025\n\rcases_errored\030\005 \001(\003\022\021\n" +
-      "\tpass_rate\030\006 \001(\001\022\033\n\023generation_cost_usd\030" +
-      "\007 \001(\001\"z\n\020RunSuiteResponse\0220\n\007results\030\001 \001" +
-      "(\0132\035.scorewire.v1.CaseResultBatchH\000\022+\n\007s" +
-      "ummary\030\002 \001(\0132\030.scorewire.v1.RunSummaryH\000" +
-      "B\007\n\005event\"\334\002\n\014StreamConfig\022\022\n\nsuite_yaml" +
-      "\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003" +
-      "(\0132\027.scorewire.v1.CheckSpec\022\017\n\007compact\030\004" +
-      " \003(\t\022\027\n\nbudget_usd\030\005 \001(\001H\000\210\001\001\022)\n\006format\030" +
-      "\006 \001(\0162\031.scorewire.v1.SuiteFormat\022\023\n\006reco" +
-      "rd\030\n \001(\010H\001\210\001\001\022\020\n\010run_name\030\013 \001(\t\0226\n\006label" +
-      "s\030\014 \003(\0132&.scorewire.v1.StreamConfig.Labe" +
-      "lsEntry\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005v" +
-      "alue\030\002 \001(\t:\0028\001B\r\n\013_budget_usdB\t\n\007_record" +
-      "\"\234\001\n\nStreamCase\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006s" +
-      "ample\030\002 \001(\0132\024.scorewire.v1.Sample\022$\n\006out" +
-      "put\030\003 \001(\0132\024.scorewire.v1.Output\022\014\n\004test\030" +
-      "\004 \001(\t\022\016\n\006prompt\030\005 \001(\t\022\020\n\010provider\030\006 \001(\t\"" +
-      "w\n\022ScoreStreamRequest\022,\n\006config\030\001 \001(\0132\032." +
-      "scorewire.v1.StreamConfigH\000\022(\n\004case\030\002 \001(" +
-      "\0132\030.scorewire.v1.StreamCaseH\000B\t\n\007message" +
-      "\"^\n\023ScoreStreamResponse\022\022\n\nrequest_id\030\001 " +
-      "\001(\t\022#\n\006scores\030\002 \003(\0132\023.scorewire.v1.Score" +
-      "\022\016\n\006passed\030\003 \001(\010\"\023\n\021ListChecksRequest\"\223\001" +
-      "\n\tCheckInfo\022\014\n\004type\030\001 \001(\t\022\023\n\013description" +
-      "\030\002 \001(\t\022\016\n\006family\030\003 \001(\t\022.\n\rparams_schema\030" +
-      "\004 \001(\0132\027.google.protobuf.Struct\022\022\n\nuses_j" +
-      "udge\030\005 \001(\010\022\017\n\007aliases\030\006 \003(\t\"=\n\022ListCheck" +
-      "sResponse\022\'\n\006checks\030\001 \003(\0132\027.scorewire.v1" +
-      ".CheckInfo\"\264\001\n\024ValidateSuiteRequest\022\022\n\ns" +
-      "uite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006c" +
-      "hecks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007" +
-      "compact\030\004 \003(\t\022)\n\006format\030\005 \001(\0162\031.scorewir" +
-      "e.v1.SuiteFormat\022\017\n\007offline\030\007 \001(\010\"X\n\023Pre" +
-      "conditionProblem\022\r\n\005field\030\001 \001(\t\022\017\n\007setti" +
-      "ng\030\002 \001(\t\022\023\n\013description\030\003 \001(\t\022\014\n\004kind\030\004 " +
-      "\001(\t\"2\n\014FieldProblem\022\r\n\005field\030\001 \001(\t\022\023\n\013de" +
-      "scription\030\002 \001(\t\"\300\001\n\025ValidateSuiteRespons" +
-      "e\022\r\n\005valid\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132\032.sco" +
-      "rewire.v1.FieldProblem\022\016\n\006suites\030\003 \003(\t\022\016" +
-      "\n\006checks\030\004 \003(\t\0228\n\rpreconditions\030\005 \003(\0132!." +
-      "scorewire.v1.PreconditionProblem\022\020\n\010runn" +
-      "able\030\006 \001(\010*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIN" +
-      "D_UNSPECIFIED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE" +
-      "\020\001\022\031\n\025EXAMPLE_KIND_NEGATIVE\020\002*b\n\013SuiteFo" +
-      "rmat\022\034\n\030SUITE_FORMAT_UNSPECIFIED\020\000\022\032\n\026SU" +
-      "ITE_FORMAT_EVALSTONE\020\001\022\031\n\025SUITE_FORMAT_C" +
-      "HECKLLM\020\0022\242\003\n\016ScoringService\022@\n\005Score\022\032." +
-      "scorewire.v1.ScoreRequest\032\033.scorewire.v1" +
-      ".ScoreResponse\022K\n\010RunSuite\022\035.scorewire.v" +
-      "1.RunSuiteRequest\032\036.scorewire.v1.RunSuit" +
-      "eResponse0\001\022V\n\013ScoreStream\022 .scorewire.v" +
-      "1.ScoreStreamRequest\032!.scorewire.v1.Scor" +
-      "eStreamResponse(\0010\001\022O\n\nListChecks\022\037.scor" +
-      "ewire.v1.ListChecksRequest\032 .scorewire.v" +
-      "1.ListChecksResponse\022X\n\rValidateSuite\022\"." +
-      "scorewire.v1.ValidateSuiteRequest\032#.scor" +
-      "ewire.v1.ValidateSuiteResponseBj\n\020dev.sc" +
-      "orewire.v1B\014ScoringProtoP\001ZFgithub.com/s" +
-      "corewire/scorewire/clients/go/gen/scorew" +
-      "ire/v1;scorewirev1b\006proto3"
+      "(\003\022\017\n\007skipped\030\t \001(\003\022\021\n\tvalue_sum\030\n \001(\001\"\207" +
+      "\004\n\nRunSummary\022\r\n\005cases\030\001 \001(\003\022\024\n\014cases_pa" +
+      "ssed\030\002 \001(\003\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001" +
+      "(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\022" +
+      "\n\nmean_score\030\007 \001(\001\022\022\n\nerror_rate\030\010 \001(\001\022\020" +
+      "\n\010cost_usd\030\t \001(\001\022\020\n\010unpriced\030\n \001(\010\022\023\n\013ga" +
+      "te_passed\030\013 \001(\010\022\024\n\014gate_reasons\030\014 \003(\t\022*\n" +
+      "\006checks\030\r \003(\0132\032.scorewire.v1.CheckSummar" +
+      "y\022\017\n\007skipped\030\016 \001(\003\022\033\n\023generation_cost_us" +
+      "d\030\017 \001(\001\022(\n\006matrix\030\020 \003(\0132\030.scorewire.v1.M" +
+      "atrixCell\022\030\n\020generation_calls\030\021 \001(\003\022\031\n\021g" +
+      "eneration_cached\030\022 \001(\003\022\033\n\023generation_unp" +
+      "riced\030\023 \001(\010\022\016\n\006run_id\030\024 \001(\t\022\021\n\tvalue_sum" +
+      "\030\031 \001(\001\022 \n\004gate\030\032 \001(\0132\022.scorewire.v1.Gate" +
+      "\"\232\001\n\nMatrixCell\022\016\n\006prompt\030\001 \001(\005\022\020\n\010provi" +
+      "der\030\002 \001(\t\022\r\n\005cases\030\003 \001(\003\022\024\n\014cases_passed" +
+      "\030\004 \001(\003\022\025\n\rcases_errored\030\005 \001(\003\022\021\n\tpass_ra" +
+      "te\030\006 \001(\001\022\033\n\023generation_cost_usd\030\007 \001(\001\"z\n" +
+      "\020RunSuiteResponse\0220\n\007results\030\001 \001(\0132\035.sco" +
+      "rewire.v1.CaseResultBatchH\000\022+\n\007summary\030\002" +
+      " \001(\0132\030.scorewire.v1.RunSummaryH\000B\007\n\005even" +
+      "t\"\334\002\n\014StreamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022" +
+      "\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.sco" +
+      "rewire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\n" +
+      "budget_usd\030\005 \001(\001H\000\210\001\001\022)\n\006format\030\006 \001(\0162\031." +
+      "scorewire.v1.SuiteFormat\022\023\n\006record\030\n \001(\010" +
+      "H\001\210\001\001\022\020\n\010run_name\030\013 \001(\t\0226\n\006labels\030\014 \003(\0132" +
+      "&.scorewire.v1.StreamConfig.LabelsEntry\032" +
+      "-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001" +
+      "(\t:\0028\001B\r\n\013_budget_usdB\t\n\007_record\"\234\001\n\nStr" +
+      "eamCase\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 " +
+      "\001(\0132\024.scorewire.v1.Sample\022$\n\006output\030\003 \001(" +
+      "\0132\024.scorewire.v1.Output\022\014\n\004test\030\004 \001(\t\022\016\n" +
+      "\006prompt\030\005 \001(\t\022\020\n\010provider\030\006 \001(\t\"w\n\022Score" +
+      "StreamRequest\022,\n\006config\030\001 \001(\0132\032.scorewir" +
+      "e.v1.StreamConfigH\000\022(\n\004case\030\002 \001(\0132\030.scor" +
+      "ewire.v1.StreamCaseH\000B\t\n\007message\"^\n\023Scor" +
+      "eStreamResponse\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006s" +
+      "cores\030\002 \003(\0132\023.scorewire.v1.Score\022\016\n\006pass" +
+      "ed\030\003 \001(\010\"\023\n\021ListChecksRequest\"\223\001\n\tCheckI" +
+      "nfo\022\014\n\004type\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\016" +
+      "\n\006family\030\003 \001(\t\022.\n\rparams_schema\030\004 \001(\0132\027." +
+      "google.protobuf.Struct\022\022\n\nuses_judge\030\005 \001" +
+      "(\010\022\017\n\007aliases\030\006 \003(\t\"=\n\022ListChecksRespons" +
+      "e\022\'\n\006checks\030\001 \003(\0132\027.scorewire.v1.CheckIn" +
+      "fo\"\264\001\n\024ValidateSuiteRequest\022\022\n\nsuite_yam" +
+      "l\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 " +
+      "\003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007compact\030" +
+      "\004 \003(\t\022)\n\006format\030\005 \001(\0162\031.scorewire.v1.Sui" +
+      "teFormat\022\017\n\007offline\030\007 \001(\010\"X\n\023Preconditio" +
+      "nProblem\022\r\n\005field\030\001 \001(\t\022\017\n\007setting\030\002 \001(\t" +
+      "\022\023\n\013description\030\003 \001(\t\022\014\n\004kind\030\004 \001(\t\"2\n\014F" +
+      "ieldProblem\022\r\n\005field\030\001 \001(\t\022\023\n\013descriptio" +
+      "n\030\002 \001(\t\"\300\001\n\025ValidateSuiteResponse\022\r\n\005val" +
+      "id\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v" +
+      "1.FieldProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks" +
+      "\030\004 \003(\t\0228\n\rpreconditions\030\005 \003(\0132!.scorewir" +
+      "e.v1.PreconditionProblem\022\020\n\010runnable\030\006 \001" +
+      "(\010*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPEC" +
+      "IFIED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EX" +
+      "AMPLE_KIND_NEGATIVE\020\002*b\n\013SuiteFormat\022\034\n\030" +
+      "SUITE_FORMAT_UNSPECIFIED\020\000\022\032\n\026SUITE_FORM" +
+      "AT_EVALSTONE\020\001\022\031\n\025SUITE_FORMAT_CHECKLLM\020" +
+      "\0022\242\003\n\016ScoringService\022@\n\005Score\022\032.scorewir" +
+      "e.v1.ScoreRequest\032\033.scorewire.v1.ScoreRe" +
+      "sponse\022K\n\010RunSuite\022\035.scorewire.v1.RunSui" +
+      "teRequest\032\036.scorewire.v1.RunSuiteRespons" +
+      "e0\001\022V\n\013ScoreStream\022 .scorewire.v1.ScoreS" +
+      "treamRequest\032!.scorewire.v1.ScoreStreamR" +
+      "esponse(\0010\001\022O\n\nListChecks\022\037.scorewire.v1" +
+      ".ListChecksRequest\032 .scorewire.v1.ListCh" +
+      "ecksResponse\022X\n\rValidateSuite\022\".scorewir" +
+      "e.v1.ValidateSuiteRequest\032#.scorewire.v1" +
+      ".ValidateSuiteResponseBj\n\020dev.scorewire." +
+      "v1B\014ScoringProtoP\001ZFgithub.com/scorewire" +
+      "/scorewire/clients/go/gen/scorewire/v1;s" +
+      "corewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -443,13 +445,13 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_CheckSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckSummary_descriptor,
-        new java.lang.String[] { "Name", "Type", "Passed", "Failed", "Errored", "MeanValue", "CostUsd", "Cached", "Skipped", });
+        new java.lang.String[] { "Name", "Type", "Passed", "Failed", "Errored", "MeanValue", "CostUsd", "Cached", "Skipped", "ValueSum", });
     internal_static_scorewire_v1_RunSummary_descriptor =
       getDescriptor().getMessageType(16);
     internal_static_scorewire_v1_RunSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSummary_descriptor,
-        new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", "GenerationCostUsd", "Matrix", "GenerationCalls", "GenerationCached", "GenerationUnpriced", "RunId", });
+        new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", "GenerationCostUsd", "Matrix", "GenerationCalls", "GenerationCached", "GenerationUnpriced", "RunId", "ValueSum", "Gate", });
     internal_static_scorewire_v1_MatrixCell_descriptor =
       getDescriptor().getMessageType(17);
     internal_static_scorewire_v1_MatrixCell_fieldAccessorTable = new

@@ -1,0 +1,351 @@
+"""One large RunSuite batch over several replicas: `run_suite(..., shards=N)` of the
+blocking client (ShardedRun, chunks on threads) and of the asyncio one (AsyncShardedRun,
+chunks as tasks), the same rules for both.
+
+The cases are split into chunks of consecutive cases (at most `chunk_cases` each, and
+at least N chunks), which run as separate RunSuite calls, N at a time, over the
+client's channel: its round_robin policy (several addresses, or a name resolving to
+several) or an L7 proxy spreads them over the replicas. Then:
+
+- **Retries.** A chunk whose call fails with UNAVAILABLE, or whose stream breaks (the
+  transport lost it: a replica killed behind nginx shows as INTERNAL "RST_STREAM",
+  behind HAProxy as UNKNOWN "Stream removed"), is sent again whole, up to
+  `chunk_attempts` times in all; the next call goes to another replica as the channel
+  (or the proxy) picks it. Any other error fails the run, and the other chunks are
+  cancelled.
+- **Exactly once.** A chunk's results are held until its summary arrives, then
+  released: a case whose first attempt broke is reported once, from the attempt that
+  finished, and every result agrees with the merged summary. Memory is bounded by
+  `chunk_cases` times the chunks in flight.
+- **Indexes.** `CaseResult.index` refers to the caller's list, not to the chunk.
+- **Summary.** The chunks' summaries are merged by counts and sums and the gate judged
+  again on the merged totals (`scorewire.client._summary`).
+- **Budget.** A run's `budget_usd` is divided among the chunks in proportion to their
+  cases, so the whole batch never spends more than it; a chunk may run out of its share
+  while another has some left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+import grpc
+from scorewire.client._summary import merge_summaries
+from scorewire.client.errors import ScorewireError
+from scorewire.v1 import scoring_pb2 as pb
+
+DEFAULT_CHUNK_CASES = 5_000
+"""Most cases in one chunk (one RunSuite call) unless `chunk_cases` says otherwise."""
+DEFAULT_CHUNK_ATTEMPTS = 3
+"""Attempts of one chunk, the first included, before the run fails."""
+
+# What gRPC's own transport says when it lost a stream (no status from the server).
+_BROKEN_STREAM = ("Stream removed", "RST_STREAM", "Socket closed", "ended without a summary")
+
+
+def retryable(err: ScorewireError) -> bool:
+    """Whether a chunk that failed with `err` is worth sending to another replica."""
+    if err.code == grpc.StatusCode.UNAVAILABLE:
+        return True
+    if err.code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN):
+        return any(mark in err.message for mark in _BROKEN_STREAM)
+    return False
+
+
+class ChunkRun(Protocol):
+    """One chunk's RunSuite call: the client's SuiteRun."""
+
+    def __iter__(self) -> Iterator[pb.CaseResult]: ...
+
+    @property
+    def summary(self) -> pb.RunSummary: ...
+
+    def cancel(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Consecutive cases of the caller's list, from `offset`."""
+
+    offset: int
+    request: pb.RunSuiteRequest
+
+
+def split(
+    base: pb.RunSuiteRequest, cases: Sequence[pb.Case], shards: int, chunk_cases: int
+) -> list[Chunk]:
+    """Chunks of `cases`, each a copy of `base` (no cases in it) with its own cases and
+    its share of `base.budget_usd`."""
+    if shards < 1:
+        raise ValueError(f"shards must be at least 1, not {shards}")
+    if chunk_cases < 1:
+        raise ValueError(f"chunk_cases must be at least 1, not {chunk_cases}")
+    n = len(cases)
+    count = max(min(shards, n), math.ceil(n / chunk_cases), 1)
+    size = max(math.ceil(n / count), 1)
+    template = pb.RunSuiteRequest()
+    template.CopyFrom(base)
+    del template.cases[:]
+    chunks = []
+    for offset in range(0, max(n, 1), size):
+        part = cases[offset : offset + size]
+        req = pb.RunSuiteRequest()
+        req.CopyFrom(template)
+        req.cases.extend(part)
+        if base.HasField("budget_usd") and n:
+            req.budget_usd = base.budget_usd * len(part) / n
+        chunks.append(Chunk(offset, req))
+    return chunks
+
+
+class ShardedRun(Iterator[pb.CaseResult]):
+    """A batch run as chunks over several replicas: iterate for every CaseResult (each
+    case once, chunk by chunk as chunks finish), then read `summary`, the merged one.
+
+    `start(request)` starts one RunSuite call and returns its SuiteRun (the client's);
+    `shards` chunks are in flight at a time. A failed run raises ScorewireError from the
+    iteration after cancelling the other chunks.
+    """
+
+    def __init__(
+        self,
+        start: Callable[[pb.RunSuiteRequest], ChunkRun],
+        chunks: Sequence[Chunk],
+        shards: int,
+        attempts: int = DEFAULT_CHUNK_ATTEMPTS,
+    ) -> None:
+        self._start = start
+        self._attempts = attempts
+        self._done: queue.Queue[Future[tuple[list[pb.CaseResult], pb.RunSummary]]] = queue.Queue()
+        self._open: set[ChunkRun] = set()
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._pending = len(chunks)
+        self._summaries: list[pb.RunSummary] = []
+        self._batch: Iterator[pb.CaseResult] = iter(())
+        self._summary: pb.RunSummary | None = None
+        self.retries = 0
+        """Chunk attempts that failed and were sent again."""
+        self.received = 0
+        """Results received so far, held ones and those of attempts that failed included
+        (progress: more than the cases when chunks were retried)."""
+        self.open_chunks: dict[int, int] = {}
+        """Chunks in flight, by the offset of their first case: results received so far
+        in the current attempt."""
+        self._pool = ThreadPoolExecutor(max_workers=shards, thread_name_prefix="scorewire-shard")
+        for chunk in chunks:
+            self._pool.submit(self._run, chunk).add_done_callback(self._done.put)
+
+    def _run(self, chunk: Chunk) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        for attempt in range(1, self._attempts + 1):
+            try:
+                return self._attempt(chunk)
+            except ScorewireError as err:
+                if self._cancelled or attempt == self._attempts or not retryable(err):
+                    raise
+                with self._lock:
+                    self.retries += 1
+        raise AssertionError("unreachable")
+
+    def _attempt(self, chunk: Chunk) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        if self._cancelled:
+            raise ScorewireError(grpc.StatusCode.CANCELLED, "the run was cancelled")
+        run = self._start(chunk.request)
+        with self._lock:
+            self._open.add(run)
+            self.open_chunks[chunk.offset] = 0
+        try:
+            results = []
+            for r in run:
+                r.index += chunk.offset
+                results.append(r)
+                with self._lock:
+                    self.received += 1
+                    self.open_chunks[chunk.offset] += 1
+            return results, run.summary
+        finally:
+            with self._lock:
+                self._open.discard(run)
+                del self.open_chunks[chunk.offset]
+
+    def __iter__(self) -> ShardedRun:
+        return self
+
+    def __next__(self) -> pb.CaseResult:
+        while True:
+            result = next(self._batch, None)
+            if result is not None:
+                return result
+            if self._pending == 0:
+                if self._summary is None:
+                    self._summary = merge_summaries(self._summaries)
+                    self._pool.shutdown(wait=False)
+                raise StopIteration
+            future = self._done.get()
+            self._pending -= 1
+            try:
+                results, summary = future.result()
+            except BaseException:
+                self._pending = 0
+                self.cancel()
+                raise
+            self._summaries.append(summary)
+            self._batch = iter(results)
+
+    @property
+    def summary(self) -> pb.RunSummary:
+        """The merged summary; available once every result has been read."""
+        if self._summary is None:
+            raise RuntimeError("the summary arrives after the last result: iterate first")
+        return self._summary
+
+    def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        """Read every remaining result; return them with the merged summary."""
+        results = list(self)
+        return results, self.summary
+
+    def cancel(self) -> None:
+        """Stop the run: chunks not started never start, open calls are cancelled."""
+        self._cancelled = True
+        with self._lock:
+            runs = list(self._open)
+        for run in runs:
+            run.cancel()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> ShardedRun:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cancel()
+
+
+class AsyncChunkRun(Protocol):
+    """One chunk's RunSuite call: the asyncio client's AsyncSuiteRun."""
+
+    def __aiter__(self) -> AsyncIterator[pb.CaseResult]: ...
+
+    @property
+    def summary(self) -> pb.RunSummary: ...
+
+    def cancel(self) -> None: ...
+
+
+class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
+    """`ShardedRun` for the asyncio client: `async for` every CaseResult, then read
+    `summary`. The chunks are tasks of the running loop, started by the first `__anext__`,
+    `shards` of them calling at a time."""
+
+    def __init__(
+        self,
+        start: Callable[[pb.RunSuiteRequest], AsyncChunkRun],
+        chunks: Sequence[Chunk],
+        shards: int,
+        attempts: int = DEFAULT_CHUNK_ATTEMPTS,
+    ) -> None:
+        self._start = start
+        self._chunks = list(chunks)
+        self._shards = shards
+        self._attempts = attempts
+        self._tasks: list[asyncio.Task[tuple[list[pb.CaseResult], pb.RunSummary]]] = []
+        self._done: asyncio.Queue[asyncio.Task[tuple[list[pb.CaseResult], pb.RunSummary]]]
+        self._pending = len(self._chunks)
+        self._summaries: list[pb.RunSummary] = []
+        self._batch: Iterator[pb.CaseResult] = iter(())
+        self._summary: pb.RunSummary | None = None
+        self.retries = 0
+        """Chunk attempts that failed and were sent again."""
+        self.received = 0
+        """Results received so far, those of attempts that failed included."""
+        self.open_chunks: dict[int, int] = {}
+        """Chunks in flight, by the offset of their first case: results received so far
+        in the current attempt."""
+
+    def _begin(self) -> None:
+        self._done = asyncio.Queue()
+        slots = asyncio.Semaphore(self._shards)
+        for chunk in self._chunks:
+            task = asyncio.ensure_future(self._run(chunk, slots))
+            task.add_done_callback(self._done.put_nowait)
+            self._tasks.append(task)
+
+    async def _run(
+        self, chunk: Chunk, slots: asyncio.Semaphore
+    ) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        async with slots:
+            for attempt in range(1, self._attempts + 1):
+                try:
+                    return await self._attempt(chunk)
+                except ScorewireError as err:
+                    if attempt == self._attempts or not retryable(err):
+                        raise
+                    self.retries += 1
+        raise AssertionError("unreachable")
+
+    async def _attempt(self, chunk: Chunk) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        run = self._start(chunk.request)
+        self.open_chunks[chunk.offset] = 0
+        try:
+            results = []
+            async for r in run:
+                r.index += chunk.offset
+                results.append(r)
+                self.received += 1
+                self.open_chunks[chunk.offset] += 1
+            return results, run.summary
+        except asyncio.CancelledError:
+            run.cancel()
+            raise
+        finally:
+            del self.open_chunks[chunk.offset]
+
+    def __aiter__(self) -> AsyncShardedRun:
+        return self
+
+    async def __anext__(self) -> pb.CaseResult:
+        if not self._tasks and self._pending:
+            self._begin()
+        while True:
+            result = next(self._batch, None)
+            if result is not None:
+                return result
+            if self._pending == 0:
+                if self._summary is None:
+                    self._summary = merge_summaries(self._summaries)
+                raise StopAsyncIteration
+            task = await self._done.get()
+            self._pending -= 1
+            if task.cancelled():
+                continue
+            try:
+                results, summary = task.result()
+            except BaseException:
+                self._pending = 0
+                self.cancel()
+                raise
+            self._summaries.append(summary)
+            self._batch = iter(results)
+
+    @property
+    def summary(self) -> pb.RunSummary:
+        """The merged summary; available once every result has been read."""
+        if self._summary is None:
+            raise RuntimeError("the summary arrives after the last result: iterate first")
+        return self._summary
+
+    async def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
+        """Read every remaining result; return them with the merged summary."""
+        results = [r async for r in self]
+        return results, self.summary
+
+    def cancel(self) -> None:
+        """Stop the run: every chunk's task is cancelled, and with it its call."""
+        for task in self._tasks:
+            task.cancel()

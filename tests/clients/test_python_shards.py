@@ -1,0 +1,197 @@
+"""`run_suite(..., shards=N)`: one batch as chunks, summaries merged by counts and sums.
+
+Against the real server: the merged summary of a sharded run equals the summary of the
+same batch run as one call (counts exactly, means to rounding), its gate judged again
+on the merged totals; indexes refer to the caller's list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from scorewire.client import AsyncClient, Client, ScorewireError, pb
+from scorewire.client._channel import addresses_target
+from scorewire.client._shards import retryable, split
+from scorewire.client._summary import gate_reasons, merge_summaries
+
+
+@pytest.fixture
+def client(scorewire_addr: str) -> Iterator[Client]:
+    with Client(scorewire_addr) as c:
+        yield c
+
+
+CHECKS = [
+    {"type": "exact", "name": "same"},  # an error without `expected`
+    {"type": "rouge_l", "name": "overlap"},  # fractional values
+    {"type": "contains", "needles": ["Rome"], "when": {"type": "contains", "needles": ["Rom"]}},
+]
+
+
+def _cases(n: int) -> list[dict[str, object]]:
+    """Passing, failing, erroring and skipped scores, unevenly spread over the list."""
+    out = []
+    for i in range(n):
+        kind = i % 7
+        sample: dict[str, object] = {"id": f"c{i}"}
+        if kind in (0, 1, 2):
+            sample["expected"] = "Paris is the capital"
+            text = "Paris is the capital" if kind == 0 else "Paris is a city in France"
+        elif kind in (3, 4):
+            sample["expected"] = "Rome"
+            text = "Roma" if kind == 3 else "Rome"
+        else:
+            text = "no expected value here"  # `exact` and `rouge_l` error
+        out.append({"sample": sample, "output": text})
+    return out
+
+
+def _totals(s: pb.RunSummary) -> tuple[object, ...]:
+    return (
+        s.cases, s.cases_passed, s.passed, s.failed, s.errored, s.skipped,
+        [(c.name, c.passed, c.failed, c.errored, c.skipped, c.cached) for c in s.checks],
+    )  # fmt: skip
+
+
+def _means(s: pb.RunSummary) -> list[float]:
+    return [s.pass_rate, s.mean_score, s.error_rate, s.value_sum, s.cost_usd] + [
+        x for c in s.checks for x in (c.mean_value, c.value_sum)
+    ]
+
+
+@pytest.mark.parametrize(("shards", "chunk_cases"), [(1, 5_000), (3, 10), (4, 1), (3, 97)])
+@pytest.mark.parametrize(
+    "gate",
+    [
+        {"max_error_rate": 0.5},  # passes: 54 of 222 applied scores error
+        {"max_error_rate": 0.5, "min_pass_rate": 0.3},  # fails: 28 of 97 cases pass
+        {"max_error_rate": 1, "min_mean_score": 0.4, "max_cost_usd": 1},  # fails: 0.366
+    ],
+)
+def test_a_sharded_summary_is_the_unsharded_one(
+    client: Client, shards: int, chunk_cases: int, gate: dict[str, float]
+) -> None:
+    # The same 97 cases in one call and in chunks: same totals, same gate verdict.
+    cases = _cases(97)
+    whole = client.run_suite(cases, checks=CHECKS, gate=gate).collect()
+    run = client.run_suite(cases, checks=CHECKS, gate=gate, shards=shards, chunk_cases=chunk_cases)
+    results, merged = run.collect()
+    one = whole[1]
+    assert _totals(merged) == _totals(one)
+    assert _means(merged) == pytest.approx(_means(one), rel=1e-12, abs=1e-15)
+    assert (merged.gate_passed, list(merged.gate_reasons)) == (
+        one.gate_passed,
+        list(one.gate_reasons),
+    )
+    assert merged.gate == one.gate
+    by_index = {r.index: r for r in whole[0]}
+    assert sorted(r.index for r in results) == list(range(97))
+    for r in results:  # each index names the caller's case, scored as in the whole run
+        assert r.sample_id == f"c{r.index}"
+        assert [s.value for s in r.scores] == [s.value for s in by_index[r.index].scores]
+
+
+async def test_the_asyncio_client_shards_the_same_way(scorewire_addr: str) -> None:
+    # AsyncClient.run_suite(shards=3): the same merged totals, each case once.
+    gate = {"max_error_rate": 0.5, "min_pass_rate": 0.3}
+    async with AsyncClient(scorewire_addr) as client:
+        whole = client.run_suite(_cases(97), checks=CHECKS, gate=gate)
+        one = [r async for r in whole], whole.summary
+        run = client.run_suite(_cases(97), checks=CHECKS, gate=gate, shards=3, chunk_cases=10)
+        results, merged = await run.collect()  # type: ignore[misc]
+    assert _totals(merged) == _totals(one[1])
+    assert _means(merged) == pytest.approx(_means(one[1]), rel=1e-12, abs=1e-15)
+    assert list(merged.gate_reasons) == list(one[1].gate_reasons) and not merged.gate_passed
+    assert sorted(r.index for r in results) == list(range(97))
+
+
+def test_the_gate_is_judged_on_the_merged_totals_not_per_shard(client: Client) -> None:
+    # The first half passes, the second fails: every shard's own verdict is wrong for
+    # the batch; the merged summary's is the batch's (pass rate exactly 0.5).
+    cases = [
+        {"sample": {"id": f"c{i}"}, "output": "Paris" if i < 10 else "Rome"} for i in range(20)
+    ]
+    gate = {"min_pass_rate": 0.5}
+    run = client.run_suite(cases, compact=["contains:Paris"], gate=gate, shards=2, chunk_cases=10)
+    _, merged = run.collect()
+    assert merged.pass_rate == 0.5 and merged.gate_passed
+    halves = [
+        client.run_suite(cases[:10], compact=["contains:Paris"], gate=gate).collect()[1],
+        client.run_suite(cases[10:], compact=["contains:Paris"], gate=gate).collect()[1],
+    ]
+    assert [h.gate_passed for h in halves] == [True, False]
+    assert merge_summaries(halves) == merged
+    gate_strict = client.run_suite(
+        cases, compact=["contains:Paris"], gate={"min_pass_rate": 0.6}, shards=2, chunk_cases=10
+    ).collect()[1]
+    assert gate_strict.gate_reasons == ["pass rate 0.5 is below min_pass_rate 0.6"]
+
+
+def test_a_batch_with_no_cases_meets_no_min_threshold(client: Client) -> None:
+    # The server's rule: nothing ran, so nothing passed a min_* threshold.
+    one = client.run_suite([], compact=["contains:x"], gate={"min_pass_rate": 0}).collect()[1]
+    merged = merge_summaries([one])
+    assert not one.gate_passed and list(merged.gate_reasons) == list(one.gate_reasons)
+    assert gate_reasons(one.gate, one) == list(one.gate_reasons)
+
+
+def test_an_invalid_request_fails_the_sharded_run_once_without_retries(client: Client) -> None:
+    # INVALID_ARGUMENT is the request's fault: no chunk is sent again.
+    run = client.run_suite(
+        _cases(20), checks=[{"type": "output_length", "params": {"maximun": 5}}], shards=3
+    )
+    with pytest.raises(ScorewireError) as err:
+        run.collect()
+    assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert run.retries == 0
+
+
+def test_summaries_of_different_checks_do_not_merge(client: Client) -> None:
+    a = client.run_suite(_cases(3), compact=["contains:x"]).collect()[1]
+    b = client.run_suite(_cases(3), compact=["contains:y"]).collect()[1]
+    with pytest.raises(ValueError, match="different checks"):
+        merge_summaries([a, b])
+
+
+def test_chunks_cover_the_cases_in_order_and_share_the_budget() -> None:
+    # 10 cases, 3 shards, chunks of at most 3: 4 chunks; budgets add up to the run's.
+    base = pb.RunSuiteRequest(compact=["contains:x"], budget_usd=1.0)
+    cases = [pb.Case(sample=pb.Sample(id=f"c{i}")) for i in range(10)]
+    chunks = split(base, cases, shards=3, chunk_cases=3)
+    assert [c.offset for c in chunks] == [0, 3, 6, 9]
+    assert [x.sample.id for c in chunks for x in c.request.cases] == [f"c{i}" for i in range(10)]
+    assert sum(c.request.budget_usd for c in chunks) == pytest.approx(1.0)
+    assert all(list(c.request.compact) == ["contains:x"] for c in chunks)
+    assert len(split(base, cases, shards=4, chunk_cases=100)) == 4  # at least `shards`
+    with pytest.raises(ValueError, match="shards"):
+        split(base, cases, shards=0, chunk_cases=3)
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "expected"),
+    [
+        (grpc.StatusCode.UNAVAILABLE, "Socket closed", True),
+        (grpc.StatusCode.INTERNAL, "Stream removed (RST_STREAM ... error code 2)", True),  # nginx
+        (
+            grpc.StatusCode.UNKNOWN,
+            "Stream removed (Data frame with END_STREAM ...)",
+            True,
+        ),  # haproxy
+        (grpc.StatusCode.INTERNAL, "internal error", False),  # the server's own fault
+        (grpc.StatusCode.INVALID_ARGUMENT, "checks[0]", False),
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, "max_cases_per_request", False),
+    ],
+)
+def test_which_failures_send_a_chunk_elsewhere(code, message, expected) -> None:
+    assert retryable(ScorewireError(code, message)) is expected
+
+
+def test_a_list_of_addresses_is_one_round_robin_target() -> None:
+    assert addresses_target(["127.0.0.1:1", "127.0.0.1:2"]) == "ipv4:127.0.0.1:1,127.0.0.1:2"
+    assert addresses_target(["[::1]:1", "[::1]:2"]) == "ipv6:[::1]:1,[::1]:2"
+    with pytest.raises(ValueError, match=r"target\[1\]"):
+        addresses_target(["127.0.0.1:1", "replica-b:2"])
+    with pytest.raises(ValueError, match="IPv4 and IPv6"):
+        addresses_target(["127.0.0.1:1", "[::1]:2"])
