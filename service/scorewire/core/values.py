@@ -9,10 +9,12 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+import orjson
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import ParamError, ThresholdRule
 
@@ -168,6 +170,26 @@ def loads_strict(text: str) -> Any:
         return _DECODER.decode(text)
     except RecursionError:
         raise JSONTooDeep("the JSON is nested too deeply to parse") from None
+
+
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+"""Nineteen digits in a row: an integer orjson may not hold exactly (it keeps 64 bits)."""
+
+
+def loads_fast(text: str) -> Any:
+    """What `loads_strict` returns for `text`, parsed by orjson when that is the same.
+
+    orjson is about twice as fast on the small objects requests carry. It holds integers
+    only within 64 bits (beyond, it gives a float), so a text with a run of 19 digits goes
+    to the standard parser, as does anything orjson refuses (lone surrogates, nesting
+    past its limit), which then parses or raises exactly as `loads_strict`.
+    """
+    if _LONG_DIGITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return loads_strict(text)
 
 
 def parse_json(text: str) -> tuple[bool, JSON, str]:

@@ -374,12 +374,12 @@ def _case(data: bytes, index: int) -> Case:
 def _message(reply: str, checks: Sequence[Any], results: list[CaseResult], cap: int) -> bytes:
     if reply == "score":
         r = results[0]
-        scores = convert.scores_to_pb(checks, r.scores, max_reason_chars=cap)
-        return pb.ScoreResponse(scores=scores, passed=r.passed).SerializeToString()
-    batch = pb.CaseResultBatch(
-        results=[convert.case_result_to_pb(checks, r, max_reason_chars=cap) for r in results]
-    )
-    return pb.RunSuiteResponse(results=batch).SerializeToString()
+        score = pb.ScoreResponse(passed=r.passed)
+        convert.add_scores(score.scores, checks, r.scores, cap)
+        return score.SerializeToString()
+    response = pb.RunSuiteResponse()
+    convert.add_case_results(response.results.results, checks, results, cap)
+    return response.SerializeToString()
 
 
 def check_extras(settings: Settings) -> dict[str, Any]:

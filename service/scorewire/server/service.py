@@ -315,6 +315,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._token_budgets[digest] = budget
         return budget
 
+    def _check_json_fields(self, sample: pb.Sample, output: pb.Output, base: str) -> None:
+        violations = convert.json_field_violations(sample, output, base)
+        if violations:
+            raise invalid_argument(violations)
+
     def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
         problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
         if problem is not None:
@@ -332,6 +337,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         )
         info = await self._plan(key, source, context)
         self._check_output(request.output.text, "output", info)
+        self._check_json_fields(request.sample, request.output, "")
         ctx = self._context(context, request.budget_usd if request.HasField("budget_usd") else None)
         if info.any_async:
             suite = await self._load_here(key, source)
@@ -339,22 +345,14 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
             )
             result = await score_case(suite.plan, case, ctx)
-            scores = convert.scores_to_pb(
-                suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
-            )
-            message: pb.ScoreResponse | bytes = pb.ScoreResponse(
-                scores=scores, passed=result.passed
-            )
+            message: pb.ScoreResponse | bytes = self._score_response(suite.plan, result)
         elif (inline := self._inline_suite(key, info, size := request.ByteSize())) is not None:
             # Measured cheap for requests this small: faster here than a worker round trip.
             case = Case(
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
             )
             result = score_case_sync(inline.plan, case, ctx)
-            scores = convert.scores_to_pb(
-                inline.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
-            )
-            message = pb.ScoreResponse(scores=scores, passed=result.passed)
+            message = self._score_response(inline.plan, result)
         else:
             one = _case_bytes(request.sample, request.output)
             job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
@@ -370,6 +368,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
         return message
+
+    def _score_response(self, plan: PlanShape, result: CaseResult) -> pb.ScoreResponse:
+        response = pb.ScoreResponse(passed=result.passed)
+        convert.add_scores(response.scores, plan.checks, result.scores, self.max_reason_chars)
+        return response
 
     def _check_timeout(self) -> float:
         return self._settings.check_timeout_s
@@ -424,6 +427,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         info = await self._plan(key, source, context)
         for i, c in enumerate(request.cases):
             self._check_output(c.output.text, f"cases[{i}].output", info)
+            self._check_json_fields(c.sample, c.output, f"cases[{i}]")
             if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
                 await asyncio.sleep(0)
         if not request.cases and info.suite_case_problem is not None:
@@ -626,5 +630,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return self._settings.max_reason_chars
 
     def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
-        """Reject a streamed case over the output size limits."""
+        """Reject a streamed case over the output size limits or with bad JSON fields."""
         self._check_output(case.output.text, "case.output", plan)
+        self._check_json_fields(case.sample, case.output, "case")

@@ -166,105 +166,107 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\032scorewire/v1/scoring.proto\022\014scorewire." +
-      "v1\032\034google/protobuf/struct.proto\"\220\001\n\006Sam" +
+      "v1\032\034google/protobuf/struct.proto\"\273\001\n\006Sam" +
       "ple\022\n\n\002id\030\001 \001(\t\022%\n\005input\030\002 \001(\0132\026.google." +
       "protobuf.Value\022(\n\010expected\030\003 \001(\0132\026.googl" +
       "e.protobuf.Value\022)\n\010metadata\030\004 \001(\0132\027.goo" +
-      "gle.protobuf.Struct\"h\n\006Output\022\014\n\004text\030\001 " +
-      "\001(\t\022%\n\005value\030\002 \001(\0132\026.google.protobuf.Val" +
-      "ue\022)\n\010metadata\030\003 \001(\0132\027.google.protobuf.S" +
-      "truct\"@\n\007Example\022\014\n\004text\030\001 \001(\t\022\'\n\004kind\030\002" +
-      " \001(\0162\031.scorewire.v1.ExampleKind\"\263\001\n\tChec" +
-      "kSpec\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\'\n\006par" +
-      "ams\030\003 \001(\0132\027.google.protobuf.Struct\022%\n\004wh" +
-      "en\030\004 \001(\0132\027.scorewire.v1.CheckSpec\022\'\n\010exa" +
-      "mples\030\005 \003(\0132\025.scorewire.v1.Example\022\021\n\tex" +
-      "tractor\030\006 \001(\t\"+\n\nScoreError\022\014\n\004code\030\001 \001(" +
-      "\t\022\017\n\007message\030\002 \001(\t\"\324\001\n\005Score\022\014\n\004name\030\001 \001" +
-      "(\t\022\014\n\004type\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\016\n\006passe" +
-      "d\030\004 \001(\010\022\016\n\006reason\030\005 \001(\t\022\020\n\010cost_usd\030\006 \001(" +
-      "\001\022\022\n\nlatency_ms\030\007 \001(\001\022\016\n\006cached\030\010 \001(\010\022\'\n" +
-      "\005error\030\t \001(\0132\030.scorewire.v1.ScoreError\022\020" +
-      "\n\010unpriced\030\n \001(\010\022\017\n\007skipped\030\013 \001(\010\"\274\001\n\014Sc" +
-      "oreRequest\022$\n\006sample\030\001 \001(\0132\024.scorewire.v" +
-      "1.Sample\022$\n\006output\030\002 \001(\0132\024.scorewire.v1." +
-      "Output\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.Ch" +
-      "eckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_usd\030\005" +
-      " \001(\001H\000\210\001\001B\r\n\013_budget_usd\"D\n\rScoreRespons" +
-      "e\022#\n\006scores\030\001 \003(\0132\023.scorewire.v1.Score\022\016" +
-      "\n\006passed\030\002 \001(\010\"R\n\004Case\022$\n\006sample\030\001 \001(\0132\024" +
-      ".scorewire.v1.Sample\022$\n\006output\030\002 \001(\0132\024.s" +
-      "corewire.v1.Output\"\300\001\n\004Gate\022\032\n\rmin_pass_" +
-      "rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mean_score\030\002 \001(\001H" +
-      "\001\210\001\001\022\033\n\016max_error_rate\030\003 \001(\001H\002\210\001\001\022\031\n\014max" +
-      "_cost_usd\030\004 \001(\001H\003\210\001\001B\020\n\016_min_pass_rateB\021" +
-      "\n\017_min_mean_scoreB\021\n\017_max_error_rateB\017\n\r" +
-      "_max_cost_usd\"\340\001\n\017RunSuiteRequest\022\022\n\nsui" +
-      "te_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006che" +
-      "cks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007co" +
-      "mpact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132\022.scorewire.v1" +
-      ".Gate\022!\n\005cases\030\006 \003(\0132\022.scorewire.v1.Case" +
-      "\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001B\r\n\013_budget_usd" +
-      "\"c\n\nCaseResult\022\r\n\005index\030\001 \001(\005\022\021\n\tsample_" +
-      "id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scorewire.v1." +
-      "Score\022\016\n\006passed\030\004 \001(\010\"<\n\017CaseResultBatch" +
-      "\022)\n\007results\030\001 \003(\0132\030.scorewire.v1.CaseRes" +
-      "ult\"\242\001\n\014CheckSummary\022\014\n\004name\030\001 \001(\t\022\014\n\004ty" +
-      "pe\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003" +
-      "\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_value\030\006 \001(\001\022\020\n" +
-      "\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n\007skipp" +
-      "ed\030\t \001(\003\"\251\002\n\nRunSummary\022\r\n\005cases\030\001 \001(\003\022\024" +
-      "\n\014cases_passed\030\002 \001(\003\022\016\n\006passed\030\003 \001(\003\022\016\n\006" +
-      "failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpass_ra" +
-      "te\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022\022\n\nerror_ra" +
-      "te\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n\010unpriced\030\n" +
-      " \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014gate_reason" +
-      "s\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.scorewire.v1.C" +
-      "heckSummary\022\017\n\007skipped\030\016 \001(\003\"z\n\020RunSuite" +
-      "Response\0220\n\007results\030\001 \001(\0132\035.scorewire.v1" +
-      ".CaseResultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.sc" +
-      "orewire.v1.RunSummaryH\000B\007\n\005event\"\230\001\n\014Str" +
-      "eamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_n" +
-      "ame\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1" +
-      ".CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_us" +
-      "d\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"l\n\nStreamCas" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024." +
-      "scorewire.v1.Sample\022$\n\006output\030\003 \001(\0132\024.sc" +
-      "orewire.v1.Output\"w\n\022ScoreStreamRequest\022" +
-      ",\n\006config\030\001 \001(\0132\032.scorewire.v1.StreamCon" +
-      "figH\000\022(\n\004case\030\002 \001(\0132\030.scorewire.v1.Strea" +
-      "mCaseH\000B\t\n\007message\"^\n\023ScoreStreamRespons" +
-      "e\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023." +
-      "scorewire.v1.Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021Li" +
-      "stChecksRequest\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 " +
-      "\001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006family\030\003 \001(\t" +
-      "\022.\n\rparams_schema\030\004 \001(\0132\027.google.protobu" +
-      "f.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030" +
-      "\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006checks\030\001 " +
-      "\003(\0132\027.scorewire.v1.CheckInfo\"x\n\024Validate" +
-      "SuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuit" +
-      "e_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire" +
-      ".v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\"2\n\014FieldP" +
-      "roblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001" +
-      "(\t\"t\n\025ValidateSuiteResponse\022\r\n\005valid\030\001 \001" +
-      "(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1.Fiel" +
-      "dProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t" +
-      "*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECIF" +
-      "IED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAM" +
-      "PLE_KIND_NEGATIVE\020\0022\242\003\n\016ScoringService\022@" +
-      "\n\005Score\022\032.scorewire.v1.ScoreRequest\032\033.sc" +
-      "orewire.v1.ScoreResponse\022K\n\010RunSuite\022\035.s" +
-      "corewire.v1.RunSuiteRequest\032\036.scorewire." +
-      "v1.RunSuiteResponse0\001\022V\n\013ScoreStream\022 .s" +
-      "corewire.v1.ScoreStreamRequest\032!.scorewi" +
-      "re.v1.ScoreStreamResponse(\0010\001\022O\n\nListChe" +
-      "cks\022\037.scorewire.v1.ListChecksRequest\032 .s" +
-      "corewire.v1.ListChecksResponse\022X\n\rValida" +
-      "teSuite\022\".scorewire.v1.ValidateSuiteRequ" +
-      "est\032#.scorewire.v1.ValidateSuiteResponse" +
-      "Bj\n\020dev.scorewire.v1B\014ScoringProtoP\001ZFgi" +
-      "thub.com/scorewire/scorewire/clients/go/" +
-      "gen/scorewire/v1;scorewirev1b\006proto3"
+      "gle.protobuf.Struct\022\022\n\ninput_json\030\n \001(\t\022" +
+      "\025\n\rexpected_json\030\013 \001(\t\"|\n\006Output\022\014\n\004text" +
+      "\030\001 \001(\t\022%\n\005value\030\002 \001(\0132\026.google.protobuf." +
+      "Value\022)\n\010metadata\030\003 \001(\0132\027.google.protobu" +
+      "f.Struct\022\022\n\nvalue_json\030\n \001(\t\"@\n\007Example\022" +
+      "\014\n\004text\030\001 \001(\t\022\'\n\004kind\030\002 \001(\0162\031.scorewire." +
+      "v1.ExampleKind\"\263\001\n\tCheckSpec\022\014\n\004name\030\001 \001" +
+      "(\t\022\014\n\004type\030\002 \001(\t\022\'\n\006params\030\003 \001(\0132\027.googl" +
+      "e.protobuf.Struct\022%\n\004when\030\004 \001(\0132\027.scorew" +
+      "ire.v1.CheckSpec\022\'\n\010examples\030\005 \003(\0132\025.sco" +
+      "rewire.v1.Example\022\021\n\textractor\030\006 \001(\t\"+\n\n" +
+      "ScoreError\022\014\n\004code\030\001 \001(\t\022\017\n\007message\030\002 \001(" +
+      "\t\"\324\001\n\005Score\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022" +
+      "\r\n\005value\030\003 \001(\001\022\016\n\006passed\030\004 \001(\010\022\016\n\006reason" +
+      "\030\005 \001(\t\022\020\n\010cost_usd\030\006 \001(\001\022\022\n\nlatency_ms\030\007" +
+      " \001(\001\022\016\n\006cached\030\010 \001(\010\022\'\n\005error\030\t \001(\0132\030.sc" +
+      "orewire.v1.ScoreError\022\020\n\010unpriced\030\n \001(\010\022" +
+      "\017\n\007skipped\030\013 \001(\010\"\274\001\n\014ScoreRequest\022$\n\006sam" +
+      "ple\030\001 \001(\0132\024.scorewire.v1.Sample\022$\n\006outpu" +
+      "t\030\002 \001(\0132\024.scorewire.v1.Output\022\'\n\006checks\030" +
+      "\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007compac" +
+      "t\030\004 \003(\t\022\027\n\nbudget_usd\030\005 \001(\001H\000\210\001\001B\r\n\013_bud" +
+      "get_usd\"D\n\rScoreResponse\022#\n\006scores\030\001 \003(\013" +
+      "2\023.scorewire.v1.Score\022\016\n\006passed\030\002 \001(\010\"R\n" +
+      "\004Case\022$\n\006sample\030\001 \001(\0132\024.scorewire.v1.Sam" +
+      "ple\022$\n\006output\030\002 \001(\0132\024.scorewire.v1.Outpu" +
+      "t\"\300\001\n\004Gate\022\032\n\rmin_pass_rate\030\001 \001(\001H\000\210\001\001\022\033" +
+      "\n\016min_mean_score\030\002 \001(\001H\001\210\001\001\022\033\n\016max_error" +
+      "_rate\030\003 \001(\001H\002\210\001\001\022\031\n\014max_cost_usd\030\004 \001(\001H\003" +
+      "\210\001\001B\020\n\016_min_pass_rateB\021\n\017_min_mean_score" +
+      "B\021\n\017_max_error_rateB\017\n\r_max_cost_usd\"\340\001\n" +
+      "\017RunSuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\n" +
+      "suite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.score" +
+      "wire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022 \n\004ga" +
+      "te\030\005 \001(\0132\022.scorewire.v1.Gate\022!\n\005cases\030\006 " +
+      "\003(\0132\022.scorewire.v1.Case\022\027\n\nbudget_usd\030\007 " +
+      "\001(\001H\000\210\001\001B\r\n\013_budget_usd\"c\n\nCaseResult\022\r\n" +
+      "\005index\030\001 \001(\005\022\021\n\tsample_id\030\002 \001(\t\022#\n\006score" +
+      "s\030\003 \003(\0132\023.scorewire.v1.Score\022\016\n\006passed\030\004" +
+      " \001(\010\"<\n\017CaseResultBatch\022)\n\007results\030\001 \003(\013" +
+      "2\030.scorewire.v1.CaseResult\"\242\001\n\014CheckSumm" +
+      "ary\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\016\n\006passe" +
+      "d\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003" +
+      "\022\022\n\nmean_value\030\006 \001(\001\022\020\n\010cost_usd\030\007 \001(\001\022\016" +
+      "\n\006cached\030\010 \001(\003\022\017\n\007skipped\030\t \001(\003\"\251\002\n\nRunS" +
+      "ummary\022\r\n\005cases\030\001 \001(\003\022\024\n\014cases_passed\030\002 " +
+      "\001(\003\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007e" +
+      "rrored\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\022\n\nmean_" +
+      "score\030\007 \001(\001\022\022\n\nerror_rate\030\010 \001(\001\022\020\n\010cost_" +
+      "usd\030\t \001(\001\022\020\n\010unpriced\030\n \001(\010\022\023\n\013gate_pass" +
+      "ed\030\013 \001(\010\022\024\n\014gate_reasons\030\014 \003(\t\022*\n\006checks" +
+      "\030\r \003(\0132\032.scorewire.v1.CheckSummary\022\017\n\007sk" +
+      "ipped\030\016 \001(\003\"z\n\020RunSuiteResponse\0220\n\007resul" +
+      "ts\030\001 \001(\0132\035.scorewire.v1.CaseResultBatchH" +
+      "\000\022+\n\007summary\030\002 \001(\0132\030.scorewire.v1.RunSum" +
+      "maryH\000B\007\n\005event\"\230\001\n\014StreamConfig\022\022\n\nsuit" +
+      "e_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006chec" +
+      "ks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007com" +
+      "pact\030\004 \003(\t\022\027\n\nbudget_usd\030\005 \001(\001H\000\210\001\001B\r\n\013_" +
+      "budget_usd\"l\n\nStreamCase\022\022\n\nrequest_id\030\001" +
+      " \001(\t\022$\n\006sample\030\002 \001(\0132\024.scorewire.v1.Samp" +
+      "le\022$\n\006output\030\003 \001(\0132\024.scorewire.v1.Output" +
+      "\"w\n\022ScoreStreamRequest\022,\n\006config\030\001 \001(\0132\032" +
+      ".scorewire.v1.StreamConfigH\000\022(\n\004case\030\002 \001" +
+      "(\0132\030.scorewire.v1.StreamCaseH\000B\t\n\007messag" +
+      "e\"^\n\023ScoreStreamResponse\022\022\n\nrequest_id\030\001" +
+      " \001(\t\022#\n\006scores\030\002 \003(\0132\023.scorewire.v1.Scor" +
+      "e\022\016\n\006passed\030\003 \001(\010\"\023\n\021ListChecksRequest\"\223" +
+      "\001\n\tCheckInfo\022\014\n\004type\030\001 \001(\t\022\023\n\013descriptio" +
+      "n\030\002 \001(\t\022\016\n\006family\030\003 \001(\t\022.\n\rparams_schema" +
+      "\030\004 \001(\0132\027.google.protobuf.Struct\022\022\n\nuses_" +
+      "judge\030\005 \001(\010\022\017\n\007aliases\030\006 \003(\t\"=\n\022ListChec" +
+      "ksResponse\022\'\n\006checks\030\001 \003(\0132\027.scorewire.v" +
+      "1.CheckInfo\"x\n\024ValidateSuiteRequest\022\022\n\ns" +
+      "uite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006c" +
+      "hecks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007" +
+      "compact\030\004 \003(\t\"2\n\014FieldProblem\022\r\n\005field\030\001" +
+      " \001(\t\022\023\n\013description\030\002 \001(\t\"t\n\025ValidateSui" +
+      "teResponse\022\r\n\005valid\030\001 \001(\010\022,\n\010problems\030\002 " +
+      "\003(\0132\032.scorewire.v1.FieldProblem\022\016\n\006suite" +
+      "s\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t*a\n\013ExampleKind\022\034" +
+      "\n\030EXAMPLE_KIND_UNSPECIFIED\020\000\022\031\n\025EXAMPLE_" +
+      "KIND_POSITIVE\020\001\022\031\n\025EXAMPLE_KIND_NEGATIVE" +
+      "\020\0022\242\003\n\016ScoringService\022@\n\005Score\022\032.scorewi" +
+      "re.v1.ScoreRequest\032\033.scorewire.v1.ScoreR" +
+      "esponse\022K\n\010RunSuite\022\035.scorewire.v1.RunSu" +
+      "iteRequest\032\036.scorewire.v1.RunSuiteRespon" +
+      "se0\001\022V\n\013ScoreStream\022 .scorewire.v1.Score" +
+      "StreamRequest\032!.scorewire.v1.ScoreStream" +
+      "Response(\0010\001\022O\n\nListChecks\022\037.scorewire.v" +
+      "1.ListChecksRequest\032 .scorewire.v1.ListC" +
+      "hecksResponse\022X\n\rValidateSuite\022\".scorewi" +
+      "re.v1.ValidateSuiteRequest\032#.scorewire.v" +
+      "1.ValidateSuiteResponseBj\n\020dev.scorewire" +
+      ".v1B\014ScoringProtoP\001ZFgithub.com/scorewir" +
+      "e/scorewire/clients/go/gen/scorewire/v1;" +
+      "scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -276,13 +278,13 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Sample_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Sample_descriptor,
-        new java.lang.String[] { "Id", "Input", "Expected", "Metadata", });
+        new java.lang.String[] { "Id", "Input", "Expected", "Metadata", "InputJson", "ExpectedJson", });
     internal_static_scorewire_v1_Output_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_scorewire_v1_Output_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Output_descriptor,
-        new java.lang.String[] { "Text", "Value", "Metadata", });
+        new java.lang.String[] { "Text", "Value", "Metadata", "ValueJson", });
     internal_static_scorewire_v1_Example_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_scorewire_v1_Example_fieldAccessorTable = new
