@@ -502,7 +502,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         try:
             for job in jobs:
                 pending.append(asyncio.ensure_future(self._run_job(job, context)))
-                while len(pending) >= self.pool.share:
+                while len(pending) >= self._suite_share:
                     yield _chunk_answer(await pending.popleft())
             while pending:
                 yield _chunk_answer(await pending.popleft())
@@ -511,6 +511,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 t.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
+
+    @property
+    def _suite_share(self) -> int:
+        """Chunks of one RunSuite in the workers at once (`suite_chunks_in_flight`)."""
+        configured = self._settings.suite_chunks_in_flight
+        return configured if configured is not None else max(2, self.pool.share)
 
     async def close(self) -> None:
         """Stop the scoring workers and the plan thread."""
