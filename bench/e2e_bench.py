@@ -387,6 +387,11 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures here (for readme_table.py)")
     args = parser.parse_args()
     only = set(args.only.split(","))
+    if only & {"engine", "suite"} and not Path(args.peer_python).exists():
+        raise SystemExit(
+            f"no peer environment at {args.peer_python}: make it as bench/peer_bench.py says, "
+            "or pass --peer-python"
+        )
     records = make_records(args.samples)
     figures: Figures = {"command": COMMAND, "rounds": args.rounds, "samples": args.samples}
     state = tempfile.mkdtemp(prefix="scorewire-e2e-")
@@ -480,6 +485,7 @@ def main() -> None:
         stop(*procs)
         shutil.rmtree(state, ignore_errors=True)
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
 
 

@@ -35,6 +35,7 @@ from scorewire.engine.runner import (
 )
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
+from scorewire.metrics.runs import Tally
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
@@ -110,9 +111,9 @@ def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
     return b"".join((b"\x0a", _varint(len(s)), s, b"\x12", _varint(len(o)), o))
 
 
-def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, list[CaseResult]]:
-    _, _, message, slims = answer
-    return message, [sw.unslim(r) for r in slims]
+def _chunk_answer(answer: tuple[Any, ...]) -> tuple[bytes, sw.ChunkCounts]:
+    _, _, message, counts = answer
+    return message, counts
 
 
 def _plan_key(source: sw.PlanSource) -> bytes:
@@ -151,6 +152,13 @@ class RunObserver(Protocol):
 
     def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
         """Count the scores of finished cases."""
+
+    @property
+    def bounds_ms(self) -> tuple[float, ...]:
+        """The latency histogram's bounds (ms), for a worker to tally a chunk into."""
+
+    def observe_tally(self, plan: PlanShape, counts: Tally) -> None:
+        """Add the counts of a chunk a scoring worker tallied."""
 
     def observe_summary(self, summary: Summary) -> None:
         """Count a finished RunSuite and its gate outcome."""
@@ -441,11 +449,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             # Chunks go to the scoring workers, a few in flight, answered in order.
             own = not request.cases and info.suite_cases > 0
             jobs = self._chunk_jobs(key, source, None if own else request.cases, info)
-            async for message, batch in self._run_chunks(jobs, context):
-                for r in batch:
-                    builder.add(r)
-                if self._observer is not None:
-                    self._observer.observe_results(info, batch)
+            async for message, counts in self._run_chunks(jobs, context):
+                # Counted in the worker: per chunk here, not per score.
+                builder.merge(counts.summary)
+                if self._observer is not None and counts.tally is not None:
+                    self._observer.observe_tally(info, counts.tally)
                 yield message
         else:
             suite = await self._load_here(key, source)
@@ -476,10 +484,24 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> Iterator[sw.Job]:
         """Jobs of at most BATCH_MAX_RESULTS cases (or CHUNK_MAX_BYTES of them) each."""
         timeout = self._check_timeout()
+        bounds = self._observer.bounds_ms if self._observer is not None else None
+
+        def job(cases: list[bytes] | None, first: int, count: int) -> sw.Job:
+            return sw.Job(
+                key,
+                source,
+                "run",
+                timeout,
+                cases=cases,
+                first=first,
+                count=count,
+                counts=True,
+                bounds_ms=bounds,
+            )
+
         if cases is None:  # the suite document's own cases, which the workers hold
             for start in range(0, info.suite_cases, streaming.BATCH_MAX_RESULTS):
-                count = min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start)
-                yield sw.Job(key, source, "run", timeout, first=start, count=count)
+                yield job(None, start, min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start))
             return
         start, chunk, size = 0, [], 0
         for i, c in enumerate(cases):
@@ -487,16 +509,14 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             chunk.append(data)
             size += len(data)
             if len(chunk) >= streaming.BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
-                yield sw.Job(
-                    key, source, "run", timeout, cases=chunk, first=start, count=len(chunk)
-                )
+                yield job(chunk, start, len(chunk))
                 start, chunk, size = i + 1, [], 0
         if chunk:
-            yield sw.Job(key, source, "run", timeout, cases=chunk, first=start, count=len(chunk))
+            yield job(chunk, start, len(chunk))
 
     async def _run_chunks(
         self, jobs: Iterator[sw.Job], context: Context
-    ) -> AsyncIterator[tuple[bytes, list[CaseResult]]]:
+    ) -> AsyncIterator[tuple[bytes, sw.ChunkCounts]]:
         """Run jobs with up to the pool's per-request share in flight; answers in order."""
         pending: collections.deque[asyncio.Task[tuple[Any, ...]]] = collections.deque()
         try:
