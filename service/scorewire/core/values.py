@@ -192,12 +192,33 @@ def loads_fast(text: str) -> Any:
     return loads_strict(text)
 
 
+_JSON_START = frozenset('"{[ntfNI-0123456789')
+"""Every character the standard decoder may start a value with (N, I: NaN, Infinity)."""
+
+
+def _not_a_value(text: str) -> str | None:
+    """The decoder's own error for text that cannot start a JSON value, without raising.
+
+    Prose outputs fail at their first character; building, raising and catching the
+    decoder's exception cost more than the rest of a json_schema check on them.
+    """
+    idx = len(text) - len(text.lstrip(" \t\n\r"))
+    if idx < len(text) and text[idx] in _JSON_START:
+        return None
+    line = text.count("\n", 0, idx) + 1
+    column = idx - text.rfind("\n", 0, idx)
+    return f"Expecting value: line {line} column {column} (char {idx})"
+
+
 def parse_json(text: str) -> tuple[bool, JSON, str]:
     """(ok, value, error): strict JSON (no NaN/Infinity); `error` says why it is not JSON.
 
     Text nested too deeply to parse raises RecursionError, which the engine scores as an
     unreadable output (an error), not as "not JSON" (a fail).
     """
+    early = _not_a_value(text)
+    if early is not None:
+        return False, None, early
     try:
         return True, _DECODER.decode(text), ""
     except ValueError as err:
