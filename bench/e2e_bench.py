@@ -10,7 +10,8 @@ Sections, each printing its per-round figures, the median ratio and its range:
   (checkllm; it runs in its own environment `--peer-python`, see `peer_bench.py`);
 - `suite`: RunSuite end to end through `scorewire.client`: from the plain dicts to the
   last result and the summary, against a server started with its defaults (metrics on);
-  the same peer round beside it;
+  the same peer round beside it; `go`: the same through the Go client (bench/go_suite),
+  once with Values and once with the JSON-text fields (Java: not measured yet);
 - `score`: unary Score with three deterministic checks, metrics on, against the echo
   service with the same message types: from a grpc.aio client at 32 in flight, and the
   Python client's sync `score()` from 32 threads against the same client calling echo;
@@ -177,6 +178,37 @@ def suite_round(addr: str, records: list[dict[str, Any]]) -> float:
         elapsed = time.perf_counter() - t0
     assert n == len(records) and summary.cases == n, (n, summary.cases)
     return scores / elapsed
+
+
+# ---- RunSuite through the Go client --------------------------------------------------
+
+
+def build_go(out: str) -> str | None:
+    """The Go client's bench binary (bench/go_suite), or None without a Go toolchain."""
+    if shutil.which("go") is None:
+        return None
+    subprocess.run(
+        ["go", "build", "-o", out, "."],
+        cwd=ROOT / "bench/go_suite",
+        check=True,
+        env={**os.environ, "GOFLAGS": "-mod=mod"},
+        timeout=600,
+    )
+    return out
+
+
+def go_round(binary: str, addr: str, records_file: str, checks_file: str, as_json: bool) -> float:
+    """RunSuite through the Go client from decoded records to the summary: checks/s."""
+    cmd = [binary, "-addr", addr, "-records", records_file, "-checks", checks_file]
+    out = subprocess.run(
+        [*cmd, *(["-json"] if as_json else [])],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    ).stdout
+    row = json.loads(out.strip().splitlines()[-1])
+    return float(row["checks"]) / float(row["seconds"])
 
 
 # ---- unary Score against echo --------------------------------------------------------
@@ -383,7 +415,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--seconds", type=float, default=2.0, help="per Score round and side")
     parser.add_argument("--peer-python", default=str(ROOT / ".tmp/peers/bin/python"))
-    parser.add_argument("--only", default="engine,suite,score,judge")
+    parser.add_argument("--only", default="engine,suite,go,score,judge")
     parser.add_argument("--json", help="write the figures here (for readme_table.py)")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -403,17 +435,36 @@ def main() -> None:
                 server, addr = start_server(state)
                 procs.append(server)
                 suite_round(addr, records[:2000])  # warm up: plan, workers, connection
-            peer, eng, suite = [], [], []
+            go = None
+            if server is not None and "go" in only:
+                go = build_go(str(Path(state) / "go_suite"))
+                records_file, checks_file = (
+                    Path(state) / "records.json",
+                    Path(state) / "checks.json",
+                )
+                records_file.write_text(json.dumps(records))
+                checks_file.write_text(json.dumps(scorewire_checks()))
+            peer, eng, suite, go_value, go_json = [], [], [], [], []
             for i in range(args.rounds):
                 peer.append(peer_round(args.peer_python, args.samples))
                 if "engine" in only:
                     eng.append(engine_round(records))
                 if server is not None:
                     suite.append(suite_round(addr, records))
+                if go is not None:
+                    rf, cf = str(records_file), str(checks_file)
+                    go_value.append(go_round(go, addr, rf, cf, as_json=False))
+                    go_json.append(go_round(go, addr, rf, cf, as_json=True))
                 print(
                     f"round {i + 1}: peer {peer[-1]:,.0f} checks/s"
                     + (f", engine {eng[-1]:,.0f}" if eng else "")
-                    + (f", RunSuite via the Python client {suite[-1]:,.0f}" if suite else ""),
+                    + (f", RunSuite via the Python client {suite[-1]:,.0f}" if suite else "")
+                    + (
+                        f", via the Go client {go_value[-1]:,.0f} (Values) "
+                        f"{go_json[-1]:,.0f} (JSON fields)"
+                        if go_value
+                        else ""
+                    ),
                     flush=True,
                 )
             figures["peer"] = {"name": PEER, "checks_per_s": statistics.median(peer)}
@@ -436,6 +487,15 @@ def main() -> None:
                         "≥ 1.5×",
                     ),
                 }
+            for key, runs, label in (
+                ("suite_go", go_value, "RunSuite through the Go client (Values) / peer"),
+                ("suite_go_json", go_json, "RunSuite through the Go client (JSON fields) / peer"),
+            ):
+                if runs:
+                    figures[key] = {
+                        "checks_per_s": statistics.median(runs),
+                        **show(label, [g / p for g, p in zip(runs, peer, strict=True)], "—"),
+                    }
         if "score" in only:
             server, addr = start_server(state)
             echo, echo_addr = start([sys.executable, str(ROOT / "bench/echo_server.py")])

@@ -53,6 +53,13 @@ def table(fig: dict[str, Any]) -> str:
             f"(metrics on) | {s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | ≥ 1.5× "
             f"| {cmd} |"
         )
+    for key, how in (("suite_go", "Values"), ("suite_go_json", "`expected_json`/`input_json`")):
+        if key in fig:
+            s = fig[key]
+            rows.append(
+                f"| RunSuite through the Go client ({how}), same data and server | "
+                f"{s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | | {cmd} |"
+            )
     if "score_aio" in fig:
         s = fig["score_aio"]
         rows.append(
