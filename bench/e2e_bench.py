@@ -45,7 +45,7 @@ sys.path[:0] = [str(ROOT / "service"), str(ROOT / "clients/python/src"), str(ROO
 from peer_dataset import make_records, scorewire_checks  # noqa: E402
 
 PEER = "checkllm 5.1.0"
-COMMAND = "python bench/e2e_bench.py"
+COMMAND = ".venv/bin/python bench/e2e_bench.py"
 Figures = dict[str, Any]
 
 
