@@ -348,3 +348,17 @@ def test_client_default_deadline_applies(scorewire_addr: str) -> None:
     with Client(scorewire_addr, timeout=0.001) as c, pytest.raises(ScorewireError) as info:
         c.run_suite(suite_cases(DEADLINE_CASES), compact=COMPACT).collect()
     assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [{"a": [1, 2.5, 'é\n"', None, True]}, "x", 3, 2**70, [], {}, ("t", 1), -0.0, 1e300],
+)
+def test_json_text_is_what_json_dumps_writes(obj: object) -> None:
+    # The client's encoder is the C encoder of json.dumps made once; same text, compact.
+    import json
+
+    sample = _convert.to_sample({"expected": obj})
+    assert sample.expected_json == json.dumps(
+        obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    )

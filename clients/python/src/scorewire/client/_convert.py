@@ -65,7 +65,28 @@ def fill_struct(target: struct_pb2.Struct, obj: Mapping[str, Any] | struct_pb2.S
         fill_value(target.fields[key], item)
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+def _no_json(obj: Any) -> Any:
+    raise TypeError(f"not a JSON value: {type(obj).__name__}")
+
+
+# The C encoder behind `json.dumps(obj, ensure_ascii=False, allow_nan=False,
+# separators=(",", ":"))`, made once: `dumps` builds one per call. No circular-reference
+# markers: a value that contains itself recurses until RecursionError, as `fill_value` does.
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_encode = (
+    _make_encoder(
+        None, _no_json, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+    if _make_encoder is not None
+    else None
+)
+_py_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def _dumps(obj: Any) -> str:
+    if _encode is None:  # an interpreter without the C accelerator
+        return _py_dumps(obj)
+    return "".join(_encode(obj, 0))
 
 
 def set_json(message: Message, name: str, obj: Any) -> None:
@@ -114,7 +135,7 @@ def _keys(what: str, obj: Mapping[str, Any], allowed: Iterable[str]) -> None:
 
 
 def _check_type(obj: Any, message: type[M], what: str) -> None:
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):  # dict first: ABC checks cost
         raise TypeError(f"{what} must be a {message.__name__} or a mapping, got {type(obj)}")
 
 
