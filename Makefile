@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
-        bench-judge bench-load bench-hostile bench-viewer clean
+        bench-judge bench-e2e bench-load bench-hostile bench-viewer clean
 
 # The first install takes about 30 s: say what is happening, and let pip show each package.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
@@ -88,6 +88,11 @@ bench-service: install
 
 bench-judge: install
 	PYTHONPATH=. $(BIN)/python bench/judge_bench.py
+
+## bench-e2e: issue 20's ratios in alternating rounds (needs the peers' environment, see bench/peer_bench.py)
+bench-e2e: install
+	$(BIN)/python bench/e2e_bench.py --json .tmp/e2e.json
+	$(BIN)/python bench/readme_table.py .tmp/e2e.json
 
 ## bench-load: 50 RunSuite streams x 2,000 cases plus Score traffic for 60 s (loopback only)
 bench-load: install

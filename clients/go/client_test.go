@@ -362,3 +362,33 @@ func TestScoreStreamEchoesEachRequestIDOnce(t *testing.T) {
 		t.Errorf("request ids = %s, want each of r0..r%d once", strings.Join(ids, ","), n-1)
 	}
 }
+
+func TestScoreWithJSONTextFields(t *testing.T) {
+	// The JSON-text forms score like Values, and an integer past 2^53 stays exact.
+	c := dial(t)
+	exact, err := scorewire.Check("exact", map[string]any{"path": "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expected, err := scorewire.JSON(map[string]any{"n": uint64(1)<<53 + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(text string) bool {
+		resp, err := c.Score(context.Background(), &scorewirev1.ScoreRequest{
+			Sample: &scorewirev1.Sample{ExpectedJson: expected},
+			Output: scorewire.Text(text),
+			Checks: []*scorewirev1.CheckSpec{exact},
+		})
+		if err != nil {
+			t.Fatalf("Score: %v", err)
+		}
+		return resp.GetPassed()
+	}
+	if !score("9007199254740993") {
+		t.Error("2^53+1 as JSON text did not equal the output 9007199254740993")
+	}
+	if score("9007199254740992") {
+		t.Error("2^53+1 as JSON text equalled 2^53: the digit was lost")
+	}
+}

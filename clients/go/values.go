@@ -71,5 +71,18 @@ func viaJSON(v any, into proto.Message) error {
 	return nil
 }
 
+// JSON encodes a Go value as JSON text for Sample.InputJson, Sample.ExpectedJson or
+// Output.ValueJson: the server parses one string instead of a tree of Values, integers
+// beyond 2^53 keep every digit, and on the peers' dataset a RunSuite built this way went
+// about 1.6 times as fast as one built with Value (bench/e2e_bench.py). Set one form of
+// a field, not both: both is INVALID_ARGUMENT naming the field.
+func JSON(v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("scorewire: json: %w", err)
+	}
+	return string(data), nil
+}
+
 // Text is an Output holding only its text.
 func Text(text string) *scorewirev1.Output { return &scorewirev1.Output{Text: text} }

@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     """Worker processes that run deterministic checks and compile plans; default the
     core count. They keep the event loop free: a check that runs past check_timeout_s, or a
     request whose deadline passes, has its worker killed and replaced."""
+    suite_chunks_in_flight: int | None = Field(None, ge=1, le=256)
+    """Chunks of one RunSuite's cases in the scoring workers at once; default every worker
+    but one, and at least two, so a big run scores on more than one core while a larger
+    pool keeps a worker for other requests. Other requests' jobs wait behind at most this
+    many chunks (256 cases each)."""
     plan_compile_timeout_s: float = Field(30.0, gt=0)
     """Seconds a scoring worker may spend compiling one request's checks (loading a
     tokenizer or language model included) before it is killed: RESOURCE_EXHAUSTED."""

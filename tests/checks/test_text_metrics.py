@@ -779,3 +779,34 @@ def test_client_for_openai_itself_needs_a_key(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ValueError, match="API key"):
         EmbeddingsClient.from_settings(Settings(embeddings_model="text-embedding-3-small"))
+
+
+def _count_words_general(text: str) -> int:
+    from scorewire.text import units
+
+    return sum(
+        1
+        for piece in units._CHUNK.findall(text)
+        if units._HAS_NO_SPACE.match(piece) is not None or units._WORDISH.search(piece) is not None
+    )
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_count_words_ascii_fast_path_counts_as_the_general_rule(text: str) -> None:
+    # ASCII text takes a two-pass shortcut; it must count every piece exactly as the
+    # general per-piece rule does (punctuation-only pieces, \x1c-\x1f separators included).
+    from scorewire.text.units import count_words
+
+    assert count_words(text) == _count_words_general(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [("a -- b", 2), ("... ok ...", 1), ("a\x1fb c", 2), ("", 0), ("  x  ", 1), ("x_y _ -", 1)],
+)
+def test_count_words_ascii_edges(text: str, words: int) -> None:
+    # Punctuation-only pieces are no words; \x1f does not separate words for `regex`.
+    from scorewire.text.units import count_words
+
+    assert count_words(text) == words == _count_words_general(text)

@@ -116,8 +116,25 @@ def test_flat_checks_score_through_the_real_server(client: Client) -> None:
 
 
 def test_sample_absent_expected_stays_unset_but_none_is_null() -> None:
-    assert not _convert.to_sample({"id": "a"}).HasField("expected")
-    assert _convert.to_sample({"expected": None}).expected.WhichOneof("kind") == "null_value"
+    # Plain values travel as JSON text (`expected_json`): an absent key sends nothing,
+    # None sends JSON null.
+    absent = _convert.to_sample({"id": "a"})
+    assert not absent.HasField("expected") and absent.expected_json == ""
+    null = _convert.to_sample({"expected": None})
+    assert null.expected_json == "null" and not null.HasField("expected")
+
+
+def test_plain_values_travel_as_json_text_and_what_json_cannot_write_as_a_value() -> None:
+    # Big integers keep every digit in JSON; NaN has no JSON form and goes into the
+    # Value (a double); a Value given by the caller is kept as it is.
+    big = _convert.to_sample({"expected": {"n": 2**64 + 1}})
+    assert big.expected_json == '{"n":18446744073709551617}'
+    nan = _convert.to_output({"text": "", "value": float("nan")})
+    assert nan.value_json == "" and nan.value.number_value != nan.value.number_value
+    kept = _convert.to_sample({"input": _convert.to_value("q")})
+    assert kept.input.string_value == "q" and kept.input_json == ""
+    with pytest.raises(TypeError):  # still no JSON form for a set
+        _convert.to_sample({"input": {1, 2}})
 
 
 @pytest.mark.parametrize(
@@ -331,3 +348,17 @@ def test_client_default_deadline_applies(scorewire_addr: str) -> None:
     with Client(scorewire_addr, timeout=0.001) as c, pytest.raises(ScorewireError) as info:
         c.run_suite(suite_cases(DEADLINE_CASES), compact=COMPACT).collect()
     assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [{"a": [1, 2.5, 'é\n"', None, True]}, "x", 3, 2**70, [], {}, ("t", 1), -0.0, 1e300],
+)
+def test_json_text_is_what_json_dumps_writes(obj: object) -> None:
+    # The client's encoder is the C encoder of json.dumps made once; same text, compact.
+    import json
+
+    sample = _convert.to_sample({"expected": obj})
+    assert sample.expected_json == json.dumps(
+        obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    )

@@ -7,7 +7,7 @@ import pytest
 from scorewire.core.context import EMPTY_CONTEXT, CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckType, NoParams, Registry
-from scorewire.engine.runner import Case, Plan, run_cases
+from scorewire.engine.runner import Case, CaseResult, Plan, run_cases
 from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.engine.summary import Gate, SummaryBuilder
 
@@ -165,3 +165,27 @@ def test_empty_run_fails_min_gates() -> None:
     # Nothing scored cannot meet a minimum pass rate.
     s = _summary([], Gate(min_pass_rate=0.0))
     assert not s.gate_passed
+
+
+def test_summaries_of_chunks_merge_into_the_summary_of_the_whole() -> None:
+    # A RunSuite's workers count their chunks; merged, the counts are the whole run's.
+    def case(*scores: Score) -> CaseResult:
+        return CaseResult(0, "s", list(scores))
+
+    skipped = Score(0.0, False, "")
+    skipped.skipped = True
+    results = [
+        case(Score(1.0, True, ""), Score(0.5, False, "", cost_usd=0.25)),
+        case(Score.fail_with_error(ErrorCode.TIMEOUT, "slow"), skipped),
+        case(Score(0.0, False, ""), Score(1.0, True, "", cached=True)),
+    ]
+    whole = SummaryBuilder(["a", "b"], ["contains", "judge"])
+    for r in results:
+        whole.add(r)
+    merged = SummaryBuilder(["a", "b"], ["contains", "judge"])
+    for chunk in (results[:1], results[1:]):
+        part = SummaryBuilder(["a", "b"], ["contains", "judge"])
+        for r in chunk:
+            part.add(r)
+        merged.merge(part)
+    assert merged.finish() == whole.finish()

@@ -304,3 +304,31 @@ def test_an_empty_batch_or_plan_counts_nothing() -> None:
     runs.observe_results(plan("length"), [])
     runs.observe_results(Plan([]), [result()])
     assert not scrape(registry).has("scorewire_checks_total")
+
+
+def test_a_batch_tallied_elsewhere_counts_as_the_batch_itself() -> None:
+    # Scoring workers tally their chunk and the server adds the tally: the exported
+    # series must equal those of handing the server every result.
+    from scorewire.metrics.runs import tally
+
+    p = plan("contains", "length")
+    batch = [
+        result(timed(True, 0.05), timed(False, 3)),
+        result(timed(False, 0.2, error=True), timed(True, 700)),
+        result(timed(True, 12), timed(False, 0.01, error=True)),
+    ]
+    direct, counted = CollectorRegistry(), CollectorRegistry()
+    RunMetrics(direct).observe_results(p, batch)
+    runs = RunMetrics(counted)
+    runs.observe_tally(p, tally(2, batch[:2], runs.bounds_ms))
+    runs.observe_tally(p, tally(2, batch[2:], runs.bounds_ms))
+    want, got = (generate_latest(r).decode().splitlines() for r in (direct, counted))
+    assert len(want) == len(got)
+    for w, g in zip(want, got, strict=True):
+        if "_created{" in w:  # when each registry was made
+            continue
+        if "_sum{" in w:  # seconds added per batch: equal up to rounding
+            (wk, wv), (gk, gv) = w.rsplit(" ", 1), g.rsplit(" ", 1)
+            assert wk == gk and float(wv) == pytest.approx(float(gv), rel=1e-12)
+        else:
+            assert w == g

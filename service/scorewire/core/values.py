@@ -9,10 +9,12 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+import orjson
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import ParamError, ThresholdRule
 
@@ -170,12 +172,53 @@ def loads_strict(text: str) -> Any:
         raise JSONTooDeep("the JSON is nested too deeply to parse") from None
 
 
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+"""Nineteen digits in a row: an integer orjson may not hold exactly (it keeps 64 bits)."""
+
+
+def loads_fast(text: str) -> Any:
+    """What `loads_strict` returns for `text`, parsed by orjson when that is the same.
+
+    orjson is about twice as fast on the small objects requests carry. It holds integers
+    only within 64 bits (beyond, it gives a float), so a text with a run of 19 digits goes
+    to the standard parser, as does anything orjson refuses (lone surrogates, nesting
+    past its limit), which then parses or raises exactly as `loads_strict`.
+    """
+    if _LONG_DIGITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return loads_strict(text)
+
+
+_JSON_START = frozenset('"{[ntfNI-0123456789')
+"""Every character the standard decoder may start a value with (N, I: NaN, Infinity)."""
+
+
+def _not_a_value(text: str) -> str | None:
+    """The decoder's own error for text that cannot start a JSON value, without raising.
+
+    Prose outputs fail at their first character; building, raising and catching the
+    decoder's exception cost more than the rest of a json_schema check on them.
+    """
+    idx = len(text) - len(text.lstrip(" \t\n\r"))
+    if idx < len(text) and text[idx] in _JSON_START:
+        return None
+    line = text.count("\n", 0, idx) + 1
+    column = idx - text.rfind("\n", 0, idx)
+    return f"Expecting value: line {line} column {column} (char {idx})"
+
+
 def parse_json(text: str) -> tuple[bool, JSON, str]:
     """(ok, value, error): strict JSON (no NaN/Infinity); `error` says why it is not JSON.
 
     Text nested too deeply to parse raises RecursionError, which the engine scores as an
     unreadable output (an error), not as "not JSON" (a fail).
     """
+    early = _not_a_value(text)
+    if early is not None:
+        return False, None, early
     try:
         return True, _DECODER.decode(text), ""
     except ValueError as err:

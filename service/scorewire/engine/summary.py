@@ -142,6 +142,20 @@ class SummaryBuilder:
         for t, s in zip(self._totals, result.scores, strict=True):
             t.count(s)
 
+    def merge(self, other: SummaryBuilder) -> None:
+        """Add the counts of another builder over the same checks (a worker's chunk)."""
+        self.cases += other.cases
+        self.cases_passed += other.cases_passed
+        for t, o in zip(self._totals, other._totals, strict=True):
+            t.passed += o.passed
+            t.failed += o.failed
+            t.errored += o.errored
+            t.skipped += o.skipped
+            t.value_sum += o.value_sum
+            t.cost_usd += o.cost_usd
+            t.cached += o.cached
+            t.unpriced += o.unpriced
+
     def finish(self, gate: Gate | None = None) -> Summary:
         """The summary so far, judged against `gate` (the default gate when None)."""
         gate = gate or Gate()

@@ -81,6 +81,45 @@ class _TypeTotals:
         self.buckets = [0] * n_buckets  # per bucket, not cumulative; the last is +Inf
 
 
+class Tally:
+    """One batch's scores counted per check: what `RunMetrics` adds under its lock."""
+
+    __slots__ = ("cases", "codes", "errored", "hist", "millis", "passed")
+
+    def __init__(self, n: int, width: int) -> None:
+        self.cases = 0
+        self.passed = [0] * n
+        self.errored = [0] * n
+        self.millis = [0.0] * n
+        self.hist = [0] * (n * width)
+        """Per check, its `width` bucket counts in a row (not cumulative; the last +Inf)."""
+        self.codes: list[tuple[int, str]] = []
+        """(check index, code) of each error score; errors are rare."""
+
+
+def tally(n: int, results: Sequence[CaseResult], bounds_ms: Sequence[float]) -> Tally:
+    """Count a batch of results of `n` checks; plain Python, no lock, no registry, so a
+    scoring worker can count its chunk and send the counts instead of every score."""
+    width = len(bounds_ms) + 1
+    out = Tally(n, width)
+    passed, errored, millis, hist, codes = out.passed, out.errored, out.millis, out.hist, out.codes
+    for r in results:
+        base = 0
+        for i, s in enumerate(r.scores):
+            if s.error is not None:
+                errored[i] += 1
+                code = s.error.code
+                codes.append((i, code if code in KNOWN_CODES else "OTHER"))
+            elif s.passed:
+                passed[i] += 1
+            ms = s.latency_ms
+            millis[i] += ms
+            hist[base + bisect_left(bounds_ms, ms)] += 1
+            base += width
+    out.cases = len(results)
+    return out
+
+
 class RunMetrics(Collector):
     """Counts scores per batch and suites per run; register it as the server's observer."""
 
@@ -120,44 +159,34 @@ class RunMetrics(Collector):
 
     # --- RunObserver ----------------------------------------------------------------------
 
+    @property
+    def bounds_ms(self) -> tuple[float, ...]:
+        """The histogram's bucket bounds in milliseconds (what `tally` takes)."""
+        return tuple(self._bounds_ms)
+
     def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
         """Count the scores of a batch of finished cases (one lock for the batch)."""
+        if plan.checks and results:
+            self.observe_tally(plan, tally(len(plan.checks), results, self._bounds_ms))
+
+    def observe_tally(self, plan: PlanShape, counts: Tally) -> None:
+        """Add a batch tallied by `tally` (in a scoring worker, say) under one lock."""
         n = len(plan.checks)
-        if not n or not results:
+        if not n or not counts.cases:
             return
-        bounds = self._bounds_ms
-        width = len(bounds) + 1
-        passed = [0] * n
-        errored = [0] * n
-        millis = [0.0] * n
-        hist = [0] * (n * width)
-        codes: list[tuple[int, str]] = []  # errors are rare: (check index, code) each
-        for r in results:
-            base = 0
-            for i, s in enumerate(r.scores):
-                if s.error is not None:
-                    errored[i] += 1
-                    code = s.error.code
-                    codes.append((i, code if code in KNOWN_CODES else "OTHER"))
-                elif s.passed:
-                    passed[i] += 1
-                ms = s.latency_ms
-                millis[i] += ms
-                hist[base + bisect_left(bounds, ms)] += 1
-                base += width
-        cases = len(results)
+        width = len(self._bounds_ms) + 1
         with self._lock:
             for i, check in enumerate(plan.checks):
                 t = self._totals.get(check.type)
                 if t is None:
                     t = self._totals[check.type] = _TypeTotals(width)
-                t.passed += passed[i]
-                t.errored += errored[i]
-                t.failed += cases - passed[i] - errored[i]
-                t.seconds += millis[i] / 1000.0
-                row = hist[i * width : (i + 1) * width]
+                t.passed += counts.passed[i]
+                t.errored += counts.errored[i]
+                t.failed += counts.cases - counts.passed[i] - counts.errored[i]
+                t.seconds += counts.millis[i] / 1000.0
+                row = counts.hist[i * width : (i + 1) * width]
                 t.buckets = [a + b for a, b in zip(t.buckets, row, strict=True)]
-            for i, code in codes:
+            for i, code in counts.codes:
                 per_code = self._totals[plan.checks[i].type].codes
                 per_code[code] = per_code.get(code, 0) + 1
 

@@ -50,6 +50,7 @@ from scorewire.core.values import preview
 from scorewire.regex.ecma import FLAGS as ECMA_FLAGS
 from scorewire.regex.ecma import ecma_to_python
 from scorewire.regex.engine import UserRegex, compile_user_regex
+from scorewire.schema.fast import Test, compile_fast
 
 # Keywords whose values are data, not subschemas: a "pattern" key inside them is not a regex.
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
@@ -66,15 +67,21 @@ of schema JSON plus 32 per RE2 instruction of its patterns (measured ~18)."""
 class CompiledSchema:
     """A validator for one schema, ready to report the first few failing paths."""
 
-    __slots__ = ("_validator", "program_size")
+    __slots__ = ("_fast", "_validator", "program_size")
 
-    def __init__(self, validator: Validator, program_size: int = 0) -> None:
+    def __init__(
+        self, validator: Validator, program_size: int = 0, fast: Test | None = None
+    ) -> None:
         self._validator = validator
+        self._fast = fast
+        """The quick validity test of a plain schema (`scorewire.schema.fast`), if any."""
         self.program_size = program_size
         """RE2 instructions of the schema's compiled patterns (their memory, mostly)."""
 
     def first_errors(self, instance: Any, limit: int = 3) -> tuple[list[str], bool]:
         """Up to `limit` "path: message" lines, and whether there were more."""
+        if self._fast is not None and self._fast(instance):
+            return [], False
         errors = list(itertools.islice(self._validator.iter_errors(instance), limit + 1))
         lines = [_error_line(e) for e in errors[:limit]]
         return lines, len(errors) > limit
@@ -106,7 +113,7 @@ def compile_schema(schema: dict[str, Any], field: str = "schema") -> CompiledSch
     if key and key in _cache:
         return _cache[key][0]
     patterns: dict[str, UserRegex] = {}
-    compiled = CompiledSchema(_build(schema, field, patterns))
+    compiled = CompiledSchema(_build(schema, field, patterns), fast=compile_fast(schema))
     compiled.program_size = sum(rx.program_size for rx in patterns.values())
     cost = 8 * len(key) + 32 * compiled.program_size
     if key and cost <= CACHE_BYTES:

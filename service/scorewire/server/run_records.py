@@ -22,6 +22,7 @@ from scorewire.engine.summary import Summary
 from scorewire.runs import (
     CaseRecord,
     Chunk,
+    Outcome,
     RunInfo,
     RunOutcomes,
     RunQuery,
@@ -105,16 +106,10 @@ class PbChunkCodec:
                 CaseRecord(
                     index=r.index,
                     sample_id=r.sample_id,
-                    input=convert.value_to_py(sample.input) if sample.HasField("input") else None,
-                    expected=(
-                        convert.value_to_py(sample.expected)
-                        if sample.HasField("expected")
-                        else None
-                    ),
+                    input=_value(sample, "input"),
+                    expected=_value(sample, "expected"),
                     output=output.text,
-                    output_value=(
-                        convert.value_to_py(output.value) if output.HasField("value") else None
-                    ),
+                    output_value=_value(output, "value"),
                     passed=r.passed,
                     scores=scores,
                     raw=(c, r),
@@ -124,6 +119,15 @@ class PbChunkCodec:
 
 
 CODEC = PbChunkCodec()
+
+
+def _value(message: Any, name: str) -> Any:
+    """A JSON value sent as a `Value` field or as its `<name>_json` text; None when unset.
+    (A stored case was valid when it was scored, so its JSON text parses.)"""
+    if message.HasField(name):
+        return convert.value_to_py(getattr(message, name))
+    text = getattr(message, f"{name}_json")
+    return json.loads(text) if text else None
 
 
 # ---- summaries as JSON (the results file's shape, plain numbers) -------------------------
@@ -413,6 +417,21 @@ class BaselineGate:
         """Count finished engine results."""
         for r in results:
             self.now.add_scores(r.sample_id or f"#{r.index}", names, r.scores)
+
+    def add_message(self, names: Sequence[str], message: bytes) -> None:
+        """Count the results of a serialized RunSuiteResponse (a scoring worker's chunk)."""
+        for r in pb.RunSuiteResponse.FromString(message).results.results:
+            outcomes = [
+                Outcome.SKIPPED
+                if s.skipped
+                else Outcome.ERRORED
+                if s.error.code or s.error.message
+                else Outcome.PASSED
+                if s.passed
+                else Outcome.FAILED
+                for s in r.scores
+            ]
+            self.now.add(r.sample_id or f"#{r.index}", names, outcomes, [s.value for s in r.scores])
 
     def judge(self, summary: Summary) -> None:
         """Fail the summary's gate on regressions, with the reasons."""

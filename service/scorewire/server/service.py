@@ -38,6 +38,7 @@ from scorewire.engine.runner import (
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.shared import Ledger, SharedBudget
+from scorewire.metrics.runs import Tally
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.runs import RunRecorder
 from scorewire.server import convert, streaming
@@ -166,9 +167,9 @@ def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
     return b"".join((b"\x0a", _varint(len(s)), s, b"\x12", _varint(len(o)), o))
 
 
-def _chunk_answer(job: sw.Job, answer: tuple[Any, ...]) -> tuple[sw.Job, bytes, list[CaseResult]]:
-    _, _, message, slims = answer
-    return job, message, [sw.unslim(r) for r in slims]
+def _chunk_answer(job: sw.Job, answer: tuple[Any, ...]) -> tuple[sw.Job, bytes, sw.ChunkCounts]:
+    _, _, message, counts = answer
+    return job, message, counts
 
 
 def _plan_key(source: sw.PlanSource) -> bytes:
@@ -216,6 +217,13 @@ class RunObserver(Protocol):
 
     def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
         """Count the scores of finished cases."""
+
+    @property
+    def bounds_ms(self) -> tuple[float, ...]:
+        """The latency histogram's bounds (ms), for a worker to tally a chunk into."""
+
+    def observe_tally(self, plan: PlanShape, counts: Tally) -> None:
+        """Add the counts of a chunk a scoring worker tallied."""
 
     def observe_summary(self, summary: Summary) -> None:
         """Count a finished RunSuite and its gate outcome."""
@@ -482,6 +490,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         ledger = getattr(self._judge, "ledger", None)
         return ledger if isinstance(ledger, Ledger) else None
 
+    def _check_json_fields(self, sample: pb.Sample, output: pb.Output, base: str) -> None:
+        violations = convert.json_field_violations(sample, output, base)
+        if violations:
+            raise invalid_argument(violations)
+
     def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
         problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
         if problem is not None:
@@ -499,6 +512,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         )
         info = await self._plan(key, source, context)
         self._check_output(request.output.text, "output", info)
+        self._check_json_fields(request.sample, request.output, "")
         budget_usd = request.budget_usd if request.HasField("budget_usd") else None
         self._preflight(info, budget_usd)
         ctx = self._context(context, budget_usd)
@@ -509,22 +523,14 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             )
             with tracing.span("scorewire.cases", {tracing.CASES: 1}):
                 result = await score_case(suite.plan, case, ctx)
-            scores = convert.scores_to_pb(
-                suite.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
-            )
-            message: pb.ScoreResponse | bytes = pb.ScoreResponse(
-                scores=scores, passed=result.passed
-            )
+            message: pb.ScoreResponse | bytes = self._score_response(suite.plan, result)
         elif (inline := self._inline_suite(key, info, size := request.ByteSize())) is not None:
             # Measured cheap for requests this small: faster here than a worker round trip.
             case = Case(
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
             )
             result = score_case_sync(inline.plan, case, ctx)
-            scores = convert.scores_to_pb(
-                inline.plan.checks, result.scores, max_reason_chars=self.max_reason_chars
-            )
-            message = pb.ScoreResponse(scores=scores, passed=result.passed)
+            message = self._score_response(inline.plan, result)
         else:
             one = _case_bytes(request.sample, request.output)
             job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
@@ -540,6 +546,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
         return message
+
+    def _score_response(self, plan: PlanShape, result: CaseResult) -> pb.ScoreResponse:
+        response = pb.ScoreResponse(passed=result.passed)
+        convert.add_scores(response.scores, plan.checks, result.scores, self.max_reason_chars)
+        return response
 
     def _check_timeout(self) -> float:
         return self._settings.check_timeout_s
@@ -603,6 +614,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             return
         for i, c in enumerate(request.cases):
             self._check_output(c.output.text, f"cases[{i}].output", info)
+            self._check_json_fields(c.sample, c.output, f"cases[{i}]")
             if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
                 await asyncio.sleep(0)
         if not request.cases and info.suite_case_problem is not None:
@@ -638,18 +650,18 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 # Stored, then sent: a chunk's message waits for its commit, while the
                 # next chunks are already queued (so they share commits).
                 storing: collections.deque[tuple[asyncio.Future[None], bytes]] = collections.deque()
-                async for job, message, batch in self._run_chunks(jobs, context):
-                    for r in batch:
-                        builder.add(r)
-                    if self._observer is not None:
-                        self._observer.observe_results(info, batch)
+                async for job, message, counts in self._run_chunks(jobs, context):
+                    # Counted in the worker: per chunk here, not per score.
+                    builder.merge(counts.summary)
+                    if self._observer is not None and counts.tally is not None:
+                        self._observer.observe_tally(info, counts.tally)
                     if baseline is not None:
-                        baseline.add(info.names, batch)
+                        baseline.add_message(info.names, message)
                     if recording is None:
                         yield message
                         continue
                     blob = cases_blob(job.cases or ())
-                    storing.append((recording.submit(blob, message, len(batch)), message))
+                    storing.append((recording.submit(blob, message, job.count), message))
                     while storing and (storing[0][0].done() or len(storing) > STORE_AHEAD):
                         stored, ready = storing.popleft()
                         await stored
@@ -792,10 +804,24 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> Iterator[sw.Job]:
         """Jobs of at most BATCH_MAX_RESULTS cases (or CHUNK_MAX_BYTES of them) each."""
         timeout = self._check_timeout()
+        bounds = self._observer.bounds_ms if self._observer is not None else None
+
+        def job(cases: list[bytes] | None, first: int, count: int) -> sw.Job:
+            return sw.Job(
+                key,
+                source,
+                "run",
+                timeout,
+                cases=cases,
+                first=first,
+                count=count,
+                counts=True,
+                bounds_ms=bounds,
+            )
+
         if cases is None:  # the suite document's own cases, which the workers hold
             for start in range(0, info.suite_cases, streaming.BATCH_MAX_RESULTS):
-                count = min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start)
-                yield sw.Job(key, source, "run", timeout, first=start, count=count)
+                yield job(None, start, min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start))
             return
         start, chunk, size = 0, [], 0
         for i, c in enumerate(cases):
@@ -803,16 +829,14 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             chunk.append(data)
             size += len(data)
             if len(chunk) >= streaming.BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
-                yield sw.Job(
-                    key, source, "run", timeout, cases=chunk, first=start, count=len(chunk)
-                )
+                yield job(chunk, start, len(chunk))
                 start, chunk, size = i + 1, [], 0
         if chunk:
-            yield sw.Job(key, source, "run", timeout, cases=chunk, first=start, count=len(chunk))
+            yield job(chunk, start, len(chunk))
 
     async def _run_chunks(
         self, jobs: Iterator[sw.Job], context: Context
-    ) -> AsyncIterator[tuple[sw.Job, bytes, list[CaseResult]]]:
+    ) -> AsyncIterator[tuple[sw.Job, bytes, sw.ChunkCounts]]:
         """Run jobs with up to the pool's per-request share in flight; answers in order."""
         pending: collections.deque[tuple[sw.Job, asyncio.Task[tuple[Any, ...]]]] = (
             collections.deque()
@@ -820,7 +844,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         try:
             for job in jobs:
                 pending.append((job, asyncio.ensure_future(self._run_job(job, context))))
-                while len(pending) >= self.pool.share:
+                while len(pending) >= self._suite_share:
                     done, task = pending.popleft()
                     yield _chunk_answer(done, await task)
             while pending:
@@ -831,6 +855,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 t.cancel()
             if pending:
                 await asyncio.gather(*(t for _, t in pending), return_exceptions=True)
+
+    @property
+    def _suite_share(self) -> int:
+        """Chunks of one RunSuite in the workers at once (`suite_chunks_in_flight`)."""
+        configured = self._settings.suite_chunks_in_flight
+        return configured if configured is not None else max(2, self.pool.share)
 
     async def close(self) -> None:
         """Stop the scoring workers and the plan thread."""
@@ -1032,5 +1062,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return self._settings.max_reason_chars
 
     def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
-        """Reject a streamed case over the output size limits."""
+        """Reject a streamed case over the output size limits or with bad JSON fields."""
         self._check_output(case.output.text, "case.output", plan)
+        self._check_json_fields(case.sample, case.output, "case")

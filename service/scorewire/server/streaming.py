@@ -70,14 +70,9 @@ def to_case(source: Sequence[pb.Case] | Sequence[Case], i: int) -> Case:
 def results_message(
     plan: Plan, batch: Sequence[CaseResult], max_reason_chars: int
 ) -> pb.RunSuiteResponse:
-    return pb.RunSuiteResponse(
-        results=pb.CaseResultBatch(
-            results=[
-                convert.case_result_to_pb(plan.checks, r, max_reason_chars=max_reason_chars)
-                for r in batch
-            ]
-        )
-    )
+    response = pb.RunSuiteResponse()
+    convert.add_case_results(response.results.results, plan.checks, batch, max_reason_chars)
+    return response
 
 
 def score_chunk(

@@ -148,7 +148,17 @@ type Sample struct {
 	// The reference answer, any JSON value; checks read it when no literal is given.
 	Expected *structpb.Value `protobuf:"bytes,3,opt,name=expected,proto3" json:"expected,omitempty"`
 	// Free-form metadata about the sample.
-	Metadata      *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Metadata *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+	// server parses it once with a fast JSON parser instead of reading a tree of `Value`
+	// messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+	// Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+	// parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+	InputJson string `protobuf:"bytes,10,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
+	// `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+	// same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+	// that does not parse, is INVALID_ARGUMENT naming this field.
+	ExpectedJson  string `protobuf:"bytes,11,opt,name=expected_json,json=expectedJson,proto3" json:"expected_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -211,6 +221,20 @@ func (x *Sample) GetMetadata() *structpb.Struct {
 	return nil
 }
 
+func (x *Sample) GetInputJson() string {
+	if x != nil {
+		return x.InputJson
+	}
+	return ""
+}
+
+func (x *Sample) GetExpectedJson() string {
+	if x != nil {
+		return x.ExpectedJson
+	}
+	return ""
+}
+
 // Output is what the application produced for a sample.
 type Output struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -220,7 +244,11 @@ type Output struct {
 	// and trajectory checks read the steps list from it.
 	Value *structpb.Value `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
 	// Metadata about the output (trajectory checks also look for steps here).
-	Metadata      *structpb.Struct `protobuf:"bytes,3,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Metadata *structpb.Struct `protobuf:"bytes,3,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+	// `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+	// this field.
+	ValueJson     string `protobuf:"bytes,10,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -274,6 +302,13 @@ func (x *Output) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *Output) GetValueJson() string {
+	if x != nil {
+		return x.ValueJson
+	}
+	return ""
 }
 
 // Example is an output that should pass or fail a check. For deterministic checks the
@@ -2843,16 +2878,23 @@ var File_scorewire_v1_scoring_proto protoreflect.FileDescriptor
 
 const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\n" +
-	"\x1ascorewire/v1/scoring.proto\x12\fscorewire.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xaf\x01\n" +
+	"\x1ascorewire/v1/scoring.proto\x12\fscorewire.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xf3\x01\n" +
 	"\x06Sample\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x05input\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05input\x122\n" +
 	"\bexpected\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\bexpected\x123\n" +
-	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\x7f\n" +
+	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1d\n" +
+	"\n" +
+	"input_json\x18\n" +
+	" \x01(\tR\tinputJson\x12#\n" +
+	"\rexpected_json\x18\v \x01(\tR\fexpectedJson\"\x9e\x01\n" +
 	"\x06Output\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12,\n" +
 	"\x05value\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x05value\x123\n" +
-	"\bmetadata\x18\x03 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"L\n" +
+	"\bmetadata\x18\x03 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1d\n" +
+	"\n" +
+	"value_json\x18\n" +
+	" \x01(\tR\tvalueJson\"L\n" +
 	"\aExample\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12-\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x19.scorewire.v1.ExampleKindR\x04kind\"\xe2\x01\n" +

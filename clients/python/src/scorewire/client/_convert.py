@@ -7,6 +7,7 @@ naming the key); what the values mean is the server's business.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
 
@@ -64,6 +65,51 @@ def fill_struct(target: struct_pb2.Struct, obj: Mapping[str, Any] | struct_pb2.S
         fill_value(target.fields[key], item)
 
 
+def _no_json(obj: Any) -> Any:
+    raise TypeError(f"not a JSON value: {type(obj).__name__}")
+
+
+# The C encoder behind `json.dumps(obj, ensure_ascii=False, allow_nan=False,
+# separators=(",", ":"))`, made once: `dumps` builds one per call. No circular-reference
+# markers: a value that contains itself recurses until RecursionError, as `fill_value` does.
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_encode = (
+    _make_encoder(
+        None, _no_json, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+    if _make_encoder is not None
+    else None
+)
+_py_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def _dumps(obj: Any) -> str:
+    if _encode is None:  # an interpreter without the C accelerator
+        return _py_dumps(obj)
+    return "".join(_encode(obj, 0))
+
+
+def set_json(message: Message, name: str, obj: Any) -> None:
+    """Set the JSON value `obj` on `message`'s `<name>_json` field as one JSON text.
+
+    Encoding straight from the native value is several times cheaper than building a
+    tree of `Value` messages, the server parses one string, and integers beyond 2^53
+    travel exactly. A `Value` is kept as it is; what JSON cannot write (NaN, infinity,
+    a value of another type) goes through `fill_value` into the `Value` field, which
+    holds NaN and rejects the rest as before. Object keys that are not strings are
+    written as JSON writes them (`1` as `"1"`).
+    """
+    if isinstance(obj, struct_pb2.Value):
+        getattr(message, name).CopyFrom(obj)
+        return
+    try:
+        text = _dumps(obj)
+    except (TypeError, ValueError):
+        fill_value(getattr(message, name), obj)
+        return
+    setattr(message, f"{name}_json", text)
+
+
 def to_value(obj: Any) -> struct_pb2.Value:
     """The `google.protobuf.Value` holding the JSON value `obj`."""
     value = struct_pb2.Value()
@@ -79,6 +125,8 @@ def to_struct(obj: Mapping[str, Any] | struct_pb2.Struct) -> struct_pb2.Struct:
 
 
 def _keys(what: str, obj: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    if isinstance(allowed, frozenset) and allowed.issuperset(obj):
+        return  # the common case, once per case of a RunSuite
     unknown = set(obj) - set(allowed)
     if unknown:
         raise TypeError(
@@ -87,7 +135,7 @@ def _keys(what: str, obj: Mapping[str, Any], allowed: Iterable[str]) -> None:
 
 
 def _check_type(obj: Any, message: type[M], what: str) -> None:
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):  # dict first: ABC checks cost
         raise TypeError(f"{what} must be a {message.__name__} or a mapping, got {type(obj)}")
 
 
@@ -96,35 +144,57 @@ def to_sample(obj: SampleLike) -> pb.Sample:
     if isinstance(obj, pb.Sample):
         return obj
     sample = pb.Sample()
+    fill_sample(sample, obj)
+    return sample
+
+
+def fill_sample(sample: pb.Sample, obj: SampleLike) -> None:
+    """Fill the empty `sample` in place from what `to_sample` takes."""
+    if isinstance(obj, pb.Sample):
+        sample.CopyFrom(obj)
+        return
     if obj is None:
-        return sample
+        return
     _check_type(obj, pb.Sample, "sample")
-    _keys("sample", obj, ("id", "input", "expected", "metadata"))
+    _keys("sample", obj, _SAMPLE_KEYS)
     sample.id = str(obj.get("id") or "")
     # An absent key leaves the field unset; an explicit None is JSON null.
     if "input" in obj:
-        fill_value(sample.input, obj["input"])
+        set_json(sample, "input", obj["input"])
     if "expected" in obj:
-        fill_value(sample.expected, obj["expected"])
+        set_json(sample, "expected", obj["expected"])
     if obj.get("metadata") is not None:
         fill_struct(sample.metadata, obj["metadata"])
-    return sample
 
 
 def to_output(obj: OutputLike) -> pb.Output:
     """An Output from its text, or a mapping with keys text, value, metadata."""
     if isinstance(obj, pb.Output):
         return obj
+    output = pb.Output()
+    fill_output(output, obj)
+    return output
+
+
+def fill_output(output: pb.Output, obj: OutputLike) -> None:
+    """Fill the empty `output` in place from what `to_output` takes."""
+    if isinstance(obj, pb.Output):
+        output.CopyFrom(obj)
+        return
     if isinstance(obj, str):
-        return pb.Output(text=obj)
+        output.text = obj
+        return
     _check_type(obj, pb.Output, "output")
-    _keys("output", obj, ("text", "value", "metadata"))
-    output = pb.Output(text=obj.get("text") or "")
+    _keys("output", obj, _OUTPUT_KEYS)
+    output.text = obj.get("text") or ""
     if "value" in obj:
-        fill_value(output.value, obj["value"])
+        set_json(output, "value", obj["value"])
     if obj.get("metadata") is not None:
         fill_struct(output.metadata, obj["metadata"])
-    return output
+
+
+_SAMPLE_KEYS = frozenset(("id", "input", "expected", "metadata"))
+_OUTPUT_KEYS = frozenset(("text", "value", "metadata"))
 
 
 def to_example(obj: pb.Example | Mapping[str, Any] | tuple[str, str]) -> pb.Example:
@@ -190,13 +260,30 @@ def to_case(obj: CaseLike) -> pb.Case:
     """A Case from a mapping {sample, output} or a (sample, output) pair."""
     if isinstance(obj, pb.Case):
         return obj
+    case = pb.Case()
+    fill_case(case, obj)
+    return case
+
+
+def fill_case(case: pb.Case, obj: CaseLike) -> None:
+    """Fill the empty `case` in place (no copy of its sample and output) from what
+    `to_case` takes."""
+    if isinstance(obj, pb.Case):
+        case.CopyFrom(obj)
+        return
     if isinstance(obj, tuple):
         sample, output = obj
     else:
         _check_type(obj, pb.Case, "case")
-        _keys("case", obj, ("sample", "output"))
+        _keys("case", obj, _CASE_KEYS)
         sample, output = obj.get("sample"), obj.get("output", "")
-    return pb.Case(sample=to_sample(sample), output=to_output(output))
+    case.sample.SetInParent()  # both present even when empty, as before
+    case.output.SetInParent()
+    fill_sample(case.sample, sample)
+    fill_output(case.output, output)
+
+
+_CASE_KEYS = frozenset(("sample", "output"))
 
 
 def to_stream_case(obj: StreamCaseLike) -> pb.StreamCase:
@@ -277,10 +364,12 @@ def run_suite_request(
         checks=to_checks(checks),
         compact=list(compact or ()),
         gate=to_gate(gate),
-        cases=[to_case(c) for c in cases],
         run_name=run_name,
         labels=dict(labels or {}),
     )
+    add = req.cases.add
+    for c in cases:
+        fill_case(add(), c)  # built in place: appending a built Case would copy it
     if budget_usd is not None:
         req.budget_usd = budget_usd
     if record is not None:

@@ -89,8 +89,22 @@ class Sample(_message.Message):
     INPUT_FIELD_NUMBER: _builtins.int
     EXPECTED_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
+    INPUT_JSON_FIELD_NUMBER: _builtins.int
+    EXPECTED_JSON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """The caller's identifier of the sample, echoed in results. May be empty."""
+    input_json: _builtins.str
+    """`input` written as one JSON text (UTF-8), for callers that hold plain values: the
+    server parses it once with a fast JSON parser instead of reading a tree of `Value`
+    messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+    Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+    parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+    """
+    expected_json: _builtins.str
+    """`expected` written as one JSON text, as `input_json` is for `input`; scores are the
+    same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+    that does not parse, is INVALID_ARGUMENT naming this field.
+    """
     @_builtins.property
     def input(self) -> _struct_pb2.Value:
         """The application's input, any JSON value (RAG checks read `question` and `context`
@@ -112,10 +126,12 @@ class Sample(_message.Message):
         input: _struct_pb2.Value | None = ...,
         expected: _struct_pb2.Value | None = ...,
         metadata: _struct_pb2.Struct | None = ...,
+        input_json: _builtins.str = ...,
+        expected_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expected", b"expected", "input", b"input", "metadata", b"metadata"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["expected", b"expected", "id", b"id", "input", b"input", "metadata", b"metadata"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expected", b"expected", "expected_json", b"expected_json", "id", b"id", "input", b"input", "input_json", b"input_json", "metadata", b"metadata"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -130,8 +146,14 @@ class Output(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     VALUE_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
+    VALUE_JSON_FIELD_NUMBER: _builtins.int
     text: _builtins.str
     """The output text. Limited by the server's maximum output size (UTF-8 bytes)."""
+    value_json: _builtins.str
+    """`value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+    `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+    this field.
+    """
     @_builtins.property
     def value(self) -> _struct_pb2.Value:
         """A structured output, any JSON value; JSON checks read it before parsing `text`,
@@ -148,10 +170,11 @@ class Output(_message.Message):
         text: _builtins.str = ...,
         value: _struct_pb2.Value | None = ...,
         metadata: _struct_pb2.Struct | None = ...,
+        value_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "value", b"value"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "text", b"text", "value", b"value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "text", b"text", "value", b"value", "value_json", b"value_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -143,7 +143,23 @@ export interface Sample {
     | any
     | undefined;
   /** Free-form metadata about the sample. */
-  metadata: { [key: string]: any } | undefined;
+  metadata:
+    | { [key: string]: any }
+    | undefined;
+  /**
+   * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+   * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+   * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+   * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+   * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+   */
+  inputJson: string;
+  /**
+   * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+   * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+   * that does not parse, is INVALID_ARGUMENT naming this field.
+   */
+  expectedJson: string;
 }
 
 /** Output is what the application produced for a sample. */
@@ -158,7 +174,15 @@ export interface Output {
     | any
     | undefined;
   /** Metadata about the output (trajectory checks also look for steps here). */
-  metadata: { [key: string]: any } | undefined;
+  metadata:
+    | { [key: string]: any }
+    | undefined;
+  /**
+   * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+   * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+   * this field.
+   */
+  valueJson: string;
 }
 
 /**
@@ -794,7 +818,7 @@ export interface ValidateSuiteResponse {
 }
 
 function createBaseSample(): Sample {
-  return { id: "", input: undefined, expected: undefined, metadata: undefined };
+  return { id: "", input: undefined, expected: undefined, metadata: undefined, inputJson: "", expectedJson: "" };
 }
 
 export const Sample: MessageFns<Sample> = {
@@ -810,6 +834,12 @@ export const Sample: MessageFns<Sample> = {
     }
     if (message.metadata !== undefined) {
       Struct.encode(Struct.wrap(message.metadata), writer.uint32(34).fork()).join();
+    }
+    if (message.inputJson !== "") {
+      writer.uint32(82).string(message.inputJson);
+    }
+    if (message.expectedJson !== "") {
+      writer.uint32(90).string(message.expectedJson);
     }
     return writer;
   },
@@ -859,6 +889,22 @@ export const Sample: MessageFns<Sample> = {
             message.metadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.inputJson = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.expectedJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -877,6 +923,16 @@ export const Sample: MessageFns<Sample> = {
       input: isSet(object?.input) ? object.input : undefined,
       expected: isSet(object?.expected) ? object.expected : undefined,
       metadata: isObject(object.metadata) ? object.metadata : undefined,
+      inputJson: isSet(object.inputJson)
+        ? globalThis.String(object.inputJson)
+        : isSet(object.input_json)
+        ? globalThis.String(object.input_json)
+        : "",
+      expectedJson: isSet(object.expectedJson)
+        ? globalThis.String(object.expectedJson)
+        : isSet(object.expected_json)
+        ? globalThis.String(object.expected_json)
+        : "",
     };
   },
 
@@ -894,6 +950,12 @@ export const Sample: MessageFns<Sample> = {
     if (message.metadata !== undefined) {
       obj.metadata = message.metadata;
     }
+    if (message.inputJson !== "") {
+      obj.inputJson = message.inputJson;
+    }
+    if (message.expectedJson !== "") {
+      obj.expectedJson = message.expectedJson;
+    }
     return obj;
   },
 
@@ -906,12 +968,14 @@ export const Sample: MessageFns<Sample> = {
     message.input = object.input === undefined ? undefined : object.input;
     message.expected = object.expected === undefined ? undefined : object.expected;
     message.metadata = object.metadata ?? undefined;
+    message.inputJson = object.inputJson ?? "";
+    message.expectedJson = object.expectedJson ?? "";
     return message;
   },
 };
 
 function createBaseOutput(): Output {
-  return { text: "", value: undefined, metadata: undefined };
+  return { text: "", value: undefined, metadata: undefined, valueJson: "" };
 }
 
 export const Output: MessageFns<Output> = {
@@ -924,6 +988,9 @@ export const Output: MessageFns<Output> = {
     }
     if (message.metadata !== undefined) {
       Struct.encode(Struct.wrap(message.metadata), writer.uint32(26).fork()).join();
+    }
+    if (message.valueJson !== "") {
+      writer.uint32(82).string(message.valueJson);
     }
     return writer;
   },
@@ -965,6 +1032,14 @@ export const Output: MessageFns<Output> = {
             message.metadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.valueJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -982,6 +1057,11 @@ export const Output: MessageFns<Output> = {
       text: isSet(object.text) ? globalThis.String(object.text) : "",
       value: isSet(object?.value) ? object.value : undefined,
       metadata: isObject(object.metadata) ? object.metadata : undefined,
+      valueJson: isSet(object.valueJson)
+        ? globalThis.String(object.valueJson)
+        : isSet(object.value_json)
+        ? globalThis.String(object.value_json)
+        : "",
     };
   },
 
@@ -996,6 +1076,9 @@ export const Output: MessageFns<Output> = {
     if (message.metadata !== undefined) {
       obj.metadata = message.metadata;
     }
+    if (message.valueJson !== "") {
+      obj.valueJson = message.valueJson;
+    }
     return obj;
   },
 
@@ -1007,6 +1090,7 @@ export const Output: MessageFns<Output> = {
     message.text = object.text ?? "";
     message.value = object.value === undefined ? undefined : object.value;
     message.metadata = object.metadata ?? undefined;
+    message.valueJson = object.valueJson ?? "";
     return message;
   },
 };

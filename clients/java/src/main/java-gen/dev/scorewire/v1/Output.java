@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private Output() {
     text_ = "";
+    valueJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -180,6 +181,57 @@ private static final long serialVersionUID = 0L;
     return metadata_ == null ? com.google.protobuf.Struct.getDefaultInstance() : metadata_;
   }
 
+  public static final int VALUE_JSON_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object valueJson_ = "";
+  /**
+   * <pre>
+   * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+   * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+   * this field.
+   * </pre>
+   *
+   * <code>string value_json = 10;</code>
+   * @return The valueJson.
+   */
+  @java.lang.Override
+  public java.lang.String getValueJson() {
+    java.lang.Object ref = valueJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      valueJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+   * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+   * this field.
+   * </pre>
+   *
+   * <code>string value_json = 10;</code>
+   * @return The bytes for valueJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getValueJsonBytes() {
+    java.lang.Object ref = valueJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      valueJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -203,6 +255,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(3, getMetadata());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(valueJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, valueJson_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -217,6 +272,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(3, getMetadata());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(valueJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, valueJson_);
     }
     return size;
   }
@@ -254,6 +312,8 @@ private static final long serialVersionUID = 0L;
       if (!getMetadata()
           .equals(other.getMetadata())) return false;
     }
+    if (!getValueJson()
+        .equals(other.getValueJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -275,6 +335,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + METADATA_FIELD_NUMBER;
       hash = (53 * hash) + getMetadata().hashCode();
     }
+    hash = (37 * hash) + VALUE_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getValueJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -428,6 +490,7 @@ private static final long serialVersionUID = 0L;
         metadataBuilder_.dispose();
         metadataBuilder_ = null;
       }
+      valueJson_ = "";
       return this;
     }
 
@@ -477,6 +540,9 @@ private static final long serialVersionUID = 0L;
             : metadataBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.valueJson_ = valueJson_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -502,6 +568,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasMetadata()) {
         mergeMetadata(other.getMetadata());
+      }
+      if (!other.getValueJson().isEmpty()) {
+        valueJson_ = other.valueJson_;
+        bitField0_ |= 0x00000008;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -548,6 +619,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 82: {
+              valueJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -978,6 +1054,108 @@ private static final long serialVersionUID = 0L;
         metadata_ = null;
       }
       return metadataBuilder_;
+    }
+
+    private java.lang.Object valueJson_ = "";
+    /**
+     * <pre>
+     * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+     * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+     * this field.
+     * </pre>
+     *
+     * <code>string value_json = 10;</code>
+     * @return The valueJson.
+     */
+    public java.lang.String getValueJson() {
+      java.lang.Object ref = valueJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        valueJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+     * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+     * this field.
+     * </pre>
+     *
+     * <code>string value_json = 10;</code>
+     * @return The bytes for valueJson.
+     */
+    public com.google.protobuf.ByteString
+        getValueJsonBytes() {
+      java.lang.Object ref = valueJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        valueJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+     * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+     * this field.
+     * </pre>
+     *
+     * <code>string value_json = 10;</code>
+     * @param value The valueJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setValueJson(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      valueJson_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+     * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+     * this field.
+     * </pre>
+     *
+     * <code>string value_json = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearValueJson() {
+      valueJson_ = getDefaultInstance().getValueJson();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+     * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+     * this field.
+     * </pre>
+     *
+     * <code>string value_json = 10;</code>
+     * @param value The bytes for valueJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setValueJsonBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      valueJson_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.Output)

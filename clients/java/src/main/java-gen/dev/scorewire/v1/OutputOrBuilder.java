@@ -86,4 +86,28 @@ public interface OutputOrBuilder extends
    * <code>.google.protobuf.Struct metadata = 3;</code>
    */
   com.google.protobuf.StructOrBuilder getMetadataOrBuilder();
+
+  /**
+   * <pre>
+   * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+   * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+   * this field.
+   * </pre>
+   *
+   * <code>string value_json = 10;</code>
+   * @return The valueJson.
+   */
+  java.lang.String getValueJson();
+  /**
+   * <pre>
+   * `value` written as one JSON text, as `Sample.input_json` is for `input`. Setting both
+   * `value` and `value_json`, or JSON that does not parse, is INVALID_ARGUMENT naming
+   * this field.
+   * </pre>
+   *
+   * <code>string value_json = 10;</code>
+   * @return The bytes for valueJson.
+   */
+  com.google.protobuf.ByteString
+      getValueJsonBytes();
 }

@@ -33,6 +33,8 @@ private static final long serialVersionUID = 0L;
   }
   private Sample() {
     id_ = "";
+    inputJson_ = "";
+    expectedJson_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -218,6 +220,112 @@ private static final long serialVersionUID = 0L;
     return metadata_ == null ? com.google.protobuf.Struct.getDefaultInstance() : metadata_;
   }
 
+  public static final int INPUT_JSON_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object inputJson_ = "";
+  /**
+   * <pre>
+   * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+   * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+   * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+   * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+   * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string input_json = 10;</code>
+   * @return The inputJson.
+   */
+  @java.lang.Override
+  public java.lang.String getInputJson() {
+    java.lang.Object ref = inputJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      inputJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+   * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+   * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+   * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+   * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string input_json = 10;</code>
+   * @return The bytes for inputJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getInputJsonBytes() {
+    java.lang.Object ref = inputJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      inputJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int EXPECTED_JSON_FIELD_NUMBER = 11;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object expectedJson_ = "";
+  /**
+   * <pre>
+   * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+   * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+   * that does not parse, is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string expected_json = 11;</code>
+   * @return The expectedJson.
+   */
+  @java.lang.Override
+  public java.lang.String getExpectedJson() {
+    java.lang.Object ref = expectedJson_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      expectedJson_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+   * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+   * that does not parse, is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string expected_json = 11;</code>
+   * @return The bytes for expectedJson.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getExpectedJsonBytes() {
+    java.lang.Object ref = expectedJson_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      expectedJson_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -244,6 +352,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       output.writeMessage(4, getMetadata());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(inputJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, inputJson_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(expectedJson_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 11, expectedJson_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -262,6 +376,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getMetadata());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(inputJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, inputJson_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(expectedJson_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(11, expectedJson_);
     }
     return size;
   }
@@ -304,6 +424,10 @@ private static final long serialVersionUID = 0L;
       if (!getMetadata()
           .equals(other.getMetadata())) return false;
     }
+    if (!getInputJson()
+        .equals(other.getInputJson())) return false;
+    if (!getExpectedJson()
+        .equals(other.getExpectedJson())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -329,6 +453,10 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + METADATA_FIELD_NUMBER;
       hash = (53 * hash) + getMetadata().hashCode();
     }
+    hash = (37 * hash) + INPUT_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getInputJson().hashCode();
+    hash = (37 * hash) + EXPECTED_JSON_FIELD_NUMBER;
+    hash = (53 * hash) + getExpectedJson().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -488,6 +616,8 @@ private static final long serialVersionUID = 0L;
         metadataBuilder_.dispose();
         metadataBuilder_ = null;
       }
+      inputJson_ = "";
+      expectedJson_ = "";
       return this;
     }
 
@@ -543,6 +673,12 @@ private static final long serialVersionUID = 0L;
             : metadataBuilder_.build();
         to_bitField0_ |= 0x00000004;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.inputJson_ = inputJson_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.expectedJson_ = expectedJson_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -571,6 +707,16 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasMetadata()) {
         mergeMetadata(other.getMetadata());
+      }
+      if (!other.getInputJson().isEmpty()) {
+        inputJson_ = other.inputJson_;
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (!other.getExpectedJson().isEmpty()) {
+        expectedJson_ = other.expectedJson_;
+        bitField0_ |= 0x00000020;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -624,6 +770,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 82: {
+              inputJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 82
+            case 90: {
+              expectedJson_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 90
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1211,6 +1367,220 @@ private static final long serialVersionUID = 0L;
         metadata_ = null;
       }
       return metadataBuilder_;
+    }
+
+    private java.lang.Object inputJson_ = "";
+    /**
+     * <pre>
+     * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+     * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+     * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+     * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+     * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string input_json = 10;</code>
+     * @return The inputJson.
+     */
+    public java.lang.String getInputJson() {
+      java.lang.Object ref = inputJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        inputJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+     * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+     * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+     * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+     * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string input_json = 10;</code>
+     * @return The bytes for inputJson.
+     */
+    public com.google.protobuf.ByteString
+        getInputJsonBytes() {
+      java.lang.Object ref = inputJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        inputJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+     * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+     * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+     * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+     * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string input_json = 10;</code>
+     * @param value The inputJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setInputJson(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      inputJson_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+     * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+     * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+     * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+     * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string input_json = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearInputJson() {
+      inputJson_ = getDefaultInstance().getInputJson();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+     * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+     * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+     * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+     * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string input_json = 10;</code>
+     * @param value The bytes for inputJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setInputJsonBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      inputJson_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object expectedJson_ = "";
+    /**
+     * <pre>
+     * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+     * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+     * that does not parse, is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string expected_json = 11;</code>
+     * @return The expectedJson.
+     */
+    public java.lang.String getExpectedJson() {
+      java.lang.Object ref = expectedJson_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        expectedJson_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+     * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+     * that does not parse, is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string expected_json = 11;</code>
+     * @return The bytes for expectedJson.
+     */
+    public com.google.protobuf.ByteString
+        getExpectedJsonBytes() {
+      java.lang.Object ref = expectedJson_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        expectedJson_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+     * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+     * that does not parse, is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string expected_json = 11;</code>
+     * @param value The expectedJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setExpectedJson(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      expectedJson_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+     * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+     * that does not parse, is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string expected_json = 11;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearExpectedJson() {
+      expectedJson_ = getDefaultInstance().getExpectedJson();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+     * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+     * that does not parse, is INVALID_ARGUMENT naming this field.
+     * </pre>
+     *
+     * <code>string expected_json = 11;</code>
+     * @param value The bytes for expectedJson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setExpectedJsonBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      expectedJson_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.Sample)

@@ -113,4 +113,56 @@ public interface SampleOrBuilder extends
    * <code>.google.protobuf.Struct metadata = 4;</code>
    */
   com.google.protobuf.StructOrBuilder getMetadataOrBuilder();
+
+  /**
+   * <pre>
+   * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+   * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+   * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+   * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+   * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string input_json = 10;</code>
+   * @return The inputJson.
+   */
+  java.lang.String getInputJson();
+  /**
+   * <pre>
+   * `input` written as one JSON text (UTF-8), for callers that hold plain values: the
+   * server parses it once with a fast JSON parser instead of reading a tree of `Value`
+   * messages, and integers beyond 2^53 keep every digit (a `Value` number is a double).
+   * Empty means unset. Setting both `input` and `input_json`, or JSON that does not
+   * parse (NaN and Infinity are not JSON), is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string input_json = 10;</code>
+   * @return The bytes for inputJson.
+   */
+  com.google.protobuf.ByteString
+      getInputJsonBytes();
+
+  /**
+   * <pre>
+   * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+   * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+   * that does not parse, is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string expected_json = 11;</code>
+   * @return The expectedJson.
+   */
+  java.lang.String getExpectedJson();
+  /**
+   * <pre>
+   * `expected` written as one JSON text, as `input_json` is for `input`; scores are the
+   * same as with `expected` for every value a `Value` can hold. Setting both, or JSON
+   * that does not parse, is INVALID_ARGUMENT naming this field.
+   * </pre>
+   *
+   * <code>string expected_json = 11;</code>
+   * @return The bytes for expectedJson.
+   */
+  com.google.protobuf.ByteString
+      getExpectedJsonBytes();
 }

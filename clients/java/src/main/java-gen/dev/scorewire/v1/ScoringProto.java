@@ -196,148 +196,150 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\032scorewire/v1/scoring.proto\022\014scorewire." +
-      "v1\032\034google/protobuf/struct.proto\"\220\001\n\006Sam" +
+      "v1\032\034google/protobuf/struct.proto\"\273\001\n\006Sam" +
       "ple\022\n\n\002id\030\001 \001(\t\022%\n\005input\030\002 \001(\0132\026.google." +
       "protobuf.Value\022(\n\010expected\030\003 \001(\0132\026.googl" +
       "e.protobuf.Value\022)\n\010metadata\030\004 \001(\0132\027.goo" +
-      "gle.protobuf.Struct\"h\n\006Output\022\014\n\004text\030\001 " +
-      "\001(\t\022%\n\005value\030\002 \001(\0132\026.google.protobuf.Val" +
-      "ue\022)\n\010metadata\030\003 \001(\0132\027.google.protobuf.S" +
-      "truct\"@\n\007Example\022\014\n\004text\030\001 \001(\t\022\'\n\004kind\030\002" +
-      " \001(\0162\031.scorewire.v1.ExampleKind\"\263\001\n\tChec" +
-      "kSpec\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\'\n\006par" +
-      "ams\030\003 \001(\0132\027.google.protobuf.Struct\022%\n\004wh" +
-      "en\030\004 \001(\0132\027.scorewire.v1.CheckSpec\022\'\n\010exa" +
-      "mples\030\005 \003(\0132\025.scorewire.v1.Example\022\021\n\tex" +
-      "tractor\030\006 \001(\t\"+\n\nScoreError\022\014\n\004code\030\001 \001(" +
-      "\t\022\017\n\007message\030\002 \001(\t\"\377\001\n\005Score\022\014\n\004name\030\001 \001" +
-      "(\t\022\014\n\004type\030\002 \001(\t\022\r\n\005value\030\003 \001(\001\022\016\n\006passe" +
-      "d\030\004 \001(\010\022\016\n\006reason\030\005 \001(\t\022\020\n\010cost_usd\030\006 \001(" +
-      "\001\022\022\n\nlatency_ms\030\007 \001(\001\022\016\n\006cached\030\010 \001(\010\022\'\n" +
-      "\005error\030\t \001(\0132\030.scorewire.v1.ScoreError\022\020" +
-      "\n\010unpriced\030\n \001(\010\022\017\n\007skipped\030\013 \001(\010\022)\n\006spr" +
-      "ead\030\017 \001(\0132\031.scorewire.v1.ScoreSpread\"P\n\013" +
-      "ScoreSpread\022\017\n\007samples\030\001 \001(\005\022\r\n\005stdev\030\002 " +
-      "\001(\001\022\021\n\tagreement\030\003 \001(\001\022\016\n\006values\030\004 \003(\001\"\274" +
-      "\001\n\014ScoreRequest\022$\n\006sample\030\001 \001(\0132\024.scorew" +
-      "ire.v1.Sample\022$\n\006output\030\002 \001(\0132\024.scorewir" +
-      "e.v1.Output\022\'\n\006checks\030\003 \003(\0132\027.scorewire." +
-      "v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_" +
-      "usd\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"D\n\rScoreRe" +
-      "sponse\022#\n\006scores\030\001 \003(\0132\023.scorewire.v1.Sc" +
-      "ore\022\016\n\006passed\030\002 \001(\010\"\202\001\n\004Case\022$\n\006sample\030\001" +
-      " \001(\0132\024.scorewire.v1.Sample\022$\n\006output\030\002 \001" +
-      "(\0132\024.scorewire.v1.Output\022\014\n\004test\030\003 \001(\t\022\016" +
-      "\n\006prompt\030\004 \001(\t\022\020\n\010provider\030\005 \001(\t\"\224\002\n\004Gat" +
-      "e\022\032\n\rmin_pass_rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mea" +
-      "n_score\030\002 \001(\001H\001\210\001\001\022\033\n\016max_error_rate\030\003 \001" +
-      "(\001H\002\210\001\001\022\031\n\014max_cost_usd\030\004 \001(\001H\003\210\001\001\022\025\n\010ba" +
-      "seline\030\005 \001(\tH\004\210\001\001\022\033\n\016max_regression\030\006 \001(" +
-      "\001H\005\210\001\001B\020\n\016_min_pass_rateB\021\n\017_min_mean_sc" +
-      "oreB\021\n\017_max_error_rateB\017\n\r_max_cost_usdB" +
-      "\013\n\t_baselineB\021\n\017_max_regression\"\345\003\n\017RunS" +
-      "uiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite" +
-      "_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire." +
-      "v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022 \n\004gate\030\005 " +
-      "\001(\0132\022.scorewire.v1.Gate\022!\n\005cases\030\006 \003(\0132\022" +
-      ".scorewire.v1.Case\022\027\n\nbudget_usd\030\007 \001(\001H\000" +
-      "\210\001\001\022)\n\006format\030\010 \001(\0162\031.scorewire.v1.Suite" +
-      "Format\022\"\n\025generation_budget_usd\030\t \001(\001H\001\210" +
-      "\001\001\022\023\n\006record\030\014 \001(\010H\002\210\001\001\022\020\n\010run_name\030\r \001(" +
-      "\t\0229\n\006labels\030\016 \003(\0132).scorewire.v1.RunSuit" +
-      "eRequest.LabelsEntry\032-\n\013LabelsEntry\022\013\n\003k" +
-      "ey\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001B\r\n\013_budget_u" +
-      "sdB\030\n\026_generation_budget_usdB\t\n\007_record\"" +
-      "W\n\013Combination\022\014\n\004test\030\001 \001(\005\022\030\n\020test_des" +
-      "cription\030\002 \001(\t\022\016\n\006prompt\030\003 \001(\005\022\020\n\010provid" +
-      "er\030\004 \001(\t\"\335\001\n\nCaseResult\022\r\n\005index\030\001 \001(\005\022\021" +
-      "\n\tsample_id\030\002 \001(\t\022#\n\006scores\030\003 \003(\0132\023.scor" +
-      "ewire.v1.Score\022\016\n\006passed\030\004 \001(\010\022.\n\013combin" +
-      "ation\030\005 \001(\0132\031.scorewire.v1.Combination\022\033" +
-      "\n\023generation_cost_usd\030\006 \001(\001\022\021\n\tgenerated" +
-      "\030\007 \001(\010\022\030\n\020generated_output\030\010 \001(\t\"<\n\017Case" +
-      "ResultBatch\022)\n\007results\030\001 \003(\0132\030.scorewire" +
-      ".v1.CaseResult\"\265\001\n\014CheckSummary\022\014\n\004name\030" +
-      "\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006f" +
-      "ailed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\022\n\nmean_val" +
-      "ue\030\006 \001(\001\022\020\n\010cost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001" +
-      "(\003\022\017\n\007skipped\030\t \001(\003\022\021\n\tvalue_sum\030\n \001(\001\"\207" +
-      "\004\n\nRunSummary\022\r\n\005cases\030\001 \001(\003\022\024\n\014cases_pa" +
-      "ssed\030\002 \001(\003\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001" +
-      "(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\022" +
-      "\n\nmean_score\030\007 \001(\001\022\022\n\nerror_rate\030\010 \001(\001\022\020" +
-      "\n\010cost_usd\030\t \001(\001\022\020\n\010unpriced\030\n \001(\010\022\023\n\013ga" +
-      "te_passed\030\013 \001(\010\022\024\n\014gate_reasons\030\014 \003(\t\022*\n" +
-      "\006checks\030\r \003(\0132\032.scorewire.v1.CheckSummar" +
-      "y\022\017\n\007skipped\030\016 \001(\003\022\033\n\023generation_cost_us" +
-      "d\030\017 \001(\001\022(\n\006matrix\030\020 \003(\0132\030.scorewire.v1.M" +
-      "atrixCell\022\030\n\020generation_calls\030\021 \001(\003\022\031\n\021g" +
-      "eneration_cached\030\022 \001(\003\022\033\n\023generation_unp" +
-      "riced\030\023 \001(\010\022\016\n\006run_id\030\024 \001(\t\022\021\n\tvalue_sum" +
-      "\030\031 \001(\001\022 \n\004gate\030\032 \001(\0132\022.scorewire.v1.Gate" +
-      "\"\232\001\n\nMatrixCell\022\016\n\006prompt\030\001 \001(\005\022\020\n\010provi" +
-      "der\030\002 \001(\t\022\r\n\005cases\030\003 \001(\003\022\024\n\014cases_passed" +
-      "\030\004 \001(\003\022\025\n\rcases_errored\030\005 \001(\003\022\021\n\tpass_ra" +
-      "te\030\006 \001(\001\022\033\n\023generation_cost_usd\030\007 \001(\001\"z\n" +
-      "\020RunSuiteResponse\0220\n\007results\030\001 \001(\0132\035.sco" +
-      "rewire.v1.CaseResultBatchH\000\022+\n\007summary\030\002" +
-      " \001(\0132\030.scorewire.v1.RunSummaryH\000B\007\n\005even" +
-      "t\"\334\002\n\014StreamConfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022" +
-      "\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.sco" +
-      "rewire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\n" +
-      "budget_usd\030\005 \001(\001H\000\210\001\001\022)\n\006format\030\006 \001(\0162\031." +
-      "scorewire.v1.SuiteFormat\022\023\n\006record\030\n \001(\010" +
-      "H\001\210\001\001\022\020\n\010run_name\030\013 \001(\t\0226\n\006labels\030\014 \003(\0132" +
-      "&.scorewire.v1.StreamConfig.LabelsEntry\032" +
-      "-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001" +
-      "(\t:\0028\001B\r\n\013_budget_usdB\t\n\007_record\"\234\001\n\nStr" +
-      "eamCase\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 " +
-      "\001(\0132\024.scorewire.v1.Sample\022$\n\006output\030\003 \001(" +
-      "\0132\024.scorewire.v1.Output\022\014\n\004test\030\004 \001(\t\022\016\n" +
-      "\006prompt\030\005 \001(\t\022\020\n\010provider\030\006 \001(\t\"w\n\022Score" +
-      "StreamRequest\022,\n\006config\030\001 \001(\0132\032.scorewir" +
-      "e.v1.StreamConfigH\000\022(\n\004case\030\002 \001(\0132\030.scor" +
-      "ewire.v1.StreamCaseH\000B\t\n\007message\"^\n\023Scor" +
-      "eStreamResponse\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006s" +
-      "cores\030\002 \003(\0132\023.scorewire.v1.Score\022\016\n\006pass" +
-      "ed\030\003 \001(\010\"\023\n\021ListChecksRequest\"\223\001\n\tCheckI" +
-      "nfo\022\014\n\004type\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\016" +
-      "\n\006family\030\003 \001(\t\022.\n\rparams_schema\030\004 \001(\0132\027." +
-      "google.protobuf.Struct\022\022\n\nuses_judge\030\005 \001" +
-      "(\010\022\017\n\007aliases\030\006 \003(\t\"=\n\022ListChecksRespons" +
-      "e\022\'\n\006checks\030\001 \003(\0132\027.scorewire.v1.CheckIn" +
-      "fo\"\264\001\n\024ValidateSuiteRequest\022\022\n\nsuite_yam" +
-      "l\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 " +
-      "\003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007compact\030" +
-      "\004 \003(\t\022)\n\006format\030\005 \001(\0162\031.scorewire.v1.Sui" +
-      "teFormat\022\017\n\007offline\030\007 \001(\010\"X\n\023Preconditio" +
-      "nProblem\022\r\n\005field\030\001 \001(\t\022\017\n\007setting\030\002 \001(\t" +
-      "\022\023\n\013description\030\003 \001(\t\022\014\n\004kind\030\004 \001(\t\"2\n\014F" +
-      "ieldProblem\022\r\n\005field\030\001 \001(\t\022\023\n\013descriptio" +
-      "n\030\002 \001(\t\"\300\001\n\025ValidateSuiteResponse\022\r\n\005val" +
-      "id\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v" +
-      "1.FieldProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks" +
-      "\030\004 \003(\t\0228\n\rpreconditions\030\005 \003(\0132!.scorewir" +
-      "e.v1.PreconditionProblem\022\020\n\010runnable\030\006 \001" +
-      "(\010*a\n\013ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPEC" +
-      "IFIED\020\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EX" +
-      "AMPLE_KIND_NEGATIVE\020\002*b\n\013SuiteFormat\022\034\n\030" +
-      "SUITE_FORMAT_UNSPECIFIED\020\000\022\032\n\026SUITE_FORM" +
-      "AT_EVALSTONE\020\001\022\031\n\025SUITE_FORMAT_CHECKLLM\020" +
-      "\0022\242\003\n\016ScoringService\022@\n\005Score\022\032.scorewir" +
-      "e.v1.ScoreRequest\032\033.scorewire.v1.ScoreRe" +
-      "sponse\022K\n\010RunSuite\022\035.scorewire.v1.RunSui" +
-      "teRequest\032\036.scorewire.v1.RunSuiteRespons" +
-      "e0\001\022V\n\013ScoreStream\022 .scorewire.v1.ScoreS" +
-      "treamRequest\032!.scorewire.v1.ScoreStreamR" +
-      "esponse(\0010\001\022O\n\nListChecks\022\037.scorewire.v1" +
-      ".ListChecksRequest\032 .scorewire.v1.ListCh" +
-      "ecksResponse\022X\n\rValidateSuite\022\".scorewir" +
-      "e.v1.ValidateSuiteRequest\032#.scorewire.v1" +
-      ".ValidateSuiteResponseBj\n\020dev.scorewire." +
-      "v1B\014ScoringProtoP\001ZFgithub.com/scorewire" +
-      "/scorewire/clients/go/gen/scorewire/v1;s" +
-      "corewirev1b\006proto3"
+      "gle.protobuf.Struct\022\022\n\ninput_json\030\n \001(\t\022" +
+      "\025\n\rexpected_json\030\013 \001(\t\"|\n\006Output\022\014\n\004text" +
+      "\030\001 \001(\t\022%\n\005value\030\002 \001(\0132\026.google.protobuf." +
+      "Value\022)\n\010metadata\030\003 \001(\0132\027.google.protobu" +
+      "f.Struct\022\022\n\nvalue_json\030\n \001(\t\"@\n\007Example\022" +
+      "\014\n\004text\030\001 \001(\t\022\'\n\004kind\030\002 \001(\0162\031.scorewire." +
+      "v1.ExampleKind\"\263\001\n\tCheckSpec\022\014\n\004name\030\001 \001" +
+      "(\t\022\014\n\004type\030\002 \001(\t\022\'\n\006params\030\003 \001(\0132\027.googl" +
+      "e.protobuf.Struct\022%\n\004when\030\004 \001(\0132\027.scorew" +
+      "ire.v1.CheckSpec\022\'\n\010examples\030\005 \003(\0132\025.sco" +
+      "rewire.v1.Example\022\021\n\textractor\030\006 \001(\t\"+\n\n" +
+      "ScoreError\022\014\n\004code\030\001 \001(\t\022\017\n\007message\030\002 \001(" +
+      "\t\"\377\001\n\005Score\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022" +
+      "\r\n\005value\030\003 \001(\001\022\016\n\006passed\030\004 \001(\010\022\016\n\006reason" +
+      "\030\005 \001(\t\022\020\n\010cost_usd\030\006 \001(\001\022\022\n\nlatency_ms\030\007" +
+      " \001(\001\022\016\n\006cached\030\010 \001(\010\022\'\n\005error\030\t \001(\0132\030.sc" +
+      "orewire.v1.ScoreError\022\020\n\010unpriced\030\n \001(\010\022" +
+      "\017\n\007skipped\030\013 \001(\010\022)\n\006spread\030\017 \001(\0132\031.score" +
+      "wire.v1.ScoreSpread\"P\n\013ScoreSpread\022\017\n\007sa" +
+      "mples\030\001 \001(\005\022\r\n\005stdev\030\002 \001(\001\022\021\n\tagreement\030" +
+      "\003 \001(\001\022\016\n\006values\030\004 \003(\001\"\274\001\n\014ScoreRequest\022$" +
+      "\n\006sample\030\001 \001(\0132\024.scorewire.v1.Sample\022$\n\006" +
+      "output\030\002 \001(\0132\024.scorewire.v1.Output\022\'\n\006ch" +
+      "ecks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007c" +
+      "ompact\030\004 \003(\t\022\027\n\nbudget_usd\030\005 \001(\001H\000\210\001\001B\r\n" +
+      "\013_budget_usd\"D\n\rScoreResponse\022#\n\006scores\030" +
+      "\001 \003(\0132\023.scorewire.v1.Score\022\016\n\006passed\030\002 \001" +
+      "(\010\"\202\001\n\004Case\022$\n\006sample\030\001 \001(\0132\024.scorewire." +
+      "v1.Sample\022$\n\006output\030\002 \001(\0132\024.scorewire.v1" +
+      ".Output\022\014\n\004test\030\003 \001(\t\022\016\n\006prompt\030\004 \001(\t\022\020\n" +
+      "\010provider\030\005 \001(\t\"\224\002\n\004Gate\022\032\n\rmin_pass_rat" +
+      "e\030\001 \001(\001H\000\210\001\001\022\033\n\016min_mean_score\030\002 \001(\001H\001\210\001" +
+      "\001\022\033\n\016max_error_rate\030\003 \001(\001H\002\210\001\001\022\031\n\014max_co" +
+      "st_usd\030\004 \001(\001H\003\210\001\001\022\025\n\010baseline\030\005 \001(\tH\004\210\001\001" +
+      "\022\033\n\016max_regression\030\006 \001(\001H\005\210\001\001B\020\n\016_min_pa" +
+      "ss_rateB\021\n\017_min_mean_scoreB\021\n\017_max_error" +
+      "_rateB\017\n\r_max_cost_usdB\013\n\t_baselineB\021\n\017_" +
+      "max_regression\"\345\003\n\017RunSuiteRequest\022\022\n\nsu" +
+      "ite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006ch" +
+      "ecks\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007c" +
+      "ompact\030\004 \003(\t\022 \n\004gate\030\005 \001(\0132\022.scorewire.v" +
+      "1.Gate\022!\n\005cases\030\006 \003(\0132\022.scorewire.v1.Cas" +
+      "e\022\027\n\nbudget_usd\030\007 \001(\001H\000\210\001\001\022)\n\006format\030\010 \001" +
+      "(\0162\031.scorewire.v1.SuiteFormat\022\"\n\025generat" +
+      "ion_budget_usd\030\t \001(\001H\001\210\001\001\022\023\n\006record\030\014 \001(" +
+      "\010H\002\210\001\001\022\020\n\010run_name\030\r \001(\t\0229\n\006labels\030\016 \003(\013" +
+      "2).scorewire.v1.RunSuiteRequest.LabelsEn" +
+      "try\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value" +
+      "\030\002 \001(\t:\0028\001B\r\n\013_budget_usdB\030\n\026_generation" +
+      "_budget_usdB\t\n\007_record\"W\n\013Combination\022\014\n" +
+      "\004test\030\001 \001(\005\022\030\n\020test_description\030\002 \001(\t\022\016\n" +
+      "\006prompt\030\003 \001(\005\022\020\n\010provider\030\004 \001(\t\"\335\001\n\nCase" +
+      "Result\022\r\n\005index\030\001 \001(\005\022\021\n\tsample_id\030\002 \001(\t" +
+      "\022#\n\006scores\030\003 \003(\0132\023.scorewire.v1.Score\022\016\n" +
+      "\006passed\030\004 \001(\010\022.\n\013combination\030\005 \001(\0132\031.sco" +
+      "rewire.v1.Combination\022\033\n\023generation_cost" +
+      "_usd\030\006 \001(\001\022\021\n\tgenerated\030\007 \001(\010\022\030\n\020generat" +
+      "ed_output\030\010 \001(\t\"<\n\017CaseResultBatch\022)\n\007re" +
+      "sults\030\001 \003(\0132\030.scorewire.v1.CaseResult\"\265\001" +
+      "\n\014CheckSummary\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001" +
+      "(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007er" +
+      "rored\030\005 \001(\003\022\022\n\nmean_value\030\006 \001(\001\022\020\n\010cost_" +
+      "usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n\007skipped\030\t \001" +
+      "(\003\022\021\n\tvalue_sum\030\n \001(\001\"\207\004\n\nRunSummary\022\r\n\005" +
+      "cases\030\001 \001(\003\022\024\n\014cases_passed\030\002 \001(\003\022\016\n\006pas" +
+      "sed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001" +
+      "(\003\022\021\n\tpass_rate\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(" +
+      "\001\022\022\n\nerror_rate\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022" +
+      "\020\n\010unpriced\030\n \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024" +
+      "\n\014gate_reasons\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.s" +
+      "corewire.v1.CheckSummary\022\017\n\007skipped\030\016 \001(" +
+      "\003\022\033\n\023generation_cost_usd\030\017 \001(\001\022(\n\006matrix" +
+      "\030\020 \003(\0132\030.scorewire.v1.MatrixCell\022\030\n\020gene" +
+      "ration_calls\030\021 \001(\003\022\031\n\021generation_cached\030" +
+      "\022 \001(\003\022\033\n\023generation_unpriced\030\023 \001(\010\022\016\n\006ru" +
+      "n_id\030\024 \001(\t\022\021\n\tvalue_sum\030\031 \001(\001\022 \n\004gate\030\032 " +
+      "\001(\0132\022.scorewire.v1.Gate\"\232\001\n\nMatrixCell\022\016" +
+      "\n\006prompt\030\001 \001(\005\022\020\n\010provider\030\002 \001(\t\022\r\n\005case" +
+      "s\030\003 \001(\003\022\024\n\014cases_passed\030\004 \001(\003\022\025\n\rcases_e" +
+      "rrored\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\033\n\023gener" +
+      "ation_cost_usd\030\007 \001(\001\"z\n\020RunSuiteResponse" +
+      "\0220\n\007results\030\001 \001(\0132\035.scorewire.v1.CaseRes" +
+      "ultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.scorewire." +
+      "v1.RunSummaryH\000B\007\n\005event\"\334\002\n\014StreamConfi" +
+      "g\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(" +
+      "\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.CheckSp" +
+      "ec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_usd\030\005 \001(\001H" +
+      "\000\210\001\001\022)\n\006format\030\006 \001(\0162\031.scorewire.v1.Suit" +
+      "eFormat\022\023\n\006record\030\n \001(\010H\001\210\001\001\022\020\n\010run_name" +
+      "\030\013 \001(\t\0226\n\006labels\030\014 \003(\0132&.scorewire.v1.St" +
+      "reamConfig.LabelsEntry\032-\n\013LabelsEntry\022\013\n" +
+      "\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001B\r\n\013_budget" +
+      "_usdB\t\n\007_record\"\234\001\n\nStreamCase\022\022\n\nreques" +
+      "t_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024.scorewire.v" +
+      "1.Sample\022$\n\006output\030\003 \001(\0132\024.scorewire.v1." +
+      "Output\022\014\n\004test\030\004 \001(\t\022\016\n\006prompt\030\005 \001(\t\022\020\n\010" +
+      "provider\030\006 \001(\t\"w\n\022ScoreStreamRequest\022,\n\006" +
+      "config\030\001 \001(\0132\032.scorewire.v1.StreamConfig" +
+      "H\000\022(\n\004case\030\002 \001(\0132\030.scorewire.v1.StreamCa" +
+      "seH\000B\t\n\007message\"^\n\023ScoreStreamResponse\022\022" +
+      "\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023.sco" +
+      "rewire.v1.Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021ListC" +
+      "hecksRequest\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 \001(\t" +
+      "\022\023\n\013description\030\002 \001(\t\022\016\n\006family\030\003 \001(\t\022.\n" +
+      "\rparams_schema\030\004 \001(\0132\027.google.protobuf.S" +
+      "truct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007aliases\030\006 \003" +
+      "(\t\"=\n\022ListChecksResponse\022\'\n\006checks\030\001 \003(\013" +
+      "2\027.scorewire.v1.CheckInfo\"\264\001\n\024ValidateSu" +
+      "iteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_" +
+      "name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v" +
+      "1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022)\n\006format\030\005" +
+      " \001(\0162\031.scorewire.v1.SuiteFormat\022\017\n\007offli" +
+      "ne\030\007 \001(\010\"X\n\023PreconditionProblem\022\r\n\005field" +
+      "\030\001 \001(\t\022\017\n\007setting\030\002 \001(\t\022\023\n\013description\030\003" +
+      " \001(\t\022\014\n\004kind\030\004 \001(\t\"2\n\014FieldProblem\022\r\n\005fi" +
+      "eld\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\"\300\001\n\025Valid" +
+      "ateSuiteResponse\022\r\n\005valid\030\001 \001(\010\022,\n\010probl" +
+      "ems\030\002 \003(\0132\032.scorewire.v1.FieldProblem\022\016\n" +
+      "\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t\0228\n\rprecond" +
+      "itions\030\005 \003(\0132!.scorewire.v1.Precondition" +
+      "Problem\022\020\n\010runnable\030\006 \001(\010*a\n\013ExampleKind" +
+      "\022\034\n\030EXAMPLE_KIND_UNSPECIFIED\020\000\022\031\n\025EXAMPL" +
+      "E_KIND_POSITIVE\020\001\022\031\n\025EXAMPLE_KIND_NEGATI" +
+      "VE\020\002*b\n\013SuiteFormat\022\034\n\030SUITE_FORMAT_UNSP" +
+      "ECIFIED\020\000\022\032\n\026SUITE_FORMAT_EVALSTONE\020\001\022\031\n" +
+      "\025SUITE_FORMAT_CHECKLLM\020\0022\242\003\n\016ScoringServ" +
+      "ice\022@\n\005Score\022\032.scorewire.v1.ScoreRequest" +
+      "\032\033.scorewire.v1.ScoreResponse\022K\n\010RunSuit" +
+      "e\022\035.scorewire.v1.RunSuiteRequest\032\036.score" +
+      "wire.v1.RunSuiteResponse0\001\022V\n\013ScoreStrea" +
+      "m\022 .scorewire.v1.ScoreStreamRequest\032!.sc" +
+      "orewire.v1.ScoreStreamResponse(\0010\001\022O\n\nLi" +
+      "stChecks\022\037.scorewire.v1.ListChecksReques" +
+      "t\032 .scorewire.v1.ListChecksResponse\022X\n\rV" +
+      "alidateSuite\022\".scorewire.v1.ValidateSuit" +
+      "eRequest\032#.scorewire.v1.ValidateSuiteRes" +
+      "ponseBj\n\020dev.scorewire.v1B\014ScoringProtoP" +
+      "\001ZFgithub.com/scorewire/scorewire/client" +
+      "s/go/gen/scorewire/v1;scorewirev1b\006proto" +
+      "3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -349,13 +351,13 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Sample_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Sample_descriptor,
-        new java.lang.String[] { "Id", "Input", "Expected", "Metadata", });
+        new java.lang.String[] { "Id", "Input", "Expected", "Metadata", "InputJson", "ExpectedJson", });
     internal_static_scorewire_v1_Output_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_scorewire_v1_Output_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Output_descriptor,
-        new java.lang.String[] { "Text", "Value", "Metadata", });
+        new java.lang.String[] { "Text", "Value", "Metadata", "ValueJson", });
     internal_static_scorewire_v1_Example_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_scorewire_v1_Example_fieldAccessorTable = new

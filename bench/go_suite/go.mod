@@ -1,0 +1,20 @@
+// The Go client's RunSuite on the peers' dataset (bench/e2e_bench.py builds and runs it).
+module github.com/scorewire/scorewire/bench/go_suite
+
+go 1.26.0
+
+require github.com/scorewire/scorewire/clients/go v0.0.0
+
+replace github.com/scorewire/scorewire/clients/go => ../../clients/go
+
+require (
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)

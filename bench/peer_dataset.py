@@ -1,0 +1,166 @@
+"""The peers' dataset shape as plain Python dicts: what a user holds before scoring.
+
+20,000 recorded outputs by default, each a dict `{"id", "input", "expected", "output"}`:
+- 70% prose answers of ~330 characters; `expected.must_include` lists two or three words,
+  usually but not always present;
+- 20% JSON order objects as text, one in five of them invalid (cut short, or a field of
+  the wrong type);
+- 10% short exact answers (`Paris`, `42`, ...), a few of them wrong.
+
+Every reference is a JSON object `{"answer": ..., "must_include": [...]}`. Five checks run
+on every output: contains (the must_include list), regex, exact (against `answer`),
+json_schema (the order shape) and length. The module imports nothing of scorewire, so
+the peers' own environment can import it too.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+WORDS = [
+    "the",
+    "order",
+    "ships",
+    "within",
+    "two",
+    "business",
+    "days",
+    "and",
+    "returns",
+    "are",
+    "accepted",
+    "for",
+    "thirty",
+    "days",
+    "with",
+    "a",
+    "receipt",
+    "northstar",
+    "support",
+    "can",
+    "help",
+    "with",
+    "refunds",
+    "exchanges",
+    "and",
+    "warranty",
+    "claims",
+    "our",
+    "team",
+    "reviewed",
+    "your",
+    "account",
+    "and",
+    "applied",
+    "the",
+    "credit",
+    "to",
+    "the",
+    "original",
+    "payment",
+    "method",
+    "please",
+    "allow",
+    "a",
+    "few",
+    "days",
+    "for",
+    "the",
+    "statement",
+    "to",
+    "update",
+]
+
+ORDER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "order_id": {"type": "integer", "minimum": 1},
+        "status": {"enum": ["pending", "shipped", "delivered", "cancelled"]},
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
+                "required": ["sku", "qty"],
+            },
+        },
+        "total": {"type": "number", "minimum": 0},
+    },
+    "required": ["order_id", "status", "items"],
+}
+
+REGEX = r"\b(refund|order_id|Paris)\b"
+"""A search that hits some prose, every order and one of the short answers."""
+
+MAX_CHARS = 400
+MAX_WORDS = 70
+
+SHORT = ("Paris", "42", "yes", "blue", "1969")
+
+
+def _prose(rng: random.Random) -> tuple[str, list[str]]:
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < rng.randint(290, 370):
+        words.append(rng.choice(WORDS))
+    text = " ".join(words).capitalize() + "."
+    needles = rng.sample(WORDS, rng.randint(2, 3))
+    return text, needles
+
+
+def _order(rng: random.Random, i: int) -> tuple[str, dict[str, Any]]:
+    obj: dict[str, Any] = {
+        "order_id": 1000 + i,
+        "status": rng.choice(["pending", "shipped", "delivered", "cancelled"]),
+        "items": [
+            {"sku": f"SKU-{rng.randint(1, 999)}", "qty": rng.randint(1, 4)}
+            for _ in range(rng.randint(1, 3))
+        ],
+        "total": round(rng.uniform(5, 500), 2),
+    }
+    text = json.dumps(obj)
+    roll = rng.random()
+    if roll < 0.1:
+        text = text[: len(text) // 2]  # cut short: not JSON
+    elif roll < 0.2:
+        text = json.dumps({**obj, "order_id": str(obj["order_id"])})  # wrong type
+    return text, obj
+
+
+def make_records(n: int = 20_000, seed: int = 7) -> list[dict[str, Any]]:
+    """`n` plain-dict records of the peers' shape, the same for the same seed."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        kind = i % 10
+        if kind < 7:
+            text, needles = _prose(rng)
+            expected: dict[str, Any] = {"answer": text, "must_include": needles}
+            if rng.random() < 0.5:
+                expected["answer"] = "a different answer"
+        elif kind < 9:
+            text, obj = _order(rng, i)
+            expected = {"answer": obj, "must_include": ["order_id", "status"]}
+        else:
+            answer = rng.choice(SHORT)
+            text = answer if rng.random() < 0.8 else rng.choice(SHORT)
+            expected = {"answer": answer, "must_include": [answer]}
+        out.append(
+            {"id": f"s{i}", "input": {"question": f"q{i}"}, "expected": expected, "output": text}
+        )
+    return out
+
+
+def scorewire_checks() -> list[dict[str, Any]]:
+    """The five checks as scorewire check specs (plain dicts)."""
+    return [
+        {
+            "type": "contains",
+            "params": {"path": "must_include", "require_all": True, "case_sensitive": False},
+        },
+        {"type": "regex", "params": {"pattern": REGEX}},
+        {"type": "exact", "params": {"path": "answer"}},
+        {"type": "json_schema", "params": {"schema": ORDER_SCHEMA}},
+        {"type": "length", "params": {"max_chars": MAX_CHARS, "max_words": MAX_WORDS}},
+    ]

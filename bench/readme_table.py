@@ -1,0 +1,95 @@
+"""Write issue 20's ratios into the README, between its markers, from `e2e_bench.py --json`.
+
+    .venv/bin/python bench/e2e_bench.py --json .tmp/e2e.json
+    .venv/bin/python bench/readme_table.py .tmp/e2e.json
+
+Every row names the command that produced it. Sections missing from the JSON (a run with
+`--only`) keep no row; the table is replaced whole, so it never mixes two runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BEGIN = "<!-- e2e-bench:begin (bench/readme_table.py writes this table) -->"
+END = "<!-- e2e-bench:end -->"
+
+
+def _x(s: dict[str, float]) -> str:
+    return f"{s['median']:.2f}× ({s['min']:.2f}–{s['max']:.2f})"
+
+
+def _pct(s: dict[str, float]) -> str:
+    return f"{s['median']:.0%} ({s['min']:.0%}–{s['max']:.0%})"
+
+
+def table(fig: dict[str, Any]) -> str:
+    """The Markdown table of one e2e run."""
+    cmd = f"`{fig['command']} --rounds {fig['rounds']}`"
+    peer = fig.get("peer", {})
+    rows = [
+        "| what (issue 20) | figure | ratio, median of rounds (range) | target | command |",
+        "| --- | ---: | --- | --- | --- |",
+    ]
+    if peer:
+        rows.append(
+            f"| {peer['name']} in process (the fastest peer), {fig['samples']:,} cases × 5 "
+            f"checks | {peer['checks_per_s']:,.0f} checks/s | 1× | | {cmd} |"
+        )
+    if "engine" in fig:
+        e = fig["engine"]
+        rows.append(
+            f"| scorewire engine in process, same data | {e['checks_per_s']:,.0f} checks/s "
+            f"| {_x(e)} of the peer | ≥ 4× | {cmd} |"
+        )
+    if "suite" in fig:
+        s = fig["suite"]
+        rows.append(
+            "| RunSuite through the Python client, dicts in, to the summary, server defaults "
+            f"(metrics on) | {s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | ≥ 1.5× "
+            f"| {cmd} |"
+        )
+    for key, how in (("suite_go", "Values"), ("suite_go_json", "`expected_json`/`input_json`")):
+        if key in fig:
+            s = fig[key]
+            rows.append(
+                f"| RunSuite through the Go client ({how}), same data and server | "
+                f"{s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | | {cmd} |"
+            )
+    if "score_aio" in fig:
+        s = fig["score_aio"]
+        rows.append(
+            f"| unary Score, 3 checks, metrics on, grpc.aio client, 32 in flight | "
+            f"{s['rate']:,.0f} req/s | {_pct(s)} of echo | ≥ 85% | {cmd} |"
+        )
+    if "score_threads" in fig:
+        s = fig["score_threads"]
+        rows.append(
+            f"| `Client.score()` from 32 threads, metrics on | {s['rate']:,.0f} req/s | "
+            f"{_pct(s)} of the same client calling echo | ≥ 70% | {cmd} |"
+        )
+    for key, label in (("judge", "in-process cache"), ("judge_redis", "verdict cache on Redis")):
+        if key in fig:
+            rows.append(
+                f"| 1,000 judge checks, concurrency 32, 50 ms stand-in judge, {label} | | "
+                f"{_x(fig[key])} of the ideal time | ≤ 1.10× | {cmd} |"
+            )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    fig = json.loads(Path(sys.argv[1]).read_text())
+    text = README.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"README.md lacks the markers {BEGIN!r} ... {END!r}")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    README.write_text(f"{head}{BEGIN}\n{table(fig)}\n{END}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
