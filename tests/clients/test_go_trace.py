@@ -3,8 +3,9 @@
 The Go client's own test `TestScoreCarriesTheCallersTrace` (clients/go/trace_test.go)
 makes the Score inside a caller's span and writes its trace id and its client span's id;
 the server, started here with OTEL_EXPORTER_OTLP_ENDPOINT, exports its spans to a real
-OTLP receiver. The server's RPC span must be the Go client span's child. A proxy in
-between (nginx) changes only the address the Go test is given.
+OTLP receiver. The call goes through a real nginx (`grpc_pass`, as an operator runs
+replicas), which passes the `traceparent` header on: the server's RPC span must still be
+the Go client span's child.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from pathlib import Path
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.components import require_binary
 from tests.support.otlp import OtlpReceiver
+from tests.support.proxy import GrpcProxy, require_proxy
 from tests.support.shared_replicas import REPLICA_KEY, Replicas, replica_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_KIND = 2  # OTLP's SPAN_KIND_SERVER
 
 
-def test_a_go_score_is_one_trace_with_the_servers_spans(tmp_path: Path) -> None:
+def test_a_go_score_through_nginx_is_one_trace_with_the_servers_spans(tmp_path: Path) -> None:
     go = require_binary("go", "golang-go")
+    require_proxy("nginx")
     ids_file = tmp_path / "ids.txt"
     with (
         FakeOpenAI(api_key=REPLICA_KEY).running() as judge,
@@ -32,13 +35,13 @@ def test_a_go_score_is_one_trace_with_the_servers_spans(tmp_path: Path) -> None:
         env = replica_env(judge, "memory://", tmp_path)
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp.endpoint
         env["OTEL_BSP_SCHEDULE_DELAY"] = "100"
-        with Replicas(1, env) as replicas:
+        with Replicas(1, env) as replicas, GrpcProxy("nginx", replicas.addresses) as proxy:
             done = subprocess.run(
                 [go, "test", "-count=1", "-run", "^TestScoreCarriesTheCallersTrace$", "."],
                 cwd=ROOT / "clients" / "go",
                 env=dict(
                     os.environ,
-                    SCOREWIRE_ADDR=replicas.addresses[0],
+                    SCOREWIRE_ADDR=proxy.address,
                     SCOREWIRE_TRACE_IDS=str(ids_file),
                 ),
                 capture_output=True,
