@@ -205,3 +205,30 @@ async def test_validate_suite_reports_preconditions_and_offline_skips_credential
     # a runnable suite says so
     ok = await openai_only.ValidateSuite(pb.ValidateSuiteRequest(checks=[RUBRIC]))
     assert ok.valid and ok.runnable and not ok.preconditions
+
+
+CHECKLLM_JUDGED = """
+prompts: ["Answer: {{q}}"]
+providers: [echo]
+tests:
+  - vars: {q: capital of France}
+    outputs: {echo: Paris}
+    assert:
+      - {type: contains, value: Paris}
+      - {type: rubric, value: names the capital}
+"""
+
+
+async def test_a_checkllm_suite_with_a_judge_assertion_fails_its_precondition(keyless) -> None:
+    # the checkllm format over gRPC goes through the same preflight: its judge assertion
+    # on a server with no judge backend is refused before any call, at the test's asserts
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await run_suite(keyless, suite_yaml=CHECKLLM_JUDGED)
+    err = caught.value
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
+    pre, bad = details(err)
+    assert [v.type for v in pre] == ["BACKEND"]
+    assert [v.field for v in bad] == ["suite_yaml.tests[0].assert"]
+    # without the judge assertion the same suite runs (the preflight is not the refusal)
+    recorded = CHECKLLM_JUDGED.replace("      - {type: rubric, value: names the capital}\n", "")
+    await run_suite(keyless, suite_yaml=recorded)
