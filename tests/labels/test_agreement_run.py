@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -45,6 +46,11 @@ def fake() -> Iterator[FakeOpenAI]:
         yield f
 
 
+@dataclass
+class RunLabelServer(LabelServer):
+    address: str = ""
+
+
 def _settings(fake: FakeOpenAI, **overrides: Any) -> Settings:
     return Settings(
         host="127.0.0.1",
@@ -59,17 +65,18 @@ def _settings(fake: FakeOpenAI, **overrides: Any) -> Settings:
 
 
 @pytest.fixture
-async def server(fake: FakeOpenAI, store: Any, tmp_path: Any) -> AsyncIterator[LabelServer]:  # noqa: F811
+async def server(fake: FakeOpenAI, store: Any, tmp_path: Any) -> AsyncIterator[RunLabelServer]:  # noqa: F811
     settings = _settings(fake)
     judge = JudgeService.from_settings(settings)
     runs = await SqliteRunStore.open(str(tmp_path / "runs.db"))
     running, port = await create_server(settings, judge=judge, labels=store, runs=runs)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield LabelServer(
+        yield RunLabelServer(
             labels_pb2_grpc.LabelServiceStub(channel),
             scoring_pb2_grpc.ScoringServiceStub(channel),
             None,  # type: ignore[arg-type]
+            f"127.0.0.1:{port}",
         )
     finally:
         await channel.close()
@@ -285,3 +292,41 @@ async def test_another_tenants_run_is_not_found(
         await running.stop(0)
         await judge.aclose()
         await labels.close()
+
+
+# --- the CLI ---------------------------------------------------------------------------------
+
+
+async def test_the_cli_reads_a_recorded_run_from_the_server(
+    server: RunLabelServer, fake: FakeOpenAI, tmp_path: Any
+) -> None:
+    import asyncio
+
+    from tests.cli.test_agreement import scorewire
+
+    await put_labels(server)
+    run_id = await record(server.scoring, [judge_spec(), CONTAINS])
+    calls = fake.calls
+    addr = server.address
+    done = await asyncio.to_thread(
+        scorewire, "agreement", run_id, "--server", addr, "--seed", "3", "--json", "-"
+    )
+    assert done.code == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["format"] == "scorewire.agreement/1" and doc["results"] == run_id
+    [check] = doc["checks"]
+    assert (check["name"], check["pairs"], check["accuracy"]) == ("polite", 4, 0.5)
+    assert [d["sample_id"] for d in check["disagreements"]] == ["s1", "s3"]
+    cal = await asyncio.to_thread(
+        scorewire, "calibrate", run_id, "--server", addr, "--thresholds", "0.25,1", "--json", "-"
+    )
+    assert cal.code == 0, cal.stderr
+    assert [p["threshold"] for p in json.loads(cal.stdout)["checks"][0]["points"]] == [0.25, 1.0]
+    assert fake.calls == calls
+    # an unknown run is the server's NOT_FOUND, exit 2; a run id without --server is usage
+    missing = await asyncio.to_thread(scorewire, "agreement", "run_" + "0" * 20, "--server", addr)
+    assert missing.code == 2 and "NOT_FOUND" in missing.stderr
+    nolabels = await asyncio.to_thread(
+        scorewire, "agreement", run_id, "--labels", str(tmp_path / "none.jsonl")
+    )
+    assert nolabels.code == 2 and "give --server" in nolabels.stderr
