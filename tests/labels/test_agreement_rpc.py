@@ -230,7 +230,7 @@ async def test_zero_pairs_is_failed_precondition_never_kappa_zero(
 @pytest.mark.parametrize(
     ("request_kw", "code", "needle"),
     [
-        ({"run_id": "r1"}, grpc.StatusCode.FAILED_PRECONDITION, "recorded runs are not served"),
+        ({"run_id": "r1"}, grpc.StatusCode.UNAVAILABLE, "keeps no run store"),
         (
             {"checks": [pb.CheckSpec(type="contains", params={"needles": ["o"]})]},
             grpc.StatusCode.INVALID_ARGUMENT,

@@ -3,6 +3,8 @@
     scorewire agreement results.json --labels labels.jsonl [--check NAME] [--json OUT]
     scorewire agreement results.json --server HOST:PORT [--label-check tone]
     scorewire calibrate results.json --labels labels.jsonl [--thresholds 0.5,0.75]
+    scorewire agreement RUN_ID --server HOST:PORT [--check NAME]
+
 
 Both read a results JSON of `scorewire run --output` (the judge's scores of each case,
 with the exact outputs) and human labels: a labels JSONL of `scorewire label`, or the
@@ -14,6 +16,11 @@ re-decides the same verdicts at each threshold (from the values already in the f
 no judge is called), shows the agreement at each and recommends the highest kappa, with
 the judge's cost per labelled pair.
 
+With a recorded run's id (`run_` and 20 hex digits, not the name of an existing file) in
+place of the results file, and `--server`, the server does the work: LabelService's
+Agreement (or Calibrate) reads the run's recorded judge verdicts (no judge call) and
+pairs them with its label store; the figures are printed and written the same way.
+
 Exit codes: 0 with the figures printed (and written with `--json`); 2 for a usage error,
 an unreadable file, a check that is not judge-backed, or zero pairs (agreement on nothing
 is an error, never a kappa of 0).
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC
@@ -41,6 +49,7 @@ from scorewire.labels.agreement import (
     DEFAULT_RESAMPLES,
     Agreement,
     Calibration,
+    CalibrationPoint,
     Confusion,
     JudgedOutput,
     NoPairs,
@@ -339,6 +348,122 @@ def _inputs(args: argparse.Namespace) -> tuple[list[tuple[str, str, list[JudgedO
     return [(n, t, judged_outputs(results, n)) for n, t in checks], lookup
 
 
+_RUN_ID = re.compile(r"run_[0-9a-f]{20}")
+
+
+def is_run_id(text: str) -> bool:
+    """Whether the RESULTS argument names a recorded run: a run id, and no such file."""
+    return _RUN_ID.fullmatch(text) is not None and not Path(text).exists()
+
+
+def _confusion_from_pb(m: Any) -> Confusion:
+    return Confusion(
+        m.judge_pass_human_pass,
+        m.judge_pass_human_fail,
+        m.judge_fail_human_pass,
+        m.judge_fail_human_fail,
+    )
+
+
+def _agreement_from_pb(m: Any) -> Agreement:
+    return Agreement(
+        pairs=m.pairs,
+        accuracy=m.accuracy,
+        kappa=m.kappa if m.HasField("kappa") else None,
+        interval=(m.kappa_low, m.kappa_high) if m.HasField("kappa") else None,
+        confidence=m.confidence,
+        resamples=m.resamples,
+        confusion=_confusion_from_pb(m.confusion),
+        disagreements=[
+            Pair(
+                sample_id=d.sample_id,
+                output=d.output,
+                judge_passed=d.judge_passed,
+                judge_value=d.judge_value,
+                judge_reason=d.judge_reason,
+                confidence=d.confidence,
+                human_passed=d.human_passed,
+                human_note=d.human_note,
+            )
+            for d in m.disagreements
+        ],
+        unlabelled=m.unlabelled,
+        errored=m.errored,
+        cost_usd=m.cost_usd,
+    )
+
+
+def _calibration_from_pb(m: Any) -> Calibration:
+    points = [
+        CalibrationPoint(
+            p.threshold,
+            p.accuracy,
+            p.kappa if p.HasField("kappa") else None,
+            _confusion_from_pb(p.confusion),
+        )
+        for p in m.points
+    ]
+    best = next(
+        (p for p in points if p.threshold == m.recommended_threshold),
+        CalibrationPoint(m.recommended_threshold, 0.0, None, Confusion()),
+    )
+    return Calibration(m.pairs, points, best, m.cost_usd, m.cost_per_pair_usd)
+
+
+def _run_request(args: argparse.Namespace) -> Any:
+    from scorewire.v1 import labels_pb2
+
+    if args.server is None:
+        raise AgreementUsageError(
+            f"{args.results} is a run id: give --server, the server that recorded it"
+        )
+    return labels_pb2.AgreementRequest(
+        run_id=args.results,
+        check=args.check or "",
+        labels=labels_pb2.LabelFilter(
+            check=args.label_check, labeller=args.labeller, tenant=args.tenant
+        ),
+        options=labels_pb2.AgreementOptions(
+            resamples=getattr(args, "resamples", 0),
+            seed=getattr(args, "seed", 0),
+            confidence=getattr(args, "confidence", 0.0),
+            max_disagreements=getattr(args, "max_disagreements", 0),
+        ),
+    )
+
+
+def _call_server(args: argparse.Namespace, method: str, request: Any) -> Any:
+    """One LabelService call to `--server`; AgreementUsageError with the status otherwise."""
+    import grpc
+    from scorewire.v1 import labels_pb2_grpc
+
+    channel = grpc.insecure_channel(args.server)
+    try:
+        stub = labels_pb2_grpc.LabelServiceStub(channel)
+        return getattr(stub, method)(request, timeout=300.0)
+    except grpc.RpcError as err:
+        raise AgreementUsageError(
+            f"{args.server} answered {err.code().name}: {err.details()}"
+        ) from None
+    finally:
+        channel.close()
+
+
+def _run_agreements(args: argparse.Namespace) -> list[tuple[str, str, Agreement]]:
+    resp = _call_server(args, "Agreement", _run_request(args))
+    return [(c.name, c.type, _agreement_from_pb(c)) for c in resp.checks]
+
+
+def _run_calibrations(args: argparse.Namespace) -> list[tuple[str, str, Calibration]]:
+    from scorewire.v1 import labels_pb2
+
+    request = labels_pb2.CalibrateRequest(
+        agreement=_run_request(args), thresholds=args.thresholds or []
+    )
+    resp = _call_server(args, "Calibrate", request)
+    return [(c.name, c.type, _calibration_from_pb(c)) for c in resp.checks]
+
+
 def _write_json(path: str | None, doc: dict[str, Any]) -> None:
     if path is None:
         return
@@ -354,8 +479,14 @@ def run_agreement(args: argparse.Namespace, *, console: Console | None = None) -
     console = console or Console(stderr=args.json == "-")
     err = Console(stderr=True)
     try:
-        checks, lookup = _inputs(args)
         reports = []
+        if is_run_id(args.results):
+            for name, ctype, a in _run_agreements(args):
+                reports.append(agreement_json(name, ctype, a))
+                _print_agreement(console, name, ctype, a)
+            checks: list[tuple[str, str, list[JudgedOutput]]] = []
+        else:
+            checks, lookup = _inputs(args)
         for name, ctype, judged in checks:
             a = agreement(
                 pair_up(judged, lookup),
@@ -378,8 +509,14 @@ def run_calibrate(args: argparse.Namespace, *, console: Console | None = None) -
     console = console or Console(stderr=args.json == "-")
     err = Console(stderr=True)
     try:
-        checks, lookup = _inputs(args)
         reports = []
+        if is_run_id(args.results):
+            for name, ctype, cal in _run_calibrations(args):
+                reports.append(calibration_json(name, ctype, cal))
+                _print_calibration(console, name, ctype, cal)
+            checks: list[tuple[str, str, list[JudgedOutput]]] = []
+        else:
+            checks, lookup = _inputs(args)
         for name, ctype, judged in checks:
             c = calibrate(pair_up(judged, lookup), args.thresholds)
             reports.append(calibration_json(name, ctype, c))
@@ -419,7 +556,9 @@ def _thresholds(text: str) -> list[float]:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "results", metavar="RESULTS_JSON", help="a results JSON of `scorewire run --output`"
+        "results",
+        metavar="RESULTS_JSON",
+        help="a results JSON of `scorewire run --output`, or a recorded run's id (--server)",
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(

@@ -1,10 +1,12 @@
-"""LabelService.Agreement and .Calibrate: score now, pair with labels, convert the figures.
+"""LabelService.Agreement and .Calibrate: score now or read a run, pair with labels, convert.
 
-The cases are scored by the ScoringService's machinery (`score_now`: the same limits,
-verdict cache and budgets as RunSuite); the pairing and the figures are the domain's
-(`scorewire.labels.agreement`), over an iterable of scored outputs so that a recorded
-run's results can be plugged in once runs are stored (`run_id` is reserved for that).
-Labels are read as ListLabels reads them, narrowed to what the caller may see.
+Without `run_id` the cases are scored by the ScoringService's machinery (`score_now`: the
+same limits, verdict cache and budgets as RunSuite). With `run_id` the recorded run's
+judge-backed scores are read from the run store instead (`recorded_pairs`: no judge
+call), the run seen as RunService.GetRun sees it (another tenant's run is NOT_FOUND).
+The pairing and the figures are the domain's (`scorewire.labels.agreement`), over an
+iterable of scored outputs. Labels are read as ListLabels reads them, narrowed to what
+the caller may see.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any, Protocol
 
 import grpc
 from scorewire.core.errors import FieldViolation, join_path
+from scorewire.core.model import Score, ScoreError, Spread
+from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import CaseResult, Plan
 from scorewire.labels.agreement import (
     DEFAULT_CONFIDENCE,
@@ -42,7 +46,10 @@ from scorewire.labels.model import (
     latest_per_labeller,
     output_hash,
 )
+from scorewire.runs import RunRecorder, RunsUnavailable, iter_results
 from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.server.run_records import CODEC, unavailable, visible_run
+from scorewire.server.security import Principal
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import scoring_pb2
 
@@ -183,11 +190,6 @@ async def judge_pairs(
     query: LabelQuery,
 ) -> list[Judged]:
     """Score the request's cases now and pair every chosen judge-backed check with labels."""
-    if request.run_id:
-        raise failed_precondition(
-            "recorded runs are not served yet: send the cases and checks to score now",
-            join_path(path, "run_id"),
-        )
     if not request.cases:
         raise invalid_argument([FieldViolation(join_path(path, "cases"), "must hold a case")])
     if not request.checks:
@@ -229,6 +231,143 @@ async def judge_pairs(
         model = request.checks[i].params.fields.get("model") if i < len(request.checks) else None
         model_name = model.string_value if model is not None else None
         out.append(Judged(check.name, check.type, scorer.describe_judge(model_name), paired))
+    return out
+
+
+RUN_CASES_SETTING = "max_cases_per_request"
+
+
+def _score_from_pb(m: scoring_pb2.Score) -> Score:
+    """A recorded score message as the domain's score (its error and spread kept)."""
+    error = ScoreError(m.error.code, m.error.message) if m.HasField("error") else None
+    spread = (
+        Spread(tuple(m.spread.values), m.spread.agreement)
+        if m.HasField("spread") and m.spread.values
+        else None
+    )
+    return Score(
+        m.value,
+        m.passed,
+        m.reason,
+        cost_usd=m.cost_usd,
+        latency_ms=m.latency_ms,
+        error=error,
+        cached=m.cached,
+        unpriced=m.unpriced,
+        skipped=m.skipped,
+        spread=spread,
+    )
+
+
+def _suite_models(suite: str) -> dict[str, str]:
+    """Each check's `model:` parameter as the recorded suite text names it (by check name,
+    else by type); empty when the suite is not the JSON form or names no model."""
+    import json
+
+    try:
+        doc = json.loads(suite)
+    except ValueError:
+        try:
+            import yaml
+
+            doc = yaml.safe_load(suite)
+        except yaml.YAMLError:  # a suite we cannot read names no model
+            return {}
+    checks = doc.get("checks") if isinstance(doc, dict) else None
+    out: dict[str, str] = {}
+    for c in checks if isinstance(checks, list) else []:
+        if not isinstance(c, dict):
+            continue
+        params = c.get("params") if isinstance(c.get("params"), dict) else c
+        model = params.get("model") if isinstance(params, dict) else None
+        name = c.get("name") or c.get("type")
+        if isinstance(model, str) and isinstance(name, str):
+            out.setdefault(name, model)
+    return out
+
+
+async def recorded_pairs(
+    request: pb.AgreementRequest,
+    path: str,
+    *,
+    recorder: RunRecorder,
+    who: Principal | None,
+    describe_judge: Any,
+    store: LabelStore,
+    query: LabelQuery,
+    max_cases: int,
+) -> list[Judged]:
+    """Pair the recorded run's judge-backed scores with labels; no check is scored again.
+
+    NOT_FOUND naming `run_id` for a run that does not exist or that `who` may not see;
+    FAILED_PRECONDITION when it recorded no judge-backed score; RESOURCE_EXHAUSTED when it
+    holds more cases than `max_cases_per_request` (each is one label lookup).
+    """
+    run_field = join_path(path, "run_id")
+    extra = [
+        FieldViolation(join_path(path, f), "must be empty when run_id is set: the run's "
+                       "recorded cases and scores are compared")
+        for f in ("cases", "checks")
+        if getattr(request, f)
+    ]  # fmt: skip
+    if request.HasField("budget_usd"):
+        extra.append(
+            FieldViolation(
+                join_path(path, "budget_usd"),
+                "must be unset when run_id is set: a recorded run makes no judge call",
+            )
+        )
+    if extra:
+        raise invalid_argument(extra)
+    run_id = request.run_id
+    run = await visible_run(recorder, run_id, who)
+    if run is None:
+        raise RequestRejected(
+            grpc.StatusCode.NOT_FOUND,
+            f"no run {run_id!r}",
+            [FieldViolation(run_field, f"no run {run_id!r}")],
+        )
+    texts: list[str] = []
+    keys: list[tuple[str, str]] = []
+    judged: dict[str, list[tuple[int, Score]]] = {}
+    types: dict[str, str] = {}
+    try:
+        async for _, record in iter_results(recorder.store, CODEC, run_id):
+            if len(texts) == max_cases:
+                raise resource_exhausted(
+                    run_field,
+                    f"run {run_id!r} holds more than {RUN_CASES_SETTING} ({max_cases}) cases",
+                )
+            at = len(texts)
+            texts.append(labelled_text(record.output, record.output_value))
+            keys.append((record.sample_id, output_hash(texts[-1])))
+            _, result = record.raw
+            for m in result.scores:
+                check_type = REGISTRY.get(m.type)
+                if check_type is None or not check_type.uses_judge:
+                    continue
+                if request.check and m.name != request.check:
+                    continue
+                types.setdefault(m.name, m.type)
+                judged.setdefault(m.name, []).append((at, _score_from_pb(m)))
+    except RunsUnavailable as err:
+        raise unavailable(err) from None
+    if not judged:
+        why = (
+            f"run {run_id!r} recorded no judge-backed score named {request.check!r}"
+            if request.check
+            else f"run {run_id!r} recorded no judge-backed score: nothing to compare with labels"
+        )
+        raise failed_precondition(why, join_path(path, "check" if request.check else "run_id"))
+    labels = await _labels_of(store, query, keys)
+    models = _suite_models(run.suite)
+    order = {name: i for i, name in enumerate(run.checks)}
+    out = []
+    for name in sorted(judged, key=lambda n: (order.get(n, len(order)), n)):
+        outputs = (JudgedOutput(keys[at][0], texts[at], s) for at, s in judged[name])
+        paired = pair_up(outputs, lambda s, h: labels.get((s, h), []))
+        model = models.get(name) or models.get(types[name])
+        out.append(Judged(name, types[name], describe_judge(model), paired))
     return out
 
 

@@ -138,6 +138,8 @@ async def create_server(
                 scorer=service,
                 observer=agreement_observer,
                 max_resamples=settings.max_bootstrap_resamples,
+                recorder=recorder,
+                max_run_cases=settings.max_cases_per_request,
             )
         )
     if recorder is not None:

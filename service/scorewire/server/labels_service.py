@@ -43,6 +43,7 @@ from scorewire.labels.model import (
     is_output_hash,
     utc_now,
 )
+from scorewire.runs import RunRecorder
 from scorewire.server import agreement as trust
 from scorewire.server.errors import (
     RequestRejected,
@@ -52,6 +53,7 @@ from scorewire.server.errors import (
     resource_exhausted,
 )
 from scorewire.server.registration import add_service
+from scorewire.server.run_records import unavailable
 from scorewire.server.security import Principal, Role, principal
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import labels_pb2_grpc as pb_grpc
@@ -305,8 +307,9 @@ def _query_from_pb(
 class LabelService(pb_grpc.LabelServiceServicer):
     """scorewire.v1.LabelService on grpc.aio, over any `LabelStore`.
 
-    Agreement and Calibrate need a `scorer` (the ScoringService) to score cases; without
-    one they are UNIMPLEMENTED.
+    Agreement and Calibrate need a `scorer` (the ScoringService) to score cases, and a
+    run `recorder` to read a recorded run (`run_id`); without the one a request needs
+    they are UNIMPLEMENTED (no scorer) or UNAVAILABLE naming the missing run store.
     """
 
     def __init__(
@@ -316,11 +319,15 @@ class LabelService(pb_grpc.LabelServiceServicer):
         scorer: trust.Scorer | None = None,
         observer: trust.AgreementObserver | None = None,
         max_resamples: int = 10_000,
+        recorder: RunRecorder | None = None,
+        max_run_cases: int = 100_000,
     ) -> None:
         self._store = store
         self._scorer = scorer
         self._observer = observer
         self._max_resamples = max_resamples
+        self._recorder = recorder
+        self._max_run_cases = max_run_cases
 
     @guarded_unary
     async def PutLabels(
@@ -395,9 +402,21 @@ class LabelService(pb_grpc.LabelServiceServicer):
             raise RequestRejected(
                 grpc.StatusCode.UNIMPLEMENTED, "this server scores no cases for agreement"
             )
-        query = visible_query(
-            trust.label_query(request.labels, join_path(path, "labels")), principal(context)
-        )
+        who = principal(context)
+        query = visible_query(trust.label_query(request.labels, join_path(path, "labels")), who)
+        if request.run_id:
+            if self._recorder is None:
+                raise unavailable()
+            return await trust.recorded_pairs(
+                request,
+                path,
+                recorder=self._recorder,
+                who=who,
+                describe_judge=self._scorer.describe_judge,
+                store=self._store,
+                query=query,
+                max_cases=self._max_run_cases,
+            )
         return await trust.judge_pairs(
             request, path, context, scorer=self._scorer, store=self._store, query=query
         )
@@ -406,7 +425,8 @@ class LabelService(pb_grpc.LabelServiceServicer):
     async def Agreement(
         self, request: pb.AgreementRequest, context: Context
     ) -> pb.AgreementResponse:
-        """Score the cases now and compare each judge-backed check with the labels."""
+        """Score the cases now (or read the recorded run `run_id`) and compare each
+        judge-backed check with the labels."""
         options = trust.options_from_pb(request.options, "options", self._max_resamples)
         judged = await self._judge_pairs(request, "", context)
         figures = trust.agreements(judged, options, "")
@@ -421,7 +441,8 @@ class LabelService(pb_grpc.LabelServiceServicer):
     async def Calibrate(
         self, request: pb.CalibrateRequest, context: Context
     ) -> pb.CalibrateResponse:
-        """Score once, then the agreement at each candidate threshold, and the best."""
+        """Score once (or read the recorded run), then the agreement at each candidate
+        threshold, and the best."""
         thresholds = trust.thresholds_from_pb(request.thresholds)
         judged = await self._judge_pairs(request.agreement, "agreement", context)
         figures = trust.calibrations(judged, thresholds, "agreement")
@@ -472,8 +493,18 @@ def add_label_service(
     scorer: trust.Scorer | None = None,
     observer: trust.AgreementObserver | None = None,
     max_resamples: int = 10_000,
+    recorder: RunRecorder | None = None,
+    max_run_cases: int = 100_000,
 ) -> str:
-    """Register a LabelService over `store` on `server`; returns its full service name."""
-    service = LabelService(store, scorer=scorer, observer=observer, max_resamples=max_resamples)
+    """Register a LabelService over `store` on `server`; returns its full service name.
+    With a run `recorder`, Agreement and Calibrate also read recorded runs (`run_id`)."""
+    service = LabelService(
+        store,
+        scorer=scorer,
+        observer=observer,
+        max_resamples=max_resamples,
+        recorder=recorder,
+        max_run_cases=max_run_cases,
+    )
     # Lenient deserializers: bytes that do not parse are INVALID_ARGUMENT, not UNKNOWN.
     return add_service(server, service, pb.DESCRIPTOR.services_by_name["LabelService"])

@@ -568,12 +568,13 @@ func (x *AgreementOptions) GetMaxDisagreements() int32 {
 type AgreementRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cases to score now: samples with their ids and the exact outputs people
-	// labelled. At most the server's per-request case limit.
+	// labelled. At most the server's per-request case limit. Empty with `run_id`.
 	Cases []*Case `protobuf:"bytes,1,rep,name=cases,proto3" json:"cases,omitempty"`
 	// The checks to score them with; at least one must be judge-backed.
 	Checks []*CheckSpec `protobuf:"bytes,2,rep,name=checks,proto3" json:"checks,omitempty"`
-	// A recorded run's id, to compare its scores instead of scoring `cases` now.
-	// Reserved: not served yet (FAILED_PRECONDITION when set).
+	// A recorded run's id, to compare its recorded scores instead of scoring `cases`
+	// now; `cases`, `checks` and `budget_usd` must then be empty. At most
+	// SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// Only this check (by name); empty means every judge-backed check of `checks`.
 	Check string `protobuf:"bytes,4,opt,name=check,proto3" json:"check,omitempty"`

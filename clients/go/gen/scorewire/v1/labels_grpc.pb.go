@@ -66,17 +66,20 @@ type LabelServiceClient interface {
 	// label store does not answer.
 	ListLabels(ctx context.Context, in *ListLabelsRequest, opts ...grpc.CallOption) (*ListLabelsResponse, error)
 	// Agreement scores the request's cases with its checks now (verdicts already in the
-	// cache cost nothing) and compares each judge-backed check's pass/fail with the
+	// cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+	// (no judge call), and compares each judge-backed check's pass/fail with the
 	// human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
 	// kappa with a bootstrap confidence interval, the confusion matrix, and the
 	// disagreements, most confident first. Labels are read as ListLabels reads them:
-	// a `caller` token sees only its own tenant's.
+	// a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
 	// Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-	// judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-	// limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-	// output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-	// is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-	// does not answer.
+	// judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+	// sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+	// NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+	// tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+	// (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+	// score, and UNAVAILABLE when the label store or the run store does not answer
+	// (or the server keeps no run store).
 	Agreement(ctx context.Context, in *AgreementRequest, opts ...grpc.CallOption) (*AgreementResponse, error)
 	// Calibrate scores like Agreement, once, then applies each candidate threshold to
 	// the verdicts already given (no further judge calls) and reports the agreement
@@ -165,17 +168,20 @@ type LabelServiceServer interface {
 	// label store does not answer.
 	ListLabels(context.Context, *ListLabelsRequest) (*ListLabelsResponse, error)
 	// Agreement scores the request's cases with its checks now (verdicts already in the
-	// cache cost nothing) and compares each judge-backed check's pass/fail with the
+	// cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+	// (no judge call), and compares each judge-backed check's pass/fail with the
 	// human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
 	// kappa with a bootstrap confidence interval, the confusion matrix, and the
 	// disagreements, most confident first. Labels are read as ListLabels reads them:
-	// a `caller` token sees only its own tenant's.
+	// a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
 	// Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-	// judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-	// limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-	// output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-	// is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-	// does not answer.
+	// judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+	// sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+	// NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+	// tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+	// (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+	// score, and UNAVAILABLE when the label store or the run store does not answer
+	// (or the server keeps no run store).
 	Agreement(context.Context, *AgreementRequest) (*AgreementResponse, error)
 	// Calibrate scores like Agreement, once, then applies each candidate threshold to
 	// the verdicts already given (no further judge calls) and reports the agreement

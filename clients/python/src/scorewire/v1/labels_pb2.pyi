@@ -320,8 +320,9 @@ class AgreementRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     BUDGET_USD_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
-    """A recorded run's id, to compare its scores instead of scoring `cases` now.
-    Reserved: not served yet (FAILED_PRECONDITION when set).
+    """A recorded run's id, to compare its recorded scores instead of scoring `cases`
+    now; `cases`, `checks` and `budget_usd` must then be empty. At most
+    SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
     """
     check: _builtins.str
     """Only this check (by name); empty means every judge-backed check of `checks`."""
@@ -332,7 +333,7 @@ class AgreementRequest(_message.Message):
     @_builtins.property
     def cases(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.Case]:
         """The cases to score now: samples with their ids and the exact outputs people
-        labelled. At most the server's per-request case limit.
+        labelled. At most the server's per-request case limit. Empty with `run_id`.
         """
 
     @_builtins.property

@@ -168,14 +168,15 @@ export interface AgreementOptions {
 export interface AgreementRequest {
   /**
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    */
   cases: Case[];
   /** The checks to score them with; at least one must be judge-backed. */
   checks: CheckSpec[];
   /**
-   * A recorded run's id, to compare its scores instead of scoring `cases` now.
-   * Reserved: not served yet (FAILED_PRECONDITION when set).
+   * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
    */
   runId: string;
   /** Only this check (by name); empty means every judge-backed check of `checks`. */
@@ -2720,17 +2721,20 @@ export const LabelServiceService = {
   },
   /**
    * Agreement scores the request's cases with its checks now (verdicts already in the
-   * cache cost nothing) and compares each judge-backed check's pass/fail with the
+   * cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+   * (no judge call), and compares each judge-backed check's pass/fail with the
    * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
    * kappa with a bootstrap confidence interval, the confusion matrix, and the
    * disagreements, most confident first. Labels are read as ListLabels reads them:
-   * a `caller` token sees only its own tenant's.
+   * a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
    * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-   * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-   * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-   * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-   * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-   * does not answer.
+   * judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+   * sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+   * NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+   * tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+   * (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+   * score, and UNAVAILABLE when the label store or the run store does not answer
+   * (or the server keeps no run store).
    */
   agreement: {
     path: "/scorewire.v1.LabelService/Agreement" as const,
@@ -2788,17 +2792,20 @@ export interface LabelServiceServer extends UntypedServiceImplementation {
   listLabels: handleUnaryCall<ListLabelsRequest, ListLabelsResponse>;
   /**
    * Agreement scores the request's cases with its checks now (verdicts already in the
-   * cache cost nothing) and compares each judge-backed check's pass/fail with the
+   * cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+   * (no judge call), and compares each judge-backed check's pass/fail with the
    * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
    * kappa with a bootstrap confidence interval, the confusion matrix, and the
    * disagreements, most confident first. Labels are read as ListLabels reads them:
-   * a `caller` token sees only its own tenant's.
+   * a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
    * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-   * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-   * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-   * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-   * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-   * does not answer.
+   * judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+   * sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+   * NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+   * tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+   * (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+   * score, and UNAVAILABLE when the label store or the run store does not answer
+   * (or the server keeps no run store).
    */
   agreement: handleUnaryCall<AgreementRequest, AgreementResponse>;
   /**
@@ -2868,17 +2875,20 @@ export interface LabelServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Agreement scores the request's cases with its checks now (verdicts already in the
-   * cache cost nothing) and compares each judge-backed check's pass/fail with the
+   * cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+   * (no judge call), and compares each judge-backed check's pass/fail with the
    * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
    * kappa with a bootstrap confidence interval, the confusion matrix, and the
    * disagreements, most confident first. Labels are read as ListLabels reads them:
-   * a `caller` token sees only its own tenant's.
+   * a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
    * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-   * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-   * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-   * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-   * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-   * does not answer.
+   * judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+   * sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+   * NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+   * tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+   * (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+   * score, and UNAVAILABLE when the label store or the run store does not answer
+   * (or the server keeps no run store).
    */
   agreement(
     request: AgreementRequest,

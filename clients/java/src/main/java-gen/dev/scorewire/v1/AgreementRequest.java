@@ -63,7 +63,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -75,7 +75,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -88,7 +88,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -100,7 +100,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -112,7 +112,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -189,8 +189,9 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object runId_ = "";
   /**
    * <pre>
-   * A recorded run's id, to compare its scores instead of scoring `cases` now.
-   * Reserved: not served yet (FAILED_PRECONDITION when set).
+   * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
    * </pre>
    *
    * <code>string run_id = 3;</code>
@@ -211,8 +212,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * A recorded run's id, to compare its scores instead of scoring `cases` now.
-   * Reserved: not served yet (FAILED_PRECONDITION when set).
+   * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
    * </pre>
    *
    * <code>string run_id = 3;</code>
@@ -992,7 +994,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1007,7 +1009,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1022,7 +1024,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1037,7 +1039,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1059,7 +1061,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1078,7 +1080,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1099,7 +1101,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1121,7 +1123,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1140,7 +1142,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1159,7 +1161,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1179,7 +1181,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1197,7 +1199,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1215,7 +1217,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1227,7 +1229,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1242,7 +1244,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1258,7 +1260,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1270,7 +1272,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1283,7 +1285,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit.
+     * labelled. At most the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1622,8 +1624,9 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object runId_ = "";
     /**
      * <pre>
-     * A recorded run's id, to compare its scores instead of scoring `cases` now.
-     * Reserved: not served yet (FAILED_PRECONDITION when set).
+     * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1643,8 +1646,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A recorded run's id, to compare its scores instead of scoring `cases` now.
-     * Reserved: not served yet (FAILED_PRECONDITION when set).
+     * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1665,8 +1669,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A recorded run's id, to compare its scores instead of scoring `cases` now.
-     * Reserved: not served yet (FAILED_PRECONDITION when set).
+     * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1683,8 +1688,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A recorded run's id, to compare its scores instead of scoring `cases` now.
-     * Reserved: not served yet (FAILED_PRECONDITION when set).
+     * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1698,8 +1704,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A recorded run's id, to compare its scores instead of scoring `cases` now.
-     * Reserved: not served yet (FAILED_PRECONDITION when set).
+     * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
      * </pre>
      *
      * <code>string run_id = 3;</code>

@@ -13,7 +13,7 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -23,7 +23,7 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -32,7 +32,7 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -41,7 +41,7 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -51,7 +51,7 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit.
+   * labelled. At most the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -105,8 +105,9 @@ public interface AgreementRequestOrBuilder extends
 
   /**
    * <pre>
-   * A recorded run's id, to compare its scores instead of scoring `cases` now.
-   * Reserved: not served yet (FAILED_PRECONDITION when set).
+   * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
    * </pre>
    *
    * <code>string run_id = 3;</code>
@@ -115,8 +116,9 @@ public interface AgreementRequestOrBuilder extends
   java.lang.String getRunId();
   /**
    * <pre>
-   * A recorded run's id, to compare its scores instead of scoring `cases` now.
-   * Reserved: not served yet (FAILED_PRECONDITION when set).
+   * A recorded run's id, to compare its recorded scores instead of scoring `cases`
+   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
+   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
    * </pre>
    *
    * <code>string run_id = 3;</code>

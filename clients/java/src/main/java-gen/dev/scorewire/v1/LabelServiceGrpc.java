@@ -239,17 +239,20 @@ public final class LabelServiceGrpc {
     /**
      * <pre>
      * Agreement scores the request's cases with its checks now (verdicts already in the
-     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+     * (no judge call), and compares each judge-backed check's pass/fail with the
      * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
      * kappa with a bootstrap confidence interval, the confusion matrix, and the
      * disagreements, most confident first. Labels are read as ListLabels reads them:
-     * a `caller` token sees only its own tenant's.
+     * a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
      * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-     * does not answer.
+     * judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+     * sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+     * NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+     * tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+     * (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+     * score, and UNAVAILABLE when the label store or the run store does not answer
+     * (or the server keeps no run store).
      * </pre>
      */
     public void agreement(dev.scorewire.v1.AgreementRequest request,
@@ -367,17 +370,20 @@ public final class LabelServiceGrpc {
     /**
      * <pre>
      * Agreement scores the request's cases with its checks now (verdicts already in the
-     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+     * (no judge call), and compares each judge-backed check's pass/fail with the
      * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
      * kappa with a bootstrap confidence interval, the confusion matrix, and the
      * disagreements, most confident first. Labels are read as ListLabels reads them:
-     * a `caller` token sees only its own tenant's.
+     * a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
      * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-     * does not answer.
+     * judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+     * sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+     * NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+     * tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+     * (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+     * score, and UNAVAILABLE when the label store or the run store does not answer
+     * (or the server keeps no run store).
      * </pre>
      */
     public void agreement(dev.scorewire.v1.AgreementRequest request,
@@ -462,17 +468,20 @@ public final class LabelServiceGrpc {
     /**
      * <pre>
      * Agreement scores the request's cases with its checks now (verdicts already in the
-     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+     * (no judge call), and compares each judge-backed check's pass/fail with the
      * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
      * kappa with a bootstrap confidence interval, the confusion matrix, and the
      * disagreements, most confident first. Labels are read as ListLabels reads them:
-     * a `caller` token sees only its own tenant's.
+     * a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
      * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-     * does not answer.
+     * judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+     * sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+     * NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+     * tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+     * (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+     * score, and UNAVAILABLE when the label store or the run store does not answer
+     * (or the server keeps no run store).
      * </pre>
      */
     public dev.scorewire.v1.AgreementResponse agreement(dev.scorewire.v1.AgreementRequest request) {
@@ -557,17 +566,20 @@ public final class LabelServiceGrpc {
     /**
      * <pre>
      * Agreement scores the request's cases with its checks now (verdicts already in the
-     * cache cost nothing) and compares each judge-backed check's pass/fail with the
+     * cache cost nothing), or with `run_id` reads a recorded run's judge-backed scores
+     * (no judge call), and compares each judge-backed check's pass/fail with the
      * human labels of the same sample ids and exact outputs: pairs, accuracy, Cohen's
      * kappa with a bootstrap confidence interval, the confusion matrix, and the
      * disagreements, most confident first. Labels are read as ListLabels reads them:
-     * a `caller` token sees only its own tenant's.
+     * a `caller` token sees only its own tenant's; runs as RunService.GetRun reads them.
      * Returns INVALID_ARGUMENT naming the field for bad cases, checks or options (no
-     * judge-backed check among them, an unknown `check`), RESOURCE_EXHAUSTED over a
-     * limit (the setting is named), FAILED_PRECONDITION when a check has no labelled
-     * output to compare with (zero pairs is never reported as a kappa) or when `run_id`
-     * is set (recorded runs are not served yet), and UNAVAILABLE when the label store
-     * does not answer.
+     * judge-backed check among them, an unknown `check`, cases, checks or budget_usd
+     * sent with `run_id`), RESOURCE_EXHAUSTED over a limit (the setting is named),
+     * NOT_FOUND naming `run_id` for a run that does not exist or belongs to another
+     * tenant, FAILED_PRECONDITION when a check has no labelled output to compare with
+     * (zero pairs is never reported as a kappa) or the run recorded no judge-backed
+     * score, and UNAVAILABLE when the label store or the run store does not answer
+     * (or the server keeps no run store).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.AgreementResponse> agreement(
