@@ -427,7 +427,8 @@ class Settings(BaseSettings):
     """Seconds a viewer sign-in (a bearer token exchanged for a cookie) lasts."""
     viewer_request_timeout_s: float = Field(30.0, gt=0)
     """Seconds a viewer connection may sit idle mid-request (or in the TLS handshake)
-    before it is closed: a silent client does not hold a thread."""
+    before it is closed: a silent client does not hold a thread. Also the longest one
+    run-store read of a page may take (then the page is a 503)."""
 
     def viewer_results_path(self) -> Path:
         """`viewer_results_dir` (`results` when unset) resolved against `state_path()`."""
