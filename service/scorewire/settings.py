@@ -417,20 +417,22 @@ class Settings(BaseSettings):
     0 picks a free one. Behind the bearer tokens when auth is on."""
     viewer_host: str = "127.0.0.1"
     """Address the viewer binds to: loopback unless set (it shows every output scored)."""
-    viewer_results_dir: str = Field("results", min_length=1)
-    """Directory of `scorewire run --output` results files the viewer shows (recursively);
-    a relative path is under the state directory (`state_dir`)."""
+    viewer_results_dir: str | None = Field(None, min_length=1)
+    """Directory of `scorewire run --output` results files the viewer shows (recursively)
+    instead of the server's recorded runs; a relative path is under the state directory
+    (`state_dir`). Unset (the default): the served viewer shows the run store's runs."""
     viewer_max_cases: int = Field(1_000, ge=1)
     """Most cases one run page lists; the filter narrows which."""
     viewer_session_ttl_s: int = Field(12 * 3600, ge=60)
     """Seconds a viewer sign-in (a bearer token exchanged for a cookie) lasts."""
     viewer_request_timeout_s: float = Field(30.0, gt=0)
     """Seconds a viewer connection may sit idle mid-request (or in the TLS handshake)
-    before it is closed: a silent client does not hold a thread."""
+    before it is closed: a silent client does not hold a thread. Also the longest one
+    run-store read of a page may take (then the page is a 503)."""
 
     def viewer_results_path(self) -> Path:
-        """`viewer_results_dir` resolved against `state_path()`."""
-        return self.state_path() / Path(self.viewer_results_dir).expanduser()
+        """`viewer_results_dir` (`results` when unset) resolved against `state_path()`."""
+        return self.state_path() / Path(self.viewer_results_dir or "results").expanduser()
 
     log_level: str = "INFO"
     """Python logging level name (DEBUG, INFO, WARNING, ERROR, CRITICAL)."""

@@ -41,6 +41,7 @@ from scorewire.server.security import (
 )
 from scorewire.server.service import RunObserver, ScoringService
 from scorewire.server.tracing import start_tracing
+from scorewire.server.viewer_runs import store_source_for
 from scorewire.settings import Settings
 from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2
@@ -192,7 +193,13 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     # Each worker serves its own /metrics (port + worker index): series are per process.
     metrics = start_metrics(settings, judge=judge, port_offset=worker)
     # One viewer per server: the first worker serves it (they would share its port).
-    viewer = start_viewer(settings, principals_from_settings(settings)) if worker == 0 else None
+    # It shows the run store's runs, read on this loop from the viewer's threads.
+    viewer = None
+    if worker == 0:
+        source_for = store_source_for(
+            runs, asyncio.get_running_loop(), timeout_s=settings.viewer_request_timeout_s
+        )
+        viewer = start_viewer(settings, principals_from_settings(settings), source_for)
     # Tracing first: the RPC's span is the parent of everything else it does.
     traced = start_tracing()
     interceptors = [
@@ -218,7 +225,8 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     if metrics is not None:
         running.closers.append(metrics.aclose)
     if viewer is not None:
-        running.closers.append(viewer.aclose)
+        # First: no page is left reading a store that has been closed.
+        running.closers.insert(0, viewer.aclose)
     if ready_line:
         # Tests and scripts wait for this line to learn the port.
         print(f"scorewire listening on {settings.host}:{port}", flush=True)

@@ -21,6 +21,11 @@ class RunNotFound(KeyError):
     """No run has this id (the served viewer answers 404)."""
 
 
+class SourceUnavailable(Exception):
+    """The runs could not be read now, e.g. the run store did not answer in time (the
+    served viewer answers 503 with the message)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunInfo:
     """One run as the runs list shows it."""

@@ -40,7 +40,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 from scorewire.core.errors import StartupError
 from scorewire.settings import Settings
 from scorewire.viewer.compare import prompt_matrix
-from scorewire.viewer.model import RunNotFound
+from scorewire.viewer.model import RunNotFound, SourceUnavailable
 from scorewire.viewer.render import (
     OUTCOME_FILTERS,
     csp,
@@ -330,6 +330,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._message(HTTPStatus.NOT_FOUND, "Not found", f"No run with the id {err.args[0]!r}.")
         except _BadRequest as err:
             self._message(HTTPStatus.BAD_REQUEST, "Bad request", str(err))
+        except SourceUnavailable as err:
+            self._message(HTTPStatus.SERVICE_UNAVAILABLE, "Unavailable", str(err))
         except Exception:  # a fault of ours: logged, never shown
             log.exception("viewer: %s failed", parts.path)
             self._message(HTTPStatus.INTERNAL_SERVER_ERROR, "Error", "The page could not be made.")
@@ -422,19 +424,24 @@ def viewer_tls(settings: Settings) -> ssl.SSLContext | None:
     return context
 
 
-def start_viewer(settings: Settings, principals: Mapping[str, Any]) -> ViewerServer | None:
+def start_viewer(
+    settings: Settings, principals: Mapping[str, Any], source_for: SourceFor | None = None
+) -> ViewerServer | None:
     """The viewer a server's settings ask for, already serving; None when
     `viewer_port` is unset.
 
-    The source is the results directory setting for now. The run store takes its place
-    by implementing `RunSource` and being passed as `source_for`, a function of the
-    signed-in principal (None when auth is off), so that each caller sees its own runs.
+    `source_for` (the server's run store: a function of the signed-in principal, None
+    when auth is off, so that each caller sees its own runs) is what it shows, unless
+    `viewer_results_dir` is set: then, or without a `source_for`, every caller sees the
+    results files under that directory (`results` in the state directory by default).
     """
     if settings.viewer_port is None:
         return None
-    source = ResultsDirectory(settings.viewer_results_path())
+    if source_for is None or settings.viewer_results_dir is not None:
+        source = ResultsDirectory(settings.viewer_results_path())
+        source_for = lambda _who: source  # noqa: E731
     viewer = ViewerServer(
-        lambda _who: source,
+        source_for,
         principals=principals,
         max_cases=settings.viewer_max_cases,
         session_ttl_s=settings.viewer_session_ttl_s,

@@ -1,8 +1,9 @@
 """Where the viewer's runs come from: the `RunSource` protocol and its results-file sources.
 
 `RunSource` is all the pages need. `ResultsFile` reads one `scorewire run --output`
-file, `ResultsDirectory` every such file under a directory (the served viewer's source
-until the run store adapts to the protocol). A results file carries no run id, start
+file, `ResultsDirectory` every such file under a directory (what the served viewer shows
+when `viewer_results_dir` is set; the run store's source is `scorewire.server.viewer_runs`).
+A results file carries no run id, start
 time or labels of its own: the id is the file's path without `.json`, the time its
 modification time, and labels come from an optional top-level `"labels"` object.
 """

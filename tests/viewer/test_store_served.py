@@ -1,0 +1,197 @@
+"""The served viewer over the run store: a real `scorewire serve` with bearer tokens and
+SCOREWIRE_VIEWER_PORT, runs recorded by RunSuite calls through the real Python client,
+and the pages fetched over HTTP (and once in headless Chromium).
+
+alice records two runs of one suite (`base`, then `new` with labels `model=m2`), bob one;
+root is an admin. Each token sees only its own runs; root sees them all.
+
+Checks: `has_paris` (contains "Paris") and `short` (at most 12 characters).
+
+- base: s0 "Paris" and s1 "Paris!" pass, s2 "Lyon" fails has_paris, s3 "Paris, of
+  course" fails short: 2 of 4 (50.0%).
+- new: s0 and s3 unchanged, s1 "Berlin" fails (the regression), s2 "Paris" passes (the
+  improvement): 2 of 4 again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from scorewire.client import Client
+
+from tests.support.servers import free_port, serve_process, stop_process
+from tests.viewer.conftest import screenshot
+
+ROLES = {"alice": "caller", "bob": "caller", "root": "admin"}
+CHECKS = [
+    {"name": "has_paris", "type": "contains", "params": {"needles": ["Paris"]}},
+    {"name": "short", "type": "regex", "params": {"pattern": "^.{0,12}$"}},
+]
+
+
+BASE = ("Paris", "Paris!", "Lyon", "Paris, of course")
+NEW = ("Paris", "Berlin", "Paris", "Paris, of course")
+
+
+def token(name: str) -> str:
+    return f"viewer-store-token-of-{name}"
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The viewer's URL and the recorded runs' ids."""
+
+    url: str
+    base: str
+    new: str
+    bob: str
+
+
+def _record(addr: str, who: str, name: str, outputs: list[str], **kw: Any) -> str:
+    cases = [
+        {"sample": {"id": f"s{i}", "input": f"q{i}", "expected": "Paris"}, "output": text}
+        for i, text in enumerate(outputs)
+    ]
+    auth = (("authorization", f"Bearer {token(who)}"),)
+    with Client(addr, metadata=auth) as client:
+        _, summary = client.run_suite(
+            cases, checks=CHECKS, record=True, run_name=name, **kw
+        ).collect()
+    assert summary.run_id
+    return str(summary.run_id)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    port = free_port()
+    tokens = [
+        {"name": n, "sha256": hashlib.sha256(token(n).encode()).hexdigest(), "role": r}
+        for n, r in ROLES.items()
+    ]
+    proc, addr = serve_process(
+        {
+            "SCOREWIRE_STATE_DIR": str(tmp_path_factory.mktemp("viewer-store-state")),
+            "SCOREWIRE_VIEWER_PORT": str(port),
+            "SCOREWIRE_AUTH_TOKENS": json.dumps(tokens),
+        }
+    )
+    try:
+        base = _record(addr, "alice", "capitals", [*BASE])
+        new = _record(addr, "alice", "capitals", [*NEW], labels={"model": "m2"})
+        bob = _record(addr, "bob", "bobs-suite", ["Rome"])
+        yield Runs(f"http://127.0.0.1:{port}", base, new, bob)
+    finally:
+        stop_process(proc)
+
+
+def _get(url: str, who: str | None) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {token(who)}"} if who else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def _row(body: str, attr: str, value: str) -> str:
+    """The HTML of the table row whose `attr` is `value`."""
+    match = re.search(rf'<tr[^>]*{attr}="{re.escape(value)}"[^>]*>(.*?)</tr>', body, re.S)
+    assert match is not None, f"no row with {attr}={value!r}"
+    return match.group(1)
+
+
+def _cells(row: str) -> list[str]:
+    return [
+        re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    ]
+
+
+def test_the_runs_list_shows_a_tokens_own_recorded_runs(runs: Runs) -> None:
+    status, body = _get(runs.url + "/", "alice")
+    assert status == 200
+    ids = re.findall(r'<tr[^>]*data-run="([^"]+)"', body)
+    assert ids == [runs.new, runs.base]  # newest first; bob's run is not listed
+    assert "bobs-suite" not in body
+    cells = _cells(_row(body, "data-run", runs.new))
+    assert cells[0].startswith("capitals") and runs.new in cells[0]
+    assert cells[2:7] == ["4", "50.0%", "0.0%", "$0.0000", "gate passed"]
+    assert "model=m2" in cells[7]
+
+
+def test_an_admin_lists_every_run(runs: Runs) -> None:
+    status, body = _get(runs.url + "/", "root")
+    assert status == 200
+    assert re.findall(r'<tr[^>]*data-run="([^"]+)"', body) == [runs.bob, runs.new, runs.base]
+
+
+def _data(body: str, name: str) -> list[dict[str, Any]]:
+    """The JSON the page's script draws its table from."""
+    match = re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', body, re.S)
+    assert match is not None, f"no {name} in the page"
+    return list(json.loads(match.group(1)))
+
+
+def test_the_run_page_shows_the_failing_cases_with_their_reasons(runs: Runs) -> None:
+    status, body = _get(f"{runs.url}/runs/{runs.base}", "alice")  # failing cases by default
+    assert status == 200
+    assert 'data-stat="pass-rate">50.0%' in body
+    cases = {c["id"]: c for c in _data(body, "case-data")}
+    assert list(cases) == ["s2", "s3"]
+    lyon = cases["s2"]
+    assert (lyon["input"], lyon["expected"], lyon["output"]) == ("q2", "Paris", "Lyon")
+    (has_paris,) = [s for s in lyon["scores"] if s[0] == "has_paris"]
+    assert has_paris[3] == "failed" and has_paris[4]  # with the check's reason
+    status, every = _get(f"{runs.url}/runs/{runs.base}?outcome=all", "alice")
+    assert status == 200 and [c["id"] for c in _data(every, "case-data")] == [
+        "s0",
+        "s1",
+        "s2",
+        "s3",
+    ]
+    status, short = _get(f"{runs.url}/runs/{runs.base}?check=short&outcome=failed", "alice")
+    assert status == 200 and [c["id"] for c in _data(short, "case-data")] == ["s3"]
+
+
+def test_the_compare_page_lists_the_regression_first(runs: Runs) -> None:
+    status, body = _get(f"{runs.url}/compare?base={runs.base}&run={runs.new}", "alice")
+    assert status == 200
+    changes = _data(body, "change-data")
+    assert [(c["kind"], c["key"]) for c in changes] == [("regressed", "s1"), ("improved", "s2")]
+    assert changes[0]["base"]["output"] == "Paris!" and changes[0]["case"]["output"] == "Berlin"
+
+
+@pytest.mark.parametrize(
+    "path", ["/runs/{bob}", "/runs/{bob}?outcome=all", "/compare?base={base}&run={bob}"]
+)
+def test_another_tokens_run_is_not_found(runs: Runs, path: str) -> None:
+    url = runs.url + path.format(bob=runs.bob, base=runs.base)
+    status, body = _get(url, "alice")
+    assert status == 404 and "Rome" not in body
+    assert _get(f"{runs.url}/runs/{runs.bob}", "bob")[0] == 200  # its owner sees it
+    assert _get(f"{runs.url}/runs/{runs.bob}", "root")[0] == 200  # and so does an admin
+
+
+def test_without_a_token_nothing_is_shown(runs: Runs) -> None:
+    status, body = _get(f"{runs.url}/runs/{runs.base}", None)
+    assert status == 401 and "Lyon" not in body
+
+
+def test_the_run_page_in_a_browser(page: Any, runs: Runs) -> None:
+    response = page.goto(f"{runs.url}/runs/{runs.new}?token={token('alice')}")
+    assert response.status == 200
+    assert page.locator("[data-stat=pass-rate]").inner_text() == "50.0%"
+    rows = page.locator("#case-table tbody tr")  # drawn by the page's script
+    assert [rows.nth(i).locator(".sid").inner_text() for i in range(rows.count())] == [
+        "s1",
+        "s3",
+    ]
+    assert "Berlin" in rows.first.inner_text()
+    screenshot(page, "store-run")
