@@ -123,9 +123,11 @@ def known_runs(tmp_path_factory: pytest.TempPathFactory) -> KnownRuns:
     return KnownRuns(root, base, new, qa)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless, through Playwright."""
+    """Debian's Chromium, headless, through Playwright. Per module, not per session:
+    Playwright's sync API keeps an event loop set in this thread while it runs, and an
+    asyncio test of another directory run after it in the same session would fail."""
     from playwright.sync_api import sync_playwright
 
     assert Path(CHROMIUM).exists(), "install Debian's chromium (scripts/install_test_deps.sh)"
