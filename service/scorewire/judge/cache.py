@@ -204,22 +204,20 @@ class VerdictCache:
         if not self._available():
             self._stats.add("cache_bypasses")
             return None
-        try:
-            async with asyncio.timeout(self._timeout):
-                raw = await self._store.get(self._namespace + key)
-        except asyncio.CancelledError:
-            raise
-        except Exception as err:
-            self._failed("get", err)
-            return None
-        found = CachedAnswer.loads(raw) if raw is not None else None
-        self._stats.add("cache_hits" if found is not None else "cache_misses")
+        ok, found = await self._read(key)
+        if ok:
+            self._stats.add("cache_hits" if found is not None else "cache_misses")
         return found
 
     async def peek(self, key: str) -> CachedAnswer | None:
-        """Like `get`, but counts nothing: a look before a `get` that will count."""
+        """Like `get`, but counts no hit or miss: a look before a `get` that will count, or
+        one poll of several (single flight across replicas)."""
         if not self._available():
             return None
+        return (await self._read(key))[1]
+
+    async def _read(self, key: str) -> tuple[bool, CachedAnswer | None]:
+        """(whether the store answered, the stored answer or None)."""
         try:
             async with asyncio.timeout(self._timeout):
                 raw = await self._store.get(self._namespace + key)
@@ -227,8 +225,8 @@ class VerdictCache:
             raise
         except Exception as err:
             self._failed("get", err)
-            return None
-        return CachedAnswer.loads(raw) if raw is not None else None
+            return False, None
+        return True, CachedAnswer.loads(raw) if raw is not None else None
 
     async def set(self, key: str, answer: CachedAnswer) -> None:
         """Store an answer; a failure is counted and otherwise ignored."""

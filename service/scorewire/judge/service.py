@@ -508,12 +508,21 @@ class JudgeService:
                 await self._leases.release(lease)
 
     async def _from_cache(
-        self, flight: _Flight, key: str, model: str, question: Question[Any]
+        self,
+        flight: _Flight,
+        key: str,
+        model: str,
+        question: Question[Any],
+        *,
+        count: bool = True,
     ) -> _Outcome | None:
-        """The cached verdict as this caller may see it, or None on a miss (or no cache)."""
+        """The cached verdict as this caller may see it, or None on a miss (or no cache).
+
+        `count=False` (the polls of a lease wait) reads without counting a hit or miss:
+        one ask is one miss, however often it polls."""
         if not self.use_cache:
             return None
-        hit = await self._cache.get(key)
+        hit = await (self._cache.get(key) if count else self._cache.peek(key))
         if hit is None:
             return None
         try:
@@ -553,7 +562,11 @@ class JudgeService:
                 return None, None  # Redis failed: no single flight, but no blocking either
             if taken:
                 # The holder may have just finished: its verdict is then in the cache.
-                found = await self._from_cache(flight, key, model, question) if waited else None
+                found = (
+                    await self._from_cache(flight, key, model, question, count=False)
+                    if waited
+                    else None
+                )
                 if found is not None:
                     await leases.release(lease)
                     self.stats.add("remote_shared_calls")
@@ -566,7 +579,7 @@ class JudgeService:
                 self.stats.add("lease_timeouts")
                 return None, None
             await asyncio.sleep(leases.poll_s)
-            found = await self._from_cache(flight, key, model, question)
+            found = await self._from_cache(flight, key, model, question, count=False)
             if found is not None:
                 self.stats.add("remote_shared_calls")
                 return None, found
