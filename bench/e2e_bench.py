@@ -5,8 +5,9 @@
 (`make bench-e2e`; `bench/readme_table.py out.json` writes the README's numbers table.)
 
 Sections, each printing its per-round figures, the median ratio and its range:
-- `engine`: scorewire's engine in process on the peers' dataset (cases built from the
-  plain dicts inside the timed region), against the fastest peer library in process
+- `engine`: scorewire's engine in process on the peers' dataset through its public API
+  (`scorewire.api.run_batch`, from the plain dicts inside the timed region to every result
+  kept and the summary), against the fastest peer library in process
   (checkllm; it runs in its own environment `--peer-python`, see `peer_bench.py`);
 - `suite`: RunSuite end to end through `scorewire.client`: from the plain dicts to the
   last result and the summary, against a server started with its defaults (metrics on);
@@ -86,29 +87,24 @@ def peer_round(peer_python: str, samples: int) -> float:
 
 
 def engine_round(records: list[dict[str, Any]]) -> float:
-    """scorewire's engine: plain dicts to results and a summary, checks/s."""
-    from scorewire.api import compile_plan
-    from scorewire.core.context import EMPTY_CONTEXT
-    from scorewire.core.model import Output, Sample
-    from scorewire.engine.runner import Case, run_cases
-    from scorewire.engine.summary import SummaryBuilder
+    """scorewire's engine through its public API, `scorewire.api.run_batch`: from the plain
+    dicts (the same case mappings the client round sends) to every result, kept in a
+    list as the peer keeps its results, and the summary; checks/s."""
+    from scorewire.api import compile_plan, run_batch
 
     plan = compile_plan(scorewire_checks())
-
-    async def run() -> tuple[float, int]:
-        t0 = time.perf_counter()
-        cases = [
-            Case(Sample(r["id"], r["input"], r["expected"]), Output(r["output"]), i)
-            for i, r in enumerate(records)
-        ]
-        builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
-        async for result in run_cases(plan, cases, EMPTY_CONTEXT):
-            builder.add(result)
-        s = builder.finish()
-        return time.perf_counter() - t0, s.passed + s.failed + s.errored
-
-    elapsed, scores = asyncio.run(run())
-    assert scores == len(records) * 5, scores
+    t0 = time.perf_counter()
+    cases = [
+        {
+            "sample": {"id": r["id"], "input": r["input"], "expected": r["expected"]},
+            "output": r["output"],
+        }
+        for r in records
+    ]
+    results, s = run_batch(cases, plan)
+    elapsed = time.perf_counter() - t0
+    scores = s.passed + s.failed + s.errored
+    assert scores == len(records) * 5 and len(results) == len(records), scores
     return scores / elapsed
 
 

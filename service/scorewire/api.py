@@ -5,6 +5,7 @@
     scores = score("The capital is Paris.", [{"type": "contains", "needles": ["Paris"]}],
                    compact=["length:1..200"])
     results, summary = run_suite_file("evalstone.yaml", suite="smoke")
+    results, summary = run_batch(cases, [{"type": "exact", "path": "answer"}])
     results, summary = run_suite_file("eval.yaml")      # a checkllm file, as the CLI runs it
 
 Checks are written as in a YAML suite (a mapping with `type:` and its parameters beside
@@ -17,12 +18,16 @@ it, plus `when:`, `examples:`, `extractor:`), or given as `CheckSpec`s; bad ones
 called with the credentials of `settings`, default `Settings()` from the environment;
 recorded `output:`s call nobody), its results in combination order with sample ids
 `t<test>/p<prompt>/<provider>`; anything else is an evalstone file.
+
+`run_batch` scores many outputs held in memory, as the clients' `run_suite` takes them:
+each case a mapping `{"sample": {...}, "output": ...}` (or a `(sample, output)` pair) of
+plain Python values.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +35,16 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, PreconditionError, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
-from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
+from scorewire.engine.runner import (
+    Case,
+    CaseResult,
+    Plan,
+    run_cases,
+    score_case,
+    score_case_sync,
+)
 from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
-from scorewire.engine.summary import Summary, SummaryBuilder
+from scorewire.engine.summary import Gate, Summary, SummaryBuilder
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import (
     compile_compact,
@@ -43,16 +55,24 @@ from scorewire.suites.evalstone import (
 from scorewire.suites.preflight import check_judges, judge_needs
 
 __all__ = [
+    "CaseLike",
     "CheckLike",
+    "arun_batch",
     "arun_suite_file",
     "ascore",
     "compile_plan",
     "preflight_suite",
+    "run_batch",
     "run_suite_file",
     "score",
 ]
 
 CheckLike = CheckSpec | Mapping[str, Any]
+CaseLike = Case | Mapping[str, Any] | tuple[Any, Any]
+"""A case as the clients' `run_suite` takes it: `{"sample": ..., "output": ...}` or a
+(sample, output) pair; a sample is a mapping with keys id, input, expected, metadata (or
+a `Sample`), an output its text, a mapping with keys text, value, metadata (or an
+`Output`)."""
 
 
 def compile_plan(checks: Sequence[CheckLike] = (), compact: Sequence[str] = ()) -> Plan:
@@ -84,6 +104,126 @@ def _sample(sample: Sample | Mapping[str, Any] | None) -> Sample:
         sample.get("expected"),
         dict(sample.get("metadata") or {}),
     )
+
+
+_SAMPLE_KEYS = frozenset(("id", "input", "expected", "metadata"))
+_OUTPUT_KEYS = frozenset(("text", "value", "metadata"))
+_CASE_KEYS = frozenset(("sample", "output"))
+
+
+def _unknown(where: str, obj: Mapping[str, Any], known: frozenset[str]) -> None:
+    if not obj.keys() <= known:
+        extra = sorted(map(str, obj.keys() - known))
+        raise ValueError(f"{where}: unknown key(s) {extra}")
+
+
+def _batch_case(obj: CaseLike, index: int) -> Case:
+    """One case of `run_batch` from what the clients take; ValueError naming the case."""
+    if isinstance(obj, Case):
+        return Case(obj.sample, obj.output, index)
+    where = f"cases[{index}]"
+    if isinstance(obj, tuple):
+        if len(obj) != 2:
+            raise ValueError(f"{where}: a case pair is (sample, output)")
+        sample, output = obj
+    elif isinstance(obj, Mapping):
+        _unknown(where, obj, _CASE_KEYS)
+        sample, output = obj.get("sample"), obj.get("output", "")
+    else:
+        raise ValueError(f"{where}: a case is a mapping {{sample, output}} or a pair")
+    if isinstance(sample, Mapping):
+        _unknown(f"{where}.sample", sample, _SAMPLE_KEYS)
+        meta = sample.get("metadata")
+        s = Sample(
+            str(sample.get("id") or ""),
+            sample.get("input"),
+            sample.get("expected"),
+            dict(meta) if meta else None,
+        )
+    elif sample is None or isinstance(sample, Sample):
+        s = sample or Sample()
+    else:
+        raise ValueError(f"{where}.sample: a sample is a mapping or a Sample")
+    if isinstance(output, str):
+        o = Output(output)
+    elif isinstance(output, Output):
+        o = output
+    elif isinstance(output, Mapping):
+        _unknown(f"{where}.output", output, _OUTPUT_KEYS)
+        text = output.get("text") or ""
+        if not isinstance(text, str):
+            raise ValueError(f"{where}.output.text: the text is a string")
+        meta = output.get("metadata")
+        o = Output(text, output.get("value"), dict(meta) if meta else None)
+    else:
+        raise ValueError(f"{where}.output: an output is its text, a mapping or an Output")
+    return Case(s, o, index)
+
+
+def _batch_cases(cases: Iterable[CaseLike]) -> Iterator[Case]:
+    # Converted as the engine reaches them: a big batch is never held twice in memory.
+    for i, c in enumerate(cases):
+        yield _batch_case(c, i)
+
+
+def _batch_plan(checks: Sequence[CheckLike] | Plan, compact: Sequence[str], judge: Any) -> Plan:
+    plan = checks if isinstance(checks, Plan) else compile_plan(checks, compact)
+    preflight_suite(plan, judge, budgeted=False)
+    return plan
+
+
+async def arun_batch(
+    cases: Iterable[CaseLike],
+    checks: Sequence[CheckLike] | Plan = (),
+    *,
+    compact: Sequence[str] = (),
+    judge: Any = None,
+    gate: Gate | None = None,
+    concurrency: int = 32,
+) -> tuple[list[CaseResult], Summary]:
+    """Score many cases in process: every case's result in input order, then the summary.
+
+    Cases are what the clients' `run_suite` takes (`CaseLike`); a malformed one raises
+    ValueError naming it (`cases[3].sample: ...`). The summary is judged against `gate`
+    (the default gate when None; a `baseline` is judged by the server and by `scorewire
+    run`, not here). Judge-backed checks run up to `concurrency` cases at once; a judge
+    check that cannot be judged by `judge` raises `PreconditionError` before any call.
+    """
+    plan = _batch_plan(checks, compact, judge)
+    builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
+    results: list[CaseResult] = []
+    async for r in run_cases(
+        plan, _batch_cases(cases), CheckContext(judge=judge), concurrency=concurrency
+    ):
+        builder.add(r)
+        results.append(r)
+    if plan.any_async:
+        results.sort(key=lambda r: r.index)
+    return results, builder.finish(gate)
+
+
+def run_batch(
+    cases: Iterable[CaseLike],
+    checks: Sequence[CheckLike] | Plan = (),
+    *,
+    compact: Sequence[str] = (),
+    judge: Any = None,
+    gate: Gate | None = None,
+    concurrency: int = 32,
+) -> tuple[list[CaseResult], Summary]:
+    """The synchronous `arun_batch` (not from inside a running event loop when a check
+    needs one: deterministic checks run with no event loop at all)."""
+    plan = _batch_plan(checks, compact, judge)
+    if plan.any_async:
+        return asyncio.run(arun_batch(cases, plan, judge=judge, gate=gate, concurrency=concurrency))
+    builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
+    ctx = CheckContext(judge=judge)
+    results = []
+    for case in _batch_cases(cases):
+        r = score_case_sync(plan, case, ctx)
+        builder.add(r)
+        results.append(r)
+    return results, builder.finish(gate)
 
 
 async def ascore(

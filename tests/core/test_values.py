@@ -52,3 +52,72 @@ def test_loads_fast_returns_what_the_standard_parser_returns(text: str) -> None:
 def test_loads_fast_refuses_what_the_standard_parser_refuses(text: str) -> None:
     with pytest.raises(ValueError):
         values.loads_fast(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, 2.5, "x", null, true], "a": 3}',  # a repeated key: the last one wins
+        str(2**63),
+        "1e400",
+        '"\\ud800"',
+        '{"order_id": 1001, "items": [{"sku": "SKU-1", "qty": 2}], "total": 12.5}',
+        '{"order_id": 1001, "items": [{"sku": "SKU-1", "qty": 2}',  # cut short
+        "-0",
+        "1.0",
+        ' [1] x',
+    ],
+)
+def test_parse_json_answers_as_the_standard_parser(text: str) -> None:
+    # parse_json tries orjson first; verdict, value (types included) and message must
+    # be the standard decoder's.
+    ok, got, err = values.parse_json(text)
+    want_ok, want, want_err = _decoder(text)
+    assert (ok, err) == (want_ok, want_err)
+    assert json.dumps(got) == json.dumps(want) and type(got) is type(want)
+
+
+def _json_equal_rule(a: object, b: object) -> bool:
+    """The rule as written: numbers by value, booleans only with booleans, objects by
+    keys whatever their order, arrays (lists or tuples) element by element."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return set(a) == set(b) and all(_json_equal_rule(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_json_equal_rule(x, y) for x, y in zip(a, b))
+    return a is None and b is None
+
+
+_atoms = st.sampled_from([None, True, False, 0, 1, 1.0, 0.0, -0.0, 2, "1", "a", ""])
+_values = st.recursive(
+    _atoms,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.sampled_from("abc"), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_values, _values)
+def test_json_equal_follows_the_rule(a: object, b: object) -> None:
+    # The exact-type shortcut must agree with the general rule: 1 == 1.0, true != 1,
+    # key order ignored, a tuple equals the list of its items.
+    assert values.json_equal(a, b) == _json_equal_rule(a, b)
+    assert values.json_equal(a, a) == _json_equal_rule(a, a)
+
+
+def test_an_outputs_text_is_parsed_once_and_again_when_it_changes() -> None:
+    from scorewire.core.model import Output
+
+    out = Output('{"a": 1}')
+    first = values.output_json(out)
+    assert first == (True, {"a": 1}, "") and values.output_json(out) is first
+    out.text = "not json"
+    ok, _, err = values.output_json(out)
+    assert not ok and err.startswith("Expecting value")

@@ -126,3 +126,51 @@ def test_run_suite_file_runs_a_checkllm_file_as_the_cli_does(tmp_path: Path) -> 
     assert summary.cases == 8 and not summary.gate_passed  # checkllm: every test must pass
     with pytest.raises(SpecError):
         run_suite_file(tmp_path / "eval.yaml", suite="smoke")
+
+
+def test_run_batch_scores_plain_dicts_in_order_with_a_summary() -> None:
+    from scorewire.api import run_batch
+    from scorewire.engine.summary import Gate
+
+    cases = [
+        {"sample": {"id": "a", "expected": {"answer": "Paris"}}, "output": "Paris"},
+        ({"id": "b", "expected": {"answer": {"n": 1}}}, {"text": '{"n": 1.0}'}),
+        {"sample": {"id": "c", "expected": {"answer": "Rome"}}, "output": {"value": None}},
+    ]
+    results, summary = run_batch(
+        cases, [{"type": "exact", "path": "answer"}], gate=Gate(min_pass_rate=0.9)
+    )
+    assert [r.sample_id for r in results] == ["a", "b", "c"]
+    assert [r.index for r in results] == [0, 1, 2]
+    assert [r.passed for r in results] == [True, True, False]
+    assert (summary.cases, summary.passed, summary.failed) == (3, 2, 1)
+    assert not summary.gate_passed and "pass rate" in summary.gate_reasons[0]
+
+
+def test_run_batch_names_the_malformed_case() -> None:
+    from scorewire.api import run_batch
+
+    good = {"sample": {"id": "a"}, "output": "x"}
+    with pytest.raises(ValueError, match=r"cases\[1\]\.sample: unknown key\(s\) \['expectd'\]"):
+        run_batch([good, {"sample": {"expectd": 1}, "output": "x"}], compact=["length:1..5"])
+    with pytest.raises(ValueError, match=r"cases\[0\]: unknown key\(s\) \['outptu'\]"):
+        run_batch([{"sample": {}, "outptu": "x"}], compact=["length:1..5"])
+    with pytest.raises(ValueError, match=r"cases\[0\]\.output: an output is"):
+        run_batch([{"output": 3}], compact=["length:1..5"])
+
+
+def test_run_batch_runs_async_checks_and_keeps_input_order() -> None:
+    import asyncio
+
+    from scorewire.api import run_batch
+
+    async def slow_first(sample, output) -> bool:
+        # the first case finishes last, so completion order differs from input order
+        await asyncio.sleep(0.05 if sample.id == "s0" else 0)
+        return output.text == "ok"
+
+    cases = [{"sample": {"id": f"s{i}"}, "output": "ok" if i % 2 else "no"} for i in range(5)]
+    results, summary = run_batch(cases, [{"type": "python", "fn": slow_first}])
+    assert [r.sample_id for r in results] == [f"s{i}" for i in range(5)]
+    assert [r.passed for r in results] == [False, True, False, True, False]
+    assert summary.cases == 5 and summary.passed == 2

@@ -249,7 +249,9 @@ def build_contains(p: ContainsParams) -> CheckFn:
         found = total - len(missing)
         passed = not missing if require_all else found > 0
         if not missing:
-            return Score(1.0, True, f"found all {total} needle{'s' if total > 1 else ''}")
+            return Score(
+                1.0, True, _FOUND_ALL[total] if total < 16 else f"found all {total} needles"
+            )
         shown = ", ".join(preview(n, 40) for n in missing[:3])
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         return Score(found / total, passed, f"found {found} of {total}; missing {shown}{more}")
@@ -274,9 +276,13 @@ def build_contains(p: ContainsParams) -> CheckFn:
             return Score.fail_with_error(
                 ErrorCode.INVALID_REFERENCE, f"sample {sample.id!r}: {over}"
             )
-        return verdict(tuple(n.casefold() for n in got) if fold else got, output.text)
+        return verdict(tuple([n.casefold() for n in got]) if fold else got, output.text)
 
     return contains
+
+
+_FOUND_ALL = ["", "found all 1 needle", *(f"found all {n} needles" for n in range(2, 16))]
+"""The reasons of a full find, built once: most outputs have a few needles."""
 
 
 def _over_needle_limits(needles: tuple[str, ...], ctx: CheckContext) -> str:
@@ -585,6 +591,12 @@ def build_length(p: LengthParams) -> CheckFn:
     def length(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         text = output.text
         n = len(text)
+        if (
+            (max_chars is None or n <= max_chars)
+            and (min_chars is None or n >= min_chars)
+            and (max_words is None or count_words(text) <= max_words)
+        ):
+            return Score(1.0, True, f"within limits ({n} characters)")
         problems = []
         if max_chars is not None and n > max_chars:
             problems.append(f"{n} characters, over max_chars {max_chars}")

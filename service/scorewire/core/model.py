@@ -266,7 +266,10 @@ class Sample:
 class Output:
     """What the application produced for a sample: text, and optionally a JSON value."""
 
-    __slots__ = ("metadata", "text", "value")
+    __slots__ = ("metadata", "parsed_text", "text", "value")
+
+    parsed_text: tuple[str, tuple[bool, JSON, str]] | None
+    """The text and what `scorewire.core.values.output_json` made of it, once asked."""
 
     def __init__(
         self,
@@ -277,6 +280,7 @@ class Output:
         self.text = text
         self.value = value
         self.metadata = metadata if metadata is not None else {}
+        self.parsed_text = None
 
     def __repr__(self) -> str:
         return f"Output(text={self.text[:40]!r})"

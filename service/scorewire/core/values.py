@@ -202,6 +202,8 @@ def _not_a_value(text: str) -> str | None:
     Prose outputs fail at their first character; building, raising and catching the
     decoder's exception cost more than the rest of a json_schema check on them.
     """
+    if text and text[0] in _JSON_START:
+        return None  # the common case, without copying the text to strip it
     idx = len(text) - len(text.lstrip(" \t\n\r"))
     if idx < len(text) and text[idx] in _JSON_START:
         return None
@@ -219,6 +221,13 @@ def parse_json(text: str) -> tuple[bool, JSON, str]:
     early = _not_a_value(text)
     if early is not None:
         return False, None, early
+    if _LONG_DIGITS.search(text) is None:
+        # orjson gives what the standard decoder gives, or refuses (see `loads_fast`);
+        # a refusal goes to the standard decoder, which decides and words the error.
+        try:
+            return True, orjson.loads(text), ""
+        except orjson.JSONDecodeError:
+            pass
     try:
         return True, _DECODER.decode(text), ""
     except ValueError as err:
@@ -241,14 +250,51 @@ def json_kind(value: Any) -> str:
 
 
 def output_json(output: Output) -> tuple[bool, JSON, str]:
-    """The output as JSON: `output.value` when set, else `output.text` parsed strictly."""
+    """The output as JSON: `output.value` when set, else `output.text` parsed strictly.
+
+    The parse is kept on the output, so the checks of one case that read its text as
+    JSON (exact, json_schema, json_path...) parse it once; it is keyed on the text object,
+    so assigning a new text parses again.
+    """
     if output.value is not None:
         return True, output.value, ""
-    return parse_json(output.text)
+    text = output.text
+    memo = output.parsed_text
+    if memo is not None and memo[0] is text:
+        return memo[1]
+    got = parse_json(text)
+    output.parsed_text = (text, got)
+    return got
 
 
 def json_equal(a: JSON, b: JSON) -> bool:
     """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1; objects ignore order."""
+    kind = type(a)
+    if kind is type(b):
+        # Values of one exact JSON type (what parsers give) compare without the general
+        # rule's isinstance chain; mixed types and subclasses take the general rule.
+        if kind is str or kind is int or kind is float or kind is bool or a is None:
+            return bool(a == b)
+        if kind is dict:
+            assert isinstance(a, dict) and isinstance(b, dict)
+            if len(a) != len(b):
+                return False
+            for k, v in a.items():  # noqa: SIM110 - a loop; all() over a generator is slower
+                if k not in b or not json_equal(v, b[k]):
+                    return False
+            return True
+        if kind is list:
+            assert isinstance(a, list) and isinstance(b, list)
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b, strict=True):  # noqa: SIM110 - as above
+                if not json_equal(x, y):
+                    return False
+            return True
+    return _json_equal_any(a, b)
+
+
+def _json_equal_any(a: JSON, b: JSON) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, str) or isinstance(b, str):
