@@ -112,6 +112,7 @@ _CASE_KEYS = frozenset(("sample", "output"))
 
 
 def _unknown(where: str, obj: Mapping[str, Any], known: frozenset[str]) -> None:
+    """ValueError naming the keys of `obj` outside `known` (none: nothing happens)."""
     if not obj.keys() <= known:
         extra = sorted(map(str, obj.keys() - known))
         raise ValueError(f"{where}: unknown key(s) {extra}")
@@ -119,20 +120,23 @@ def _unknown(where: str, obj: Mapping[str, Any], known: frozenset[str]) -> None:
 
 def _batch_case(obj: CaseLike, index: int) -> Case:
     """One case of `run_batch` from what the clients take; ValueError naming the case."""
-    if isinstance(obj, Case):
-        return Case(obj.sample, obj.output, index)
-    where = f"cases[{index}]"
-    if isinstance(obj, tuple):
-        if len(obj) != 2:
-            raise ValueError(f"{where}: a case pair is (sample, output)")
-        sample, output = obj
-    elif isinstance(obj, Mapping):
-        _unknown(where, obj, _CASE_KEYS)
+    # `type(...) is dict` first: plain dicts are what callers hold, and the Mapping ABC's
+    # isinstance check costs more than the rest of the conversion.
+    if type(obj) is dict or (not isinstance(obj, Case | tuple) and isinstance(obj, Mapping)):
+        if len(obj) > 2 or not obj.keys() <= _CASE_KEYS:
+            _unknown(f"cases[{index}]", obj, _CASE_KEYS)
         sample, output = obj.get("sample"), obj.get("output", "")
+    elif isinstance(obj, Case):
+        return Case(obj.sample, obj.output, index)
+    elif isinstance(obj, tuple) and len(obj) == 2:
+        sample, output = obj
     else:
-        raise ValueError(f"{where}: a case is a mapping {{sample, output}} or a pair")
-    if isinstance(sample, Mapping):
-        _unknown(f"{where}.sample", sample, _SAMPLE_KEYS)
+        raise ValueError(f"cases[{index}]: a case is a mapping {{sample, output}} or a pair")
+    if type(sample) is dict or (
+        sample is not None and not isinstance(sample, Sample) and isinstance(sample, Mapping)
+    ):
+        if not sample.keys() <= _SAMPLE_KEYS:
+            _unknown(f"cases[{index}].sample", sample, _SAMPLE_KEYS)
         meta = sample.get("metadata")
         s = Sample(
             str(sample.get("id") or ""),
@@ -143,20 +147,22 @@ def _batch_case(obj: CaseLike, index: int) -> Case:
     elif sample is None or isinstance(sample, Sample):
         s = sample or Sample()
     else:
-        raise ValueError(f"{where}.sample: a sample is a mapping or a Sample")
-    if isinstance(output, str):
+        raise ValueError(f"cases[{index}].sample: a sample is a mapping or a Sample")
+    if type(output) is str:
         o = Output(output)
     elif isinstance(output, Output):
         o = output
     elif isinstance(output, Mapping):
-        _unknown(f"{where}.output", output, _OUTPUT_KEYS)
+        _unknown(f"cases[{index}].output", output, _OUTPUT_KEYS)
         text = output.get("text") or ""
         if not isinstance(text, str):
-            raise ValueError(f"{where}.output.text: the text is a string")
+            raise ValueError(f"cases[{index}].output.text: the text is a string")
         meta = output.get("metadata")
         o = Output(text, output.get("value"), dict(meta) if meta else None)
+    elif isinstance(output, str):
+        o = Output(str(output))
     else:
-        raise ValueError(f"{where}.output: an output is its text, a mapping or an Output")
+        raise ValueError(f"cases[{index}].output: an output is its text, a mapping or an Output")
     return Case(s, o, index)
 
 

@@ -91,7 +91,18 @@ def _node(schema: Any, depth: int) -> Test:
         return lambda x: True
     if len(tests) == 1:
         return tests[0]
-    return lambda x: all(t(x) for t in tests)
+    if len(tests) == 2:
+        first, second = tests
+        return lambda x: first(x) and second(x)
+    every = tuple(tests)
+
+    def all_of(x: Any) -> bool:
+        for t in every:  # noqa: SIM110 - a loop: all() over a generator costs twice this
+            if not t(x):
+                return False
+        return True
+
+    return all_of
 
 
 def _keyword(key: str, value: Any, schema: dict[str, Any], depth: int) -> Test:
@@ -102,13 +113,21 @@ def _keyword(key: str, value: Any, schema: dict[str, Any], depth: int) -> Test:
     if key == "required":
         if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
             raise _Unsupported
-        names = tuple(value)
-        return lambda x: not isinstance(x, dict) or all(n in x for n in names)
+        names = frozenset(value)
+        return lambda x: not isinstance(x, dict) or names.issubset(x.keys())
     if key == "additionalProperties":
         return _additional(value, schema)
     if key == "items":
         item = _node(value, depth + 1)
-        return lambda x: not isinstance(x, list) or all(item(v) for v in x)
+
+        def items(x: Any) -> bool:
+            if isinstance(x, list):
+                for v in x:
+                    if not item(v):
+                        return False
+            return True
+
+        return items
     if key in ("enum", "const"):
         return _enum(value if key == "enum" else [value])
     if key in _NUMBER_BOUNDS:
@@ -134,9 +153,11 @@ def _properties(value: Any, depth: int) -> Test:
     subs = tuple((name, _node(sub, depth + 1)) for name, sub in value.items())
 
     def properties(x: Any) -> bool:
-        if not isinstance(x, dict):
-            return True
-        return all(not (name in x and not test(x[name])) for name, test in subs)
+        if isinstance(x, dict):
+            for name, test in subs:
+                if name in x and not test(x[name]):
+                    return False
+        return True
 
     return properties
 
@@ -156,6 +177,10 @@ def _enum(values: Any) -> Test:
     if not isinstance(values, list) or not all(_scalar(v) for v in values):
         raise _Unsupported
     options = tuple(values)
+    if all(type(v) is str for v in options):
+        # Strings equal only strings: a set lookup answers as json_equal would.
+        strings = frozenset(options)
+        return lambda x: isinstance(x, str) and x in strings
     return lambda x: any(json_equal(x, v) for v in options)
 
 
