@@ -44,7 +44,12 @@ class CaseResult:
         self.index = index
         self.sample_id = sample_id
         self.scores = scores
-        self.passed = all(s.passed for s in scores)
+        passed = True
+        for s in scores:  # a loop: all() over a generator costs more than the test
+            if not s.passed:
+                passed = False
+                break
+        self.passed = passed
 
     def __repr__(self) -> str:
         return f"CaseResult({self.sample_id!r}, passed={self.passed}, scores={self.scores!r})"
