@@ -62,7 +62,7 @@ def table(fig: dict[str, Any]) -> str:
     ):
         if key in fig:
             s = fig[key]
-            warm = ", JIT warmed by 2,000 untimed cases" if client == "Java" else ""
+            warm = ", JVM warmed by 3 untimed runs" if client == "Java" else ""
             rows.append(
                 f"| RunSuite through the {client} client ({how}), same data and server{warm} | "
                 f"{s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | | {cmd} |"
