@@ -246,11 +246,16 @@ def build_java() -> list[str] | None:
 
 
 def java_round(
-    cmd: list[str], addr: str, records_file: str, checks_file: str, as_json: bool
+    cmd: list[str],
+    addr: str,
+    records_file: str,
+    checks_file: str,
+    as_json: bool,
+    warmup_runs: int = JAVA_WARMUP_RUNS,
 ) -> float:
     """RunSuite through the Java client from parsed records to the summary: checks/s."""
     args = ["-addr", addr, "-records", records_file, "-checks", checks_file]
-    args += ["-warmup-runs", str(JAVA_WARMUP_RUNS), *(["-json"] if as_json else [])]
+    args += ["-warmup-runs", str(warmup_runs), *(["-json"] if as_json else [])]
     out = subprocess.run(
         [*cmd, *args], check=True, capture_output=True, text=True, timeout=600
     ).stdout
@@ -464,6 +469,12 @@ def main() -> None:
     parser.add_argument("--peer-python", default=str(ROOT / ".tmp/peers/bin/python"))
     parser.add_argument("--only", default="engine,suite,go,java,score,judge")
     parser.add_argument("--json", help="write the figures here (for readme_table.py)")
+    parser.add_argument(
+        "--java-warmup-runs",
+        type=int,
+        default=JAVA_WARMUP_RUNS,
+        help="untimed RunSuites each JVM runs first (0: time a cold JVM)",
+    )
     args = parser.parse_args()
     only = set(args.only.split(","))
     suites = {"suite", "go", "java"}  # sections that run against one RunSuite server
@@ -474,6 +485,10 @@ def main() -> None:
         )
     records = make_records(args.samples)
     figures: Figures = {"command": COMMAND, "rounds": args.rounds, "samples": args.samples}
+    if "java" in only:
+        figures["java_warmup_runs"] = args.java_warmup_runs
+        if args.java_warmup_runs != JAVA_WARMUP_RUNS:
+            figures["command"] += f" --java-warmup-runs {args.java_warmup_runs}"
     state = tempfile.mkdtemp(prefix="scorewire-e2e-")
     procs: list[subprocess.Popen[str]] = []
     try:
@@ -511,8 +526,9 @@ def main() -> None:
                     go_json.append(go_round(go, addr, rf, cf, as_json=True))
                 if java is not None:
                     rf, cf = str(records_file), str(checks_file)
-                    java_value.append(java_round(java, addr, rf, cf, as_json=False))
-                    java_json.append(java_round(java, addr, rf, cf, as_json=True))
+                    w = args.java_warmup_runs
+                    java_value.append(java_round(java, addr, rf, cf, False, w))
+                    java_json.append(java_round(java, addr, rf, cf, True, w))
                 print(
                     f"round {i + 1}: peer {peer[-1]:,.0f} checks/s"
                     + (f", engine {eng[-1]:,.0f}" if eng else "")

@@ -62,7 +62,9 @@ def table(fig: dict[str, Any]) -> str:
     ):
         if key in fig:
             s = fig[key]
-            warm = ", JVM warmed by 3 untimed runs" if client == "Java" else ""
+            runs = fig.get("java_warmup_runs", 3)
+            warm = f", JVM warmed by {runs} untimed runs" if runs else ", cold JVM"
+            warm = warm if client == "Java" else ""
             rows.append(
                 f"| RunSuite through the {client} client ({how}), same data and server{warm} | "
                 f"{s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | | {cmd} |"

@@ -14,6 +14,7 @@ import dev.scorewire.v1.RunSummary;
 import dev.scorewire.v1.Sample;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,15 +36,20 @@ import java.util.Map;
  * long-running Java caller's state; after one run of 2,000 cases the timed run still
  * spends about three times the CPU, mostly compiling); {@code -warmup 0} times a cold JVM.
  *
- * <p>Prints one JSON line: {@code {"checks": N, "seconds": S, "build_s": B,
- * "first_result_s": F, "client_cpu_s": C, "request_bytes": R}} (build_s: plain values to
- * the built request; first_result_s: from the start to the first result; client_cpu_s:
- * this process's CPU time over the timed run, every thread: JIT and GC included).
+ * <p>Prints one JSON line: {@code {"checks": N, "seconds": S, "build_s": B, "send_s": W,
+ * "first_result_s": F, "client_cpu_s": C, "main_cpu_s": M, "request_bytes": R}} (build_s:
+ * plain values to the built request; send_s: the call serializing and writing it;
+ * first_result_s: from the start to the first result; client_cpu_s: this process's CPU
+ * time over the timed run, every thread, JIT and GC included; main_cpu_s: the calling
+ * thread's share).
  */
 public final class JavaSuite {
   private JavaSuite() {}
 
-  private record Timing(long scores, double seconds, double buildS, double firstS, double cpuS, long bytes) {}
+  private record Timing(
+      long scores, double seconds, double buildS, double sendS, double firstS, double cpuS, double mainCpuS, long bytes) {}
+
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private static final com.sun.management.OperatingSystemMXBean OS =
       (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
@@ -82,15 +88,16 @@ public final class JavaSuite {
       Timing t = run(client, records, checks, asJson);
       System.out.printf(
           Locale.ROOT,
-          "{\"checks\": %d, \"seconds\": %f, \"build_s\": %f, \"first_result_s\": %f, \"client_cpu_s\": %f,"
-              + " \"request_bytes\": %d}%n",
-          t.scores, t.seconds, t.buildS, t.firstS, t.cpuS, t.bytes);
+          "{\"checks\": %d, \"seconds\": %f, \"build_s\": %f, \"send_s\": %f, \"first_result_s\": %f,"
+              + " \"client_cpu_s\": %f, \"main_cpu_s\": %f, \"request_bytes\": %d}%n",
+          t.scores, t.seconds, t.buildS, t.sendS, t.firstS, t.cpuS, t.mainCpuS, t.bytes);
     }
   }
 
   private static Timing run(
       ScorewireClient client, List<Map<String, Object>> records, List<Map<String, Object>> checks, boolean asJson) {
     long cpu0 = OS.getProcessCpuTime();
+    long mainCpu0 = THREADS.getCurrentThreadCpuTime();
     long t0 = System.nanoTime();
     RunSuiteRequest request = request(records, checks, asJson);
     long built = System.nanoTime();
@@ -98,6 +105,7 @@ public final class JavaSuite {
     long scores = 0;
     int n = 0;
     try (SuiteRun run = client.runSuite(request)) {
+      long sent = System.nanoTime(); // the blocking stub serializes and writes on this thread
       for (CaseResult result : run) {
         if (n++ == 0) {
           first = System.nanoTime();
@@ -107,13 +115,21 @@ public final class JavaSuite {
       RunSummary summary = run.summary();
       long end = System.nanoTime();
       long cpu = OS.getProcessCpuTime() - cpu0;
+      long mainCpu = THREADS.getCurrentThreadCpuTime() - mainCpu0;
       if (summary.getCases() != records.size() || n != records.size()) {
         throw new IllegalStateException(
             "summary counts " + summary.getCases() + " cases, read " + n + ", sent " + records.size());
       }
       // Measured after the clock stops (getSerializedSize is memoized, but not free).
       return new Timing(
-          scores, (end - t0) / 1e9, (built - t0) / 1e9, (first - t0) / 1e9, cpu / 1e9, request.getSerializedSize());
+          scores,
+          (end - t0) / 1e9,
+          (built - t0) / 1e9,
+          (sent - built) / 1e9,
+          (first - t0) / 1e9,
+          cpu / 1e9,
+          mainCpu / 1e9,
+          request.getSerializedSize());
     }
   }
 
