@@ -123,6 +123,10 @@ public final class Values {
       return b.setStringValue(s).build();
     }
     if (v instanceof Number n) {
+      double d = n.doubleValue();
+      if (Double.isInfinite(d) && !(v instanceof Double || v instanceof Float)) {
+        throw new Bad(n + " does not fit a Value's double; Values.json keeps it");
+      }
       return b.setNumberValue(finite(n)).build();
     }
     if (v instanceof Boolean t) {

@@ -241,7 +241,9 @@ class ScorewireClientTest {
         new Object[] {"q", Map.of("answer", "no", "must_include", List.of("absent")), "the order ships", null},
         new Object[] {List.of(1, "two"), Map.of("answer", 2.5), "", Map.of("steps", List.of(Map.of("tool", "a")))},
         new Object[] {null, null, "text", null}, // no reference: an error in both forms
-        new Object[] {"é ✓ 東京", Map.of("answer", "é ✓ 東京", "must_include", List.of("東京")), "é ✓ 東京", null});
+        new Object[] {
+          "é ✓ 東京", Map.of("answer", "é ✓ 東京", "must_include", List.of("東京")), "é ✓ 東京", null
+        });
   }
 
   private static Case plainCase(int i, Object[] c, boolean asJson) {
@@ -266,7 +268,10 @@ class ScorewireClientTest {
         RunSuiteRequest.newBuilder()
             .addChecks(Values.check("contains", Map.of("path", "must_include", "case_sensitive", false)))
             .addChecks(Values.check("exact", Map.of("path", "answer")))
-            .addChecks(Values.check("json_schema", Map.of("schema", Map.of("type", "object", "required", List.of("order_id")))))
+            .addChecks(
+                Values.check(
+                    "json_schema",
+                    Map.of("schema", Map.of("type", "object", "required", List.of("order_id")))))
             .addChecks(Values.check("trajectory.max_steps", Map.of("n", 1)));
     for (int i = 0; i < plain.size(); i++) {
       request.addCases(plainCase(i, plain.get(i), asJson));

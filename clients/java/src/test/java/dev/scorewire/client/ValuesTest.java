@@ -91,6 +91,16 @@ class ValuesTest {
   }
 
   @Test
+  void anIntegerBeyondADoubleIsRefusedAsAValueButWrittenAsJson() {
+    // 10^400 is no double: a Value would hold Infinity, which is not JSON; JSON text keeps it.
+    BigInteger huge = BigInteger.TEN.pow(400);
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> Values.value(List.of(huge)));
+    assertTrue(e.getMessage().contains("$[0]") && e.getMessage().contains("Values.json"), e.getMessage());
+    assertEquals("[" + huge + "]", Values.json(List.of(huge)));
+  }
+
+  @Test
   void aValueThatIsNotPlainIsRefusedWithItsPathAndType() {
     // An arbitrary object has no JSON form; it is named, not written as its toString.
     Map<String, Object> v = ordered("when", ordered("at", new Object()));
@@ -137,9 +147,10 @@ class ValuesTest {
     assertEquals(num(400), spec.getParams().getFieldsOrThrow("max_chars"));
     assertEquals(str("c"), spec.getParams().getFieldsOrThrow("unit"));
     assertFalse(Values.check("is_json", null).hasParams());
+    List<Object> notPlain = new ArrayList<>(List.of(new Object()));
     IllegalArgumentException e =
         assertThrows(
-            IllegalArgumentException.class, () -> Values.check("regex", ordered("pattern", new ArrayList<>(List.of(new Object())))));
+            IllegalArgumentException.class, () -> Values.check("regex", ordered("pattern", notPlain)));
     assertTrue(e.getMessage().contains("check regex params: $.pattern[0]"), e.getMessage());
   }
 }
