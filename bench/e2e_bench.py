@@ -219,7 +219,7 @@ def go_round(binary: str, addr: str, records_file: str, checks_file: str, as_jso
 JAVA_WARMUP_RUNS = 3
 """Untimed RunSuites of the same cases each JVM runs first, so C2 has compiled the path:
 after a single run of 2,000 cases the timed run still spent about three times the client
-CPU (0.9-1.6 s against 0.3-0.45 s), mostly compiling."""
+CPU (0.8-1.8 s against 0.3-0.5 s), mostly compiling."""
 
 
 def build_java() -> list[str] | None:
