@@ -12,7 +12,10 @@ Sections, each printing its per-round figures, the median ratio and its range:
 - `suite`: RunSuite end to end through `scorewire.client`: from the plain dicts to the
   last result and the summary, against a server started with its defaults (metrics on);
   the same peer round beside it; `go`: the same through the Go client (bench/go_suite),
-  once with Values and once with the JSON-text fields (Java: not measured yet);
+  once with Values and once with the JSON-text fields; `java`: the same through the Java
+  client (bench/java_suite, built with Maven from its cache; each JVM first runs the same
+  RunSuite three times untimed, so its JIT has compiled the path as in a long-running
+  Java caller);
 - `score`: unary Score with three deterministic checks, metrics on, against the echo
   service with the same message types: from a grpc.aio client at 32 in flight, and the
   Python client's sync `score()` from 32 threads against the same client calling echo;
@@ -202,6 +205,55 @@ def go_round(binary: str, addr: str, records_file: str, checks_file: str, as_jso
         capture_output=True,
         text=True,
         timeout=600,
+    ).stdout
+    row = json.loads(out.strip().splitlines()[-1])
+    return float(row["checks"]) / float(row["seconds"])
+
+
+# ---- RunSuite through the Java client ------------------------------------------------
+
+JAVA_WARMUP_RUNS = 3
+"""Untimed RunSuites of the same cases each JVM runs first, so C2 has compiled the path:
+after a single run of 2,000 cases the timed run still spent about three times the client
+CPU (0.8-1.8 s against 0.3-0.5 s), mostly compiling."""
+
+
+def build_java() -> list[str] | None:
+    """The command running bench/java_suite, or None without `mvn` and `java`."""
+    if shutil.which("mvn") is None or shutil.which("java") is None:
+        return None
+    module = ROOT / "bench/java_suite"
+    built = subprocess.run(
+        ["mvn", "-B", "-ntp", "-q", "-Dstyle.color=never", "compile"],
+        cwd=module,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if built.returncode != 0:
+        raise SystemExit(f"bench/java_suite did not build:\n{built.stdout}{built.stderr}")
+    classpath = (module / "target/classpath.txt").read_text().strip()
+    return [
+        "java",
+        "-cp",
+        f"{module / 'target/classes'}:{classpath}",
+        "dev.scorewire.bench.JavaSuite",
+    ]
+
+
+def java_round(
+    cmd: list[str],
+    addr: str,
+    records_file: str,
+    checks_file: str,
+    as_json: bool,
+    warmup_runs: int = JAVA_WARMUP_RUNS,
+) -> float:
+    """RunSuite through the Java client from parsed records to the summary: checks/s."""
+    args = ["-addr", addr, "-records", records_file, "-checks", checks_file]
+    args += ["-warmup-runs", str(warmup_runs), *(["-json"] if as_json else [])]
+    out = subprocess.run(
+        [*cmd, *args], check=True, capture_output=True, text=True, timeout=600
     ).stdout
     row = json.loads(out.strip().splitlines()[-1])
     return float(row["checks"]) / float(row["seconds"])
@@ -411,46 +463,68 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--seconds", type=float, default=2.0, help="per Score round and side")
     parser.add_argument("--peer-python", default=str(ROOT / ".tmp/peers/bin/python"))
-    parser.add_argument("--only", default="engine,suite,go,score,judge")
+    parser.add_argument("--only", default="engine,suite,go,java,score,judge")
     parser.add_argument("--json", help="write the figures here (for readme_table.py)")
+    parser.add_argument(
+        "--java-warmup-runs",
+        type=int,
+        default=JAVA_WARMUP_RUNS,
+        help="untimed RunSuites each JVM runs first (0: time a cold JVM)",
+    )
     args = parser.parse_args()
     only = set(args.only.split(","))
-    if only & {"engine", "suite"} and not Path(args.peer_python).exists():
+    suites = {"suite", "go", "java"}  # sections that run against one RunSuite server
+    if only & {"engine", *suites} and not Path(args.peer_python).exists():
         raise SystemExit(
             f"no peer environment at {args.peer_python}: make it as bench/peer_bench.py says, "
             "or pass --peer-python"
         )
     records = make_records(args.samples)
     figures: Figures = {"command": COMMAND, "rounds": args.rounds, "samples": args.samples}
+    if "java" in only:
+        figures["java_warmup_runs"] = args.java_warmup_runs
+        if args.java_warmup_runs != JAVA_WARMUP_RUNS:
+            figures["command"] += f" --java-warmup-runs {args.java_warmup_runs}"
     state = tempfile.mkdtemp(prefix="scorewire-e2e-")
     procs: list[subprocess.Popen[str]] = []
     try:
-        if only & {"engine", "suite"}:
+        if only & {"engine", *suites}:
             server = None
-            if "suite" in only:
+            if only & suites:
                 server, addr = start_server(state)
                 procs.append(server)
                 suite_round(addr, records[:2000])  # warm up: plan, workers, connection
-            go = None
-            if server is not None and "go" in only:
-                go = build_go(str(Path(state) / "go_suite"))
-                records_file, checks_file = (
-                    Path(state) / "records.json",
-                    Path(state) / "checks.json",
-                )
+            go = java = None
+            records_file, checks_file = Path(state) / "records.json", Path(state) / "checks.json"
+            if server is not None and only & {"go", "java"}:
                 records_file.write_text(json.dumps(records))
                 checks_file.write_text(json.dumps(scorewire_checks()))
+            if server is not None and "go" in only:
+                go = build_go(str(Path(state) / "go_suite"))
+                if go is None:
+                    print("go: skipped, no `go` toolchain on PATH", flush=True)
+            if server is not None and "java" in only:
+                java = build_java()
+                if java is None:
+                    print("java: skipped, `mvn` or `java` not on PATH", flush=True)
             peer, eng, suite, go_value, go_json = [], [], [], [], []
+            java_value: list[float] = []
+            java_json: list[float] = []
             for i in range(args.rounds):
                 peer.append(peer_round(args.peer_python, args.samples))
                 if "engine" in only:
                     eng.append(engine_round(records))
-                if server is not None:
+                if server is not None and "suite" in only:
                     suite.append(suite_round(addr, records))
                 if go is not None:
                     rf, cf = str(records_file), str(checks_file)
                     go_value.append(go_round(go, addr, rf, cf, as_json=False))
                     go_json.append(go_round(go, addr, rf, cf, as_json=True))
+                if java is not None:
+                    rf, cf = str(records_file), str(checks_file)
+                    w = args.java_warmup_runs
+                    java_value.append(java_round(java, addr, rf, cf, False, w))
+                    java_json.append(java_round(java, addr, rf, cf, True, w))
                 print(
                     f"round {i + 1}: peer {peer[-1]:,.0f} checks/s"
                     + (f", engine {eng[-1]:,.0f}" if eng else "")
@@ -459,6 +533,12 @@ def main() -> None:
                         f", via the Go client {go_value[-1]:,.0f} (Values) "
                         f"{go_json[-1]:,.0f} (JSON fields)"
                         if go_value
+                        else ""
+                    )
+                    + (
+                        f", via the Java client {java_value[-1]:,.0f} (Values) "
+                        f"{java_json[-1]:,.0f} (JSON fields)"
+                        if java_value
                         else ""
                     ),
                     flush=True,
@@ -486,6 +566,12 @@ def main() -> None:
             for key, runs, label in (
                 ("suite_go", go_value, "RunSuite through the Go client (Values) / peer"),
                 ("suite_go_json", go_json, "RunSuite through the Go client (JSON fields) / peer"),
+                ("suite_java", java_value, "RunSuite through the Java client (Values) / peer"),
+                (
+                    "suite_java_json",
+                    java_json,
+                    "RunSuite through the Java client (JSON fields) / peer",
+                ),
             ):
                 if runs:
                     figures[key] = {

@@ -53,11 +53,20 @@ def table(fig: dict[str, Any]) -> str:
             f"(metrics on) | {s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | ≥ 1.5× "
             f"| {cmd} |"
         )
-    for key, how in (("suite_go", "Values"), ("suite_go_json", "`expected_json`/`input_json`")):
+    json_fields = "`expected_json`/`input_json`"
+    for key, client, how in (
+        ("suite_go", "Go", "Values"),
+        ("suite_go_json", "Go", json_fields),
+        ("suite_java", "Java", "Values"),
+        ("suite_java_json", "Java", json_fields),
+    ):
         if key in fig:
             s = fig[key]
+            runs = fig.get("java_warmup_runs", 3)
+            warm = f", JVM warmed by {runs} untimed runs" if runs else ", cold JVM"
+            warm = warm if client == "Java" else ""
             rows.append(
-                f"| RunSuite through the Go client ({how}), same data and server | "
+                f"| RunSuite through the {client} client ({how}), same data and server{warm} | "
                 f"{s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | | {cmd} |"
             )
     if "score_aio" in fig:

@@ -229,4 +229,111 @@ class ScorewireClientTest {
     }
     assertEquals(expected, passedById);
   }
+
+  /** The peers' shapes and edges as plain Java values: {input, expected, text, value}. */
+  private static List<Object[]> plainCases() {
+    Map<String, Object> order = new java.util.LinkedHashMap<>();
+    order.put("order_id", 7);
+    order.put("items", List.of(Map.of("sku", "SKU-1", "qty", 2)));
+    return List.of(
+        new Object[] {Map.of("q", "x"), Map.of("answer", "Paris", "must_include", List.of("paris")), "Paris", null},
+        new Object[] {null, Map.of("answer", order, "must_include", List.of("order")), "{\"order_id\": 7}", null},
+        new Object[] {"q", Map.of("answer", "no", "must_include", List.of("absent")), "the order ships", null},
+        new Object[] {List.of(1, "two"), Map.of("answer", 2.5), "", Map.of("steps", List.of(Map.of("tool", "a")))},
+        new Object[] {null, null, "text", null}, // no reference: an error in both forms
+        new Object[] {
+          "é ✓ 東京", Map.of("answer", "é ✓ 東京", "must_include", List.of("東京")), "é ✓ 東京", null
+        });
+  }
+
+  private static Case plainCase(int i, Object[] c, boolean asJson) {
+    Sample.Builder sample = Sample.newBuilder().setId("s" + i);
+    Output.Builder output = Output.newBuilder().setText((String) c[2]);
+    if (asJson) {
+      if (c[0] != null) sample.setInputJson(Values.json(c[0]));
+      if (c[1] != null) sample.setExpectedJson(Values.json(c[1]));
+      if (c[3] != null) output.setValueJson(Values.json(c[3]));
+    } else {
+      if (c[0] != null) sample.setInput(Values.value(c[0]));
+      if (c[1] != null) sample.setExpected(Values.value(c[1]));
+      if (c[3] != null) output.setValue(Values.value(c[3]));
+    }
+    return Case.newBuilder().setSample(sample).setOutput(output).build();
+  }
+
+  /** Each result's (value, passed, error code) per check, by sample id. */
+  private static Map<String, List<String>> verdicts(boolean asJson) {
+    List<Object[]> plain = plainCases();
+    RunSuiteRequest.Builder request =
+        RunSuiteRequest.newBuilder()
+            .addChecks(Values.check("contains", Map.of("path", "must_include", "case_sensitive", false)))
+            .addChecks(Values.check("exact", Map.of("path", "answer")))
+            .addChecks(
+                Values.check(
+                    "json_schema",
+                    Map.of("schema", Map.of("type", "object", "required", List.of("order_id")))))
+            .addChecks(Values.check("trajectory.max_steps", Map.of("n", 1)));
+    for (int i = 0; i < plain.size(); i++) {
+      request.addCases(plainCase(i, plain.get(i), asJson));
+    }
+    Map<String, List<String>> out = new HashMap<>();
+    try (SuiteRun run = client.runSuite(request.build())) {
+      for (CaseResult r : run) {
+        out.put(
+            r.getSampleId(),
+            r.getScoresList().stream()
+                .map(s -> s.getValue() + "/" + s.getPassed() + "/" + s.getError().getCode())
+                .toList());
+      }
+      assertEquals(plain.size(), run.summary().getCases());
+    }
+    return out;
+  }
+
+  @Test
+  void jsonTextFieldsScoreLikeValues() {
+    // The same plain values sent as Values and as JSON text give the same verdicts.
+    Map<String, List<String>> byValue = verdicts(false);
+    Map<String, List<String>> byJson = verdicts(true);
+    assertEquals(plainCases().size(), byJson.size());
+    assertEquals(byValue, byJson);
+    // Not vacuous: the cases pass, fail and error (the case without a reference).
+    String all = byJson.values().toString();
+    assertTrue(all.contains("/true/") && all.contains("/false/"), all);
+    assertTrue(byJson.get("s4").stream().anyMatch(v -> !v.endsWith("/")), byJson.get("s4").toString());
+  }
+
+  private static boolean exactAgainst(Sample sample, String text) {
+    return client
+        .score(
+            ScoreRequest.newBuilder()
+                .setSample(sample)
+                .setOutput(Values.text(text))
+                .addChecks(Values.check("exact", Map.of("path", "n")))
+                .build())
+        .getPassed();
+  }
+
+  @Test
+  void anIntegerPast2To53KeepsEveryDigitAsJsonText() {
+    // 2^53 + 1 as a Long in JSON text equals its digits and not 2^53.
+    Sample sample = Sample.newBuilder().setExpectedJson(Values.json(Map.of("n", (1L << 53) + 1))).build();
+    assertTrue(exactAgainst(sample, "9007199254740993"));
+    assertFalse(exactAgainst(sample, "9007199254740992"));
+  }
+
+  @Test
+  void bothFormsOfAFieldAreInvalidArgumentNamingTheJsonField() {
+    // expected and expected_json together: which one counts is not guessed.
+    Sample sample =
+        Sample.newBuilder()
+            .setExpected(Values.value(Map.of("n", 1)))
+            .setExpectedJson(Values.json(Map.of("n", 1)))
+            .build();
+    ScorewireException e = assertThrows(ScorewireException.class, () -> exactAgainst(sample, "1"));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.code(), e.getMessage());
+    assertTrue(
+        e.fieldViolations().stream().anyMatch(v -> v.field().equals("sample.expected_json")),
+        e.fieldViolations().toString());
+  }
 }
