@@ -213,13 +213,16 @@ class JudgeService:
                 api_key=openai_slot.api_key or "unused",
                 base_url=openai_slot.base_url,
                 name=openai_slot.name,
+                connections=settings.judge_concurrency,
             )
         anthropic_slot = slots.get("anthropic")
         if anthropic_slot is not None and anthropic_slot.api_key:
             from scorewire.judge.backends.anthropic_backend import AnthropicBackend
 
             backends["anthropic"] = AnthropicBackend(
-                api_key=anthropic_slot.api_key, base_url=anthropic_slot.base_url
+                api_key=anthropic_slot.api_key,
+                base_url=anthropic_slot.base_url,
+                connections=settings.judge_concurrency,
             )
         cache = VerdictCache.from_url(
             settings.cache_url,
