@@ -16,7 +16,8 @@ import redis.asyncio as aioredis
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample
 from scorewire.judge import JudgeService
-from scorewire.judge.cache import NAMESPACE
+from scorewire.judge.cache import NAMESPACE, CachedAnswer, MemoryStore, VerdictCache
+from scorewire.judge.stats import JudgeStats
 from scorewire.settings import Settings
 
 from tests.support.judge import OPENAI_KEY, compile_spec, judge_harness, level_reply
@@ -76,6 +77,57 @@ async def test_an_unparseable_cached_entry_is_a_miss() -> None:
             await store.set(key, "garbage")
         score = await h.run(judge_check())
         assert score.error is None and not score.cached and h.openai.calls == 2
+
+
+# --- the in-process store -------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_memory_entry_lives_exactly_its_ttl_and_its_miss_counts() -> None:
+    clock = Clock()
+    stats = JudgeStats()
+    cache = VerdictCache(MemoryStore(clock), stats=stats, ttl_s=60, clock=clock)
+    await cache.set("k", CachedAnswer("text", 1, 2, "t"))
+    clock.now += 59.999
+    assert await cache.get("k") == CachedAnswer("text", 1, 2, "t")
+    clock.now += 0.001  # the ttl is up: gone, a miss like any other
+    assert await cache.get("k") is None
+    assert (stats.cache_hits, stats.cache_misses, stats.cache_bypasses) == (1, 1, 0)
+
+
+async def test_a_memory_entry_without_ttl_never_expires() -> None:
+    clock = Clock()
+    for ttl in (None, 0):
+        store = MemoryStore(clock)
+        await store.set("k", "v", ttl)
+        clock.now += 10**9
+        assert await store.get("k") == "v"
+
+
+async def test_expired_memory_entries_nobody_reads_are_swept_as_the_store_grows() -> None:
+    # no timer per entry: the sweep is what frees entries that are never read again
+    clock = Clock()
+    store = MemoryStore(clock)
+    for i in range(1023):
+        await store.set(f"old{i}", "v", 10)
+    clock.now += 10
+    await store.set("keep", "v", None)
+    assert len(store._cache) == 1  # the 1,024th write swept the expired ones
+    for i in range(1023):
+        await store.set(f"new{i}", "v", 10)
+    assert len(store._cache) == 1024  # swept again, nothing expired: next sweep at 2,048
+    clock.now += 10
+    await store.set("last", "v", 10)
+    assert len(store._cache) == 1025  # expired but not swept yet; a read drops one
+    assert await store.get("new0") is None and len(store._cache) == 1024
+    assert await store.get("keep") == "v"
 
 
 # --- Redis ----------------------------------------------------------------------------------

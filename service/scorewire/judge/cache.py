@@ -6,8 +6,8 @@ Storing the raw answer (not a score) means a changed threshold or pass_level is 
 to the cached answer for free. Only answers that parsed as a verdict are stored: errors
 never are.
 
-Stores, through aiocache: in-memory (per process, the default) or Redis (shared by
-every replica and every run). The cache fails open: a Redis that is down or slow costs
+Stores: in-memory (per process, the default; `MemoryStore`) or Redis through aiocache
+(shared by every replica and every run). The cache fails open: a Redis that is down or slow costs
 at most `timeout_s` per operation, after which it is left alone for `backoff_s`; every
 skipped or failed operation is counted in `JudgeStats.cache_bypasses`, and no score
 ever fails because of the cache.
@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiocache import SimpleMemoryCache
 from aiocache.serializers import StringSerializer
 from scorewire.judge.prompts import PROMPT_VERSION, Prompt
 from scorewire.judge.redis_url import RedisTarget, parse_redis_url
@@ -115,6 +114,46 @@ class CachedAnswer:
         )
 
 
+class MemoryStore:
+    """The in-process store: a dict of (value, expiry).
+
+    An expired entry is dropped when it is read, and all of them once the dict has grown
+    to twice its size after the last sweep. (aiocache's memory cache kept one event-loop
+    timer per entry, so every verdict cached for the default 30 days lay in the loop's
+    timer heap for as long, and its reads and writes went through its wait_for, plugin
+    and serializer layers: about 10 % of the CPU per judge call.) Reads and writes never
+    wait, so the cache does not bound them with a timeout either.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._cache: dict[str, tuple[str, float | None]] = {}
+        self._clock = clock
+        self._sweep_at = 1024
+
+    async def get(self, key: str) -> str | None:
+        """The value stored under `key`, or None (missing or expired)."""
+        entry = self._cache.get(key)
+        if entry is None:
+            return None
+        value, expires = entry
+        if expires is not None and self._clock() >= expires:
+            del self._cache[key]
+            return None
+        return value
+
+    async def set(self, key: str, value: str, ttl: float | None = None) -> None:
+        """Store `value` under `key` for `ttl` seconds (None or 0: until evicted)."""
+        self._cache[key] = (value, self._clock() + ttl if ttl else None)
+        if len(self._cache) >= self._sweep_at:
+            now = self._clock()
+            for k in [k for k, (_, e) in self._cache.items() if e is not None and now >= e]:
+                del self._cache[k]
+            self._sweep_at = max(1024, 2 * len(self._cache))
+
+    async def close(self) -> None:
+        """Nothing to close (the entries live as long as the process)."""
+
+
 class VerdictCache:
     """Get/set raw answers with short timeouts; failures are counted, never raised."""
 
@@ -131,6 +170,8 @@ class VerdictCache:
         namespace: str = NAMESPACE,
     ) -> None:
         self._store = store
+        # An in-process store never waits: no timeout (an event-loop timer) per operation.
+        self._bounded = not isinstance(store, MemoryStore)
         self._namespace = namespace
         self._stats = stats
         self._ttl = float(ttl_s) if ttl_s else None
@@ -159,9 +200,8 @@ class VerdictCache:
         `namespace` prefixes every key (the generation cache shares the Redis with its own).
         """
         if urlsplit(url.strip() or "memory://").scheme.lower() == "memory":
-            store = SimpleMemoryCache(serializer=StringSerializer(), timeout=None)
             return cls(
-                store,
+                MemoryStore(),
                 stats=stats,
                 ttl_s=ttl_s,
                 timeout_s=timeout_s,
@@ -219,7 +259,10 @@ class VerdictCache:
     async def _read(self, key: str) -> tuple[bool, CachedAnswer | None]:
         """(whether the store answered, the stored answer or None)."""
         try:
-            async with asyncio.timeout(self._timeout):
+            if self._bounded:
+                async with asyncio.timeout(self._timeout):
+                    raw = await self._store.get(self._namespace + key)
+            else:
                 raw = await self._store.get(self._namespace + key)
         except asyncio.CancelledError:
             raise
@@ -234,9 +277,12 @@ class VerdictCache:
             self._stats.add("cache_bypasses")
             return
         try:
-            async with asyncio.timeout(self._timeout):
-                # A float TTL makes aiocache use PSETEX; an int would use the
-                # deprecated SETEX (a DeprecationWarning per write with redis-py 8).
+            if self._bounded:
+                async with asyncio.timeout(self._timeout):
+                    # A float TTL makes aiocache use PSETEX; an int would use the
+                    # deprecated SETEX (a DeprecationWarning per write with redis-py 8).
+                    await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
+            else:
                 await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
         except asyncio.CancelledError:
             raise

@@ -596,7 +596,8 @@ class JudgeService:
         question: Question[Any],
     ) -> _Outcome:
         """Reserve, call the backend, settle, and conclude (parse and cache) one call."""
-        ceiling = self._ceiling(model, question)
+        bound = _prompt_bound(question)  # the ceiling's and the usage check's (one encode)
+        ceiling = self._ceiling(model, question, bound)
         reservations = await self._hold(flight, model, question, ceiling)
         if isinstance(reservations, _Outcome):
             return reservations
@@ -608,7 +609,7 @@ class JudgeService:
             problem = usage_problem(
                 completion.input_tokens,
                 completion.output_tokens,
-                prompt_bound=_prompt_bound(question),
+                prompt_bound=bound,
                 max_tokens=question.max_tokens,
             )
             if problem is None:
@@ -734,12 +735,17 @@ class JudgeService:
             return None  # the server did not report usage: the cost is unknown, not zero
         return self.prices.cost(model, input_tokens, output_tokens)
 
-    def _ceiling(self, model: str, question: Question[Any]) -> float | None:
-        """The most this call can cost, or None when the model has no price."""
+    def _ceiling(
+        self, model: str, question: Question[Any], bound: int | None = None
+    ) -> float | None:
+        """The most this call can cost, or None when the model has no price (`bound`: the
+        prompt's token bound when the caller has it)."""
         price = self.prices.price(model)
         if price is None:
             return None
-        return price.ceiling(_prompt_bound(question), question.max_tokens)
+        return price.ceiling(
+            _prompt_bound(question) if bound is None else bound, question.max_tokens
+        )
 
     async def _hold(
         self, flight: _Flight, model: str, question: Question[Any], ceiling: float | None
