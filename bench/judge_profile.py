@@ -1,7 +1,7 @@
 """Where the CPU of a judge-bound run goes, per judge call, split by component.
 
     .venv/bin/python bench/judge_profile.py [--n 1000] [--concurrency 32] [--redis]
-        [--no-profile] [--top 25]
+        [--no-profile] [--top 25] [--save out.prof] [--service DIR]
 
 Runs the workload of `e2e_bench.py --only judge` (N judge checks on distinct outputs
 through the engine runner and the real `openai` SDK, against the stand-in judge in its
@@ -17,6 +17,10 @@ here) and prints:
 
 cProfile slows Python code down several times over, so the profiled split is a
 proportion, not a time: the unprofiled CPU per call is the absolute figure.
+
+`--service DIR` scores with the `scorewire` package under DIR instead of this tree's
+(for A/B rounds against an older commit: `git archive COMMIT service | tar -x -C /tmp/a`,
+then alternate `--service /tmp/a/service` with this tree's rounds in one loop).
 """
 
 from __future__ import annotations
@@ -35,9 +39,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "service"), str(ROOT / "clients/python/src"), str(ROOT / "bench")]
+_SERVICE = ROOT / "service"
+if "--service" in sys.argv[:-1]:  # before anything imports scorewire
+    _SERVICE = Path(sys.argv[sys.argv.index("--service") + 1]).resolve()
+sys.path[:0] = [str(_SERVICE), str(ROOT / "clients/python/src"), str(ROOT / "bench")]
 
 from e2e_bench import start_judge, start_redis, stop  # noqa: E402
+
+sys.path.insert(0, str(_SERVICE))  # e2e_bench put this tree's service first again
+assert "scorewire" not in sys.modules, "scorewire was imported before --service applied"
 
 # First match wins: (component, substring of the function's file or name).
 COMPONENTS: list[tuple[str, str]] = [
@@ -153,6 +163,7 @@ def main() -> None:
     parser.add_argument("--no-profile", action="store_true", help="CPU per call only")
     parser.add_argument("--top", type=int, default=25, help="functions listed by own time")
     parser.add_argument("--save", help="write the cProfile stats here (for pstats)")
+    parser.add_argument("--service", help="score with the scorewire package under this dir")
     args = parser.parse_args()
 
     state = tempfile.mkdtemp(prefix="judge-profile-")
@@ -192,7 +203,10 @@ def main() -> None:
 
         elapsed, cpu, others = asyncio.run(run())
         ideal = args.n / args.concurrency * 0.050
+        import scorewire.judge.service as used
+
         where = "Redis" if args.redis else "in process"
+        print(f"scorewire from {Path(used.__file__).parents[2]}")
         print(f"{args.n} judge checks at concurrency {args.concurrency}, verdict cache {where}:")
         print(f"  elapsed {elapsed:.2f} s, ideal {ideal:.2f} s: {elapsed / ideal:.2f}x")
         print(f"  scoring process CPU: {cpu * 1e3 / args.n:.3f} ms per call")
