@@ -261,6 +261,30 @@ async def test_sdk_retries_are_off_so_ours_are_the_only_ones() -> None:
         assert h.openai.calls == 1 and h.anthropic.calls == 1
 
 
+@pytest.mark.parametrize("model", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"])
+async def test_a_dropped_connection_says_so_and_is_retried(model: str) -> None:
+    # the server closes every connection without answering: not a timeout
+    seen: list[int] = []
+
+    async def drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()
+        seen.append(1)
+        writer.close()
+
+    server = await asyncio.start_server(drop, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        async with judge_harness(
+            judge_max_retries=1, openai_base_url=f"{url}/v1", anthropic_base_url=url
+        ) as h:
+            score = await h.run(judge_check(model=model))
+        assert score.error is not None and score.error.code == ErrorCode.JUDGE_ERROR
+        assert "could not reach the" in score.reason and "timed out" not in score.reason
+        assert len(seen) == 2  # retried once
+    finally:
+        server.close()
+
+
 async def test_a_hanging_server_times_out_and_is_retried() -> None:
     async with judge_harness(judge_timeout_s=0.3, judge_max_retries=1) as h:
         h.openai.script(Reply(hang=True), Reply(hang=True))

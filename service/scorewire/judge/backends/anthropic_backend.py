@@ -15,7 +15,13 @@ from typing import Any
 
 import anthropic
 from scorewire.core.secrets import register
-from scorewire.judge.backends.base import BackendError, Completion, http_limits, status_error
+from scorewire.judge.backends.base import (
+    BackendError,
+    Completion,
+    dropped,
+    http_limits,
+    status_error,
+)
 from scorewire.judge.prompts import Prompt
 
 log = logging.getLogger(__name__)
@@ -59,7 +65,11 @@ class AnthropicBackend:
             )
         except anthropic.APIStatusError as err:
             raise status_error(self.name, err.status_code, err.body, err.response.headers) from None
-        except anthropic.APITimeoutError:
+        except anthropic.APITimeoutError as err:
+            if dropped(err):
+                raise BackendError(
+                    f"could not reach the {self.name} judge", retryable=True
+                ) from None
             raise BackendError(f"the {self.name} judge timed out", retryable=True) from None
         except anthropic.APIConnectionError:
             raise BackendError(f"could not reach the {self.name} judge", retryable=True) from None

@@ -93,6 +93,27 @@ class JudgeBackend(Protocol):
         ...
 
 
+def dropped(err: BaseException) -> bool:
+    """Whether an SDK timeout error is really a dropped or refused connection.
+
+    The SDKs' aiohttp transport maps every aiohttp connection error that is not a
+    connect failure (the server closing the connection mid-request among them) to a
+    connect *timeout*; httpx reported those as connection errors. This restores the
+    distinction so that the reason says what happened ("could not reach", not "timed
+    out"); both are retried alike.
+    """
+    import aiohttp
+
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
+            return False
+        if isinstance(cause, aiohttp.ClientConnectionError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def http_limits(connections: int) -> httpx2.Limits:
     """Connection limits for a backend's HTTP client that allow `connections` requests
     at once (the judge concurrency): a pool smaller than that would queue calls behind

@@ -34,6 +34,7 @@ from scorewire.core.secrets import register
 from scorewire.judge.backends.base import (
     BackendError,
     Completion,
+    dropped,
     http_limits,
     mentions,
     status_error,
@@ -127,7 +128,11 @@ class OpenAIBackend:
                 raise status_error(
                     self.name, err.status_code, err.body, err.response.headers
                 ) from None
-            except openai.APITimeoutError:
+            except openai.APITimeoutError as err:
+                if dropped(err):
+                    raise BackendError(
+                        f"could not reach the {self.name} judge", retryable=True
+                    ) from None
                 raise BackendError(f"the {self.name} judge timed out", retryable=True) from None
             except openai.APIConnectionError:
                 raise BackendError(
