@@ -16,11 +16,13 @@ import redis.asyncio as aioredis
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample
 from scorewire.judge import JudgeService
-from scorewire.judge.cache import NAMESPACE
+from scorewire.judge.cache import NAMESPACE, CachedAnswer, MemoryStore, VerdictCache
+from scorewire.judge.stats import JudgeStats
 from scorewire.settings import Settings
 
 from tests.support.judge import OPENAI_KEY, compile_spec, judge_harness, level_reply
 from tests.support.redis import RedisServer
+from tests.support.wait import wait_until_async
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,6 +80,57 @@ async def test_an_unparseable_cached_entry_is_a_miss() -> None:
         assert score.error is None and not score.cached and h.openai.calls == 2
 
 
+# --- the in-process store -------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_memory_entry_lives_exactly_its_ttl_and_its_miss_counts() -> None:
+    clock = Clock()
+    stats = JudgeStats()
+    cache = VerdictCache(MemoryStore(clock), stats=stats, ttl_s=60, clock=clock)
+    await cache.set("k", CachedAnswer("text", 1, 2, "t"))
+    clock.now += 59.999
+    assert await cache.get("k") == CachedAnswer("text", 1, 2, "t")
+    clock.now += 0.001  # the ttl is up: gone, a miss like any other
+    assert await cache.get("k") is None
+    assert (stats.cache_hits, stats.cache_misses, stats.cache_bypasses) == (1, 1, 0)
+
+
+async def test_a_memory_entry_without_ttl_never_expires() -> None:
+    clock = Clock()
+    for ttl in (None, 0):
+        store = MemoryStore(clock)
+        await store.set("k", "v", ttl)
+        clock.now += 10**9
+        assert await store.get("k") == "v"
+
+
+async def test_expired_memory_entries_nobody_reads_are_swept_as_the_store_grows() -> None:
+    # no timer per entry: the sweep is what frees entries that are never read again
+    clock = Clock()
+    store = MemoryStore(clock)
+    for i in range(1023):
+        await store.set(f"old{i}", "v", 10)
+    clock.now += 10
+    await store.set("keep", "v", None)
+    assert len(store._cache) == 1  # the 1,024th write swept the expired ones
+    for i in range(1023):
+        await store.set(f"new{i}", "v", 10)
+    assert len(store._cache) == 1024  # swept again, nothing expired: next sweep at 2,048
+    clock.now += 10
+    await store.set("last", "v", 10)
+    assert len(store._cache) == 1025  # expired but not swept yet; a read drops one
+    assert await store.get("new0") is None and len(store._cache) == 1024
+    assert await store.get("keep") == "v"
+
+
 # --- Redis ----------------------------------------------------------------------------------
 
 
@@ -113,6 +166,112 @@ async def test_redis_entries_expire_after_the_ttl_and_use_no_deprecated_command(
         keys = await client.keys(NAMESPACE + "*")
         assert len(keys) == 1
         assert 0 < await client.pttl(keys[0]) <= 60_000
+    finally:
+        await client.aclose()
+
+
+class RoundTrips:
+    """The commands clients send Redis (commands run inside scripts left out), as seen by
+    MONITOR, between `start` and `stop`."""
+
+    def __init__(self, url: str) -> None:
+        self._client = aioredis.from_url(url, decode_responses=True)
+        self._seen: list[str] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        started = asyncio.Event()
+
+        async def watch() -> None:
+            async with self._client.monitor() as m:
+                started.set()
+                while True:
+                    info = await m.next_command()
+                    if info["client_type"] != "lua":
+                        self._seen.append(info["command"].split()[0].upper())
+
+        self._task = asyncio.create_task(watch())
+        await started.wait()
+        await self._client.echo("start")
+        await wait_until_async(lambda: "ECHO" in self._seen, "MONITOR to start")
+        self._seen.clear()
+
+    async def stop(self) -> list[str]:
+        await self._client.echo("stop")
+        await wait_until_async(lambda: "ECHO" in self._seen, "MONITOR to catch up")
+        assert self._task is not None
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+        await self._client.aclose()
+        return self._seen[: self._seen.index("ECHO")]
+
+
+async def test_a_miss_is_two_redis_round_trips_and_a_hit_one(redis_server: RedisServer) -> None:
+    # cache read + lease in one script, verdict store + lease release in another
+    client = aioredis.from_url(redis_server.url, decode_responses=True)
+    try:
+        async with judge_harness(cache_url=redis_server.url, cache_ttl_s=60) as h:
+            await h.run(judge_check(), output=Output("warm-up"))  # loads the scripts
+            trips = RoundTrips(redis_server.url)
+            await trips.start()
+            miss = await h.run(judge_check(), output=Output("new"))
+            after_miss = await trips.stop()
+            trips = RoundTrips(redis_server.url)
+            await trips.start()
+            hit = await h.run(judge_check(), output=Output("new"))
+            after_hit = await trips.stop()
+            stats = h.service.stats
+        assert miss.error is None and not miss.cached and hit.cached and h.openai.calls == 2
+        assert after_miss == ["EVALSHA", "EVALSHA"]
+        assert after_hit == ["EVALSHA"]
+        assert await client.keys("scorewire:lease:*") == []  # given back with the store
+        keys = await client.keys(NAMESPACE + "*")
+        ttls = [await client.pttl(k) for k in keys]
+        assert len(keys) == 2 and all(0 < t <= 60_000 for t in ttls)
+        assert (stats.cache_hits, stats.cache_misses, stats.lease_failures) == (1, 2, 0)
+    finally:
+        await client.aclose()
+
+
+async def test_a_budget_redis_of_its_own_keeps_the_cache_and_leases_apart(
+    redis_server: RedisServer,
+) -> None:
+    # budget_url set: leases live there, so cache and lease are separate round trips
+    client = aioredis.from_url(redis_server.url, decode_responses=True)
+    try:
+        url = redis_server.url
+        async with judge_harness(cache_url=url, budget_url=url) as h:
+            await h.run(judge_check(), output=Output("warm-up"))
+            trips = RoundTrips(url)
+            await trips.start()
+            score = await h.run(judge_check(), output=Output("new"))
+            commands = await trips.stop()
+        assert score.error is None and h.openai.calls == 2
+        assert commands == ["GET", "SET", "SET", "EVALSHA"]  # read, lease, store, release
+        assert await client.keys("scorewire:lease:*") == []
+    finally:
+        await client.aclose()
+
+
+async def test_an_unreadable_redis_entry_is_a_miss_that_still_takes_the_lease(
+    redis_server: RedisServer,
+) -> None:
+    client = aioredis.from_url(redis_server.url, decode_responses=True)
+    try:
+        async with judge_harness(cache_url=redis_server.url) as h:
+            await h.run(judge_check())
+            [key] = await client.keys(NAMESPACE + "*")
+            await client.set(key, "garbage")
+            trips = RoundTrips(redis_server.url)
+            await trips.start()
+            score = await h.run(judge_check())
+            commands = await trips.stop()
+            stats = h.service.stats
+        assert score.error is None and not score.cached and h.openai.calls == 2
+        assert commands == ["EVALSHA", "SET", "EVALSHA"]  # read, lease apart, store+release
+        assert CachedAnswer.loads(await client.get(key)) is not None
+        assert await client.keys("scorewire:lease:*") == []
+        assert stats.cache_misses == 2 and stats.lease_failures == 0
     finally:
         await client.aclose()
 

@@ -49,6 +49,19 @@ async def test_openai_request_asks_for_a_json_schema_verdict_at_temperature_0() 
         assert "<input>\nHi?\n</input>" in user and "<output>\nHello\n</output>" in user
 
 
+async def test_both_requests_are_json_with_a_json_content_type() -> None:
+    # the OpenAI body goes to the SDK already encoded: the wire must not tell
+    async with judge_harness() as h:
+        await h.run(judge_check(), output=Output('café \u2028 \x01 "q"'))
+        await h.run(judge_check(model="anthropic:claude-haiku-4-5"))
+        sent = [h.openai.requests[0], h.anthropic.requests[0]]
+        for r in sent:
+            assert r.headers["content-type"] == "application/json"
+            assert r.headers["content-length"] and isinstance(r.body, dict)
+        user = sent[0].body["messages"][1]["content"]
+        assert 'café \u2028 \x01 "q"' in user
+
+
 async def test_anthropic_request_has_no_sampling_parameters() -> None:
     # API 2026-10-21 rejects temperature/top_p/top_k; the stand-in does too
     async with judge_harness() as h:
@@ -248,6 +261,30 @@ async def test_sdk_retries_are_off_so_ours_are_the_only_ones() -> None:
         assert h.openai.calls == 1 and h.anthropic.calls == 1
 
 
+@pytest.mark.parametrize("model", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"])
+async def test_a_dropped_connection_says_so_and_is_retried(model: str) -> None:
+    # the server closes every connection without answering: not a timeout
+    seen: list[int] = []
+
+    async def drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()
+        seen.append(1)
+        writer.close()
+
+    server = await asyncio.start_server(drop, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        async with judge_harness(
+            judge_max_retries=1, openai_base_url=f"{url}/v1", anthropic_base_url=url
+        ) as h:
+            score = await h.run(judge_check(model=model))
+        assert score.error is not None and score.error.code == ErrorCode.JUDGE_ERROR
+        assert "could not reach the" in score.reason and "timed out" not in score.reason
+        assert len(seen) == 2  # retried once
+    finally:
+        server.close()
+
+
 async def test_a_hanging_server_times_out_and_is_retried() -> None:
     async with judge_harness(judge_timeout_s=0.3, judge_max_retries=1) as h:
         h.openai.script(Reply(hang=True), Reply(hang=True))
@@ -360,6 +397,21 @@ async def test_concurrency_is_bounded_per_backend() -> None:
         scores = await asyncio.gather(*(h.run(check, output=Output(f"o{i}")) for i in range(20)))
         assert all(s.error is None for s in scores) and h.openai.calls == 20
         assert h.openai.max_in_flight <= 4
+
+
+async def test_every_call_the_concurrency_allows_is_in_flight_at_once() -> None:
+    # the HTTP pool must not be smaller than judge_concurrency and queue calls behind it
+    slow = level_reply(4, delay_s=30)
+    async with judge_harness(judge_concurrency=40, judge_timeout_s=60, openai_default=slow) as h:
+        check = judge_check()
+        tasks = [asyncio.create_task(h.run(check, output=Output(f"o{i}"))) for i in range(45)]
+        try:
+            await wait_until_async(lambda: h.openai.in_flight >= 40, "40 requests in flight")
+            assert h.openai.max_in_flight == 40
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def test_a_keyless_openai_compatible_server_needs_only_a_base_url(no_sdk_env: None) -> None:

@@ -6,11 +6,16 @@ Storing the raw answer (not a score) means a changed threshold or pass_level is 
 to the cached answer for free. Only answers that parsed as a verdict are stored: errors
 never are.
 
-Stores, through aiocache: in-memory (per process, the default) or Redis (shared by
-every replica and every run). The cache fails open: a Redis that is down or slow costs
+Stores: in-memory (per process, the default; `MemoryStore`) or Redis (`RedisStore`,
+shared by every replica and every run). The cache fails open: a Redis that is down or slow costs
 at most `timeout_s` per operation, after which it is left alone for `backoff_s`; every
 skipped or failed operation is counted in `JudgeStats.cache_bypasses`, and no score
 ever fails because of the cache.
+
+On Redis, a judge call that also takes a single-flight lease (`shared.VerdictLeases`)
+on the same Redis makes two round trips instead of four: one script reads the verdict
+or, on a miss, takes the lease (`lookup_or_lease`), and one stores the verdict and gives
+the lease back (`store_and_release`).
 """
 
 from __future__ import annotations
@@ -22,13 +27,11 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
-from aiocache import SimpleMemoryCache
-from aiocache.serializers import StringSerializer
 from scorewire.judge.prompts import PROMPT_VERSION, Prompt
-from scorewire.judge.redis_url import RedisTarget, parse_redis_url
+from scorewire.judge.redis_url import parse_redis_url, redis_client
 from scorewire.judge.stats import JudgeStats
 
 log = logging.getLogger(__name__)
@@ -115,6 +118,113 @@ class CachedAnswer:
         )
 
 
+class MemoryStore:
+    """The in-process store: a dict of (value, expiry).
+
+    An expired entry is dropped when it is read, and all of them once the dict has grown
+    to twice its size after the last sweep. (aiocache's memory cache kept one event-loop
+    timer per entry, so every verdict cached for the default 30 days lay in the loop's
+    timer heap for as long, and its reads and writes went through its wait_for, plugin
+    and serializer layers: about 10 % of the CPU per judge call.) Reads and writes never
+    wait, so the cache does not bound them with a timeout either.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._cache: dict[str, tuple[str, float | None]] = {}
+        self._clock = clock
+        self._sweep_at = 1024
+
+    async def get(self, key: str) -> str | None:
+        """The value stored under `key`, or None (missing or expired)."""
+        entry = self._cache.get(key)
+        if entry is None:
+            return None
+        value, expires = entry
+        if expires is not None and self._clock() >= expires:
+            del self._cache[key]
+            return None
+        return value
+
+    async def set(self, key: str, value: str, ttl: float | None = None) -> None:
+        """Store `value` under `key` for `ttl` seconds (None or 0: until evicted)."""
+        self._cache[key] = (value, self._clock() + ttl if ttl else None)
+        if len(self._cache) >= self._sweep_at:
+            now = self._clock()
+            for k in [k for k, (_, e) in self._cache.items() if e is not None and now >= e]:
+                del self._cache[k]
+            self._sweep_at = max(1024, 2 * len(self._cache))
+
+    async def close(self) -> None:
+        """Nothing to close (the entries live as long as the process)."""
+
+
+# KEYS: verdict, lease. ARGV: lease token, lease ms. Returns {verdict or false, taken}:
+# the verdict when there is one (no lease is taken), else whether the lease was taken.
+LOOKUP_OR_LEASE_LUA = """
+local v = redis.call('GET', KEYS[1])
+if v then return {v, 0} end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {false, 1} end
+return {false, 0}
+"""
+
+# KEYS: verdict, lease. ARGV: verdict, ttl ms (0: none), lease token. The lease is
+# deleted only while it is still ours (as `shared.RELEASE_LUA`).
+STORE_AND_RELEASE_LUA = """
+if ARGV[2] == '0' then
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+if redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
+return 1
+"""
+
+
+class RedisStore:
+    """The shared store: a redis-py asyncio client (`redis_url.redis_client`), which the
+    single-flight leases may share (then `lookup_or_lease`/`store_and_release` work)."""
+
+    def __init__(self, client: Any, *, owned: bool = True) -> None:
+        self.client = client
+        """The redis-py client (decoding responses as text)."""
+        self._owned = owned
+        self.lookup_or_lease = client.register_script(LOOKUP_OR_LEASE_LUA)
+        self.store_and_release = client.register_script(STORE_AND_RELEASE_LUA)
+        self._loaded = False
+
+    async def load_scripts(self) -> None:
+        """Load the scripts once per process, outside any one operation's timeout (the
+        client's socket timeouts bound it): else the first fused operation makes three
+        round trips (NOSCRIPT, SCRIPT LOAD, EVALSHA) within the cache's short timeout.
+        A Redis restarted since reloads them on NOSCRIPT by itself (redis-py)."""
+        if not self._loaded:
+            for script in (self.lookup_or_lease, self.store_and_release):
+                script.sha = await self.client.script_load(script.script)
+            self._loaded = True
+
+    async def get(self, key: str) -> str | None:
+        """The value stored under `key`, or None."""
+        value = await self.client.get(key)
+        return None if value is None else str(value)
+
+    async def set(self, key: str, value: str, ttl: float | None = None) -> None:
+        """Store `value` under `key` for `ttl` seconds (None or 0: until evicted)."""
+        if ttl:
+            await self.client.set(key, value, px=ttl_ms(ttl))
+        else:
+            await self.client.set(key, value)
+
+    async def close(self) -> None:
+        """Close the client's connections (unless it was lent: its owner closes it)."""
+        if self._owned:
+            await self.client.aclose()
+
+
+def ttl_ms(ttl_s: float | None) -> int:
+    """A TTL in whole milliseconds for PX (0: none)."""
+    return max(1, round(ttl_s * 1000)) if ttl_s else 0
+
+
 class VerdictCache:
     """Get/set raw answers with short timeouts; failures are counted, never raised."""
 
@@ -131,6 +241,8 @@ class VerdictCache:
         namespace: str = NAMESPACE,
     ) -> None:
         self._store = store
+        # An in-process store never waits: no timeout (an event-loop timer) per operation.
+        self._bounded = not isinstance(store, MemoryStore)
         self._namespace = namespace
         self._stats = stats
         self._ttl = float(ttl_s) if ttl_s else None
@@ -153,15 +265,17 @@ class VerdictCache:
         pool_size: int = 64,
         namespace: str = NAMESPACE,
         tls_ca: str | None = None,
+        redis: Any = None,
     ) -> VerdictCache:
         """A cache for `memory://` or a Redis URL (`scorewire.judge.redis_url`).
 
         `namespace` prefixes every key (the generation cache shares the Redis with its own).
+        `redis`: the redis-py client to use for a Redis URL (one made for `url` and shared
+        with the single-flight leases; its lender closes it), else one is made here.
         """
         if urlsplit(url.strip() or "memory://").scheme.lower() == "memory":
-            store = SimpleMemoryCache(serializer=StringSerializer(), timeout=None)
             return cls(
-                store,
+                MemoryStore(),
                 stats=stats,
                 ttl_s=ttl_s,
                 timeout_s=timeout_s,
@@ -174,8 +288,11 @@ class VerdictCache:
             if "must start with" in str(err):
                 raise ValueError("the cache URL must start with memory:// or redis://") from None
             raise
+        owned = redis is None
+        if redis is None:
+            redis = redis_client(target, tls_ca=tls_ca, timeout_s=timeout_s, pool_size=pool_size)
         return cls(
-            _redis_store(target, timeout_s=timeout_s, pool_size=pool_size, tls_ca=tls_ca),
+            RedisStore(redis, owned=owned),
             stats=stats,
             ttl_s=ttl_s,
             timeout_s=timeout_s,
@@ -219,7 +336,10 @@ class VerdictCache:
     async def _read(self, key: str) -> tuple[bool, CachedAnswer | None]:
         """(whether the store answered, the stored answer or None)."""
         try:
-            async with asyncio.timeout(self._timeout):
+            if self._bounded:
+                async with asyncio.timeout(self._timeout):
+                    raw = await self._store.get(self._namespace + key)
+            else:
                 raw = await self._store.get(self._namespace + key)
         except asyncio.CancelledError:
             raise
@@ -228,15 +348,79 @@ class VerdictCache:
             return False, None
         return True, CachedAnswer.loads(raw) if raw is not None else None
 
+    def shares(self, client: Any) -> bool:
+        """Whether the store is Redis through `client` (so the fused operations apply)."""
+        return isinstance(self._store, RedisStore) and self._store.client is client
+
+    async def lookup_or_lease(
+        self, key: str, lease_key: str, token: str, lease_ms: int
+    ) -> tuple[str, CachedAnswer | None]:
+        """`get`, and on a miss take the lease on `lease_key`, in one round trip (a store
+        that `shares` the leases' client). Counts hits, misses and bypasses as `get`.
+
+        Returns (`hit`, the answer), or (state, None) with state `taken` (the lease is
+        ours), `held` (another caller holds it), `failed` (Redis did not answer: counted,
+        no lease) or `skipped` (nothing asked about the lease: the cache is bypassed, or
+        the entry was unreadable; the caller takes the lease the usual way).
+        """
+        if not self._available():
+            self._stats.add("cache_bypasses")
+            return "skipped", None
+        store = cast(RedisStore, self._store)
+        try:
+            await store.load_scripts()
+            async with asyncio.timeout(self._timeout):
+                raw, taken = await store.lookup_or_lease(
+                    keys=[self._namespace + key, lease_key], args=[token, lease_ms]
+                )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self._failed("get", err)
+            return "failed", None
+        found = CachedAnswer.loads(raw) if raw is not None else None
+        self._stats.add("cache_hits" if found is not None else "cache_misses")
+        if found is not None:
+            return "hit", found
+        if raw is not None:
+            return "skipped", None  # an unreadable entry: a miss, and no lease was asked
+        return ("taken" if taken else "held"), None
+
+    async def store_and_release(
+        self, key: str, answer: CachedAnswer, lease_key: str, token: str
+    ) -> bool:
+        """`set`, and give back the lease on `lease_key` while it is `token`'s, in one
+        round trip (a store that `shares` the leases' client). False when nothing was
+        done (the cache is bypassed or Redis failed, counted as `set` counts): the caller
+        then releases the lease itself."""
+        if not self._available():
+            self._stats.add("cache_bypasses")
+            return False
+        store = cast(RedisStore, self._store)
+        try:
+            await store.load_scripts()
+            async with asyncio.timeout(self._timeout):
+                await store.store_and_release(
+                    keys=[self._namespace + key, lease_key],
+                    args=[answer.dumps(), ttl_ms(self._ttl), token],
+                )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self._failed("set", err)
+            return False
+        return True
+
     async def set(self, key: str, answer: CachedAnswer) -> None:
         """Store an answer; a failure is counted and otherwise ignored."""
         if not self._available():
             self._stats.add("cache_bypasses")
             return
         try:
-            async with asyncio.timeout(self._timeout):
-                # A float TTL makes aiocache use PSETEX; an int would use the
-                # deprecated SETEX (a DeprecationWarning per write with redis-py 8).
+            if self._bounded:
+                async with asyncio.timeout(self._timeout):
+                    await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
+            else:
                 await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
         except asyncio.CancelledError:
             raise
@@ -246,46 +430,6 @@ class VerdictCache:
     async def aclose(self) -> None:
         """Close connections to the store."""
         try:
-            client = getattr(self._store, "client", None)
-            if client is not None:
-                # aiocache's close() calls redis-py's deprecated close(); aclose() directly.
-                await client.aclose()
-            else:
-                await self._store.close()
+            await self._store.close()
         except Exception:
             log.debug("verdict cache close failed", exc_info=True)
-
-
-def _redis_store(
-    target: RedisTarget, *, timeout_s: float, pool_size: int, tls_ca: str | None
-) -> Any:
-    from aiocache import RedisCache
-    from redis.asyncio import BlockingConnectionPool
-    from redis.asyncio.retry import Retry
-    from redis.backoff import NoBackoff
-
-    # aiocache passes host, port, db and password itself; the ACL user name and the TLS
-    # options go to the connection pool.
-    extra = target.connection_kwargs(tls_ca=tls_ca, timeout_s=timeout_s)
-    extra.pop("password")
-    extra.pop("socket_connect_timeout")
-    # redis-py's defaults (5 s socket timeout, several retries with backoff) make one
-    # get take seconds when Redis is down or hung; the cache must fail fast instead.
-    # BlockingConnectionPool: the default pool raises MaxConnectionsError under load.
-    return RedisCache(
-        endpoint=target.host,
-        port=target.port,
-        db=target.db,
-        password=target.password,
-        ssl=target.tls,
-        pool_max_size=pool_size,
-        create_connection_timeout=timeout_s,
-        connection_pool_class=BlockingConnectionPool,
-        connection_pool_kwargs={
-            "timeout": timeout_s,
-            "retry": Retry(NoBackoff(), 0),
-            **extra,
-        },
-        serializer=StringSerializer(),
-        timeout=None,
-    )

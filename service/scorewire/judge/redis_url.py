@@ -5,8 +5,9 @@
 
 An ACL user name is kept (Redis 6+ `AUTH user password`); without one the password is
 the `default` user's (`requirepass`). Sentinel and Cluster URLs are refused with a
-message saying so: the verdict cache's client (aiocache) speaks to one node only, so
-high availability comes from a managed endpoint or a proxy in front of the primary.
+message saying so: the verdict cache's client (a plain redis-py one) speaks to one node
+only, and its scripts read and write keys in different Cluster slots, so high
+availability comes from a managed endpoint or a proxy in front of the primary.
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ class _Outcome:
 class _Flight:
     """One request in flight, shared by every check asking the same question."""
 
-    __slots__ = ("budget", "deadline", "held", "task", "tenant", "waiters")
+    __slots__ = ("budget", "deadline", "held", "lease", "task", "tenant", "waiters")
 
     def __init__(
         self,
@@ -115,6 +115,8 @@ class _Flight:
         self.tenant = tenant
         self.held = held
         """Money reserved for this call before it was asked (`JudgeService.prepay`)."""
+        self.lease: str | None = None
+        """The single-flight lease this flight holds until its verdict is stored."""
 
     def join(self, deadline: float | None) -> None:
         """Extend the deadline to the latest of the waiters' (None means unbounded)."""
@@ -183,6 +185,8 @@ class JudgeService:
         self.ledger = ledger
         """Where shared budgets live (Redis), or None: budgets are per process."""
         self._leases = leases
+        # The cache and the leases on one Redis client: two round trips per call, not four.
+        self._fused = leases is not None and cache.shares(leases.client)
         self._sleep = sleep
         self._flights: dict[str, _Flight] = {}
         self.use_cache = True
@@ -213,14 +217,18 @@ class JudgeService:
                 api_key=openai_slot.api_key or "unused",
                 base_url=openai_slot.base_url,
                 name=openai_slot.name,
+                connections=settings.judge_concurrency,
             )
         anthropic_slot = slots.get("anthropic")
         if anthropic_slot is not None and anthropic_slot.api_key:
             from scorewire.judge.backends.anthropic_backend import AnthropicBackend
 
             backends["anthropic"] = AnthropicBackend(
-                api_key=anthropic_slot.api_key, base_url=anthropic_slot.base_url
+                api_key=anthropic_slot.api_key,
+                base_url=anthropic_slot.base_url,
+                connections=settings.judge_concurrency,
             )
+        shared = _shared_client(settings)
         cache = VerdictCache.from_url(
             settings.cache_url,
             stats=stats,
@@ -229,8 +237,9 @@ class JudgeService:
             backoff_s=settings.cache_backoff_s,
             pool_size=settings.cache_pool_size,
             tls_ca=settings.redis_tls_ca,
+            redis=shared,
         )
-        ledger, leases = _shared_state(settings, stats)
+        ledger, leases = _shared_state(settings, stats, shared)
         server_budget: Budget | None = None
         if settings.judge_budget_usd is not None:
             server_budget = (
@@ -493,19 +502,60 @@ class JudgeService:
         model: str,
         question: Question[Any],
     ) -> _Outcome:
-        found = await self._from_cache(flight, key, model, question)
+        state = "skipped"
+        if self._fused and self.use_cache and self.share_calls:
+            state, found = await self._lookup_or_lease(flight, key, model, question)
+        else:
+            found = await self._from_cache(flight, key, model, question)
         if found is not None:
             return found
-        lease: str | None = None
-        if self._leases is not None and self.share_calls:
-            lease, found = await self._lease_or_verdict(flight, key, model, question)
+        if state == "skipped" and self._leases is not None and self.share_calls:
+            flight.lease, found = await self._lease_or_verdict(flight, key, model, question)
             if found is not None:
                 return found
         try:
             return await self._make_call(flight, key, backend, model, question)
         finally:
-            if lease is not None and self._leases is not None:
+            if flight.lease is not None and self._leases is not None:
+                lease, flight.lease = flight.lease, None
                 await self._leases.release(lease)
+
+    def _lease_id(self, flight: _Flight, key: str) -> str:
+        material = key if self.tenants_trust_each_other else f"{key}\0{flight.tenant or ''}"
+        return hashlib.sha256(material.encode()).hexdigest()
+
+    async def _lookup_or_lease(
+        self, flight: _Flight, key: str, model: str, question: Question[Any]
+    ) -> tuple[str, _Outcome | None]:
+        """`_from_cache` and, on a miss, the lease, in one Redis round trip (`_fused`).
+
+        Returns (state, the cached verdict or None); the state is the cache's
+        (`VerdictCache.lookup_or_lease`): `taken` leaves the lease on the flight, `held`
+        goes on to wait for the holder's verdict, `failed` calls without single flight (as
+        when taking a lease fails), `skipped` takes the lease the usual way.
+        """
+        leases = self._leases
+        assert leases is not None
+        lease = self._lease_id(flight, key)
+        state, hit = await self._cache.lookup_or_lease(
+            key, leases.key(lease), leases.token, leases.lease_ms
+        )
+        if state == "failed":
+            leases.failed()
+            return state, None
+        if state == "taken":
+            flight.lease = lease
+            return state, None
+        if state == "held":
+            # Another replica is asking: wait for its verdict as `_lease_or_verdict` does.
+            flight.lease, found = await self._lease_or_verdict(
+                flight, key, model, question, held=True
+            )
+            return state, found
+        if hit is None:
+            return state, None
+        found = await self._hit(flight, model, question, hit)
+        return ("skipped" if found is None else state), found
 
     async def _from_cache(
         self,
@@ -525,6 +575,12 @@ class JudgeService:
         hit = await (self._cache.get(key) if count else self._cache.peek(key))
         if hit is None:
             return None
+        return await self._hit(flight, model, question, hit)
+
+    async def _hit(
+        self, flight: _Flight, model: str, question: Question[Any], hit: CachedAnswer
+    ) -> _Outcome | None:
+        """A cache entry as this caller may see it, or None when it does not parse."""
         try:
             value = question.parse(scrub(hit.text))  # entries written before scrubbing
         except VerdictError:
@@ -538,18 +594,24 @@ class JudgeService:
         return await self._foreign_hit(flight, model, question, value, hit)
 
     async def _lease_or_verdict(
-        self, flight: _Flight, key: str, model: str, question: Question[Any]
+        self,
+        flight: _Flight,
+        key: str,
+        model: str,
+        question: Question[Any],
+        *,
+        held: bool = False,
     ) -> tuple[str | None, _Outcome | None]:
         """Single flight across replicas: take the verdict key's lease, or wait for the
         verdict another replica is fetching; after `single_flight_wait_s` (or when Redis
-        fails) call anyway, without a lease.
+        fails) call anyway, without a lease. `held`: the lease was just found taken
+        (`_lookup_or_lease`), so the first attempt to take it is that one.
 
         Returns (the lease taken, None) or (None, the verdict found) or (None, None).
         """
         leases = self._leases
         assert leases is not None
-        material = key if self.tenants_trust_each_other else f"{key}\0{flight.tenant or ''}"
-        lease = hashlib.sha256(material.encode()).hexdigest()
+        lease = self._lease_id(flight, key)
         wait_s = leases.wait_s
         remaining = flight.remaining()
         if remaining is not None:
@@ -557,7 +619,7 @@ class JudgeService:
         give_up = time.monotonic() + wait_s
         waited = False
         while True:
-            taken = await leases.acquire(lease)
+            taken = False if held and not waited else await leases.acquire(lease)
             if taken is None:
                 return None, None  # Redis failed: no single flight, but no blocking either
             if taken:
@@ -593,7 +655,8 @@ class JudgeService:
         question: Question[Any],
     ) -> _Outcome:
         """Reserve, call the backend, settle, and conclude (parse and cache) one call."""
-        ceiling = self._ceiling(model, question)
+        bound = _prompt_bound(question)  # the ceiling's and the usage check's (one encode)
+        ceiling = self._ceiling(model, question, bound)
         reservations = await self._hold(flight, model, question, ceiling)
         if isinstance(reservations, _Outcome):
             return reservations
@@ -605,7 +668,7 @@ class JudgeService:
             problem = usage_problem(
                 completion.input_tokens,
                 completion.output_tokens,
-                prompt_bound=_prompt_bound(question),
+                prompt_bound=bound,
                 max_tokens=question.max_tokens,
             )
             if problem is None:
@@ -711,15 +774,15 @@ class JudgeService:
                 unpriced=unpriced,
             )
         if self.use_cache:
-            await self._cache.set(
-                key,
-                CachedAnswer(
-                    completion.text,
-                    completion.input_tokens,
-                    completion.output_tokens,
-                    flight.tenant,
-                ),
+            entry = CachedAnswer(
+                completion.text, completion.input_tokens, completion.output_tokens, flight.tenant
             )
+            lease, leases = flight.lease, self._leases
+            if self._fused and lease is not None and leases is not None:
+                if await self._cache.store_and_release(key, entry, leases.key(lease), leases.token):
+                    flight.lease = None  # given back with the store
+            else:
+                await self._cache.set(key, entry)
         return _Outcome(value, cost_usd=spent, unpriced=unpriced)
 
     # --- money ---------------------------------------------------------------------------------
@@ -731,12 +794,17 @@ class JudgeService:
             return None  # the server did not report usage: the cost is unknown, not zero
         return self.prices.cost(model, input_tokens, output_tokens)
 
-    def _ceiling(self, model: str, question: Question[Any]) -> float | None:
-        """The most this call can cost, or None when the model has no price."""
+    def _ceiling(
+        self, model: str, question: Question[Any], bound: int | None = None
+    ) -> float | None:
+        """The most this call can cost, or None when the model has no price (`bound`: the
+        prompt's token bound when the caller has it)."""
         price = self.prices.price(model)
         if price is None:
             return None
-        return price.ceiling(_prompt_bound(question), question.max_tokens)
+        return price.ceiling(
+            _prompt_bound(question) if bound is None else bound, question.max_tokens
+        )
 
     async def _hold(
         self, flight: _Flight, model: str, question: Question[Any], ceiling: float | None
@@ -1030,22 +1098,47 @@ def _evaluation_event(current: Any, question: Question[Any], value: Any) -> None
     current.add_event(tracing.EVALUATION_EVENT, attributes)
 
 
+def _redis_cache(settings: Settings) -> bool:
+    return settings.cache_url.strip().lower().startswith(("redis://", "rediss://"))
+
+
+def _budget_url(settings: Settings) -> str:
+    return settings.budget_url.get_secret_value() if settings.budget_url is not None else ""
+
+
+def _shared_client(settings: Settings) -> Any:
+    """One redis-py client for the verdict cache, the budgets and the leases when they are
+    all on the cache's Redis (no `budget_url`), so that a cache read and a lease go in one
+    script; else None. Each operation keeps its own timeout (`cache_timeout_s` or
+    `budget_timeout_s`); the client's socket timeout is the longer of the two."""
+    if not _redis_cache(settings) or _budget_url(settings):
+        return None
+    return redis_client(
+        parse_redis_url(settings.cache_url, "the cache URL"),
+        tls_ca=settings.redis_tls_ca,
+        timeout_s=max(settings.cache_timeout_s, settings.budget_timeout_s),
+        pool_size=settings.cache_pool_size,
+    )
+
+
 def _shared_state(
-    settings: Settings, stats: JudgeStats
+    settings: Settings, stats: JudgeStats, client: Any = None
 ) -> tuple[Ledger | None, VerdictLeases | None]:
-    """The Redis of shared budgets and leases: `budget_url`, else a Redis `cache_url`."""
-    url = settings.budget_url.get_secret_value() if settings.budget_url is not None else ""
+    """The Redis of shared budgets and leases: `budget_url`, else a Redis `cache_url`
+    (through `client`, the cache's, when given)."""
+    url = _budget_url(settings)
     if not url:
-        if not settings.cache_url.strip().lower().startswith(("redis://", "rediss://")):
+        if not _redis_cache(settings):
             return None, None
         url = settings.cache_url
     target = parse_redis_url(url, "the budget URL" if settings.budget_url else "the cache URL")
-    client = redis_client(
-        target,
-        tls_ca=settings.redis_tls_ca,
-        timeout_s=settings.budget_timeout_s,
-        pool_size=settings.cache_pool_size,
-    )
+    if client is None:
+        client = redis_client(
+            target,
+            tls_ca=settings.redis_tls_ca,
+            timeout_s=settings.budget_timeout_s,
+            pool_size=settings.cache_pool_size,
+        )
     ledger = Ledger(
         client,
         stats=stats,
@@ -1057,8 +1150,7 @@ def _shared_state(
     )
     leases = None
     # Waiting for another replica's verdict needs a cache every replica reads.
-    shared_cache = settings.cache_url.strip().lower().startswith(("redis://", "rediss://"))
-    if shared_cache and settings.single_flight_wait_s > 0:
+    if _redis_cache(settings) and settings.single_flight_wait_s > 0:
         leases = VerdictLeases(
             client,
             ledger.release_lease,

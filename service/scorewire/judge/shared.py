@@ -375,21 +375,34 @@ class VerdictLeases:
         poll_s: float = 0.05,
         timeout_s: float = 0.5,
     ) -> None:
-        self._client = client
+        self.client = client
+        """The redis-py client (the verdict cache may share it: `VerdictCache.shares`)."""
         self._release = release_script
         self._stats = stats
         self.lease_s = lease_s
+        self.lease_ms = max(1, int(lease_s * 1000))
+        """The lease's lifetime for PX."""
         self.wait_s = wait_s
         self.poll_s = poll_s
         self._timeout = timeout_s
-        self._token = f"{os.getpid()}:{uuid.uuid4().hex}"
+        self.token = f"{os.getpid()}:{uuid.uuid4().hex}"
+        """What this process writes into the leases it holds."""
+
+    @staticmethod
+    def key(lease: str) -> str:
+        """The Redis key of lease `lease`."""
+        return LEASE_PREFIX + lease
+
+    def failed(self) -> None:
+        """Count a lease operation Redis did not answer (made by a fused cache script)."""
+        self._stats.add("lease_failures")
 
     async def acquire(self, key: str) -> bool | None:
         """Take the lease on `key`: True taken, False held by another, None Redis failed."""
         try:
             async with asyncio.timeout(self._timeout):
-                ok = await self._client.set(
-                    LEASE_PREFIX + key, self._token, nx=True, px=max(1, int(self.lease_s * 1000))
+                ok = await self.client.set(
+                    LEASE_PREFIX + key, self.token, nx=True, px=self.lease_ms
                 )
         except asyncio.CancelledError:
             raise
@@ -402,7 +415,7 @@ class VerdictLeases:
         """Give the lease back (only while it is still ours)."""
         try:
             async with asyncio.timeout(self._timeout):
-                await self._release(keys=[LEASE_PREFIX + key], args=[self._token])
+                await self._release(keys=[LEASE_PREFIX + key], args=[self.token])
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -15,7 +15,13 @@ from typing import Any
 
 import anthropic
 from scorewire.core.secrets import register
-from scorewire.judge.backends.base import BackendError, Completion, status_error
+from scorewire.judge.backends.base import (
+    BackendError,
+    Completion,
+    dropped,
+    http_limits,
+    status_error,
+)
 from scorewire.judge.prompts import Prompt
 
 log = logging.getLogger(__name__)
@@ -26,11 +32,18 @@ class AnthropicBackend:
 
     name = "anthropic"
 
-    def __init__(self, *, api_key: str, base_url: str | None = None) -> None:
+    def __init__(self, *, api_key: str, base_url: str | None = None, connections: int = 32) -> None:
+        """`connections`: the most HTTP connections open at once (the judge concurrency)."""
         register(api_key)
         # max_retries=0: retries are ours. The credential is passed explicitly so the SDK
-        # never goes looking for profiles or other credentials on its own.
-        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+        # never goes looking for profiles or other credentials on its own. HTTP goes
+        # through the SDK's aiohttp transport (`backends.base.http_limits`).
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            http_client=anthropic.DefaultAioHttpClient(limits=http_limits(connections)),
+        )
 
     async def complete(
         self,
@@ -52,7 +65,11 @@ class AnthropicBackend:
             )
         except anthropic.APIStatusError as err:
             raise status_error(self.name, err.status_code, err.body, err.response.headers) from None
-        except anthropic.APITimeoutError:
+        except anthropic.APITimeoutError as err:
+            if dropped(err):
+                raise BackendError(
+                    f"could not reach the {self.name} judge", retryable=True
+                ) from None
             raise BackendError(f"the {self.name} judge timed out", retryable=True) from None
         except anthropic.APIConnectionError:
             raise BackendError(f"could not reach the {self.name} judge", retryable=True) from None

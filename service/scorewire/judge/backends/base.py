@@ -8,6 +8,13 @@ Nothing a backend raises carries text from the provider's error body: such messa
 can echo parts of credentials ("Incorrect API key provided: sk-…"). Errors say the
 HTTP status and the provider's short error type/code only, and even those pass through
 `scorewire.core.secrets.scrub` (a hostile upstream can put a key in its `code`).
+
+Both SDKs send through their aiohttp transport (`DefaultAioHttpClient`, the SDKs' own
+opt-in), not their default httpx/httpcore one: per judge call at concurrency 32 the
+httpcore pool re-checks every idle connection (a `poll` and a socket-attributes lookup
+each) on every request, and that bookkeeping with httpcore's pure-Python HTTP/1.1 was
+about a third of the scoring process's CPU (`bench/judge_profile.py`); aiohttp's pool
+and C parser cost a fraction of it. Requests, errors and responses are still the SDKs'.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+import httpx2
 from scorewire.core.secrets import scrub
 from scorewire.judge.prompts import Prompt
 
@@ -83,6 +91,35 @@ class JudgeBackend(Protocol):
     async def aclose(self) -> None:
         """Close the HTTP client."""
         ...
+
+
+def dropped(err: BaseException) -> bool:
+    """Whether an SDK timeout error is really a dropped or refused connection.
+
+    The SDKs' aiohttp transport maps every aiohttp connection error that is not a
+    connect failure (the server closing the connection mid-request among them) to a
+    connect *timeout*; httpx reported those as connection errors. This restores the
+    distinction so that the reason says what happened ("could not reach", not "timed
+    out"); both are retried alike.
+    """
+    import aiohttp
+
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, aiohttp.ServerTimeoutError | TimeoutError):
+            return False
+        if isinstance(cause, aiohttp.ClientConnectionError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def http_limits(connections: int) -> httpx2.Limits:
+    """Connection limits for a backend's HTTP client that allow `connections` requests
+    at once (the judge concurrency): a pool smaller than that would queue calls behind
+    the concurrency limit, and the SDKs' default (1,000) is below the highest setting."""
+    n = max(1, connections)
+    return httpx2.Limits(max_connections=n, max_keepalive_connections=n)
 
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})

@@ -14,7 +14,13 @@ timeouts and error mapping all the SDK's) rather than through `chat.completions.
 and the answer is read from its JSON rather than built into a `ChatCompletion` model:
 our body is already plain JSON and we read four fields, while `create`'s recursive
 transform of its typed parameters and the model construction were about 45 % of the
-client's CPU per judge call in `bench/judge_bench.py`.
+client's CPU per judge call in `bench/judge_bench.py`. The body is handed to the SDK
+already encoded (orjson, as `content`: the SDK sends it as it is, with its JSON content
+type), which spares its deep copy
+of the options and its JSON encoder.
+
+HTTP goes through the SDK's aiohttp transport (`openai.DefaultAioHttpClient`, see
+`backends.base.http_client`) rather than its default httpx one.
 """
 
 from __future__ import annotations
@@ -23,8 +29,16 @@ import logging
 from typing import Any
 
 import openai
+import orjson
 from scorewire.core.secrets import register
-from scorewire.judge.backends.base import BackendError, Completion, mentions, status_error
+from scorewire.judge.backends.base import (
+    BackendError,
+    Completion,
+    dropped,
+    http_limits,
+    mentions,
+    status_error,
+)
 from scorewire.judge.prompts import Prompt
 
 log = logging.getLogger(__name__)
@@ -38,12 +52,25 @@ class OpenAIBackend:
     name = "openai"
     """`openai`, or what the endpoint is (`gemini`): every error and metric names it."""
 
-    def __init__(self, *, api_key: str, base_url: str | None = None, name: str = "openai") -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        name: str = "openai",
+        connections: int = 32,
+    ) -> None:
+        """`connections`: the most HTTP connections open at once (the judge concurrency)."""
         register(api_key)
         self.name = name
         # max_retries=0: retries are ours (with Retry-After and the request deadline);
         # the SDK's would multiply them.
-        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            http_client=openai.DefaultAioHttpClient(limits=http_limits(connections)),
+        )
         self._format = 0
         self._max_tokens_param = "max_tokens"
 
@@ -89,7 +116,9 @@ class OpenAIBackend:
             try:
                 resp = await self._client.post(
                     "/chat/completions",
-                    body=body,
+                    # Bytes go out as they are. Every number here is bounded at load
+                    # (orjson would write a NaN as null where the SDK's encoder refuses it).
+                    content=orjson.dumps(body),
                     cast_to=object,  # the JSON as is: only four fields are read
                     options={"timeout": timeout_s},
                 )
@@ -99,7 +128,11 @@ class OpenAIBackend:
                 raise status_error(
                     self.name, err.status_code, err.body, err.response.headers
                 ) from None
-            except openai.APITimeoutError:
+            except openai.APITimeoutError as err:
+                if dropped(err):
+                    raise BackendError(
+                        f"could not reach the {self.name} judge", retryable=True
+                    ) from None
                 raise BackendError(f"the {self.name} judge timed out", retryable=True) from None
             except openai.APIConnectionError:
                 raise BackendError(
