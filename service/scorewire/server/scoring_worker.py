@@ -461,9 +461,7 @@ def _message(reply: str, checks: Sequence[Any], results: list[CaseResult], cap: 
         score = pb.ScoreResponse(passed=r.passed)
         convert.add_scores(score.scores, checks, r.scores, cap)
         return score.SerializeToString()
-    response = pb.RunSuiteResponse()
-    convert.add_case_results(response.results.results, checks, results, cap)
-    return response.SerializeToString()
+    return convert.case_results_message(checks, results, cap)
 
 
 def check_extras(settings: Settings) -> dict[str, Any]:
