@@ -52,3 +52,30 @@ def test_loads_fast_returns_what_the_standard_parser_returns(text: str) -> None:
 def test_loads_fast_refuses_what_the_standard_parser_refuses(text: str) -> None:
     with pytest.raises(ValueError):
         values.loads_fast(text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.integers(min_value=-(2**70), max_value=2**70), max_size=12))
+def test_loads_fast_keeps_every_integer_exact(numbers: list[int]) -> None:
+    # Digits spread over many numbers add up to 19 and more without a run of 19: only a
+    # run sends a text to the standard parser, and no integer comes back a float.
+    text = json.dumps({"n": numbers, "s": "é" * 3})
+    got = values.loads_fast(text)
+    assert got == {"n": numbers, "s": "é" * 3}
+    assert all(type(n) is int for n in got["n"])
+
+
+@pytest.mark.parametrize(
+    ("text", "run"),
+    [
+        ("1" * 18, False),
+        ("1" * 19, True),
+        ("1" * 9 + "," + "1" * 10, False),  # 19 digits, no run
+        ("é" * 40 + "2" * 19, True),  # non-ASCII before the run
+        ("\ud800" + "3" * 19, True),  # a lone surrogate (not from the wire, but a str)
+        ("٣" * 30, False),  # Arabic-Indic digits are not JSON digits
+    ],
+)
+def test_long_digit_runs_are_found_as_the_pattern_finds_them(text: str, run: bool) -> None:
+    assert values._may_hold_long_digits(text) is run
+    assert (values._LONG_DIGITS.search(text) is not None) is run
