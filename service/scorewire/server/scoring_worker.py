@@ -13,9 +13,11 @@ and knows which check to blame. Nothing here touches grpc or an event loop.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
+import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -49,6 +51,11 @@ from scorewire.v1 import scoring_pb2 as pb
 
 WORKER_NICENESS = 5
 """How much lower than the server's the workers' CPU priority is."""
+ANSWER_BUFFER_BYTES = 1 << 22
+"""Send buffer asked for on a worker's end of its pipe (the kernel caps it at
+`net.core.wmem_max`): a chunk's answer (~100 KiB for 256 cases) fits whole, so the worker
+takes its next job instead of waiting until the server's driver thread, which needs the
+event loop's GIL between reads, has read the last part of the answer."""
 
 # Slots of the shared progress array.
 STARTED_AT = 0
@@ -524,6 +531,10 @@ def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
         from scorewire.engine.custom import load_imports
 
         load_imports(settings.imports)
+    with contextlib.suppress(OSError):  # a smaller buffer only costs waiting
+        end = socket.socket(fileno=os.dup(conn.fileno()))
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, ANSWER_BUFFER_BYTES)
+        end.close()
     # What is loaded now lives as long as the process: keep it out of every collection.
     gc.freeze()
     worker = _Worker(progress, settings)
