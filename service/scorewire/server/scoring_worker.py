@@ -416,14 +416,18 @@ class _Worker:
         p = self.progress
         p[LIMIT_S] = limit
         results = []
+        deadline = job.deadline
+        monotonic = time.monotonic
         for pos, case in enumerate(cases):
             skip = job.skip.get(pos, {})
             scores = []
+            p[CASE_POS] = pos  # before any check of the case starts: the slots name it
             for j, cc in enumerate(plan.checks):
                 if j in skip:
                     scores.append(killed_score(skip[j], limit))
                     continue
-                if job.deadline is not None and time.monotonic() >= job.deadline:
+                now = monotonic()
+                if deadline is not None and now >= deadline:
                     scores.append(
                         Score.fail_with_error(
                             ErrorCode.DEADLINE_EXCEEDED,
@@ -431,8 +435,8 @@ class _Worker:
                         )
                     )
                     continue
-                p[CASE_POS], p[CHECK_IDX] = pos, j
-                p[STARTED_AT] = time.monotonic()
+                p[CHECK_IDX] = j
+                p[STARTED_AT] = now
                 scores.append(run_check_sync(cc, case.sample, case.output, self.ctx))
             p[STARTED_AT] = 0.0
             results.append(CaseResult(case.index, case.sample.id, scores))
