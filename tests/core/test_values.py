@@ -65,7 +65,7 @@ def test_loads_fast_refuses_what_the_standard_parser_refuses(text: str) -> None:
         '{"order_id": 1001, "items": [{"sku": "SKU-1", "qty": 2}',  # cut short
         "-0",
         "1.0",
-        ' [1] x',
+        " [1] x",
     ],
 )
 def test_parse_json_answers_as_the_standard_parser(text: str) -> None:
@@ -89,16 +89,18 @@ def _json_equal_rule(a: object, b: object) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return set(a) == set(b) and all(_json_equal_rule(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_json_equal_rule(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_json_equal_rule(x, y) for x, y in zip(a, b, strict=True))
     return a is None and b is None
 
 
 _atoms = st.sampled_from([None, True, False, 0, 1, 1.0, 0.0, -0.0, 2, "1", "a", ""])
 _values = st.recursive(
     _atoms,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.lists(inner, max_size=3).map(tuple)
-    | st.dictionaries(st.sampled_from("abc"), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.sampled_from("abc"), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -121,3 +123,30 @@ def test_an_outputs_text_is_parsed_once_and_again_when_it_changes() -> None:
     out.text = "not json"
     ok, _, err = values.output_json(out)
     assert not ok and err.startswith("Expecting value")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.integers(min_value=-(2**70), max_value=2**70), max_size=12))
+def test_loads_fast_keeps_every_integer_exact(numbers: list[int]) -> None:
+    # Digits spread over many numbers add up to 19 and more without a run of 19: only a
+    # run sends a text to the standard parser, and no integer comes back a float.
+    text = json.dumps({"n": numbers, "s": "é" * 3})
+    got = values.loads_fast(text)
+    assert got == {"n": numbers, "s": "é" * 3}
+    assert all(type(n) is int for n in got["n"])
+
+
+@pytest.mark.parametrize(
+    ("text", "run"),
+    [
+        ("1" * 18, False),
+        ("1" * 19, True),
+        ("1" * 9 + "," + "1" * 10, False),  # 19 digits, no run
+        ("é" * 40 + "2" * 19, True),  # non-ASCII before the run
+        ("\ud800" + "3" * 19, True),  # a lone surrogate (not from the wire, but a str)
+        ("٣" * 30, False),  # Arabic-Indic digits are not JSON digits
+    ],
+)
+def test_long_digit_runs_are_found_as_the_pattern_finds_them(text: str, run: bool) -> None:
+    assert values._may_hold_long_digits(text) is run
+    assert (values._LONG_DIGITS.search(text) is not None) is run

@@ -6,6 +6,7 @@ slower and would dominate a RunSuite of tens of thousands of cases.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -275,6 +276,124 @@ def add_case_results(
     for r in results:
         m = out.add(index=r.index, sample_id=r.sample_id, passed=r.passed)
         add_scores(m.scores, checks, r.scores, max_reason_chars)
+
+
+_pack_double = struct.Struct("<d").pack
+_ZERO_DOUBLE = _pack_double(0.0)
+_SHORT_LENGTHS = [bytes((n,)) for n in range(0x80)]
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return _SHORT_LENGTHS[n]
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(tag: bytes, data: bytes) -> bytes:
+    """A length-delimited field: its tag, the length, the bytes."""
+    n = len(data)
+    return tag + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + data
+
+
+def _score_bytes(head: bytes, name: str, ctype: str, s: Score, cap: int) -> bytes:
+    """A serialized Score message, as `_make_score` then `SerializeToString` would write it.
+
+    Fields in number order, proto3 defaults (0, false, "") left out; a double is left out
+    only when all its bits are zero, so -0.0 and NaN are written, as the runtime does.
+    """
+    if s.error is None and not s.skipped and s.spread is not None:
+        return _make_score(pb.Score, name, ctype, s, cap).SerializeToString()  # judge spreads
+    parts = [head]
+    v = _pack_double(s.value)
+    if v != _ZERO_DOUBLE:
+        parts.append(b"\x19" + v)
+    if s.passed:
+        parts.append(b"\x20\x01")
+    if s.reason:
+        parts.append(_field(b"\x2a", bounded_text(s.reason, cap).encode()))
+    v = _pack_double(s.cost_usd)
+    if v != _ZERO_DOUBLE:
+        parts.append(b"\x31" + v)
+    v = _pack_double(s.latency_ms)
+    if v != _ZERO_DOUBLE:
+        parts.append(b"\x39" + v)
+    if s.cached:
+        parts.append(b"\x40\x01")
+    if s.error is not None:
+        code, message = s.error.code, bounded_text(s.error.message, cap)
+        error = (_field(b"\x0a", code.encode()) if code else b"") + (
+            _field(b"\x12", message.encode()) if message else b""
+        )
+        parts.append(_field(b"\x4a", error))
+    if s.unpriced:
+        parts.append(b"\x50\x01")
+    if s.error is None and s.skipped:
+        parts.append(b"\x58\x01")
+    return b"".join(parts)
+
+
+def case_results_message(
+    checks: Sequence[NamedCheck],
+    results: Sequence[CaseResult],
+    max_reason_chars: int = MAX_REASON_CHARS,
+) -> bytes:
+    """The serialized `RunSuiteResponse` holding `results` (as a `CaseResultBatch`).
+
+    The same bytes as `add_case_results` into a message and `SerializeToString`, written
+    directly: a scoring worker writes 100,000 scores for a big run, and building a message
+    object per score first costs more than the encoding. A plain score (no error, cache,
+    skip or spread: nearly all of a deterministic run) is its check's name and type, its
+    value, the `passed` and `reason` fields (written once per distinct pair in the batch:
+    reasons repeat), its cost and its latency.
+    """
+    cap = max_reason_chars
+    heads = [
+        (_field(b"\x0a", c.name.encode()) if c.name else b"")
+        + (_field(b"\x12", c.type.encode()) if c.type else b"")
+        for c in checks
+    ]
+    named = list(zip(heads, checks, strict=True))
+    verdicts: dict[tuple[str, bool], bytes] = {}
+    out = []
+    for r in results:
+        parts = []
+        if r.index:
+            parts.append(b"\x08" + _varint(r.index & 0xFFFFFFFFFFFFFFFF))  # int32: 10 bytes < 0
+        if r.sample_id:
+            parts.append(_field(b"\x12", r.sample_id.encode()))
+        for (head, c), s in zip(named, r.scores, strict=True):
+            if s.error is not None or s.skipped or s.spread is not None or s.cached or s.unpriced:
+                body = _score_bytes(head, c.name, c.type, s, cap)
+            else:
+                key = (s.reason, bool(s.passed))
+                verdict = verdicts.get(key)
+                if verdict is None:
+                    verdict = (b"\x20\x01" if s.passed else b"") + (
+                        _field(b"\x2a", bounded_text(s.reason, cap).encode()) if s.reason else b""
+                    )
+                    verdicts[key] = verdict
+                value, cost = _pack_double(s.value), _pack_double(s.cost_usd)
+                latency = _pack_double(s.latency_ms)
+                body = (
+                    head
+                    + (b"\x19" + value if value != _ZERO_DOUBLE else b"")
+                    + verdict
+                    + (b"\x31" + cost if cost != _ZERO_DOUBLE else b"")
+                    + (b"\x39" + latency if latency != _ZERO_DOUBLE else b"")
+                )
+            n = len(body)
+            parts.append(b"\x1a" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + body)
+        if r.passed:
+            parts.append(b"\x20\x01")
+        out.append(_field(b"\x0a", b"".join(parts)))  # CaseResultBatch.results = 1
+    if not out:
+        return b""  # an empty batch is no event at all, as the runtime writes it
+    return _field(b"\x0a", b"".join(out))  # RunSuiteResponse.results = 1
 
 
 def case_result_to_pb(

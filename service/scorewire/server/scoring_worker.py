@@ -13,9 +13,11 @@ and knows which check to blame. Nothing here touches grpc or an event loop.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
+import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -49,6 +51,11 @@ from scorewire.v1 import scoring_pb2 as pb
 
 WORKER_NICENESS = 5
 """How much lower than the server's the workers' CPU priority is."""
+ANSWER_BUFFER_BYTES = 1 << 22
+"""Send buffer asked for on a worker's end of its pipe (the kernel caps it at
+`net.core.wmem_max`): a chunk's answer (~100 KiB for 256 cases) fits whole, so the worker
+takes its next job instead of waiting until the server's driver thread, which needs the
+event loop's GIL between reads, has read the last part of the answer."""
 
 # Slots of the shared progress array.
 STARTED_AT = 0
@@ -409,14 +416,18 @@ class _Worker:
         p = self.progress
         p[LIMIT_S] = limit
         results = []
+        deadline = job.deadline
+        monotonic = time.monotonic
         for pos, case in enumerate(cases):
             skip = job.skip.get(pos, {})
             scores = []
+            p[CASE_POS] = pos  # before any check of the case starts: the slots name it
             for j, cc in enumerate(plan.checks):
                 if j in skip:
                     scores.append(killed_score(skip[j], limit))
                     continue
-                if job.deadline is not None and time.monotonic() >= job.deadline:
+                now = monotonic()
+                if deadline is not None and now >= deadline:
                     scores.append(
                         Score.fail_with_error(
                             ErrorCode.DEADLINE_EXCEEDED,
@@ -424,8 +435,8 @@ class _Worker:
                         )
                     )
                     continue
-                p[CASE_POS], p[CHECK_IDX] = pos, j
-                p[STARTED_AT] = time.monotonic()
+                p[CHECK_IDX] = j
+                p[STARTED_AT] = now
                 scores.append(run_check_sync(cc, case.sample, case.output, self.ctx))
             p[STARTED_AT] = 0.0
             results.append(CaseResult(case.index, case.sample.id, scores))
@@ -461,9 +472,7 @@ def _message(reply: str, checks: Sequence[Any], results: list[CaseResult], cap: 
         score = pb.ScoreResponse(passed=r.passed)
         convert.add_scores(score.scores, checks, r.scores, cap)
         return score.SerializeToString()
-    response = pb.RunSuiteResponse()
-    convert.add_case_results(response.results.results, checks, results, cap)
-    return response.SerializeToString()
+    return convert.case_results_message(checks, results, cap)
 
 
 def check_extras(settings: Settings) -> dict[str, Any]:
@@ -526,6 +535,10 @@ def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
         from scorewire.engine.custom import load_imports
 
         load_imports(settings.imports)
+    with contextlib.suppress(OSError):  # a smaller buffer only costs waiting
+        end = socket.socket(fileno=os.dup(conn.fileno()))
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, ANSWER_BUFFER_BYTES)
+        end.close()
     # What is loaded now lives as long as the process: keep it out of every collection.
     gc.freeze()
     worker = _Worker(progress, settings)

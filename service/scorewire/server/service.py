@@ -44,6 +44,7 @@ from scorewire.runs import RunRecorder
 from scorewire.server import convert, streaming
 from scorewire.server import scoring_worker as sw
 from scorewire.server.checkllm import CheckllmRuns, format_name
+from scorewire.server.chunks import ChunkRun
 from scorewire.server.errors import (
     RequestRejected,
     failed_precondition,
@@ -91,6 +92,9 @@ STORE_AHEAD = 4
 stored (and then sent): they share commits, and memory stays bounded."""
 OUTPUT_CHECKS_PER_YIELD = 512
 """Output sizes checked between two yields to the event loop."""
+CHUNKS_BUFFERED = 4
+"""Chunks of one RunSuite sent to the workers but not yet answered, as a multiple of the
+chunks it may have in the workers at once: how far scoring runs ahead of a slow reader."""
 
 
 class _NoCaps:
@@ -165,11 +169,6 @@ def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
     """
     s, o = sample.SerializeToString(), output.SerializeToString()
     return b"".join((b"\x0a", _varint(len(s)), s, b"\x12", _varint(len(o)), o))
-
-
-def _chunk_answer(job: sw.Job, answer: tuple[Any, ...]) -> tuple[sw.Job, bytes, sw.ChunkCounts]:
-    _, _, message, counts = answer
-    return job, message, counts
 
 
 def _plan_key(source: sw.PlanSource) -> bytes:
@@ -612,45 +611,58 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             async for reply in self.checkllm.run_suite(checkllm, request, context):
                 yield reply
             return
-        for i, c in enumerate(request.cases):
-            self._check_output(c.output.text, f"cases[{i}].output", info)
-            self._check_json_fields(c.sample, c.output, f"cases[{i}]")
-            if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
-                await asyncio.sleep(0)
         if not request.cases and info.suite_case_problem is not None:
             # Cases written inline in a suite document were bounded by its size, but
             # not yet by what the whole-text checks would read of them.
             raise resource_exhausted(*info.suite_case_problem)
-        budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
-        self._preflight(info, budget)
-        ctx = self._context(context, budget)
-        who = principal(context)
-        baseline = await self._baseline(info.gate, who)
-        gate = request.gate if request.HasField("gate") else None
-        recording = await self._begin_recording(
-            "RunSuite",
-            request.record if request.HasField("record") else None,
-            request.run_name,
-            request.labels,
-            "",
-            lambda: suite_text(
-                request.suite_yaml, request.suite_name, request.checks, request.compact, gate
-            ),
-            request.suite_name,
-            info.names,
-            who,
-            context,
-        )
+        chunks = None
+        if not info.any_async:
+            # Chunks go to the scoring workers as soon as their cases are checked, a few
+            # in flight, answered in order once every case has passed.
+            own = not request.cases and info.suite_cases > 0
+            chunks = ChunkRun(
+                self._chunk_jobs(key, source, None if own else request.cases, info),
+                lambda job: self._run_job(job, context),
+                self._suite_share,
+                CHUNKS_BUFFERED * self._suite_share,
+            )
+        try:
+            if chunks is not None:
+                await chunks.check()
+            else:
+                await self._check_cases(request.cases, info)
+            budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
+            self._preflight(info, budget)
+            ctx = self._context(context, budget)
+            who = principal(context)
+            baseline = await self._baseline(info.gate, who)
+            gate = request.gate if request.HasField("gate") else None
+            recording = await self._begin_recording(
+                "RunSuite",
+                request.record if request.HasField("record") else None,
+                request.run_name,
+                request.labels,
+                "",
+                lambda: suite_text(
+                    request.suite_yaml, request.suite_name, request.checks, request.compact, gate
+                ),
+                request.suite_name,
+                info.names,
+                who,
+                context,
+            )
+        except BaseException:
+            if chunks is not None:
+                await chunks.close(detach=True)  # refused before any answer
+            raise
         builder = SummaryBuilder(info.names, info.types)
         try:
-            if not info.any_async:
-                # Chunks go to the scoring workers, a few in flight, answered in order.
-                own = not request.cases and info.suite_cases > 0
-                jobs = self._chunk_jobs(key, source, None if own else request.cases, info)
+            if chunks is not None:
                 # Stored, then sent: a chunk's message waits for its commit, while the
                 # next chunks are already queued (so they share commits).
                 storing: collections.deque[tuple[asyncio.Future[None], bytes]] = collections.deque()
-                async for job, message, counts in self._run_chunks(jobs, context):
+                async for job, answer in chunks.answers():
+                    _, _, message, counts = answer
                     # Counted in the worker: per chunk here, not per score.
                     builder.merge(counts.summary)
                     if self._observer is not None and counts.tally is not None:
@@ -711,6 +723,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 message_summary.run_id = recording.run.run_id
             yield pb.RunSuiteResponse(summary=message_summary)
         finally:
+            if chunks is not None:
+                await chunks.close()
             if recording is not None:
                 recording.abandon()  # unless it completed: cancelled, failed
 
@@ -795,6 +809,28 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             return str(model)
         return str(self._judge.describe(ref))
 
+    def _check_case(self, c: pb.Case, i: int, info: sw.PlanInfo, short: int) -> None:
+        """Refuse case `i` over the output limits or with bad JSON text (its field path)."""
+        text = c.output.text
+        if len(text) > short:  # else far within every limit, without measuring
+            self._check_output(text, f"cases[{i}].output", info)
+        self._check_json_fields(c.sample, c.output, f"cases[{i}]")
+
+    def _short_output(self, info: sw.PlanInfo) -> int:
+        """Characters an output may have and be within the output limits whatever they are:
+        a code point is at most 4 bytes, and each whole-text check reads the text once."""
+        per_case = self._settings.max_metric_input_bytes_per_case
+        most = min(self._settings.max_output_bytes, per_case // max(1, len(info.whole_text_caps)))
+        return most // 4
+
+    async def _check_cases(self, cases: Sequence[pb.Case], info: sw.PlanInfo) -> None:
+        """Check every case (`_check_case`), yielding to the event loop now and then."""
+        short = self._short_output(info)
+        for i, c in enumerate(cases):
+            self._check_case(c, i, info, short)
+            if i % OUTPUT_CHECKS_PER_YIELD == OUTPUT_CHECKS_PER_YIELD - 1:
+                await asyncio.sleep(0)
+
     def _chunk_jobs(
         self,
         key: bytes,
@@ -802,7 +838,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         cases: Sequence[pb.Case] | None,
         info: sw.PlanInfo,
     ) -> Iterator[sw.Job]:
-        """Jobs of at most BATCH_MAX_RESULTS cases (or CHUNK_MAX_BYTES of them) each."""
+        """Jobs of at most BATCH_MAX_RESULTS cases (or CHUNK_MAX_BYTES of them) each; each
+        case is checked (`_check_case`) before the job holding it is made."""
         timeout = self._check_timeout()
         bounds = self._observer.bounds_ms if self._observer is not None else None
 
@@ -823,8 +860,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             for start in range(0, info.suite_cases, streaming.BATCH_MAX_RESULTS):
                 yield job(None, start, min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start))
             return
+        short = self._short_output(info)
         start, chunk, size = 0, [], 0
         for i, c in enumerate(cases):
+            self._check_case(c, i, info, short)
             data = c.SerializeToString()
             chunk.append(data)
             size += len(data)
@@ -833,28 +872,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 start, chunk, size = i + 1, [], 0
         if chunk:
             yield job(chunk, start, len(chunk))
-
-    async def _run_chunks(
-        self, jobs: Iterator[sw.Job], context: Context
-    ) -> AsyncIterator[tuple[sw.Job, bytes, sw.ChunkCounts]]:
-        """Run jobs with up to the pool's per-request share in flight; answers in order."""
-        pending: collections.deque[tuple[sw.Job, asyncio.Task[tuple[Any, ...]]]] = (
-            collections.deque()
-        )
-        try:
-            for job in jobs:
-                pending.append((job, asyncio.ensure_future(self._run_job(job, context))))
-                while len(pending) >= self._suite_share:
-                    done, task = pending.popleft()
-                    yield _chunk_answer(done, await task)
-            while pending:
-                done, task = pending.popleft()
-                yield _chunk_answer(done, await task)
-        finally:
-            for _, t in pending:
-                t.cancel()
-            if pending:
-                await asyncio.gather(*(t for _, t in pending), return_exceptions=True)
 
     @property
     def _suite_share(self) -> int:
