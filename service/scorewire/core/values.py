@@ -233,7 +233,7 @@ def parse_json(text: str) -> tuple[bool, JSON, str]:
     early = _not_a_value(text)
     if early is not None:
         return False, None, early
-    if _LONG_DIGITS.search(text) is None:
+    if not _may_hold_long_digits(text):
         # orjson gives what the standard decoder gives, or refuses (see `loads_fast`);
         # a refusal goes to the standard decoder, which decides and words the error.
         try:
