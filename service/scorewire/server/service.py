@@ -168,8 +168,7 @@ def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
 
 
 def _chunk_answer(job: sw.Job, answer: tuple[Any, ...]) -> tuple[sw.Job, bytes, sw.ChunkCounts]:
-    _, _, message, counts = answer
-    return job, message, counts
+    return job, answer[2], answer[3]
 
 
 def _plan_key(source: sw.PlanSource) -> bytes:
@@ -534,10 +533,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         else:
             one = _case_bytes(request.sample, request.output)
             job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
-            _, seen, message, slims = await self._run_job(job, context)
+            _, seen, message, slims, cpu_s = await self._run_job(job, context)
             result = sw.unslim(slims[0])
             info.compile_s = min(info.compile_s, seen.compile_s)  # a cold worker is slower
-            self._learn(key, source, info, size, result)
+            self._learn(key, source, info, size, result, cpu_s)
         if self._observer is not None:
             self._observer.observe_results(info, (result,))
         remaining = ctx.remaining()
@@ -564,13 +563,30 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return self._plans.get(key)
 
     def _learn(
-        self, key: bytes, source: sw.PlanSource, info: sw.PlanInfo, size: int, result: CaseResult
+        self,
+        key: bytes,
+        source: sw.PlanSource,
+        info: sw.PlanInfo,
+        size: int,
+        result: CaseResult,
+        cpu_s: float,
     ) -> None:
-        """Record what a worker's Score cost; compile cheap plans here for inline scoring."""
+        """Record what a worker's Score cost; compile cheap plans here for inline scoring.
+
+        The estimate is the worst CPU time a worker spent on one such Score, or the best
+        wall time its checks took if that is more: CPU time, because on a busy machine a
+        worker descheduled mid-check reports a long latency that says nothing about the
+        plan (one such call used to keep a cheap plan off the inline path for good); and
+        the best wall time too, so that a check that blocks without computing (a custom
+        check sleeping or doing I/O) never runs on the event loop.
+        """
         if size > self._settings.inline_score_max_bytes or info.compile_s > INLINE_COMPILE_S:
             return
-        per_kb = sum(s.latency_ms for s in result.scores) / (max(size, 1024) / 1024)
-        info.ms_per_kb = max(info.ms_per_kb or 0.0, per_kb)
+        kib = max(size, 1024) / 1024
+        info.cpu_ms_per_kb = max(info.cpu_ms_per_kb, cpu_s * 1000 / kib)
+        wall_ms = sum(s.latency_ms for s in result.scores)
+        info.wall_ms_per_kb = min(info.wall_ms_per_kb, wall_ms / kib)
+        info.ms_per_kb = max(info.cpu_ms_per_kb, info.wall_ms_per_kb)
         if info.ms_per_kb > INLINE_SCORE_MS or key in self._compiling:
             return
         if self._plans.get(key) is not None:
