@@ -196,8 +196,9 @@ SOURCE_MEMO_SIZE = 256
 of them (every Score of a caller scoring with fixed checks) skips building and hashing
 its source again."""
 SOURCE_MEMO_MAX_BYTES = 16 * 1024
-"""Only sources up to this many bytes are remembered, which bounds the memo to 4 MiB;
-bigger ones would cost more to hash for the lookup than the lookup saves."""
+"""Only sources up to this size (characters of text plus bytes of serialized specs) are
+remembered, so the memo holds at most 256 such sources; bigger ones would cost more to
+hash for the lookup than the lookup saves."""
 
 
 class SourceMemo:
