@@ -2,7 +2,9 @@
 request whose cost is not bounded. The scoring workers import it (`imports` setting).
 
 `test.spin` spins for `sample.metadata["spin_s"]` seconds (default 0; -1 forever) and
-passes; its parameter `compile_spin_s` spins at plan compilation.
+passes; its parameter `compile_spin_s` spins at plan compilation. `test.nap` sleeps for
+`sample.metadata["nap_s"]` seconds (default 0) and passes: time that is not CPU, as a
+check blocking on I/O spends it (or a worker descheduled on a busy machine).
 """
 
 import time
@@ -44,5 +46,25 @@ if REGISTRY.get("test.spin") is None:
             family="test",
             params=SpinParams,
             build=build_spin,
+        )
+    )
+
+
+def build_nap(p: Params):  # type: ignore[no-untyped-def]
+    def nap(sample: Sample, output: Output, ctx: object) -> Score:
+        time.sleep(float(sample.metadata.get("nap_s", 0)))
+        return Score(1.0, True, "napped")
+
+    return nap
+
+
+if REGISTRY.get("test.nap") is None:
+    REGISTRY.add(
+        CheckType(
+            name="test.nap",
+            description="Sleeps for sample.metadata['nap_s'] seconds, then passes.",
+            family="test",
+            params=Params,
+            build=build_nap,
         )
     )

@@ -18,6 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
+from tests.server import spin_checks  # noqa: F401 - test.nap compiles in this process too
 from tests.server.conftest import Server, start_server
 from tests.server.test_service import bad_request
 
@@ -247,6 +248,41 @@ async def test_small_scores_measured_cheap_are_scored_inline_and_costly_ones_nev
         before = pool.submitted
         assert (await srv.stub.Score(big, timeout=60)).passed
         assert pool.submitted > before
+
+
+def nap_request(seconds: float) -> pb.ScoreRequest:
+    req = pb.ScoreRequest(checks=[pb.CheckSpec(type="test.nap")], output=pb.Output(text="hi"))
+    req.sample.metadata["nap_s"] = seconds
+    return req
+
+
+async def test_a_cheap_plan_once_slow_by_the_clock_is_still_scored_inline() -> None:
+    # A worker descheduled on a busy machine reports a long latency for a cheap plan;
+    # the 50 ms nap stands in for it (no CPU spent). One such call used to keep the
+    # plan off the inline path for good: CPU time and the best latency decide now.
+    async with serving(scoring_workers=1, imports=SPIN, inline_score_max_bytes=16_384) as srv:
+        pool = srv.running.service.pool
+        assert (await srv.stub.Score(nap_request(0.05), timeout=60)).passed
+        for _ in range(200):
+            assert (await srv.stub.Score(nap_request(0), timeout=60)).passed
+            if srv.running.service.plan_cache_here_len() >= 1:
+                break
+        await poll(lambda: srv.running.service.plan_cache_here_len() >= 1, "compiled here")
+        before = pool.submitted
+        for _ in range(5):
+            assert (await srv.stub.Score(nap_request(0), timeout=60)).passed
+        assert pool.submitted == before
+
+
+async def test_a_check_that_blocks_without_computing_is_never_scored_inline() -> None:
+    # Sleeping costs no CPU, but it would stall the event loop: every latency says so.
+    async with serving(scoring_workers=1, imports=SPIN, inline_score_max_bytes=16_384) as srv:
+        pool = srv.running.service.pool
+        for _ in range(5):
+            before = pool.submitted
+            assert (await srv.stub.Score(nap_request(0.01), timeout=60)).passed
+            assert pool.submitted > before
+        assert srv.running.service.plan_cache_here_len() == 0
 
 
 async def test_score_stream_cases_are_scored_in_workers_and_a_stopped_one_is_timeout() -> None:

@@ -13,10 +13,11 @@
   checkllm suites (`generated`, `cached`, `error`) and what they cost, apart from judge
   spending.
 
-The service calls `observe_results` once per batch of case results (up to 256 cases).
-A prometheus-client `observe()` per score would take a lock and walk the buckets each
-time; instead a batch is tallied in plain Python and merged into the totals under one
-lock, and a collector renders the totals at scrape time.
+The service calls `observe_results` once per batch of case results (up to 256 cases;
+one for a unary Score). A prometheus-client `observe()` per score would take a lock and
+walk the buckets each time; instead the batch's scores are added to plain per-type
+totals under one lock (bisect picks the bucket), scoring workers send `tally` counts of
+their chunks instead of scores, and a collector renders the totals at scrape time.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ KNOWN_CODES = frozenset(
 class _TypeTotals:
     """Running totals of one check type: outcome counts and duration histogram."""
 
-    __slots__ = ("buckets", "codes", "errored", "failed", "passed", "seconds")
+    __slots__ = ("buckets", "codes", "errored", "failed", "millis", "passed")
 
     def __init__(self, n_buckets: int) -> None:
         self.passed = 0
@@ -77,7 +78,8 @@ class _TypeTotals:
         self.errored = 0
         self.codes: dict[str, int] = {}
         """Error scores per error code (`OTHER` for codes ErrorCode does not list)."""
-        self.seconds = 0.0
+        self.millis = 0.0
+        """Milliseconds of every check counted (exported in seconds)."""
         self.buckets = [0] * n_buckets  # per bucket, not cumulative; the last is +Inf
 
 
@@ -165,9 +167,39 @@ class RunMetrics(Collector):
         return tuple(self._bounds_ms)
 
     def observe_results(self, plan: PlanShape, results: Sequence[CaseResult]) -> None:
-        """Count the scores of a batch of finished cases (one lock for the batch)."""
-        if plan.checks and results:
-            self.observe_tally(plan, tally(len(plan.checks), results, self._bounds_ms))
+        """Count the scores of a batch of finished cases (one lock for the batch).
+
+        Scores go straight into the running totals: a unary Score calls this with one
+        result, and building a `Tally` (and merging its bucket rows) for one case cost
+        several times the counting itself."""
+        checks = plan.checks
+        if not checks or not results:
+            return
+        bounds = self._bounds_ms
+        width = len(bounds) + 1
+        with self._lock:
+            totals = [self._type_totals(c.type, width) for c in checks]
+            for r in results:
+                for t, s in zip(totals, r.scores, strict=False):  # as `tally`, no length check
+                    error = s.error
+                    if error is not None:
+                        t.errored += 1
+                        code = error.code if error.code in KNOWN_CODES else "OTHER"
+                        t.codes[code] = t.codes.get(code, 0) + 1
+                    elif s.passed:
+                        t.passed += 1
+                    else:
+                        t.failed += 1
+                    ms = s.latency_ms
+                    t.millis += ms
+                    t.buckets[bisect_left(bounds, ms)] += 1
+
+    def _type_totals(self, name: str, width: int) -> _TypeTotals:
+        """The running totals of check type `name` (created at zero); under the lock."""
+        t = self._totals.get(name)
+        if t is None:
+            t = self._totals[name] = _TypeTotals(width)
+        return t
 
     def observe_tally(self, plan: PlanShape, counts: Tally) -> None:
         """Add a batch tallied by `tally` (in a scoring worker, say) under one lock."""
@@ -177,15 +209,15 @@ class RunMetrics(Collector):
         width = len(self._bounds_ms) + 1
         with self._lock:
             for i, check in enumerate(plan.checks):
-                t = self._totals.get(check.type)
-                if t is None:
-                    t = self._totals[check.type] = _TypeTotals(width)
+                t = self._type_totals(check.type, width)
                 t.passed += counts.passed[i]
                 t.errored += counts.errored[i]
                 t.failed += counts.cases - counts.passed[i] - counts.errored[i]
-                t.seconds += counts.millis[i] / 1000.0
-                row = counts.hist[i * width : (i + 1) * width]
-                t.buckets = [a + b for a, b in zip(t.buckets, row, strict=True)]
+                t.millis += counts.millis[i]
+                buckets = t.buckets
+                for j, n in enumerate(counts.hist[i * width : (i + 1) * width]):
+                    if n:
+                        buckets[j] += n
             for i, code in counts.codes:
                 per_code = self._totals[plan.checks[i].type].codes
                 per_code[code] = per_code.get(code, 0) + 1
@@ -219,7 +251,15 @@ class RunMetrics(Collector):
         """The current totals as metric families (called by the /metrics handler)."""
         with self._lock:
             snapshot = [
-                (name, t.passed, t.failed, t.errored, t.seconds, list(t.buckets), dict(t.codes))
+                (
+                    name,
+                    t.passed,
+                    t.failed,
+                    t.errored,
+                    t.millis / 1000.0,
+                    list(t.buckets),
+                    dict(t.codes),
+                )
                 for name, t in sorted(self._totals.items())
             ]
         checks = CounterMetricFamily(

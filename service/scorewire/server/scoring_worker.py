@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import signal
 import socket
@@ -121,9 +122,15 @@ class PlanInfo:
     suites: list[str] = field(default_factory=list)
     """Suite names of the YAML document (ValidateSuite only)."""
     compile_s: float = 0.0
-    """Seconds the worker took to compile the plan."""
+    """CPU seconds the worker's thread spent compiling the plan: CPU, not wall time, so
+    that a busy machine (the process descheduled mid-compile) does not inflate it."""
     ms_per_kb: float | None = None
-    """The server's worst observed cost of a Score with this plan (ms per KiB of request)."""
+    """The server's estimate of what a Score with this plan costs (ms per KiB of request):
+    see `ScoringService._learn`."""
+    cpu_ms_per_kb: float = 0.0
+    """The worst CPU time a worker spent scoring one Score with this plan (ms per KiB)."""
+    wall_ms_per_kb: float = math.inf
+    """The best wall time the checks of one Score with this plan took (ms per KiB)."""
     judge_models: tuple[tuple[str, str], ...] = ()
     """(field path, judge model as written, `""` for the default) of every judge call the
     plan's checks may make: what the preflight checks before any call."""
@@ -235,6 +242,8 @@ INVALID = "invalid"
 LIMIT = "limit"
 PLAN = "plan"
 SCORED = "scored"
+"""A scored job's answer: (SCORED, info, message or results, slims or counts, CPU seconds
+the worker's thread spent scoring it)."""
 FAULT = "fault"
 
 SlimScore = tuple[float, bool, str | None, float, float, bool, bool, bool]
@@ -338,10 +347,11 @@ class _Worker:
         stand_ins(job.parent_types)
         p = self.progress
         p[CASE_POS], p[CHECK_IDX], p[LIMIT_S] = 0, -1, job.compile_timeout_s
-        p[STARTED_AT] = started = time.monotonic()
+        p[STARTED_AT] = time.monotonic()
+        cpu_started = time.thread_time()
         if request_format(src.suite_yaml, src.format or None) == CHECKLLM:
             try:
-                return None, self._checkllm_info(src, meter, started)
+                return None, self._checkllm_info(src, meter, cpu_started)
             finally:
                 p[STARTED_AT] = 0.0
         try:
@@ -374,12 +384,12 @@ class _Worker:
             len(suite.cases or ()),
             plan.whole_text_caps,
             problem,
-            compile_s=time.monotonic() - started,
+            compile_s=time.thread_time() - cpu_started,
             judge_models=_judge_models(src, plan.checks),
         )
         return suite, info
 
-    def _checkllm_info(self, src: PlanSource, meter: RequestMeter, started: float) -> PlanInfo:
+    def _checkllm_info(self, src: PlanSource, meter: RequestMeter, cpu_started: float) -> PlanInfo:
         """Validate a checkllm document within the limits; the server then runs it."""
         suite = load_request_checkllm(
             src.suite_yaml,
@@ -394,7 +404,7 @@ class _Worker:
             suite.gate,
             RunSettings(),
             combinations(suite),
-            compile_s=time.monotonic() - started,
+            compile_s=time.thread_time() - cpu_started,
             judge_models=tuple(
                 judge_needs(
                     (f"suite_yaml.tests[{t}].assert", c)
@@ -415,6 +425,7 @@ class _Worker:
             cases = own[job.first : job.first + job.count]
         p = self.progress
         p[LIMIT_S] = limit
+        cpu_started = time.thread_time()
         results = []
         deadline = job.deadline
         monotonic = time.monotonic
@@ -440,8 +451,9 @@ class _Worker:
                 scores.append(run_check_sync(cc, case.sample, case.output, self.ctx))
             p[STARTED_AT] = 0.0
             results.append(CaseResult(case.index, case.sample.id, scores))
+        cpu_s = time.thread_time() - cpu_started
         if job.reply == RESULTS:  # whole results, reasons included (ScoreStream)
-            return (SCORED, info, results, [])
+            return (SCORED, info, results, [], cpu_s)
         message = _message(job.reply, plan.checks, results, self.settings.max_reason_chars)
         if job.counts:
             summary = SummaryBuilder(info.names, info.types)
@@ -450,8 +462,8 @@ class _Worker:
             counted = None
             if job.bounds_ms is not None:
                 counted = tally(len(plan.checks), results, job.bounds_ms)
-            return (SCORED, info, message, ChunkCounts(summary, counted))
-        return (SCORED, info, message, [slim(r) for r in results])
+            return (SCORED, info, message, ChunkCounts(summary, counted), cpu_s)
+        return (SCORED, info, message, [slim(r) for r in results], cpu_s)
 
 
 def source_bytes(src: PlanSource) -> int:

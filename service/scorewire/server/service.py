@@ -191,24 +191,64 @@ def _plan_key(source: sw.PlanSource) -> bytes:
     return h.digest()
 
 
-def _plan_source(
-    suite_yaml: str,
-    suite_name: str,
-    checks: Sequence[pb.CheckSpec],
-    compact: Sequence[str],
-    gate: pb.Gate | None,
-    max_checks: int,
-    suite_format: str = "",
-) -> sw.PlanSource:
-    return sw.PlanSource(
-        suite_yaml=suite_yaml,
-        suite_name=suite_name,
-        checks=tuple(c.SerializeToString(deterministic=True) for c in checks),
-        compact=tuple(compact),
-        gate=None if gate is None else gate.SerializeToString(deterministic=True),
-        max_checks=max_checks,
-        format=suite_format,
-    )
+SOURCE_MEMO_SIZE = 256
+"""Recent plan sources remembered with their key: a request repeating the checks of one
+of them (every Score of a caller scoring with fixed checks) skips building and hashing
+its source again."""
+SOURCE_MEMO_MAX_BYTES = 16 * 1024
+"""Only sources up to this size (characters of text plus bytes of serialized specs) are
+remembered, so the memo holds at most 256 such sources; bigger ones would cost more to
+hash for the lookup than the lookup saves."""
+
+
+class SourceMemo:
+    """An LRU of (cache key, PlanSource) by the exact serialized parts of a request's plan.
+
+    Keyed by the parts themselves, not a digest of them: equal parts are the same plan,
+    so a hit can never be another plan's key."""
+
+    def __init__(self, size: int = SOURCE_MEMO_SIZE) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[Any, ...], tuple[bytes, sw.PlanSource]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(
+        self,
+        suite_yaml: str,
+        suite_name: str,
+        checks: tuple[bytes, ...],
+        compact: tuple[str, ...],
+        gate: bytes | None,
+        max_checks: int,
+        suite_format: str,
+    ) -> tuple[bytes, sw.PlanSource]:
+        """The key and source of these parts, built (and remembered, if small) on a miss."""
+        size = len(suite_yaml) + len(suite_name) + sum(map(len, checks))
+        size += sum(map(len, compact)) + len(gate or b"")
+        parts = None
+        if size <= SOURCE_MEMO_MAX_BYTES:
+            parts = (suite_format, suite_yaml, suite_name, checks, compact, gate, max_checks)
+            hit = self._items.get(parts)
+            if hit is not None:
+                self._items.move_to_end(parts)
+                return hit
+        source = sw.PlanSource(
+            suite_yaml=suite_yaml,
+            suite_name=suite_name,
+            checks=checks,
+            compact=compact,
+            gate=gate,
+            max_checks=max_checks,
+            format=suite_format,
+        )
+        entry = (_plan_key(source), source)
+        if parts is not None:
+            self._items[parts] = entry
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return entry
 
 
 class RunObserver(Protocol):
@@ -257,6 +297,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
         self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
+        self._sources = SourceMemo()
         self._compiling: set[bytes] = set()
         self._judge = judge
         self._labels = labels
@@ -286,10 +327,15 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 "checks",
                 f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
             )
-        source = _plan_source(
-            suite_yaml, suite_name, checks, compact, gate, limit, format_name(suite_format)
+        return self._sources.get(
+            suite_yaml,
+            suite_name,
+            tuple(c.SerializeToString(deterministic=True) for c in checks),
+            tuple(compact),
+            None if gate is None else gate.SerializeToString(deterministic=True),
+            limit,
+            format_name(suite_format),
         )
-        return _plan_key(source), source
 
     async def _plan(
         self, key: bytes, source: sw.PlanSource, context: Context, *, list_suites: bool = False
@@ -533,10 +579,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         else:
             one = _case_bytes(request.sample, request.output)
             job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
-            _, seen, message, slims = await self._run_job(job, context)
+            _, seen, message, slims, cpu_s = await self._run_job(job, context)
             result = sw.unslim(slims[0])
             info.compile_s = min(info.compile_s, seen.compile_s)  # a cold worker is slower
-            self._learn(key, source, info, size, result)
+            self._learn(key, source, info, size, result, cpu_s)
         if self._observer is not None:
             self._observer.observe_results(info, (result,))
         remaining = ctx.remaining()
@@ -563,13 +609,30 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return self._plans.get(key)
 
     def _learn(
-        self, key: bytes, source: sw.PlanSource, info: sw.PlanInfo, size: int, result: CaseResult
+        self,
+        key: bytes,
+        source: sw.PlanSource,
+        info: sw.PlanInfo,
+        size: int,
+        result: CaseResult,
+        cpu_s: float,
     ) -> None:
-        """Record what a worker's Score cost; compile cheap plans here for inline scoring."""
+        """Record what a worker's Score cost; compile cheap plans here for inline scoring.
+
+        The estimate is the worst CPU time a worker spent on one such Score, or the best
+        wall time its checks took if that is more: CPU time, because on a busy machine a
+        worker descheduled mid-check reports a long latency that says nothing about the
+        plan (one such call used to keep a cheap plan off the inline path for good); and
+        the best wall time too, so that a check that blocks without computing (a custom
+        check sleeping or doing I/O) never runs on the event loop.
+        """
         if size > self._settings.inline_score_max_bytes or info.compile_s > INLINE_COMPILE_S:
             return
-        per_kb = sum(s.latency_ms for s in result.scores) / (max(size, 1024) / 1024)
-        info.ms_per_kb = max(info.ms_per_kb or 0.0, per_kb)
+        kib = max(size, 1024) / 1024
+        info.cpu_ms_per_kb = max(info.cpu_ms_per_kb, cpu_s * 1000 / kib)
+        wall_ms = sum(s.latency_ms for s in result.scores)
+        info.wall_ms_per_kb = min(info.wall_ms_per_kb, wall_ms / kib)
+        info.ms_per_kb = max(info.cpu_ms_per_kb, info.wall_ms_per_kb)
         if info.ms_per_kb > INLINE_SCORE_MS or key in self._compiling:
             return
         if self._plans.get(key) is not None:
