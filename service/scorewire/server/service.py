@@ -725,7 +725,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 # next chunks are already queued (so they share commits).
                 storing: collections.deque[tuple[asyncio.Future[None], bytes]] = collections.deque()
                 async for job, answer in chunks.answers():
-                    _, _, message, counts = answer
+                    _, _, message, counts, _ = answer
                     # Counted in the worker: per chunk here, not per score.
                     builder.merge(counts.summary)
                     if self._observer is not None and counts.tally is not None:
