@@ -43,7 +43,8 @@ def table(fig: dict[str, Any]) -> str:
     if "engine" in fig:
         e = fig["engine"]
         rows.append(
-            f"| scorewire engine in process, same data | {e['checks_per_s']:,.0f} checks/s "
+            "| scorewire engine in process (`scorewire.api.run_batch`), dicts in, every result "
+            f"kept, to the summary | {e['checks_per_s']:,.0f} checks/s "
             f"| {_x(e)} of the peer | ≥ 4× | {cmd} |"
         )
     if "suite" in fig:
