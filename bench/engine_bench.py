@@ -18,41 +18,15 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / p) for p in ("service",)]
 
 import scorewire.checks  # noqa: E402,F401 - registers the built-in checks
+from peer_dataset import WORDS as _PEER_WORDS  # noqa: E402 - bench/ is the script's directory
 from scorewire.core.context import EMPTY_CONTEXT  # noqa: E402
 from scorewire.core.model import Output, Sample  # noqa: E402
 from scorewire.engine.runner import Case, Plan, run_cases  # noqa: E402
 from scorewire.engine.spec import CheckSpec, compile_checks  # noqa: E402
 from scorewire.engine.summary import SummaryBuilder  # noqa: E402
 
-WORDS = [
-    "the",
-    "order",
-    "ships",
-    "within",
-    "two",
-    "business",
-    "days",
-    "and",
-    "returns",
-    "are",
-    "accepted",
-    "for",
-    "thirty",
-    "days",
-    "with",
-    "a",
-    "receipt",
-    "northstar",
-    "support",
-    "can",
-    "help",
-    "with",
-    "refunds",
-    "exchanges",
-    "and",
-    "warranty",
-    "claims",
-]
+WORDS = _PEER_WORDS[:27]
+"""The prose vocabulary: the first 27 words of the peers' dataset (this bench's own as before)."""
 
 
 def make_cases(n: int, seed: int = 7) -> list[Case]:

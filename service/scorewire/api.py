@@ -137,17 +137,9 @@ def _batch_case(obj: CaseLike, index: int) -> Case:
     ):
         if not sample.keys() <= _SAMPLE_KEYS:
             _unknown(f"cases[{index}].sample", sample, _SAMPLE_KEYS)
-        meta = sample.get("metadata")
-        s = Sample(
-            str(sample.get("id") or ""),
-            sample.get("input"),
-            sample.get("expected"),
-            dict(meta) if meta else None,
-        )
-    elif sample is None or isinstance(sample, Sample):
-        s = sample or Sample()
-    else:
+    elif sample is not None and not isinstance(sample, Sample):
         raise ValueError(f"cases[{index}].sample: a sample is a mapping or a Sample")
+    s = _sample(sample)
     if type(output) is str:
         o = Output(output)
     elif isinstance(output, Output):
@@ -170,6 +162,19 @@ def _batch_cases(cases: Iterable[CaseLike]) -> Iterator[Case]:
     # Converted as the engine reaches them: a big batch is never held twice in memory.
     for i, c in enumerate(cases):
         yield _batch_case(c, i)
+
+
+def _finish(builder: SummaryBuilder, gate: Gate | None) -> Summary:
+    """The summary judged against `gate`; a baseline cannot be compared in process."""
+    summary = builder.finish(gate)
+    if gate is not None and gate.baseline is not None:
+        # In process there is no run store to compare with: an unjudged gate is no pass.
+        summary.gate_passed = False
+        summary.gate_reasons.append(
+            f"gate.baseline {gate.baseline!r} was not compared: baselines are judged "
+            "by the server and by `scorewire run`, not in process"
+        )
+    return summary
 
 
 def _batch_plan(checks: Sequence[CheckLike] | Plan, compact: Sequence[str], judge: Any) -> Plan:
@@ -196,6 +201,12 @@ async def arun_batch(
     check that cannot be judged by `judge` raises `PreconditionError` before any call.
     """
     plan = _batch_plan(checks, compact, judge)
+    return await _arun_plan(cases, plan, judge, gate, concurrency)
+
+
+async def _arun_plan(
+    cases: Iterable[CaseLike], plan: Plan, judge: Any, gate: Gate | None, concurrency: int
+) -> tuple[list[CaseResult], Summary]:
     builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
     results: list[CaseResult] = []
     async for r in run_cases(
@@ -205,7 +216,7 @@ async def arun_batch(
         results.append(r)
     if plan.any_async:
         results.sort(key=lambda r: r.index)
-    return results, builder.finish(gate)
+    return results, _finish(builder, gate)
 
 
 def run_batch(
@@ -221,7 +232,7 @@ def run_batch(
     needs one: deterministic checks run with no event loop at all)."""
     plan = _batch_plan(checks, compact, judge)
     if plan.any_async:
-        return asyncio.run(arun_batch(cases, plan, judge=judge, gate=gate, concurrency=concurrency))
+        return asyncio.run(_arun_plan(cases, plan, judge, gate, concurrency))
     builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
     ctx = CheckContext(judge=judge)
     results = []
@@ -229,7 +240,7 @@ def run_batch(
         r = score_case_sync(plan, case, ctx)
         builder.add(r)
         results.append(r)
-    return results, builder.finish(gate)
+    return results, _finish(builder, gate)
 
 
 async def ascore(
@@ -297,15 +308,7 @@ async def arun_suite_file(
         builder.add(r)
         results.append(r)
     results.sort(key=lambda r: r.index)
-    summary = builder.finish(loaded.gate)
-    if loaded.gate.baseline is not None:
-        # In process there is no run store to compare with: an unjudged gate is no pass.
-        summary.gate_passed = False
-        summary.gate_reasons.append(
-            f"gate.baseline {loaded.gate.baseline!r} was not compared: baselines are judged "
-            "by the server and by `scorewire run`, not in process"
-        )
-    return results, summary
+    return results, _finish(builder, loaded.gate)
 
 
 def preflight_suite(plan: Plan, judge: Any, *, budgeted: bool) -> None:

@@ -174,3 +174,15 @@ def test_run_batch_runs_async_checks_and_keeps_input_order() -> None:
     assert [r.sample_id for r in results] == [f"s{i}" for i in range(5)]
     assert [r.passed for r in results] == [False, True, False, True, False]
     assert summary.cases == 5 and summary.passed == 2
+
+
+def test_run_batch_does_not_pass_a_baseline_gate_it_cannot_compare() -> None:
+    # In process there is no run store: a gate with a baseline is never a silent pass.
+    from scorewire.api import run_batch
+    from scorewire.engine.summary import Gate
+
+    _, summary = run_batch(
+        [{"sample": {"id": "a"}, "output": "ok"}], compact=["length:1..5"], gate=Gate(baseline="r1")
+    )
+    assert summary.passed == 1 and not summary.gate_passed
+    assert "gate.baseline 'r1' was not compared" in summary.gate_reasons[-1]

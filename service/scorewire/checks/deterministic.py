@@ -591,24 +591,20 @@ def build_length(p: LengthParams) -> CheckFn:
     def length(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         text = output.text
         n = len(text)
-        if (
-            (max_chars is None or n <= max_chars)
-            and (min_chars is None or n >= min_chars)
-            and (max_words is None or count_words(text) <= max_words)
-        ):
+        words = count_words(text) if max_words is not None else 0
+        over_chars = max_chars is not None and n > max_chars
+        under_chars = min_chars is not None and n < min_chars
+        over_words = max_words is not None and words > max_words
+        if not (over_chars or under_chars or over_words):
             return Score(1.0, True, f"within limits ({n} characters)")
         problems = []
-        if max_chars is not None and n > max_chars:
+        if over_chars:
             problems.append(f"{n} characters, over max_chars {max_chars}")
-        if min_chars is not None and n < min_chars:
+        if under_chars:
             problems.append(f"{n} characters, under min_chars {min_chars}")
-        if max_words is not None:
-            words = count_words(text)
-            if words > max_words:
-                problems.append(f"{words} words, over max_words {max_words}")
-        if problems:
-            return Score(0.0, False, "; ".join(problems))
-        return Score(1.0, True, f"within limits ({n} characters)")
+        if over_words:
+            problems.append(f"{words} words, over max_words {max_words}")
+        return Score(0.0, False, "; ".join(problems))
 
     return length
 

@@ -196,12 +196,24 @@ def loads_fast(text: str) -> Any:
     to the standard parser, as does anything orjson refuses (lone surrogates, nesting
     past its limit), which then parses or raises exactly as `loads_strict`.
     """
-    if not _may_hold_long_digits(text):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return loads_strict(text)
+    got = _orjson_or_miss(text)
+    return got if got is not _MISS else loads_strict(text)
+
+
+_MISS = object()
+"""What `_orjson_or_miss` returns when the standard parser must decide."""
+
+
+def _orjson_or_miss(text: str) -> Any:
+    """orjson's value of `text` when it is the standard parser's, else `_MISS`: a text
+    that may hold a run of 19 digits, or one orjson refuses (the standard parser then
+    decides, and words the error)."""
+    if _may_hold_long_digits(text):
+        return _MISS
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _MISS
 
 
 _JSON_START = frozenset('"{[ntfNI-0123456789')
@@ -233,13 +245,9 @@ def parse_json(text: str) -> tuple[bool, JSON, str]:
     early = _not_a_value(text)
     if early is not None:
         return False, None, early
-    if not _may_hold_long_digits(text):
-        # orjson gives what the standard decoder gives, or refuses (see `loads_fast`);
-        # a refusal goes to the standard decoder, which decides and words the error.
-        try:
-            return True, orjson.loads(text), ""
-        except orjson.JSONDecodeError:
-            pass
+    got = _orjson_or_miss(text)
+    if got is not _MISS:
+        return True, got, ""
     try:
         return True, _DECODER.decode(text), ""
     except ValueError as err:
