@@ -254,6 +254,26 @@ def test_redis_stopped_and_restarted_mid_run_loses_no_score(redis_server) -> Non
         assert_still_serves(client)
 
 
+# --- the in-process verdict cache stays within its bound ---------------------------------------
+
+
+def test_in_process_cache_keeps_to_cache_memory_bytes_and_evicts_the_oldest() -> None:
+    # Room for a few verdicts only: a second run of 20 outputs finds some cached, calls the
+    # judge again for the evicted ones, and the cache never grew past its bound.
+    n = 20
+    with judged(verdict(5), cache_memory_bytes=3000) as (srv, fake, client):
+        results, summary = run(client, "bounded", n)
+        assert summary.passed == n and fake.calls == n
+        store = srv.judge.cache.store
+        assert 0 < store.bytes <= 3000 and srv.judge.stats.cache_evictions > 0
+        results, summary = run(client, "bounded", n)
+        cached = sum(r.scores[0].cached for r in results.values())
+        assert summary.passed == n and 0 < cached < n
+        assert fake.calls == n + (n - cached)
+        assert store.bytes <= 3000
+        assert_still_serves(client)
+
+
 # --- a client that vanishes mid-stream ---------------------------------------------------------
 
 

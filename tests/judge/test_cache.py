@@ -112,6 +112,40 @@ async def test_a_memory_entry_without_ttl_never_expires() -> None:
         assert await store.get("k") == "v"
 
 
+async def test_a_memory_store_keeps_to_its_bound_and_evicts_the_least_recently_used() -> None:
+    entry = MemoryStore._size("k0", "v" * 100)  # every key below is 2 characters long
+    store = MemoryStore(max_bytes=3 * entry)
+    for k in ("k0", "k1", "k2"):
+        await store.set(k, "v" * 100)
+    assert store.bytes == 3 * entry and store.evictions == 0
+    assert await store.get("k0") == "v" * 100  # k0 read: k1 is now the oldest
+    await store.set("k3", "v" * 100)
+    assert store.evictions == 1 and await store.get("k1") is None
+    assert [await store.get(k) for k in ("k0", "k2", "k3")] == ["v" * 100] * 3
+    await store.set("k4", "v" * 250)  # larger: two entries go (k0 is the oldest now)
+    assert store.evictions == 3 and store.bytes <= store.max_bytes
+    assert await store.get("k0") is None and await store.get("k2") is None
+    assert await store.get("k4") == "v" * 250
+
+
+async def test_a_memory_store_rewrite_counts_once_and_an_oversized_value_is_not_kept() -> None:
+    store = MemoryStore(max_bytes=1000)
+    await store.set("k", "a" * 10)
+    await store.set("k", "b" * 20)
+    assert store.bytes == MemoryStore._size("k", "b" * 20) and await store.get("k") == "b" * 20
+    await store.set("k", "c" * 1000)  # larger than the whole bound: dropped, nothing evicted
+    assert await store.get("k") is None and store.bytes == 0 and store.evictions == 0
+    assert (await MemoryStore(max_bytes=0).set("x", "y")) is None
+
+
+async def test_the_memory_bound_is_the_cache_memory_bytes_setting() -> None:
+    judge = JudgeService.from_settings(Settings(cache_memory_bytes=12345))
+    try:
+        assert judge.cache.store.max_bytes == 12345
+    finally:
+        await judge.aclose()
+
+
 async def test_expired_memory_entries_nobody_reads_are_swept_as_the_store_grows() -> None:
     # no timer per entry: the sweep is what frees entries that are never read again
     clock = Clock()

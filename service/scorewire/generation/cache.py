@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from scorewire.judge.cache import CachedAnswer, VerdictCache
+from scorewire.judge.cache import DEFAULT_MEMORY_BYTES, CachedAnswer, VerdictCache
 from scorewire.judge.stats import JudgeStats
 
 NAMESPACE = "scorewire:generation:"
@@ -47,8 +47,10 @@ def generation_cache(
     backoff_s: float = 2.0,
     pool_size: int = 64,
     tls_ca: str | None = None,
+    memory_bytes: int = DEFAULT_MEMORY_BYTES,
 ) -> VerdictCache:
-    """A generation cache on `memory://` or `redis://…` (the verdict cache's URL forms)."""
+    """A generation cache on `memory://` (at most `memory_bytes`) or `redis://…` (the
+    verdict cache's URL forms)."""
     return VerdictCache.from_url(
         url,
         stats=JudgeStats(),
@@ -58,6 +60,7 @@ def generation_cache(
         pool_size=pool_size,
         namespace=NAMESPACE,
         tls_ca=tls_ca,
+        memory_bytes=memory_bytes,
     )
 
 

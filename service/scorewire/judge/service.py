@@ -238,6 +238,7 @@ class JudgeService:
             pool_size=settings.cache_pool_size,
             tls_ca=settings.redis_tls_ca,
             redis=shared,
+            memory_bytes=settings.cache_memory_bytes,
         )
         ledger, leases = _shared_state(settings, stats, shared)
         server_budget: Budget | None = None

@@ -39,6 +39,8 @@ class JudgeStats:
     """Cache lookups that found nothing."""
     cache_bypasses: int
     """Cache operations skipped or failed because the cache store (Redis) was unavailable."""
+    cache_evictions: int
+    """Entries an in-process (`memory://`) cache dropped to stay within its bound."""
     saved_usd: float
     """What cache hits and shared in-flight calls would have cost (priced models only)."""
     shared_calls: int
@@ -73,6 +75,7 @@ class JudgeStats:
         "cache_hits",
         "cache_misses",
         "cache_bypasses",
+        "cache_evictions",
         "saved_usd",
         "shared_calls",
         "invalid_verdicts",

@@ -12,8 +12,9 @@ that feeds these series:
 - `scorewire_judge_cost_usd_total{model}` and `scorewire_judge_unpriced_requests_total{model}`
   (calls whose price is unknown, so the cost leaves them out);
 - `scorewire_judge_cache_lookups_total{result}` (`hit`, `miss`, `bypass`: the cache store
-  was unavailable) and `scorewire_judge_saved_usd_total` (what cache hits and shared
-  in-flight calls would have cost);
+  was unavailable), `scorewire_judge_cache_evictions_total` (entries an in-process cache
+  dropped to stay within `cache_memory_bytes`) and `scorewire_judge_saved_usd_total`
+  (what cache hits and shared in-flight calls would have cost);
 - `scorewire_judge_shared_requests_total`, `scorewire_judge_budget_refusals_total`;
 - `scorewire_judge_shared_state_events_total{event}`: shared budgets and single flight
   in Redis (`budget_unavailable`, `settle_failed`, `lease_wait`, `remote_verdict`,
@@ -115,6 +116,11 @@ class JudgeMetrics(Collector):
         )
         for result in CACHE_RESULTS:
             self.cache.labels(result)
+        self.evictions = Counter(
+            "scorewire_judge_cache_evictions",
+            "Verdicts an in-process cache dropped to stay within cache_memory_bytes.",
+            registry=registry,
+        )
         self.saved = Counter(
             "scorewire_judge_saved_usd",
             "US dollars that cache hits and shared in-flight calls would have cost.",
@@ -156,6 +162,7 @@ class JudgeMetrics(Collector):
             "cache_hits": lambda n, lb: self.cache.labels("hit").inc(n),
             "cache_misses": lambda n, lb: self.cache.labels("miss").inc(n),
             "cache_bypasses": lambda n, lb: self.cache.labels("bypass").inc(n),
+            "cache_evictions": lambda n, lb: self.evictions.inc(n),
             "saved_usd": lambda n, lb: self.saved.inc(n),
             "shared_calls": lambda n, lb: self.shared.inc(n),
             "budget_refusals": lambda n, lb: self.refusals.inc(n),

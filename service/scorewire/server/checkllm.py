@@ -119,6 +119,7 @@ class CheckllmRuns:
                 backoff_s=s.cache_backoff_s,
                 pool_size=s.cache_pool_size,
                 tls_ca=s.redis_tls_ca,
+                memory_bytes=s.cache_memory_bytes,
             )
         return self._cache
 
