@@ -28,12 +28,25 @@ import {
   PutLabelsRequest,
   type PutLabelsResponse,
 } from "./gen/scorewire/v1/labels";
+import {
+  CompareRunsRequest,
+  type CompareRunsResponse,
+  DeleteRunRequest,
+  GetRunRequest,
+  type GetRunResponse,
+  ListRunResultsRequest,
+  type ListRunResultsResponse,
+  ListRunsRequest,
+  type ListRunsResponse,
+  type Run,
+  RunServiceClient,
+} from "./gen/scorewire/v1/runs";
 
 /** How a ScorewireClient connects; every field has a default. */
 export interface ScorewireClientOptions {
   /** Channel credentials; defaults to plaintext (`grpc.credentials.createInsecure()`). */
   credentials?: grpc.ChannelCredentials;
-  /** Deadline of unary calls (Score, ListChecks, ValidateSuite) in ms; default 30 s. */
+  /** Deadline of unary calls (Score, ListChecks, ValidateSuite, labels, runs) in ms; default 30 s. */
   timeoutMs?: number;
   /** Deadline of RunSuite and ScoreStream calls in ms; default 10 minutes. */
   streamTimeoutMs?: number;
@@ -124,7 +137,7 @@ export function outputHash(text: string): string {
 }
 
 /**
- * A client of scorewire.v1.ScoringService and LabelService: the generated grpc-js stubs with defaults
+ * A client of scorewire.v1.ScoringService, LabelService and RunService: the generated grpc-js stubs with defaults
  * (deadlines, keepalive, round-robin over DNS), promise and async-iterator call shapes,
  * and failures as ScorewireError.
  */
@@ -133,6 +146,8 @@ export class ScorewireClient {
   readonly stub: ScoringServiceClient;
   /** The generated LabelService stub, on the same channel. */
   readonly labelStub: LabelServiceClient;
+  /** The generated RunService stub, on the same channel. */
+  readonly runStub: RunServiceClient;
   private readonly timeoutMs: number;
   private readonly streamTimeoutMs: number;
 
@@ -144,6 +159,9 @@ export class ScorewireClient {
       channelOptionsFor(options),
     );
     this.labelStub = new LabelServiceClient(address, grpc.credentials.createInsecure(), {
+      channelOverride: this.stub.getChannel(),
+    });
+    this.runStub = new RunServiceClient(address, grpc.credentials.createInsecure(), {
       channelOverride: this.stub.getChannel(),
     });
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -193,6 +211,77 @@ export class ScorewireClient {
     );
   }
 
+  // Recorded runs: a runSuite or scoreStream with `record` set is kept by the server, and
+  // these calls read it back; `RunSummary.runId` names it. With bearer tokens on, a token
+  // sees only its own runs unless it is an admin; another's run is NOT_FOUND.
+
+  /**
+   * One page of recorded runs, newest first, filtered by `name`, `labels`, start times
+   * and `status` (every filter set must match; none set lists every run). Pass its
+   * `nextPageToken` as `pageToken` for the next page; `pageSize` 0 means 100.
+   */
+  listRuns(request: DeepPartial<ListRunsRequest> = {}, options: CallOptions = {}): Promise<ListRunsResponse> {
+    return this.unary(
+      (md, opts, cb) => this.runStub.listRuns(ListRunsRequest.fromPartial(request), md, opts, cb),
+      options,
+    );
+  }
+
+  /**
+   * A run's metadata and, once it is complete, its summary. Rejects with NOT_FOUND for an
+   * id that does not exist (or that the caller may not see).
+   */
+  async getRun(runId: string, options: CallOptions = {}): Promise<Run> {
+    const response = await this.unary<GetRunResponse>(
+      (md, opts, cb) => this.runStub.getRun(GetRunRequest.fromPartial({ runId }), md, opts, cb),
+      options,
+    );
+    if (response.run === undefined) {
+      throw new ScorewireError(grpc.status.INTERNAL, "GetRun answered without a run");
+    }
+    return response.run;
+  }
+
+  /**
+   * One page of a run's case results in recorded (completion) order, each with its case
+   * as sent: only cases whose `check` (by name) has `outcome`, when set. Pass its
+   * `nextPageToken` as `pageToken` for the next page. NOT_FOUND for an unknown run.
+   */
+  listRunResults(
+    request: DeepPartial<ListRunResultsRequest>,
+    options: CallOptions = {},
+  ): Promise<ListRunResultsResponse> {
+    return this.unary(
+      (md, opts, cb) => this.runStub.listRunResults(ListRunResultsRequest.fromPartial(request), md, opts, cb),
+      options,
+    );
+  }
+
+  /**
+   * Compares run `runId` with `baseRunId`, matching cases by sample id: per-check
+   * pass-rate and mean deltas, and the cases that regressed, improved or changed output
+   * (at most 1,000 of each listed; the counts are complete). NOT_FOUND when either run
+   * is unknown.
+   */
+  compareRuns(baseRunId: string, runId: string, options: CallOptions = {}): Promise<CompareRunsResponse> {
+    return this.unary(
+      (md, opts, cb) =>
+        this.runStub.compareRuns(CompareRunsRequest.fromPartial({ baseRunId, runId }), md, opts, cb),
+      options,
+    );
+  }
+
+  /**
+   * Deletes a finished run and its results. NOT_FOUND for an unknown run;
+   * FAILED_PRECONDITION while the run is still running.
+   */
+  async deleteRun(runId: string, options: CallOptions = {}): Promise<void> {
+    await this.unary(
+      (md, opts, cb) => this.runStub.deleteRun(DeleteRunRequest.fromPartial({ runId }), md, opts, cb),
+      options,
+    );
+  }
+
   /**
    * Runs a suite over a batch of cases. Iterate the returned run for each case's result
    * (in completion order, each exactly once), then read `await run.summary()`.
@@ -231,6 +320,7 @@ export class ScorewireClient {
 
   /** Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE. */
   close(): void {
+    this.runStub.close();
     this.labelStub.close();
     this.stub.close();
   }

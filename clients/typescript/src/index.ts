@@ -1,6 +1,6 @@
 /**
  * TypeScript client of the scorewire.v1 gRPC API: `ScorewireClient` wraps the generated
- * grpc-js stubs; the generated message types (scoring and labels) are re-exported as
+ * grpc-js stubs; the generated message types (scoring, labels and runs) are re-exported as
  * they are.
  */
 export { status as Status, Metadata, credentials } from "@grpc/grpc-js";
@@ -26,3 +26,26 @@ export {
   PutLabelsRequest,
   PutLabelsResponse,
 } from "./gen/scorewire/v1/labels";
+export {
+  CaseChange,
+  CheckDelta,
+  CompareRunsRequest,
+  CompareRunsResponse,
+  DeleteRunRequest,
+  DeleteRunResponse,
+  GetRunRequest,
+  GetRunResponse,
+  ListRunResultsRequest,
+  ListRunResultsResponse,
+  ListRunsRequest,
+  ListRunsResponse,
+  Outcome,
+  Run,
+  RunCaseResult,
+  RunServiceClient,
+  RunStatus,
+  outcomeFromJSON,
+  outcomeToJSON,
+  runStatusFromJSON,
+  runStatusToJSON,
+} from "./gen/scorewire/v1/runs";
