@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 
-import { type CaseResult, ScorewireClient, ScorewireError, Status, outputHash } from "../src";
+import { type CaseResult, Outcome, RunStatus, ScorewireClient, ScorewireError, Status, outputHash } from "../src";
 import { type TestServer, startServer } from "./server";
 
 const TIMEOUT = { timeout: 120_000 };
@@ -292,5 +292,74 @@ describe("LabelService", () => {
     );
     const swErr = expectCode(err, Status.INVALID_ARGUMENT);
     assert.ok(swErr.fieldViolations.some((v) => v.field === "labels[0].output_hash"), JSON.stringify(swErr.fieldViolations));
+  });
+});
+
+describe("RunService", () => {
+  const compact = ["contains:Paris", "length:1..100"];
+  /** Three cases s0..s2; s0's output lacks "Paris". */
+  const parisCases = () =>
+    [0, 1, 2].map((i) => ({
+      sample: { id: `s${i}`, input: { question: "capital?", n: i } },
+      output: { text: i === 0 ? "no idea" : `answer ${i}: Paris` },
+    }));
+
+  test("a recorded run reads back, compares with a regressed run, and is deleted", TIMEOUT, async () => {
+    const runName = `ts-runs-${randomUUID()}`;
+    /** Records a run of `runCases` under runName and returns its summary. */
+    const record = async (runCases: ReturnType<typeof parisCases>, baseline?: string) => {
+      const summary = await client
+        .runSuite({ compact, cases: runCases, record: true, runName, ...(baseline ? { gate: { baseline } } : {}) })
+        .summary();
+      assert.notEqual(summary.runId, "", "the run was not recorded");
+      return summary;
+    };
+    const base = await record(parisCases());
+    const worse = parisCases();
+    worse[1]!.output.text = "Berlin"; // s1 passed contains:Paris, fails now
+    const now = await record(worse, base.runId);
+    assert.equal(now.gatePassed, false, "the gate passed against a baseline it regressed from");
+
+    const page = await client.listRuns({ name: runName });
+    assert.deepEqual(
+      page.runs.map((r) => r.runId),
+      [now.runId, base.runId], // newest first
+    );
+
+    const run = await client.getRun(base.runId);
+    assert.equal(run.runId, base.runId);
+    assert.equal(run.name, runName);
+    assert.equal(run.status, RunStatus.RUN_STATUS_COMPLETE);
+    assert.equal(run.results, 3);
+    assert.equal(run.summary?.cases, 3);
+
+    const failed = await client.listRunResults({
+      runId: now.runId,
+      check: "contains:Paris",
+      outcome: Outcome.OUTCOME_FAILED,
+    });
+    assert.deepEqual(
+      failed.results.map((r) => r.result?.sampleId).sort(),
+      ["s0", "s1"], // "no idea" and "Berlin"
+    );
+
+    const cmp = await client.compareRuns(base.runId, now.runId);
+    assert.deepEqual(
+      cmp.regressed.map((c) => [c.sampleId, c.checks]),
+      [["s1", ["contains:Paris"]]],
+    );
+    assert.equal(cmp.regressedCount, 1);
+
+    await client.deleteRun(now.runId);
+    await assert.rejects(client.getRun(now.runId), (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined);
+    // The base run is untouched.
+    assert.equal((await client.getRun(base.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
+  });
+
+  test("getRun of an unknown id is NOT_FOUND", TIMEOUT, async () => {
+    await assert.rejects(
+      client.getRun(`no-such-run-${randomUUID()}`),
+      (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined,
+    );
   });
 });
