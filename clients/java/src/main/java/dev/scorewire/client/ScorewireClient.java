@@ -42,9 +42,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
- * A client of {@code scorewire.v1.ScoringService}, {@code LabelService} and {@code RunService}: the generated grpc-java stubs with
- * defaults (deadlines, keepalive, round-robin over DNS), and failures as {@link
- * ScorewireException}.
+ * A client of {@code scorewire.v1.ScoringService}, {@code LabelService} and {@code
+ * RunService}: the generated grpc-java stubs with defaults (deadlines, keepalive,
+ * round-robin over DNS), and failures as {@link ScorewireException}.
  *
  * <pre>{@code
  * try (ScorewireClient client = ScorewireClient.newBuilder("localhost:50051").build()) {
