@@ -1,12 +1,22 @@
 package dev.scorewire.client;
 
+import dev.scorewire.v1.CompareRunsRequest;
+import dev.scorewire.v1.CompareRunsResponse;
+import dev.scorewire.v1.DeleteRunRequest;
+import dev.scorewire.v1.GetRunRequest;
 import dev.scorewire.v1.LabelServiceGrpc;
 import dev.scorewire.v1.ListChecksRequest;
 import dev.scorewire.v1.ListChecksResponse;
 import dev.scorewire.v1.ListLabelsRequest;
 import dev.scorewire.v1.ListLabelsResponse;
+import dev.scorewire.v1.ListRunResultsRequest;
+import dev.scorewire.v1.ListRunResultsResponse;
+import dev.scorewire.v1.ListRunsRequest;
+import dev.scorewire.v1.ListRunsResponse;
 import dev.scorewire.v1.PutLabelsRequest;
 import dev.scorewire.v1.PutLabelsResponse;
+import dev.scorewire.v1.Run;
+import dev.scorewire.v1.RunServiceGrpc;
 import dev.scorewire.v1.RunSuiteRequest;
 import dev.scorewire.v1.ScoreRequest;
 import dev.scorewire.v1.ScoreResponse;
@@ -32,9 +42,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
- * A client of {@code scorewire.v1.ScoringService} and {@code LabelService}: the generated grpc-java stubs with
- * defaults (deadlines, keepalive, round-robin over DNS), and failures as {@link
- * ScorewireException}.
+ * A client of {@code scorewire.v1.ScoringService}, {@code LabelService} and {@code
+ * RunService}: the generated grpc-java stubs with defaults (deadlines, keepalive,
+ * round-robin over DNS), and failures as {@link ScorewireException}.
  *
  * <pre>{@code
  * try (ScorewireClient client = ScorewireClient.newBuilder("localhost:50051").build()) {
@@ -43,7 +53,7 @@ import java.util.regex.Pattern;
  * }</pre>
  */
 public final class ScorewireClient implements AutoCloseable {
-  /** Default deadline of unary calls (Score, ListChecks, ValidateSuite). */
+  /** Default deadline of unary calls (Score, ListChecks, ValidateSuite, labels, runs). */
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
   /** Default deadline of RunSuite and ScoreStream calls. */
   public static final Duration DEFAULT_STREAM_DEADLINE = Duration.ofMinutes(10);
@@ -67,6 +77,7 @@ public final class ScorewireClient implements AutoCloseable {
   private final ScoringServiceGrpc.ScoringServiceBlockingStub blocking;
   private final ScoringServiceGrpc.ScoringServiceStub async;
   private final LabelServiceGrpc.LabelServiceBlockingStub labels;
+  private final RunServiceGrpc.RunServiceBlockingStub runs;
 
   private ScorewireClient(Builder b, ManagedChannel channel, boolean ownsChannel) {
     this.channel = channel;
@@ -76,6 +87,7 @@ public final class ScorewireClient implements AutoCloseable {
     this.blocking = ScoringServiceGrpc.newBlockingStub(channel);
     this.async = ScoringServiceGrpc.newStub(channel);
     this.labels = LabelServiceGrpc.newBlockingStub(channel);
+    this.runs = RunServiceGrpc.newBlockingStub(channel);
   }
 
   /**
@@ -204,6 +216,121 @@ public final class ScorewireClient implements AutoCloseable {
   /** The generated LabelService blocking stub. */
   public LabelServiceGrpc.LabelServiceBlockingStub labelStub() {
     return labels;
+  }
+
+  // Recorded runs: a RunSuite or ScoreStream with record set is kept by the server, and
+  // these calls read it back; RunSummary.run_id names it. With bearer tokens on, a token
+  // sees only its own runs unless it is an admin. Every call fails with NOT_FOUND for a
+  // run id that does not exist (or that the caller may not see), INVALID_ARGUMENT naming
+  // the offending field, and UNAVAILABLE when the server has no run store or it does not
+  // answer.
+
+  /**
+   * One page of recorded runs, newest first (by start time, then id), filtered by the
+   * request's name, labels, start times and status; pass its {@code next_page_token} as
+   * {@code page_token} for the next page. A page holds 100 runs unless {@code page_size}
+   * says otherwise (1 to 1000).
+   *
+   * @throws ScorewireException when the call fails
+   */
+  public ListRunsResponse listRuns(ListRunsRequest request) {
+    return listRuns(request, deadline);
+  }
+
+  /** One page of recorded runs within {@code deadline}. */
+  public ListRunsResponse listRuns(ListRunsRequest request, Duration deadline) {
+    try {
+      return withDeadline(runs, deadline).listRuns(request);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /**
+   * A recorded run's metadata and, once it is complete, its summary.
+   *
+   * @throws ScorewireException NOT_FOUND for an unknown run id
+   */
+  public Run getRun(String runId) {
+    return getRun(runId, deadline);
+  }
+
+  /** A recorded run within {@code deadline}. */
+  public Run getRun(String runId, Duration deadline) {
+    GetRunRequest request = GetRunRequest.newBuilder().setRunId(runId).build();
+    try {
+      return withDeadline(runs, deadline).getRun(request).getRun();
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /**
+   * One page of a run's case results in the order they were recorded, filtered by check
+   * (by name) and outcome; pass its {@code next_page_token} as {@code page_token} for the
+   * next page (100 results unless {@code page_size} says otherwise).
+   *
+   * @throws ScorewireException NOT_FOUND for an unknown run id
+   */
+  public ListRunResultsResponse listRunResults(ListRunResultsRequest request) {
+    return listRunResults(request, deadline);
+  }
+
+  /** One page of a run's case results within {@code deadline}. */
+  public ListRunResultsResponse listRunResults(ListRunResultsRequest request, Duration deadline) {
+    try {
+      return withDeadline(runs, deadline).listRunResults(request);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /**
+   * Compares {@code runId} with {@code baseRunId}: per-check pass-rate and mean deltas, and
+   * the cases (matched by sample id) that regressed, improved or changed output, up to
+   * 1000 of each (the counts are always complete; set {@code max_cases} through {@link
+   * #runStub()} for more).
+   *
+   * @throws ScorewireException NOT_FOUND when either run id is unknown
+   */
+  public CompareRunsResponse compareRuns(String baseRunId, String runId) {
+    return compareRuns(baseRunId, runId, deadline);
+  }
+
+  /** Compares two runs within {@code deadline}. */
+  public CompareRunsResponse compareRuns(String baseRunId, String runId, Duration deadline) {
+    CompareRunsRequest request =
+        CompareRunsRequest.newBuilder().setBaseRunId(baseRunId).setRunId(runId).build();
+    try {
+      return withDeadline(runs, deadline).compareRuns(request);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /**
+   * Deletes a finished run and its results.
+   *
+   * @throws ScorewireException NOT_FOUND for an unknown run id, FAILED_PRECONDITION for a
+   *     run still running
+   */
+  public void deleteRun(String runId) {
+    deleteRun(runId, deadline);
+  }
+
+  /** Deletes a run within {@code deadline}. */
+  public void deleteRun(String runId, Duration deadline) {
+    DeleteRunRequest request = DeleteRunRequest.newBuilder().setRunId(runId).build();
+    try {
+      withDeadline(runs, deadline).deleteRun(request);
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
+    }
+  }
+
+  /** The generated RunService blocking stub. */
+  public RunServiceGrpc.RunServiceBlockingStub runStub() {
+    return runs;
   }
 
   /**

@@ -1,0 +1,142 @@
+package dev.scorewire.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.scorewire.v1.Case;
+import dev.scorewire.v1.CompareRunsResponse;
+import dev.scorewire.v1.Gate;
+import dev.scorewire.v1.ListRunResultsRequest;
+import dev.scorewire.v1.ListRunResultsResponse;
+import dev.scorewire.v1.ListRunsRequest;
+import dev.scorewire.v1.ListRunsResponse;
+import dev.scorewire.v1.Outcome;
+import dev.scorewire.v1.Run;
+import dev.scorewire.v1.RunStatus;
+import dev.scorewire.v1.RunSuiteRequest;
+import dev.scorewire.v1.RunSummary;
+import dev.scorewire.v1.Sample;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The Java client's RunService calls against a real scorewire server that records runs. */
+@Timeout(120)
+class RunsTest {
+  private static TestServer server;
+  private static ScorewireClient client;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = TestServer.start();
+    client = ScorewireClient.newBuilder(server.address).build();
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    if (client != null) {
+      client.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  /** {@code n} cases s0..; every third output (index divisible by 3) lacks "Paris". */
+  private static List<Case> cases(int n) {
+    List<Case> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      String text = i % 3 == 0 ? "no idea" : "answer " + i + ": Paris";
+      out.add(
+          Case.newBuilder()
+              .setSample(
+                  Sample.newBuilder()
+                      .setId("s" + i)
+                      .setInput(Values.value(Map.of("question", "capital?", "n", i))))
+              .setOutput(Values.text(text))
+              .build());
+    }
+    return out;
+  }
+
+  /** Runs and records {@code cases} under {@code name}, gated on {@code baseline} if set. */
+  private static RunSummary record(String name, List<Case> cases, String baseline) {
+    RunSuiteRequest.Builder request =
+        RunSuiteRequest.newBuilder()
+            .addCompact("contains:Paris")
+            .addCompact("length:1..100")
+            .addAllCases(cases)
+            .setRecord(true)
+            .setRunName(name);
+    if (baseline != null) {
+      request.setGate(Gate.newBuilder().setBaseline(baseline));
+    }
+    try (SuiteRun run = client.runSuite(request.build())) {
+      RunSummary summary = run.summary();
+      assertNotEquals("", summary.getRunId(), "a recorded run has an id");
+      return summary;
+    }
+  }
+
+  @Test
+  void recordedRunsReadBackCompareAndDelete() {
+    String name = "java-runs-" + UUID.randomUUID();
+    RunSummary base = record(name, cases(3), null);
+    List<Case> worse = new ArrayList<>(cases(3));
+    // s1 passed contains:Paris in the base run and fails now.
+    worse.set(1, worse.get(1).toBuilder().setOutput(Values.text("Berlin")).build());
+    RunSummary now = record(name, worse, base.getRunId());
+    assertFalse(now.getGatePassed(), "the gate passed against a baseline it regressed from");
+
+    ListRunsResponse page = client.listRuns(ListRunsRequest.newBuilder().setName(name).build());
+    assertEquals(
+        List.of(now.getRunId(), base.getRunId()),
+        page.getRunsList().stream().map(Run::getRunId).toList(),
+        "both runs, newest first");
+
+    Run run = client.getRun(base.getRunId());
+    assertEquals(RunStatus.RUN_STATUS_COMPLETE, run.getStatus());
+    assertEquals(3, run.getResults());
+    assertEquals(name, run.getName());
+
+    ListRunResultsResponse failed =
+        client.listRunResults(
+            ListRunResultsRequest.newBuilder()
+                .setRunId(now.getRunId())
+                .setCheck("contains:Paris")
+                .setOutcome(Outcome.OUTCOME_FAILED)
+                .build());
+    // s0 ("no idea") and s1 ("Berlin"); s2 passes.
+    assertEquals(
+        List.of("s0", "s1"),
+        failed.getResultsList().stream().map(r -> r.getResult().getSampleId()).sorted().toList());
+
+    CompareRunsResponse cmp = client.compareRuns(base.getRunId(), now.getRunId());
+    assertEquals(
+        List.of("s1"), cmp.getRegressed2List().stream().map(c -> c.getSampleId()).toList());
+    // protoc renames both: the list is regressed2, the int64 regressed_count is RegressedCount8.
+    assertEquals(1, cmp.getRegressedCount8());
+    assertEquals(List.of("contains:Paris"), cmp.getRegressed2(0).getChecksList());
+
+    client.deleteRun(now.getRunId());
+    ScorewireException e = assertThrows(ScorewireException.class, () -> client.getRun(now.getRunId()));
+    assertEquals(Status.Code.NOT_FOUND, e.code(), e.getMessage());
+    // The base run is still there.
+    assertEquals(base.getRunId(), client.getRun(base.getRunId()).getRunId());
+  }
+
+  @Test
+  void getRunOfAnUnknownIdIsNotFound() {
+    ScorewireException e =
+        assertThrows(ScorewireException.class, () -> client.getRun("no-such-run-" + UUID.randomUUID()));
+    assertEquals(Status.Code.NOT_FOUND, e.code(), e.getMessage());
+  }
+}
