@@ -165,7 +165,7 @@ async def test_compare_runs_reports_deltas_and_changed_cases(run_server: RunServ
     assert [(x.sample_id, list(x.checks)) for x in c.improved] == [("b", ["has_paris", "short"])]
     assert sorted(x.sample_id for x in c.output_changed) == ["a", "b"]
     assert (c.matched, c.only_in_base, c.only_in_run) == (3, 0, 0)
-    assert (c.regressed_count, c.improved_count, c.output_changed_count) == (1, 1, 2)
+    assert (c.regressed_total, c.improved_total, c.output_changed_total) == (1, 1, 2)
     deltas = {d.name: d for d in c.checks}
     assert deltas["has_paris"].base_pass_rate == pytest.approx(2 / 3)
     assert deltas["has_paris"].pass_rate == pytest.approx(2 / 3)

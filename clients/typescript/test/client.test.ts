@@ -348,7 +348,7 @@ describe("RunService", () => {
       cmp.regressed.map((c) => [c.sampleId, c.checks]),
       [["s1", ["contains:Paris"]]],
     );
-    assert.equal(cmp.regressedCount, 1);
+    assert.equal(cmp.regressedTotal, 1);
 
     await client.deleteRun(now.runId);
     await assert.rejects(client.getRun(now.runId), (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined);

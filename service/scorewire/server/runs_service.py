@@ -307,9 +307,9 @@ class RunService(rpb_grpc.RunServiceServicer):
             matched=c.matched,
             only_in_base=c.only_in_base,
             only_in_run=c.only_in_run,
-            regressed_count=len(c.regressed),
-            improved_count=len(c.improved),
-            output_changed_count=len(c.output_changed),
+            regressed_total=len(c.regressed),
+            improved_total=len(c.improved),
+            output_changed_total=len(c.output_changed),
         )
 
     @guarded_unary

@@ -1009,12 +1009,13 @@ type CompareRunsResponse struct {
 	OnlyInBase int64 `protobuf:"varint,6,opt,name=only_in_base,json=onlyInBase,proto3" json:"only_in_base,omitempty"`
 	// Cases only in the run.
 	OnlyInRun int64 `protobuf:"varint,7,opt,name=only_in_run,json=onlyInRun,proto3" json:"only_in_run,omitempty"`
-	// How many cases regressed (all of them, even beyond `max_cases`).
-	RegressedCount int64 `protobuf:"varint,8,opt,name=regressed_count,json=regressedCount,proto3" json:"regressed_count,omitempty"`
-	// How many cases improved.
-	ImprovedCount int64 `protobuf:"varint,9,opt,name=improved_count,json=improvedCount,proto3" json:"improved_count,omitempty"`
-	// How many cases changed output.
-	OutputChangedCount int64 `protobuf:"varint,10,opt,name=output_changed_count,json=outputChangedCount,proto3" json:"output_changed_count,omitempty"`
+	// How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+	// `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
+	RegressedTotal int64 `protobuf:"varint,8,opt,name=regressed_total,json=regressedTotal,proto3" json:"regressed_total,omitempty"`
+	// How many cases improved (all of them).
+	ImprovedTotal int64 `protobuf:"varint,9,opt,name=improved_total,json=improvedTotal,proto3" json:"improved_total,omitempty"`
+	// How many cases changed output (all of them).
+	OutputChangedTotal int64 `protobuf:"varint,10,opt,name=output_changed_total,json=outputChangedTotal,proto3" json:"output_changed_total,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -1098,23 +1099,23 @@ func (x *CompareRunsResponse) GetOnlyInRun() int64 {
 	return 0
 }
 
-func (x *CompareRunsResponse) GetRegressedCount() int64 {
+func (x *CompareRunsResponse) GetRegressedTotal() int64 {
 	if x != nil {
-		return x.RegressedCount
+		return x.RegressedTotal
 	}
 	return 0
 }
 
-func (x *CompareRunsResponse) GetImprovedCount() int64 {
+func (x *CompareRunsResponse) GetImprovedTotal() int64 {
 	if x != nil {
-		return x.ImprovedCount
+		return x.ImprovedTotal
 	}
 	return 0
 }
 
-func (x *CompareRunsResponse) GetOutputChangedCount() int64 {
+func (x *CompareRunsResponse) GetOutputChangedTotal() int64 {
 	if x != nil {
-		return x.OutputChangedCount
+		return x.OutputChangedTotal
 	}
 	return 0
 }
@@ -1289,10 +1290,10 @@ const file_scorewire_v1_runs_proto_rawDesc = "" +
 	"\fonly_in_base\x18\x06 \x01(\x03R\n" +
 	"onlyInBase\x12\x1e\n" +
 	"\vonly_in_run\x18\a \x01(\x03R\tonlyInRun\x12'\n" +
-	"\x0fregressed_count\x18\b \x01(\x03R\x0eregressedCount\x12%\n" +
-	"\x0eimproved_count\x18\t \x01(\x03R\rimprovedCount\x120\n" +
-	"\x14output_changed_count\x18\n" +
-	" \x01(\x03R\x12outputChangedCount\")\n" +
+	"\x0fregressed_total\x18\b \x01(\x03R\x0eregressedTotal\x12%\n" +
+	"\x0eimproved_total\x18\t \x01(\x03R\rimprovedTotal\x120\n" +
+	"\x14output_changed_total\x18\n" +
+	" \x01(\x03R\x12outputChangedTotal\")\n" +
 	"\x10DeleteRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\x13\n" +
 	"\x11DeleteRunResponse*s\n" +

@@ -570,21 +570,23 @@ class CompareRunsResponse(_message.Message):
     MATCHED_FIELD_NUMBER: _builtins.int
     ONLY_IN_BASE_FIELD_NUMBER: _builtins.int
     ONLY_IN_RUN_FIELD_NUMBER: _builtins.int
-    REGRESSED_COUNT_FIELD_NUMBER: _builtins.int
-    IMPROVED_COUNT_FIELD_NUMBER: _builtins.int
-    OUTPUT_CHANGED_COUNT_FIELD_NUMBER: _builtins.int
+    REGRESSED_TOTAL_FIELD_NUMBER: _builtins.int
+    IMPROVED_TOTAL_FIELD_NUMBER: _builtins.int
+    OUTPUT_CHANGED_TOTAL_FIELD_NUMBER: _builtins.int
     matched: _builtins.int
     """Cases matched by sample id in both runs."""
     only_in_base: _builtins.int
     """Cases only in the base run."""
     only_in_run: _builtins.int
     """Cases only in the run."""
-    regressed_count: _builtins.int
-    """How many cases regressed (all of them, even beyond `max_cases`)."""
-    improved_count: _builtins.int
-    """How many cases improved."""
-    output_changed_count: _builtins.int
-    """How many cases changed output."""
+    regressed_total: _builtins.int
+    """How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+    `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
+    """
+    improved_total: _builtins.int
+    """How many cases improved (all of them)."""
+    output_changed_total: _builtins.int
+    """How many cases changed output (all of them)."""
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckDelta]:
         """One delta per check name of either run: the run's checks in order, then the base's others."""
@@ -611,13 +613,13 @@ class CompareRunsResponse(_message.Message):
         matched: _builtins.int = ...,
         only_in_base: _builtins.int = ...,
         only_in_run: _builtins.int = ...,
-        regressed_count: _builtins.int = ...,
-        improved_count: _builtins.int = ...,
-        output_changed_count: _builtins.int = ...,
+        regressed_total: _builtins.int = ...,
+        improved_total: _builtins.int = ...,
+        output_changed_total: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "improved", b"improved", "improved_count", b"improved_count", "matched", b"matched", "only_in_base", b"only_in_base", "only_in_run", b"only_in_run", "output_changed", b"output_changed", "output_changed_count", b"output_changed_count", "regressed", b"regressed", "regressed_count", b"regressed_count"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "improved", b"improved", "improved_total", b"improved_total", "matched", b"matched", "only_in_base", b"only_in_base", "only_in_run", b"only_in_run", "output_changed", b"output_changed", "output_changed_total", b"output_changed_total", "regressed", b"regressed", "regressed_total", b"regressed_total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

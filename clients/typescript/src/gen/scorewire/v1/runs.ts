@@ -331,12 +331,15 @@ export interface CompareRunsResponse {
   onlyInBase: number;
   /** Cases only in the run. */
   onlyInRun: number;
-  /** How many cases regressed (all of them, even beyond `max_cases`). */
-  regressedCount: number;
-  /** How many cases improved. */
-  improvedCount: number;
-  /** How many cases changed output. */
-  outputChangedCount: number;
+  /**
+   * How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+   * `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
+   */
+  regressedTotal: number;
+  /** How many cases improved (all of them). */
+  improvedTotal: number;
+  /** How many cases changed output (all of them). */
+  outputChangedTotal: number;
 }
 
 /** DeleteRunRequest names the run to delete. */
@@ -2080,9 +2083,9 @@ function createBaseCompareRunsResponse(): CompareRunsResponse {
     matched: 0,
     onlyInBase: 0,
     onlyInRun: 0,
-    regressedCount: 0,
-    improvedCount: 0,
-    outputChangedCount: 0,
+    regressedTotal: 0,
+    improvedTotal: 0,
+    outputChangedTotal: 0,
   };
 }
 
@@ -2109,14 +2112,14 @@ export const CompareRunsResponse: MessageFns<CompareRunsResponse> = {
     if (message.onlyInRun !== 0) {
       writer.uint32(56).int64(message.onlyInRun);
     }
-    if (message.regressedCount !== 0) {
-      writer.uint32(64).int64(message.regressedCount);
+    if (message.regressedTotal !== 0) {
+      writer.uint32(64).int64(message.regressedTotal);
     }
-    if (message.improvedCount !== 0) {
-      writer.uint32(72).int64(message.improvedCount);
+    if (message.improvedTotal !== 0) {
+      writer.uint32(72).int64(message.improvedTotal);
     }
-    if (message.outputChangedCount !== 0) {
-      writer.uint32(80).int64(message.outputChangedCount);
+    if (message.outputChangedTotal !== 0) {
+      writer.uint32(80).int64(message.outputChangedTotal);
     }
     return writer;
   },
@@ -2195,7 +2198,7 @@ export const CompareRunsResponse: MessageFns<CompareRunsResponse> = {
               break;
             }
 
-            message.regressedCount = longToNumber(reader.int64());
+            message.regressedTotal = longToNumber(reader.int64());
             continue;
           }
           case 9: {
@@ -2203,7 +2206,7 @@ export const CompareRunsResponse: MessageFns<CompareRunsResponse> = {
               break;
             }
 
-            message.improvedCount = longToNumber(reader.int64());
+            message.improvedTotal = longToNumber(reader.int64());
             continue;
           }
           case 10: {
@@ -2211,7 +2214,7 @@ export const CompareRunsResponse: MessageFns<CompareRunsResponse> = {
               break;
             }
 
-            message.outputChangedCount = longToNumber(reader.int64());
+            message.outputChangedTotal = longToNumber(reader.int64());
             continue;
           }
         }
@@ -2251,20 +2254,20 @@ export const CompareRunsResponse: MessageFns<CompareRunsResponse> = {
         : isSet(object.only_in_run)
         ? globalThis.Number(object.only_in_run)
         : 0,
-      regressedCount: isSet(object.regressedCount)
-        ? globalThis.Number(object.regressedCount)
-        : isSet(object.regressed_count)
-        ? globalThis.Number(object.regressed_count)
+      regressedTotal: isSet(object.regressedTotal)
+        ? globalThis.Number(object.regressedTotal)
+        : isSet(object.regressed_total)
+        ? globalThis.Number(object.regressed_total)
         : 0,
-      improvedCount: isSet(object.improvedCount)
-        ? globalThis.Number(object.improvedCount)
-        : isSet(object.improved_count)
-        ? globalThis.Number(object.improved_count)
+      improvedTotal: isSet(object.improvedTotal)
+        ? globalThis.Number(object.improvedTotal)
+        : isSet(object.improved_total)
+        ? globalThis.Number(object.improved_total)
         : 0,
-      outputChangedCount: isSet(object.outputChangedCount)
-        ? globalThis.Number(object.outputChangedCount)
-        : isSet(object.output_changed_count)
-        ? globalThis.Number(object.output_changed_count)
+      outputChangedTotal: isSet(object.outputChangedTotal)
+        ? globalThis.Number(object.outputChangedTotal)
+        : isSet(object.output_changed_total)
+        ? globalThis.Number(object.output_changed_total)
         : 0,
     };
   },
@@ -2292,14 +2295,14 @@ export const CompareRunsResponse: MessageFns<CompareRunsResponse> = {
     if (message.onlyInRun !== 0) {
       obj.onlyInRun = Math.round(message.onlyInRun);
     }
-    if (message.regressedCount !== 0) {
-      obj.regressedCount = Math.round(message.regressedCount);
+    if (message.regressedTotal !== 0) {
+      obj.regressedTotal = Math.round(message.regressedTotal);
     }
-    if (message.improvedCount !== 0) {
-      obj.improvedCount = Math.round(message.improvedCount);
+    if (message.improvedTotal !== 0) {
+      obj.improvedTotal = Math.round(message.improvedTotal);
     }
-    if (message.outputChangedCount !== 0) {
-      obj.outputChangedCount = Math.round(message.outputChangedCount);
+    if (message.outputChangedTotal !== 0) {
+      obj.outputChangedTotal = Math.round(message.outputChangedTotal);
     }
     return obj;
   },
@@ -2316,9 +2319,9 @@ export const CompareRunsResponse: MessageFns<CompareRunsResponse> = {
     message.matched = object.matched ?? 0;
     message.onlyInBase = object.onlyInBase ?? 0;
     message.onlyInRun = object.onlyInRun ?? 0;
-    message.regressedCount = object.regressedCount ?? 0;
-    message.improvedCount = object.improvedCount ?? 0;
-    message.outputChangedCount = object.outputChangedCount ?? 0;
+    message.regressedTotal = object.regressedTotal ?? 0;
+    message.improvedTotal = object.improvedTotal ?? 0;
+    message.outputChangedTotal = object.outputChangedTotal ?? 0;
     return message;
   },
 };

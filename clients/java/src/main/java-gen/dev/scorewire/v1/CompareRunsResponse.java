@@ -33,9 +33,9 @@ private static final long serialVersionUID = 0L;
   }
   private CompareRunsResponse() {
     checks_ = java.util.Collections.emptyList();
-    regressed2_ = java.util.Collections.emptyList();
-    improved3_ = java.util.Collections.emptyList();
-    outputChanged4_ = java.util.Collections.emptyList();
+    regressed_ = java.util.Collections.emptyList();
+    improved_ = java.util.Collections.emptyList();
+    outputChanged_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -119,9 +119,7 @@ private static final long serialVersionUID = 0L;
 
   public static final int REGRESSED_FIELD_NUMBER = 2;
   @SuppressWarnings("serial")
-  private java.util.List<dev.scorewire.v1.CaseChange> regressed2_;
-  // An alternative name is used for field "regressed" because:
-  //     both repeated field "regressed" and singular field "regressed_count" generate the method "getRegressedCount()"
+  private java.util.List<dev.scorewire.v1.CaseChange> regressed_;
   /**
    * <pre>
    * Cases with a check that passed in the base and fails or errors now.
@@ -130,8 +128,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
   @java.lang.Override
-  public java.util.List<dev.scorewire.v1.CaseChange> getRegressed2List() {
-    return regressed2_;
+  public java.util.List<dev.scorewire.v1.CaseChange> getRegressedList() {
+    return regressed_;
   }
   /**
    * <pre>
@@ -142,8 +140,8 @@ private static final long serialVersionUID = 0L;
    */
   @java.lang.Override
   public java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-      getRegressed2OrBuilderList() {
-    return regressed2_;
+      getRegressedOrBuilderList() {
+    return regressed_;
   }
   /**
    * <pre>
@@ -153,8 +151,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
   @java.lang.Override
-  public int getRegressed2Count() {
-    return regressed2_.size();
+  public int getRegressedCount() {
+    return regressed_.size();
   }
   /**
    * <pre>
@@ -164,8 +162,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
   @java.lang.Override
-  public dev.scorewire.v1.CaseChange getRegressed2(int index) {
-    return regressed2_.get(index);
+  public dev.scorewire.v1.CaseChange getRegressed(int index) {
+    return regressed_.get(index);
   }
   /**
    * <pre>
@@ -175,16 +173,14 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
   @java.lang.Override
-  public dev.scorewire.v1.CaseChangeOrBuilder getRegressed2OrBuilder(
+  public dev.scorewire.v1.CaseChangeOrBuilder getRegressedOrBuilder(
       int index) {
-    return regressed2_.get(index);
+    return regressed_.get(index);
   }
 
   public static final int IMPROVED_FIELD_NUMBER = 3;
   @SuppressWarnings("serial")
-  private java.util.List<dev.scorewire.v1.CaseChange> improved3_;
-  // An alternative name is used for field "improved" because:
-  //     both repeated field "improved" and singular field "improved_count" generate the method "getImprovedCount()"
+  private java.util.List<dev.scorewire.v1.CaseChange> improved_;
   /**
    * <pre>
    * Cases with a check that failed or errored in the base and passes now.
@@ -193,8 +189,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
   @java.lang.Override
-  public java.util.List<dev.scorewire.v1.CaseChange> getImproved3List() {
-    return improved3_;
+  public java.util.List<dev.scorewire.v1.CaseChange> getImprovedList() {
+    return improved_;
   }
   /**
    * <pre>
@@ -205,8 +201,8 @@ private static final long serialVersionUID = 0L;
    */
   @java.lang.Override
   public java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-      getImproved3OrBuilderList() {
-    return improved3_;
+      getImprovedOrBuilderList() {
+    return improved_;
   }
   /**
    * <pre>
@@ -216,8 +212,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
   @java.lang.Override
-  public int getImproved3Count() {
-    return improved3_.size();
+  public int getImprovedCount() {
+    return improved_.size();
   }
   /**
    * <pre>
@@ -227,8 +223,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
   @java.lang.Override
-  public dev.scorewire.v1.CaseChange getImproved3(int index) {
-    return improved3_.get(index);
+  public dev.scorewire.v1.CaseChange getImproved(int index) {
+    return improved_.get(index);
   }
   /**
    * <pre>
@@ -238,16 +234,14 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
   @java.lang.Override
-  public dev.scorewire.v1.CaseChangeOrBuilder getImproved3OrBuilder(
+  public dev.scorewire.v1.CaseChangeOrBuilder getImprovedOrBuilder(
       int index) {
-    return improved3_.get(index);
+    return improved_.get(index);
   }
 
   public static final int OUTPUT_CHANGED_FIELD_NUMBER = 4;
   @SuppressWarnings("serial")
-  private java.util.List<dev.scorewire.v1.CaseChange> outputChanged4_;
-  // An alternative name is used for field "output_changed" because:
-  //     both repeated field "output_changed" and singular field "output_changed_count" generate the method "getOutputChangedCount()"
+  private java.util.List<dev.scorewire.v1.CaseChange> outputChanged_;
   /**
    * <pre>
    * Cases whose output text differs.
@@ -256,8 +250,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
   @java.lang.Override
-  public java.util.List<dev.scorewire.v1.CaseChange> getOutputChanged4List() {
-    return outputChanged4_;
+  public java.util.List<dev.scorewire.v1.CaseChange> getOutputChangedList() {
+    return outputChanged_;
   }
   /**
    * <pre>
@@ -268,8 +262,8 @@ private static final long serialVersionUID = 0L;
    */
   @java.lang.Override
   public java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-      getOutputChanged4OrBuilderList() {
-    return outputChanged4_;
+      getOutputChangedOrBuilderList() {
+    return outputChanged_;
   }
   /**
    * <pre>
@@ -279,8 +273,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
   @java.lang.Override
-  public int getOutputChanged4Count() {
-    return outputChanged4_.size();
+  public int getOutputChangedCount() {
+    return outputChanged_.size();
   }
   /**
    * <pre>
@@ -290,8 +284,8 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
   @java.lang.Override
-  public dev.scorewire.v1.CaseChange getOutputChanged4(int index) {
-    return outputChanged4_.get(index);
+  public dev.scorewire.v1.CaseChange getOutputChanged(int index) {
+    return outputChanged_.get(index);
   }
   /**
    * <pre>
@@ -301,9 +295,9 @@ private static final long serialVersionUID = 0L;
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
   @java.lang.Override
-  public dev.scorewire.v1.CaseChangeOrBuilder getOutputChanged4OrBuilder(
+  public dev.scorewire.v1.CaseChangeOrBuilder getOutputChangedOrBuilder(
       int index) {
-    return outputChanged4_.get(index);
+    return outputChanged_.get(index);
   }
 
   public static final int MATCHED_FIELD_NUMBER = 5;
@@ -351,55 +345,50 @@ private static final long serialVersionUID = 0L;
     return onlyInRun_;
   }
 
-  public static final int REGRESSED_COUNT_FIELD_NUMBER = 8;
-  private long regressedCount8_ = 0L;
-  // An alternative name is used for field "regressed_count" because:
-  //     both repeated field "regressed" and singular field "regressed_count" generate the method "getRegressedCount()"
+  public static final int REGRESSED_TOTAL_FIELD_NUMBER = 8;
+  private long regressedTotal_ = 0L;
   /**
    * <pre>
-   * How many cases regressed (all of them, even beyond `max_cases`).
+   * How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+   * `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
    * </pre>
    *
-   * <code>int64 regressed_count = 8;</code>
-   * @return The regressedCount.
+   * <code>int64 regressed_total = 8;</code>
+   * @return The regressedTotal.
    */
   @java.lang.Override
-  public long getRegressedCount8() {
-    return regressedCount8_;
+  public long getRegressedTotal() {
+    return regressedTotal_;
   }
 
-  public static final int IMPROVED_COUNT_FIELD_NUMBER = 9;
-  private long improvedCount9_ = 0L;
-  // An alternative name is used for field "improved_count" because:
-  //     both repeated field "improved" and singular field "improved_count" generate the method "getImprovedCount()"
+  public static final int IMPROVED_TOTAL_FIELD_NUMBER = 9;
+  private long improvedTotal_ = 0L;
   /**
    * <pre>
-   * How many cases improved.
+   * How many cases improved (all of them).
    * </pre>
    *
-   * <code>int64 improved_count = 9;</code>
-   * @return The improvedCount.
+   * <code>int64 improved_total = 9;</code>
+   * @return The improvedTotal.
    */
   @java.lang.Override
-  public long getImprovedCount9() {
-    return improvedCount9_;
+  public long getImprovedTotal() {
+    return improvedTotal_;
   }
 
-  public static final int OUTPUT_CHANGED_COUNT_FIELD_NUMBER = 10;
-  private long outputChangedCount10_ = 0L;
-  // An alternative name is used for field "output_changed_count" because:
-  //     both repeated field "output_changed" and singular field "output_changed_count" generate the method "getOutputChangedCount()"
+  public static final int OUTPUT_CHANGED_TOTAL_FIELD_NUMBER = 10;
+  private long outputChangedTotal_ = 0L;
   /**
    * <pre>
-   * How many cases changed output.
+   * How many cases changed output (all of them).
    * </pre>
    *
-   * <code>int64 output_changed_count = 10;</code>
-   * @return The outputChangedCount.
+   * <code>int64 output_changed_total = 10;</code>
+   * @return The outputChangedTotal.
    */
   @java.lang.Override
-  public long getOutputChangedCount10() {
-    return outputChangedCount10_;
+  public long getOutputChangedTotal() {
+    return outputChangedTotal_;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -419,14 +408,14 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < checks_.size(); i++) {
       output.writeMessage(1, checks_.get(i));
     }
-    for (int i = 0; i < regressed2_.size(); i++) {
-      output.writeMessage(2, regressed2_.get(i));
+    for (int i = 0; i < regressed_.size(); i++) {
+      output.writeMessage(2, regressed_.get(i));
     }
-    for (int i = 0; i < improved3_.size(); i++) {
-      output.writeMessage(3, improved3_.get(i));
+    for (int i = 0; i < improved_.size(); i++) {
+      output.writeMessage(3, improved_.get(i));
     }
-    for (int i = 0; i < outputChanged4_.size(); i++) {
-      output.writeMessage(4, outputChanged4_.get(i));
+    for (int i = 0; i < outputChanged_.size(); i++) {
+      output.writeMessage(4, outputChanged_.get(i));
     }
     if (matched_ != 0L) {
       output.writeInt64(5, matched_);
@@ -437,14 +426,14 @@ private static final long serialVersionUID = 0L;
     if (onlyInRun_ != 0L) {
       output.writeInt64(7, onlyInRun_);
     }
-    if (regressedCount8_ != 0L) {
-      output.writeInt64(8, regressedCount8_);
+    if (regressedTotal_ != 0L) {
+      output.writeInt64(8, regressedTotal_);
     }
-    if (improvedCount9_ != 0L) {
-      output.writeInt64(9, improvedCount9_);
+    if (improvedTotal_ != 0L) {
+      output.writeInt64(9, improvedTotal_);
     }
-    if (outputChangedCount10_ != 0L) {
-      output.writeInt64(10, outputChangedCount10_);
+    if (outputChangedTotal_ != 0L) {
+      output.writeInt64(10, outputChangedTotal_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -461,28 +450,28 @@ private static final long serialVersionUID = 0L;
         }
 
         {
-          final int count = regressed2_.size();
+          final int count = regressed_.size();
           for (int i = 0; i < count; i++) {
             size += com.google.protobuf.CodedOutputStream
-              .computeMessageSizeNoTag(regressed2_.get(i));
+              .computeMessageSizeNoTag(regressed_.get(i));
           }
           size += 1 * count;
         }
 
         {
-          final int count = improved3_.size();
+          final int count = improved_.size();
           for (int i = 0; i < count; i++) {
             size += com.google.protobuf.CodedOutputStream
-              .computeMessageSizeNoTag(improved3_.get(i));
+              .computeMessageSizeNoTag(improved_.get(i));
           }
           size += 1 * count;
         }
 
         {
-          final int count = outputChanged4_.size();
+          final int count = outputChanged_.size();
           for (int i = 0; i < count; i++) {
             size += com.google.protobuf.CodedOutputStream
-              .computeMessageSizeNoTag(outputChanged4_.get(i));
+              .computeMessageSizeNoTag(outputChanged_.get(i));
           }
           size += 1 * count;
         }
@@ -498,17 +487,17 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(7, onlyInRun_);
     }
-    if (regressedCount8_ != 0L) {
+    if (regressedTotal_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
-        .computeInt64Size(8, regressedCount8_);
+        .computeInt64Size(8, regressedTotal_);
     }
-    if (improvedCount9_ != 0L) {
+    if (improvedTotal_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
-        .computeInt64Size(9, improvedCount9_);
+        .computeInt64Size(9, improvedTotal_);
     }
-    if (outputChangedCount10_ != 0L) {
+    if (outputChangedTotal_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
-        .computeInt64Size(10, outputChangedCount10_);
+        .computeInt64Size(10, outputChangedTotal_);
     }
     return size;
   }
@@ -536,24 +525,24 @@ private static final long serialVersionUID = 0L;
 
     if (!getChecksList()
         .equals(other.getChecksList())) return false;
-    if (!getRegressed2List()
-        .equals(other.getRegressed2List())) return false;
-    if (!getImproved3List()
-        .equals(other.getImproved3List())) return false;
-    if (!getOutputChanged4List()
-        .equals(other.getOutputChanged4List())) return false;
+    if (!getRegressedList()
+        .equals(other.getRegressedList())) return false;
+    if (!getImprovedList()
+        .equals(other.getImprovedList())) return false;
+    if (!getOutputChangedList()
+        .equals(other.getOutputChangedList())) return false;
     if (getMatched()
         != other.getMatched()) return false;
     if (getOnlyInBase()
         != other.getOnlyInBase()) return false;
     if (getOnlyInRun()
         != other.getOnlyInRun()) return false;
-    if (getRegressedCount8()
-        != other.getRegressedCount8()) return false;
-    if (getImprovedCount9()
-        != other.getImprovedCount9()) return false;
-    if (getOutputChangedCount10()
-        != other.getOutputChangedCount10()) return false;
+    if (getRegressedTotal()
+        != other.getRegressedTotal()) return false;
+    if (getImprovedTotal()
+        != other.getImprovedTotal()) return false;
+    if (getOutputChangedTotal()
+        != other.getOutputChangedTotal()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -569,17 +558,17 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + CHECKS_FIELD_NUMBER;
       hash = (53 * hash) + getChecksList().hashCode();
     }
-    if (getRegressed2Count() > 0) {
+    if (getRegressedCount() > 0) {
       hash = (37 * hash) + REGRESSED_FIELD_NUMBER;
-      hash = (53 * hash) + getRegressed2List().hashCode();
+      hash = (53 * hash) + getRegressedList().hashCode();
     }
-    if (getImproved3Count() > 0) {
+    if (getImprovedCount() > 0) {
       hash = (37 * hash) + IMPROVED_FIELD_NUMBER;
-      hash = (53 * hash) + getImproved3List().hashCode();
+      hash = (53 * hash) + getImprovedList().hashCode();
     }
-    if (getOutputChanged4Count() > 0) {
+    if (getOutputChangedCount() > 0) {
       hash = (37 * hash) + OUTPUT_CHANGED_FIELD_NUMBER;
-      hash = (53 * hash) + getOutputChanged4List().hashCode();
+      hash = (53 * hash) + getOutputChangedList().hashCode();
     }
     hash = (37 * hash) + MATCHED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
@@ -590,15 +579,15 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + ONLY_IN_RUN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getOnlyInRun());
-    hash = (37 * hash) + REGRESSED_COUNT_FIELD_NUMBER;
+    hash = (37 * hash) + REGRESSED_TOTAL_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
-        getRegressedCount8());
-    hash = (37 * hash) + IMPROVED_COUNT_FIELD_NUMBER;
+        getRegressedTotal());
+    hash = (37 * hash) + IMPROVED_TOTAL_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
-        getImprovedCount9());
-    hash = (37 * hash) + OUTPUT_CHANGED_COUNT_FIELD_NUMBER;
+        getImprovedTotal());
+    hash = (37 * hash) + OUTPUT_CHANGED_TOTAL_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
-        getOutputChangedCount10());
+        getOutputChangedTotal());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -741,33 +730,33 @@ private static final long serialVersionUID = 0L;
         checksBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000001);
-      if (regressed2Builder_ == null) {
-        regressed2_ = java.util.Collections.emptyList();
+      if (regressedBuilder_ == null) {
+        regressed_ = java.util.Collections.emptyList();
       } else {
-        regressed2_ = null;
-        regressed2Builder_.clear();
+        regressed_ = null;
+        regressedBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000002);
-      if (improved3Builder_ == null) {
-        improved3_ = java.util.Collections.emptyList();
+      if (improvedBuilder_ == null) {
+        improved_ = java.util.Collections.emptyList();
       } else {
-        improved3_ = null;
-        improved3Builder_.clear();
+        improved_ = null;
+        improvedBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000004);
-      if (outputChanged4Builder_ == null) {
-        outputChanged4_ = java.util.Collections.emptyList();
+      if (outputChangedBuilder_ == null) {
+        outputChanged_ = java.util.Collections.emptyList();
       } else {
-        outputChanged4_ = null;
-        outputChanged4Builder_.clear();
+        outputChanged_ = null;
+        outputChangedBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000008);
       matched_ = 0L;
       onlyInBase_ = 0L;
       onlyInRun_ = 0L;
-      regressedCount8_ = 0L;
-      improvedCount9_ = 0L;
-      outputChangedCount10_ = 0L;
+      regressedTotal_ = 0L;
+      improvedTotal_ = 0L;
+      outputChangedTotal_ = 0L;
       return this;
     }
 
@@ -810,32 +799,32 @@ private static final long serialVersionUID = 0L;
       } else {
         result.checks_ = checksBuilder_.build();
       }
-      if (regressed2Builder_ == null) {
+      if (regressedBuilder_ == null) {
         if (((bitField0_ & 0x00000002) != 0)) {
-          regressed2_ = java.util.Collections.unmodifiableList(regressed2_);
+          regressed_ = java.util.Collections.unmodifiableList(regressed_);
           bitField0_ = (bitField0_ & ~0x00000002);
         }
-        result.regressed2_ = regressed2_;
+        result.regressed_ = regressed_;
       } else {
-        result.regressed2_ = regressed2Builder_.build();
+        result.regressed_ = regressedBuilder_.build();
       }
-      if (improved3Builder_ == null) {
+      if (improvedBuilder_ == null) {
         if (((bitField0_ & 0x00000004) != 0)) {
-          improved3_ = java.util.Collections.unmodifiableList(improved3_);
+          improved_ = java.util.Collections.unmodifiableList(improved_);
           bitField0_ = (bitField0_ & ~0x00000004);
         }
-        result.improved3_ = improved3_;
+        result.improved_ = improved_;
       } else {
-        result.improved3_ = improved3Builder_.build();
+        result.improved_ = improvedBuilder_.build();
       }
-      if (outputChanged4Builder_ == null) {
+      if (outputChangedBuilder_ == null) {
         if (((bitField0_ & 0x00000008) != 0)) {
-          outputChanged4_ = java.util.Collections.unmodifiableList(outputChanged4_);
+          outputChanged_ = java.util.Collections.unmodifiableList(outputChanged_);
           bitField0_ = (bitField0_ & ~0x00000008);
         }
-        result.outputChanged4_ = outputChanged4_;
+        result.outputChanged_ = outputChanged_;
       } else {
-        result.outputChanged4_ = outputChanged4Builder_.build();
+        result.outputChanged_ = outputChangedBuilder_.build();
       }
     }
 
@@ -851,13 +840,13 @@ private static final long serialVersionUID = 0L;
         result.onlyInRun_ = onlyInRun_;
       }
       if (((from_bitField0_ & 0x00000080) != 0)) {
-        result.regressedCount8_ = regressedCount8_;
+        result.regressedTotal_ = regressedTotal_;
       }
       if (((from_bitField0_ & 0x00000100) != 0)) {
-        result.improvedCount9_ = improvedCount9_;
+        result.improvedTotal_ = improvedTotal_;
       }
       if (((from_bitField0_ & 0x00000200) != 0)) {
-        result.outputChangedCount10_ = outputChangedCount10_;
+        result.outputChangedTotal_ = outputChangedTotal_;
       }
     }
 
@@ -899,81 +888,81 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
-      if (regressed2Builder_ == null) {
-        if (!other.regressed2_.isEmpty()) {
-          if (regressed2_.isEmpty()) {
-            regressed2_ = other.regressed2_;
+      if (regressedBuilder_ == null) {
+        if (!other.regressed_.isEmpty()) {
+          if (regressed_.isEmpty()) {
+            regressed_ = other.regressed_;
             bitField0_ = (bitField0_ & ~0x00000002);
           } else {
-            ensureRegressed2IsMutable();
-            regressed2_.addAll(other.regressed2_);
+            ensureRegressedIsMutable();
+            regressed_.addAll(other.regressed_);
           }
           onChanged();
         }
       } else {
-        if (!other.regressed2_.isEmpty()) {
-          if (regressed2Builder_.isEmpty()) {
-            regressed2Builder_.dispose();
-            regressed2Builder_ = null;
-            regressed2_ = other.regressed2_;
+        if (!other.regressed_.isEmpty()) {
+          if (regressedBuilder_.isEmpty()) {
+            regressedBuilder_.dispose();
+            regressedBuilder_ = null;
+            regressed_ = other.regressed_;
             bitField0_ = (bitField0_ & ~0x00000002);
-            regressed2Builder_ = 
+            regressedBuilder_ = 
               com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
-                 internalGetRegressed2FieldBuilder() : null;
+                 internalGetRegressedFieldBuilder() : null;
           } else {
-            regressed2Builder_.addAllMessages(other.regressed2_);
+            regressedBuilder_.addAllMessages(other.regressed_);
           }
         }
       }
-      if (improved3Builder_ == null) {
-        if (!other.improved3_.isEmpty()) {
-          if (improved3_.isEmpty()) {
-            improved3_ = other.improved3_;
+      if (improvedBuilder_ == null) {
+        if (!other.improved_.isEmpty()) {
+          if (improved_.isEmpty()) {
+            improved_ = other.improved_;
             bitField0_ = (bitField0_ & ~0x00000004);
           } else {
-            ensureImproved3IsMutable();
-            improved3_.addAll(other.improved3_);
+            ensureImprovedIsMutable();
+            improved_.addAll(other.improved_);
           }
           onChanged();
         }
       } else {
-        if (!other.improved3_.isEmpty()) {
-          if (improved3Builder_.isEmpty()) {
-            improved3Builder_.dispose();
-            improved3Builder_ = null;
-            improved3_ = other.improved3_;
+        if (!other.improved_.isEmpty()) {
+          if (improvedBuilder_.isEmpty()) {
+            improvedBuilder_.dispose();
+            improvedBuilder_ = null;
+            improved_ = other.improved_;
             bitField0_ = (bitField0_ & ~0x00000004);
-            improved3Builder_ = 
+            improvedBuilder_ = 
               com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
-                 internalGetImproved3FieldBuilder() : null;
+                 internalGetImprovedFieldBuilder() : null;
           } else {
-            improved3Builder_.addAllMessages(other.improved3_);
+            improvedBuilder_.addAllMessages(other.improved_);
           }
         }
       }
-      if (outputChanged4Builder_ == null) {
-        if (!other.outputChanged4_.isEmpty()) {
-          if (outputChanged4_.isEmpty()) {
-            outputChanged4_ = other.outputChanged4_;
+      if (outputChangedBuilder_ == null) {
+        if (!other.outputChanged_.isEmpty()) {
+          if (outputChanged_.isEmpty()) {
+            outputChanged_ = other.outputChanged_;
             bitField0_ = (bitField0_ & ~0x00000008);
           } else {
-            ensureOutputChanged4IsMutable();
-            outputChanged4_.addAll(other.outputChanged4_);
+            ensureOutputChangedIsMutable();
+            outputChanged_.addAll(other.outputChanged_);
           }
           onChanged();
         }
       } else {
-        if (!other.outputChanged4_.isEmpty()) {
-          if (outputChanged4Builder_.isEmpty()) {
-            outputChanged4Builder_.dispose();
-            outputChanged4Builder_ = null;
-            outputChanged4_ = other.outputChanged4_;
+        if (!other.outputChanged_.isEmpty()) {
+          if (outputChangedBuilder_.isEmpty()) {
+            outputChangedBuilder_.dispose();
+            outputChangedBuilder_ = null;
+            outputChanged_ = other.outputChanged_;
             bitField0_ = (bitField0_ & ~0x00000008);
-            outputChanged4Builder_ = 
+            outputChangedBuilder_ = 
               com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
-                 internalGetOutputChanged4FieldBuilder() : null;
+                 internalGetOutputChangedFieldBuilder() : null;
           } else {
-            outputChanged4Builder_.addAllMessages(other.outputChanged4_);
+            outputChangedBuilder_.addAllMessages(other.outputChanged_);
           }
         }
       }
@@ -986,14 +975,14 @@ private static final long serialVersionUID = 0L;
       if (other.getOnlyInRun() != 0L) {
         setOnlyInRun(other.getOnlyInRun());
       }
-      if (other.getRegressedCount8() != 0L) {
-        setRegressedCount8(other.getRegressedCount8());
+      if (other.getRegressedTotal() != 0L) {
+        setRegressedTotal(other.getRegressedTotal());
       }
-      if (other.getImprovedCount9() != 0L) {
-        setImprovedCount9(other.getImprovedCount9());
+      if (other.getImprovedTotal() != 0L) {
+        setImprovedTotal(other.getImprovedTotal());
       }
-      if (other.getOutputChangedCount10() != 0L) {
-        setOutputChangedCount10(other.getOutputChangedCount10());
+      if (other.getOutputChangedTotal() != 0L) {
+        setOutputChangedTotal(other.getOutputChangedTotal());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1039,11 +1028,11 @@ private static final long serialVersionUID = 0L;
                   input.readMessage(
                       dev.scorewire.v1.CaseChange.parser(),
                       extensionRegistry);
-              if (regressed2Builder_ == null) {
-                ensureRegressed2IsMutable();
-                regressed2_.add(m);
+              if (regressedBuilder_ == null) {
+                ensureRegressedIsMutable();
+                regressed_.add(m);
               } else {
-                regressed2Builder_.addMessage(m);
+                regressedBuilder_.addMessage(m);
               }
               break;
             } // case 18
@@ -1052,11 +1041,11 @@ private static final long serialVersionUID = 0L;
                   input.readMessage(
                       dev.scorewire.v1.CaseChange.parser(),
                       extensionRegistry);
-              if (improved3Builder_ == null) {
-                ensureImproved3IsMutable();
-                improved3_.add(m);
+              if (improvedBuilder_ == null) {
+                ensureImprovedIsMutable();
+                improved_.add(m);
               } else {
-                improved3Builder_.addMessage(m);
+                improvedBuilder_.addMessage(m);
               }
               break;
             } // case 26
@@ -1065,11 +1054,11 @@ private static final long serialVersionUID = 0L;
                   input.readMessage(
                       dev.scorewire.v1.CaseChange.parser(),
                       extensionRegistry);
-              if (outputChanged4Builder_ == null) {
-                ensureOutputChanged4IsMutable();
-                outputChanged4_.add(m);
+              if (outputChangedBuilder_ == null) {
+                ensureOutputChangedIsMutable();
+                outputChanged_.add(m);
               } else {
-                outputChanged4Builder_.addMessage(m);
+                outputChangedBuilder_.addMessage(m);
               }
               break;
             } // case 34
@@ -1089,17 +1078,17 @@ private static final long serialVersionUID = 0L;
               break;
             } // case 56
             case 64: {
-              regressedCount8_ = input.readInt64();
+              regressedTotal_ = input.readInt64();
               bitField0_ |= 0x00000080;
               break;
             } // case 64
             case 72: {
-              improvedCount9_ = input.readInt64();
+              improvedTotal_ = input.readInt64();
               bitField0_ |= 0x00000100;
               break;
             } // case 72
             case 80: {
-              outputChangedCount10_ = input.readInt64();
+              outputChangedTotal_ = input.readInt64();
               bitField0_ |= 0x00000200;
               break;
             } // case 80
@@ -1432,17 +1421,17 @@ private static final long serialVersionUID = 0L;
       return checksBuilder_;
     }
 
-    private java.util.List<dev.scorewire.v1.CaseChange> regressed2_ =
+    private java.util.List<dev.scorewire.v1.CaseChange> regressed_ =
       java.util.Collections.emptyList();
-    private void ensureRegressed2IsMutable() {
+    private void ensureRegressedIsMutable() {
       if (!((bitField0_ & 0x00000002) != 0)) {
-        regressed2_ = new java.util.ArrayList<dev.scorewire.v1.CaseChange>(regressed2_);
+        regressed_ = new java.util.ArrayList<dev.scorewire.v1.CaseChange>(regressed_);
         bitField0_ |= 0x00000002;
        }
     }
 
     private com.google.protobuf.RepeatedFieldBuilder<
-        dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> regressed2Builder_;
+        dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> regressedBuilder_;
 
     /**
      * <pre>
@@ -1451,11 +1440,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public java.util.List<dev.scorewire.v1.CaseChange> getRegressed2List() {
-      if (regressed2Builder_ == null) {
-        return java.util.Collections.unmodifiableList(regressed2_);
+    public java.util.List<dev.scorewire.v1.CaseChange> getRegressedList() {
+      if (regressedBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(regressed_);
       } else {
-        return regressed2Builder_.getMessageList();
+        return regressedBuilder_.getMessageList();
       }
     }
     /**
@@ -1465,11 +1454,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public int getRegressed2Count() {
-      if (regressed2Builder_ == null) {
-        return regressed2_.size();
+    public int getRegressedCount() {
+      if (regressedBuilder_ == null) {
+        return regressed_.size();
       } else {
-        return regressed2Builder_.getCount();
+        return regressedBuilder_.getCount();
       }
     }
     /**
@@ -1479,11 +1468,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public dev.scorewire.v1.CaseChange getRegressed2(int index) {
-      if (regressed2Builder_ == null) {
-        return regressed2_.get(index);
+    public dev.scorewire.v1.CaseChange getRegressed(int index) {
+      if (regressedBuilder_ == null) {
+        return regressed_.get(index);
       } else {
-        return regressed2Builder_.getMessage(index);
+        return regressedBuilder_.getMessage(index);
       }
     }
     /**
@@ -1493,17 +1482,17 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder setRegressed2(
+    public Builder setRegressed(
         int index, dev.scorewire.v1.CaseChange value) {
-      if (regressed2Builder_ == null) {
+      if (regressedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureRegressed2IsMutable();
-        regressed2_.set(index, value);
+        ensureRegressedIsMutable();
+        regressed_.set(index, value);
         onChanged();
       } else {
-        regressed2Builder_.setMessage(index, value);
+        regressedBuilder_.setMessage(index, value);
       }
       return this;
     }
@@ -1514,14 +1503,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder setRegressed2(
+    public Builder setRegressed(
         int index, dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (regressed2Builder_ == null) {
-        ensureRegressed2IsMutable();
-        regressed2_.set(index, builderForValue.build());
+      if (regressedBuilder_ == null) {
+        ensureRegressedIsMutable();
+        regressed_.set(index, builderForValue.build());
         onChanged();
       } else {
-        regressed2Builder_.setMessage(index, builderForValue.build());
+        regressedBuilder_.setMessage(index, builderForValue.build());
       }
       return this;
     }
@@ -1532,16 +1521,16 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder addRegressed2(dev.scorewire.v1.CaseChange value) {
-      if (regressed2Builder_ == null) {
+    public Builder addRegressed(dev.scorewire.v1.CaseChange value) {
+      if (regressedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureRegressed2IsMutable();
-        regressed2_.add(value);
+        ensureRegressedIsMutable();
+        regressed_.add(value);
         onChanged();
       } else {
-        regressed2Builder_.addMessage(value);
+        regressedBuilder_.addMessage(value);
       }
       return this;
     }
@@ -1552,17 +1541,17 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder addRegressed2(
+    public Builder addRegressed(
         int index, dev.scorewire.v1.CaseChange value) {
-      if (regressed2Builder_ == null) {
+      if (regressedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureRegressed2IsMutable();
-        regressed2_.add(index, value);
+        ensureRegressedIsMutable();
+        regressed_.add(index, value);
         onChanged();
       } else {
-        regressed2Builder_.addMessage(index, value);
+        regressedBuilder_.addMessage(index, value);
       }
       return this;
     }
@@ -1573,14 +1562,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder addRegressed2(
+    public Builder addRegressed(
         dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (regressed2Builder_ == null) {
-        ensureRegressed2IsMutable();
-        regressed2_.add(builderForValue.build());
+      if (regressedBuilder_ == null) {
+        ensureRegressedIsMutable();
+        regressed_.add(builderForValue.build());
         onChanged();
       } else {
-        regressed2Builder_.addMessage(builderForValue.build());
+        regressedBuilder_.addMessage(builderForValue.build());
       }
       return this;
     }
@@ -1591,14 +1580,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder addRegressed2(
+    public Builder addRegressed(
         int index, dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (regressed2Builder_ == null) {
-        ensureRegressed2IsMutable();
-        regressed2_.add(index, builderForValue.build());
+      if (regressedBuilder_ == null) {
+        ensureRegressedIsMutable();
+        regressed_.add(index, builderForValue.build());
         onChanged();
       } else {
-        regressed2Builder_.addMessage(index, builderForValue.build());
+        regressedBuilder_.addMessage(index, builderForValue.build());
       }
       return this;
     }
@@ -1609,15 +1598,15 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder addAllRegressed2(
+    public Builder addAllRegressed(
         java.lang.Iterable<? extends dev.scorewire.v1.CaseChange> values) {
-      if (regressed2Builder_ == null) {
-        ensureRegressed2IsMutable();
+      if (regressedBuilder_ == null) {
+        ensureRegressedIsMutable();
         com.google.protobuf.AbstractMessageLite.Builder.addAll(
-            values, regressed2_);
+            values, regressed_);
         onChanged();
       } else {
-        regressed2Builder_.addAllMessages(values);
+        regressedBuilder_.addAllMessages(values);
       }
       return this;
     }
@@ -1628,13 +1617,13 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder clearRegressed2() {
-      if (regressed2Builder_ == null) {
-        regressed2_ = java.util.Collections.emptyList();
+    public Builder clearRegressed() {
+      if (regressedBuilder_ == null) {
+        regressed_ = java.util.Collections.emptyList();
         bitField0_ = (bitField0_ & ~0x00000002);
         onChanged();
       } else {
-        regressed2Builder_.clear();
+        regressedBuilder_.clear();
       }
       return this;
     }
@@ -1645,13 +1634,13 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public Builder removeRegressed2(int index) {
-      if (regressed2Builder_ == null) {
-        ensureRegressed2IsMutable();
-        regressed2_.remove(index);
+    public Builder removeRegressed(int index) {
+      if (regressedBuilder_ == null) {
+        ensureRegressedIsMutable();
+        regressed_.remove(index);
         onChanged();
       } else {
-        regressed2Builder_.remove(index);
+        regressedBuilder_.remove(index);
       }
       return this;
     }
@@ -1662,9 +1651,9 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder getRegressed2Builder(
+    public dev.scorewire.v1.CaseChange.Builder getRegressedBuilder(
         int index) {
-      return internalGetRegressed2FieldBuilder().getBuilder(index);
+      return internalGetRegressedFieldBuilder().getBuilder(index);
     }
     /**
      * <pre>
@@ -1673,11 +1662,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public dev.scorewire.v1.CaseChangeOrBuilder getRegressed2OrBuilder(
+    public dev.scorewire.v1.CaseChangeOrBuilder getRegressedOrBuilder(
         int index) {
-      if (regressed2Builder_ == null) {
-        return regressed2_.get(index);  } else {
-        return regressed2Builder_.getMessageOrBuilder(index);
+      if (regressedBuilder_ == null) {
+        return regressed_.get(index);  } else {
+        return regressedBuilder_.getMessageOrBuilder(index);
       }
     }
     /**
@@ -1688,11 +1677,11 @@ private static final long serialVersionUID = 0L;
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
     public java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-         getRegressed2OrBuilderList() {
-      if (regressed2Builder_ != null) {
-        return regressed2Builder_.getMessageOrBuilderList();
+         getRegressedOrBuilderList() {
+      if (regressedBuilder_ != null) {
+        return regressedBuilder_.getMessageOrBuilderList();
       } else {
-        return java.util.Collections.unmodifiableList(regressed2_);
+        return java.util.Collections.unmodifiableList(regressed_);
       }
     }
     /**
@@ -1702,8 +1691,8 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder addRegressed2Builder() {
-      return internalGetRegressed2FieldBuilder().addBuilder(
+    public dev.scorewire.v1.CaseChange.Builder addRegressedBuilder() {
+      return internalGetRegressedFieldBuilder().addBuilder(
           dev.scorewire.v1.CaseChange.getDefaultInstance());
     }
     /**
@@ -1713,9 +1702,9 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder addRegressed2Builder(
+    public dev.scorewire.v1.CaseChange.Builder addRegressedBuilder(
         int index) {
-      return internalGetRegressed2FieldBuilder().addBuilder(
+      return internalGetRegressedFieldBuilder().addBuilder(
           index, dev.scorewire.v1.CaseChange.getDefaultInstance());
     }
     /**
@@ -1726,35 +1715,35 @@ private static final long serialVersionUID = 0L;
      * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
      */
     public java.util.List<dev.scorewire.v1.CaseChange.Builder> 
-         getRegressed2BuilderList() {
-      return internalGetRegressed2FieldBuilder().getBuilderList();
+         getRegressedBuilderList() {
+      return internalGetRegressedFieldBuilder().getBuilderList();
     }
     private com.google.protobuf.RepeatedFieldBuilder<
         dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> 
-        internalGetRegressed2FieldBuilder() {
-      if (regressed2Builder_ == null) {
-        regressed2Builder_ = new com.google.protobuf.RepeatedFieldBuilder<
+        internalGetRegressedFieldBuilder() {
+      if (regressedBuilder_ == null) {
+        regressedBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
             dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder>(
-                regressed2_,
+                regressed_,
                 ((bitField0_ & 0x00000002) != 0),
                 getParentForChildren(),
                 isClean());
-        regressed2_ = null;
+        regressed_ = null;
       }
-      return regressed2Builder_;
+      return regressedBuilder_;
     }
 
-    private java.util.List<dev.scorewire.v1.CaseChange> improved3_ =
+    private java.util.List<dev.scorewire.v1.CaseChange> improved_ =
       java.util.Collections.emptyList();
-    private void ensureImproved3IsMutable() {
+    private void ensureImprovedIsMutable() {
       if (!((bitField0_ & 0x00000004) != 0)) {
-        improved3_ = new java.util.ArrayList<dev.scorewire.v1.CaseChange>(improved3_);
+        improved_ = new java.util.ArrayList<dev.scorewire.v1.CaseChange>(improved_);
         bitField0_ |= 0x00000004;
        }
     }
 
     private com.google.protobuf.RepeatedFieldBuilder<
-        dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> improved3Builder_;
+        dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> improvedBuilder_;
 
     /**
      * <pre>
@@ -1763,11 +1752,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public java.util.List<dev.scorewire.v1.CaseChange> getImproved3List() {
-      if (improved3Builder_ == null) {
-        return java.util.Collections.unmodifiableList(improved3_);
+    public java.util.List<dev.scorewire.v1.CaseChange> getImprovedList() {
+      if (improvedBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(improved_);
       } else {
-        return improved3Builder_.getMessageList();
+        return improvedBuilder_.getMessageList();
       }
     }
     /**
@@ -1777,11 +1766,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public int getImproved3Count() {
-      if (improved3Builder_ == null) {
-        return improved3_.size();
+    public int getImprovedCount() {
+      if (improvedBuilder_ == null) {
+        return improved_.size();
       } else {
-        return improved3Builder_.getCount();
+        return improvedBuilder_.getCount();
       }
     }
     /**
@@ -1791,11 +1780,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public dev.scorewire.v1.CaseChange getImproved3(int index) {
-      if (improved3Builder_ == null) {
-        return improved3_.get(index);
+    public dev.scorewire.v1.CaseChange getImproved(int index) {
+      if (improvedBuilder_ == null) {
+        return improved_.get(index);
       } else {
-        return improved3Builder_.getMessage(index);
+        return improvedBuilder_.getMessage(index);
       }
     }
     /**
@@ -1805,17 +1794,17 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder setImproved3(
+    public Builder setImproved(
         int index, dev.scorewire.v1.CaseChange value) {
-      if (improved3Builder_ == null) {
+      if (improvedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureImproved3IsMutable();
-        improved3_.set(index, value);
+        ensureImprovedIsMutable();
+        improved_.set(index, value);
         onChanged();
       } else {
-        improved3Builder_.setMessage(index, value);
+        improvedBuilder_.setMessage(index, value);
       }
       return this;
     }
@@ -1826,14 +1815,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder setImproved3(
+    public Builder setImproved(
         int index, dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (improved3Builder_ == null) {
-        ensureImproved3IsMutable();
-        improved3_.set(index, builderForValue.build());
+      if (improvedBuilder_ == null) {
+        ensureImprovedIsMutable();
+        improved_.set(index, builderForValue.build());
         onChanged();
       } else {
-        improved3Builder_.setMessage(index, builderForValue.build());
+        improvedBuilder_.setMessage(index, builderForValue.build());
       }
       return this;
     }
@@ -1844,16 +1833,16 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder addImproved3(dev.scorewire.v1.CaseChange value) {
-      if (improved3Builder_ == null) {
+    public Builder addImproved(dev.scorewire.v1.CaseChange value) {
+      if (improvedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureImproved3IsMutable();
-        improved3_.add(value);
+        ensureImprovedIsMutable();
+        improved_.add(value);
         onChanged();
       } else {
-        improved3Builder_.addMessage(value);
+        improvedBuilder_.addMessage(value);
       }
       return this;
     }
@@ -1864,17 +1853,17 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder addImproved3(
+    public Builder addImproved(
         int index, dev.scorewire.v1.CaseChange value) {
-      if (improved3Builder_ == null) {
+      if (improvedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureImproved3IsMutable();
-        improved3_.add(index, value);
+        ensureImprovedIsMutable();
+        improved_.add(index, value);
         onChanged();
       } else {
-        improved3Builder_.addMessage(index, value);
+        improvedBuilder_.addMessage(index, value);
       }
       return this;
     }
@@ -1885,14 +1874,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder addImproved3(
+    public Builder addImproved(
         dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (improved3Builder_ == null) {
-        ensureImproved3IsMutable();
-        improved3_.add(builderForValue.build());
+      if (improvedBuilder_ == null) {
+        ensureImprovedIsMutable();
+        improved_.add(builderForValue.build());
         onChanged();
       } else {
-        improved3Builder_.addMessage(builderForValue.build());
+        improvedBuilder_.addMessage(builderForValue.build());
       }
       return this;
     }
@@ -1903,14 +1892,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder addImproved3(
+    public Builder addImproved(
         int index, dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (improved3Builder_ == null) {
-        ensureImproved3IsMutable();
-        improved3_.add(index, builderForValue.build());
+      if (improvedBuilder_ == null) {
+        ensureImprovedIsMutable();
+        improved_.add(index, builderForValue.build());
         onChanged();
       } else {
-        improved3Builder_.addMessage(index, builderForValue.build());
+        improvedBuilder_.addMessage(index, builderForValue.build());
       }
       return this;
     }
@@ -1921,15 +1910,15 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder addAllImproved3(
+    public Builder addAllImproved(
         java.lang.Iterable<? extends dev.scorewire.v1.CaseChange> values) {
-      if (improved3Builder_ == null) {
-        ensureImproved3IsMutable();
+      if (improvedBuilder_ == null) {
+        ensureImprovedIsMutable();
         com.google.protobuf.AbstractMessageLite.Builder.addAll(
-            values, improved3_);
+            values, improved_);
         onChanged();
       } else {
-        improved3Builder_.addAllMessages(values);
+        improvedBuilder_.addAllMessages(values);
       }
       return this;
     }
@@ -1940,13 +1929,13 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder clearImproved3() {
-      if (improved3Builder_ == null) {
-        improved3_ = java.util.Collections.emptyList();
+    public Builder clearImproved() {
+      if (improvedBuilder_ == null) {
+        improved_ = java.util.Collections.emptyList();
         bitField0_ = (bitField0_ & ~0x00000004);
         onChanged();
       } else {
-        improved3Builder_.clear();
+        improvedBuilder_.clear();
       }
       return this;
     }
@@ -1957,13 +1946,13 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public Builder removeImproved3(int index) {
-      if (improved3Builder_ == null) {
-        ensureImproved3IsMutable();
-        improved3_.remove(index);
+    public Builder removeImproved(int index) {
+      if (improvedBuilder_ == null) {
+        ensureImprovedIsMutable();
+        improved_.remove(index);
         onChanged();
       } else {
-        improved3Builder_.remove(index);
+        improvedBuilder_.remove(index);
       }
       return this;
     }
@@ -1974,9 +1963,9 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder getImproved3Builder(
+    public dev.scorewire.v1.CaseChange.Builder getImprovedBuilder(
         int index) {
-      return internalGetImproved3FieldBuilder().getBuilder(index);
+      return internalGetImprovedFieldBuilder().getBuilder(index);
     }
     /**
      * <pre>
@@ -1985,11 +1974,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public dev.scorewire.v1.CaseChangeOrBuilder getImproved3OrBuilder(
+    public dev.scorewire.v1.CaseChangeOrBuilder getImprovedOrBuilder(
         int index) {
-      if (improved3Builder_ == null) {
-        return improved3_.get(index);  } else {
-        return improved3Builder_.getMessageOrBuilder(index);
+      if (improvedBuilder_ == null) {
+        return improved_.get(index);  } else {
+        return improvedBuilder_.getMessageOrBuilder(index);
       }
     }
     /**
@@ -2000,11 +1989,11 @@ private static final long serialVersionUID = 0L;
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
     public java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-         getImproved3OrBuilderList() {
-      if (improved3Builder_ != null) {
-        return improved3Builder_.getMessageOrBuilderList();
+         getImprovedOrBuilderList() {
+      if (improvedBuilder_ != null) {
+        return improvedBuilder_.getMessageOrBuilderList();
       } else {
-        return java.util.Collections.unmodifiableList(improved3_);
+        return java.util.Collections.unmodifiableList(improved_);
       }
     }
     /**
@@ -2014,8 +2003,8 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder addImproved3Builder() {
-      return internalGetImproved3FieldBuilder().addBuilder(
+    public dev.scorewire.v1.CaseChange.Builder addImprovedBuilder() {
+      return internalGetImprovedFieldBuilder().addBuilder(
           dev.scorewire.v1.CaseChange.getDefaultInstance());
     }
     /**
@@ -2025,9 +2014,9 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder addImproved3Builder(
+    public dev.scorewire.v1.CaseChange.Builder addImprovedBuilder(
         int index) {
-      return internalGetImproved3FieldBuilder().addBuilder(
+      return internalGetImprovedFieldBuilder().addBuilder(
           index, dev.scorewire.v1.CaseChange.getDefaultInstance());
     }
     /**
@@ -2038,35 +2027,35 @@ private static final long serialVersionUID = 0L;
      * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
      */
     public java.util.List<dev.scorewire.v1.CaseChange.Builder> 
-         getImproved3BuilderList() {
-      return internalGetImproved3FieldBuilder().getBuilderList();
+         getImprovedBuilderList() {
+      return internalGetImprovedFieldBuilder().getBuilderList();
     }
     private com.google.protobuf.RepeatedFieldBuilder<
         dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> 
-        internalGetImproved3FieldBuilder() {
-      if (improved3Builder_ == null) {
-        improved3Builder_ = new com.google.protobuf.RepeatedFieldBuilder<
+        internalGetImprovedFieldBuilder() {
+      if (improvedBuilder_ == null) {
+        improvedBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
             dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder>(
-                improved3_,
+                improved_,
                 ((bitField0_ & 0x00000004) != 0),
                 getParentForChildren(),
                 isClean());
-        improved3_ = null;
+        improved_ = null;
       }
-      return improved3Builder_;
+      return improvedBuilder_;
     }
 
-    private java.util.List<dev.scorewire.v1.CaseChange> outputChanged4_ =
+    private java.util.List<dev.scorewire.v1.CaseChange> outputChanged_ =
       java.util.Collections.emptyList();
-    private void ensureOutputChanged4IsMutable() {
+    private void ensureOutputChangedIsMutable() {
       if (!((bitField0_ & 0x00000008) != 0)) {
-        outputChanged4_ = new java.util.ArrayList<dev.scorewire.v1.CaseChange>(outputChanged4_);
+        outputChanged_ = new java.util.ArrayList<dev.scorewire.v1.CaseChange>(outputChanged_);
         bitField0_ |= 0x00000008;
        }
     }
 
     private com.google.protobuf.RepeatedFieldBuilder<
-        dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> outputChanged4Builder_;
+        dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> outputChangedBuilder_;
 
     /**
      * <pre>
@@ -2075,11 +2064,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public java.util.List<dev.scorewire.v1.CaseChange> getOutputChanged4List() {
-      if (outputChanged4Builder_ == null) {
-        return java.util.Collections.unmodifiableList(outputChanged4_);
+    public java.util.List<dev.scorewire.v1.CaseChange> getOutputChangedList() {
+      if (outputChangedBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(outputChanged_);
       } else {
-        return outputChanged4Builder_.getMessageList();
+        return outputChangedBuilder_.getMessageList();
       }
     }
     /**
@@ -2089,11 +2078,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public int getOutputChanged4Count() {
-      if (outputChanged4Builder_ == null) {
-        return outputChanged4_.size();
+    public int getOutputChangedCount() {
+      if (outputChangedBuilder_ == null) {
+        return outputChanged_.size();
       } else {
-        return outputChanged4Builder_.getCount();
+        return outputChangedBuilder_.getCount();
       }
     }
     /**
@@ -2103,11 +2092,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public dev.scorewire.v1.CaseChange getOutputChanged4(int index) {
-      if (outputChanged4Builder_ == null) {
-        return outputChanged4_.get(index);
+    public dev.scorewire.v1.CaseChange getOutputChanged(int index) {
+      if (outputChangedBuilder_ == null) {
+        return outputChanged_.get(index);
       } else {
-        return outputChanged4Builder_.getMessage(index);
+        return outputChangedBuilder_.getMessage(index);
       }
     }
     /**
@@ -2117,17 +2106,17 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder setOutputChanged4(
+    public Builder setOutputChanged(
         int index, dev.scorewire.v1.CaseChange value) {
-      if (outputChanged4Builder_ == null) {
+      if (outputChangedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureOutputChanged4IsMutable();
-        outputChanged4_.set(index, value);
+        ensureOutputChangedIsMutable();
+        outputChanged_.set(index, value);
         onChanged();
       } else {
-        outputChanged4Builder_.setMessage(index, value);
+        outputChangedBuilder_.setMessage(index, value);
       }
       return this;
     }
@@ -2138,14 +2127,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder setOutputChanged4(
+    public Builder setOutputChanged(
         int index, dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (outputChanged4Builder_ == null) {
-        ensureOutputChanged4IsMutable();
-        outputChanged4_.set(index, builderForValue.build());
+      if (outputChangedBuilder_ == null) {
+        ensureOutputChangedIsMutable();
+        outputChanged_.set(index, builderForValue.build());
         onChanged();
       } else {
-        outputChanged4Builder_.setMessage(index, builderForValue.build());
+        outputChangedBuilder_.setMessage(index, builderForValue.build());
       }
       return this;
     }
@@ -2156,16 +2145,16 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder addOutputChanged4(dev.scorewire.v1.CaseChange value) {
-      if (outputChanged4Builder_ == null) {
+    public Builder addOutputChanged(dev.scorewire.v1.CaseChange value) {
+      if (outputChangedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureOutputChanged4IsMutable();
-        outputChanged4_.add(value);
+        ensureOutputChangedIsMutable();
+        outputChanged_.add(value);
         onChanged();
       } else {
-        outputChanged4Builder_.addMessage(value);
+        outputChangedBuilder_.addMessage(value);
       }
       return this;
     }
@@ -2176,17 +2165,17 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder addOutputChanged4(
+    public Builder addOutputChanged(
         int index, dev.scorewire.v1.CaseChange value) {
-      if (outputChanged4Builder_ == null) {
+      if (outputChangedBuilder_ == null) {
         if (value == null) {
           throw new NullPointerException();
         }
-        ensureOutputChanged4IsMutable();
-        outputChanged4_.add(index, value);
+        ensureOutputChangedIsMutable();
+        outputChanged_.add(index, value);
         onChanged();
       } else {
-        outputChanged4Builder_.addMessage(index, value);
+        outputChangedBuilder_.addMessage(index, value);
       }
       return this;
     }
@@ -2197,14 +2186,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder addOutputChanged4(
+    public Builder addOutputChanged(
         dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (outputChanged4Builder_ == null) {
-        ensureOutputChanged4IsMutable();
-        outputChanged4_.add(builderForValue.build());
+      if (outputChangedBuilder_ == null) {
+        ensureOutputChangedIsMutable();
+        outputChanged_.add(builderForValue.build());
         onChanged();
       } else {
-        outputChanged4Builder_.addMessage(builderForValue.build());
+        outputChangedBuilder_.addMessage(builderForValue.build());
       }
       return this;
     }
@@ -2215,14 +2204,14 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder addOutputChanged4(
+    public Builder addOutputChanged(
         int index, dev.scorewire.v1.CaseChange.Builder builderForValue) {
-      if (outputChanged4Builder_ == null) {
-        ensureOutputChanged4IsMutable();
-        outputChanged4_.add(index, builderForValue.build());
+      if (outputChangedBuilder_ == null) {
+        ensureOutputChangedIsMutable();
+        outputChanged_.add(index, builderForValue.build());
         onChanged();
       } else {
-        outputChanged4Builder_.addMessage(index, builderForValue.build());
+        outputChangedBuilder_.addMessage(index, builderForValue.build());
       }
       return this;
     }
@@ -2233,15 +2222,15 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder addAllOutputChanged4(
+    public Builder addAllOutputChanged(
         java.lang.Iterable<? extends dev.scorewire.v1.CaseChange> values) {
-      if (outputChanged4Builder_ == null) {
-        ensureOutputChanged4IsMutable();
+      if (outputChangedBuilder_ == null) {
+        ensureOutputChangedIsMutable();
         com.google.protobuf.AbstractMessageLite.Builder.addAll(
-            values, outputChanged4_);
+            values, outputChanged_);
         onChanged();
       } else {
-        outputChanged4Builder_.addAllMessages(values);
+        outputChangedBuilder_.addAllMessages(values);
       }
       return this;
     }
@@ -2252,13 +2241,13 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder clearOutputChanged4() {
-      if (outputChanged4Builder_ == null) {
-        outputChanged4_ = java.util.Collections.emptyList();
+    public Builder clearOutputChanged() {
+      if (outputChangedBuilder_ == null) {
+        outputChanged_ = java.util.Collections.emptyList();
         bitField0_ = (bitField0_ & ~0x00000008);
         onChanged();
       } else {
-        outputChanged4Builder_.clear();
+        outputChangedBuilder_.clear();
       }
       return this;
     }
@@ -2269,13 +2258,13 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public Builder removeOutputChanged4(int index) {
-      if (outputChanged4Builder_ == null) {
-        ensureOutputChanged4IsMutable();
-        outputChanged4_.remove(index);
+    public Builder removeOutputChanged(int index) {
+      if (outputChangedBuilder_ == null) {
+        ensureOutputChangedIsMutable();
+        outputChanged_.remove(index);
         onChanged();
       } else {
-        outputChanged4Builder_.remove(index);
+        outputChangedBuilder_.remove(index);
       }
       return this;
     }
@@ -2286,9 +2275,9 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder getOutputChanged4Builder(
+    public dev.scorewire.v1.CaseChange.Builder getOutputChangedBuilder(
         int index) {
-      return internalGetOutputChanged4FieldBuilder().getBuilder(index);
+      return internalGetOutputChangedFieldBuilder().getBuilder(index);
     }
     /**
      * <pre>
@@ -2297,11 +2286,11 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public dev.scorewire.v1.CaseChangeOrBuilder getOutputChanged4OrBuilder(
+    public dev.scorewire.v1.CaseChangeOrBuilder getOutputChangedOrBuilder(
         int index) {
-      if (outputChanged4Builder_ == null) {
-        return outputChanged4_.get(index);  } else {
-        return outputChanged4Builder_.getMessageOrBuilder(index);
+      if (outputChangedBuilder_ == null) {
+        return outputChanged_.get(index);  } else {
+        return outputChangedBuilder_.getMessageOrBuilder(index);
       }
     }
     /**
@@ -2312,11 +2301,11 @@ private static final long serialVersionUID = 0L;
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
     public java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-         getOutputChanged4OrBuilderList() {
-      if (outputChanged4Builder_ != null) {
-        return outputChanged4Builder_.getMessageOrBuilderList();
+         getOutputChangedOrBuilderList() {
+      if (outputChangedBuilder_ != null) {
+        return outputChangedBuilder_.getMessageOrBuilderList();
       } else {
-        return java.util.Collections.unmodifiableList(outputChanged4_);
+        return java.util.Collections.unmodifiableList(outputChanged_);
       }
     }
     /**
@@ -2326,8 +2315,8 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder addOutputChanged4Builder() {
-      return internalGetOutputChanged4FieldBuilder().addBuilder(
+    public dev.scorewire.v1.CaseChange.Builder addOutputChangedBuilder() {
+      return internalGetOutputChangedFieldBuilder().addBuilder(
           dev.scorewire.v1.CaseChange.getDefaultInstance());
     }
     /**
@@ -2337,9 +2326,9 @@ private static final long serialVersionUID = 0L;
      *
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
-    public dev.scorewire.v1.CaseChange.Builder addOutputChanged4Builder(
+    public dev.scorewire.v1.CaseChange.Builder addOutputChangedBuilder(
         int index) {
-      return internalGetOutputChanged4FieldBuilder().addBuilder(
+      return internalGetOutputChangedFieldBuilder().addBuilder(
           index, dev.scorewire.v1.CaseChange.getDefaultInstance());
     }
     /**
@@ -2350,22 +2339,22 @@ private static final long serialVersionUID = 0L;
      * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
      */
     public java.util.List<dev.scorewire.v1.CaseChange.Builder> 
-         getOutputChanged4BuilderList() {
-      return internalGetOutputChanged4FieldBuilder().getBuilderList();
+         getOutputChangedBuilderList() {
+      return internalGetOutputChangedFieldBuilder().getBuilderList();
     }
     private com.google.protobuf.RepeatedFieldBuilder<
         dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder> 
-        internalGetOutputChanged4FieldBuilder() {
-      if (outputChanged4Builder_ == null) {
-        outputChanged4Builder_ = new com.google.protobuf.RepeatedFieldBuilder<
+        internalGetOutputChangedFieldBuilder() {
+      if (outputChangedBuilder_ == null) {
+        outputChangedBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
             dev.scorewire.v1.CaseChange, dev.scorewire.v1.CaseChange.Builder, dev.scorewire.v1.CaseChangeOrBuilder>(
-                outputChanged4_,
+                outputChanged_,
                 ((bitField0_ & 0x00000008) != 0),
                 getParentForChildren(),
                 isClean());
-        outputChanged4_ = null;
+        outputChanged_ = null;
       }
-      return outputChanged4Builder_;
+      return outputChangedBuilder_;
     }
 
     private long matched_ ;
@@ -2500,134 +2489,137 @@ private static final long serialVersionUID = 0L;
       return this;
     }
 
-    private long regressedCount8_ ;
+    private long regressedTotal_ ;
     /**
      * <pre>
-     * How many cases regressed (all of them, even beyond `max_cases`).
+     * How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+     * `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
      * </pre>
      *
-     * <code>int64 regressed_count = 8;</code>
-     * @return The regressedCount.
+     * <code>int64 regressed_total = 8;</code>
+     * @return The regressedTotal.
      */
     @java.lang.Override
-    public long getRegressedCount8() {
-      return regressedCount8_;
+    public long getRegressedTotal() {
+      return regressedTotal_;
     }
     /**
      * <pre>
-     * How many cases regressed (all of them, even beyond `max_cases`).
+     * How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+     * `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
      * </pre>
      *
-     * <code>int64 regressed_count = 8;</code>
-     * @param value The regressedCount to set.
+     * <code>int64 regressed_total = 8;</code>
+     * @param value The regressedTotal to set.
      * @return This builder for chaining.
      */
-    public Builder setRegressedCount8(long value) {
+    public Builder setRegressedTotal(long value) {
 
-      regressedCount8_ = value;
+      regressedTotal_ = value;
       bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }
     /**
      * <pre>
-     * How many cases regressed (all of them, even beyond `max_cases`).
+     * How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+     * `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
      * </pre>
      *
-     * <code>int64 regressed_count = 8;</code>
+     * <code>int64 regressed_total = 8;</code>
      * @return This builder for chaining.
      */
-    public Builder clearRegressedCount8() {
+    public Builder clearRegressedTotal() {
       bitField0_ = (bitField0_ & ~0x00000080);
-      regressedCount8_ = 0L;
+      regressedTotal_ = 0L;
       onChanged();
       return this;
     }
 
-    private long improvedCount9_ ;
+    private long improvedTotal_ ;
     /**
      * <pre>
-     * How many cases improved.
+     * How many cases improved (all of them).
      * </pre>
      *
-     * <code>int64 improved_count = 9;</code>
-     * @return The improvedCount.
+     * <code>int64 improved_total = 9;</code>
+     * @return The improvedTotal.
      */
     @java.lang.Override
-    public long getImprovedCount9() {
-      return improvedCount9_;
+    public long getImprovedTotal() {
+      return improvedTotal_;
     }
     /**
      * <pre>
-     * How many cases improved.
+     * How many cases improved (all of them).
      * </pre>
      *
-     * <code>int64 improved_count = 9;</code>
-     * @param value The improvedCount to set.
+     * <code>int64 improved_total = 9;</code>
+     * @param value The improvedTotal to set.
      * @return This builder for chaining.
      */
-    public Builder setImprovedCount9(long value) {
+    public Builder setImprovedTotal(long value) {
 
-      improvedCount9_ = value;
+      improvedTotal_ = value;
       bitField0_ |= 0x00000100;
       onChanged();
       return this;
     }
     /**
      * <pre>
-     * How many cases improved.
+     * How many cases improved (all of them).
      * </pre>
      *
-     * <code>int64 improved_count = 9;</code>
+     * <code>int64 improved_total = 9;</code>
      * @return This builder for chaining.
      */
-    public Builder clearImprovedCount9() {
+    public Builder clearImprovedTotal() {
       bitField0_ = (bitField0_ & ~0x00000100);
-      improvedCount9_ = 0L;
+      improvedTotal_ = 0L;
       onChanged();
       return this;
     }
 
-    private long outputChangedCount10_ ;
+    private long outputChangedTotal_ ;
     /**
      * <pre>
-     * How many cases changed output.
+     * How many cases changed output (all of them).
      * </pre>
      *
-     * <code>int64 output_changed_count = 10;</code>
-     * @return The outputChangedCount.
+     * <code>int64 output_changed_total = 10;</code>
+     * @return The outputChangedTotal.
      */
     @java.lang.Override
-    public long getOutputChangedCount10() {
-      return outputChangedCount10_;
+    public long getOutputChangedTotal() {
+      return outputChangedTotal_;
     }
     /**
      * <pre>
-     * How many cases changed output.
+     * How many cases changed output (all of them).
      * </pre>
      *
-     * <code>int64 output_changed_count = 10;</code>
-     * @param value The outputChangedCount to set.
+     * <code>int64 output_changed_total = 10;</code>
+     * @param value The outputChangedTotal to set.
      * @return This builder for chaining.
      */
-    public Builder setOutputChangedCount10(long value) {
+    public Builder setOutputChangedTotal(long value) {
 
-      outputChangedCount10_ = value;
+      outputChangedTotal_ = value;
       bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }
     /**
      * <pre>
-     * How many cases changed output.
+     * How many cases changed output (all of them).
      * </pre>
      *
-     * <code>int64 output_changed_count = 10;</code>
+     * <code>int64 output_changed_total = 10;</code>
      * @return This builder for chaining.
      */
-    public Builder clearOutputChangedCount10() {
+    public Builder clearOutputChangedTotal() {
       bitField0_ = (bitField0_ & ~0x00000200);
-      outputChangedCount10_ = 0L;
+      outputChangedTotal_ = 0L;
       onChanged();
       return this;
     }

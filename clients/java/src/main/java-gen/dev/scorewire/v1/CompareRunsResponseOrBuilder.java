@@ -62,7 +62,7 @@ public interface CompareRunsResponseOrBuilder extends
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
   java.util.List<dev.scorewire.v1.CaseChange> 
-      getRegressed2List();
+      getRegressedList();
   /**
    * <pre>
    * Cases with a check that passed in the base and fails or errors now.
@@ -70,7 +70,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
-  dev.scorewire.v1.CaseChange getRegressed2(int index);
+  dev.scorewire.v1.CaseChange getRegressed(int index);
   /**
    * <pre>
    * Cases with a check that passed in the base and fails or errors now.
@@ -78,7 +78,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
-  int getRegressed2Count();
+  int getRegressedCount();
   /**
    * <pre>
    * Cases with a check that passed in the base and fails or errors now.
@@ -87,7 +87,7 @@ public interface CompareRunsResponseOrBuilder extends
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
   java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-      getRegressed2OrBuilderList();
+      getRegressedOrBuilderList();
   /**
    * <pre>
    * Cases with a check that passed in the base and fails or errors now.
@@ -95,7 +95,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange regressed = 2;</code>
    */
-  dev.scorewire.v1.CaseChangeOrBuilder getRegressed2OrBuilder(
+  dev.scorewire.v1.CaseChangeOrBuilder getRegressedOrBuilder(
       int index);
 
   /**
@@ -106,7 +106,7 @@ public interface CompareRunsResponseOrBuilder extends
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
   java.util.List<dev.scorewire.v1.CaseChange> 
-      getImproved3List();
+      getImprovedList();
   /**
    * <pre>
    * Cases with a check that failed or errored in the base and passes now.
@@ -114,7 +114,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
-  dev.scorewire.v1.CaseChange getImproved3(int index);
+  dev.scorewire.v1.CaseChange getImproved(int index);
   /**
    * <pre>
    * Cases with a check that failed or errored in the base and passes now.
@@ -122,7 +122,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
-  int getImproved3Count();
+  int getImprovedCount();
   /**
    * <pre>
    * Cases with a check that failed or errored in the base and passes now.
@@ -131,7 +131,7 @@ public interface CompareRunsResponseOrBuilder extends
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
   java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-      getImproved3OrBuilderList();
+      getImprovedOrBuilderList();
   /**
    * <pre>
    * Cases with a check that failed or errored in the base and passes now.
@@ -139,7 +139,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange improved = 3;</code>
    */
-  dev.scorewire.v1.CaseChangeOrBuilder getImproved3OrBuilder(
+  dev.scorewire.v1.CaseChangeOrBuilder getImprovedOrBuilder(
       int index);
 
   /**
@@ -150,7 +150,7 @@ public interface CompareRunsResponseOrBuilder extends
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
   java.util.List<dev.scorewire.v1.CaseChange> 
-      getOutputChanged4List();
+      getOutputChangedList();
   /**
    * <pre>
    * Cases whose output text differs.
@@ -158,7 +158,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
-  dev.scorewire.v1.CaseChange getOutputChanged4(int index);
+  dev.scorewire.v1.CaseChange getOutputChanged(int index);
   /**
    * <pre>
    * Cases whose output text differs.
@@ -166,7 +166,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
-  int getOutputChanged4Count();
+  int getOutputChangedCount();
   /**
    * <pre>
    * Cases whose output text differs.
@@ -175,7 +175,7 @@ public interface CompareRunsResponseOrBuilder extends
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
   java.util.List<? extends dev.scorewire.v1.CaseChangeOrBuilder> 
-      getOutputChanged4OrBuilderList();
+      getOutputChangedOrBuilderList();
   /**
    * <pre>
    * Cases whose output text differs.
@@ -183,7 +183,7 @@ public interface CompareRunsResponseOrBuilder extends
    *
    * <code>repeated .scorewire.v1.CaseChange output_changed = 4;</code>
    */
-  dev.scorewire.v1.CaseChangeOrBuilder getOutputChanged4OrBuilder(
+  dev.scorewire.v1.CaseChangeOrBuilder getOutputChangedOrBuilder(
       int index);
 
   /**
@@ -218,31 +218,32 @@ public interface CompareRunsResponseOrBuilder extends
 
   /**
    * <pre>
-   * How many cases regressed (all of them, even beyond `max_cases`).
+   * How many cases regressed (all of them, even beyond `max_cases`). Named `_total`, not
+   * `_count`: protoc's Java code would otherwise rename the `regressed` list's accessors.
    * </pre>
    *
-   * <code>int64 regressed_count = 8;</code>
-   * @return The regressedCount.
+   * <code>int64 regressed_total = 8;</code>
+   * @return The regressedTotal.
    */
-  long getRegressedCount8();
+  long getRegressedTotal();
 
   /**
    * <pre>
-   * How many cases improved.
+   * How many cases improved (all of them).
    * </pre>
    *
-   * <code>int64 improved_count = 9;</code>
-   * @return The improvedCount.
+   * <code>int64 improved_total = 9;</code>
+   * @return The improvedTotal.
    */
-  long getImprovedCount9();
+  long getImprovedTotal();
 
   /**
    * <pre>
-   * How many cases changed output.
+   * How many cases changed output (all of them).
    * </pre>
    *
-   * <code>int64 output_changed_count = 10;</code>
-   * @return The outputChangedCount.
+   * <code>int64 output_changed_total = 10;</code>
+   * @return The outputChangedTotal.
    */
-  long getOutputChangedCount10();
+  long getOutputChangedTotal();
 }

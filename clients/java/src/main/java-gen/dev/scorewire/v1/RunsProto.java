@@ -163,9 +163,9 @@ public final class RunsProto extends com.google.protobuf.GeneratedFile {
       "2\030.scorewire.v1.CaseChange\0220\n\016output_cha" +
       "nged\030\004 \003(\0132\030.scorewire.v1.CaseChange\022\017\n\007" +
       "matched\030\005 \001(\003\022\024\n\014only_in_base\030\006 \001(\003\022\023\n\013o" +
-      "nly_in_run\030\007 \001(\003\022\027\n\017regressed_count\030\010 \001(" +
-      "\003\022\026\n\016improved_count\030\t \001(\003\022\034\n\024output_chan" +
-      "ged_count\030\n \001(\003\"\"\n\020DeleteRunRequest\022\016\n\006r" +
+      "nly_in_run\030\007 \001(\003\022\027\n\017regressed_total\030\010 \001(" +
+      "\003\022\026\n\016improved_total\030\t \001(\003\022\034\n\024output_chan" +
+      "ged_total\030\n \001(\003\"\"\n\020DeleteRunRequest\022\016\n\006r" +
       "un_id\030\001 \001(\t\"\023\n\021DeleteRunResponse*s\n\tRunS" +
       "tatus\022\032\n\026RUN_STATUS_UNSPECIFIED\020\000\022\026\n\022RUN" +
       "_STATUS_RUNNING\020\001\022\027\n\023RUN_STATUS_COMPLETE" +
@@ -276,7 +276,7 @@ public final class RunsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_CompareRunsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CompareRunsResponse_descriptor,
-        new java.lang.String[] { "Checks", "Regressed2", "Improved3", "OutputChanged4", "Matched", "OnlyInBase", "OnlyInRun", "RegressedCount8", "ImprovedCount9", "OutputChangedCount10", });
+        new java.lang.String[] { "Checks", "Regressed", "Improved", "OutputChanged", "Matched", "OnlyInBase", "OnlyInRun", "RegressedTotal", "ImprovedTotal", "OutputChangedTotal", });
     internal_static_scorewire_v1_DeleteRunRequest_descriptor =
       getDescriptor().getMessageType(12);
     internal_static_scorewire_v1_DeleteRunRequest_fieldAccessorTable = new

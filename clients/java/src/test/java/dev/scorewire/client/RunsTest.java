@@ -121,10 +121,9 @@ class RunsTest {
 
     CompareRunsResponse cmp = client.compareRuns(base.getRunId(), now.getRunId());
     assertEquals(
-        List.of("s1"), cmp.getRegressed2List().stream().map(c -> c.getSampleId()).toList());
-    // protoc renames both: the list is regressed2, the int64 regressed_count is RegressedCount8.
-    assertEquals(1, cmp.getRegressedCount8());
-    assertEquals(List.of("contains:Paris"), cmp.getRegressed2(0).getChecksList());
+        List.of("s1"), cmp.getRegressedList().stream().map(c -> c.getSampleId()).toList());
+    assertEquals(1, cmp.getRegressedTotal());
+    assertEquals(List.of("contains:Paris"), cmp.getRegressed(0).getChecksList());
 
     client.deleteRun(now.getRunId());
     ScorewireException e = assertThrows(ScorewireException.class, () -> client.getRun(now.getRunId()));
