@@ -207,15 +207,19 @@ async def arun_batch(
 async def _arun_plan(
     cases: Iterable[CaseLike], plan: Plan, judge: Any, gate: Gate | None, concurrency: int
 ) -> tuple[list[CaseResult], Summary]:
+    ctx = CheckContext(judge=judge)
+    results = [r async for r in run_cases(plan, _batch_cases(cases), ctx, concurrency=concurrency)]
+    results.sort(key=lambda r: r.index)  # they finish in any order
+    return _summed(plan, results, gate)
+
+
+def _summed(
+    plan: Plan, results: list[CaseResult], gate: Gate | None
+) -> tuple[list[CaseResult], Summary]:
+    """The results and their summary, judged against `gate`."""
     builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
-    results: list[CaseResult] = []
-    async for r in run_cases(
-        plan, _batch_cases(cases), CheckContext(judge=judge), concurrency=concurrency
-    ):
+    for r in results:
         builder.add(r)
-        results.append(r)
-    if plan.any_async:
-        results.sort(key=lambda r: r.index)
     return results, _finish(builder, gate)
 
 
@@ -233,14 +237,8 @@ def run_batch(
     plan = _batch_plan(checks, compact, judge)
     if plan.any_async:
         return asyncio.run(_arun_plan(cases, plan, judge, gate, concurrency))
-    builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
     ctx = CheckContext(judge=judge)
-    results = []
-    for case in _batch_cases(cases):
-        r = score_case_sync(plan, case, ctx)
-        builder.add(r)
-        results.append(r)
-    return results, _finish(builder, gate)
+    return _summed(plan, [score_case_sync(plan, c, ctx) for c in _batch_cases(cases)], gate)
 
 
 async def ascore(

@@ -135,7 +135,9 @@ async def test_a_memory_store_rewrite_counts_once_and_an_oversized_value_is_not_
     assert store.bytes == MemoryStore._size("k", "b" * 20) and await store.get("k") == "b" * 20
     await store.set("k", "c" * 1000)  # larger than the whole bound: dropped, nothing evicted
     assert await store.get("k") is None and store.bytes == 0 and store.evictions == 0
-    assert (await MemoryStore(max_bytes=0).set("x", "y")) is None
+    nothing = MemoryStore(max_bytes=0)  # the setting's 0: keeps none
+    await nothing.set("x", "y")
+    assert await nothing.get("x") is None and nothing.bytes == 0
 
 
 async def test_the_memory_bound_is_the_cache_memory_bytes_setting() -> None:

@@ -41,7 +41,7 @@ class ForwardProxy:
         await self._server.wait_closed()
 
     @staticmethod
-    async def _message(reader: asyncio.StreamReader) -> tuple[bytes, bytes] | None:
+    async def _message(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
         head = await reader.readuntil(b"\r\n\r\n")
         length = 0
         for line in head.split(b"\r\n")[1:]:
@@ -54,9 +54,7 @@ class ForwardProxy:
         upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
             while True:
-                message = await self._message(reader)
-                assert message is not None
-                head, body = message
+                head, body = await self._message(reader)
                 request_line, _, rest = head.partition(b"\r\n")
                 method, target, version = request_line.decode().split(" ")
                 self.requests.append(f"{method} {target}")
@@ -67,9 +65,8 @@ class ForwardProxy:
                 up_reader, up_writer = upstream
                 up_writer.write(f"{method} {path} {version}\r\n".encode() + rest + body)
                 await up_writer.drain()
-                answer = await self._message(up_reader)
-                assert answer is not None
-                writer.write(answer[0] + answer[1])
+                answer_head, answer_body = await self._message(up_reader)
+                writer.write(answer_head + answer_body)
                 await writer.drain()
         if upstream is not None:
             upstream[1].close()

@@ -221,7 +221,7 @@ async def test_compile_errors_keep_their_field_paths() -> None:
     ],
 )
 def test_case_bytes_is_the_serialized_case(sample: pb.Sample, output: pb.Output) -> None:
-    from scorewire.server.service import _case_bytes
+    from scorewire.server.convert import case_bytes as _case_bytes
 
     assert pb.Case.FromString(_case_bytes(sample, output)) == pb.Case(sample=sample, output=output)
 

@@ -401,8 +401,8 @@ class VerdictCache:
         return True, CachedAnswer.loads(raw) if raw is not None else None
 
     @property
-    def store(self) -> MemoryStore | RedisStore | Any:
-        """Where the entries live (`MemoryStore`, `RedisStore`, or a test's own store)."""
+    def store(self) -> Any:
+        """Where the entries live: a `MemoryStore`, a `RedisStore`, or a test's own store."""
         return self._store
 
     def shares(self, client: Any) -> bool:

@@ -300,6 +300,14 @@ def _field(tag: bytes, data: bytes) -> bytes:
     return tag + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + data
 
 
+def case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
+    """A serialized `Case` from its two fields, without copying them into a new message.
+
+    `Case` is `sample = 1; output = 2;`, both messages (wire type 2: tag, length, bytes).
+    """
+    return _field(b"\x0a", sample.SerializeToString()) + _field(b"\x12", output.SerializeToString())
+
+
 def _score_bytes(head: bytes, name: str, ctype: str, s: Score, cap: int) -> bytes:
     """A serialized Score message, as `_make_score` then `SerializeToString` would write it.
 

@@ -153,24 +153,6 @@ def _run_id(context: Context) -> str | None:
     return None
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
-    """A serialized `Case` from its two fields, without copying them into a new message.
-
-    `Case` is `sample = 1; output = 2;`, both messages (wire type 2: tag, length, bytes).
-    """
-    s, o = sample.SerializeToString(), output.SerializeToString()
-    return b"".join((b"\x0a", _varint(len(s)), s, b"\x12", _varint(len(o)), o))
-
-
 def _plan_key(source: sw.PlanSource) -> bytes:
     h = hashlib.blake2b(digest_size=20)
     for part in (
@@ -577,7 +559,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             result = score_case_sync(inline.plan, case, ctx)
             message = self._score_response(inline.plan, result)
         else:
-            one = _case_bytes(request.sample, request.output)
+            one = convert.case_bytes(request.sample, request.output)
             job = sw.Job(key, source, "score", self._check_timeout(), cases=[one], count=1)
             _, seen, message, slims, cpu_s = await self._run_job(job, context)
             result = sw.unslim(slims[0])
@@ -1021,7 +1003,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 passed=response.passed,
             )  # fmt: skip
             results = pb.RunSuiteResponse(results=pb.CaseResultBatch(results=[result]))
-            blob = cases_blob([_case_bytes(case.sample, case.output)])
+            blob = cases_blob([convert.case_bytes(case.sample, case.output)])
             await recording.append(blob, results.SerializeToString(), 1)
 
         return on_result
@@ -1045,7 +1027,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         else:
 
             async def score(case: pb.StreamCase) -> CaseResult:
-                one = _case_bytes(case.sample, case.output)
+                one = convert.case_bytes(case.sample, case.output)
                 job = sw.Job(key, source, "results", self._check_timeout(), cases=[one], count=1)
                 try:
                     answer = await self._run_job(job, context)

@@ -39,6 +39,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
@@ -153,29 +154,18 @@ public final class ScorewireClient implements AutoCloseable {
 
   /** Scores one output within {@code deadline}. */
   public ScoreResponse score(ScoreRequest request, Duration deadline) {
-    try {
-      return withDeadline(blocking, deadline).score(request);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(blocking, deadline).score(request));
   }
 
   /** Lists every check type the server knows, with its parameter schema. */
   public ListChecksResponse listChecks() {
-    try {
-      return withDeadline(blocking, deadline).listChecks(ListChecksRequest.getDefaultInstance());
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    ListChecksRequest request = ListChecksRequest.getDefaultInstance();
+    return unary(() -> withDeadline(blocking, deadline).listChecks(request));
   }
 
   /** Loads a suite (or checks) without running it and returns every problem found. */
   public ValidateSuiteResponse validateSuite(ValidateSuiteRequest request) {
-    try {
-      return withDeadline(blocking, deadline).validateSuite(request);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(blocking, deadline).validateSuite(request));
   }
 
   /**
@@ -194,11 +184,7 @@ public final class ScorewireClient implements AutoCloseable {
         request.getRequestId().isEmpty()
             ? request.toBuilder().setRequestId(UUID.randomUUID().toString()).build()
             : request;
-    try {
-      return withDeadline(labels, deadline).putLabels(sent);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(labels, deadline).putLabels(sent));
   }
 
   /**
@@ -206,11 +192,7 @@ public final class ScorewireClient implements AutoCloseable {
    * {@code next_page_token} as {@code page_token} for the next page.
    */
   public ListLabelsResponse listLabels(ListLabelsRequest request) {
-    try {
-      return withDeadline(labels, deadline).listLabels(request);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(labels, deadline).listLabels(request));
   }
 
   /** The generated LabelService blocking stub. */
@@ -239,11 +221,7 @@ public final class ScorewireClient implements AutoCloseable {
 
   /** One page of recorded runs within {@code deadline}. */
   public ListRunsResponse listRuns(ListRunsRequest request, Duration deadline) {
-    try {
-      return withDeadline(runs, deadline).listRuns(request);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(runs, deadline).listRuns(request));
   }
 
   /**
@@ -258,11 +236,7 @@ public final class ScorewireClient implements AutoCloseable {
   /** A recorded run within {@code deadline}. */
   public Run getRun(String runId, Duration deadline) {
     GetRunRequest request = GetRunRequest.newBuilder().setRunId(runId).build();
-    try {
-      return withDeadline(runs, deadline).getRun(request).getRun();
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(runs, deadline).getRun(request).getRun());
   }
 
   /**
@@ -278,11 +252,7 @@ public final class ScorewireClient implements AutoCloseable {
 
   /** One page of a run's case results within {@code deadline}. */
   public ListRunResultsResponse listRunResults(ListRunResultsRequest request, Duration deadline) {
-    try {
-      return withDeadline(runs, deadline).listRunResults(request);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(runs, deadline).listRunResults(request));
   }
 
   /**
@@ -301,11 +271,7 @@ public final class ScorewireClient implements AutoCloseable {
   public CompareRunsResponse compareRuns(String baseRunId, String runId, Duration deadline) {
     CompareRunsRequest request =
         CompareRunsRequest.newBuilder().setBaseRunId(baseRunId).setRunId(runId).build();
-    try {
-      return withDeadline(runs, deadline).compareRuns(request);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    return unary(() -> withDeadline(runs, deadline).compareRuns(request));
   }
 
   /**
@@ -321,11 +287,7 @@ public final class ScorewireClient implements AutoCloseable {
   /** Deletes a run within {@code deadline}. */
   public void deleteRun(String runId, Duration deadline) {
     DeleteRunRequest request = DeleteRunRequest.newBuilder().setRunId(runId).build();
-    try {
-      withDeadline(runs, deadline).deleteRun(request);
-    } catch (StatusRuntimeException e) {
-      throw ScorewireException.from(e);
-    }
+    unary(() -> withDeadline(runs, deadline).deleteRun(request));
   }
 
   /** The generated RunService blocking stub. */
@@ -375,6 +337,15 @@ public final class ScorewireClient implements AutoCloseable {
     } catch (InterruptedException e) {
       channel.shutdownNow();
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** A blocking call's answer; its failure as a {@link ScorewireException}. */
+  private static <T> T unary(Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (StatusRuntimeException e) {
+      throw ScorewireException.from(e);
     }
   }
 

@@ -15,33 +15,10 @@ import io.grpc.Status;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /** The Java client's LabelService calls against a real scorewire server. */
-@Timeout(120)
-class LabelsTest {
-  private static TestServer server;
-  private static ScorewireClient client;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = TestServer.start();
-    client = ScorewireClient.newBuilder(server.address).build();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (server != null) {
-      server.close();
-    }
-  }
-
+class LabelsTest extends LiveServerTest {
   /** A sample id no other test or run uses. */
   private static String freshSample() {
     return "java-labels-" + UUID.randomUUID();

@@ -23,33 +23,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /** The Java client's RunService calls against a real scorewire server that records runs. */
-@Timeout(120)
-class RunsTest {
-  private static TestServer server;
-  private static ScorewireClient client;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = TestServer.start();
-    client = ScorewireClient.newBuilder(server.address).build();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (server != null) {
-      server.close();
-    }
-  }
-
+class RunsTest extends LiveServerTest {
   /** {@code n} cases s0..; every third output (index divisible by 3) lacks "Paris". */
   private static List<Case> cases(int n) {
     List<Case> out = new ArrayList<>(n);

@@ -29,33 +29,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /** The Java client against a real scorewire server (see {@link TestServer}). */
-@Timeout(120)
-class ScorewireClientTest {
-  private static TestServer server;
-  private static ScorewireClient client;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = TestServer.start();
-    client = ScorewireClient.newBuilder(server.address).build();
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (server != null) {
-      server.close();
-    }
-  }
-
+class ScorewireClientTest extends LiveServerTest {
   /** {@code n} cases whose outputs mention Northstar exactly when the index is even. */
   private static List<Case> cases(int n) {
     List<Case> out = new ArrayList<>(n);
