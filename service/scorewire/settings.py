@@ -273,8 +273,8 @@ class Settings(BaseSettings):
     (`rediss://` for TLS), shared."""
     cache_memory_bytes: int = Field(64 * 1024 * 1024, ge=0)
     """Most bytes of verdicts (and generated outputs) a `memory://` cache keeps per process,
-    counting keys, answers and 240 bytes per entry; past it the least recently used go.
-    0 keeps none."""
+    counting keys, answers and 240 bytes per entry; past it the least recently used entries
+    of the tenant holding the most bytes go. 0 keeps none."""
     cache_ttl_s: int = Field(30 * 24 * 3600, ge=0)
     """Seconds a cached verdict lives; 0 keeps it until evicted."""
     cache_timeout_s: float = Field(0.25, gt=0)

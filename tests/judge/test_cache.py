@@ -140,6 +140,41 @@ async def test_a_memory_store_rewrite_counts_once_and_an_oversized_value_is_not_
     assert await nothing.get("x") is None and nothing.bytes == 0
 
 
+async def test_a_memory_store_evicts_from_the_owner_holding_the_most() -> None:
+    entry = MemoryStore._size("k0", "v" * 100)
+    store = MemoryStore(max_bytes=10 * entry)
+    for i in range(3):
+        await store.set(f"a{i}", "v" * 100, owner="a")
+    for i in range(20):  # b floods: once it holds the most, it evicts its own oldest
+        await store.set(f"b{chr(65 + i)}", "v" * 100, owner="b")
+    assert store.held("a") == 3 * entry and store.held("b") == 7 * entry
+    assert [await store.get(f"a{i}") for i in range(3)] == ["v" * 100] * 3
+    assert store.evictions == 13 and store.bytes == 10 * entry
+    # a writes while b holds more: b's least recently used goes, not a's own
+    await store.set("a3", "v" * 100, owner="a")
+    assert store.held("a") == 4 * entry and store.held("b") == 6 * entry
+    await store.set("a4", "v" * 100, owner="a")
+    assert store.held("a") == 5 * entry and store.held("b") == 5 * entry
+    # at equal holdings the writer gives up its own least recently used first
+    await store.get("a0")
+    await store.set("a5", "v" * 100, owner="a")
+    assert store.held("a") == 5 * entry and store.held("b") == 5 * entry
+    assert await store.get("a1") is None and await store.get("a0") == "v" * 100
+
+
+async def test_a_lone_owner_has_the_whole_bound_and_a_rewrite_changes_the_owner() -> None:
+    entry = MemoryStore._size("k0", "v" * 100)
+    store = MemoryStore(max_bytes=4 * entry)
+    for i in range(4):
+        await store.set(f"k{i}", "v" * 100, owner="a")
+    assert store.held("a") == 4 * entry and store.evictions == 0
+    await store.set("k0", "w" * 100, owner="b")  # another tenant paid for it again
+    assert store.held("a") == 3 * entry and store.held("b") == entry
+    assert await store.get("k0") == "w" * 100
+    await store.set("k0", "x" * 100, owner="a")
+    assert store.held("b") == 0 and store.held("a") == 4 * entry and len(store) == 4
+
+
 async def test_the_memory_bound_is_the_cache_memory_bytes_setting() -> None:
     judge = JudgeService.from_settings(Settings(cache_memory_bytes=12345))
     try:

@@ -290,12 +290,10 @@ async def test_negative_usage_from_the_judge_never_raises_the_budget(fake_openai
         await judge.aclose()
 
 
-async def test_cached_never_tells_a_tenant_what_another_tenant_scored(fake_openai) -> None:
-    # The verdict cache is shared (one upstream call), but only the tenant that paid for a
-    # verdict sees it as cached; another token's identical request looks like a fresh call.
+def tenant_settings(fake: FakeOpenAI, names: list[str], **extra: object) -> Settings:
+    """Judge settings with one caller token per name (`token-of-<name>-0123456789`)."""
     import hashlib
 
-    names = ["checkout", "search"]
     entries = [
         {
             "name": n,
@@ -304,14 +302,21 @@ async def test_cached_never_tells_a_tenant_what_another_tenant_scored(fake_opena
         }
         for n in names
     ]
-    settings = judge_settings(fake_openai, auth_tokens=json.dumps(entries))
+    return judge_settings(fake, auth_tokens=json.dumps(entries), **extra)
+
+
+def md(name: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer token-of-{name}-0123456789"),)
+
+
+async def test_cached_never_tells_a_tenant_what_another_tenant_scored(fake_openai) -> None:
+    # The verdict cache is shared (one upstream call), but only the tenant that paid for a
+    # verdict sees it as cached; another token's identical request looks like a fresh call.
+    settings = tenant_settings(fake_openai, ["checkout", "search"])
     judge = JudgeService.from_settings(settings)
     running, port = await create_server(settings, judge=judge)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     stub = scoring_pb2_grpc.ScoringServiceStub(channel)
-
-    def md(name: str):
-        return (("authorization", f"Bearer token-of-{name}-0123456789"),)
 
     req = pb.ScoreRequest(output=pb.Output(text="the same answer"), checks=[JUDGE])
     try:
@@ -321,6 +326,48 @@ async def test_cached_never_tells_a_tenant_what_another_tenant_scored(fake_opena
         assert (first.cached, again.cached, other.cached) == (False, True, False)
         assert other.cost_usd > 0 and other.passed  # priced as the call it would have been
         assert fake_openai.calls == 1  # yet the shared cache answered it
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()
+
+
+async def test_a_tenant_flooding_the_in_process_cache_evicts_its_own_verdicts(
+    fake_openai,
+) -> None:
+    # The memory:// cache holds about ten verdicts. "search" pays for 40 distinct ones;
+    # the three "checkout" paid for before stay cached: the flood evicts search's own.
+    settings = tenant_settings(fake_openai, ["checkout", "search"], cache_memory_bytes=4500)
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+
+    def req(text: str) -> pb.ScoreRequest:
+        return pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
+
+    try:
+        for i in range(3):
+            await stub.Score(req(f"checkout answer {i}"), metadata=md("checkout"))
+        assert fake_openai.calls == 3
+        flood = [
+            pb.Case(sample=pb.Sample(id=f"s{i}"), output=pb.Output(text=f"search answer {i}"))
+            for i in range(40)
+        ]
+        async for _ in stub.RunSuite(
+            pb.RunSuiteRequest(checks=[JUDGE], cases=flood), metadata=md("search")
+        ):
+            pass
+        store = judge.cache.store
+        assert fake_openai.calls == 43 and judge.stats.cache_evictions > 0
+        for i in range(3):
+            s = (await stub.Score(req(f"checkout answer {i}"), metadata=md("checkout"))).scores[0]
+            assert s.cached and s.cost_usd == 0, i
+        assert fake_openai.calls == 43
+        assert store.bytes <= 4500 and store.held("search") < store.bytes
+        # search's own first verdicts were the ones that went: asking again pays again
+        s = (await stub.Score(req("search answer 0"), metadata=md("search"))).scores[0]
+        assert not s.cached and fake_openai.calls == 44
     finally:
         await channel.close()
         await running.stop(0)

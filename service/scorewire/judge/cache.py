@@ -128,18 +128,23 @@ DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024
 
 
 class MemoryStore:
-    """The in-process store: (value, expiry) by key, in least-recently-used order.
+    """The in-process store: (value, expiry) by key, each entry held by an owner (the
+    tenant whose call paid for it; None when unknown).
 
     Its size is bounded: `max_bytes` counts each entry's key and value characters plus
-    `ENTRY_OVERHEAD_BYTES`, and a write that would go past it evicts the entries read or
-    written longest ago (`evictions` counts them, and `on_evict(n)` hears of them). A
-    value larger than the whole bound is not stored. An expired entry is dropped when it
-    is read, and all of them once the store has grown to twice its size after the last
-    sweep. (aiocache's memory cache kept one event-loop timer per entry, so every verdict
-    cached for the default 30 days lay in the loop's timer heap for as long, and its
-    reads and writes went through its wait_for, plugin and serializer layers: about 10 %
-    of the CPU per judge call.) Reads and writes never wait, so the cache does not bound
-    them with a timeout either.
+    `ENTRY_OVERHEAD_BYTES`. A write that would go past it evicts entries of the owner
+    that holds the most bytes, least recently used (read or written) first, until the
+    write fits (`evictions` counts them, and `on_evict(n)` hears of them). So one
+    tenant that writes many distinct verdicts pushes out its own entries once it is the
+    largest holder, not the verdicts other tenants paid for: each owner keeps at least
+    its fair share (the bound over the number of owners) of what it uses, and a lone
+    owner has the whole bound. A value larger than the whole bound is not stored. An
+    expired entry is dropped when it is read, and all of them once the store has grown
+    to twice its size after the last sweep. (aiocache's memory cache kept one event-loop
+    timer per entry, so every verdict cached for the default 30 days lay in the loop's
+    timer heap for as long, and its reads and writes went through its wait_for, plugin
+    and serializer layers: about 10 % of the CPU per judge call.) Reads and writes never
+    wait, so the cache does not bound them with a timeout either.
     """
 
     def __init__(
@@ -149,7 +154,12 @@ class MemoryStore:
         max_bytes: int = DEFAULT_MEMORY_BYTES,
         on_evict: Callable[[int], None] | None = None,
     ) -> None:
-        self._cache: OrderedDict[str, tuple[str, float | None]] = OrderedDict()
+        self._cache: dict[str, tuple[str, float | None, str | None]] = {}
+        """(value, expiry, owner) by key."""
+        self._order: dict[str | None, OrderedDict[str, None]] = {}
+        """Each owner's keys, least recently used first."""
+        self._held: dict[str | None, int] = {}
+        """The bytes each owner holds (owners holding none are not listed)."""
         self._clock = clock
         self._sweep_at = 1024
         self.max_bytes = max_bytes
@@ -162,24 +172,41 @@ class MemoryStore:
     def _size(key: str, value: str) -> int:
         return len(key) + len(value) + ENTRY_OVERHEAD_BYTES
 
+    def held(self, owner: str | None) -> int:
+        """The bytes `owner`'s entries take, as `max_bytes` counts them."""
+        return self._held.get(owner, 0)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
     def _drop(self, key: str) -> None:
-        value, _ = self._cache.pop(key)
-        self.bytes -= self._size(key, value)
+        value, _, owner = self._cache.pop(key)
+        size = self._size(key, value)
+        self.bytes -= size
+        order = self._order[owner]
+        del order[key]
+        if order:
+            self._held[owner] -= size
+        else:
+            del self._order[owner], self._held[owner]
 
     async def get(self, key: str) -> str | None:
         """The value stored under `key`, or None (missing or expired)."""
         entry = self._cache.get(key)
         if entry is None:
             return None
-        value, expires = entry
+        value, expires, owner = entry
         if expires is not None and self._clock() >= expires:
             self._drop(key)
             return None
-        self._cache.move_to_end(key)
+        self._order[owner].move_to_end(key)
         return value
 
-    async def set(self, key: str, value: str, ttl: float | None = None) -> None:
-        """Store `value` under `key` for `ttl` seconds (None or 0: until evicted)."""
+    async def set(
+        self, key: str, value: str, ttl: float | None = None, *, owner: str | None = None
+    ) -> None:
+        """Store `value` under `key` for `ttl` seconds (None or 0: until evicted), held by
+        `owner` (a rewrite by another owner passes the entry to it)."""
         size = self._size(key, value)
         if key in self._cache:
             self._drop(key)
@@ -187,18 +214,22 @@ class MemoryStore:
             return
         evicted = 0
         while self.bytes + size > self.max_bytes:
-            oldest, (old_value, _) = self._cache.popitem(last=False)
-            self.bytes -= self._size(oldest, old_value)
+            largest = max(self._held, key=self._held.__getitem__)
+            if self._held.get(owner, 0) >= self._held[largest]:
+                largest = owner  # a tie: the writer gives up its own first
+            self._drop(next(iter(self._order[largest])))
             evicted += 1
         if evicted:
             self.evictions += evicted
             if self._on_evict is not None:
                 self._on_evict(evicted)
-        self._cache[key] = (value, self._clock() + ttl if ttl else None)
+        self._cache[key] = (value, self._clock() + ttl if ttl else None, owner)
+        self._order.setdefault(owner, OrderedDict())[key] = None
+        self._held[owner] = self._held.get(owner, 0) + size
         self.bytes += size
         if len(self._cache) >= self._sweep_at:
             now = self._clock()
-            for k in [k for k, (_, e) in self._cache.items() if e is not None and now >= e]:
+            for k in [k for k, (_, e, _) in self._cache.items() if e is not None and now >= e]:
                 self._drop(k)
             self._sweep_at = max(1024, 2 * len(self._cache))
 
@@ -477,8 +508,10 @@ class VerdictCache:
             if self._bounded:
                 async with asyncio.timeout(self._timeout):
                     await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
-            else:
-                await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
+            else:  # the in-process store shares its bound out by the paying tenant
+                await self._store.set(
+                    self._namespace + key, answer.dumps(), ttl=self._ttl, owner=answer.tenant
+                )
         except asyncio.CancelledError:
             raise
         except Exception as err:
