@@ -236,6 +236,53 @@ async def test_async_run_suite_1000_cases(aclient: AsyncClient) -> None:
     assert_suite_complete(results, summary)
 
 
+class _Methods(grpc.UnaryUnaryClientInterceptor, grpc.StreamStreamClientInterceptor,
+               grpc.UnaryStreamClientInterceptor):  # fmt: skip
+    """Records the method of every call made through the channel it wraps."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def intercept_unary_unary(self, continuation, details, request):  # type: ignore[no-untyped-def]
+        self.seen.append(details.method)
+        return continuation(details, request)
+
+    def intercept_unary_stream(self, continuation, details, request):  # type: ignore[no-untyped-def]
+        self.seen.append(details.method)
+        return continuation(details, request)
+
+    def intercept_stream_stream(self, continuation, details, requests):  # type: ignore[no-untyped-def]
+        self.seen.append(details.method)
+        return continuation(details, requests)
+
+
+def test_a_batch_over_one_chunk_streams_and_answers_as_runsuite(scorewire_addr: str) -> None:
+    methods = _Methods()
+    channel = grpc.intercept_channel(grpc.insecure_channel(scorewire_addr), methods)
+    n = 3 * _convert.STREAM_CHUNK_CASES + 7
+    with Client(channel=channel) as c:
+        small = list(c.run_suite(suite_cases(_convert.STREAM_CHUNK_CASES), compact=COMPACT))
+        assert methods.seen == ["/scorewire.v1.ScoringService/RunSuite"]
+        # a generator of cases: listed first, since the count goes in the config
+        run = c.run_suite((case for case in suite_cases(n)), compact=COMPACT)
+        results = list(run)
+    assert methods.seen[-1] == "/scorewire.v1.ScoringService/RunSuiteStream"
+    assert len(small) == _convert.STREAM_CHUNK_CASES
+    assert sorted(r.index for r in results) == list(range(n))
+    assert all(r.sample_id == f"s{r.index}" for r in results)
+    assert all(r.passed == (r.index % 3 != 0) for r in results)
+    assert run.summary.cases == n and run.summary.cases_passed == expected_passed_cases(n)
+
+
+def test_a_bad_case_in_a_streamed_batch_raises_at_the_call(client: Client) -> None:
+    cases = suite_cases(2 * _convert.STREAM_CHUNK_CASES)
+    cases[_convert.STREAM_CHUNK_CASES + 3]["sample"] = {"id": "x", "bogus": 1}
+    with pytest.raises(TypeError, match="bogus"):
+        client.run_suite(cases, compact=COMPACT)
+    # the chunks already sent went with a cancelled call; the client goes on
+    assert list(client.run_suite(suite_cases(2), compact=COMPACT))
+
+
 def test_run_suite_summary_before_iteration_is_an_error(client: Client) -> None:
     # The summary comes last: reading it early would silently drop results.
     with client.run_suite(suite_cases(3), compact=COMPACT) as run, pytest.raises(RuntimeError):
@@ -298,8 +345,9 @@ def test_score_invalid_argument_has_field_violations(client: Client) -> None:
     assert_bad_request(info.value)
 
 
-def test_run_suite_invalid_argument_raised_while_iterating(client: Client) -> None:
-    run = client.run_suite(suite_cases(5), checks=BAD_CHECKS)
+@pytest.mark.parametrize("n", [5, 2 * _convert.STREAM_CHUNK_CASES + 1])  # RunSuite, streamed
+def test_run_suite_invalid_argument_raised_while_iterating(client: Client, n: int) -> None:
+    run = client.run_suite(suite_cases(n), checks=BAD_CHECKS)
     with pytest.raises(ScorewireError) as info:
         list(run)
     assert_bad_request(info.value)

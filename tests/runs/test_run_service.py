@@ -331,3 +331,27 @@ async def test_a_cancelled_call_leaves_its_run_incomplete_and_running_runs_are_n
     run = await wait_until_async(incomplete, "the cancelled run is incomplete")
     assert run.results >= len(first.results.results)
     await run_server.runs.DeleteRun(rpb.DeleteRunRequest(run_id=run_id))
+
+
+async def test_a_recorded_run_suite_stream_is_stored_like_a_run_suite(
+    run_server: RunServer,
+) -> None:
+    # The cases arrive in two chunks; the run holds them all, with their cases.
+    request = suite()
+    del request.cases[:]
+    config = pb.RunSuiteStreamConfig(request=request, case_count=len(CASES))
+    messages = [
+        pb.RunSuiteStreamRequest(config=config),
+        pb.RunSuiteStreamRequest(cases=pb.CaseChunk(cases=CASES[:1])),
+        pb.RunSuiteStreamRequest(cases=pb.CaseChunk(cases=CASES[1:])),
+    ]
+    summary = pb.RunSummary()
+    async for ev in run_server.scoring.RunSuiteStream(iter(messages)):
+        if ev.WhichOneof("event") == "summary":
+            summary = ev.summary
+    assert summary.run_id and summary.cases == 3
+    run = (await run_server.runs.GetRun(rpb.GetRunRequest(run_id=summary.run_id))).run
+    assert (run.name, run.status, run.results) == ("nightly", rpb.RUN_STATUS_COMPLETE, 3)
+    listed = await run_server.runs.ListRunResults(rpb.ListRunResultsRequest(run_id=run.run_id))
+    assert [r.result.sample_id for r in listed.results] == ["a", "b", "c"]
+    assert [r.case.output.text for r in listed.results] == [c.output.text for c in CASES]

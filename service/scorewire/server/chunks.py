@@ -33,13 +33,14 @@ class ChunkRun:
 
     def __init__(
         self,
-        jobs: Iterator[sw.Job],
+        jobs: Iterator[sw.Job] | AsyncIterator[sw.Job],
         run: Callable[[sw.Job], Awaitable[Answer]],
         share: int,
         buffered: int,
     ) -> None:
         """`jobs` checks each chunk's cases as it makes its job (raising the first
-        problem); `run` scores a job in the workers; `share` chunks run at once."""
+        problem), from the request or as a stream brings them; `run` scores a job in the
+        workers; `share` chunks run at once."""
         self._jobs = jobs
         self._run = run
         self._share = share
@@ -55,6 +56,11 @@ class ChunkRun:
         Yields to the event loop between chunks, so that other calls, and the answers of
         the chunks already sent, go on meanwhile.
         """
+        if isinstance(self._jobs, AsyncIterator):  # waiting for the stream yields already
+            async for job in self._jobs:
+                self._ready.append(job)
+                self._top_up()
+            return
         for job in self._jobs:
             self._ready.append(job)
             self._top_up()

@@ -13,7 +13,7 @@ import logging
 import math
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -181,6 +181,37 @@ SOURCE_MEMO_MAX_BYTES = 16 * 1024
 """Only sources up to this size (characters of text plus bytes of serialized specs) are
 remembered, so the memo holds at most 256 such sources; bigger ones would cost more to
 hash for the lookup than the lookup saves."""
+
+
+class _JobCutter:
+    """Cuts consecutive cases into chunk jobs of at most BATCH_MAX_RESULTS cases (or
+    CHUNK_MAX_BYTES of them), checking each case (`check(case, index)`) first."""
+
+    def __init__(
+        self, make: Callable[[list[bytes], int, int], sw.Job], check: Callable[[pb.Case, int], None]
+    ) -> None:
+        self._make, self._check = make, check
+        self._start = self._next = self._size = 0
+        self._chunk: list[bytes] = []
+
+    def add(self, case: pb.Case) -> sw.Job | None:
+        """Take the next case; the job it completes, if any."""
+        self._check(case, self._next)
+        self._next += 1
+        data = case.SerializeToString()
+        self._chunk.append(data)
+        self._size += len(data)
+        if len(self._chunk) >= streaming.BATCH_MAX_RESULTS or self._size >= CHUNK_MAX_BYTES:
+            return self.rest()
+        return None
+
+    def rest(self) -> sw.Job | None:
+        """The job of the cases taken since the last one, if any."""
+        if not self._chunk:
+            return None
+        job = self._make(self._chunk, self._start, len(self._chunk))
+        self._start, self._chunk, self._size = self._next, [], 0
+        return job
 
 
 class SourceMemo:
@@ -634,12 +665,47 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request: pb.RunSuiteRequest, context: Context
     ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
         """Score a batch and stream batched results, then the summary."""
-        limit = self._settings.max_cases_per_request
-        if len(request.cases) > limit:
-            raise resource_exhausted(
-                "cases", f"{len(request.cases)} cases exceed max_cases_per_request ({limit})"
+        self._check_case_count(len(request.cases), "cases")
+        key, source = self._run_source(request)
+        info = await self._plan(key, source, context)
+        async for reply in self._run_suite(request, key, source, info, None, context):
+            yield reply
+
+    @guarded_stream
+    async def RunSuiteStream(  # type: ignore[override]  # bytes: serialized already
+        self, request_iterator: AsyncIterator[pb.RunSuiteStreamRequest], context: Context
+    ) -> AsyncIterator[bytes]:
+        """RunSuite with the cases arriving in chunks after a config declaring their count."""
+        first = await anext(aiter(request_iterator), None)
+        if first is None or first.WhichOneof("message") != "config":
+            raise invalid_argument(
+                [FieldViolation("config", "the first message of a RunSuiteStream is a config")]
             )
-        key, source = self._source(
+        request, declared = first.config.request, first.config.case_count
+        self._check_case_count(declared, "config.case_count")
+        key, source = self._run_source(request)
+        info = await self._plan(key, source, context)
+        arriving = self._arriving(first, request_iterator, declared)
+        jobs = None
+        if info.format != CHECKLLM and not info.any_async and declared > 0:
+            # Chunks go to the workers as their cases arrive and pass (ChunkRun).
+            jobs = self._streamed_jobs(key, source, arriving, info)
+        else:  # scored as one RunSuite once every case has arrived
+            cases = [c async for chunk in arriving for c in chunk]
+            request = pb.RunSuiteRequest()
+            request.CopyFrom(first.config.request)
+            del request.cases[:]
+            request.cases.extend(cases)
+        async for reply in self._run_suite(request, key, source, info, jobs, context):
+            yield reply if isinstance(reply, bytes) else reply.SerializeToString()
+
+    def _check_case_count(self, n: int, field: str) -> None:
+        limit = self._settings.max_cases_per_request
+        if n > limit:
+            raise resource_exhausted(field, f"{n} cases exceed max_cases_per_request ({limit})")
+
+    def _run_source(self, request: pb.RunSuiteRequest) -> tuple[bytes, sw.PlanSource]:
+        return self._source(
             suite_yaml=request.suite_yaml,
             suite_name=request.suite_name,
             checks=request.checks,
@@ -647,7 +713,53 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             gate=request.gate if request.HasField("gate") else None,
             suite_format=request.format,
         )
-        info = await self._plan(key, source, context)
+
+    async def _arriving(
+        self,
+        first: pb.RunSuiteStreamRequest,
+        rest: AsyncIterator[pb.RunSuiteStreamRequest],
+        declared: int,
+    ) -> AsyncIterator[Sequence[pb.Case]]:
+        """The stream's cases chunk by chunk (the config's own first): exactly `declared`
+        of them, in messages within `max_message_bytes` together."""
+        limit = self._settings.max_message_bytes
+        size, sent = first.ByteSize(), len(first.config.request.cases)
+        problem = "config.case_count", f"{declared} cases declared, more sent"
+        if sent > declared:
+            raise invalid_argument([FieldViolation(*problem)])
+        if sent:
+            yield first.config.request.cases
+        async for message in rest:
+            kind = message.WhichOneof("message")
+            if kind != "cases":
+                what = "a config after the first message" if kind else "neither config nor cases"
+                raise invalid_argument([FieldViolation("message", f"the stream sent {what}")])
+            size += message.ByteSize()
+            if size > limit:
+                raise resource_exhausted(
+                    "cases",
+                    f"the stream's messages together exceed max_message_bytes ({limit} bytes)",
+                )
+            sent += len(message.cases.cases)
+            if sent > declared:
+                raise invalid_argument([FieldViolation(*problem)])
+            yield message.cases.cases
+        if sent < declared:
+            raise invalid_argument(
+                [FieldViolation("config.case_count", f"{declared} cases declared, {sent} sent")]
+            )
+
+    async def _run_suite(
+        self,
+        request: pb.RunSuiteRequest,
+        key: bytes,
+        source: sw.PlanSource,
+        info: sw.PlanInfo,
+        streamed: AsyncIterator[sw.Job] | None,
+        context: Context,
+    ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
+        """RunSuite's run of `request`; with `streamed`, the chunk jobs of cases arriving
+        on a RunSuiteStream instead of `request.cases`."""
         if info.format == CHECKLLM:
             self._preflight(
                 info, request.budget_usd if request.HasField("budget_usd") else info.settings.budget
@@ -656,7 +768,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             async for reply in self.checkllm.run_suite(checkllm, request, context):
                 yield reply
             return
-        if not request.cases and info.suite_case_problem is not None:
+        if streamed is None and not request.cases and info.suite_case_problem is not None:
             # Cases written inline in a suite document were bounded by its size, but
             # not yet by what the whole-text checks would read of them.
             raise resource_exhausted(*info.suite_case_problem)
@@ -664,9 +776,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if not info.any_async:
             # Chunks go to the scoring workers as soon as their cases are checked, a few
             # in flight, answered in order once every case has passed.
-            own = not request.cases and info.suite_cases > 0
+            own = streamed is None and not request.cases and info.suite_cases > 0
             chunks = ChunkRun(
-                self._chunk_jobs(key, source, None if own else request.cases, info),
+                streamed or self._chunk_jobs(key, source, None if own else request.cases, info),
                 lambda job: self._run_job(job, context),
                 self._suite_share,
                 CHUNKS_BUFFERED * self._suite_share,
@@ -885,6 +997,36 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> Iterator[sw.Job]:
         """Jobs of at most BATCH_MAX_RESULTS cases (or CHUNK_MAX_BYTES of them) each; each
         case is checked (`_check_case`) before the job holding it is made."""
+        if cases is None:  # the suite document's own cases, which the workers hold
+            job = self._job_maker(key, source)
+            for start in range(0, info.suite_cases, streaming.BATCH_MAX_RESULTS):
+                yield job(None, start, min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start))
+            return
+        cut = _JobCutter(self._job_maker(key, source), self._case_checker(info))
+        for c in cases:
+            if (done := cut.add(c)) is not None:
+                yield done
+        if (done := cut.rest()) is not None:
+            yield done
+
+    async def _streamed_jobs(
+        self,
+        key: bytes,
+        source: sw.PlanSource,
+        arriving: AsyncIterator[Sequence[pb.Case]],
+        info: sw.PlanInfo,
+    ) -> AsyncIterator[sw.Job]:
+        """`_chunk_jobs` of a RunSuiteStream's cases as their chunks arrive: the jobs are
+        cut as RunSuite's are, whatever the chunks, so indexes and results are the same."""
+        cut = _JobCutter(self._job_maker(key, source), self._case_checker(info))
+        async for cases in arriving:
+            for c in cases:
+                if (done := cut.add(c)) is not None:
+                    yield done
+        if (done := cut.rest()) is not None:
+            yield done
+
+    def _job_maker(self, key: bytes, source: sw.PlanSource) -> Callable[..., sw.Job]:
         timeout = self._check_timeout()
         bounds = self._observer.bounds_ms if self._observer is not None else None
 
@@ -901,22 +1043,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 bounds_ms=bounds,
             )
 
-        if cases is None:  # the suite document's own cases, which the workers hold
-            for start in range(0, info.suite_cases, streaming.BATCH_MAX_RESULTS):
-                yield job(None, start, min(streaming.BATCH_MAX_RESULTS, info.suite_cases - start))
-            return
+        return job
+
+    def _case_checker(self, info: sw.PlanInfo) -> Callable[[pb.Case, int], None]:
         short = self._short_output(info)
-        start, chunk, size = 0, [], 0
-        for i, c in enumerate(cases):
-            self._check_case(c, i, info, short)
-            data = c.SerializeToString()
-            chunk.append(data)
-            size += len(data)
-            if len(chunk) >= streaming.BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
-                yield job(chunk, start, len(chunk))
-                start, chunk, size = i + 1, [], 0
-        if chunk:
-            yield job(chunk, start, len(chunk))
+        return lambda c, i: self._check_case(c, i, info, short)
 
     @property
     def _suite_share(self) -> int:

@@ -1230,6 +1230,283 @@ func (x *RunSuiteRequest) GetLabels() map[string]string {
 	return nil
 }
 
+// RunSuiteStreamConfig is the first message of a RunSuiteStream.
+type RunSuiteStreamConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run, as for RunSuite; its `cases` are the first of the call's cases.
+	Request *RunSuiteRequest `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	// How many cases the call sends in all (`request.cases` and every chunk), at most the
+	// server's per-request case limit.
+	CaseCount     uint32 `protobuf:"varint,2,opt,name=case_count,json=caseCount,proto3" json:"case_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunSuiteStreamConfig) Reset() {
+	*x = RunSuiteStreamConfig{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunSuiteStreamConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunSuiteStreamConfig) ProtoMessage() {}
+
+func (x *RunSuiteStreamConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunSuiteStreamConfig.ProtoReflect.Descriptor instead.
+func (*RunSuiteStreamConfig) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RunSuiteStreamConfig) GetRequest() *RunSuiteRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *RunSuiteStreamConfig) GetCaseCount() uint32 {
+	if x != nil {
+		return x.CaseCount
+	}
+	return 0
+}
+
+// CaseChunk is consecutive cases of a RunSuiteStream, after those sent before it.
+type CaseChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cases; their indexes continue from the previous messages' cases.
+	Cases         []*Case `protobuf:"bytes,1,rep,name=cases,proto3" json:"cases,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CaseChunk) Reset() {
+	*x = CaseChunk{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CaseChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CaseChunk) ProtoMessage() {}
+
+func (x *CaseChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CaseChunk.ProtoReflect.Descriptor instead.
+func (*CaseChunk) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CaseChunk) GetCases() []*Case {
+	if x != nil {
+		return x.Cases
+	}
+	return nil
+}
+
+// RunSuiteStreamRequest is one message of a RunSuiteStream: the config, then chunks.
+type RunSuiteStreamRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The message.
+	//
+	// Types that are valid to be assigned to Message:
+	//
+	//	*RunSuiteStreamRequest_Config
+	//	*RunSuiteStreamRequest_Cases
+	Message       isRunSuiteStreamRequest_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunSuiteStreamRequest) Reset() {
+	*x = RunSuiteStreamRequest{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunSuiteStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunSuiteStreamRequest) ProtoMessage() {}
+
+func (x *RunSuiteStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunSuiteStreamRequest.ProtoReflect.Descriptor instead.
+func (*RunSuiteStreamRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RunSuiteStreamRequest) GetMessage() isRunSuiteStreamRequest_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *RunSuiteStreamRequest) GetConfig() *RunSuiteStreamConfig {
+	if x != nil {
+		if x, ok := x.Message.(*RunSuiteStreamRequest_Config); ok {
+			return x.Config
+		}
+	}
+	return nil
+}
+
+func (x *RunSuiteStreamRequest) GetCases() *CaseChunk {
+	if x != nil {
+		if x, ok := x.Message.(*RunSuiteStreamRequest_Cases); ok {
+			return x.Cases
+		}
+	}
+	return nil
+}
+
+type isRunSuiteStreamRequest_Message interface {
+	isRunSuiteStreamRequest_Message()
+}
+
+type RunSuiteStreamRequest_Config struct {
+	// The run and its case count; the first message, and only the first.
+	Config *RunSuiteStreamConfig `protobuf:"bytes,1,opt,name=config,proto3,oneof"`
+}
+
+type RunSuiteStreamRequest_Cases struct {
+	// More cases.
+	Cases *CaseChunk `protobuf:"bytes,2,opt,name=cases,proto3,oneof"`
+}
+
+func (*RunSuiteStreamRequest_Config) isRunSuiteStreamRequest_Message() {}
+
+func (*RunSuiteStreamRequest_Cases) isRunSuiteStreamRequest_Message() {}
+
+// RunSuiteStreamResponse is one event of a RunSuiteStream, as RunSuiteResponse is of a
+// RunSuite (the same fields and numbers).
+type RunSuiteStreamResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The event.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*RunSuiteStreamResponse_Results
+	//	*RunSuiteStreamResponse_Summary
+	Event         isRunSuiteStreamResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunSuiteStreamResponse) Reset() {
+	*x = RunSuiteStreamResponse{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunSuiteStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunSuiteStreamResponse) ProtoMessage() {}
+
+func (x *RunSuiteStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunSuiteStreamResponse.ProtoReflect.Descriptor instead.
+func (*RunSuiteStreamResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RunSuiteStreamResponse) GetEvent() isRunSuiteStreamResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *RunSuiteStreamResponse) GetResults() *CaseResultBatch {
+	if x != nil {
+		if x, ok := x.Event.(*RunSuiteStreamResponse_Results); ok {
+			return x.Results
+		}
+	}
+	return nil
+}
+
+func (x *RunSuiteStreamResponse) GetSummary() *RunSummary {
+	if x != nil {
+		if x, ok := x.Event.(*RunSuiteStreamResponse_Summary); ok {
+			return x.Summary
+		}
+	}
+	return nil
+}
+
+type isRunSuiteStreamResponse_Event interface {
+	isRunSuiteStreamResponse_Event()
+}
+
+type RunSuiteStreamResponse_Results struct {
+	// Results of cases that finished since the previous batch.
+	Results *CaseResultBatch `protobuf:"bytes,1,opt,name=results,proto3,oneof"`
+}
+
+type RunSuiteStreamResponse_Summary struct {
+	// The final summary, sent exactly once, last.
+	Summary *RunSummary `protobuf:"bytes,2,opt,name=summary,proto3,oneof"`
+}
+
+func (*RunSuiteStreamResponse_Results) isRunSuiteStreamResponse_Event() {}
+
+func (*RunSuiteStreamResponse_Summary) isRunSuiteStreamResponse_Event() {}
+
 // Combination says which test, prompt and provider of a checkllm suite a case is.
 type Combination struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1247,7 +1524,7 @@ type Combination struct {
 
 func (x *Combination) Reset() {
 	*x = Combination{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1536,7 @@ func (x *Combination) String() string {
 func (*Combination) ProtoMessage() {}
 
 func (x *Combination) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1549,7 @@ func (x *Combination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Combination.ProtoReflect.Descriptor instead.
 func (*Combination) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Combination) GetTest() int32 {
@@ -1331,7 +1608,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1620,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1633,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CaseResult) GetIndex() int32 {
@@ -1426,7 +1703,7 @@ type CaseResultBatch struct {
 
 func (x *CaseResultBatch) Reset() {
 	*x = CaseResultBatch{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1715,7 @@ func (x *CaseResultBatch) String() string {
 func (*CaseResultBatch) ProtoMessage() {}
 
 func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1728,7 @@ func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResultBatch.ProtoReflect.Descriptor instead.
 func (*CaseResultBatch) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CaseResultBatch) GetResults() []*CaseResult {
@@ -1492,7 +1769,7 @@ type CheckSummary struct {
 
 func (x *CheckSummary) Reset() {
 	*x = CheckSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1781,7 @@ func (x *CheckSummary) String() string {
 func (*CheckSummary) ProtoMessage() {}
 
 func (x *CheckSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1794,7 @@ func (x *CheckSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSummary.ProtoReflect.Descriptor instead.
 func (*CheckSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CheckSummary) GetName() string {
@@ -1649,7 +1926,7 @@ type RunSummary struct {
 
 func (x *RunSummary) Reset() {
 	*x = RunSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1938,7 @@ func (x *RunSummary) String() string {
 func (*RunSummary) ProtoMessage() {}
 
 func (x *RunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1951,7 @@ func (x *RunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
 func (*RunSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunSummary) GetCases() int64 {
@@ -1855,7 +2132,7 @@ type MatrixCell struct {
 
 func (x *MatrixCell) Reset() {
 	*x = MatrixCell{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2144,7 @@ func (x *MatrixCell) String() string {
 func (*MatrixCell) ProtoMessage() {}
 
 func (x *MatrixCell) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2157,7 @@ func (x *MatrixCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatrixCell.ProtoReflect.Descriptor instead.
 func (*MatrixCell) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MatrixCell) GetPrompt() int32 {
@@ -1948,7 +2225,7 @@ type RunSuiteResponse struct {
 
 func (x *RunSuiteResponse) Reset() {
 	*x = RunSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2237,7 @@ func (x *RunSuiteResponse) String() string {
 func (*RunSuiteResponse) ProtoMessage() {}
 
 func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2250,7 @@ func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunSuiteResponse) GetEvent() isRunSuiteResponse_Event {
@@ -2050,7 +2327,7 @@ type StreamConfig struct {
 
 func (x *StreamConfig) Reset() {
 	*x = StreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2339,7 @@ func (x *StreamConfig) String() string {
 func (*StreamConfig) ProtoMessage() {}
 
 func (x *StreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2352,7 @@ func (x *StreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamConfig.ProtoReflect.Descriptor instead.
 func (*StreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StreamConfig) GetSuiteYaml() string {
@@ -2162,7 +2439,7 @@ type StreamCase struct {
 
 func (x *StreamCase) Reset() {
 	*x = StreamCase{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2174,7 +2451,7 @@ func (x *StreamCase) String() string {
 func (*StreamCase) ProtoMessage() {}
 
 func (x *StreamCase) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2187,7 +2464,7 @@ func (x *StreamCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCase.ProtoReflect.Descriptor instead.
 func (*StreamCase) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StreamCase) GetRequestId() string {
@@ -2248,7 +2525,7 @@ type ScoreStreamRequest struct {
 
 func (x *ScoreStreamRequest) Reset() {
 	*x = ScoreStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2537,7 @@ func (x *ScoreStreamRequest) String() string {
 func (*ScoreStreamRequest) ProtoMessage() {}
 
 func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2550,7 @@ func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamRequest.ProtoReflect.Descriptor instead.
 func (*ScoreStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ScoreStreamRequest) GetMessage() isScoreStreamRequest_Message {
@@ -2334,7 +2611,7 @@ type ScoreStreamResponse struct {
 
 func (x *ScoreStreamResponse) Reset() {
 	*x = ScoreStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2623,7 @@ func (x *ScoreStreamResponse) String() string {
 func (*ScoreStreamResponse) ProtoMessage() {}
 
 func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2636,7 @@ func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamResponse.ProtoReflect.Descriptor instead.
 func (*ScoreStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ScoreStreamResponse) GetRequestId() string {
@@ -2392,7 +2669,7 @@ type ListChecksRequest struct {
 
 func (x *ListChecksRequest) Reset() {
 	*x = ListChecksRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2404,7 +2681,7 @@ func (x *ListChecksRequest) String() string {
 func (*ListChecksRequest) ProtoMessage() {}
 
 func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2417,7 +2694,7 @@ func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksRequest.ProtoReflect.Descriptor instead.
 func (*ListChecksRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
 }
 
 // CheckInfo describes one check type.
@@ -2444,7 +2721,7 @@ type CheckInfo struct {
 
 func (x *CheckInfo) Reset() {
 	*x = CheckInfo{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2733,7 @@ func (x *CheckInfo) String() string {
 func (*CheckInfo) ProtoMessage() {}
 
 func (x *CheckInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2746,7 @@ func (x *CheckInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInfo.ProtoReflect.Descriptor instead.
 func (*CheckInfo) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckInfo) GetType() string {
@@ -2525,7 +2802,7 @@ type ListChecksResponse struct {
 
 func (x *ListChecksResponse) Reset() {
 	*x = ListChecksResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2814,7 @@ func (x *ListChecksResponse) String() string {
 func (*ListChecksResponse) ProtoMessage() {}
 
 func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2827,7 @@ func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksResponse.ProtoReflect.Descriptor instead.
 func (*ListChecksResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListChecksResponse) GetChecks() []*CheckInfo {
@@ -2582,7 +2859,7 @@ type ValidateSuiteRequest struct {
 
 func (x *ValidateSuiteRequest) Reset() {
 	*x = ValidateSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2594,7 +2871,7 @@ func (x *ValidateSuiteRequest) String() string {
 func (*ValidateSuiteRequest) ProtoMessage() {}
 
 func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2607,7 +2884,7 @@ func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteRequest.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ValidateSuiteRequest) GetSuiteYaml() string {
@@ -2671,7 +2948,7 @@ type PreconditionProblem struct {
 
 func (x *PreconditionProblem) Reset() {
 	*x = PreconditionProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2683,7 +2960,7 @@ func (x *PreconditionProblem) String() string {
 func (*PreconditionProblem) ProtoMessage() {}
 
 func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2696,7 +2973,7 @@ func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreconditionProblem.ProtoReflect.Descriptor instead.
 func (*PreconditionProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreconditionProblem) GetField() string {
@@ -2740,7 +3017,7 @@ type FieldProblem struct {
 
 func (x *FieldProblem) Reset() {
 	*x = FieldProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2752,7 +3029,7 @@ func (x *FieldProblem) String() string {
 func (*FieldProblem) ProtoMessage() {}
 
 func (x *FieldProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2765,7 +3042,7 @@ func (x *FieldProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldProblem.ProtoReflect.Descriptor instead.
 func (*FieldProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FieldProblem) GetField() string {
@@ -2804,7 +3081,7 @@ type ValidateSuiteResponse struct {
 
 func (x *ValidateSuiteResponse) Reset() {
 	*x = ValidateSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +3093,7 @@ func (x *ValidateSuiteResponse) String() string {
 func (*ValidateSuiteResponse) ProtoMessage() {}
 
 func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2829,7 +3106,7 @@ func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteResponse.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ValidateSuiteResponse) GetValid() bool {
@@ -2981,7 +3258,21 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_budget_usdB\x18\n" +
 	"\x16_generation_budget_usdB\t\n" +
-	"\a_record\"\x80\x01\n" +
+	"\a_record\"n\n" +
+	"\x14RunSuiteStreamConfig\x127\n" +
+	"\arequest\x18\x01 \x01(\v2\x1d.scorewire.v1.RunSuiteRequestR\arequest\x12\x1d\n" +
+	"\n" +
+	"case_count\x18\x02 \x01(\rR\tcaseCount\"5\n" +
+	"\tCaseChunk\x12(\n" +
+	"\x05cases\x18\x01 \x03(\v2\x12.scorewire.v1.CaseR\x05cases\"\x91\x01\n" +
+	"\x15RunSuiteStreamRequest\x12<\n" +
+	"\x06config\x18\x01 \x01(\v2\".scorewire.v1.RunSuiteStreamConfigH\x00R\x06config\x12/\n" +
+	"\x05cases\x18\x02 \x01(\v2\x17.scorewire.v1.CaseChunkH\x00R\x05casesB\t\n" +
+	"\amessage\"\x92\x01\n" +
+	"\x16RunSuiteStreamResponse\x129\n" +
+	"\aresults\x18\x01 \x01(\v2\x1d.scorewire.v1.CaseResultBatchH\x00R\aresults\x124\n" +
+	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryH\x00R\asummaryB\a\n" +
+	"\x05event\"\x80\x01\n" +
 	"\vCombination\x12\x12\n" +
 	"\x04test\x18\x01 \x01(\x05R\x04test\x12)\n" +
 	"\x10test_description\x18\x02 \x01(\tR\x0ftestDescription\x12\x16\n" +
@@ -3132,10 +3423,11 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\vSuiteFormat\x12\x1c\n" +
 	"\x18SUITE_FORMAT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16SUITE_FORMAT_EVALSTONE\x10\x01\x12\x19\n" +
-	"\x15SUITE_FORMAT_CHECKLLM\x10\x022\xa2\x03\n" +
+	"\x15SUITE_FORMAT_CHECKLLM\x10\x022\x83\x04\n" +
 	"\x0eScoringService\x12@\n" +
 	"\x05Score\x12\x1a.scorewire.v1.ScoreRequest\x1a\x1b.scorewire.v1.ScoreResponse\x12K\n" +
-	"\bRunSuite\x12\x1d.scorewire.v1.RunSuiteRequest\x1a\x1e.scorewire.v1.RunSuiteResponse0\x01\x12V\n" +
+	"\bRunSuite\x12\x1d.scorewire.v1.RunSuiteRequest\x1a\x1e.scorewire.v1.RunSuiteResponse0\x01\x12_\n" +
+	"\x0eRunSuiteStream\x12#.scorewire.v1.RunSuiteStreamRequest\x1a$.scorewire.v1.RunSuiteStreamResponse(\x010\x01\x12V\n" +
 	"\vScoreStream\x12 .scorewire.v1.ScoreStreamRequest\x1a!.scorewire.v1.ScoreStreamResponse(\x010\x01\x12O\n" +
 	"\n" +
 	"ListChecks\x12\x1f.scorewire.v1.ListChecksRequest\x1a .scorewire.v1.ListChecksResponse\x12X\n" +
@@ -3155,53 +3447,57 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
-	(ExampleKind)(0),              // 0: scorewire.v1.ExampleKind
-	(SuiteFormat)(0),              // 1: scorewire.v1.SuiteFormat
-	(*Sample)(nil),                // 2: scorewire.v1.Sample
-	(*Output)(nil),                // 3: scorewire.v1.Output
-	(*Example)(nil),               // 4: scorewire.v1.Example
-	(*CheckSpec)(nil),             // 5: scorewire.v1.CheckSpec
-	(*ScoreError)(nil),            // 6: scorewire.v1.ScoreError
-	(*Score)(nil),                 // 7: scorewire.v1.Score
-	(*ScoreSpread)(nil),           // 8: scorewire.v1.ScoreSpread
-	(*ScoreRequest)(nil),          // 9: scorewire.v1.ScoreRequest
-	(*ScoreResponse)(nil),         // 10: scorewire.v1.ScoreResponse
-	(*Case)(nil),                  // 11: scorewire.v1.Case
-	(*Gate)(nil),                  // 12: scorewire.v1.Gate
-	(*RunSuiteRequest)(nil),       // 13: scorewire.v1.RunSuiteRequest
-	(*Combination)(nil),           // 14: scorewire.v1.Combination
-	(*CaseResult)(nil),            // 15: scorewire.v1.CaseResult
-	(*CaseResultBatch)(nil),       // 16: scorewire.v1.CaseResultBatch
-	(*CheckSummary)(nil),          // 17: scorewire.v1.CheckSummary
-	(*RunSummary)(nil),            // 18: scorewire.v1.RunSummary
-	(*MatrixCell)(nil),            // 19: scorewire.v1.MatrixCell
-	(*RunSuiteResponse)(nil),      // 20: scorewire.v1.RunSuiteResponse
-	(*StreamConfig)(nil),          // 21: scorewire.v1.StreamConfig
-	(*StreamCase)(nil),            // 22: scorewire.v1.StreamCase
-	(*ScoreStreamRequest)(nil),    // 23: scorewire.v1.ScoreStreamRequest
-	(*ScoreStreamResponse)(nil),   // 24: scorewire.v1.ScoreStreamResponse
-	(*ListChecksRequest)(nil),     // 25: scorewire.v1.ListChecksRequest
-	(*CheckInfo)(nil),             // 26: scorewire.v1.CheckInfo
-	(*ListChecksResponse)(nil),    // 27: scorewire.v1.ListChecksResponse
-	(*ValidateSuiteRequest)(nil),  // 28: scorewire.v1.ValidateSuiteRequest
-	(*PreconditionProblem)(nil),   // 29: scorewire.v1.PreconditionProblem
-	(*FieldProblem)(nil),          // 30: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil), // 31: scorewire.v1.ValidateSuiteResponse
-	nil,                           // 32: scorewire.v1.RunSuiteRequest.LabelsEntry
-	nil,                           // 33: scorewire.v1.StreamConfig.LabelsEntry
-	(*structpb.Value)(nil),        // 34: google.protobuf.Value
-	(*structpb.Struct)(nil),       // 35: google.protobuf.Struct
+	(ExampleKind)(0),               // 0: scorewire.v1.ExampleKind
+	(SuiteFormat)(0),               // 1: scorewire.v1.SuiteFormat
+	(*Sample)(nil),                 // 2: scorewire.v1.Sample
+	(*Output)(nil),                 // 3: scorewire.v1.Output
+	(*Example)(nil),                // 4: scorewire.v1.Example
+	(*CheckSpec)(nil),              // 5: scorewire.v1.CheckSpec
+	(*ScoreError)(nil),             // 6: scorewire.v1.ScoreError
+	(*Score)(nil),                  // 7: scorewire.v1.Score
+	(*ScoreSpread)(nil),            // 8: scorewire.v1.ScoreSpread
+	(*ScoreRequest)(nil),           // 9: scorewire.v1.ScoreRequest
+	(*ScoreResponse)(nil),          // 10: scorewire.v1.ScoreResponse
+	(*Case)(nil),                   // 11: scorewire.v1.Case
+	(*Gate)(nil),                   // 12: scorewire.v1.Gate
+	(*RunSuiteRequest)(nil),        // 13: scorewire.v1.RunSuiteRequest
+	(*RunSuiteStreamConfig)(nil),   // 14: scorewire.v1.RunSuiteStreamConfig
+	(*CaseChunk)(nil),              // 15: scorewire.v1.CaseChunk
+	(*RunSuiteStreamRequest)(nil),  // 16: scorewire.v1.RunSuiteStreamRequest
+	(*RunSuiteStreamResponse)(nil), // 17: scorewire.v1.RunSuiteStreamResponse
+	(*Combination)(nil),            // 18: scorewire.v1.Combination
+	(*CaseResult)(nil),             // 19: scorewire.v1.CaseResult
+	(*CaseResultBatch)(nil),        // 20: scorewire.v1.CaseResultBatch
+	(*CheckSummary)(nil),           // 21: scorewire.v1.CheckSummary
+	(*RunSummary)(nil),             // 22: scorewire.v1.RunSummary
+	(*MatrixCell)(nil),             // 23: scorewire.v1.MatrixCell
+	(*RunSuiteResponse)(nil),       // 24: scorewire.v1.RunSuiteResponse
+	(*StreamConfig)(nil),           // 25: scorewire.v1.StreamConfig
+	(*StreamCase)(nil),             // 26: scorewire.v1.StreamCase
+	(*ScoreStreamRequest)(nil),     // 27: scorewire.v1.ScoreStreamRequest
+	(*ScoreStreamResponse)(nil),    // 28: scorewire.v1.ScoreStreamResponse
+	(*ListChecksRequest)(nil),      // 29: scorewire.v1.ListChecksRequest
+	(*CheckInfo)(nil),              // 30: scorewire.v1.CheckInfo
+	(*ListChecksResponse)(nil),     // 31: scorewire.v1.ListChecksResponse
+	(*ValidateSuiteRequest)(nil),   // 32: scorewire.v1.ValidateSuiteRequest
+	(*PreconditionProblem)(nil),    // 33: scorewire.v1.PreconditionProblem
+	(*FieldProblem)(nil),           // 34: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil),  // 35: scorewire.v1.ValidateSuiteResponse
+	nil,                            // 36: scorewire.v1.RunSuiteRequest.LabelsEntry
+	nil,                            // 37: scorewire.v1.StreamConfig.LabelsEntry
+	(*structpb.Value)(nil),         // 38: google.protobuf.Value
+	(*structpb.Struct)(nil),        // 39: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	34, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	34, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	35, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	34, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	35, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	38, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	38, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	39, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	38, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	39, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	35, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	39, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	5,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	4,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	6,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
@@ -3216,44 +3512,52 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	12, // 18: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
 	11, // 19: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
 	1,  // 20: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	32, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
-	7,  // 22: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	14, // 23: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
-	15, // 24: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	17, // 25: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	19, // 26: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	12, // 27: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
-	16, // 28: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	18, // 29: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 30: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 31: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	33, // 32: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
-	2,  // 33: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 34: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	21, // 35: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	22, // 36: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 37: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	35, // 38: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	26, // 39: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 40: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 41: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	30, // 42: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	29, // 43: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	9,  // 44: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	13, // 45: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	23, // 46: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	25, // 47: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	28, // 48: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	10, // 49: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	20, // 50: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	24, // 51: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	27, // 52: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	31, // 53: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	49, // [49:54] is the sub-list for method output_type
-	44, // [44:49] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	36, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
+	13, // 22: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
+	11, // 23: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
+	14, // 24: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
+	15, // 25: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
+	20, // 26: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	22, // 27: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
+	7,  // 28: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	18, // 29: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
+	19, // 30: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	21, // 31: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	23, // 32: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
+	12, // 33: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
+	20, // 34: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	22, // 35: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	5,  // 36: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 37: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	37, // 38: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	2,  // 39: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	3,  // 40: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	25, // 41: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	26, // 42: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	7,  // 43: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	39, // 44: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	30, // 45: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	5,  // 46: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 47: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	34, // 48: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	33, // 49: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	9,  // 50: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	13, // 51: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	16, // 52: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
+	27, // 53: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	29, // 54: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	32, // 55: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	10, // 56: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	24, // 57: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	17, // 58: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
+	28, // 59: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	31, // 60: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	35, // 61: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	56, // [56:62] is the sub-list for method output_type
+	50, // [50:56] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -3264,12 +3568,20 @@ func file_scorewire_v1_scoring_proto_init() {
 	file_scorewire_v1_scoring_proto_msgTypes[7].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[10].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[18].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[14].OneofWrappers = []any{
+		(*RunSuiteStreamRequest_Config)(nil),
+		(*RunSuiteStreamRequest_Cases)(nil),
+	}
+	file_scorewire_v1_scoring_proto_msgTypes[15].OneofWrappers = []any{
+		(*RunSuiteStreamResponse_Results)(nil),
+		(*RunSuiteStreamResponse_Summary)(nil),
+	}
+	file_scorewire_v1_scoring_proto_msgTypes[22].OneofWrappers = []any{
 		(*RunSuiteResponse_Results)(nil),
 		(*RunSuiteResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[19].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[21].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[23].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[25].OneofWrappers = []any{
 		(*ScoreStreamRequest_Config)(nil),
 		(*ScoreStreamRequest_Case)(nil),
 	}
@@ -3279,7 +3591,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   32,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

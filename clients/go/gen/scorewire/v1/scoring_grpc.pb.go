@@ -27,11 +27,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ScoringService_Score_FullMethodName         = "/scorewire.v1.ScoringService/Score"
-	ScoringService_RunSuite_FullMethodName      = "/scorewire.v1.ScoringService/RunSuite"
-	ScoringService_ScoreStream_FullMethodName   = "/scorewire.v1.ScoringService/ScoreStream"
-	ScoringService_ListChecks_FullMethodName    = "/scorewire.v1.ScoringService/ListChecks"
-	ScoringService_ValidateSuite_FullMethodName = "/scorewire.v1.ScoringService/ValidateSuite"
+	ScoringService_Score_FullMethodName          = "/scorewire.v1.ScoringService/Score"
+	ScoringService_RunSuite_FullMethodName       = "/scorewire.v1.ScoringService/RunSuite"
+	ScoringService_RunSuiteStream_FullMethodName = "/scorewire.v1.ScoringService/RunSuiteStream"
+	ScoringService_ScoreStream_FullMethodName    = "/scorewire.v1.ScoringService/ScoreStream"
+	ScoringService_ListChecks_FullMethodName     = "/scorewire.v1.ScoringService/ListChecks"
+	ScoringService_ValidateSuite_FullMethodName  = "/scorewire.v1.ScoringService/ValidateSuite"
 )
 
 // ScoringServiceClient is the client API for ScoringService service.
@@ -56,6 +57,18 @@ type ScoringServiceClient interface {
 	// Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
 	// cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
 	RunSuite(ctx context.Context, in *RunSuiteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunSuiteResponse], error)
+	// RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+	// scores the first ones while the caller still builds and sends the rest. The first
+	// message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+	// many cases the call sends in all); every later message carries a `cases` chunk. The
+	// answers are RunSuite's: no result before every case has arrived and passed its
+	// checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+	// RunSuiteResponse field for field). Besides RunSuite's errors, returns
+	// INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+	// cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+	// `case_count` is over the per-request case limit or the messages together are over
+	// the per-message byte limit.
+	RunSuiteStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RunSuiteStreamRequest, RunSuiteStreamResponse], error)
 	// ScoreStream scores cases as they arrive. The first request must carry `config`
 	// (the checks); every later request carries one case, and each response echoes that
 	// case's `request_id`. Responses arrive in completion order, not request order.
@@ -110,9 +123,22 @@ func (c *scoringServiceClient) RunSuite(ctx context.Context, in *RunSuiteRequest
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ScoringService_RunSuiteClient = grpc.ServerStreamingClient[RunSuiteResponse]
 
+func (c *scoringServiceClient) RunSuiteStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RunSuiteStreamRequest, RunSuiteStreamResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ScoringService_ServiceDesc.Streams[1], ScoringService_RunSuiteStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[RunSuiteStreamRequest, RunSuiteStreamResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScoringService_RunSuiteStreamClient = grpc.BidiStreamingClient[RunSuiteStreamRequest, RunSuiteStreamResponse]
+
 func (c *scoringServiceClient) ScoreStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScoreStreamRequest, ScoreStreamResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &ScoringService_ServiceDesc.Streams[1], ScoringService_ScoreStream_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &ScoringService_ServiceDesc.Streams[2], ScoringService_ScoreStream_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +191,18 @@ type ScoringServiceServer interface {
 	// Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
 	// cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
 	RunSuite(*RunSuiteRequest, grpc.ServerStreamingServer[RunSuiteResponse]) error
+	// RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+	// scores the first ones while the caller still builds and sends the rest. The first
+	// message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+	// many cases the call sends in all); every later message carries a `cases` chunk. The
+	// answers are RunSuite's: no result before every case has arrived and passed its
+	// checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+	// RunSuiteResponse field for field). Besides RunSuite's errors, returns
+	// INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+	// cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+	// `case_count` is over the per-request case limit or the messages together are over
+	// the per-message byte limit.
+	RunSuiteStream(grpc.BidiStreamingServer[RunSuiteStreamRequest, RunSuiteStreamResponse]) error
 	// ScoreStream scores cases as they arrive. The first request must carry `config`
 	// (the checks); every later request carries one case, and each response echoes that
 	// case's `request_id`. Responses arrive in completion order, not request order.
@@ -195,6 +233,9 @@ func (UnimplementedScoringServiceServer) Score(context.Context, *ScoreRequest) (
 }
 func (UnimplementedScoringServiceServer) RunSuite(*RunSuiteRequest, grpc.ServerStreamingServer[RunSuiteResponse]) error {
 	return status.Error(codes.Unimplemented, "method RunSuite not implemented")
+}
+func (UnimplementedScoringServiceServer) RunSuiteStream(grpc.BidiStreamingServer[RunSuiteStreamRequest, RunSuiteStreamResponse]) error {
+	return status.Error(codes.Unimplemented, "method RunSuiteStream not implemented")
 }
 func (UnimplementedScoringServiceServer) ScoreStream(grpc.BidiStreamingServer[ScoreStreamRequest, ScoreStreamResponse]) error {
 	return status.Error(codes.Unimplemented, "method ScoreStream not implemented")
@@ -254,6 +295,13 @@ func _ScoringService_RunSuite_Handler(srv interface{}, stream grpc.ServerStream)
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ScoringService_RunSuiteServer = grpc.ServerStreamingServer[RunSuiteResponse]
+
+func _ScoringService_RunSuiteStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ScoringServiceServer).RunSuiteStream(&grpc.GenericServerStream[RunSuiteStreamRequest, RunSuiteStreamResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScoringService_RunSuiteStreamServer = grpc.BidiStreamingServer[RunSuiteStreamRequest, RunSuiteStreamResponse]
 
 func _ScoringService_ScoreStream_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(ScoringServiceServer).ScoreStream(&grpc.GenericServerStream[ScoreStreamRequest, ScoreStreamResponse]{ServerStream: stream})
@@ -323,6 +371,12 @@ var ScoringService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "RunSuite",
 			Handler:       _ScoringService_RunSuite_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "RunSuiteStream",
+			Handler:       _ScoringService_RunSuiteStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 		{
 			StreamName:    "ScoreStream",

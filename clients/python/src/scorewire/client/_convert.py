@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
 from google.protobuf import struct_pb2
@@ -375,6 +376,56 @@ def run_suite_request(
     if record is not None:
         req.record = record
     return req
+
+
+STREAM_CHUNK_CASES = 500
+"""Cases per RunSuiteStream chunk; `run_suite` streams a batch of more cases than this."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteFields:
+    """What `run_suite` sends besides the cases."""
+
+    suite_yaml: str
+    suite_name: str
+    checks: Iterable[CheckLike] | None
+    compact: Iterable[str] | None
+    gate: GateLike
+    budget_usd: float | None
+    record: bool | None
+    run_name: str
+    labels: Mapping[str, str] | None
+
+    def request(self, cases: Iterable[CaseLike]) -> pb.RunSuiteRequest:
+        """The RunSuiteRequest of these fields and `cases`."""
+        return run_suite_request(
+            cases=cases,
+            suite_yaml=self.suite_yaml,
+            suite_name=self.suite_name,
+            checks=self.checks,
+            compact=self.compact,
+            gate=self.gate,
+            budget_usd=self.budget_usd,
+            record=self.record,
+            run_name=self.run_name,
+            labels=self.labels,
+        )
+
+
+def stream_suite_config(request: pb.RunSuiteRequest, case_count: int) -> pb.RunSuiteStreamRequest:
+    """The first RunSuiteStream message: the run (without cases) and how many follow."""
+    config = pb.RunSuiteStreamConfig(case_count=case_count)
+    config.request.CopyFrom(request)
+    return pb.RunSuiteStreamRequest(config=config)
+
+
+def case_chunk(cases: Iterable[CaseLike]) -> pb.RunSuiteStreamRequest:
+    """A RunSuiteStream message carrying `cases` (built in place, as in run_suite_request)."""
+    message = pb.RunSuiteStreamRequest()
+    add = message.cases.cases.add
+    for c in cases:
+        fill_case(add(), c)
+    return message
 
 
 def stream_config(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -155,19 +156,16 @@ class Client:
         its summary is the chunks' merged, its gate judged again on the merged totals
         (`scorewire.client._shards` says how, budgets included). `timeout` is per chunk.
         """
-        req = _convert.run_suite_request(
-            cases=cases,
-            suite_yaml=suite_yaml,
-            suite_name=suite_name,
-            checks=checks,
-            compact=compact,
-            gate=gate,
-            budget_usd=budget_usd,
-            record=record,
-            run_name=run_name,
-            labels=labels,
-        )
         args = self._call_args(timeout, metadata)
+        run = _convert.SuiteFields(
+            suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels
+        )
+        if shards is None:
+            listed = cases if isinstance(cases, Sequence) else list(cases)
+            if len(listed) > _convert.STREAM_CHUNK_CASES:
+                return self._run_streamed(listed, run, args)
+            cases = listed
+        req = run.request(cases)
         if shards is None:
             return SuiteRun(self._stub.RunSuite(req, **args))
         chunks = _shards.split(req, list(req.cases), shards, chunk_cases)
@@ -177,6 +175,31 @@ class Client:
             shards,
             chunk_attempts,
         )
+
+    def _run_streamed(
+        self, cases: Sequence[CaseLike], run: _convert.SuiteFields, args: dict[str, Any]
+    ) -> SuiteRun:
+        """A RunSuiteStream: each chunk is sent as soon as it is built, so the server
+        checks and scores the first while later ones are still being built here. A case
+        that cannot be converted cancels the call and raises here, as in RunSuite."""
+        feed: queue.SimpleQueue[pb.RunSuiteStreamRequest | None] = queue.SimpleQueue()
+
+        def messages() -> Iterator[pb.RunSuiteStreamRequest]:
+            while (message := feed.get()) is not None:
+                yield message
+
+        feed.put(_convert.stream_suite_config(run.request(()), len(cases)))
+        call = self._stub.RunSuiteStream(messages(), **args)
+        step = _convert.STREAM_CHUNK_CASES
+        try:
+            for start in range(0, len(cases), step):
+                feed.put(_convert.case_chunk(cases[start : start + step]))
+        except BaseException:
+            call.cancel()
+            raise
+        finally:
+            feed.put(None)
+        return SuiteRun(call)
 
     def score_stream(
         self,

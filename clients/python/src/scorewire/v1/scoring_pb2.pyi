@@ -745,6 +745,126 @@ class RunSuiteRequest(_message.Message):
 Global___RunSuiteRequest: _TypeAlias = RunSuiteRequest  # noqa: Y015
 
 @_typing.final
+class RunSuiteStreamConfig(_message.Message):
+    """RunSuiteStreamConfig is the first message of a RunSuiteStream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_FIELD_NUMBER: _builtins.int
+    CASE_COUNT_FIELD_NUMBER: _builtins.int
+    case_count: _builtins.int
+    """How many cases the call sends in all (`request.cases` and every chunk), at most the
+    server's per-request case limit.
+    """
+    @_builtins.property
+    def request(self) -> Global___RunSuiteRequest:
+        """The run, as for RunSuite; its `cases` are the first of the call's cases."""
+
+    def __init__(
+        self,
+        *,
+        request: Global___RunSuiteRequest | None = ...,
+        case_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_count", b"case_count", "request", b"request"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RunSuiteStreamConfig: _TypeAlias = RunSuiteStreamConfig  # noqa: Y015
+
+@_typing.final
+class CaseChunk(_message.Message):
+    """CaseChunk is consecutive cases of a RunSuiteStream, after those sent before it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cases(self) -> _containers.RepeatedCompositeFieldContainer[Global___Case]:
+        """The cases; their indexes continue from the previous messages' cases."""
+
+    def __init__(
+        self,
+        *,
+        cases: _abc.Iterable[Global___Case] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CaseChunk: _TypeAlias = CaseChunk  # noqa: Y015
+
+@_typing.final
+class RunSuiteStreamRequest(_message.Message):
+    """RunSuiteStreamRequest is one message of a RunSuiteStream: the config, then chunks."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONFIG_FIELD_NUMBER: _builtins.int
+    CASES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def config(self) -> Global___RunSuiteStreamConfig:
+        """The run and its case count; the first message, and only the first."""
+
+    @_builtins.property
+    def cases(self) -> Global___CaseChunk:
+        """More cases."""
+
+    def __init__(
+        self,
+        *,
+        config: Global___RunSuiteStreamConfig | None = ...,
+        cases: Global___CaseChunk | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "config", b"config", "message", b"message"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "config", b"config", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["config", "cases"]  # noqa: Y015
+    _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
+
+Global___RunSuiteStreamRequest: _TypeAlias = RunSuiteStreamRequest  # noqa: Y015
+
+@_typing.final
+class RunSuiteStreamResponse(_message.Message):
+    """RunSuiteStreamResponse is one event of a RunSuiteStream, as RunSuiteResponse is of a
+    RunSuite (the same fields and numbers).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> Global___CaseResultBatch:
+        """Results of cases that finished since the previous batch."""
+
+    @_builtins.property
+    def summary(self) -> Global___RunSummary:
+        """The final summary, sent exactly once, last."""
+
+    def __init__(
+        self,
+        *,
+        results: Global___CaseResultBatch | None = ...,
+        summary: Global___RunSummary | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "results", b"results", "summary", b"summary"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "results", b"results", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["results", "summary"]  # noqa: Y015
+    _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
+
+Global___RunSuiteStreamResponse: _TypeAlias = RunSuiteStreamResponse  # noqa: Y015
+
+@_typing.final
 class Combination(_message.Message):
     """Combination says which test, prompt and provider of a checkllm suite a case is."""
 

@@ -46,6 +46,11 @@ class ScoringServiceStub:
                 request_serializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteRequest.SerializeToString,
                 response_deserializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteResponse.FromString,
                 _registered_method=True)
+        self.RunSuiteStream = channel.stream_stream(
+                '/scorewire.v1.ScoringService/RunSuiteStream',
+                request_serializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteStreamRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteStreamResponse.FromString,
+                _registered_method=True)
         self.ScoreStream = channel.stream_stream(
                 '/scorewire.v1.ScoringService/ScoreStream',
                 request_serializer=scorewire_dot_v1_dot_scoring__pb2.ScoreStreamRequest.SerializeToString,
@@ -93,6 +98,23 @@ class ScoringServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RunSuiteStream(self, request_iterator, context):
+        """RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+        scores the first ones while the caller still builds and sends the rest. The first
+        message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+        many cases the call sends in all); every later message carries a `cases` chunk. The
+        answers are RunSuite's: no result before every case has arrived and passed its
+        checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+        RunSuiteResponse field for field). Besides RunSuite's errors, returns
+        INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+        cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+        `case_count` is over the per-request case limit or the messages together are over
+        the per-message byte limit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ScoreStream(self, request_iterator, context):
         """ScoreStream scores cases as they arrive. The first request must carry `config`
         (the checks); every later request carries one case, and each response echoes that
@@ -135,6 +157,11 @@ def add_ScoringServiceServicer_to_server(servicer, server):
                     servicer.RunSuite,
                     request_deserializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteRequest.FromString,
                     response_serializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteResponse.SerializeToString,
+            ),
+            'RunSuiteStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.RunSuiteStream,
+                    request_deserializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteStreamRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_scoring__pb2.RunSuiteStreamResponse.SerializeToString,
             ),
             'ScoreStream': grpc.stream_stream_rpc_method_handler(
                     servicer.ScoreStream,
@@ -208,6 +235,33 @@ class ScoringService:
             '/scorewire.v1.ScoringService/RunSuite',
             scorewire_dot_v1_dot_scoring__pb2.RunSuiteRequest.SerializeToString,
             scorewire_dot_v1_dot_scoring__pb2.RunSuiteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RunSuiteStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/scorewire.v1.ScoringService/RunSuiteStream',
+            scorewire_dot_v1_dot_scoring__pb2.RunSuiteStreamRequest.SerializeToString,
+            scorewire_dot_v1_dot_scoring__pb2.RunSuiteStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,

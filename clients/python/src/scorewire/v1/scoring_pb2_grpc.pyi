@@ -59,6 +59,19 @@ class ScoringServiceStub:
     Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
     cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
     """
+    RunSuiteStream: _grpc.StreamStreamMultiCallable[_scoring_pb2.RunSuiteStreamRequest, _scoring_pb2.RunSuiteStreamResponse]
+    """RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+    scores the first ones while the caller still builds and sends the rest. The first
+    message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+    many cases the call sends in all); every later message carries a `cases` chunk. The
+    answers are RunSuite's: no result before every case has arrived and passed its
+    checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+    RunSuiteResponse field for field). Besides RunSuite's errors, returns
+    INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+    cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+    `case_count` is over the per-request case limit or the messages together are over
+    the per-message byte limit.
+    """
     ScoreStream: _grpc.StreamStreamMultiCallable[_scoring_pb2.ScoreStreamRequest, _scoring_pb2.ScoreStreamResponse]
     """ScoreStream scores cases as they arrive. The first request must carry `config`
     (the checks); every later request carries one case, and each response echoes that
@@ -101,6 +114,19 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
     Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
     cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
+    """
+    RunSuiteStream: _aio.StreamStreamMultiCallable[_scoring_pb2.RunSuiteStreamRequest, _scoring_pb2.RunSuiteStreamResponse]  # type: ignore[assignment]
+    """RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+    scores the first ones while the caller still builds and sends the rest. The first
+    message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+    many cases the call sends in all); every later message carries a `cases` chunk. The
+    answers are RunSuite's: no result before every case has arrived and passed its
+    checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+    RunSuiteResponse field for field). Besides RunSuite's errors, returns
+    INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+    cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+    `case_count` is over the per-request case limit or the messages together are over
+    the per-message byte limit.
     """
     ScoreStream: _aio.StreamStreamMultiCallable[_scoring_pb2.ScoreStreamRequest, _scoring_pb2.ScoreStreamResponse]  # type: ignore[assignment]
     """ScoreStream scores cases as they arrive. The first request must carry `config`
@@ -153,6 +179,25 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         (every problem listed with its path) and RESOURCE_EXHAUSTED for too many cases.
         Returns FAILED_PRECONDITION, before any call, when the suite names a judge this server
         cannot call (no backend, no credentials, or no price in a budgeted run), as Score.
+        """
+
+    @_abc_1.abstractmethod
+    def RunSuiteStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_scoring_pb2.RunSuiteStreamRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_scoring_pb2.RunSuiteStreamResponse], _abc.AsyncIterator[_scoring_pb2.RunSuiteStreamResponse]]:
+        """RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+        scores the first ones while the caller still builds and sends the rest. The first
+        message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+        many cases the call sends in all); every later message carries a `cases` chunk. The
+        answers are RunSuite's: no result before every case has arrived and passed its
+        checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+        RunSuiteResponse field for field). Besides RunSuite's errors, returns
+        INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+        cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+        `case_count` is over the per-request case limit or the messages together are over
+        the per-message byte limit.
         """
 
     @_abc_1.abstractmethod

@@ -465,6 +465,54 @@ export interface RunSuiteRequest_LabelsEntry {
   value: string;
 }
 
+/** RunSuiteStreamConfig is the first message of a RunSuiteStream. */
+export interface RunSuiteStreamConfig {
+  /** The run, as for RunSuite; its `cases` are the first of the call's cases. */
+  request:
+    | RunSuiteRequest
+    | undefined;
+  /**
+   * How many cases the call sends in all (`request.cases` and every chunk), at most the
+   * server's per-request case limit.
+   */
+  caseCount: number;
+}
+
+/** CaseChunk is consecutive cases of a RunSuiteStream, after those sent before it. */
+export interface CaseChunk {
+  /** The cases; their indexes continue from the previous messages' cases. */
+  cases: Case[];
+}
+
+/** RunSuiteStreamRequest is one message of a RunSuiteStream: the config, then chunks. */
+export interface RunSuiteStreamRequest {
+  /** The message. */
+  message:
+    | //
+    /** The run and its case count; the first message, and only the first. */
+    { $case: "config"; config: RunSuiteStreamConfig }
+    | //
+    /** More cases. */
+    { $case: "cases"; cases: CaseChunk }
+    | undefined;
+}
+
+/**
+ * RunSuiteStreamResponse is one event of a RunSuiteStream, as RunSuiteResponse is of a
+ * RunSuite (the same fields and numbers).
+ */
+export interface RunSuiteStreamResponse {
+  /** The event. */
+  event:
+    | //
+    /** Results of cases that finished since the previous batch. */
+    { $case: "results"; results: CaseResultBatch }
+    | //
+    /** The final summary, sent exactly once, last. */
+    { $case: "summary"; summary: RunSummary }
+    | undefined;
+}
+
 /** Combination says which test, prompt and provider of a checkllm suite a case is. */
 export interface Combination {
   /** The test's index in the suite's `tests`. */
@@ -2743,6 +2791,366 @@ export const RunSuiteRequest_LabelsEntry: MessageFns<RunSuiteRequest_LabelsEntry
     const message = createBaseRunSuiteRequest_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseRunSuiteStreamConfig(): RunSuiteStreamConfig {
+  return { request: undefined, caseCount: 0 };
+}
+
+export const RunSuiteStreamConfig: MessageFns<RunSuiteStreamConfig> = {
+  encode(message: RunSuiteStreamConfig, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.request !== undefined) {
+      RunSuiteRequest.encode(message.request, writer.uint32(10).fork()).join();
+    }
+    if (message.caseCount !== 0) {
+      writer.uint32(16).uint32(message.caseCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSuiteStreamConfig {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSuiteStreamConfig();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.request = RunSuiteRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.caseCount = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunSuiteStreamConfig {
+    return {
+      request: isSet(object.request) ? RunSuiteRequest.fromJSON(object.request) : undefined,
+      caseCount: isSet(object.caseCount)
+        ? globalThis.Number(object.caseCount)
+        : isSet(object.case_count)
+        ? globalThis.Number(object.case_count)
+        : 0,
+    };
+  },
+
+  toJSON(message: RunSuiteStreamConfig): unknown {
+    const obj: any = {};
+    if (message.request !== undefined) {
+      obj.request = RunSuiteRequest.toJSON(message.request);
+    }
+    if (message.caseCount !== 0) {
+      obj.caseCount = Math.round(message.caseCount);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RunSuiteStreamConfig>): RunSuiteStreamConfig {
+    return RunSuiteStreamConfig.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSuiteStreamConfig>): RunSuiteStreamConfig {
+    const message = createBaseRunSuiteStreamConfig();
+    message.request = (object.request !== undefined && object.request !== null)
+      ? RunSuiteRequest.fromPartial(object.request)
+      : undefined;
+    message.caseCount = object.caseCount ?? 0;
+    return message;
+  },
+};
+
+function createBaseCaseChunk(): CaseChunk {
+  return { cases: [] };
+}
+
+export const CaseChunk: MessageFns<CaseChunk> = {
+  encode(message: CaseChunk, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.cases) {
+      Case.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CaseChunk {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCaseChunk();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cases.push(Case.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CaseChunk {
+    return { cases: globalThis.Array.isArray(object?.cases) ? object.cases.map((e: any) => Case.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: CaseChunk): unknown {
+    const obj: any = {};
+    if (message.cases?.length) {
+      obj.cases = message.cases.map((e) => Case.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CaseChunk>): CaseChunk {
+    return CaseChunk.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CaseChunk>): CaseChunk {
+    const message = createBaseCaseChunk();
+    message.cases = object.cases?.map((e) => Case.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRunSuiteStreamRequest(): RunSuiteStreamRequest {
+  return { message: undefined };
+}
+
+export const RunSuiteStreamRequest: MessageFns<RunSuiteStreamRequest> = {
+  encode(message: RunSuiteStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.message?.$case) {
+      case "config":
+        RunSuiteStreamConfig.encode(message.message.config, writer.uint32(10).fork()).join();
+        break;
+      case "cases":
+        CaseChunk.encode(message.message.cases, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSuiteStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSuiteStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.message = { $case: "config", config: RunSuiteStreamConfig.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = { $case: "cases", cases: CaseChunk.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunSuiteStreamRequest {
+    return {
+      message: isSet(object.config)
+        ? { $case: "config", config: RunSuiteStreamConfig.fromJSON(object.config) }
+        : isSet(object.cases)
+        ? { $case: "cases", cases: CaseChunk.fromJSON(object.cases) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: RunSuiteStreamRequest): unknown {
+    const obj: any = {};
+    if (message.message?.$case === "config") {
+      obj.config = RunSuiteStreamConfig.toJSON(message.message.config);
+    } else if (message.message?.$case === "cases") {
+      obj.cases = CaseChunk.toJSON(message.message.cases);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RunSuiteStreamRequest>): RunSuiteStreamRequest {
+    return RunSuiteStreamRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSuiteStreamRequest>): RunSuiteStreamRequest {
+    const message = createBaseRunSuiteStreamRequest();
+    switch (object.message?.$case) {
+      case "config": {
+        if (object.message?.config !== undefined && object.message?.config !== null) {
+          message.message = { $case: "config", config: RunSuiteStreamConfig.fromPartial(object.message.config) };
+        }
+        break;
+      }
+      case "cases": {
+        if (object.message?.cases !== undefined && object.message?.cases !== null) {
+          message.message = { $case: "cases", cases: CaseChunk.fromPartial(object.message.cases) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseRunSuiteStreamResponse(): RunSuiteStreamResponse {
+  return { event: undefined };
+}
+
+export const RunSuiteStreamResponse: MessageFns<RunSuiteStreamResponse> = {
+  encode(message: RunSuiteStreamResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.event?.$case) {
+      case "results":
+        CaseResultBatch.encode(message.event.results, writer.uint32(10).fork()).join();
+        break;
+      case "summary":
+        RunSummary.encode(message.event.summary, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunSuiteStreamResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunSuiteStreamResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.event = { $case: "results", results: CaseResultBatch.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = { $case: "summary", summary: RunSummary.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunSuiteStreamResponse {
+    return {
+      event: isSet(object.results)
+        ? { $case: "results", results: CaseResultBatch.fromJSON(object.results) }
+        : isSet(object.summary)
+        ? { $case: "summary", summary: RunSummary.fromJSON(object.summary) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: RunSuiteStreamResponse): unknown {
+    const obj: any = {};
+    if (message.event?.$case === "results") {
+      obj.results = CaseResultBatch.toJSON(message.event.results);
+    } else if (message.event?.$case === "summary") {
+      obj.summary = RunSummary.toJSON(message.event.summary);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RunSuiteStreamResponse>): RunSuiteStreamResponse {
+    return RunSuiteStreamResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunSuiteStreamResponse>): RunSuiteStreamResponse {
+    const message = createBaseRunSuiteStreamResponse();
+    switch (object.event?.$case) {
+      case "results": {
+        if (object.event?.results !== undefined && object.event?.results !== null) {
+          message.event = { $case: "results", results: CaseResultBatch.fromPartial(object.event.results) };
+        }
+        break;
+      }
+      case "summary": {
+        if (object.event?.summary !== undefined && object.event?.summary !== null) {
+          message.event = { $case: "summary", summary: RunSummary.fromPartial(object.event.summary) };
+        }
+        break;
+      }
+    }
     return message;
   },
 };
@@ -5676,6 +6084,30 @@ export const ScoringServiceService = {
     responseDeserialize: (value: Buffer): RunSuiteResponse => RunSuiteResponse.decode(value),
   },
   /**
+   * RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+   * scores the first ones while the caller still builds and sends the rest. The first
+   * message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+   * many cases the call sends in all); every later message carries a `cases` chunk. The
+   * answers are RunSuite's: no result before every case has arrived and passed its
+   * checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+   * RunSuiteResponse field for field). Besides RunSuite's errors, returns
+   * INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+   * cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+   * `case_count` is over the per-request case limit or the messages together are over
+   * the per-message byte limit.
+   */
+  runSuiteStream: {
+    path: "/scorewire.v1.ScoringService/RunSuiteStream" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: RunSuiteStreamRequest): Buffer =>
+      Buffer.from(RunSuiteStreamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RunSuiteStreamRequest => RunSuiteStreamRequest.decode(value),
+    responseSerialize: (value: RunSuiteStreamResponse): Buffer =>
+      Buffer.from(RunSuiteStreamResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RunSuiteStreamResponse => RunSuiteStreamResponse.decode(value),
+  },
+  /**
    * ScoreStream scores cases as they arrive. The first request must carry `config`
    * (the checks); every later request carries one case, and each response echoes that
    * case's `request_id`. Responses arrive in completion order, not request order.
@@ -5744,6 +6176,20 @@ export interface ScoringServiceServer extends UntypedServiceImplementation {
    */
   runSuite: handleServerStreamingCall<RunSuiteRequest, RunSuiteResponse>;
   /**
+   * RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+   * scores the first ones while the caller still builds and sends the rest. The first
+   * message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+   * many cases the call sends in all); every later message carries a `cases` chunk. The
+   * answers are RunSuite's: no result before every case has arrived and passed its
+   * checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+   * RunSuiteResponse field for field). Besides RunSuite's errors, returns
+   * INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+   * cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+   * `case_count` is over the per-request case limit or the messages together are over
+   * the per-message byte limit.
+   */
+  runSuiteStream: handleBidiStreamingCall<RunSuiteStreamRequest, RunSuiteStreamResponse>;
+  /**
    * ScoreStream scores cases as they arrive. The first request must carry `config`
    * (the checks); every later request carries one case, and each response echoes that
    * case's `request_id`. Responses arrive in completion order, not request order.
@@ -5805,6 +6251,25 @@ export interface ScoringServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<RunSuiteResponse>;
+  /**
+   * RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+   * scores the first ones while the caller still builds and sends the rest. The first
+   * message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+   * many cases the call sends in all); every later message carries a `cases` chunk. The
+   * answers are RunSuite's: no result before every case has arrived and passed its
+   * checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+   * RunSuiteResponse field for field). Besides RunSuite's errors, returns
+   * INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+   * cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+   * `case_count` is over the per-request case limit or the messages together are over
+   * the per-message byte limit.
+   */
+  runSuiteStream(): ClientDuplexStream<RunSuiteStreamRequest, RunSuiteStreamResponse>;
+  runSuiteStream(options: Partial<CallOptions>): ClientDuplexStream<RunSuiteStreamRequest, RunSuiteStreamResponse>;
+  runSuiteStream(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<RunSuiteStreamRequest, RunSuiteStreamResponse>;
   /**
    * ScoreStream scores cases as they arrive. The first request must carry `config`
    * (the checks); every later request carries one case, and each response echoes that

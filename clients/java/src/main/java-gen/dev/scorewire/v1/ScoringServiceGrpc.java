@@ -81,6 +81,37 @@ public final class ScoringServiceGrpc {
     return getRunSuiteMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.RunSuiteStreamRequest,
+      dev.scorewire.v1.RunSuiteStreamResponse> getRunSuiteStreamMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RunSuiteStream",
+      requestType = dev.scorewire.v1.RunSuiteStreamRequest.class,
+      responseType = dev.scorewire.v1.RunSuiteStreamResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.RunSuiteStreamRequest,
+      dev.scorewire.v1.RunSuiteStreamResponse> getRunSuiteStreamMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.RunSuiteStreamRequest, dev.scorewire.v1.RunSuiteStreamResponse> getRunSuiteStreamMethod;
+    if ((getRunSuiteStreamMethod = ScoringServiceGrpc.getRunSuiteStreamMethod) == null) {
+      synchronized (ScoringServiceGrpc.class) {
+        if ((getRunSuiteStreamMethod = ScoringServiceGrpc.getRunSuiteStreamMethod) == null) {
+          ScoringServiceGrpc.getRunSuiteStreamMethod = getRunSuiteStreamMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.RunSuiteStreamRequest, dev.scorewire.v1.RunSuiteStreamResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RunSuiteStream"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.RunSuiteStreamRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.RunSuiteStreamResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ScoringServiceMethodDescriptorSupplier("RunSuiteStream"))
+              .build();
+        }
+      }
+    }
+    return getRunSuiteStreamMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.ScoreStreamRequest,
       dev.scorewire.v1.ScoreStreamResponse> getScoreStreamMethod;
 
@@ -259,6 +290,26 @@ public final class ScoringServiceGrpc {
 
     /**
      * <pre>
+     * RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+     * scores the first ones while the caller still builds and sends the rest. The first
+     * message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+     * many cases the call sends in all); every later message carries a `cases` chunk. The
+     * answers are RunSuite's: no result before every case has arrived and passed its
+     * checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+     * RunSuiteResponse field for field). Besides RunSuite's errors, returns
+     * INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+     * cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+     * `case_count` is over the per-request case limit or the messages together are over
+     * the per-message byte limit.
+     * </pre>
+     */
+    public io.grpc.stub.StreamObserver<dev.scorewire.v1.RunSuiteStreamRequest> runSuiteStream(
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.RunSuiteStreamResponse> responseObserver) {
+      return io.grpc.stub.ServerCalls.asyncUnimplementedStreamingCall(getRunSuiteStreamMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * ScoreStream scores cases as they arrive. The first request must carry `config`
      * (the checks); every later request carries one case, and each response echoes that
      * case's `request_id`. Responses arrive in completion order, not request order.
@@ -312,6 +363,13 @@ public final class ScoringServiceGrpc {
                 dev.scorewire.v1.RunSuiteRequest,
                 dev.scorewire.v1.RunSuiteResponse>(
                   this, METHODID_RUN_SUITE)))
+          .addMethod(
+            getRunSuiteStreamMethod(),
+            io.grpc.stub.ServerCalls.asyncBidiStreamingCall(
+              new MethodHandlers<
+                dev.scorewire.v1.RunSuiteStreamRequest,
+                dev.scorewire.v1.RunSuiteStreamResponse>(
+                  this, METHODID_RUN_SUITE_STREAM)))
           .addMethod(
             getScoreStreamMethod(),
             io.grpc.stub.ServerCalls.asyncBidiStreamingCall(
@@ -386,6 +444,27 @@ public final class ScoringServiceGrpc {
         io.grpc.stub.StreamObserver<dev.scorewire.v1.RunSuiteResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getRunSuiteMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * RunSuiteStream is RunSuite with the cases sent in chunks, so the server checks and
+     * scores the first ones while the caller still builds and sends the rest. The first
+     * message carries `config` (a RunSuiteRequest, whose own `cases` come first, and how
+     * many cases the call sends in all); every later message carries a `cases` chunk. The
+     * answers are RunSuite's: no result before every case has arrived and passed its
+     * checks, then results and exactly one summary (a RunSuiteStreamResponse is a
+     * RunSuiteResponse field for field). Besides RunSuite's errors, returns
+     * INVALID_ARGUMENT when the first message is not a config, a later one is, or the
+     * cases sent are not `config.case_count`; RESOURCE_EXHAUSTED naming the setting when
+     * `case_count` is over the per-request case limit or the messages together are over
+     * the per-message byte limit.
+     * </pre>
+     */
+    public io.grpc.stub.StreamObserver<dev.scorewire.v1.RunSuiteStreamRequest> runSuiteStream(
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.RunSuiteStreamResponse> responseObserver) {
+      return io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
+          getChannel().newCall(getRunSuiteStreamMethod(), getCallOptions()), responseObserver);
     }
 
     /**
@@ -574,7 +653,8 @@ public final class ScoringServiceGrpc {
   private static final int METHODID_RUN_SUITE = 1;
   private static final int METHODID_LIST_CHECKS = 2;
   private static final int METHODID_VALIDATE_SUITE = 3;
-  private static final int METHODID_SCORE_STREAM = 4;
+  private static final int METHODID_RUN_SUITE_STREAM = 4;
+  private static final int METHODID_SCORE_STREAM = 5;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -619,6 +699,9 @@ public final class ScoringServiceGrpc {
     public io.grpc.stub.StreamObserver<Req> invoke(
         io.grpc.stub.StreamObserver<Resp> responseObserver) {
       switch (methodId) {
+        case METHODID_RUN_SUITE_STREAM:
+          return (io.grpc.stub.StreamObserver<Req>) serviceImpl.runSuiteStream(
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.RunSuiteStreamResponse>) responseObserver);
         case METHODID_SCORE_STREAM:
           return (io.grpc.stub.StreamObserver<Req>) serviceImpl.scoreStream(
               (io.grpc.stub.StreamObserver<dev.scorewire.v1.ScoreStreamResponse>) responseObserver);
@@ -675,6 +758,7 @@ public final class ScoringServiceGrpc {
               .setSchemaDescriptor(new ScoringServiceFileDescriptorSupplier())
               .addMethod(getScoreMethod())
               .addMethod(getRunSuiteMethod())
+              .addMethod(getRunSuiteStreamMethod())
               .addMethod(getScoreStreamMethod())
               .addMethod(getListChecksMethod())
               .addMethod(getValidateSuiteMethod())
