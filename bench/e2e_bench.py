@@ -11,11 +11,12 @@ Sections, each printing its per-round figures, the median ratio and its range:
   (checkllm; it runs in its own environment `--peer-python`, see `peer_bench.py`);
 - `suite`: RunSuite end to end through `scorewire.client`: from the plain dicts to the
   last result and the summary, against a server started with its defaults (metrics on);
-  the same peer round beside it; `go`: the same through the Go client (bench/go_suite),
-  once with Values and once with the JSON-text fields; `java`: the same through the Java
-  client (bench/java_suite, built with Maven from its cache; each JVM first runs the same
-  RunSuite three times untimed, so its JIT has compiled the path as in a long-running
-  Java caller);
+  the same peer round beside it, and the same cases sent as one RunSuite request (the
+  client streams a batch this big as a RunSuiteStream); `go`: the same through the Go
+  client (bench/go_suite), once with Values and once with the JSON-text fields; `java`:
+  the same through the Java client (bench/java_suite, built with Maven from its cache;
+  each JVM first runs the same RunSuite three times untimed, so its JIT has compiled the
+  path as in a long-running Java caller);
 - `score`: unary Score with three deterministic checks, metrics on, against the echo
   service with the same message types: from a grpc.aio client at 32 in flight, and the
   Python client's sync `score()` from 32 threads against the same client calling echo;
@@ -154,9 +155,13 @@ def stop(*procs: subprocess.Popen[str]) -> None:
 # ---- RunSuite through the Python client ----------------------------------------------
 
 
-def suite_round(addr: str, records: list[dict[str, Any]]) -> float:
-    """RunSuite from plain dicts through `scorewire.client`, to the summary: checks/s."""
-    from scorewire.client import Client
+def suite_round(addr: str, records: list[dict[str, Any]], one_request: bool = False) -> float:
+    """RunSuite from plain dicts through `scorewire.client`, to the summary: checks/s.
+
+    `client.run_suite` streams a batch this big (RunSuiteStream, 500 cases a chunk);
+    `one_request` sends the same cases as one RunSuite instead, built by the client's own
+    conversion (the path it takes for 500 cases or fewer): the baseline of the stream."""
+    from scorewire.client import Client, SuiteRun, _convert
 
     checks = scorewire_checks()
     with Client(addr, timeout=300) as client:
@@ -168,7 +173,14 @@ def suite_round(addr: str, records: list[dict[str, Any]]) -> float:
             }
             for r in records
         ]
-        run = client.run_suite(cases, checks=checks)
+        if one_request:
+            req = _convert.run_suite_request(
+                cases=cases, suite_yaml="", suite_name="", checks=checks, compact=None,
+                gate=None, budget_usd=None,
+            )  # fmt: skip
+            run = SuiteRun(client._stub.RunSuite(req, timeout=300))
+        else:
+            run = client.run_suite(cases, checks=checks)
         n = scores = 0
         for result in run:
             n += 1
@@ -507,7 +519,7 @@ def main() -> None:
                 java = build_java()
                 if java is None:
                     print("java: skipped, `mvn` or `java` not on PATH", flush=True)
-            peer, eng, suite, go_value, go_json = [], [], [], [], []
+            peer, eng, suite, suite_one, go_value, go_json = [], [], [], [], [], []
             java_value: list[float] = []
             java_json: list[float] = []
             for i in range(args.rounds):
@@ -516,6 +528,7 @@ def main() -> None:
                     eng.append(engine_round(records))
                 if server is not None and "suite" in only:
                     suite.append(suite_round(addr, records))
+                    suite_one.append(suite_round(addr, records, one_request=True))
                 if go is not None:
                     rf, cf = str(records_file), str(checks_file)
                     go_value.append(go_round(go, addr, rf, cf, as_json=False))
@@ -528,7 +541,12 @@ def main() -> None:
                 print(
                     f"round {i + 1}: peer {peer[-1]:,.0f} checks/s"
                     + (f", engine {eng[-1]:,.0f}" if eng else "")
-                    + (f", RunSuite via the Python client {suite[-1]:,.0f}" if suite else "")
+                    + (
+                        f", RunSuite via the Python client {suite[-1]:,.0f} "
+                        f"(as one request {suite_one[-1]:,.0f})"
+                        if suite
+                        else ""
+                    )
                     + (
                         f", via the Go client {go_value[-1]:,.0f} (Values) "
                         f"{go_json[-1]:,.0f} (JSON fields)"
@@ -563,6 +581,19 @@ def main() -> None:
                         "≥ 1.5×",
                     ),
                 }
+                figures["suite_one_request"] = {
+                    "checks_per_s": statistics.median(suite_one),
+                    **show(
+                        "  the same cases as one RunSuite request / peer",
+                        [s / p for s, p in zip(suite_one, peer, strict=False)],
+                        "—",
+                    ),
+                }
+                show(
+                    "  streamed / one request",
+                    [s / o for s, o in zip(suite, suite_one, strict=True)],
+                    "—",
+                )
             for key, runs, label in (
                 ("suite_go", go_value, "RunSuite through the Go client (Values) / peer"),
                 ("suite_go_json", go_json, "RunSuite through the Go client (JSON fields) / peer"),

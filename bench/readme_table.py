@@ -54,6 +54,12 @@ def table(fig: dict[str, Any]) -> str:
             f"(metrics on) | {s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | ≥ 1.5× "
             f"| {cmd} |"
         )
+    if "suite_one_request" in fig:
+        s = fig["suite_one_request"]
+        rows.append(
+            "| the same, the cases sent as one RunSuite request (the client streams a batch "
+            f"this big) | {s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | | {cmd} |"
+        )
     json_fields = "`expected_json`/`input_json`"
     for key, client, how in (
         ("suite_go", "Go", "Values"),
