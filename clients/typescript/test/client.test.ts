@@ -356,6 +356,79 @@ describe("RunService", () => {
     assert.equal((await client.getRun(base.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
   });
 
+  test("listRuns and listRunResults page with nextPageToken: every run and result once", TIMEOUT, async () => {
+    const runName = `ts-runs-paging-${randomUUID()}`;
+    const recorded: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const summary = await client.runSuite({ compact, cases: parisCases(), record: true, runName }).summary();
+      assert.notEqual(summary.runId, "", "the run was not recorded");
+      recorded.push(summary.runId);
+    }
+    const first = await client.listRuns({ name: runName, pageSize: 2 });
+    assert.equal(first.runs.length, 2);
+    assert.notEqual(first.nextPageToken, "", "a first page of 2 of 3 runs has a next page");
+    const second = await client.listRuns({ name: runName, pageSize: 2, pageToken: first.nextPageToken });
+    assert.equal(second.nextPageToken, "", "the second page is the last");
+    assert.deepEqual(
+      [...first.runs, ...second.runs].map((r) => r.runId),
+      [...recorded].reverse(), // every run once, newest first
+    );
+
+    // One run with 5 results, read 2 at a time: pages of 2, 2 and 1.
+    const five = Array.from({ length: 5 }, (_, i) => ({
+      sample: { id: `p${i}` },
+      output: { text: `answer ${i}: Paris` },
+    }));
+    const run = await client.runSuite({ compact, cases: five, record: true, runName }).summary();
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let pageToken = "";
+    do {
+      const page = await client.listRunResults({ runId: run.runId, pageSize: 2, pageToken });
+      sizes.push(page.results.length);
+      seen.push(...page.results.map((r) => r.result?.sampleId ?? ""));
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "" && sizes.length < 10);
+    assert.deepEqual(sizes, [2, 2, 1]);
+    assert.deepEqual([...seen].sort(), ["p0", "p1", "p2", "p3", "p4"]); // each exactly once
+  });
+
+  test("deleteRun of a run still recording is FAILED_PRECONDITION", TIMEOUT, async () => {
+    const runName = `ts-runs-running-${randomUUID()}`;
+    const stream = client.scoreStream({ compact, record: true, runName });
+    const responses = stream[Symbol.asyncIterator]();
+    try {
+      await stream.send({ requestId: "r0", sample: { id: "s0" }, output: { text: "Paris" } });
+      // The server creates the run before it scores the first case, so once a response
+      // is back the run exists; the stream stays open, so it is still running.
+      const answered = await responses.next();
+      assert.equal(answered.done, false);
+      const listed = await client.listRuns({ name: runName });
+      assert.equal(listed.runs.length, 1);
+      const running = listed.runs[0]!;
+      assert.equal(running.status, RunStatus.RUN_STATUS_RUNNING);
+      assert.equal(running.source, "ScoreStream");
+
+      const err = await client.deleteRun(running.runId).then(
+        () => assert.fail("deleteRun deleted a running run"),
+        (e: unknown) => e,
+      );
+      const swErr = expectCode(err, Status.FAILED_PRECONDITION);
+      assert.match(swErr.details, /still running/);
+      assert.equal((await client.getRun(running.runId)).status, RunStatus.RUN_STATUS_RUNNING);
+
+      // Once the stream ends, the run is complete and can be deleted.
+      stream.end();
+      let rest = await responses.next();
+      while (!rest.done) rest = await responses.next();
+      assert.equal((await client.getRun(running.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
+      await client.deleteRun(running.runId);
+      await assert.rejects(client.getRun(running.runId), (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined);
+    } finally {
+      stream.cancel();
+    }
+  });
+
   test("getRun of an unknown id is NOT_FOUND", TIMEOUT, async () => {
     await assert.rejects(
       client.getRun(`no-such-run-${randomUUID()}`),

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.scorewire.v1.Case;
 import dev.scorewire.v1.CompareRunsResponse;
@@ -18,8 +19,12 @@ import dev.scorewire.v1.RunStatus;
 import dev.scorewire.v1.RunSuiteRequest;
 import dev.scorewire.v1.RunSummary;
 import dev.scorewire.v1.Sample;
+import dev.scorewire.v1.ScoreStreamResponse;
+import dev.scorewire.v1.StreamCase;
+import dev.scorewire.v1.StreamConfig;
 import io.grpc.Status;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -107,6 +112,100 @@ class RunsTest extends LiveServerTest {
     assertEquals(Status.Code.NOT_FOUND, e.code(), e.getMessage());
     // The base run is still there.
     assertEquals(base.getRunId(), client.getRun(base.getRunId()).getRunId());
+  }
+
+  @Test
+  void listRunsAndListRunResultsPageThroughEveryRunAndResultOnce() {
+    String name = "java-runs-paging-" + UUID.randomUUID();
+    List<String> recorded = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      recorded.add(record(name, cases(3), null).getRunId());
+    }
+    ListRunsResponse first =
+        client.listRuns(ListRunsRequest.newBuilder().setName(name).setPageSize(2).build());
+    assertEquals(2, first.getRunsCount());
+    assertNotEquals("", first.getNextPageToken(), "a first page of 2 of 3 runs has a next page");
+    ListRunsResponse second =
+        client.listRuns(
+            ListRunsRequest.newBuilder()
+                .setName(name)
+                .setPageSize(2)
+                .setPageToken(first.getNextPageToken())
+                .build());
+    assertEquals("", second.getNextPageToken(), "the second page is the last");
+    List<String> paged = new ArrayList<>();
+    first.getRunsList().forEach(r -> paged.add(r.getRunId()));
+    second.getRunsList().forEach(r -> paged.add(r.getRunId()));
+    List<String> newestFirst = new ArrayList<>(recorded);
+    Collections.reverse(newestFirst);
+    assertEquals(newestFirst, paged, "every run once, newest first");
+
+    // One run with 5 results, read 2 at a time: pages of 2, 2 and 1.
+    String runId = record(name, cases(5), null).getRunId();
+    List<String> seen = new ArrayList<>();
+    List<Integer> sizes = new ArrayList<>();
+    String token = "";
+    do {
+      ListRunResultsResponse page =
+          client.listRunResults(
+              ListRunResultsRequest.newBuilder()
+                  .setRunId(runId)
+                  .setPageSize(2)
+                  .setPageToken(token)
+                  .build());
+      sizes.add(page.getResultsCount());
+      page.getResultsList().forEach(r -> seen.add(r.getResult().getSampleId()));
+      token = page.getNextPageToken();
+    } while (!token.isEmpty() && sizes.size() < 10);
+    assertEquals(List.of(2, 2, 1), sizes);
+    assertEquals(
+        List.of("s0", "s1", "s2", "s3", "s4"), seen.stream().sorted().toList(), "each result once");
+  }
+
+  @Test
+  void deleteRunOfARunStillRecordingIsFailedPrecondition() {
+    String name = "java-runs-running-" + UUID.randomUUID();
+    StreamConfig config =
+        StreamConfig.newBuilder()
+            .addCompact("contains:Paris")
+            .setRecord(true)
+            .setRunName(name)
+            .build();
+    try (ScoreStream stream = client.scoreStream(config)) {
+      stream.send(
+          StreamCase.newBuilder()
+              .setRequestId("r0")
+              .setSample(Sample.newBuilder().setId("s0"))
+              .setOutput(Values.text("Paris"))
+              .build());
+      // The server creates the run before it scores the first case, so once a response
+      // is back the run exists; the stream stays open, so it is still running.
+      assertTrue(stream.hasNext());
+      assertEquals("r0", stream.next().getRequestId());
+      List<Run> listed =
+          client.listRuns(ListRunsRequest.newBuilder().setName(name).build()).getRunsList();
+      assertEquals(1, listed.size());
+      Run running = listed.get(0);
+      assertEquals(RunStatus.RUN_STATUS_RUNNING, running.getStatus());
+      assertEquals("ScoreStream", running.getSource());
+
+      ScorewireException e =
+          assertThrows(ScorewireException.class, () -> client.deleteRun(running.getRunId()));
+      assertEquals(Status.Code.FAILED_PRECONDITION, e.code(), e.getMessage());
+      assertTrue(e.description().contains("still running"), e.description());
+      assertEquals(RunStatus.RUN_STATUS_RUNNING, client.getRun(running.getRunId()).getStatus());
+
+      // Once the stream ends, the run is complete and can be deleted.
+      stream.complete();
+      for (ScoreStreamResponse ignored : stream) {
+        // drain: no more cases were sent
+      }
+      assertEquals(RunStatus.RUN_STATUS_COMPLETE, client.getRun(running.getRunId()).getStatus());
+      client.deleteRun(running.getRunId());
+      ScorewireException gone =
+          assertThrows(ScorewireException.class, () -> client.getRun(running.getRunId()));
+      assertEquals(Status.Code.NOT_FOUND, gone.code(), gone.getMessage());
+    }
   }
 
   @Test
