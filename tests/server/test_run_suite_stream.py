@@ -196,3 +196,39 @@ async def test_a_stream_needs_a_token_like_every_call() -> None:
     finally:
         await srv.channel.close()
         await srv.running.stop(0)
+
+
+async def test_chunks_are_scored_while_the_stream_is_still_open(server: Server) -> None:
+    # The first 1,200 cases go to the workers before the caller sends the rest: the
+    # server does not wait for the whole stream (yet answers only after it).
+    import asyncio
+
+    from tests.support.wait import wait_until_async
+
+    pool = server.running.service.pool
+    before = pool.submitted
+    cases = _cases(2000)
+    release = asyncio.Event()
+    messages = _stream(pb.RunSuiteRequest(checks=CHECKS), [cases[:1200], cases[1200:]], 2000)
+
+    async def requests():  # type: ignore[no-untyped-def]
+        yield messages[0]
+        yield messages[1]
+        await release.wait()
+        yield messages[2]
+
+    got: list[pb.CaseResult] = []
+
+    async def read() -> pb.RunSummary | None:
+        results, summary = await _collect(server.stub.RunSuiteStream(requests()))
+        got.extend(results)
+        return summary
+
+    reader = asyncio.ensure_future(read())
+    try:
+        await wait_until_async(lambda: pool.submitted >= before + 4, "chunks sent to workers")
+        assert not got and not reader.done()  # nothing answered while cases are missing
+    finally:
+        release.set()
+    summary = await reader
+    assert summary is not None and summary.cases == 2000 and len(got) == 2000
