@@ -283,6 +283,48 @@ def test_a_bad_case_in_a_streamed_batch_raises_at_the_call(client: Client) -> No
     assert list(client.run_suite(suite_cases(2), compact=COMPACT))
 
 
+class _AsyncUnaryStream(grpc.aio.UnaryStreamClientInterceptor):
+    """Records the method of each server-streaming call (grpc.aio files an interceptor
+    under its first type only, so each type is its own object)."""
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    async def intercept_unary_stream(self, continuation, details, request):  # type: ignore[no-untyped-def]
+        self.seen.append(details.method.decode())  # bytes in grpc.aio
+        return await continuation(details, request)
+
+
+class _AsyncStreamStream(grpc.aio.StreamStreamClientInterceptor):
+    """Records the method of each bidirectional call."""
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    async def intercept_stream_stream(self, continuation, details, requests):  # type: ignore[no-untyped-def]
+        self.seen.append(details.method.decode())
+        return await continuation(details, requests)
+
+
+async def test_async_run_suite_streams_a_batch_over_one_chunk(scorewire_addr: str) -> None:
+    seen: list[str] = []
+    interceptors = [_AsyncUnaryStream(seen), _AsyncStreamStream(seen)]
+    channel = grpc.aio.insecure_channel(scorewire_addr, interceptors=interceptors)
+    n = 2 * _convert.STREAM_CHUNK_CASES + 1
+    async with AsyncClient(channel=channel) as c:
+        results, summary = await c.run_suite(suite_cases(n), compact=COMPACT).collect()
+        assert seen == ["/scorewire.v1.ScoringService/RunSuiteStream"]
+        assert sorted(r.index for r in results) == list(range(n))
+        assert summary.cases == n and summary.cases_passed == expected_passed_cases(n)
+        # a case that cannot be converted ends the stream; it raises from the iteration
+        cases = suite_cases(n)
+        cases[-1]["output"] = 42
+        with pytest.raises(TypeError):
+            await c.run_suite(cases, compact=COMPACT).collect()
+        results, _ = await c.run_suite(suite_cases(3), compact=COMPACT).collect()
+        assert len(results) == 3 and seen[-1] == "/scorewire.v1.ScoringService/RunSuite"
+
+
 def test_run_suite_summary_before_iteration_is_an_error(client: Client) -> None:
     # The summary comes last: reading it early would silently drop results.
     with client.run_suite(suite_cases(3), compact=COMPACT) as run, pytest.raises(RuntimeError):

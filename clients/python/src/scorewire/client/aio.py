@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -132,20 +133,22 @@ class AsyncClient:
     ) -> AsyncSuiteRun | _shards.AsyncShardedRun:
         """Run a suite over `cases`; `async for` the returned run, then read `summary`.
         With `shards=N`, one batch over several replicas (an AsyncShardedRun). See
-        `Client.run_suite`."""
-        req = _convert.run_suite_request(
-            cases=cases,
-            suite_yaml=suite_yaml,
-            suite_name=suite_name,
-            checks=checks,
-            compact=compact,
-            gate=gate,
-            budget_usd=budget_usd,
-            record=record,
-            run_name=run_name,
-            labels=labels,
-        )
+        `Client.run_suite`. A batch of more than 500 cases goes as a RunSuiteStream whose
+        chunks are built as the call sends them (the event loop runs between chunks); a
+        case that cannot be converted then raises from the iteration, as in
+        `score_stream`, and the call is cancelled."""
         args = self._call_args(timeout, metadata)
+        run = _convert.SuiteFields(
+            suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels
+        )
+        if shards is None:
+            listed = cases if isinstance(cases, Sequence) else list(cases)
+            if len(listed) > _convert.STREAM_CHUNK_CASES:
+                streamed = _AsyncSuiteChunks(run.request(()), listed)
+                call = self._stub.RunSuiteStream(streamed.messages(), **args)
+                return AsyncSuiteRun(call, streamed)
+            cases = listed
+        req = run.request(cases)
         if shards is None:
             return AsyncSuiteRun(self._stub.RunSuite(req, **args))
         chunks = _shards.split(req, list(req.cases), shards, chunk_cases)
@@ -476,8 +479,9 @@ class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
     """The results of a RunSuite call for `async for`, one CaseResult per case in
     completion order; `summary` is set after the last. Failures raise ScorewireError."""
 
-    def __init__(self, call: Any) -> None:
+    def __init__(self, call: Any, chunks: _AsyncSuiteChunks | None = None) -> None:
         self._call = call
+        self._chunks = chunks
         self._events: AsyncIterator[pb.RunSuiteResponse] = call.__aiter__()
         self._batch: list[pb.CaseResult] = []
         self._pos = 0
@@ -512,9 +516,29 @@ class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
             return await self._events.__anext__()
         except StopAsyncIteration:
             return None
+        except asyncio.CancelledError:
+            # grpc.aio cancels a call whose request iterator raised: that is ours to report
+            if self._chunks is None or self._chunks.error is None:
+                raise
+            self._done = True
+            raise self._chunks.error from None
         except grpc.RpcError as err:
             self._done = True
+            if self._chunks is not None and self._chunks.error is not None:
+                raise self._chunks.error from None  # the case that could not be sent
+            if self._chunks is not None and self._expired(err):
+                expired = ScorewireError(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+                raise expired from None
             raise ScorewireError.from_rpc_error(err) from None
+
+    def _expired(self, err: grpc.RpcError) -> bool:
+        """Whether a streamed call's INTERNAL is its deadline: grpc.aio reports a chunk
+        written in the instant the deadline ends the call as "Internal error from Core"."""
+        code = getattr(err, "code", lambda: None)()
+        if code != grpc.StatusCode.INTERNAL:
+            return False
+        remaining = self._call.time_remaining()
+        return remaining is not None and remaining <= 0
 
     @property
     def summary(self) -> pb.RunSummary:
@@ -537,6 +561,27 @@ class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.cancel()
+
+
+class _AsyncSuiteChunks:
+    """A RunSuiteStream's messages: the config, then the cases 500 at a time, each chunk
+    built when the call asks for it; a case that cannot be converted ends the stream and
+    is kept in `error`."""
+
+    def __init__(self, request: pb.RunSuiteRequest, cases: Sequence[CaseLike]) -> None:
+        self._config = _convert.stream_suite_config(request, len(cases))
+        self._cases = cases
+        self.error: BaseException | None = None
+
+    async def messages(self) -> AsyncIterator[pb.RunSuiteStreamRequest]:
+        yield self._config
+        step = _convert.STREAM_CHUNK_CASES
+        try:
+            for start in range(0, len(self._cases), step):
+                yield _convert.case_chunk(self._cases[start : start + step])
+        except Exception as err:
+            self.error = err
+            raise
 
 
 class _AsyncRequestStream:
