@@ -299,8 +299,9 @@ class Settings(BaseSettings):
     `generation_budget_usd` may lower it); once spent, the remaining outputs are
     BUDGET_EXHAUSTED error scores."""
     generation_budget_usd: float | None = Field(None, ge=0)
-    """Server-wide generation spend limit per period in USD (per process); None for no
-    limit beyond the per-request one."""
+    """Server-wide generation spend limit per period in USD, shared in Redis by every
+    replica when the judge budgets are (a Redis cache or budget URL), else per process;
+    None for no limit beyond the per-request one."""
     generation_budget_period_s: int = Field(86_400, ge=1)
     """Length of the server-wide generation budget period in seconds."""
     generation_timeout_s: float = Field(60.0, gt=0)

@@ -403,6 +403,46 @@ tests:
     assert outcomes == [True, True, False] and openai.calls == 2
 
 
+async def test_the_server_wide_generation_budget_is_shared_by_replicas_on_redis(
+    fakes: tuple[FakeOpenAI, FakeAnthropic],
+) -> None:
+    # Two servers on one Redis: $0.0015 holds two generations in all, not two each.
+    openai, anthropic = fakes
+    openai.default = COSTLY
+    doc = """
+prompts: ["{{q}}"]
+providers: ["openai:gpt-4o-mini"]
+tests:
+  - {vars: {q: one}, assert: [{type: contains, value: Paris}]}
+"""
+    with RedisServer() as redis:
+        settings = Settings(
+            host="127.0.0.1",
+            port=0,
+            metrics_enabled=False,
+            **generating(openai, anthropic, generation_budget_usd=0.0015, cache_url=redis.url),
+        )
+        servers = []
+        try:
+            for _ in range(2):  # each with its judge, as `serve` builds it: Redis budgets
+                judge = JudgeService.from_settings(settings)
+                running, port = await create_server(settings, judge=judge)
+                running.closers.append(judge.aclose)
+                channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+                servers.append(Server(running, channel, pb_grpc.ScoringServiceStub(channel), ""))
+            a, b = servers
+            outcomes = []
+            for srv, q in ((a, "one"), (b, "two"), (a, "three"), (b, "four")):
+                (r,) = results(await run(srv, suite_yaml=doc.replace("one", q)))
+                outcomes.append((r.passed, {s.error.code for s in r.scores}))
+        finally:
+            for srv in servers:
+                await srv.channel.close()
+                await srv.running.stop(0)
+    assert [p for p, _ in outcomes] == [True, True, False, False] and openai.calls == 2
+    assert outcomes[2][1] == outcomes[3][1] == {"BUDGET_EXHAUSTED"}
+
+
 async def test_generation_needing_more_calls_than_allowed_is_resource_exhausted(
     fakes: tuple[FakeOpenAI, FakeAnthropic],
 ) -> None:

@@ -41,6 +41,7 @@ from scorewire.generation.providers import Provider, ProviderCredentials, build_
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable
+from scorewire.judge.shared import SharedBudget
 from scorewire.server import convert, streaming
 from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
@@ -87,11 +88,16 @@ class CheckllmRuns:
     def __init__(self, service: ScoringService, settings: Settings) -> None:
         self._service = service
         self._settings = settings
-        self._period_budget: PeriodBudget | None = (
-            PeriodBudget(settings.generation_budget_usd, settings.generation_budget_period_s)
-            if settings.generation_budget_usd is not None
-            else None
-        )
+        self._period_budget: Budget | None = None
+        limit, period = settings.generation_budget_usd, settings.generation_budget_period_s
+        if limit is not None:
+            # On the judge's Redis when there is one: every replica spends the same limit.
+            ledger = service.ledger()
+            self._period_budget = (
+                SharedBudget(ledger, "generation", limit, period_s=period)
+                if ledger is not None
+                else PeriodBudget(limit, period)
+            )
         self._cache: VerdictCache | None = None
         self._prices = PriceTable.from_settings(settings)
         if settings.generation_enabled:
@@ -101,8 +107,9 @@ class CheckllmRuns:
             import openai  # noqa: F401
 
     @property
-    def period_budget(self) -> PeriodBudget | None:
-        """The server-wide generation budget of the current period, when one is set."""
+    def period_budget(self) -> Budget | None:
+        """The server-wide generation budget of the current period, when one is set: in
+        Redis (shared by every replica) when the judge's budgets are, else this process's."""
         return self._period_budget
 
     def _shared_cache(self) -> VerdictCache | None:

@@ -468,7 +468,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         token_budget = self._token_budget()
         budget: Budget | None = None
         run_id = _run_id(context)
-        ledger = self._ledger()
+        ledger = self.ledger()
         if budget_usd is not None and run_id is not None and ledger is not None:
             # One run's cases spread over replicas share its budget through Redis; the
             # key is the caller's too, so no caller can spend another's run.
@@ -503,7 +503,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         budget = self._token_budgets.get(digest)
         if budget is None:
             period = self._settings.judge_budget_period_s
-            ledger = self._ledger()
+            ledger = self.ledger()
             budget = (
                 SharedBudget(ledger, f"token:{digest}", limit, period_s=period)
                 if ledger is not None
@@ -543,7 +543,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         if problems:
             raise failed_precondition(problems)
 
-    def _ledger(self) -> Ledger | None:
+    def ledger(self) -> Ledger | None:
         """The judge's shared-budget store (Redis), or None: budgets are per process."""
         ledger = getattr(self._judge, "ledger", None)
         return ledger if isinstance(ledger, Ledger) else None
