@@ -691,11 +691,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             # Chunks go to the workers as their cases arrive and pass (ChunkRun).
             jobs = self._streamed_jobs(key, source, arriving, info)
         else:  # scored as one RunSuite once every case has arrived
-            cases = [c async for chunk in arriving for c in chunk]
             request = pb.RunSuiteRequest()
             request.CopyFrom(first.config.request)
             del request.cases[:]
-            request.cases.extend(cases)
+            async for chunk in arriving:  # each chunk's message is dropped once copied
+                request.cases.extend(chunk)
         async for reply in self._run_suite(request, key, source, info, jobs, context):
             yield reply if isinstance(reply, bytes) else reply.SerializeToString()
 
