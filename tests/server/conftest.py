@@ -1,6 +1,7 @@
 """A real scorewire server on an ephemeral port, called through the generated stubs."""
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import grpc
@@ -28,11 +29,18 @@ async def start_server(**overrides: object) -> Server:
     return Server(running, channel, scoring_pb2_grpc.ScoringServiceStub(channel), address)
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[Server]:
-    srv = await start_server()
+@asynccontextmanager
+async def serving(**overrides: object) -> AsyncIterator[Server]:
+    """`start_server(**overrides)`, stopped (channel closed first) when the block ends."""
+    srv = await start_server(**overrides)
     try:
         yield srv
     finally:
         await srv.channel.close()
         await srv.running.stop(0)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Server]:
+    async with serving() as srv:
+        yield srv

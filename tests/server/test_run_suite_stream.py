@@ -12,7 +12,7 @@ import grpc
 import pytest
 from scorewire.v1 import scoring_pb2 as pb
 
-from tests.server.conftest import Server, start_server
+from tests.server.conftest import Server, serving
 from tests.support.rpc import bad_request
 
 CHECKS = [
@@ -122,22 +122,17 @@ async def test_the_config_comes_first_and_only_first(server: Server) -> None:
 
 
 async def test_a_declared_count_over_the_case_limit_is_refused_before_any_case() -> None:
-    srv = await start_server(max_cases_per_request=100)
-    try:
+    async with serving(max_cases_per_request=100) as srv:
         requests = _stream(pb.RunSuiteRequest(checks=CHECKS), [], 101)  # no case needed
         with pytest.raises(grpc.aio.AioRpcError) as exc:
             await _collect(srv.stub.RunSuiteStream(iter(requests)))
         assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "max_cases_per_request" in bad_request(exc.value)["config.case_count"]
-    finally:
-        await srv.channel.close()
-        await srv.running.stop(0)
 
 
 async def test_the_messages_together_are_bounded_by_max_message_bytes() -> None:
     # Each message is far below the bound; together they are over it.
-    srv = await start_server(max_message_bytes=64 * 1024)
-    try:
+    async with serving(max_message_bytes=64 * 1024) as srv:
         cases = _cases(4000)  # about 30 bytes each
         chunks = [cases[i : i + 500] for i in range(0, 4000, 500)]
         requests = _stream(pb.RunSuiteRequest(checks=CHECKS), chunks, 4000)
@@ -147,9 +142,6 @@ async def test_the_messages_together_are_bounded_by_max_message_bytes() -> None:
             await _collect(srv.stub.RunSuiteStream(iter(requests)))
         assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "max_message_bytes" in bad_request(exc.value)["cases"]
-    finally:
-        await srv.channel.close()
-        await srv.running.stop(0)
 
 
 async def test_async_checks_and_a_suites_own_cases_run_once_every_case_arrived(
@@ -184,8 +176,7 @@ async def test_a_stream_needs_a_token_like_every_call() -> None:
 
     token = "token-of-ci-0123456789"
     entry = {"name": "ci", "sha256": hashlib.sha256(token.encode()).hexdigest(), "role": "caller"}
-    srv = await start_server(auth_tokens=json.dumps([entry]))
-    try:
+    async with serving(auth_tokens=json.dumps([entry])) as srv:
         requests = _stream(pb.RunSuiteRequest(checks=CHECKS), [_cases(3)], 3)
         with pytest.raises(grpc.aio.AioRpcError) as exc:
             await _collect(srv.stub.RunSuiteStream(iter(requests)))
@@ -193,9 +184,6 @@ async def test_a_stream_needs_a_token_like_every_call() -> None:
         md = (("authorization", f"Bearer {token}"),)
         got, summary = await _collect(srv.stub.RunSuiteStream(iter(requests), metadata=md))
         assert len(got) == 3 and summary is not None
-    finally:
-        await srv.channel.close()
-        await srv.running.stop(0)
 
 
 async def test_chunks_are_scored_while_the_stream_is_still_open(server: Server) -> None:
