@@ -503,6 +503,53 @@ def test_run_suite_with_checks_delivers_each_case_once(
             assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
+def _outcome(call: Callable[[], Iterator[Any]]) -> tuple[Any, ...]:
+    """What a RunSuite-shaped call answered, comparable across the two RPCs: its status
+    code and field paths when refused, else every case's checks and verdicts."""
+    try:
+        results, summary = collect_run(call())
+    except grpc.RpcError as err:
+        return ("refused", err.code(), tuple(f for f, _ in assert_rejection(err)))
+    timed = {"TIMEOUT", "DEADLINE_EXCEEDED"}  # a busy machine may time one run's check out
+    per_case = {
+        i: (
+            r.passed if not any(s.error.code in timed for s in r.scores) else None,
+            tuple((s.name, s.type, s.error.code not in timed and s.error.code) for s in r.scores),
+        )
+        for i, r in results.items()
+    }
+    return ("ran", summary.cases, per_case)
+
+
+@settings(FUZZ, max_examples=60)
+@given(data=st.data())
+def test_run_suite_stream_answers_as_run_suite_whatever_the_chunks(
+    client: Any, catalog: dict, data: Any
+) -> None:
+    # The same request as one RunSuite and as a RunSuiteStream cut at random points.
+    req = _run_request(data, catalog, clean=data.draw(st.booleans()), n_cases=45)
+    cases = list(req.cases)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(cases)), max_size=4)))
+    first = pb.RunSuiteRequest()
+    first.CopyFrom(req)
+    del first.cases[:]
+    first.cases.extend(cases[: cuts[0] if cuts else len(cases)])
+    config = pb.RunSuiteStreamConfig(request=first, case_count=len(cases))
+    messages = [pb.RunSuiteStreamRequest(config=config)]
+    for a, b in zip(cuts, [*cuts[1:], len(cases)][: len(cuts)], strict=True):
+        messages.append(pb.RunSuiteStreamRequest(cases=pb.CaseChunk(cases=cases[a:b])))
+    unary = _outcome(lambda: client.RunSuite(req, timeout=DEADLINE_S))
+    streamed = _outcome(lambda: client.RunSuiteStream(iter(messages), timeout=DEADLINE_S))
+    event(f"{unary[0]} {unary[1]}")
+    if unary[0] == "refused" and streamed[0] == "refused":
+        assert streamed[1] == unary[1], (unary, streamed)
+        # the fields are RunSuite's, but a count over the limit is the declared count
+        if unary[2] != ("cases",):
+            assert streamed[2] == unary[2], (unary, streamed)
+    else:
+        assert streamed == unary
+
+
 # --- suite YAML ---------------------------------------------------------------------------
 
 YAML_NAMES = st.one_of(st.sampled_from(["a", "b", "short", "smoke", "checks"]), TEXT)
