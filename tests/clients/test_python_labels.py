@@ -86,7 +86,7 @@ def test_service_config_retries_put_labels_and_scoring_on_unavailable_only() -> 
     labels, scoring = config["methodConfig"]
     assert labels["name"] == [{"service": "scorewire.v1.LabelService", "method": "PutLabels"}]
     assert [n["method"] for n in scoring["name"]] == [
-        "Score", "RunSuite", "ListChecks", "ValidateSuite"
+        "Score", "RunSuite", "RunSuiteStream", "ListChecks", "ValidateSuite"
     ]  # fmt: skip
     assert {n["service"] for n in scoring["name"]} == {"scorewire.v1.ScoringService"}
     for method in (labels, scoring):

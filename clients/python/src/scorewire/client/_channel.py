@@ -61,13 +61,15 @@ PUT_LABELS_RETRY = {
 the same `request_id`, which the server stores at most once."""
 
 SCORING_RETRY = PUT_LABELS_RETRY
-"""gRPC's own retry of Score, RunSuite, ListChecks and ValidateSuite on UNAVAILABLE (a
-replica lost, a proxy answering 502 for it): the call is sent again, to another replica
-as round_robin (or the proxy) picks it. gRPC retries only until the first response
-message arrives: a RunSuite whose stream breaks later is not retried here (a sharded
-run retries its chunk; `scorewire.client._shards`). Scoring is idempotent; a Score
-retried after its replica called a judge model may pay for that call twice."""
-RETRIED_SCORING_METHODS = ("Score", "RunSuite", "ListChecks", "ValidateSuite")
+"""gRPC's own retry of Score, RunSuite, RunSuiteStream, ListChecks and ValidateSuite on
+UNAVAILABLE (a replica lost, a proxy answering 502 for it): the call is sent again, to
+another replica as round_robin (or the proxy) picks it. gRPC retries only until the first
+response message arrives, and only while what the call has sent fits its retry buffer
+(`grpc.per_rpc_retry_buffer_size`, 256 KiB by default): a RunSuite whose stream breaks
+later, or a big RunSuite or RunSuiteStream, is not retried here (a sharded run retries
+its chunk; `scorewire.client._shards`). Scoring is idempotent; a Score retried after its
+replica called a judge model may pay for that call twice."""
+RETRIED_SCORING_METHODS = ("Score", "RunSuite", "RunSuiteStream", "ListChecks", "ValidateSuite")
 
 
 def normalize_target(target: str | Sequence[str]) -> str:
