@@ -364,6 +364,16 @@ def test_score_stream_bad_case_raises_the_callers_error(client: Client) -> None:
         list(client.score_stream(cases, compact=COMPACT))
 
 
+async def test_async_score_stream_bad_case_raises_the_callers_error(aclient: AsyncClient) -> None:
+    # grpc.aio cancels the call when the request iterator raises; the caller sees its
+    # own TypeError, not an asyncio.CancelledError it never asked for.
+    cases = [{"request_id": f"r{i}", "output": "Paris"} for i in range(50)]
+    cases[30] = {"request_id": "bad", "oops": 1}
+    with pytest.raises(TypeError, match="oops"):
+        async for _ in aclient.score_stream(cases, compact=COMPACT):
+            pass
+
+
 # --- errors -------------------------------------------------------------------------------
 
 BAD_CHECKS = [

@@ -193,6 +193,12 @@ class AsyncClient:
                 yield resp
             if requests.error is not None:
                 raise requests.error
+        except asyncio.CancelledError:
+            # grpc.aio cancels a call whose request iterator raised: report that error,
+            # not a cancellation the caller never asked for
+            if requests.error is None:
+                raise
+            raise requests.error from None
         except grpc.RpcError as err:
             if requests.error is not None:
                 raise requests.error from None
