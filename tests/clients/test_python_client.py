@@ -411,15 +411,31 @@ async def test_async_invalid_argument_has_field_violations(aclient: AsyncClient)
     assert_bad_request(info.value)
 
 
-async def test_async_run_suite_invalid_argument(aclient: AsyncClient) -> None:
+@pytest.mark.parametrize("n", [5, 20 * _convert.STREAM_CHUNK_CASES])  # RunSuite, streamed
+async def test_async_run_suite_invalid_argument(aclient: AsyncClient, n: int) -> None:
+    # Streamed, the server refuses the config while the client still writes chunks:
+    # grpc.aio first says INTERNAL "Internal error from Core"; the server's status wins.
     with pytest.raises(ScorewireError) as info:
-        await aclient.run_suite(suite_cases(5), checks=BAD_CHECKS).collect()
+        await aclient.run_suite(suite_cases(n), checks=BAD_CHECKS).collect()
     assert_bad_request(info.value)
 
 
 def test_score_stream_without_checks_is_invalid_argument(client: Client) -> None:
     with pytest.raises(ScorewireError) as info:
         list(client.score_stream([("a", None, "x")]))
+    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert info.value.field_violations
+
+
+async def test_async_score_stream_refused_while_writing_is_the_refusal(
+    aclient: AsyncClient,
+) -> None:
+    # The server refuses the config while the client still writes 200 large cases; it reads
+    # them on before answering, so grpc.aio reports the refusal, not INTERNAL.
+    cases = [(f"r{i}", None, "x" * 100_000) for i in range(200)]
+    with pytest.raises(ScorewireError) as info:
+        async for _ in aclient.score_stream(cases):
+            pass
     assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert info.value.field_violations
 

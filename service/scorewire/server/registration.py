@@ -7,7 +7,9 @@ which the handler guards answer with INVALID_ARGUMENT: it is the caller's input.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -107,3 +109,21 @@ def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescript
         (grpc.method_handlers_generic_handler(service.full_name, handlers),)
     )
     return service.full_name
+
+
+DRAIN_S = 5.0
+"""Longest a refused client stream is read on before its refusal is sent."""
+
+
+async def drain(messages: AsyncIterator[Any], max_bytes: int, size: Callable[[Any], int]) -> None:
+    """Read and drop what a refused client stream still sends (at most `max_bytes`, as
+    `size` counts a message, and `DRAIN_S` seconds), so that the refusal is what the
+    caller reads: a grpc.aio client still writing when the status arrives reports
+    INTERNAL "Internal error from Core" instead of it. Errors of the stream end it."""
+    left = max_bytes
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_S):
+            async for message in messages:
+                left -= size(message)
+                if left < 0:
+                    return

@@ -28,7 +28,7 @@ from typing import Any
 
 import grpc
 from scorewire.core.errors import StartupError
-from scorewire.server.registration import replace_behavior
+from scorewire.server.registration import drain, replace_behavior
 from scorewire.settings import Settings
 
 OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.v1alpha.", "/grpc.reflection.v1.")
@@ -224,11 +224,22 @@ def _check_tls_files(settings: Settings) -> None:
             ) from None
 
 
+DENIED_DRAIN_BYTES = 64 << 20
+"""Most raw bytes a refused client stream is read on (`registration.drain`)."""
+
+
+def _raw(data: bytes) -> bytes:
+    """A refused call's request bytes, left unparsed."""
+    return data
+
+
 def _aborting(code: grpc.StatusCode, message: str) -> Callable[[Callable[..., Any], bool], Any]:
     def wrap(_behavior: Callable[..., Any], streams: bool) -> Callable[..., Any]:
         if streams:
 
             async def deny_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+                if hasattr(request, "__aiter__"):  # a client stream: its bytes, unparsed
+                    await drain(request, DENIED_DRAIN_BYTES, len)
                 await context.abort(code, message)
                 yield  # pragma: no cover - abort raises
 
@@ -291,6 +302,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             return replace_behavior(
                 handler,
                 _aborting(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token"),
+                request_deserializer=_raw,
             )
         return replace_behavior(handler, self._limited(*found))
 

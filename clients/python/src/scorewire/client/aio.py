@@ -202,7 +202,7 @@ class AsyncClient:
         except grpc.RpcError as err:
             if requests.error is not None:
                 raise requests.error from None
-            raise ScorewireError.from_rpc_error(err) from None
+            raise ScorewireError.from_rpc_error(settled(call, err)) from None
         finally:
             call.cancel()  # a no-op once the call is over; stops it if the caller left early
 
@@ -532,19 +532,9 @@ class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
             self._done = True
             if self._chunks is not None and self._chunks.error is not None:
                 raise self._chunks.error from None  # the case that could not be sent
-            if self._chunks is not None and self._expired(err):
-                expired = ScorewireError(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
-                raise expired from None
+            if self._chunks is not None:
+                err = settled(self._call, err)
             raise ScorewireError.from_rpc_error(err) from None
-
-    def _expired(self, err: grpc.RpcError) -> bool:
-        """Whether a streamed call's INTERNAL is its deadline: grpc.aio reports a chunk
-        written in the instant the deadline ends the call as "Internal error from Core"."""
-        code = getattr(err, "code", lambda: None)()
-        if code != grpc.StatusCode.INTERNAL:
-            return False
-        remaining = self._call.time_remaining()
-        return remaining is not None and remaining <= 0
 
     @property
     def summary(self) -> pb.RunSummary:
@@ -567,6 +557,32 @@ class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.cancel()
+
+
+_WRITE_RACE = "Internal error from Core"
+
+
+def settled(call: Any, err: grpc.RpcError) -> grpc.RpcError:
+    """A client-streaming call's error as the caller should read it.
+
+    When a call's deadline ends it while grpc.aio is still writing a request message, the
+    failed write sets the status to INTERNAL "Internal error from Core": that is the
+    deadline. (The server drains a refused RunSuiteStream before it answers, so its own
+    refusals are not lost the same way.) Any other error is returned as it is.
+    """
+    code = getattr(err, "code", lambda: None)()
+    details = getattr(err, "details", lambda: None)()
+    remaining = call.time_remaining()
+    expired = remaining is not None and remaining <= 0
+    if code == grpc.StatusCode.INTERNAL and details == _WRITE_RACE and expired:
+        return grpc.aio.AioRpcError(
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            grpc.aio.Metadata(),
+            grpc.aio.Metadata(),
+            "Deadline Exceeded",
+            None,
+        )
+    return err
 
 
 class _AsyncSuiteChunks:
