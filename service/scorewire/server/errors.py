@@ -17,7 +17,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from scorewire.core.errors import FieldViolation, Precondition
-from scorewire.server.registration import Undecodable
+from scorewire.server.registration import Undecodable, drain
 
 log = logging.getLogger("scorewire.server")
 
@@ -186,20 +186,24 @@ def guarded_unary(fn: H) -> H:
 
 
 def guarded_stream(fn: G) -> G:
-    """The streaming counterpart of `guarded_unary`."""
+    """The streaming counterpart of `guarded_unary`; a refused client stream is read on
+    (bounded) before its refusal is sent (`registration.drain`)."""
 
     @functools.wraps(fn)
     async def wrapper(
         self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
+        streamed = hasattr(request, "__aiter__")
         try:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
-            if hasattr(request, "__aiter__"):
+            if streamed:
                 request = checked_stream(request)
             async for item in fn(self, request, context):
                 yield item
         except RequestRejected as err:
+            if streamed:  # what the caller still sends, first (`registration.drain`)
+                await drain(request)
             await abort(context, err)
         except (grpc.aio.AbortError, grpc.aio.UsageError):
             raise

@@ -113,17 +113,19 @@ def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescript
 
 DRAIN_S = 5.0
 """Longest a refused client stream is read on before its refusal is sent."""
+DRAIN_MAX_BYTES = 64 << 20
+"""Most bytes a refused client stream is read on (SCOREWIRE_MAX_MESSAGE_BYTES' default)."""
 
 
-async def drain(messages: AsyncIterator[Any], max_bytes: int, size: Callable[[Any], int]) -> None:
-    """Read and drop what a refused client stream still sends (at most `max_bytes`, as
-    `size` counts a message, and `DRAIN_S` seconds), so that the refusal is what the
+async def drain(messages: AsyncIterator[Any]) -> None:
+    """Read and drop what a refused client stream still sends (at most `DRAIN_MAX_BYTES`
+    of raw or parsed messages, and `DRAIN_S` seconds), so that the refusal is what the
     caller reads: a grpc.aio client still writing when the status arrives reports
     INTERNAL "Internal error from Core" instead of it. Errors of the stream end it."""
-    left = max_bytes
+    left = DRAIN_MAX_BYTES
     with contextlib.suppress(Exception):
         async with asyncio.timeout(DRAIN_S):
             async for message in messages:
-                left -= size(message)
+                left -= len(message) if isinstance(message, bytes) else message.ByteSize()
                 if left < 0:
                     return

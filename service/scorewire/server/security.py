@@ -224,10 +224,6 @@ def _check_tls_files(settings: Settings) -> None:
             ) from None
 
 
-DENIED_DRAIN_BYTES = 64 << 20
-"""Most raw bytes a refused client stream is read on (`registration.drain`)."""
-
-
 def _raw(data: bytes) -> bytes:
     """A refused call's request bytes, left unparsed."""
     return data
@@ -239,7 +235,7 @@ def _aborting(code: grpc.StatusCode, message: str) -> Callable[[Callable[..., An
 
             async def deny_stream(request: Any, context: Any) -> AsyncIterator[Any]:
                 if hasattr(request, "__aiter__"):  # a client stream: its bytes, unparsed
-                    await drain(request, DENIED_DRAIN_BYTES, len)
+                    await drain(request)
                 await context.abort(code, message)
                 yield  # pragma: no cover - abort raises
 

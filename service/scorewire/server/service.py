@@ -58,7 +58,6 @@ from scorewire.server.plan_cache import (
     PLAN_CACHE_SIZE,
     PlanCache,
 )
-from scorewire.server.registration import drain
 from scorewire.server.run_records import (
     BaselineGate,
     Recording,
@@ -182,10 +181,6 @@ SOURCE_MEMO_MAX_BYTES = 16 * 1024
 """Only sources up to this size (characters of text plus bytes of serialized specs) are
 remembered, so the memo holds at most 256 such sources; bigger ones would cost more to
 hash for the lookup than the lookup saves."""
-
-
-def _byte_size(message: Any) -> int:
-    return int(message.ByteSize())
 
 
 class _JobCutter:
@@ -681,16 +676,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request_iterator: AsyncIterator[pb.RunSuiteStreamRequest], context: Context
     ) -> AsyncIterator[bytes]:
         """RunSuite with the cases arriving in chunks after a config declaring their count."""
-        try:
-            async for reply in self._run_suite_stream(request_iterator, context):
-                yield reply
-        except RequestRejected:  # read what the caller still sends first (`drain`)
-            await drain(request_iterator, self._settings.max_message_bytes, _byte_size)
-            raise
-
-    async def _run_suite_stream(
-        self, request_iterator: AsyncIterator[pb.RunSuiteStreamRequest], context: Context
-    ) -> AsyncIterator[bytes]:
         first = await anext(aiter(request_iterator), None)
         if first is None or first.WhichOneof("message") != "config":
             raise invalid_argument(
@@ -1081,16 +1066,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request_iterator: AsyncIterator[pb.ScoreStreamRequest], context: Context
     ) -> AsyncIterator[pb.ScoreStreamResponse]:
         """Score cases as they arrive; responses carry the caller's request id."""
-        try:
-            async for response in self._score_stream_call(request_iterator, context):
-                yield response
-        except RequestRejected:
-            await drain(request_iterator, self._settings.max_message_bytes, _byte_size)
-            raise
-
-    async def _score_stream_call(
-        self, request_iterator: AsyncIterator[pb.ScoreStreamRequest], context: Context
-    ) -> AsyncIterator[pb.ScoreStreamResponse]:
         first = await anext(aiter(request_iterator), None)
         if first is None:
             return

@@ -8,7 +8,7 @@ naming the key); what the values mean is the server's business.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
@@ -419,13 +419,15 @@ def stream_suite_config(request: pb.RunSuiteRequest, case_count: int) -> pb.RunS
     return pb.RunSuiteStreamRequest(config=config)
 
 
-def case_chunk(cases: Iterable[CaseLike]) -> pb.RunSuiteStreamRequest:
-    """A RunSuiteStream message carrying `cases` (built in place, as in run_suite_request)."""
-    message = pb.RunSuiteStreamRequest()
-    add = message.cases.cases.add
-    for c in cases:
-        fill_case(add(), c)
-    return message
+def case_chunks(cases: Sequence[CaseLike]) -> Iterator[pb.RunSuiteStreamRequest]:
+    """The RunSuiteStream messages carrying `cases`, STREAM_CHUNK_CASES a message, each
+    built (in place, as in run_suite_request) when it is asked for."""
+    for start in range(0, len(cases), STREAM_CHUNK_CASES):
+        message = pb.RunSuiteStreamRequest()
+        add = message.cases.cases.add
+        for c in cases[start : start + STREAM_CHUNK_CASES]:
+            fill_case(add(), c)
+        yield message
 
 
 def stream_config(

@@ -202,7 +202,7 @@ class AsyncClient:
         except grpc.RpcError as err:
             if requests.error is not None:
                 raise requests.error from None
-            raise ScorewireError.from_rpc_error(settled(call, err)) from None
+            raise ScorewireError.from_rpc_error(_settled(call, err)) from None
         finally:
             call.cancel()  # a no-op once the call is over; stops it if the caller left early
 
@@ -533,7 +533,7 @@ class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
             if self._chunks is not None and self._chunks.error is not None:
                 raise self._chunks.error from None  # the case that could not be sent
             if self._chunks is not None:
-                err = settled(self._call, err)
+                err = _settled(self._call, err)
             raise ScorewireError.from_rpc_error(err) from None
 
     @property
@@ -562,12 +562,12 @@ class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):
 _WRITE_RACE = "Internal error from Core"
 
 
-def settled(call: Any, err: grpc.RpcError) -> grpc.RpcError:
+def _settled(call: Any, err: grpc.RpcError) -> grpc.RpcError:
     """A client-streaming call's error as the caller should read it.
 
     When a call's deadline ends it while grpc.aio is still writing a request message, the
     failed write sets the status to INTERNAL "Internal error from Core": that is the
-    deadline. (The server drains a refused RunSuiteStream before it answers, so its own
+    deadline. (The server reads a refused client stream on before it answers, so its own
     refusals are not lost the same way.) Any other error is returned as it is.
     """
     code = getattr(err, "code", lambda: None)()
@@ -597,10 +597,9 @@ class _AsyncSuiteChunks:
 
     async def messages(self) -> AsyncIterator[pb.RunSuiteStreamRequest]:
         yield self._config
-        step = _convert.STREAM_CHUNK_CASES
         try:
-            for start in range(0, len(self._cases), step):
-                yield _convert.case_chunk(self._cases[start : start + step])
+            for chunk in _convert.case_chunks(self._cases):
+                yield chunk
         except Exception as err:
             self.error = err
             raise

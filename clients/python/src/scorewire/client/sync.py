@@ -190,10 +190,9 @@ class Client:
 
         feed.put(_convert.stream_suite_config(run.request(()), len(cases)))
         call = self._stub.RunSuiteStream(messages(), **args)
-        step = _convert.STREAM_CHUNK_CASES
         try:
-            for start in range(0, len(cases), step):
-                feed.put(_convert.case_chunk(cases[start : start + step]))
+            for chunk in _convert.case_chunks(cases):
+                feed.put(chunk)
         except BaseException:
             call.cancel()
             raise
