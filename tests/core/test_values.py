@@ -48,6 +48,32 @@ def test_loads_fast_returns_what_the_standard_parser_returns(text: str) -> None:
     assert json.dumps(got) == json.dumps(want) and type(got) is type(want)
 
 
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.text(alphabet=' \t\n\r{}[]"ntfNI-09.,:eé\\u')
+    | st.integers(min_value=-(10**30), max_value=10**30).map(str)
+)
+def test_is_json_says_what_the_standard_parser_says(text: str) -> None:
+    try:
+        values.loads_strict(text)
+        want = True
+    except ValueError:
+        want = False
+    assert values.is_json(text) is want
+
+
+@pytest.mark.parametrize(
+    "text", ["NaN", "[1,]", "Infinity", "", "[" * 2000 + "]" * 2000, "1" * 5000, '"\\ud800"']
+)
+def test_is_json_on_what_orjson_and_the_standard_parser_disagree_on(text: str) -> None:
+    try:
+        values.loads_strict(text)
+        want = True
+    except ValueError:
+        want = False
+    assert values.is_json(text) is want
+
+
 @pytest.mark.parametrize("text", ["NaN", "[1,]", '{"a": ', "Infinity", ""])
 def test_loads_fast_refuses_what_the_standard_parser_refuses(text: str) -> None:
     with pytest.raises(ValueError):

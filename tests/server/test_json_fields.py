@@ -161,3 +161,32 @@ async def test_bad_json_fields_are_invalid_argument_naming_the_field(
             pass
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert f"cases[1].{field}" in bad_request(err.value)
+
+
+_FORMS = ["unset", "valid", "invalid", "both"]
+
+
+@pytest.mark.parametrize("inp", _FORMS)
+@pytest.mark.parametrize("exp", _FORMS)
+@pytest.mark.parametrize("val", _FORMS)
+def test_the_fast_check_agrees_with_the_violations(inp: str, exp: str, val: str) -> None:
+    # Every case of a RunSuite goes through json_fields_ok; only a case it refuses is
+    # given to json_field_violations, which must then find something (and find nothing
+    # for a case it passes).
+    from scorewire.server import convert
+
+    sample, output = pb.Sample(id="s"), pb.Output(text="t")
+    for msg, name, form in (
+        (sample, "input", inp),
+        (sample, "expected", exp),
+        (output, "value", val),
+    ):
+        if form in ("valid", "both"):
+            setattr(msg, f"{name}_json", '{"a": [1, 2.5, "x"]}')
+        if form == "invalid":
+            setattr(msg, f"{name}_json", '{"a": [1, ')
+        if form == "both":
+            getattr(msg, name).string_value = "x"
+    violations = convert.json_field_violations(sample, output, "cases[3]")
+    assert convert.json_fields_ok(sample, output) is (not violations)
+    assert len(violations) == sum(f in ("invalid", "both") for f in (inp, exp, val))

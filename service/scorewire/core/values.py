@@ -200,6 +200,18 @@ def loads_fast(text: str) -> Any:
     return got if got is not _MISS else loads_strict(text)
 
 
+def is_json(text: str) -> bool:
+    """Whether `loads_strict` accepts `text`, decided at `loads_fast`'s cost (orjson first,
+    the standard parser only where `loads_fast` would use it)."""
+    if _orjson_or_miss(text) is not _MISS:
+        return True
+    try:
+        loads_strict(text)
+    except ValueError:  # JSONTooDeep is a ValueError too
+        return False
+    return True
+
+
 _MISS = object()
 """What `_orjson_or_miss` returns when the standard parser must decide."""
 

@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf import struct_pb2
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
-from scorewire.core.values import loads_fast
+from scorewire.core.values import is_json, loads_fast
 from scorewire.engine.runner import CaseResult, NamedCheck
 from scorewire.engine.spec import CheckSpec, Example
 from scorewire.engine.summary import Gate, Summary, parse_gate
@@ -96,6 +96,18 @@ def output_from_pb(m: pb.Output) -> Output:
 
 def _json(text: str) -> Any:
     return loads_fast(text) if text else None
+
+
+def json_fields_ok(sample: pb.Sample, output: pb.Output) -> bool:
+    """Whether a case's JSON-text fields are all good (`json_field_violations` finds
+    nothing): the check of every case of a RunSuite, without building field paths or a
+    list for the cases that pass it."""
+    inp, exp, val = sample.input_json, sample.expected_json, output.value_json
+    return (
+        (not inp or (not sample.HasField("input") and is_json(inp)))
+        and (not exp or (not sample.HasField("expected") and is_json(exp)))
+        and (not val or (not output.HasField("value") and is_json(val)))
+    )
 
 
 def json_field_violations(

@@ -549,9 +549,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         return ledger if isinstance(ledger, Ledger) else None
 
     def _check_json_fields(self, sample: pb.Sample, output: pb.Output, base: str) -> None:
-        violations = convert.json_field_violations(sample, output, base)
-        if violations:
-            raise invalid_argument(violations)
+        if convert.json_fields_ok(sample, output):
+            return
+        raise invalid_argument(convert.json_field_violations(sample, output, base))
 
     def _check_output(self, text: str, field: str, plan: PlanShape) -> None:
         problem = sw.output_problem(text, field, plan.whole_text_caps, self._settings)
@@ -971,7 +971,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         text = c.output.text
         if len(text) > short:  # else far within every limit, without measuring
             self._check_output(text, f"cases[{i}].output", info)
-        self._check_json_fields(c.sample, c.output, f"cases[{i}]")
+        if not convert.json_fields_ok(c.sample, c.output):  # the path only when refused
+            raise invalid_argument(convert.json_field_violations(c.sample, c.output, f"cases[{i}]"))
 
     def _short_output(self, info: sw.PlanInfo) -> int:
         """Characters an output may have and be within the output limits whatever they are:
