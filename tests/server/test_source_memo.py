@@ -57,3 +57,64 @@ def test_the_memo_forgets_the_least_recently_used_beyond_its_size() -> None:
     assert memo.get(*parts(contains("a")))[1] is a
     assert isinstance(memo.get(*parts(contains("b")))[1], PlanSource)
     assert len(memo) == 2
+
+
+# ---- Score's memo key: the wire bytes of its plan fields --------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from scorewire.server.service import score_plan_wire  # noqa: E402
+
+_text = st.text(alphabet="ab é東\n", max_size=300)
+_specs = st.lists(
+    st.builds(
+        lambda t, n, needle: _spec(t, n, needle),
+        st.sampled_from(["contains", "regex", "length"]),
+        st.text(alphabet="xyz", max_size=3),
+        _text,
+    ),
+    max_size=4,
+)
+
+
+def _spec(ctype: str, name: str, needle: str) -> pb.CheckSpec:
+    spec = pb.CheckSpec(type=ctype, name=name)
+    spec.params["needles"] = [needle]
+    return spec
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _specs,
+    st.lists(_text, max_size=3),
+    _text,
+    st.one_of(st.none(), st.floats(allow_nan=False)),
+    st.booleans(),
+)
+def test_the_plan_bytes_are_the_checks_and_compact_lines_as_sent(
+    checks: list[pb.CheckSpec], compact: list[str], text: str, budget: float | None, sample: bool
+) -> None:
+    # Whatever the case and budget around them, the key is exactly the serialization of
+    # the plan fields alone, and the count is theirs: equal keys are equal plans.
+    req = pb.ScoreRequest(checks=checks, compact=compact, output=pb.Output(text=text))
+    if sample:
+        req.sample.id = text[:5]
+        req.sample.expected_json = '{"a": 1}'
+    if budget is not None:
+        req.budget_usd = budget
+    got = score_plan_wire(req.SerializeToString())
+    assert got is not None
+    plan = pb.ScoreRequest(checks=checks, compact=compact).SerializeToString()
+    assert got == (plan, len(checks) + len(compact))
+
+
+def test_bytes_that_are_not_the_runtimes_score_request_have_no_plan_key() -> None:
+    req = pb.ScoreRequest(checks=[_spec("contains", "", "a")], output=pb.Output(text="t"))
+    raw = req.SerializeToString()
+    assert score_plan_wire(raw) is not None
+    assert score_plan_wire(raw + b"\x30\x01") is None  # an unknown field 6
+    assert score_plan_wire(raw[:-1]) is None  # cut short
+    assert (
+        score_plan_wire(raw + pb.ScoreRequest(output=pb.Output(text="u")).SerializeToString())
+        is None
+    )

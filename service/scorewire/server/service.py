@@ -183,6 +183,61 @@ remembered, so the memo holds at most 256 such sources; bigger ones would cost m
 hash for the lookup than the lookup saves."""
 
 
+_PLAN_TAGS = (0x1A, 0x22)
+"""ScoreRequest's `checks = 3` and `compact = 4`, length-delimited (wire type 2)."""
+_CASE_TAGS = (0x0A, 0x12)
+"""ScoreRequest's `sample = 1` and `output = 2`."""
+_BUDGET_TAG = 0x29
+"""ScoreRequest's `budget_usd = 5`, a fixed 8-byte double (wire type 1)."""
+
+
+def score_plan_wire(raw: bytes) -> tuple[bytes, int] | None:
+    """The wire bytes of a serialized ScoreRequest's plan fields (its checks and compact
+    lines, tags included) and how many there are, or None when the bytes are not the
+    runtime's serialization of fields 1-5 (fields in number order, nothing unknown).
+
+    Equal bytes are the same checks and compact lines in the same order, so the bytes
+    are a memo key for the plan: `ScoringService.Score` looks its source up by them at a
+    third of the cost of serializing each check for `SourceMemo`.
+    """
+    i, count, end = 0, 0, len(raw)
+    first = last = -1
+    while i < end:
+        tag = raw[i]
+        if tag == _BUDGET_TAG:
+            i += 9
+            continue
+        if tag not in _CASE_TAGS and tag not in _PLAN_TAGS:
+            return None
+        j = i + 1
+        length = raw[j] if j < end else 0x80
+        if length < 0x80:
+            j += 1
+        else:
+            length = shift = 0
+            while True:
+                if j >= end or shift > 28:
+                    return None
+                b = raw[j]
+                length |= (b & 0x7F) << shift
+                j += 1
+                if b < 0x80:
+                    break
+                shift += 7
+        stop = j + length
+        if tag in _PLAN_TAGS:
+            count += 1
+            if first < 0:
+                first = i
+            last = stop
+        elif first >= 0:
+            return None  # a case field after the plan's: not the runtime's order
+        i = stop
+    if i != end:
+        return None
+    return (raw[first:last] if first >= 0 else b""), count
+
+
 class _JobCutter:
     """Cuts consecutive cases into chunk jobs of at most BATCH_MAX_RESULTS cases (or
     CHUNK_MAX_BYTES of them), checking each case (`check(case, index)`) first."""
@@ -311,6 +366,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
         self._sources = SourceMemo()
+        # Score's plan sources by the wire bytes of its plan fields (`score_plan_wire`).
+        self._score_sources: OrderedDict[bytes, tuple[bytes, sw.PlanSource]] = OrderedDict()
         self._compiling: set[bytes] = set()
         self._judge = judge
         self._labels = labels
@@ -565,9 +622,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request: pb.ScoreRequest, context: Context
     ) -> pb.ScoreResponse | bytes:
         """Score one output against the request's checks."""
-        key, source = self._source(
-            suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
-        )
+        key, source = self._score_source(request)
         info = await self._plan(key, source, context)
         self._check_output(request.output.text, "output", info)
         self._check_json_fields(request.sample, request.output, "")
@@ -604,6 +659,32 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
         return message
+
+    def _score_source(self, request: pb.ScoreRequest) -> tuple[bytes, sw.PlanSource]:
+        """`_source` of a Score's checks, remembered by the wire bytes of its plan fields."""
+        wire = score_plan_wire(request.SerializeToString())
+        if wire is None or len(wire[0]) > SOURCE_MEMO_MAX_BYTES:
+            return self._source(
+                suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
+            )
+        plan, count = wire
+        memo = self._score_sources
+        hit = memo.get(plan)
+        if hit is None:
+            hit = self._source(
+                suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
+            )
+            memo[plan] = hit
+            if len(memo) > SOURCE_MEMO_SIZE:
+                memo.popitem(last=False)
+        else:
+            memo.move_to_end(plan)
+            limit = self._settings.max_checks_per_request
+            if count > limit:  # as `_source` refuses it
+                raise resource_exhausted(
+                    "checks", f"{count} checks exceed max_checks_per_request ({limit})"
+                )
+        return hit
 
     def _score_response(self, plan: PlanShape, result: CaseResult) -> pb.ScoreResponse:
         response = pb.ScoreResponse(passed=result.passed)
