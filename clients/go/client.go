@@ -45,10 +45,13 @@ const (
 // attempts, sending the call again to the replica round_robin (or the proxy) picks:
 //   - PutLabels: a retry resends the same message, so the same request_id, which the
 //     server stores at most once;
-//   - Score, RunSuite, ListChecks and ValidateSuite: scoring is idempotent (a Score
-//     retried after its replica called a judge model may pay for that call twice).
-//     gRPC retries only until the first response message: a RunSuite stream that
-//     breaks later is not retried here (RunSuiteSharded retries its chunk).
+//   - Score, RunSuite, RunSuiteStream (RunSuite's batches over StreamChunkCases),
+//     ListChecks and ValidateSuite: scoring is idempotent (a Score retried after its
+//     replica called a judge model may pay for that call twice). gRPC retries only
+//     until the first response message, and only while what the call has sent fits
+//     its retry buffer (grpc.MaxRetryRPCBufferSize, 256 KiB by default): a RunSuite
+//     stream that breaks later, or a big RunSuite or RunSuiteStream, is not retried
+//     here (RunSuiteSharded retries its chunk).
 //
 // ScoreStream is never retried: the caller's cases cannot be sent twice.
 const serviceConfig = `{
@@ -63,6 +66,7 @@ const serviceConfig = `{
     "name": [
       {"service": "scorewire.v1.ScoringService", "method": "Score"},
       {"service": "scorewire.v1.ScoringService", "method": "RunSuite"},
+      {"service": "scorewire.v1.ScoringService", "method": "RunSuiteStream"},
       {"service": "scorewire.v1.ScoringService", "method": "ListChecks"},
       {"service": "scorewire.v1.ScoringService", "method": "ValidateSuite"}
     ],

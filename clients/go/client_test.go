@@ -287,15 +287,18 @@ func assertDeadlineExceeded(t *testing.T, err error) {
 
 func TestRunSuiteDeadlineExpires(t *testing.T) {
 	c := dial(t)
-	req := &scorewirev1.RunSuiteRequest{Compact: compact, Cases: suiteCases(t, deadlineCases)}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	run, err := c.RunSuite(ctx, req)
-	if err == nil {
-		defer run.Close()
-		_, _, err = run.Collect()
+	// One RunSuite, then a RunSuiteStream: the deadline ends either alike.
+	for _, n := range []int{scorewire.StreamChunkCases, deadlineCases} {
+		req := &scorewirev1.RunSuiteRequest{Compact: compact, Cases: suiteCases(t, n)}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		run, err := c.RunSuite(ctx, req)
+		if err == nil {
+			_, _, err = run.Collect()
+			run.Close()
+		}
+		cancel()
+		assertDeadlineExceeded(t, err)
 	}
-	assertDeadlineExceeded(t, err)
 }
 
 func TestClientDefaultDeadlineApplies(t *testing.T) {
