@@ -421,13 +421,19 @@ type SuiteCall =
 export class SuiteRun implements AsyncIterable<CaseResult> {
   private readonly call: SuiteCall;
   private started = false;
+  /** The call's error, once it has failed: it may fail before the iteration starts. */
+  private failure: unknown;
   private readonly done: Promise<RunSummary>;
   private settle!: { resolve: (s: RunSummary) => void; reject: (e: ScorewireError) => void };
 
   constructor(call: SuiteCall) {
     this.call = call;
     // Errors surface through iteration; without a listener an 'error' event would crash.
-    call.on("error", noop);
+    // grpc-js emits 'error' and ends the stream: an iteration started after both sees a
+    // stream that merely ended, so the error is kept for it.
+    call.on("error", (err) => {
+      this.failure ??= err;
+    });
     this.done = new Promise((resolve, reject) => {
       this.settle = { resolve, reject };
     });
@@ -474,6 +480,7 @@ export class SuiteRun implements AsyncIterable<CaseResult> {
         if (event?.$case === "results") yield* event.results.results;
         else if (event?.$case === "summary") summary = event.summary;
       }
+      if (this.failure !== undefined) throw this.failure;
       ended = true;
     } catch (err) {
       const error = toScorewireError(err);

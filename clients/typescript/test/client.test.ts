@@ -170,6 +170,19 @@ describe("RunSuite", () => {
     // summary() reports the same failure.
     await assert.rejects(run.summary(), (e: unknown) => expectCode(e, Status.INVALID_ARGUMENT) !== undefined);
   });
+
+  test("a refusal that arrives before the iteration starts still fails it", TIMEOUT, async () => {
+    // One RunSuite and one RunSuiteStream: the status is in before anyone reads the run.
+    for (const n of [3, 1200]) {
+      const run = client.runSuite({ checks: [{ type: "output_length", params: { max_wrds: 3 } }], cases: cases(n) });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await assert.rejects(
+        run.summary(),
+        (e: unknown) => expectCode(e, Status.INVALID_ARGUMENT).fieldViolations.length > 0,
+        `${n} cases`,
+      );
+    }
+  });
 });
 
 describe("RunSuite of more than STREAM_CHUNK_CASES cases", () => {
