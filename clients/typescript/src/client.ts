@@ -10,6 +10,8 @@ import {
   type ListChecksResponse,
   RunSuiteRequest,
   type RunSuiteResponse,
+  type RunSuiteStreamRequest,
+  type RunSuiteStreamResponse,
   type RunSummary,
   ScoreRequest,
   type ScoreResponse,
@@ -83,6 +85,13 @@ const DEFAULT_STREAM_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_KEEPALIVE_TIME_MS = 30_000;
 export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * Cases per RunSuiteStream chunk: `runSuite` sends a batch of more cases than this as a
+ * RunSuiteStream, this many cases a message, so the server checks and scores the first
+ * chunks while the rest are still being sent; a batch of this many or fewer goes as one
+ * RunSuite. The same in every scorewire client.
+ */
+export const STREAM_CHUNK_CASES = 500;
 
 const noop = (): void => {};
 
@@ -285,15 +294,25 @@ export class ScorewireClient {
   /**
    * Runs a suite over a batch of cases. Iterate the returned run for each case's result
    * (in completion order, each exactly once), then read `await run.summary()`.
+   *
+   * A batch of more than STREAM_CHUNK_CASES cases goes as a RunSuiteStream, its cases
+   * in chunks of that many; the results, summary and errors are RunSuite's, with field
+   * paths (`cases[1100].sample.expected_json`) counted from the batch's first case.
    */
   runSuite(request: DeepPartial<RunSuiteRequest>, options: CallOptions = {}): SuiteRun {
-    const call = this.stub.runSuite(
-      RunSuiteRequest.fromPartial(request),
-      options.metadata ?? new grpc.Metadata(),
-      this.callOptions(options, this.streamTimeoutMs),
-    );
+    const message = RunSuiteRequest.fromPartial(request);
+    const metadata = options.metadata ?? new grpc.Metadata();
+    const callOptions = this.callOptions(options, this.streamTimeoutMs);
+    if (message.cases.length <= STREAM_CHUNK_CASES) {
+      const call = this.stub.runSuite(message, metadata, callOptions);
+      bindSignal(call, options.signal);
+      return new SuiteRun(call);
+    }
+    const call = this.stub.runSuiteStream(metadata, callOptions);
     bindSignal(call, options.signal);
-    return new SuiteRun(call);
+    const run = new SuiteRun(call);
+    void sendInChunks(call, message);
+    return run;
   }
 
   /**
@@ -357,19 +376,64 @@ function bindSignal(call: { cancel(): void }, signal: AbortSignal | undefined): 
 }
 
 /**
- * One RunSuite call: an async iterable of case results (iterable once) and its summary.
- * Leaving the iteration early (break, throw) cancels the call.
+ * Writes a RunSuiteStream's requests: the config (the run without its cases, and how
+ * many follow), the cases STREAM_CHUNK_CASES at a time, then the half-close. The cases
+ * were converted at the call, as for RunSuite, so a bad one throws there; grpc-js
+ * serializes one chunk at a time, once the transport (HTTP/2 flow control) has taken the
+ * previous one, and this waits for 'drain' whenever the stream's buffer (16 messages) is
+ * full. It stops once the call has ended (a refusal, the deadline, a cancel), whose
+ * status the SuiteRun reports. Never rejects.
+ */
+async function sendInChunks(
+  call: grpc.ClientDuplexStream<RunSuiteStreamRequest, RunSuiteStreamResponse>,
+  request: RunSuiteRequest,
+): Promise<void> {
+  let ended = false;
+  const status = new Promise<void>((resolve) =>
+    call.once("status", () => {
+      ended = true;
+      resolve();
+    }),
+  );
+  const { cases } = request;
+  call.write({
+    message: { $case: "config", config: { request: { ...request, cases: [] }, caseCount: cases.length } },
+  });
+  for (let start = 0; start < cases.length && !ended; start += STREAM_CHUNK_CASES) {
+    const chunk = cases.slice(start, start + STREAM_CHUNK_CASES);
+    if (!call.write({ message: { $case: "cases", cases: { cases: chunk } } })) {
+      await Promise.race([new Promise((resolve) => call.once("drain", resolve)), status]);
+    }
+  }
+  if (!ended) call.end();
+}
+
+/** A RunSuite call, or a RunSuiteStream one: their responses have the same fields. */
+type SuiteCall =
+  | grpc.ClientReadableStream<RunSuiteResponse>
+  | grpc.ClientDuplexStream<RunSuiteStreamRequest, RunSuiteStreamResponse>;
+
+/**
+ * One RunSuite (or, for a batch over STREAM_CHUNK_CASES cases, RunSuiteStream) call: an
+ * async iterable of case results (iterable once) and its summary. Leaving the iteration
+ * early (break, throw) cancels the call.
  */
 export class SuiteRun implements AsyncIterable<CaseResult> {
-  private readonly call: grpc.ClientReadableStream<RunSuiteResponse>;
+  private readonly call: SuiteCall;
   private started = false;
+  /** The call's error, once it has failed: it may fail before the iteration starts. */
+  private failure: unknown;
   private readonly done: Promise<RunSummary>;
   private settle!: { resolve: (s: RunSummary) => void; reject: (e: ScorewireError) => void };
 
-  constructor(call: grpc.ClientReadableStream<RunSuiteResponse>) {
+  constructor(call: SuiteCall) {
     this.call = call;
     // Errors surface through iteration; without a listener an 'error' event would crash.
-    call.on("error", noop);
+    // grpc-js emits 'error' and ends the stream: an iteration started after both sees a
+    // stream that merely ended, so the error is kept for it.
+    call.on("error", (err) => {
+      this.failure ??= err;
+    });
     this.done = new Promise((resolve, reject) => {
       this.settle = { resolve, reject };
     });
@@ -416,6 +480,7 @@ export class SuiteRun implements AsyncIterable<CaseResult> {
         if (event?.$case === "results") yield* event.results.results;
         else if (event?.$case === "summary") summary = event.summary;
       }
+      if (this.failure !== undefined) throw this.failure;
       ended = true;
     } catch (err) {
       const error = toScorewireError(err);

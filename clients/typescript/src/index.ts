@@ -9,6 +9,7 @@ export {
   ScoreStream,
   DEFAULT_KEEPALIVE_TIME_MS,
   DEFAULT_KEEPALIVE_TIMEOUT_MS,
+  STREAM_CHUNK_CASES,
   ScorewireClient,
   type ScorewireClientOptions,
   SuiteRun,

@@ -3,7 +3,21 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 
-import { type CaseResult, Outcome, RunStatus, ScorewireClient, ScorewireError, Status, outputHash } from "../src";
+import * as grpc from "@grpc/grpc-js";
+
+import {
+  type CaseResult,
+  Outcome,
+  RunStatus,
+  RunSuiteRequest,
+  type RunSuiteStreamRequest,
+  STREAM_CHUNK_CASES,
+  ScorewireClient,
+  ScorewireError,
+  Status,
+  SuiteRun,
+  outputHash,
+} from "../src";
 import { type TestServer, startServer } from "./server";
 
 const TIMEOUT = { timeout: 120_000 };
@@ -155,6 +169,222 @@ describe("RunSuite", () => {
     );
     // summary() reports the same failure.
     await assert.rejects(run.summary(), (e: unknown) => expectCode(e, Status.INVALID_ARGUMENT) !== undefined);
+  });
+
+  test("a refusal that arrives before the iteration starts still fails it", TIMEOUT, async () => {
+    // One RunSuite and one RunSuiteStream: the status is in before anyone reads the run.
+    for (const n of [3, 1200]) {
+      const run = client.runSuite({ checks: [{ type: "output_length", params: { max_wrds: 3 } }], cases: cases(n) });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await assert.rejects(
+        run.summary(),
+        (e: unknown) => expectCode(e, Status.INVALID_ARGUMENT).fieldViolations.length > 0,
+        `${n} cases`,
+      );
+    }
+  });
+});
+
+describe("RunSuite of more than STREAM_CHUNK_CASES cases", () => {
+  const RUN_SUITE = "/scorewire.v1.ScoringService/RunSuite";
+  const RUN_SUITE_STREAM = "/scorewire.v1.ScoringService/RunSuiteStream";
+  const compact = ["contains:Northstar"];
+  let observed: ScorewireClient;
+  /** The method of every ScoringService call `observed` made, in order. */
+  const methods: string[] = [];
+  /**
+   * What each of those calls sent (by index in `methods`): per RunSuiteStream message
+   * `config <caseCount> <request cases>` or `cases <n>`, per RunSuite `<n> cases`.
+   */
+  const sent: string[][] = [];
+
+  before(() => {
+    const record: grpc.Interceptor = (options, nextCall) => {
+      const call = methods.push(options.method_definition.path) - 1;
+      const messages: string[] = (sent[call] = []);
+      return new grpc.InterceptingCall(nextCall(options), {
+        sendMessage: (message, next) => {
+          messages.push(describeRequest(message));
+          next(message);
+        },
+      });
+    };
+    observed = new ScorewireClient(server!.address, { channelOptions: { interceptors: [record] } });
+  });
+
+  after(() => observed?.close());
+
+  /** A request message as `sent` lists it. */
+  function describeRequest(request: RunSuiteRequest | RunSuiteStreamRequest): string {
+    if ("cases" in request) return `${request.cases.length} cases`;
+    const message = request.message;
+    if (message?.$case === "config") {
+      return `config ${message.config.caseCount} ${message.config.request?.cases.length}`;
+    }
+    return `cases ${message?.cases.cases.length}`;
+  }
+
+  /** Runs `body`, then returns the methods it called. */
+  async function methodsOf(body: () => Promise<unknown>): Promise<string[]> {
+    const from = methods.length;
+    await body();
+    return methods.slice(from);
+  }
+
+  /** The error `run` fails with, and how many results it yielded before failing. */
+  async function failureOf(run: SuiteRun): Promise<{ error: unknown; received: number }> {
+    let received = 0;
+    try {
+      for await (const _ of run) received++;
+    } catch (error) {
+      return { error, received };
+    }
+    return assert.fail(`the run succeeded with ${received} results`);
+  }
+
+  test("1,200 cases stream: every result once, the summary as one RunSuite's", TIMEOUT, async () => {
+    assert.equal(STREAM_CHUNK_CASES, 500);
+    const request = { compact, cases: cases(1200) };
+    const seen = new Map<number, CaseResult>();
+    let run!: SuiteRun;
+    const called = await methodsOf(async () => {
+      run = observed.runSuite(request);
+      for await (const result of run) {
+        assert.ok(!seen.has(result.index), `case ${result.index} arrived twice`);
+        seen.set(result.index, result);
+        assert.equal(result.sampleId, `case-${result.index}`);
+        assert.equal(result.passed, result.index % 2 === 0, `case ${result.index}`);
+      }
+    });
+    assert.deepEqual(called, [RUN_SUITE_STREAM]);
+    assert.deepEqual(sent.at(-1), ["config 1200 0", "cases 500", "cases 500", "cases 200"]);
+    assert.deepEqual(
+      [...seen.keys()].sort((a, b) => a - b),
+      Array.from({ length: 1200 }, (_, i) => i),
+    );
+    const streamed = await run.summary();
+    assert.equal(streamed.cases, 1200);
+    assert.equal(streamed.casesPassed, 600);
+
+    // The same cases as one RunSuite, past the wrapper: the same summary and results.
+    const oneCall = new SuiteRun(observed.stub.runSuite(RunSuiteRequest.fromPartial(request)));
+    const single = await oneCall.collect();
+    assert.equal(methods.at(-1), RUN_SUITE);
+    assert.deepEqual(streamed, single.summary);
+    const byIndex = (results: CaseResult[]) =>
+      [...results]
+        .sort((a, b) => a.index - b.index)
+        .map((r) => [r.index, r.sampleId, r.passed, r.scores.map((s) => [s.name, s.passed, s.value])]);
+    assert.deepEqual(byIndex([...seen.values()]), byIndex(single.results));
+  });
+
+  test("500 cases still go as one RunSuite", TIMEOUT, async () => {
+    let summary!: Awaited<ReturnType<SuiteRun["summary"]>>;
+    const called = await methodsOf(async () => {
+      summary = await observed.runSuite({ compact, cases: cases(STREAM_CHUNK_CASES) }).summary();
+    });
+    assert.deepEqual(called, [RUN_SUITE]);
+    assert.deepEqual(sent.at(-1), ["500 cases"]);
+    assert.equal(summary.cases, 500);
+    assert.equal(summary.casesPassed, 250);
+  });
+
+  test("a streamed run writes its chunks only as the transport takes them", TIMEOUT, async () => {
+    // The duplex call runSuite opens, caught on its way out of the stub.
+    const stub = observed.stub;
+    const open = stub.runSuiteStream;
+    let call: ReturnType<typeof stub.runSuiteStream> | undefined;
+    stub.runSuiteStream = ((...args: Parameters<typeof open>) => (call = open.apply(stub, args))) as typeof open;
+    let run: SuiteRun;
+    try {
+      run = observed.runSuite({ compact, cases: cases(20_000) });
+    } finally {
+      stub.runSuiteStream = open;
+    }
+    // 41 messages in all; no more than the stream's buffer holds are queued at once.
+    assert.ok(call !== undefined, "runSuite opened no RunSuiteStream");
+    assert.ok(
+      call.writableLength <= call.writableHighWaterMark,
+      `${call.writableLength} messages queued (high-water mark ${call.writableHighWaterMark})`,
+    );
+    const summary = await run.summary();
+    assert.equal(summary.cases, 20_000);
+    assert.equal(summary.casesPassed, 10_000);
+    assert.equal(sent.at(-1)!.length, 41);
+  });
+
+  test("a bad case in a late chunk is INVALID_ARGUMENT naming its index, as from RunSuite", TIMEOUT, async () => {
+    // JSON that does not parse, in the third chunk.
+    const batch = cases(1200).map((c, i) =>
+      i === 1100 ? { ...c, sample: { ...c.sample, expectedJson: '{"answer": ' } } : c,
+    );
+    const run = observed.runSuite({ compact, cases: batch });
+    assert.equal(methods.at(-1), RUN_SUITE_STREAM);
+    const failure = await failureOf(run);
+    assert.equal(failure.received, 0, "results came before the refusal");
+    const error = expectCode(failure.error, Status.INVALID_ARGUMENT);
+    assert.deepEqual(
+      error.fieldViolations.map((v) => v.field),
+      ["cases[1100].sample.expected_json"],
+    );
+    // One RunSuite of the same cases fails alike.
+    const single = await failureOf(
+      new SuiteRun(observed.stub.runSuite(RunSuiteRequest.fromPartial({ compact, cases: batch }))),
+    );
+    const singleError = expectCode(single.error, Status.INVALID_ARGUMENT);
+    assert.deepEqual(error.fieldViolations, singleError.fieldViolations);
+    // summary() reports the same failure, and the client goes on.
+    await assert.rejects(run.summary(), (e: unknown) => e === failure.error);
+    const summary = await observed.runSuite({ compact, cases: cases(3) }).summary();
+    assert.equal(summary.cases, 3);
+  });
+
+  test("more cases than the server's max_cases_per_request is RESOURCE_EXHAUSTED", TIMEOUT, async () => {
+    // The server's default limit is 100,000 cases.
+    const batch = Array.from({ length: 100_001 }, () => ({ output: { text: "x" } }));
+    let failure!: { error: unknown; received: number };
+    const called = await methodsOf(async () => {
+      failure = await failureOf(observed.runSuite({ compact, cases: batch }));
+    });
+    assert.deepEqual(called, [RUN_SUITE_STREAM]);
+    const error = expectCode(failure.error, Status.RESOURCE_EXHAUSTED);
+    assert.ok(
+      error.fieldViolations.some(
+        (v) => v.field === "config.case_count" && v.description.includes("max_cases_per_request"),
+      ),
+      JSON.stringify(error.fieldViolations),
+    );
+  });
+
+  test("leaving a streamed run early cancels it", TIMEOUT, async () => {
+    const run = observed.runSuite({ compact, cases: cases(5000) });
+    assert.equal(methods.at(-1), RUN_SUITE_STREAM);
+    for await (const _ of run) break;
+    await assert.rejects(run.summary(), (e: unknown) => expectCode(e, Status.CANCELLED) !== undefined);
+  });
+
+  test("an abort while the cases are still being sent cancels a streamed run", TIMEOUT, async () => {
+    const abort = new AbortController();
+    const run = observed.runSuite({ compact, cases: cases(50_000) }, { signal: abort.signal });
+    assert.equal(methods.at(-1), RUN_SUITE_STREAM);
+    const call = methods.length - 1;
+    abort.abort();
+    const { error } = await failureOf(run);
+    expectCode(error, Status.CANCELLED);
+    // The whole batch is the config and 100 chunks; the sending stopped at the cancel.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(sent[call]!.length < 101, `${sent[call]!.length} messages sent after the cancel`);
+    // The channel is fine.
+    assert.equal((await observed.runSuite({ compact, cases: cases(2) }).summary()).cases, 2);
+  });
+
+  test("a streamed run past its deadline fails with DEADLINE_EXCEEDED", TIMEOUT, async () => {
+    let failure!: { error: unknown; received: number };
+    const called = await methodsOf(async () => {
+      failure = await failureOf(observed.runSuite({ compact, cases: cases(20_000) }, { timeoutMs: 50 }));
+    });
+    assert.deepEqual(called, [RUN_SUITE_STREAM]);
+    expectCode(failure.error, Status.DEADLINE_EXCEEDED);
   });
 });
 
