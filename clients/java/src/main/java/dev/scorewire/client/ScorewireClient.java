@@ -56,7 +56,7 @@ import java.util.regex.Pattern;
 public final class ScorewireClient implements AutoCloseable {
   /** Default deadline of unary calls (Score, ListChecks, ValidateSuite, labels, runs). */
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
-  /** Default deadline of RunSuite and ScoreStream calls. */
+  /** Default deadline of RunSuite (or RunSuiteStream) and ScoreStream calls. */
   public static final Duration DEFAULT_STREAM_DEADLINE = Duration.ofMinutes(10);
   /**
    * Default interval of keepalive pings while calls are open: 30 s in every scorewire
@@ -67,6 +67,12 @@ public final class ScorewireClient implements AutoCloseable {
   public static final Duration DEFAULT_KEEPALIVE_TIMEOUT = Duration.ofSeconds(10);
   /** Default largest inbound message, matching the server's default. */
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+  /**
+   * Cases per RunSuiteStream message: {@link #runSuite} sends a batch of more cases than
+   * this as a RunSuiteStream (the run, then its cases this many a message), and a batch of
+   * this many or fewer as one RunSuite; either is answered and fails the same way.
+   */
+  public static final int STREAM_CHUNK_CASES = 500;
 
   private static final Pattern HOST_PORT = Pattern.compile("^(\\[[^\\]]*\\]|[^:/\\[\\]]+):\\d+$");
   private static final Pattern SCHEME = Pattern.compile("^[a-zA-Z][a-zA-Z0-9+.-]*:");
@@ -298,7 +304,11 @@ public final class ScorewireClient implements AutoCloseable {
   /**
    * Runs a suite over a batch of cases. Iterate the returned run for the case results
    * (in completion order, each exactly once), then call {@link SuiteRun#summary()}; close
-   * it to cancel a run left early.
+   * it to cancel a run left early. A batch of more than {@link #STREAM_CHUNK_CASES} cases
+   * goes as a RunSuiteStream, its cases in chunks sent as the transport takes them, so
+   * the server checks and scores the first while the rest are still being serialized and
+   * sent; its results, summary and errors (field paths counting from the first case) are
+   * RunSuite's.
    */
   public SuiteRun runSuite(RunSuiteRequest request) {
     return runSuite(request, streamDeadline);
@@ -306,6 +316,9 @@ public final class ScorewireClient implements AutoCloseable {
 
   /** Runs a suite within {@code deadline}. */
   public SuiteRun runSuite(RunSuiteRequest request, Duration deadline) {
+    if (request.getCasesCount() > STREAM_CHUNK_CASES) {
+      return SuiteRun.streamed(withDeadline(async, deadline), request);
+    }
     return new SuiteRun(withDeadline(blocking, deadline), request);
   }
 
@@ -381,7 +394,7 @@ public final class ScorewireClient implements AutoCloseable {
       return this;
     }
 
-    /** Deadline of RunSuite and ScoreStream calls; {@code null} for none. Default 10 min. */
+    /** Deadline of runSuite and ScoreStream calls; {@code null} for none. Default 10 min. */
     public Builder streamDeadline(Duration streamDeadline) {
       this.streamDeadline = streamDeadline;
       return this;

@@ -13,9 +13,11 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.function.Supplier;
 
 /**
- * One RunSuite call: an iterator over the case results (in completion order, each case
+ * One RunSuite call (or RunSuiteStream, for a batch over {@link
+ * ScorewireClient#STREAM_CHUNK_CASES} cases; read the same way): an iterator over the case results (in completion order, each case
  * exactly once) and, once they are consumed, the run's {@link #summary()}. Not thread-safe.
  * Closing a run that has not ended cancels the call.
  */
@@ -28,11 +30,20 @@ public final class SuiteRun implements Iterator<CaseResult>, Iterable<CaseResult
   private boolean ended;
 
   SuiteRun(ScoringServiceGrpc.ScoringServiceBlockingStub stub, RunSuiteRequest request) {
+    this(() -> stub.runSuite(request));
+  }
+
+  /** A RunSuiteStream of {@code request}'s cases in chunks, answered as its RunSuite. */
+  static SuiteRun streamed(ScoringServiceGrpc.ScoringServiceStub stub, RunSuiteRequest request) {
+    return new SuiteRun(() -> new SuiteStream(stub, request));
+  }
+
+  private SuiteRun(Supplier<Iterator<RunSuiteResponse>> start) {
     // The call belongs to this context, so cancelling the context cancels the call.
     context = Context.current().withCancellation();
     Context previous = context.attach();
     try {
-      responses = stub.runSuite(request);
+      responses = start.get();
     } finally {
       context.detach(previous);
     }

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 /** The Java client against a real scorewire server (see {@link TestServer}). */
 class ScorewireClientTest extends LiveServerTest {
   /** {@code n} cases whose outputs mention Northstar exactly when the index is even. */
-  private static List<Case> cases(int n) {
+  static List<Case> cases(int n) {
     List<Case> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       String text = i % 2 == 0 ? "Answer " + i + ": Northstar ships it." : "Answer " + i + ": nobody does.";
