@@ -401,9 +401,10 @@ function bindSignal(call: { cancel(): void }, signal: AbortSignal | undefined): 
  * many follow), the cases STREAM_CHUNK_CASES at a time, then the half-close. The cases
  * were converted at the call, as for RunSuite, so a bad one throws there; grpc-js
  * serializes one chunk at a time, once the transport (HTTP/2 flow control) has taken the
- * previous one, and this waits for 'drain' whenever the stream's buffer (16 messages) is
- * full. It stops once the call has ended (a refusal, the deadline, a cancel), whose
- * status the SuiteRun reports. Never rejects.
+ * previous one (or, until the call's first response and while the chunks fit, the
+ * retry buffer has: see channelOptionsFor), and this waits for 'drain' whenever the
+ * stream's buffer (16 messages) is full. It stops once the call has ended (a refusal,
+ * the deadline, a cancel), whose status the SuiteRun reports. Never rejects.
  */
 async function sendInChunks(
   call: grpc.ClientDuplexStream<RunSuiteStreamRequest, RunSuiteStreamResponse>,
