@@ -106,6 +106,15 @@ export function normalizeTarget(address: string): string {
   return hasScheme && !hostPort ? address : `dns:///${address}`;
 }
 
+/** gRPC's own retry on UNAVAILABLE: up to 3 attempts, 0.2 s to 2 s apart, as in every scorewire client. */
+const RETRY_ON_UNAVAILABLE = {
+  maxAttempts: 3,
+  initialBackoff: "0.2s",
+  maxBackoff: "2s",
+  backoffMultiplier: 2,
+  retryableStatusCodes: ["UNAVAILABLE"],
+};
+
 /** The channel options a client opens its channel with. */
 export function channelOptionsFor(options: ScorewireClientOptions): grpc.ChannelOptions {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -113,18 +122,30 @@ export function channelOptionsFor(options: ScorewireClientOptions): grpc.Channel
   return {
     "grpc.service_config": JSON.stringify({
       loadBalancingConfig: [{ [policy]: {} }],
-      // gRPC's own retry of PutLabels on UNAVAILABLE resends the same message, so the
-      // same requestId, which the server stores at most once.
+      // gRPC's own retry on UNAVAILABLE (a replica lost, a proxy answering 502 for it)
+      // sends the call again, to the replica round_robin (or the proxy) picks:
+      // - PutLabels: a retry resends the same message, so the same requestId, which the
+      //   server stores at most once;
+      // - Score, RunSuite, RunSuiteStream (runSuite's batches over STREAM_CHUNK_CASES),
+      //   ListChecks and ValidateSuite: scoring is idempotent (a Score retried after its
+      //   replica called a judge model may pay for that call twice). grpc-js retries
+      //   only until the first response (its headers or first message), and only while
+      //   what the call has sent fits its retry buffer (`grpc.per_rpc_retry_buffer_size`,
+      //   1 MiB by default in grpc-js, within `grpc.retry_buffer_size`, 16 MiB, for the
+      //   whole channel; 256 KiB in the Go and Python clients): a RunSuite stream that
+      //   breaks later, or a big RunSuite or RunSuiteStream, is not retried here.
+      // ScoreStream is never retried: the caller's cases cannot be sent twice.
       methodConfig: [
         {
           name: [{ service: "scorewire.v1.LabelService", method: "PutLabels" }],
-          retryPolicy: {
-            maxAttempts: 3,
-            initialBackoff: "0.2s",
-            maxBackoff: "2s",
-            backoffMultiplier: 2,
-            retryableStatusCodes: ["UNAVAILABLE"],
-          },
+          retryPolicy: RETRY_ON_UNAVAILABLE,
+        },
+        {
+          name: ["Score", "RunSuite", "RunSuiteStream", "ListChecks", "ValidateSuite"].map((method) => ({
+            service: "scorewire.v1.ScoringService",
+            method,
+          })),
+          retryPolicy: RETRY_ON_UNAVAILABLE,
         },
       ],
     }),
@@ -380,9 +401,10 @@ function bindSignal(call: { cancel(): void }, signal: AbortSignal | undefined): 
  * many follow), the cases STREAM_CHUNK_CASES at a time, then the half-close. The cases
  * were converted at the call, as for RunSuite, so a bad one throws there; grpc-js
  * serializes one chunk at a time, once the transport (HTTP/2 flow control) has taken the
- * previous one, and this waits for 'drain' whenever the stream's buffer (16 messages) is
- * full. It stops once the call has ended (a refusal, the deadline, a cancel), whose
- * status the SuiteRun reports. Never rejects.
+ * previous one (or, until the call's first response and while the chunks fit, the
+ * retry buffer has: see channelOptionsFor), and this waits for 'drain' whenever the
+ * stream's buffer (16 messages) is full. It stops once the call has ended (a refusal,
+ * the deadline, a cancel), whose status the SuiteRun reports. Never rejects.
  */
 async function sendInChunks(
   call: grpc.ClientDuplexStream<RunSuiteStreamRequest, RunSuiteStreamResponse>,

@@ -82,9 +82,23 @@ test("channel defaults: round_robin, keepalive, 64 MiB messages; overrides win",
   const opts = channelOptionsFor({});
   const config = JSON.parse(opts["grpc.service_config"] as string);
   assert.deepEqual(config.loadBalancingConfig, [{ round_robin: {} }]);
-  // PutLabels alone is retried, on UNAVAILABLE alone (its requestId makes that safe).
+  // PutLabels (its requestId makes that safe) and the idempotent scoring calls but
+  // ScoreStream are retried, on UNAVAILABLE alone, as in the Go and Python clients.
   assert.deepEqual(config.methodConfig[0].name, [{ service: "scorewire.v1.LabelService", method: "PutLabels" }]);
-  assert.deepEqual(config.methodConfig[0].retryPolicy.retryableStatusCodes, ["UNAVAILABLE"]);
+  assert.deepEqual(
+    config.methodConfig[1].name.map((n: { service: string; method: string }) => `${n.service}/${n.method}`),
+    ["Score", "RunSuite", "RunSuiteStream", "ListChecks", "ValidateSuite"].map((m) => `scorewire.v1.ScoringService/${m}`),
+  );
+  assert.equal(config.methodConfig.length, 2);
+  for (const { retryPolicy } of config.methodConfig) {
+    assert.deepEqual(retryPolicy, {
+      maxAttempts: 3,
+      initialBackoff: "0.2s",
+      maxBackoff: "2s",
+      backoffMultiplier: 2,
+      retryableStatusCodes: ["UNAVAILABLE"],
+    });
+  }
   // The same keepalive as the Python, Go and Java clients and the server: 30 s.
   assert.equal(opts["grpc.keepalive_time_ms"], 30_000);
   assert.equal(opts["grpc.keepalive_timeout_ms"], 10_000);
