@@ -275,6 +275,14 @@ class Settings(BaseSettings):
     """Most bytes of verdicts (and generated outputs) a `memory://` cache keeps per process,
     counting keys, answers and 240 bytes per entry; past it the least recently used entries
     of the tenant holding the most bytes go. 0 keeps none."""
+    cache_tenant_max_bytes: int | None = Field(None, ge=0)
+    """Most bytes of verdicts (and generated outputs) one tenant's calls may hold in a Redis
+    cache, counting keys and answers; past it that tenant's least recently used entries
+    go, so a tenant flooding the cache evicts its own entries, not those other tenants
+    paid for. Unset: Redis's `maxmemory-policy` decides, across tenants (set it to about
+    the Redis `maxmemory` over the number of tenants). Entries without a tenant (no
+    authentication) are not counted. A `memory://` cache shares `cache_memory_bytes`
+    between tenants instead."""
     cache_ttl_s: int = Field(30 * 24 * 3600, ge=0)
     """Seconds a cached verdict lives; 0 keeps it until evicted."""
     cache_timeout_s: float = Field(0.25, gt=0)

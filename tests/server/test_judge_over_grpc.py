@@ -5,7 +5,9 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
+import redis.asyncio as aioredis
 from scorewire.judge import JudgeService
+from scorewire.judge.cache import NAMESPACE
 from scorewire.server.app import create_server
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
@@ -369,6 +371,58 @@ async def test_a_tenant_flooding_the_in_process_cache_evicts_its_own_verdicts(
         s = (await stub.Score(req("search answer 0"), metadata=md("search"))).scores[0]
         assert not s.cached and fake_openai.calls == 44
     finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()
+
+
+async def test_a_tenant_flooding_a_redis_cache_evicts_only_its_own_verdicts(
+    fake_openai, redis_server
+) -> None:
+    # As above, with the verdicts in Redis and each tenant held to about ten of them
+    # (cache_tenant_max_bytes): search's flood of 40 deletes search's oldest verdicts;
+    # the three checkout paid for stay cached. The stores go through the fused
+    # store-and-release script (the leases share the cache's Redis).
+    settings = tenant_settings(
+        fake_openai,
+        ["checkout", "search"],
+        cache_url=redis_server.url,
+        cache_tenant_max_bytes=2500,
+        cache_timeout_s=30.0,  # a slow moment on a busy machine must not bypass the cache
+    )
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+    client = aioredis.from_url(redis_server.url, decode_responses=True)
+
+    def req(text: str) -> pb.ScoreRequest:
+        return pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
+
+    try:
+        for i in range(3):
+            await stub.Score(req(f"checkout answer {i}"), metadata=md("checkout"))
+        flood = [
+            pb.Case(sample=pb.Sample(id=f"s{i}"), output=pb.Output(text=f"search answer {i}"))
+            for i in range(40)
+        ]
+        async for _ in stub.RunSuite(
+            pb.RunSuiteRequest(checks=[JUDGE], cases=flood), metadata=md("search")
+        ):
+            pass
+        assert judge.stats.cache_bypasses == 0
+        assert fake_openai.calls == 43 and judge.stats.cache_evictions > 0
+        base = f"{NAMESPACE}tenant:"
+        assert int(await client.get(base + "search:bytes")) <= 2500
+        assert await client.zcard(base + "search:lru") < 40
+        for i in range(3):
+            s = (await stub.Score(req(f"checkout answer {i}"), metadata=md("checkout"))).scores[0]
+            assert s.cached and s.cost_usd == 0, i
+        assert fake_openai.calls == 43
+        s = (await stub.Score(req("search answer 0"), metadata=md("search"))).scores[0]
+        assert not s.cached and fake_openai.calls == 44  # search's oldest went: paid again
+    finally:
+        await client.aclose()
         await channel.close()
         await running.stop(0)
         await judge.aclose()

@@ -48,9 +48,10 @@ def generation_cache(
     pool_size: int = 64,
     tls_ca: str | None = None,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,
+    tenant_max_bytes: int | None = None,
 ) -> VerdictCache:
     """A generation cache on `memory://` (at most `memory_bytes`) or `redis://…` (the
-    verdict cache's URL forms)."""
+    verdict cache's URL forms; each tenant holding at most `tenant_max_bytes`)."""
     return VerdictCache.from_url(
         url,
         stats=JudgeStats(),
@@ -61,6 +62,7 @@ def generation_cache(
         namespace=NAMESPACE,
         tls_ca=tls_ca,
         memory_bytes=memory_bytes,
+        tenant_max_bytes=tenant_max_bytes,
     )
 
 

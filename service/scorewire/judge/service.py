@@ -239,6 +239,7 @@ class JudgeService:
             tls_ca=settings.redis_tls_ca,
             redis=shared,
             memory_bytes=settings.cache_memory_bytes,
+            tenant_max_bytes=settings.cache_tenant_max_bytes,
         )
         ledger, leases = _shared_state(settings, stats, shared)
         server_budget: Budget | None = None

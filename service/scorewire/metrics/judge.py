@@ -13,7 +13,8 @@ that feeds these series:
   (calls whose price is unknown, so the cost leaves them out);
 - `scorewire_judge_cache_lookups_total{result}` (`hit`, `miss`, `bypass`: the cache store
   was unavailable), `scorewire_judge_cache_evictions_total` (entries an in-process cache
-  dropped to stay within `cache_memory_bytes`) and `scorewire_judge_saved_usd_total`
+  dropped to stay within `cache_memory_bytes`, or a Redis one within
+  `cache_tenant_max_bytes`) and `scorewire_judge_saved_usd_total`
   (what cache hits and shared in-flight calls would have cost);
 - `scorewire_judge_shared_requests_total`, `scorewire_judge_budget_refusals_total`;
 - `scorewire_judge_shared_state_events_total{event}`: shared budgets and single flight
@@ -118,7 +119,8 @@ class JudgeMetrics(Collector):
             self.cache.labels(result)
         self.evictions = Counter(
             "scorewire_judge_cache_evictions",
-            "Verdicts an in-process cache dropped to stay within cache_memory_bytes.",
+            "Verdicts an in-process cache dropped to stay within cache_memory_bytes, or a Redis "
+            "cache to keep a tenant within cache_tenant_max_bytes.",
             registry=registry,
         )
         self.saved = Counter(

@@ -127,6 +127,7 @@ class CheckllmRuns:
                 pool_size=s.cache_pool_size,
                 tls_ca=s.redis_tls_ca,
                 memory_bytes=s.cache_memory_bytes,
+                tenant_max_bytes=s.cache_tenant_max_bytes,
             )
         return self._cache
 
