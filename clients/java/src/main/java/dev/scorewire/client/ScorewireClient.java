@@ -41,6 +41,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * A client of {@code scorewire.v1.ScoringService}, {@code LabelService} and {@code
@@ -98,8 +99,25 @@ public final class ScorewireClient implements AutoCloseable {
   }
 
   /**
-   * The default service config: gRPC's own retry of PutLabels on UNAVAILABLE. A retry
-   * resends the same message, so the same request id, which the server stores at most once.
+   * The default service config: gRPC's own retry on UNAVAILABLE (a replica lost, a proxy
+   * answering 502 for it), up to 3 attempts 0.2 s to 2 s apart, as in every scorewire
+   * client, sending the call again to the replica round_robin (or the proxy) picks:
+   *
+   * <ul>
+   *   <li>PutLabels: a retry resends the same message, so the same request id, which the
+   *       server stores at most once;
+   *   <li>Score, RunSuite, RunSuiteStream ({@link #runSuite}'s batches over {@link
+   *       #STREAM_CHUNK_CASES}), ListChecks and ValidateSuite: scoring is idempotent (a
+   *       Score retried after its replica called a judge model may pay for that call
+   *       twice). grpc-java retries only until the first response (its headers), and only
+   *       while what the call has sent fits its retry buffer ({@code
+   *       ManagedChannelBuilder.perRpcBufferLimit}, 1 MiB by default, within {@code
+   *       retryBufferSize}, 16 MiB, for the whole channel; 256 KiB in the Go and Python
+   *       clients): a RunSuite stream that breaks later, or a big RunSuite or
+   *       RunSuiteStream, is not retried here.
+   * </ul>
+   *
+   * ScoreStream is never retried: the caller's cases cannot be sent twice.
    */
   static Map<String, ?> serviceConfig() {
     Map<String, ?> retry =
@@ -113,7 +131,14 @@ public final class ScorewireClient implements AutoCloseable {
         Map.of(
             "name", List.of(Map.of("service", "scorewire.v1.LabelService", "method", "PutLabels")),
             "retryPolicy", retry);
-    return Map.of("methodConfig", List.of(putLabels));
+    Map<String, ?> scoring =
+        Map.of(
+            "name",
+            Stream.of("Score", "RunSuite", "RunSuiteStream", "ListChecks", "ValidateSuite")
+                .map(method -> Map.of("service", "scorewire.v1.ScoringService", "method", method))
+                .toList(),
+            "retryPolicy", retry);
+    return Map.of("methodConfig", List.of(putLabels, scoring));
   }
 
   /**

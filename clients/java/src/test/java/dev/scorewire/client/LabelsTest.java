@@ -44,7 +44,7 @@ class LabelsTest extends LiveServerTest {
   }
 
   @Test
-  void keepaliveIsThirtySecondsAsInEveryClientAndPutLabelsAloneIsRetried() {
+  void keepaliveIsThirtySecondsAsInEveryClientAndPutLabelsIsRetried() {
     assertEquals(30, ScorewireClient.DEFAULT_KEEPALIVE_TIME.toSeconds());
     @SuppressWarnings("unchecked")
     Map<String, ?> method = ((List<Map<String, ?>>) ScorewireClient.serviceConfig().get("methodConfig")).get(0);
