@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample
 from scorewire.judge import JudgeService
-from scorewire.judge.cache import NAMESPACE, CachedAnswer, MemoryStore, VerdictCache
+from scorewire.judge.cache import NAMESPACE, CachedAnswer, MemoryStore, RedisStore, VerdictCache
 from scorewire.judge.stats import JudgeStats
 from scorewire.settings import Settings
 
@@ -434,70 +434,63 @@ def _answer(tenant: str | None, text: str = "x" * 60) -> str:
     return CachedAnswer(text, 1, 1, tenant).dumps()
 
 
-async def test_a_tenant_past_its_redis_bound_loses_its_own_oldest_verdicts(
-    redis_server: RedisServer,
-) -> None:
-    from scorewire.judge.cache import RedisStore
-
+@pytest.fixture
+async def text_redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    """A client of the test's Redis decoding replies as text, closed after the test."""
     client = aioredis.from_url(redis_server.url, decode_responses=True)
+    yield client
+    await client.aclose()
+
+
+async def test_a_tenant_past_its_redis_bound_loses_its_own_oldest_verdicts(
+    text_redis: aioredis.Redis,
+) -> None:
+    client = text_redis
     size = len(NAMESPACE + "a0") + len(_answer("a"))  # every entry here is this size
     store = RedisStore(client, owned=False, tenant_max_bytes=4 * size)
-    try:
-        for i in range(3):
-            assert await store.set(f"{NAMESPACE}b{i}", _answer("b"), 60, "b") == 0
-        evicted = [await store.set(f"{NAMESPACE}a{i}", _answer("a"), 60, "a") for i in range(10)]
-        assert evicted == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
-        # a holds its four most recent; b's three, stored first, are all still there
-        held = [i for i in range(10) if await client.exists(f"{NAMESPACE}a{i}")]
-        assert held == [6, 7, 8, 9]
-        assert all([await client.exists(f"{NAMESPACE}b{i}") for i in range(3)])
-        base = f"{NAMESPACE}tenant:a"
-        assert int(await client.get(f"{base}:bytes")) == 4 * size
-        assert await client.zcard(f"{base}:lru") == 4 and await client.hlen(f"{base}:sizes") == 4
-        assert 0 < await client.pttl(f"{base}:lru") <= 60_000  # the books expire with them
+    for i in range(3):
+        assert await store.set(f"{NAMESPACE}b{i}", _answer("b"), 60, "b") == 0
+    evicted = [await store.set(f"{NAMESPACE}a{i}", _answer("a"), 60, "a") for i in range(10)]
+    assert evicted == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
+    # a holds its four most recent; b's three, stored first, are all still there
+    held = [i for i in range(10) if await client.exists(f"{NAMESPACE}a{i}")]
+    assert held == [6, 7, 8, 9]
+    assert all([await client.exists(f"{NAMESPACE}b{i}") for i in range(3)])
+    base = f"{NAMESPACE}tenant:a"
+    assert int(await client.get(f"{base}:bytes")) == 4 * size
+    assert await client.zcard(f"{base}:lru") == 4 and await client.hlen(f"{base}:sizes") == 4
+    assert 0 < await client.pttl(f"{base}:lru") <= 60_000  # the books expire with them
 
-        # a read is a use: the oldest, read, outlives the next one
-        assert await store.get(f"{NAMESPACE}a6") is not None
-        await store.set(f"{NAMESPACE}a10", _answer("a"), 60, "a")
-        assert await client.exists(f"{NAMESPACE}a6") and not await client.exists(f"{NAMESPACE}a7")
-    finally:
-        await client.aclose()
+    # a read is a use: the oldest, read, outlives the next one
+    assert await store.get(f"{NAMESPACE}a6") is not None
+    await store.set(f"{NAMESPACE}a10", _answer("a"), 60, "a")
+    assert await client.exists(f"{NAMESPACE}a6") and not await client.exists(f"{NAMESPACE}a7")
 
 
 async def test_a_verdict_another_tenant_rewrote_is_not_deleted_by_the_first(
-    redis_server: RedisServer,
+    text_redis: aioredis.Redis,
 ) -> None:
-    from scorewire.judge.cache import RedisStore
-
-    client = aioredis.from_url(redis_server.url, decode_responses=True)
+    client = text_redis
     size = len(NAMESPACE + "k0") + len(_answer("a"))
     store = RedisStore(client, owned=False, tenant_max_bytes=2 * size)
-    try:
-        await store.set(f"{NAMESPACE}k0", _answer("a"), 60, "a")
-        await store.set(f"{NAMESPACE}k0", _answer("b"), 60, "b")  # b paid for it again
-        for i in range(1, 4):
-            await store.set(f"{NAMESPACE}k{i}", _answer("a"), 60, "a")
-        assert await client.get(f"{NAMESPACE}k0") == _answer("b")  # b's now: kept
-        assert not await client.exists(f"{NAMESPACE}k1")  # a's own oldest went
-        assert int(await client.get(f"{NAMESPACE}tenant:a:bytes")) == 2 * size
-    finally:
-        await client.aclose()
+    await store.set(f"{NAMESPACE}k0", _answer("a"), 60, "a")
+    await store.set(f"{NAMESPACE}k0", _answer("b"), 60, "b")  # b paid for it again
+    for i in range(1, 4):
+        await store.set(f"{NAMESPACE}k{i}", _answer("a"), 60, "a")
+    assert await client.get(f"{NAMESPACE}k0") == _answer("b")  # b's now: kept
+    assert not await client.exists(f"{NAMESPACE}k1")  # a's own oldest went
+    assert int(await client.get(f"{NAMESPACE}tenant:a:bytes")) == 2 * size
 
 
 async def test_without_a_tenant_bound_or_a_tenant_redis_keeps_no_books(
-    redis_server: RedisServer,
+    text_redis: aioredis.Redis,
 ) -> None:
-    from scorewire.judge.cache import RedisStore
-
-    client = aioredis.from_url(redis_server.url, decode_responses=True)
+    client = text_redis
     unbounded = RedisStore(client, owned=False)
     bounded = RedisStore(client, owned=False, tenant_max_bytes=1)
-    try:
-        for i in range(5):
-            await unbounded.set(f"{NAMESPACE}u{i}", _answer("a"), None, "a")
-            await bounded.set(f"{NAMESPACE}n{i}", _answer(None), None, None)
-        assert len(await client.keys(NAMESPACE + "*")) == 10
-        assert await client.keys(f"{NAMESPACE}tenant:*") == []
-        assert await client.pttl(f"{NAMESPACE}u0") == -1  # no TTL asked: none set
-    finally:
-        await client.aclose()
+    for i in range(5):
+        await unbounded.set(f"{NAMESPACE}u{i}", _answer("a"), None, "a")
+        await bounded.set(f"{NAMESPACE}n{i}", _answer(None), None, None)
+    assert len(await client.keys(NAMESPACE + "*")) == 10
+    assert await client.keys(f"{NAMESPACE}tenant:*") == []
+    assert await client.pttl(f"{NAMESPACE}u0") == -1  # no TTL asked: none set

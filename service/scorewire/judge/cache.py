@@ -257,6 +257,14 @@ end
 """
 
 _ACCOUNT_LUA = """
+local function store(key, value, ttl)
+  if ttl == '0' then
+    redis.call('SET', key, value)
+  else
+    redis.call('SET', key, value, 'PX', ttl)
+  end
+end
+
 local function account(key, size, base, tenant, quota, now, ttl)
   if base == '' or tenant == '' then return 0 end
   local prefix = base .. tenant
@@ -323,11 +331,7 @@ return v
 STORE_LUA = (
     _ACCOUNT_LUA
     + """
-if ARGV[2] == '0' then
-  redis.call('SET', KEYS[1], ARGV[1])
-else
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-end
+store(KEYS[1], ARGV[1], ARGV[2])
 return account(KEYS[1], tonumber(ARGV[7]), ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[2])
 """
 )
@@ -338,11 +342,7 @@ return account(KEYS[1], tonumber(ARGV[7]), ARGV[3], ARGV[4], tonumber(ARGV[5]), 
 STORE_AND_RELEASE_LUA = (
     _ACCOUNT_LUA
     + """
-if ARGV[2] == '0' then
-  redis.call('SET', KEYS[1], ARGV[1])
-else
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-end
+store(KEYS[1], ARGV[1], ARGV[2])
 if redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
 return account(KEYS[1], tonumber(ARGV[8]), ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[2])
 """
