@@ -30,6 +30,7 @@ from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
 from scorewire.server.decoding import DecodeGuard
+from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
 from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import add_service
@@ -106,6 +107,7 @@ async def create_server(
     server owns the store from then on and closes it when it stops.
     `agreement_observer` receives the latest kappa of every Agreement (the metrics).
     """
+    quiet_late_writes()  # a caller that cancels mid-write is no server error
     auth = auth_interceptor(settings)
     # Metrics (passed in) come first so that calls auth rejects are counted too; the
     # decode guard comes after auth, so a caller without a token learns nothing more.
