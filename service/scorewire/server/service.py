@@ -622,7 +622,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request: pb.ScoreRequest, context: Context
     ) -> pb.ScoreResponse | bytes:
         """Score one output against the request's checks."""
-        key, source = self._score_source(request)
+        raw = request.SerializeToString()  # its size, and its plan's memo key
+        size = len(raw)
+        key, source = self._score_source(request, raw)
+        del raw  # not held while the checks run
         info = await self._plan(key, source, context)
         self._check_output(request.output.text, "output", info)
         self._check_json_fields(request.sample, request.output, "")
@@ -637,7 +640,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             with tracing.span("scorewire.cases", {tracing.CASES: 1}):
                 result = await score_case(suite.plan, case, ctx)
             message: pb.ScoreResponse | bytes = self._score_response(suite.plan, result)
-        elif (inline := self._inline_suite(key, info, size := request.ByteSize())) is not None:
+        elif (inline := self._inline_suite(key, info, size)) is not None:
             # Measured cheap for requests this small: faster here than a worker round trip.
             case = Case(
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
@@ -660,9 +663,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             )
         return message
 
-    def _score_source(self, request: pb.ScoreRequest) -> tuple[bytes, sw.PlanSource]:
-        """`_source` of a Score's checks, remembered by the wire bytes of its plan fields."""
-        wire = score_plan_wire(request.SerializeToString())
+    def _score_source(self, request: pb.ScoreRequest, raw: bytes) -> tuple[bytes, sw.PlanSource]:
+        """`_source` of a Score's checks (`raw`: the request serialized), remembered by the
+        wire bytes of its plan fields."""
+        wire = score_plan_wire(raw)
         if wire is None or len(wire[0]) > SOURCE_MEMO_MAX_BYTES:
             return self._source(
                 suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
