@@ -189,6 +189,31 @@ class ShardRetryTest {
   }
 
   @Test
+  void countsSumsAndCostsAdd() {
+    // What the live server's checks leave at 0: judge calls cached, costs, unpriced.
+    RunSummary a =
+        RunSummary.newBuilder()
+            .setCases(2).setPassed(1).setFailed(1).setValueSum(1).setCostUsd(0.25)
+            .addChecks(CheckSummary.newBuilder().setName("j").setPassed(1).setFailed(1).setCached(1).setValueSum(1).setCostUsd(0.25))
+            .build();
+    RunSummary b =
+        RunSummary.newBuilder()
+            .setCases(1).setSkipped(1).setUnpriced(true)
+            .addChecks(CheckSummary.newBuilder().setName("j").setSkipped(1).setCached(2))
+            .build();
+    RunSummary m = Summaries.merge(List.of(a, b));
+    assertEquals(3, m.getCases());
+    assertEquals(1, m.getSkipped());
+    assertEquals(0.25, m.getCostUsd());
+    assertTrue(m.getUnpriced());
+    assertEquals(0.5, m.getMeanScore());
+    CheckSummary j = m.getChecks(0);
+    assertEquals(List.of(1L, 1L, 0L, 1L, 3L), List.of(j.getPassed(), j.getFailed(), j.getErrored(), j.getSkipped(), j.getCached()));
+    assertEquals(0.25, j.getCostUsd());
+    assertEquals(0.5, j.getMeanValue());
+  }
+
+  @Test
   void summariesOfDifferentChecksDoNotMerge() {
     RunSummary a = RunSummary.newBuilder().addChecks(CheckSummary.newBuilder().setName("a")).build();
     RunSummary b = RunSummary.newBuilder().addChecks(CheckSummary.newBuilder().setName("b")).build();

@@ -183,6 +183,19 @@ class ShardsTest extends LiveServerTest {
       assertEquals(one.getGateReasonsList(), Summaries.gateReasons(one.getGate(), one));
       assertEquals(one.getGateReasonsList(), Summaries.merge(List.of(one)).getGateReasonsList());
     }
+    // Nothing ran, so nothing met a min_* threshold, not even 0.
+    RunSummary empty;
+    try (SuiteRun run =
+        client.runSuite(
+            RunSuiteRequest.newBuilder()
+                .addCompact("contains:x")
+                .setGate(Gate.newBuilder().setMinPassRate(0).setMinMeanScore(0))
+                .build())) {
+      empty = run.summary();
+    }
+    assertEquals(2, empty.getGateReasonsCount());
+    assertEquals(empty.getGateReasonsList(), Summaries.merge(List.of(empty)).getGateReasonsList());
+    assertFalse(Summaries.merge(List.of(empty)).getGatePassed());
   }
 
   @Test
