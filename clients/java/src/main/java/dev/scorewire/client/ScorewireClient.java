@@ -348,6 +348,37 @@ public final class ScorewireClient implements AutoCloseable {
   }
 
   /**
+   * Runs one large batch over several replicas: the request's cases are split into chunks
+   * of consecutive cases (at least {@link ShardOptions#shards()}, at most {@link
+   * ShardOptions#chunkCases()} each) sent as separate {@link #runSuite} calls (a chunk of
+   * more than {@link #STREAM_CHUNK_CASES} cases is a RunSuiteStream), that many at a time
+   * on threads of the run's own, over this client's channel, whose round_robin policy (a
+   * name resolving to several addresses) or an L7 proxy spreads them over the replicas.
+   *
+   * <p>A chunk whose call fails with UNAVAILABLE or whose stream breaks ({@link
+   * ScorewireException#retryable()}) is sent again whole, to the replica the channel picks
+   * next, up to {@link ShardOptions#chunkAttempts()} times in all; any other error fails
+   * the run and cancels the other chunks. A chunk's results count only once its summary
+   * has arrived, so every case is reported once (its {@code index} its position in the
+   * request's cases) and agrees with the merged summary ({@link Summaries#merge}, its gate
+   * judged again on the merged totals). The request's {@code budget_usd}, when set, is
+   * divided among the chunks in proportion to their cases, so the batch never spends more
+   * than it. A request without cases (a suite document with its own) runs as one chunk.
+   * Each chunk's call has the default deadline of runSuite.
+   *
+   * @throws ScorewireException the first chunk failure that was not retried (or {@code
+   *     CANCELLED} when the calling thread is interrupted)
+   */
+  public ShardedResult runSuiteSharded(RunSuiteRequest request, ShardOptions options) {
+    return runSuiteSharded(request, options, streamDeadline);
+  }
+
+  /** Runs a batch over several replicas, each chunk's call within {@code deadline}. */
+  public ShardedResult runSuiteSharded(RunSuiteRequest request, ShardOptions options, Duration deadline) {
+    return Shards.run(this, request, Objects.requireNonNull(options, "options"), deadline);
+  }
+
+  /**
    * Opens a ScoreStream with {@code config} (the checks; sent first). {@link
    * ScoreStream#send} cases, {@link ScoreStream#complete()} when done, and iterate the
    * responses, which arrive in completion order with their request ids.

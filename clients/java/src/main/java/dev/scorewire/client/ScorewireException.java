@@ -44,6 +44,16 @@ public final class ScorewireException extends RuntimeException {
     return fieldViolations;
   }
 
+  /**
+   * Whether this failure is the replica's or the transport's, not the request's, so that
+   * the call is worth sending to another replica: UNAVAILABLE, or INTERNAL or UNKNOWN when
+   * the transport lost the stream (a replica killed behind nginx or HAProxy). {@link
+   * ScorewireClient#runSuiteSharded} sends a chunk that failed so again.
+   */
+  public boolean retryable() {
+    return Shards.retryable(this);
+  }
+
   /** Converts what a grpc-java call threw into a ScorewireException. */
   public static ScorewireException from(Throwable error) {
     if (error instanceof ScorewireException e) {

@@ -80,7 +80,7 @@ class RetryTest {
    * dependency (tests cannot compile against it), and {@code Grpc.newServerBuilderForPort}
    * binds every interface, so its NettyServerBuilder is reached by name.
    */
-  private static ServerBuilder<?> loopbackServerBuilder() throws Exception {
+  static ServerBuilder<?> loopbackServerBuilder() throws Exception {
     Class<?> netty = Class.forName("io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder");
     return (ServerBuilder<?>)
         netty

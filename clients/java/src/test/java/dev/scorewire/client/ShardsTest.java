@@ -1,0 +1,244 @@
+package dev.scorewire.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.scorewire.v1.Case;
+import dev.scorewire.v1.CaseResult;
+import dev.scorewire.v1.CheckSpec;
+import dev.scorewire.v1.CheckSummary;
+import dev.scorewire.v1.Gate;
+import dev.scorewire.v1.RunSuiteRequest;
+import dev.scorewire.v1.RunSummary;
+import dev.scorewire.v1.Sample;
+import dev.scorewire.v1.Score;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ScorewireClient#runSuiteSharded} against a real server: the merged summary of a
+ * sharded run equals the summary of the same batch run as one call (counts exactly, means
+ * to rounding), its gate judged again on the merged totals; indexes refer to the request.
+ */
+class ShardsTest extends LiveServerTest {
+  /** Passing, failing, erroring (no expected value) and skipped scores, unevenly spread. */
+  static List<Case> mixedCases(int n) {
+    List<Case> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Sample.Builder s = Sample.newBuilder().setId("c" + i);
+      int k = i % 7;
+      String text;
+      if (k <= 2) {
+        s.setExpected(Values.value("Paris is the capital"));
+        text = k == 0 ? "Paris is the capital" : "Paris is a city in France";
+      } else if (k <= 4) {
+        s.setExpected(Values.value("Rome"));
+        text = k == 3 ? "Roma" : "Rome";
+      } else {
+        text = "no expected value here"; // `exact` and `rouge_l` error
+      }
+      out.add(Case.newBuilder().setSample(s).setOutput(Values.text(text)).build());
+    }
+    return out;
+  }
+
+  static RunSuiteRequest mixedRequest(Gate gate) {
+    CheckSpec roman =
+        Values.check("contains", Map.of("needles", List.of("Rome"))).toBuilder()
+            .setName("roman")
+            .setWhen(Values.check("contains", Map.of("needles", List.of("Rom"))))
+            .build();
+    RunSuiteRequest.Builder r =
+        RunSuiteRequest.newBuilder()
+            .addChecks(CheckSpec.newBuilder().setType("exact").setName("same"))
+            .addChecks(CheckSpec.newBuilder().setType("rouge_l").setName("overlap"))
+            .addChecks(roman)
+            .addAllCases(mixedCases(97));
+    return gate == null ? r.build() : r.setGate(gate).build();
+  }
+
+  private static void assertNear(double want, double got, String what) {
+    assertEquals(want, got, 1e-12 * Math.max(1, Math.abs(want)), what);
+  }
+
+  private static List<Long> counts(RunSummary s) {
+    List<Long> out =
+        new ArrayList<>(List.of(s.getCases(), s.getCasesPassed(), s.getPassed(), s.getFailed(), s.getErrored(), s.getSkipped()));
+    for (CheckSummary c : s.getChecksList()) {
+      out.addAll(List.of(c.getPassed(), c.getFailed(), c.getErrored(), c.getSkipped(), c.getCached()));
+    }
+    return out;
+  }
+
+  @Test
+  void aShardedSummaryIsTheUnshardedOne() {
+    List<Gate> gates =
+        List.of(
+            Gate.newBuilder().setMaxErrorRate(0.5).build(), // passes
+            Gate.newBuilder().setMaxErrorRate(0.5).setMinPassRate(0.3).build(), // fails: 28 of 97 pass
+            Gate.newBuilder().setMaxErrorRate(1).setMinMeanScore(0.4).setMaxCostUsd(1).build());
+    List<ShardOptions> options =
+        List.of(ShardOptions.of(1), ShardOptions.of(3).withChunkCases(10), ShardOptions.of(4).withChunkCases(1));
+    for (Gate gate : gates) {
+      List<CaseResult> whole;
+      RunSummary one;
+      try (SuiteRun run = client.runSuite(mixedRequest(gate))) {
+        whole = run.remaining();
+        one = run.summary();
+      }
+      Map<Integer, CaseResult> byIndex = new HashMap<>();
+      whole.forEach(r -> byIndex.put(r.getIndex(), r));
+      for (ShardOptions opts : options) {
+        String name = "gate " + gate + " shards " + opts.shards() + " chunk " + opts.chunkCases();
+        List<List<CaseResult>> chunks = new CopyOnWriteArrayList<>();
+        ShardedResult got = client.runSuiteSharded(mixedRequest(gate), opts.withOnChunk(chunks::add));
+        RunSummary m = got.summary();
+        assertEquals(counts(one), counts(m), name);
+        assertNear(one.getPassRate(), m.getPassRate(), name);
+        assertNear(one.getMeanScore(), m.getMeanScore(), name);
+        assertNear(one.getErrorRate(), m.getErrorRate(), name);
+        assertNear(one.getValueSum(), m.getValueSum(), name);
+        for (int i = 0; i < m.getChecksCount(); i++) {
+          assertNear(one.getChecks(i).getMeanValue(), m.getChecks(i).getMeanValue(), name + " " + m.getChecks(i).getName());
+        }
+        assertEquals(one.getGatePassed(), m.getGatePassed(), name);
+        assertEquals(one.getGateReasonsList(), m.getGateReasonsList(), name);
+        assertEquals(one.getGate(), m.getGate(), name);
+        // Each case once, named by its index in the request, scored as in the whole run.
+        assertEquals(IntStream.range(0, 97).boxed().toList(), got.results().stream().map(CaseResult::getIndex).sorted().toList(), name);
+        for (CaseResult r : got.results()) {
+          assertEquals("c" + r.getIndex(), r.getSampleId(), name);
+          assertEquals(
+              byIndex.get(r.getIndex()).getScoresList().stream().map(Score::getValue).toList(),
+              r.getScoresList().stream().map(Score::getValue).toList(),
+              name + " case " + r.getIndex());
+        }
+        assertEquals(got.results(), chunks.stream().flatMap(List::stream).toList(), name);
+        assertEquals(0, got.retries(), name);
+      }
+    }
+  }
+
+  @Test
+  void theGateIsJudgedOnTheMergedTotalsNotPerShard() {
+    // The first half passes, the second fails: each shard's own verdict is wrong for the
+    // batch; the merged summary's is the batch's (pass rate exactly 0.5).
+    List<Case> cases =
+        IntStream.range(0, 20)
+            .mapToObj(i -> Case.newBuilder().setSample(Sample.newBuilder().setId("c" + i)).setOutput(Values.text(i < 10 ? "Paris" : "Rome")).build())
+            .toList();
+    RunSuiteRequest.Builder request = RunSuiteRequest.newBuilder().addCompact("contains:Paris").addAllCases(cases);
+    ShardOptions halves = ShardOptions.of(2).withChunkCases(10);
+    RunSummary merged =
+        client.runSuiteSharded(request.setGate(Gate.newBuilder().setMinPassRate(0.5)).build(), halves).summary();
+    assertEquals(0.5, merged.getPassRate());
+    assertTrue(merged.getGatePassed());
+    List<RunSummary> parts = new ArrayList<>();
+    for (List<Case> half : List.of(cases.subList(0, 10), cases.subList(10, 20))) {
+      try (SuiteRun run = client.runSuite(request.clearCases().addAllCases(half).build())) {
+        parts.add(run.summary());
+      }
+    }
+    assertEquals(List.of(true, false), parts.stream().map(RunSummary::getGatePassed).toList());
+    assertEquals(merged, Summaries.merge(parts));
+    RunSummary strict =
+        client
+            .runSuiteSharded(request.clearCases().addAllCases(cases).setGate(Gate.newBuilder().setMinPassRate(0.6)).build(), halves)
+            .summary();
+    assertEquals(List.of("pass rate 0.5 is below min_pass_rate 0.6"), strict.getGateReasonsList());
+    assertFalse(strict.getGatePassed());
+  }
+
+  @Test
+  void gateReasonsAreTheServersSentenceForSentence() {
+    // Thresholds of more than 6 significant digits, a cost, an error rate, no cases:
+    // every sentence as the server wrote it.
+    List<Case> cases =
+        IntStream.range(0, 7)
+            .mapToObj(i -> Case.newBuilder().setSample(Sample.newBuilder().setId("c" + i)).setOutput(Values.text(i < 3 ? "Paris" : "Rome")).build())
+            .toList();
+    Gate gate =
+        Gate.newBuilder().setMinPassRate(0.987654321).setMinMeanScore(0.5000001).setMaxCostUsd(1e-7).build();
+    for (List<Case> batch : List.of(cases, List.<Case>of())) {
+      RunSuiteRequest request =
+          RunSuiteRequest.newBuilder()
+              .addCompact("contains:Paris")
+              .addChecks(CheckSpec.newBuilder().setType("exact"))
+              .setGate(gate)
+              .addAllCases(batch)
+              .build();
+      RunSummary one;
+      try (SuiteRun run = client.runSuite(request)) {
+        one = run.summary();
+      }
+      assertFalse(one.getGateReasonsList().isEmpty());
+      assertEquals(one.getGateReasonsList(), Summaries.gateReasons(one.getGate(), one));
+      assertEquals(one.getGateReasonsList(), Summaries.merge(List.of(one)).getGateReasonsList());
+    }
+    // Nothing ran, so nothing met a min_* threshold, not even 0.
+    RunSummary empty;
+    try (SuiteRun run =
+        client.runSuite(
+            RunSuiteRequest.newBuilder()
+                .addCompact("contains:x")
+                .setGate(Gate.newBuilder().setMinPassRate(0).setMinMeanScore(0))
+                .build())) {
+      empty = run.summary();
+    }
+    assertEquals(2, empty.getGateReasonsCount());
+    assertEquals(empty.getGateReasonsList(), Summaries.merge(List.of(empty)).getGateReasonsList());
+    assertFalse(Summaries.merge(List.of(empty)).getGatePassed());
+  }
+
+  @Test
+  void aSuiteWithItsOwnCasesRunsAsOneChunk() {
+    String suite =
+        "checks:\n  short: {type: length, max_chars: 9}\n"
+            + "datasets:\n  d:\n    cases:\n"
+            + "      - {id: a, output: tiny}\n      - {id: b, output: far too long}\n"
+            + "suites:\n  s: {dataset: d, checks: [short]}\n";
+    List<List<CaseResult>> chunks = new CopyOnWriteArrayList<>();
+    ShardedResult got =
+        client.runSuiteSharded(
+            RunSuiteRequest.newBuilder().setSuiteYaml(suite).build(), ShardOptions.of(3).withOnChunk(chunks::add));
+    assertEquals(1, chunks.size());
+    assertEquals(2, got.summary().getCases());
+    assertEquals(
+        List.of(true, false),
+        got.results().stream().sorted((a, b) -> a.getIndex() - b.getIndex()).map(CaseResult::getPassed).toList());
+  }
+
+  @Test
+  void chunksOverStreamChunkCasesAreRunSuiteStreamsAndCountTheSame() {
+    // Chunks of 750 cases: each is a RunSuiteStream.
+    RunSuiteRequest request = mixedRequest(null).toBuilder().clearCases().addAllCases(mixedCases(1500)).build();
+    ShardedResult got = client.runSuiteSharded(request, ShardOptions.of(2));
+    RunSummary one;
+    try (SuiteRun run = client.runSuite(request)) {
+      one = run.summary();
+    }
+    assertEquals(counts(one), counts(got.summary()));
+    assertEquals(IntStream.range(0, 1500).boxed().toList(), got.results().stream().map(CaseResult::getIndex).sorted().toList());
+  }
+
+  @Test
+  void anInvalidRequestFailsTheShardedRun() {
+    RunSuiteRequest request =
+        RunSuiteRequest.newBuilder()
+            .addChecks(Values.check("output_length", Map.of("maximun", 5)))
+            .addAllCases(mixedCases(20))
+            .build();
+    ScorewireException e =
+        assertThrows(ScorewireException.class, () -> client.runSuiteSharded(request, ShardOptions.of(3)));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.code());
+    assertFalse(e.retryable());
+  }
+}
