@@ -62,6 +62,8 @@ func TestRunSuiteShardedSummaryIsTheUnshardedOne(t *testing.T) {
 		{MaxErrorRate: f(0.5)},                      // passes
 		{MaxErrorRate: f(0.5), MinPassRate: f(0.3)}, // fails: 28 of 97 cases pass
 		{MaxErrorRate: f(1), MinMeanScore: f(0.4), MaxCostUsd: f(1)},
+		// thresholds past 6 significant digits: the reasons print them as the server does
+		{MaxErrorRate: f(1), MinPassRate: f(0.3333333333), MinMeanScore: f(0.98765432)},
 	}
 	for gi, gate := range gates {
 		for _, opts := range []scorewire.ShardOptions{{Shards: 1}, {Shards: 3, ChunkCases: 10}, {Shards: 4, ChunkCases: 1}} {

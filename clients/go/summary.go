@@ -51,16 +51,16 @@ func GateReasons(gate *scorewirev1.Gate, s *scorewirev1.RunSummary) []string {
 	var reasons []string
 	empty := s.GetCases() == 0
 	if gate.MinPassRate != nil && (empty || s.GetPassRate() < gate.GetMinPassRate()) {
-		reasons = append(reasons, fmt.Sprintf("pass rate %.4g is below min_pass_rate %g", s.GetPassRate(), gate.GetMinPassRate()))
+		reasons = append(reasons, fmt.Sprintf("pass rate %.4g is below min_pass_rate %.6g", s.GetPassRate(), gate.GetMinPassRate()))
 	}
 	if gate.MinMeanScore != nil && (empty || s.GetMeanScore() < gate.GetMinMeanScore()) {
-		reasons = append(reasons, fmt.Sprintf("mean score %.4g is below min_mean_score %g", s.GetMeanScore(), gate.GetMinMeanScore()))
+		reasons = append(reasons, fmt.Sprintf("mean score %.4g is below min_mean_score %.6g", s.GetMeanScore(), gate.GetMinMeanScore()))
 	}
 	if s.GetErrorRate() > gate.GetMaxErrorRate() {
-		reasons = append(reasons, fmt.Sprintf("error rate %.4g is above max_error_rate %g", s.GetErrorRate(), gate.GetMaxErrorRate()))
+		reasons = append(reasons, fmt.Sprintf("error rate %.4g is above max_error_rate %.6g", s.GetErrorRate(), gate.GetMaxErrorRate()))
 	}
 	if gate.MaxCostUsd != nil && s.GetCostUsd() > gate.GetMaxCostUsd() {
-		reasons = append(reasons, fmt.Sprintf("cost $%.4f is above max_cost $%g", s.GetCostUsd(), gate.GetMaxCostUsd()))
+		reasons = append(reasons, fmt.Sprintf("cost $%.4f is above max_cost $%.6g", s.GetCostUsd(), gate.GetMaxCostUsd()))
 	}
 	return reasons
 }
