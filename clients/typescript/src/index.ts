@@ -17,6 +17,7 @@ export {
   normalizeTarget,
   outputHash,
 } from "./client";
+export { gateReasons, mergeSummaries } from "./summary";
 export { type FieldViolation, ScorewireError, fieldViolationsOf, toScorewireError } from "./errors";
 export * from "./gen/scorewire/v1/scoring";
 export {
