@@ -31,7 +31,10 @@ export interface ShardOptions {
 
 /** A batch run as chunks: every case's result once, and the merged summary. */
 export interface ShardedResult {
-  /** One result per case, chunk by chunk in completion order; `index` is the case's position in the request's `cases`. */
+  /**
+   * One result per case, chunk by chunk in completion order; `index` is the case's
+   * position in the request's `cases`.
+   */
   results: CaseResult[];
   /** The chunks' summaries merged (mergeSummaries), its gate judged again on the merged totals. */
   summary: RunSummary;
@@ -53,7 +56,8 @@ export async function runSharded(
   options: CallOptions,
 ): Promise<ShardedResult> {
   const chunks = splitChunks(RunSuiteRequest.fromPartial(request), shard);
-  const attempts = shard.chunkAttempts !== undefined && shard.chunkAttempts > 0 ? shard.chunkAttempts : DEFAULT_CHUNK_ATTEMPTS;
+  const attempts =
+    shard.chunkAttempts !== undefined && shard.chunkAttempts > 0 ? shard.chunkAttempts : DEFAULT_CHUNK_ATTEMPTS;
   // One signal for every chunk: the caller's abort, or the first chunk that fails for good.
   const controller = new AbortController();
   const abort = (): void => controller.abort();
