@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  Gate,
   Metadata,
   RunSummary,
   ScorewireError,
@@ -10,6 +11,7 @@ import {
   channelOptionsFor,
   gateReasons,
   isRetryable,
+  mergeSummaries,
   normalizeTarget,
   outputHash,
   toScorewireError,
@@ -170,4 +172,45 @@ test("gateReasons: no cases meet no min threshold; max_error_rate is 0 unless se
     "cost $0.0312 is above max_cost $0.03",
   ]);
   assert.deepEqual(gateReasons({ maxErrorRate: 0.25, minPassRate: 1 }, spent), []);
+});
+
+test("mergeSummaries adds counts, sums and costs and recomputes every rate from them", () => {
+  // Shards of 1 and 3 cases: a mean of their means would weigh the single case as much as the three.
+  const gate = { maxErrorRate: 0.1, minPassRate: 0.5 };
+  const check = (name: string) => ({ name, type: "contains" });
+  const a = RunSummary.fromPartial({
+    cases: 1, casesPassed: 1, passed: 2, valueSum: 2, costUsd: 0.25, passRate: 1, meanScore: 1, gate, gatePassed: true,
+    checks: [{ ...check("x"), passed: 1, valueSum: 1, cached: 1, costUsd: 0.25 }, { ...check("y"), passed: 1, valueSum: 1 }],
+  });
+  const b = RunSummary.fromPartial({
+    cases: 3, casesPassed: 0, passed: 1, failed: 3, errored: 1, skipped: 1, valueSum: 1.5, costUsd: 0.5, unpriced: true,
+    gate, gateReasons: ["per shard"],
+    checks: [
+      { ...check("x"), passed: 1, failed: 1, errored: 1, valueSum: 1.5, cached: 2, costUsd: 0.5 },
+      { ...check("y"), failed: 2, skipped: 1 },
+    ],
+  });
+  const m = mergeSummaries([a, b]);
+  assert.deepEqual(
+    [m.cases, m.casesPassed, m.passed, m.failed, m.errored, m.skipped, m.valueSum, m.costUsd, m.unpriced],
+    [4, 1, 3, 3, 1, 1, 3.5, 0.75, true],
+  );
+  assert.deepEqual([m.passRate, m.meanScore, m.errorRate], [0.25, 3.5 / 7, 1 / 7]);
+  assert.deepEqual(
+    m.checks.map((c) => [
+      ...[c.name, c.type],
+      ...[c.passed, c.failed, c.errored, c.skipped, c.cached, c.valueSum, c.costUsd, c.meanValue],
+    ]),
+    [
+      ["x", "contains", 2, 1, 1, 0, 3, 2.5, 0.75, 2.5 / 4],
+      ["y", "contains", 1, 2, 0, 1, 0, 1, 0, 1 / 3],
+    ],
+  );
+  assert.deepEqual(m.gate, Gate.fromPartial(gate));
+  assert.equal(m.gatePassed, false);
+  assert.deepEqual(m.gateReasons, [
+    "pass rate 0.25 is below min_pass_rate 0.5",
+    "error rate 0.1429 is above max_error_rate 0.1",
+  ]);
+  assert.notEqual(m.gate, a.gate, "the merged gate is a copy");
 });
