@@ -39,6 +39,8 @@ class FakeChunks {
   readonly held = new Set<string>();
   /** Refusals wait for this first (say, for the held chunks to arrive). */
   before: Promise<void> = Promise.resolve();
+  /** How long each answer takes. */
+  delayMs = 0;
   readonly calls = new Map<string, number>();
   readonly requests: RunSuiteRequest[] = [];
   readonly arrived: string[] = [];
@@ -55,7 +57,7 @@ class FakeChunks {
     if (this.held.has(key)) return;
     const refusal = this.refusals.get(key)?.[attempt - 1];
     if (refusal === undefined) {
-      answer(call);
+      setTimeout(() => answer(call), this.delayMs);
       return;
     }
     void this.before.then(() => {
@@ -205,22 +207,29 @@ test("a chunk still failing after chunkAttempts fails the run", TIMEOUT, async (
 });
 
 test("an error that is not a lost stream is not retried and cancels the other chunks", TIMEOUT, async () => {
-  // case-0 fails once case-3 and case-6 (held, never answered) are in flight; case-9 is never sent.
-  fake.refusals.set("case-0", [{ code: Status.INTERNAL, details: "internal error" }]);
-  fake.held.add("case-3").add("case-6");
-  fake.before = eventually(() => fake.arrived.length === 3, "three chunks in flight");
-  const start = Date.now();
-  const err = await client
-    .runSuiteSharded({ compact: ["contains:o"], cases: cases(10) }, { shards: 3, chunkCases: 3 })
-    .then(
-      () => assert.fail("a failed chunk succeeded"),
-      (e: unknown) => e,
-    );
-  expectCode(err, Status.INTERNAL);
-  assert.ok(Date.now() - start < 5_000, "the run waited for the held chunks");
-  await eventually(() => fake.cancelled.length >= 2, "the held chunks cancelled");
-  assert.deepEqual(fake.cancelled.filter((k) => k !== "case-0").sort(), ["case-3", "case-6"]);
-  assert.deepEqual(Object.fromEntries(fake.calls), { "case-0": 1, "case-3": 1, "case-6": 1 });
+  const refusals: Refusal[] = [
+    { code: Status.INTERNAL, details: "internal error" },
+    { code: Status.RESOURCE_EXHAUSTED, details: "Received RST_STREAM: not a lost stream under this code" },
+  ];
+  for (const refusal of refusals) {
+    // case-0 fails once case-3 and case-6 (held, never answered) are in flight; case-9 is never sent.
+    fake = new FakeChunks();
+    fake.refusals.set("case-0", [refusal]);
+    fake.held.add("case-3").add("case-6");
+    fake.before = eventually(() => fake.arrived.length === 3, "three chunks in flight");
+    const start = Date.now();
+    const err = await client
+      .runSuiteSharded({ compact: ["contains:o"], cases: cases(10) }, { shards: 3, chunkCases: 3 })
+      .then(
+        () => assert.fail("a failed chunk succeeded"),
+        (e: unknown) => e,
+      );
+    expectCode(err, refusal.code);
+    assert.ok(Date.now() - start < 5_000, "the run waited for the held chunks");
+    await eventually(() => fake.cancelled.length >= 2, "the held chunks cancelled");
+    assert.deepEqual(fake.cancelled.filter((k) => k !== "case-0").sort(), ["case-3", "case-6"]);
+    assert.deepEqual(Object.fromEntries(fake.calls), { "case-0": 1, "case-3": 1, "case-6": 1 });
+  }
 });
 
 test("the caller's signal cancels every chunk", TIMEOUT, async () => {
@@ -237,6 +246,19 @@ test("the caller's signal cancels every chunk", TIMEOUT, async () => {
   );
   await eventually(() => fake.cancelled.length === 2, "both chunks cancelled");
   assert.deepEqual(Object.fromEntries(fake.calls), { "case-0": 1, "case-2": 1 });
+});
+
+test("timeoutMs is the whole run's deadline, not each chunk's", TIMEOUT, async () => {
+  // Two chunks one after the other, 250 ms each: the second has what the first left of 400 ms.
+  fake.delayMs = 250;
+  const err = await client
+    .runSuiteSharded({ compact: ["contains:o"], cases: cases(2) }, { shards: 1, chunkCases: 1 }, { timeoutMs: 400 })
+    .then(
+      () => assert.fail("a run past its deadline succeeded"),
+      (e: unknown) => e,
+    );
+  expectCode(err, Status.DEADLINE_EXCEEDED);
+  assert.deepEqual(fake.arrived, ["case-0", "case-1"]);
 });
 
 test("budgetUsd is divided among the chunks in proportion to their cases", TIMEOUT, async () => {
