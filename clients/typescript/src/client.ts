@@ -3,6 +3,7 @@ import { createHash, randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 
 import { ScorewireError, toScorewireError } from "./errors";
+import { type ShardOptions, type ShardedResult, runSharded } from "./shards";
 import {
   type CaseResult,
   type DeepPartial,
@@ -334,6 +335,32 @@ export class ScorewireClient {
     const run = new SuiteRun(call);
     void sendInChunks(call, message);
     return run;
+  }
+
+  /**
+   * Runs one large batch over several replicas: the request's cases are split into
+   * chunks of consecutive cases (at least `shards`, at most `chunkCases` each, default
+   * 5,000) sent as separate runSuite calls (so a chunk over STREAM_CHUNK_CASES is a
+   * RunSuiteStream), `shards` at a time, over this client's channel, whose round_robin
+   * policy (a name resolving to several addresses) or an L7 proxy spreads them over the
+   * replicas.
+   *
+   * A chunk whose call fails with UNAVAILABLE or whose stream breaks (isRetryable) is sent
+   * again whole, up to `chunkAttempts` (3) times in all; any other error rejects the run
+   * and cancels the other chunks. A chunk's results count only once its summary has
+   * arrived, so every case is reported exactly once, `index` its position in the
+   * request's cases. The summaries merge by counts and sums (mergeSummaries) and the gate
+   * is judged again on the merged totals; `budgetUsd`, when set, is divided among the
+   * chunks in proportion to their cases. A request without cases (a suite document with
+   * its own) runs as one chunk. `options.timeoutMs`, when set, is the whole run's
+   * deadline; `options.signal` cancels every chunk.
+   */
+  runSuiteSharded(
+    request: DeepPartial<RunSuiteRequest>,
+    shard: ShardOptions,
+    options: CallOptions = {},
+  ): Promise<ShardedResult> {
+    return runSharded(this, request, shard, options);
   }
 
   /**

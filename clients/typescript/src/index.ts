@@ -17,6 +17,14 @@ export {
   normalizeTarget,
   outputHash,
 } from "./client";
+export {
+  DEFAULT_CHUNK_ATTEMPTS,
+  DEFAULT_CHUNK_CASES,
+  type ShardOptions,
+  type ShardedResult,
+  isRetryable,
+} from "./shards";
+export { gateReasons, mergeSummaries } from "./summary";
 export { type FieldViolation, ScorewireError, fieldViolationsOf, toScorewireError } from "./errors";
 export * from "./gen/scorewire/v1/scoring";
 export {

@@ -3,14 +3,20 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  Gate,
   Metadata,
+  RunSummary,
   ScorewireError,
   Status,
   channelOptionsFor,
+  gateReasons,
+  isRetryable,
+  mergeSummaries,
   normalizeTarget,
   outputHash,
   toScorewireError,
 } from "../src";
+import { formatFixed, formatG } from "../src/summary";
 import { BadRequest } from "../src/gen/google/rpc/error_details";
 import { Status as RpcStatus } from "../src/gen/google/rpc/status";
 
@@ -110,4 +116,101 @@ test("outputHash is the SHA-256 of the exact UTF-8 bytes", () => {
   assert.equal(outputHash("Paris"), "5dd272b4f316b776a7b8e3d0894b37e1e42be3d5d3b204b8a5836cc50597a6b1");
   assert.equal(outputHash("é"), "4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
   assert.notEqual(outputHash("Paris\n"), outputHash("Paris"));
+});
+
+test("isRetryable sends only lost replicas elsewhere", () => {
+  // Each row: [code, message, retryable]; the Go client's table, and what grpc-js says.
+  const rows: [Status, string, boolean][] = [
+    [Status.UNAVAILABLE, "connection refused", true],
+    [Status.UNAVAILABLE, "Connection dropped", true],
+    [Status.INTERNAL, "stream terminated by RST_STREAM with error code: INTERNAL_ERROR", true],
+    [Status.INTERNAL, "Received RST_STREAM with code 2 (Internal server error)", true],
+    [Status.INTERNAL, "server closed the stream without sending trailers", true],
+    [Status.INTERNAL, "the stream ended without a summary", true],
+    [Status.UNKNOWN, "Stream removed", true],
+    [Status.INTERNAL, "internal error", false],
+    [Status.UNKNOWN, "boom", false],
+    [Status.INVALID_ARGUMENT, "checks[0]", false],
+    [Status.DEADLINE_EXCEEDED, "Deadline exceeded", false],
+    [Status.CANCELLED, "Received RST_STREAM with code 8", false],
+  ];
+  for (const [code, message, want] of rows) {
+    assert.equal(isRetryable(new ScorewireError(code, message)), want, `${Status[code]} ${message}`);
+  }
+  assert.equal(isRetryable(new Error("Received RST_STREAM")), false);
+});
+
+test("numbers in gate reasons are formatted as Python formats them", () => {
+  // Each row: [x, Python's f"{x:.4g}", f"{x:g}", f"{x:.4f}"]; toPrecision and toFixed round ties up.
+  const rows: [number, string, string, string][] = [
+    [0.28125, "0.2812", "0.28125", "0.2812"],
+    [0.123456789, "0.1235", "0.123457", "0.1235"],
+    [0.03125, "0.03125", "0.03125", "0.0312"],
+    [0.00125, "0.00125", "0.00125", "0.0013"],
+    [9.99995, "10", "9.99995", "10.0000"],
+    [1234567, "1.235e+06", "1.23457e+06", "1234567.0000"],
+    [1e-5, "1e-05", "1e-05", "0.0000"],
+    [0.5, "0.5", "0.5", "0.5000"],
+    [1, "1", "1", "1.0000"],
+    [0, "0", "0", "0.0000"],
+  ];
+  for (const [x, g4, g, f4] of rows) {
+    assert.deepEqual([formatG(x, 4), formatG(x), formatFixed(x, 4)], [g4, g, f4], String(x));
+  }
+});
+
+test("gateReasons: no cases meet no min threshold; max_error_rate is 0 unless set", () => {
+  const empty = RunSummary.fromPartial({});
+  assert.deepEqual(gateReasons({ minPassRate: 0, minMeanScore: 0 }, empty), [
+    "pass rate 0 is below min_pass_rate 0",
+    "mean score 0 is below min_mean_score 0",
+  ]);
+  assert.deepEqual(gateReasons(undefined, empty), []);
+  const spent = RunSummary.fromPartial({ cases: 4, passRate: 1, meanScore: 1, errorRate: 0.25, costUsd: 0.03125 });
+  assert.deepEqual(gateReasons({ maxCostUsd: 0.03 }, spent), [
+    "error rate 0.25 is above max_error_rate 0",
+    "cost $0.0312 is above max_cost $0.03",
+  ]);
+  assert.deepEqual(gateReasons({ maxErrorRate: 0.25, minPassRate: 1 }, spent), []);
+});
+
+test("mergeSummaries adds counts, sums and costs and recomputes every rate from them", () => {
+  // Shards of 1 and 3 cases: a mean of their means would weigh the single case as much as the three.
+  const gate = { maxErrorRate: 0.1, minPassRate: 0.5 };
+  const check = (name: string) => ({ name, type: "contains" });
+  const a = RunSummary.fromPartial({
+    cases: 1, casesPassed: 1, passed: 2, valueSum: 2, costUsd: 0.25, passRate: 1, meanScore: 1, gate, gatePassed: true,
+    checks: [{ ...check("x"), passed: 1, valueSum: 1, cached: 1, costUsd: 0.25 }, { ...check("y"), passed: 1, valueSum: 1 }],
+  });
+  const b = RunSummary.fromPartial({
+    cases: 3, casesPassed: 0, passed: 1, failed: 3, errored: 1, skipped: 1, valueSum: 1.5, costUsd: 0.5, unpriced: true,
+    gate, gateReasons: ["per shard"],
+    checks: [
+      { ...check("x"), passed: 1, failed: 1, errored: 1, valueSum: 1.5, cached: 2, costUsd: 0.5 },
+      { ...check("y"), failed: 2, skipped: 1 },
+    ],
+  });
+  const m = mergeSummaries([a, b]);
+  assert.deepEqual(
+    [m.cases, m.casesPassed, m.passed, m.failed, m.errored, m.skipped, m.valueSum, m.costUsd, m.unpriced],
+    [4, 1, 3, 3, 1, 1, 3.5, 0.75, true],
+  );
+  assert.deepEqual([m.passRate, m.meanScore, m.errorRate], [0.25, 3.5 / 7, 1 / 7]);
+  assert.deepEqual(
+    m.checks.map((c) => [
+      ...[c.name, c.type],
+      ...[c.passed, c.failed, c.errored, c.skipped, c.cached, c.valueSum, c.costUsd, c.meanValue],
+    ]),
+    [
+      ["x", "contains", 2, 1, 1, 0, 3, 2.5, 0.75, 2.5 / 4],
+      ["y", "contains", 1, 2, 0, 1, 0, 1, 0, 1 / 3],
+    ],
+  );
+  assert.deepEqual(m.gate, Gate.fromPartial(gate));
+  assert.equal(m.gatePassed, false);
+  assert.deepEqual(m.gateReasons, [
+    "pass rate 0.25 is below min_pass_rate 0.5",
+    "error rate 0.1429 is above max_error_rate 0.1",
+  ]);
+  assert.notEqual(m.gate, a.gate, "the merged gate is a copy");
 });
