@@ -557,10 +557,16 @@ export class SuiteRun implements AsyncIterable<CaseResult> {
 export class ScoreStream implements AsyncIterable<ScoreStreamResponse> {
   private readonly call: grpc.ClientDuplexStream<ScoreStreamRequest, ScoreStreamResponse>;
   private started = false;
+  /** The call's error, once it has failed: it may fail before the iteration starts. */
+  private failure: unknown;
 
   constructor(call: grpc.ClientDuplexStream<ScoreStreamRequest, ScoreStreamResponse>, config: StreamConfig) {
     this.call = call;
-    call.on("error", noop); // Errors surface through iteration.
+    // Errors surface through iteration. grpc-js emits 'error' and ends the stream: an
+    // iteration started after both sees a stream that merely ended, so the error is kept.
+    call.on("error", (err) => {
+      this.failure ??= err;
+    });
     call.write(ScoreStreamRequest.fromPartial({ message: { $case: "config", config } }));
   }
 
@@ -593,6 +599,7 @@ export class ScoreStream implements AsyncIterable<ScoreStreamResponse> {
     let ended = false;
     try {
       yield* this.call as AsyncIterable<ScoreStreamResponse>;
+      if (this.failure !== undefined) throw this.failure;
       ended = true;
     } catch (err) {
       throw toScorewireError(err);

@@ -466,6 +466,25 @@ describe("ScoreStream", () => {
   });
 });
 
+describe("ScoreStream refused", () => {
+  test("a refusal that arrives before the iteration starts still fails it", TIMEOUT, async () => {
+    // The config is refused while the caller is still sending; reading only afterwards
+    // must give the server's INVALID_ARGUMENT, not an empty stream that ends cleanly.
+    const stream = client.scoreStream({ checks: [{ type: "output_length", params: { max_wrds: 3 } }] });
+    for (const [i, c] of cases(3).entries()) await stream.send({ requestId: `r${i}`, ...c });
+    stream.end();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const response of stream) seen.push(response.requestId);
+      })(),
+      (e: unknown) => expectCode(e, Status.INVALID_ARGUMENT).fieldViolations.length > 0,
+    );
+    assert.deepEqual(seen, []);
+  });
+});
+
 describe("LabelService", () => {
   /** A sample id no other test or run uses. */
   const freshSample = (): string => `ts-labels-${randomUUID()}`;
