@@ -23,10 +23,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Shards {
   /**
    * What gRPC transports say when they lost a stream, as opposed to a status the server
-   * chose (the Go client's list; grpc-java's Netty says "RST_STREAM closed stream").
+   * chose: the Go client's list, and grpc-java's own INTERNAL "Received unexpected EOS on
+   * [non-]empty DATA frame from server", which a proxy ending a lost replica's stream
+   * without trailers gives (its Netty says "RST_STREAM closed stream").
    */
   static final List<String> BROKEN_STREAM =
-      List.of("RST_STREAM", "Stream removed", "without sending trailers", "ended without a summary");
+      List.of(
+          "RST_STREAM",
+          "Stream removed",
+          "without sending trailers",
+          "unexpected EOS",
+          "ended without a summary");
 
   /** Consecutive cases of the caller's request, from {@code offset}. */
   record Chunk(int offset, RunSuiteRequest request) {}

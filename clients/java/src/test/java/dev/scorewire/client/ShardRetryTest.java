@@ -181,6 +181,7 @@ class ShardRetryTest {
             failure(Status.Code.INTERNAL, "RST_STREAM closed stream. HTTP/2 error code: INTERNAL_ERROR"), true,
             failure(Status.Code.UNKNOWN, "Stream removed"), true,
             failure(Status.Code.INTERNAL, "server closed the stream without sending trailers"), true,
+            failure(Status.Code.INTERNAL, "Received unexpected EOS on DATA frame from server"), true,
             failure(Status.Code.INTERNAL, "the stream ended without a summary"), true,
             failure(Status.Code.INTERNAL, "internal error"), false,
             failure(Status.Code.INVALID_ARGUMENT, "checks[0]"), false,
