@@ -311,6 +311,28 @@ def md(name: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer token-of-{name}-0123456789"),)
 
 
+def judge_request(text: str) -> pb.ScoreRequest:
+    return pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
+
+
+async def checkout_pays(stub: scoring_pb2_grpc.ScoringServiceStub) -> None:
+    """The tenant "checkout" pays for 3 verdicts."""
+    for i in range(3):
+        await stub.Score(judge_request(f"checkout answer {i}"), metadata=md("checkout"))
+
+
+async def search_floods(stub: scoring_pb2_grpc.ScoringServiceStub) -> None:
+    """The tenant "search" pays for 40 distinct verdicts in one RunSuite."""
+    flood = [
+        pb.Case(sample=pb.Sample(id=f"s{i}"), output=pb.Output(text=f"search answer {i}"))
+        for i in range(40)
+    ]
+    async for _ in stub.RunSuite(
+        pb.RunSuiteRequest(checks=[JUDGE], cases=flood), metadata=md("search")
+    ):
+        pass
+
+
 async def test_cached_never_tells_a_tenant_what_another_tenant_scored(fake_openai) -> None:
     # The verdict cache is shared (one upstream call), but only the tenant that paid for a
     # verdict sees it as cached; another token's identical request looks like a fresh call.
@@ -345,21 +367,11 @@ async def test_a_tenant_flooding_the_in_process_cache_evicts_its_own_verdicts(
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     stub = scoring_pb2_grpc.ScoringServiceStub(channel)
 
-    def req(text: str) -> pb.ScoreRequest:
-        return pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
-
+    req = judge_request
     try:
-        for i in range(3):
-            await stub.Score(req(f"checkout answer {i}"), metadata=md("checkout"))
+        await checkout_pays(stub)
         assert fake_openai.calls == 3
-        flood = [
-            pb.Case(sample=pb.Sample(id=f"s{i}"), output=pb.Output(text=f"search answer {i}"))
-            for i in range(40)
-        ]
-        async for _ in stub.RunSuite(
-            pb.RunSuiteRequest(checks=[JUDGE], cases=flood), metadata=md("search")
-        ):
-            pass
+        await search_floods(stub)
         store = judge.cache.store
         assert fake_openai.calls == 43 and judge.stats.cache_evictions > 0
         for i in range(3):
@@ -396,20 +408,10 @@ async def test_a_tenant_flooding_a_redis_cache_evicts_only_its_own_verdicts(
     stub = scoring_pb2_grpc.ScoringServiceStub(channel)
     client = aioredis.from_url(redis_server.url, decode_responses=True)
 
-    def req(text: str) -> pb.ScoreRequest:
-        return pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
-
+    req = judge_request
     try:
-        for i in range(3):
-            await stub.Score(req(f"checkout answer {i}"), metadata=md("checkout"))
-        flood = [
-            pb.Case(sample=pb.Sample(id=f"s{i}"), output=pb.Output(text=f"search answer {i}"))
-            for i in range(40)
-        ]
-        async for _ in stub.RunSuite(
-            pb.RunSuiteRequest(checks=[JUDGE], cases=flood), metadata=md("search")
-        ):
-            pass
+        await checkout_pays(stub)
+        await search_floods(stub)
         assert judge.stats.cache_bypasses == 0
         assert fake_openai.calls == 43 and judge.stats.cache_evictions > 0
         base = f"{NAMESPACE}tenant:"

@@ -118,3 +118,24 @@ def test_bytes_that_are_not_the_runtimes_score_request_have_no_plan_key() -> Non
         score_plan_wire(raw + pb.ScoreRequest(output=pb.Output(text="u")).SerializeToString())
         is None
     )
+
+
+def test_a_scores_plan_bytes_share_the_memo_and_its_bound() -> None:
+    memo = SourceMemo(size=2)
+    built: list[bytes] = []
+
+    def build(plan: bytes):  # type: ignore[no-untyped-def]
+        def make():  # type: ignore[no-untyped-def]
+            built.append(plan)
+            return memo.get(*parts(contains(plan.decode())))
+
+        return make
+
+    first = memo.wired(b"a", build(b"a"))
+    assert memo.wired(b"a", build(b"a")) is first and built == [b"a"]  # a hit builds nothing
+    memo.wired(b"b", build(b"b"))  # with the entries its builds made, over the bound of 2
+    assert len(memo) == 2
+    big = b"x" * (SOURCE_MEMO_MAX_BYTES + 1)
+    memo.wired(big, build(big))
+    memo.wired(big, build(big))
+    assert built.count(big) == 2  # too big to remember: built every time

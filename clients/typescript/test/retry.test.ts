@@ -17,11 +17,11 @@ import {
   ScoreStreamResponse,
   ScorewireClient,
   ScorewireError,
-  ScoringServiceService,
   type ScoringServiceServer,
   Status,
   ValidateSuiteResponse,
 } from "../src";
+import { type FakeServer, startFake } from "./fake";
 
 const TIMEOUT = { timeout: 30_000 };
 
@@ -112,14 +112,12 @@ function cases(n: number): { sample: { id: string }; output: { text: string } }[
   return Array.from({ length: n }, (_, i) => ({ sample: { id: `case-${i}` }, output: { text: `o${i}` } }));
 }
 
-let server: grpc.Server;
-let port: number;
+let server: FakeServer;
 let fake: FakeScoring;
 let client: ScorewireClient;
 
 before(async () => {
-  server = new grpc.Server();
-  server.addService(ScoringServiceService, {
+  server = await startFake({
     // Each test gets a fresh fake; the server calls the current one.
     score: (call, cb) => fake.implementation.score(call, cb),
     runSuite: (call) => fake.implementation.runSuite(call),
@@ -128,18 +126,13 @@ before(async () => {
     listChecks: (call, cb) => fake.implementation.listChecks(call, cb),
     validateSuite: (call, cb) => fake.implementation.validateSuite(call, cb),
   } satisfies ScoringServiceServer);
-  port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
 });
 
-after(async () => {
-  await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-});
+after(() => server.stop());
 
 beforeEach(() => {
   fake = new FakeScoring();
-  client = new ScorewireClient(`127.0.0.1:${port}`, { timeoutMs: 10_000, streamTimeoutMs: 10_000 });
+  client = new ScorewireClient(server.address, { timeoutMs: 10_000, streamTimeoutMs: 10_000 });
 });
 
 afterEach(() => client.close());
@@ -205,7 +198,7 @@ test("runSuite (RunSuiteStream) refused before any response is retried with ever
 
 test("runSuite (RunSuiteStream) that has sent more than its retry buffer is not retried", TIMEOUT, async () => {
   // 501 cases are a few KiB, over a 1 KiB buffer: grpc-js commits to the first attempt.
-  const small = new ScorewireClient(`127.0.0.1:${port}`, {
+  const small = new ScorewireClient(server.address, {
     streamTimeoutMs: 10_000,
     channelOptions: { "grpc.per_rpc_retry_buffer_size": 1024 },
   });

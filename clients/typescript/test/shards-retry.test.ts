@@ -13,10 +13,10 @@ import {
   RunSuiteResponse,
   ScorewireClient,
   ScorewireError,
-  ScoringServiceService,
   type ScoringServiceServer,
   Status,
 } from "../src";
+import { type FakeServer, startFake } from "./fake";
 
 const TIMEOUT = { timeout: 30_000 };
 
@@ -116,14 +116,12 @@ async function eventually(ready: () => boolean, what: string): Promise<void> {
   }
 }
 
-let server: grpc.Server;
-let port: number;
+let server: FakeServer;
 let fake: FakeChunks;
 let client: ScorewireClient;
 
 before(async () => {
-  server = new grpc.Server();
-  server.addService(ScoringServiceService, {
+  server = await startFake({
     runSuite: (call) => fake.runSuite(call),
     runSuiteStream: (call) => call.emit("error", { code: Status.UNIMPLEMENTED }),
     scoreStream: (call) => call.emit("error", { code: Status.UNIMPLEMENTED }),
@@ -131,18 +129,13 @@ before(async () => {
     listChecks: unimplemented,
     validateSuite: unimplemented,
   } satisfies ScoringServiceServer);
-  port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
 });
 
-after(async () => {
-  await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-});
+after(() => server.stop());
 
 beforeEach(() => {
   fake = new FakeChunks();
-  client = new ScorewireClient(`127.0.0.1:${port}`, { streamTimeoutMs: 10_000 });
+  client = new ScorewireClient(server.address, { streamTimeoutMs: 10_000 });
 });
 
 afterEach(() => client.close());

@@ -559,6 +559,8 @@ class VerdictCache:
     async def _read(self, key: str) -> tuple[bool, CachedAnswer | None]:
         """(whether the store answered, the stored answer or None)."""
         try:
+            if isinstance(self._store, RedisStore):
+                await self._store.load_scripts()  # once, outside the operation's timeout
             if self._bounded:
                 async with asyncio.timeout(self._timeout):
                     raw = await self._store.get(self._namespace + key)
@@ -653,21 +655,19 @@ class VerdictCache:
         if not self._available():
             self._stats.add("cache_bypasses")
             return
+        store, full, value = self._store, self._namespace + key, answer.dumps()
         try:
-            if self._bounded:
+            if isinstance(store, RedisStore):  # held against the payer's bound, if any
+                await store.load_scripts()  # once, outside the operation's timeout
                 async with asyncio.timeout(self._timeout):
-                    if isinstance(self._store, RedisStore):  # held against the payer's bound
-                        evicted = await self._store.set(
-                            self._namespace + key, answer.dumps(), self._ttl, answer.tenant
-                        )
-                        if evicted:
-                            self._stats.add("cache_evictions", evicted)
-                    else:
-                        await self._store.set(self._namespace + key, answer.dumps(), ttl=self._ttl)
+                    evicted = await store.set(full, value, self._ttl, answer.tenant)
+                if evicted:
+                    self._stats.add("cache_evictions", evicted)
+            elif self._bounded:  # a test's own store
+                async with asyncio.timeout(self._timeout):
+                    await store.set(full, value, ttl=self._ttl)
             else:  # the in-process store shares its bound out by the paying tenant
-                await self._store.set(
-                    self._namespace + key, answer.dumps(), ttl=self._ttl, owner=answer.tenant
-                )
+                await store.set(full, value, ttl=self._ttl, owner=answer.tenant)
         except asyncio.CancelledError:
             raise
         except Exception as err:

@@ -277,10 +277,31 @@ class SourceMemo:
 
     def __init__(self, size: int = SOURCE_MEMO_SIZE) -> None:
         self._size = size
-        self._items: OrderedDict[tuple[Any, ...], tuple[bytes, sw.PlanSource]] = OrderedDict()
+        # Keys: a tuple of the parts, or the wire bytes of a Score's plan fields (`wired`).
+        self._items: OrderedDict[Any, tuple[bytes, sw.PlanSource]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def _remember(self, memo_key: Any, entry: tuple[bytes, sw.PlanSource]) -> None:
+        self._items[memo_key] = entry
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+    def wired(
+        self, plan: bytes, build: Callable[[], tuple[bytes, sw.PlanSource]]
+    ) -> tuple[bytes, sw.PlanSource]:
+        """The entry remembered for a Score's plan field bytes (`score_plan_wire`), built
+        by `build` (and remembered, if small) on a miss."""
+        if len(plan) > SOURCE_MEMO_MAX_BYTES:
+            return build()
+        hit = self._items.get(plan)
+        if hit is not None:
+            self._items.move_to_end(plan)
+            return hit
+        entry = build()
+        self._remember(plan, entry)
+        return entry
 
     def get(
         self,
@@ -313,9 +334,7 @@ class SourceMemo:
         )
         entry = (_plan_key(source), source)
         if parts is not None:
-            self._items[parts] = entry
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
+            self._remember(parts, entry)
         return entry
 
 
@@ -366,8 +385,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
         self._sources = SourceMemo()
-        # Score's plan sources by the wire bytes of its plan fields (`score_plan_wire`).
-        self._score_sources: OrderedDict[bytes, tuple[bytes, sw.PlanSource]] = OrderedDict()
         self._compiling: set[bytes] = set()
         self._judge = judge
         self._labels = labels
@@ -666,29 +683,18 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     def _score_source(self, request: pb.ScoreRequest, raw: bytes) -> tuple[bytes, sw.PlanSource]:
         """`_source` of a Score's checks (`raw`: the request serialized), remembered by the
         wire bytes of its plan fields."""
-        wire = score_plan_wire(raw)
-        if wire is None or len(wire[0]) > SOURCE_MEMO_MAX_BYTES:
+
+        def build() -> tuple[bytes, sw.PlanSource]:
             return self._source(
                 suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
             )
-        plan, count = wire
-        memo = self._score_sources
-        hit = memo.get(plan)
-        if hit is None:
-            hit = self._source(
-                suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
-            )
-            memo[plan] = hit
-            if len(memo) > SOURCE_MEMO_SIZE:
-                memo.popitem(last=False)
-        else:
-            memo.move_to_end(plan)
-            limit = self._settings.max_checks_per_request
-            if count > limit:  # as `_source` refuses it
-                raise resource_exhausted(
-                    "checks", f"{count} checks exceed max_checks_per_request ({limit})"
-                )
-        return hit
+
+        wire = score_plan_wire(raw)
+        if wire is None:
+            return build()
+        # Only a plan within max_checks_per_request is ever remembered (`_source` refuses
+        # the rest), and the setting is fixed for the process: a hit needs no count check.
+        return self._sources.wired(wire[0], build)
 
     def _score_response(self, plan: PlanShape, result: CaseResult) -> pb.ScoreResponse:
         response = pb.ScoreResponse(passed=result.passed)
