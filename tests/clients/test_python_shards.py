@@ -137,6 +137,60 @@ def test_a_batch_with_no_cases_meets_no_min_threshold(client: Client) -> None:
     assert gate_reasons(one.gate, one) == list(one.gate_reasons)
 
 
+def _checkllm_part(
+    cases: int, passed: int, cost: float, cells: list[tuple[int, str, int, int, float]]
+) -> pb.RunSummary:
+    """A checkllm shard's summary: generation totals and (prompt, provider) cells."""
+    part = pb.RunSummary(
+        cases=cases, cases_passed=passed, passed=passed, failed=cases - passed,
+        generation_cost_usd=cost, generation_calls=cases, generation_cached=1,
+        run_id=f"run-{cases}", gate=pb.Gate(max_error_rate=0),
+    )  # fmt: skip
+    for prompt, provider, n, ok, spent in cells:
+        part.matrix.add(
+            prompt=prompt, provider=provider, cases=n, cases_passed=ok,
+            cases_errored=n - ok, pass_rate=ok / n, generation_cost_usd=spent,
+        )  # fmt: skip
+    return part
+
+
+def test_one_summary_is_kept_as_the_server_sent_it() -> None:
+    # A suite document with its own cases runs as one chunk: its generation totals,
+    # matrix and run id are the server's, and so is its gate verdict (a checkllm
+    # suite's default gate is not the client's rule, which would pass this summary).
+    one = _checkllm_part(4, 3, 0.25, [(0, "openai:a", 2, 2, 0.1), (0, "anthropic:b", 2, 1, 0.15)])
+    one.generation_unpriced = True
+    one.gate_reasons.append("test 1 failed")
+    assert gate_reasons(one.gate, one) == []
+    assert merge_summaries([one]) == one
+
+
+def test_generation_totals_and_the_matrix_merge_cell_by_cell() -> None:
+    a = _checkllm_part(4, 3, 0.25, [(0, "openai:a", 2, 2, 0.1), (0, "anthropic:b", 2, 1, 0.15)])
+    b = _checkllm_part(3, 1, 0.5, [(0, "anthropic:b", 1, 0, 0.2), (1, "openai:a", 2, 1, 0.3)])
+    b.generation_unpriced = True
+    merged = merge_summaries([a, b])
+    assert merged.generation_cost_usd == pytest.approx(0.75)
+    assert (merged.generation_calls, merged.generation_cached) == (7, 2)
+    assert merged.generation_unpriced
+    cells = [
+        (c.prompt, c.provider, c.cases, c.cases_passed, c.cases_errored) for c in merged.matrix
+    ]
+    want = [(0, "openai:a", 2, 2, 0), (0, "anthropic:b", 3, 1, 2), (1, "openai:a", 2, 1, 1)]
+    assert cells == want
+    assert [c.pass_rate for c in merged.matrix] == pytest.approx([1.0, 1 / 3, 0.5])
+    assert [c.generation_cost_usd for c in merged.matrix] == pytest.approx([0.1, 0.35, 0.3])
+    assert merged.run_id == ""  # each chunk was a run of its own
+
+
+def test_a_recorded_run_sent_as_one_chunk_keeps_its_run_id(client: Client) -> None:
+    cases = _cases(5)
+    one = client.run_suite(cases, compact=["contains:Paris"], record=True, shards=1).collect()[1]
+    assert one.run_id and client.get_run(one.run_id).summary.cases == 5
+    two = client.run_suite(cases, compact=["contains:Paris"], record=True, shards=2).collect()[1]
+    assert two.cases == 5 and two.run_id == ""  # two runs were recorded, one per chunk
+
+
 def test_an_invalid_request_fails_the_sharded_run_once_without_retries(client: Client) -> None:
     # INVALID_ARGUMENT is the request's fault: no chunk is sent again.
     run = client.run_suite(

@@ -15,6 +15,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from scorewire.client import AsyncClient
 from scorewire.judge import JudgeService
 from scorewire.server.app import create_server
 from scorewire.settings import Settings
@@ -332,6 +333,26 @@ async def test_the_server_generates_every_combination_with_its_own_credentials(
     assert [c.generation_cost_usd for c in summary.matrix] == pytest.approx(
         [2 * per_openai, 2 * per_anthropic] * 2
     )
+    assert summary.gate_passed
+
+
+async def test_a_sharded_run_of_a_generating_suite_reports_what_generation_cost(
+    gen_server: Server, fakes: tuple[FakeOpenAI, FakeAnthropic]
+) -> None:
+    # The suite brings its own cases, so the client sends it as one chunk; the merged
+    # summary is the server's own: its generation dollars, matrix and gate verdict.
+    openai, anthropic = fakes
+    async with AsyncClient(gen_server.address) as client:
+        run = client.run_suite([], suite_yaml=SUITE, shards=3)
+        got, summary = await run.collect()  # type: ignore[misc]
+    assert len(got) == 8 and openai.calls == 4 and anthropic.calls == 4
+    per_openai = (100 * 0.15 + 20 * 0.60) / 1e6
+    per_anthropic = (100 * 0.80 + 20 * 4.00) / 1e6
+    assert summary.generation_calls == 8 and summary.generation_cached == 0
+    assert summary.generation_cost_usd == pytest.approx(4 * per_openai + 4 * per_anthropic)
+    assert [(c.prompt, c.provider, c.cases) for c in summary.matrix] == [
+        (p, provider, 2) for p in (0, 1) for provider in PROVIDERS
+    ]
     assert summary.gate_passed
 
 

@@ -9,7 +9,17 @@ recomputes every rate from the merged totals, never a mean of means:
 - mean_score = value_sum / applied, mean_value per check likewise, where
   applied = passed + failed + errored (skipped scores are not applied);
 - error_rate = errored / applied;
-- unpriced is true when any shard's was.
+- unpriced is true when any shard's was;
+- the checkllm generation totals (`generation_cost_usd`, `generation_calls`,
+  `generation_cached`) are added and `generation_unpriced` is true when any shard's
+  was; the prompt × provider `matrix` is merged cell by cell, keyed by (prompt,
+  provider), in the order the cells first appear, its counts and costs added and each
+  cell's pass rate recomputed;
+- `run_id` is empty: each shard was recorded as a run of its own.
+
+One summary alone is returned as it is: it is the server's, judged by the server's rule
+(a checkllm suite's default gate included), with its generation totals, matrix and run
+id. A batch the client did not split (a suite document with its own cases) has one.
 
 `gate_reasons` is the one place of this client where the gate is judged; it is the
 server's rule (`scorewire.engine.summary`), sentence for sentence: a run with no cases
@@ -50,6 +60,9 @@ def merge_summaries(parts: Sequence[pb.RunSummary]) -> pb.RunSummary:
         raise ValueError("no summaries to merge")
     first = parts[0]
     out = pb.RunSummary()
+    if len(parts) == 1:
+        out.CopyFrom(first)
+        return out
     out.gate.CopyFrom(first.gate)
     for c in first.checks:
         out.checks.add(name=c.name, type=c.type)
@@ -57,6 +70,7 @@ def merge_summaries(parts: Sequence[pb.RunSummary]) -> pb.RunSummary:
         if [(c.name, c.type) for c in p.checks] != [(c.name, c.type) for c in first.checks]:
             raise ValueError("the summaries are of different checks: not shards of one run")
         _add(out, p)
+    _merge_matrix(out, parts)
     _rates(out)
     out.gate_reasons.extend(gate_reasons(out.gate, out))
     out.gate_passed = not out.gate_reasons
@@ -73,6 +87,10 @@ def _add(out: pb.RunSummary, p: pb.RunSummary) -> None:
     out.value_sum += p.value_sum
     out.cost_usd += p.cost_usd
     out.unpriced = out.unpriced or p.unpriced
+    out.generation_cost_usd += p.generation_cost_usd
+    out.generation_calls += p.generation_calls
+    out.generation_cached += p.generation_cached
+    out.generation_unpriced = out.generation_unpriced or p.generation_unpriced
     for total, c in zip(out.checks, p.checks, strict=True):
         total.passed += c.passed
         total.failed += c.failed
@@ -81,6 +99,23 @@ def _add(out: pb.RunSummary, p: pb.RunSummary) -> None:
         total.cached += c.cached
         total.value_sum += c.value_sum
         total.cost_usd += c.cost_usd
+
+
+def _merge_matrix(out: pb.RunSummary, parts: Sequence[pb.RunSummary]) -> None:
+    cells: dict[tuple[int, str], pb.MatrixCell] = {}
+    for p in parts:
+        for c in p.matrix:
+            total = cells.get((c.prompt, c.provider))
+            if total is None:
+                total = cells[(c.prompt, c.provider)] = out.matrix.add(
+                    prompt=c.prompt, provider=c.provider
+                )
+            total.cases += c.cases
+            total.cases_passed += c.cases_passed
+            total.cases_errored += c.cases_errored
+            total.generation_cost_usd += c.generation_cost_usd
+    for total in out.matrix:
+        total.pass_rate = total.cases_passed / total.cases if total.cases else 0.0
 
 
 def _rates(out: pb.RunSummary) -> None:
