@@ -283,6 +283,11 @@ class Settings(BaseSettings):
     the Redis `maxmemory` over the number of tenants). Entries without a tenant (no
     authentication) are not counted. A `memory://` cache shares `cache_memory_bytes`
     between tenants instead."""
+    cache_tenant_evictions_per_store: int = Field(64, ge=1)
+    """Most entries one store takes off a tenant's books to bring it back within
+    `cache_tenant_max_bytes`; the rest go at its next stores. The eviction runs in one Redis
+    script, which holds Redis for every caller and replica while it runs: this bounds it
+    (after the bound was lowered a lot, say)."""
     cache_ttl_s: int = Field(30 * 24 * 3600, ge=0)
     """Seconds a cached verdict lives; 0 keeps it until evicted."""
     cache_timeout_s: float = Field(0.25, gt=0)

@@ -494,3 +494,41 @@ async def test_without_a_tenant_bound_or_a_tenant_redis_keeps_no_books(
     assert len(await client.keys(NAMESPACE + "*")) == 10
     assert await client.keys(f"{NAMESPACE}tenant:*") == []
     assert await client.pttl(f"{NAMESPACE}u0") == -1  # no TTL asked: none set
+
+
+async def test_one_store_takes_a_bounded_number_of_entries_off_a_tenants_books(
+    text_redis: aioredis.Redis,
+) -> None:
+    # A tenant holds 40 verdicts; the operator lowers its bound to 2. One store does not
+    # walk all 40 inside one script (which holds Redis for everyone): it takes 8 off, and
+    # each later store 8 more, until the tenant is within its bound again.
+    client = text_redis
+    size = len(NAMESPACE + "a10") + len(_answer("a"))
+    before = RedisStore(client, owned=False, tenant_max_bytes=100 * size)
+    for i in range(10, 50):
+        assert await before.set(f"{NAMESPACE}a{i}", _answer("a"), 60, "a") == 0
+    lowered = RedisStore(client, owned=False, tenant_max_bytes=2 * size, evictions_per_store=8)
+    evicted = [await lowered.set(f"{NAMESPACE}a{i}", _answer("a"), 60, "a") for i in range(50, 57)]
+    # 41 held after the first store, 39 over: 8 a store (each store adds one), then the
+    # last 4 over, then the usual one for one
+    assert evicted == [8, 8, 8, 8, 8, 4, 1]
+    held = [i for i in range(10, 57) if await client.exists(f"{NAMESPACE}a{i}")]
+    assert held == [55, 56]  # the least recently used went first throughout
+    base = f"{NAMESPACE}tenant:a"
+    assert int(await client.get(f"{base}:bytes")) == 2 * size
+    assert await client.zcard(f"{base}:lru") == 2 and await client.hlen(f"{base}:sizes") == 2
+
+
+async def test_the_eviction_bound_is_a_setting_reaching_the_redis_store(
+    redis_server: RedisServer,
+) -> None:
+    settings = Settings(
+        cache_url=redis_server.url, cache_tenant_max_bytes=10, cache_tenant_evictions_per_store=3
+    )
+    service = JudgeService.from_settings(settings)
+    try:
+        store = service.cache._store
+        assert isinstance(store, RedisStore)
+        assert (store.tenant_max_bytes, store.evictions_per_store) == (10, 3)
+    finally:
+        await service.aclose()

@@ -16,7 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 
-from scorewire.judge.cache import DEFAULT_MEMORY_BYTES, CachedAnswer, VerdictCache
+from scorewire.judge.cache import (
+    DEFAULT_EVICTIONS_PER_STORE,
+    DEFAULT_MEMORY_BYTES,
+    CachedAnswer,
+    VerdictCache,
+)
 from scorewire.judge.stats import JudgeStats
 
 NAMESPACE = "scorewire:generation:"
@@ -49,9 +54,11 @@ def generation_cache(
     tls_ca: str | None = None,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,
     tenant_max_bytes: int | None = None,
+    evictions_per_store: int = DEFAULT_EVICTIONS_PER_STORE,
 ) -> VerdictCache:
     """A generation cache on `memory://` (at most `memory_bytes`) or `redis://…` (the
-    verdict cache's URL forms; each tenant holding at most `tenant_max_bytes`)."""
+    verdict cache's URL forms; each tenant holding at most `tenant_max_bytes`, at most
+    `evictions_per_store` of its entries leaving per store)."""
     return VerdictCache.from_url(
         url,
         stats=JudgeStats(),
@@ -63,6 +70,7 @@ def generation_cache(
         tls_ca=tls_ca,
         memory_bytes=memory_bytes,
         tenant_max_bytes=tenant_max_bytes,
+        evictions_per_store=evictions_per_store,
     )
 
 

@@ -126,6 +126,9 @@ bytes measured with tracemalloc over 20,000 verdict-sized entries)."""
 
 DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024
 
+DEFAULT_EVICTIONS_PER_STORE = 64
+"""Most entries one store takes off a tenant's books in Redis (see `RedisStore`)."""
+
 
 class MemoryStore:
     """The in-process store: (value, expiry) by key, each entry held by an owner (the
@@ -241,11 +244,14 @@ class MemoryStore:
 # verdicts has, under `<namespace>tenant:<name>`, a sorted set `:lru` (verdict key ->
 # last use, ms), a hash `:sizes` (verdict key -> characters of key and value) and a
 # counter `:bytes` (their sum). Storing past the tenant's bound deletes its least
-# recently used verdicts until it is within the bound again; a verdict another tenant
-# has rewritten since (its `t` names that tenant) is left alone, only dropped from this
-# tenant's books. Entries that expired on their own are still counted until they come
-# up as the oldest. The three keys expire with the verdicts (their TTL is refreshed on
-# every store).
+# recently used verdicts until it is within the bound again, taking at most
+# `evictions_per_store` of them off the books per store: a script holds Redis for every
+# caller while it runs, so one store never walks a tenant's whole history (after the bound
+# was lowered, say); the rest go at the tenant's next stores, each of which adds one entry
+# and takes off up to that many. A verdict another tenant has rewritten since (its `t`
+# names that tenant) is left alone, only dropped from this tenant's books. Entries that
+# expired on their own are still counted until they come up as the oldest. The three
+# keys expire with the verdicts (their TTL is refreshed on every store).
 _TOUCH_LUA = """
 local function touch(key, value, base, now)
   if base == '' or not value then return end
@@ -265,7 +271,7 @@ local function store(key, value, ttl)
   end
 end
 
-local function account(key, size, base, tenant, quota, now, ttl)
+local function account(key, size, base, tenant, quota, now, ttl, most)
   if base == '' or tenant == '' then return 0 end
   local prefix = base .. tenant
   local lru, sizes, total = prefix .. ':lru', prefix .. ':sizes', prefix .. ':bytes'
@@ -273,8 +279,8 @@ local function account(key, size, base, tenant, quota, now, ttl)
   redis.call('HSET', sizes, key, size)
   redis.call('ZADD', lru, now, key)
   local bytes = redis.call('INCRBY', total, size - old)
-  local evicted = 0
-  while bytes > quota do
+  local evicted, taken = 0, 0
+  while bytes > quota and taken < most do
     local oldest = redis.call('ZRANGE', lru, 0, 0)[1]
     if not oldest then break end
     local s = tonumber(redis.call('HGET', sizes, oldest) or '0')
@@ -289,6 +295,7 @@ local function account(key, size, base, tenant, quota, now, ttl)
       end
     end
     bytes = redis.call('DECRBY', total, s)
+    taken = taken + 1
   end
   if ttl ~= '0' then
     redis.call('PEXPIRE', lru, ttl)
@@ -327,24 +334,29 @@ return v
 )
 
 # KEYS: verdict. ARGV: verdict, ttl ms (0: none), tenant base, tenant, bound, now ms,
-# size. Returns how many of the tenant's verdicts went to keep it within its bound.
+# size, most entries to take off the books. Returns how many of the tenant's verdicts
+# went to keep it within its bound.
 STORE_LUA = (
     _ACCOUNT_LUA
     + """
 store(KEYS[1], ARGV[1], ARGV[2])
-return account(KEYS[1], tonumber(ARGV[7]), ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[2])
+return account(
+  KEYS[1], tonumber(ARGV[7]), ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[2],
+  tonumber(ARGV[8]))
 """
 )
 
 # KEYS: verdict, lease. ARGV: verdict, ttl ms (0: none), lease token, then STORE_LUA's
-# tenant arguments (base, tenant, bound, now ms, size). The lease is deleted only while
+# tenant arguments (base, tenant, bound, now ms, size, most). The lease is deleted only while
 # it is still ours (as `shared.RELEASE_LUA`). Returns what STORE_LUA returns.
 STORE_AND_RELEASE_LUA = (
     _ACCOUNT_LUA
     + """
 store(KEYS[1], ARGV[1], ARGV[2])
 if redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
-return account(KEYS[1], tonumber(ARGV[8]), ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[2])
+return account(
+  KEYS[1], tonumber(ARGV[8]), ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[2],
+  tonumber(ARGV[9]))
 """
 )
 
@@ -358,7 +370,9 @@ class RedisStore:
     first (see `_ACCOUNT_LUA`): a tenant flooding the cache with distinct calls evicts
     its own verdicts, not the ones other tenants paid for. Without it, Redis's own
     `maxmemory-policy` decides what goes, across tenants. Verdicts stored without a
-    tenant (no authentication) are not counted.
+    tenant (no authentication) are not counted. One store takes at most
+    `evictions_per_store` entries off a tenant's books (the rest go at its next stores),
+    so no store's script holds Redis for long.
     """
 
     def __init__(
@@ -367,6 +381,7 @@ class RedisStore:
         *,
         owned: bool = True,
         tenant_max_bytes: int | None = None,
+        evictions_per_store: int = DEFAULT_EVICTIONS_PER_STORE,
         namespace: str = NAMESPACE,
     ) -> None:
         self.client = client
@@ -374,6 +389,8 @@ class RedisStore:
         self._owned = owned
         self.tenant_max_bytes = tenant_max_bytes
         """The per-tenant bound, or None."""
+        self.evictions_per_store = evictions_per_store
+        """Most entries one store takes off a tenant's books."""
         self.tenant_base = "" if tenant_max_bytes is None else f"{namespace}tenant:"
         """Prefix of each tenant's accounting keys ('' when tenants are not bounded)."""
         self.lookup_or_lease = client.register_script(LOOKUP_OR_LEASE_LUA)
@@ -393,11 +410,12 @@ class RedisStore:
             self._loaded = True
 
     def tenant_args(self, key: str, value: str, owner: str | None) -> list[Any]:
-        """STORE_LUA's tenant arguments: base, tenant, bound, now (ms), size."""
+        """STORE_LUA's tenant arguments: base, tenant, bound, now (ms), size, most."""
         if self.tenant_max_bytes is None or owner is None:
-            return ["", "", 0, 0, 0]
+            return ["", "", 0, 0, 0, 0]
         now = int(time.time() * 1000)
-        return [self.tenant_base, owner, self.tenant_max_bytes, now, len(key) + len(value)]
+        size = len(key) + len(value)
+        return [self.tenant_base, owner, self.tenant_max_bytes, now, size, self.evictions_per_store]
 
     def touch_args(self) -> list[Any]:
         """The tenant arguments of a lookup: base ('' when not bounded) and now (ms)."""
@@ -485,6 +503,7 @@ class VerdictCache:
         redis: Any = None,
         memory_bytes: int = DEFAULT_MEMORY_BYTES,
         tenant_max_bytes: int | None = None,
+        evictions_per_store: int = DEFAULT_EVICTIONS_PER_STORE,
     ) -> VerdictCache:
         """A cache for `memory://` or a Redis URL (`scorewire.judge.redis_url`).
 
@@ -492,7 +511,8 @@ class VerdictCache:
         `redis`: the redis-py client to use for a Redis URL (one made for `url` and shared
         with the single-flight leases; its lender closes it), else one is made here.
         `memory_bytes` bounds a `memory://` store (`MemoryStore`); `tenant_max_bytes`
-        bounds each tenant's share of a Redis one (`RedisStore`).
+        bounds each tenant's share of a Redis one (`RedisStore`), at most
+        `evictions_per_store` entries leaving a tenant's books per store.
         """
         if urlsplit(url.strip() or "memory://").scheme.lower() == "memory":
             return cls(
@@ -515,7 +535,13 @@ class VerdictCache:
         if redis is None:
             redis = redis_client(target, tls_ca=tls_ca, timeout_s=timeout_s, pool_size=pool_size)
         return cls(
-            RedisStore(redis, owned=owned, tenant_max_bytes=tenant_max_bytes, namespace=namespace),
+            RedisStore(
+                redis,
+                owned=owned,
+                tenant_max_bytes=tenant_max_bytes,
+                evictions_per_store=evictions_per_store,
+                namespace=namespace,
+            ),
             stats=stats,
             ttl_s=ttl_s,
             timeout_s=timeout_s,

@@ -240,6 +240,7 @@ class JudgeService:
             redis=shared,
             memory_bytes=settings.cache_memory_bytes,
             tenant_max_bytes=settings.cache_tenant_max_bytes,
+            evictions_per_store=settings.cache_tenant_evictions_per_store,
         )
         ledger, leases = _shared_state(settings, stats, shared)
         server_budget: Budget | None = None

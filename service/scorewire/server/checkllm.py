@@ -128,6 +128,7 @@ class CheckllmRuns:
                 tls_ca=s.redis_tls_ca,
                 memory_bytes=s.cache_memory_bytes,
                 tenant_max_bytes=s.cache_tenant_max_bytes,
+                evictions_per_store=s.cache_tenant_evictions_per_store,
             )
         return self._cache
 
