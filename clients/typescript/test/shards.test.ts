@@ -1,6 +1,7 @@
 // Tests of runSuiteSharded against a real scorewire server (see server.ts); the chunk
 // retries are in shards-retry.test.ts, against a fake.
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 
 import {
@@ -218,4 +219,49 @@ test("summaries of different checks do not merge", TIMEOUT, async () => {
   const b = await client.runSuite({ compact: ["contains:y"], cases: mixedCases(3) }).summary();
   assert.throws(() => mergeSummaries([a, b]), /different checks/);
   assert.throws(() => mergeSummaries([]), /no summaries/);
+});
+
+test("a recorded batch in one chunk reports the run the server recorded", TIMEOUT, async () => {
+  const request = (): DeepPartial<RunSuiteRequest> => ({
+    compact: ["contains:Paris", "length:1..100"],
+    cases: mixedCases(5),
+    record: true,
+    runName: `ts-sharded-${randomUUID()}`,
+  });
+  const plain = await client.runSuite(request()).summary();
+  assert.notEqual(plain.runId, "", "the plain run was not recorded");
+  const got = await client.runSuiteSharded(request(), { shards: 1 });
+  assert.notEqual(got.summary.runId, "", "the sharded run lost the recorded run's id");
+  assert.notEqual(got.summary.runId, plain.runId, "two runs, two ids");
+  const run = await client.getRun(got.summary.runId);
+  assert.equal(run.results, 5);
+  // The same summary as the plain recorded run's, but for the id.
+  assert.deepEqual({ ...got.summary, runId: "" }, { ...plain, runId: "" });
+  for (const id of [plain.runId, got.summary.runId]) await client.deleteRun(id);
+});
+
+test("a checkllm batch in one chunk keeps the server's matrix and gate", TIMEOUT, async () => {
+  const providers = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"];
+  const suiteYaml = [
+    'prompts: ["Answer: {{query}}", "Be brief. {{query}}"]',
+    `providers: [${providers.map((p) => JSON.stringify(p)).join(", ")}]`,
+    "tests:",
+    '  - {description: France, vars: {query: "Capital of France?"}, assert: [{type: contains, value: Paris}]}',
+    '  - {description: Italy, vars: {query: "Capital of Italy?"}, assert: [{type: contains, value: Rome}]}',
+  ].join("\n");
+  // Every combination recorded; the anthropic answers to prompt 1 are wrong.
+  const cases = ["France", "1"].flatMap((test) =>
+    ["0", "1"].flatMap((prompt) =>
+      providers.map((provider) => ({
+        test,
+        prompt,
+        provider,
+        output: { text: prompt === "1" && provider.startsWith("anthropic") ? "no idea" : "Paris, Rome" },
+      })),
+    ),
+  );
+  const plain = await client.runSuite({ suiteYaml, cases }).summary();
+  assert.equal(plain.matrix.length, 4);
+  const got = await client.runSuiteSharded({ suiteYaml, cases }, { shards: 1 });
+  assert.deepEqual(got.summary, plain);
 });
