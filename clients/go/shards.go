@@ -44,8 +44,9 @@ type ShardedResult struct {
 	// Results holds one result per case, chunk by chunk in completion order; Index is
 	// the case's position in the request's Cases.
 	Results []*scorewirev1.CaseResult
-	// Summary is the chunks' summaries merged (MergeSummaries), its gate judged again
-	// on the merged totals.
+	// Summary is the chunks' summaries merged (MergeSummaries): one chunk's summary as
+	// the server sent it (its run_id, generation spending and matrix included), or
+	// several added up, the gate judged again on the merged totals and run_id empty.
 	Summary *scorewirev1.RunSummary
 	// Retries counts chunk attempts that failed and were sent again.
 	Retries int
@@ -63,7 +64,11 @@ type ShardedResult struct {
 // has arrived, so every case is reported once and agrees with the merged summary.
 // req.BudgetUsd, when set, is divided among the chunks in proportion to their cases,
 // so the batch never spends more than it. A request without cases (a suite document
-// with its own) runs as one chunk.
+// with its own, such as a checkllm suite whose outputs the server generates) runs as
+// one chunk, and a batch that fits one chunk is one RunSuite: the summary is then the
+// server's own, its gate, generation cost, matrix and run_id as reported. Merged over
+// several chunks it sums the generation spending and the matrix cells too, and its
+// run_id is empty, since a recorded request records each chunk as a run of its own.
 func (c *Client) RunSuiteSharded(ctx context.Context, req *scorewirev1.RunSuiteRequest, opts ShardOptions, callOpts ...grpc.CallOption) (*ShardedResult, error) {
 	chunks, err := splitChunks(req, opts)
 	if err != nil {

@@ -187,3 +187,164 @@ func TestMergeSummariesRefusesDifferentChecks(t *testing.T) {
 		t.Error("merged summaries of different checks")
 	}
 }
+
+// summaryWithSpending is a summary as the server sends one for a checkllm run: one
+// check, generation spending, a matrix and a run id.
+func summaryWithSpending(cases, passed int64, genCost float64, calls, cached int64, genUnpriced bool, runID string, matrix ...*scorewirev1.MatrixCell) *scorewirev1.RunSummary {
+	return &scorewirev1.RunSummary{
+		Cases: cases, CasesPassed: passed, Passed: passed, Failed: cases - passed,
+		PassRate: ratioOf(passed, cases), MeanScore: ratioOf(passed, cases), ValueSum: float64(passed),
+		Checks: []*scorewirev1.CheckSummary{{
+			Name: "contains", Type: "contains", Passed: passed, Failed: cases - passed,
+			ValueSum: float64(passed), MeanValue: ratioOf(passed, cases),
+		}},
+		Gate:               &scorewirev1.Gate{MaxErrorRate: proto.Float64(0)},
+		GenerationCostUsd:  genCost,
+		GenerationCalls:    calls,
+		GenerationCached:   cached,
+		GenerationUnpriced: genUnpriced,
+		Matrix:             matrix,
+		RunId:              runID,
+	}
+}
+
+func ratioOf(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func cell(prompt int32, provider string, cases, passed, errored int64, cost float64) *scorewirev1.MatrixCell {
+	return &scorewirev1.MatrixCell{
+		Prompt: prompt, Provider: provider, Cases: cases, CasesPassed: passed, CasesErrored: errored,
+		PassRate: ratioOf(passed, cases), GenerationCostUsd: cost,
+	}
+}
+
+// One part is the server's summary: returned whole, a copy, its gate not judged again
+// (the client's rule passes this gate; the server's checkllm default failed it).
+func TestMergeSummariesOfOnePartIsThatPart(t *testing.T) {
+	part := summaryWithSpending(4, 3, 0.375, 6, 2, true, "run-1",
+		cell(0, "openai:gpt-4o-mini", 2, 2, 0, 0.25), cell(1, "openai:gpt-4o-mini", 2, 1, 1, 0.125))
+	part.GatePassed = false
+	part.GateReasons = []string{"1 test failed (checkllm's default gate: every test passes)"}
+	want := proto.Clone(part)
+	got, err := scorewire.MergeSummaries([]*scorewirev1.RunSummary{part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, want) {
+		t.Errorf("merged one part:\n got %v\nwant %v", got, want)
+	}
+	if got == part || len(got.GetMatrix()) > 0 && got.GetMatrix()[0] == part.GetMatrix()[0] {
+		t.Error("the merged summary shares the part's messages instead of copying them")
+	}
+}
+
+// Several parts add the generation spending and the matrix cells by (prompt, provider),
+// in the order they first appear; the run id is no one run's.
+func TestMergeSummariesAddsGenerationSpendingAndMatrixCells(t *testing.T) {
+	a := summaryWithSpending(3, 2, 0.25, 3, 1, false, "run-a",
+		cell(0, "p1", 2, 1, 0, 0.125), cell(1, "p1", 1, 1, 0, 0.125))
+	b := summaryWithSpending(5, 2, 0.5, 2, 2, true, "run-b",
+		cell(1, "p2", 1, 0, 1, 0.25), cell(0, "p1", 3, 1, 1, 0.25), cell(2, "p3", 0, 0, 0, 0), cell(0, "p2", 1, 1, 0, 0))
+	c := summaryWithSpending(0, 0, 0, 0, 0, false, "run-c")
+	got, err := scorewire.MergeSummaries([]*scorewirev1.RunSummary{a, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetGenerationCostUsd() != 0.75 || got.GetGenerationCalls() != 5 || got.GetGenerationCached() != 3 || !got.GetGenerationUnpriced() {
+		t.Errorf("generation: cost %v calls %d cached %d unpriced %v, want 0.75 5 3 true",
+			got.GetGenerationCostUsd(), got.GetGenerationCalls(), got.GetGenerationCached(), got.GetGenerationUnpriced())
+	}
+	wantCells := []*scorewirev1.MatrixCell{
+		cell(0, "p1", 5, 2, 1, 0.375), // pass rate 0.4
+		cell(1, "p1", 1, 1, 0, 0.125),
+		cell(1, "p2", 1, 0, 1, 0.25),
+		cell(2, "p3", 0, 0, 0, 0), // no cases: pass rate 0
+		cell(0, "p2", 1, 1, 0, 0),
+	}
+	if len(got.GetMatrix()) != len(wantCells) {
+		t.Fatalf("matrix %v, want %v", got.GetMatrix(), wantCells)
+	}
+	for i, w := range wantCells {
+		if !proto.Equal(got.GetMatrix()[i], w) {
+			t.Errorf("matrix[%d] = %v, want %v", i, got.GetMatrix()[i], w)
+		}
+	}
+	if got.GetRunId() != "" {
+		t.Errorf("run id %q, want none: each chunk is a run of its own", got.GetRunId())
+	}
+	if got.GetCases() != 8 || got.GetCasesPassed() != 4 || got.GetPassRate() != 0.5 || !got.GetGatePassed() {
+		t.Errorf("totals %v", got)
+	}
+	if a.GetMatrix()[0].GetCases() != 2 || a.GetGenerationCostUsd() != 0.25 {
+		t.Errorf("merging changed a part: %v", a)
+	}
+}
+
+// A recorded request that fits one chunk is one RunSuite: the sharded run reports the
+// run the server recorded, its summary that of a plain recorded RunSuite but for the id.
+func TestRunSuiteShardedOfOneChunkKeepsTheRecordedRunID(t *testing.T) {
+	c, ctx := dial(t), context.Background()
+	request := func() *scorewirev1.RunSuiteRequest {
+		return &scorewirev1.RunSuiteRequest{
+			Compact: compact, Cases: suiteCases(t, 5), Record: proto.Bool(true),
+			RunName: "go-sharded-" + scorewire.NewRequestID(),
+		}
+	}
+	run, err := c.RunSuite(ctx, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plain, err := run.Collect()
+	if err != nil || plain.GetRunId() == "" {
+		t.Fatalf("RunSuite = %v, %v: want a run id", plain, err)
+	}
+	got, err := c.RunSuiteSharded(ctx, request(), scorewire.ShardOptions{Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharded := got.Summary
+	if sharded.GetRunId() == "" || sharded.GetRunId() == plain.GetRunId() {
+		t.Fatalf("sharded run id %q (plain run %q): want a run id of its own", sharded.GetRunId(), plain.GetRunId())
+	}
+	recorded, err := c.GetRun(ctx, sharded.GetRunId())
+	if err != nil || recorded.GetResults() != 5 {
+		t.Errorf("GetRun(%s) = %v, %v: want the recorded run of 5 results", sharded.GetRunId(), recorded, err)
+	}
+	a, b := proto.Clone(plain).(*scorewirev1.RunSummary), proto.Clone(sharded).(*scorewirev1.RunSummary)
+	a.RunId, b.RunId = "", ""
+	if !proto.Equal(a, b) {
+		t.Errorf("sharded summary\n %v\nwant the plain run's\n %v", b, a)
+	}
+	for _, id := range []string{plain.GetRunId(), sharded.GetRunId()} {
+		if err := c.DeleteRun(ctx, id); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A checkllm suite's batch in one chunk keeps the server's matrix and gate.
+func TestRunSuiteShardedOfOneChunkKeepsTheCheckllmMatrix(t *testing.T) {
+	c, ctx := dial(t), context.Background()
+	request := func() *scorewirev1.RunSuiteRequest {
+		return &scorewirev1.RunSuiteRequest{SuiteYaml: checkllmSuite, Cases: checkllmCases()}
+	}
+	run, err := c.RunSuite(ctx, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plain, err := run.Collect()
+	if err != nil || len(plain.GetMatrix()) != 4 {
+		t.Fatalf("RunSuite = %v, %v: want 4 matrix cells", plain, err)
+	}
+	got, err := c.RunSuiteSharded(ctx, request(), scorewire.ShardOptions{Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got.Summary, plain) {
+		t.Errorf("sharded summary\n %v\nwant the plain run's\n %v", got.Summary, plain)
+	}
+}

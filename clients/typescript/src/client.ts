@@ -349,11 +349,15 @@ export class ScorewireClient {
    * again whole, up to `chunkAttempts` (3) times in all; any other error rejects the run
    * and cancels the other chunks. A chunk's results count only once its summary has
    * arrived, so every case is reported exactly once, `index` its position in the
-   * request's cases. The summaries merge by counts and sums (mergeSummaries) and the gate
-   * is judged again on the merged totals; `budgetUsd`, when set, is divided among the
-   * chunks in proportion to their cases. A request without cases (a suite document with
-   * its own) runs as one chunk. `options.timeoutMs`, when set, is the whole run's
-   * deadline; `options.signal` cancels every chunk.
+   * request's cases. A batch that fits one chunk is one runSuite, its summary the
+   * server's as it is (its gate, generation spending, matrix and, with `record`, runId);
+   * a request without cases (a suite document with its own, such as a checkllm suite
+   * whose outputs the server generates) always runs as one chunk. Several chunks'
+   * summaries merge by counts and sums (mergeSummaries: the generation spending and the
+   * matrix cells added too), the gate is judged again on the merged totals and runId is
+   * empty (each chunk is recorded as a run of its own). `budgetUsd`, when set, is
+   * divided among the chunks in proportion to their cases. `options.timeoutMs`, when
+   * set, is the whole run's deadline; `options.signal` cancels every chunk.
    */
   runSuiteSharded(
     request: DeepPartial<RunSuiteRequest>,

@@ -36,7 +36,11 @@ export interface ShardedResult {
    * position in the request's `cases`.
    */
   results: CaseResult[];
-  /** The chunks' summaries merged (mergeSummaries), its gate judged again on the merged totals. */
+  /**
+   * The chunks' summaries merged (mergeSummaries): one chunk's summary as the server sent
+   * it (its runId, generation spending and matrix included), or several added up, the
+   * gate judged again on the merged totals and runId empty.
+   */
   summary: RunSummary;
   /** Chunk attempts that failed and were sent again. */
   retries: number;

@@ -3,34 +3,64 @@
  *
  * A shard's summary carries counts, sums and costs (`passed`, `failed`, `errored`,
  * `skipped`, `cached`, `valueSum`, `costUsd` per check and overall; `cases`,
- * `casesPassed`) and the gate it was judged against. The merged summary adds those and
- * recomputes every rate from the merged totals, never a mean of means, as the Go and
- * Python clients do.
+ * `casesPassed`; the generation spending and the checkllm matrix's cells) and the gate
+ * it was judged against. The merged summary adds those and recomputes every rate from
+ * the merged totals, never a mean of means, as the Go and Python clients do; one shard's
+ * summary is the merged one as it is.
  */
-import { Gate, RunSummary } from "./gen/scorewire/v1/scoring";
+import { Gate, MatrixCell, RunSummary } from "./gen/scorewire/v1/scoring";
 
 /**
  * One RunSummary for the summaries of the shards of one batch (same checks in the same
- * order, same gate). Counts, value sums and costs are added; every rate is recomputed
- * from the merged totals: passRate = casesPassed / cases, meanScore = valueSum / applied
- * and errorRate = errored / applied, where applied = passed + failed + errored (skipped
- * scores are not applied); meanValue per check likewise; unpriced when any shard's was.
- * The gate is judged again on the merged totals with gateReasons. Throws when there is
- * nothing to merge or the summaries are of different checks (not shards of one run).
+ * order, same gate).
+ *
+ * One part is returned as it is (a copy): it is the server's own summary, its gate judged
+ * by the server with the server's rule (a checkllm suite's default gate included), its
+ * generation spending, matrix and runId kept.
+ *
+ * Several parts: counts, value sums and costs are added (generationCostUsd,
+ * generationCalls and generationCached too; unpriced and generationUnpriced when any
+ * part's is); every rate is recomputed from the merged totals: passRate = casesPassed /
+ * cases, meanScore = valueSum / applied and errorRate = errored / applied, where applied
+ * = passed + failed + errored (skipped scores are not applied); meanValue per check
+ * likewise. The matrix cells merge by (prompt, provider), in the order they first appear
+ * over the parts in order, their cases, casesPassed, casesErrored and generationCostUsd
+ * added and passRate = casesPassed / cases. runId is empty: each chunk was recorded as a
+ * run of its own. The gate is judged again on the merged totals with gateReasons.
+ *
+ * Throws when there is nothing to merge or the summaries are of different checks (not
+ * shards of one run).
  */
 export function mergeSummaries(parts: readonly RunSummary[]): RunSummary {
   const first = parts[0];
   if (first === undefined) throw new Error("scorewire: no summaries to merge");
+  if (parts.length === 1) return RunSummary.fromPartial(first);
   const out = RunSummary.fromPartial({
     gate: first.gate === undefined ? undefined : Gate.fromPartial(first.gate),
     checks: first.checks.map((c) => ({ name: c.name, type: c.type })),
   });
+  // A cell's key: its prompt and provider (JSON, so that no provider's name can collide).
+  const cells = new Map<string, MatrixCell>();
   for (const p of parts) {
     if (!sameChecks(first, p)) {
       throw new Error("scorewire: the summaries are of different checks: not shards of one run");
     }
     addSummary(out, p);
+    for (const m of p.matrix) {
+      const key = JSON.stringify([m.prompt, m.provider]);
+      let cell = cells.get(key);
+      if (cell === undefined) {
+        cell = MatrixCell.fromPartial({ prompt: m.prompt, provider: m.provider });
+        cells.set(key, cell);
+        out.matrix.push(cell);
+      }
+      cell.cases += m.cases;
+      cell.casesPassed += m.casesPassed;
+      cell.casesErrored += m.casesErrored;
+      cell.generationCostUsd += m.generationCostUsd;
+    }
   }
+  for (const cell of out.matrix) cell.passRate = ratio(cell.casesPassed, cell.cases);
   const applied = out.passed + out.failed + out.errored;
   out.passRate = ratio(out.casesPassed, out.cases);
   out.meanScore = ratio(out.valueSum, applied);
@@ -85,6 +115,10 @@ function addSummary(out: RunSummary, p: RunSummary): void {
   out.valueSum += p.valueSum;
   out.costUsd += p.costUsd;
   out.unpriced = out.unpriced || p.unpriced;
+  out.generationCostUsd += p.generationCostUsd;
+  out.generationCalls += p.generationCalls;
+  out.generationCached += p.generationCached;
+  out.generationUnpriced = out.generationUnpriced || p.generationUnpriced;
   p.checks.forEach((c, i) => {
     const t = out.checks[i]!;
     t.passed += c.passed;

@@ -1,4 +1,4 @@
-// Tests of the TypeScript client against a real scorewire server (see server.ts).
+// Tests of the TypeScript client against a real scorewire server (see live.ts).
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
@@ -18,23 +18,11 @@ import {
   SuiteRun,
   outputHash,
 } from "../src";
-import { type TestServer, startServer } from "./server";
+import { useLiveServer } from "./live";
 
 const TIMEOUT = { timeout: 120_000 };
 
-let server: TestServer | undefined;
-let client: ScorewireClient;
-
-before(async () => {
-  server = await startServer();
-  client = new ScorewireClient(server.address);
-  await client.waitForReady(30_000);
-}, TIMEOUT);
-
-after(async () => {
-  client?.close();
-  await server?.stop();
-});
+const live = useLiveServer(TIMEOUT);
 
 /** `n` cases whose outputs mention Northstar exactly when the index is even. */
 function cases(n: number): { sample: { id: string }; output: { text: string } }[] {
@@ -53,7 +41,7 @@ function expectCode(err: unknown, code: Status): ScorewireError {
 
 describe("Score", () => {
   test("returns one score per check: structured first, then compact, in order", TIMEOUT, async () => {
-    const response = await client.score({
+    const response = await live.client.score({
       sample: { id: "s1", input: { question: "Who ships it?" }, expected: "Northstar" },
       output: { text: "Northstar ships it." },
       checks: [{ type: "output_length", params: { maximum: 200 } }],
@@ -75,7 +63,7 @@ describe("Score", () => {
   });
 
   test("INVALID_ARGUMENT carries the BadRequest field violations", TIMEOUT, async () => {
-    const err = await client
+    const err = await live.client
       .score({
         output: { text: "anything" },
         checks: [{ type: "output_length", params: { maximum: 10 } }, { type: "no_such_check" }],
@@ -95,7 +83,7 @@ describe("Score", () => {
 
   test("a deadline that expires fails with DEADLINE_EXCEEDED", TIMEOUT, async () => {
     // 20,000 cases cannot be scored and streamed back within 50 ms.
-    const run = client.runSuite(
+    const run = live.client.runSuite(
       { compact: ["contains:Northstar", "length:1..500", "regex:^Answer [0-9]+"], cases: cases(20_000) },
       { timeoutMs: 50 },
     );
@@ -109,7 +97,7 @@ describe("Score", () => {
 
 describe("RunSuite", () => {
   test("1,000 cases: every result exactly once, and the summary matches", TIMEOUT, async () => {
-    const run = client.runSuite({ compact: ["contains:Northstar"], cases: cases(1000) });
+    const run = live.client.runSuite({ compact: ["contains:Northstar"], cases: cases(1000) });
     const seen = new Map<number, CaseResult>();
     for await (const result of run) {
       assert.ok(!seen.has(result.index), `case ${result.index} arrived twice`);
@@ -139,13 +127,13 @@ describe("RunSuite", () => {
   });
 
   test("summary() alone drains the results", TIMEOUT, async () => {
-    const summary = await client.runSuite({ compact: ["contains:Northstar"], cases: cases(10) }).summary();
+    const summary = await live.client.runSuite({ compact: ["contains:Northstar"], cases: cases(10) }).summary();
     assert.equal(summary.cases, 10);
     assert.equal(summary.casesPassed, 5);
   });
 
   test("leaving the iteration early cancels the run", TIMEOUT, async () => {
-    const run = client.runSuite({ compact: ["contains:Northstar"], cases: cases(1000) });
+    const run = live.client.runSuite({ compact: ["contains:Northstar"], cases: cases(1000) });
     for await (const _ of run) break;
     const err = await run.summary().then(
       () => assert.fail("an abandoned run still produced a summary"),
@@ -155,7 +143,7 @@ describe("RunSuite", () => {
   });
 
   test("a bad suite fails the iteration with INVALID_ARGUMENT and the field's path", TIMEOUT, async () => {
-    const run = client.runSuite({ checks: [{ type: "output_length", params: { max_wrds: 3 } }], cases: cases(3) });
+    const run = live.client.runSuite({ checks: [{ type: "output_length", params: { max_wrds: 3 } }], cases: cases(3) });
     const err = await (async () => {
       for await (const _ of run) assert.fail("a bad suite produced a result");
     })().then(
@@ -174,7 +162,8 @@ describe("RunSuite", () => {
   test("a refusal that arrives before the iteration starts still fails it", TIMEOUT, async () => {
     // One RunSuite and one RunSuiteStream: the status is in before anyone reads the run.
     for (const n of [3, 1200]) {
-      const run = client.runSuite({ checks: [{ type: "output_length", params: { max_wrds: 3 } }], cases: cases(n) });
+      const checks = [{ type: "output_length", params: { max_wrds: 3 } }];
+      const run = live.client.runSuite({ checks, cases: cases(n) });
       await new Promise((resolve) => setTimeout(resolve, 300));
       await assert.rejects(
         run.summary(),
@@ -209,7 +198,7 @@ describe("RunSuite of more than STREAM_CHUNK_CASES cases", () => {
         },
       });
     };
-    observed = new ScorewireClient(server!.address, { channelOptions: { interceptors: [record] } });
+    observed = new ScorewireClient(live.address, { channelOptions: { interceptors: [record] } });
   });
 
   after(() => observed?.close());
@@ -411,7 +400,7 @@ describe("RunSuite with a checkllm suite", () => {
   );
 
   test("each result names its combination and the summary has the matrix", TIMEOUT, async () => {
-    const run = client.runSuite({ suiteYaml, cases: recorded });
+    const run = live.client.runSuite({ suiteYaml, cases: recorded });
     const results: CaseResult[] = [];
     for await (const result of run) results.push(result);
     assert.equal(results.length, 8);
@@ -434,7 +423,7 @@ describe("RunSuite with a checkllm suite", () => {
   });
 
   test("a missing combination is INVALID_ARGUMENT naming it", TIMEOUT, async () => {
-    const run = client.runSuite({ suiteYaml, cases: recorded.slice(1) });
+    const run = live.client.runSuite({ suiteYaml, cases: recorded.slice(1) });
     const err = await run.summary().then(
       () => assert.fail("a run missing a combination ran"),
       (e: unknown) => e,
@@ -449,7 +438,7 @@ describe("RunSuite with a checkllm suite", () => {
 
 describe("ScoreStream", () => {
   test("every case is answered once under its request id", TIMEOUT, async () => {
-    const stream = client.scoreStream({ compact: ["contains:Northstar"] });
+    const stream = live.client.scoreStream({ compact: ["contains:Northstar"] });
     const sent = cases(20);
     for (const [i, c] of sent.entries()) await stream.send({ requestId: `r${i}`, ...c });
     stream.end();
@@ -470,7 +459,7 @@ describe("ScoreStream refused", () => {
   test("a refusal that arrives before the iteration starts still fails it", TIMEOUT, async () => {
     // The config is refused while the caller is still sending; reading only afterwards
     // must give the server's INVALID_ARGUMENT, not an empty stream that ends cleanly.
-    const stream = client.scoreStream({ checks: [{ type: "output_length", params: { max_wrds: 3 } }] });
+    const stream = live.client.scoreStream({ checks: [{ type: "output_length", params: { max_wrds: 3 } }] });
     for (const [i, c] of cases(3).entries()) await stream.send({ requestId: `r${i}`, ...c });
     stream.end();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -497,11 +486,11 @@ describe("LabelService", () => {
 
   test("putLabels then listLabels returns the label as stored", TIMEOUT, async () => {
     const sampleId = freshSample();
-    const put = await client.putLabels({ labels: [label(sampleId, "Northstar")] });
+    const put = await live.client.putLabels({ labels: [label(sampleId, "Northstar")] });
     assert.equal(put.labels.length, 1);
     assert.equal(put.labels[0]!.check, "default"); // filled in by the server
     assert.ok(put.labels[0]!.createdAt instanceof Date);
-    const page = await client.listLabels({ sampleId });
+    const page = await live.client.listLabels({ sampleId });
     assert.deepEqual(
       page.labels.map((l) => [l.outputHash, l.passed, l.labeller]),
       [[outputHash("Northstar"), true, "ann"]],
@@ -512,30 +501,30 @@ describe("LabelService", () => {
   test("a fresh requestId per call; the same requestId twice stores once", TIMEOUT, async () => {
     const sampleId = freshSample();
     const request = { labels: [label(sampleId, "Northstar")] };
-    await client.putLabels(request);
-    await client.putLabels(request);
+    await live.client.putLabels(request);
+    await live.client.putLabels(request);
     assert.equal("requestId" in request, false, "the caller's request was modified");
     const requestId = randomUUID();
-    await client.putLabels({ ...request, requestId });
-    await client.putLabels({ ...request, requestId }); // a retry: nothing new
-    const history = await client.listLabels({ sampleId, includeHistory: true });
+    await live.client.putLabels({ ...request, requestId });
+    await live.client.putLabels({ ...request, requestId }); // a retry: nothing new
+    const history = await live.client.listLabels({ sampleId, includeHistory: true });
     assert.equal(history.labels.length, 3);
   });
 
   test("listLabels pages with nextPageToken", TIMEOUT, async () => {
     const sampleId = freshSample();
-    await client.putLabels({ labels: ["a", "b", "c"].map((o) => label(sampleId, o)) });
-    const first = await client.listLabels({ sampleId, pageSize: 2 });
+    await live.client.putLabels({ labels: ["a", "b", "c"].map((o) => label(sampleId, o)) });
+    const first = await live.client.listLabels({ sampleId, pageSize: 2 });
     assert.equal(first.labels.length, 2);
     assert.notEqual(first.nextPageToken, "");
-    const second = await client.listLabels({ sampleId, pageSize: 2, pageToken: first.nextPageToken });
+    const second = await live.client.listLabels({ sampleId, pageSize: 2, pageToken: first.nextPageToken });
     assert.equal(second.labels.length, 1);
     assert.equal(second.nextPageToken, "");
   });
 
   test("a bad output hash is INVALID_ARGUMENT naming labels[0].output_hash", TIMEOUT, async () => {
     const bad = { ...label(freshSample(), "x"), outputHash: "nothex" };
-    const err = await client.putLabels({ labels: [bad] }).then(
+    const err = await live.client.putLabels({ labels: [bad] }).then(
       () => assert.fail("putLabels accepted a bad hash"),
       (e: unknown) => e,
     );
@@ -557,7 +546,7 @@ describe("RunService", () => {
     const runName = `ts-runs-${randomUUID()}`;
     /** Records a run of `runCases` under runName and returns its summary. */
     const record = async (runCases: ReturnType<typeof parisCases>, baseline?: string) => {
-      const summary = await client
+      const summary = await live.client
         .runSuite({ compact, cases: runCases, record: true, runName, ...(baseline ? { gate: { baseline } } : {}) })
         .summary();
       assert.notEqual(summary.runId, "", "the run was not recorded");
@@ -569,20 +558,20 @@ describe("RunService", () => {
     const now = await record(worse, base.runId);
     assert.equal(now.gatePassed, false, "the gate passed against a baseline it regressed from");
 
-    const page = await client.listRuns({ name: runName });
+    const page = await live.client.listRuns({ name: runName });
     assert.deepEqual(
       page.runs.map((r) => r.runId),
       [now.runId, base.runId], // newest first
     );
 
-    const run = await client.getRun(base.runId);
+    const run = await live.client.getRun(base.runId);
     assert.equal(run.runId, base.runId);
     assert.equal(run.name, runName);
     assert.equal(run.status, RunStatus.RUN_STATUS_COMPLETE);
     assert.equal(run.results, 3);
     assert.equal(run.summary?.cases, 3);
 
-    const failed = await client.listRunResults({
+    const failed = await live.client.listRunResults({
       runId: now.runId,
       check: "contains:Paris",
       outcome: Outcome.OUTCOME_FAILED,
@@ -592,31 +581,31 @@ describe("RunService", () => {
       ["s0", "s1"], // "no idea" and "Berlin"
     );
 
-    const cmp = await client.compareRuns(base.runId, now.runId);
+    const cmp = await live.client.compareRuns(base.runId, now.runId);
     assert.deepEqual(
       cmp.regressed.map((c) => [c.sampleId, c.checks]),
       [["s1", ["contains:Paris"]]],
     );
     assert.equal(cmp.regressedTotal, 1);
 
-    await client.deleteRun(now.runId);
-    await assert.rejects(client.getRun(now.runId), (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined);
+    await live.client.deleteRun(now.runId);
+    await assert.rejects(live.client.getRun(now.runId), (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined);
     // The base run is untouched.
-    assert.equal((await client.getRun(base.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
+    assert.equal((await live.client.getRun(base.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
   });
 
   test("listRuns and listRunResults page with nextPageToken: every run and result once", TIMEOUT, async () => {
     const runName = `ts-runs-paging-${randomUUID()}`;
     const recorded: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const summary = await client.runSuite({ compact, cases: parisCases(), record: true, runName }).summary();
+      const summary = await live.client.runSuite({ compact, cases: parisCases(), record: true, runName }).summary();
       assert.notEqual(summary.runId, "", "the run was not recorded");
       recorded.push(summary.runId);
     }
-    const first = await client.listRuns({ name: runName, pageSize: 2 });
+    const first = await live.client.listRuns({ name: runName, pageSize: 2 });
     assert.equal(first.runs.length, 2);
     assert.notEqual(first.nextPageToken, "", "a first page of 2 of 3 runs has a next page");
-    const second = await client.listRuns({ name: runName, pageSize: 2, pageToken: first.nextPageToken });
+    const second = await live.client.listRuns({ name: runName, pageSize: 2, pageToken: first.nextPageToken });
     assert.equal(second.nextPageToken, "", "the second page is the last");
     assert.deepEqual(
       [...first.runs, ...second.runs].map((r) => r.runId),
@@ -628,12 +617,12 @@ describe("RunService", () => {
       sample: { id: `p${i}` },
       output: { text: `answer ${i}: Paris` },
     }));
-    const run = await client.runSuite({ compact, cases: five, record: true, runName }).summary();
+    const run = await live.client.runSuite({ compact, cases: five, record: true, runName }).summary();
     const seen: string[] = [];
     const sizes: number[] = [];
     let pageToken = "";
     do {
-      const page = await client.listRunResults({ runId: run.runId, pageSize: 2, pageToken });
+      const page = await live.client.listRunResults({ runId: run.runId, pageSize: 2, pageToken });
       sizes.push(page.results.length);
       seen.push(...page.results.map((r) => r.result?.sampleId ?? ""));
       pageToken = page.nextPageToken;
@@ -644,7 +633,7 @@ describe("RunService", () => {
 
   test("deleteRun of a run still recording is FAILED_PRECONDITION", TIMEOUT, async () => {
     const runName = `ts-runs-running-${randomUUID()}`;
-    const stream = client.scoreStream({ compact, record: true, runName });
+    const stream = live.client.scoreStream({ compact, record: true, runName });
     const responses = stream[Symbol.asyncIterator]();
     try {
       await stream.send({ requestId: "r0", sample: { id: "s0" }, output: { text: "Paris" } });
@@ -652,27 +641,30 @@ describe("RunService", () => {
       // is back the run exists; the stream stays open, so it is still running.
       const answered = await responses.next();
       assert.equal(answered.done, false);
-      const listed = await client.listRuns({ name: runName });
+      const listed = await live.client.listRuns({ name: runName });
       assert.equal(listed.runs.length, 1);
       const running = listed.runs[0]!;
       assert.equal(running.status, RunStatus.RUN_STATUS_RUNNING);
       assert.equal(running.source, "ScoreStream");
 
-      const err = await client.deleteRun(running.runId).then(
+      const err = await live.client.deleteRun(running.runId).then(
         () => assert.fail("deleteRun deleted a running run"),
         (e: unknown) => e,
       );
       const swErr = expectCode(err, Status.FAILED_PRECONDITION);
       assert.match(swErr.details, /still running/);
-      assert.equal((await client.getRun(running.runId)).status, RunStatus.RUN_STATUS_RUNNING);
+      assert.equal((await live.client.getRun(running.runId)).status, RunStatus.RUN_STATUS_RUNNING);
 
       // Once the stream ends, the run is complete and can be deleted.
       stream.end();
       let rest = await responses.next();
       while (!rest.done) rest = await responses.next();
-      assert.equal((await client.getRun(running.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
-      await client.deleteRun(running.runId);
-      await assert.rejects(client.getRun(running.runId), (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined);
+      assert.equal((await live.client.getRun(running.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
+      await live.client.deleteRun(running.runId);
+      await assert.rejects(
+        live.client.getRun(running.runId),
+        (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined,
+      );
     } finally {
       stream.cancel();
     }
@@ -680,7 +672,7 @@ describe("RunService", () => {
 
   test("getRun of an unknown id is NOT_FOUND", TIMEOUT, async () => {
     await assert.rejects(
-      client.getRun(`no-such-run-${randomUUID()}`),
+      live.client.getRun(`no-such-run-${randomUUID()}`),
       (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined,
     );
   });

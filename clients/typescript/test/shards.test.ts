@@ -1,7 +1,8 @@
-// Tests of runSuiteSharded against a real scorewire server (see server.ts); the chunk
+// Tests of runSuiteSharded against a real scorewire server (see live.ts); the chunk
 // retries are in shards-retry.test.ts, against a fake.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { randomUUID } from "node:crypto";
+import { test } from "node:test";
 
 import {
   type Case,
@@ -12,28 +13,15 @@ import {
   type RunSummary,
   STREAM_CHUNK_CASES,
   type ShardOptions,
-  ScorewireClient,
   ScorewireError,
   Status,
   mergeSummaries,
 } from "../src";
-import { type TestServer, startServer } from "./server";
+import { useLiveServer } from "./live";
 
 const TIMEOUT = { timeout: 120_000 };
 
-let server: TestServer | undefined;
-let client: ScorewireClient;
-
-before(async () => {
-  server = await startServer();
-  client = new ScorewireClient(server.address);
-  await client.waitForReady(30_000);
-}, TIMEOUT);
-
-after(async () => {
-  client?.close();
-  await server?.stop();
-});
+const live = useLiveServer(TIMEOUT);
 
 /** Passing, failing, erroring (no expected value) and skipped scores, as in the Go client's tests. */
 function mixedCases(n: number): DeepPartial<Case>[] {
@@ -119,13 +107,13 @@ test("the merged summary is one RunSuite's, and every case is reported once with
   ];
   const shardings: ShardOptions[] = [{ shards: 1 }, { shards: 3, chunkCases: 10 }, { shards: 4, chunkCases: 1 }];
   for (const [gi, gate] of gates.entries()) {
-    const { results: whole, summary: one } = await client.runSuite(mixedRequest(gate)).collect();
+    const { results: whole, summary: one } = await live.client.runSuite(mixedRequest(gate)).collect();
     assert.equal(one.gatePassed, gi === 0, `gate ${gi}: ${one.gateReasons.join("; ")}`);
     const byIndex = new Map(whole.map((r) => [r.index, r]));
     for (const opts of shardings) {
       const name = `gate ${gi} shards ${opts.shards} chunk ${opts.chunkCases}`;
       const chunks: number[][] = [];
-      const got = await client.runSuiteSharded(mixedRequest(gate), {
+      const got = await live.client.runSuiteSharded(mixedRequest(gate), {
         ...opts,
         onChunk: (results) => chunks.push(results.map((r) => r.index)),
       });
@@ -152,16 +140,16 @@ test("the gate reasons are the server's, number for number", TIMEOUT, async () =
     gate: { minPassRate: 0.987654321 },
     cases: Array.from({ length: 32 }, (_, i) => ({ sample: { id: `c${i}` }, output: { text: i < 9 ? "yes" : "no" } })),
   };
-  const { summary: one } = await client.runSuite(request).collect();
+  const { summary: one } = await live.client.runSuite(request).collect();
   assert.deepEqual(one.gateReasons, ["pass rate 0.2812 is below min_pass_rate 0.987654"]);
-  const got = await client.runSuiteSharded(request, { shards: 3, chunkCases: 5 });
+  const got = await live.client.runSuiteSharded(request, { shards: 3, chunkCases: 5 });
   assertSameSummary(got.summary, one, "32 cases in chunks of 5");
 });
 
 test("chunks over STREAM_CHUNK_CASES go as RunSuiteStream and are indexed the same", TIMEOUT, async () => {
   const n = 2 * STREAM_CHUNK_CASES + 203;
-  const { summary: one } = await client.runSuite(mixedRequest({ maxErrorRate: 0.5 }, n)).collect();
-  const got = await client.runSuiteSharded(mixedRequest({ maxErrorRate: 0.5 }, n), { shards: 2 });
+  const { summary: one } = await live.client.runSuite(mixedRequest({ maxErrorRate: 0.5 }, n)).collect();
+  const got = await live.client.runSuiteSharded(mixedRequest({ maxErrorRate: 0.5 }, n), { shards: 2 });
   assertSameSummary(got.summary, one, `${n} cases in 2 chunks`);
   assertEachCaseOnce(got.results, n, `${n} cases in 2 chunks`);
 });
@@ -177,10 +165,10 @@ test("a suite document with its own cases runs as one chunk", TIMEOUT, async () 
     "suites:",
     "  smoke: {dataset: qa, target: recorded, checks: [paris], gate: {min_pass_rate: 0.5}}",
   ].join("\n");
-  const { summary: one } = await client.runSuite({ suiteYaml, suiteName: "smoke" }).collect();
+  const { summary: one } = await live.client.runSuite({ suiteYaml, suiteName: "smoke" }).collect();
   assert.equal(one.cases, 7);
   const chunks: CaseResult[][] = [];
-  const got = await client.runSuiteSharded(
+  const got = await live.client.runSuiteSharded(
     { suiteYaml, suiteName: "smoke" },
     { shards: 3, onChunk: (results) => chunks.push(results) },
   );
@@ -192,7 +180,7 @@ test("a suite document with its own cases runs as one chunk", TIMEOUT, async () 
 
 test("an invalid request fails the run with INVALID_ARGUMENT", TIMEOUT, async () => {
   const chunks: CaseResult[][] = [];
-  const err = await client
+  const err = await live.client
     .runSuiteSharded(
       { checks: [{ type: "output_length", params: { maximun: 5 } }], cases: mixedCases(20) },
       { shards: 3, onChunk: (results) => chunks.push(results) },
@@ -209,13 +197,58 @@ test("an invalid request fails the run with INVALID_ARGUMENT", TIMEOUT, async ()
 
 test("shards must be a positive integer", TIMEOUT, async () => {
   for (const shards of [0, -1, 1.5]) {
-    await assert.rejects(client.runSuiteSharded(mixedRequest(undefined), { shards }), RangeError);
+    await assert.rejects(live.client.runSuiteSharded(mixedRequest(undefined), { shards }), RangeError);
   }
 });
 
 test("summaries of different checks do not merge", TIMEOUT, async () => {
-  const a = await client.runSuite({ compact: ["contains:x"], cases: mixedCases(3) }).summary();
-  const b = await client.runSuite({ compact: ["contains:y"], cases: mixedCases(3) }).summary();
+  const a = await live.client.runSuite({ compact: ["contains:x"], cases: mixedCases(3) }).summary();
+  const b = await live.client.runSuite({ compact: ["contains:y"], cases: mixedCases(3) }).summary();
   assert.throws(() => mergeSummaries([a, b]), /different checks/);
   assert.throws(() => mergeSummaries([]), /no summaries/);
+});
+
+test("a recorded batch in one chunk reports the run the server recorded", TIMEOUT, async () => {
+  const request = (): DeepPartial<RunSuiteRequest> => ({
+    compact: ["contains:Paris", "length:1..100"],
+    cases: mixedCases(5),
+    record: true,
+    runName: `ts-sharded-${randomUUID()}`,
+  });
+  const plain = await live.client.runSuite(request()).summary();
+  assert.notEqual(plain.runId, "", "the plain run was not recorded");
+  const got = await live.client.runSuiteSharded(request(), { shards: 1 });
+  assert.notEqual(got.summary.runId, "", "the sharded run lost the recorded run's id");
+  assert.notEqual(got.summary.runId, plain.runId, "two runs, two ids");
+  const run = await live.client.getRun(got.summary.runId);
+  assert.equal(run.results, 5);
+  // The same summary as the plain recorded run's, but for the id.
+  assert.deepEqual({ ...got.summary, runId: "" }, { ...plain, runId: "" });
+  for (const id of [plain.runId, got.summary.runId]) await live.client.deleteRun(id);
+});
+
+test("a checkllm batch in one chunk keeps the server's matrix and gate", TIMEOUT, async () => {
+  const providers = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"];
+  const suiteYaml = [
+    'prompts: ["Answer: {{query}}", "Be brief. {{query}}"]',
+    `providers: [${providers.map((p) => JSON.stringify(p)).join(", ")}]`,
+    "tests:",
+    '  - {description: France, vars: {query: "Capital of France?"}, assert: [{type: contains, value: Paris}]}',
+    '  - {description: Italy, vars: {query: "Capital of Italy?"}, assert: [{type: contains, value: Rome}]}',
+  ].join("\n");
+  // Every combination recorded; the anthropic answers to prompt 1 are wrong.
+  const cases = ["France", "1"].flatMap((test) =>
+    ["0", "1"].flatMap((prompt) =>
+      providers.map((provider) => ({
+        test,
+        prompt,
+        provider,
+        output: { text: prompt === "1" && provider.startsWith("anthropic") ? "no idea" : "Paris, Rome" },
+      })),
+    ),
+  );
+  const plain = await live.client.runSuite({ suiteYaml, cases }).summary();
+  assert.equal(plain.matrix.length, 4);
+  const got = await live.client.runSuiteSharded({ suiteYaml, cases }, { shards: 1 });
+  assert.deepEqual(got.summary, plain);
 });

@@ -214,3 +214,84 @@ test("mergeSummaries adds counts, sums and costs and recomputes every rate from 
   ]);
   assert.notEqual(m.gate, a.gate, "the merged gate is a copy");
 });
+
+/** A cell of a checkllm matrix, its pass rate from its counts. */
+function cell(
+  prompt: number,
+  provider: string,
+  cases: number,
+  casesPassed: number,
+  casesErrored: number,
+  generationCostUsd: number,
+) {
+  const passRate = cases === 0 ? 0 : casesPassed / cases;
+  return { prompt, provider, cases, casesPassed, casesErrored, passRate, generationCostUsd };
+}
+
+/** A summary as the server sends one for a checkllm run: one check, generation spending, a matrix, a run id. */
+function spending(
+  cases: number,
+  casesPassed: number,
+  generation: { costUsd: number; calls: number; cached: number; unpriced: boolean },
+  runId: string,
+  matrix: ReturnType<typeof cell>[],
+): RunSummary {
+  const rate = cases === 0 ? 0 : casesPassed / cases;
+  return RunSummary.fromPartial({
+    cases, casesPassed, passed: casesPassed, failed: cases - casesPassed, passRate: rate, meanScore: rate,
+    valueSum: casesPassed, gate: { maxErrorRate: 0 }, gatePassed: true,
+    checks: [
+      {
+        ...{ name: "contains", type: "contains", passed: casesPassed, failed: cases - casesPassed },
+        ...{ valueSum: casesPassed, meanValue: rate },
+      },
+    ],
+    generationCostUsd: generation.costUsd, generationCalls: generation.calls, generationCached: generation.cached,
+    generationUnpriced: generation.unpriced, runId, matrix,
+  });
+}
+
+test("mergeSummaries of one part is that part, a copy, its gate not judged again", () => {
+  const part = spending(4, 3, { costUsd: 0.375, calls: 6, cached: 2, unpriced: true }, "run-1", [
+    cell(0, "openai:gpt-4o-mini", 2, 2, 0, 0.25),
+    cell(1, "openai:gpt-4o-mini", 2, 1, 1, 0.125),
+  ]);
+  // The server's checkllm default gate failed it; the client's rule would pass maxErrorRate 0.
+  part.gatePassed = false;
+  part.gateReasons = ["1 test failed (checkllm's default gate: every test passes)"];
+  const want = RunSummary.fromPartial(part);
+  const m = mergeSummaries([part]);
+  assert.deepEqual(m, want);
+  assert.notEqual(m, part, "the merged summary is a copy");
+  assert.notEqual(m.matrix[0], part.matrix[0], "its matrix is a copy");
+});
+
+test("mergeSummaries adds the generation spending and the matrix cells by prompt and provider", () => {
+  const a = spending(3, 2, { costUsd: 0.25, calls: 3, cached: 1, unpriced: false }, "run-a", [
+    cell(0, "p1", 2, 1, 0, 0.125),
+    cell(1, "p1", 1, 1, 0, 0.125),
+  ]);
+  const b = spending(5, 2, { costUsd: 0.5, calls: 2, cached: 2, unpriced: true }, "run-b", [
+    cell(1, "p2", 1, 0, 1, 0.25),
+    cell(0, "p1", 3, 1, 1, 0.25),
+    cell(2, "p3", 0, 0, 0, 0),
+    cell(0, "p2", 1, 1, 0, 0),
+  ]);
+  const c = spending(0, 0, { costUsd: 0, calls: 0, cached: 0, unpriced: false }, "run-c", []);
+  const m = mergeSummaries([a, b, c]);
+  assert.deepEqual(
+    [m.generationCostUsd, m.generationCalls, m.generationCached, m.generationUnpriced],
+    [0.75, 5, 3, true],
+  );
+  assert.deepEqual(m.matrix, [
+    cell(0, "p1", 5, 2, 1, 0.375), // pass rate 0.4, in the place of its first appearance
+    cell(1, "p1", 1, 1, 0, 0.125),
+    cell(1, "p2", 1, 0, 1, 0.25),
+    cell(2, "p3", 0, 0, 0, 0), // no cases: pass rate 0
+    cell(0, "p2", 1, 1, 0, 0),
+  ]);
+  assert.equal(m.matrix[0]!.passRate, 0.4);
+  assert.equal(m.runId, "", "each chunk is a run of its own: the merged summary is none of them");
+  assert.deepEqual([m.cases, m.casesPassed, m.passRate, m.gatePassed], [8, 4, 0.5, true]);
+  assert.deepEqual([a.matrix[0]!.cases, a.generationCostUsd], [2, 0.25], "merging changed a part");
+});
