@@ -11,8 +11,6 @@ import io.grpc.stub.ClientResponseObserver;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 
 /**
  * One ScoreStream call. The config is sent on open; {@link #send} cases from any thread,
@@ -24,14 +22,11 @@ import java.util.concurrent.LinkedBlockingQueue;
  */
 public final class ScoreStream
     implements Iterator<ScoreStreamResponse>, Iterable<ScoreStreamResponse>, AutoCloseable {
-  private static final Object END = new Object();
-
   /** How many responses may be received ahead of the reader. */
   public static final int WINDOW = 256;
 
-  private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+  private final Inbox<ScoreStreamResponse> inbox = new Inbox<>();
   private final ClientCallStreamObserver<ScoreStreamRequest> requests;
-  private Object head;
 
   ScoreStream(ScoringServiceGrpc.ScoringServiceStub stub, StreamConfig config) {
     ClientResponseObserver<ScoreStreamRequest, ScoreStreamResponse> observer =
@@ -48,12 +43,12 @@ public final class ScoreStream
 
           @Override
           public void onError(Throwable error) {
-            inbox.add(ScorewireException.from(error));
+            inbox.fail(ScorewireException.from(error));
           }
 
           @Override
           public void onCompleted() {
-            inbox.add(END);
+            inbox.end();
           }
         };
     requests = (ClientCallStreamObserver<ScoreStreamRequest>) stub.scoreStream(observer);
@@ -91,20 +86,13 @@ public final class ScoreStream
    */
   @Override
   public boolean hasNext() {
-    if (head == null) {
-      try {
-        head = inbox.take();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        close();
-        throw new ScorewireException(
-            Status.Code.CANCELLED, "interrupted", List.of(), e);
-      }
+    try {
+      return inbox.hasNext();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      close();
+      throw new ScorewireException(Status.Code.CANCELLED, "interrupted", List.of(), e);
     }
-    if (head instanceof ScorewireException failure) {
-      throw failure;
-    }
-    return head != END;
   }
 
   /** The next response. */
@@ -113,8 +101,7 @@ public final class ScoreStream
     if (!hasNext()) {
       throw new NoSuchElementException("the stream has no more responses");
     }
-    ScoreStreamResponse response = (ScoreStreamResponse) head;
-    head = null;
+    ScoreStreamResponse response = inbox.next();
     synchronized (requests) {
       requests.request(1); // one read, one more may come
     }
@@ -124,7 +111,7 @@ public final class ScoreStream
   /** Cancels the call unless it has already ended. */
   @Override
   public void close() {
-    if (head != END && !(head instanceof ScorewireException)) {
+    if (!inbox.ended()) {
       synchronized (requests) {
         requests.cancel("closed by the client", null);
       }

@@ -360,11 +360,15 @@ public final class ScorewireClient implements AutoCloseable {
    * next, up to {@link ShardOptions#chunkAttempts()} times in all; any other error fails
    * the run and cancels the other chunks. A chunk's results count only once its summary
    * has arrived, so every case is reported once (its {@code index} its position in the
-   * request's cases) and agrees with the merged summary ({@link Summaries#merge}, its gate
-   * judged again on the merged totals). The request's {@code budget_usd}, when set, is
-   * divided among the chunks in proportion to their cases, so the batch never spends more
-   * than it. A request without cases (a suite document with its own) runs as one chunk.
-   * Each chunk's call has the default deadline of runSuite.
+   * request's cases) and agrees with the merged summary ({@link Summaries#merge}). The
+   * summary of a run of one chunk is the server's unchanged (its gate verdict, generation
+   * cost, matrix and, for a recorded run, {@code run_id}); several chunks' summaries are
+   * added up (generation costs and calls, matrix cells by prompt and provider), their gate
+   * judged again on the merged totals, and carry no {@code run_id}: each chunk was
+   * recorded as a run of its own. The request's {@code budget_usd}, when set, is divided
+   * among the chunks in proportion to their cases, so the batch never spends more than
+   * it. A request without cases (a suite document with its own, whose outputs the server
+   * generates) runs as one chunk. Each chunk's call has the default deadline of runSuite.
    *
    * @throws ScorewireException the first chunk failure that was not retried (or {@code
    *     CANCELLED} when the calling thread is interrupted)

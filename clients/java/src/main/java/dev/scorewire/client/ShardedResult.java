@@ -10,8 +10,11 @@ import java.util.List;
  *
  * @param results one result per case, chunk by chunk in completion order; {@code index} is
  *     the case's position in the request's cases
- * @param summary the chunks' summaries merged ({@link Summaries#merge}), its gate judged
- *     again on the merged totals
+ * @param summary the chunks' summaries merged ({@link Summaries#merge}): a single chunk's
+ *     is the server's summary unchanged (its gate verdict, generation cost, matrix and
+ *     {@code run_id}); several chunks' are added up, generation fields and matrix cells
+ *     included, the gate judged again on the merged totals and {@code run_id} left empty
+ *     (each chunk was recorded as a run of its own)
  * @param retries chunk attempts that failed and were sent again
  */
 public record ShardedResult(List<CaseResult> results, RunSummary summary, int retries) {

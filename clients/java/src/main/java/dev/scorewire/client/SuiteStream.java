@@ -13,8 +13,6 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 
 /**
  * One RunSuiteStream call read as the blocking stub reads a RunSuite: an iterator of its
@@ -28,11 +26,8 @@ import java.util.concurrent.LinkedBlockingQueue;
  * call is cancelled through the context it was started in ({@link SuiteRun}'s).
  */
 final class SuiteStream implements Iterator<RunSuiteResponse> {
-  private static final Object END = new Object();
-
-  private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+  private final Inbox<RunSuiteStreamResponse> inbox = new Inbox<>();
   private final ClientCallStreamObserver<RunSuiteStreamRequest> call;
-  private Object head;
 
   SuiteStream(ScoringServiceGrpc.ScoringServiceStub stub, RunSuiteRequest request) {
     Sender sender = new Sender(request);
@@ -52,13 +47,16 @@ final class SuiteStream implements Iterator<RunSuiteResponse> {
           @Override
           public void onError(Throwable error) {
             sender.stop();
-            inbox.add(error);
+            inbox.fail(
+                error instanceof StatusRuntimeException e
+                    ? e
+                    : Status.fromThrowable(error).asRuntimeException(Status.trailersFromThrowable(error)));
           }
 
           @Override
           public void onCompleted() {
             sender.stop();
-            inbox.add(END);
+            inbox.end();
           }
         };
     call = (ClientCallStreamObserver<RunSuiteStreamRequest>) stub.runSuiteStream(observer);
@@ -66,22 +64,13 @@ final class SuiteStream implements Iterator<RunSuiteResponse> {
 
   @Override
   public boolean hasNext() {
-    if (head == null) {
-      try {
-        head = inbox.take();
-      } catch (InterruptedException e) {
-        // As the blocking stub: the caller's SuiteRun cancels the call on this status.
-        Thread.currentThread().interrupt();
-        throw Status.CANCELLED.withDescription("interrupted").withCause(e).asRuntimeException();
-      }
+    try {
+      return inbox.hasNext();
+    } catch (InterruptedException e) {
+      // As the blocking stub: the caller's SuiteRun cancels the call on this status.
+      Thread.currentThread().interrupt();
+      throw Status.CANCELLED.withDescription("interrupted").withCause(e).asRuntimeException();
     }
-    if (head instanceof StatusRuntimeException e) {
-      throw e;
-    }
-    if (head instanceof Throwable t) {
-      throw Status.fromThrowable(t).asRuntimeException(Status.trailersFromThrowable(t));
-    }
-    return head != END;
   }
 
   @Override
@@ -89,8 +78,7 @@ final class SuiteStream implements Iterator<RunSuiteResponse> {
     if (!hasNext()) {
       throw new NoSuchElementException("the stream has no more responses");
     }
-    RunSuiteStreamResponse response = (RunSuiteStreamResponse) head;
-    head = null;
+    RunSuiteStreamResponse response = inbox.next();
     call.request(1); // one read, one more may come
     return switch (response.getEventCase()) {
       case RESULTS -> RunSuiteResponse.newBuilder().setResults(response.getResults()).build();

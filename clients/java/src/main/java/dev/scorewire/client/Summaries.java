@@ -2,12 +2,15 @@ package dev.scorewire.client;
 
 import dev.scorewire.v1.CheckSummary;
 import dev.scorewire.v1.Gate;
+import dev.scorewire.v1.MatrixCell;
 import dev.scorewire.v1.RunSummary;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Merging the RunSummaries of the shards of one batch, and the gate rule: the Go client's
@@ -19,11 +22,24 @@ public final class Summaries {
 
   /**
    * One RunSummary for the summaries of the shards of one batch (same checks in the same
-   * order, same gate). Counts, value sums and costs are added; every rate is recomputed
-   * from the merged totals, never a mean of means: pass_rate = cases_passed / cases,
-   * mean_score = value_sum / applied and error_rate = errored / applied, where applied =
-   * passed + failed + errored (skipped scores are not applied); mean_value per check
-   * likewise. The gate is judged again on the merged totals with {@link #gateReasons}.
+   * order, same gate).
+   *
+   * <p>One part is returned unchanged: it is the server's own summary, its gate judged by
+   * the server with the server's rule (a checkllm suite's default gate among them, which
+   * {@link #gateReasons} would not reproduce), with its generation fields, matrix and
+   * {@code run_id} (the recorded run's id) as the server reported them.
+   *
+   * <p>Several parts: counts, value sums and costs are added, {@code generation_cost_usd},
+   * {@code generation_calls} and {@code generation_cached} too; {@code unpriced} and
+   * {@code generation_unpriced} are set when any part's is. Every rate is recomputed from
+   * the merged totals, never a mean of means: pass_rate = cases_passed / cases, mean_score
+   * = value_sum / applied and error_rate = errored / applied, where applied = passed +
+   * failed + errored (skipped scores are not applied); mean_value per check likewise. The
+   * {@code matrix} cells merge by (prompt, provider), in the order each first appears over
+   * the parts in order, their cases, cases_passed, cases_errored and generation_cost_usd
+   * added and pass_rate = cases_passed / cases (0 when no cases). The gate is judged again
+   * on the merged totals with {@link #gateReasons}. {@code run_id} is left empty: each
+   * part was recorded (if at all) as a run of its own.
    *
    * @throws IllegalArgumentException when there are no parts, or they are of different
    *     checks (not shards of one run)
@@ -33,6 +49,9 @@ public final class Summaries {
       throw new IllegalArgumentException("no summaries to merge");
     }
     RunSummary first = parts.get(0);
+    if (parts.size() == 1) {
+      return first;
+    }
     RunSummary.Builder out = RunSummary.newBuilder();
     if (first.hasGate()) {
       out.setGate(first.getGate());
@@ -46,6 +65,7 @@ public final class Summaries {
       }
       add(out, p);
     }
+    out.addAllMatrix(mergeMatrix(parts));
     long applied = out.getPassed() + out.getFailed() + out.getErrored();
     out.setPassRate(ratio(out.getCasesPassed(), out.getCases()));
     out.setMeanScore(ratio(out.getValueSum(), applied));
@@ -136,7 +156,11 @@ public final class Summaries {
         .setSkipped(out.getSkipped() + p.getSkipped())
         .setValueSum(out.getValueSum() + p.getValueSum())
         .setCostUsd(out.getCostUsd() + p.getCostUsd())
-        .setUnpriced(out.getUnpriced() || p.getUnpriced());
+        .setUnpriced(out.getUnpriced() || p.getUnpriced())
+        .setGenerationCostUsd(out.getGenerationCostUsd() + p.getGenerationCostUsd())
+        .setGenerationCalls(out.getGenerationCalls() + p.getGenerationCalls())
+        .setGenerationCached(out.getGenerationCached() + p.getGenerationCached())
+        .setGenerationUnpriced(out.getGenerationUnpriced() || p.getGenerationUnpriced());
     for (int i = 0; i < p.getChecksCount(); i++) {
       CheckSummary c = p.getChecks(i);
       CheckSummary.Builder t = out.getChecksBuilder(i);
@@ -148,6 +172,30 @@ public final class Summaries {
           .setValueSum(t.getValueSum() + c.getValueSum())
           .setCostUsd(t.getCostUsd() + c.getCostUsd());
     }
+  }
+
+  private record CellKey(int prompt, String provider) {}
+
+  /** The parts' matrix cells merged by (prompt, provider), in order of first appearance. */
+  private static List<MatrixCell> mergeMatrix(List<RunSummary> parts) {
+    Map<CellKey, MatrixCell.Builder> cells = new LinkedHashMap<>();
+    for (RunSummary p : parts) {
+      for (MatrixCell c : p.getMatrixList()) {
+        MatrixCell.Builder t =
+            cells.computeIfAbsent(
+                new CellKey(c.getPrompt(), c.getProvider()),
+                k -> MatrixCell.newBuilder().setPrompt(k.prompt()).setProvider(k.provider()));
+        t.setCases(t.getCases() + c.getCases())
+            .setCasesPassed(t.getCasesPassed() + c.getCasesPassed())
+            .setCasesErrored(t.getCasesErrored() + c.getCasesErrored())
+            .setGenerationCostUsd(t.getGenerationCostUsd() + c.getGenerationCostUsd());
+      }
+    }
+    List<MatrixCell> out = new ArrayList<>(cells.size());
+    for (MatrixCell.Builder c : cells.values()) {
+      out.add(c.setPassRate(ratio(c.getCasesPassed(), c.getCases())).build());
+    }
+    return out;
   }
 
   private static double ratio(double num, long den) {

@@ -26,24 +26,15 @@ import dev.scorewire.v1.ScoringServiceGrpc;
 import dev.scorewire.v1.StreamConfig;
 import dev.scorewire.v1.ValidateSuiteRequest;
 import dev.scorewire.v1.ValidateSuiteResponse;
-import io.grpc.InsecureServerCredentials;
-import io.grpc.Server;
-import io.grpc.ServerBuilder;
-import io.grpc.ServerCredentials;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -53,39 +44,10 @@ import org.junit.jupiter.api.Timeout;
  * ScoringService on 127.0.0.1 that refuses each method's first call and answers the next.
  */
 @Timeout(30) // a retry that never comes would leave a call waiting, not failing
-class RetryTest {
-  private FlakyScoring service;
-  private Server server;
-  private ScorewireClient client;
-
-  @BeforeEach
-  void startFakeServer() throws Exception {
-    service = new FlakyScoring();
-    server = loopbackServerBuilder().addService(service).build().start();
-    client = ScorewireClient.newBuilder("127.0.0.1:" + server.getPort()).build();
-  }
-
-  @AfterEach
-  void stopFakeServer() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (server != null) {
-      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    }
-  }
-
-  /**
-   * A server builder bound to 127.0.0.1, port 0. grpc-netty-shaded is a runtime
-   * dependency (tests cannot compile against it), and {@code Grpc.newServerBuilderForPort}
-   * binds every interface, so its NettyServerBuilder is reached by name.
-   */
-  static ServerBuilder<?> loopbackServerBuilder() throws Exception {
-    Class<?> netty = Class.forName("io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder");
-    return (ServerBuilder<?>)
-        netty
-            .getMethod("forAddress", SocketAddress.class, ServerCredentials.class)
-            .invoke(null, new InetSocketAddress("127.0.0.1", 0), InsecureServerCredentials.create());
+class RetryTest extends FakeServerTest<RetryTest.FlakyScoring> {
+  @Override
+  FlakyScoring newService() {
+    return new FlakyScoring();
   }
 
   private static List<Case> cases(int n) {

@@ -15,7 +15,6 @@ import dev.scorewire.v1.RunSuiteResponse;
 import dev.scorewire.v1.RunSummary;
 import dev.scorewire.v1.Sample;
 import dev.scorewire.v1.ScoringServiceGrpc;
-import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -29,8 +28,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -42,26 +39,10 @@ import org.junit.jupiter.api.Timeout;
  * retries. The live server never fails so, which is why these tests use a fake.
  */
 @Timeout(30)
-class ShardRetryTest {
-  private ChunkedScoring service;
-  private Server server;
-  private ScorewireClient client;
-
-  @BeforeEach
-  void startFakeServer() throws Exception {
-    service = new ChunkedScoring();
-    server = RetryTest.loopbackServerBuilder().addService(service).build().start();
-    client = ScorewireClient.newBuilder("127.0.0.1:" + server.getPort()).build();
-  }
-
-  @AfterEach
-  void stopFakeServer() throws Exception {
-    if (client != null) {
-      client.close();
-    }
-    if (server != null) {
-      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    }
+class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
+  @Override
+  ChunkedScoring newService() {
+    return new ChunkedScoring();
   }
 
   private static RunSuiteRequest request(int n) {

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * {@link ScorewireClient#runSuiteSharded} against a real server: the merged summary of a
  * sharded run equals the summary of the same batch run as one call (counts exactly, means
  * to rounding), its gate judged again on the merged totals; indexes refer to the request.
+ * A run of one chunk is the server's summary unchanged: its run_id, verdict and matrix.
  */
 class ShardsTest extends LiveServerTest {
   /** Passing, failing, erroring (no expected value) and skipped scores, unevenly spread. */
@@ -214,6 +216,62 @@ class ShardsTest extends LiveServerTest {
     assertEquals(
         List.of(true, false),
         got.results().stream().sorted((a, b) -> a.getIndex() - b.getIndex()).map(CaseResult::getPassed).toList());
+  }
+
+  /** A recorded RunSuite of {@code cases} named {@code name}, contains:Paris. */
+  private static RunSuiteRequest.Builder recorded(String name, List<Case> cases) {
+    return RunSuiteRequest.newBuilder().addCompact("contains:Paris").addAllCases(cases).setRecord(true).setRunName(name);
+  }
+
+  private static List<Case> paris(String... outputs) {
+    return IntStream.range(0, outputs.length)
+        .mapToObj(i -> Case.newBuilder().setSample(Sample.newBuilder().setId("c" + i)).setOutput(Values.text(outputs[i])).build())
+        .toList();
+  }
+
+  @Test
+  void aRecordedRunOfOneChunkKeepsTheServersRunIdAndVerdict() {
+    String name = "java-shard-" + UUID.randomUUID();
+    // Cases that fit one chunk: the sharded run is one recorded run, and its id comes back.
+    ShardedResult got = client.runSuiteSharded(recorded(name, paris("Paris", "Paris")).build(), ShardOptions.of(1));
+    String runId = got.summary().getRunId();
+    assertFalse(runId.isEmpty(), "the recorded run's id was lost");
+    assertEquals(runId, client.getRun(runId).getRunId());
+    // Against that run as baseline, c1 regresses: the server fails the gate, which the
+    // client's rule (no baseline, nothing errored) would pass; one chunk keeps the verdict.
+    RunSummary worse =
+        client
+            .runSuiteSharded(
+                recorded(name, paris("Paris", "Berlin")).setGate(Gate.newBuilder().setBaseline(runId)).build(),
+                ShardOptions.of(1))
+            .summary();
+    assertFalse(worse.getGatePassed(), "the server's baseline verdict was judged again");
+    assertFalse(worse.getGateReasonsList().isEmpty());
+    assertEquals(List.of(), Summaries.gateReasons(worse.getGate(), worse));
+    assertFalse(worse.getRunId().isEmpty());
+    // Several chunks are several recorded runs: the merged summary names none of them.
+    RunSummary split = client.runSuiteSharded(recorded(name, paris("Paris", "Paris")).build(), ShardOptions.of(2)).summary();
+    assertEquals(2, split.getCases());
+    assertEquals("", split.getRunId());
+  }
+
+  @Test
+  void aCheckllmSuiteOfOneChunkKeepsItsMatrix() {
+    // Outputs recorded in the document: a "recorded" cell of the matrix, generation off.
+    String suite =
+        "tests:\n"
+            + "  - {output: Paris, assert: [{type: contains, value: Paris}]}\n"
+            + "  - {output: Lyon, assert: [{type: contains, value: Paris}]}\n";
+    RunSuiteRequest request = RunSuiteRequest.newBuilder().setSuiteYaml(suite).build();
+    RunSummary one;
+    try (SuiteRun run = client.runSuite(request)) {
+      run.remaining();
+      one = run.summary();
+    }
+    assertEquals(1, one.getMatrixCount());
+    RunSummary got = client.runSuiteSharded(request, ShardOptions.of(3)).summary();
+    assertEquals(one.getMatrixList(), got.getMatrixList());
+    assertEquals(one, got);
   }
 
   @Test
