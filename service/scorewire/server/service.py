@@ -191,16 +191,16 @@ _BUDGET_TAG = 0x29
 """ScoreRequest's `budget_usd = 5`, a fixed 8-byte double (wire type 1)."""
 
 
-def score_plan_wire(raw: bytes) -> tuple[bytes, int] | None:
+def score_plan_wire(raw: bytes) -> bytes | None:
     """The wire bytes of a serialized ScoreRequest's plan fields (its checks and compact
-    lines, tags included) and how many there are, or None when the bytes are not the
-    runtime's serialization of fields 1-5 (fields in number order, nothing unknown).
+    lines, tags included), or None when the bytes are not the runtime's serialization of
+    fields 1-5 (fields in number order, nothing unknown).
 
     Equal bytes are the same checks and compact lines in the same order, so the bytes
     are a memo key for the plan: `ScoringService.Score` looks its source up by them at a
     third of the cost of serializing each check for `SourceMemo`.
     """
-    i, count, end = 0, 0, len(raw)
+    i, end = 0, len(raw)
     first = last = -1
     while i < end:
         tag = raw[i]
@@ -226,7 +226,6 @@ def score_plan_wire(raw: bytes) -> tuple[bytes, int] | None:
                 shift += 7
         stop = j + length
         if tag in _PLAN_TAGS:
-            count += 1
             if first < 0:
                 first = i
             last = stop
@@ -235,7 +234,7 @@ def score_plan_wire(raw: bytes) -> tuple[bytes, int] | None:
         i = stop
     if i != end:
         return None
-    return (raw[first:last] if first >= 0 else b""), count
+    return raw[first:last] if first >= 0 else b""
 
 
 class _JobCutter:
@@ -694,7 +693,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             return build()
         # Only a plan within max_checks_per_request is ever remembered (`_source` refuses
         # the rest), and the setting is fixed for the process: a hit needs no count check.
-        return self._sources.wired(wire[0], build)
+        return self._sources.wired(wire, build)
 
     def _score_response(self, plan: PlanShape, result: CaseResult) -> pb.ScoreResponse:
         response = pb.ScoreResponse(passed=result.passed)
