@@ -422,3 +422,39 @@ def test_a_server_wide_budget_holds_across_replicas(
         group.stop()
     assert fake_judge.calls == 1
     assert sum(s.error.code == "BUDGET_EXHAUSTED" for s in scores) == 8
+
+
+def test_a_server_wide_generation_budget_holds_across_replicas(
+    replica_set: Callable[..., ReplicaSet],  # noqa: F811
+    fake_judge: FakeOpenAI,
+) -> None:
+    # The replicas generate checkllm outputs with their own key; a server-wide generation
+    # budget of $0.0015 holds two generations of $0.0006 (1000 completion tokens on
+    # gpt-4o-mini) in all, not two per replica: four runs, one after another over two
+    # replicas, make two calls and the last two score BUDGET_EXHAUSTED, never a pass.
+    fake_judge.default = Reply(content="Paris", input_tokens=1, output_tokens=1000)
+    env = judge_env(fake_judge.url, JUDGE_KEY) | {
+        "SCOREWIRE_GENERATION_ENABLED": "true",
+        "SCOREWIRE_GENERATION_BUDGET_USD": "0.0015",
+    }
+    group = replica_set(2, env=env)
+    doc = """
+prompts: ["{{q}}"]
+providers: ["openai:gpt-4o-mini"]
+tests:
+  - {vars: {q: QUESTION}, assert: [{type: contains, value: Paris}]}
+"""
+    outcomes = []
+    try:
+        for i, replica in enumerate([group[0], group[1], group[0], group[1]]):
+            with Client(replica.address) as client:
+                results, summary = client.run_suite(
+                    [], suite_yaml=doc.replace("QUESTION", f"question {i}")
+                ).collect()
+            (r,) = results
+            outcomes.append((r.passed, {s.error.code for s in r.scores}, summary.generation_calls))
+    finally:
+        group.stop()
+    assert [o[0] for o in outcomes] == [True, True, False, False]
+    assert [o[1] for o in outcomes[2:]] == [{"BUDGET_EXHAUSTED"}] * 2
+    assert fake_judge.calls == 2 and [o[2] for o in outcomes] == [1, 1, 0, 0]
