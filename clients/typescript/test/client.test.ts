@@ -18,6 +18,7 @@ import {
   SuiteRun,
   outputHash,
 } from "../src";
+import { CHECKLLM_PROVIDERS, CHECKLLM_RECORDED, CHECKLLM_SUITE } from "./checkllm";
 import { useLiveServer } from "./live";
 
 const TIMEOUT = { timeout: 120_000 };
@@ -378,26 +379,9 @@ describe("RunSuite of more than STREAM_CHUNK_CASES cases", () => {
 });
 
 describe("RunSuite with a checkllm suite", () => {
-  // Seed 001's format, sent as it is: 2 tests x 2 prompts x 2 providers.
-  const suiteYaml = [
-    'prompts: ["Answer: {{query}}", "Be brief. {{query}}"]',
-    'providers: ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"]',
-    "tests:",
-    '  - {description: France, vars: {query: "Capital of France?"}, assert: [{type: contains, value: Paris}]}',
-    '  - {description: Italy, vars: {query: "Capital of Italy?"}, assert: [{type: contains, value: Rome}]}',
-  ].join("\n");
-  const providers = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"];
-  // Every combination recorded; the anthropic answers to prompt 1 are wrong.
-  const recorded = ["France", "1"].flatMap((test) =>
-    ["0", "1"].flatMap((prompt) =>
-      providers.map((provider) => ({
-        test,
-        prompt,
-        provider,
-        output: { text: prompt === "1" && provider.startsWith("anthropic") ? "no idea" : "Paris, Rome" },
-      })),
-    ),
-  );
+  const suiteYaml = CHECKLLM_SUITE;
+  const providers = CHECKLLM_PROVIDERS;
+  const recorded = CHECKLLM_RECORDED;
 
   test("each result names its combination and the summary has the matrix", TIMEOUT, async () => {
     const run = live.client.runSuite({ suiteYaml, cases: recorded });

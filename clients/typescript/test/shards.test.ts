@@ -17,6 +17,7 @@ import {
   Status,
   mergeSummaries,
 } from "../src";
+import { CHECKLLM_RECORDED, CHECKLLM_SUITE } from "./checkllm";
 import { useLiveServer } from "./live";
 
 const TIMEOUT = { timeout: 120_000 };
@@ -228,25 +229,8 @@ test("a recorded batch in one chunk reports the run the server recorded", TIMEOU
 });
 
 test("a checkllm batch in one chunk keeps the server's matrix and gate", TIMEOUT, async () => {
-  const providers = ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"];
-  const suiteYaml = [
-    'prompts: ["Answer: {{query}}", "Be brief. {{query}}"]',
-    `providers: [${providers.map((p) => JSON.stringify(p)).join(", ")}]`,
-    "tests:",
-    '  - {description: France, vars: {query: "Capital of France?"}, assert: [{type: contains, value: Paris}]}',
-    '  - {description: Italy, vars: {query: "Capital of Italy?"}, assert: [{type: contains, value: Rome}]}',
-  ].join("\n");
-  // Every combination recorded; the anthropic answers to prompt 1 are wrong.
-  const cases = ["France", "1"].flatMap((test) =>
-    ["0", "1"].flatMap((prompt) =>
-      providers.map((provider) => ({
-        test,
-        prompt,
-        provider,
-        output: { text: prompt === "1" && provider.startsWith("anthropic") ? "no idea" : "Paris, Rome" },
-      })),
-    ),
-  );
+  const suiteYaml = CHECKLLM_SUITE;
+  const cases = CHECKLLM_RECORDED;
   const plain = await live.client.runSuite({ suiteYaml, cases }).summary();
   assert.equal(plain.matrix.length, 4);
   const got = await live.client.runSuiteSharded({ suiteYaml, cases }, { shards: 1 });
