@@ -223,6 +223,55 @@ def test_chunks_cover_the_cases_in_order_and_share_the_budget() -> None:
         split(base, cases, shards=0, chunk_cases=3)
 
 
+def test_a_checkllm_batch_is_one_chunk() -> None:
+    # The server scores recorded combinations only with every one present: a checkllm
+    # batch (by its format, or by a case naming its combination) is never split.
+    cases = [pb.Case(sample=pb.Sample(id=f"c{i}")) for i in range(10)]
+    assert len(split(pb.RunSuiteRequest(), cases, shards=3, chunk_cases=5_000)) == 3
+    checkllm = pb.RunSuiteRequest(format=pb.SUITE_FORMAT_CHECKLLM, budget_usd=1.0)
+    (whole,) = split(checkllm, cases, shards=3, chunk_cases=2)
+    assert len(whole.request.cases) == 10 and whole.request.budget_usd == 1.0
+    named = [pb.Case(prompt="1") if i == 7 else c for i, c in enumerate(cases)]
+    assert len(split(pb.RunSuiteRequest(), named, shards=3, chunk_cases=5_000)) == 1
+
+
+CHECKLLM_SUITE = """
+prompts: ["Answer: {{query}}", "Be brief. {{query}}"]
+providers: ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"]
+tests:
+  - description: France
+    vars: {query: "What is the capital of France?"}
+    assert: [{type: contains, value: "Paris"}]
+  - description: Italy
+    vars: {query: "What is the capital of Italy?"}
+    assert: [{type: contains, value: "Rome"}]
+"""
+
+
+def test_a_recorded_checkllm_batch_runs_sharded_as_the_plain_run(client: Client) -> None:
+    # Every combination recorded, named in plain dicts; the anthropic answers to the
+    # second prompt miss Rome. Sharded, the batch runs whole: the server's summary.
+    cases = [
+        {
+            "test": test,
+            "prompt": prompt,
+            "provider": provider,
+            "output": "Paris" if (prompt, provider[:9]) == ("1", "anthropic") else "Paris Rome",
+        }
+        for test in ("France", "1")
+        for prompt in ("0", "1")
+        for provider in ("openai:gpt-4o-mini", "anthropic:claude-3-5-haiku")
+    ]
+    plain = client.run_suite(cases, suite_yaml=CHECKLLM_SUITE).collect()[1]
+    run = client.run_suite(cases, suite_yaml=CHECKLLM_SUITE, shards=2)
+    results, sharded = run.collect()
+    assert sharded == plain and len(results) == 8
+    assert [(c.prompt, c.cases, c.cases_passed) for c in sharded.matrix] == [
+        (0, 2, 2), (0, 2, 2), (1, 2, 2), (1, 2, 1),
+    ]  # fmt: skip
+    assert sorted(r.combination.test for r in results if not r.passed) == [1]
+
+
 @pytest.mark.parametrize(
     ("code", "message", "expected"),
     [

@@ -258,7 +258,9 @@ def to_checks(checks: Iterable[CheckLike] | None) -> list[pb.CheckSpec]:
 
 
 def to_case(obj: CaseLike) -> pb.Case:
-    """A Case from a mapping {sample, output} or a (sample, output) pair."""
+    """A Case from a mapping {sample, output} or a (sample, output) pair; a recorded output
+    of a checkllm suite names its combination too, with any of `test` (an index or the
+    test's description), `prompt` (an index) and `provider` (as the suite writes it)."""
     if isinstance(obj, pb.Case):
         return obj
     case = pb.Case()
@@ -278,13 +280,18 @@ def fill_case(case: pb.Case, obj: CaseLike) -> None:
         _check_type(obj, pb.Case, "case")
         _keys("case", obj, _CASE_KEYS)
         sample, output = obj.get("sample"), obj.get("output", "")
+        if not _PLAIN_CASE_KEYS.issuperset(obj):  # a checkllm case naming its combination
+            case.test = str(obj.get("test") or "")
+            case.prompt = str(obj.get("prompt") or "")
+            case.provider = str(obj.get("provider") or "")
     case.sample.SetInParent()  # both present even when empty, as before
     case.output.SetInParent()
     fill_sample(case.sample, sample)
     fill_output(case.output, output)
 
 
-_CASE_KEYS = frozenset(("sample", "output"))
+_PLAIN_CASE_KEYS = frozenset(("sample", "output"))
+_CASE_KEYS = _PLAIN_CASE_KEYS | {"test", "prompt", "provider"}
 
 
 def to_stream_case(obj: StreamCaseLike) -> pb.StreamCase:

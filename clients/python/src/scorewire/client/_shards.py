@@ -23,6 +23,10 @@ several) or an L7 proxy spreads them over the replicas. Then:
 - **Budget.** A run's `budget_usd` is divided among the chunks in proportion to their
   cases, so the whole batch never spends more than it; a chunk may run out of its share
   while another has some left.
+- **Whole batches.** A checkllm batch (`format` CHECKLLM, or any case naming its
+  `test`, `prompt` or `provider`) is sent as one chunk: the server scores recorded
+  combinations only with every one present, so a part of the batch would be refused.
+  So is a request without cases (a suite document with its own).
 """
 
 from __future__ import annotations
@@ -82,13 +86,17 @@ def split(
     base: pb.RunSuiteRequest, cases: Sequence[pb.Case], shards: int, chunk_cases: int
 ) -> list[Chunk]:
     """Chunks of `cases`, each a copy of `base` (no cases in it) with its own cases and
-    its share of `base.budget_usd`."""
+    its share of `base.budget_usd`; one chunk for a checkllm batch (see the module)."""
     if shards < 1:
         raise ValueError(f"shards must be at least 1, not {shards}")
     if chunk_cases < 1:
         raise ValueError(f"chunk_cases must be at least 1, not {chunk_cases}")
     n = len(cases)
     count = max(min(shards, n), math.ceil(n / chunk_cases), 1)
+    if base.format == pb.SUITE_FORMAT_CHECKLLM or any(
+        c.test or c.prompt or c.provider for c in cases
+    ):
+        count = 1  # scored only whole: every combination in one request
     size = max(math.ceil(n / count), 1)
     template = pb.RunSuiteRequest()
     template.CopyFrom(base)
