@@ -26,7 +26,8 @@ const (
 // ShardOptions says how RunSuiteSharded splits a batch.
 type ShardOptions struct {
 	// Shards is how many chunks are in flight at once (at least 1); the batch is split
-	// into at least this many chunks.
+	// into at least this many chunks, but for a checkllm batch or a request without
+	// cases, which is one chunk (see RunSuiteSharded).
 	Shards int
 	// ChunkCases is the most cases in one chunk; 0 means DefaultChunkCases.
 	ChunkCases int

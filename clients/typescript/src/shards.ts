@@ -22,7 +22,11 @@ export const DEFAULT_CHUNK_ATTEMPTS = 3;
 
 /** How runSuiteSharded splits a batch. */
 export interface ShardOptions {
-  /** How many chunks are in flight at once (at least 1); the batch is split into at least this many chunks. */
+  /**
+   * How many chunks are in flight at once (at least 1); the batch is split into at least
+   * this many chunks, but for a checkllm batch or a request without cases, which is one
+   * chunk (see runSuiteSharded).
+   */
   shards: number;
   /** The most cases in one chunk; unset or 0 means DEFAULT_CHUNK_CASES. */
   chunkCases?: number;
