@@ -26,7 +26,8 @@ const (
 // ShardOptions says how RunSuiteSharded splits a batch.
 type ShardOptions struct {
 	// Shards is how many chunks are in flight at once (at least 1); the batch is split
-	// into at least this many chunks.
+	// into at least this many chunks, but for a checkllm batch or a request without
+	// cases, which is one chunk (see RunSuiteSharded).
 	Shards int
 	// ChunkCases is the most cases in one chunk; 0 means DefaultChunkCases.
 	ChunkCases int
@@ -65,10 +66,14 @@ type ShardedResult struct {
 // req.BudgetUsd, when set, is divided among the chunks in proportion to their cases,
 // so the batch never spends more than it. A request without cases (a suite document
 // with its own, such as a checkllm suite whose outputs the server generates) runs as
-// one chunk, and a batch that fits one chunk is one RunSuite: the summary is then the
-// server's own, its gate, generation cost, matrix and run_id as reported. Merged over
-// several chunks it sums the generation spending and the matrix cells too, and its
-// run_id is empty, since a recorded request records each chunk as a run of its own.
+// one chunk, and so does a checkllm batch of recorded outputs (req.Format
+// SUITE_FORMAT_CHECKLLM, or any case naming its Test, Prompt or Provider) whatever
+// opts says, since the server scores a checkllm batch only with every combination
+// present: its whole budget, its results and the server's summary as they come. A
+// batch that fits one chunk is one RunSuite: the summary is then the server's own, its
+// gate, generation cost, matrix and run_id as reported. Merged over several chunks it
+// sums the generation spending and the matrix cells too, and its run_id is empty,
+// since a recorded request records each chunk as a run of its own.
 func (c *Client) RunSuiteSharded(ctx context.Context, req *scorewirev1.RunSuiteRequest, opts ShardOptions, callOpts ...grpc.CallOption) (*ShardedResult, error) {
 	chunks, err := splitChunks(req, opts)
 	if err != nil {
@@ -192,10 +197,14 @@ func Retryable(err error) bool {
 }
 
 // splitChunks cuts req's cases into consecutive chunks: at least opts.Shards of them
-// (fewer only when there are fewer cases), at most opts.ChunkCases cases each.
+// (fewer only when there are fewer cases), at most opts.ChunkCases cases each. A
+// checkllm batch (wholeBatch) is one chunk, the request itself.
 func splitChunks(req *scorewirev1.RunSuiteRequest, opts ShardOptions) ([]chunk, error) {
 	if opts.Shards < 1 {
 		return nil, fmt.Errorf("scorewire: ShardOptions.Shards must be at least 1, not %d", opts.Shards)
+	}
+	if wholeBatch(req) {
+		return []chunk{{req: proto.Clone(req).(*scorewirev1.RunSuiteRequest)}}, nil
 	}
 	size := opts.ChunkCases
 	if size <= 0 {
@@ -218,4 +227,20 @@ func splitChunks(req *scorewirev1.RunSuiteRequest, opts ShardOptions) ([]chunk, 
 		chunks = append(chunks, chunk{offset: int32(offset), req: r})
 	}
 	return chunks, nil
+}
+
+// wholeBatch reports whether req is a checkllm batch, which the server scores only with
+// every prompt x provider x test combination present (a part of one is INVALID_ARGUMENT
+// "cases: no case for ..."): its format is SUITE_FORMAT_CHECKLLM, or one of its cases
+// names a combination (a test, prompt or provider).
+func wholeBatch(req *scorewirev1.RunSuiteRequest) bool {
+	if req.GetFormat() == scorewirev1.SuiteFormat_SUITE_FORMAT_CHECKLLM {
+		return true
+	}
+	for _, c := range req.GetCases() {
+		if c.GetTest() != "" || c.GetPrompt() != "" || c.GetProvider() != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -348,3 +348,72 @@ func TestRunSuiteShardedOfOneChunkKeepsTheCheckllmMatrix(t *testing.T) {
 		t.Errorf("sharded summary\n %v\nwant the plain run's\n %v", got.Summary, plain)
 	}
 }
+
+// A checkllm batch is one chunk, its whole budget included, whatever the options: the
+// server scores one only with every combination present. Plain cases still split.
+func TestSplitChunksKeepsACheckllmBatchWhole(t *testing.T) {
+	checkllm := &scorewirev1.RunSuiteRequest{
+		SuiteYaml: checkllmSuite, Format: scorewirev1.SuiteFormat_SUITE_FORMAT_CHECKLLM,
+		Cases: mixedCases(10), BudgetUsd: proto.Float64(0.5),
+	}
+	onePrompt := &scorewirev1.RunSuiteRequest{SuiteYaml: checkllmSuite, Cases: mixedCases(10)}
+	onePrompt.Cases[6].Prompt = "1"
+	for name, req := range map[string]*scorewirev1.RunSuiteRequest{
+		"format CHECKLLM":           checkllm,
+		"one case names a prompt":   onePrompt,
+		"recorded checkllm outputs": {SuiteYaml: checkllmSuite, Cases: checkllmCases()},
+	} {
+		for _, opts := range []scorewire.ShardOptions{{Shards: 3}, {Shards: 2, ChunkCases: 1}} {
+			reqs, offsets, err := scorewire.SplitChunks(req, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reqs) != 1 || offsets[0] != 0 || !proto.Equal(reqs[0], req) {
+				t.Errorf("%s %+v: %d chunks at %v, want the request whole as one", name, opts, len(reqs), offsets)
+			}
+		}
+	}
+	plain := &scorewirev1.RunSuiteRequest{Compact: compact, Cases: mixedCases(10), BudgetUsd: proto.Float64(0.5)}
+	reqs, offsets, err := scorewire.SplitChunks(plain, scorewire.ShardOptions{Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(offsets, []int32{0, 4, 8}) {
+		t.Errorf("plain cases: chunks at %v, want 0 4 8", offsets)
+	}
+	if len(reqs) == 3 && !near(reqs[2].GetBudgetUsd(), 0.1) {
+		t.Errorf("plain cases: the last chunk's budget is %v, want 0.1", reqs[2].GetBudgetUsd())
+	}
+}
+
+// A complete checkllm batch of recorded outputs, sharded, is one RunSuite: it succeeds,
+// with the plain run's summary, matrix and gate included, and each case once.
+func TestRunSuiteShardedRunsARecordedCheckllmBatchWhole(t *testing.T) {
+	c, ctx := dial(t), context.Background()
+	run, err := c.RunSuite(ctx, &scorewirev1.RunSuiteRequest{SuiteYaml: checkllmSuite, Cases: checkllmCases()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plain, err := run.Collect()
+	if err != nil || len(plain.GetMatrix()) != 4 {
+		t.Fatalf("RunSuite = %v, %v: want 4 matrix cells", plain, err)
+	}
+	for _, shards := range []int{2, 3} {
+		chunks := 0
+		got, err := c.RunSuiteSharded(ctx, &scorewirev1.RunSuiteRequest{SuiteYaml: checkllmSuite, Cases: checkllmCases()},
+			scorewire.ShardOptions{Shards: shards, OnChunk: func([]*scorewirev1.CaseResult) { chunks++ }})
+		if err != nil {
+			t.Fatalf("shards %d: %v", shards, err)
+		}
+		if !proto.Equal(got.Summary, plain) {
+			t.Errorf("shards %d: summary\n %v\nwant the plain run's\n %v", shards, got.Summary, plain)
+		}
+		seen := map[int32]bool{}
+		for _, r := range got.Results {
+			seen[r.GetIndex()] = true
+		}
+		if chunks != 1 || len(got.Results) != 8 || len(seen) != 8 {
+			t.Errorf("shards %d: %d chunks, %d results over %d indexes, want 1 chunk of 8", shards, chunks, len(got.Results), len(seen))
+		}
+	}
+}

@@ -352,12 +352,16 @@ export class ScorewireClient {
    * request's cases. A batch that fits one chunk is one runSuite, its summary the
    * server's as it is (its gate, generation spending, matrix and, with `record`, runId);
    * a request without cases (a suite document with its own, such as a checkllm suite
-   * whose outputs the server generates) always runs as one chunk. Several chunks'
-   * summaries merge by counts and sums (mergeSummaries: the generation spending and the
-   * matrix cells added too), the gate is judged again on the merged totals and runId is
-   * empty (each chunk is recorded as a run of its own). `budgetUsd`, when set, is
-   * divided among the chunks in proportion to their cases. `options.timeoutMs`, when
-   * set, is the whole run's deadline; `options.signal` cancels every chunk.
+   * whose outputs the server generates) always runs as one chunk, and so does a checkllm
+   * batch of recorded outputs (`format` SUITE_FORMAT_CHECKLLM, or any case naming its
+   * `test`, `prompt` or `provider`) whatever `shards` and `chunkCases` say, with its
+   * whole `budgetUsd`, since the server scores a checkllm batch only with every
+   * combination present. Several chunks' summaries merge by counts and sums
+   * (mergeSummaries: the generation spending and the matrix cells added too), the gate
+   * is judged again on the merged totals and runId is empty (each chunk is recorded as a
+   * run of its own). `budgetUsd`, when set, is divided among the chunks in proportion to
+   * their cases. `options.timeoutMs`, when set, is the whole run's deadline;
+   * `options.signal` cancels every chunk.
    */
   runSuiteSharded(
     request: DeepPartial<RunSuiteRequest>,

@@ -6,7 +6,13 @@ import * as grpc from "@grpc/grpc-js";
 
 import type { CallOptions, ScorewireClient } from "./client";
 import { ScorewireError, toScorewireError } from "./errors";
-import { type CaseResult, type DeepPartial, RunSuiteRequest, type RunSummary } from "./gen/scorewire/v1/scoring";
+import {
+  type CaseResult,
+  type DeepPartial,
+  RunSuiteRequest,
+  type RunSummary,
+  SuiteFormat,
+} from "./gen/scorewire/v1/scoring";
 import { mergeSummaries } from "./summary";
 
 /** The most cases in one chunk (one runSuite call) unless `chunkCases` says otherwise. */
@@ -16,7 +22,11 @@ export const DEFAULT_CHUNK_ATTEMPTS = 3;
 
 /** How runSuiteSharded splits a batch. */
 export interface ShardOptions {
-  /** How many chunks are in flight at once (at least 1); the batch is split into at least this many chunks. */
+  /**
+   * How many chunks are in flight at once (at least 1); the batch is split into at least
+   * this many chunks, but for a checkllm batch or a request without cases, which is one
+   * chunk (see runSuiteSharded).
+   */
   shards: number;
   /** The most cases in one chunk; unset or 0 means DEFAULT_CHUNK_CASES. */
   chunkCases?: number;
@@ -47,7 +57,7 @@ export interface ShardedResult {
 }
 
 /** Consecutive cases of the caller's request, from `offset`. */
-interface Chunk {
+export interface Chunk {
   readonly offset: number;
   readonly request: RunSuiteRequest;
 }
@@ -152,12 +162,14 @@ export function isRetryable(err: unknown): boolean {
 /**
  * Cuts the request's cases into consecutive chunks: at least `shards` of them (fewer only
  * when there are fewer cases), at most `chunkCases` cases each, each with its share of
- * `budgetUsd`. A request without cases is one chunk, the request itself.
+ * `budgetUsd`. A request without cases, or a checkllm batch (isWholeBatch), is one chunk,
+ * the request itself. Exported for the tests, not from the package.
  */
-function splitChunks(request: RunSuiteRequest, shard: ShardOptions): Chunk[] {
+export function splitChunks(request: RunSuiteRequest, shard: ShardOptions): Chunk[] {
   if (!Number.isInteger(shard.shards) || shard.shards < 1) {
     throw new RangeError(`scorewire: ShardOptions.shards must be an integer of at least 1, not ${shard.shards}`);
   }
+  if (isWholeBatch(request)) return [{ offset: 0, request }];
   const size = shard.chunkCases !== undefined && shard.chunkCases > 0 ? shard.chunkCases : DEFAULT_CHUNK_CASES;
   const n = request.cases.length;
   const count = Math.max(Math.min(shard.shards, n), Math.ceil(n / size), 1);
@@ -170,4 +182,17 @@ function splitChunks(request: RunSuiteRequest, shard: ShardOptions): Chunk[] {
     chunks.push({ offset, request: part });
   }
   return chunks;
+}
+
+/**
+ * Whether the request is a checkllm batch, which the server scores only with every
+ * prompt x provider x test combination present (a part of one is INVALID_ARGUMENT
+ * "cases: no case for ..."): its `format` is SUITE_FORMAT_CHECKLLM, or one of its cases
+ * names a combination (a `test`, `prompt` or `provider`).
+ */
+function isWholeBatch(request: RunSuiteRequest): boolean {
+  return (
+    request.format === SuiteFormat.SUITE_FORMAT_CHECKLLM ||
+    request.cases.some((c) => c.test !== "" || c.prompt !== "" || c.provider !== "")
+  );
 }

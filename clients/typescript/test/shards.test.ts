@@ -236,3 +236,21 @@ test("a checkllm batch in one chunk keeps the server's matrix and gate", TIMEOUT
   const got = await live.client.runSuiteSharded({ suiteYaml, cases }, { shards: 1 });
   assert.deepEqual(got.summary, plain);
 });
+
+test("a complete recorded checkllm batch, sharded, runs whole as one plain runSuite", TIMEOUT, async () => {
+  const suiteYaml = CHECKLLM_SUITE;
+  const cases = CHECKLLM_RECORDED;
+  const plain = await live.client.runSuite({ suiteYaml, cases }).summary();
+  assert.equal(plain.matrix.length, 4);
+  for (const shards of [2, 3]) {
+    const chunks: CaseResult[][] = [];
+    const got = await live.client.runSuiteSharded({ suiteYaml, cases }, { shards, onChunk: (r) => chunks.push(r) });
+    assert.deepEqual(got.summary, plain, `shards ${shards}: the plain run's summary`);
+    assert.equal(chunks.length, 1, `shards ${shards}: one chunk`);
+    assert.deepEqual(
+      got.results.map((r) => r.index).sort((a, b) => a - b),
+      Array.from({ length: cases.length }, (_, i) => i),
+      `shards ${shards}: each case once`,
+    );
+  }
+});

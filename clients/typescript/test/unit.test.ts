@@ -5,9 +5,11 @@ import { test } from "node:test";
 import {
   Gate,
   Metadata,
+  RunSuiteRequest,
   RunSummary,
   ScorewireError,
   Status,
+  SuiteFormat,
   channelOptionsFor,
   gateReasons,
   isRetryable,
@@ -16,9 +18,11 @@ import {
   outputHash,
   toScorewireError,
 } from "../src";
+import { splitChunks } from "../src/shards";
 import { formatFixed, formatG } from "../src/summary";
 import { BadRequest } from "../src/gen/google/rpc/error_details";
 import { Status as RpcStatus } from "../src/gen/google/rpc/status";
+import { CHECKLLM_RECORDED, CHECKLLM_SUITE } from "./checkllm";
 
 /** Trailers as a server sends them for INVALID_ARGUMENT with a BadRequest detail. */
 function trailersWith(violations: { field: string; description: string }[]): Metadata {
@@ -294,4 +298,36 @@ test("mergeSummaries adds the generation spending and the matrix cells by prompt
   assert.equal(m.runId, "", "each chunk is a run of its own: the merged summary is none of them");
   assert.deepEqual([m.cases, m.casesPassed, m.passRate, m.gatePassed], [8, 4, 0.5, true]);
   assert.deepEqual([a.matrix[0]!.cases, a.generationCostUsd], [2, 0.25], "merging changed a part");
+});
+
+test("a checkllm batch is one chunk, its whole budget included; plain cases still split", () => {
+  const plainCases = Array.from({ length: 10 }, (_, i) => ({ sample: { id: `c${i}` }, output: { text: "Paris" } }));
+  const onePrompt = plainCases.map((c, i) => (i === 6 ? { ...c, prompt: "1" } : c));
+  const batches = {
+    "format CHECKLLM": {
+      suiteYaml: CHECKLLM_SUITE,
+      format: SuiteFormat.SUITE_FORMAT_CHECKLLM,
+      cases: plainCases,
+      budgetUsd: 0.5,
+    },
+    "one case names a prompt": { suiteYaml: CHECKLLM_SUITE, cases: onePrompt },
+    "recorded checkllm outputs": { suiteYaml: CHECKLLM_SUITE, cases: CHECKLLM_RECORDED },
+  };
+  for (const [name, partial] of Object.entries(batches)) {
+    const request = RunSuiteRequest.fromPartial(partial);
+    for (const shard of [{ shards: 3 }, { shards: 2, chunkCases: 1 }]) {
+      const chunks = splitChunks(request, shard);
+      assert.deepEqual(chunks.map((c) => c.offset), [0], `${name} ${JSON.stringify(shard)}: one chunk`);
+      assert.deepEqual(chunks[0]!.request, request, `${name}: the request whole`);
+    }
+  }
+  const plain = RunSuiteRequest.fromPartial({ compact: ["contains:Paris"], cases: plainCases, budgetUsd: 0.5 });
+  const chunks = splitChunks(plain, { shards: 3 });
+  assert.deepEqual(
+    chunks.map((c) => c.offset),
+    [0, 4, 8],
+    "plain cases: 3 chunks",
+  );
+  const last = chunks[2]!.request.budgetUsd;
+  assert.ok(last !== undefined && Math.abs(last - 0.1) < 1e-12, `plain cases: the last chunk's budget is ${last}`);
 });
