@@ -19,7 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * {@link ScorewireClient#runSuiteSharded}: one batch as chunks of consecutive cases,
  * {@code shards} RunSuite calls at a time on threads of its own, each chunk sent again
- * whole when its replica was lost. The Go client's {@code RunSuiteSharded}.
+ * whole when its replica was lost; a request without cases, or a checkllm batch (which
+ * the server scores only with every combination present), is one chunk. The Go client's
+ * {@code RunSuiteSharded}.
  */
 final class Shards {
   /**
