@@ -368,7 +368,11 @@ public final class ScorewireClient implements AutoCloseable {
    * recorded as a run of its own. The request's {@code budget_usd}, when set, is divided
    * among the chunks in proportion to their cases, so the batch never spends more than
    * it. A request without cases (a suite document with its own, whose outputs the server
-   * generates) runs as one chunk. Each chunk's call has the default deadline of runSuite.
+   * generates) runs as one chunk, and so does a checkllm batch (its {@code format}
+   * SUITE_FORMAT_CHECKLLM, or a case naming its combination by {@code test}, {@code
+   * prompt} or {@code provider}), sent whole with its whole budget: the server scores one
+   * only with every combination present. Each chunk's call has the default deadline of
+   * runSuite.
    *
    * @throws ScorewireException the first chunk failure that was not retried (or {@code
    *     CANCELLED} when the calling thread is interrupted)

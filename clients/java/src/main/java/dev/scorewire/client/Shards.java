@@ -3,6 +3,7 @@ package dev.scorewire.client;
 import dev.scorewire.v1.CaseResult;
 import dev.scorewire.v1.RunSuiteRequest;
 import dev.scorewire.v1.RunSummary;
+import dev.scorewire.v1.SuiteFormat;
 import io.grpc.Context;
 import io.grpc.Status;
 import java.time.Duration;
@@ -18,7 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * {@link ScorewireClient#runSuiteSharded}: one batch as chunks of consecutive cases,
  * {@code shards} RunSuite calls at a time on threads of its own, each chunk sent again
- * whole when its replica was lost. The Go client's {@code RunSuiteSharded}.
+ * whole when its replica was lost; a request without cases, or a checkllm batch (which
+ * the server scores only with every combination present), is one chunk. The Go client's
+ * {@code RunSuiteSharded}.
  */
 final class Shards {
   /**
@@ -167,11 +170,33 @@ final class Shards {
   }
 
   /**
+   * Whether {@code request} must be sent as one chunk: a checkllm batch (its {@code format}
+   * SUITE_FORMAT_CHECKLLM, or any case naming a combination by {@code test}, {@code
+   * prompt} or {@code provider}), which the server scores only with every combination of
+   * the suite present, refusing a part of it with INVALID_ARGUMENT.
+   */
+  static boolean whole(RunSuiteRequest request) {
+    if (request.getFormat() == SuiteFormat.SUITE_FORMAT_CHECKLLM) {
+      return true;
+    }
+    for (dev.scorewire.v1.Case c : request.getCasesList()) {
+      if (!c.getTest().isEmpty() || !c.getPrompt().isEmpty() || !c.getProvider().isEmpty()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * {@code request}'s cases cut into consecutive chunks: at least {@code shards} of them
    * (fewer only when there are fewer cases), at most {@code chunkCases} cases each, each
-   * with its share of the budget. A request without cases is one chunk.
+   * with its share of the budget. A request without cases is one chunk, and so is a
+   * checkllm batch ({@link #whole}), sent as it is.
    */
   static List<Chunk> split(RunSuiteRequest request, ShardOptions options) {
+    if (whole(request)) {
+      return List.of(new Chunk(0, request));
+    }
     int n = request.getCasesCount();
     int size = options.chunkCases();
     int count = Math.max(Math.max(Math.min(options.shards(), n), (n + size - 1) / size), 1);

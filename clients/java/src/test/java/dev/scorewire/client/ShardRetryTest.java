@@ -15,6 +15,7 @@ import dev.scorewire.v1.RunSuiteResponse;
 import dev.scorewire.v1.RunSummary;
 import dev.scorewire.v1.Sample;
 import dev.scorewire.v1.ScoringServiceGrpc;
+import dev.scorewire.v1.SuiteFormat;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -152,6 +153,35 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
     assertEquals(10, Shards.split(r, ShardOptions.of(50)).size()); // never an empty chunk
     assertEquals(1, Shards.split(request(0), ShardOptions.of(3)).size());
     assertThrows(IllegalArgumentException.class, () -> ShardOptions.of(0));
+  }
+
+  @Test
+  void aCheckllmBatchIsOneChunkSentAsItIs() {
+    // The server scores a checkllm batch only with every combination present: split, each
+    // chunk would lack some and be refused. So it is one chunk, its whole budget with it.
+    RunSuiteRequest checkllm =
+        request(10).toBuilder().setFormat(SuiteFormat.SUITE_FORMAT_CHECKLLM).setBudgetUsd(1).build();
+    List<Shards.Chunk> chunks = Shards.split(checkllm, ShardOptions.of(3));
+    assertEquals(1, chunks.size());
+    assertEquals(0, chunks.get(0).offset());
+    assertEquals(checkllm, chunks.get(0).request());
+    // Format unspecified (detected from the document), one case naming its combination:
+    // the batch is checkllm too, whichever of the three fields that case sets.
+    for (int field = 0; field < 3; field++) {
+      RunSuiteRequest.Builder named = request(10).toBuilder();
+      Case.Builder c = named.getCases(4).toBuilder();
+      switch (field) {
+        case 0 -> c.setPrompt("0");
+        case 1 -> c.setTest("France");
+        default -> c.setProvider("openai:gpt-4o-mini");
+      }
+      RunSuiteRequest r = named.setCases(4, c).build();
+      assertEquals(List.of(r), Shards.split(r, ShardOptions.of(3)).stream().map(Shards.Chunk::request).toList(), "field " + field);
+    }
+    // Plain cases, evalstone or unspecified, are still split.
+    assertEquals(3, Shards.split(request(10), ShardOptions.of(3)).size());
+    RunSuiteRequest evalstone = request(10).toBuilder().setFormat(SuiteFormat.SUITE_FORMAT_EVALSTONE).build();
+    assertEquals(3, Shards.split(evalstone, ShardOptions.of(3)).size());
   }
 
   @Test

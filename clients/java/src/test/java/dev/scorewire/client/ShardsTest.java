@@ -14,6 +14,7 @@ import dev.scorewire.v1.RunSuiteRequest;
 import dev.scorewire.v1.RunSummary;
 import dev.scorewire.v1.Sample;
 import dev.scorewire.v1.Score;
+import dev.scorewire.v1.SuiteFormat;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -272,6 +273,51 @@ class ShardsTest extends LiveServerTest {
     RunSummary got = client.runSuiteSharded(request, ShardOptions.of(3)).summary();
     assertEquals(one.getMatrixList(), got.getMatrixList());
     assertEquals(one, got);
+  }
+
+  /** Seed 001's format: 2 tests x 2 prompts x 2 providers, outputs sent as cases. */
+  static final String CHECKLLM_SUITE =
+      "prompts: [\"Answer: {{query}}\", \"Be brief. {{query}}\"]\n"
+          + "providers: [\"openai:gpt-4o-mini\", \"anthropic:claude-3-5-haiku\"]\n"
+          + "tests:\n"
+          + "  - {description: France, vars: {query: \"Capital of France?\"}, assert: [{type: contains, value: Paris}]}\n"
+          + "  - {description: Italy, vars: {query: \"Capital of Italy?\"}, assert: [{type: contains, value: Rome}]}\n";
+
+  /** Every combination of CHECKLLM_SUITE recorded; the anthropic answers to prompt 1 are wrong. */
+  static List<Case> checkllmRecorded() {
+    List<Case> out = new ArrayList<>();
+    for (String test : List.of("France", "1")) {
+      for (String prompt : List.of("0", "1")) {
+        for (String provider : List.of("openai:gpt-4o-mini", "anthropic:claude-3-5-haiku")) {
+          String text = prompt.equals("1") && provider.startsWith("anthropic") ? "no idea" : "Paris, Rome";
+          out.add(Case.newBuilder().setTest(test).setPrompt(prompt).setProvider(provider).setOutput(Values.text(text)).build());
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void aRecordedCheckllmBatchRunsWholeAndKeepsItsSummary() {
+    // The server refuses a checkllm batch lacking any combination: split over 3 shards,
+    // every chunk would be INVALID_ARGUMENT. Sent whole, it is the plain run's summary.
+    for (SuiteFormat format : List.of(SuiteFormat.SUITE_FORMAT_UNSPECIFIED, SuiteFormat.SUITE_FORMAT_CHECKLLM)) {
+      RunSuiteRequest request =
+          RunSuiteRequest.newBuilder().setSuiteYaml(CHECKLLM_SUITE).setFormat(format).addAllCases(checkllmRecorded()).build();
+      RunSummary one;
+      try (SuiteRun run = client.runSuite(request)) {
+        run.remaining();
+        one = run.summary();
+      }
+      assertEquals(8, one.getCases(), format.toString());
+      assertEquals(4, one.getMatrixCount(), format.toString());
+      List<List<CaseResult>> chunks = new CopyOnWriteArrayList<>();
+      ShardedResult got = client.runSuiteSharded(request, ShardOptions.of(3).withOnChunk(chunks::add));
+      assertEquals(1, chunks.size(), format.toString());
+      assertEquals(IntStream.range(0, 8).boxed().toList(), got.results().stream().map(CaseResult::getIndex).sorted().toList());
+      assertEquals(one.getMatrixList(), got.summary().getMatrixList(), format.toString());
+      assertEquals(one, got.summary(), format.toString());
+    }
   }
 
   @Test
