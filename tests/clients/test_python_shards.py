@@ -185,10 +185,41 @@ def test_generation_totals_and_the_matrix_merge_cell_by_cell() -> None:
 
 def test_a_recorded_run_sent_as_one_chunk_keeps_its_run_id(client: Client) -> None:
     cases = _cases(5)
-    one = client.run_suite(cases, compact=["contains:Paris"], record=True, shards=1).collect()[1]
+    run = client.run_suite(cases, compact=["contains:Paris"], record=True, shards=1)
+    one = run.collect()[1]
     assert one.run_id and client.get_run(one.run_id).summary.cases == 5
-    two = client.run_suite(cases, compact=["contains:Paris"], record=True, shards=2).collect()[1]
-    assert two.cases == 5 and two.run_id == ""  # two runs were recorded, one per chunk
+    assert run.run_ids == [one.run_id]
+    unrecorded = client.run_suite(cases, compact=["contains:Paris"], record=False, shards=2)
+    unrecorded.collect()
+    assert unrecorded.run_ids == []
+    client.delete_run(one.run_id)
+
+
+async def test_the_asyncio_client_names_each_chunks_run_too(scorewire_addr: str) -> None:
+    cases = [{"sample": {"id": f"c{i}"}, "output": "Paris" if i < 2 else "Rome"} for i in range(4)]
+    async with AsyncClient(scorewire_addr) as client:
+        run = client.run_suite(
+            cases, compact=["contains:Paris"], record=True, shards=2, chunk_cases=2
+        )
+        await run.collect()  # type: ignore[misc]
+        runs = [await client.get_run(run_id) for run_id in run.run_ids]  # type: ignore[union-attr]
+        for r in runs:
+            await client.delete_run(r.run_id)
+    assert [r.summary.cases_passed for r in runs] == [2, 0]
+
+
+def test_a_recorded_sharded_run_names_each_chunks_run_in_case_order(client: Client) -> None:
+    # Three chunks of three: all pass, none pass, one passes. Each chunk is a run of its
+    # own, which the merged summary's empty run_id cannot name: run_ids does, in order.
+    outputs = ["Paris"] * 3 + ["Rome"] * 3 + ["Paris", "Rome", "Rome"]
+    cases = [{"sample": {"id": f"c{i}"}, "output": t} for i, t in enumerate(outputs)]
+    run = client.run_suite(cases, compact=["contains:Paris"], record=True, shards=3, chunk_cases=3)
+    merged = run.collect()[1]
+    assert merged.run_id == "" and len(set(run.run_ids)) == 3
+    runs = [client.get_run(run_id) for run_id in run.run_ids]
+    assert [(r.summary.cases, r.summary.cases_passed) for r in runs] == [(3, 3), (3, 0), (3, 1)]
+    for run_id in run.run_ids:
+        client.delete_run(run_id)
 
 
 def test_an_invalid_request_fails_the_sharded_run_once_without_retries(client: Client) -> None:

@@ -147,6 +147,7 @@ class ShardedRun(Iterator[pb.CaseResult]):
         self.open_chunks: dict[int, int] = {}
         """Chunks in flight, by the offset of their first case: results received so far
         in the current attempt."""
+        self._run_ids: dict[int, str] = {}
         self._pool = ThreadPoolExecutor(max_workers=shards, thread_name_prefix="scorewire-shard")
         for chunk in chunks:
             self._pool.submit(self._run, chunk).add_done_callback(self._done.put)
@@ -177,7 +178,11 @@ class ShardedRun(Iterator[pb.CaseResult]):
                 with self._lock:
                     self.received += 1
                     self.open_chunks[chunk.offset] += 1
-            return results, run.summary
+            summary = run.summary
+            if summary.run_id:
+                with self._lock:
+                    self._run_ids[chunk.offset] = summary.run_id
+            return results, summary
         finally:
             with self._lock:
                 self._open.discard(run)
@@ -213,6 +218,14 @@ class ShardedRun(Iterator[pb.CaseResult]):
         if self._summary is None:
             raise RuntimeError("the summary arrives after the last result: iterate first")
         return self._summary
+
+    @property
+    def run_ids(self) -> list[str]:
+        """The ids of the runs the chunks were recorded as (`record`), in the order of
+        their cases: several chunks are several runs, which the merged summary's empty
+        `run_id` cannot name. Complete once every result has been read."""
+        with self._lock:
+            return [self._run_ids[k] for k in sorted(self._run_ids)]
 
     def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
         """Read every remaining result; return them with the merged summary."""
@@ -275,6 +288,7 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
         self.open_chunks: dict[int, int] = {}
         """Chunks in flight, by the offset of their first case: results received so far
         in the current attempt."""
+        self._run_ids: dict[int, str] = {}
 
     def _begin(self) -> None:
         self._done = asyncio.Queue()
@@ -307,7 +321,10 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
                 results.append(r)
                 self.received += 1
                 self.open_chunks[chunk.offset] += 1
-            return results, run.summary
+            summary = run.summary
+            if summary.run_id:
+                self._run_ids[chunk.offset] = summary.run_id
+            return results, summary
         except asyncio.CancelledError:
             run.cancel()
             raise
@@ -347,6 +364,11 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
         if self._summary is None:
             raise RuntimeError("the summary arrives after the last result: iterate first")
         return self._summary
+
+    @property
+    def run_ids(self) -> list[str]:
+        """`ShardedRun.run_ids`: the chunks' recorded runs, in the order of their cases."""
+        return [self._run_ids[k] for k in sorted(self._run_ids)]
 
     async def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
         """Read every remaining result; return them with the merged summary."""
