@@ -49,6 +49,13 @@ type ShardedResult struct {
 	// the server sent it (its run_id, generation spending and matrix included), or
 	// several added up, the gate judged again on the merged totals and run_id empty.
 	Summary *scorewirev1.RunSummary
+	// RunIDs are the ids of the runs the server recorded for the batch (with
+	// req.Record), one per chunk, in the order of the chunks' cases (by their offset in
+	// req.Cases, not completion order): read each back with GetRun or ListRunResults,
+	// since the merged Summary of several chunks has no run_id. Empty when nothing was
+	// recorded; for a batch sent as one chunk, exactly Summary's run_id. When the run
+	// fails, those of the chunks whose results are in Results.
+	RunIDs []string
 	// Retries counts chunk attempts that failed and were sent again.
 	Retries int
 }
@@ -73,7 +80,8 @@ type ShardedResult struct {
 // batch that fits one chunk is one RunSuite: the summary is then the server's own, its
 // gate, generation cost, matrix and run_id as reported. Merged over several chunks it
 // sums the generation spending and the matrix cells too, and its run_id is empty,
-// since a recorded request records each chunk as a run of its own.
+// since a recorded request records each chunk as a run of its own: the result's
+// RunIDs lists those runs' ids, in the order of the chunks' cases.
 func (c *Client) RunSuiteSharded(ctx context.Context, req *scorewirev1.RunSuiteRequest, opts ShardOptions, callOpts ...grpc.CallOption) (*ShardedResult, error) {
 	chunks, err := splitChunks(req, opts)
 	if err != nil {
@@ -89,6 +97,7 @@ func (c *Client) RunSuiteSharded(ctx context.Context, req *scorewirev1.RunSuiteR
 		mu        sync.Mutex
 		out       ShardedResult
 		summaries []*scorewirev1.RunSummary
+		runIDs    = map[int32]string{} // by chunk offset
 		firstErr  error
 		wg        sync.WaitGroup
 	)
@@ -108,6 +117,9 @@ func (c *Client) RunSuiteSharded(ctx context.Context, req *scorewirev1.RunSuiteR
 				if err == nil && firstErr == nil {
 					out.Results = append(out.Results, results...)
 					summaries = append(summaries, summary)
+					if id := summary.GetRunId(); id != "" {
+						runIDs[ch.offset] = id
+					}
 					if opts.OnChunk != nil {
 						opts.OnChunk(results)
 					}
@@ -126,6 +138,12 @@ feed:
 	}
 	close(todo)
 	wg.Wait()
+	out.RunIDs = make([]string, 0, len(runIDs))
+	for _, ch := range chunks {
+		if id, ok := runIDs[ch.offset]; ok {
+			out.RunIDs = append(out.RunIDs, id)
+		}
+	}
 	if firstErr != nil {
 		return &out, firstErr
 	}

@@ -417,3 +417,98 @@ func TestRunSuiteShardedRunsARecordedCheckllmBatchWhole(t *testing.T) {
 		}
 	}
 }
+
+// chunkedCases gives 9 cases whose contains:Paris passes in the first three, fails in
+// the next three and passes once in the last three, so each chunk of 3 has its own
+// counts (3, 0 and 1 passed).
+func chunkedCases() []*scorewirev1.Case {
+	texts := []string{
+		"Paris", "in Paris", "Paris, France",
+		"Rome", "Berlin", "Madrid",
+		"Lyon", "Paris again", "Nice",
+	}
+	cases := make([]*scorewirev1.Case, len(texts))
+	for i, text := range texts {
+		cases[i] = &scorewirev1.Case{Sample: &scorewirev1.Sample{Id: fmt.Sprintf("s%d", i)}, Output: scorewire.Text(text)}
+	}
+	return cases
+}
+
+// A recorded batch sharded 3 ways names its 3 runs, in the order of the chunks' cases,
+// and each reads back with its own chunk's cases.
+func TestRunSuiteShardedRecordedKeepsEveryChunksRunID(t *testing.T) {
+	c, ctx := dial(t), context.Background()
+	req := &scorewirev1.RunSuiteRequest{
+		Compact: []string{"contains:Paris"}, Cases: chunkedCases(),
+		Record: proto.Bool(true), RunName: "go-sharded-" + scorewire.NewRequestID(),
+	}
+	got, err := c.RunSuiteSharded(ctx, req, scorewire.ShardOptions{Shards: 3, ChunkCases: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, id := range got.RunIDs {
+			if err := c.DeleteRun(ctx, id); err != nil {
+				t.Errorf("DeleteRun(%s): %v", id, err)
+			}
+		}
+	})
+	if got.Summary.GetRunId() != "" {
+		t.Errorf("merged run_id = %q, want empty", got.Summary.GetRunId())
+	}
+	if len(got.RunIDs) != 3 || len(slices.Compact(slices.Sorted(slices.Values(got.RunIDs)))) != 3 || slices.Contains(got.RunIDs, "") {
+		t.Fatalf("RunIDs = %q, want 3 distinct ids", got.RunIDs)
+	}
+	for i, id := range got.RunIDs {
+		run, err := c.GetRun(ctx, id)
+		if err != nil {
+			t.Fatalf("GetRun(%s): %v", id, err)
+		}
+		// Chunk i holds cases 3i..3i+2: 3, 0 and 1 of them pass.
+		if run.GetResults() != 3 || run.GetSummary().GetCases() != 3 || run.GetSummary().GetCasesPassed() != []int64{3, 0, 1}[i] {
+			t.Errorf("run %d (%s): %d results, summary %v; want 3 cases, %d passed", i, id, run.GetResults(), run.GetSummary(), []int64{3, 0, 1}[i])
+		}
+		page, err := c.ListRunResults(ctx, &scorewirev1.ListRunResultsRequest{RunId: id})
+		if err != nil {
+			t.Fatalf("ListRunResults(%s): %v", id, err)
+		}
+		var ids []string
+		for _, r := range page.GetResults() {
+			ids = append(ids, r.GetCase().GetSample().GetId())
+		}
+		slices.Sort(ids)
+		if want := []string{fmt.Sprintf("s%d", 3*i), fmt.Sprintf("s%d", 3*i+1), fmt.Sprintf("s%d", 3*i+2)}; !slices.Equal(ids, want) {
+			t.Errorf("run %d (%s) holds %v, want %v", i, id, ids, want)
+		}
+	}
+}
+
+// Without record there are no run ids; a recorded batch sent as one chunk has exactly
+// its summary's.
+func TestRunSuiteShardedRunIDsUnrecordedAndOneChunk(t *testing.T) {
+	c, ctx := dial(t), context.Background()
+	plain := &scorewirev1.RunSuiteRequest{Compact: []string{"contains:Paris"}, Cases: chunkedCases()}
+	got, err := c.RunSuiteSharded(ctx, plain, scorewire.ShardOptions{Shards: 3, ChunkCases: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RunIDs == nil || len(got.RunIDs) != 0 {
+		t.Errorf("unrecorded RunIDs = %#v, want an empty slice", got.RunIDs)
+	}
+	one := proto.Clone(plain).(*scorewirev1.RunSuiteRequest)
+	one.Record = proto.Bool(true)
+	got, err = c.RunSuiteSharded(ctx, one, scorewire.ShardOptions{Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := got.Summary.GetRunId(); id != "" {
+		t.Cleanup(func() {
+			if err := c.DeleteRun(ctx, id); err != nil {
+				t.Errorf("DeleteRun(%s): %v", id, err)
+			}
+		})
+	}
+	if got.Summary.GetRunId() == "" || !slices.Equal(got.RunIDs, []string{got.Summary.GetRunId()}) {
+		t.Errorf("one chunk: RunIDs = %q, summary run_id %q", got.RunIDs, got.Summary.GetRunId())
+	}
+}

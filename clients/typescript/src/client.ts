@@ -359,7 +359,8 @@ export class ScorewireClient {
    * combination present. Several chunks' summaries merge by counts and sums
    * (mergeSummaries: the generation spending and the matrix cells added too), the gate
    * is judged again on the merged totals and runId is empty (each chunk is recorded as a
-   * run of its own). `budgetUsd`, when set, is divided among the chunks in proportion to
+   * run of its own: the result's `runIds` lists those runs' ids, in the order of the
+   * chunks' cases). `budgetUsd`, when set, is divided among the chunks in proportion to
    * their cases. `options.timeoutMs`, when set, is the whole run's deadline;
    * `options.signal` cancels every chunk.
    */

@@ -52,6 +52,14 @@ export interface ShardedResult {
    * gate judged again on the merged totals and runId empty.
    */
   summary: RunSummary;
+  /**
+   * The ids of the runs the server recorded for the batch (with `record`), one per chunk,
+   * in the order of the chunks' cases (by their offset in the request's `cases`, not
+   * completion order): read each back with getRun or listRunResults, since the merged
+   * summary of several chunks has no runId. Empty when nothing was recorded; for a batch
+   * sent as one chunk, exactly `summary.runId`.
+   */
+  runIds: string[];
   /** Chunk attempts that failed and were sent again. */
   retries: number;
 }
@@ -81,6 +89,7 @@ export async function runSharded(
   const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
   const results: CaseResult[] = [];
   const summaries: RunSummary[] = [];
+  const runIdByOffset = new Map<number, string>();
   let retries = 0;
   let failure: { error: unknown } | undefined;
   const fail = (error: unknown): void => {
@@ -120,6 +129,7 @@ export async function runSharded(
       if (failure !== undefined) return;
       results.push(...done.results);
       summaries.push(done.summary);
+      if (done.summary.runId !== "") runIdByOffset.set(chunk.offset, done.summary.runId);
       try {
         shard.onChunk?.(done.results);
       } catch (err) {
@@ -134,7 +144,11 @@ export async function runSharded(
   }
   if (failure !== undefined) throw failure.error;
   if (controller.signal.aborted) throw new ScorewireError(grpc.status.CANCELLED, "the sharded run was cancelled");
-  return { results, summary: mergeSummaries(summaries), retries };
+  const runIds = chunks.flatMap((c) => {
+    const id = runIdByOffset.get(c.offset);
+    return id === undefined ? [] : [id];
+  });
+  return { results, summary: mergeSummaries(summaries), runIds, retries };
 }
 
 /** What gRPC transports say when they lost a stream, as opposed to a status the server chose (the Go client's list). */

@@ -228,6 +228,56 @@ test("a recorded batch in one chunk reports the run the server recorded", TIMEOU
   for (const id of [plain.runId, got.summary.runId]) await live.client.deleteRun(id);
 });
 
+/**
+ * 9 cases whose contains:Paris passes in the first three, fails in the next three and
+ * passes once in the last three, so each chunk of 3 has its own counts (3, 0 and 1 passed).
+ */
+function chunkedCases(): DeepPartial<Case>[] {
+  const texts = ["Paris", "in Paris", "Paris, France", "Rome", "Berlin", "Madrid", "Lyon", "Paris again", "Nice"];
+  return texts.map((text, i) => ({ sample: { id: `s${i}` }, output: { text } }));
+}
+
+test("a recorded batch sharded 3 ways names its 3 runs in case order", TIMEOUT, async () => {
+  const got = await live.client.runSuiteSharded(
+    { compact: ["contains:Paris"], cases: chunkedCases(), record: true, runName: `ts-sharded-${randomUUID()}` },
+    { shards: 3, chunkCases: 3 },
+  );
+  try {
+    assert.equal(got.summary.runId, "", "the merged summary names no run");
+    assert.equal(got.runIds.length, 3, `runIds ${JSON.stringify(got.runIds)}`);
+    assert.equal(new Set(got.runIds).size, 3, `runIds ${JSON.stringify(got.runIds)} are not distinct`);
+    assert.ok(!got.runIds.includes(""), "an empty run id");
+    for (const [i, id] of got.runIds.entries()) {
+      // Chunk i holds cases 3i..3i+2: 3, 0 and 1 of them pass.
+      const run = await live.client.getRun(id);
+      assert.equal(run.results, 3, `run ${i}: results`);
+      assert.equal(run.summary?.cases, 3, `run ${i}: cases`);
+      assert.equal(run.summary?.casesPassed, [3, 0, 1][i], `run ${i}: cases passed`);
+      const page = await live.client.listRunResults({ runId: id });
+      assert.deepEqual(
+        page.results.map((r) => r.case?.sample?.id).sort(),
+        [`s${3 * i}`, `s${3 * i + 1}`, `s${3 * i + 2}`],
+        `run ${i} holds its chunk's cases`,
+      );
+    }
+  } finally {
+    for (const id of got.runIds) await live.client.deleteRun(id);
+  }
+});
+
+test("runIds is empty without record, and one chunk's is its summary's runId", TIMEOUT, async () => {
+  const request = { compact: ["contains:Paris"], cases: chunkedCases() };
+  const plain = await live.client.runSuiteSharded(request, { shards: 3, chunkCases: 3 });
+  assert.deepEqual(plain.runIds, []);
+  const one = await live.client.runSuiteSharded({ ...request, record: true }, { shards: 1 });
+  try {
+    assert.notEqual(one.summary.runId, "", "the run was not recorded");
+    assert.deepEqual(one.runIds, [one.summary.runId]);
+  } finally {
+    if (one.summary.runId !== "") await live.client.deleteRun(one.summary.runId);
+  }
+});
+
 test("a checkllm batch in one chunk keeps the server's matrix and gate", TIMEOUT, async () => {
   const suiteYaml = CHECKLLM_SUITE;
   const cases = CHECKLLM_RECORDED;
