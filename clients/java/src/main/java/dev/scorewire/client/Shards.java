@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -51,6 +52,8 @@ final class Shards {
   // Guarded by this: what finished chunks brought, and the first failure.
   private final List<CaseResult> results = new ArrayList<>();
   private final List<RunSummary> summaries = new ArrayList<>();
+  // Each recorded chunk's run_id by the chunk's offset, so they come out in case order.
+  private final TreeMap<Integer, String> runIds = new TreeMap<>();
   private RuntimeException failure;
 
   private Shards(ScorewireClient client, RunSuiteRequest request, ShardOptions options, Duration deadline) {
@@ -102,7 +105,7 @@ final class Shards {
       if (failure != null) {
         throw failure;
       }
-      return new ShardedResult(results, Summaries.merge(summaries), retries.get());
+      return new ShardedResult(results, Summaries.merge(summaries), retries.get(), List.copyOf(runIds.values()));
     }
   }
 
@@ -116,6 +119,9 @@ final class Shards {
           if (failure == null) {
             results.addAll(done.results());
             summaries.add(done.summary());
+            if (!done.summary().getRunId().isEmpty()) {
+              runIds.put(chunk.offset(), done.summary().getRunId());
+            }
             if (options.onChunk() != null) {
               options.onChunk().accept(Collections.unmodifiableList(done.results()));
             }

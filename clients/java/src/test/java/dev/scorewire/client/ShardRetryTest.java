@@ -88,6 +88,23 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
   }
 
   @Test
+  void runIdsAreInTheOrderOfTheChunksCasesNotOfCompletion() {
+    // The first chunk answers only after the other three: its run id still comes first.
+    // The chunk from c3 is refused past gRPC's own retry; only its last attempt's run counts.
+    service.holdUntilOthers("c0", 3);
+    service.plan("c3", Failure.UNAVAILABLE, Failure.UNAVAILABLE, Failure.UNAVAILABLE);
+    RunSuiteRequest recorded = request(12).toBuilder().setRecord(true).build();
+    ShardedResult got = client.runSuiteSharded(recorded, ShardOptions.of(4));
+    assertEachCaseOnce(12, got);
+    assertEquals("c0", service.completed.get(service.completed.size() - 1), "c0's chunk was not the last: " + service.completed);
+    assertEquals(List.of("run-c0-1", "run-c3-4", "run-c6-1", "run-c9-1"), got.runIds());
+    assertEquals("", got.summary().getRunId());
+    // Not recorded: the chunks' summaries name no run, and neither does the result.
+    service.reset();
+    assertEquals(List.of(), client.runSuiteSharded(request(12), ShardOptions.of(4)).runIds());
+  }
+
+  @Test
   void aChunkFailingEveryAttemptFailsTheRunAfterChunkAttempts() {
     service.plan("c0", Failure.RST_STREAM_AFTER_RESULTS, Failure.RST_STREAM_AFTER_RESULTS, Failure.RST_STREAM_AFTER_RESULTS);
     ScorewireException e =
@@ -290,6 +307,12 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
     /** Counted down when a {@link Failure#HANG}ing call is cancelled by the client. */
     final CountDownLatch cancelled = new CountDownLatch(1);
 
+    /** Chunks (by first case id) in the order their calls completed. */
+    final List<String> completed = new CopyOnWriteArrayList<>();
+    /** Each held chunk answers only once {@link #others} have completed. */
+    private final Map<String, CountDownLatch> held = new ConcurrentHashMap<>();
+    private volatile CountDownLatch others = new CountDownLatch(0);
+
     private final Map<String, Deque<Failure>> plans = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
 
@@ -298,7 +321,15 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
       plans.computeIfAbsent(id, k -> new ArrayDeque<>()).addAll(List.of(failures));
     }
 
+    /** The chunk from case {@code id} answers only after {@code n} other calls completed. */
+    void holdUntilOthers(String id, int n) {
+      others = new CountDownLatch(n);
+      held.put(id, others);
+    }
+
     void reset() {
+      held.clear();
+      completed.clear();
       plans.clear();
       calls.clear();
       requests.clear();
@@ -319,6 +350,14 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
         failure = plan == null ? null : plan.poll();
       }
       int n = request.getCasesCount();
+      CountDownLatch wait = held.get(id);
+      if (wait != null) {
+        try {
+          wait.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       if (failure == Failure.HANG) {
         ((ServerCallStreamObserver<RunSuiteResponse>) out).setOnCancelHandler(cancelled::countDown);
         return;
@@ -335,11 +374,17 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
         return;
       }
       requests.add(request);
-      out.onNext(
-          RunSuiteResponse.newBuilder()
-              .setSummary(RunSummary.newBuilder().setCases(n).setCasesPassed(n).setPassRate(n == 0 ? 0 : 1))
-              .build());
+      RunSummary.Builder summary = RunSummary.newBuilder().setCases(n).setCasesPassed(n).setPassRate(n == 0 ? 0 : 1);
+      if (request.getRecord()) {
+        // Named by the chunk and its call count: a retried chunk's is its last attempt's.
+        summary.setRunId("run-" + id + "-" + calls(id));
+      }
+      out.onNext(RunSuiteResponse.newBuilder().setSummary(summary).build());
       out.onCompleted();
+      completed.add(id);
+      if (wait == null) {
+        others.countDown();
+      }
     }
   }
 }

@@ -10,6 +10,7 @@ import dev.scorewire.v1.CaseResult;
 import dev.scorewire.v1.CheckSpec;
 import dev.scorewire.v1.CheckSummary;
 import dev.scorewire.v1.Gate;
+import dev.scorewire.v1.Run;
 import dev.scorewire.v1.RunSuiteRequest;
 import dev.scorewire.v1.RunSummary;
 import dev.scorewire.v1.Sample;
@@ -20,6 +21,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
@@ -254,6 +256,50 @@ class ShardsTest extends LiveServerTest {
     RunSummary split = client.runSuiteSharded(recorded(name, paris("Paris", "Paris")).build(), ShardOptions.of(2)).summary();
     assertEquals(2, split.getCases());
     assertEquals("", split.getRunId());
+  }
+
+  @Test
+  void aRecordedShardedRunNamesEachChunksRunInCaseOrder() {
+    String name = "java-shard-ids-" + UUID.randomUUID();
+    // Chunks of 3 over 3 shards whose runs differ: all pass, all fail, one of 3 passes.
+    List<Case> cases =
+        paris("Paris", "Paris", "Paris", "Rome", "Rome", "Rome", "Paris", "Rome", "Berlin");
+    ShardOptions threes = ShardOptions.of(3).withChunkCases(3);
+    List<String> made = new ArrayList<>();
+    try {
+      ShardedResult got = client.runSuiteSharded(recorded(name, cases).build(), threes);
+      made.addAll(got.runIds());
+      assertEquals("", got.summary().getRunId());
+      assertEquals(3, got.runIds().size(), "one run id per recorded chunk: " + got.runIds());
+      assertEquals(3, Set.copyOf(got.runIds()).size(), "distinct run ids: " + got.runIds());
+      got.runIds().forEach(id -> assertFalse(id.isEmpty(), "an empty run id"));
+      // In the order of the chunks' cases, whichever chunk finished first.
+      List<Long> passed = new ArrayList<>();
+      for (String id : got.runIds()) {
+        Run run = client.getRun(id);
+        assertEquals(id, run.getRunId());
+        assertEquals(3, run.getSummary().getCases(), id);
+        assertEquals(3, run.getResults(), id);
+        passed.add(run.getSummary().getCasesPassed());
+      }
+      assertEquals(List.of(3L, 0L, 1L), passed);
+
+      // Not recorded: no run ids.
+      ShardedResult plain = client.runSuiteSharded(recorded(name, cases).setRecord(false).build(), threes);
+      assertEquals(9, plain.summary().getCases());
+      assertEquals(List.of(), plain.runIds());
+
+      // One recorded chunk: exactly its summary's run id.
+      ShardedResult one = client.runSuiteSharded(recorded(name, cases).build(), ShardOptions.of(1));
+      made.addAll(one.runIds());
+      assertFalse(one.summary().getRunId().isEmpty());
+      assertEquals(List.of(one.summary().getRunId()), one.runIds());
+      assertEquals(9, client.getRun(one.summary().getRunId()).getSummary().getCases());
+    } finally {
+      for (String id : made) {
+        client.deleteRun(id);
+      }
+    }
   }
 
   @Test
