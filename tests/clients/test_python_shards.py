@@ -16,6 +16,8 @@ from scorewire.client._channel import addresses_target
 from scorewire.client._shards import retryable, split
 from scorewire.client._summary import gate_reasons, merge_summaries
 
+from tests.support.checkllm import PROVIDERS, SUITE
+
 
 @pytest.fixture
 def client(scorewire_addr: str) -> Iterator[Client]:
@@ -266,19 +268,6 @@ def test_a_checkllm_batch_is_one_chunk() -> None:
     assert len(split(pb.RunSuiteRequest(), named, shards=3, chunk_cases=5_000)) == 1
 
 
-CHECKLLM_SUITE = """
-prompts: ["Answer: {{query}}", "Be brief. {{query}}"]
-providers: ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"]
-tests:
-  - description: France
-    vars: {query: "What is the capital of France?"}
-    assert: [{type: contains, value: "Paris"}]
-  - description: Italy
-    vars: {query: "What is the capital of Italy?"}
-    assert: [{type: contains, value: "Rome"}]
-"""
-
-
 def test_a_recorded_checkllm_batch_runs_sharded_as_the_plain_run(client: Client) -> None:
     # Every combination recorded, named in plain dicts; the anthropic answers to the
     # second prompt miss Rome. Sharded, the batch runs whole: the server's summary.
@@ -291,10 +280,10 @@ def test_a_recorded_checkllm_batch_runs_sharded_as_the_plain_run(client: Client)
         }
         for test in ("France", "1")
         for prompt in ("0", "1")
-        for provider in ("openai:gpt-4o-mini", "anthropic:claude-3-5-haiku")
+        for provider in PROVIDERS
     ]
-    plain = client.run_suite(cases, suite_yaml=CHECKLLM_SUITE).collect()[1]
-    run = client.run_suite(cases, suite_yaml=CHECKLLM_SUITE, shards=2)
+    plain = client.run_suite(cases, suite_yaml=SUITE).collect()[1]
+    run = client.run_suite(cases, suite_yaml=SUITE, shards=2)
     results, sharded = run.collect()
     assert sharded == plain and len(results) == 8
     assert [(c.prompt, c.cases, c.cases_passed) for c in sharded.matrix] == [

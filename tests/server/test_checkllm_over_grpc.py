@@ -26,26 +26,10 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
 from tests.server.conftest import Server, start_server
+from tests.support.checkllm import PROVIDERS, SUITE
 from tests.support.judge import ANTHROPIC_KEY, OPENAI_KEY, verdict
 from tests.support.redis import RedisServer
 from tests.support.wait import wait_until_async
-
-SUITE = """
-description: capitals
-prompts:
-  - "Answer: {{query}}"
-  - "Be brief. {{query}}"
-providers: ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"]
-tests:
-  - description: France
-    vars: {query: "What is the capital of France?"}
-    assert: [{type: contains, value: "Paris"}]
-  - description: Italy
-    vars: {query: "What is the capital of Italy?"}
-    assert: [{type: contains, value: "Rome"}, {type: max_tokens, value: 50}]
-"""
-
-PROVIDERS = ("openai:gpt-4o-mini", "anthropic:claude-3-5-haiku")
 
 COSTLY = Reply(content="Paris, and Rome.", input_tokens=1, output_tokens=1000)
 """An answer billed 1000 completion tokens: $0.0006 on gpt-4o-mini."""
