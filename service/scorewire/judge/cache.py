@@ -465,7 +465,7 @@ class VerdictCache:
 
     def __init__(
         self,
-        store: Any,
+        store: MemoryStore | RedisStore,
         *,
         stats: JudgeStats,
         ttl_s: float | None = None,
@@ -476,8 +476,6 @@ class VerdictCache:
         namespace: str = NAMESPACE,
     ) -> None:
         self._store = store
-        # An in-process store never waits: no timeout (an event-loop timer) per operation.
-        self._bounded = not isinstance(store, MemoryStore)
         self._namespace = namespace
         self._stats = stats
         self._ttl = float(ttl_s) if ttl_s else None
@@ -584,14 +582,14 @@ class VerdictCache:
 
     async def _read(self, key: str) -> tuple[bool, CachedAnswer | None]:
         """(whether the store answered, the stored answer or None)."""
+        store = self._store
         try:
-            if isinstance(self._store, RedisStore):
-                await self._store.load_scripts()  # once, outside the operation's timeout
-            if self._bounded:
+            if isinstance(store, RedisStore):
+                await store.load_scripts()  # once, outside the operation's timeout
                 async with asyncio.timeout(self._timeout):
-                    raw = await self._store.get(self._namespace + key)
-            else:
-                raw = await self._store.get(self._namespace + key)
+                    raw = await store.get(self._namespace + key)
+            else:  # in process: never waits, so no timeout (an event-loop timer) per read
+                raw = await store.get(self._namespace + key)
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -600,8 +598,8 @@ class VerdictCache:
         return True, CachedAnswer.loads(raw) if raw is not None else None
 
     @property
-    def store(self) -> Any:
-        """Where the entries live: a `MemoryStore`, a `RedisStore`, or a test's own store."""
+    def store(self) -> MemoryStore | RedisStore:
+        """Where the entries live: a `MemoryStore` or a `RedisStore`."""
         return self._store
 
     def shares(self, client: Any) -> bool:
@@ -689,9 +687,6 @@ class VerdictCache:
                     evicted = await store.set(full, value, self._ttl, answer.tenant)
                 if evicted:
                     self._stats.add("cache_evictions", evicted)
-            elif self._bounded:  # a test's own store
-                async with asyncio.timeout(self._timeout):
-                    await store.set(full, value, ttl=self._ttl)
             else:  # the in-process store shares its bound out by the paying tenant
                 await store.set(full, value, ttl=self._ttl, owner=answer.tenant)
         except asyncio.CancelledError:

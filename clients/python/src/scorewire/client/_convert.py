@@ -278,12 +278,12 @@ def fill_case(case: pb.Case, obj: CaseLike) -> None:
         sample, output = obj
     else:
         _check_type(obj, pb.Case, "case")
-        _keys("case", obj, _CASE_KEYS)
-        sample, output = obj.get("sample"), obj.get("output", "")
         if not _PLAIN_CASE_KEYS.issuperset(obj):  # a checkllm case naming its combination
-            case.test = str(obj.get("test") or "")
-            case.prompt = str(obj.get("prompt") or "")
-            case.provider = str(obj.get("provider") or "")
+            _keys("case", obj, _CASE_KEYS)
+            for name in ("test", "prompt", "provider"):
+                if (named := obj.get(name)) is not None:  # prompt 0 is a name too
+                    setattr(case, name, str(named))
+        sample, output = obj.get("sample"), obj.get("output", "")
     case.sample.SetInParent()  # both present even when empty, as before
     case.output.SetInParent()
     fill_sample(case.sample, sample)

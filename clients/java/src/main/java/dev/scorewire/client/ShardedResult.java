@@ -29,12 +29,4 @@ public record ShardedResult(List<CaseResult> results, RunSummary summary, int re
     results = List.copyOf(results);
     runIds = List.copyOf(runIds);
   }
-
-  /**
-   * A result without recorded runs ({@code runIds} empty): the constructor before {@code
-   * runIds} was added, kept so that code building one still compiles.
-   */
-  public ShardedResult(List<CaseResult> results, RunSummary summary, int retries) {
-    this(results, summary, retries, List.of());
-  }
 }

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -136,10 +137,7 @@ class ShardsTest extends LiveServerTest {
   void theGateIsJudgedOnTheMergedTotalsNotPerShard() {
     // The first half passes, the second fails: each shard's own verdict is wrong for the
     // batch; the merged summary's is the batch's (pass rate exactly 0.5).
-    List<Case> cases =
-        IntStream.range(0, 20)
-            .mapToObj(i -> Case.newBuilder().setSample(Sample.newBuilder().setId("c" + i)).setOutput(Values.text(i < 10 ? "Paris" : "Rome")).build())
-            .toList();
+    List<Case> cases = withOutputs(20, i -> i < 10 ? "Paris" : "Rome");
     RunSuiteRequest.Builder request = RunSuiteRequest.newBuilder().addCompact("contains:Paris").addAllCases(cases);
     ShardOptions halves = ShardOptions.of(2).withChunkCases(10);
     RunSummary merged =
@@ -166,10 +164,7 @@ class ShardsTest extends LiveServerTest {
   void gateReasonsAreTheServersSentenceForSentence() {
     // Thresholds of more than 6 significant digits, a cost, an error rate, no cases:
     // every sentence as the server wrote it.
-    List<Case> cases =
-        IntStream.range(0, 7)
-            .mapToObj(i -> Case.newBuilder().setSample(Sample.newBuilder().setId("c" + i)).setOutput(Values.text(i < 3 ? "Paris" : "Rome")).build())
-            .toList();
+    List<Case> cases = withOutputs(7, i -> i < 3 ? "Paris" : "Rome");
     Gate gate =
         Gate.newBuilder().setMinPassRate(0.987654321).setMinMeanScore(0.5000001).setMaxCostUsd(1e-7).build();
     for (List<Case> batch : List.of(cases, List.<Case>of())) {
@@ -227,8 +222,13 @@ class ShardsTest extends LiveServerTest {
   }
 
   private static List<Case> paris(String... outputs) {
-    return IntStream.range(0, outputs.length)
-        .mapToObj(i -> Case.newBuilder().setSample(Sample.newBuilder().setId("c" + i)).setOutput(Values.text(outputs[i])).build())
+    return withOutputs(outputs.length, i -> outputs[i]);
+  }
+
+  /** {@code n} cases {@code c0}.., case {@code i} with the output text {@code output(i)}. */
+  private static List<Case> withOutputs(int n, IntFunction<String> output) {
+    return IntStream.range(0, n)
+        .mapToObj(i -> Case.newBuilder().setSample(Sample.newBuilder().setId("c" + i)).setOutput(Values.text(output.apply(i))).build())
         .toList();
   }
 
