@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+NATIVE := $(VENV)/.native
+NATIVE_SOURCES := $(wildcard service/native/Cargo.* service/native/pyproject.toml service/native/*.pyi service/native/src/*.rs)
 BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
@@ -23,8 +25,17 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@touch $(STAMP)
 	@echo "installed: $(BIN)/scorewire"
 
-## install: create .venv and install the server, the Python client and the dev tools
-install: $(STAMP)
+# The native scoring kernel (Rust, service/native): cargo fetches its crates from
+# crates.io the first time and builds it in about 30 s; rebuilt when its sources change.
+$(NATIVE): $(STAMP) $(NATIVE_SOURCES)
+	@command -v cargo >/dev/null || { echo "cargo is missing: install Rust (rustup) to build the native kernel" >&2; exit 1; }
+	@echo "building the native scoring kernel (service/native) into $(VENV)"
+	@$(BIN)/pip install -q ./service/native
+	@$(BIN)/python -c 'import scorewire_native' || { echo "the native kernel did not install: run '$(BIN)/pip install ./service/native' to see why" >&2; exit 1; }
+	@touch $(NATIVE)
+
+## install: create .venv and install the server, the Python client, the native kernel and the dev tools
+install: $(STAMP) $(NATIVE)
 
 ## serve: run the server on 127.0.0.1:50051 (in-memory cache, no external service)
 serve: install

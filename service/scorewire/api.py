@@ -35,6 +35,7 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, PreconditionError, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
+from scorewire.engine import native
 from scorewire.engine.runner import (
     Case,
     CaseResult,
@@ -238,6 +239,12 @@ def run_batch(
     if plan.any_async:
         return asyncio.run(_arun_plan(cases, plan, judge, gate, concurrency))
     ctx = CheckContext(judge=judge)
+    kernel = native.build(plan, ctx)
+    if kernel is not None:
+        results, counts = native.score_batch(kernel, _batch_cases(cases))
+        builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
+        builder.add_counts(counts)
+        return results, _finish(builder, gate)
     return _summed(plan, [score_case_sync(plan, c, ctx) for c in _batch_cases(cases)], gate)
 
 

@@ -57,6 +57,10 @@ class Settings(BaseSettings):
     """Worker processes that run deterministic checks and compile plans; default the
     core count. They keep the event loop free: a check that runs past check_timeout_s, or a
     request whose deadline passes, has its worker killed and replaced."""
+    native_kernel: bool = True
+    """Score RunSuite chunks in the native kernel (`service/native`) when it is installed:
+    the deterministic checks' common paths run natively, everything else in Python, with
+    the same results. False scores every check in Python (to compare, or to rule it out)."""
     suite_chunks_in_flight: int | None = Field(None, ge=1, le=256)
     """Chunks of one RunSuite's cases in the scoring workers at once; default every worker
     but one, and at least two, so a big run scores on more than one core while a larger

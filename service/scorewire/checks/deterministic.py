@@ -23,6 +23,7 @@ from pydantic_core import PydanticCustomError
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.twin import with_twin
 from scorewire.core.values import (
     NUMBER_THRESHOLD,
     Reference,
@@ -97,6 +98,13 @@ def build_exact(p: ExactParams) -> CheckFn:
     """
     ref = Reference.from_params(p.expected, p.path)
     norm = _text_normaliser(p.case_sensitive, p.strip)
+    twin = {
+        "has_literal": ref.has_literal,
+        "literal": ref.literal,
+        "path": _path_parts(ref),
+        "case_sensitive": p.case_sensitive,
+        "strip": p.strip,
+    }
 
     def compare(want: Any, output: Output) -> Score:
         if isinstance(want, str):
@@ -126,12 +134,12 @@ def build_exact(p: ExactParams) -> CheckFn:
                     return Score(1.0, True, "output equals the expected text")
                 return Score(0.0, False, f"expected {preview(literal)}, got {preview(output.text)}")
 
-            return exact_text
+            return with_twin(exact_text, "exact", **twin)
 
         def exact_literal(sample: Sample, output: Output, ctx: CheckContext) -> Score:
             return compare(literal, output)
 
-        return exact_literal
+        return with_twin(exact_literal, "exact", **twin)
 
     def exact(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         want = ref.resolve(sample)
@@ -139,7 +147,12 @@ def build_exact(p: ExactParams) -> CheckFn:
             return want
         return compare(want, output)
 
-    return exact
+    return with_twin(exact, "exact", **twin)
+
+
+def _path_parts(ref: Reference) -> list[tuple[str, int | None]] | None:
+    """A reference's path steps as the native kernel reads them (None: no path)."""
+    return None if ref.path is None else list(ref.path.parts)
 
 
 # --- contains --------------------------------------------------------------------------
@@ -262,7 +275,14 @@ def build_contains(p: ContainsParams) -> CheckFn:
         def contains_literal(sample: Sample, output: Output, ctx: CheckContext) -> Score:
             return verdict(needles, output.text)
 
-        return contains_literal
+        return with_twin(
+            contains_literal,
+            "contains",
+            needles=list(needles),
+            path=None,
+            require_all=require_all,
+            fold=fold,
+        )
 
     def contains(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         value = ref.resolve(sample)
@@ -278,7 +298,14 @@ def build_contains(p: ContainsParams) -> CheckFn:
             )
         return verdict(tuple([n.casefold() for n in got]) if fold else got, output.text)
 
-    return contains
+    return with_twin(
+        contains,
+        "contains",
+        needles=None,
+        path=_path_parts(ref),
+        require_all=require_all,
+        fold=fold,
+    )
 
 
 _FOUND_ALL = ["", "found all 1 needle", *(f"found all {n} needles" for n in range(2, 16))]
@@ -354,7 +381,7 @@ def build_regex(p: RegexParams) -> CheckFn:
             return Score(1.0, True, "the pattern matches")
         return Score(0.0, False, "the pattern does not match")
 
-    return regex
+    return with_twin(regex, "regex", search=search)
 
 
 # --- json_schema -----------------------------------------------------------------------
@@ -422,7 +449,7 @@ def build_json_schema(p: JsonSchemaParams) -> CheckFn:
         tail = "; and more" if more else ""
         return Score(0.0, False, "the output does not conform: " + "; ".join(lines) + tail)
 
-    return json_schema
+    return with_twin(json_schema, "json_schema", schema=schema)
 
 
 def _pydantic_schema_check(model: type[BaseModel]) -> CheckFn:
@@ -606,7 +633,9 @@ def build_length(p: LengthParams) -> CheckFn:
             problems.append(f"{words} words, over max_words {max_words}")
         return Score(0.0, False, "; ".join(problems))
 
-    return length
+    return with_twin(
+        length, "length", max_chars=max_chars, max_words=max_words, min_chars=min_chars
+    )
 
 
 # --- python ----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import cast
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Measurement, Output, Sample, Score
 from scorewire.core.registry import CheckFn, CheckType, Params, ThresholdRule
+from scorewire.core.twin import twin_of, with_twin
 
 
 def _decider(
@@ -82,4 +83,8 @@ def bind_pass_rule(
     def decided(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         return decide(sfn(sample, output, ctx))
 
+    twin = twin_of(fn)
+    if twin is not None and threshold is None:
+        # Negation alone: the native kernel applies it to its twin's verdicts as `decide`.
+        with_twin(decided, **{**twin, "negate": True})
     return decided

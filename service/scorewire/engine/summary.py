@@ -126,6 +126,10 @@ class Summary:
     """The gate the verdict was judged against."""
 
 
+ScoreCounts = tuple[int, int, list[tuple[int, int, int, int, float, float, int, int]]]
+"""What the native kernel counts of a batch for its summary (`SummaryBuilder.add_counts`)."""
+
+
 class SummaryBuilder:
     """Accumulates case results into a Summary; cheap enough to call per result."""
 
@@ -141,6 +145,23 @@ class SummaryBuilder:
             self.cases_passed += 1
         for t, s in zip(self._totals, result.scores, strict=True):
             t.count(s)
+
+    def add_counts(self, counts: ScoreCounts) -> None:
+        """Add what the native kernel counted (`engine.native`): the cases, the cases
+        passed, and per check (passed, failed, errored, skipped, value sum, cost, cached,
+        unpriced), summed score by score in case order as `add` sums them."""
+        cases, cases_passed, per_check = counts
+        self.cases += cases
+        self.cases_passed += cases_passed
+        for t, c in zip(self._totals, per_check, strict=True):
+            t.passed += c[0]
+            t.failed += c[1]
+            t.errored += c[2]
+            t.skipped += c[3]
+            t.value_sum += c[4]
+            t.cost_usd += c[5]
+            t.cached += c[6]
+            t.unpriced += c[7]
 
     def merge(self, other: SummaryBuilder) -> None:
         """Add the counts of another builder over the same checks (a worker's chunk)."""

@@ -99,6 +99,20 @@ class Tally:
         """(check index, code) of each error score; errors are rare."""
 
 
+TallyCounts = tuple[int, list[int], list[int], list[float], list[int], list[tuple[int, str]]]
+"""A batch's tally as the native kernel counts it: cases, passed, errored, millis, hist
+and codes, each as `Tally` holds it."""
+
+
+def tally_from_counts(counts: TallyCounts) -> Tally:
+    """The Tally the native kernel counted (`tally` of the same results, score by score)."""
+    cases, passed, errored, millis, hist, codes = counts
+    out = Tally(0, 0)
+    out.cases, out.passed, out.errored, out.millis, out.hist = cases, passed, errored, millis, hist
+    out.codes = codes
+    return out
+
+
 def tally(n: int, results: Sequence[CaseResult], bounds_ms: Sequence[float]) -> Tally:
     """Count a batch of results of `n` checks; plain Python, no lock, no registry, so a
     scoring worker can count its chunk and send the counts instead of every score."""

@@ -320,7 +320,7 @@ def case_bytes(sample: pb.Sample, output: pb.Output) -> bytes:
     return _field(b"\x0a", sample.SerializeToString()) + _field(b"\x12", output.SerializeToString())
 
 
-def _score_bytes(head: bytes, name: str, ctype: str, s: Score, cap: int) -> bytes:
+def score_bytes(head: bytes, name: str, ctype: str, s: Score, cap: int) -> bytes:
     """A serialized Score message, as `_make_score` then `SerializeToString` would write it.
 
     Fields in number order, proto3 defaults (0, false, "") left out; a double is left out
@@ -388,7 +388,7 @@ def case_results_message(
             parts.append(_field(b"\x12", r.sample_id.encode()))
         for (head, c), s in zip(named, r.scores, strict=True):
             if s.error is not None or s.skipped or s.spread is not None or s.cached or s.unpriced:
-                body = _score_bytes(head, c.name, c.type, s, cap)
+                body = score_bytes(head, c.name, c.type, s, cap)
             else:
                 key = (s.reason, bool(s.passed))
                 verdict = verdicts.get(key)

@@ -14,6 +14,7 @@ and knows which check to blame. Nothing here touches grpc or an event loop.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import math
 import os
@@ -30,11 +31,12 @@ from scorewire.core.cost import LimitExceeded, RequestMeter
 from scorewire.core.errors import SpecError, join_path
 from scorewire.core.model import ErrorCode, Score, ScoreError
 from scorewire.core.registry import REGISTRY, CheckType
+from scorewire.engine import native
 from scorewire.engine.cost import metric_input_bytes, request_meter
 from scorewire.engine.execute import run_check_sync
 from scorewire.engine.runner import Case, CaseResult
 from scorewire.engine.summary import Gate, SummaryBuilder
-from scorewire.metrics.runs import Tally, tally
+from scorewire.metrics.runs import KNOWN_CODES, Tally, tally, tally_from_counts
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert
 from scorewire.server.plan_cache import PLAN_BYTES_PER_REGEX_INSTRUCTION, PlanCache
@@ -310,6 +312,8 @@ class _Worker:
             max_bytes=settings.plan_cache_bytes
         )
         self.ctx = CheckContext(extras=check_extras(settings))
+        self.natives: dict[bytes, tuple[Any, Any]] = {}
+        """Native plans by plan key, with the compiled plan each was built for."""
 
     def handle(self, job: Job) -> tuple[Any, ...]:
         hit = self.plans.get(job.key)
@@ -415,9 +419,36 @@ class _Worker:
             format=CHECKLLM,
         )
 
+    def _native_plan(self, key: bytes, suite: LoadedSuite) -> Any | None:
+        """The native kernel's plan for a compiled plan (built once; None: Python only)."""
+        plan = suite.plan
+        hit = self.natives.get(key)
+        if hit is not None and hit[0] is plan:
+            return hit[1]
+        built = native.build(
+            plan,
+            self.ctx,
+            max_reason_chars=self.settings.max_reason_chars,
+            spread_bytes=convert.score_bytes,
+            known_codes=sorted(KNOWN_CODES),
+        )
+        if len(self.natives) >= NATIVE_PLANS_KEPT:
+            del self.natives[next(iter(self.natives))]
+        self.natives[key] = (plan, built)
+        return built
+
     def _score(self, job: Job, suite: LoadedSuite, info: PlanInfo) -> tuple[Any, ...]:
         plan = suite.plan
         limit = min(job.check_timeout_s, plan.check_timeout_s)
+        if (
+            job.cases is not None
+            and job.counts
+            and job.reply not in ("score", RESULTS)
+            and self.settings.native_kernel
+        ):
+            kernel = self._native_plan(job.key, suite)
+            if kernel is not None:
+                return self._score_native(kernel, job, info, limit)
         if job.cases is not None:
             cases = [_case(b, job.first + i) for i, b in enumerate(job.cases)]
         else:
@@ -464,6 +495,33 @@ class _Worker:
                 counted = tally(len(plan.checks), results, job.bounds_ms)
             return (SCORED, info, message, ChunkCounts(summary, counted), cpu_s)
         return (SCORED, info, message, [slim(r) for r in results], cpu_s)
+
+    def _score_native(self, kernel: Any, job: Job, info: PlanInfo, limit: float) -> tuple[Any, ...]:
+        """`_score` of a `run` job with counts, in the native kernel (`engine.native`)."""
+        assert job.cases is not None
+        p = self.progress
+        p[LIMIT_S] = limit
+        cpu_started = time.thread_time()
+        message, counts, tallied = kernel.score_wire(
+            job.cases,
+            job.first,
+            _case,
+            ctypes.addressof(p),
+            job.deadline,
+            job.skip,
+            lambda code: killed_score(code, limit),
+            list(job.bounds_ms) if job.bounds_ms is not None else None,
+        )
+        p[STARTED_AT] = 0.0
+        cpu_s = time.thread_time() - cpu_started
+        summary = SummaryBuilder(info.names, info.types)
+        summary.add_counts(counts)
+        counted = tally_from_counts(tallied) if tallied is not None else None
+        return (SCORED, info, message, ChunkCounts(summary, counted), cpu_s)
+
+
+NATIVE_PLANS_KEPT = 64
+"""Native plans a worker keeps (each belongs to a plan in its plan cache)."""
 
 
 def source_bytes(src: PlanSource) -> int:

@@ -1,0 +1,41 @@
+"""scorewire's native scoring kernel (Rust): see `scorewire.engine.native`."""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+ScoreCounts = tuple[int, int, list[tuple[int, int, int, int, float, float, int, int]]]
+TallyCounts = tuple[int, list[int], list[int], list[float], list[int], list[tuple[int, str]]]
+
+class NativePlan:
+    """A plan's checks, ready to score batches natively."""
+
+    def __init__(
+        self,
+        checks: Sequence[tuple[str, str, dict[str, Any] | None, bool, Any]],
+        run_check: Callable[..., Any],
+        ctx: Any,
+        score_cls: type,
+        case_result_cls: type,
+        spread_bytes: Callable[..., bytes],
+        known_codes: Sequence[str],
+        max_needles: int | None,
+        max_needle_chars: int | None,
+        max_reason_chars: int,
+    ) -> None: ...
+    @property
+    def native_checks(self) -> int:
+        """How many checks have a native twin."""
+    def score_wire(
+        self,
+        cases: list[bytes],
+        first: int,
+        python_case: Callable[[bytes, int], Any],
+        progress: int,
+        deadline: float | None,
+        skip: dict[int, dict[int, str]],
+        killed: Callable[[str], Any],
+        bounds_ms: list[float] | None,
+    ) -> tuple[bytes, ScoreCounts, TallyCounts | None]:
+        """Score serialized Case messages into a serialized RunSuiteResponse."""
+    def score_objects(self, cases: Iterable[Any]) -> tuple[list[Any], ScoreCounts]:
+        """Score Case objects into CaseResult objects."""

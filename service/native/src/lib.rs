@@ -1,0 +1,661 @@
+//! scorewire's native scoring kernel.
+//!
+//! A `NativePlan` scores whole batches of a plan whose checks are deterministic: the
+//! checks with a native twin (`checks`) run here on their common paths; every other check,
+//! and every case a twin declines, runs the plan's own Python check through
+//! `engine.execute.run_check_sync`, so each score is exactly the one Python gives. It
+//! scores serialized `Case` messages into a serialized `RunSuiteResponse` (a scoring
+//! worker's chunk) or `Case` objects into `CaseResult` objects (the engine in process),
+//! and counts what the summary and the metrics need as it goes.
+
+mod checks;
+mod json;
+mod proto;
+mod schema;
+mod text;
+
+use std::time::Instant;
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use checks::{CaseView, Limits, Twin, Verdict};
+use json::J;
+use proto::WireCase;
+
+/// Slots of the scoring worker's shared progress array (`server.scoring_worker`).
+const STARTED_AT: usize = 0;
+const CASE_POS: usize = 1;
+const CHECK_IDX: usize = 2;
+
+struct Check {
+    name: String,
+    ctype: String,
+    /// The Score message's name and type fields, written once.
+    head: Vec<u8>,
+    twin: Option<Twin>,
+    negate: bool,
+    /// The CompiledCheck, for `run_check_sync`.
+    compiled: Py<PyAny>,
+}
+
+/// One score, native or read back from Python's.
+struct Res {
+    value: f64,
+    passed: bool,
+    reason: String,
+    error: Option<(String, String)>,
+    cost: f64,
+    latency_ms: f64,
+    cached: bool,
+    unpriced: bool,
+    skipped: bool,
+    /// Python's Score, when Python made it (kept for the in-process results, and for the
+    /// rare score the native writer does not encode: a judge's spread).
+    py: Option<Py<PyAny>>,
+    spread: bool,
+}
+
+impl Res {
+    fn native(v: Verdict, latency_ms: f64) -> Res {
+        Res {
+            value: v.value,
+            passed: v.passed,
+            reason: v.reason,
+            error: None,
+            cost: 0.0,
+            latency_ms,
+            cached: false,
+            unpriced: false,
+            skipped: false,
+            py: None,
+            spread: false,
+        }
+    }
+
+    fn error(code: &str, message: &str) -> Res {
+        Res {
+            value: 0.0,
+            passed: false,
+            reason: message.to_owned(),
+            error: Some((code.to_owned(), message.to_owned())),
+            cost: 0.0,
+            latency_ms: 0.0,
+            cached: false,
+            unpriced: false,
+            skipped: false,
+            py: None,
+            spread: false,
+        }
+    }
+
+    fn from_py(score: Bound<'_, PyAny>) -> PyResult<Res> {
+        let py = score.py();
+        let error = score.getattr(intern!(py, "error"))?;
+        let error = if error.is_none() {
+            None
+        } else {
+            Some((
+                error.getattr(intern!(py, "code"))?.extract()?,
+                error.getattr(intern!(py, "message"))?.extract()?,
+            ))
+        };
+        Ok(Res {
+            value: score.getattr(intern!(py, "value"))?.extract()?,
+            passed: score.getattr(intern!(py, "passed"))?.is_truthy()?,
+            reason: score.getattr(intern!(py, "reason"))?.extract()?,
+            error,
+            cost: score.getattr(intern!(py, "cost_usd"))?.extract()?,
+            latency_ms: score.getattr(intern!(py, "latency_ms"))?.extract()?,
+            cached: score.getattr(intern!(py, "cached"))?.is_truthy()?,
+            unpriced: score.getattr(intern!(py, "unpriced"))?.is_truthy()?,
+            skipped: score.getattr(intern!(py, "skipped"))?.is_truthy()?,
+            spread: !score.getattr(intern!(py, "spread"))?.is_none(),
+            py: Some(score.unbind()),
+        })
+    }
+}
+
+// --- the two sources of cases ----------------------------------------------------------
+
+enum Lazy {
+    Unread,
+    Python,
+    Got(J),
+}
+
+impl Lazy {
+    fn get(&self) -> Option<&J> {
+        match self {
+            Lazy::Got(j) => Some(j),
+            _ => None,
+        }
+    }
+}
+
+struct Wire<'a, 'py> {
+    case: WireCase<'a>,
+    expected: Lazy,
+    output: Lazy,
+    py_text: Option<Bound<'py, PyString>>,
+}
+
+impl<'a, 'py> CaseView<'py> for Wire<'a, 'py> {
+    fn text(&self) -> &str {
+        self.case.text
+    }
+    fn has_value(&self) -> bool {
+        self.case.has_value
+    }
+    fn prepare_expected(&mut self) {
+        if let Lazy::Unread = self.expected {
+            self.expected = self.case.expected().map_or(Lazy::Python, Lazy::Got);
+        }
+    }
+    fn expected(&self) -> Option<&J> {
+        self.expected.get()
+    }
+    fn prepare_output_json(&mut self) {
+        if let Lazy::Unread = self.output {
+            self.output = json::parse(self.case.text).map_or(Lazy::Python, Lazy::Got);
+        }
+    }
+    fn output_json(&self) -> Option<&J> {
+        self.output.get()
+    }
+    fn py_text(&mut self, py: Python<'py>) -> Bound<'py, PyString> {
+        self.py_text.get_or_insert_with(|| PyString::new(py, self.case.text)).clone()
+    }
+}
+
+struct Obj<'py> {
+    sample: Bound<'py, PyAny>,
+    text_obj: Bound<'py, PyString>,
+    text: String,
+    has_value: bool,
+    expected: Lazy,
+    parsed: Lazy,
+}
+
+impl<'py> CaseView<'py> for Obj<'py> {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn has_value(&self) -> bool {
+        self.has_value
+    }
+    fn prepare_expected(&mut self) {
+        if let Lazy::Unread = self.expected {
+            let py = self.sample.py();
+            self.expected = match self.sample.getattr(intern!(py, "expected")) {
+                Ok(v) => json::from_py(&v, 0).map_or(Lazy::Python, Lazy::Got),
+                Err(_) => Lazy::Python,
+            };
+        }
+    }
+    fn expected(&self) -> Option<&J> {
+        self.expected.get()
+    }
+    fn prepare_output_json(&mut self) {
+        if let Lazy::Unread = self.parsed {
+            self.parsed = json::parse(&self.text).map_or(Lazy::Python, Lazy::Got);
+        }
+    }
+    fn output_json(&self) -> Option<&J> {
+        self.parsed.get()
+    }
+    fn py_text(&mut self, _py: Python<'py>) -> Bound<'py, PyString> {
+        self.text_obj.clone()
+    }
+}
+
+// --- counts ----------------------------------------------------------------------------
+
+#[derive(Clone, Default)]
+struct Totals {
+    passed: u64,
+    failed: u64,
+    errored: u64,
+    skipped: u64,
+    value_sum: f64,
+    cost: f64,
+    cached: u64,
+    unpriced: u64,
+}
+
+/// `SummaryBuilder.add` and `metrics.runs.tally`, per score in case order (so the float
+/// sums are the same as Python's).
+struct Counter {
+    cases: u64,
+    cases_passed: u64,
+    totals: Vec<Totals>,
+    bounds: Option<Vec<f64>>,
+    t_passed: Vec<u64>,
+    t_errored: Vec<u64>,
+    millis: Vec<f64>,
+    hist: Vec<u64>,
+    codes: Vec<(usize, String)>,
+}
+
+type CountsOut = (u64, u64, Vec<(u64, u64, u64, u64, f64, f64, u64, u64)>);
+type TallyOut = (u64, Vec<u64>, Vec<u64>, Vec<f64>, Vec<u64>, Vec<(usize, String)>);
+
+impl Counter {
+    fn new(n: usize, bounds: Option<Vec<f64>>) -> Counter {
+        let width = bounds.as_ref().map_or(0, |b| b.len() + 1);
+        Counter {
+            cases: 0,
+            cases_passed: 0,
+            totals: vec![Totals::default(); n],
+            bounds,
+            t_passed: vec![0; n],
+            t_errored: vec![0; n],
+            millis: vec![0.0; n],
+            hist: vec![0; n * width],
+            codes: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, scores: &[Res], known: &[String]) {
+        self.cases += 1;
+        if scores.iter().all(|s| s.passed) {
+            self.cases_passed += 1;
+        }
+        for (i, s) in scores.iter().enumerate() {
+            let t = &mut self.totals[i];
+            t.cost += s.cost;
+            if s.skipped {
+                t.skipped += 1;
+            } else {
+                if s.error.is_some() {
+                    t.errored += 1;
+                } else if s.passed {
+                    t.passed += 1;
+                } else {
+                    t.failed += 1;
+                }
+                t.value_sum += s.value;
+                t.cached += s.cached as u64;
+                t.unpriced += s.unpriced as u64;
+            }
+            if let Some(bounds) = &self.bounds {
+                if let Some((code, _)) = &s.error {
+                    self.t_errored[i] += 1;
+                    let label = if known.contains(code) { code.clone() } else { "OTHER".to_owned() };
+                    self.codes.push((i, label));
+                } else if s.passed {
+                    self.t_passed[i] += 1;
+                }
+                self.millis[i] += s.latency_ms;
+                let bucket = bounds.partition_point(|&b| b < s.latency_ms);
+                self.hist[i * (bounds.len() + 1) + bucket] += 1;
+            }
+        }
+    }
+
+    fn counts(&self) -> CountsOut {
+        let per = self
+            .totals
+            .iter()
+            .map(|t| (t.passed, t.failed, t.errored, t.skipped, t.value_sum, t.cost, t.cached, t.unpriced))
+            .collect();
+        (self.cases, self.cases_passed, per)
+    }
+
+    fn tally(self) -> Option<TallyOut> {
+        self.bounds.as_ref()?;
+        Some((self.cases, self.t_passed, self.t_errored, self.millis, self.hist, self.codes))
+    }
+}
+
+// --- encoding --------------------------------------------------------------------------
+
+fn score_bytes(out: &mut Vec<u8>, c: &Check, s: &Res, cap: usize) {
+    out.extend_from_slice(&c.head);
+    proto::put_double(out, 0x19, s.value);
+    proto::put_bool(out, 0x20, s.passed);
+    if !s.reason.is_empty() {
+        proto::put_bytes(out, 0x2a, text::bounded(&s.reason, cap).as_bytes());
+    }
+    proto::put_double(out, 0x31, s.cost);
+    proto::put_double(out, 0x39, s.latency_ms);
+    proto::put_bool(out, 0x40, s.cached);
+    if let Some((code, message)) = &s.error {
+        let mut e = Vec::new();
+        if !code.is_empty() {
+            proto::put_bytes(&mut e, 0x0a, code.as_bytes());
+        }
+        let m = text::bounded(message, cap);
+        if !m.is_empty() {
+            proto::put_bytes(&mut e, 0x12, m.as_bytes());
+        }
+        proto::put_bytes(out, 0x4a, &e);
+    }
+    proto::put_bool(out, 0x50, s.unpriced);
+    proto::put_bool(out, 0x58, s.error.is_none() && s.skipped);
+}
+
+fn now_monotonic() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given; CLOCK_MONOTONIC always exists
+    // on Linux, and it is the clock of Python's time.monotonic().
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+struct Progress(usize);
+
+impl Progress {
+    fn set(&self, slot: usize, v: f64) {
+        if self.0 != 0 {
+            // SAFETY: the address is the scoring worker's shared RawArray of doubles
+            // (`PROGRESS_SLOTS` long), which outlives the call; slots are below that.
+            unsafe { std::ptr::write_volatile((self.0 as *mut f64).add(slot), v) }
+        }
+    }
+}
+
+// --- the plan --------------------------------------------------------------------------
+
+/// A plan's checks, ready to score batches natively (see the module docs).
+#[pyclass(module = "scorewire_native")]
+struct NativePlan {
+    checks: Vec<Check>,
+    run_check: Py<PyAny>,
+    ctx: Py<PyAny>,
+    score_cls: Py<PyAny>,
+    case_result_cls: Py<PyAny>,
+    /// `server.convert.score_bytes`, for a score with a spread (none of a native plan's
+    /// checks makes one; kept so that no score is ever written wrong).
+    spread_bytes: Py<PyAny>,
+    known_codes: Vec<String>,
+    limits: Limits,
+    max_reason_chars: usize,
+}
+
+impl NativePlan {
+    /// Score one case. `python_case` gives the (Sample, Output) pair for Python checks.
+    fn score_case<'py, C: CaseView<'py>>(
+        &self,
+        py: Python<'py>,
+        case: &mut C,
+        python_case: &mut dyn FnMut() -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        mut before: impl FnMut(usize) -> Option<Res>,
+    ) -> PyResult<Vec<Res>> {
+        let mut scores = Vec::with_capacity(self.checks.len());
+        for (j, c) in self.checks.iter().enumerate() {
+            if let Some(r) = before(j) {
+                scores.push(r);
+                continue;
+            }
+            if let Some(twin) = &c.twin {
+                let start = Instant::now();
+                if let Some(mut v) = twin.run(py, case, &self.limits) {
+                    if c.negate {
+                        checks::negate(&mut v);
+                    }
+                    let ms = start.elapsed().as_secs_f64() * 1000.0;
+                    scores.push(Res::native(v, ms));
+                    continue;
+                }
+            }
+            let (sample, output) = python_case()?;
+            let score = self.run_check.bind(py).call1((c.compiled.bind(py), sample, output, self.ctx.bind(py)))?;
+            scores.push(Res::from_py(score)?);
+        }
+        Ok(scores)
+    }
+
+    fn py_score<'py>(&self, py: Python<'py>, s: Res, reasons: &mut Vec<(String, Py<PyString>)>) -> PyResult<Py<PyAny>> {
+        if let Some(obj) = s.py {
+            return Ok(obj);
+        }
+        // Reasons repeat: one string object per distinct reason in a batch (of a few).
+        let reason = match reasons.iter().find(|(r, _)| *r == s.reason) {
+            Some((_, obj)) => obj.clone_ref(py),
+            None => {
+                let obj = PyString::new(py, &s.reason).unbind();
+                if reasons.len() < 64 {
+                    reasons.push((s.reason.clone(), obj.clone_ref(py)));
+                }
+                obj
+            }
+        };
+        let score = self.score_cls.bind(py).call1((s.value, s.passed, reason))?;
+        score.setattr(intern!(py, "latency_ms"), s.latency_ms)?;
+        Ok(score.unbind())
+    }
+}
+
+#[pymethods]
+impl NativePlan {
+    /// `checks`: (name, type, twin description or None, negate, CompiledCheck) per check.
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (checks, run_check, ctx, score_cls, case_result_cls, spread_bytes, known_codes, max_needles, max_needle_chars, max_reason_chars))]
+    fn new(
+        checks: &Bound<'_, PyList>,
+        run_check: Py<PyAny>,
+        ctx: Py<PyAny>,
+        score_cls: Py<PyAny>,
+        case_result_cls: Py<PyAny>,
+        spread_bytes: Py<PyAny>,
+        known_codes: Vec<String>,
+        max_needles: Option<usize>,
+        max_needle_chars: Option<usize>,
+        max_reason_chars: usize,
+    ) -> PyResult<Self> {
+        let mut out = Vec::new();
+        for item in checks.iter() {
+            let (name, ctype, desc, negate, compiled): (String, String, Bound<'_, PyAny>, bool, Py<PyAny>) =
+                item.extract()?;
+            let twin = if desc.is_none() { None } else { checks::twin_from(desc.downcast::<PyDict>()?)? };
+            let mut head = Vec::new();
+            if !name.is_empty() {
+                proto::put_bytes(&mut head, 0x0a, name.as_bytes());
+            }
+            if !ctype.is_empty() {
+                proto::put_bytes(&mut head, 0x12, ctype.as_bytes());
+            }
+            out.push(Check { name, ctype, head, twin, negate, compiled });
+        }
+        Ok(NativePlan {
+            checks: out,
+            run_check,
+            ctx,
+            score_cls,
+            case_result_cls,
+            spread_bytes,
+            known_codes,
+            limits: Limits { max_needles, max_needle_chars },
+            max_reason_chars,
+        })
+    }
+
+    /// How many checks have a native twin.
+    #[getter]
+    fn native_checks(&self) -> usize {
+        self.checks.iter().filter(|c| c.twin.is_some()).count()
+    }
+
+    /// Score serialized `Case` messages (a scoring worker's chunk): the serialized
+    /// `RunSuiteResponse` of their results, the summary counts and, with `bounds_ms`, the
+    /// metrics tally. `python_case(data, index)` parses a case for Python checks;
+    /// `killed(code)` is the score of a check the server stopped (`skip`).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (cases, first, python_case, progress, deadline, skip, killed, bounds_ms))]
+    fn score_wire<'py>(
+        &self,
+        py: Python<'py>,
+        cases: &Bound<'py, PyList>,
+        first: i64,
+        python_case: &Bound<'py, PyAny>,
+        progress: usize,
+        deadline: Option<f64>,
+        skip: &Bound<'py, PyDict>,
+        killed: &Bound<'py, PyAny>,
+        bounds_ms: Option<Vec<f64>>,
+    ) -> PyResult<(Bound<'py, PyBytes>, CountsOut, Option<TallyOut>)> {
+        let progress = Progress(progress);
+        let mut counter = Counter::new(self.checks.len(), bounds_ms);
+        let mut batch: Vec<u8> = Vec::with_capacity(cases.len() * 64 * (self.checks.len() + 1));
+        let mut one: Vec<u8> = Vec::new();
+        let mut body: Vec<u8> = Vec::new();
+        for (pos, item) in cases.iter().enumerate() {
+            let data = item.downcast::<PyBytes>()?;
+            let bytes = data.as_bytes();
+            let index = first + pos as i64;
+            let case_skip = match skip.get_item(pos)? {
+                Some(d) => Some(d.downcast_into::<PyDict>()?),
+                None => None,
+            };
+            let mut py_case: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
+            let mut get_py_case = || -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+                if py_case.is_none() {
+                    let c = python_case.call1((data, index))?;
+                    py_case = Some((c.getattr(intern!(py, "sample"))?, c.getattr(intern!(py, "output"))?));
+                }
+                Ok(py_case.clone().unwrap())
+            };
+            progress.set(CASE_POS, pos as f64);
+            let mut before = |j: usize| -> Option<Res> {
+                if let Some(sk) = &case_skip {
+                    if let Ok(Some(code)) = sk.get_item(j) {
+                        return Some(match killed.call1((code,)).and_then(Res::from_py) {
+                            Ok(r) => r,
+                            Err(_) => Res::error("CHECK_FAILED", "the check crashed its scoring worker; see the server log"),
+                        });
+                    }
+                }
+                let now = now_monotonic();
+                if deadline.is_some_and(|d| now >= d) {
+                    return Some(Res::error(
+                        "DEADLINE_EXCEEDED",
+                        "the request deadline expired before the check ran",
+                    ));
+                }
+                progress.set(CHECK_IDX, j as f64);
+                progress.set(STARTED_AT, now);
+                None
+            };
+            let (sample_id, scores): (String, Vec<Res>) = match WireCase::decode(bytes) {
+                Some(wc) => {
+                    let id = wc.id.to_owned();
+                    let mut view = Wire { case: wc, expected: Lazy::Unread, output: Lazy::Unread, py_text: None };
+                    (id, self.score_case(py, &mut view, &mut get_py_case, &mut before)?)
+                }
+                None => {
+                    // Not a message the reader knows: every check in Python.
+                    let (sample, _) = get_py_case()?;
+                    let id: String = sample.getattr(intern!(py, "id"))?.extract()?;
+                    let mut scores = Vec::with_capacity(self.checks.len());
+                    for (j, c) in self.checks.iter().enumerate() {
+                        if let Some(r) = before(j) {
+                            scores.push(r);
+                            continue;
+                        }
+                        let (sample, output) = get_py_case()?;
+                        let s = self.run_check.bind(py).call1((c.compiled.bind(py), sample, output, self.ctx.bind(py)))?;
+                        scores.push(Res::from_py(s)?);
+                    }
+                    (id, scores)
+                }
+            };
+            progress.set(STARTED_AT, 0.0);
+            counter.add(&scores, &self.known_codes);
+            // CaseResult { index = 1; sample_id = 2; scores = 3; passed = 4; }
+            one.clear();
+            if index != 0 {
+                one.push(0x08);
+                proto::put_varint(&mut one, index as u64);
+            }
+            if !sample_id.is_empty() {
+                proto::put_bytes(&mut one, 0x12, sample_id.as_bytes());
+            }
+            let mut passed = true;
+            for (c, s) in self.checks.iter().zip(&scores) {
+                passed &= s.passed;
+                body.clear();
+                if s.spread && s.error.is_none() && !s.skipped {
+                    let head = PyBytes::new(py, &c.head);
+                    let got = self.spread_bytes.bind(py).call1((
+                        head,
+                        c.name.as_str(),
+                        c.ctype.as_str(),
+                        s.py.as_ref().unwrap().bind(py),
+                        self.max_reason_chars,
+                    ))?;
+                    body.extend_from_slice(got.downcast::<PyBytes>()?.as_bytes());
+                } else {
+                    score_bytes(&mut body, c, s, self.max_reason_chars);
+                }
+                proto::put_bytes(&mut one, 0x1a, &body);
+            }
+            proto::put_bool(&mut one, 0x20, passed);
+            proto::put_bytes(&mut batch, 0x0a, &one); // CaseResultBatch.results = 1
+        }
+        let message = if batch.is_empty() {
+            PyBytes::new(py, b"")
+        } else {
+            let mut out = Vec::with_capacity(batch.len() + 6);
+            proto::put_bytes(&mut out, 0x0a, &batch); // RunSuiteResponse.results = 1
+            PyBytes::new(py, &out)
+        };
+        let counts = counter.counts();
+        Ok((message, counts, counter.tally()))
+    }
+
+    /// Score `Case` objects in process, from any iterable (a generator converting them as
+    /// they are reached): their `CaseResult` objects and the summary counts.
+    fn score_objects<'py>(
+        &self,
+        py: Python<'py>,
+        cases: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyList>, CountsOut)> {
+        let mut counter = Counter::new(self.checks.len(), None);
+        let mut out = Vec::new();
+        let mut reasons: Vec<(String, Py<PyString>)> = Vec::new();
+        for item in cases.try_iter()? {
+            let item = item?;
+            let sample = item.getattr(intern!(py, "sample"))?;
+            let output = item.getattr(intern!(py, "output"))?;
+            let index = item.getattr(intern!(py, "index"))?;
+            let text_any = output.getattr(intern!(py, "text"))?;
+            let scores = match text_any.downcast_exact::<PyString>() {
+                Ok(t) => {
+                    let mut view = Obj {
+                        text: t.to_str()?.to_owned(),
+                        text_obj: t.clone(),
+                        has_value: !output.getattr(intern!(py, "value"))?.is_none(),
+                        sample: sample.clone(),
+                        expected: Lazy::Unread,
+                        parsed: Lazy::Unread,
+                    };
+                    let (s2, o2) = (sample.clone(), output.clone());
+                    self.score_case(py, &mut view, &mut || Ok((s2.clone(), o2.clone())), |_| None)?
+                }
+                Err(_) => {
+                    let mut scores = Vec::with_capacity(self.checks.len());
+                    for c in &self.checks {
+                        let s = self.run_check.bind(py).call1((c.compiled.bind(py), &sample, &output, self.ctx.bind(py)))?;
+                        scores.push(Res::from_py(s)?);
+                    }
+                    scores
+                }
+            };
+            counter.add(&scores, &self.known_codes);
+            let objs: PyResult<Vec<Py<PyAny>>> = scores.into_iter().map(|s| self.py_score(py, s, &mut reasons)).collect();
+            let objs = PyList::new(py, objs?)?;
+            let sample_id = sample.getattr(intern!(py, "id"))?;
+            out.push(self.case_result_cls.bind(py).call1((index, sample_id, objs))?);
+        }
+        Ok((PyList::new(py, out)?, counter.counts()))
+    }
+}
+
+#[pymodule]
+fn scorewire_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativePlan>()?;
+    Ok(())
+}
