@@ -23,6 +23,9 @@ class NativePlan:
         max_reason_chars: int,
     ) -> None: ...
     @property
+    def fills_objects(self) -> bool:
+        """Whether Score and CaseResult objects are filled directly, not made by their classes."""
+    @property
     def native_checks(self) -> int:
         """How many checks have a native twin."""
     def score_wire(
@@ -37,5 +40,7 @@ class NativePlan:
         bounds_ms: list[float] | None,
     ) -> tuple[bytes, ScoreCounts, TallyCounts | None]:
         """Score serialized Case messages into a serialized RunSuiteResponse."""
-    def score_objects(self, cases: Iterable[Any]) -> tuple[list[Any], ScoreCounts]:
-        """Score Case objects into CaseResult objects."""
+    def score_objects(
+        self, cases: Iterable[Any], convert: Callable[[Any, int], Any]
+    ) -> tuple[list[Any], ScoreCounts]:
+        """Score run_batch's cases into CaseResult objects."""

@@ -241,7 +241,7 @@ def run_batch(
     ctx = CheckContext(judge=judge)
     kernel = native.build(plan, ctx)
     if kernel is not None:
-        results, counts = native.score_batch(kernel, _batch_cases(cases))
+        results, counts = native.score_batch(kernel, cases, _batch_case)
         builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
         builder.add_counts(counts)
         return results, _finish(builder, gate)

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from scorewire import api
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample
 from scorewire.engine import native
@@ -84,6 +85,40 @@ SPECS: list[dict[str, Any]] = [
     },
     {"type": "json_schema", "params": {"schema": {"type": "object", "minProperties": 1}}},
     {"type": "json_schema", "params": {"schema": {"anyOf": [{"type": "string"}]}}},
+    {
+        "type": "json_schema",
+        "params": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "a b": {"type": "integer"},
+                    "x-1": {"const": 3},
+                    "_u": {"enum": [1.5, "x", None]},
+                    "é": {"type": "string", "maxLength": 0},
+                },
+                "required": ["zz", "a b"],
+                "minProperties": 2,
+                "maxProperties": 3,
+            }
+        },
+    },
+    {
+        "type": "json_schema",
+        "params": {
+            "schema": {
+                "type": "array",
+                "items": {"type": ["integer", "string"], "minimum": -1, "maxLength": 0},
+                "minItems": 1,
+                "maxItems": 2,
+            }
+        },
+    },
+    {
+        "type": "json_schema",
+        "params": {
+            "schema": {"properties": {"a": False, "b": True}, "additionalProperties": False}
+        },
+    },
     {"type": "length", "params": {"max_chars": 40}},
     {"type": "length", "params": {"max_words": 6, "min_chars": 3}},
     {"type": "length", "params": {"max_chars": 5, "max_words": 1, "min_chars": 1}},
@@ -255,7 +290,7 @@ def test_in_process_results_are_the_python_engines(parts: list[tuple[Any, ...]])
     # Every score and the summary counts, whichever of the kernel or Python scored it.
     kernel = native.build(PLAN, CTX)
     assert kernel is not None
-    got, counts = native.score_batch(kernel, iter(_cases(parts)))
+    got, counts = native.score_batch(kernel, iter(_cases(parts)), api._batch_case)
     want = [score_case_sync(PLAN, c, CTX) for c in _cases(parts)]
     assert [(r.index, r.sample_id, r.passed) for r in got] == [
         (r.index, r.sample_id, r.passed) for r in want
@@ -359,6 +394,71 @@ EDGES: list[tuple[dict[str, Any], Any, str]] = [
     ({"type": "json_schema", "params": {"schema": {"type": "object"}}}, None, "\n\n  x"),
     ({"type": "json_schema", "params": {"schema": {"type": "object"}}}, None, '"\\ud800"'),
     ({"type": "json_schema", "params": {"schema": {"type": "number"}}}, None, "1e400"),
+    (
+        {"type": "json_schema", "params": {"schema": {"properties": {"x-1": {"const": 3}}}}},
+        None,
+        '{"x-1": 1}',
+    ),
+    (
+        {"type": "json_schema", "params": {"schema": {"type": "string"}}},
+        None,
+        "[0.00001, 0.0001, 1e16, 1e15]",
+    ),
+    (
+        {"type": "json_schema", "params": {"schema": {"type": "string"}}},
+        None,
+        "[-0.0, 1.5e300, 2.5e-7, 123456789012345678]",
+    ),
+    (
+        {"type": "json_schema", "params": {"schema": {"type": "string"}}},
+        None,
+        "[0.1, 100.0, 1e22, 5e-324, true, null]",
+    ),
+    (
+        {"type": "json_schema", "params": {"schema": {"type": "integer"}}},
+        None,
+        '"' + "x" * 200 + '"',
+    ),
+    (
+        {
+            "type": "json_schema",
+            "params": {"schema": {"properties": {"a": {}}, "additionalProperties": False}},
+        },
+        None,
+        '{"zb": 1, "za": 2, "a": 0}',
+    ),
+    (
+        {
+            "type": "json_schema",
+            "params": {
+                "schema": {
+                    "properties": {
+                        "a b": {"type": "string"},
+                        "it's": {"type": "string"},
+                        "b\\": {"type": "string"},
+                    },
+                    "required": ["q", "r"],
+                }
+            },
+        },
+        None,
+        '{"a b": 1, "it\'s": 2, "b\\\\": 3}',
+    ),
+    (
+        {"type": "json_schema", "params": {"schema": {"items": {"minimum": 5}}}},
+        None,
+        "[1, 2, 3, 4, 9]",
+    ),
+    (
+        {"type": "json_schema", "params": {"schema": {"items": {"maximum": 5.5}}}},
+        None,
+        "[1, 6, 7.0]",
+    ),
+    ({"type": "json_schema", "params": {"schema": {"minLength": 1, "maxItems": 0}}}, None, '""'),
+    ({"type": "json_schema", "params": {"schema": {"maxItems": 0, "minItems": 3}}}, None, "[1]"),
+    ({"type": "json_schema", "params": {"schema": {"minProperties": 1}}}, None, "{}"),
+    ({"type": "json_schema", "params": {"schema": {"maxProperties": 0}}}, None, '{"a": 1}'),
+    ({"type": "json_schema", "params": {"schema": {"enum": ["é", "a"]}}}, None, '"b"'),
     ({"type": "regex", "params": {"pattern": "a", "must_match": False}}, None, "bab"),
     ({"type": "regex", "params": {"pattern": "a", "must_match": False}}, None, "bbb"),
 ]
@@ -372,7 +472,7 @@ def test_edges_answer_as_python(spec: dict[str, Any], exp: Any, txt: str) -> Non
     case = Case(Sample("s", None, exp), Output(txt))
     kernel = native.build(plan, CTX)
     assert kernel is not None
-    got, _ = native.score_batch(kernel, iter([case]))
+    got, _ = native.score_batch(kernel, iter([case]), api._batch_case)
     assert _scores(got[0]) == _scores(score_case_sync(plan, case, CTX))
 
 
@@ -409,7 +509,8 @@ def test_plain_cases_never_reach_python(monkeypatch: pytest.MonkeyPatch) -> None
     ]
     kernel = native.build(plan, CheckContext())
     assert kernel is not None and kernel.native_checks == 5
-    got, _ = native.score_batch(kernel, iter(cases))
+    assert kernel.fills_objects  # Score's and CaseResult's slots are the ones it fills
+    got, _ = native.score_batch(kernel, iter(cases), api._batch_case)
     assert calls == ["contains"]  # case d has no must_include: Python words that error
     assert [r.passed for r in got] == [False, False, False, False]
     assert [s.passed for s in got[1].scores] == [True, True, True, False, True]

@@ -244,10 +244,14 @@ impl Twin {
                 case.prepare_output_json();
                 let value = case.output_json()?;
                 if schema.valid(value) {
-                    verdict(1.0, true, "the output conforms to the schema")
-                } else {
-                    None // the full validator words the failures
+                    return verdict(1.0, true, "the output conforms to the schema");
                 }
+                let (lines, more) = schema.first_errors(value, 3)?;
+                if lines.is_empty() {
+                    return None; // cannot be: the failure would have a reason; ask Python
+                }
+                let tail = if more { "; and more" } else { "" };
+                verdict(0.0, false, format!("the output does not conform: {}{tail}", lines.join("; ")))
             }
             Twin::Length { max_chars, max_words, min_chars } => {
                 let t = case.text();

@@ -10,15 +10,18 @@
 
 mod checks;
 mod json;
+mod objects;
 mod proto;
 mod schema;
 mod text;
 
+use std::collections::HashMap;
 use std::time::Instant;
 
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString};
 
 use checks::{CaseView, Limits, Twin, Verdict};
 use json::J;
@@ -170,27 +173,35 @@ impl<'a, 'py> CaseView<'py> for Wire<'a, 'py> {
 }
 
 struct Obj<'py> {
-    sample: Bound<'py, PyAny>,
+    /// The output text (its UTF-8 form was checked readable when the view was made).
     text_obj: Bound<'py, PyString>,
-    text: String,
     has_value: bool,
+    /// The sample's expected value as Python holds it (None: no sample, or no value).
+    expected_obj: Option<Bound<'py, PyAny>>,
     expected: Lazy,
     parsed: Lazy,
 }
 
+impl<'py> Obj<'py> {
+    fn new(text: &Bound<'py, PyAny>, has_value: bool, expected_obj: Option<Bound<'py, PyAny>>) -> Option<Obj<'py>> {
+        let text_obj = text.downcast_exact::<PyString>().ok()?.clone();
+        text_obj.to_str().ok()?; // a lone surrogate has no UTF-8: Python scores the case
+        Some(Obj { text_obj, has_value, expected_obj, expected: Lazy::Unread, parsed: Lazy::Unread })
+    }
+}
+
 impl<'py> CaseView<'py> for Obj<'py> {
     fn text(&self) -> &str {
-        &self.text
+        self.text_obj.to_str().unwrap_or("")
     }
     fn has_value(&self) -> bool {
         self.has_value
     }
     fn prepare_expected(&mut self) {
         if let Lazy::Unread = self.expected {
-            let py = self.sample.py();
-            self.expected = match self.sample.getattr(intern!(py, "expected")) {
-                Ok(v) => json::from_py(&v, 0).map_or(Lazy::Python, Lazy::Got),
-                Err(_) => Lazy::Python,
+            self.expected = match &self.expected_obj {
+                None => Lazy::Got(J::Null),
+                Some(v) => json::from_py(v, 0).map_or(Lazy::Python, Lazy::Got),
             };
         }
     }
@@ -199,7 +210,7 @@ impl<'py> CaseView<'py> for Obj<'py> {
     }
     fn prepare_output_json(&mut self) {
         if let Lazy::Unread = self.parsed {
-            self.parsed = json::parse(&self.text).map_or(Lazy::Python, Lazy::Got);
+            self.parsed = json::parse(self.text()).map_or(Lazy::Python, Lazy::Got);
         }
     }
     fn output_json(&self) -> Option<&J> {
@@ -208,6 +219,51 @@ impl<'py> CaseView<'py> for Obj<'py> {
     fn py_text(&mut self, _py: Python<'py>) -> Bound<'py, PyString> {
         self.text_obj.clone()
     }
+}
+
+/// A case of `run_batch` in the form callers hold: `{"sample": {...}, "output": "text"}`
+/// with plain dicts and only known keys. Anything else is converted by Python.
+struct Plain<'py> {
+    id: Bound<'py, PyAny>,
+    view: Obj<'py>,
+}
+
+const CASE_KEYS: [&str; 2] = ["sample", "output"];
+const SAMPLE_KEYS: [&str; 4] = ["id", "input", "expected", "metadata"];
+
+fn only_keys(d: &Bound<'_, PyDict>, known: &[&str]) -> bool {
+    d.len() <= known.len()
+        && d.keys().iter().all(|k| k.downcast_exact::<PyString>().is_ok_and(|k| k.to_str().is_ok_and(|k| known.contains(&k))))
+}
+
+fn plain<'py>(py: Python<'py>, item: &Bound<'py, PyAny>) -> PyResult<Option<Plain<'py>>> {
+    let Ok(case) = item.downcast_exact::<PyDict>() else { return Ok(None) };
+    if !only_keys(case, &CASE_KEYS) {
+        return Ok(None);
+    }
+    let Some(output) = case.get_item(intern!(py, "output"))? else { return Ok(None) };
+    let (id, expected) = match case.get_item(intern!(py, "sample"))? {
+        None => (PyString::new(py, "").into_any(), None),
+        Some(s) if s.is_none() => (PyString::new(py, "").into_any(), None),
+        Some(s) => {
+            let Ok(sample) = s.downcast_exact::<PyDict>() else { return Ok(None) };
+            if !only_keys(sample, &SAMPLE_KEYS) {
+                return Ok(None);
+            }
+            if let Some(meta) = sample.get_item(intern!(py, "metadata"))? {
+                if !meta.is_none() && !meta.is_exact_instance_of::<PyDict>() {
+                    return Ok(None); // Python's `dict(metadata)` decides (or raises)
+                }
+            }
+            let id = match sample.get_item(intern!(py, "id"))? {
+                None => PyString::new(py, "").into_any(),
+                Some(v) if v.is_exact_instance_of::<PyString>() => v,
+                Some(v) => v.str()?.into_any(), // `str(sample.get("id", ""))`, as Python
+            };
+            (id, sample.get_item(intern!(py, "expected"))?.filter(|v| !v.is_none()))
+        }
+    };
+    Ok(Obj::new(&output, false, expected).map(|view| Plain { id, view }))
 }
 
 // --- counts ----------------------------------------------------------------------------
@@ -372,7 +428,18 @@ struct NativePlan {
     known_codes: Vec<String>,
     limits: Limits,
     max_reason_chars: usize,
+    /// How to fill Score and CaseResult objects directly (None: call the classes).
+    score_layout: Option<objects::Layout>,
+    result_layout: Option<objects::Layout>,
+    zero: Py<PyFloat>,
+    one: Py<PyFloat>,
 }
+
+const SCORE_SLOTS: [&str; 10] =
+    ["value", "passed", "reason", "cost_usd", "latency_ms", "error", "cached", "unpriced", "skipped", "spread"];
+/// Distinct reason strings one batch shares between its scores.
+const REASONS_KEPT: usize = 1024;
+const RESULT_SLOTS: [&str; 4] = ["index", "sample_id", "scores", "passed"];
 
 impl NativePlan {
     /// Score one case. `python_case` gives the (Sample, Output) pair for Python checks.
@@ -407,23 +474,55 @@ impl NativePlan {
         Ok(scores)
     }
 
-    fn py_score<'py>(&self, py: Python<'py>, s: Res, reasons: &mut Vec<(String, Py<PyString>)>) -> PyResult<Py<PyAny>> {
+    fn py_score<'py>(&self, py: Python<'py>, s: Res, reasons: &mut HashMap<String, Py<PyString>>) -> PyResult<Py<PyAny>> {
         if let Some(obj) = s.py {
             return Ok(obj);
         }
-        // Reasons repeat: one string object per distinct reason in a batch (of a few).
-        let reason = match reasons.iter().find(|(r, _)| *r == s.reason) {
-            Some((_, obj)) => obj.clone_ref(py),
+        // Reasons repeat: one string object per distinct reason of a batch (up to a bound).
+        let reason = match reasons.get(&s.reason) {
+            Some(obj) => obj.clone_ref(py),
             None => {
                 let obj = PyString::new(py, &s.reason).unbind();
-                if reasons.len() < 64 {
-                    reasons.push((s.reason.clone(), obj.clone_ref(py)));
+                if reasons.len() < REASONS_KEPT {
+                    reasons.insert(s.reason.clone(), obj.clone_ref(py));
                 }
                 obj
             }
         };
-        let score = self.score_cls.bind(py).call1((s.value, s.passed, reason))?;
-        score.setattr(intern!(py, "latency_ms"), s.latency_ms)?;
+        let Some(layout) = &self.score_layout else {
+            let score = self.score_cls.bind(py).call1((s.value, s.passed, reason))?;
+            score.setattr(intern!(py, "latency_ms"), s.latency_ms)?;
+            return Ok(score.unbind());
+        };
+        let value = if s.value == 1.0 {
+            self.one.bind(py).clone().into_any()
+        } else if s.value.to_bits() == 0 {
+            self.zero.bind(py).clone().into_any()
+        } else {
+            PyFloat::new(py, s.value).into_any()
+        };
+        let f = PyBool::new(py, false).to_owned().into_any();
+        let none = py.None().into_bound(py);
+        // Native scores are never errors, cost nothing, are never cached, skipped or spread.
+        let score = layout.make(
+                py,
+                vec![
+                    value,
+                    PyBool::new(py, s.passed).to_owned().into_any(),
+                    reason.into_bound(py).into_any(),
+                    self.zero.bind(py).clone().into_any(),
+                    PyFloat::new(py, s.latency_ms).into_any(),
+                    none.clone(),
+                    f.clone(),
+                    f.clone(),
+                    f,
+                    none,
+                ],
+            )?;
+        // Its slots hold a float, bools, a str and None: it can be part of no cycle, so
+        // the cyclic collector need not walk it (as CPython untracks such tuples itself).
+        // SAFETY: the object is ours, alive, and was tracked by its allocation.
+        unsafe { ffi::PyObject_GC_UnTrack(score.as_ptr() as *mut std::ffi::c_void) };
         Ok(score.unbind())
     }
 }
@@ -460,7 +559,14 @@ impl NativePlan {
             }
             out.push(Check { name, ctype, head, twin, negate, compiled });
         }
+        let py = checks.py();
+        let score_layout = objects::Layout::of(score_cls.bind(py), &SCORE_SLOTS);
+        let result_layout = objects::Layout::of(case_result_cls.bind(py), &RESULT_SLOTS);
         Ok(NativePlan {
+            score_layout,
+            result_layout,
+            zero: PyFloat::new(py, 0.0).unbind(),
+            one: PyFloat::new(py, 1.0).unbind(),
             checks: out,
             run_check,
             ctx,
@@ -471,6 +577,13 @@ impl NativePlan {
             limits: Limits { max_needles, max_needle_chars },
             max_reason_chars,
         })
+    }
+
+    /// Whether Score and CaseResult objects are filled directly (their slots are the
+    /// expected ones), not made by calling the classes.
+    #[getter]
+    fn fills_objects(&self) -> bool {
+        self.score_layout.is_some() && self.result_layout.is_some()
     }
 
     /// How many checks have a native twin.
@@ -606,49 +719,69 @@ impl NativePlan {
         Ok((message, counts, counter.tally()))
     }
 
-    /// Score `Case` objects in process, from any iterable (a generator converting them as
-    /// they are reached): their `CaseResult` objects and the summary counts.
+    /// Score the cases of `run_batch` in process, from any iterable: plain case dicts
+    /// (`{"sample": {...}, "output": "text"}`) are read here; any other item, and the
+    /// Python checks' view of any case, is `convert(item, index)`'s Case (which raises
+    /// for a malformed case as `run_batch` does). Returns the `CaseResult` objects and
+    /// the summary counts.
     fn score_objects<'py>(
         &self,
         py: Python<'py>,
         cases: &Bound<'py, PyAny>,
+        convert: &Bound<'py, PyAny>,
     ) -> PyResult<(Bound<'py, PyList>, CountsOut)> {
         let mut counter = Counter::new(self.checks.len(), None);
         let mut out = Vec::new();
-        let mut reasons: Vec<(String, Py<PyString>)> = Vec::new();
-        for item in cases.try_iter()? {
+        let mut reasons: HashMap<String, Py<PyString>> = HashMap::new();
+        for (i, item) in cases.try_iter()?.enumerate() {
             let item = item?;
-            let sample = item.getattr(intern!(py, "sample"))?;
-            let output = item.getattr(intern!(py, "output"))?;
-            let index = item.getattr(intern!(py, "index"))?;
-            let text_any = output.getattr(intern!(py, "text"))?;
-            let scores = match text_any.downcast_exact::<PyString>() {
-                Ok(t) => {
-                    let mut view = Obj {
-                        text: t.to_str()?.to_owned(),
-                        text_obj: t.clone(),
-                        has_value: !output.getattr(intern!(py, "value"))?.is_none(),
-                        sample: sample.clone(),
-                        expected: Lazy::Unread,
-                        parsed: Lazy::Unread,
+            let index = (i as i64).into_pyobject(py)?.into_any();
+            let (sample_id, scores) = match plain(py, &item)? {
+                Some(Plain { id, mut view }) => {
+                    let mut py_case: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
+                    let mut get = || -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+                        if py_case.is_none() {
+                            let c = convert.call1((&item, &index))?;
+                            py_case = Some((c.getattr(intern!(py, "sample"))?, c.getattr(intern!(py, "output"))?));
+                        }
+                        Ok(py_case.clone().unwrap())
                     };
-                    let (s2, o2) = (sample.clone(), output.clone());
-                    self.score_case(py, &mut view, &mut || Ok((s2.clone(), o2.clone())), |_| None)?
+                    (id, self.score_case(py, &mut view, &mut get, |_| None)?)
                 }
-                Err(_) => {
-                    let mut scores = Vec::with_capacity(self.checks.len());
-                    for c in &self.checks {
-                        let s = self.run_check.bind(py).call1((c.compiled.bind(py), &sample, &output, self.ctx.bind(py)))?;
-                        scores.push(Res::from_py(s)?);
-                    }
-                    scores
+                None => {
+                    let case = convert.call1((&item, &index))?;
+                    let sample = case.getattr(intern!(py, "sample"))?;
+                    let output = case.getattr(intern!(py, "output"))?;
+                    let has_value = !output.getattr(intern!(py, "value"))?.is_none();
+                    let expected = Some(sample.getattr(intern!(py, "expected"))?).filter(|v| !v.is_none());
+                    let scores = match Obj::new(&output.getattr(intern!(py, "text"))?, has_value, expected) {
+                        Some(mut view) => {
+                            let pair = (sample.clone(), output.clone());
+                            self.score_case(py, &mut view, &mut || Ok(pair.clone()), |_| None)?
+                        }
+                        None => {
+                            let mut scores = Vec::with_capacity(self.checks.len());
+                            for c in &self.checks {
+                                let s = self.run_check.bind(py).call1((c.compiled.bind(py), &sample, &output, self.ctx.bind(py)))?;
+                                scores.push(Res::from_py(s)?);
+                            }
+                            scores
+                        }
+                    };
+                    (sample.getattr(intern!(py, "id"))?, scores)
                 }
             };
             counter.add(&scores, &self.known_codes);
+            let passed = scores.iter().all(|s| s.passed);
             let objs: PyResult<Vec<Py<PyAny>>> = scores.into_iter().map(|s| self.py_score(py, s, &mut reasons)).collect();
             let objs = PyList::new(py, objs?)?;
-            let sample_id = sample.getattr(intern!(py, "id"))?;
-            out.push(self.case_result_cls.bind(py).call1((index, sample_id, objs))?);
+            out.push(match &self.result_layout {
+                Some(layout) => layout.make(
+                    py,
+                    vec![index, sample_id, objs.into_any(), PyBool::new(py, passed).to_owned().into_any()],
+                )?,
+                None => self.case_result_cls.bind(py).call1((index, sample_id, objs))?,
+            });
         }
         Ok((PyList::new(py, out)?, counter.counts()))
     }

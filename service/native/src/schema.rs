@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
 use crate::json::{from_py, json_equal, num_cmp, J};
+use crate::text;
 
 const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 const ANNOTATIONS: [&str; 9] = [
@@ -33,22 +34,35 @@ enum Sized {
     Obj,
 }
 
+/// How a failed `enum` or `const` is worded: after the instance's repr, or whole.
+enum Wording {
+    After(String),
+    Whole(String),
+}
+
+#[derive(Clone, Copy)]
+enum Bound_ {
+    Min,
+    Max,
+    ExclMin,
+    ExclMax,
+}
+
 enum Test {
     Always,
     Never,
-    Type(Vec<Kind>),
+    /// The types, and their reprs joined as jsonschema words a failure.
+    Type(Vec<Kind>, String),
     Properties(Vec<(String, Test)>),
     Required(Vec<String>),
     OnlyKeys(Vec<String>),
     Items(Box<Test>),
-    EnumStr(Vec<String>),
-    Enum(Vec<J>),
-    Min(J),
-    Max(J),
-    ExclMin(J),
-    ExclMax(J),
-    MinCount(Sized, f64),
-    MaxCount(Sized, f64),
+    EnumStr(Vec<String>, Wording),
+    Enum(Vec<J>, Wording),
+    /// The bound, which side, and the bound's repr.
+    Bound(J, Bound_, String),
+    /// What is counted, the count, whether it is a minimum, and jsonschema's words.
+    Count(Sized, f64, bool, &'static str),
     All(Vec<Test>),
 }
 
@@ -73,6 +87,17 @@ impl FastSchema {
 
     pub fn valid(&self, x: &J) -> bool {
         run(&self.0, x)
+    }
+
+    /// `CompiledSchema.first_errors(x)`: up to `limit` "path: message" lines as jsonschema
+    /// words them, in its order, and whether there were more; None when a message needs
+    /// a repr only Python writes (text beyond ASCII).
+    pub fn first_errors(&self, x: &J, limit: usize) -> Option<(Vec<String>, bool)> {
+        let mut out = Errors { lines: Vec::new(), limit: limit + 1, path: Vec::new() };
+        errors(&self.0, x, &mut out)?;
+        let more = out.lines.len() > limit;
+        out.lines.truncate(limit);
+        Some((out.lines, more))
     }
 }
 
@@ -130,10 +155,12 @@ fn keyword(key: &str, v: &Bound<'_, PyAny>, schema: &Bound<'_, PyDict>, depth: u
                 return None;
             }
             let mut kinds = Vec::new();
+            let mut reprs = Vec::new();
             for n in names {
                 if !n.is_exact_instance_of::<PyString>() {
                     return None;
                 }
+                reprs.push(format!("'{}'", n.extract::<String>().ok()?));
                 kinds.push(match n.extract::<String>().ok()?.as_str() {
                     "object" => Kind::Object,
                     "array" => Kind::Array,
@@ -145,7 +172,7 @@ fn keyword(key: &str, v: &Bound<'_, PyAny>, schema: &Bound<'_, PyDict>, depth: u
                     _ => return None,
                 });
             }
-            Some(Test::Type(kinds))
+            Some(Test::Type(kinds, reprs.join(", ")))
         }
         "properties" => {
             let d = v.downcast::<PyDict>().ok()?;
@@ -206,16 +233,27 @@ fn keyword(key: &str, v: &Bound<'_, PyAny>, schema: &Bound<'_, PyDict>, depth: u
                 }
                 out.push(j);
             }
+            let repr = v.repr().ok()?.to_string();
+            let wording = if key == "const" {
+                Wording::Whole(format!("{repr} was expected"))
+            } else {
+                Wording::After(format!(" is not one of {repr}"))
+            };
             if out.iter().all(|j| matches!(j, J::Str(_))) {
                 let strings = out.into_iter().map(|j| if let J::Str(s) = j { s } else { unreachable!() });
-                return Some(Test::EnumStr(strings.collect()));
+                return Some(Test::EnumStr(strings.collect(), wording));
             }
-            Some(Test::Enum(out))
+            Some(Test::Enum(out, wording))
         }
-        "minimum" => Some(Test::Min(number(v)?)),
-        "maximum" => Some(Test::Max(number(v)?)),
-        "exclusiveMinimum" => Some(Test::ExclMin(number(v)?)),
-        "exclusiveMaximum" => Some(Test::ExclMax(number(v)?)),
+        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+            let side = match key {
+                "minimum" => Bound_::Min,
+                "maximum" => Bound_::Max,
+                "exclusiveMinimum" => Bound_::ExclMin,
+                _ => Bound_::ExclMax,
+            };
+            Some(Test::Bound(number(v)?, side, v.repr().ok()?.to_string()))
+        }
         "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
             let n = match number(v)? {
                 J::Int(i) => i as f64,
@@ -227,7 +265,16 @@ fn keyword(key: &str, v: &Bound<'_, PyAny>, schema: &Bound<'_, PyDict>, depth: u
                 "Items" => Sized::Arr,
                 _ => Sized::Obj,
             };
-            Some(if key.starts_with("min") { Test::MinCount(sized, n) } else { Test::MaxCount(sized, n) })
+            let min = key.starts_with("min");
+            let words = match (min, sized) {
+                (true, _) if n == 1.0 => "should be non-empty",
+                (false, _) if n == 0.0 => "is expected to be empty",
+                (true, Sized::Obj) => "does not have enough properties",
+                (false, Sized::Obj) => "has too many properties",
+                (true, _) => "is too short",
+                (false, _) => "is too long",
+            };
+            Some(Test::Count(sized, n, min, words))
         }
         _ => None,
     }
@@ -270,7 +317,7 @@ fn run(t: &Test, x: &J) -> bool {
     match t {
         Test::Always => true,
         Test::Never => false,
-        Test::Type(kinds) => kinds.iter().any(|&k| kind_ok(k, x)),
+        Test::Type(kinds, _) => kinds.iter().any(|&k| kind_ok(k, x)),
         Test::Properties(subs) => match x {
             J::Obj(_) => subs.iter().all(|(name, sub)| match x.get(name) {
                 Some(v) => run(sub, v),
@@ -290,14 +337,241 @@ fn run(t: &Test, x: &J) -> bool {
             J::Arr(a) => a.iter().all(|v| run(item, v)),
             _ => true,
         },
-        Test::EnumStr(options) => matches!(x, J::Str(s) if options.contains(s)),
-        Test::Enum(options) => options.iter().any(|o| json_equal(x, o)),
-        Test::Min(b) => bound(x, b, |o| o != Less),
-        Test::Max(b) => bound(x, b, |o| o != Greater),
-        Test::ExclMin(b) => bound(x, b, |o| o == Greater),
-        Test::ExclMax(b) => bound(x, b, |o| o == Less),
-        Test::MinCount(s, n) => size(*s, x).map(|len| len >= *n).unwrap_or(true),
-        Test::MaxCount(s, n) => size(*s, x).map(|len| len <= *n).unwrap_or(true),
+        Test::EnumStr(options, _) => matches!(x, J::Str(s) if options.contains(s)),
+        Test::Enum(options, _) => options.iter().any(|o| json_equal(x, o)),
+        Test::Bound(b, side, _) => bound(x, b, match side {
+            Bound_::Min => |o| o != Less,
+            Bound_::Max => |o| o != Greater,
+            Bound_::ExclMin => |o| o == Greater,
+            Bound_::ExclMax => |o| o == Less,
+        }),
+        Test::Count(s, n, min, _) => size(*s, x).map(|len| if *min { len >= *n } else { len <= *n }).unwrap_or(true),
         Test::All(tests) => tests.iter().all(|t| run(t, x)),
     }
+}
+
+// --- failures, worded as jsonschema words them -----------------------------------------
+
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+struct Errors<'a> {
+    lines: Vec<String>,
+    limit: usize,
+    path: Vec<Step<'a>>,
+}
+
+impl<'a> Errors<'a> {
+    fn full(&self) -> bool {
+        self.lines.len() >= self.limit
+    }
+
+    /// One error at the current path (`full.py`'s `_error_line`).
+    fn add(&mut self, message: String) -> Option<()> {
+        let mut path = String::from("$");
+        for step in &self.path {
+            match step {
+                Step::Index(i) => path.push_str(&format!("[{i}]")),
+                Step::Key(k) => {
+                    let plain = k.as_bytes().first().is_some_and(|c| c.is_ascii_alphabetic())
+                        && k.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+                    if plain {
+                        path.push('.');
+                        path.push_str(k);
+                    } else {
+                        if !k.is_ascii() {
+                            return None;
+                        }
+                        path.push_str("['");
+                        path.push_str(&k.replace('\\', "\\\\").replace('\'', "\\'"));
+                        path.push_str("']");
+                    }
+                }
+            }
+        }
+        let n = text::chars(&message);
+        let message = if n > 120 {
+            let head = text::prefix(&message, 50);
+            let tail: String = message.chars().skip(n - 69).collect();
+            format!("{head}…{tail}")
+        } else {
+            message
+        };
+        self.lines.push(format!("{path}: {message}"));
+        Some(())
+    }
+}
+
+fn errors<'a>(t: &Test, x: &'a J, out: &mut Errors<'a>) -> Option<()> {
+    if out.full() {
+        return Some(());
+    }
+    match t {
+        Test::Always => {}
+        Test::Never => out.add(format!("False schema does not allow {}", repr(x)?))?,
+        Test::Type(kinds, reprs) => {
+            if !kinds.iter().any(|&k| kind_ok(k, x)) {
+                out.add(format!("{} is not of type {reprs}", repr(x)?))?;
+            }
+        }
+        Test::Properties(subs) => {
+            if let J::Obj(_) = x {
+                for (name, sub) in subs {
+                    if let Some(v) = x.get(name) {
+                        descend(sub, v, Step::Key(name_of(x, name)), out)?;
+                    }
+                }
+            }
+        }
+        Test::Required(names) => {
+            if let J::Obj(_) = x {
+                for n in names {
+                    if x.get(n).is_none() && !out.full() {
+                        out.add(format!("{} is a required property", text::py_repr(n)?))?;
+                    }
+                }
+            }
+        }
+        Test::OnlyKeys(names) => {
+            if let J::Obj(items) = x {
+                let mut extras: Vec<&str> =
+                    items.iter().map(|(k, _)| k.as_str()).filter(|k| !names.iter().any(|n| n == k)).collect();
+                if !extras.is_empty() {
+                    extras.sort();
+                    let listed: Option<Vec<String>> = extras.iter().map(|e| text::py_repr(e)).collect();
+                    let verb = if extras.len() == 1 { "was" } else { "were" };
+                    out.add(format!("Additional properties are not allowed ({} {verb} unexpected)", listed?.join(", ")))?;
+                }
+            }
+        }
+        Test::Items(item) => {
+            if let J::Arr(values) = x {
+                for (i, v) in values.iter().enumerate() {
+                    descend(item, v, Step::Index(i), out)?;
+                }
+            }
+        }
+        Test::EnumStr(_, wording) | Test::Enum(_, wording) => {
+            if !run(t, x) {
+                match wording {
+                    Wording::After(rest) => out.add(format!("{}{rest}", repr(x)?))?,
+                    Wording::Whole(message) => out.add(message.clone())?,
+                }
+            }
+        }
+        Test::Bound(_, side, b) => {
+            if !run(t, x) {
+                let words = match side {
+                    Bound_::Min => "is less than the minimum of",
+                    Bound_::Max => "is greater than the maximum of",
+                    Bound_::ExclMin => "is less than or equal to the minimum of",
+                    Bound_::ExclMax => "is greater than or equal to the maximum of",
+                };
+                out.add(format!("{} {words} {b}", repr(x)?))?;
+            }
+        }
+        Test::Count(_, _, _, words) => {
+            if !run(t, x) {
+                out.add(format!("{} {words}", repr(x)?))?;
+            }
+        }
+        Test::All(tests) => {
+            for t in tests {
+                errors(t, x, out)?;
+            }
+        }
+    }
+    Some(())
+}
+
+/// jsonschema's `descend`: the errors of a subschema, one step down the path, except a
+/// `false` subschema's, which jsonschema reports at the parent's path.
+fn descend<'a>(t: &Test, x: &'a J, step: Step<'a>, out: &mut Errors<'a>) -> Option<()> {
+    if let Test::Never = t {
+        return errors(t, x, out);
+    }
+    out.path.push(step);
+    let got = errors(t, x, out);
+    out.path.pop();
+    got
+}
+
+/// The instance's own key equal to `name` (borrowed from the instance, which outlives
+/// the error paths).
+fn name_of<'a>(x: &'a J, name: &str) -> &'a str {
+    match x {
+        J::Obj(items) => items.iter().find(|(k, _)| k == name).map(|(k, _)| k.as_str()).unwrap_or(""),
+        _ => "",
+    }
+}
+
+/// Python's `repr` of a parsed JSON value; None for text beyond ASCII.
+pub fn repr(x: &J) -> Option<String> {
+    Some(match x {
+        J::Null => "None".to_owned(),
+        J::Bool(true) => "True".to_owned(),
+        J::Bool(false) => "False".to_owned(),
+        J::Int(i) => i.to_string(),
+        J::Float(f) => float_repr(*f),
+        J::Str(s) => {
+            if !s.is_ascii() {
+                return None;
+            }
+            text::py_repr(s)?
+        }
+        J::Arr(items) => {
+            let parts: Option<Vec<String>> = items.iter().map(repr).collect();
+            format!("[{}]", parts?.join(", "))
+        }
+        J::Obj(items) => {
+            let mut parts = Vec::with_capacity(items.len());
+            for (k, v) in items {
+                if !k.is_ascii() {
+                    return None;
+                }
+                parts.push(format!("{}: {}", text::py_repr(k)?, repr(v)?));
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
+    })
+}
+
+/// Python's `repr` of a float: the shortest digits that read back, in fixed notation
+/// unless the decimal exponent is below -4 or above 15 (`1e+16`, `1e-05`).
+pub fn float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf".to_owned() } else { "-inf".to_owned() };
+    }
+    let sci = format!("{:e}", f); // shortest round-trip digits: "-1.2345e-7"
+    let (mantissa, exp) = sci.split_once('e').unwrap();
+    let exp: i32 = exp.parse().unwrap();
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let decpt = exp + 1; // digits "d1d2..." stand for 0.d1d2... x 10^decpt
+    if decpt <= -4 || decpt > 16 {
+        let mut m = digits[..1].to_owned();
+        if digits.len() > 1 {
+            m.push('.');
+            m.push_str(&digits[1..]);
+        }
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{m}e{esign}{:02}", exp.abs());
+    }
+    let n = digits.len() as i32;
+    let body = if decpt <= 0 {
+        format!("0.{}{}", "0".repeat((-decpt) as usize), digits)
+    } else if decpt >= n {
+        format!("{}{}.0", digits, "0".repeat((decpt - n) as usize))
+    } else {
+        format!("{}.{}", &digits[..decpt as usize], &digits[decpt as usize..])
+    };
+    format!("{sign}{body}")
 }

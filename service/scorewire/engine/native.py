@@ -98,9 +98,14 @@ def _no_spreads(*args: Any) -> bytes:
     raise AssertionError("a plan scored in process writes no messages")
 
 
-def score_batch(kernel: NativePlan, cases: Iterable[Case]) -> tuple[list[CaseResult], ScoreCounts]:
-    """Score `Case` objects (converted as they are reached): their results, and the counts
-    for `SummaryBuilder.add_counts`.
+def score_batch(
+    kernel: NativePlan, cases: Iterable[Any], convert: Callable[[Any, int], Case]
+) -> tuple[list[CaseResult], ScoreCounts]:
+    """Score a batch: its results, and the counts for `SummaryBuilder.add_counts`.
+
+    Plain case dicts (`{"sample": {...}, "output": "text"}`) are read by the kernel;
+    `convert(item, index)` makes the Case of any other item, and of any case a Python
+    check must see (it raises for a malformed case, which ends the batch).
 
     The cyclic garbage collector is paused meanwhile: a batch makes seven container
     objects per case (five checks), none of them part of a cycle, and the collections
@@ -113,7 +118,7 @@ def score_batch(kernel: NativePlan, cases: Iterable[Case]) -> tuple[list[CaseRes
     if paused:
         gc.disable()
     try:
-        results, counts = kernel.score_objects(cases)
+        results, counts = kernel.score_objects(cases, convert)
     finally:
         if paused:
             gc.enable()
