@@ -338,9 +338,9 @@ def test_a_chunk_is_the_bytes_python_writes(
     data = [_case_bytes(*p, as_json=as_json) for p in parts]
     bounds = [0.001, 0.01, 1.0, 100.0]
     message, counts, tallied = kernel.score_wire(
-        data, first, sw._case, 0, None, {}, lambda code: None, bounds
+        data, first, sw.python_case, 0, None, {}, lambda code: None, bounds
     )
-    want = [score_case_sync(PLAN, sw._case(b, first + i), CTX) for i, b in enumerate(data)]
+    want = [score_case_sync(PLAN, sw.python_case(b, first + i), CTX) for i, b in enumerate(data)]
     for r, ms in zip(want, _latencies(message), strict=True):
         for s, m in zip(r.scores, ms, strict=True):
             s.latency_ms = m

@@ -442,13 +442,49 @@ const REASONS_KEPT: usize = 1024;
 const RESULT_SLOTS: [&str; 4] = ["index", "sample_id", "scores", "passed"];
 
 impl NativePlan {
+    /// Write each score as a Score message field `tag` of `out`; whether all passed.
+    fn put_scores(&self, py: Python<'_>, scores: &[Res], tag: u8, out: &mut Vec<u8>, body: &mut Vec<u8>) -> PyResult<bool> {
+        let mut passed = true;
+        for (c, s) in self.checks.iter().zip(scores) {
+            passed &= s.passed;
+            body.clear();
+            if s.spread && s.error.is_none() && !s.skipped {
+                let head = PyBytes::new(py, &c.head);
+                let got = self.spread_bytes.bind(py).call1((
+                    head,
+                    c.name.as_str(),
+                    c.ctype.as_str(),
+                    s.py.as_ref().unwrap().bind(py),
+                    self.max_reason_chars,
+                ))?;
+                body.extend_from_slice(got.downcast::<PyBytes>()?.as_bytes());
+            } else {
+                score_bytes(body, c, s, self.max_reason_chars);
+            }
+            proto::put_bytes(out, tag, body);
+        }
+        Ok(passed)
+    }
+
     /// Score one case. `python_case` gives the (Sample, Output) pair for Python checks.
     fn score_case<'py, C: CaseView<'py>>(
         &self,
         py: Python<'py>,
         case: &mut C,
         python_case: &mut dyn FnMut() -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        before: impl FnMut(usize) -> Option<Res>,
+    ) -> PyResult<Vec<Res>> {
+        self.score_case_in(py, case, python_case, before, self.ctx.bind(py))
+    }
+
+    /// `score_case` with the CheckContext its Python checks get.
+    fn score_case_in<'py, C: CaseView<'py>>(
+        &self,
+        py: Python<'py>,
+        case: &mut C,
+        python_case: &mut dyn FnMut() -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
         mut before: impl FnMut(usize) -> Option<Res>,
+        ctx: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Res>> {
         let mut scores = Vec::with_capacity(self.checks.len());
         for (j, c) in self.checks.iter().enumerate() {
@@ -468,7 +504,7 @@ impl NativePlan {
                 }
             }
             let (sample, output) = python_case()?;
-            let score = self.run_check.bind(py).call1((c.compiled.bind(py), sample, output, self.ctx.bind(py)))?;
+            let score = self.run_check.bind(py).call1((c.compiled.bind(py), sample, output, ctx))?;
             scores.push(Res::from_py(score)?);
         }
         Ok(scores)
@@ -686,25 +722,7 @@ impl NativePlan {
             if !sample_id.is_empty() {
                 proto::put_bytes(&mut one, 0x12, sample_id.as_bytes());
             }
-            let mut passed = true;
-            for (c, s) in self.checks.iter().zip(&scores) {
-                passed &= s.passed;
-                body.clear();
-                if s.spread && s.error.is_none() && !s.skipped {
-                    let head = PyBytes::new(py, &c.head);
-                    let got = self.spread_bytes.bind(py).call1((
-                        head,
-                        c.name.as_str(),
-                        c.ctype.as_str(),
-                        s.py.as_ref().unwrap().bind(py),
-                        self.max_reason_chars,
-                    ))?;
-                    body.extend_from_slice(got.downcast::<PyBytes>()?.as_bytes());
-                } else {
-                    score_bytes(&mut body, c, s, self.max_reason_chars);
-                }
-                proto::put_bytes(&mut one, 0x1a, &body);
-            }
+            let passed = self.put_scores(py, &scores, 0x1a, &mut one, &mut body)?;
             proto::put_bool(&mut one, 0x20, passed);
             proto::put_bytes(&mut batch, 0x0a, &one); // CaseResultBatch.results = 1
         }
@@ -717,6 +735,50 @@ impl NativePlan {
         };
         let counts = counter.counts();
         Ok((message, counts, counter.tally()))
+    }
+
+    /// Score one serialized `Case` for a unary Score: the serialized `ScoreResponse` and,
+    /// with `bounds_ms`, the metrics tally. Python checks get `ctx` (the request's).
+    #[pyo3(signature = (case, python_case, ctx, bounds_ms))]
+    fn score_one<'py>(
+        &self,
+        py: Python<'py>,
+        case: &Bound<'py, PyBytes>,
+        python_case: &Bound<'py, PyAny>,
+        ctx: &Bound<'py, PyAny>,
+        bounds_ms: Option<Vec<f64>>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Option<TallyOut>)> {
+        let mut py_case: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
+        let mut get_py_case = || -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+            if py_case.is_none() {
+                let c = python_case.call1((case, 0))?;
+                py_case = Some((c.getattr(intern!(py, "sample"))?, c.getattr(intern!(py, "output"))?));
+            }
+            Ok(py_case.clone().unwrap())
+        };
+        let scores = match WireCase::decode(case.as_bytes()) {
+            Some(wc) => {
+                let mut view = Wire { case: wc, expected: Lazy::Unread, output: Lazy::Unread, py_text: None };
+                self.score_case_in(py, &mut view, &mut get_py_case, |_| None, ctx)?
+            }
+            None => {
+                let (sample, output) = get_py_case()?;
+                let mut scores = Vec::with_capacity(self.checks.len());
+                for c in &self.checks {
+                    let s = self.run_check.bind(py).call1((c.compiled.bind(py), &sample, &output, ctx))?;
+                    scores.push(Res::from_py(s)?);
+                }
+                scores
+            }
+        };
+        let mut counter = Counter::new(self.checks.len(), bounds_ms);
+        counter.add(&scores, &self.known_codes);
+        // ScoreResponse { scores = 1; passed = 2; }
+        let mut out = Vec::with_capacity(64 * (self.checks.len() + 1));
+        let mut body = Vec::new();
+        let passed = self.put_scores(py, &scores, 0x0a, &mut out, &mut body)?;
+        proto::put_bool(&mut out, 0x10, passed);
+        Ok((PyBytes::new(py, &out), counter.tally()))
     }
 
     /// Score the cases of `run_batch` in process, from any iterable: plain case dicts

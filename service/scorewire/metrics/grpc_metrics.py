@@ -359,6 +359,14 @@ class GrpcServerMetrics(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         self._wrapped[full_method] = (handler, wrapped)
         return wrapped
 
+    def wrap_handler(
+        self, handler: grpc.RpcMethodHandler[Any, Any], full_method: str
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """`handler` counted as `intercept_service` counts it, applied once, when the
+        method is registered (`server.registration.WrappingServer`): then no interceptor
+        runs per call."""
+        return self._wrap(handler, full_method)
+
     def _wrap(
         self, handler: grpc.RpcMethodHandler[Any, Any], full_method: str
     ) -> grpc.RpcMethodHandler[Any, Any]:

@@ -33,7 +33,7 @@ from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
 from scorewire.server.reflection import add_reflection
-from scorewire.server.registration import add_service
+from scorewire.server.registration import StaticInterceptor, WrappingServer, add_service, chained
 from scorewire.server.runs_service import add_run_service
 from scorewire.server.security import (
     auth_interceptor,
@@ -112,7 +112,12 @@ async def create_server(
     # Metrics (passed in) come first so that calls auth rejects are counted too; the
     # decode guard comes after auth, so a caller without a token learns nothing more.
     chain = [*interceptors, *([auth] if auth is not None else []), DecodeGuard()]
-    server = grpc.aio.server(options=grpc_options(settings), interceptors=chain)
+    static = all(isinstance(i, StaticInterceptor) for i in chain)
+    # When every link only wraps a method's handler the same way for every call (the
+    # default: metrics and the decode guard), they wrap it once, at registration, and
+    # grpc.aio runs no interceptor per call (see `WrappingServer`).
+    server = grpc.aio.server(options=grpc_options(settings), interceptors=None if static else chain)
+    target: Any = WrappingServer(server, chained(chain)) if static else server
     # human checks in Score and RunSuite read the caller's tenant's labels only.
     scoped = CallerScopedLabels(labels) if labels is not None else None
     recorder = None
@@ -129,14 +134,14 @@ async def create_server(
         settings, judge=judge, labels=scoped, observer=observer, extras=extras, runs=recorder
     )
     await service.pool.start()
-    add_service(server, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
+    add_service(target, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
     health_servicer = HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, target)
     names = [SERVICE_NAME]
     if labels is not None:
         names.append(
             add_label_service(
-                server,
+                target,
                 labels,
                 scorer=service,
                 observer=agreement_observer,
@@ -146,8 +151,8 @@ async def create_server(
             )
         )
     if recorder is not None:
-        names.append(add_run_service(server, recorder))
-    add_reflection(server, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
+        names.append(add_run_service(target, recorder))
+    add_reflection(target, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
     try:

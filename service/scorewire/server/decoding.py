@@ -61,7 +61,14 @@ class DecodeGuard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any]:
         """The handler, guarded unless its deserializer is already lenient (or it has none)."""
-        handler = await continuation(details)
+        return self.wrap_handler(await continuation(details), details.method)
+
+    def wrap_handler(
+        self, handler: grpc.RpcMethodHandler[Any, Any], full_method: str
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """`handler` guarded, unless its deserializer is already lenient (see the module);
+        the same for every call of the method, so it may be applied once, at registration
+        (`server.registration.WrappingServer`)."""
         parse = getattr(handler, "request_deserializer", None)
         if parse is None or isinstance(parse, Lenient):
             return handler

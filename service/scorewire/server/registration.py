@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import grpc
 from google.protobuf import message_factory
@@ -68,6 +68,80 @@ def replace_behavior(
     if h.stream_unary:
         return grpc.stream_unary_rpc_method_handler(wrap(h.stream_unary, False), **kw)
     return grpc.stream_stream_rpc_method_handler(wrap(h.stream_stream, True), **kw)
+
+
+HandlerWrap = Callable[[Any, str], Any]
+"""Wraps one method's `grpc.RpcMethodHandler`, given the method's full name
+(`/package.Service/Method`)."""
+
+
+@runtime_checkable
+class StaticInterceptor(Protocol):
+    """An interceptor whose work is wrapping each method's handler, the same way for every
+    call: it can be applied at registration (`WrappingServer`) instead of per call."""
+
+    def wrap_handler(
+        self, handler: grpc.RpcMethodHandler[Any, Any], full_method: str
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """The method's handler, wrapped."""
+
+
+def chained(links: Sequence[StaticInterceptor]) -> HandlerWrap:
+    """The wrapping of an interceptor chain: the first link outermost, as grpc runs it."""
+    inner_first = list(reversed(links))
+
+    def wrap(handler: grpc.RpcMethodHandler[Any, Any], method: str) -> Any:
+        for link in inner_first:
+            handler = link.wrap_handler(handler, method)
+        return handler
+
+    return wrap
+
+
+class _WrappedGeneric(grpc.GenericRpcHandler):  # type: ignore[type-arg]
+    """A generic handler whose method handlers come out wrapped, each wrapped once."""
+
+    def __init__(self, inner: Any, wrap: HandlerWrap) -> None:
+        self._inner = inner
+        self._wrap = wrap
+        self._done: dict[str, tuple[Any, Any]] = {}
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> Any:
+        """The inner handler's method handler for the call, wrapped (None if it has none)."""
+        handler = self._inner.service(handler_call_details)
+        if handler is None:
+            return None
+        method: str = handler_call_details.method
+        done = self._done.get(method)
+        if done is None or done[0] is not handler:
+            done = (handler, self._wrap(handler, method))
+            self._done[method] = done
+        return done[1]
+
+
+class WrappingServer:
+    """What the `add_*_to_server` functions need of a server, wrapping every handler they
+    register: per-method code (the gRPC metrics, the decode guard) applied at
+    registration instead of by interceptors, which grpc.aio runs as a chain of coroutines
+    on every call (measured ~45 µs of the server's CPU per unary call for those two, on a
+    call that costs ~390 µs bare). Registered-method handlers are added as generic ones,
+    for the reason `add_service` gives."""
+
+    def __init__(self, server: grpc.aio.Server, wrap: HandlerWrap) -> None:
+        self._server = server
+        self._wrap = wrap
+
+    def add_generic_rpc_handlers(self, handlers: Sequence[Any]) -> None:
+        """Add `handlers`, their method handlers wrapped."""
+        self._server.add_generic_rpc_handlers(
+            tuple(_WrappedGeneric(h, self._wrap) for h in handlers)
+        )
+
+    def add_registered_method_handlers(
+        self, service: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+    ) -> None:
+        """Add a service's method handlers, wrapped, as a generic handler."""
+        self.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
 
 
 def _passthrough(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:

@@ -450,7 +450,7 @@ class _Worker:
             if kernel is not None:
                 return self._score_native(kernel, job, info, limit)
         if job.cases is not None:
-            cases = [_case(b, job.first + i) for i, b in enumerate(job.cases)]
+            cases = [python_case(b, job.first + i) for i, b in enumerate(job.cases)]
         else:
             own = suite.cases or []
             cases = own[job.first : job.first + job.count]
@@ -505,7 +505,7 @@ class _Worker:
         message, counts, tallied = kernel.score_wire(
             job.cases,
             job.first,
-            _case,
+            python_case,
             ctypes.addressof(p),
             job.deadline,
             job.skip,
@@ -531,7 +531,8 @@ def source_bytes(src: PlanSource) -> int:
     return text + sum(len(c) for c in src.checks) + len(src.gate or b"")
 
 
-def _case(data: bytes, index: int) -> Case:
+def python_case(data: bytes, index: int) -> Case:
+    """A serialized `Case` as the engine's Case, for Python checks (`index`: its position)."""
     m = pb.Case.FromString(data)
     return Case(convert.sample_from_pb(m.sample), convert.output_from_pb(m.output), index)
 

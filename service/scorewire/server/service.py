@@ -25,6 +25,7 @@ from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, Precondition, SpecError
 from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
+from scorewire.engine import native
 from scorewire.engine.cost import request_meter
 from scorewire.engine.runner import (
     Case,
@@ -38,7 +39,7 @@ from scorewire.engine.runner import (
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.shared import Ledger, SharedBudget
-from scorewire.metrics.runs import Tally
+from scorewire.metrics.runs import KNOWN_CODES, Tally, tally_from_counts
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.runs import RunRecorder
 from scorewire.server import convert, streaming
@@ -382,6 +383,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         # judge calls), on this thread, after a worker has compiled them within the limits.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
         self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
+        self._inline_natives: dict[bytes, tuple[Any, Any]] = {}
+        """Native plans of inline-scored Score plans, with the plan each was built for."""
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
         self._sources = SourceMemo()
         self._compiling: set[bytes] = set()
@@ -658,6 +661,14 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             message: pb.ScoreResponse | bytes = self._score_response(suite.plan, result)
         elif (inline := self._inline_suite(key, info, size)) is not None:
             # Measured cheap for requests this small: faster here than a worker round trip.
+            kernel = self._inline_kernel(key, inline)
+            if kernel is not None:
+                one = convert.case_bytes(request.sample, request.output)
+                bounds = self._observer.bounds_ms if self._observer is not None else None
+                message, tallied = kernel.score_one(one, sw.python_case, ctx, bounds)
+                if self._observer is not None and tallied is not None:
+                    self._observer.observe_tally(info, tally_from_counts(tallied))
+                return self._within_deadline(ctx, message)
             case = Case(
                 convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
             )
@@ -672,12 +683,39 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._learn(key, source, info, size, result, cpu_s)
         if self._observer is not None:
             self._observer.observe_results(info, (result,))
+        return self._within_deadline(ctx, message)
+
+    @staticmethod
+    def _within_deadline(
+        ctx: CheckContext, message: pb.ScoreResponse | bytes
+    ) -> pb.ScoreResponse | bytes:
+        """`message`, unless the request's deadline expired while its checks ran."""
         remaining = ctx.remaining()
         if remaining is not None and remaining <= 0:
             raise RequestRejected(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
         return message
+
+    def _inline_kernel(self, key: bytes, inline: LoadedSuite) -> Any | None:
+        """The native kernel's plan for a Score plan scored inline (built once; None: the
+        kernel is off, missing, or of no use to the plan)."""
+        if not self._settings.native_kernel:
+            return None
+        hit = self._inline_natives.get(key)
+        if hit is not None and hit[0] is inline.plan:
+            return hit[1]
+        built = native.build(
+            inline.plan,
+            CheckContext(extras=sw.check_extras(self._settings)),
+            max_reason_chars=self.max_reason_chars,
+            spread_bytes=convert.score_bytes,
+            known_codes=sorted(KNOWN_CODES),
+        )
+        if len(self._inline_natives) >= sw.NATIVE_PLANS_KEPT:
+            del self._inline_natives[next(iter(self._inline_natives))]
+        self._inline_natives[key] = (inline.plan, built)
+        return built
 
     def _score_source(self, request: pb.ScoreRequest, raw: bytes) -> tuple[bytes, sw.PlanSource]:
         """`_source` of a Score's checks (`raw`: the request serialized), remembered by the
