@@ -58,6 +58,11 @@ step_start python-server
 mkdir -p "$WORK/dist-server" "$WORK/dist-client" "$WHEELHOUSE"
 "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WORK/dist-server" "$CHECKOUT"
 "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WORK/dist-client" "$CHECKOUT/clients/python"
+# The native scoring kernel is a wheel of its own (Rust, built here with cargo; the
+# checkout's build reuses this tree's cargo target directory). Nothing requires it by
+# name: it is installed by path, never looked up on an index.
+CARGO_TARGET_DIR="$ROOT/service/native/target" \
+    "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WORK/dist-native" "$CHECKOUT/service/native"
 SERVER_WHEEL=$(ls "$WORK"/dist-server/scorewire-*.whl)
 # The dependency confusion this guards against: no requirement on a scorewire-* name.
 if unzip -p "$SERVER_WHEEL" '*.dist-info/METADATA' | grep -i '^Requires-Dist: scorewire'; then
@@ -77,6 +82,9 @@ if ! install_server 2>/dev/null; then
     rm -f "$WHEELHOUSE"/scorewire-* "$WHEELHOUSE"/scorewire_client-*
     install_server
 fi
+"$WORK/venv-server/bin/pip" install -q --no-index "$WORK"/dist-native/scorewire_native-*.whl
+"$WORK/venv-server/bin/python" -c 'from scorewire.engine import native; assert native.available()' \
+    || { echo "FAILED: the installed server does not find its native kernel" >&2; exit 1; }
 mkdir -p "$WORK/state"
 (cd "$WORK/state" && SCOREWIRE_METRICS_PORT=0 exec "$WORK/venv-server/bin/scorewire" serve \
     --host 127.0.0.1 --port 0 >"$WORK/server.log" 2>&1) &
