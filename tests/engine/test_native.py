@@ -459,6 +459,14 @@ EDGES: list[tuple[dict[str, Any], Any, str]] = [
     ({"type": "json_schema", "params": {"schema": {"minProperties": 1}}}, None, "{}"),
     ({"type": "json_schema", "params": {"schema": {"maxProperties": 0}}}, None, '{"a": 1}'),
     ({"type": "json_schema", "params": {"schema": {"enum": ["é", "a"]}}}, None, '"b"'),
+    ({"type": "length", "params": {"min_chars": 10**30}}, None, "x"),
+    ({"type": "length", "params": {"max_chars": 2**64}}, None, "x"),
+    (
+        {"type": "contains", "params": {"path": "list.99999999999999999999999"}},
+        {"list": ["a"]},
+        "a",
+    ),
+    ({"type": "exact", "params": {"path": "/a/18446744073709551616"}}, {"a": [1]}, "1"),
     ({"type": "regex", "params": {"pattern": "a", "must_match": False}}, None, "bab"),
     ({"type": "regex", "params": {"pattern": "a", "must_match": False}}, None, "bbb"),
 ]
@@ -468,7 +476,9 @@ EDGES: list[tuple[dict[str, Any], Any, str]] = [
 def test_edges_answer_as_python(spec: dict[str, Any], exp: Any, txt: str) -> None:
     # Where the kernel's rules (number equality, white space, folding, words, quoting,
     # previews, JSON) could part from Python's, they must not.
-    plan = _plan([spec])
+    # With a length check beside it, there is a kernel even when the edge's own check
+    # has no twin (its parameters are beyond what the twins take: Python scores it).
+    plan = _plan([spec, {"type": "length", "params": {"max_chars": 5}}])
     case = Case(Sample("s", None, exp), Output(txt))
     kernel = native.build(plan, CTX)
     assert kernel is not None

@@ -585,7 +585,12 @@ impl NativePlan {
         for item in checks.iter() {
             let (name, ctype, desc, negate, compiled): (String, String, Bound<'_, PyAny>, bool, Py<PyAny>) =
                 item.extract()?;
-            let twin = if desc.is_none() { None } else { checks::twin_from(desc.downcast::<PyDict>()?)? };
+            // A description the twins cannot take (a bound or index beyond 64 bits, say)
+            // leaves the check to Python, which answers for every value.
+            let twin = match desc.downcast::<PyDict>() {
+                Ok(d) => checks::twin_from(d).unwrap_or(None),
+                Err(_) => None,
+            };
             let mut head = Vec::new();
             if !name.is_empty() {
                 proto::put_bytes(&mut head, 0x0a, name.as_bytes());
