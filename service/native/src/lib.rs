@@ -414,6 +414,21 @@ impl Progress {
 
 // --- the plan --------------------------------------------------------------------------
 
+type PyCase<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+/// The (Sample, Output) of a case for Python checks, made by `make` (a Case) when first
+/// asked and kept for the case's other checks.
+fn lazily<'py>(py: Python<'py>, make: impl Fn() -> PyResult<Bound<'py, PyAny>>) -> impl FnMut() -> PyResult<PyCase<'py>> {
+    let mut got: Option<PyCase<'py>> = None;
+    move || {
+        if got.is_none() {
+            let c = make()?;
+            got = Some((c.getattr(intern!(py, "sample"))?, c.getattr(intern!(py, "output"))?));
+        }
+        Ok(got.clone().unwrap())
+    }
+}
+
 /// A plan's checks, ready to score batches natively (see the module docs).
 #[pyclass(module = "scorewire_native")]
 struct NativePlan {
@@ -466,12 +481,32 @@ impl NativePlan {
         Ok(passed)
     }
 
+    /// Every check of a case in Python (a case the kernel cannot read).
+    fn python_scores<'py>(
+        &self,
+        py: Python<'py>,
+        pair: &PyCase<'py>,
+        ctx: &Bound<'py, PyAny>,
+        mut before: impl FnMut(usize) -> Option<Res>,
+    ) -> PyResult<Vec<Res>> {
+        let mut scores = Vec::with_capacity(self.checks.len());
+        for (j, c) in self.checks.iter().enumerate() {
+            if let Some(r) = before(j) {
+                scores.push(r);
+                continue;
+            }
+            let s = self.run_check.bind(py).call1((c.compiled.bind(py), &pair.0, &pair.1, ctx))?;
+            scores.push(Res::from_py(s)?);
+        }
+        Ok(scores)
+    }
+
     /// Score one case. `python_case` gives the (Sample, Output) pair for Python checks.
     fn score_case<'py, C: CaseView<'py>>(
         &self,
         py: Python<'py>,
         case: &mut C,
-        python_case: &mut dyn FnMut() -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        python_case: &mut dyn FnMut() -> PyResult<PyCase<'py>>,
         before: impl FnMut(usize) -> Option<Res>,
     ) -> PyResult<Vec<Res>> {
         self.score_case_in(py, case, python_case, before, self.ctx.bind(py))
@@ -482,7 +517,7 @@ impl NativePlan {
         &self,
         py: Python<'py>,
         case: &mut C,
-        python_case: &mut dyn FnMut() -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        python_case: &mut dyn FnMut() -> PyResult<PyCase<'py>>,
         mut before: impl FnMut(usize) -> Option<Res>,
         ctx: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Res>> {
@@ -664,14 +699,7 @@ impl NativePlan {
                 Some(d) => Some(d.downcast_into::<PyDict>()?),
                 None => None,
             };
-            let mut py_case: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
-            let mut get_py_case = || -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-                if py_case.is_none() {
-                    let c = python_case.call1((data, index))?;
-                    py_case = Some((c.getattr(intern!(py, "sample"))?, c.getattr(intern!(py, "output"))?));
-                }
-                Ok(py_case.clone().unwrap())
-            };
+            let mut get_py_case = lazily(py, || python_case.call1((data, index)));
             progress.set(CASE_POS, pos as f64);
             let mut before = |j: usize| -> Option<Res> {
                 if let Some(sk) = &case_skip {
@@ -701,19 +729,9 @@ impl NativePlan {
                 }
                 None => {
                     // Not a message the reader knows: every check in Python.
-                    let (sample, _) = get_py_case()?;
-                    let id: String = sample.getattr(intern!(py, "id"))?.extract()?;
-                    let mut scores = Vec::with_capacity(self.checks.len());
-                    for (j, c) in self.checks.iter().enumerate() {
-                        if let Some(r) = before(j) {
-                            scores.push(r);
-                            continue;
-                        }
-                        let (sample, output) = get_py_case()?;
-                        let s = self.run_check.bind(py).call1((c.compiled.bind(py), sample, output, self.ctx.bind(py)))?;
-                        scores.push(Res::from_py(s)?);
-                    }
-                    (id, scores)
+                    let pair = get_py_case()?;
+                    let id: String = pair.0.getattr(intern!(py, "id"))?.extract()?;
+                    (id, self.python_scores(py, &pair, self.ctx.bind(py), before)?)
                 }
             };
             progress.set(STARTED_AT, 0.0);
@@ -753,28 +771,13 @@ impl NativePlan {
         ctx: &Bound<'py, PyAny>,
         bounds_ms: Option<Vec<f64>>,
     ) -> PyResult<(Bound<'py, PyBytes>, Option<TallyOut>)> {
-        let mut py_case: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
-        let mut get_py_case = || -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-            if py_case.is_none() {
-                let c = python_case.call1((case, 0))?;
-                py_case = Some((c.getattr(intern!(py, "sample"))?, c.getattr(intern!(py, "output"))?));
-            }
-            Ok(py_case.clone().unwrap())
-        };
+        let mut get_py_case = lazily(py, || python_case.call1((case, 0)));
         let scores = match WireCase::decode(case.as_bytes()) {
             Some(wc) => {
                 let mut view = Wire { case: wc, expected: Lazy::Unread, output: Lazy::Unread, py_text: None };
                 self.score_case_in(py, &mut view, &mut get_py_case, |_| None, ctx)?
             }
-            None => {
-                let (sample, output) = get_py_case()?;
-                let mut scores = Vec::with_capacity(self.checks.len());
-                for c in &self.checks {
-                    let s = self.run_check.bind(py).call1((c.compiled.bind(py), &sample, &output, ctx))?;
-                    scores.push(Res::from_py(s)?);
-                }
-                scores
-            }
+            None => self.python_scores(py, &get_py_case()?, ctx, |_| None)?,
         };
         let mut counter = Counter::new(self.checks.len(), bounds_ms);
         counter.add(&scores, &self.known_codes);
@@ -805,14 +808,7 @@ impl NativePlan {
             let index = (i as i64).into_pyobject(py)?.into_any();
             let (sample_id, scores) = match plain(py, &item)? {
                 Some(Plain { id, mut view }) => {
-                    let mut py_case: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
-                    let mut get = || -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-                        if py_case.is_none() {
-                            let c = convert.call1((&item, &index))?;
-                            py_case = Some((c.getattr(intern!(py, "sample"))?, c.getattr(intern!(py, "output"))?));
-                        }
-                        Ok(py_case.clone().unwrap())
-                    };
+                    let mut get = lazily(py, || convert.call1((&item, &index)));
                     (id, self.score_case(py, &mut view, &mut get, |_| None)?)
                 }
                 None => {
@@ -826,14 +822,7 @@ impl NativePlan {
                             let pair = (sample.clone(), output.clone());
                             self.score_case(py, &mut view, &mut || Ok(pair.clone()), |_| None)?
                         }
-                        None => {
-                            let mut scores = Vec::with_capacity(self.checks.len());
-                            for c in &self.checks {
-                                let s = self.run_check.bind(py).call1((c.compiled.bind(py), &sample, &output, self.ctx.bind(py)))?;
-                                scores.push(Res::from_py(s)?);
-                            }
-                            scores
-                        }
+                        None => self.python_scores(py, &(sample.clone(), output.clone()), self.ctx.bind(py), |_| None)?,
                     };
                     (sample.getattr(intern!(py, "id"))?, scores)
                 }

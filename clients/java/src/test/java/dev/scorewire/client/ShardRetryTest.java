@@ -133,9 +133,12 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
   @Test
   void aFailedChunkCancelsTheOthersInFlight() throws Exception {
     // c4's chunk never answers; c0's is refused for good: the run fails at once and
-    // cancels c4's call rather than waiting for it.
+    // cancels c4's call rather than waiting for it. c0's refusal waits until c4's call has
+    // reached the server: refused any sooner, the run could end before c4's call was sent,
+    // leaving no call to cancel (a busy machine made that happen).
     service.plan("c0", Failure.INVALID_ARGUMENT);
     service.plan("c4", Failure.HANG);
+    service.failOnlyOnceAHangArrived();
     ScorewireException e =
         assertThrows(ScorewireException.class, () -> client.runSuiteSharded(request(8), ShardOptions.of(2)));
     assertEquals(Status.Code.INVALID_ARGUMENT, e.code());
@@ -306,6 +309,14 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
     final List<RunSuiteRequest> requests = new CopyOnWriteArrayList<>();
     /** Counted down when a {@link Failure#HANG}ing call is cancelled by the client. */
     final CountDownLatch cancelled = new CountDownLatch(1);
+    /** Counted down when a {@link Failure#HANG}ing call has arrived. */
+    private final CountDownLatch hung = new CountDownLatch(1);
+    private volatile boolean failAfterHang;
+
+    /** Planned failures other than HANG are answered only once a HANG call has arrived. */
+    void failOnlyOnceAHangArrived() {
+      failAfterHang = true;
+    }
 
     /** Chunks (by first case id) in the order their calls completed. */
     final List<String> completed = new CopyOnWriteArrayList<>();
@@ -360,7 +371,15 @@ class ShardRetryTest extends FakeServerTest<ShardRetryTest.ChunkedScoring> {
       }
       if (failure == Failure.HANG) {
         ((ServerCallStreamObserver<RunSuiteResponse>) out).setOnCancelHandler(cancelled::countDown);
+        hung.countDown();
         return;
+      }
+      if (failure != null && failAfterHang) {
+        try {
+          hung.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
       if (failure == null || failure.afterResults) {
         CaseResultBatch.Builder batch = CaseResultBatch.newBuilder();
