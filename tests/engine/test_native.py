@@ -28,6 +28,7 @@ from scorewire.engine.runner import Case, Plan, score_case_sync
 from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import KNOWN_CODES, tally
+from scorewire.regex.engine import UserRegex
 from scorewire.server import convert
 from scorewire.server import scoring_worker as sw
 from scorewire.settings import Settings
@@ -582,3 +583,24 @@ def test_the_worker_scores_a_chunk_natively_as_in_python() -> None:
     assert skipped[2].scores[1].error.code == "TIMEOUT"
     late = pb.RunSuiteResponse.FromString(answers[1][2]).results.results
     assert {s.error.code for r in late for s in r.scores} == {"DEADLINE_EXCEEDED"}
+
+
+def test_regex_without_re2s_direct_match_answers_through_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An RE2 build without the direct `Match` call: the twin asks the pattern's `search`.
+    monkeypatch.setattr(UserRegex, "re2_match", property(lambda self: None))
+    plan = _plan(
+        [
+            {"type": "regex", "params": {"pattern": r"\bcafé\b"}},
+            {"type": "regex", "params": {"pattern": "^a", "must_match": False}},
+        ]
+    )
+    kernel = native.build(plan, CTX)
+    assert kernel is not None and kernel.native_checks == 2
+    texts = ["un café.", "cafés", "abc", "bca", "", "é" * 3]
+    cases = [Case(Sample(f"s{i}"), Output(t), i) for i, t in enumerate(texts)]
+    got, _ = native.score_batch(kernel, iter(cases), api._batch_case)
+    want = [score_case_sync(plan, c, CTX) for c in cases]
+    assert [_scores(r) for r in got] == [_scores(r) for r in want]
+    assert [r.scores[0].passed for r in got] == [True, False, False, False, False, False]

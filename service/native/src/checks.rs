@@ -8,7 +8,7 @@
 //! Unicode database, JSON that Python must parse or whose failures it must word.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::json::{self, J};
 use crate::schema::FastSchema;
@@ -32,6 +32,8 @@ pub enum Twin {
     },
     Regex {
         search: Py<PyAny>,
+        /// RE2's `Match` and its unanchored mode, called on the UTF-8 bytes directly.
+        re2_match: Option<(Py<PyAny>, Py<PyAny>)>,
     },
     JsonSchema {
         schema: FastSchema,
@@ -225,9 +227,17 @@ impl Twin {
                     None // the reason quotes both values as JSON: Python writes it
                 }
             }
-            Twin::Regex { search } => {
-                let t = case.py_text(py);
-                let hit = search.bind(py).call1((t,)).ok()?.is_truthy().ok()?;
+            Twin::Regex { search, re2_match } => {
+                let hit = match re2_match {
+                    Some((m, mode)) => {
+                        let text = case.text();
+                        let data = PyBytes::new(py, text.as_bytes());
+                        let spans = m.bind(py).call1((mode.bind(py), data, 0, text.len())).ok()?;
+                        let first: i64 = spans.get_item(0).ok()?.get_item(0).ok()?.extract().ok()?;
+                        first != -1
+                    }
+                    None => search.bind(py).call1((case.py_text(py),)).ok()?.is_truthy().ok()?,
+                };
                 if hit {
                     verdict(1.0, true, "the pattern matches")
                 } else {
@@ -338,7 +348,16 @@ pub fn twin_from(desc: &Bound<'_, PyDict>) -> PyResult<Option<Twin>> {
                 strip: get("strip")?.extract()?,
             })
         }
-        "regex" => Some(Twin::Regex { search: get("search")?.unbind() }),
+        "regex" => {
+            let raw = get("re2_match")?;
+            let re2_match = if raw.is_none() {
+                None
+            } else {
+                let (m, mode): (Py<PyAny>, Py<PyAny>) = raw.extract()?;
+                Some((m, mode))
+            };
+            Some(Twin::Regex { search: get("search")?.unbind(), re2_match })
+        }
         "json_schema" => FastSchema::compile(&get("schema")?).map(|schema| Twin::JsonSchema { schema }),
         "length" => Some(Twin::Length {
             max_chars: opt_usize(&get("max_chars")?)?,

@@ -374,14 +374,15 @@ def build_regex(p: RegexParams) -> CheckFn:
     (`engine.passing`).
     """
     flags = parse_flags(p.flags, "flags")
-    search = compile_user_regex(p.pattern, flags, "pattern").search
+    compiled = compile_user_regex(p.pattern, flags, "pattern")
+    search = compiled.search
 
     def regex(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         if search(output.text):
             return Score(1.0, True, "the pattern matches")
         return Score(0.0, False, "the pattern does not match")
 
-    return with_twin(regex, "regex", search=search)
+    return with_twin(regex, "regex", search=search, re2_match=compiled.re2_match)
 
 
 # --- json_schema -----------------------------------------------------------------------

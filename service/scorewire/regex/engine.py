@@ -180,6 +180,13 @@ class UserRegex:
         """RE2 instructions of the compiled program (~18 bytes of memory each)."""
         return int(self._public.programsize)
 
+    @property
+    def re2_match(self) -> tuple[Callable[..., Any], Any] | None:
+        """RE2's own `Match` and its unanchored mode, for a caller that holds the text as
+        UTF-8 bytes already (the native kernel): `match(mode, data, 0, len(data))[0][0]`
+        is -1 exactly when `search` is False. None when this RE2 build has no such call."""
+        return None if self._match is None else (self._match, _UNANCHORED)
+
     def search(self, text: str) -> bool:
         """Whether the pattern matches anywhere in `text`."""
         if self._match is not None:
