@@ -11,6 +11,7 @@ metrics tally.
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import time
@@ -526,6 +527,12 @@ def test_plain_cases_never_reach_python(monkeypatch: pytest.MonkeyPatch) -> None
     assert [r.passed for r in got] == [False, False, False, False]
     assert [s.passed for s in got[1].scores] == [True, True, True, False, True]
     assert got[0].scores[2].reason == "expected 'x', got 'Refund in two days.'"
+    # Results, their lists and native scores are left out of the cyclic collector's walks.
+    assert not any(gc.is_tracked(o) for o in (got[0], got[0].scores, got[0].scores[0]))
+    # A cycle built into them afterwards is kept alive, never freed under a live reference.
+    got[0].scores.append(got[0])
+    gc.collect()
+    assert got[0].scores[-1] is got[0] and got[0].scores[0].reason
     assert got[3].scores[2].reason.startswith("expected \"it's\", got 'a \\'quoted\\' \"word\"")
 
 
