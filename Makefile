@@ -124,4 +124,4 @@ bench-viewer: install
 	$(BIN)/python bench/viewer_bench.py
 
 clean:
-	rm -rf $(VENV) .tools .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .tools .mypy_cache .ruff_cache .pytest_cache service/native/target

@@ -85,8 +85,8 @@ async def test_scores_and_runs_are_the_same_with_and_without_the_kernel() -> Non
                     await poll(lambda: srv.running.service.plan_cache_here_len() >= 1, "compiled")
                 else:
                     assert pool.submitted == before  # scored inline
-            kernels = [k for _, k in srv.running.service._inline_natives.values() if k is not None]
-            assert len(kernels) == (1 if on else 0)  # natively, when the kernel is on
+            # Natively, when the kernel is on.
+            assert srv.running.service._inline_natives.kernels() == (1 if on else 0)
             cases = [
                 pb.Case(sample=_sample(i, exp), output=pb.Output(text=text))
                 for i, (text, exp) in enumerate(OUTPUTS * 100)

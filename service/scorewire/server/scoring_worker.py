@@ -312,8 +312,7 @@ class _Worker:
             max_bytes=settings.plan_cache_bytes
         )
         self.ctx = CheckContext(extras=check_extras(settings))
-        self.natives: dict[bytes, tuple[Any, Any]] = {}
-        """Native plans by plan key, with the compiled plan each was built for."""
+        self.natives = NativePlans(settings, self.ctx)
 
     def handle(self, job: Job) -> tuple[Any, ...]:
         hit = self.plans.get(job.key)
@@ -419,34 +418,11 @@ class _Worker:
             format=CHECKLLM,
         )
 
-    def _native_plan(self, key: bytes, suite: LoadedSuite) -> Any | None:
-        """The native kernel's plan for a compiled plan (built once; None: Python only)."""
-        plan = suite.plan
-        hit = self.natives.get(key)
-        if hit is not None and hit[0] is plan:
-            return hit[1]
-        built = native.build(
-            plan,
-            self.ctx,
-            max_reason_chars=self.settings.max_reason_chars,
-            spread_bytes=convert.score_bytes,
-            known_codes=sorted(KNOWN_CODES),
-        )
-        if len(self.natives) >= NATIVE_PLANS_KEPT:
-            del self.natives[next(iter(self.natives))]
-        self.natives[key] = (plan, built)
-        return built
-
     def _score(self, job: Job, suite: LoadedSuite, info: PlanInfo) -> tuple[Any, ...]:
         plan = suite.plan
         limit = min(job.check_timeout_s, plan.check_timeout_s)
-        if (
-            job.cases is not None
-            and job.counts
-            and job.reply not in ("score", RESULTS)
-            and self.settings.native_kernel
-        ):
-            kernel = self._native_plan(job.key, suite)
+        if job.cases is not None and job.counts and job.reply not in ("score", RESULTS):
+            kernel = self.natives.get(job.key, suite.plan)
             if kernel is not None:
                 return self._score_native(kernel, job, info, limit)
         if job.cases is not None:
@@ -520,8 +496,42 @@ class _Worker:
         return (SCORED, info, message, ChunkCounts(summary, counted), cpu_s)
 
 
+class NativePlans:
+    """The native kernel's plans (`engine.native`) by plan key, each built once for the
+    compiled plan it scores (a key compiled again gets a new one), at most
+    `NATIVE_PLANS_KEPT` of them, the oldest dropped first."""
+
+    def __init__(self, settings: Settings, ctx: CheckContext) -> None:
+        self._settings = settings
+        self._ctx = ctx
+        self._built: dict[bytes, tuple[Any, Any]] = {}
+
+    def get(self, key: bytes, plan: Any) -> Any | None:
+        """The native plan of `plan` (None: the kernel is off, missing or of no use)."""
+        if not self._settings.native_kernel:
+            return None
+        hit = self._built.get(key)
+        if hit is not None and hit[0] is plan:
+            return hit[1]
+        built = native.build(
+            plan,
+            self._ctx,
+            max_reason_chars=self._settings.max_reason_chars,
+            spread_bytes=convert.score_bytes,
+            known_codes=sorted(KNOWN_CODES),
+        )
+        if len(self._built) >= NATIVE_PLANS_KEPT:
+            del self._built[next(iter(self._built))]
+        self._built[key] = (plan, built)
+        return built
+
+    def kernels(self) -> int:
+        """How many of the plans kept have a native plan (the kernel was of use to them)."""
+        return sum(1 for _, built in self._built.values() if built is not None)
+
+
 NATIVE_PLANS_KEPT = 64
-"""Native plans a worker keeps (each belongs to a plan in its plan cache)."""
+"""Native plans kept (each belongs to a plan in a plan cache)."""
 
 
 def source_bytes(src: PlanSource) -> int:

@@ -25,7 +25,6 @@ from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, Precondition, SpecError
 from scorewire.core.model import ErrorCode, Score
 from scorewire.core.registry import REGISTRY
-from scorewire.engine import native
 from scorewire.engine.cost import request_meter
 from scorewire.engine.runner import (
     Case,
@@ -39,7 +38,7 @@ from scorewire.engine.runner import (
 from scorewire.engine.summary import Summary, SummaryBuilder
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.shared import Ledger, SharedBudget
-from scorewire.metrics.runs import KNOWN_CODES, Tally, tally_from_counts
+from scorewire.metrics.runs import Tally, tally_from_counts
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.runs import RunRecorder
 from scorewire.server import convert, streaming
@@ -383,8 +382,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         # judge calls), on this thread, after a worker has compiled them within the limits.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
         self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
-        self._inline_natives: dict[bytes, tuple[Any, Any]] = {}
-        """Native plans of inline-scored Score plans, with the plan each was built for."""
+        self._inline_natives = sw.NativePlans(
+            settings, CheckContext(extras=sw.check_extras(settings))
+        )
+        """Native plans of the Score plans scored inline."""
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
         self._sources = SourceMemo()
         self._compiling: set[bytes] = set()
@@ -661,7 +662,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             message: pb.ScoreResponse | bytes = self._score_response(suite.plan, result)
         elif (inline := self._inline_suite(key, info, size)) is not None:
             # Measured cheap for requests this small: faster here than a worker round trip.
-            kernel = self._inline_kernel(key, inline)
+            kernel = self._inline_natives.get(key, inline.plan)
             if kernel is not None:
                 one = convert.case_bytes(request.sample, request.output)
                 bounds = self._observer.bounds_ms if self._observer is not None else None
@@ -696,26 +697,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired while checks ran"
             )
         return message
-
-    def _inline_kernel(self, key: bytes, inline: LoadedSuite) -> Any | None:
-        """The native kernel's plan for a Score plan scored inline (built once; None: the
-        kernel is off, missing, or of no use to the plan)."""
-        if not self._settings.native_kernel:
-            return None
-        hit = self._inline_natives.get(key)
-        if hit is not None and hit[0] is inline.plan:
-            return hit[1]
-        built = native.build(
-            inline.plan,
-            CheckContext(extras=sw.check_extras(self._settings)),
-            max_reason_chars=self.max_reason_chars,
-            spread_bytes=convert.score_bytes,
-            known_codes=sorted(KNOWN_CODES),
-        )
-        if len(self._inline_natives) >= sw.NATIVE_PLANS_KEPT:
-            del self._inline_natives[next(iter(self._inline_natives))]
-        self._inline_natives[key] = (inline.plan, built)
-        return built
 
     def _score_source(self, request: pb.ScoreRequest, raw: bytes) -> tuple[bytes, sw.PlanSource]:
         """`_source` of a Score's checks (`raw`: the request serialized), remembered by the
