@@ -42,12 +42,12 @@ class NativePlan:
         """Score serialized Case messages into a serialized RunSuiteResponse."""
     def score_one(
         self,
-        case: bytes,
-        python_case: Callable[[bytes, int], Any],
+        request: bytes,
+        python_case: Callable[[], Any],
         ctx: Any,
         bounds_ms: list[float] | None,
     ) -> tuple[bytes, TallyCounts | None]:
-        """Score one serialized Case into a serialized ScoreResponse."""
+        """Score a serialized ScoreRequest's output into a serialized ScoreResponse."""
     def score_objects(
         self, cases: Iterable[Any], convert: Callable[[Any, int], Any]
     ) -> tuple[list[Any], ScoreCounts]:

@@ -529,10 +529,6 @@ def test_plain_cases_never_reach_python(monkeypatch: pytest.MonkeyPatch) -> None
     assert got[0].scores[2].reason == "expected 'x', got 'Refund in two days.'"
     # Results, their lists and native scores are left out of the cyclic collector's walks.
     assert not any(gc.is_tracked(o) for o in (got[0], got[0].scores, got[0].scores[0]))
-    # A cycle built into them afterwards is kept alive, never freed under a live reference.
-    got[0].scores.append(got[0])
-    gc.collect()
-    assert got[0].scores[-1] is got[0] and got[0].scores[0].reason
     assert got[3].scores[2].reason.startswith("expected \"it's\", got 'a \\'quoted\\' \"word\"")
 
 
@@ -611,3 +607,39 @@ def test_regex_without_re2s_direct_match_answers_through_search(
     want = [score_case_sync(plan, c, CTX) for c in cases]
     assert [_scores(r) for r in got] == [_scores(r) for r in want]
     assert [r.scores[0].passed for r in got] == [True, False, False, False, False, False]
+
+
+def test_a_score_request_is_read_in_place_without_python() -> None:
+    # The kernel reads a ScoreRequest's own bytes (checks, compact and budget_usd beside
+    # the sample and output): no Case is asked of Python, and the ScoreResponse is the one
+    # Python's path writes.
+    plan = _plan(
+        [
+            {"type": "contains", "params": {"path": "must_include"}},
+            {"type": "length", "params": {"max_chars": 12}},
+        ]
+    )
+    kernel = native.build(plan, CTX, max_reason_chars=CAP, spread_bytes=convert.score_bytes)
+    assert kernel is not None
+    req = pb.ScoreRequest(output=pb.Output(text="a refund, soon"), budget_usd=2.5)
+    req.sample.id = "s1"
+    req.sample.expected_json = json.dumps({"must_include": ["refund", "later"]})
+    req.checks.add(type="contains")
+    req.compact.append("length:1..12")
+
+    def no_case() -> Any:
+        raise AssertionError("the kernel asked Python for the case")
+
+    message, _ = kernel.score_one(req.SerializeToString(), no_case, CTX, None)
+    got = pb.ScoreResponse.FromString(message)
+    case = Case(Sample("s1", None, {"must_include": ["refund", "later"]}), Output("a refund, soon"))
+    want = score_case_sync(plan, case, CTX)
+    for s, m in zip(want.scores, got.scores, strict=True):
+        s.latency_ms = m.latency_ms
+    expected = pb.ScoreResponse(passed=want.passed)
+    convert.add_scores(expected.scores, plan.checks, want.scores, CAP)
+    assert message == expected.SerializeToString()
+    assert [s.reason for s in got.scores] == [
+        "found 1 of 2; missing 'later'",
+        "14 characters, over max_chars 12",
+    ]

@@ -80,13 +80,17 @@ async def test_scores_and_runs_are_the_same_with_and_without_the_kernel() -> Non
                     req = pb.ScoreRequest(
                         sample=_sample(i, expected), output=pb.Output(text=text), checks=_checks()
                     )
+                    if i % 2:  # budget_usd and a compact line: the fields the kernel skips
+                        req.budget_usd = 1.0
+                        req.compact.append("length:1..1000")
                     got.append(_without_latency(await srv.stub.Score(req, timeout=60)))
                 if rnd == 0:
                     await poll(lambda: srv.running.service.plan_cache_here_len() >= 1, "compiled")
                 else:
                     assert pool.submitted == before  # scored inline
-            # Natively, when the kernel is on.
-            assert srv.running.service._inline_natives.kernels() == (1 if on else 0)
+            # Natively, when the kernel is on: the plan scored inline carries its kernel.
+            inline = [p for p, _ in srv.running.service._plans._items.values()]
+            assert inline and all(bool(p.plan.native) == on for p in inline)
             cases = [
                 pb.Case(sample=_sample(i, exp), output=pb.Output(text=text))
                 for i, (text, exp) in enumerate(OUTPUTS * 100)

@@ -233,7 +233,7 @@ const SAMPLE_KEYS: [&str; 4] = ["id", "input", "expected", "metadata"];
 
 fn only_keys(d: &Bound<'_, PyDict>, known: &[&str]) -> bool {
     d.len() <= known.len()
-        && d.keys().iter().all(|k| k.downcast_exact::<PyString>().is_ok_and(|k| k.to_str().is_ok_and(|k| known.contains(&k))))
+        && d.iter().all(|(k, _)| k.downcast_exact::<PyString>().is_ok_and(|k| k.to_str().is_ok_and(|k| known.contains(&k))))
 }
 
 fn plain<'py>(py: Python<'py>, item: &Bound<'py, PyAny>) -> PyResult<Option<Plain<'py>>> {
@@ -313,11 +313,11 @@ impl Counter {
         }
     }
 
-    fn add(&mut self, scores: &[Res], known: &[String]) {
+    /// Count one case's scores; whether the case passed (every score did).
+    fn add(&mut self, scores: &[Res], known: &[String]) -> bool {
         self.cases += 1;
-        if scores.iter().all(|s| s.passed) {
-            self.cases_passed += 1;
-        }
+        let passed = scores.iter().all(|s| s.passed);
+        self.cases_passed += passed as u64;
         for (i, s) in scores.iter().enumerate() {
             let t = &mut self.totals[i];
             t.cost += s.cost;
@@ -348,6 +348,7 @@ impl Counter {
                 self.hist[i * (bounds.len() + 1) + bucket] += 1;
             }
         }
+        passed
     }
 
     fn counts(&self) -> CountsOut {
@@ -501,19 +502,9 @@ impl NativePlan {
         Ok(scores)
     }
 
-    /// Score one case. `python_case` gives the (Sample, Output) pair for Python checks.
+    /// Score one case. `python_case` gives the (Sample, Output) pair for Python checks,
+    /// which get `ctx`; `before(j)` may give check `j`'s score without running it.
     fn score_case<'py, C: CaseView<'py>>(
-        &self,
-        py: Python<'py>,
-        case: &mut C,
-        python_case: &mut dyn FnMut() -> PyResult<PyCase<'py>>,
-        before: impl FnMut(usize) -> Option<Res>,
-    ) -> PyResult<Vec<Res>> {
-        self.score_case_in(py, case, python_case, before, self.ctx.bind(py))
-    }
-
-    /// `score_case` with the CheckContext its Python checks get.
-    fn score_case_in<'py, C: CaseView<'py>>(
         &self,
         py: Python<'py>,
         case: &mut C,
@@ -725,7 +716,7 @@ impl NativePlan {
                 Some(wc) => {
                     let id = wc.id.to_owned();
                     let mut view = Wire { case: wc, expected: Lazy::Unread, output: Lazy::Unread, py_text: None };
-                    (id, self.score_case(py, &mut view, &mut get_py_case, &mut before)?)
+                    (id, self.score_case(py, &mut view, &mut get_py_case, &mut before, self.ctx.bind(py))?)
                 }
                 None => {
                     // Not a message the reader knows: every check in Python.
@@ -760,22 +751,23 @@ impl NativePlan {
         Ok((message, counts, counter.tally()))
     }
 
-    /// Score one serialized `Case` for a unary Score: the serialized `ScoreResponse` and,
-    /// with `bounds_ms`, the metrics tally. Python checks get `ctx` (the request's).
-    #[pyo3(signature = (case, python_case, ctx, bounds_ms))]
+    /// Score a unary Score from its serialized `ScoreRequest`: the serialized
+    /// `ScoreResponse` and, with `bounds_ms`, the metrics tally. `python_case()` gives
+    /// the Case Python checks read; they get `ctx` (the request's).
+    #[pyo3(signature = (request, python_case, ctx, bounds_ms))]
     fn score_one<'py>(
         &self,
         py: Python<'py>,
-        case: &Bound<'py, PyBytes>,
+        request: &Bound<'py, PyBytes>,
         python_case: &Bound<'py, PyAny>,
         ctx: &Bound<'py, PyAny>,
         bounds_ms: Option<Vec<f64>>,
     ) -> PyResult<(Bound<'py, PyBytes>, Option<TallyOut>)> {
-        let mut get_py_case = lazily(py, || python_case.call1((case, 0)));
-        let scores = match WireCase::decode(case.as_bytes()) {
+        let mut get_py_case = lazily(py, || python_case.call0());
+        let scores = match WireCase::decode_score_request(request.as_bytes()) {
             Some(wc) => {
                 let mut view = Wire { case: wc, expected: Lazy::Unread, output: Lazy::Unread, py_text: None };
-                self.score_case_in(py, &mut view, &mut get_py_case, |_| None, ctx)?
+                self.score_case(py, &mut view, &mut get_py_case, |_| None, ctx)?
             }
             None => self.python_scores(py, &get_py_case()?, ctx, |_| None)?,
         };
@@ -809,7 +801,7 @@ impl NativePlan {
             let (sample_id, scores) = match plain(py, &item)? {
                 Some(Plain { id, mut view }) => {
                     let mut get = lazily(py, || convert.call1((&item, &index)));
-                    (id, self.score_case(py, &mut view, &mut get, |_| None)?)
+                    (id, self.score_case(py, &mut view, &mut get, |_| None, self.ctx.bind(py))?)
                 }
                 None => {
                     let case = convert.call1((&item, &index))?;
@@ -820,15 +812,14 @@ impl NativePlan {
                     let scores = match Obj::new(&output.getattr(intern!(py, "text"))?, has_value, expected) {
                         Some(mut view) => {
                             let pair = (sample.clone(), output.clone());
-                            self.score_case(py, &mut view, &mut || Ok(pair.clone()), |_| None)?
+                            self.score_case(py, &mut view, &mut || Ok(pair.clone()), |_| None, self.ctx.bind(py))?
                         }
                         None => self.python_scores(py, &(sample.clone(), output.clone()), self.ctx.bind(py), |_| None)?,
                     };
                     (sample.getattr(intern!(py, "id"))?, scores)
                 }
             };
-            counter.add(&scores, &self.known_codes);
-            let passed = scores.iter().all(|s| s.passed);
+            let passed = counter.add(&scores, &self.known_codes);
             let objs: PyResult<Vec<Py<PyAny>>> = scores.into_iter().map(|s| self.py_score(py, s, &mut reasons)).collect();
             let objs = PyList::new(py, objs?)?;
             let result = match &self.result_layout {
@@ -843,8 +834,9 @@ impl NativePlan {
             // runs through them unless the caller builds one into them later, which then
             // stays uncollected (never freed early: an untracked object's references keep
             // what they reach alive). Untracked, the collections that allocation triggers
-            // do not walk the 40,000 containers a 20,000-case batch makes (measured ~15 %
-            // of `run_batch` on the peers' dataset), as CPython untracks tuples itself.
+            // do not walk the 40,000 containers a 20,000-case batch makes, as CPython
+            // untracks tuples itself (bench/e2e_bench.py's engine round, 8 rounds in a
+            // process of its own: median 387,000 checks/s tracked, 452,000 untracked).
             // SAFETY: both objects are ours, alive, and tracked since their allocation.
             unsafe {
                 ffi::PyObject_GC_UnTrack(objs.as_ptr() as *mut std::ffi::c_void);

@@ -82,16 +82,29 @@ pub struct WireCase<'a> {
 }
 
 impl<'a> WireCase<'a> {
+    /// A `Case` message (sample = 1, output = 2; test, prompt, provider = 3..5, strings).
     pub fn decode(b: &'a [u8]) -> Option<WireCase<'a>> {
+        Self::read(b, false)
+    }
+
+    /// The sample and output of a `ScoreRequest` message, which has them at the same
+    /// field numbers as `Case` (checks = 3 and compact = 4 are skipped, budget_usd = 5 is
+    /// a double): the request's own bytes, with no Case serialized from it.
+    pub fn decode_score_request(b: &'a [u8]) -> Option<WireCase<'a>> {
+        Self::read(b, true)
+    }
+
+    fn read(b: &'a [u8], request: bool) -> Option<WireCase<'a>> {
         let mut case = WireCase { id: "", text: "", has_value: false, expected: None, expected_json: "" };
         let mut r = Reader::new(b);
         while let Some((num, wt, data)) = r.next()? {
-            match (num, wt) {
-                (1, 2) => case.sample(data)?,
-                (2, 2) => case.output(data)?,
-                (3..=5, 2) => {
+            match (num, wt, request) {
+                (1, 2, _) => case.sample(data)?,
+                (2, 2, _) => case.output(data)?,
+                (3..=5, 2, false) => {
                     text(data)?;
                 }
+                (3 | 4, 2, true) | (5, 1, true) => {}
                 _ => return None,
             }
         }

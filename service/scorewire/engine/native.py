@@ -35,9 +35,6 @@ except ImportError:  # not built here: the Python engine scores everything
 if TYPE_CHECKING:
     from scorewire_native import NativePlan
 
-MIN_TWINS = 1
-"""A plan with fewer native twins than this gains nothing from the kernel."""
-
 
 def available() -> bool:
     """Whether the native kernel is installed."""
@@ -71,13 +68,8 @@ def build(
     """
     if _kernel is None or plan.any_async:
         return None
-    checks = []
-    twins = 0
-    for cc in plan.checks:
-        twin, negate = _twin(cc)
-        twins += twin is not None
-        checks.append((cc.name, cc.type, twin, negate, cc))
-    if twins < MIN_TWINS:
+    checks = [(cc.name, cc.type, *_twin(cc), cc) for cc in plan.checks]
+    if all(twin is None for _, _, twin, _, _ in checks):
         return None
     native = _kernel.NativePlan(
         checks,
@@ -91,7 +83,7 @@ def build(
         ctx.extras.get("max_needle_chars_per_request"),
         max_reason_chars,
     )
-    return native if native.native_checks >= MIN_TWINS else None
+    return native if native.native_checks else None  # it may refuse every description
 
 
 def _no_spreads(*args: Any) -> bytes:

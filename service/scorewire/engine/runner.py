@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample, Score
@@ -89,6 +89,10 @@ class Plan:
     """Whether any check needs the event loop (set from `checks`)."""
     whole_text_caps: tuple[int | None, ...] = field(init=False, default=())
     """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+    native: Any = field(init=False, default=None, repr=False, compare=False)
+    """The native kernel's plan of this plan once a server built it (False: the kernel is
+    of no use to it). Kept here, it lives exactly as long as the plan: a plan cache's
+    bound covers both (`server.scoring_worker.native_plan`)."""
 
     def __post_init__(self) -> None:
         self.any_async = any(c.is_async for c in self.checks)

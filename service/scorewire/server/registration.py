@@ -123,9 +123,10 @@ class WrappingServer:
     """What the `add_*_to_server` functions need of a server, wrapping every handler they
     register: per-method code (the gRPC metrics, the decode guard) applied at
     registration instead of by interceptors, which grpc.aio runs as a chain of coroutines
-    on every call (measured ~45 µs of the server's CPU per unary call for those two, on a
-    call that costs ~390 µs bare). Registered-method handlers are added as generic ones,
-    for the reason `add_service` gives."""
+    on every call. Measured on an echo method from a grpc.aio client at 32 in flight, the
+    server's CPU per call from /proc, median of 8 alternating rounds: 357 µs bare, 378 µs
+    with those two as interceptors, 354 µs wrapped here. Registered-method handlers are
+    added as generic ones, for the reason `add_service` gives."""
 
     def __init__(self, server: grpc.aio.Server, wrap: HandlerWrap) -> None:
         self._server = server

@@ -34,7 +34,7 @@ from scorewire.core.registry import REGISTRY, CheckType
 from scorewire.engine import native
 from scorewire.engine.cost import metric_input_bytes, request_meter
 from scorewire.engine.execute import run_check_sync
-from scorewire.engine.runner import Case, CaseResult
+from scorewire.engine.runner import Case, CaseResult, Plan
 from scorewire.engine.summary import Gate, SummaryBuilder
 from scorewire.metrics.runs import KNOWN_CODES, Tally, tally, tally_from_counts
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
@@ -312,7 +312,6 @@ class _Worker:
             max_bytes=settings.plan_cache_bytes
         )
         self.ctx = CheckContext(extras=check_extras(settings))
-        self.natives = NativePlans(settings, self.ctx)
 
     def handle(self, job: Job) -> tuple[Any, ...]:
         hit = self.plans.get(job.key)
@@ -422,7 +421,7 @@ class _Worker:
         plan = suite.plan
         limit = min(job.check_timeout_s, plan.check_timeout_s)
         if job.cases is not None and job.counts and job.reply not in ("score", RESULTS):
-            kernel = self.natives.get(job.key, suite.plan)
+            kernel = native_plan(plan, self.settings, self.ctx)
             if kernel is not None:
                 return self._score_native(kernel, job, info, limit)
         if job.cases is not None:
@@ -496,42 +495,21 @@ class _Worker:
         return (SCORED, info, message, ChunkCounts(summary, counted), cpu_s)
 
 
-class NativePlans:
-    """The native kernel's plans (`engine.native`) by plan key, each built once for the
-    compiled plan it scores (a key compiled again gets a new one), at most
-    `NATIVE_PLANS_KEPT` of them, the oldest dropped first."""
-
-    def __init__(self, settings: Settings, ctx: CheckContext) -> None:
-        self._settings = settings
-        self._ctx = ctx
-        self._built: dict[bytes, tuple[Any, Any]] = {}
-
-    def get(self, key: bytes, plan: Any) -> Any | None:
-        """The native plan of `plan` (None: the kernel is off, missing or of no use)."""
-        if not self._settings.native_kernel:
-            return None
-        hit = self._built.get(key)
-        if hit is not None and hit[0] is plan:
-            return hit[1]
+def native_plan(plan: Plan, settings: Settings, ctx: CheckContext) -> Any | None:
+    """The native kernel's plan of `plan` (None: the kernel is off, missing or of no use
+    to it), built on first use and kept on the plan, so it goes when the plan does."""
+    if not settings.native_kernel:
+        return None
+    if plan.native is None:
         built = native.build(
             plan,
-            self._ctx,
-            max_reason_chars=self._settings.max_reason_chars,
+            ctx,
+            max_reason_chars=settings.max_reason_chars,
             spread_bytes=convert.score_bytes,
             known_codes=sorted(KNOWN_CODES),
         )
-        if len(self._built) >= NATIVE_PLANS_KEPT:
-            del self._built[next(iter(self._built))]
-        self._built[key] = (plan, built)
-        return built
-
-    def kernels(self) -> int:
-        """How many of the plans kept have a native plan (the kernel was of use to them)."""
-        return sum(1 for _, built in self._built.values() if built is not None)
-
-
-NATIVE_PLANS_KEPT = 64
-"""Native plans kept (each belongs to a plan in a plan cache)."""
+        plan.native = built if built is not None else False
+    return plan.native or None
 
 
 def source_bytes(src: PlanSource) -> int:

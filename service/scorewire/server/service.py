@@ -153,6 +153,11 @@ def _run_id(context: Context) -> str | None:
     return None
 
 
+def _request_case(request: pb.ScoreRequest) -> Case:
+    """A Score request's sample and output, as the engine's Case."""
+    return Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
+
+
 def _plan_key(source: sw.PlanSource) -> bytes:
     h = hashlib.blake2b(digest_size=20)
     for part in (
@@ -382,10 +387,8 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         # judge calls), on this thread, after a worker has compiled them within the limits.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorewire-plan")
         self._plans: PlanCache[LoadedSuite] = PlanCache(max_bytes=settings.plan_cache_bytes)
-        self._inline_natives = sw.NativePlans(
-            settings, CheckContext(extras=sw.check_extras(settings))
-        )
-        """Native plans of the Score plans scored inline."""
+        self._native_ctx = CheckContext(extras=sw.check_extras(settings))
+        """The context native plans of inline Scores are built with (limits, flags)."""
         self._infos: OrderedDict[bytes, sw.PlanInfo] = OrderedDict()
         self._sources = SourceMemo()
         self._compiling: set[bytes] = set()
@@ -645,7 +648,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         raw = request.SerializeToString()  # its size, and its plan's memo key
         size = len(raw)
         key, source = self._score_source(request, raw)
-        del raw  # not held while the checks run
+        # Kept only when small enough to be scored inline (the native kernel reads it);
+        # a big request's copy is not held while the checks run.
+        small = raw if size <= self._settings.inline_score_max_bytes else None
+        del raw
         info = await self._plan(key, source, context)
         self._check_output(request.output.text, "output", info)
         self._check_json_fields(request.sample, request.output, "")
@@ -654,26 +660,21 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         ctx = self._context(context, budget_usd)
         if info.any_async:
             suite = await self._load_here(key, source)
-            case = Case(
-                convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
-            )
             with tracing.span("scorewire.cases", {tracing.CASES: 1}):
-                result = await score_case(suite.plan, case, ctx)
+                result = await score_case(suite.plan, _request_case(request), ctx)
             message: pb.ScoreResponse | bytes = self._score_response(suite.plan, result)
         elif (inline := self._inline_suite(key, info, size)) is not None:
             # Measured cheap for requests this small: faster here than a worker round trip.
-            kernel = self._inline_natives.get(key, inline.plan)
-            if kernel is not None:
-                one = convert.case_bytes(request.sample, request.output)
+            kernel = sw.native_plan(inline.plan, self._settings, self._native_ctx)
+            if kernel is not None and small is not None:
                 bounds = self._observer.bounds_ms if self._observer is not None else None
-                message, tallied = kernel.score_one(one, sw.python_case, ctx, bounds)
+                message, tallied = kernel.score_one(
+                    small, lambda: _request_case(request), ctx, bounds
+                )
                 if self._observer is not None and tallied is not None:
                     self._observer.observe_tally(info, tally_from_counts(tallied))
                 return self._within_deadline(ctx, message)
-            case = Case(
-                convert.sample_from_pb(request.sample), convert.output_from_pb(request.output)
-            )
-            result = score_case_sync(inline.plan, case, ctx)
+            result = score_case_sync(inline.plan, _request_case(request), ctx)
             message = self._score_response(inline.plan, result)
         else:
             one = convert.case_bytes(request.sample, request.output)
