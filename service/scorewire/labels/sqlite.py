@@ -27,6 +27,7 @@ import asyncio
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -55,6 +56,11 @@ COMMIT_WAIT_S = 10.0
 _BUSY_TIMEOUT_S = 4.0
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _is_busy(err: sqlite3.OperationalError) -> bool:
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS label_history (
@@ -233,6 +239,24 @@ class SqliteLabelStore:
         return store
 
     def _connect(self) -> None:
+        # Two worker processes opening a new file at once can see "database is locked"
+        # from `journal_mode=WAL` or the schema script: SQLite does not always call the
+        # busy handler there (switching the journal mode, recovering a WAL another
+        # process is creating). Those are transient, so opening retries them briefly,
+        # inside the store's call timeout.
+        deadline = time.monotonic() + _BUSY_TIMEOUT_S
+        pause = 0.02
+        while True:
+            try:
+                self._open()
+                return
+            except sqlite3.OperationalError as err:
+                if not _is_busy(err) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)
+
+    def _open(self) -> None:
         conn = sqlite3.connect(
             self.path,
             timeout=_BUSY_TIMEOUT_S,
