@@ -427,6 +427,79 @@ def judge_round(judge_url: str, redis_url: str | None, n: int, concurrency: int)
     return asyncio.run(run())
 
 
+JUDGE_CHECKS = [{"type": "judge", "rubric": "Is it polite?"}]
+
+
+def judge_wire_round(addr: str, n: int, concurrency: int) -> float:
+    """Elapsed / ideal for `n` judge checks through a server and `scorewire.client`.
+
+    As a caller meets it: plain dicts in, RunSuite with the server's defaults (metrics
+    on, suite concurrency 32), to the last result and the summary; distinct outputs,
+    so every check is a judge call."""
+    from scorewire.client import Client
+
+    tag = f"{time.time_ns()}"
+    with Client(addr, timeout=300) as client:
+
+        def score(outputs: list[str]) -> None:
+            cases = [
+                {"sample": {"id": str(i), "input": "Say hello."}, "output": t}
+                for i, t in enumerate(outputs)
+            ]
+            run = client.run_suite(cases, checks=JUDGE_CHECKS)
+            for result in run:
+                for s in result.scores:
+                    if s.HasField("error"):
+                        raise SystemExit(f"a judge check errored: {s.error.message}")
+            assert run.summary.cases == len(cases)
+
+        score([f"warm-up {tag} {i}" for i in range(concurrency)])  # the channel is open
+        t0 = time.perf_counter()
+        score([f"Hello {tag} number {i}, nice to meet you." for i in range(n)])
+        elapsed = time.perf_counter() - t0
+    return elapsed / (n / concurrency * 0.050)
+
+
+def judge_floor_round(judge_url: str, n: int, concurrency: int) -> float:
+    """Elapsed / ideal for `n` bare HTTP posts of a judge request to the same stand-in.
+
+    aiohttp (the judge backends' transport) with nothing around it, `concurrency`
+    lanes: what the stand-in and this machine allow at best, the floor of the judge
+    rows (the stand-in's own request handling and timer are in it)."""
+    import aiohttp
+
+    body = json.dumps(
+        {
+            "model": "gpt-4o-mini",
+            "messages": [{"role": "user", "content": "Say hello."}],
+            "max_tokens": 512,
+        }
+    ).encode()
+    headers = {"authorization": "Bearer bench-key", "content-type": "application/json"}
+
+    async def run() -> float:
+        async with aiohttp.ClientSession() as session:
+
+            async def post() -> None:
+                url = f"{judge_url}/v1/chat/completions"
+                async with session.post(url, data=body, headers=headers) as resp:
+                    await resp.read()
+                    assert resp.status == 200, resp.status
+
+            todo = iter(range(n))
+
+            async def lane() -> None:
+                for _ in todo:
+                    await post()
+
+            await asyncio.gather(*(post() for _ in range(concurrency)))  # connections open
+            t0 = time.perf_counter()
+            await asyncio.gather(*(lane() for _ in range(concurrency)))
+            return time.perf_counter() - t0
+
+    return asyncio.run(run()) / (n / concurrency * 0.050)
+
+
 def start_judge() -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.openai_server", "--latency-ms", "50"],
@@ -638,19 +711,47 @@ def main() -> None:
         if "judge" in only:
             judge, url = start_judge()
             procs.append(judge)
-            redis_proc = None
+            judge_env = {
+                "SCOREWIRE_OPENAI_API_KEY": "bench-key",
+                "SCOREWIRE_OPENAI_BASE_URL": f"{url}/v1",
+                "SCOREWIRE_JUDGE_MODEL": "openai:gpt-4o-mini",
+            }
+            for sub in ("judge", "judge-redis"):
+                os.makedirs(os.path.join(state, sub))
+            wire_proc, wire_addr = start_server(os.path.join(state, "judge"), **judge_env)
+            procs.append(wire_proc)
+            redis_addr = None
             if shutil.which("redis-server"):
                 redis_proc, redis_url = start_redis(state)
                 procs.append(redis_proc)
-            plain, cached = [], []
+                on_redis, redis_addr = start_server(
+                    os.path.join(state, "judge-redis"), SCOREWIRE_CACHE_URL=redis_url, **judge_env
+                )
+                procs.append(on_redis)
+            wire, cached, engine, floor = [], [], [], []
             for _ in range(args.rounds):
-                plain.append(judge_round(url, None, 1000, 32))
-                if redis_proc is not None:
-                    cached.append(judge_round(url, redis_url, 1000, 32))
-            print("1,000 judge checks at concurrency 32, 50 ms stand-in judge (elapsed / ideal):")
-            figures["judge"] = show("in-process verdict cache", plain, "≤ 1.10×")
+                floor.append(judge_floor_round(url, 1000, 32))
+                wire.append(judge_wire_round(wire_addr, 1000, 32))
+                if redis_addr is not None:
+                    cached.append(judge_wire_round(redis_addr, 1000, 32))
+                engine.append(judge_round(url, None, 1000, 32))
+                print(
+                    f"round: floor {floor[-1]:.3f}, through the server {wire[-1]:.3f}"
+                    + (f", on Redis {cached[-1]:.3f}" if cached else "")
+                    + f", engine in process {engine[-1]:.3f}",
+                    flush=True,
+                )
+            print(
+                "1,000 judge checks at concurrency 32, 50 ms stand-in judge (elapsed / ideal), "
+                "RunSuite through scorewire.client, server defaults:"
+            )
+            figures["judge"] = show("in-process verdict cache", wire, "≤ 1.10×")
             if cached:
                 figures["judge_redis"] = show("verdict cache on Redis", cached, "≤ 1.10×")
+            figures["judge_engine"] = show("the engine in process, no server", engine, "≤ 1.10×")
+            figures["judge_floor"] = show(
+                "floor: bare aiohttp posts to the same stand-in", floor, "(baseline)"
+            )
     finally:
         for p in procs:
             if p.stdin is not None:

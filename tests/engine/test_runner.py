@@ -86,11 +86,14 @@ async def test_deadline_bounds_checks() -> None:
 
 
 async def test_closing_the_iterator_cancels_cases_in_flight() -> None:
-    # A caller that goes away stops the work: in-flight checks are cancelled.
-    cancelled = 0
+    # A caller that goes away stops the work: every check in flight is cancelled, and
+    # no case starts after the close. (The lane that finished s0 has already started
+    # its next case by the time the caller reads s0: four are in flight, not three.)
+    cancelled = started = 0
 
     async def fn(sample, output, ctx) -> Score:
-        nonlocal cancelled
+        nonlocal cancelled, started
+        started += 1
         try:
             await asyncio.sleep(0.01 if sample.id == "s0" else 10)
         except asyncio.CancelledError:
@@ -101,7 +104,29 @@ async def test_closing_the_iterator_cancels_cases_in_flight() -> None:
     agen = run_cases(_plan(fn), _cases(10), EMPTY_CONTEXT, concurrency=4)
     first = await anext(agen)
     await agen.aclose()
-    assert first.index == 0 and cancelled == 3
+    assert first.index == 0
+    assert started == 5 and cancelled == 4
+    await asyncio.sleep(0.02)
+    assert started == 5
+
+
+async def test_a_consumer_that_stops_reading_stops_the_work() -> None:
+    # Lanes do not run ahead of the reader without bound: with 4 lanes and nobody
+    # reading, at most 4 results wait and 4 more cases are in flight, of 100.
+    started = 0
+
+    async def fn(sample, output, ctx) -> Score:
+        nonlocal started
+        started += 1
+        await asyncio.sleep(0)
+        return Score(1.0, True, "ok")
+
+    agen = run_cases(_plan(fn), _cases(100), EMPTY_CONTEXT, concurrency=4)
+    await anext(agen)
+    await asyncio.sleep(0.05)
+    assert started <= 4 + 4 + 1
+    got = 1 + len([r async for r in agen])
+    assert got == 100 and started == 100
 
 
 async def test_a_raising_check_is_an_error_not_a_crash() -> None:

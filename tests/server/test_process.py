@@ -11,6 +11,8 @@ import pytest
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
+from tests.fakes.base import Reply
+from tests.fakes.openai_server import FakeOpenAI
 from tests.server.custom_checks import marks
 from tests.support.servers import ROOT, SCOREWIRE, free_port, serve_process
 from tests.support.wait import wait_until
@@ -83,3 +85,32 @@ def test_a_bad_token_setting_stops_serve_with_a_message_that_never_shows_the_val
     assert done.returncode == 2
     assert "SCOREWIRE_AUTH_TOKENS entry 1" in done.stderr
     assert "my-secret-token" not in done.stderr + done.stdout
+
+
+def test_judge_calls_do_not_log_a_line_each_at_the_default_level() -> None:
+    # The HTTP clients under the SDKs log every request at INFO; the server, at its
+    # default INFO, keeps them to warnings (its own INFO lines still show).
+    verdict = '{"reasoning": "polite", "score": 5}'
+    with FakeOpenAI(api_key="sk-log", default=Reply(content=verdict)).running() as judge:
+        env = {
+            "SCOREWIRE_OPENAI_API_KEY": "sk-log",
+            "SCOREWIRE_OPENAI_BASE_URL": judge.url,
+            "SCOREWIRE_JUDGE_MODEL": "openai:gpt-4o-mini",
+            "SCOREWIRE_LOG_LEVEL": "INFO",
+        }
+        proc, addr = serve_process(env, stderr=subprocess.PIPE)
+        try:
+            with grpc.insecure_channel(addr) as ch:
+                stub = scoring_pb2_grpc.ScoringServiceStub(ch)
+                for i in range(3):
+                    req = pb.ScoreRequest(checks=[pb.CheckSpec(type="judge")])
+                    req.checks[0].params["rubric"] = "Is it polite?"
+                    req.output.text = f"Hello number {i}"
+                    resp = stub.Score(req, timeout=30)
+                    assert resp.scores[0].passed, resp.scores[0]
+            assert judge.calls == 3
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=30)
+    assert "serving on" in err  # INFO is on
+    assert "HTTP Request" not in err and "chat/completions" not in err, err

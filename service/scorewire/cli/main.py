@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +16,7 @@ from scorewire.cli.run import add_run_parsers
 from scorewire.cli.startup import check_ports, load_settings, setting_name
 from scorewire.cli.view import add_view_parser
 from scorewire.core.errors import SpecError, StartupError
-from scorewire.core.secrets import install_log_scrubbing
+from scorewire.core.logs import configure_logging
 from scorewire.settings import Settings
 
 
@@ -39,10 +38,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _serve_with(settings: Settings) -> int:
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    install_log_scrubbing()
+    configure_logging(settings.log_level)
     from scorewire.server.app import run_workers, serve
     from scorewire.server.security import principals_from_settings, server_credentials
 

@@ -23,7 +23,7 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from scorewire.core.errors import StartupError
-from scorewire.core.secrets import install_log_scrubbing
+from scorewire.core.logs import configure_logging
 from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
@@ -293,8 +293,7 @@ def run_workers(settings: Settings) -> int:
 
 
 def _worker_main(settings: Settings, index: int) -> None:
-    logging.basicConfig(level=settings.log_level)
-    install_log_scrubbing()
+    configure_logging(settings.log_level)
     try:
         asyncio.run(serve(settings, ready_line=index == 0, worker=index))
     except StartupError as err:
