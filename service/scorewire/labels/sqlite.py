@@ -62,6 +62,7 @@ def _is_busy(err: sqlite3.OperationalError) -> bool:
     text = str(err).lower()
     return "locked" in text or "busy" in text
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS label_history (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
