@@ -114,3 +114,43 @@ def test_judge_calls_do_not_log_a_line_each_at_the_default_level() -> None:
             _, err = proc.communicate(timeout=30)
     assert "serving on" in err  # INFO is on
     assert "HTTP Request" not in err and "chat/completions" not in err, err
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").iterdir():  # any thread may have started one
+            kids = [int(k) for k in (task / "children").read_text().split()]
+            out.extend(kids)
+            todo.extend(kids)
+    return out
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+@pytest.mark.parametrize("operator_value", [None, "4194304"])
+def test_serve_fixes_the_mmap_threshold_for_itself_and_every_child(
+    operator_value: str | None,
+) -> None:
+    # Freed 10 MB outputs must go back to the OS (server/memory.py): the serving process
+    # sets glibc's threshold, and its scoring workers start with it; an operator's own
+    # value stays.
+    env = {"SCOREWIRE_SCORING_WORKERS": "2"}
+    if operator_value is not None:
+        env["MALLOC_MMAP_THRESHOLD_"] = operator_value
+    proc, _ = serve_process(env)
+    try:
+        children = _descendants(proc.pid)  # the workers and their forkserver
+        assert len(children) >= 2, children
+        want = operator_value or "1048576"
+        for pid in [proc.pid, *children]:
+            if pid == proc.pid and operator_value is None:
+                continue  # set after it started: read by its children, mallopt for itself
+            assert _environ(pid).get("MALLOC_MMAP_THRESHOLD_") == want, pid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)

@@ -38,6 +38,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _serve_with(settings: Settings) -> int:
+    from scorewire.server.memory import return_large_buffers
+
+    return_large_buffers()  # before the first big request, and inherited by every child
     configure_logging(settings.log_level)
     from scorewire.server.app import run_workers, serve
     from scorewire.server.security import principals_from_settings, server_credentials

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import os
@@ -29,6 +30,7 @@ from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
+from scorewire.server import memory
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
@@ -229,6 +231,9 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     # Modules, registry and settings live as long as the process: out of every collection,
     # so that a full collection does not pause the event loop over them.
     gc.freeze()
+    # Memory a big request freed goes back to the system (server/memory.py).
+    trimming = asyncio.create_task(memory.Trimmer().run(), name="scorewire-trimmer")
+    running.closers.append(functools.partial(memory.stop, trimming))
     if metrics is not None:
         running.closers.append(metrics.aclose)
     if viewer is not None:

@@ -39,6 +39,7 @@ from scorewire.engine.summary import Gate, SummaryBuilder
 from scorewire.metrics.runs import KNOWN_CODES, Tally, tally, tally_from_counts
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.server import convert
+from scorewire.server.memory import Trimmer
 from scorewire.server.plan_cache import PLAN_BYTES_PER_REGEX_INSTRUCTION, PlanCache
 from scorewire.settings import Settings
 from scorewire.suites.checkllm_request import (
@@ -601,6 +602,7 @@ def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
     # What is loaded now lives as long as the process: keep it out of every collection.
     gc.freeze()
     worker = _Worker(progress, settings)
+    trimmer = Trimmer()  # what a big job freed goes back to the system (server/memory.py)
     while True:
         try:
             job = conn.recv()
@@ -612,3 +614,5 @@ def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
             worker.progress[STARTED_AT] = 0.0
             answer = (FAULT, f"{type(err).__name__}: {err}")
         conn.send((answer, worker.plans.bytes, len(worker.plans)))
+        del job, answer
+        trimmer.maybe_trim()
