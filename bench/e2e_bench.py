@@ -21,7 +21,11 @@ Sections, each printing its per-round figures, the median ratio and its range:
   service with the same message types: from a grpc.aio client at 32 in flight, and the
   Python client's sync `score()` from 32 threads against the same client calling echo;
 - `judge`: 1,000 judge checks at concurrency 32 against the stand-in judge (50 ms, its
-  own process) against the ideal time, without and with the verdict cache on Redis.
+  own process) against the ideal time: RunSuite from plain dicts through
+  `scorewire.client` to a server with its defaults, with the verdict cache in process
+  and on Redis (a server each); the engine in process beside them; and the floor, bare
+  aiohttp posts of a judge request to the same stand-in (what the stand-in and this
+  machine allow at best).
 
 Servers listen on 127.0.0.1 on free ports and are stopped at the end; every loop is
 bounded in count and time.

@@ -482,3 +482,17 @@ async def test_a_broken_listener_does_not_break_scoring() -> None:
         h.service.stats.subscribe(broken)
         score = await h.run(judge_check())
         assert score.error is None and h.service.stats.calls == 1
+
+
+async def test_closing_the_service_ends_a_check_whose_flight_never_started() -> None:
+    # aclose cancels a flight whose task has not run a step yet: the check waiting on
+    # it must end too, not wait forever on a verdict nobody will bring.
+    async with judge_harness(judge_timeout_s=30) as h:
+        h.openai.script(Reply(hang=True))
+        check = asyncio.create_task(h.run(judge_check()))
+        await asyncio.sleep(0)  # the check asked; its flight's task is only scheduled
+        assert h.service._flights, "the check should be waiting on a flight"
+        await h.service.aclose()
+        done, _ = await asyncio.wait({check}, timeout=5)
+        assert done, "the check still waits on a flight that was cancelled"
+        assert h.openai.calls == 0

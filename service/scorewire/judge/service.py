@@ -31,6 +31,7 @@ Cancelling every check waiting on a request cancels the request itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -99,7 +100,7 @@ class _Outcome:
 class _Flight:
     """One request in flight, shared by every check asking the same question."""
 
-    __slots__ = ("budget", "deadline", "held", "lease", "task", "tenant", "waiters")
+    __slots__ = ("budget", "deadline", "held", "lease", "task", "tenant", "waiters", "woken")
 
     def __init__(
         self,
@@ -110,6 +111,8 @@ class _Flight:
     ) -> None:
         self.task: asyncio.Task[_Outcome] | None = None
         self.waiters = 0
+        self.woken: list[asyncio.Future[_Outcome]] = []
+        """One future per check waiting, resolved by the flight's task as it ends."""
         self.deadline = deadline
         self.budget = budget
         self.tenant = tenant
@@ -468,34 +471,83 @@ class JudgeService:
     ) -> _Flight:
         flight = _Flight(ctx.deadline, budget, ctx.tenant, held)
         task = asyncio.get_running_loop().create_task(
-            self._resolve(flight, key, backend, model, question)
+            self._fly(flight_key, flight, key, backend, model, question)
         )
         flight.task = task
         self._flights[flight_key] = flight
 
-        def forget(_: asyncio.Task[_Outcome]) -> None:
-            if self._flights.get(flight_key) is flight:
-                del self._flights[flight_key]
+        def settle(_: asyncio.Task[_Outcome]) -> None:
+            # A task cancelled before its first step never ran `_fly`'s own handlers.
+            self._land(flight_key, flight)
+            for woken in flight.woken:
+                if not woken.done():
+                    woken.cancel()
 
-        task.add_done_callback(forget)
+        task.add_done_callback(settle)
         return flight
+
+    async def _fly(
+        self,
+        flight_key: str,
+        flight: _Flight,
+        key: str,
+        backend: JudgeBackend,
+        model: str,
+        question: Question[Any],
+    ) -> _Outcome:
+        """`_resolve` as the flight's task: it leaves `_flights` and hands its outcome to
+        every waiting check in its last step.
+
+        A check awaiting the task through `asyncio.shield` heard of it two turns of the
+        event loop later (the shield's callback, then the check's), each turn waiting
+        behind every ready callback: ~1 ms a judge check at concurrency 32.
+        """
+        try:
+            outcome = await self._resolve(flight, key, backend, model, question)
+        except BaseException as err:
+            self._land(flight_key, flight)
+            for woken in flight.woken:
+                if not woken.done():
+                    if isinstance(err, asyncio.CancelledError):
+                        woken.cancel()
+                    else:
+                        woken.set_exception(err)
+            raise
+        self._land(flight_key, flight)
+        for woken in flight.woken:
+            if not woken.done():
+                woken.set_result(outcome)
+        return outcome
+
+    def _land(self, flight_key: str, flight: _Flight) -> None:
+        """A flight that ended is no longer joined: the next ask starts its own."""
+        if self._flights.get(flight_key) is flight:
+            del self._flights[flight_key]
 
     async def _wait(self, key: str, flight: _Flight) -> _Outcome:
         task = flight.task
         assert task is not None
+        if task.done():
+            return task.result()
+        woken: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+        flight.woken.append(woken)
         flight.waiters += 1
         try:
-            return await asyncio.shield(task)
+            return await woken  # cancelling this check cancels `woken`, not the flight
         except asyncio.CancelledError:
             if flight.waiters == 1 and not task.done():
                 # The last check waiting went away (its deadline, or a cancelled stream):
-                # stop the call rather than pay for a verdict nobody reads.
+                # stop the call rather than pay for a verdict nobody reads, and let it
+                # end (its attempt closed, its reservation given back) before the check does.
                 task.cancel()
                 if self._flights.get(key) is flight:
                     del self._flights[key]
+                await asyncio.wait((task,))
             raise
         finally:
             flight.waiters -= 1
+            with contextlib.suppress(ValueError):
+                flight.woken.remove(woken)
 
     async def _resolve(
         self,
