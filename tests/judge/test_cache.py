@@ -20,6 +20,7 @@ from scorewire.judge.cache import NAMESPACE, CachedAnswer, MemoryStore, RedisSto
 from scorewire.judge.stats import JudgeStats
 from scorewire.settings import Settings
 
+from tests.fakes.base import Reply
 from tests.support.judge import OPENAI_KEY, compile_spec, judge_harness, level_reply
 from tests.support.redis import RedisServer
 from tests.support.wait import wait_until_async
@@ -286,6 +287,7 @@ async def test_a_miss_is_two_redis_round_trips_and_a_hit_one(redis_server: Redis
             trips = RoundTrips(redis_server.url)
             await trips.start()
             miss = await h.run(judge_check(), output=Output("new"))
+            await wait_until_async(lambda: h.service.flying == 0, "the verdict stored")
             after_miss = await trips.stop()
             trips = RoundTrips(redis_server.url)
             await trips.start()
@@ -316,6 +318,8 @@ async def test_a_budget_redis_of_its_own_keeps_the_cache_and_leases_apart(
             trips = RoundTrips(url)
             await trips.start()
             score = await h.run(judge_check(), output=Output("new"))
+            # The check has its verdict first; the store and the release follow it.
+            await wait_until_async(lambda: h.service.flying == 0, "the verdict stored")
             commands = await trips.stop()
         assert score.error is None and h.openai.calls == 2
         assert commands == ["GET", "SET", "SET", "EVALSHA"]  # read, lease, store, release
@@ -336,6 +340,7 @@ async def test_an_unreadable_redis_entry_is_a_miss_that_still_takes_the_lease(
             trips = RoundTrips(redis_server.url)
             await trips.start()
             score = await h.run(judge_check())
+            await wait_until_async(lambda: h.service.flying == 0, "the verdict stored")
             commands = await trips.stop()
             stats = h.service.stats
         assert score.error is None and not score.cached and h.openai.calls == 2
@@ -532,3 +537,32 @@ async def test_the_eviction_bound_is_a_setting_reaching_the_redis_store(
         assert (store.tenant_max_bytes, store.evictions_per_store) == (10, 3)
     finally:
         await service.aclose()
+
+
+async def test_a_check_has_its_verdict_before_the_store_and_a_repeat_joins_it(
+    redis_server: RedisServer,
+) -> None:
+    # Redis holds writes (CLIENT PAUSE WRITE) while the call is upstream: the check is
+    # answered anyway, before its verdict is stored, and the same question asked then
+    # joins the flight instead of paying for a second call.
+    client = aioredis.from_url(redis_server.url, decode_responses=True)
+    try:
+        async with judge_harness(cache_url=redis_server.url, cache_timeout_s=5) as h:
+            await h.run(judge_check(), output=Output("warm-up"))  # loads the scripts
+            h.openai.script(Reply(delay_s=0.2))
+            first = asyncio.create_task(h.run(judge_check(), output=Output("asked twice")))
+            await wait_until_async(lambda: h.openai.calls == 2, "the call upstream")
+            await client.execute_command("CLIENT", "PAUSE", "3000", "WRITE")
+            try:
+                answered = await first
+                stored = await client.keys(NAMESPACE + "*")
+                again = await h.run(judge_check(), output=Output("asked twice"))
+            finally:
+                await client.execute_command("CLIENT", "UNPAUSE")
+            await wait_until_async(lambda: h.service.flying == 0, "the verdict stored")
+            assert answered.error is None and not answered.cached
+            assert len(stored) == 1  # the warm-up's only: this verdict was not stored yet
+            assert again.error is None and again.cached and h.openai.calls == 2
+            assert len(await client.keys(NAMESPACE + "*")) == 2
+    finally:
+        await client.aclose()

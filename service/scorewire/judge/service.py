@@ -100,7 +100,17 @@ class _Outcome:
 class _Flight:
     """One request in flight, shared by every check asking the same question."""
 
-    __slots__ = ("budget", "deadline", "held", "lease", "task", "tenant", "waiters", "woken")
+    __slots__ = (
+        "budget",
+        "deadline",
+        "held",
+        "lease",
+        "store",
+        "task",
+        "tenant",
+        "waiters",
+        "woken",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -120,6 +130,8 @@ class _Flight:
         """Money reserved for this call before it was asked (`JudgeService.prepay`)."""
         self.lease: str | None = None
         """The single-flight lease this flight holds until its verdict is stored."""
+        self.store: CachedAnswer | None = None
+        """The verdict to store once the waiting checks have it (`JudgeService._fly`)."""
 
     def join(self, deadline: float | None) -> None:
         """Extend the deadline to the latest of the waiters' (None means unbounded)."""
@@ -132,6 +144,13 @@ class _Flight:
 
 Held = list[tuple[Budget, Reservation]]
 """Reservations held for one judge call, one per budget it is charged to."""
+
+
+def _wake(flight: _Flight, outcome: _Outcome) -> None:
+    """Hand `outcome` to every check waiting on `flight` that does not have it yet."""
+    for woken in flight.woken:
+        if not woken.done():
+            woken.set_result(outcome)
 
 
 class _CallFailed(Exception):
@@ -278,6 +297,11 @@ class JudgeService:
             leases=leases,
             hints=hints,
         )
+
+    @property
+    def flying(self) -> int:
+        """Judge calls in progress, their verdicts' stores in the cache included."""
+        return len(self._flights)
 
     @property
     def cache(self) -> VerdictCache:
@@ -512,12 +536,36 @@ class JudgeService:
                         woken.cancel()
                     else:
                         woken.set_exception(err)
+            await self._give_back_lease(flight)
             raise
-        self._land(flight_key, flight)
-        for woken in flight.woken:
-            if not woken.done():
-                woken.set_result(outcome)
+        _wake(flight, outcome)
+        try:
+            # The checks have their verdict; now the cache gets it. The flight stays
+            # joinable until it is stored, so that a question asked meanwhile shares
+            # this call rather than paying for another; and the single-flight lease is
+            # given back only with (or after) the store.
+            if flight.store is not None:
+                await self._store(key, flight)
+        finally:
+            self._land(flight_key, flight)
+            _wake(flight, outcome)  # the checks that joined while it was stored
+            await self._give_back_lease(flight)
         return outcome
+
+    async def _store(self, key: str, flight: _Flight) -> None:
+        entry, flight.store = flight.store, None
+        assert entry is not None
+        lease, leases = flight.lease, self._leases
+        if self._fused and lease is not None and leases is not None:
+            if await self._cache.store_and_release(key, entry, leases.key(lease), leases.token):
+                flight.lease = None  # given back with the store
+        else:
+            await self._cache.set(key, entry)
+
+    async def _give_back_lease(self, flight: _Flight) -> None:
+        if flight.lease is not None and self._leases is not None:
+            lease, flight.lease = flight.lease, None
+            await self._leases.release(lease)
 
     def _land(self, flight_key: str, flight: _Flight) -> None:
         """A flight that ended is no longer joined: the next ask starts its own."""
@@ -568,12 +616,8 @@ class JudgeService:
             flight.lease, found = await self._lease_or_verdict(flight, key, model, question)
             if found is not None:
                 return found
-        try:
-            return await self._make_call(flight, key, backend, model, question)
-        finally:
-            if flight.lease is not None and self._leases is not None:
-                lease, flight.lease = flight.lease, None
-                await self._leases.release(lease)
+        # The lease, if taken, is given back by `_fly`: with the verdict's store.
+        return await self._make_call(flight, key, backend, model, question)
 
     def _lease_id(self, flight: _Flight, key: str) -> str:
         material = key if self.tenants_trust_each_other else f"{key}\0{flight.tenant or ''}"
@@ -828,16 +872,10 @@ class JudgeService:
                 cost_usd=spent,
                 unpriced=unpriced,
             )
-        if self.use_cache:
-            entry = CachedAnswer(
+        if self.use_cache:  # stored by `_fly`, once the waiting checks have the verdict
+            flight.store = CachedAnswer(
                 completion.text, completion.input_tokens, completion.output_tokens, flight.tenant
             )
-            lease, leases = flight.lease, self._leases
-            if self._fused and lease is not None and leases is not None:
-                if await self._cache.store_and_release(key, entry, leases.key(lease), leases.token):
-                    flight.lease = None  # given back with the store
-            else:
-                await self._cache.set(key, entry)
         return _Outcome(value, cost_usd=spent, unpriced=unpriced)
 
     # --- money ---------------------------------------------------------------------------------
