@@ -557,12 +557,14 @@ async def test_a_check_has_its_verdict_before_the_store_and_a_repeat_joins_it(
                 answered = await first
                 stored = await client.keys(NAMESPACE + "*")
                 again = await h.run(judge_check(), output=Output("asked twice"))
+                still_storing = h.service.flying  # the repeat did not wait for the store
             finally:
                 await client.execute_command("CLIENT", "UNPAUSE")
             await wait_until_async(lambda: h.service.flying == 0, "the verdict stored")
             assert answered.error is None and not answered.cached
             assert len(stored) == 1  # the warm-up's only: this verdict was not stored yet
             assert again.error is None and again.cached and h.openai.calls == 2
+            assert still_storing == 1
             assert len(await client.keys(NAMESPACE + "*")) == 2
     finally:
         await client.aclose()

@@ -105,6 +105,7 @@ class _Flight:
         "deadline",
         "held",
         "lease",
+        "outcome",
         "store",
         "task",
         "tenant",
@@ -132,6 +133,8 @@ class _Flight:
         """The single-flight lease this flight holds until its verdict is stored."""
         self.store: CachedAnswer | None = None
         """The verdict to store once the waiting checks have it (`JudgeService._fly`)."""
+        self.outcome: _Outcome | None = None
+        """The flight's outcome, once known (a check joining while it is stored takes it)."""
 
     def join(self, deadline: float | None) -> None:
         """Extend the deadline to the latest of the waiters' (None means unbounded)."""
@@ -538,6 +541,7 @@ class JudgeService:
                         woken.set_exception(err)
             await self._give_back_lease(flight)
             raise
+        flight.outcome = outcome
         _wake(flight, outcome)
         try:
             # The checks have their verdict; now the cache gets it. The flight stays
@@ -577,6 +581,8 @@ class JudgeService:
         assert task is not None
         if task.done():
             return task.result()
+        if flight.outcome is not None:  # answered; only its store is still under way
+            return flight.outcome
         woken: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
         flight.woken.append(woken)
         flight.waiters += 1
