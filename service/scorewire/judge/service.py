@@ -109,7 +109,6 @@ class _Flight:
         "store",
         "task",
         "tenant",
-        "waiters",
         "woken",
     )  # fmt: skip
 
@@ -121,7 +120,6 @@ class _Flight:
         held: Held | None = None,
     ) -> None:
         self.task: asyncio.Task[_Outcome] | None = None
-        self.waiters = 0
         self.woken: list[asyncio.Future[_Outcome]] = []
         """One future per check waiting, resolved by the flight's task as it ends."""
         self.deadline = deadline
@@ -154,6 +152,17 @@ def _wake(flight: _Flight, outcome: _Outcome) -> None:
     for woken in flight.woken:
         if not woken.done():
             woken.set_result(outcome)
+
+
+def _wake_failed(flight: _Flight, err: BaseException) -> None:
+    """End the wait of every check on `flight` that ended without an outcome: cancelled
+    with it, or raising what it raised."""
+    for woken in flight.woken:
+        if not woken.done():
+            if isinstance(err, asyncio.CancelledError):
+                woken.cancel()
+            else:
+                woken.set_exception(err)
 
 
 class _CallFailed(Exception):
@@ -472,8 +481,7 @@ class JudgeService:
                 return _answer(outcome, cached=outcome.from_cache)
             if outcome.error_code in _BUDGET_CODES and flight.budget is not budget:
                 # Another run's budget refused; ours may still allow the call.
-                if self._flights.get(flight_key) is flight:
-                    del self._flights[flight_key]
+                self._land(flight_key, flight)
                 continue
             self.stats.add("shared_calls")
             if outcome.error_code is None and not outcome.from_cache:
@@ -506,9 +514,7 @@ class JudgeService:
         def settle(_: asyncio.Task[_Outcome]) -> None:
             # A task cancelled before its first step never ran `_fly`'s own handlers.
             self._land(flight_key, flight)
-            for woken in flight.woken:
-                if not woken.done():
-                    woken.cancel()
+            _wake_failed(flight, asyncio.CancelledError())
 
         task.add_done_callback(settle)
         return flight
@@ -533,12 +539,7 @@ class JudgeService:
             outcome = await self._resolve(flight, key, backend, model, question)
         except BaseException as err:
             self._land(flight_key, flight)
-            for woken in flight.woken:
-                if not woken.done():
-                    if isinstance(err, asyncio.CancelledError):
-                        woken.cancel()
-                    else:
-                        woken.set_exception(err)
+            _wake_failed(flight, err)
             await self._give_back_lease(flight)
             raise
         flight.outcome = outcome
@@ -585,21 +586,18 @@ class JudgeService:
             return flight.outcome
         woken: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
         flight.woken.append(woken)
-        flight.waiters += 1
         try:
             return await woken  # cancelling this check cancels `woken`, not the flight
         except asyncio.CancelledError:
-            if flight.waiters == 1 and not task.done():
+            if len(flight.woken) == 1 and not task.done():  # only this check's own
                 # The last check waiting went away (its deadline, or a cancelled stream):
                 # stop the call rather than pay for a verdict nobody reads, and let it
                 # end (its attempt closed, its reservation given back) before the check does.
                 task.cancel()
-                if self._flights.get(key) is flight:
-                    del self._flights[key]
+                self._land(key, flight)
                 await asyncio.wait((task,))
             raise
         finally:
-            flight.waiters -= 1
             with contextlib.suppress(ValueError):
                 flight.woken.remove(woken)
 

@@ -79,13 +79,20 @@ def idle_resident_bytes() -> int:
     """
     if _LIBC is None:
         return 0
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            resident = int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
+    resident = resident_bytes()
+    if not resident:
         return 0
     info: _MallInfo2 = _LIBC.mallinfo2()
     return resident - int(info.uordblks) - int(info.hblkhd)
+
+
+def resident_bytes(pid: int | str = "self") -> int:
+    """The resident set size of process `pid` (this one by default), 0 when unknown."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def return_large_buffers() -> bool:

@@ -35,6 +35,7 @@ from typing import Any
 from scorewire.core.errors import StartupError
 from scorewire.core.model import ErrorCode
 from scorewire.server import scoring_worker as sw
+from scorewire.server.memory import resident_bytes
 from scorewire.server.plan_cache import PLAN_CACHE_SIZE
 from scorewire.settings import Settings
 
@@ -45,7 +46,6 @@ IDLE_CHECK_S = 0.5
 POLL_S = 0.02
 """How often a driver looks at its worker's progress while a job runs."""
 _DIED_RETRIES = 2
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 """A job whose worker dies outside any check is sent again this many times."""
 
 
@@ -223,11 +223,8 @@ class _Worker:
         return ("died",)
 
     def _rss(self) -> int:
-        try:
-            with open(f"/proc/{self.pid}/statm") as f:
-                return int(f.read().split()[1]) * _PAGE
-        except (OSError, ValueError, IndexError):
-            return 0
+        pid = self.pid
+        return 0 if pid is None else resident_bytes(pid)
 
     def _remember(self, key: bytes) -> None:
         self.known[key] = None

@@ -613,6 +613,9 @@ def worker_main(conn: Connection, progress: Any, settings: Settings) -> None:
         except Exception as err:  # a fault of ours: the server logs it, the caller sees INTERNAL
             worker.progress[STARTED_AT] = 0.0
             answer = (FAULT, f"{type(err).__name__}: {err}")
-        conn.send((answer, worker.plans.bytes, len(worker.plans)))
-        del job, answer
+        # Before the answer: the server reads this worker's resident set when the answer
+        # arrives (`SCOREWIRE_SCORING_WORKER_MAX_RSS_MB`), and memory the job freed but
+        # kept would get the worker recycled for nothing.
+        del job
         trimmer.maybe_trim()
+        conn.send((answer, worker.plans.bytes, len(worker.plans)))
