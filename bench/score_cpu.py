@@ -32,7 +32,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 from e2e_bench import SCORE_CHECKS, SCORE_OUTPUT, SCORE_SAMPLE  # noqa: E402
 from scorewire.engine.runner import Case, score_case_sync  # noqa: E402
-from scorewire.server import convert  # noqa: E402
+from scorewire.scoring import wire  # noqa: E402
 from scorewire.v1 import scoring_pb2 as pb  # noqa: E402
 
 STEPS = (
@@ -74,23 +74,23 @@ async def _upto(svc: Any, raw: bytes, steps: int, ctx: Any) -> None:
     info = await svc._plan(key, source, ctx)
     if steps < 4:
         return
-    svc._check_output(request.output.text, "output", info)
-    svc._check_json_fields(request.sample, request.output, "")
+    svc.cases.output(request.output.text, "output", info.whole_text_caps)
+    svc.cases.json_fields(request.sample, request.output, "")
     budget = request.budget_usd if request.HasField("budget_usd") else None
-    svc._preflight(info, budget)
+    svc.calls.preflight(info, budget)
     if steps < 5:
         return
-    context = svc._context(ctx, budget)
+    context = svc.calls.context(ctx, budget)
     if steps < 6:
         return
-    inline = svc._inline_suite(key, info, request.ByteSize())
-    case = Case(convert.sample_from_pb(request.sample), convert.output_from_pb(request.output))
+    inline = svc.executor._inline(key, info, request.ByteSize())
+    case = Case(wire.sample_from_pb(request.sample), wire.output_from_pb(request.output))
     if steps < 7:
         return
     result = score_case_sync(inline.plan, case, context)
     if steps < 8:
         return
-    message = svc._score_response(inline.plan, result)
+    message = svc.executor.score_response(inline, result)
     if steps < 9:
         return
     svc._observer.observe_results(info, (result,))
@@ -122,10 +122,10 @@ async def main(calls: int) -> None:
             stub = pb_grpc.ScoringServiceStub(channel)
             for _ in range(200):
                 await stub.Score(req, timeout=60)
-                if svc.plan_cache_here_len() >= 1:
+                if len(svc.executor.here) >= 1:
                     break
                 await asyncio.sleep(0.01)
-        if svc.plan_cache_here_len() < 1:
+        if len(svc.executor.here) < 1:
             raise SystemExit("the plan never became inline: nothing to measure here")
         gc.collect()
         gc.freeze()  # as `serve` does after start-up

@@ -33,26 +33,16 @@ from typing import Any
 
 import scorewire.checks  # noqa: F401 - registers the built-in check types
 from scorewire.core.context import CheckContext
-from scorewire.core.errors import FieldViolation, PreconditionError, SpecError, join_path
+from scorewire.core.errors import PreconditionError, SpecError, join_path
 from scorewire.core.model import Output, Sample, Score
-from scorewire.engine import native
-from scorewire.engine.runner import (
-    Case,
-    CaseResult,
-    Plan,
-    run_cases,
-    score_case,
-    score_case_sync,
-)
-from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
+from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case
+from scorewire.engine.spec import CheckSpec
 from scorewire.engine.summary import Gate, Summary, SummaryBuilder
+from scorewire.scoring import compiler
+from scorewire.scoring.executor import Executor
+from scorewire.scoring.source import PlanSource
 from scorewire.settings import Settings
-from scorewire.suites.evalstone import (
-    compile_compact,
-    load_suite_data,
-    parse_check_spec,
-    parse_yaml,
-)
+from scorewire.suites.evalstone import parse_yaml
 from scorewire.suites.preflight import check_judges, judge_needs
 
 __all__ = [
@@ -76,24 +66,20 @@ a `Sample`), an output its text, a mapping with keys text, value, metadata (or a
 `Output`)."""
 
 
+_EXECUTOR: Executor | None = None
+
+
+def _executor() -> Executor:
+    """The in-process executor: it compiles and scores here (no worker processes)."""
+    global _EXECUTOR
+    if _EXECUTOR is None:
+        _EXECUTOR = Executor(Settings(), workers=False)
+    return _EXECUTOR
+
+
 def compile_plan(checks: Sequence[CheckLike] = (), compact: Sequence[str] = ()) -> Plan:
     """Validate and compile checks once; reuse the plan for many outputs."""
-    compiled: list[CompiledCheck] = []
-    violations: list[FieldViolation] = []
-    for i, c in enumerate(checks):
-        path = join_path("checks", i)
-        try:
-            spec = c if isinstance(c, CheckSpec) else parse_check_spec(c, path)
-            compiled.append(compile_check(spec, path))
-        except SpecError as err:
-            violations.extend(err.violations)
-    if compact:
-        compiled.extend(compile_compact(list(compact), "compact", violations))
-    if not compiled and not violations:
-        violations.append(FieldViolation("checks", "no checks given"))
-    if violations:
-        raise SpecError(violations)
-    return Plan(compiled)
+    return compiler.compile_plan(PlanSource.of_checks(checks, compact)).plan
 
 
 def _sample(sample: Sample | Mapping[str, Any] | None) -> Sample:
@@ -238,14 +224,10 @@ def run_batch(
     plan = _batch_plan(checks, compact, judge)
     if plan.any_async:
         return asyncio.run(_arun_plan(cases, plan, judge, gate, concurrency))
-    ctx = CheckContext(judge=judge)
-    kernel = native.build(plan, ctx)
-    if kernel is not None:
-        results, counts = native.score_batch(kernel, cases, _batch_case)
-        builder = SummaryBuilder(plan.names, [c.type for c in plan.checks])
-        builder.add_counts(counts)
-        return results, _finish(builder, gate)
-    return _summed(plan, [score_case_sync(plan, c, ctx) for c in _batch_cases(cases)], gate)
+    results, builder = _executor().score_batch_here(
+        plan, cases, _batch_case, CheckContext(judge=judge)
+    )
+    return results, _finish(builder, gate)
 
 
 async def ascore(
@@ -290,15 +272,17 @@ async def arun_suite_file(
     judge check cannot be judged here (no judge, a backend without credentials, an unpriced
     model in a budgeted suite).
     """
-    from scorewire.suites.checkllm import is_checkllm, load_checkllm_data
+    from scorewire.suites.checkllm import is_checkllm
 
     p = Path(path)
     data = parse_yaml(await asyncio.to_thread(p.read_text, encoding="utf-8"))
-    if is_checkllm(data):
-        if suite:
-            raise SpecError.at("suite", "a checkllm file is one suite: name none")
-        return await _run_checkllm(load_checkllm_data(data), p, judge, settings)
-    loaded = load_suite_data(data, base_dir=p.parent).select(suite)
+    if is_checkllm(data) and suite:
+        raise SpecError.at("suite", "a checkllm file is one suite: name none")
+    compiled = compiler.compile_plan(PlanSource.of_file(data, str(p.parent), suite or ""))
+    if compiled.checkllm is not None:
+        return await _run_checkllm(compiled.checkllm, p, judge, settings)
+    loaded = compiled.suite
+    assert loaded is not None
     if loaded.cases is None:
         raise SpecError.at(
             join_path(join_path("suites", loaded.name), "dataset"), "the suite has no dataset"

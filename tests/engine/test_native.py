@@ -4,7 +4,7 @@ The Python checks are the oracle. Random cases (ASCII and Unicode prose, JSON th
 Python and the kernel parse alike or not, broken JSON, references of every shape) go
 through both, in process (`score_objects`) and as a scoring worker's chunk
 (`score_wire`); values, verdicts, reasons and errors must be equal, the chunk's message
-must be the bytes `convert.case_results_message` writes for Python's results (given the
+must be the bytes `wire.case_results_message` writes for Python's results (given the
 native latencies, the one thing that differs), and so must the summary counts and the
 metrics tally.
 """
@@ -25,13 +25,16 @@ from scorewire import api
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample
 from scorewire.engine import native
-from scorewire.engine.runner import Case, Plan, score_case_sync
+from scorewire.engine.runner import PROGRESS_SLOTS, STARTED_AT, Case, Plan, score_case_sync
 from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import KNOWN_CODES, tally
 from scorewire.regex.engine import UserRegex
-from scorewire.server import convert
-from scorewire.server import scoring_worker as sw
+from scorewire.scoring import wire
+from scorewire.scoring import worker as sw
+from scorewire.scoring.limits import check_extras
+from scorewire.scoring.protocol import Reply, Scored, WorkerJob
+from scorewire.scoring.source import PlanSource
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -268,7 +271,7 @@ def _plan(specs: list[dict[str, Any]]) -> Plan:
 
 
 PLAN = _plan(SPECS)
-CTX = CheckContext(extras=sw.check_extras(Settings(max_needles_per_request=4)))
+CTX = CheckContext(extras=check_extras(Settings(max_needles_per_request=4)))
 CAP = 120
 
 
@@ -311,7 +314,7 @@ def _case_bytes(sid: str, exp: Any, txt: str, value: Any, as_json: bool) -> byte
         if as_json:
             sample.expected_json = json.dumps(exp)
         else:
-            convert.py_to_value(exp, sample.expected)
+            wire.py_to_value(exp, sample.expected)
     output = pb.Output(text=txt)
     if value is not None:
         output.value_json = json.dumps(value)
@@ -333,20 +336,20 @@ def test_a_chunk_is_the_bytes_python_writes(
         PLAN,
         CTX,
         max_reason_chars=CAP,
-        spread_bytes=convert.score_bytes,
+        spread_bytes=wire.score_bytes,
         known_codes=sorted(KNOWN_CODES),
     )
     assert kernel is not None
     data = [_case_bytes(*p, as_json=as_json) for p in parts]
     bounds = [0.001, 0.01, 1.0, 100.0]
     message, counts, tallied = kernel.score_wire(
-        data, first, sw.python_case, 0, None, {}, lambda code: None, bounds
+        data, first, wire.python_case, 0, None, {}, lambda code: None, bounds
     )
-    want = [score_case_sync(PLAN, sw.python_case(b, first + i), CTX) for i, b in enumerate(data)]
+    want = [score_case_sync(PLAN, wire.python_case(b, first + i), CTX) for i, b in enumerate(data)]
     for r, ms in zip(want, _latencies(message), strict=True):
         for s, m in zip(r.scores, ms, strict=True):
             s.latency_ms = m
-    assert message == convert.case_results_message(PLAN.checks, want, CAP)
+    assert message == wire.case_results_message(PLAN.checks, want, CAP)
     theirs = SummaryBuilder(PLAN.names, PLAN.names)
     for r in want:
         theirs.add(r)
@@ -536,16 +539,14 @@ def test_the_worker_scores_a_chunk_natively_as_in_python() -> None:
     # The scoring worker's own job, with a check stopped by the server (`skip`) and one
     # case's checks past the deadline: the kernel answers as the Python loop does.
     def worker(on: bool) -> Any:
-        progress = multiprocessing.RawArray("d", sw.PROGRESS_SLOTS)
+        progress = multiprocessing.RawArray("d", PROGRESS_SLOTS)
         return sw._Worker(progress, Settings(native_kernel=on)), progress
 
     checks = [pb.CheckSpec(type="contains", params=None)]
     checks[0].params.update({"needles": ["a"]})
     extra = pb.CheckSpec(type="length")
     extra.params.update({"max_chars": 3})
-    source = sw.PlanSource(
-        "", "", tuple(c.SerializeToString() for c in (*checks, extra)), (), None, 8
-    )
+    source = PlanSource("", "", tuple(c.SerializeToString() for c in (*checks, extra)), (), None, 8)
     data = [
         pb.Case(
             sample=pb.Sample(id=f"s{i}"), output=pb.Output(text="abc"[: i % 4])
@@ -556,35 +557,35 @@ def test_the_worker_scores_a_chunk_natively_as_in_python() -> None:
     for on in (True, False):
         w, progress = worker(on)
         for skip, deadline in (({2: {1: "TIMEOUT"}}, None), ({}, time.monotonic() - 1)):
-            job = sw.Job(
+            job = WorkerJob(
                 b"k",
                 source,
-                "run",
+                Reply.RUN,
                 5.0,
                 deadline=deadline,
                 cases=data,
                 first=10,
                 count=6,
                 skip=skip,
-                counts=True,
                 bounds_ms=(1.0,),
             )
             answers.append(w.handle(job))
-            assert progress[sw.STARTED_AT] == 0.0
+            assert progress[STARTED_AT] == 0.0
     for got, want in zip(answers[:2], answers[2:], strict=True):
-        assert got[0] == want[0] == sw.SCORED
-        a, b = pb.RunSuiteResponse.FromString(got[2]), pb.RunSuiteResponse.FromString(want[2])
+        assert isinstance(got, Scored) and isinstance(want, Scored)
+        a = pb.RunSuiteResponse.FromString(got.message)
+        b = pb.RunSuiteResponse.FromString(want.message)
         for m in (a, b):
             for r in m.results.results:
                 for s in r.scores:
                     s.latency_ms = 0.0
         assert a == b
-        assert got[3].summary.finish() == want[3].summary.finish()
-        assert got[3].tally.codes == want[3].tally.codes
-    skipped = pb.RunSuiteResponse.FromString(answers[0][2]).results.results
+        assert got.counts.summary.finish() == want.counts.summary.finish()
+        assert got.counts.tally.codes == want.counts.tally.codes
+    skipped = pb.RunSuiteResponse.FromString(answers[0].message).results.results
     assert [r.index for r in skipped] == list(range(10, 16))
     assert skipped[2].scores[1].error.code == "TIMEOUT"
-    late = pb.RunSuiteResponse.FromString(answers[1][2]).results.results
+    late = pb.RunSuiteResponse.FromString(answers[1].message).results.results
     assert {s.error.code for r in late for s in r.scores} == {"DEADLINE_EXCEEDED"}
 
 
@@ -619,7 +620,7 @@ def test_a_score_request_is_read_in_place_without_python() -> None:
             {"type": "length", "params": {"max_chars": 12}},
         ]
     )
-    kernel = native.build(plan, CTX, max_reason_chars=CAP, spread_bytes=convert.score_bytes)
+    kernel = native.build(plan, CTX, max_reason_chars=CAP, spread_bytes=wire.score_bytes)
     assert kernel is not None
     req = pb.ScoreRequest(output=pb.Output(text="a refund, soon"), budget_usd=2.5)
     req.sample.id = "s1"
@@ -637,7 +638,7 @@ def test_a_score_request_is_read_in_place_without_python() -> None:
     for s, m in zip(want.scores, got.scores, strict=True):
         s.latency_ms = m.latency_ms
     expected = pb.ScoreResponse(passed=want.passed)
-    convert.add_scores(expected.scores, plan.checks, want.scores, CAP)
+    wire.add_scores(expected.scores, plan.checks, want.scores, CAP)
     assert message == expected.SerializeToString()
     assert [s.reason for s in got.scores] == [
         "found 1 of 2; missing 'later'",

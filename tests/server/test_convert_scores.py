@@ -7,7 +7,7 @@ import math
 
 import pytest
 from scorewire.core.model import ErrorCode, Score, ScoreError, Spread
-from scorewire.server import convert
+from scorewire.scoring import wire
 from scorewire.v1 import scoring_pb2 as pb
 
 
@@ -18,7 +18,7 @@ def keyword_built(name: str, ctype: str, s: Score, cap: int) -> pb.Score:
         type=ctype,
         value=s.value,
         passed=s.passed,
-        reason=convert.bounded_text(s.reason, cap),
+        reason=wire.bounded_text(s.reason, cap),
         cost_usd=s.cost_usd,
         latency_ms=s.latency_ms,
         cached=s.cached,
@@ -26,7 +26,7 @@ def keyword_built(name: str, ctype: str, s: Score, cap: int) -> pb.Score:
     )
     if s.error is not None:
         m.error.code = s.error.code
-        m.error.message = convert.bounded_text(s.error.message, cap)
+        m.error.message = wire.bounded_text(s.error.message, cap)
     elif s.skipped:
         m.skipped = True
     elif s.spread is not None:
@@ -67,15 +67,15 @@ CASES = {
 
 
 @pytest.mark.parametrize("score", CASES.values(), ids=CASES.keys())
-@pytest.mark.parametrize("cap", [10, convert.MAX_REASON_CHARS])
+@pytest.mark.parametrize("cap", [10, wire.MAX_REASON_CHARS])
 def test_field_by_field_equals_the_keyword_construction(score: Score, cap: int) -> None:
     want = keyword_built("c", "contains", score, cap)
-    got = convert.score_to_pb("c", "contains", score, max_reason_chars=cap)
+    got = wire.score_to_pb("c", "contains", score, max_reason_chars=cap)
     assert got == want
     assert got.SerializeToString(deterministic=True) == want.SerializeToString(deterministic=True)
     # built in place in a repeated field, the same message
     out = pb.ScoreResponse()
-    convert.add_scores(out.scores, [_Named("c", "contains")], [score], cap)
+    wire.add_scores(out.scores, [_Named("c", "contains")], [score], cap)
     assert out.scores[0] == want
 
 

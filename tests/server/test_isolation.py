@@ -102,7 +102,7 @@ async def test_validate_suite_whose_compilation_never_ends_does_not_stall_the_se
     req = pb.ValidateSuiteRequest(checks=[spin_check(compile_spin_s=3600)])
     async with serving(scoring_workers=2, imports=SPIN) as srv:
         big = asyncio.ensure_future(srv.stub.ValidateSuite(req, timeout=120))
-        await poll(lambda: srv.running.service.pool.busy_pids(), "compilation started")
+        await poll(lambda: srv.running.service.executor.pool.busy_pids(), "compilation started")
         await others_are_served(srv, big)
         big.cancel()
         with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
@@ -113,7 +113,7 @@ async def test_a_spinning_check_does_not_stall_other_callers() -> None:
     # The guarantee, whatever a check costs: a check that never ends holds one worker only.
     async with serving(scoring_workers=2, imports=SPIN) as srv:
         big = asyncio.ensure_future(srv.stub.Score(spin_request(-1), timeout=120))
-        await poll(lambda: srv.running.service.pool.busy_pids(), "the spin started")
+        await poll(lambda: srv.running.service.executor.pool.busy_pids(), "the spin started")
         await others_are_served(srv, big)
         big.cancel()
         with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
@@ -122,7 +122,7 @@ async def test_a_spinning_check_does_not_stall_other_callers() -> None:
 
 async def test_a_short_deadline_is_deadline_exceeded_and_the_worker_is_replaced() -> None:
     async with serving(scoring_workers=1, imports=SPIN) as srv:
-        pool = srv.running.service.pool
+        pool = srv.running.service.executor.pool
         before = set(pool.pids())
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await srv.stub.Score(spin_request(-1), timeout=1.0)
@@ -142,7 +142,7 @@ async def test_a_check_past_check_timeout_is_a_timeout_error_and_the_others_scor
         assert "check_timeout_s" in spin.error.message
         assert c.passed and not c.HasField("error")
         assert not resp.passed
-        assert srv.running.service.pool.replaced >= 1
+        assert srv.running.service.executor.pool.replaced >= 1
 
 
 async def test_run_suite_scores_every_case_when_one_case_is_stopped() -> None:
@@ -177,7 +177,7 @@ async def test_compilation_past_its_time_limit_is_resource_exhausted() -> None:
 
 async def test_the_server_keeps_working_after_a_worker_is_killed() -> None:
     async with serving(scoring_workers=2, imports=SPIN) as srv:
-        pool = srv.running.service.pool
+        pool = srv.running.service.executor.pool
         assert (await srv.stub.Score(small_request(), timeout=60)).passed
         # An idle worker killed from outside: the job that finds it dead is sent again.
         os.kill(pool.pids()[0], signal.SIGKILL)
@@ -221,18 +221,18 @@ async def test_compile_errors_keep_their_field_paths() -> None:
     ],
 )
 def test_case_bytes_is_the_serialized_case(sample: pb.Sample, output: pb.Output) -> None:
-    from scorewire.server.convert import case_bytes as _case_bytes
+    from scorewire.scoring.wire import case_bytes as _case_bytes
 
     assert pb.Case.FromString(_case_bytes(sample, output)) == pb.Case(sample=sample, output=output)
 
 
 async def test_small_scores_measured_cheap_are_scored_inline_and_costly_ones_never() -> None:
     async with serving(scoring_workers=1, imports=SPIN, inline_score_max_bytes=16_384) as srv:
-        pool = srv.running.service.pool
+        pool = srv.running.service.executor.pool
         # The first calls go to a worker, which measures them; then the server compiles
         # the plan itself and answers without a worker round trip.
         assert (await srv.stub.Score(small_request(), timeout=60)).passed
-        await poll(lambda: srv.running.service.plan_cache_here_len() >= 1, "compiled here")
+        await poll(lambda: len(srv.running.service.executor.here) >= 1, "compiled here")
         before = pool.submitted
         for _ in range(5):
             assert (await srv.stub.Score(small_request(), timeout=60)).passed
@@ -261,13 +261,13 @@ async def test_a_cheap_plan_once_slow_by_the_clock_is_still_scored_inline() -> N
     # the 50 ms nap stands in for it (no CPU spent). One such call used to keep the
     # plan off the inline path for good: CPU time and the best latency decide now.
     async with serving(scoring_workers=1, imports=SPIN, inline_score_max_bytes=16_384) as srv:
-        pool = srv.running.service.pool
+        pool = srv.running.service.executor.pool
         assert (await srv.stub.Score(nap_request(0.05), timeout=60)).passed
         for _ in range(200):
             assert (await srv.stub.Score(nap_request(0), timeout=60)).passed
-            if srv.running.service.plan_cache_here_len() >= 1:
+            if len(srv.running.service.executor.here) >= 1:
                 break
-        await poll(lambda: srv.running.service.plan_cache_here_len() >= 1, "compiled here")
+        await poll(lambda: len(srv.running.service.executor.here) >= 1, "compiled here")
         before = pool.submitted
         for _ in range(5):
             assert (await srv.stub.Score(nap_request(0), timeout=60)).passed
@@ -277,12 +277,12 @@ async def test_a_cheap_plan_once_slow_by_the_clock_is_still_scored_inline() -> N
 async def test_a_check_that_blocks_without_computing_is_never_scored_inline() -> None:
     # Sleeping costs no CPU, but it would stall the event loop: every latency says so.
     async with serving(scoring_workers=1, imports=SPIN, inline_score_max_bytes=16_384) as srv:
-        pool = srv.running.service.pool
+        pool = srv.running.service.executor.pool
         for _ in range(5):
             before = pool.submitted
             assert (await srv.stub.Score(nap_request(0.01), timeout=60)).passed
             assert pool.submitted > before
-        assert srv.running.service.plan_cache_here_len() == 0
+        assert len(srv.running.service.executor.here) == 0
 
 
 async def test_score_stream_cases_are_scored_in_workers_and_a_stopped_one_is_timeout() -> None:
@@ -303,7 +303,7 @@ async def test_score_stream_cases_are_scored_in_workers_and_a_stopped_one_is_tim
 async def test_a_worker_killed_while_compiling_is_replaced_and_the_plan_compiled_again() -> None:
     req = pb.ScoreRequest(checks=[spin_check(compile_spin_s=1.0)], output=pb.Output(text="x"))
     async with serving(scoring_workers=1, imports=SPIN) as srv:
-        pool = srv.running.service.pool
+        pool = srv.running.service.executor.pool
         call = asyncio.ensure_future(srv.stub.Score(req, timeout=60))
         await poll(lambda: pool.busy_pids(), "compilation started")
         os.kill(pool.busy_pids()[0], signal.SIGKILL)

@@ -1,9 +1,9 @@
-"""server/memory.py: freed heap goes back to the system, on glibc."""
+"""core/memory.py: freed heap goes back to the system, on glibc."""
 
 import os
 
 import pytest
-from scorewire.server import memory
+from scorewire.core import memory
 
 pytestmark = pytest.mark.skipif(
     not memory.Trimmer().available, reason="needs glibc (malloc_trim, mallinfo2)"

@@ -73,7 +73,7 @@ async def test_scores_and_runs_are_the_same_with_and_without_the_kernel() -> Non
         async with serving(native_kernel=on, scoring_workers=1) as srv:
             # Repeated Scores: the first ones go to a worker, which measures them; once the
             # server has compiled the plan itself, the rest run inline.
-            pool = srv.running.service.pool
+            pool = srv.running.service.executor.pool
             for rnd in range(3):
                 before = pool.submitted
                 for i, (text, expected) in enumerate(OUTPUTS):
@@ -85,11 +85,11 @@ async def test_scores_and_runs_are_the_same_with_and_without_the_kernel() -> Non
                         req.compact.append("length:1..1000")
                     got.append(_without_latency(await srv.stub.Score(req, timeout=60)))
                 if rnd == 0:
-                    await poll(lambda: srv.running.service.plan_cache_here_len() >= 1, "compiled")
+                    await poll(lambda: len(srv.running.service.executor.here) >= 1, "compiled")
                 else:
                     assert pool.submitted == before  # scored inline
             # Natively, when the kernel is on: the plan scored inline carries its kernel.
-            inline = [p for p, _ in srv.running.service._plans._items.values()]
+            inline = [p for p, _ in srv.running.service.executor.here._items.values()]
             assert inline and all(bool(p.plan.native) == on for p in inline)
             cases = [
                 pb.Case(sample=_sample(i, exp), output=pb.Output(text=text))
@@ -124,11 +124,11 @@ async def test_an_inline_native_score_counts_its_metrics() -> None:
             )
             await stub.Score(req, timeout=60)  # measured by a worker
             service = running.service
-            await poll(lambda s=service: s.plan_cache_here_len() >= 1, "compiled here")
-            before = service.pool.submitted
+            await poll(lambda s=service: len(s.executor.here) >= 1, "compiled here")
+            before = service.executor.pool.submitted
             for _ in range(11):
                 await stub.Score(req, timeout=60)
-            assert service.pool.submitted == before  # scored inline
+            assert service.executor.pool.submitted == before  # scored inline
         await running.stop(0)
         totals = {t: (v.passed, v.failed, v.errored) for t, v in metrics._totals.items()}
         assert sum(sum(v) for v in totals.values()) == 12 * len(CHECKS)

@@ -1,6 +1,6 @@
 """The scoring workers write RunSuite results as bytes: the same bytes as the messages.
 
-`convert.case_results_message` encodes results directly instead of building a Score
+`wire.case_results_message` encodes results directly instead of building a Score
 message per score; each case here is one where a hand-written encoder could differ from
 the protobuf runtime (defaults left out, -0.0 and NaN kept, cut reasons, non-ASCII
 text, long fields, error and skipped states, judge spreads, repeated verdicts).
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pytest
 from scorewire.core.model import Score, ScoreError, Spread
 from scorewire.engine.runner import CaseResult
-from scorewire.server import convert
+from scorewire.scoring import wire
 from scorewire.v1 import scoring_pb2 as pb
 
 
@@ -29,7 +29,7 @@ CHECKS = [Check("contains", "contains"), Check("", ""), Check("名前" * 70, "re
 
 def _expected(results: list[CaseResult], cap: int) -> bytes:
     message = pb.RunSuiteResponse()
-    convert.add_case_results(message.results.results, CHECKS, results, cap)
+    wire.add_case_results(message.results.results, CHECKS, results, cap)
     return message.SerializeToString()
 
 
@@ -85,13 +85,13 @@ CASES = {
 @pytest.mark.parametrize("results", CASES.values(), ids=CASES.keys())
 @pytest.mark.parametrize("cap", [500, 5])
 def test_results_encode_to_the_bytes_of_the_messages(results: list[CaseResult], cap: int) -> None:
-    assert convert.case_results_message(CHECKS, results, cap) == _expected(results, cap)
+    assert wire.case_results_message(CHECKS, results, cap) == _expected(results, cap)
 
 
 def test_a_result_without_a_score_per_check_is_refused_as_before() -> None:
     short = [_scored(PLAIN)]
     with pytest.raises(ValueError):
-        convert.case_results_message(CHECKS, short, 500)
+        wire.case_results_message(CHECKS, short, 500)
     with pytest.raises(ValueError):
         _expected(short, 500)
 
@@ -99,6 +99,6 @@ def test_a_result_without_a_score_per_check_is_refused_as_before() -> None:
 def test_text_protobuf_cannot_hold_is_refused_as_before() -> None:
     bad = [_scored(Score(1.0, True, "lone \ud800 surrogate"), PLAIN, PLAIN)]
     with pytest.raises(UnicodeEncodeError):
-        convert.case_results_message(CHECKS, bad, 500)
+        wire.case_results_message(CHECKS, bad, 500)
     with pytest.raises(UnicodeEncodeError):
         _expected(bad, 500)

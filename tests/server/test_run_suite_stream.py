@@ -193,7 +193,7 @@ async def test_chunks_are_scored_while_the_stream_is_still_open(server: Server) 
 
     from tests.support.wait import wait_until_async
 
-    pool = server.running.service.pool
+    pool = server.running.service.executor.pool
     before = pool.submitted
     cases = _cases(2000)
     release = asyncio.Event()

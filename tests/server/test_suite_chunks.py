@@ -35,7 +35,7 @@ async def _results(stub: pb.RunSuiteRequest, req: pb.RunSuiteRequest) -> int:
 
 async def test_a_bad_case_late_in_a_big_run_refuses_it_before_any_result(server: Server) -> None:
     # Chunks before case 1,900 pass their checks and go to the workers; then it fails.
-    pool = server.running.service.pool
+    pool = server.running.service.executor.pool
     pids = sorted(pool.pids())
     cases = _cases(2000)
     cases[1900].sample.expected_json = '{"answer": '

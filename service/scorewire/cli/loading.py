@@ -14,6 +14,9 @@ from scorewire.engine.summary import Gate
 from scorewire.generation.jobs import Group
 from scorewire.generation.providers import ProviderRef
 from scorewire.generation.targets import PromptTarget
+from scorewire.settings import Settings
+from scorewire.suites.checkllm import CheckllmSuite
+from scorewire.suites.evalstone import LoadedSuite
 
 
 @dataclass(slots=True)
@@ -91,32 +94,27 @@ def detect_format(data: object) -> str:
     return "checkllm" if is_checkllm(data) else "evalstone"
 
 
-def load_run(
-    path: str, suite_name: str | None = None, *, check_timeout_s: float | None = None
-) -> RunSpec:
+def load_run(path: str, suite_name: str | None = None, settings: Settings | None = None) -> RunSpec:
     """Load a suite file of either format; SpecError (with paths) or UsageError.
 
-    `check_timeout_s` (SCOREWIRE_CHECK_TIMEOUT_S) is the per-check timeout unless the
-    suite's own settings give one.
+    `settings.check_timeout_s` (SCOREWIRE_CHECK_TIMEOUT_S) is the per-check timeout
+    unless the suite's own settings give one.
     """
     import scorewire.checks  # noqa: F401 - registers the built-in check types
+    from scorewire.scoring.compiler import compile_plan
+    from scorewire.scoring.source import PlanSource
 
     p, data = read_suite(path)
-    if detect_format(data) == "checkllm":
-        return _checkllm_run(p, data, suite_name, check_timeout_s)
-    return _evalstone_run(p, data, suite_name, check_timeout_s)
-
-
-def _checkllm_run(
-    path: Path, data: Any, suite_name: str | None, check_timeout_s: float | None
-) -> RunSpec:
-    from scorewire.suites.checkllm import load_checkllm_data
-
-    if suite_name:
+    if suite_name and detect_format(data) == "checkllm":
         raise UsageError("--suite names a suite of an evalstone file; a checkllm file is one suite")
-    suite = load_checkllm_data(data)
-    if check_timeout_s is not None:
-        suite.check_timeout_s = check_timeout_s  # the format has no timeout of its own
+    compiled = compile_plan(PlanSource.of_file(data, str(p.parent), suite_name or ""), settings)
+    if compiled.checkllm is not None:
+        return _checkllm_run(p, compiled.checkllm)
+    assert compiled.suite is not None
+    return _evalstone_run(p, data, compiled.suite, compiled.description)
+
+
+def _checkllm_run(path: Path, suite: CheckllmSuite) -> RunSpec:
     return RunSpec(
         path=path,
         format="checkllm",
@@ -135,27 +133,21 @@ def _checkllm_run(
     )
 
 
-def _evalstone_run(
-    path: Path, data: Any, suite_name: str | None, check_timeout_s: float | None
-) -> RunSpec:
-    from scorewire.engine.runner import Plan
-    from scorewire.suites.evalstone import load_suite_data, suite_jobs
+def _evalstone_run(path: Path, data: Any, suite: LoadedSuite, description: str) -> RunSpec:
+    from scorewire.suites.evalstone import suite_jobs
 
-    loaded = load_suite_data(data, base_dir=path.parent)
-    suite = loaded.select(suite_name)
     if suite.cases is None:
         raise UsageError(
             f"suite {suite.name!r} has no dataset: give it `dataset:` to run it from the CLI"
         )
     target = suite.target
     providers = [target.provider] if isinstance(target, PromptTarget) else []
-    plan = Plan(list(suite.plan.checks), suite.settings.timeout_s(check_timeout_s))
-    group = Group(suite.name, plan, suite_jobs(suite))
+    group = Group(suite.name, suite.plan, suite_jobs(suite))
     return RunSpec(
         path=path,
         format="evalstone",
         name=suite.name,
-        description=loaded.description,
+        description=description,
         groups=[group],
         gate=suite.gate,
         budget=suite.settings.budget,

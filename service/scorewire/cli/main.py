@@ -38,7 +38,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _serve_with(settings: Settings) -> int:
-    from scorewire.server.memory import return_large_buffers
+    from scorewire.core.memory import return_large_buffers
 
     return_large_buffers()  # before the first big request, and inherited by every child
     configure_logging(settings.log_level)

@@ -22,7 +22,7 @@ from scorewire.runs import (
     open_run_store,
     utc_now,
 )
-from scorewire.server import convert
+from scorewire.scoring import wire
 from scorewire.server.run_records import cases_blob, summary_json
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
@@ -34,13 +34,13 @@ def _case(r: Record) -> bytes:
     c = pb.Case()
     c.sample.id = r.sample.id
     if r.sample.input is not None:
-        convert.py_to_value(r.sample.input, c.sample.input)
+        wire.py_to_value(r.sample.input, c.sample.input)
     if r.sample.expected is not None:
-        convert.py_to_value(r.sample.expected, c.sample.expected)
+        wire.py_to_value(r.sample.expected, c.sample.expected)
     if r.output is not None:
         c.output.text = r.output.text
         if r.output.value is not None:
-            convert.py_to_value(r.output.value, c.output.value)
+            wire.py_to_value(r.output.value, c.output.value)
     return c.SerializeToString()
 
 
@@ -50,7 +50,7 @@ def _result(r: Record) -> pb.CaseResult:
         sample_id=r.sample.id,
         passed=r.passed,
         scores=[
-            convert.score_to_pb(n, t, s) for n, t, s in zip(r.names, r.types, r.scores, strict=True)
+            wire.score_to_pb(n, t, s) for n, t, s in zip(r.names, r.types, r.scores, strict=True)
         ],
     )
 

@@ -173,7 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if settings is None:
         return EXIT_USAGE
     try:
-        spec = load_run(args.suite, args.suite_name, check_timeout_s=settings.check_timeout_s)
+        spec = load_run(args.suite, args.suite_name, settings)
         notes = apply_options(
             spec,
             filter_text=args.filter,

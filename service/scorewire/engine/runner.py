@@ -9,12 +9,21 @@ and yield results in completion order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
+import time
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Iterable,
+    Mapping,
+    MutableSequence,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from scorewire.core.context import CheckContext
-from scorewire.core.model import Output, Sample, Score
+from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.engine.cost import whole_text_caps
 from scorewire.engine.execute import DEFAULT_CHECK_TIMEOUT_S, run_check, run_check_sync
 from scorewire.engine.spec import CompiledCheck
@@ -22,6 +31,21 @@ from scorewire.engine.spec import CompiledCheck
 # How many inline-scored cases run between two yields to the event loop, so that a big
 # deterministic batch does not starve other requests on the same loop.
 _YIELD_EVERY = 128
+
+# The progress protocol of `score_batch_sync`: before each check it writes what it runs
+# into these slots of a float array, so that a watcher elsewhere (the scoring pool's
+# driver thread, reading a worker's shared memory) can stop a check stuck past its limit,
+# even inside C code, and knows which (case, check) to blame. The native kernel writes
+# the same slots.
+STARTED_AT = 0
+"""`time.monotonic()` when the running check (or compilation) began; 0 when idle."""
+CASE_POS = 1
+"""Position in the batch of the case being scored."""
+CHECK_IDX = 2
+"""Index of the running check; -1 while compiling."""
+LIMIT_S = 3
+"""Seconds the running check may take before the watcher stops it."""
+PROGRESS_SLOTS = 4
 
 
 class Case:
@@ -90,9 +114,9 @@ class Plan:
     whole_text_caps: tuple[int | None, ...] = field(init=False, default=())
     """The caps of the checks that read a case's whole output (see `engine.cost`)."""
     native: Any = field(init=False, default=None, repr=False, compare=False)
-    """The native kernel's plan of this plan once a server built it (False: the kernel is
-    of no use to it). Kept here, it lives exactly as long as the plan: a plan cache's
-    bound covers both (`server.scoring_worker.native_plan`)."""
+    """The native kernel's plan of this plan once it was built (False: the kernel is of
+    no use to it). Kept here, it lives exactly as long as the plan: a plan cache's bound
+    covers both (`scoring.compiler.native_plan`)."""
 
     def __post_init__(self) -> None:
         self.any_async = any(c.is_async for c in self.checks)
@@ -114,6 +138,52 @@ def score_case_sync(plan: Plan, case: Case, ctx: CheckContext) -> CaseResult:
     sample, output = case.sample, case.output
     scores = [run_check_sync(c, sample, output, ctx) for c in plan.checks]
     return CaseResult(case.index, sample.id, scores)
+
+
+_LATE = "the request deadline expired before the check ran"
+
+
+def score_batch_sync(
+    plan: Plan,
+    cases: Sequence[Case],
+    ctx: CheckContext,
+    *,
+    progress: MutableSequence[float] | None = None,
+    deadline: float | None = None,
+    given: Mapping[int, Mapping[int, Score]] | None = None,
+) -> list[CaseResult]:
+    """Score a batch of a synchronous plan, case after case, reporting progress.
+
+    `progress` receives the slots above before every check. A check is not started after
+    `deadline` (`time.monotonic()`): it scores DEADLINE_EXCEEDED. `given[pos][j]` is the
+    score of check `j` of the case at position `pos` without running it (a check that a
+    watcher stopped on an earlier attempt).
+    """
+    if progress is None and deadline is None and not given:
+        return [score_case_sync(plan, case, ctx) for case in cases]
+    p = progress if progress is not None else [0.0] * PROGRESS_SLOTS
+    given = given or {}
+    monotonic = time.monotonic
+    results = []
+    for pos, case in enumerate(cases):
+        fixed = given.get(pos, {})
+        sample, output = case.sample, case.output
+        scores = []
+        p[CASE_POS] = pos  # before any check of the case starts: the slots name it
+        for j, cc in enumerate(plan.checks):
+            if j in fixed:
+                scores.append(fixed[j])
+                continue
+            now = monotonic()
+            if deadline is not None and now >= deadline:
+                scores.append(Score.fail_with_error(ErrorCode.DEADLINE_EXCEEDED, _LATE))
+                continue
+            p[CHECK_IDX] = j
+            p[STARTED_AT] = now
+            scores.append(run_check_sync(cc, sample, output, ctx))
+        p[STARTED_AT] = 0.0
+        results.append(CaseResult(case.index, sample.id, scores))
+    return results
 
 
 async def score_case(plan: Plan, case: Case, ctx: CheckContext) -> CaseResult:

@@ -23,6 +23,7 @@ import grpc
 import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
+from scorewire.core import memory
 from scorewire.core.errors import StartupError
 from scorewire.core.logs import configure_logging
 from scorewire.engine.custom import load_imports
@@ -30,10 +31,10 @@ from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
-from scorewire.server import memory
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
+from scorewire.server.observer import RunObserver
 from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import StaticInterceptor, WrappingServer, add_service, chained
 from scorewire.server.runs_service import add_run_service
@@ -42,7 +43,7 @@ from scorewire.server.security import (
     principals_from_settings,
     server_credentials,
 )
-from scorewire.server.service import RunObserver, ScoringService
+from scorewire.server.service import ScoringService
 from scorewire.server.tracing import start_tracing
 from scorewire.server.viewer_runs import store_source_for
 from scorewire.settings import Settings
@@ -135,7 +136,7 @@ async def create_server(
     service = ScoringService(
         settings, judge=judge, labels=scoped, observer=observer, extras=extras, runs=recorder
     )
-    await service.pool.start()
+    await service.start()
     add_service(target, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, target)
@@ -231,7 +232,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     # Modules, registry and settings live as long as the process: out of every collection,
     # so that a full collection does not pause the event loop over them.
     gc.freeze()
-    # Memory a big request freed goes back to the system (server/memory.py).
+    # Memory a big request freed goes back to the system (core/memory.py).
     trimming = asyncio.create_task(memory.Trimmer().run(), name="scorewire-trimmer")
     running.closers.append(functools.partial(memory.stop, trimming))
     if metrics is not None:

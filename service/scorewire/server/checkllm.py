@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 from scorewire.core.context import CheckContext
@@ -42,8 +42,12 @@ from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable
 from scorewire.judge.shared import SharedBudget
-from scorewire.server import convert, streaming
+from scorewire.scoring import wire
+from scorewire.scoring.inprocess import batched
+from scorewire.server import convert
+from scorewire.server.calls import CallContexts
 from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.server.suite_runs import CaseChecks
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite
 from scorewire.suites.checkllm_request import (
@@ -57,9 +61,6 @@ from scorewire.suites.checkllm_request import (
     resolve_combination,
 )
 from scorewire.v1 import scoring_pb2 as pb
-
-if TYPE_CHECKING:
-    from scorewire.server.service import ScoringService
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -85,14 +86,18 @@ def failed_precondition(field: str, message: str) -> RequestRejected:
 class CheckllmRuns:
     """The checkllm side of a ScoringService: its generation budget and cache."""
 
-    def __init__(self, service: ScoringService, settings: Settings) -> None:
-        self._service = service
+    def __init__(
+        self, settings: Settings, calls: CallContexts, cases: CaseChecks, observer: Any
+    ) -> None:
         self._settings = settings
+        self._calls = calls
+        self._cases = cases
+        self._observer = observer
         self._period_budget: Budget | None = None
         limit, period = settings.generation_budget_usd, settings.generation_budget_period_s
         if limit is not None:
             # On the judge's Redis when there is one: every replica spends the same limit.
-            ledger = service.ledger()
+            ledger = calls.ledger()
             self._period_budget = (
                 SharedBudget(ledger, "generation", limit, period_s=period)
                 if ledger is not None
@@ -149,7 +154,7 @@ class CheckllmRuns:
         """The run's jobs: the request's recorded cases, else the document's and generated."""
         if request.cases:
             keys = [CaseKey(c.test, c.prompt, c.provider) for c in request.cases]
-            outputs = [convert.output_from_pb(c.output) for c in request.cases]
+            outputs = [wire.output_from_pb(c.output) for c in request.cases]
             try:
                 return recorded_groups(suite, keys, outputs)
             except SpecError as err:
@@ -205,7 +210,6 @@ class CheckllmRuns:
         self, suite: CheckllmSuite, request: pb.RunSuiteRequest, context: Context
     ) -> AsyncIterator[pb.RunSuiteResponse]:
         """Produce (when needed), score and stream every combination, then the summary."""
-        service = self._service
         groups = self.groups(suite, request)
         generating = generation_calls(groups) > 0
         self._preflight(suite, generating=generating)
@@ -214,11 +218,12 @@ class CheckllmRuns:
             for job in g.jobs:
                 if job.index < n_cases and isinstance(job.source, Recorded):
                     text = job.source.output.text
-                    service.check_output_size(text, f"cases[{job.index}].output", g.plan)
+                    field = f"cases[{job.index}].output"
+                    self._cases.output(text, field, g.plan.whole_text_caps)
         judge_budget = (
             request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
         )
-        ctx = service.request_context(context, judge_budget)
+        ctx = self._calls.context(context, judge_budget)
         budget = self._budget(request)
         providers = self._providers(groups, suite) if generating else {}
         generator = Generator(
@@ -240,11 +245,11 @@ class CheckllmRuns:
         concurrency = min(suite.settings.effective_concurrency, self._settings.max_concurrency)
         if generating:
             concurrency = min(concurrency, self._settings.generation_max_concurrency)
-        cap = service.max_reason_chars
-        observer = service.observer
+        cap = self._settings.max_reason_chars
+        observer = self._observer
         try:
             results = run_groups(groups, generator, ctx, concurrency=concurrency)
-            async for batch in streaming.batched(results):
+            async for batch in batched(results):
                 for jr in batch:
                     builder.add_named(jr.result, jr.names, jr.types)
                     matrix.add(jr)
@@ -295,7 +300,7 @@ class CheckllmRuns:
     ) -> AsyncIterator[pb.ScoreStreamResponse]:
         """Score streamed recorded cases, each with its test's assertions, concurrently."""
         self._preflight(suite, generating=False)
-        service = self._service
+        observer, cap = self._observer, self._settings.max_reason_chars
         jobs: dict[tuple[int, int, str], tuple[Group, Job]] = {}
         for g in suite.groups():
             for job in g.jobs:
@@ -309,19 +314,17 @@ class CheckllmRuns:
         async def one(req: pb.StreamCase, group: Group, job: Job) -> None:
             try:
                 try:
-                    service.check_output_size(req.output.text, "case.output", group.plan)
+                    self._cases.output(req.output.text, "case.output", group.plan.whole_text_caps)
                 except RequestRejected as err:
                     # as for any streamed case: an answer of error scores, the stream goes on
                     error = Score.fail_with_error(ErrorCode.INVALID_INPUT, err.message)
                     result = CaseResult(0, req.sample.id, [error for _ in group.plan.checks])
                 else:
-                    case = Case(job.sample, convert.output_from_pb(req.output))
+                    case = Case(job.sample, wire.output_from_pb(req.output))
                     result = await score_case(group.plan, case, ctx)
-                    if service.observer is not None:
-                        service.observer.observe_results(group.plan, (result,))
-                scores = convert.scores_to_pb(
-                    group.plan.checks, result.scores, max_reason_chars=service.max_reason_chars
-                )
+                    if observer is not None:
+                        observer.observe_results(group.plan, (result,))
+                scores = wire.scores_to_pb(group.plan.checks, result.scores, max_reason_chars=cap)
                 await out.put(
                     pb.ScoreStreamResponse(
                         request_id=req.request_id, scores=scores, passed=result.passed
@@ -387,9 +390,7 @@ def _outcome(jr: JobResult) -> str:
 
 def result_to_pb(jr: JobResult, max_reason_chars: int, max_output_chars: int) -> pb.CaseResult:
     """One finished combination: its scores, which combination it is, what it cost."""
-    m = convert.case_result_to_pb(
-        jr.group.plan.checks, jr.result, max_reason_chars=max_reason_chars
-    )
+    m = wire.case_result_to_pb(jr.group.plan.checks, jr.result, max_reason_chars=max_reason_chars)
     test, description, prompt, provider = combination_of(jr.job)
     m.combination.test = test
     m.combination.test_description = description
@@ -399,5 +400,5 @@ def result_to_pb(jr: JobResult, max_reason_chars: int, max_output_chars: int) ->
     m.generated = generated
     m.generation_cost_usd = jr.produced.cost_usd
     if generated and jr.produced.output is not None:
-        m.generated_output = convert.bounded_text(jr.produced.output.text, max_output_chars)
+        m.generated_output = wire.bounded_text(jr.produced.output.text, max_output_chars)
     return m

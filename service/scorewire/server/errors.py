@@ -16,7 +16,9 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
-from scorewire.core.errors import FieldViolation, Precondition
+from scorewire.core.cost import LimitExceeded
+from scorewire.core.errors import FieldViolation, Precondition, PreconditionError, SpecError
+from scorewire.scoring.executor import DeadlineExpired
 from scorewire.server.registration import Undecodable, drain
 
 log = logging.getLogger("scorewire.server")
@@ -81,6 +83,25 @@ def resource_exhausted(field: str, message: str) -> RequestRejected:
     return RequestRejected(
         grpc.StatusCode.RESOURCE_EXHAUSTED, message, [FieldViolation(field, message)]
     )
+
+
+def rejection(err: Exception) -> RequestRejected | None:
+    """The status of an error the domain raises for the caller's request, else None.
+
+    A bad spec is INVALID_ARGUMENT with every problem, a limit passed RESOURCE_EXHAUSTED
+    naming it, a judge that cannot be called FAILED_PRECONDITION, and a deadline that
+    passed while checks ran DEADLINE_EXCEEDED."""
+    if isinstance(err, RequestRejected):
+        return err
+    if isinstance(err, SpecError):
+        return invalid_argument(err.violations)
+    if isinstance(err, LimitExceeded):
+        return resource_exhausted(err.field, err.message)
+    if isinstance(err, PreconditionError):
+        return failed_precondition(err.problems)
+    if isinstance(err, DeadlineExpired):
+        return RequestRejected(grpc.StatusCode.DEADLINE_EXCEEDED, str(err))
+    return None
 
 
 def to_grpc_status(err: RequestRejected) -> grpc.Status:
@@ -174,13 +195,14 @@ def guarded_unary(fn: H) -> H:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
             return await fn(self, request, context)
-        except RequestRejected as err:
-            await abort(context, err)
         except (grpc.aio.AbortError, grpc.aio.UsageError):
             raise
-        except Exception:
-            log.exception("unexpected fault in %s", fn.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+        except Exception as err:
+            rejected = rejection(err)
+            if rejected is None:
+                log.exception("unexpected fault in %s", fn.__name__)
+                await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+            await abort(context, rejected)
 
     return wrapper  # type: ignore[return-value]
 
@@ -201,14 +223,16 @@ def guarded_stream(fn: G) -> G:
                 request = checked_stream(request)
             async for item in fn(self, request, context):
                 yield item
-        except RequestRejected as err:
-            if streamed:  # what the caller still sends, first (`registration.drain`)
-                await drain(request)
-            await abort(context, err)
         except (grpc.aio.AbortError, grpc.aio.UsageError):
             raise
-        except Exception:
-            log.exception("unexpected fault in %s", fn.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+        except Exception as err:
+            rejected = rejection(err)
+            if rejected is None:
+                log.exception("unexpected fault in %s", fn.__name__)
+                await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+            else:
+                if streamed:  # what the caller still sends, first (`registration.drain`)
+                    await drain(request)
+                await abort(context, rejected)
 
     return wrapper  # type: ignore[return-value]

@@ -36,7 +36,7 @@ from scorewire.runs import (
     new_run_id,
     utc_now,
 )
-from scorewire.server import convert
+from scorewire.scoring import wire
 from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.server.security import Principal, Role
 from scorewire.settings import Settings
@@ -125,7 +125,7 @@ def _value(message: Any, name: str) -> Any:
     """A JSON value sent as a `Value` field or as its `<name>_json` text; None when unset.
     (A stored case was valid when it was scored, so its JSON text parses.)"""
     if message.HasField(name):
-        return convert.value_to_py(getattr(message, name))
+        return wire.value_to_py(getattr(message, name))
     text = getattr(message, f"{name}_json")
     return json.loads(text) if text else None
 

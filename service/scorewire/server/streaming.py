@@ -1,45 +1,32 @@
-"""Stream flow control for the scoring RPCs: batching, backpressure, concurrent streams.
+"""ScoreStream: cases scored as they arrive, a bounded number at once, each answered.
 
-The handlers in `service` convert and call; this module decides how results are grouped
-into messages and how a slow reader slows its own stream instead of growing memory.
+A slow reader slows its own stream instead of growing memory: a finished case holds its
+slot until its response is queued, so new cases are not read, and gRPC flow control then
+slows the sender. A recorded stream stores each case before its response is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
 
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation
 from scorewire.core.model import ErrorCode, Score
-from scorewire.engine.runner import (
-    Case,
-    CaseResult,
-    Plan,
-    PlanShape,
-    score_case,
-    score_case_sync,
-)
+from scorewire.engine.runner import Case, CaseResult, Plan, PlanShape, score_case
 from scorewire.engine.summary import SummaryBuilder
-from scorewire.server import convert
+from scorewire.scoring import wire
+from scorewire.scoring.executor import DeadlineExpired, Executor
+from scorewire.scoring.plans import PlanInfo
+from scorewire.scoring.protocol import Reply, WorkerJob
+from scorewire.scoring.source import PlanSource
 from scorewire.server.errors import RequestRejected, invalid_argument
+from scorewire.server.observer import RunObserver
+from scorewire.server.run_records import Recording, cases_blob
+from scorewire.server.suite_runs import CaseChecks
+from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
-
-if TYPE_CHECKING:
-    from scorewire.server.service import RunObserver
-
-T = TypeVar("T")
-
-BATCH_MAX_RESULTS = 256
-"""Most case results in one RunSuite message."""
-FLUSH_INTERVAL_S = 0.05
-"""A finished result waits at most this long for others to share its message."""
-MAX_BUFFERED_RESULTS = 4 * BATCH_MAX_RESULTS
-"""Scoring pauses when this many results wait for a slow reader (backpressure)."""
-
 
 OnResult = Callable[[pb.StreamCase, list[Score], pb.ScoreStreamResponse], Awaitable[None]]
 """Called with each streamed case's scores before its response is queued (recording)."""
@@ -58,94 +45,6 @@ class StreamHost(Protocol):
 
     def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
         """Reject a streamed case over the output size limits."""
-
-
-def to_case(source: Sequence[pb.Case] | Sequence[Case], i: int) -> Case:
-    c = source[i]
-    if isinstance(c, Case):
-        return c
-    return Case(convert.sample_from_pb(c.sample), convert.output_from_pb(c.output), i)
-
-
-def results_message(
-    plan: Plan, batch: Sequence[CaseResult], max_reason_chars: int
-) -> pb.RunSuiteResponse:
-    response = pb.RunSuiteResponse()
-    convert.add_case_results(response.results.results, plan.checks, batch, max_reason_chars)
-    return response
-
-
-def score_chunk(
-    plan: Plan,
-    source: Sequence[pb.Case] | Sequence[Case],
-    start: int,
-    ctx: CheckContext,
-    builder: SummaryBuilder,
-    max_reason_chars: int,
-) -> tuple[pb.RunSuiteResponse, list[CaseResult]]:
-    """Convert, score and count one chunk of a deterministic plan (runs on the thread)."""
-    end = min(start + BATCH_MAX_RESULTS, len(source))
-    batch = [score_case_sync(plan, to_case(source, i), ctx) for i in range(start, end)]
-    for r in batch:
-        builder.add(r)
-    return results_message(plan, batch, max_reason_chars), batch
-
-
-async def batched(results: AsyncIterator[T]) -> AsyncIterator[list[T]]:
-    """Group results into batches: full at BATCH_MAX_RESULTS, or after FLUSH_INTERVAL_S.
-
-    A producer task fills a bounded buffer; when the reader is slow the producer waits,
-    so memory stays bounded instead of growing with the run.
-    """
-    buffer: list[T] = []
-    have_results = asyncio.Event()
-    has_room = asyncio.Event()
-    has_room.set()
-    done = False
-
-    async def produce() -> None:
-        nonlocal done
-        try:
-            async for r in results:
-                buffer.append(r)
-                have_results.set()
-                if len(buffer) >= MAX_BUFFERED_RESULTS:
-                    has_room.clear()
-                    await has_room.wait()
-        finally:
-            done = True
-            have_results.set()
-
-    task = asyncio.create_task(produce())
-    try:
-        while True:
-            if not buffer and not done:
-                have_results.clear()
-                await have_results.wait()
-            # Give other results a moment to join this message.
-            window_end = time.monotonic() + FLUSH_INTERVAL_S
-            while not done and len(buffer) < BATCH_MAX_RESULTS:
-                left = window_end - time.monotonic()
-                if left <= 0:
-                    break
-                have_results.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(have_results.wait(), left)
-            if buffer:
-                batch = buffer[:BATCH_MAX_RESULTS]
-                del buffer[:BATCH_MAX_RESULTS]
-                has_room.set()
-                yield batch
-            elif done:
-                break
-        await task  # re-raises a fault of the producer
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        with contextlib.suppress(Exception):
-            await results.aclose()  # type: ignore[attr-defined]
 
 
 def _invalid_case_scores(plan: PlanShape, message: str) -> list[Score]:
@@ -191,16 +90,14 @@ async def stream_scores(
                     result = await score(req)
                 else:
                     assert isinstance(plan, Plan)
-                    case = Case(
-                        convert.sample_from_pb(req.sample), convert.output_from_pb(req.output)
-                    )
+                    case = Case(wire.sample_from_pb(req.sample), wire.output_from_pb(req.output))
                     result = await score_case(plan, case, ctx)
                 scores, passed = result.scores, result.passed
                 if service.observer is not None:
                     service.observer.observe_results(plan, (result,))
             response = pb.ScoreStreamResponse(
                 request_id=req.request_id,
-                scores=convert.scores_to_pb(
+                scores=wire.scores_to_pb(
                     plan.checks, scores, max_reason_chars=service.max_reason_chars
                 ),
                 passed=passed,
@@ -245,3 +142,108 @@ async def stream_scores(
         for t in (reader, *tasks):
             t.cancel()
         await asyncio.gather(reader, *tasks, return_exceptions=True)
+
+
+class ScoreStreams:
+    """ScoreStream calls, once their plan is known: each case scored where the executor's
+    rule says (in this process for a plan that waits on I/O, else in the workers)."""
+
+    def __init__(
+        self, settings: Settings, executor: Executor, cases: CaseChecks, observer: Any
+    ) -> None:
+        self._settings = settings
+        self._executor = executor
+        self._cases = cases
+        self._observer = observer
+
+    @property
+    def observer(self) -> RunObserver | None:
+        """The metrics observer, if any."""
+        return self._observer  # type: ignore[no-any-return]
+
+    @property
+    def max_reason_chars(self) -> int:
+        """The longest reason a response carries (`max_reason_chars`)."""
+        return self._settings.max_reason_chars
+
+    def check_stream_case(self, case: pb.StreamCase, plan: PlanShape) -> None:
+        """Reject a streamed case over the output size limits or with bad JSON fields."""
+        self._cases.output(case.output.text, "case.output", plan.whole_text_caps)
+        self._cases.json_fields(case.sample, case.output, "case")
+
+    async def run(
+        self,
+        key: bytes,
+        source: PlanSource,
+        info: PlanInfo,
+        ctx: CheckContext,
+        requests: AsyncIterator[pb.ScoreStreamRequest],
+        recording: Recording | None,
+    ) -> AsyncIterator[pb.ScoreStreamResponse]:
+        """Score and answer each case of the stream; a recorded one is completed at the end."""
+        builder = SummaryBuilder(info.names, info.types)
+        on_result = _recorder(recording, builder) if recording is not None else None
+        try:
+            async for resp in self._scores(key, source, info, ctx, requests, on_result):
+                yield resp
+            if recording is not None:
+                await recording.complete(builder.finish())
+        finally:
+            if recording is not None:
+                recording.abandon()
+
+    async def _scores(
+        self,
+        key: bytes,
+        source: PlanSource,
+        info: PlanInfo,
+        ctx: CheckContext,
+        requests: AsyncIterator[pb.ScoreStreamRequest],
+        on_result: OnResult | None,
+    ) -> AsyncIterator[pb.ScoreStreamResponse]:
+        if info.any_async:
+            compiled = await self._executor.compiled_here(key, source)
+            stream = stream_scores(
+                compiled.plan, requests, ctx, self._settings.max_concurrency, self,
+                on_result=on_result,
+            )  # fmt: skip
+        else:
+            timeout = self._settings.check_timeout_s
+
+            async def score(case: pb.StreamCase) -> CaseResult:
+                one = wire.case_bytes(case.sample, case.output)
+                job = WorkerJob(key, source, Reply.RESULTS, timeout, cases=[one], count=1)
+                try:
+                    answer = await self._executor.run(job, ctx.deadline)
+                except DeadlineExpired as err:
+                    # Every streamed case gets an answer: the deadline passed while it ran.
+                    error = Score.fail_with_error(ErrorCode.DEADLINE_EXCEEDED, str(err))
+                    return CaseResult(0, case.sample.id, [error for _ in info.checks])
+                return answer.message[0]  # type: ignore[no-any-return]
+
+            concurrency = min(self._settings.max_concurrency, self._executor.share)
+            stream = stream_scores(
+                info, requests, ctx, concurrency, self, score=score, on_result=on_result
+            )
+        async for resp in stream:
+            yield resp
+
+
+def _recorder(recording: Recording, builder: SummaryBuilder) -> OnResult:
+    """Store each streamed case (and count it) before its response is sent."""
+    seen = 0
+
+    async def on_result(
+        case: pb.StreamCase, scores: list[Score], response: pb.ScoreStreamResponse
+    ) -> None:
+        nonlocal seen
+        index, seen = seen, seen + 1
+        builder.add(CaseResult(index, case.sample.id, scores))
+        result = pb.CaseResult(
+            index=index, sample_id=case.sample.id, scores=response.scores, passed=response.passed
+        )
+        results = pb.RunSuiteResponse(results=pb.CaseResultBatch(results=[result]))
+        blob = cases_blob([wire.case_bytes(case.sample, case.output)])
+        await recording.append(blob, results.SerializeToString(), 1)
+
+    return on_result

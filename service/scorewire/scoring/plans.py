@@ -1,14 +1,20 @@
-"""The compiled-plan cache: an LRU bounded by count and by estimated bytes.
+"""Compiled plans: what the server learns of one (`PlanInfo`), and the plan cache.
 
-The server keeps one for judge-backed plans; each scoring worker keeps its own for the
-plans it compiles. The budget (`plan_cache_bytes`) holds for each process.
+The serving process keeps a cache for the plans it scores itself; each scoring worker
+keeps its own for the plans it compiles. The budget (`plan_cache_bytes`) holds for each
+process.
 """
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
+
+from scorewire.engine.summary import Gate
+from scorewire.suites.evalstone import RunSettings
 
 T = TypeVar("T")
 
@@ -74,3 +80,54 @@ class PlanCache(Generic[T]):
             _, (_, dropped) = self._items.popitem(last=False)
             self.bytes -= dropped
         return suite
+
+
+@dataclass(slots=True, frozen=True)
+class CheckName:
+    """A check's name and type: all the server needs to label its scores."""
+
+    name: str
+    type: str
+
+
+@dataclass(slots=True)
+class PlanInfo:
+    """What the server learns about a compiled plan (it never holds a worker's plan)."""
+
+    checks: list[CheckName]
+    any_async: bool
+    gate: Gate
+    settings: RunSettings
+    suite_cases: int
+    """Cases the suite document carries (its inline dataset), 0 when none."""
+    whole_text_caps: tuple[int | None, ...] = ()
+    """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+    suite_case_problem: tuple[str, str] | None = None
+    """(field, message) of the first inline case over an output limit, if any."""
+    suites: list[str] = field(default_factory=list)
+    """Suite names of the YAML document (ValidateSuite only)."""
+    compile_s: float = 0.0
+    """CPU seconds the worker's thread spent compiling the plan: CPU, not wall time, so
+    that a busy machine (the process descheduled mid-compile) does not inflate it."""
+    ms_per_kb: float | None = None
+    """The executor's estimate of what scoring one case of this plan costs (ms per KiB
+    of request): see `Executor.learn`."""
+    cpu_ms_per_kb: float = 0.0
+    """The worst CPU time a worker spent scoring one case of this plan (ms per KiB)."""
+    wall_ms_per_kb: float = math.inf
+    """The best wall time the checks of one case of this plan took (ms per KiB)."""
+    judge_models: tuple[tuple[str, str], ...] = ()
+    """(field path, judge model as written, `""` for the default) of every judge call the
+    plan's checks may make: what the preflight checks before any call."""
+    format: str = "evalstone"
+    """`checkllm` for a checkllm document, which the server runs itself (`any_async`)."""
+
+    @property
+    def names(self) -> list[str]:
+        """Check names in result order."""
+        return [c.name for c in self.checks]
+
+    @property
+    def types(self) -> list[str]:
+        """Check types in result order."""
+        return [c.type for c in self.checks]

@@ -1,7 +1,7 @@
 """Worker processes that score, so that no request can hold the event loop.
 
 The event loop only accepts, converts and answers; deterministic scoring and plan
-compilation run in a pool of worker processes (`scoring_worker`), started by
+compilation run in a pool of worker processes (`scoring.worker`), started by
 `forkserver` (never by forking a process that runs grpc). Each worker has a driver
 thread in the server that owns its pipe: it sends one job, waits for the answer, and
 meanwhile watches the worker's progress slots. The driver kills the worker when
@@ -33,10 +33,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from scorewire.core.errors import StartupError
+from scorewire.core.memory import resident_bytes
 from scorewire.core.model import ErrorCode
-from scorewire.server import scoring_worker as sw
-from scorewire.server.memory import resident_bytes
-from scorewire.server.plan_cache import PLAN_CACHE_SIZE
+from scorewire.engine.runner import CASE_POS, CHECK_IDX, LIMIT_S, PROGRESS_SLOTS, STARTED_AT
+from scorewire.scoring import worker
+from scorewire.scoring.plans import PLAN_CACHE_SIZE
+from scorewire.scoring.protocol import Answer, Compiled, Missing, Scored, WorkerJob, parent_types
 from scorewire.settings import Settings
 
 log = logging.getLogger("scorewire.server.pool")
@@ -71,7 +73,7 @@ class _Entry:
 
     __slots__ = ("future", "job", "worker")
 
-    def __init__(self, job: sw.Job, future: asyncio.Future[tuple[Any, ...]]) -> None:
+    def __init__(self, job: WorkerJob, future: asyncio.Future[tuple[Any, ...]]) -> None:
         self.job = job
         self.future = future
         self.worker: _Worker | None = None
@@ -83,7 +85,7 @@ class _Worker:
     def __init__(self, pool: ScoringPool, index: int) -> None:
         self.pool = pool
         self.index = index
-        self.progress: Any = pool.mp.RawArray("d", sw.PROGRESS_SLOTS)
+        self.progress: Any = pool.mp.RawArray("d", PROGRESS_SLOTS)
         self.proc: Any = None
         self.conn: Connection | None = None
         self.inbox: queue.SimpleQueue[tuple[_Entry, Callable[..., None]] | None] = (
@@ -105,11 +107,11 @@ class _Worker:
         return None if self.proc is None else int(self.proc.pid)
 
     def start_process(self) -> None:
-        for i in range(sw.PROGRESS_SLOTS):
+        for i in range(PROGRESS_SLOTS):
             self.progress[i] = 0.0
         parent, child = self.pool.mp.Pipe(duplex=True)
         proc = self.pool.mp.Process(
-            target=sw.worker_main,
+            target=worker.worker_main,
             args=(child, self.progress, self.pool.settings),
             name=f"scorewire-worker-{self.index}",
             daemon=True,
@@ -170,12 +172,12 @@ class _Worker:
         job = entry.job
         if job.source is not None and job.key in self.known:
             outcome = self._send(entry, replace(job, source=None))
-            if outcome[0] != "reply" or outcome[1][0] != sw.MISSING:
+            if outcome[0] != "reply" or not isinstance(outcome[1], Missing):
                 return outcome
             self.known.pop(job.key, None)
-        return self._send(entry, replace(job, parent_types=sw.parent_types()))
+        return self._send(entry, replace(job, parent_types=parent_types()))
 
-    def _send(self, entry: _Entry, job: sw.Job) -> tuple[Any, ...]:
+    def _send(self, entry: _Entry, job: WorkerJob) -> tuple[Any, ...]:
         if self.conn is None:
             self.start_process()
         assert self.conn is not None
@@ -191,15 +193,15 @@ class _Worker:
                     answer, self.cache_bytes, self.cache_len = self.conn.recv()
                 except (EOFError, OSError):
                     return self._died()
-                if answer[0] in (sw.PLAN, sw.SCORED):
+                if isinstance(answer, Compiled | Scored):
                     self._remember(job.key)
                 return ("reply", answer)
             if self.abandoned is entry or self.pool.closing:
                 self.replace_process()
                 return ("abandoned",)
-            started, limit = p[sw.STARTED_AT], p[sw.LIMIT_S]
+            started, limit = p[STARTED_AT], p[LIMIT_S]
             if started and limit and time.monotonic() - started > limit:
-                pos, check = int(p[sw.CASE_POS]), int(p[sw.CHECK_IDX])
+                pos, check = int(p[CASE_POS]), int(p[CHECK_IDX])
                 log.warning(
                     "scoring worker %d: check %d ran past %g s; killing pid %s",
                     self.index,
@@ -212,14 +214,14 @@ class _Worker:
 
     def _died(self) -> tuple[Any, ...]:
         p = self.progress
-        started, pos, check = p[sw.STARTED_AT], int(p[sw.CASE_POS]), int(p[sw.CHECK_IDX])
+        started, pos, check = p[STARTED_AT], int(p[CASE_POS]), int(p[CHECK_IDX])
         pid, proc = self.pid, self.proc
         self.stop_process()
         code = None if proc is None else proc.exitcode
         log.error("scoring worker %d (pid %s) died (exit code %s)", self.index, pid, code)
         self.replace_process()
         if started:
-            return ("killed", pos, check, ErrorCode.CHECK_FAILED, p[sw.LIMIT_S])
+            return ("killed", pos, check, ErrorCode.CHECK_FAILED, p[LIMIT_S])
         return ("died",)
 
     def _rss(self) -> int:
@@ -242,7 +244,7 @@ class ScoringPool:
         self.max_rss = settings.scoring_worker_max_rss_mb << 20
         self.mp: Any = multiprocessing.get_context("forkserver")
         # Workers are forked from a fresh interpreter that has imported the checks once.
-        self.mp.set_forkserver_preload(["scorewire.server.scoring_worker", "scorewire.checks"])
+        self.mp.set_forkserver_preload(["scorewire.scoring.worker", "scorewire.checks"])
         self.closing = False
         self.replaced = 0
         """Workers replaced after a kill or a crash (for tests and logs)."""
@@ -284,8 +286,8 @@ class ScoringPool:
         return [
             pid
             for w in self._workers
-            if w.progress[sw.STARTED_AT]
-            and (not scoring or w.progress[sw.CHECK_IDX] >= 0)
+            if w.progress[STARTED_AT]
+            and (not scoring or w.progress[CHECK_IDX] >= 0)
             and (pid := w.pid) is not None
         ]
 
@@ -309,7 +311,7 @@ class ScoringPool:
 
     # ---- running jobs ----------------------------------------------------------------------
 
-    async def run(self, job: sw.Job) -> tuple[Any, ...]:
+    async def run(self, job: WorkerJob) -> Answer:
         """The worker's answer to `job`; a check that ran too long is given an error score.
 
         Cancelling the caller (its deadline, or the client went away) kills the worker
@@ -338,7 +340,7 @@ class ScoringPool:
             if lost > _DIED_RETRIES:
                 raise WorkerLost("scoring workers died repeatedly on this request")
 
-    async def _submit(self, job: sw.Job) -> tuple[Any, ...]:
+    async def _submit(self, job: WorkerJob) -> tuple[Any, ...]:
         loop = self._loop or asyncio.get_running_loop()
         entry = _Entry(job, loop.create_future())
         self.submitted += 1

@@ -1,0 +1,164 @@
+"""What one call's checks run with: its deadline, its judge budgets and its tenant.
+
+A call's judge money is held against the request's own `budget_usd` (shared through
+Redis by the requests of one run when they name it in metadata), under the caller's
+token budget for the period, under the server's; a judge that cannot be called or
+priced under a budget is refused before any call (FAILED_PRECONDITION).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from typing import Any
+
+import grpc
+from scorewire.core.context import CheckContext
+from scorewire.core.errors import FieldViolation, Precondition
+from scorewire.judge import Budget, PeriodBudget
+from scorewire.judge.shared import Ledger, SharedBudget
+from scorewire.scoring.plans import PlanInfo
+from scorewire.server.errors import failed_precondition, invalid_argument
+from scorewire.server.security import current_token, principal
+from scorewire.settings import Settings
+from scorewire.suites.preflight import check_judges
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+RUN_ID_METADATA = "scorewire-run-id"
+"""Request metadata naming the run a request belongs to: requests of one run (a batch
+sharded over replicas) with `budget_usd` then share that budget, held in Redis."""
+
+MAX_RUN_ID_CHARS = 128
+"""Longest run id accepted (a longer one is INVALID_ARGUMENT)."""
+
+
+def run_id(context: Context) -> str | None:
+    """The request's run id from its metadata, or None."""
+    for key, value in context.invocation_metadata() or ():
+        if key == RUN_ID_METADATA:
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            if not text or len(text) > MAX_RUN_ID_CHARS:
+                raise invalid_argument(
+                    [FieldViolation(RUN_ID_METADATA, f"must be 1-{MAX_RUN_ID_CHARS} characters")]
+                )
+            return text
+    return None
+
+
+def deadline(context: Context) -> float | None:
+    """The call's deadline as a `time.monotonic()` value, or None."""
+    remaining = context.time_remaining()
+    return None if remaining is None else time.monotonic() + remaining
+
+
+class CallContexts:
+    """Makes each call's `CheckContext`, and checks its judges can be called."""
+
+    def __init__(self, settings: Settings, judge: Any, labels: Any, extras: dict[str, Any]) -> None:
+        self._settings = settings
+        self._judge = judge
+        self._labels = labels
+        # Shared by every call's context: read-only run-wide services and flags.
+        self._extras = extras
+        self._token_budgets: dict[str, Budget] = {}
+
+    def ledger(self) -> Ledger | None:
+        """The judge's shared-budget store (Redis), or None: budgets are per process."""
+        ledger = getattr(self._judge, "ledger", None)
+        return ledger if isinstance(ledger, Ledger) else None
+
+    def context(self, context: Context, budget_usd: float | None) -> CheckContext:
+        """The checks' context of one call: its deadline, judge budget and tenant."""
+        if budget_usd is not None and not 0 <= budget_usd < math.inf:  # also NaN and inf
+            raise invalid_argument([FieldViolation("budget_usd", "must be a finite number ≥ 0")])
+        token_budget = self._token_budget()
+        budget: Budget | None = None
+        run = run_id(context)
+        ledger = self.ledger()
+        if budget_usd is not None and run is not None and ledger is not None:
+            # One run's cases spread over replicas share its budget through Redis; the
+            # key is the caller's too, so no caller can spend another's run.
+            owner = current_token.get() or ""
+            name = hashlib.sha256(f"{owner}\0{run}".encode()).hexdigest()[:32]
+            budget = SharedBudget(
+                ledger,
+                f"run:{name}",
+                budget_usd,
+                key_ttl_s=self._settings.budget_run_ttl_s,
+                parent=token_budget,
+            )
+        elif budget_usd is not None or token_budget is not None:
+            budget = Budget(budget_usd, parent=token_budget)
+        caller = principal(context)
+        return CheckContext(
+            deadline=deadline(context),
+            judge=self._judge,
+            labels=self._labels,
+            budget=budget,
+            extras=self._extras,
+            # The token's name is the tenant: its labels, and its share of the verdict cache.
+            tenant=caller.name if caller is not None else None,
+        )
+
+    def _token_budget(self) -> Budget | None:
+        """The authenticated caller's judge budget for this period, when one is configured."""
+        limit = self._settings.judge_budget_per_token_usd
+        digest = current_token.get()
+        if limit is None or digest is None:
+            return None
+        budget = self._token_budgets.get(digest)
+        if budget is None:
+            period = self._settings.judge_budget_period_s
+            ledger = self.ledger()
+            budget = (
+                SharedBudget(ledger, f"token:{digest}", limit, period_s=period)
+                if ledger is not None
+                else PeriodBudget(limit, period)
+            )
+            self._token_budgets[digest] = budget
+        return budget
+
+    def _budgeted(self, budget_usd: float | None) -> bool:
+        """Whether a call's judge calls are held against some budget (the request's or the
+        suite's, the caller's token's, or the server's): then unpriced ones are refused."""
+        return (
+            budget_usd is not None
+            or self._settings.judge_budget_usd is not None
+            or (
+                self._settings.judge_budget_per_token_usd is not None
+                and current_token.get() is not None
+            )
+        )
+
+    def preconditions(
+        self, info: PlanInfo, budget_usd: float | None, *, credentials: bool = True
+    ) -> list[Precondition]:
+        """What the plan's judges need that this server lacks (cheap: no call is made)."""
+        if not info.judge_models:
+            return []
+        return check_judges(
+            info.judge_models,
+            self._judge,
+            budgeted=self._budgeted(budget_usd),
+            credentials=credentials,
+        )
+
+    def preflight(self, info: PlanInfo, budget_usd: float | None) -> None:
+        """FAILED_PRECONDITION before any judge call when a judge cannot be called."""
+        problems = self.preconditions(info, budget_usd)
+        if problems:
+            raise failed_precondition(problems)
+
+    def describe_judge(self, model: Any) -> str:
+        """`backend:model` a check's `model:` parameter routes to (the default when unset)."""
+        if self._judge is None:
+            return ""
+        from scorewire.judge.models import parse_model
+
+        try:
+            ref = parse_model(model if isinstance(model, str) else None)
+        except ValueError:
+            return str(model)
+        return str(self._judge.describe(ref))

@@ -1,0 +1,333 @@
+"""RunSuite's run: check the cases, record, score, send and summarise, in one path.
+
+Whichever way a batch is scored (in the workers, or in this process when its checks
+wait on I/O: `scoring.executor`), it arrives as `ScoredBatch`es: the serialized results,
+their part of the summary and of the metrics, and the cases as sent. Each is counted,
+compared with a baseline, stored when the call is recorded (stored, then sent), and
+sent; the summary closes the stream.
+
+Every case is checked (output sizes, JSON text) before anything is answered: the first
+problem is the call's error, as if no case had been scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Protocol
+
+import grpc
+from scorewire.core.context import CheckContext
+from scorewire.engine.summary import SummaryBuilder
+from scorewire.runs import RunRecorder
+from scorewire.scoring.chunks import ChunkRun, ScoredBatch, chunk_jobs, job_maker, streamed_jobs
+from scorewire.scoring.executor import Executor
+from scorewire.scoring.inprocess import LocalRun
+from scorewire.scoring.limits import output_problem, short_output
+from scorewire.scoring.plans import PlanInfo
+from scorewire.scoring.source import PlanSource
+from scorewire.server import convert
+from scorewire.server.calls import CallContexts, deadline
+from scorewire.server.errors import invalid_argument, resource_exhausted
+from scorewire.server.run_records import (
+    BaselineGate,
+    Recording,
+    check_run_fields,
+    resolve_baseline,
+    unavailable,
+)
+from scorewire.server.security import Principal, principal
+from scorewire.settings import Settings
+from scorewire.v1 import scoring_pb2 as pb
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+STORE_AHEAD = 4
+"""Recorded batches of a RunSuite queued for the run store before the oldest must be
+stored (and then sent): they share commits, and memory stays bounded."""
+CHUNKS_BUFFERED = 4
+"""Chunks of one RunSuite sent to the workers but not yet answered, as a multiple of the
+chunks it may have in the workers at once: how far scoring runs ahead of a slow reader."""
+
+
+class Batches(Protocol):
+    """A RunSuite's cases on their way to be scored (`ChunkRun`, `LocalRun`)."""
+
+    async def check(self) -> None:
+        """Check every case, raising the first problem."""
+
+    def batches(self, ctx: CheckContext) -> AsyncIterator[ScoredBatch]:
+        """The scored batches."""
+
+    async def close(self, *, detach: bool = False) -> None:
+        """Stop scoring (`detach`: leave what runs to finish unread)."""
+
+
+class CaseChecks:
+    """What each case of a request must pass before it is scored."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+
+    def output(self, text: str, field: str, caps: Sequence[int | None]) -> None:
+        """RESOURCE_EXHAUSTED for an output over the output limits (`scoring.limits`)."""
+        problem = output_problem(text, field, caps, self._settings)
+        if problem is not None:
+            raise resource_exhausted(*problem)
+
+    def json_fields(self, sample: pb.Sample, output: pb.Output, base: str) -> None:
+        """INVALID_ARGUMENT naming a JSON-text field set beside its Value, or not JSON."""
+        if not convert.json_fields_ok(sample, output):
+            raise invalid_argument(convert.json_field_violations(sample, output, base))
+
+    def case_checker(self, info: PlanInfo) -> Callable[[pb.Case, int], None]:
+        """Refuses case `i` over the output limits or with bad JSON text (its field path)."""
+        caps = info.whole_text_caps
+        short = short_output(self._settings, caps)
+
+        def check(c: pb.Case, i: int) -> None:
+            text = c.output.text
+            if len(text) > short:  # else far within every limit, without measuring
+                self.output(text, f"cases[{i}].output", caps)
+            if not convert.json_fields_ok(c.sample, c.output):  # the path only when refused
+                raise invalid_argument(
+                    convert.json_field_violations(c.sample, c.output, f"cases[{i}]")
+                )
+
+        return check
+
+
+class SuiteRuns:
+    """RunSuite and RunSuiteStream calls, once their plan is known."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        executor: Executor,
+        calls: CallContexts,
+        cases: CaseChecks,
+        runs: RunRecorder | None,
+        observer: Any,
+    ) -> None:
+        self._settings = settings
+        self._executor = executor
+        self._calls = calls
+        self._cases = cases
+        self._runs = runs
+        self._observer = observer
+
+    @property
+    def share(self) -> int:
+        """Chunks of one RunSuite in the workers at once (`suite_chunks_in_flight`)."""
+        configured = self._settings.suite_chunks_in_flight
+        return configured if configured is not None else max(2, self._executor.share)
+
+    def batches(
+        self,
+        key: bytes,
+        source: PlanSource,
+        info: PlanInfo,
+        cases: Sequence[pb.Case] | None,
+        arriving: AsyncIterator[Sequence[pb.Case]] | None,
+        context: Context,
+    ) -> Batches:
+        """How the batch's cases are scored (`scoring.executor`'s rule): `cases` as sent
+        (None: the suite document's own), or a stream's as they `arrive`."""
+        check = self._cases.case_checker(info)
+        if info.any_async:
+            return _Here(self._executor, key, source, cases, check, self._settings)
+        make = job_maker(key, source, self._settings.check_timeout_s, self._bounds)
+        jobs: Any = (
+            streamed_jobs(make, arriving, check)
+            if arriving is not None
+            else chunk_jobs(make, cases, info.suite_cases, check)
+        )
+        call_deadline = deadline(context)
+        return _Chunks(
+            ChunkRun(
+                jobs,
+                lambda job: self._executor.run(job, call_deadline),
+                self.share,
+                CHUNKS_BUFFERED * self.share,
+            )
+        )
+
+    @property
+    def _bounds(self) -> tuple[float, ...] | None:
+        return self._observer.bounds_ms if self._observer is not None else None
+
+    async def run(
+        self,
+        request: pb.RunSuiteRequest,
+        info: PlanInfo,
+        batches: Batches,
+        context: Context,
+    ) -> AsyncIterator[bytes | pb.RunSuiteResponse]:
+        """Check, then score, record and send `batches`; the summary last."""
+        try:
+            await batches.check()
+            budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
+            self._calls.preflight(info, budget)
+            ctx = self._calls.context(context, budget)
+            who = principal(context)
+            baseline = await self._baseline(info.gate, who)
+            recording = await self.recording(
+                "RunSuite", request.record if request.HasField("record") else None,
+                request.run_name, request.labels, "", lambda: _suite_text(request),
+                request.suite_name, info.names, who, context,
+            )  # fmt: skip
+        except BaseException:
+            await batches.close(detach=True)  # refused before any answer
+            raise
+        builder = SummaryBuilder(info.names, info.types)
+        try:
+            async for message in self._send(info, batches.batches(ctx), builder, baseline,
+                                            recording):  # fmt: skip
+                yield message
+            summary = builder.finish(info.gate)
+            if baseline is not None:
+                baseline.judge(summary)
+            if self._observer is not None:
+                self._observer.observe_summary(summary)
+            message_summary = convert.summary_to_pb(summary)
+            if recording is not None:
+                await recording.complete(summary)
+                message_summary.run_id = recording.run.run_id
+            yield pb.RunSuiteResponse(summary=message_summary)
+        finally:
+            await batches.close()
+            if recording is not None:
+                recording.abandon()  # unless it completed: cancelled, failed
+
+    async def _send(
+        self,
+        info: PlanInfo,
+        scored: AsyncIterator[ScoredBatch],
+        builder: SummaryBuilder,
+        baseline: BaselineGate | None,
+        recording: Recording | None,
+    ) -> AsyncIterator[bytes]:
+        """Count each batch, and send it (once stored, when the call is recorded)."""
+        from scorewire.server.run_records import cases_blob
+
+        # Stored, then sent: a batch's message waits for its commit, while the next
+        # batches are already queued (so they share commits).
+        storing: collections.deque[tuple[asyncio.Future[None], bytes]] = collections.deque()
+        async for batch in scored:
+            builder.merge(batch.counts.summary)  # counted where it was scored
+            if self._observer is not None and batch.counts.tally is not None:
+                self._observer.observe_tally(info, batch.counts.tally)
+            if baseline is not None:
+                baseline.add_message(info.names, batch.message)
+            if recording is None:
+                yield batch.message
+                continue
+            stored = recording.submit(cases_blob(batch.cases), batch.message, batch.count)
+            storing.append((stored, batch.message))
+            while storing and (storing[0][0].done() or len(storing) > STORE_AHEAD):
+                done, ready = storing.popleft()
+                await done
+                yield ready
+        while storing:
+            done, ready = storing.popleft()
+            await done
+            yield ready
+
+    async def _baseline(self, gate: Any, who: Principal | None) -> BaselineGate | None:
+        """The baseline a gate names, loaded from the run store; None without one."""
+        if gate is None or gate.baseline is None:
+            return None
+        run_id, outcomes = await resolve_baseline(self._runs, gate.baseline, who)
+        return BaselineGate(run_id, outcomes, gate.max_regression)
+
+    async def recording(
+        self,
+        source: str,
+        record: bool | None,
+        run_name: str,
+        labels: Any,
+        field_base: str,
+        suite: Callable[[], str],
+        suite_name: str,
+        checks: Sequence[str],
+        who: Principal | None,
+        context: Context,
+    ) -> Recording | None:
+        """Start recording the call when it asks (or by the server's default); else None."""
+        if not (self._settings.runs_record if record is None else record):
+            return None
+        if self._runs is None:
+            raise unavailable()
+        checked = check_run_fields(run_name, dict(labels), self._settings, field_base)
+        return await Recording.begin(
+            self._runs,
+            name=run_name or suite_name or "unnamed",
+            source=source,
+            who=who,
+            labels=checked,
+            suite=suite(),
+            checks=checks,
+            context=context,
+        )
+
+
+def _suite_text(request: pb.RunSuiteRequest) -> str:
+    from scorewire.server.run_records import suite_text
+
+    gate = request.gate if request.HasField("gate") else None
+    return suite_text(request.suite_yaml, request.suite_name, request.checks, request.compact, gate)
+
+
+class _Chunks:
+    """A batch scored in the workers (`ChunkRun`)."""
+
+    def __init__(self, run: ChunkRun) -> None:
+        self._run = run
+
+    async def check(self) -> None:
+        await self._run.check()
+
+    def batches(self, ctx: CheckContext) -> AsyncIterator[ScoredBatch]:
+        return self._run.batches()
+
+    async def close(self, *, detach: bool = False) -> None:
+        await self._run.close(detach=detach)
+
+
+class _Here:
+    """A batch scored in this process (`LocalRun`), its plan compiled here first."""
+
+    def __init__(
+        self,
+        executor: Executor,
+        key: bytes,
+        source: PlanSource,
+        cases: Sequence[pb.Case] | None,
+        check: Callable[[pb.Case, int], None],
+        settings: Settings,
+    ) -> None:
+        self._executor, self._key, self._source = executor, key, source
+        self._cases, self._check, self._settings = cases, check, settings
+
+    async def check(self) -> None:
+        await LocalRun.check_cases(self._cases, self._check)
+
+    async def batches(self, ctx: CheckContext) -> AsyncIterator[ScoredBatch]:
+        compiled = await self._executor.compiled_here(self._key, self._source)
+        suite = compiled.suite
+        assert suite is not None
+        own = suite.cases or []
+        cases = self._cases if self._cases or not own else None
+        concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
+        run = LocalRun(
+            suite.plan, cases, own, ctx,
+            concurrency=concurrency,
+            max_reason_chars=self._settings.max_reason_chars,
+            bounds_ms=self._executor.bounds_ms,
+        )  # fmt: skip
+        async for batch in run.batches():
+            yield batch
+
+    async def close(self, *, detach: bool = False) -> None:
+        """Nothing runs outside `batches()` (closing it cancels the cases in flight)."""
