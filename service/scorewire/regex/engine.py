@@ -62,18 +62,32 @@ backreferences, atomic groups, possessive quantifiers, conditionals; a group hol
 
 from __future__ import annotations
 
-import bisect
-import functools
 import string
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import re2
 from scorewire.core.cost import LimitExceeded, current_meter
 from scorewire.core.registry import ParamError
 from scorewire.regex import boundaries
-from scorewire.regex.boundaries import ALL, Assert, Leaf, Node, Rep, Seq, Zero
+from scorewire.regex.codepoints import (
+    ALL,
+    I_FAMILY,
+    MAX_CP,
+    NOT_NEWLINE,
+    Ranges,
+    ascii_case_partners,
+    category_ranges,
+    complement,
+    fold_exactly,
+    intersects,
+    is_ascii_letter,
+    normalize,
+    unicode_ranges,
+)
+from scorewire.regex.re2_text import case_pair, category_text, cp_text, pair_text, range_text
+from scorewire.regex.tree import Alt, Assert, Leaf, Node, Rep, Seq, Zero
 
 __all__ = [
     "ASCII",
@@ -142,15 +156,6 @@ FLAG_NAMES = {
 
 MAX_REPEAT = 1000
 """RE2's largest repeat count in `{m,n}`; Python allows far more, RE2 refuses the pattern."""
-
-# Characters Python's IGNORECASE treats as one class but RE2's case folding does not.
-_I_FAMILY = (0x49, 0x69, 0x130, 0x131)
-_ASCII_DIGIT = ((0x30, 0x39),)
-_ASCII_WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
-_ASCII_SPACE = ((0x09, 0x0D), (0x20, 0x20))
-_MAX_CP = 0x10FFFF
-
-Ranges = tuple[tuple[int, int], ...]
 
 
 class UserRegex:
@@ -341,70 +346,6 @@ def _re2_message(err: Exception) -> str:
     return f"the regex engine rejects the pattern: {msg}"
 
 
-# --- Unicode classes -----------------------------------------------------------------
-
-
-def _ranges_where(pred: Callable[[str], bool]) -> Ranges:
-    out: list[tuple[int, int]] = []
-    start = -1
-    for cp in range(_MAX_CP + 1):
-        if pred(chr(cp)):
-            if start < 0:
-                start = cp
-        elif start >= 0:
-            out.append((start, cp - 1))
-            start = -1
-    if start >= 0:
-        out.append((start, _MAX_CP))
-    return tuple(out)
-
-
-_UNICODE_PREDICATES: dict[str, Callable[[str], bool]] = {
-    # Python's sre: \d is str.isdecimal, \w is str.isalnum or "_", \s is str.isspace.
-    "d": str.isdecimal,
-    "w": lambda ch: ch.isalnum() or ch == "_",
-    "s": str.isspace,
-    # Characters with another case; a class of none of them is never case-folded.
-    "cased": lambda ch: ch.lower() != ch or ch.upper() != ch,
-}
-
-
-@functools.cache
-def _unicode_ranges(name: str) -> Ranges:
-    """Code-point ranges of a Unicode class, computed once from this Python's database."""
-    return _ranges_where(_UNICODE_PREDICATES[name])
-
-
-@functools.cache
-def _category_ranges(letter: str, ascii_only: bool) -> Ranges:
-    """The code points of `\\d \\D \\w \\W \\s \\S` as Python means them."""
-    base = letter.lower()
-    if ascii_only:
-        ranges = {"d": _ASCII_DIGIT, "w": _ASCII_WORD, "s": _ASCII_SPACE}[base]
-    else:
-        ranges = _unicode_ranges(base)
-    return boundaries.complement(ranges) if letter.isupper() else ranges
-
-
-@functools.cache
-def _category(letter: str, ascii_only: bool) -> str:
-    """The body of a class for `\\d \\D \\w \\W \\s \\S` (without brackets), as RE2 text."""
-    return "".join(_range_text(lo, hi) for lo, hi in _category_ranges(letter, ascii_only))
-
-
-def _cp_text(cp: int) -> str:
-    ch = chr(cp)
-    if ch.isascii() and (ch.isalnum() or ch == "_"):
-        return ch
-    if ch in string.punctuation:
-        return "\\" + ch
-    return f"\\x{{{cp:X}}}"
-
-
-def _range_text(lo: int, hi: int) -> str:
-    return _cp_text(lo) if lo == hi else f"{_cp_text(lo)}-{_cp_text(hi)}"
-
-
 # --- the translator ------------------------------------------------------------------
 
 
@@ -528,7 +469,7 @@ class _Translator:
 
         def exact() -> Ranges:
             one = ((cp, cp),)
-            return boundaries.fold_exactly(one, text, bits) if bits & IGNORECASE else one
+            return fold_exactly(one, text, bits) if bits & IGNORECASE else one
 
         return exact
 
@@ -541,7 +482,7 @@ class _Translator:
         """The pattern rebuilt without `\\b`, `\\B` and `$` (see `boundaries`)."""
         tree = _TreeBuilder(self.out, self.field).build()
         try:
-            return boundaries.rewrite(tree, _unicode_ranges("w"), _ASCII_WORD, _set_text)
+            return boundaries.rewrite(tree)
         except boundaries.Unsupported as err:
             raise ParamError(self.field, f"{err} (the pattern holds \\b, \\B or $)") from None
 
@@ -611,7 +552,7 @@ class _Translator:
             self.i += 1
         elif c == ".":
             dotall = self.flags.dotall
-            self._emit("leaf", ".").exact = lambda: ALL if dotall else _NOT_NEWLINE
+            self._emit("leaf", ".").exact = lambda: ALL if dotall else NOT_NEWLINE
             self.i += 1
         else:
             self._literal(ord(c))
@@ -794,10 +735,10 @@ class _Translator:
             raise self.fail("bad escape (end of pattern)")
         c = p[at + 1]
         if c in "dDwWsS":
-            body = _category(c, self.flags.ascii)
+            body = category_text(c, self.flags.ascii)
             # Python never case-folds these classes; RE2 would under (?i).
             tok = self._emit("leaf", f"(?-i:[{body}])" if self._re2_icase() else f"[{body}]")
-            ranges = _category_ranges(c, self.flags.ascii)
+            ranges = category_ranges(c, self.flags.ascii)
             tok.exact = lambda: ranges
             self.i += 2
         elif c in "bB":
@@ -849,7 +790,7 @@ class _Translator:
             if len(digits) != width or not all(d in string.hexdigits for d in digits):
                 raise self.fail(f"incomplete escape \\{c}{digits}")
             cp = int(digits, 16)
-            if cp > _MAX_CP:
+            if cp > MAX_CP:
                 raise self.fail(f"bad escape \\{c}{digits}")
             self.i += 2 + width
             return cp
@@ -891,14 +832,14 @@ class _Translator:
         return self.flags.icase and not self.flags.ascii
 
     def _literal(self, cp: int) -> None:
-        if self.flags.icase and self.flags.ascii and _is_ascii_letter(cp):
+        if self.flags.icase and self.flags.ascii and is_ascii_letter(cp):
             # Python's ASCII IGNORECASE folds only A-Z/a-z; RE2's (?i) would fold more.
             lower = cp | 0x20
-            self._emit("leaf", _pair_text(lower)).lo = cp
-        elif self._re2_icase() and cp in _I_FAMILY:
-            self._emit("leaf", "[" + "".join(_cp_text(c) for c in _I_FAMILY) + "]").lo = cp
+            self._emit("leaf", pair_text(lower)).lo = cp
+        elif self._re2_icase() and cp in I_FAMILY:
+            self._emit("leaf", "[" + "".join(cp_text(c) for c in I_FAMILY) + "]").lo = cp
         else:
-            self._emit("leaf", _cp_text(cp)).lo = cp
+            self._emit("leaf", cp_text(cp)).lo = cp
 
     # Character classes.
 
@@ -940,13 +881,13 @@ class _Translator:
     ) -> Callable[[], Ranges | None]:
         """The exact set of a class as Python decides (None with a `\\p{..}` member)."""
         bits = self.flags.python_bits()
-        ranges = boundaries.normalize([*items.ranges, *(r for c in items.cat_ranges for r in c)])
+        ranges = normalize([*items.ranges, *(r for c in items.cat_ranges for r in c)])
 
         def exact() -> Ranges | None:
             if items.props:
                 return None
-            base = boundaries.complement(ranges) if negate else ranges
-            return boundaries.fold_exactly(base, text, bits) if bits & IGNORECASE else base
+            base = complement(ranges) if negate else ranges
+            return fold_exactly(base, text, bits) if bits & IGNORECASE else base
 
         return exact
 
@@ -961,8 +902,8 @@ class _Translator:
             raise self.fail("bad escape (end of pattern)")
         e = p[self.i + 1]
         if e in "dDwWsS":
-            items.categories.append(_category(e, self.flags.ascii))
-            items.cat_ranges.append(_category_ranges(e, self.flags.ascii))
+            items.categories.append(category_text(e, self.flags.ascii))
+            items.cat_ranges.append(category_ranges(e, self.flags.ascii))
             self.i += 2
             return None
         if e in "pP":
@@ -975,15 +916,15 @@ class _Translator:
     def _class_text(self, items: _ClassItems, negate: bool) -> str:
         ranges = list(items.ranges)
         if self.flags.icase and self.flags.ascii:
-            ranges.extend(_ascii_case_partners(ranges))
-        elif self._re2_icase() and any(lo <= cp <= hi for lo, hi in ranges for cp in _I_FAMILY):
-            ranges.extend((cp, cp) for cp in _I_FAMILY)
-        body = "".join(_range_text(lo, hi) for lo, hi in ranges) + "".join(items.props)
+            ranges.extend(ascii_case_partners(ranges))
+        elif self._re2_icase() and any(lo <= cp <= hi for lo, hi in ranges for cp in I_FAMILY):
+            ranges.extend((cp, cp) for cp in I_FAMILY)
+        body = "".join(range_text(lo, hi) for lo, hi in ranges) + "".join(items.props)
         caret = "^" if negate else ""
         if not items.categories:
-            pair = _case_pair(ranges) if not (negate or items.props) else None
+            pair = case_pair(ranges) if not (negate or items.props) else None
             if pair is not None and not self._re2_icase():
-                return _pair_text(pair)
+                return pair_text(pair)
             return f"[{caret}{body}]"
         cats = "".join(items.categories)
         if not self._re2_icase():
@@ -992,7 +933,7 @@ class _Translator:
         # categories; RE2 would fold both, so the two halves are written apart.
         if not negate:
             return f"(?:(?-i:[{cats}])|[{body}])" if body else f"(?-i:[{cats}])"
-        if not body or not _intersects(ranges, _unicode_ranges("cased")):
+        if not body or not intersects(ranges, unicode_ranges("cased")):
             # Python folds a class only when a member has another case.
             return f"(?-i:[^{body}{cats}])"
         raise self.fail(
@@ -1000,61 +941,6 @@ class _Translator:
             "honoured exactly under re.IGNORECASE; drop the IGNORECASE flag or list the "
             "members without a category escape"
         )
-
-
-def _case_pair(ranges: list[tuple[int, int]]) -> int | None:
-    """The lower-case letter when `ranges` is exactly one ASCII letter in both cases."""
-    members = {cp for lo, hi in ranges for cp in range(lo, min(hi, lo + 2) + 1)}
-    if len(members) == 2 and max(hi - lo for lo, hi in ranges) <= 1:
-        low = min(members)
-        if 0x41 <= low <= 0x5A and members == {low, low + 32}:
-            return low + 32
-    return None
-
-
-def _pair_text(lower: int) -> str:
-    # RE2's parser turns a class that is exactly {X, x} into a case-folded literal, and
-    # when such literals are merged in an alternation it folds them with Unicode rules:
-    # `[sS]|[bB]` then matches 'ſ' and `[kK]|b` the Kelvin sign. Written as an
-    # alternation of two plain literals the pair keeps its meaning.
-    return f"(?:{chr(lower)}|{chr(lower - 32)})"
-
-
-def _intersects(ranges: Iterable[tuple[int, int]], sorted_ranges: Ranges) -> bool:
-    for lo, hi in ranges:
-        # The last range starting at or before hi is the only one that can reach lo.
-        k = bisect.bisect_right(sorted_ranges, (hi, _MAX_CP))
-        if k and sorted_ranges[k - 1][1] >= lo:
-            return True
-    return False
-
-
-def _is_ascii_letter(cp: int) -> bool:
-    return 0x41 <= cp <= 0x5A or 0x61 <= cp <= 0x7A
-
-
-def _ascii_case_partners(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    out = []
-    for lo, hi in ranges:
-        for base, other in ((0x41, 0x61), (0x61, 0x41)):
-            a, b = max(lo, base), min(hi, base + 25)
-            if a <= b:
-                out.append((a - base + other, b - base + other))
-    return out
-
-
-_NOT_NEWLINE: Ranges = ((0, 9), (11, _MAX_CP))
-
-
-@functools.lru_cache(maxsize=512)
-def _set_text(ranges: Ranges) -> str:
-    """A code-point set as RE2 text that RE2 reads as exactly that set (no case folding)."""
-    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-        return _cp_text(ranges[0][0])
-    pair = _case_pair(list(ranges))
-    if pair is not None:
-        return _pair_text(pair)
-    return "[" + "".join(_range_text(lo, hi) for lo, hi in ranges) + "]"
 
 
 class _TreeBuilder:
@@ -1076,7 +962,7 @@ class _TreeBuilder:
         while self.i < len(self.toks) and self.toks[self.i].kind == "bar":
             self.i += 1
             branches.append(self._sequence())
-        return branches[0] if len(branches) == 1 else boundaries.Alt(branches)
+        return branches[0] if len(branches) == 1 else Alt(branches)
 
     def _sequence(self) -> Node:
         items: list[Node] = []
