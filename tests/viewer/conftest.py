@@ -9,6 +9,9 @@ and one evalstone suite through the CLI into one directory, as a user would:
   `<script>`; labels `model=m2`.
 - `qa` (newest, evalstone): 2 cases, 1 passed.
 
+`served` is a real `scorewire serve` with one bearer token (`TOKEN`, tenant alice) whose
+viewer shows them; `sign_in` signs in as a browser does, over plain HTTP.
+
 The browser is Debian's Chromium driven by Playwright (`executable_path`, never
 `playwright install`). Screenshots go to tests/artifacts/viewer/ (git-ignored, or
 $SCOREWIRE_TEST_ARTIFACTS/viewer); the run's summary prints the directory.
@@ -16,17 +19,25 @@ $SCOREWIRE_TEST_ARTIFACTS/viewer); the run's summary prints the directory.
 
 from __future__ import annotations
 
+import hashlib
+import html
+import http.client
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 import yaml
+from scorewire.viewer.serving import COOKIE, PRE_SESSION_COOKIE
 
 from tests.cli.conftest import ROOT, run_cli
+from tests.support.servers import free_port, serve_process, stop_process
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = (
@@ -121,6 +132,120 @@ def known_runs(tmp_path_factory: pytest.TempPathFactory) -> KnownRuns:
         stamp = 1_800_000_000 - age * 3600
         os.utime(path, (stamp, stamp))
     return KnownRuns(root, base, new, qa)
+
+
+TOKEN = "viewer-test-token-1"
+"""The one bearer token of `served` (tenant alice)."""
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.fixture(scope="module")
+def served(known_runs: KnownRuns) -> Iterator[str]:
+    """A server with auth on whose viewer shows the known runs; its viewer's base URL."""
+    port = free_port()
+    digest = hashlib.sha256(TOKEN.encode()).hexdigest()
+    proc, _ = serve_process(
+        {
+            "SCOREWIRE_VIEWER_PORT": str(port),
+            "SCOREWIRE_VIEWER_RESULTS_DIR": str(known_runs.root),
+            "SCOREWIRE_AUTH_TOKENS": json.dumps(
+                [{"name": "alice", "sha256": digest, "role": "caller"}]
+            ),
+        }
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One HTTP answer: status, headers (every Set-Cookie kept) and body."""
+
+    status: int
+    headers: http.client.HTTPMessage
+    body: str
+
+    def cookie(self, name: str) -> str | None:
+        """The value the answer sets for cookie `name`, or None when it sets none."""
+        for line in self.headers.get_all("Set-Cookie") or []:
+            jar: SimpleCookie = SimpleCookie(line)
+            if name in jar:
+                return jar[name].value
+        return None
+
+
+def call(
+    url: str, method: str = "GET", form: dict[str, str] | None = None, **headers: str
+) -> Reply:
+    """One request on a fresh connection, nothing added but what is given (and Host)."""
+    parts = urlsplit(url)
+    conn_type = (
+        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    )
+    conn = conn_type(parts.netloc, timeout=30)
+    body = None if form is None else urlencode(form)
+    if form is not None:
+        headers.setdefault("Content-Type", FORM)
+    try:
+        conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), body, headers)
+        response = conn.getresponse()
+        return Reply(response.status, response.headers, response.read().decode())
+    finally:
+        conn.close()
+
+
+def hidden(body: str, form_action: str, name: str = "csrf") -> str:
+    """The value of hidden field `name` in the page's form posting to `form_action`."""
+    form = re.search(rf'<form[^>]*action="{form_action}".*?</form>', body, re.S)
+    assert form is not None, f"no form posting to {form_action}"
+    field = re.search(rf'<input type="hidden" name="{name}" value="([^"]*)"', form.group(0))
+    assert field is not None, f"no hidden {name} in the form posting to {form_action}"
+    return html.unescape(field.group(1))
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A signed-in browser: its session cookie and the session's CSRF token."""
+
+    sid: str
+    csrf: str
+
+    @property
+    def cookie(self) -> str:
+        """The Cookie header this browser sends."""
+        return f"{COOKIE}={self.sid}"
+
+
+def sign_in_form(base: str, path: str = "/") -> tuple[str, str]:
+    """What a browser without a session is given at `path`: (its pre-session cookie,
+    the sign-in form's CSRF field)."""
+    page = call(base + path)
+    assert page.status == 401
+    cookie = page.cookie(PRE_SESSION_COOKIE)
+    assert cookie, "the sign-in page sets no pre-session cookie"
+    return cookie, hidden(page.body, "/login")
+
+
+def sign_in(base: str, token: str = TOKEN, *, cookie: str = "") -> Signed:
+    """Sign in on the form as a browser does (from the viewer's own origin); `cookie`
+    is a Cookie header the browser already sends (an earlier session's)."""
+    pre, field = sign_in_form(base)
+    jar = "; ".join(c for c in (cookie, f"{PRE_SESSION_COOKIE}={pre}") if c)
+    done = call(
+        base + "/login",
+        "POST",
+        {"token": token, "next": "/", "csrf": field},
+        Origin=base,
+        Cookie=jar,
+    )
+    assert done.status == 303, done.body
+    sid = done.cookie(COOKIE)
+    assert sid
+    page = call(base + "/", Cookie=f"{COOKIE}={sid}")
+    assert page.status == 200
+    return Signed(sid, hidden(page.body, "/logout"))
 
 
 @pytest.fixture(scope="module")

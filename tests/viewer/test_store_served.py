@@ -185,8 +185,11 @@ def test_without_a_token_nothing_is_shown(runs: Runs) -> None:
 
 
 def test_the_run_page_in_a_browser(page: Any, runs: Runs) -> None:
-    response = page.goto(f"{runs.url}/runs/{runs.new}?token={token('alice')}")
-    assert response.status == 200
+    assert page.goto(f"{runs.url}/runs/{runs.new}").status == 401
+    page.fill("input[name=token]", token("alice"))
+    with page.expect_navigation() as navigation:
+        page.click("form.login button[type=submit]")
+    assert navigation.value.status == 200 and page.url == f"{runs.url}/runs/{runs.new}"
     assert page.locator("[data-stat=pass-rate]").inner_text() == "50.0%"
     rows = page.locator("#case-table tbody tr")  # drawn by the page's script
     assert [rows.nth(i).locator(".sid").inner_text() for i in range(rows.count())] == [

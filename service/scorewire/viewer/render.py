@@ -205,14 +205,29 @@ def _environment() -> Environment:
 _ENV = _environment()
 
 
-def _page(template: str, *, title: str, nonce: str | None = None, **context: Any) -> str:
+def _page(
+    template: str,
+    *,
+    title: str,
+    nonce: str | None = None,
+    csrf: str | None = None,
+    **context: Any,
+) -> str:
+    """`csrf`: the signed-in session's CSRF token, which the page's forms that change
+    something carry (the header's sign-out form); None draws no such form."""
     nonce = nonce or secrets.token_urlsafe(16)
-    return _ENV.get_template(template).render(title=title, nonce=nonce, csp=csp(nonce), **context)
+    return _ENV.get_template(template).render(
+        title=title, nonce=nonce, csp=csp(nonce), csrf=csrf, **context
+    )
 
 
-def render_runs(runs: Sequence[RunInfo], *, nonce: str | None = None) -> str:
+def render_runs(
+    runs: Sequence[RunInfo], *, nonce: str | None = None, csrf: str | None = None
+) -> str:
     """The served runs list."""
-    return _page("runs.html", title="scorewire runs", nonce=nonce, runs=runs, links=Links(True))
+    return _page(
+        "runs.html", title="scorewire runs", nonce=nonce, csrf=csrf, runs=runs, links=Links(True)
+    )
 
 
 def render_run(
@@ -224,6 +239,7 @@ def render_run(
     truncated_from: int | None = None,
     matrix: Matrix | None = None,
     nonce: str | None = None,
+    csrf: str | None = None,
 ) -> str:
     """The served run page: `cases` are those the filter selected (at most a page's
     worth: `truncated_from` is how many matched when they were cut)."""
@@ -231,6 +247,7 @@ def render_run(
         "run.html",
         title=f"{detail.info.name} · scorewire",
         nonce=nonce,
+        csrf=csrf,
         links=Links(True),
         run=detail,
         cases=cases,
@@ -241,12 +258,15 @@ def render_run(
     )
 
 
-def render_compare(comparison: Comparison, *, nonce: str | None = None) -> str:
+def render_compare(
+    comparison: Comparison, *, nonce: str | None = None, csrf: str | None = None
+) -> str:
     """The served compare page."""
     return _page(
         "compare.html",
         title=f"{comparison.run.info.name} vs {comparison.base.info.name} · scorewire",
         nonce=nonce,
+        csrf=csrf,
         links=Links(True),
         cmp=comparison,
     )
@@ -278,10 +298,21 @@ def render_report(
 
 
 def render_message(
-    title: str, message: str, *, login: str | None = None, nonce: str | None = None
+    title: str,
+    message: str,
+    *,
+    login: str | None = None,
+    login_csrf: str = "",
+    nonce: str | None = None,
 ) -> str:
     """A short page for errors (not found, bad request) and the sign-in form (`login` is
-    the path to return to)."""
+    the path to return to, `login_csrf` the browser's pre-session CSRF token)."""
     return _page(
-        "message.html", title=title, nonce=nonce, message=message, login=login, links=Links(True)
+        "message.html",
+        title=title,
+        nonce=nonce,
+        message=message,
+        login=login,
+        login_csrf=login_csrf,
+        links=Links(True),
     )
