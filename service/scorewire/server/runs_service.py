@@ -18,6 +18,7 @@ from google.protobuf import timestamp_pb2
 from scorewire.core.errors import FieldViolation
 from scorewire.runs import (
     CaseChange,
+    Comparison,
     Outcome,
     RunInfo,
     RunQuery,
@@ -161,31 +162,7 @@ class RunService(rpb_grpc.RunServiceServicer):
         """One page of runs, newest first."""
         violations: list[FieldViolation] = []
         size = _page_size(request.page_size, violations)
-        status = None
-        if request.status != rpb.RUN_STATUS_UNSPECIFIED:
-            status = _STATUS_FROM_PB.get(request.status)
-            if status is None:
-                violations.append(FieldViolation("status", "is not a RunStatus value"))
-        for field in ("started_after", "started_before"):
-            ts = getattr(request, field)
-            if request.HasField(field) and not 0 <= ts.nanos < 1_000_000_000:
-                violations.append(FieldViolation(field, "is not a valid timestamp"))
-        query = RunQuery(
-            tenant=visible_tenant(principal(context)),
-            name=request.name,
-            labels=dict(request.labels),
-            started_after=(
-                request.started_after.ToDatetime(tzinfo=UTC)
-                if request.HasField("started_after")
-                else None
-            ),
-            started_before=(
-                request.started_before.ToDatetime(tzinfo=UTC)
-                if request.HasField("started_before")
-                else None
-            ),
-            status=status,
-        )
+        query = _run_query(request, visible_tenant(principal(context)), violations)
         digest = _digest(query.digest_parts())
         after = None
         try:
@@ -277,40 +254,7 @@ class RunService(rpb_grpc.RunServiceServicer):
         await self._run(request.run_id, context)
         base = await run_outcomes(self._recorder, request.base_run_id)
         now = await run_outcomes(self._recorder, request.run_id)
-        c = compare(base, now)
-
-        def changes(items: list[CaseChange]) -> list[rpb.CaseChange]:
-            return [
-                rpb.CaseChange(
-                    sample_id=x.key, checks=x.checks, base_output=x.base_output, output=x.output
-                )
-                for x in items[:limit]
-            ]
-
-        return rpb.CompareRunsResponse(
-            checks=[
-                rpb.CheckDelta(
-                    name=d.name,
-                    base_pass_rate=d.base.pass_rate,
-                    pass_rate=d.now.pass_rate,
-                    pass_rate_delta=d.now.pass_rate - d.base.pass_rate,
-                    base_mean_value=d.base.mean_value,
-                    mean_value=d.now.mean_value,
-                    mean_value_delta=d.now.mean_value - d.base.mean_value,
-                    in_both=d.in_both,
-                )
-                for d in c.checks
-            ],
-            regressed=changes(c.regressed),
-            improved=changes(c.improved),
-            output_changed=changes(c.output_changed),
-            matched=c.matched,
-            only_in_base=c.only_in_base,
-            only_in_run=c.only_in_run,
-            regressed_total=len(c.regressed),
-            improved_total=len(c.improved),
-            output_changed_total=len(c.output_changed),
-        )
+        return _comparison_pb(compare(base, now), limit)
 
     @guarded_unary
     async def DeleteRun(
@@ -339,3 +283,71 @@ class RunService(rpb_grpc.RunServiceServicer):
 def add_run_service(server: grpc.aio.Server, recorder: RunRecorder) -> str:
     """Register a RunService over the recorder's store on `server`; returns its name."""
     return add_service(server, RunService(recorder), rpb.DESCRIPTOR.services_by_name["RunService"])
+
+
+def _run_query(
+    request: rpb.ListRunsRequest, tenant: str | None, violations: list[FieldViolation]
+) -> RunQuery:
+    """The store query a ListRuns asks for (its problems added to `violations`)."""
+    status = None
+    if request.status != rpb.RUN_STATUS_UNSPECIFIED:
+        status = _STATUS_FROM_PB.get(request.status)
+        if status is None:
+            violations.append(FieldViolation("status", "is not a RunStatus value"))
+    for field in ("started_after", "started_before"):
+        ts = getattr(request, field)
+        if request.HasField(field) and not 0 <= ts.nanos < 1_000_000_000:
+            violations.append(FieldViolation(field, "is not a valid timestamp"))
+    return RunQuery(
+        tenant=tenant,
+        name=request.name,
+        labels=dict(request.labels),
+        started_after=(
+            request.started_after.ToDatetime(tzinfo=UTC)
+            if request.HasField("started_after")
+            else None
+        ),
+        started_before=(
+            request.started_before.ToDatetime(tzinfo=UTC)
+            if request.HasField("started_before")
+            else None
+        ),
+        status=status,
+    )
+
+
+def _comparison_pb(c: Comparison, limit: int) -> rpb.CompareRunsResponse:
+    """A comparison of two runs as CompareRunsResponse, at most `limit` cases a list."""
+
+    def changes(items: list[CaseChange]) -> list[rpb.CaseChange]:
+        return [
+            rpb.CaseChange(
+                sample_id=x.key, checks=x.checks, base_output=x.base_output, output=x.output
+            )
+            for x in items[:limit]
+        ]
+
+    return rpb.CompareRunsResponse(
+        checks=[
+            rpb.CheckDelta(
+                name=d.name,
+                base_pass_rate=d.base.pass_rate,
+                pass_rate=d.now.pass_rate,
+                pass_rate_delta=d.now.pass_rate - d.base.pass_rate,
+                base_mean_value=d.base.mean_value,
+                mean_value=d.now.mean_value,
+                mean_value_delta=d.now.mean_value - d.base.mean_value,
+                in_both=d.in_both,
+            )
+            for d in c.checks
+        ],
+        regressed=changes(c.regressed),
+        improved=changes(c.improved),
+        output_changed=changes(c.output_changed),
+        matched=c.matched,
+        only_in_base=c.only_in_base,
+        only_in_run=c.only_in_run,
+        regressed_total=len(c.regressed),
+        improved_total=len(c.improved),
+        output_changed_total=len(c.output_changed),
+    )
