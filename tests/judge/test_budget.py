@@ -8,9 +8,10 @@ import asyncio
 import pytest
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.judge import BUDGET_EXHAUSTED, Budget, PeriodBudget
+from scorewire.judge.answers import CEILING_NOTE
 
 from tests.fakes.base import Reply
-from tests.support.judge import compile_spec, judge_harness, verdict
+from tests.support.judge import compile_spec, judge_harness, verdict, winner
 
 # The stand-in's model is priced through settings so every call costs exactly this:
 # 1000 input + 100 output tokens at $1 / $10 per 1M tokens.
@@ -336,16 +337,75 @@ async def test_impossible_usage_is_an_error_charged_at_the_ceiling(
         assert 0 < budget.spent_usd == pytest.approx(score.cost_usd)
         server = h.service.server_budget
         assert server is not None and 0 < (server.remaining_usd() or 0) < 1.0
+        # and the cost metric counts what was charged, as a ceiling
+        stats = h.service.stats
+        assert stats.cost_usd == score.cost_usd and stats.ceiling_charges == 1
         # an impossible answer is not cached: the next identical request calls again
         again = await h.run(check, ctx=h.ctx(budget=budget))
         assert again.error is None and h.openai.calls == 2
 
 
 async def test_no_usage_reported_under_a_budget_is_charged_the_ceiling() -> None:
+    # (changed deliberately: the score said $0 and `unpriced` while the budget was charged
+    # the ceiling) the score reports what was charged, as an upper bound
     async with judge_harness(judge_model="openai:judge-model", judge_prices=PRICES) as h:
         h.openai.script(Reply(content=verdict(4), input_tokens=None, output_tokens=None))
         budget = Budget(1.0)
         score = await h.run(compile_spec("judge", {"rubric": "polite?", "max_tokens": 100}),
                             ctx=h.ctx(budget=budget))  # fmt: skip
-        assert score.error is None and score.unpriced
+        assert score.error is None and not score.unpriced
         assert budget.spent_usd >= 100 * 10.0 / 1e6  # at least max_tokens at the output price
+        assert score.cost_usd == budget.spent_usd and score.reason.endswith(CEILING_NOTE)
+        stats = h.service.stats
+        assert (stats.cost_usd, stats.ceiling_charges, stats.unpriced_calls) == (
+            budget.spent_usd,
+            1,
+            0,
+        )
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "content"),
+    [
+        # one verdict, passing at its level
+        ("judge", {"rubric": "polite?", "max_tokens": 100}, verdict(4)),
+        # under a threshold the engine words the reason again, and keeps the note
+        ("judge", {"rubric": "polite?", "max_tokens": 100, "threshold": 0.5}, verdict(4)),
+        # three samples, one of them without usage
+        ("judge", {"rubric": "polite?", "max_tokens": 100, "samples": 3}, verdict(4)),
+        # pairwise, both orders, one of them without usage
+        ("comparison.pairwise", {"rubric": "better?", "baseline": {"s1": "b"}}, winner("A")),
+    ],
+)
+async def test_a_score_whose_cost_includes_a_ceiling_says_so(
+    kind: str, params: dict[str, object], content: str
+) -> None:
+    async with judge_harness(judge_model="openai:judge-model", judge_prices=PRICES) as h:
+        h.openai.default = Reply(content=content)
+        h.openai.script(Reply(content=content, input_tokens=None, output_tokens=None))
+        budget = Budget(1.0)
+        score = await h.run(compile_spec(kind, params), ctx=h.ctx(budget=budget))
+        assert score.error is None, score.reason
+        assert CEILING_NOTE in score.reason and not score.unpriced
+        assert score.cost_usd == pytest.approx(budget.spent_usd)
+
+
+async def test_an_error_score_charged_its_ceiling_says_so() -> None:
+    # an answer that is no verdict, without usage: an error whose cost is the ceiling
+    async with judge_harness(judge_model="openai:judge-model", judge_prices=PRICES) as h:
+        h.openai.script(Reply(content="no verdict", input_tokens=None, output_tokens=None))
+        budget = Budget(1.0)
+        score = await h.run(compile_spec("judge", {"rubric": "polite?", "max_tokens": 100}),
+                            ctx=h.ctx(budget=budget))  # fmt: skip
+        assert score.error is not None and score.error.code == ErrorCode.INVALID_VERDICT
+        assert score.error.message == score.reason and score.reason.endswith(CEILING_NOTE)
+        assert 0 < score.cost_usd == budget.spent_usd
+
+
+async def test_a_model_without_a_price_stays_unpriced_without_usage() -> None:
+    # no price and no usage: nothing to charge, so the score is `unpriced` and says no bound
+    async with judge_harness(judge_model="openai:judge-model") as h:
+        h.openai.script(Reply(content=verdict(4), input_tokens=None, output_tokens=None))
+        score = await h.run(compile_spec("judge", {"rubric": "polite?"}))
+        assert score.unpriced and score.cost_usd == 0 and CEILING_NOTE not in score.reason
+        assert h.service.stats.unpriced_calls == 1 and h.service.stats.ceiling_charges == 0

@@ -67,7 +67,8 @@ class Budget:
         self.calls = 0
         """Calls settled so far."""
         self.unpriced_calls = 0
-        """Settled calls whose cost is unknown (unpriced model or no usage reported)."""
+        """Settled calls whose cost is unknown: a model without a price, allowed to run (a
+        priced call that reported no usage is settled at its ceiling)."""
         self._waiters: list[asyncio.Future[None]] = []
 
     @property
