@@ -4,6 +4,7 @@ concurrency, unpriced models refused under a budget, upstream usage that cannot 
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 from scorewire.core.model import ErrorCode, Output, Sample
@@ -90,6 +91,101 @@ async def test_waiter_is_refused_when_in_flight_call_spends_the_rest() -> None:
     await asyncio.sleep(0.01)
     b.settle(first, 1.0)
     assert await asyncio.wait_for(waiting, 1) is None
+
+
+async def test_queued_reservations_are_served_in_order_and_newcomers_queue_behind() -> None:
+    # a large ceiling waiting for calls in flight is served before a small one that
+    # arrived after it, even though the small one would fit at once (it used to overtake:
+    # under a steady stream of small calls a large one could wait until its deadline)
+    b = Budget(1.0)
+    first = await b.reserve(0.6)
+    assert first is not None
+    large = asyncio.create_task(b.reserve(0.9))
+    await asyncio.sleep(0.01)
+    small = asyncio.create_task(b.reserve(0.3))  # 0.6 + 0.3 fits, but 0.9 came first
+    await asyncio.sleep(0.01)
+    assert not large.done() and not small.done()
+    b.settle(first, 0.05)  # 0.05 + 0.9 fits; 0.05 + 0.9 + 0.3 does not yet
+    held = await asyncio.wait_for(large, 1)
+    await asyncio.sleep(0.01)
+    assert held is not None and not small.done()
+    b.settle(held, 0.05)
+    assert await asyncio.wait_for(small, 1) is not None
+
+
+async def test_a_refused_reservation_does_not_hold_up_those_behind_it() -> None:
+    # the first in the queue can no longer fit beside what is spent: it is refused, and
+    # the next, which fits, is held in the same turn
+    b = Budget(1.0)
+    first = await b.reserve(0.5)
+    assert first is not None
+    large = asyncio.create_task(b.reserve(0.6))
+    await asyncio.sleep(0.01)
+    small = asyncio.create_task(b.reserve(0.3))
+    await asyncio.sleep(0.01)
+    b.settle(first, 0.5)
+    assert await asyncio.wait_for(large, 1) is None
+    assert await asyncio.wait_for(small, 1) is not None
+    assert (b.in_flight, b.reserved_usd) == (1, pytest.approx(0.3))
+
+
+async def test_a_reservation_leaving_the_queue_lets_the_next_one_go() -> None:
+    # the first waiter's deadline passes: the one queued behind it, which fits beside
+    # the call in flight, is held at once instead of waiting for that call
+    b = Budget(1.0)
+    first = await b.reserve(0.5)
+    assert first is not None
+    large = asyncio.create_task(b.reserve(0.9))
+    await asyncio.sleep(0.01)
+    small = asyncio.create_task(b.reserve(0.4))
+    await asyncio.sleep(0.01)
+    assert not small.done()
+    large.cancel()
+    assert await asyncio.wait_for(small, 1) is not None
+    assert (b.in_flight, b.reserved_usd) == (2, pytest.approx(0.9))
+
+
+async def test_nested_budgets_under_a_crowd_never_spend_past_any_limit() -> None:
+    # 200 calls of two runs sharing a token's budget, each run also under a server-wide
+    # budget as the judge holds them: random ceilings, costs up to the ceiling, calls that
+    # end in random order. No budget ever spends or holds past its limit, every waiter is
+    # answered, and nothing stays held.
+    rng = random.Random(7)
+    token = Budget(1.0)
+    server = PeriodBudget(1.5, 3600)
+    runs = [Budget(0.6, parent=token), Budget(0.7, parent=token)]
+    budgets = [token, server, *runs]
+
+    def within() -> bool:
+        return all(
+            b.limit_usd is None
+            or (b.spent_usd <= b.limit_usd + 1e-12 and b.reserved_usd <= b.limit_usd + 1e-12)
+            for b in budgets
+        )
+
+    async def call(i: int) -> bool:
+        run = runs[i % 2]
+        ceiling = rng.uniform(0.01, 0.2)
+        mine = await run.reserve(ceiling)
+        if mine is None:
+            return False
+        theirs = await server.reserve(ceiling)
+        if theirs is None:
+            run.release(mine)
+            return False
+        for _ in range(rng.randrange(4)):
+            await asyncio.sleep(0)
+            assert within()
+        cost = rng.uniform(0, ceiling)
+        run.settle(mine, cost)
+        server.settle(theirs, cost)
+        assert within()
+        return True
+
+    made = await asyncio.wait_for(asyncio.gather(*(call(i) for i in range(200))), 10)
+    assert 0 < sum(made) < 200
+    assert all(b.in_flight == 0 and b.reserved_usd == 0 for b in budgets)
+    assert token.spent_usd == pytest.approx(sum(r.spent_usd for r in runs))
 
 
 async def test_release_gives_the_reservation_back_without_counting_a_call() -> None:
