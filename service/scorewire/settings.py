@@ -238,7 +238,8 @@ class Settings(BaseSettings):
     keeps held. Keep it above the longest judge call (timeout × retries)."""
     budget_poll_s: float = Field(0.05, gt=0)
     """Seconds between polls of a call waiting for shared holds to settle, or for another
-    replica's verdict (doubling to 0.5 s for budgets)."""
+    replica's verdict (doubling to 0.5 s for budgets; a settle of a hold of the same
+    process wakes the waiting call at once)."""
     budget_run_ttl_s: int = Field(7 * 86_400, ge=60)
     """Seconds a run's shared budget (calls sent with `scorewire-run-id` metadata) is kept
     in Redis after its last call."""

@@ -4,13 +4,15 @@ concurrency, unpriced models refused under a budget, upstream usage that cannot 
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.judge import BUDGET_EXHAUSTED, Budget, PeriodBudget
+from scorewire.judge.answers import CEILING_NOTE
 
 from tests.fakes.base import Reply
-from tests.support.judge import compile_spec, judge_harness, verdict
+from tests.support.judge import compile_spec, judge_harness, verdict, winner
 
 # The stand-in's model is priced through settings so every call costs exactly this:
 # 1000 input + 100 output tokens at $1 / $10 per 1M tokens.
@@ -89,6 +91,101 @@ async def test_waiter_is_refused_when_in_flight_call_spends_the_rest() -> None:
     await asyncio.sleep(0.01)
     b.settle(first, 1.0)
     assert await asyncio.wait_for(waiting, 1) is None
+
+
+async def test_queued_reservations_are_served_in_order_and_newcomers_queue_behind() -> None:
+    # a large ceiling waiting for calls in flight is served before a small one that
+    # arrived after it, even though the small one would fit at once (it used to overtake:
+    # under a steady stream of small calls a large one could wait until its deadline)
+    b = Budget(1.0)
+    first = await b.reserve(0.6)
+    assert first is not None
+    large = asyncio.create_task(b.reserve(0.9))
+    await asyncio.sleep(0.01)
+    small = asyncio.create_task(b.reserve(0.3))  # 0.6 + 0.3 fits, but 0.9 came first
+    await asyncio.sleep(0.01)
+    assert not large.done() and not small.done()
+    b.settle(first, 0.05)  # 0.05 + 0.9 fits; 0.05 + 0.9 + 0.3 does not yet
+    held = await asyncio.wait_for(large, 1)
+    await asyncio.sleep(0.01)
+    assert held is not None and not small.done()
+    b.settle(held, 0.05)
+    assert await asyncio.wait_for(small, 1) is not None
+
+
+async def test_a_refused_reservation_does_not_hold_up_those_behind_it() -> None:
+    # the first in the queue can no longer fit beside what is spent: it is refused, and
+    # the next, which fits, is held in the same turn
+    b = Budget(1.0)
+    first = await b.reserve(0.5)
+    assert first is not None
+    large = asyncio.create_task(b.reserve(0.6))
+    await asyncio.sleep(0.01)
+    small = asyncio.create_task(b.reserve(0.3))
+    await asyncio.sleep(0.01)
+    b.settle(first, 0.5)
+    assert await asyncio.wait_for(large, 1) is None
+    assert await asyncio.wait_for(small, 1) is not None
+    assert (b.in_flight, b.reserved_usd) == (1, pytest.approx(0.3))
+
+
+async def test_a_reservation_leaving_the_queue_lets_the_next_one_go() -> None:
+    # the first waiter's deadline passes: the one queued behind it, which fits beside
+    # the call in flight, is held at once instead of waiting for that call
+    b = Budget(1.0)
+    first = await b.reserve(0.5)
+    assert first is not None
+    large = asyncio.create_task(b.reserve(0.9))
+    await asyncio.sleep(0.01)
+    small = asyncio.create_task(b.reserve(0.4))
+    await asyncio.sleep(0.01)
+    assert not small.done()
+    large.cancel()
+    assert await asyncio.wait_for(small, 1) is not None
+    assert (b.in_flight, b.reserved_usd) == (2, pytest.approx(0.9))
+
+
+async def test_nested_budgets_under_a_crowd_never_spend_past_any_limit() -> None:
+    # 200 calls of two runs sharing a token's budget, each run also under a server-wide
+    # budget as the judge holds them: random ceilings, costs up to the ceiling, calls that
+    # end in random order. No budget ever spends or holds past its limit, every waiter is
+    # answered, and nothing stays held.
+    rng = random.Random(7)
+    token = Budget(1.0)
+    server = PeriodBudget(1.5, 3600)
+    runs = [Budget(0.6, parent=token), Budget(0.7, parent=token)]
+    budgets = [token, server, *runs]
+
+    def within() -> bool:
+        return all(
+            b.limit_usd is None
+            or (b.spent_usd <= b.limit_usd + 1e-12 and b.reserved_usd <= b.limit_usd + 1e-12)
+            for b in budgets
+        )
+
+    async def call(i: int) -> bool:
+        run = runs[i % 2]
+        ceiling = rng.uniform(0.01, 0.2)
+        mine = await run.reserve(ceiling)
+        if mine is None:
+            return False
+        theirs = await server.reserve(ceiling)
+        if theirs is None:
+            run.release(mine)
+            return False
+        for _ in range(rng.randrange(4)):
+            await asyncio.sleep(0)
+            assert within()
+        cost = rng.uniform(0, ceiling)
+        run.settle(mine, cost)
+        server.settle(theirs, cost)
+        assert within()
+        return True
+
+    made = await asyncio.wait_for(asyncio.gather(*(call(i) for i in range(200))), 10)
+    assert 0 < sum(made) < 200
+    assert all(b.in_flight == 0 and b.reserved_usd == 0 for b in budgets)
+    assert token.spent_usd == pytest.approx(sum(r.spent_usd for r in runs))
 
 
 async def test_release_gives_the_reservation_back_without_counting_a_call() -> None:
@@ -336,16 +433,75 @@ async def test_impossible_usage_is_an_error_charged_at_the_ceiling(
         assert 0 < budget.spent_usd == pytest.approx(score.cost_usd)
         server = h.service.server_budget
         assert server is not None and 0 < (server.remaining_usd() or 0) < 1.0
+        # and the cost metric counts what was charged, as a ceiling
+        stats = h.service.stats
+        assert stats.cost_usd == score.cost_usd and stats.ceiling_charges == 1
         # an impossible answer is not cached: the next identical request calls again
         again = await h.run(check, ctx=h.ctx(budget=budget))
         assert again.error is None and h.openai.calls == 2
 
 
 async def test_no_usage_reported_under_a_budget_is_charged_the_ceiling() -> None:
+    # (changed deliberately: the score said $0 and `unpriced` while the budget was charged
+    # the ceiling) the score reports what was charged, as an upper bound
     async with judge_harness(judge_model="openai:judge-model", judge_prices=PRICES) as h:
         h.openai.script(Reply(content=verdict(4), input_tokens=None, output_tokens=None))
         budget = Budget(1.0)
         score = await h.run(compile_spec("judge", {"rubric": "polite?", "max_tokens": 100}),
                             ctx=h.ctx(budget=budget))  # fmt: skip
-        assert score.error is None and score.unpriced
+        assert score.error is None and not score.unpriced
         assert budget.spent_usd >= 100 * 10.0 / 1e6  # at least max_tokens at the output price
+        assert score.cost_usd == budget.spent_usd and score.reason.endswith(CEILING_NOTE)
+        stats = h.service.stats
+        assert (stats.cost_usd, stats.ceiling_charges, stats.unpriced_calls) == (
+            budget.spent_usd,
+            1,
+            0,
+        )
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "content"),
+    [
+        # one verdict, passing at its level
+        ("judge", {"rubric": "polite?", "max_tokens": 100}, verdict(4)),
+        # under a threshold the engine words the reason again, and keeps the note
+        ("judge", {"rubric": "polite?", "max_tokens": 100, "threshold": 0.5}, verdict(4)),
+        # three samples, one of them without usage
+        ("judge", {"rubric": "polite?", "max_tokens": 100, "samples": 3}, verdict(4)),
+        # pairwise, both orders, one of them without usage
+        ("comparison.pairwise", {"rubric": "better?", "baseline": {"s1": "b"}}, winner("A")),
+    ],
+)
+async def test_a_score_whose_cost_includes_a_ceiling_says_so(
+    kind: str, params: dict[str, object], content: str
+) -> None:
+    async with judge_harness(judge_model="openai:judge-model", judge_prices=PRICES) as h:
+        h.openai.default = Reply(content=content)
+        h.openai.script(Reply(content=content, input_tokens=None, output_tokens=None))
+        budget = Budget(1.0)
+        score = await h.run(compile_spec(kind, params), ctx=h.ctx(budget=budget))
+        assert score.error is None, score.reason
+        assert CEILING_NOTE in score.reason and not score.unpriced
+        assert score.cost_usd == pytest.approx(budget.spent_usd)
+
+
+async def test_an_error_score_charged_its_ceiling_says_so() -> None:
+    # an answer that is no verdict, without usage: an error whose cost is the ceiling
+    async with judge_harness(judge_model="openai:judge-model", judge_prices=PRICES) as h:
+        h.openai.script(Reply(content="no verdict", input_tokens=None, output_tokens=None))
+        budget = Budget(1.0)
+        score = await h.run(compile_spec("judge", {"rubric": "polite?", "max_tokens": 100}),
+                            ctx=h.ctx(budget=budget))  # fmt: skip
+        assert score.error is not None and score.error.code == ErrorCode.INVALID_VERDICT
+        assert score.error.message == score.reason and score.reason.endswith(CEILING_NOTE)
+        assert 0 < score.cost_usd == budget.spent_usd
+
+
+async def test_a_model_without_a_price_stays_unpriced_without_usage() -> None:
+    # no price and no usage: nothing to charge, so the score is `unpriced` and says no bound
+    async with judge_harness(judge_model="openai:judge-model") as h:
+        h.openai.script(Reply(content=verdict(4), input_tokens=None, output_tokens=None))
+        score = await h.run(compile_spec("judge", {"rubric": "polite?"}))
+        assert score.unpriced and score.cost_usd == 0 and CEILING_NOTE not in score.reason
+        assert h.service.stats.unpriced_calls == 1 and h.service.stats.ceiling_charges == 0

@@ -11,6 +11,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.engine.execute import run_check
 from scorewire.judge import JudgeService
+from scorewire.judge.answers import CEILING_NOTE
 from scorewire.settings import Settings
 
 from tests.fakes.base import Reply
@@ -91,12 +92,16 @@ async def test_unpriced_model_is_flagged_not_guessed() -> None:
         assert h.service.stats.unpriced_calls == 1
 
 
-async def test_missing_usage_makes_the_cost_unknown() -> None:
-    # a server that reports no token usage: the cost is unknown, so flagged unpriced
+async def test_missing_usage_costs_the_ceiling_as_an_upper_bound() -> None:
+    # a server that reports no token usage: the cost is at most the call's ceiling, which
+    # is what the score says, with or without a budget (changed deliberately: it said $0
+    # and `unpriced`, which means the model has no price)
     async with judge_harness() as h:
         h.openai.script(Reply(content=verdict(4), input_tokens=None, output_tokens=None))
         score = await h.run(judge_check())
-        assert score.error is None and score.unpriced and score.cost_usd == 0.0
+        assert score.error is None and not score.unpriced
+        assert score.cost_usd >= 1024 * 0.60 / 1e6  # gpt-4o-mini: all of max_tokens at least
+        assert score.reason.endswith(CEILING_NOTE)
 
 
 # --- routing --------------------------------------------------------------------------------

@@ -45,6 +45,58 @@ async def test_two_holders_of_one_budget_never_hold_more_than_the_limit(ledger: 
     assert r3 is not None
 
 
+async def test_a_waiter_tries_again_as_soon_as_a_hold_of_its_process_settles(
+    ledger: Ledger,
+) -> None:
+    # With polls 30 s apart, the waiting reservation is held once its own process's hold
+    # leaves Redis, not at the next poll (it used to sleep the poll out, up to 0.5 s a
+    # turn with the default poll, while the ceiling it waited for was already free).
+    ledger.poll_s = 30.0
+    a = SharedBudget(ledger, "w", 1.0)
+    first = await a.reserve(0.8)
+    assert first is not None
+    waiting = asyncio.create_task(a.reserve(0.5))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    a.settle(first, 0.1)
+    assert await asyncio.wait_for(waiting, 10) is not None
+
+
+async def test_waiters_of_one_process_are_served_in_order(ledger: Ledger) -> None:
+    # A small ceiling that would fit at once queues behind a large one that came first
+    # (it used to overtake it); each is held as soon as a settle frees enough.
+    ledger.poll_s = 30.0
+    a = SharedBudget(ledger, "o", 1.0)
+    first = await a.reserve(0.6)
+    assert first is not None
+    large = asyncio.create_task(a.reserve(0.9))
+    await asyncio.sleep(0.1)
+    small = asyncio.create_task(a.reserve(0.3))
+    await asyncio.sleep(0.1)
+    assert not large.done() and not small.done()
+    a.settle(first, 0.05)
+    held = await asyncio.wait_for(large, 10)
+    assert held is not None and not small.done()
+    a.settle(held, 0.05)
+    assert await asyncio.wait_for(small, 10) is not None
+
+
+async def test_a_waiter_refused_meanwhile_lets_the_next_try(ledger: Ledger) -> None:
+    # The first waiter no longer fits once the call in flight spends most of the budget:
+    # refused, and the next waiter of the process is held right after.
+    ledger.poll_s = 30.0
+    a = SharedBudget(ledger, "r", 1.0)
+    first = await a.reserve(0.5)
+    assert first is not None
+    large = asyncio.create_task(a.reserve(0.6))
+    await asyncio.sleep(0.1)
+    small = asyncio.create_task(a.reserve(0.3))
+    await asyncio.sleep(0.1)
+    a.settle(first, 0.5)
+    assert await asyncio.wait_for(large, 10) is None
+    assert await asyncio.wait_for(small, 10) is not None
+
+
 async def test_a_ceiling_that_does_not_fit_beside_the_spent_is_refused(ledger: Ledger) -> None:
     a, b = _pair(ledger, 1.0)
     r = await a.reserve(0.5)

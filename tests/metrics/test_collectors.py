@@ -35,33 +35,40 @@ def judge_metrics() -> tuple[JudgeMetrics, JudgeStats, CollectorRegistry]:
     [
         # an answered, priced call: its cost, and one ok request
         (
-            [("cost_usd", 0.25, OPENAI)],
+            [("answered_calls", 1, OPENAI), ("cost_usd", 0.25, OPENAI)],
             ("scorewire_judge_cost_usd_total", {"model": "gpt-4o-mini"}),
             0.25,
         ),
         (
-            [("cost_usd", 0.25, OPENAI)],
+            [("answered_calls", 1, OPENAI), ("cost_usd", 0.25, OPENAI)],
             ("scorewire_judge_requests_total", {**OPENAI, "outcome": "ok"}),
             1,
         ),
-        # a free model (cost 0) still completes a request
+        # money alone is no request (a call failing on impossible usage is charged its
+        # ceiling, and is an error request) (changed deliberately: money counted requests)
         (
-            [("cost_usd", 0.0, OPENAI)],
+            [("cost_usd", 0.25, OPENAI), ("call_failures", 1, OPENAI)],
             ("scorewire_judge_requests_total", {**OPENAI, "outcome": "ok"}),
+            0,
+        ),
+        # a call charged its ceiling: in the cost, and counted apart
+        (
+            [("cost_usd", 0.5, OPENAI), ("ceiling_charges", 1, OPENAI)],
+            ("scorewire_judge_ceiling_charged_requests_total", {"model": "gpt-4o-mini"}),
             1,
         ),
         # an answer that was no verdict moves the request from ok to invalid_verdict
         (
-            [("cost_usd", 0.1, OPENAI), ("invalid_verdicts", 1, OPENAI)],
+            [("answered_calls", 1, OPENAI), ("invalid_verdicts", 1, OPENAI)],
             ("scorewire_judge_requests_total", {**OPENAI, "outcome": "ok"}),
             0,
         ),
         (
-            [("unpriced_calls", 1, OPENAI), ("invalid_verdicts", 1, OPENAI)],
+            [("answered_calls", 1, OPENAI), ("invalid_verdicts", 1, OPENAI)],
             ("scorewire_judge_requests_total", {**OPENAI, "outcome": "invalid_verdict"}),
             1,
         ),
-        # an unpriced call: counted apart, and an ok request
+        # an unpriced call: counted apart
         (
             [("unpriced_calls", 1, OPENAI)],
             ("scorewire_judge_unpriced_requests_total", {"model": "gpt-4o-mini"}),

@@ -9,10 +9,12 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from scorewire.core.errors import StartupError
+from scorewire.judge.answers import CEILING_NOTE
 from scorewire.metrics import start_metrics
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 
+from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
 from tests.metrics.helpers import (
     API_KEY,
@@ -308,6 +310,38 @@ async def test_judge_series_match_uncached_and_cached_traffic(fake_openai: FakeO
     assert m.value("scorewire_judge_budget_remaining_usd") == pytest.approx(1.0 - priced_cost)
     # The judge scores: the invalid verdict and the failed call are errors.
     assert m.value("scorewire_checks_total", type="judge", outcome="error") == 2
+
+
+async def test_an_answer_without_usage_reports_and_counts_the_ceiling_it_was_charged(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # The upstream omits usage: the budgets charge the call's ceiling, and the score and
+    # the cost metric say that same amount, flagged as an upper bound (changed
+    # deliberately: the score said $0 and `unpriced`, and the metric left the money out).
+    srv = await start_metrics_server(
+        judge=True, **judge_settings(fake_openai, judge_budget_usd=1.0)
+    )
+    fake_openai.script(Reply(input_tokens=None, output_tokens=None))
+    try:
+        resp = await srv.stub.Score(
+            pb.ScoreRequest(
+                output=pb.Output(text="no usage"), checks=[judge_spec()], budget_usd=0.5
+            )
+        )
+        m = await srv.scrape()
+        assert srv.judge is not None and srv.judge.server_budget is not None
+        charged = 1.0 - (srv.judge.server_budget.remaining_usd() or 0.0)
+    finally:
+        await srv.close()
+    score = resp.scores[0]
+    assert not score.error.code and not score.unpriced
+    # at least all of max_tokens (1024) at gpt-4o-mini's output price was charged
+    assert charged >= 1024 * 0.60 / 1e6 and score.cost_usd == pytest.approx(charged)
+    assert CEILING_NOTE in score.reason
+    assert m.value("scorewire_judge_cost_usd_total", model=PRICED_MODEL) == pytest.approx(charged)
+    assert m.value("scorewire_judge_ceiling_charged_requests_total", model=PRICED_MODEL) == 1
+    assert m.total("scorewire_judge_unpriced_requests_total") == 0
+    assert m.value("scorewire_judge_requests_total", model=PRICED_MODEL, outcome="ok") == 1
 
 
 async def test_an_unreachable_cache_counts_bypasses(fake_openai: FakeOpenAI) -> None:

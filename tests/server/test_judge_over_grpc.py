@@ -1,6 +1,7 @@
 """Judge-backed checks through the real server: cost, the verdict cache, budgets, Redis."""
 
 import json
+import re
 from collections.abc import AsyncIterator
 
 import grpc
@@ -9,6 +10,7 @@ import redis.asyncio as aioredis
 from scorewire.judge import JudgeService
 from scorewire.judge.cache import NAMESPACE
 from scorewire.server.app import create_server
+from scorewire.server.service import RUN_ID_METADATA
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
@@ -110,6 +112,79 @@ async def test_budget_exhaustion_is_an_error_never_a_pass(judge_server, fake_ope
     assert "BUDGET_EXHAUSTED" in codes
     assert all(not r.scores[0].passed for r in results if r.scores[0].error.code)
     assert summary.errored > 0 and not summary.gate_passed
+
+
+BUDGET_USD = 0.05
+
+
+@pytest.mark.parametrize(
+    ("shared", "max_tokens", "usage"),
+    [
+        # ceilings of ~$0.0135 (1000 tokens at gpt-4o's price), calls of $0.00125
+        (False, 1000, (300, 50)),
+        # the same with the run's budget in Redis (a recorded run id), as replicas share it
+        (True, 1000, (300, 50)),
+        # a ceiling of ~$0.0435 and a call of $0.011: after one call $0.039 is left, less
+        # than a ceiling, so the other 63 are refused with 78% unspent. That is the bound
+        # doing its work (the next call could cost its whole ceiling), not a queueing fault
+        (False, 4000, (400, 1000)),
+    ],
+    ids=["in-process", "redis", "ceiling-above-what-is-left"],
+)
+async def test_a_crowd_of_cheap_calls_spends_the_budget_until_no_ceiling_fits(
+    shared: bool, max_tokens: int, usage: tuple[int, int], request: pytest.FixtureRequest
+) -> None:
+    # 64 cases at once under $0.05, each judge call's ceiling a few cents and its cost
+    # much less: calls wait behind the budget as ceilings held by others settle, and are
+    # scored until what is left is less than one ceiling; the spend never exceeds the
+    # budget.
+    reply = Reply(content=json.dumps({"reasoning": "r", "score": 5}), input_tokens=usage[0],
+                  output_tokens=usage[1], delay_s=0.05)  # fmt: skip
+    fake = FakeOpenAI(default=reply, api_key=KEY)
+    with fake.running():
+        redis_url = request.getfixturevalue("redis_server").url if shared else None
+        extra = {"cache_url": redis_url} if redis_url else {}
+        settings = judge_settings(fake, **extra)
+        judge = JudgeService.from_settings(settings)
+        running, port = await create_server(settings, judge=judge)
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+        spec = pb.CheckSpec(
+            type="judge",
+            params={"rubric": "Is it helpful?", "model": "openai:gpt-4o", "max_tokens": max_tokens},
+        )
+        request = pb.RunSuiteRequest(checks=[spec], cases=judge_cases(64), budget_usd=BUDGET_USD)
+        metadata = [(RUN_ID_METADATA, "crowd")] if shared else []
+        results: list[pb.CaseResult] = []
+        try:
+            async for ev in stub.RunSuite(request, metadata=metadata):
+                if ev.WhichOneof("event") == "results":
+                    results.extend(ev.results.results)
+                else:
+                    summary = ev.summary
+        finally:
+            await channel.close()
+            await running.stop(0)
+            await judge.aclose()
+        scores = [r.scores[0] for r in results]
+        refused = [s for s in scores if s.error.code == "BUDGET_EXHAUSTED"]
+        scored = [s for s in scores if not s.error.code]
+        assert len(scored) + len(refused) == 64 and len(scored) == fake.calls
+        cost = (usage[0] * 2.50 + usage[1] * 10.00) / 1e6
+        assert summary.cost_usd == pytest.approx(len(scored) * cost)
+        assert summary.cost_usd <= BUDGET_USD
+        # every refusal says the ceiling no longer fits: what is left is under one ceiling
+        ceiling = float(re.search(r"up to \$([0-9.]+)", refused[0].reason).group(1))
+        assert BUDGET_USD - summary.cost_usd < ceiling
+        assert all("more than the $" in s.reason for s in refused)
+        # at most as many calls were in flight at once as ceilings fit in the budget
+        assert fake.max_in_flight <= BUDGET_USD // ceiling
+        if redis_url is not None:  # the money was held and spent in Redis
+            client = aioredis.from_url(redis_url, decode_responses=True)
+            spent = [k async for k in client.scan_iter("scorewire:budget:*run:*:spent")]
+            assert len(spent) == 1
+            assert float(await client.get(spent[0])) == pytest.approx(summary.cost_usd)
+            await client.aclose()
 
 
 async def test_unparseable_verdict_is_an_error_whose_cost_counts(judge_server, fake_openai) -> None:

@@ -20,7 +20,7 @@ from pydantic import Field
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, check_type
-from scorewire.judge.answers import Answer, Question
+from scorewire.judge.answers import Answer, Question, note_ceiling
 from scorewire.judge.checking import JudgeBackedCheck, output_text
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.prompts import as_text, render_compare
@@ -133,7 +133,8 @@ class PairwiseComparison(JudgeBackedCheck):
         reason = f"value {value:.3g} ({'; '.join(notes)})"
         if reasoning:
             reason += f": {reasoning}"
-        return Score(value, passed, reason, cost_usd=cost, cached=cached, unpriced=unpriced)
+        score = Score(value, passed, reason, cost_usd=cost, cached=cached, unpriced=unpriced)
+        return note_ceiling(score, answers)
 
     async def _sampled(
         self, judge: Any, ctx: CheckContext, orders: list[tuple[str, Question[PairVerdict]]]
@@ -161,7 +162,7 @@ class PairwiseComparison(JudgeBackedCheck):
         )
         if best is not None and best.reasoning:
             reason += f": {best.reasoning}"
-        return Score(
+        sampled = Score(
             score.value,
             score.passed,
             reason,
@@ -170,6 +171,7 @@ class PairwiseComparison(JudgeBackedCheck):
             unpriced=score.unpriced,
             spread=score.spread,
         )
+        return note_ceiling(sampled, answers)
 
 
 @check_type(

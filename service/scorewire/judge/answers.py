@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from scorewire.core.model import Score
+from scorewire.core.model import Measurement, Score
 from scorewire.judge.models import AUTO, ModelRef
 from scorewire.judge.prompts import Prompt
 
@@ -17,6 +17,9 @@ NO_JUDGE = "no judge is configured"
 
 BUDGET_EXHAUSTED = "budget exhausted"
 """Reason of the BUDGET_EXHAUSTED score once the run's budget is spent."""
+
+CEILING_NOTE = " (cost is the call's ceiling, an upper bound: the judge reported no token usage)"
+"""Said after the reason of a score whose cost includes a call charged its ceiling."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +45,15 @@ class Question(Generic[T]):
 class Answer(Generic[T]):
     """The judge's parsed verdict, or why there is none, with what it cost."""
 
-    __slots__ = ("cached", "cost_usd", "error_code", "error_message", "unpriced", "value")
+    __slots__ = (
+        "cached",
+        "ceiling_cost",
+        "cost_usd",
+        "error_code",
+        "error_message",
+        "unpriced",
+        "value",
+    )
 
     def __init__(
         self,
@@ -53,6 +64,7 @@ class Answer(Generic[T]):
         cost_usd: float = 0.0,
         cached: bool = False,
         unpriced: bool = False,
+        ceiling_cost: bool = False,
     ) -> None:
         self.value = value
         """The parsed verdict; None exactly when `error_code` is set."""
@@ -66,10 +78,14 @@ class Answer(Generic[T]):
         """True when the verdict came from the cache or an identical call in flight, and
         this caller's tenant paid for it (or tenants trust each other)."""
         self.unpriced = unpriced
-        """True when a call was made whose cost is unknown."""
+        """True when a call was made to a model without a known price (its cost unknown)."""
+        self.ceiling_cost = ceiling_cost
+        """True when `cost_usd` is the call's ceiling, what the budgets were charged: the
+        upstream reported no token usage, so the real cost is at most that."""
 
     def error_score(self) -> Score:
-        """The error Score for a failed answer, keeping its cost and unpriced flag."""
+        """The error Score for a failed answer, keeping its cost and unpriced flag (the
+        ceiling's note is the caller's: `note_ceiling`)."""
         score = Score.fail_with_error(
             self.error_code or "JUDGE_ERROR", self.error_message, cost_usd=self.cost_usd
         )
@@ -79,7 +95,7 @@ class Answer(Generic[T]):
 
     def score(self, value: float, passed: bool, reason: str) -> Score:
         """A Score for a successful answer, carrying its cost and cache flags."""
-        return Score(
+        score = Score(
             value,
             passed,
             reason,
@@ -87,8 +103,22 @@ class Answer(Generic[T]):
             cached=self.cached,
             unpriced=self.unpriced,
         )
+        return note_ceiling(score, (self,))
 
     def __repr__(self) -> str:
         if self.error_code is not None:
             return f"Answer(error={self.error_code}: {self.error_message!r})"
         return f"Answer({self.value!r}, cost_usd={self.cost_usd:.6f}, cached={self.cached})"
+
+
+def note_ceiling(score: Score, answers: Iterable[Answer[Any]]) -> Score:
+    """`score`, its reason followed by `CEILING_NOTE` when any of `answers` was charged its
+    ceiling (a Measurement's tail too, which the engine keeps when it words a threshold)."""
+    if not any(a.ceiling_cost for a in answers):
+        return score
+    score.reason += CEILING_NOTE
+    if isinstance(score, Measurement):
+        score.tail += CEILING_NOTE
+    if score.error is not None:
+        score.error.message = score.reason
+    return score

@@ -3,15 +3,24 @@
 A call reserves its worst-case cost (its *ceiling*: the whole prompt and all of
 `max_tokens` at the model's price) before it starts and settles the real cost when it
 ends. A call may start only while spent + reserved + its ceiling stays within the
-limit; one whose ceiling no longer fits beside what is already spent is refused, and one
-that fits only once calls in flight settle waits for them. Because the usage a call
+limit. One whose ceiling no longer fits beside what is already spent is refused at once:
+calls in flight can only add to that, so waiting could not help. One that fits only once
+calls in flight settle queues behind the budget: the queue is served first come, first
+served as settles give unused ceiling back (a newcomer never overtakes it, and a large
+reservation is not starved by small ones), each waiter held or refused in turn, and a
+waiter leaves it when its request's deadline cancels it. Because the usage a call
 reports is checked against the same bounds (`scorewire.judge.pricing.usage_problem`),
 what is spent never exceeds the limit, however many calls run at once.
+
+So what stays unspent when a budget refuses is less than one ceiling: a run whose calls
+cost far less than their ceilings (a large `max_tokens`) stops while most of its budget
+is left, because the next call *could* cost its whole ceiling.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -44,6 +53,18 @@ class Reservation:
         """A shared budget's one hold behind several reservations (`reserve_all`), if any."""
 
 
+class _Waiter:
+    """A reservation queued behind a budget: its amount, its calls, and its turn (True
+    once held, False when refused)."""
+
+    __slots__ = ("amount", "calls", "turn")
+
+    def __init__(self, amount: float, calls: int, turn: asyncio.Future[bool]) -> None:
+        self.amount = amount
+        self.calls = calls
+        self.turn = turn
+
+
 class Budget:
     """A judge spend limit in USD, shared by every check of one run.
 
@@ -67,8 +88,9 @@ class Budget:
         self.calls = 0
         """Calls settled so far."""
         self.unpriced_calls = 0
-        """Settled calls whose cost is unknown (unpriced model or no usage reported)."""
-        self._waiters: list[asyncio.Future[None]] = []
+        """Settled calls whose cost is unknown: a model without a price, allowed to run (a
+        priced call that reported no usage is settled at its ceiling)."""
+        self._queue: collections.deque[_Waiter] = collections.deque()
 
     @property
     def exhausted(self) -> bool:
@@ -97,9 +119,9 @@ class Budget:
     async def reserve(self, amount_usd: float) -> Reservation | None:
         """Hold `amount_usd` (a call's ceiling) for one call; None when it cannot fit.
 
-        Waits while calls in flight hold what is left: when they settle, their real
-        cost decides whether this call may still run. A shared budget whose store does
-        not answer raises `BudgetUnavailable` (unless it is set to fail open).
+        Waits in turn while calls in flight hold what is left: when they settle, their
+        real cost decides whether this call may still run. A shared budget whose store
+        does not answer raises `BudgetUnavailable` (unless it is set to fail open).
         """
         held = await self.reserve_all([amount_usd])
         return None if held is None else held[0]
@@ -133,38 +155,58 @@ class Budget:
         if len(amounts_usd) == 1:
             one = await self._hold(amounts_usd[0])
             return None if one is None else [one]
-        total = math.fsum(amounts_usd)
-        while True:
-            self._roll()
-            if not self._fits(total):
-                return None
-            if self._may_start(total):
-                self.reserved_usd += total
-                self.in_flight += len(amounts_usd)
-                return [Reservation(a) for a in amounts_usd]
-            await self._wait()
+        if not await self._take(math.fsum(amounts_usd), len(amounts_usd)):
+            return None
+        return [Reservation(a) for a in amounts_usd]
 
     async def _hold(self, amount_usd: float) -> Reservation | None:
         """Hold `amount_usd` in this budget alone (the parent is the caller's business)."""
-        while True:
-            self._roll()
-            if not self._fits(amount_usd):
-                return None
-            if self._may_start(amount_usd):
-                self.reserved_usd += amount_usd
-                self.in_flight += 1
-                return Reservation(amount_usd)
-            await self._wait()
+        return Reservation(amount_usd) if await self._take(amount_usd, 1) else None
 
-    async def _wait(self) -> None:
-        """Until a reservation of this budget settles."""
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+    async def _take(self, total: float, calls: int) -> bool:
+        """Hold `total` for `calls` calls: at once when it fits and nobody is queued, else
+        in turn behind the reservations queued before it; False when it can never fit."""
+        self._roll()
+        if not self._fits(total):
+            return False
+        if not self._queue and self._may_start(total):
+            self._add(total, calls)
+            return True
+        waiter = _Waiter(total, calls, asyncio.get_running_loop().create_future())
+        self._queue.append(waiter)
         try:
-            await waiter
-        finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
+            return await waiter.turn
+        except asyncio.CancelledError:
+            # Its deadline, or the caller went away: leave the queue, giving back what
+            # was held for it if its turn came as it was cancelled.
+            if waiter.turn.done() and not waiter.turn.cancelled() and waiter.turn.result():
+                self._add(-total, -calls)
+            if waiter in self._queue:
+                self._queue.remove(waiter)
+            self._serve()  # it may have been the one the others waited behind
+            raise
+
+    def _add(self, amount: float, calls: int) -> None:
+        self.in_flight += calls
+        # with nothing in flight nothing is held (no float residue of the subtractions)
+        self.reserved_usd = max(0.0, self.reserved_usd + amount) if self.in_flight else 0.0
+
+    def _serve(self) -> None:
+        """Hold or refuse queued reservations in order, up to the first that must still
+        wait for calls in flight to settle."""
+        self._roll()
+        while self._queue:
+            waiter = self._queue[0]
+            if waiter.turn.done():  # cancelled; its own handler is leaving
+                self._queue.popleft()
+                continue
+            fits = self._fits(waiter.amount)  # False: refused, it never will
+            if fits and not self._may_start(waiter.amount):
+                return
+            if fits:
+                self._add(waiter.amount, waiter.calls)
+            self._queue.popleft()
+            waiter.turn.set_result(fits)
 
     def _release_parents(self, parents: list[Reservation] | None) -> None:
         if parents is not None and self.parent is not None:
@@ -188,20 +230,13 @@ class Budget:
     def _settle_own(self, reservation: Reservation, cost_usd: float | None) -> None:
         """Release `reservation` here and record its cost (a valid one, or None)."""
         self._roll()
-        self.in_flight -= 1
-        # with nothing in flight nothing is held (no float residue of the subtractions)
-        self.reserved_usd = (
-            max(0.0, self.reserved_usd - reservation.amount) if self.in_flight else 0.0
-        )
+        self._add(-reservation.amount, -1)
         self.calls += 1
         if cost_usd is None:
             self.unpriced_calls += 1
         else:
             self.spent_usd += cost_usd
-        waiters, self._waiters = self._waiters, []
-        for w in waiters:
-            if not w.done():
-                w.set_result(None)
+        self._serve()
 
     def release(self, reservation: Reservation) -> None:
         """Give a reservation back for a call that was never made or cost nothing."""

@@ -14,7 +14,7 @@ from typing import Any, cast
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import ThresholdRule
-from scorewire.judge.answers import NO_JUDGE, Answer, Question
+from scorewire.judge.answers import NO_JUDGE, Answer, Question, note_ceiling
 from scorewire.judge.prompts import ExampleLike, as_text
 from scorewire.judge.sampling import (
     Sampling,
@@ -69,13 +69,13 @@ def level_score(
     """
     verdict = answer.value
     if verdict is None:
-        return answer.error_score()
+        return note_ceiling(answer.error_score(), (answer,))
     value = (verdict.level - 1) / (scale - 1)
     stem = f"level {verdict.level}/{scale}"
     tail = f": {verdict.reasoning}" if verdict.reasoning else ""
     passed = pass_level is not None and verdict.level >= pass_level
     own = f"{stem} (passes at {pass_level}){tail}" if pass_level is not None else ""
-    return Measurement(
+    score = Measurement(
         value,
         stem,
         tail,
@@ -85,6 +85,7 @@ def level_score(
         cached=answer.cached,
         unpriced=answer.unpriced,
     )
+    return note_ceiling(score, (answer,))
 
 
 async def ask_levels(
@@ -132,7 +133,7 @@ def sampled_level_score(
     score.tail = f": {best.reasoning}" if best.reasoning else ""
     own = f" (passes at level {pass_level})" if pass_level is not None else ""
     score.reason = f"{score.stem}{own}{score.tail}"
-    return score
+    return note_ceiling(score, answers)
 
 
 def _level_phrase(value: float, passed: bool, threshold: float) -> str:

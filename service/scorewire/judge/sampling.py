@@ -36,7 +36,7 @@ from pydantic import Field
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Measurement, Score, Spread
 from scorewire.core.registry import ParamError, Params
-from scorewire.judge.answers import Answer, Question
+from scorewire.judge.answers import Answer, Question, note_ceiling
 
 T = TypeVar("T")
 
@@ -160,7 +160,7 @@ def failed_answer(answers: Sequence[Answer[Any]]) -> Score | None:
         score.reason = f"{score.reason} (in one of {len(answers)} judge requests)"
         if score.error is not None:
             score.error.message = score.reason
-    return score
+    return note_ceiling(score, answers)
 
 
 def spread_of(values: Sequence[float], passes: Callable[[float], bool], passed: bool) -> Spread:

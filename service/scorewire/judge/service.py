@@ -14,6 +14,8 @@ One `ask` does, in order:
 6. check the reported usage (negative or beyond the ceiling's bounds is a JUDGE_ERROR
    charged at the ceiling, never a refund), price the tokens, settle the budgets,
    parse the verdict strictly and cache it, with the paying tenant, only when it parsed.
+   A priced call whose upstream reported no usage is charged its ceiling, and its score
+   says so: `cost_usd` is that ceiling, with a note that it is an upper bound.
 
 Everything the upstream sends back (answers, refusals, error details) is scrubbed of
 credentials (`scorewire.core.secrets`) before it reaches a reason.
@@ -77,7 +79,15 @@ T = TypeVar("T")
 class _Outcome:
     """The shared result of one flight: a parsed verdict or an error, and its cost."""
 
-    __slots__ = ("cost_usd", "error_code", "error_message", "from_cache", "unpriced", "value")
+    __slots__ = (
+        "ceiling_cost",
+        "cost_usd",
+        "error_code",
+        "error_message",
+        "from_cache",
+        "unpriced",
+        "value",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -88,6 +98,7 @@ class _Outcome:
         cost_usd: float = 0.0,
         unpriced: bool = False,
         from_cache: bool = False,
+        ceiling_cost: bool = False,
     ) -> None:
         self.value = value
         self.error_code = error_code
@@ -95,6 +106,7 @@ class _Outcome:
         self.cost_usd = cost_usd
         self.unpriced = unpriced
         self.from_cache = from_cache
+        self.ceiling_cost = ceiling_cost
 
 
 class _Flight:
@@ -798,7 +810,9 @@ class JudgeService:
                 else:
                     budget.settle(reservation, _charge(cost, ceiling, reservation))
         if problem is not None:
-            self.stats.add("call_failures", backend=backend.name, model=model)
+            labels = {"backend": backend.name, "model": model}
+            self.stats.add("call_failures", **labels)
+            self._count_charge(ceiling, ceiling=True, **labels)
             log.warning("judge %s:%s: %s", backend.name, model, problem)
             return _Outcome(
                 error_code=ErrorCode.JUDGE_ERROR,
@@ -807,7 +821,9 @@ class JudgeService:
                 cost_usd=ceiling or 0.0,
                 unpriced=ceiling is None,
             )
-        return await self._conclude(key, backend, model, question, completion, cost, flight)
+        return await self._conclude(
+            key, backend, model, question, completion, cost, ceiling, flight
+        )
 
     async def _foreign_hit(
         self,
@@ -835,7 +851,13 @@ class JudgeService:
                 budget.settle(reservation, _charge(would_cost, ceiling, reservation))
         if would_cost is not None:
             self.stats.add("saved_usd", would_cost)
-        return _Outcome(value, cost_usd=would_cost or 0.0, unpriced=would_cost is None)
+        charged = would_cost if would_cost is not None else ceiling
+        return _Outcome(
+            value,
+            cost_usd=charged or 0.0,
+            unpriced=charged is None,
+            ceiling_cost=would_cost is None and ceiling is not None,
+        )
 
     async def _conclude(
         self,
@@ -845,17 +867,18 @@ class JudgeService:
         question: Question[Any],
         completion: Completion,
         cost: float | None,
+        ceiling: float | None,
         flight: _Flight,
     ) -> _Outcome:
         labels = {"backend": backend.name, "model": model}
+        self.stats.add("answered_calls", 1, **labels)
         self.stats.add("input_tokens", completion.input_tokens or 0, **labels)
         self.stats.add("output_tokens", completion.output_tokens or 0, **labels)
-        if cost is None:
-            self.stats.add("unpriced_calls", 1, **labels)
-        else:
-            self.stats.add("cost_usd", cost, **labels)
-        spent = cost or 0.0
-        unpriced = cost is None
+        # No usage reported: the budgets were charged the ceiling, and so is the score.
+        charged = cost if cost is not None else ceiling
+        self._count_charge(charged, ceiling=cost is None, **labels)
+        spent, unpriced = charged or 0.0, charged is None
+        at_ceiling = cost is None and not unpriced
         if completion.refusal is not None:
             self.stats.add("invalid_verdicts", 1, **labels)
             return _Outcome(
@@ -864,6 +887,7 @@ class JudgeService:
                 f"({_clip(completion.refusal)})",
                 cost_usd=spent,
                 unpriced=unpriced,
+                ceiling_cost=at_ceiling,
             )
         try:
             value = question.parse(completion.text)
@@ -875,12 +899,23 @@ class JudgeService:
                 error_message=f"invalid verdict: {err}{cut}",
                 cost_usd=spent,
                 unpriced=unpriced,
+                ceiling_cost=at_ceiling,
             )
         if self.use_cache:  # stored by `_fly`, once the waiting checks have the verdict
             flight.store = CachedAnswer(
                 completion.text, completion.input_tokens, completion.output_tokens, flight.tenant
             )
-        return _Outcome(value, cost_usd=spent, unpriced=unpriced)
+        return _Outcome(value, cost_usd=spent, unpriced=unpriced, ceiling_cost=at_ceiling)
+
+    def _count_charge(self, charged: float | None, *, ceiling: bool, **labels: str) -> None:
+        """Count what one call made was charged: dollars (None: an unpriced model), and
+        whether that is its ceiling (the upstream's usage missing or impossible)."""
+        if charged is None:
+            self.stats.add("unpriced_calls", 1, **labels)
+            return
+        self.stats.add("cost_usd", charged, **labels)
+        if ceiling:
+            self.stats.add("ceiling_charges", 1, **labels)
 
     # --- money ---------------------------------------------------------------------------------
 
@@ -1171,6 +1206,7 @@ def _answer(outcome: _Outcome, *, cached: bool) -> Answer[Any]:
         cost_usd=outcome.cost_usd,
         cached=cached and outcome.error_code is None,
         unpriced=outcome.unpriced,
+        ceiling_cost=outcome.ceiling_cost,
     )
 
 

@@ -4,14 +4,22 @@
 (a float counter) and its holds (a hash, hold id -> `amount:expiry_ms`). One Lua script,
 registered once per process, reserves atomically under the same rule as in process: a
 call may start only while spent + held + its ceiling stays within the limit; one whose
-ceiling no longer fits beside what is spent is refused; one that fits only once holds
-settle waits (polling every `budget_poll_s`). Settling removes the hold and adds the
-real cost in one script call. So across N processes, as in one, what is spent exceeds
-the limit only by what calls in flight spend beyond their ceilings, which the usage
-check (`pricing.usage_problem`) makes zero: the bound is the limit itself. Two leaks
-are bounded rather than closed: a process that dies holding money keeps it held until
-the hold expires (`budget_reservation_ttl_s`), and a settle that Redis does not accept
-(retried `SETTLE_TRIES` times) leaves the hold to expire, the call's cost uncounted.
+ceiling no longer fits beside what is spent is refused (for good: spent only grows
+within a period); one that fits only once holds settle waits. Settling removes the hold
+and adds the real cost in one script call, sent as soon as the call ends. So across N
+processes, as in one, what is spent exceeds the limit only by what calls in flight spend
+beyond their ceilings, which the usage check (`pricing.usage_problem`) makes zero: the
+bound is the limit itself. Two leaks are bounded rather than closed: a process that dies
+holding money keeps it held until the hold expires (`budget_reservation_ttl_s`), and a
+settle that Redis does not accept (retried `SETTLE_TRIES` times) leaves the hold to
+expire, the call's cost uncounted.
+
+Waiting: within one process, reservations that must wait queue in arrival order (a
+newcomer does not overtake them) and the first of them tries again as soon as a hold of
+this process is settled in Redis, else after `budget_poll_s`, doubling up to
+`MAX_POLL_S` (another replica's settle reaches it only through that poll). Across
+replicas there is no queue: each replica's first waiter tries when it polls or hears its
+own settles, and whichever reaches Redis first when money frees takes it.
 
 Redis time (`TIME`) dates holds, so replicas' clocks do not matter there; a period's
 window is computed from this process's clock, aligned to the epoch as in process
@@ -31,6 +39,7 @@ verdict appears, the lease is released or lapses (then it takes the lease itself
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import os
@@ -52,6 +61,12 @@ LEASE_PREFIX = "scorewire:lease:"
 
 SETTLE_TRIES = 3
 """Attempts to settle a hold in Redis before leaving it to expire."""
+
+MAX_POLL_S = 0.5
+"""Longest wait between two tries of a reservation waiting for other replicas' holds."""
+
+_WAIT = 2
+"""The reserve script's answer: the ceiling fits only once holds settle."""
 
 # KEYS: spent, holds. ARGV: limit (negative: none), amount, hold id, hold ttl ms, key ttl s.
 # Returns {status, spent}: 1 held, 0 refused (does not fit beside what is spent),
@@ -155,13 +170,23 @@ class Ledger:
             )
         return int(status), float(spent), hold
 
-    def settle_later(self, keys: tuple[str, str], hold: str, cost: float, key_ttl_s: int) -> None:
-        """Settle a hold in the background (`Budget.settle` is synchronous)."""
+    def settle_later(
+        self,
+        keys: tuple[str, str],
+        hold: str,
+        cost: float,
+        key_ttl_s: int,
+        done: Callable[[], None] | None = None,
+    ) -> None:
+        """Settle a hold in the background (`Budget.settle` is synchronous); `done` is
+        called once the hold has left Redis (settled, or left to lapse)."""
         task = asyncio.get_running_loop().create_task(
             self._settle_hold(keys, hold, cost, key_ttl_s)
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if done is not None:
+            task.add_done_callback(lambda _: done())
 
     async def _settle_hold(
         self, keys: tuple[str, str], hold: str, cost: float, key_ttl_s: int
@@ -253,6 +278,11 @@ class SharedBudget(Budget):
         self._key_ttl = key_ttl_s or int(2 * (period_s or 86_400)) + 60
         self._shared_spent = 0.0
         self._window = self._current_window()
+        self._line = asyncio.Lock()
+        """Held by this process's first reservation waiting for holds to settle; the
+        others queue for it in arrival order (asyncio's lock is first come, first served)."""
+        self._settled: asyncio.Future[None] | None = None
+        """Resolved when a hold of this process next leaves Redis (what the waiter awaits)."""
 
     def _current_window(self) -> int:
         return 0 if self.period_s is None else int(self._clock() // self.period_s)
@@ -282,35 +312,64 @@ class SharedBudget(Budget):
         return max(0.0, self.limit_usd - max(self._shared_spent, self.spent_usd))
 
     async def _hold(self, amount_usd: float) -> Reservation | None:
-        delay = self.ledger.poll_s
-        while True:
-            self._roll()
-            window = self._window
-            try:
-                status, spent, hold = await self.ledger.reserve(
-                    self._keys(window), self.limit_usd, amount_usd, self._key_ttl
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as err:
-                self.ledger.unavailable(err)
-                if self.ledger.fail_open:
-                    return await super()._hold(amount_usd)
-                raise BudgetUnavailable(
-                    f"the shared judge budget's Redis ({self.ledger.description}) did not "
-                    "answer; the call was not made (SCOREWIRE_BUDGET_FAIL_OPEN lets it run, "
-                    "metered by this process alone)"
-                ) from None
-            self._shared_spent = spent
-            if status == 0:
-                return None
-            if status == 1:
-                self.in_flight += 1
-                self.reserved_usd += amount_usd
-                return Reservation(amount_usd, shared_id=f"{window}:{hold}")
-            # Others' holds take what is left: wait for them to settle (or lapse).
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.5)
+        if not self._line.locked():  # nobody of this process waits: one try, at once
+            held = await self._try(amount_usd)
+            if held != _WAIT:
+                return held if isinstance(held, Reservation) else None
+        async with self._line:
+            delay = self.ledger.poll_s
+            while True:
+                settled = self._next_settle()  # before the try: a settle meanwhile counts
+                held = await self._try(amount_usd)
+                if held != _WAIT:
+                    return held if isinstance(held, Reservation) else None
+                # Others' holds take what is left: wait until one of ours leaves Redis,
+                # or (another replica's) for the poll's delay.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):
+                        await settled
+                delay = min(delay * 2, MAX_POLL_S)
+
+    async def _try(self, amount_usd: float) -> Reservation | int | None:
+        """One reserve in Redis: the hold, `_WAIT`, or None (refused)."""
+        self._roll()
+        window = self._window
+        if self.limit_usd is not None and self._shared_spent + amount_usd > self.limit_usd:
+            return None  # spent only grows: Redis would refuse it too
+        try:
+            status, spent, hold = await self.ledger.reserve(
+                self._keys(window), self.limit_usd, amount_usd, self._key_ttl
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self.ledger.unavailable(err)
+            if self.ledger.fail_open:
+                return await super()._hold(amount_usd)
+            raise BudgetUnavailable(
+                f"the shared judge budget's Redis ({self.ledger.description}) did not "
+                "answer; the call was not made (SCOREWIRE_BUDGET_FAIL_OPEN lets it run, "
+                "metered by this process alone)"
+            ) from None
+        if window == self._window:
+            self._shared_spent = max(self._shared_spent, spent)
+        if status == 0:
+            return None
+        if status == _WAIT:
+            return _WAIT
+        self._add(amount_usd, 1)
+        return Reservation(amount_usd, shared_id=f"{window}:{hold}")
+
+    def _next_settle(self) -> asyncio.Future[None]:
+        """A future resolved when a hold of this process next leaves Redis."""
+        if self._settled is None or self._settled.done():
+            self._settled = asyncio.get_running_loop().create_future()
+        return self._settled
+
+    def _hold_left(self) -> None:
+        """A hold of this process has left Redis: the waiting reservation tries again."""
+        if self._settled is not None and not self._settled.done():
+            self._settled.set_result(None)
 
     async def _hold_all(self, amounts_usd: Sequence[float]) -> list[Reservation] | None:
         """Several calls of one score (judge samples) as ONE hold of their sum in Redis,
@@ -345,11 +404,10 @@ class SharedBudget(Budget):
             return
         window, hold = reservation.shared_id.split(":", 1)
         charge = 0.0 if cost_usd is None else cost_usd
-        self.ledger.settle_later(self._keys(int(window)), hold, charge, self._key_ttl)
-        self.in_flight -= 1
-        self.reserved_usd = (
-            max(0.0, self.reserved_usd - reservation.amount) if self.in_flight else 0.0
+        self.ledger.settle_later(
+            self._keys(int(window)), hold, charge, self._key_ttl, done=self._hold_left
         )
+        self._add(-reservation.amount, -1)
         self.calls += 1
         if cost_usd is None:
             self.unpriced_calls += 1

@@ -29,10 +29,16 @@ class JudgeStats:
     """Prompt tokens reported by the backends."""
     output_tokens: int
     """Completion tokens reported by the backends."""
+    answered_calls: int
+    """Judge calls that got an answer after retries (a verdict or not)."""
     cost_usd: float
-    """Dollars spent on priced calls."""
+    """Dollars charged for calls of priced models: their cost, or their ceiling when the
+    upstream reported no usage or usage that cannot be true (what the budgets charged)."""
     unpriced_calls: int
-    """Calls whose cost is unknown (model not in the price table, or no usage reported)."""
+    """Calls whose cost is unknown: the model has no price."""
+    ceiling_charges: int
+    """Calls charged their ceiling (in `cost_usd`) because the upstream reported no usage
+    or usage that cannot be true: their cost is an upper bound."""
     cache_hits: int
     """Verdicts served from the cache."""
     cache_misses: int
@@ -70,8 +76,10 @@ class JudgeStats:
         "retries",
         "input_tokens",
         "output_tokens",
+        "answered_calls",
         "cost_usd",
         "unpriced_calls",
+        "ceiling_charges",
         "cache_hits",
         "cache_misses",
         "cache_bypasses",

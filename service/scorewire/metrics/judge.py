@@ -9,8 +9,11 @@ that feeds these series:
   (failed after retries);
 - `scorewire_judge_retries_total{backend,model}`, `scorewire_judge_requests_in_flight{backend}`;
 - `scorewire_judge_tokens_total{model,direction}` (direction `input` or `output`);
-- `scorewire_judge_cost_usd_total{model}` and `scorewire_judge_unpriced_requests_total{model}`
-  (calls whose price is unknown, so the cost leaves them out);
+- `scorewire_judge_cost_usd_total{model}` (what the budgets were charged: a call's cost,
+  or its ceiling when the upstream reported no usage),
+  `scorewire_judge_ceiling_charged_requests_total{model}` (those calls charged their
+  ceiling, whose cost is an upper bound) and `scorewire_judge_unpriced_requests_total{model}`
+  (calls to models without a price, so the cost leaves them out);
 - `scorewire_judge_cache_lookups_total{result}` (`hit`, `miss`, `bypass`: the cache store
   was unavailable), `scorewire_judge_cache_evictions_total` (entries an in-process cache
   dropped to stay within `cache_memory_bytes`, or a Redis one within
@@ -87,13 +90,21 @@ class JudgeMetrics(Collector):
         )
         self.cost = Counter(
             "scorewire_judge_cost_usd",
-            "US dollars spent on judge calls of priced models.",
+            "US dollars charged for judge calls of priced models: the cost of the tokens "
+            "reported, or the call's ceiling when the upstream reported no usage.",
+            ("model",),
+            registry=registry,
+        )
+        self.ceiling = Counter(
+            "scorewire_judge_ceiling_charged_requests",
+            "Judge calls charged their ceiling (in the cost) because the upstream reported no "
+            "usage or usage that cannot be true: their cost is an upper bound.",
             ("model",),
             registry=registry,
         )
         self.unpriced = Counter(
             "scorewire_judge_unpriced_requests",
-            "Judge calls whose cost is unknown (no price for the model, or no usage reported).",
+            "Judge calls to models without a known price, whose cost the cost leaves out.",
             ("model",),
             registry=registry,
         )
@@ -155,8 +166,10 @@ class JudgeMetrics(Collector):
         self._handlers: dict[str, Callable[[float, Mapping[str, str]], None]] = {
             "input_tokens": lambda n, lb: self.tokens.labels(self._model(lb), "input").inc(n),
             "output_tokens": lambda n, lb: self.tokens.labels(self._model(lb), "output").inc(n),
-            "cost_usd": self._priced,
-            "unpriced_calls": self._unpriced,
+            "answered_calls": lambda n, lb: self._count(lb, "answered", n),
+            "cost_usd": lambda n, lb: self.cost.labels(self._model(lb)).inc(n),
+            "ceiling_charges": lambda n, lb: self.ceiling.labels(self._model(lb)).inc(n),
+            "unpriced_calls": lambda n, lb: self.unpriced.labels(self._model(lb)).inc(n),
             "invalid_verdicts": lambda n, lb: self._count(lb, "invalid", n),
             "call_failures": lambda n, lb: self._count(lb, "failed", n),
             "retries": lambda n, lb: self.retries.labels(_backend(lb), self._model(lb)).inc(n),
@@ -195,16 +208,6 @@ class JudgeMetrics(Collector):
         handler = self._handlers.get(name)
         if handler is not None:
             handler(amount, labels)
-
-    def _priced(self, amount: float, labels: Mapping[str, str]) -> None:
-        # The judge reports exactly one of cost_usd / unpriced_calls per answered call
-        # (a free model's cost_usd is 0), so they also count answered requests.
-        self.cost.labels(self._model(labels)).inc(amount)
-        self._count(labels, "answered", 1)
-
-    def _unpriced(self, amount: float, labels: Mapping[str, str]) -> None:
-        self.unpriced.labels(self._model(labels)).inc(amount)
-        self._count(labels, "answered", 1)
 
     def _count(self, labels: Mapping[str, str], field: str, amount: float) -> None:
         key = (_backend(labels), self._model(labels))
