@@ -15,7 +15,10 @@ Choices where the seeds are silent:
 - The draft comes from `$schema`; without one it is 2020-12. An unknown `$schema` is a
   load error (jsonschema would warn and silently fall back to the latest draft).
 - `format` is an annotation, not an assertion (the 2020-12 default and jsonschema's
-  default): `"format": "email"` does not fail a non-email string.
+  default), in every draft: `"format": "email"` does not fail a non-email string, and a
+  format the draft does not define is ignored too. The schema itself is checked against
+  its draft's metaschema with that draft's format checkers (draft 3 has its own names,
+  `ip-address`, `host-name`, `color`), those whose library is installed, `regex` aside.
 - `$ref` resolves only inside the schema document: no network retrieval. A local `$ref`
   that points nowhere is a load error.
 - `unevaluatedProperties` together with `patternProperties` is refused at load:
@@ -28,6 +31,7 @@ Choices where the seeds are silent:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -168,9 +172,18 @@ def _build(schema: dict[str, Any], field: str, patterns: dict[str, UserRegex]) -
     return validator
 
 
+@functools.cache
 def _metaschema_formats(base: type[Validator]) -> FormatChecker:
-    checker: FormatChecker = base.FORMAT_CHECKER
-    return FormatChecker([f for f in checker.checkers if f != "regex"])
+    """The draft's own format checker without `regex`.
+
+    Copied from the draft's checker, not built as `FormatChecker(names)`: that looks the
+    names up in jsonschema's class-wide registry, which files each format under one
+    name only (the newest draft's), so draft 3's `ip-address` was a KeyError there.
+    """
+    formats = FormatChecker(())
+    own: FormatChecker = base.FORMAT_CHECKER
+    formats.checkers = {name: check for name, check in own.checkers.items() if name != "regex"}
+    return formats
 
 
 # One instance of each JSON type: a $ref cycle that never descends into the instance
