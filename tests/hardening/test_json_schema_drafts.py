@@ -37,7 +37,9 @@ from jsonschema.validators import (
 )
 from scorewire.v1 import scoring_pb2 as pb
 
+from tests.checks.test_deterministic import JSON_SCHEMA, JSON_SCHEMA_LOAD_ERRORS
 from tests.hardening.support import collect_run, stub, thread_server
+from tests.support.rpc import bad_request
 
 DEADLINE_S = 60.0
 DRAFTS: dict[str, tuple[str, type[Validator], str]] = {
@@ -210,6 +212,35 @@ def test_the_draft_3_schema_that_was_internal(client: Any) -> None:
     (score,) = missing.scores
     assert not score.passed and not score.HasField("error")
     assert "'a' is a required property" in score.reason
+
+
+def test_the_check_tables_answer_alike_through_the_server(client: Any) -> None:
+    # the json_schema rows of the check family's tables (schemas jsonschema or its
+    # reference resolver tripped on among them), scored by Score and RunSuite, or refused
+    problems: list[str] = []
+    for schema, text, value, passes, fragment in JSON_SCHEMA:
+        output = pb.Output(text=text)
+        if value is not None:
+            output.value_json = json.dumps(value)
+        check = _check(schema, "table")
+        try:
+            scored = client.Score(pb.ScoreRequest(checks=[check], output=output)).scores
+            run = pb.RunSuiteRequest(checks=[check], cases=[pb.Case(output=output)])
+            results, _ = collect_run(client.RunSuite(run, timeout=DEADLINE_S))
+        except grpc.RpcError as err:
+            problems.append(f"{schema}: {_rpc_problem(err)}")
+            continue
+        for where, scores in (("Score", scored), ("RunSuite", results[0].scores)):
+            problems += _score_problems(scores, passes, f"{where} {schema}")
+            if fragment not in scores[0].reason:
+                problems.append(f"{where} {schema}: {scores[0].reason!r} lacks {fragment!r}")
+    for schema, field, fragment in JSON_SCHEMA_LOAD_ERRORS:
+        request = pb.ScoreRequest(checks=[_check(schema, "table")], output=pb.Output(text="1"))
+        with pytest.raises(grpc.RpcError) as err:
+            client.Score(request, timeout=DEADLINE_S)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, _rpc_problem(err.value)
+        assert fragment in bad_request(err.value).get(field, ""), bad_request(err.value)
+    assert problems == []
 
 
 # --- drawn schemas and instances, held to jsonschema's own verdict ----------------------------
