@@ -10,7 +10,9 @@ conform, that do not, and that are not JSON. `format` is an annotation (module
 docstring of `scorewire.schema.full`), so any value passes a format; a missing required
 property or a wrong type fails; nothing is INTERNAL, refused or an error score. A
 Hypothesis variant draws the draft, the format, where it sits in the schema and the
-instances, and holds the verdicts to jsonschema's own validator for that draft.
+instances, and holds the verdicts to jsonschema's own validator for that draft; another
+draws documents of any keywords of any shape, which must be scored or refused at a field
+under `checks[0].params.schema`.
 """
 
 from __future__ import annotations
@@ -329,3 +331,60 @@ def test_drawn_schemas_score_as_jsonschema_validates(
     assert _score_problems(response.scores, want[0], "Score") == []
     for i, passes in enumerate(want):
         assert _score_problems(results[i].scores, passes, f"RunSuite case {i}") == []
+
+
+# --- drawn documents of any keywords: scored or refused at a field, never a fault -----------
+
+KEYWORDS = sorted(
+    {k for _, validator, _ in DRAFTS.values() for k in validator.VALIDATORS}
+    | {"$id", "id", "$defs", "definitions", "$anchor", "format"}
+)
+"""Every keyword a draft validates (jsonschema's own tables), and the identifying ones."""
+WORDS = st.sampled_from(["string", "object", "integer", "x", "#", "#/definitions/a", "a+"])
+LEAVES = st.one_of(
+    st.none(), st.booleans(), st.sampled_from([0, 1, -1, 2.5, 0.01, 1e300]), WORDS,
+    st.sampled_from(FORMATS),
+)  # fmt: skip
+
+
+@st.composite
+def documents(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
+    """A mapping of keywords to values of any shape: well-formed now and then, mostly not."""
+    value = st.one_of(
+        LEAVES,
+        st.lists(LEAVES, max_size=3),
+        st.deferred(lambda: documents(depth + 1)) if depth < 3 else LEAVES,
+        st.dictionaries(st.sampled_from(["a", "v", "w"]), LEAVES, max_size=2),
+    )
+    keys = st.sampled_from(KEYWORDS)
+    return draw(st.dictionaries(keys, value, max_size=4 if depth < 3 else 1))
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    draft=st.sampled_from(list(DRAFTS)),
+    document=documents(),
+    instance=INSTANCES,
+)
+def test_any_document_is_scored_or_refused_at_its_field(
+    client: Any, draft: str, document: dict[str, Any], instance: Any
+) -> None:
+    # what a draft's metaschema lets through (and jsonschema or its reference resolver
+    # then trips on) is refused at its field, or scored: never INTERNAL, never an error
+    schema = {**document, "$schema": DRAFTS[draft][0]}
+    request = pb.ScoreRequest(
+        checks=[_check(schema, "drawn")], output=pb.Output(text=json.dumps(instance))
+    )
+    try:
+        response = client.Score(request, timeout=DEADLINE_S)
+    except grpc.RpcError as err:
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, _rpc_problem(err)
+        fields = list(bad_request(err))
+        assert fields and all(f.startswith("checks[0].params.schema") for f in fields), fields
+        return
+    (score,) = response.scores
+    assert not score.HasField("error"), score
