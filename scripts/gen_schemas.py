@@ -26,19 +26,11 @@ sys.path[:0] = [str(ROOT / "service"), str(ROOT / "clients" / "python" / "src")]
 
 import scorewire.checks  # noqa: E402,F401 - registers the built-in check types
 from scorewire.core.registry import REGISTRY, CheckType  # noqa: E402
+from scorewire.suites.checkllm_assertions import RENAMES  # noqa: E402
 
 SCHEMA_DIR = ROOT / "schemas"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 MODIFIERS = ("type", "name", "when", "examples", "extractor")
-
-# checkllm assertion types that are catalog checks with `value` under another key
-# (scorewire.suites.checkllm_assertions).
-CHECKLLM_RENAMES = {
-    "contains": ("contains", "needles"),
-    "regex": ("regex", "pattern"),
-    "exact_match": ("exact", "expected"),
-    "no_pii": ("safety.no_pii", None),
-}
 
 
 def builtin_types() -> list[CheckType]:
@@ -302,7 +294,7 @@ def checkllm_schema() -> dict[str, Any]:
     cases = []
     entries: list[tuple[str, str]] = []
     for name, t in types.items():
-        if name in CHECKLLM_RENAMES:
+        if name in RENAMES:
             continue
         props, required = params_properties(t, defs)
         props["type"] = True
@@ -311,12 +303,18 @@ def checkllm_schema() -> dict[str, Any]:
             then["required"] = required
         cases.append(_case(name, then))
         entries.append((name, t.description))
-    for name, (target, key) in CHECKLLM_RENAMES.items():
-        t = types[target]
+    # checkllm assertion types that are catalog checks with `value` under another key
+    for name, rename in RENAMES.items():
+        t = types[rename.type]
         props, _required = params_properties(t, defs)
         props["type"] = True
-        if key is not None:
-            props["value"] = {"type": "string", "description": f"The {key} (format's `value`)."}
+        for key, default in rename.defaults:
+            props[key] = {**props[key], "default": default}
+        if rename.key is not None:
+            props["value"] = {
+                "type": "string",
+                "description": f"The {rename.key} (format's `value`).",
+            }
         cases.append(_case(name, {"properties": props, "additionalProperties": False}))
         entries.append((name, t.description))
     entries.sort()

@@ -295,6 +295,10 @@ def test_regex_load_errors(params: dict[str, Any], field: str, fragment: str) ->
 
 # --- json_schema -----------------------------------------------------------------------
 
+D3 = "http://json-schema.org/draft-03/schema#"
+D4 = "http://json-schema.org/draft-04/schema#"
+D7 = "http://json-schema.org/draft-07/schema#"
+
 PERSON = {
     "type": "object",
     "properties": {
@@ -352,6 +356,43 @@ JSON_SCHEMA = [
         {"type": "object", "properties": {"enum": {"type": "string", "pattern": "^a"}}},
         '{"enum": "b"}', None, False, "does not match",
     ),
+    # draft 3: `required: true` inside the property
+    ({"$schema": D3, "properties": {"a": {"required": True}}}, "{}", None, False,
+     "'a' is a required property"),
+    # draft 3's own format names are annotations too
+    ({"$schema": D3, "type": "string", "format": "ip-address"}, '"not an address"', None, True,
+     "conforms"),
+    # draft 3's divisibleBy is exact, as multipleOf is (in floats 0.07 / 0.01 is not whole)
+    ({"$schema": D3, "divisibleBy": 0.01}, "0.07", None, True, "conforms"),
+    ({"$schema": D3, "divisibleBy": 0.01}, "0.075", None, False, "not a multiple of 0.01"),
+    # draft 3 has no multipleOf: an unknown keyword, ignored whatever its value
+    ({"$schema": D3, "multipleOf": "x"}, "5", None, True, "conforms"),
+    # draft 3's single-schema extends, beside a $ref
+    ({"$schema": D3, "extends": {"type": "object"}, "properties": {"a": {"$ref": "#"}}},
+     '{"a": []}', None, False, "$.a: [] is not of type 'object'"),
+    # dependencies mixing a schema and a property list, beside a $ref (drafts 4, 7)
+    (
+        {"$schema": D4, "dependencies": {"a": {"required": ["b"]}, "c": ["a"]},
+         "properties": {"b": {"$ref": "#/definitions/n"}},
+         "definitions": {"n": {"type": "integer"}}},
+        '{"c": 1}', None, False, "'a' is a dependency of 'c'",
+    ),
+    (
+        {"$schema": D7, "dependencies": {"a": {"required": ["b"]}, "c": ["a"]},
+         "properties": {"b": {"$ref": "#/definitions/n"}},
+         "definitions": {"n": {"type": "integer"}}},
+        '{"a": 1, "b": "x"}', None, False, "$.b: 'x' is not of type 'integer'",
+    ),
+    # draft 4's `id` sets the base of the $refs under it
+    (
+        {"$schema": D4, "properties": {"p": {"$ref": "#/definitions/a"}},
+         "definitions": {"a": {"id": "http://x.test/a",
+                               "properties": {"q": {"$ref": "#/definitions/b"}},
+                               "definitions": {"b": {"type": "integer"}}}}},
+        '{"p": {"q": "s"}}', None, False, "$.p.q: 's' is not of type 'integer'",
+    ),
+    # additionalItems beside a boolean items schema is ignored, as beside any single schema
+    ({"$schema": D7, "items": True, "additionalItems": False}, "[1, 2]", None, True, "conforms"),
 ]  # fmt: skip
 
 
@@ -406,6 +447,23 @@ JSON_SCHEMA_LOAD_ERRORS = [
      "checks[0].params.schema", "unevaluatedProperties"),
     # the schema must be an object
     ([1, 2], "checks[0].params.schema", "JSON Schema object"),
+    # draft 3's metaschema takes any type name; an unknown one is refused at its path
+    ({"$schema": D3, "type": "strng"}, "checks[0].params.schema.type", "unknown type 'strng'"),
+    ({"$schema": D3, "disallow": ["string", "nubmer"]}, "checks[0].params.schema.disallow[1]",
+     "unknown type 'nubmer'"),
+    # draft 4's metaschema does not say a $ref is a string
+    ({"$schema": D4, "properties": {"a": {"$ref": 5}}},
+     "checks[0].params.schema.properties.a.$ref", "$ref must be a string"),
+    # a $dynamicRef resolves at load like a $ref
+    ({"$dynamicRef": "#nowhere"}, "checks[0].params.schema.$dynamicRef", "cannot resolve"),
+    # a limit: where the reference library cannot index the document (here draft 3's
+    # single-schema extends), a $ref to an id nested in it is refused
+    (
+        {"$schema": D3, "extends": {"type": "object"},
+         "definitions": {"x": {"id": "http://x.test/x", "type": "integer"}},
+         "properties": {"p": {"$ref": "http://x.test/x"}}},
+        "checks[0].params.schema.properties.p.$ref", "cannot resolve",
+    ),
 ]  # fmt: skip
 
 

@@ -200,6 +200,18 @@ tests:
     ]
 
 
+async def test_exact_match_compares_the_output_verbatim(server: Server) -> None:
+    # "Output exactly equals value": white space around the output is part of it
+    outputs = ["Paris", "Paris ", "Paris\n", "  Paris", "paris"]
+    doc = "tests:\n" + "".join(
+        f"  - {{output: {json.dumps(o)}, assert: [{{type: exact_match, value: Paris}}]}}\n"
+        for o in outputs
+    )
+    messages = await run(server, suite_yaml=doc)
+    passed = [r.passed for r in sorted(results(messages), key=lambda r: r.index)]
+    assert passed == [True, False, False, False, False]
+
+
 async def test_the_format_field_names_the_loader(server: Server) -> None:
     # named evalstone, a checkllm document gets the evalstone loader's errors
     err = await rejected(

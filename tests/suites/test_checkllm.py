@@ -501,9 +501,12 @@ DETERMINISTIC = [
     # not_contains
     ({"type": "not_contains", "value": "Rome"}, "Paris", True),
     ({"type": "not_contains", "value": "Rome"}, "Rome", False),
-    # exact_match is the whole output
+    # exact_match is the whole output, verbatim: white space around it counts
     ({"type": "exact_match", "value": "Paris"}, "Paris", True),
     ({"type": "exact_match", "value": "Paris"}, "Paris.", False),
+    ({"type": "exact_match", "value": "Paris"}, "Paris ", False),
+    ({"type": "exact_match", "value": "Paris"}, "Paris\n", False),
+    ({"type": "exact_match", "value": "Paris"}, "  Paris", False),
     # regex searches the output
     ({"type": "regex", "value": "^P\\w+s$"}, "Paris", True),
     ({"type": "regex", "value": "^P\\w+s$"}, "Lyon", False),

@@ -43,10 +43,16 @@ MAPPINGS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         {"pattern": r"\d+"},
     ),
     (
-        "exact_match is exact with expected",
+        "exact_match is exact with expected, verbatim",
         {"type": "exact_match", "value": "OK"},
         "exact",
-        {"expected": "OK"},
+        {"expected": "OK", "strip": False},
+    ),
+    (
+        "exact_match keeps a strip written in the file",
+        {"type": "exact_match", "value": "OK", "strip": True},
+        "exact",
+        {"expected": "OK", "strip": True},
     ),
     ("no_pii is safety.no_pii", {"type": "no_pii"}, "safety.no_pii", {}),
     (
@@ -133,6 +139,7 @@ def _stand_in_catalog() -> Registry:
 
     class ExpectedParams(Params):
         expected: str
+        strip: bool = True
 
     def build(params: Any) -> Any:
         if isinstance(params, PatternParams) and "(" in params.pattern:
@@ -250,6 +257,22 @@ CATALOG = [
     ("regex matches the value", {"type": "regex", "value": r"\d{2} days"}, "within 30 days", True),
     ("exact_match equals", {"type": "exact_match", "value": "OK"}, "OK", True),
     ("exact_match differs", {"type": "exact_match", "value": "OK"}, "Not OK", False),
+    ("exact_match keeps a trailing space", {"type": "exact_match", "value": "OK"}, "OK ", False),
+    ("exact_match keeps a trailing newline", {"type": "exact_match", "value": "OK"}, "OK\n", False),
+    ("exact_match keeps leading spaces", {"type": "exact_match", "value": "OK"}, "  OK", False),
+    ("exact_match keeps case", {"type": "exact_match", "value": "OK"}, "ok", False),
+    (
+        "exact_match of nothing fails a blank output",
+        {"type": "exact_match", "value": ""},
+        " ",
+        False,
+    ),
+    (
+        "exact_match strips when the file asks",
+        {"type": "exact_match", "value": "OK", "strip": True},
+        "OK\n",
+        True,
+    ),
     ("no_pii catches an email", {"type": "no_pii"}, "write to ann@example.com", False),
     ("no_pii passes clean text", {"type": "no_pii"}, "no personal data here", True),
 ]

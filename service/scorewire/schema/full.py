@@ -15,11 +15,23 @@ Choices where the seeds are silent:
 - The draft comes from `$schema`; without one it is 2020-12. An unknown `$schema` is a
   load error (jsonschema would warn and silently fall back to the latest draft).
 - `format` is an annotation, not an assertion (the 2020-12 default and jsonschema's
-  default): `"format": "email"` does not fail a non-email string.
+  default), in every draft: `"format": "email"` does not fail a non-email string, and a
+  format the draft does not define is ignored too. The schema itself is checked against
+  its draft's metaschema with that draft's format checkers (draft 3 has its own names,
+  `ip-address`, `host-name`, `color`), those whose library is installed, `regex` aside.
 - `$ref` resolves only inside the schema document: no network retrieval. A local `$ref`
-  that points nowhere is a load error.
+  (or 2020-12 `$dynamicRef`) that points nowhere, or that is not a string, is a load
+  error. Where `referencing` cannot index the document (drafts 3 to 7: `dependencies`
+  mixing a schema and a property list, draft 3's single-schema `extends`), a `$ref` to
+  an identifier nested in it is a load error too; references by pointer still work.
+- Draft 3 takes any string as a type name; an unknown one (`"type": "strng"`) is a load
+  error at its path rather than an error on every output. Its `divisibleBy` is exact like
+  `multipleOf` (below), which draft 3 does not have (there it is an unknown keyword).
+- `additionalItems` applies only beside an array of item schemas: jsonschema raised on
+  `items: true`.
 - `unevaluatedProperties` together with `patternProperties` is refused at load:
   jsonschema evaluates that pair with Python's `re`, which must not see user patterns.
+- `multipleOf` is exact (decimal arithmetic), where jsonschema divides in floats.
 - `uniqueItems` hashes a canonical form of each item (linear time) instead of
   jsonschema's pairwise comparison, which is quadratic on arrays of objects: 10,000
   small objects took 83 s there. Equality is JSON Schema's: 1 == 1.0, objects compare
@@ -28,6 +40,8 @@ Choices where the seeds are silent:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import json
 import math
@@ -40,9 +54,9 @@ import referencing
 import referencing.exceptions
 import referencing.jsonschema
 from jsonschema import FormatChecker, ValidationError
-from jsonschema.exceptions import SchemaError
+from jsonschema.exceptions import SchemaError, UndefinedTypeCheck
 from jsonschema.protocols import Validator
-from jsonschema.validators import Draft202012Validator, extend, validator_for
+from jsonschema.validators import Draft3Validator, Draft202012Validator, extend, validator_for
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 from scorewire.core.errors import join_path
 from scorewire.core.registry import ParamError
@@ -142,7 +156,7 @@ def _build(schema: dict[str, Any], field: str, patterns: dict[str, UserRegex]) -
         raise ParamError(where, f"invalid JSON Schema: {err.message}") from None
     seen: dict[str, bool] = {"unevaluatedProperties": False, "patternProperties": False}
     refs: list[tuple[str, str, tuple[str, ...]]] = []
-    _walk(schema, field, patterns, seen, refs)
+    _walk(schema, field, base, patterns, seen, refs)
     if seen["unevaluatedProperties"] and seen["patternProperties"]:
         raise ParamError(
             field,
@@ -150,27 +164,46 @@ def _build(schema: dict[str, Any], field: str, patterns: dict[str, UserRegex]) -
             "jsonschema would evaluate those patterns with Python's backtracking regex engine",
         )
     _check_refs(base, schema, refs)
-    legacy = {} if "dependencies" in base.VALIDATORS else {"dependencies": _dependencies}
-    cls: type[Validator] = extend(  # type: ignore[no-untyped-call]
-        base,
-        {
-            **legacy,
-            "pattern": _pattern_keyword(patterns),
-            "patternProperties": _pattern_properties_keyword(patterns),
-            "additionalProperties": _additional_properties_keyword(patterns),
-            "multipleOf": _multiple_of,
-            "uniqueItems": _unique_items,
-        },
-    )
+    cls: type[Validator] = extend(base, _keywords(base, patterns))  # type: ignore[no-untyped-call]
     # An empty registry: $refs resolve inside the document only, never over the network.
     validator = cls(schema, registry=referencing.Registry())
     _refuse_endless_refs(validator, field)
     return validator
 
 
+def _keywords(base: type[Validator], patterns: dict[str, UserRegex]) -> dict[str, Any]:
+    """The keywords of `base` replaced here, each only where the draft has it.
+
+    Draft 3 spells `multipleOf` `divisibleBy` (there `multipleOf` is no keyword, its value
+    unchecked by the metaschema); draft 2020-12 has no `additionalItems`.
+    """
+    own = base.VALIDATORS
+    keywords: dict[str, Any] = {
+        "pattern": _pattern_keyword(patterns),
+        "patternProperties": _pattern_properties_keyword(patterns),
+        "additionalProperties": _additional_properties_keyword(patterns),
+        "multipleOf" if "multipleOf" in own else "divisibleBy": _multiple_of,
+        "uniqueItems": _unique_items,
+    }
+    if "dependencies" not in own:
+        keywords["dependencies"] = _dependencies
+    if "additionalItems" in own:
+        keywords["additionalItems"] = _additional_items_keyword(own["additionalItems"])
+    return keywords
+
+
+@functools.cache
 def _metaschema_formats(base: type[Validator]) -> FormatChecker:
-    checker: FormatChecker = base.FORMAT_CHECKER
-    return FormatChecker([f for f in checker.checkers if f != "regex"])
+    """The draft's own format checker without `regex`.
+
+    Copied from the draft's checker, not built as `FormatChecker(names)`: that looks the
+    names up in jsonschema's class-wide registry, which files each format under one
+    name only (the newest draft's), so draft 3's `ip-address` was a KeyError there.
+    """
+    formats = FormatChecker(())
+    own: FormatChecker = base.FORMAT_CHECKER
+    formats.checkers = {name: check for name, check in own.checkers.items() if name != "regex"}
+    return formats
 
 
 # One instance of each JSON type: a $ref cycle that never descends into the instance
@@ -212,23 +245,26 @@ def _draft(schema: dict[str, Any], field: str) -> type[Validator]:
 def _walk(
     node: Any,
     where: str,
+    base: type[Validator],
     patterns: dict[str, UserRegex],
     seen: dict[str, bool],
     refs: list[tuple[str, str, tuple[str, ...]]],
     scope: tuple[str, ...] = (),
 ) -> None:
-    """Compile every pattern in the document and note the keywords that need care.
+    """Compile every pattern in the document, check what the draft's metaschema lets
+    through, and note the keywords that need care.
 
-    `scope` is the chain of `$id`s above the node, so each `$ref` can be resolved
-    against its own base URI."""
+    `scope` is the chain of identifiers (`$id`, `id`) above the node, so each `$ref` can
+    be resolved against its own base URI."""
     if isinstance(node, list):
         for i, item in enumerate(node):
-            _walk(item, join_path(where, i), patterns, seen, refs, scope)
+            _walk(item, join_path(where, i), base, patterns, seen, refs, scope)
         return
     if not isinstance(node, dict):
         return
-    if where and isinstance(node.get("$id"), str):
-        scope = (*scope, node["$id"])
+    nested_id = _id_of(base, node) if where else None
+    if nested_id is not None:
+        scope = (*scope, nested_id)
     for key, value in node.items():
         here = join_path(where, str(key))
         if key in _DATA_KEYWORDS:
@@ -236,9 +272,14 @@ def _walk(
         if key == "pattern" and isinstance(value, str):
             _add_pattern(value, here, patterns)
             continue
-        if key == "$ref" and isinstance(value, str):
+        if key == "$ref" or (key == "$dynamicRef" and key in base.VALIDATORS):
+            # Draft 4's metaschema does not say that a $ref is a string.
+            if not isinstance(value, str):
+                raise ParamError(here, f"{key} must be a string (a URI reference)")
             refs.append((value, here, scope))
             continue
+        if key in ("type", "disallow") and base is Draft3Validator:
+            _check_type_names(base, value, here)
         if key == "unevaluatedProperties":
             seen["unevaluatedProperties"] = True
         if key == "patternProperties" and isinstance(value, dict):
@@ -249,9 +290,38 @@ def _walk(
             # Keys here are property or definition names, not keywords: "enum" or
             # "pattern" as a property name must still have its schema walked.
             for name, sub in value.items():
-                _walk(sub, join_path(here, str(name)), patterns, seen, refs, scope)
+                _walk(sub, join_path(here, str(name)), base, patterns, seen, refs, scope)
         else:
-            _walk(value, here, patterns, seen, refs, scope)
+            _walk(value, here, base, patterns, seen, refs, scope)
+
+
+def _id_of(base: type[Validator], node: dict[str, Any]) -> str | None:
+    """The identifier a schema declares in its draft (`$id`; `id` in drafts 3 and 4)."""
+    if not all(isinstance(node.get(key, ""), str) for key in ("$id", "id")):
+        return None  # where it is a keyword, the metaschema has refused a non-string
+    found = base.ID_OF(node)  # type: ignore[attr-defined]
+    return found if isinstance(found, str) else None
+
+
+def _check_type_names(base: type[Validator], value: Any, where: str) -> None:
+    """Refuse a type name draft 3 does not know.
+
+    Its metaschema takes any string as a type (later drafts' metaschemas list the names),
+    and jsonschema raises on an unknown one at every instance the keyword meets.
+    """
+    names = value if isinstance(value, list) else [value]
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            continue  # draft 3: a schema among the types
+        try:
+            base.TYPE_CHECKER.is_type(None, name)
+        except UndefinedTypeCheck:
+            at = join_path(where, i) if isinstance(value, list) else where
+            raise ParamError(
+                at,
+                f"unknown type {name!r}: a type is one of string, number, integer, boolean, "
+                "object, array, null (draft 3 also any)",
+            ) from None
 
 
 def _compile_pattern(pattern: str, where: str) -> UserRegex:
@@ -263,6 +333,13 @@ def _compile_pattern(pattern: str, where: str) -> UserRegex:
 def _add_pattern(pattern: str, where: str, patterns: dict[str, UserRegex]) -> None:
     if pattern not in patterns:
         patterns[pattern] = _compile_pattern(pattern, where)
+
+
+_CRAWL_FAULTS = (AttributeError, TypeError)
+"""What `referencing` raises indexing some valid documents of drafts 3 to 7: it reads a
+`dependencies` object whose first value is a schema as all schemas (a property list
+beside it is then read as one), draft 3's single-schema `extends` as a list, and draft
+3's `definitions` (no keyword there, so not checked by its metaschema) as schemas."""
 
 
 def _check_refs(
@@ -284,14 +361,19 @@ def _check_refs(
     root_uri = root.id() or ""
     registry: referencing.Registry[Any] = SPECIFICATIONS.combine(
         referencing.Registry().with_resource(root_uri, root)
-    ).crawl()
+    )
+    # Not indexed when the crawl fails: references inside the root document still
+    # resolve; one to an identifier nested in it is refused below (validation would
+    # crawl again, and fail).
+    with contextlib.suppress(*_CRAWL_FAULTS):
+        registry = registry.crawl()
     for ref, where, scope in refs:
         base_uri = root_uri
         for scope_id in scope:
             base_uri = urljoin(base_uri, scope_id)
         try:
             registry.resolver(base_uri=base_uri).lookup(ref)
-        except referencing.exceptions.Unresolvable:
+        except (referencing.exceptions.Unresolvable, *_CRAWL_FAULTS):
             document = urldefrag(urljoin(base_uri, ref)).url
             if scope and document in registry:
                 # A fragment inside a document the schema does hold (an anchor form the
@@ -356,6 +438,19 @@ def _dependencies(validator: Any, dependencies: Any, instance: Any, schema: Any)
                     yield ValidationError(f"{each!r} is a dependency of {name!r}")
         else:
             yield from validator.descend(instance, dependency, schema_path=name)
+
+
+def _additional_items_keyword(original: Any) -> Any:
+    def additional_items(
+        validator: Any, additional: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        """The draft's own `additionalItems`, only beside an array of item schemas: the
+        library took `items: true` (a boolean schema, drafts 6 on) for such an array and
+        raised on its length."""
+        if validator.is_type(schema.get("items"), "array"):
+            yield from original(validator, additional, instance, schema)
+
+    return additional_items
 
 
 def _pattern_properties_keyword(patterns: dict[str, UserRegex]) -> Any:
