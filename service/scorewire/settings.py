@@ -64,8 +64,17 @@ class Settings(BaseSettings):
     suite_chunks_in_flight: int | None = Field(None, ge=1, le=256)
     """Chunks of one RunSuite's cases in the scoring workers at once; default every worker
     but one, and at least two, so a big run scores on more than one core while a larger
-    pool keeps a worker for other requests. Other requests' jobs wait behind at most this
-    many chunks (256 cases each)."""
+    pool keeps a worker for other requests. Other callers' jobs do not queue behind them:
+    each caller's jobs are taken in turn (`tenant_max_workers`)."""
+    tenant_max_workers: int | None = Field(None, ge=1, le=256)
+    """Most scoring workers one tenant (a token's name) holds at once; default every
+    worker but one, so that a tenant with work for every worker still leaves one to the
+    next tenant. Jobs wait in a queue per tenant (per connection when auth is off, with
+    no cap), taken in turn (weighted round robin, `tenant_weights`)."""
+    tenant_weights: dict[str, float] = Field(default_factory=dict)
+    """A tenant's share of the scoring workers and of each judge backend's concurrency,
+    relative to others waiting, by tenant name (JSON in the env, e.g. `{"batch": 0.5}`);
+    a tenant not named weighs 1."""
     plan_compile_timeout_s: float = Field(30.0, gt=0)
     """Seconds a scoring worker may spend compiling one request's checks (loading a
     tokenizer or language model included) before it is killed: RESOURCE_EXHAUSTED."""
@@ -399,6 +408,14 @@ class Settings(BaseSettings):
     """Most labels (`git_sha`, `model`, ...) one recorded run may carry."""
     max_run_label_chars: int = Field(256, ge=1)
     """Longest run name, label key or label value, in characters."""
+
+    @field_validator("tenant_weights")
+    @classmethod
+    def _weights_are_positive(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, weight in value.items():
+            if not 0 < weight < math.inf:
+                raise ValueError(f"the weight of {name!r} must be a finite number > 0")
+        return value
 
     @field_validator("judge_prices")
     @classmethod

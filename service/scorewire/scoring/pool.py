@@ -11,8 +11,8 @@ meanwhile watches the worker's progress slots. The driver kills the worker when
 - the request that owns the job is cancelled or its deadline passes (abandoned).
 
 A killed or crashed worker is replaced before its driver takes the next job. Jobs wait
-in one FIFO queue; callers limit how many jobs one request keeps in flight (`share`) so
-that one caller cannot occupy every worker.
+in a queue per caller, served by weighted round robin with a cap on the workers one
+caller holds (`ScoringPool`); a request also keeps at most `share` jobs in flight.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from scorewire.core.errors import StartupError
+from scorewire.core.fairness import FairQueue, current_caller
 from scorewire.core.memory import resident_bytes
 from scorewire.core.model import ErrorCode
 from scorewire.engine.runner import CASE_POS, CHECK_IDX, LIMIT_S, PROGRESS_SLOTS, STARTED_AT
@@ -63,6 +64,11 @@ class WorkerLost(Exception):
     """A job's worker died repeatedly outside any check."""
 
 
+def tenant_weights(settings: Settings) -> dict[str, float]:
+    """`tenant_weights` by the callers' keys (`core.fairness.current_caller`)."""
+    return {f"tenant:{name}": w for name, w in settings.tenant_weights.items()}
+
+
 def pool_size(configured: int | None) -> int:
     """The configured size, or the machine's core count."""
     return configured if configured else max(1, os.cpu_count() or 1)
@@ -71,10 +77,13 @@ def pool_size(configured: int | None) -> int:
 class _Entry:
     """A job waiting for, or running on, a worker."""
 
-    __slots__ = ("future", "job", "worker")
+    __slots__ = ("caller", "future", "job", "worker")
 
-    def __init__(self, job: WorkerJob, future: asyncio.Future[tuple[Any, ...]]) -> None:
+    def __init__(
+        self, job: WorkerJob, caller: str, future: asyncio.Future[tuple[Any, ...]]
+    ) -> None:
         self.job = job
+        self.caller = caller
         self.future = future
         self.worker: _Worker | None = None
 
@@ -236,7 +245,15 @@ class _Worker:
 
 
 class ScoringPool:
-    """`settings.scoring_workers` worker processes fed from one FIFO queue."""
+    """`settings.scoring_workers` worker processes, shared fairly between callers.
+
+    Jobs wait in a queue per caller (its tenant) and go to the workers by weighted round
+    robin (`core.fairness.FairQueue`, weights `tenant_weights`); one tenant holds at most
+    `tenant_max_workers` workers at once (default all but one), so a tenant with work for
+    every worker still leaves one for the next tenant to arrive, who then waits for no
+    one's job but its own. With auth off the callers are connections, which take turns
+    without a cap (a worker frees, the next connection's job goes).
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -252,7 +269,12 @@ class ScoringPool:
         """Jobs handed to the pool so far."""
         self._workers = [_Worker(self, i) for i in range(self.size)]
         self._idle: list[_Worker] = []
-        self._waiting: collections.deque[_Entry] = collections.deque()
+        cap = settings.tenant_max_workers
+        self.caller_cap = cap if cap is not None else max(1, self.size - 1)
+        """Most workers one caller holds at once."""
+        self._waiting: FairQueue[_Entry] = FairQueue(
+            cap=self.caller_cap, weights=tenant_weights(settings)
+        )
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -294,8 +316,9 @@ class ScoringPool:
     async def close(self) -> None:
         """Stop every worker; jobs still waiting are cancelled."""
         self.closing = True
-        while self._waiting:
-            e = self._waiting.popleft()
+        while (taken := self._waiting.pop()) is not None:
+            caller, e = taken
+            self._waiting.done(caller)
             if not e.future.done():
                 e.future.cancel()
         for w in self._workers:
@@ -314,12 +337,14 @@ class ScoringPool:
     async def run(self, job: WorkerJob) -> Answer:
         """The worker's answer to `job`; a check that ran too long is given an error score.
 
-        Cancelling the caller (its deadline, or the client went away) kills the worker
+        The job takes the share of the current caller (`core.fairness.current_caller`).
+        Cancelling the call (its deadline, or the client went away) kills the worker
         running the job. Raises CompileTimeout or WorkerLost.
         """
+        caller = current_caller.get()
         lost = 0
         while True:
-            outcome = await self._submit(job)
+            outcome = await self._submit(job, caller)
             kind = outcome[0]
             if kind == "reply":
                 return outcome[1]  # type: ignore[no-any-return]
@@ -340,26 +365,28 @@ class ScoringPool:
             if lost > _DIED_RETRIES:
                 raise WorkerLost("scoring workers died repeatedly on this request")
 
-    async def _submit(self, job: WorkerJob) -> tuple[Any, ...]:
+    async def _submit(self, job: WorkerJob, caller: str) -> tuple[Any, ...]:
         loop = self._loop or asyncio.get_running_loop()
-        entry = _Entry(job, loop.create_future())
+        entry = _Entry(job, caller, loop.create_future())
         self.submitted += 1
-        self._waiting.append(entry)
+        # A tenant holds at most its cap; callers told apart only by their connection
+        # (auth off) take turns without one, since one client may hold many connections.
+        self._waiting.push(caller, entry, capped=caller.startswith("tenant:"))
         self._dispatch()
         try:
             return await asyncio.shield(entry.future)
         except asyncio.CancelledError:
             if entry.worker is None:
-                with contextlib.suppress(ValueError):
-                    self._waiting.remove(entry)
+                self._waiting.remove(caller, entry)
             elif not entry.future.done():
                 entry.worker.abandoned = entry
             raise
 
     def _dispatch(self) -> None:
-        while self._idle and self._waiting:
-            entry = self._waiting.popleft()
+        while self._idle and (taken := self._waiting.pop()) is not None:
+            caller, entry = taken
             if entry.future.done():
+                self._waiting.done(caller)
                 continue
             worker = self._pick(entry.job.key)
             entry.worker = worker
@@ -382,6 +409,7 @@ class ScoringPool:
     def _finished(self, worker: _Worker, entry: _Entry, outcome: tuple[Any, ...]) -> None:
         worker.abandoned = None
         self._idle.append(worker)
+        self._waiting.done(entry.caller)
         if not entry.future.done():
             entry.future.set_result(outcome)
         self._dispatch()

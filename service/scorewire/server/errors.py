@@ -18,8 +18,10 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, Precondition, PreconditionError, SpecError
+from scorewire.core.fairness import current_caller
 from scorewire.scoring.executor import DeadlineExpired
 from scorewire.server.registration import Undecodable, drain
+from scorewire.server.security import current_principal
 
 log = logging.getLogger("scorewire.server")
 
@@ -182,6 +184,14 @@ async def checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
         yield message
 
 
+def _share_of(context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """Make the call's work take its caller's share (`core.fairness.current_caller`): its
+    tenant, or with auth off its connection (all calls through one proxy connection are
+    then one caller)."""
+    who = current_principal.get()
+    current_caller.set(f"tenant:{who.name}" if who is not None else f"peer:{context.peer()}")
+
+
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
 
@@ -194,6 +204,7 @@ def guarded_unary(fn: H) -> H:
         try:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
+            _share_of(context)
             return await fn(self, request, context)
         except (grpc.aio.AbortError, grpc.aio.UsageError):
             raise
@@ -219,6 +230,7 @@ def guarded_stream(fn: G) -> G:
         try:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
+            _share_of(context)
             if streamed:
                 request = checked_stream(request)
             async for item in fn(self, request, context):

@@ -1,0 +1,147 @@
+"""Sharing a capacity between callers: weighted fair queueing by deficit round robin.
+
+A shared service must not let one caller's many requests take what another caller
+needs: a tenant sending eight heavy batches at once should wait behind itself, not make
+a neighbour's small request wait behind all eight. `FairQueue` holds waiting work per
+caller (a key: the tenant) and hands it out by deficit round robin: each caller with
+work waiting is visited in turn and may take `weight` items per round, so a caller's
+share of the capacity is its weight over the weights of the callers waiting, however
+many items each has queued. A caller may also hold at most `cap` items at once, which
+keeps some of the capacity free for the next caller to arrive even while one caller has
+work enough for all of it.
+
+Deficit round robin (Shreedhar and Varghese, 1996) is O(1) per item and needs no clock
+or per-item cost estimate, which weighted fair queueing proper does; items here cost 1
+each (a scoring job, a judge call), so the two give the same order.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextvars
+import math
+from collections.abc import Mapping
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+current_caller: contextvars.ContextVar[str] = contextvars.ContextVar("scorewire_caller", default="")
+"""Whose share the current call's work takes: its tenant (the token's name), or its
+connection when auth is off. The server sets it for each call's task; tasks the call
+starts inherit it."""
+
+MIN_WEIGHT = 0.01
+"""The smallest weight a caller may have (a round then gives it one item in 100)."""
+
+
+class _Lane(Generic[T]):
+    """One caller's waiting items, what it holds, and its deficit."""
+
+    __slots__ = ("cap", "deficit", "queued", "running", "weight")
+
+    def __init__(self, weight: float, cap: float) -> None:
+        self.weight = weight
+        self.cap = cap
+        self.queued: collections.deque[T] = collections.deque()
+        self.running = 0
+        self.deficit = 0.0
+
+
+class FairQueue(Generic[T]):
+    """Items waiting per key, taken by weighted round robin; at most `cap` held per key."""
+
+    def __init__(
+        self, *, cap: int | None = None, weights: Mapping[str, float] | None = None
+    ) -> None:
+        """`cap`: most items one key may hold at once (None: no limit); `weights`: a key's
+        share relative to others (1 when not named)."""
+        self._cap = math.inf if cap is None else max(1, cap)
+        self._weights = {k: max(MIN_WEIGHT, float(w)) for k, w in (weights or {}).items()}
+        self._lanes: dict[str, _Lane[T]] = {}
+        self._ring: collections.deque[str] = collections.deque()
+        """Keys with items waiting, in the order they are visited."""
+        self._waiting = 0
+
+    def __len__(self) -> int:
+        """Items waiting."""
+        return self._waiting
+
+    def held(self, key: str) -> int:
+        """Items `key` holds now (taken and not yet `done`)."""
+        lane = self._lanes.get(key)
+        return 0 if lane is None else lane.running
+
+    def push(self, key: str, item: T, *, capped: bool = True) -> None:
+        """Queue `item` for `key`; `capped=False`: the key may hold any number at once."""
+        lane = self._lane(key, capped)
+        if not lane.queued:
+            self._ring.append(key)
+        lane.queued.append(item)
+        self._waiting += 1
+
+    def remove(self, key: str, item: T) -> bool:
+        """Take a waiting `item` back (its caller went away); whether it was waiting."""
+        lane = self._lanes.get(key)
+        if lane is None:
+            return False
+        try:
+            lane.queued.remove(item)
+        except ValueError:
+            return False
+        self._waiting -= 1
+        if not lane.queued:
+            self._ring.remove(key)
+            lane.deficit = 0.0
+            self._forget(key, lane)
+        return True
+
+    def pop(self) -> tuple[str, T] | None:
+        """The next item and its key, in weighted round robin among the keys under their
+        cap; None when nothing waits or every key with items waiting is at its cap."""
+        ring = self._ring
+        blocked = 0
+        while ring and blocked < len(ring):
+            key = ring[0]
+            lane = self._lanes[key]
+            if lane.running >= lane.cap:
+                blocked += 1
+                ring.rotate(-1)
+                continue
+            if lane.deficit < 1.0:
+                lane.deficit += lane.weight
+                if lane.deficit < 1.0:  # a light key: its turn comes in a later round
+                    blocked = 0  # it moved on, so the round is not lost
+                    ring.rotate(-1)
+                    continue
+            blocked = 0
+            item = lane.queued.popleft()
+            self._waiting -= 1
+            lane.deficit -= 1.0
+            lane.running += 1
+            if not lane.queued:
+                ring.popleft()
+                lane.deficit = 0.0
+            elif lane.deficit < 1.0:
+                ring.rotate(-1)
+            return key, item
+        return None
+
+    def done(self, key: str) -> None:
+        """An item `key` held has finished: its cap has room again."""
+        lane = self._lanes.get(key)
+        if lane is None or lane.running == 0:
+            return
+        lane.running -= 1
+        self._forget(key, lane)
+
+    def _lane(self, key: str, capped: bool) -> _Lane[T]:
+        lane = self._lanes.get(key)
+        if lane is None:
+            cap = self._cap if capped else math.inf
+            lane = self._lanes[key] = _Lane(self._weights.get(key, 1.0), cap)
+        return lane
+
+    def _forget(self, key: str, lane: _Lane[T]) -> None:
+        """Drop an idle key's lane: a server meets many callers over its life."""
+        if not lane.queued and lane.running == 0:
+            del self._lanes[key]

@@ -1,0 +1,71 @@
+"""The scoring workers are shared by tenant: one tenant's many requests wait behind each
+other, not in front of another tenant's (weighted round robin with a per-tenant cap).
+
+Ordering, not time, is what these assert: tenant A keeps every job it may hold busy
+(checks that spin until told to stop), and tenant B's worker-routed Score is answered
+while A's work is still held up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+
+import grpc
+from scorewire.v1 import scoring_pb2 as pb
+from scorewire.v1 import scoring_pb2_grpc
+
+from tests.server.test_isolation import SPIN, poll, serving, small_request, spin_check
+
+TOKENS = {"hog": "token-of-the-hog", "neighbour": "token-of-the-neighbour"}
+NAMED = json.dumps(
+    [
+        {"name": name, "sha256": hashlib.sha256(t.encode()).hexdigest(), "role": "caller"}
+        for name, t in TOKENS.items()
+    ]
+)
+
+
+def _as(name: str) -> tuple[tuple[str, str]]:
+    return (("authorization", f"Bearer {TOKENS[name]}"),)
+
+
+def _spinning_suite(cases: int) -> pb.RunSuiteRequest:
+    req = pb.RunSuiteRequest(checks=[spin_check()])
+    for i in range(cases):
+        case = req.cases.add()
+        case.sample.id = str(i)
+        case.sample.metadata["spin_s"] = -1  # until its worker is killed
+        case.output.text = "hello"
+    return req
+
+
+async def _drain(call: grpc.aio.UnaryStreamCall) -> None:  # type: ignore[type-arg]
+    async for _ in call:
+        pass
+
+
+async def test_a_tenant_with_many_runs_leaves_a_worker_for_another_tenant() -> None:
+    # Before: eight RunSuites of one tenant took both workers (each run may hold all but
+    # one, and the queue was first come, first served), and the other tenant's Score
+    # waited behind them until its deadline.
+    async with serving(scoring_workers=2, imports=SPIN, auth_tokens=NAMED) as srv:
+        stub = scoring_pb2_grpc.ScoringServiceStub(srv.channel)
+        pool = srv.running.service.executor.pool
+        assert pool is not None and pool.caller_cap == 1
+        hog = [
+            asyncio.create_task(_drain(stub.RunSuite(_spinning_suite(8), metadata=_as("hog"))))
+            for _ in range(8)
+        ]
+        try:
+            await poll(lambda: len(pool.busy_pids(scoring=True)) >= 1, "the hog is spinning")
+            await asyncio.sleep(0.2)  # every run of the hog has queued its chunks
+            assert len(pool.busy_pids(scoring=True)) == 1  # the hog holds one worker only
+            answer = await stub.Score(small_request(), metadata=_as("neighbour"), timeout=60)
+            assert answer.passed
+            assert not any(t.done() for t in hog), "the hog's runs ended first"
+        finally:
+            for t in hog:
+                t.cancel()
+            await asyncio.gather(*hog, return_exceptions=True)
