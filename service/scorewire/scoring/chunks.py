@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from scorewire.scoring.protocol import ChunkCounts, Reply, Scored, WorkerJob
 from scorewire.scoring.source import PlanSource
-from scorewire.v1 import scoring_pb2 as pb
 
 BATCH_MAX_RESULTS = 256
 """Most case results in one RunSuite message (and one chunk job)."""
@@ -47,24 +46,26 @@ class ScoredBatch:
     count: int
 
 
+CaseCheck = Callable[[memoryview | bytes, int], object]
+"""Checks a case's bytes (`check(data, index)`), raising its first problem."""
+
+
 class ChunkCutter:
     """Cuts consecutive cases into chunk jobs of at most BATCH_MAX_RESULTS cases (or
-    CHUNK_MAX_BYTES of them), checking each case (`check(case, index)`) first."""
+    CHUNK_MAX_BYTES of them), checking each case (`check(data, index)`) first."""
 
     def __init__(
-        self,
-        make: Callable[[list[bytes], int, int], WorkerJob],
-        check: Callable[[pb.Case, int], None],
+        self, make: Callable[[list[bytes], int, int], WorkerJob], check: CaseCheck
     ) -> None:
         self._make, self._check = make, check
         self._start = self._next = self._size = 0
         self._chunk: list[bytes] = []
 
-    def add(self, case: pb.Case) -> WorkerJob | None:
-        """Take the next case; the job it completes, if any."""
+    def add(self, case: memoryview | bytes) -> WorkerJob | None:
+        """Take the next case (its bytes as sent); the job it completes, if any."""
         self._check(case, self._next)
         self._next += 1
-        data = case.SerializeToString()
+        data = bytes(case)
         self._chunk.append(data)
         self._size += len(data)
         if len(self._chunk) >= BATCH_MAX_RESULTS or self._size >= CHUNK_MAX_BYTES:
@@ -82,9 +83,9 @@ class ChunkCutter:
 
 def chunk_jobs(
     make: Callable[[list[bytes] | None, int, int], WorkerJob],
-    cases: Sequence[pb.Case] | None,
+    cases: Sequence[memoryview | bytes] | None,
     own_cases: int,
-    check: Callable[[pb.Case, int], None],
+    check: CaseCheck,
 ) -> Iterator[WorkerJob]:
     """The jobs of a batch: `cases` cut and checked, or with None the suite document's
     `own_cases`, which the workers hold."""
@@ -102,8 +103,8 @@ def chunk_jobs(
 
 async def streamed_jobs(
     make: Callable[[list[bytes], int, int], WorkerJob],
-    arriving: AsyncIterator[Sequence[pb.Case]],
-    check: Callable[[pb.Case, int], None],
+    arriving: AsyncIterator[Sequence[memoryview | bytes]],
+    check: CaseCheck,
 ) -> AsyncIterator[WorkerJob]:
     """`chunk_jobs` of a stream's cases as their chunks arrive: cut as a RunSuite's are,
     whatever the chunks, so indexes and results are the same."""

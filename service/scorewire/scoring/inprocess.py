@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import TypeVar
 
 from scorewire.core import tracing
@@ -30,8 +30,6 @@ FLUSH_INTERVAL_S = 0.05
 """A finished result waits at most this long for others to share its message."""
 MAX_BUFFERED_RESULTS = 4 * BATCH_MAX_RESULTS
 """Scoring pauses when this many results wait for a slow reader (backpressure)."""
-CHECKS_PER_YIELD = 512
-"""Cases checked between two yields to the event loop."""
 
 
 async def batched(results: AsyncIterator[T]) -> AsyncIterator[list[T]]:
@@ -98,6 +96,7 @@ class LocalRun:
         self,
         plan: Plan,
         cases: Sequence[pb.Case] | None,
+        sent: Sequence[memoryview | bytes],
         own: Sequence[Case],
         ctx: CheckContext,
         *,
@@ -105,24 +104,16 @@ class LocalRun:
         max_reason_chars: int,
         bounds_ms: tuple[float, ...] | None,
     ) -> None:
-        """`cases` as the request sent them, or None for the suite document's `own`."""
+        """`cases` as the request sent them (`sent`: their bytes), or None for the suite
+        document's `own`."""
         self._plan = plan
         self._cases = cases
+        self._sent = sent
         self._own = own
         self._ctx = ctx
         self._concurrency = concurrency
         self._cap = max_reason_chars
         self._bounds = bounds_ms
-
-    @staticmethod
-    async def check_cases(
-        cases: Sequence[pb.Case] | None, check: Callable[[pb.Case, int], None]
-    ) -> None:
-        """Check every case (`check(case, index)`), yielding to the event loop now and then."""
-        for i, c in enumerate(cases or ()):
-            check(c, i)
-            if i % CHECKS_PER_YIELD == CHECKS_PER_YIELD - 1:
-                await asyncio.sleep(0)
 
     def _engine_cases(self) -> list[Case]:
         if self._cases is None:
@@ -147,8 +138,8 @@ class LocalRun:
                     summary.add(r)
                 counted = tally(len(plan.checks), batch, self._bounds) if self._bounds else None
                 message = wire.case_results_message(plan.checks, batch, self._cap)
-                sent = self._cases
-                blobs = [sent[r.index].SerializeToString() for r in batch] if sent else []
+                sent = self._sent if self._cases is not None else ()
+                blobs = [bytes(sent[r.index]) for r in batch] if sent else []
                 yield ScoredBatch(message, ChunkCounts(summary, counted), blobs, len(batch))
         finally:
             span.end()

@@ -137,7 +137,12 @@ async def create_server(
         settings, judge=judge, labels=scoped, observer=observer, extras=extras, runs=recorder
     )
     await service.start()
-    add_service(target, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
+    add_service(
+        target,
+        service,
+        scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"],
+        raw=frozenset(("RunSuite", "RunSuiteStream")),
+    )
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, target)
     names = [SERVICE_NAME]

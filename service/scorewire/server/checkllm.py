@@ -150,11 +150,11 @@ class CheckllmRuns:
 
     # ---- RunSuite ----------------------------------------------------------------------
 
-    def groups(self, suite: CheckllmSuite, request: pb.RunSuiteRequest) -> list[Group]:
+    def groups(self, suite: CheckllmSuite, cases: Sequence[pb.Case]) -> list[Group]:
         """The run's jobs: the request's recorded cases, else the document's and generated."""
-        if request.cases:
-            keys = [CaseKey(c.test, c.prompt, c.provider) for c in request.cases]
-            outputs = [wire.output_from_pb(c.output) for c in request.cases]
+        if cases:
+            keys = [CaseKey(c.test, c.prompt, c.provider) for c in cases]
+            outputs = [wire.output_from_pb(c.output) for c in cases]
             try:
                 return recorded_groups(suite, keys, outputs)
             except SpecError as err:
@@ -207,13 +207,18 @@ class CheckllmRuns:
         return providers
 
     async def run_suite(
-        self, suite: CheckllmSuite, request: pb.RunSuiteRequest, context: Context
+        self,
+        suite: CheckllmSuite,
+        request: pb.RunSuiteRequest,
+        cases: Sequence[pb.Case],
+        context: Context,
     ) -> AsyncIterator[pb.RunSuiteResponse]:
-        """Produce (when needed), score and stream every combination, then the summary."""
-        groups = self.groups(suite, request)
+        """Produce (when needed), score and stream every combination, then the summary;
+        `cases`: the request's recorded outputs."""
+        groups = self.groups(suite, cases)
         generating = generation_calls(groups) > 0
         self._preflight(suite, generating=generating)
-        n_cases = len(request.cases)
+        n_cases = len(cases)
         for g in groups:
             for job in g.jobs:
                 if job.index < n_cases and isinstance(job.source, Recorded):

@@ -155,15 +155,29 @@ def _passthrough(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     return serializer
 
 
-def add_service(server: grpc.aio.Server, servicer: Any, service: ServiceDescriptor) -> str:
-    """Register every method of `service` on `servicer`; returns the full service name."""
+def _as_bytes(data: bytes) -> bytes:
+    return data
+
+
+def add_service(
+    server: grpc.aio.Server,
+    servicer: Any,
+    service: ServiceDescriptor,
+    *,
+    raw: frozenset[str] = frozenset(),
+) -> str:
+    """Register every method of `service` on `servicer`; returns the full service name.
+
+    The methods named in `raw` get their request messages as bytes, to parse as they
+    choose (`server.intake`: big requests off the event loop)."""
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in service.methods:
         request_cls = message_factory.GetMessageClass(method.input_type)
         response_cls = message_factory.GetMessageClass(method.output_type)
         behavior = getattr(servicer, method.name)
+        parse = Lenient(_as_bytes if method.name in raw else request_cls.FromString)
         kw: dict[str, Any] = {
-            "request_deserializer": Lenient(request_cls.FromString),
+            "request_deserializer": parse,
             "response_serializer": _passthrough(response_cls.SerializeToString),
         }
         if method.client_streaming and method.server_streaming:

@@ -23,7 +23,7 @@ from scorewire.scoring.executor import DeadlineExpired, Executor, OneCase, OneSc
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.source import PlanSource, score_plan_wire
-from scorewire.server import convert
+from scorewire.server import convert, intake
 from scorewire.server.calls import CallContexts, deadline
 from scorewire.server.checkllm import CheckllmRuns, format_name
 from scorewire.server.errors import (
@@ -188,69 +188,75 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self._observer.observe_results(info, (scored.result,))
 
     @guarded_stream
-    async def RunSuite(  # type: ignore[override]  # bytes: serialized by the scorer already
-        self, request: pb.RunSuiteRequest, context: Context
+    async def RunSuite(  # type: ignore[override]  # bytes in (intake), bytes out
+        self, raw: bytes, context: Context
     ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
         """Score a batch and stream batched results, then the summary."""
-        self._check_case_count(len(request.cases), "cases")
+        rest, cases = await intake.split(raw, intake.RUN_SUITE_CASES)
+        del raw  # the cases' bytes keep what they need of it
+        request = intake.parse(pb.RunSuiteRequest, rest)
+        self._check_case_count(len(cases), "cases")
         key, source = self._run_source(request)
         info = await self._plan(key, source, context)
-        async for reply in self._run(request, key, source, info, None, context):
+        async for reply in self._run(request, cases, key, source, info, None, context):
             yield reply
 
     @guarded_stream
-    async def RunSuiteStream(  # type: ignore[override]  # bytes: serialized already
-        self, request_iterator: AsyncIterator[pb.RunSuiteStreamRequest], context: Context
+    async def RunSuiteStream(  # type: ignore[override]  # bytes in (intake), bytes out
+        self, messages: AsyncIterator[bytes], context: Context
     ) -> AsyncIterator[bytes]:
         """RunSuite with the cases arriving in chunks after a config declaring their count."""
-        first = await anext(aiter(request_iterator), None)
-        if first is None or first.WhichOneof("message") != "config":
+        first = await anext(aiter(messages), None)
+        rest, cases = await intake.split(first or b"", intake.STREAM_CONFIG_CASES)
+        config = intake.parse(pb.RunSuiteStreamRequest, rest)
+        if first is None or config.WhichOneof("message") != "config":
             raise invalid_argument(
                 [FieldViolation("config", "the first message of a RunSuiteStream is a config")]
             )
-        request, declared = first.config.request, first.config.case_count
+        request, declared = config.config.request, config.config.case_count
         self._check_case_count(declared, "config.case_count")
         key, source = self._run_source(request)
         info = await self._plan(key, source, context)
         limit = self._settings.max_message_bytes
-        arriving: AsyncIterator[Sequence[pb.Case]] | None
-        arriving = _arriving(first, request_iterator, declared, limit)
+        arriving: AsyncIterator[Sequence[memoryview]] | None
+        arriving = _arriving(len(first), cases, messages, declared, limit)
+        every: list[memoryview] = []
         if info.format == CHECKLLM or info.any_async or declared == 0:
             # Scored as one RunSuite once every case has arrived.
-            request = pb.RunSuiteRequest()
-            request.CopyFrom(first.config.request)
-            del request.cases[:]
-            async for chunk in arriving:  # each chunk's message is dropped once copied
-                request.cases.extend(chunk)
+            async for chunk in arriving:
+                every.extend(chunk)
             arriving = None
-        async for reply in self._run(request, key, source, info, arriving, context):
+        async for reply in self._run(request, every, key, source, info, arriving, context):
             yield reply if isinstance(reply, bytes) else reply.SerializeToString()
 
     async def _run(
         self,
         request: pb.RunSuiteRequest,
+        cases: Sequence[memoryview],
         key: bytes,
         source: PlanSource,
         info: PlanInfo,
-        arriving: AsyncIterator[Sequence[pb.Case]] | None,
+        arriving: AsyncIterator[Sequence[memoryview]] | None,
         context: Context,
     ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
-        """A RunSuite's run: a checkllm document's, or the batch's (`SuiteRuns`)."""
+        """A RunSuite's run of `cases` (their bytes as sent): a checkllm document's, or the
+        batch's (`SuiteRuns`); with `arriving`, a stream's cases as they arrive."""
         if info.format == CHECKLLM:
             budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
             self.calls.preflight(info, budget)
             compiled = await self.executor.compiled_here(key, source)
             assert compiled.checkllm is not None
-            async for response in self.checkllm.run_suite(compiled.checkllm, request, context):
+            parsed = await intake.parse_cases(cases)
+            run = self.checkllm.run_suite(compiled.checkllm, request, parsed, context)
+            async for response in run:
                 yield response
             return
-        if arriving is None and not request.cases and info.suite_case_problem is not None:
+        if arriving is None and not cases and info.suite_case_problem is not None:
             # Cases written inline in a suite document were bounded by its size, but
             # not yet by what the whole-text checks would read of them.
             raise resource_exhausted(*info.suite_case_problem)
-        own = arriving is None and not request.cases and info.suite_cases > 0
-        cases = None if own else request.cases
-        batches = self.suites.batches(key, source, info, cases, arriving, context)
+        own = arriving is None and not cases and info.suite_cases > 0
+        batches = self.suites.batches(key, source, info, None if own else cases, arriving, context)
         async for reply in self.suites.run(request, info, batches, context):
             yield reply
 
@@ -406,34 +412,36 @@ def _stream_suite_text(cfg: pb.StreamConfig) -> str:
 
 
 async def _arriving(
-    first: pb.RunSuiteStreamRequest,
-    rest: AsyncIterator[pb.RunSuiteStreamRequest],
+    size: int,
+    first: Sequence[memoryview],
+    rest: AsyncIterator[bytes],
     declared: int,
     limit: int,
-) -> AsyncIterator[Sequence[pb.Case]]:
+) -> AsyncIterator[Sequence[memoryview]]:
     """The stream's cases chunk by chunk (the config's own first): exactly `declared`
     of them, in messages within `max_message_bytes` (`limit`) together."""
-    size, sent = first.ByteSize(), len(first.config.request.cases)
+    sent = len(first)
     problem = "config.case_count", f"{declared} cases declared, more sent"
     if sent > declared:
         raise invalid_argument([FieldViolation(*problem)])
     if sent:
-        yield first.config.request.cases
-    async for message in rest:
-        kind = message.WhichOneof("message")
-        if kind != "cases":
-            what = "a config after the first message" if kind else "neither config nor cases"
-            raise invalid_argument([FieldViolation("message", f"the stream sent {what}")])
-        size += message.ByteSize()
+        yield first
+    async for raw in rest:
+        size += len(raw)
         if size > limit:
             raise resource_exhausted(
                 "cases",
                 f"the stream's messages together exceed max_message_bytes ({limit} bytes)",
             )
-        sent += len(message.cases.cases)
+        left, cases = await intake.split(raw, intake.STREAM_CHUNK_CASES)
+        kind = intake.parse(pb.RunSuiteStreamRequest, left).WhichOneof("message")
+        if kind != "cases":
+            what = "a config after the first message" if kind else "neither config nor cases"
+            raise invalid_argument([FieldViolation("message", f"the stream sent {what}")])
+        sent += len(cases)
         if sent > declared:
             raise invalid_argument([FieldViolation(*problem)])
-        yield message.cases.cases
+        yield cases
     if sent < declared:
         raise invalid_argument(
             [FieldViolation("config.case_count", f"{declared} cases declared, {sent} sent")]

@@ -30,6 +30,7 @@ from scorewire.scoring.source import PlanSource
 from scorewire.server import convert
 from scorewire.server.calls import CallContexts, deadline
 from scorewire.server.errors import invalid_argument, resource_exhausted
+from scorewire.server.intake import CASES_PER_TURN, parse_case
 from scorewire.server.run_records import (
     BaselineGate,
     Recording,
@@ -81,12 +82,14 @@ class CaseChecks:
         if not convert.json_fields_ok(sample, output):
             raise invalid_argument(convert.json_field_violations(sample, output, base))
 
-    def case_checker(self, info: PlanInfo) -> Callable[[pb.Case, int], None]:
-        """Refuses case `i` over the output limits or with bad JSON text (its field path)."""
+    def case_checker(self, info: PlanInfo) -> Callable[[memoryview | bytes, int], pb.Case]:
+        """Parses case `i` from its bytes and refuses it over the output limits or with bad
+        JSON text (its field path); the case parsed."""
         caps = info.whole_text_caps
         short = short_output(self._settings, caps)
 
-        def check(c: pb.Case, i: int) -> None:
+        def check(data: memoryview | bytes, i: int) -> pb.Case:
+            c = parse_case(data)
             text = c.output.text
             if len(text) > short:  # else far within every limit, without measuring
                 self.output(text, f"cases[{i}].output", caps)
@@ -94,6 +97,7 @@ class CaseChecks:
                 raise invalid_argument(
                     convert.json_field_violations(c.sample, c.output, f"cases[{i}]")
                 )
+            return c
 
         return check
 
@@ -128,8 +132,8 @@ class SuiteRuns:
         key: bytes,
         source: PlanSource,
         info: PlanInfo,
-        cases: Sequence[pb.Case] | None,
-        arriving: AsyncIterator[Sequence[pb.Case]] | None,
+        cases: Sequence[memoryview] | None,
+        arriving: AsyncIterator[Sequence[memoryview]] | None,
         context: Context,
     ) -> Batches:
         """How the batch's cases are scored (`scoring.executor`'s rule): `cases` as sent
@@ -303,25 +307,33 @@ class _Here:
         executor: Executor,
         key: bytes,
         source: PlanSource,
-        cases: Sequence[pb.Case] | None,
-        check: Callable[[pb.Case, int], None],
+        cases: Sequence[memoryview] | None,
+        check: Callable[[memoryview | bytes, int], pb.Case],
         settings: Settings,
     ) -> None:
         self._executor, self._key, self._source = executor, key, source
         self._cases, self._check, self._settings = cases, check, settings
+        self._parsed: list[pb.Case] | None = None
 
     async def check(self) -> None:
-        await LocalRun.check_cases(self._cases, self._check)
+        """Parse and check every case, giving the event loop turns."""
+        if self._cases is None:
+            return
+        self._parsed = []
+        for i, data in enumerate(self._cases, 1):
+            self._parsed.append(self._check(data, i - 1))
+            if i % CASES_PER_TURN == 0:
+                await asyncio.sleep(0)
 
     async def batches(self, ctx: CheckContext) -> AsyncIterator[ScoredBatch]:
         compiled = await self._executor.compiled_here(self._key, self._source)
         suite = compiled.suite
         assert suite is not None
         own = suite.cases or []
-        cases = self._cases if self._cases or not own else None
+        cases = self._parsed if self._parsed or not own else None
         concurrency = min(suite.settings.concurrency, self._settings.max_concurrency)
         run = LocalRun(
-            suite.plan, cases, own, ctx,
+            suite.plan, cases, self._cases or (), own, ctx,
             concurrency=concurrency,
             max_reason_chars=self._settings.max_reason_chars,
             bounds_ms=self._executor.bounds_ms,
