@@ -481,6 +481,12 @@ class CallerScopedLabels:
         """List labels (unchanged)."""
         return await self._store.list_labels(query, after_id=after_id, limit=limit)
 
+    async def labels_of_outputs(
+        self, query: LabelQuery, outputs: Sequence[tuple[str, str]]
+    ) -> list[Label]:
+        """List labels of many outputs (unchanged)."""
+        return await self._store.labels_of_outputs(query, outputs)
+
     async def close(self) -> None:
         """Close the underlying store."""
         await self._store.close()
