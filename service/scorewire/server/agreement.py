@@ -221,8 +221,10 @@ async def _pair_page(
     query: LabelQuery,
     pacer: Pacer,
 ) -> None:
-    """Read the labels of a page of outputs and pair each judged score with them."""
-    labels = await _labels_of(store, query, [(o.sample_id, o.digest) for o in page], pacer)
+    """Read the labels of a page of outputs and pair each judged score with them (an
+    output without a sample id has none: labels name their sample)."""
+    keys = [(o.sample_id, o.digest) for o in page if o.sample_id]
+    labels = await _labels_of(store, query, keys, pacer)
     for o in page:
         found = labels.get((o.sample_id, o.digest), []) if o.sample_id else []
         for slot, score in o.scores:
