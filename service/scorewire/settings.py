@@ -192,6 +192,15 @@ class Settings(BaseSettings):
     max_bootstrap_resamples: int = Field(10_000, ge=1, le=1_000_000)
     """Most bootstrap resamples an Agreement or Calibrate request may ask for (the
     confidence interval of Cohen's kappa)."""
+    max_agreement_cases: int = Field(100_000, ge=1)
+    """Most cases one Agreement or Calibrate request pairs with human labels: those it
+    sends, or those of the recorded run it names (a run holding more is refused before
+    any is read). A case costs about ten bytes of memory per judge-backed check and a
+    few microseconds, on the event loop in slices that let other calls through."""
+    max_calibration_thresholds: int = Field(1_000, ge=1)
+    """Most candidate thresholds one Calibrate request tries: those it sends, or, when it
+    sends none, the distinct values the judge gave. Each is one point of the answer; the
+    sweep sorts the values once, so it costs O((cases + thresholds) log cases)."""
     agreement_kappa_floor: float = Field(0.6, ge=-1.0, le=1.0)
     """The lowest acceptable Cohen's kappa between a judge check and human labels: exported
     as `scorewire_judge_agreement_kappa_floor`, which the ScorewireJudgeAgreementLow alert

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from datetime import UTC, datetime
 
 import pytest
@@ -170,3 +171,64 @@ def test_calibration_at_given_thresholds() -> None:
     cal = calibrate(pair_up(judged, lambda s, h: index.lookup(s, h, "default")), [0.5, 0.9])
     assert [p.threshold for p in cal.points] == [0.5, 0.9]
     assert cal.recommended.threshold == 0.5 and cal.recommended.kappa == pytest.approx(1.0)
+
+
+# --- the sorted sweep against the plain one; pairing keeps what agreement lists -------------
+
+
+def _reference_calibration(
+    pairs: list[tuple[float, bool]], thresholds: list[float]
+) -> list[tuple[float, Confusion]]:
+    """The calibration as first written: every pair re-decided at every threshold, O(n·t)."""
+    out = []
+    for t in sorted(set(thresholds) if thresholds else {v for v, _ in pairs}):
+        cells = [0, 0, 0, 0]
+        for value, human in pairs:
+            cells[(0 if value >= t - 1e-9 else 2) + (0 if human else 1)] += 1
+        out.append((t, Confusion(*cells)))
+    return out
+
+
+def _random_pairs(rng: random.Random, n: int, nan: bool) -> list[tuple[float, bool]]:
+    # levels (many ties), arbitrary floats, values a hair either side of 0.5 and, when
+    # the thresholds are given, NaN (it never passes; as a candidate it has no order)
+    pool = [0.0, 0.25, 0.5, 0.75, 1.0, 0.5 - 1e-9, 0.5 - 2e-9, 0.5 + 1e-12]
+    pool += [float("nan")] if nan else []
+    return [
+        (rng.choice(pool) if rng.random() < 0.6 else rng.random(), rng.random() < 0.4)
+        for _ in range(n)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_sorted_sweep_answers_as_the_plain_one(seed: int) -> None:
+    rng = random.Random(seed)
+    given = seed % 3 != 0  # else every distinct value the judge gave
+    pairs = _random_pairs(rng, rng.choice([1, 2, 7, 50, 400]), nan=given)
+    thresholds = (
+        [rng.choice([0.0, 0.5, 1.0, 0.5 - 1e-9, rng.random()]) for _ in range(30)] if given else []
+    )
+    index = LabelIndex.build([_label(f"s{i}", "o", h) for i, (_, h) in enumerate(pairs)])
+    judged = [_judged(f"s{i}", "o", v, v >= 0.5) for i, (v, _) in enumerate(pairs)]
+    cal = calibrate(pair_up(judged, lambda s, h: index.lookup(s, h, "default")), thresholds)
+    want = _reference_calibration(pairs, thresholds)
+    got = [(p.threshold, p.confusion) for p in cal.points]
+    assert len(got) == len(want)
+    for (t_got, c_got), (t_want, c_want) in zip(got, want, strict=True):
+        assert t_got == t_want and c_got == c_want
+    for p in cal.points:
+        assert p.kappa == cohen_kappa(p.confusion) and p.accuracy == p.confusion.accuracy()
+
+
+def test_pairing_keeps_the_most_confident_disagreements_as_a_full_sort_would() -> None:
+    # 300 disagreements with many equal confidences and sample ids, kept 7 at a time
+    rng = random.Random(5)
+    rows = [(f"s{rng.randrange(20)}", rng.choice([0.0, 0.25, 0.75, 1.0])) for _ in range(300)]
+    judged = [_judged(s, f"out {i}", v, True) for i, (s, v) in enumerate(rows)]
+    fails = LabelIndex.build([_label(s, f"out {i}", False) for i, (s, _) in enumerate(rows)])
+    lookup = lambda s, h: fails.lookup(s, h, "default")  # noqa: E731
+    kept = agreement(pair_up(judged, lookup, keep=7), max_disagreements=7).disagreements
+    everything = agreement(pair_up(judged, lookup, keep=1000), max_disagreements=1000)
+    assert len(everything.disagreements) == 300
+    assert [d.output for d in kept] == [d.output for d in everything.disagreements[:7]]
+    assert everything.confusion == Confusion(pass_fail=300)

@@ -4,6 +4,8 @@
 - `components`: real components a test needs (`require_component`, `require_binary`),
   skipped on a developer's machine, a failure under CI (`under_ci`).
 - `judge`: a JudgeService wired to the LLM protocol stand-ins (`judge_harness`).
+- `loop_lag`: how long anything held an event loop, measured from inside it
+  (`LoopLagProbe`), for benchmarks: never for assertions on time.
 - `otlp`: a real OTLP/gRPC trace receiver in process (`OtlpReceiver`).
 - `pki`: certificates made at test time (the `pki` fixture).
 - `redis`: a throwaway redis-server (`RedisServer`, the `redis_server` fixture), with ACL

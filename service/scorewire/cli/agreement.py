@@ -489,7 +489,7 @@ def run_agreement(args: argparse.Namespace, *, console: Console | None = None) -
             checks, lookup = _inputs(args)
         for name, ctype, judged in checks:
             a = agreement(
-                pair_up(judged, lookup),
+                pair_up(judged, lookup, keep=args.max_disagreements),
                 resamples=args.resamples,
                 seed=args.seed,
                 confidence=args.confidence,

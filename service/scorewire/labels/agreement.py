@@ -20,19 +20,28 @@ From the pairs:
 Zero pairs is `NoPairs`: an error, never a kappa of 0. The inputs are plain iterables of
 `JudgedOutput`, so a recorded run's results can be plugged in as well as a results file's
 or scores computed now; labels come through a lookup function (a labels file's index, or
-what a label store returned).
+what a label store returned). A server pairs one output at a time instead (`Pairing`), so
+that it can let other requests run in between.
+
+Pairs are kept as numbers (the judge's value and both verdicts: ten bytes a pair), and of
+the disagreements only the most confident `KEPT_DISAGREEMENTS` whole, so the memory of a
+pairing grows by bytes per pair, not by the outputs' text.
 
 Calibration (`calibrate`) re-decides the pairs at other thresholds from the values the
 judge already gave (a value does not depend on the threshold), so it makes no judge call.
+It sorts the values once and finds each threshold's confusion matrix by binary search:
+O((n + t) log n) for n pairs and t thresholds, not a pass over the pairs per threshold.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from scorewire.core.model import Score
 from scorewire.labels.model import Label, output_hash, verdict
 
@@ -42,6 +51,8 @@ DEFAULT_CONFIDENCE = 0.95
 """Confidence level of kappa's interval when a request gives none."""
 DEFAULT_MAX_DISAGREEMENTS = 20
 """Disagreements listed per check when a request gives no number."""
+KEPT_DISAGREEMENTS = 1000
+"""Disagreements a pairing keeps whole (the most confident): the most one check may list."""
 _EPSILON = 1e-9
 
 
@@ -86,14 +97,6 @@ class Confusion:
     def total(self) -> int:
         """Every pair."""
         return self.pass_pass + self.pass_fail + self.fail_pass + self.fail_fail
-
-    @classmethod
-    def of(cls, verdicts: Iterable[tuple[bool, bool]]) -> Confusion:
-        """Count (judge passed, human passed) verdicts."""
-        counts = [0, 0, 0, 0]
-        for judge, human in verdicts:
-            counts[(0 if judge else 2) + (0 if human else 1)] += 1
-        return cls(*counts)
 
     def accuracy(self) -> float:
         """The share of pairs where judge and people agree (0 for no pairs)."""
@@ -145,12 +148,25 @@ class Calibration:
 
 @dataclass(slots=True)
 class Paired:
-    """The outcome of matching scores with labels."""
+    """The outcome of matching scores with labels: each pair as numbers, in pairing order,
+    and the most confident disagreements whole."""
 
-    pairs: list[Pair] = field(default_factory=list)
+    values: array[float] = field(default_factory=lambda: array("d"))
+    """The judge's value of each pair."""
+    judge_passed: array[int] = field(default_factory=lambda: array("b"))
+    """1 where the judge passed the pair's output, else 0."""
+    human_passed: array[int] = field(default_factory=lambda: array("b"))
+    """1 where people passed it (`labels.verdict`), else 0."""
+    disagreements: list[Pair] = field(default_factory=list)
+    """The most confident disagreements, first to last, as many as the pairing kept."""
     unlabelled: int = 0
     errored: int = 0
     cost_usd: float = 0.0
+
+    @property
+    def pairs(self) -> int:
+        """How many outputs have both a judge verdict and a human one."""
+        return len(self.values)
 
 
 LabelLookup = Callable[[str, str], Sequence[Label]]
@@ -207,36 +223,82 @@ def _note(labels: Sequence[Label]) -> str:
     return "; ".join(f"{lb.labeller}: {lb.note}" for lb in labels if lb.note)
 
 
-def pair_up(judged: Iterable[JudgedOutput], labels_for: LabelLookup) -> Paired:
-    """Match every score with the labels of its sample and exact output."""
-    out = Paired()
-    for j in judged:
-        labels = labels_for(j.sample_id, output_hash(j.output)) if j.sample_id else ()
+def _most_confident_first(p: Pair) -> tuple[float, str]:
+    return (-p.confidence, p.sample_id)
+
+
+class Pairing:
+    """Matches scores with labels one output at a time (`add`); `paired()` is the outcome.
+
+    Of the disagreements it keeps the `keep` most confident (ties: by sample id, then in
+    the order added), pruning as it goes, so memory stays a few bytes per pair.
+    """
+
+    __slots__ = ("_candidates", "_keep", "_out")
+
+    def __init__(self, keep: int = KEPT_DISAGREEMENTS) -> None:
+        self._out = Paired()
+        self._keep = max(0, keep)
+        self._candidates: list[Pair] = []
+
+    def add(self, sample_id: str, output: str, score: Score, labels: Sequence[Label]) -> None:
+        """Pair one score with the counting labels of its sample and exact output (none:
+        unlabelled; a score with an error: errored)."""
+        out = self._out
         if not labels:
             out.unlabelled += 1
-            continue
-        if j.score.error is not None:
+            return
+        if score.error is not None:
             out.errored += 1
-            continue
-        human = verdict(labels)
-        out.cost_usd += j.score.cost_usd
-        out.pairs.append(
+            return
+        human = verdict(labels).passed
+        out.cost_usd += score.cost_usd
+        out.values.append(score.value)
+        out.judge_passed.append(score.passed)
+        out.human_passed.append(human)
+        if score.passed == human:
+            return
+        self._candidates.append(
             Pair(
-                sample_id=j.sample_id,
-                output=j.output,
-                judge_passed=j.score.passed,
-                judge_value=j.score.value,
-                judge_reason=j.score.reason,
-                confidence=_confidence(j.score),
-                human_passed=human.passed,
+                sample_id=sample_id,
+                output=output,
+                judge_passed=score.passed,
+                judge_value=score.value,
+                judge_reason=score.reason,
+                confidence=_confidence(score),
+                human_passed=human,
                 human_note=_note(labels),
             )
         )
-    return out
+        if len(self._candidates) > 2 * self._keep:
+            self._prune()
+
+    def _prune(self) -> None:
+        # A stable sort: equal keys stay in the order they were added.
+        self._candidates.sort(key=_most_confident_first)
+        del self._candidates[self._keep :]
+
+    def paired(self) -> Paired:
+        """Every pair added so far, and the disagreements kept, most confident first."""
+        self._prune()
+        self._out.disagreements = list(self._candidates)
+        return self._out
+
+
+def pair_up(
+    judged: Iterable[JudgedOutput], labels_for: LabelLookup, *, keep: int = KEPT_DISAGREEMENTS
+) -> Paired:
+    """Match every score with the labels of its sample and exact output; of the
+    disagreements keep the `keep` most confident."""
+    pairing = Pairing(keep)
+    for j in judged:
+        labels = labels_for(j.sample_id, output_hash(j.output)) if j.sample_id else ()
+        pairing.add(j.sample_id, j.output, j.score, labels)
+    return pairing.paired()
 
 
 def _require_pairs(paired: Paired) -> None:
-    if not paired.pairs:
+    if not paired.values:
         why = []
         if paired.unlabelled:
             why.append(f"{paired.unlabelled} scored outputs have no label")
@@ -257,33 +319,55 @@ def agreement(
     confidence: float = DEFAULT_CONFIDENCE,
     max_disagreements: int = DEFAULT_MAX_DISAGREEMENTS,
 ) -> Agreement:
-    """The agreement figures of matched pairs; NoPairs when there are none."""
+    """The agreement figures of matched pairs; NoPairs when there are none. At most
+    `max_disagreements` are listed, and no more than the pairing kept."""
     _require_pairs(paired)
-    pairs = paired.pairs
-    confusion = Confusion.of((p.judge_passed, p.human_passed) for p in pairs)
+    judge, human = _verdicts(paired)
+    confusion = _confusion(judge, human)
     kappa = cohen_kappa(confusion)
     interval, used = (
         bootstrap_kappa(confusion, resamples=resamples, seed=seed, confidence=confidence)
         if kappa is not None
         else (None, 0)
     )
-    disagreements = sorted(
-        (p for p in pairs if p.judge_passed != p.human_passed),
-        key=lambda p: (-p.confidence, p.sample_id),
-    )
     return Agreement(
-        pairs=len(pairs),
+        pairs=paired.pairs,
         accuracy=confusion.accuracy(),
         kappa=kappa,
         interval=interval,
         confidence=confidence,
         resamples=used,
         confusion=confusion,
-        disagreements=disagreements[:max_disagreements],
+        disagreements=paired.disagreements[:max_disagreements],
         unlabelled=paired.unlabelled,
         errored=paired.errored,
         cost_usd=paired.cost_usd,
     )
+
+
+def _verdicts(paired: Paired) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The judge's and people's verdicts of every pair, as boolean arrays."""
+    judge = np.frombuffer(paired.judge_passed, dtype=np.int8) != 0
+    human = np.frombuffer(paired.human_passed, dtype=np.int8) != 0
+    return judge, human
+
+
+def _confusion(judge: npt.NDArray[np.bool_], human: npt.NDArray[np.bool_]) -> Confusion:
+    """The confusion matrix of paired verdicts (counted in numpy: no Python per pair)."""
+    pass_pass = int(np.count_nonzero(judge & human))
+    pass_fail = int(np.count_nonzero(judge)) - pass_pass
+    fail_pass = int(np.count_nonzero(human)) - pass_pass
+    return Confusion(
+        pass_pass, pass_fail, fail_pass, len(judge) - pass_pass - pass_fail - fail_pass
+    )
+
+
+def candidate_thresholds(paired: Paired, thresholds: Sequence[float] = ()) -> list[float]:
+    """The thresholds a calibration tries, ascending: the given ones, or else every
+    distinct value the judge gave (for a level scale, each level it used)."""
+    if thresholds:
+        return sorted(set(thresholds))
+    return [float(v) for v in np.unique(np.frombuffer(paired.values, dtype=np.float64))]
 
 
 def calibrate(paired: Paired, thresholds: Sequence[float] = ()) -> Calibration:
@@ -292,13 +376,27 @@ def calibrate(paired: Paired, thresholds: Sequence[float] = ()) -> Calibration:
     Without thresholds, every distinct value the judge gave is a candidate (for a level
     scale, each level it used). The recommendation has the highest kappa (an undefined
     kappa ranks lowest); ties go to the higher accuracy, then the lower threshold.
+
+    The values are sorted once, those people passed once more; a threshold's judge fails
+    are then the values below it (a binary search) and its failed human passes the same
+    in the second list: the confusion matrix without a pass over the pairs.
     """
     _require_pairs(paired)
-    pairs = paired.pairs
-    candidates = sorted(set(thresholds) if thresholds else {p.judge_value for p in pairs})
+    candidates = candidate_thresholds(paired, thresholds)
+    values = np.frombuffer(paired.values, dtype=np.float64)
+    _, human = _verdicts(paired)
+    # A NaN value never passes (NaN >= t is false): it sorts first, as -inf.
+    values = np.where(np.isnan(values), -np.inf, values)
+    ordered, human_ordered = np.sort(values), np.sort(values[human])
+    # A pass is a value >= t - epsilon: the fails are the values before that cut.
+    cuts = np.array(candidates, dtype=np.float64) - _EPSILON
+    fails = np.searchsorted(ordered, cuts, side="left").tolist()
+    failed_passes = np.searchsorted(human_ordered, cuts, side="left").tolist()
+    n, human_passes = len(ordered), len(human_ordered)
     points = []
-    for t in candidates:
-        confusion = Confusion.of((p.judge_value >= t - _EPSILON, p.human_passed) for p in pairs)
+    for t, fail, fail_pass in zip(candidates, fails, failed_passes, strict=True):
+        pass_pass = human_passes - fail_pass
+        confusion = Confusion(pass_pass, n - fail - pass_pass, fail_pass, fail - fail_pass)
         points.append(CalibrationPoint(t, confusion.accuracy(), cohen_kappa(confusion), confusion))
     best = max(
         points,
@@ -309,9 +407,9 @@ def calibrate(paired: Paired, thresholds: Sequence[float] = ()) -> Calibration:
         ),
     )
     return Calibration(
-        pairs=len(pairs),
+        pairs=paired.pairs,
         points=points,
         recommended=best,
         cost_usd=paired.cost_usd,
-        cost_per_pair_usd=paired.cost_usd / len(pairs),
+        cost_per_pair_usd=paired.cost_usd / paired.pairs,
     )

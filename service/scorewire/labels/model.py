@@ -123,6 +123,9 @@ class PutKey:
 
 LOOKUP_LIMIT = 10_000
 """Most labels one lookup reads (one per labeller of one output: far more than enough)."""
+OUTPUTS_PER_CALL = 500
+"""Outputs a reader asks `labels_of_outputs` for at once (a store may read them in a few
+statements: see each store)."""
 
 
 def counting_labels(found: Sequence[tuple[int, Label]]) -> list[Label]:
@@ -170,6 +173,15 @@ class LabelStore(Protocol):
         self, query: LabelQuery, *, after_id: int, limit: int
     ) -> list[tuple[int, Label]]:
         """Up to `limit` labels with storage ids above `after_id`, by id, with their ids."""
+
+    async def labels_of_outputs(
+        self, query: LabelQuery, outputs: Sequence[tuple[str, str]]
+    ) -> list[Label]:
+        """The labels `list_labels(query)` lists (the latest per key: `include_history` is
+        ignored) whose (sample_id, output_hash) is one of `outputs`, in storage order.
+
+        A few statements for `OUTPUTS_PER_CALL` outputs, instead of one per output.
+        """
 
     async def close(self) -> None:
         """Release connections; later calls raise `LabelsUnavailable`."""

@@ -32,6 +32,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 from scorewire.labels.model import (
     LOOKUP_LIMIT,
+    OUTPUTS_PER_CALL,
     Label,
     LabelQuery,
     LabelsOutcomeUnknown,
@@ -119,6 +120,18 @@ _HISTORY = (
     f"SELECT {_COLUMNS} FROM scorewire_label_history WHERE {{where}} AND id > %s "
     "ORDER BY id LIMIT %s"
 )
+# The latest labels of the outputs given as two arrays (sample ids, output hashes).
+_OF_OUTPUTS = f"""
+SELECT {_COLUMNS} FROM (
+    SELECT {_COLUMNS}, ROW_NUMBER() OVER (
+        PARTITION BY tenant, sample_id, output_hash, label_check, labeller
+        ORDER BY created_at DESC, id DESC
+    ) AS rank
+    FROM unnest(%s::text[], %s::text[]) AS keys(s, h)
+    JOIN scorewire_label_history ON sample_id = keys.s AND output_hash = keys.h
+    WHERE {{where}}
+) AS latest WHERE rank = 1 ORDER BY id
+"""
 _INSERT = (
     "INSERT INTO scorewire_label_history (sample_id, output_hash, label_check, labeller,"
     " passed, note, created_at, stored_at, tenant, put_id)"
@@ -307,6 +320,29 @@ class PostgresLabelStore:
                 return [_row_label(row) for row in await cur.fetchall()]
 
         return await self._run(select)
+
+    async def labels_of_outputs(
+        self, query: LabelQuery, outputs: Sequence[tuple[str, str]]
+    ) -> list[Label]:
+        """The latest labels matching `query` of each (sample_id, output_hash) in `outputs`,
+        each output's in storage order: one SELECT per `OUTPUTS_PER_CALL` outputs (the
+        pool's other connections serve other calls meanwhile)."""
+        where, args = _where(query)
+        sql = _OF_OUTPUTS.format(where=where)
+        # PostgreSQL text cannot hold NUL, so no stored label is of such an output.
+        wanted = [key for key in dict.fromkeys(outputs) if "\x00" not in key[0]]
+        found: list[Label] = []
+        for start in range(0, len(wanted), OUTPUTS_PER_CALL):
+            batch = wanted[start : start + OUTPUTS_PER_CALL]
+            params = [[s for s, _ in batch], [h for _, h in batch], *args]
+
+            async def select(params: list[Any] = params) -> list[Label]:
+                async with self._pool.connection() as conn, conn.cursor() as cur:
+                    await cur.execute(sql, params)
+                    return [_row_label(row)[1] for row in await cur.fetchall()]
+
+            found.extend(await self._run(select))
+        return found
 
     async def close(self) -> None:
         """Close the pool; later calls raise `LabelsUnavailable`."""

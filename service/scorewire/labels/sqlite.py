@@ -112,6 +112,23 @@ SELECT {_COLUMNS} FROM (
 ) WHERE rank = 1 AND id > ? ORDER BY id LIMIT ?
 """
 _HISTORY = f"SELECT {_COLUMNS} FROM label_history WHERE {{where}} AND id > ? ORDER BY id LIMIT ?"
+OUTPUTS_PER_SELECT = 100
+"""Outputs whose labels one SELECT reads. Every call of the store waits on its one thread,
+so a ListLabels or a `human` check arriving meanwhile waits for at most one such SELECT
+(about 3 ms at 100 outputs; 500 took 16 ms here, for the same total)."""
+# The latest labels of the outputs listed in `keys`: joined through the key index (a row
+# value `IN (VALUES ...)` would scan the table instead).
+_OF_OUTPUTS = f"""
+WITH keys(s, h) AS (VALUES {{values}})
+SELECT {_COLUMNS} FROM (
+    SELECT {_COLUMNS}, ROW_NUMBER() OVER (
+        PARTITION BY tenant, sample_id, output_hash, label_check, labeller
+        ORDER BY created_at_us DESC, id DESC
+    ) AS rank
+    FROM keys JOIN label_history ON sample_id = keys.s AND output_hash = keys.h
+    WHERE {{where}}
+) WHERE rank = 1 ORDER BY id
+"""
 _INSERT = (
     "INSERT INTO label_history (sample_id, output_hash, label_check, labeller, passed, note,"
     " created_at_us, stored_at_us, tenant, put_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -226,6 +243,7 @@ class SqliteLabelStore:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="labels-sqlite")
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._max_variables = 999  # SQLite's least; the connection's own once open
 
     @classmethod
     async def open(cls, path: str) -> SqliteLabelStore:
@@ -274,6 +292,7 @@ class SqliteLabelStore:
         except BaseException:
             conn.close()
             raise
+        self._max_variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         self._conn = conn
 
     async def _call(self, fn: Callable[[], T], *, log_failure: bool = True) -> T:
@@ -404,6 +423,27 @@ class SqliteLabelStore:
             return [_row_label(row) for row in self._db().execute(sql, params)]
 
         return await self._call(select)
+
+    async def labels_of_outputs(
+        self, query: LabelQuery, outputs: Sequence[tuple[str, str]]
+    ) -> list[Label]:
+        """The latest labels matching `query` of each (sample_id, output_hash) in `outputs`,
+        each output's in storage order: one SELECT per `OUTPUTS_PER_SELECT` outputs (fewer
+        when this SQLite takes fewer variables in one statement)."""
+        where, args = _where(query)
+        wanted = list(dict.fromkeys(outputs))
+        per_read = max(1, min(OUTPUTS_PER_SELECT, (self._max_variables - len(args)) // 2))
+        found: list[Label] = []
+        for start in range(0, len(wanted), per_read):
+            batch = wanted[start : start + per_read]
+            sql = _OF_OUTPUTS.format(values=", ".join(["(?, ?)"] * len(batch)), where=where)
+            params = [part for key in batch for part in key] + args
+
+            def select(sql: str = sql, params: list[Any] = params) -> list[Label]:
+                return [_row_label(row)[1] for row in self._db().execute(sql, params)]
+
+            found.extend(await self._call(select))
+        return found
 
     async def close(self) -> None:
         """Close the connection; later calls raise `LabelsUnavailable`."""

@@ -63,6 +63,7 @@ __all__ = [
     "ScoreRecord",
     "baseline_reasons",
     "compare",
+    "iter_chunks",
     "iter_results",
     "new_run_id",
     "open_run_store",
@@ -71,6 +72,22 @@ __all__ = [
 ]
 
 CHUNKS_PER_READ = 16
+"""Chunks one read of the store brings (up to 256 cases each): the page a reader holds."""
+
+
+async def iter_chunks(
+    store: RunStore, run_id: str, *, after_seq: int = 0
+) -> AsyncIterator[tuple[int, Chunk]]:
+    """The run's chunks after sequence number `after_seq`, in recorded order, with their
+    sequence numbers; read `CHUNKS_PER_READ` at a time, so a reader holds one page."""
+    cursor = after_seq
+    while True:
+        chunks = await store.chunks(run_id, after_seq=cursor, limit=CHUNKS_PER_READ)
+        if not chunks:
+            return
+        for chunk_seq, chunk in chunks:
+            yield chunk_seq, chunk
+            cursor = chunk_seq
 
 
 async def iter_results(
@@ -88,18 +105,12 @@ async def iter_results(
     it back as `after` to continue after that record (pages do); (0, 0) is the start.
     """
     seq, resume_at = after
-    cursor = seq - 1 if seq else 0
-    while True:
-        chunks = await store.chunks(run_id, after_seq=cursor, limit=CHUNKS_PER_READ)
-        if not chunks:
-            return
-        for chunk_seq, chunk in chunks:
-            records = codec.decode(chunk)
-            start = resume_at if chunk_seq == seq else 0
-            for i in range(start, len(records)):
-                if records[i].matches(check, outcome):
-                    yield (chunk_seq, i + 1), records[i]
-            cursor = chunk_seq
+    async for chunk_seq, chunk in iter_chunks(store, run_id, after_seq=seq - 1 if seq else 0):
+        records = codec.decode(chunk)
+        start = resume_at if chunk_seq == seq else 0
+        for i in range(start, len(records)):
+            if records[i].matches(check, outcome):
+                yield (chunk_seq, i + 1), records[i]
 
 
 async def open_run_store(settings: Settings) -> RunStore:

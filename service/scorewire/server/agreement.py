@@ -4,40 +4,50 @@ Without `run_id` the cases are scored by the ScoringService's machinery (`score_
 same limits, verdict cache and budgets as RunSuite). With `run_id` the recorded run's
 judge-backed scores are read from the run store instead (`recorded_pairs`: no judge
 call), the run seen as RunService.GetRun sees it (another tenant's run is NOT_FOUND).
-The pairing and the figures are the domain's (`scorewire.labels.agreement`), over an
-iterable of scored outputs. Labels are read as ListLabels reads them, narrowed to what
-the caller may see.
+The pairing and the figures are the domain's (`scorewire.labels.agreement`). Labels are
+read as ListLabels reads them, narrowed to what the caller may see.
+
+Nothing here holds the event loop for long, whatever the request's size: cases are read
+a page at a time (a recorded run `CHUNKS_PER_READ` chunks at a time), their labels in
+one store call per `OUTPUTS_PER_CALL` outputs, and the per-case Python (decoding, hashing,
+pairing) runs in slices that let other calls through (`Pacer`); the figures (the sorted
+threshold sweep, the bootstrap) are numpy on a worker thread, which numpy lets go of the
+GIL for. What a request may read is bounded before it is read: `max_agreement_cases`
+cases, `max_calibration_thresholds` thresholds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import grpc
 from scorewire.core.errors import FieldViolation, join_path
 from scorewire.core.model import Score, ScoreError, Spread
+from scorewire.core.pacing import Pacer
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import CaseResult, Plan
 from scorewire.labels.agreement import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_DISAGREEMENTS,
     DEFAULT_RESAMPLES,
+    KEPT_DISAGREEMENTS,
     Agreement,
     Calibration,
     Confusion,
-    JudgedOutput,
     NoPairs,
     Paired,
+    Pairing,
     agreement,
     calibrate,
-    pair_up,
+    candidate_thresholds,
 )
 from scorewire.labels.model import (
     DEFAULT_CHECK,
-    LOOKUP_LIMIT,
+    OUTPUTS_PER_CALL,
     Label,
     LabelQuery,
     LabelStore,
@@ -46,20 +56,25 @@ from scorewire.labels.model import (
     latest_per_labeller,
     output_hash,
 )
-from scorewire.runs import RunRecorder, RunsUnavailable, iter_results
+from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_chunks
 from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
-from scorewire.server.run_records import CODEC, unavailable, visible_run
+from scorewire.server.run_records import json_value, read_cases, unavailable, visible_run
 from scorewire.server.security import Principal
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import scoring_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-MAX_DISAGREEMENTS = 1000
+MAX_DISAGREEMENTS = KEPT_DISAGREEMENTS
 """Most disagreements one check may list."""
-MAX_THRESHOLDS = 1000
-"""Most candidate thresholds one Calibrate request may carry."""
 RESAMPLES_SETTING = "max_bootstrap_resamples"
+CASES_SETTING = "max_agreement_cases"
+THRESHOLDS_SETTING = "max_calibration_thresholds"
+PAGE_CASES = 4 * OUTPUTS_PER_CALL
+"""Cases paired at once: their labels are read (`OUTPUTS_PER_CALL` a call) and then
+they are matched, so a page is what the request holds besides its pairs' numbers."""
+LONG_TEXT_CHARS = 1 << 18
+"""An output at least this long is hashed on a thread (hashlib lets go of the GIL)."""
 
 _UNAVAILABLE_READ = "the label store is unavailable; retry later"
 
@@ -107,6 +122,17 @@ class Judged:
     type: str
     judge_model: str
     paired: Paired
+
+
+@dataclass(slots=True)
+class _Output:
+    """One case as pairing reads it: what identifies its output for labels, and the
+    scores of the judged checks (by their slot in the request's list of pairings)."""
+
+    sample_id: str
+    text: str
+    digest: str
+    scores: list[tuple[int, Score]]
 
 
 def failed_precondition(message: str, field: str = "") -> RequestRejected:
@@ -161,23 +187,49 @@ def label_query(msg: pb.LabelFilter, path: str) -> LabelQuery:
 
 
 async def _labels_of(
-    store: LabelStore, query: LabelQuery, keys: Sequence[tuple[str, str]]
+    store: LabelStore, query: LabelQuery, keys: Sequence[tuple[str, str]], pacer: Pacer
 ) -> dict[tuple[str, str], list[Label]]:
-    """The counting labels of each (sample id, output hash), one listing per output."""
+    """The counting labels of each (sample id, output hash) that has any: one store call
+    per `OUTPUTS_PER_CALL` distinct outputs."""
+    wanted = list(dict.fromkeys(keys))
     found: dict[tuple[str, str], list[Label]] = {}
     try:
-        for sample_id, digest in keys:
-            if (sample_id, digest) in found or not sample_id:
-                continue
-            listed = await store.list_labels(
-                replace(query, sample_id=sample_id, output_hash=digest),
-                after_id=0,
-                limit=LOOKUP_LIMIT,
-            )
-            found[(sample_id, digest)] = latest_per_labeller([lb for _, lb in listed])
+        for start in range(0, len(wanted), OUTPUTS_PER_CALL):
+            listed = await store.labels_of_outputs(query, wanted[start : start + OUTPUTS_PER_CALL])
+            grouped: dict[tuple[str, str], list[Label]] = {}
+            for label in listed:
+                grouped.setdefault((label.sample_id, label.output_hash), []).append(label)
+            for key, labels in grouped.items():
+                found[key] = latest_per_labeller(labels)
+            await pacer.tick()
     except LabelsUnavailable:
         raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE_READ) from None
     return found
+
+
+async def _hash(text: str) -> str:
+    """`output_hash(text)`, a long text's on a thread so the event loop goes on."""
+    if len(text) < LONG_TEXT_CHARS:
+        return output_hash(text)
+    return await asyncio.to_thread(output_hash, text)
+
+
+async def _pair_page(
+    page: Sequence[_Output],
+    pairings: Sequence[Pairing],
+    store: LabelStore,
+    query: LabelQuery,
+    pacer: Pacer,
+) -> None:
+    """Read the labels of a page of outputs and pair each judged score with them (an
+    output without a sample id has none: labels name their sample)."""
+    keys = [(o.sample_id, o.digest) for o in page if o.sample_id]
+    labels = await _labels_of(store, query, keys, pacer)
+    for o in page:
+        found = labels.get((o.sample_id, o.digest), []) if o.sample_id else []
+        for slot, score in o.scores:
+            pairings[slot].add(o.sample_id, o.text, score, found)
+        await pacer.tick()
 
 
 async def judge_pairs(
@@ -188,10 +240,17 @@ async def judge_pairs(
     scorer: Scorer,
     store: LabelStore,
     query: LabelQuery,
+    max_cases: int,
 ) -> list[Judged]:
-    """Score the request's cases now and pair every chosen judge-backed check with labels."""
+    """Score the request's cases now and pair every chosen judge-backed check with labels;
+    RESOURCE_EXHAUSTED naming `max_agreement_cases` for more cases than it allows."""
     if not request.cases:
         raise invalid_argument([FieldViolation(join_path(path, "cases"), "must hold a case")])
+    if len(request.cases) > max_cases:
+        raise resource_exhausted(
+            join_path(path, "cases"),
+            f"{len(request.cases)} cases exceed {CASES_SETTING} ({max_cases})",
+        )
     if not request.checks:
         raise invalid_argument(
             [FieldViolation(join_path(path, "checks"), "must hold a judge-backed check")]
@@ -218,23 +277,26 @@ async def judge_pairs(
             else ("checks", "none of the checks is judge-backed: nothing to compare with labels")
         )
         raise invalid_argument([FieldViolation(join_path(path, field), why)])
-    texts = [labelled_text(c.output.text, _value(c.output)) for c in request.cases]
-    keys = [(c.sample.id, output_hash(t)) for c, t in zip(request.cases, texts, strict=True)]
-    labels = await _labels_of(store, query, keys)
+    pacer = Pacer()
+    pairings = [Pairing() for _ in chosen]
+    page: list[_Output] = []
+    for r in results:
+        case = request.cases[r.index]
+        text = labelled_text(case.output.text, _value(case.output))
+        scores = [(slot, r.scores[i]) for slot, (i, _) in enumerate(chosen)]
+        page.append(_Output(case.sample.id, text, await _hash(text), scores))
+        if len(page) == PAGE_CASES:
+            await _pair_page(page, pairings, store, query, pacer)
+            page = []
+        await pacer.tick()
+    await _pair_page(page, pairings, store, query, pacer)
     out = []
-    for i, check in chosen:
-        judged = (
-            JudgedOutput(request.cases[r.index].sample.id, texts[r.index], r.scores[i])
-            for r in results
-        )
-        paired = pair_up(judged, lambda s, h: labels.get((s, h), []))
+    for (i, check), pairing in zip(chosen, pairings, strict=True):
         model = request.checks[i].params.fields.get("model") if i < len(request.checks) else None
         model_name = model.string_value if model is not None else None
-        out.append(Judged(check.name, check.type, scorer.describe_judge(model_name), paired))
+        judge = scorer.describe_judge(model_name)
+        out.append(Judged(check.name, check.type, judge, pairing.paired()))
     return out
-
-
-RUN_CASES_SETTING = "max_cases_per_request"
 
 
 def _score_from_pb(m: scoring_pb2.Score) -> Score:
@@ -301,7 +363,8 @@ async def recorded_pairs(
 
     NOT_FOUND naming `run_id` for a run that does not exist or that `who` may not see;
     FAILED_PRECONDITION when it recorded no judge-backed score; RESOURCE_EXHAUSTED when it
-    holds more cases than `max_cases_per_request` (each is one label lookup).
+    holds more cases than `max_agreement_cases` (refused before reading any when the run
+    says so, else as soon as one more is read: a run still recording grows).
     """
     run_field = join_path(path, "run_id")
     extra = [
@@ -327,48 +390,70 @@ async def recorded_pairs(
             f"no run {run_id!r}",
             [FieldViolation(run_field, f"no run {run_id!r}")],
         )
-    texts: list[str] = []
-    keys: list[tuple[str, str]] = []
-    judged: dict[str, list[tuple[int, Score]]] = {}
+    if run.results > max_cases:
+        raise resource_exhausted(
+            run_field,
+            f"run {run_id!r} holds {run.results} cases, more than {CASES_SETTING} ({max_cases})",
+        )
+    pacer = Pacer()
+    slots: dict[str, int] = {}
     types: dict[str, str] = {}
+    pairings: list[Pairing] = []
+    page: list[_Output] = []
+    read = 0
     try:
-        async for _, record in iter_results(recorder.store, CODEC, run_id):
-            if len(texts) == max_cases:
-                raise resource_exhausted(
-                    run_field,
-                    f"run {run_id!r} holds more than {RUN_CASES_SETTING} ({max_cases}) cases",
-                )
-            at = len(texts)
-            texts.append(labelled_text(record.output, record.output_value))
-            keys.append((record.sample_id, output_hash(texts[-1])))
-            _, result = record.raw
-            for m in result.scores:
-                check_type = REGISTRY.get(m.type)
-                if check_type is None or not check_type.uses_judge:
-                    continue
-                if request.check and m.name != request.check:
-                    continue
-                types.setdefault(m.name, m.type)
-                judged.setdefault(m.name, []).append((at, _score_from_pb(m)))
+        async for _, chunk in iter_chunks(recorder.store, run_id):
+            for case, result in _recorded_cases(chunk):
+                read += 1
+                if read > max_cases:
+                    raise resource_exhausted(
+                        run_field,
+                        f"run {run_id!r} holds more than {CASES_SETTING} ({max_cases}) cases",
+                    )
+                scores = []
+                for m in result.scores:
+                    check_type = REGISTRY.get(m.type)
+                    if check_type is None or not check_type.uses_judge:
+                        continue
+                    if request.check and m.name != request.check:
+                        continue
+                    if m.name not in slots:
+                        slots[m.name] = len(pairings)
+                        types[m.name] = m.type
+                        pairings.append(Pairing())
+                    scores.append((slots[m.name], _score_from_pb(m)))
+                if scores:
+                    text = labelled_text(case.output.text, json_value(case.output, "value"))
+                    page.append(_Output(result.sample_id, text, await _hash(text), scores))
+                await pacer.tick()
+            if len(page) >= PAGE_CASES:
+                await _pair_page(page, pairings, store, query, pacer)
+                page = []
     except RunsUnavailable as err:
         raise unavailable(err) from None
-    if not judged:
+    await _pair_page(page, pairings, store, query, pacer)
+    if not slots:
         why = (
             f"run {run_id!r} recorded no judge-backed score named {request.check!r}"
             if request.check
             else f"run {run_id!r} recorded no judge-backed score: nothing to compare with labels"
         )
         raise failed_precondition(why, join_path(path, "check" if request.check else "run_id"))
-    labels = await _labels_of(store, query, keys)
     models = _suite_models(run.suite)
     order = {name: i for i, name in enumerate(run.checks)}
     out = []
-    for name in sorted(judged, key=lambda n: (order.get(n, len(order)), n)):
-        outputs = (JudgedOutput(keys[at][0], texts[at], s) for at, s in judged[name])
-        paired = pair_up(outputs, lambda s, h: labels.get((s, h), []))
+    for name in sorted(slots, key=lambda n: (order.get(n, len(order)), n)):
         model = models.get(name) or models.get(types[name])
-        out.append(Judged(name, types[name], describe_judge(model), paired))
+        out.append(Judged(name, types[name], describe_judge(model), pairings[slots[name]].paired()))
     return out
+
+
+def _recorded_cases(chunk: Chunk) -> list[tuple[scoring_pb2.Case, scoring_pb2.CaseResult]]:
+    """A recorded chunk's cases as sent, each with its result: only what pairing reads is
+    decoded (not the cases' input and expected, as the run's own readers do)."""
+    cases = read_cases(chunk.cases)
+    results = scoring_pb2.RunSuiteResponse.FromString(chunk.results).results.results
+    return [(cases[i] if i < len(cases) else scoring_pb2.Case(), r) for i, r in enumerate(results)]
 
 
 def _value(output: scoring_pb2.Output) -> Any:
@@ -383,13 +468,15 @@ def _no_pairs(j: Judged, err: NoPairs, path: str) -> RequestRejected:
     return failed_precondition(f"check {j.name!r}: {err}", join_path(path, "cases"))
 
 
-def agreements(judged: Sequence[Judged], options: Options, path: str) -> list[Agreement]:
-    """The figures of every judged check; FAILED_PRECONDITION for one with zero pairs."""
+async def agreements(judged: Sequence[Judged], options: Options, path: str) -> list[Agreement]:
+    """The figures of every judged check (on a thread: the bootstrap is numpy);
+    FAILED_PRECONDITION for one with zero pairs."""
     out = []
     for j in judged:
         try:
             out.append(
-                agreement(
+                await asyncio.to_thread(
+                    agreement,
                     j.paired,
                     resamples=options.resamples,
                     seed=options.seed,
@@ -402,11 +489,13 @@ def agreements(judged: Sequence[Judged], options: Options, path: str) -> list[Ag
     return out
 
 
-def thresholds_from_pb(values: Sequence[float]) -> list[float]:
-    """Candidate thresholds, each finite in 0..1; INVALID_ARGUMENT naming the bad one."""
-    if len(values) > MAX_THRESHOLDS:
+def thresholds_from_pb(values: Sequence[float], max_thresholds: int) -> list[float]:
+    """Candidate thresholds, each finite in 0..1; INVALID_ARGUMENT naming the bad one,
+    RESOURCE_EXHAUSTED naming `max_calibration_thresholds` for too many."""
+    if len(values) > max_thresholds:
         raise resource_exhausted(
-            "thresholds", f"{len(values)} thresholds exceed the limit of {MAX_THRESHOLDS}"
+            "thresholds",
+            f"{len(values)} thresholds exceed {THRESHOLDS_SETTING} ({max_thresholds})",
         )
     bad = [
         FieldViolation(join_path("thresholds", i), "must be a number from 0 to 1")
@@ -418,14 +507,25 @@ def thresholds_from_pb(values: Sequence[float]) -> list[float]:
     return list(values)
 
 
-def calibrations(
-    judged: Sequence[Judged], thresholds: Sequence[float], path: str
+async def calibrations(
+    judged: Sequence[Judged], thresholds: Sequence[float], max_thresholds: int, path: str
 ) -> list[Calibration]:
-    """The calibration of every judged check; FAILED_PRECONDITION for one with zero pairs."""
+    """The calibration of every judged check (the sweep on a thread: it is numpy);
+    FAILED_PRECONDITION for one with zero pairs, RESOURCE_EXHAUSTED naming
+    `max_calibration_thresholds` when no thresholds were sent and the judge gave more
+    distinct values than that."""
     out = []
     for j in judged:
+        candidates = await asyncio.to_thread(candidate_thresholds, j.paired, thresholds)
+        if j.paired.pairs and len(candidates) > max_thresholds:
+            raise resource_exhausted(
+                "thresholds",
+                f"check {j.name!r}: the judge gave {len(candidates)} distinct values, more "
+                f"than {THRESHOLDS_SETTING} ({max_thresholds}) thresholds to try: send the "
+                "thresholds to try",
+            )
         try:
-            out.append(calibrate(j.paired, thresholds))
+            out.append(await asyncio.to_thread(calibrate, j.paired, candidates))
         except NoPairs as err:
             raise _no_pairs(j, err, path) from None
     return out

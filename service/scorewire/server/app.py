@@ -155,7 +155,8 @@ async def create_server(
                 observer=agreement_observer,
                 max_resamples=settings.max_bootstrap_resamples,
                 recorder=recorder,
-                max_run_cases=settings.max_cases_per_request,
+                max_cases=settings.max_agreement_cases,
+                max_thresholds=settings.max_calibration_thresholds,
             )
         )
     if recorder is not None:

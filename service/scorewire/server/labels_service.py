@@ -309,7 +309,9 @@ class LabelService(pb_grpc.LabelServiceServicer):
 
     Agreement and Calibrate need a `scorer` (the ScoringService) to score cases, and a
     run `recorder` to read a recorded run (`run_id`); without the one a request needs
-    they are UNIMPLEMENTED (no scorer) or UNAVAILABLE naming the missing run store.
+    they are UNIMPLEMENTED (no scorer) or UNAVAILABLE naming the missing run store. They
+    read at most `max_cases` cases and try at most `max_thresholds` thresholds (the
+    settings `max_agreement_cases`, `max_calibration_thresholds`).
     """
 
     def __init__(
@@ -320,14 +322,16 @@ class LabelService(pb_grpc.LabelServiceServicer):
         observer: trust.AgreementObserver | None = None,
         max_resamples: int = 10_000,
         recorder: RunRecorder | None = None,
-        max_run_cases: int = 100_000,
+        max_cases: int = 100_000,
+        max_thresholds: int = 1_000,
     ) -> None:
         self._store = store
         self._scorer = scorer
         self._observer = observer
         self._max_resamples = max_resamples
         self._recorder = recorder
-        self._max_run_cases = max_run_cases
+        self._max_cases = max_cases
+        self._max_thresholds = max_thresholds
 
     @guarded_unary
     async def PutLabels(
@@ -415,10 +419,16 @@ class LabelService(pb_grpc.LabelServiceServicer):
                 describe_judge=self._scorer.describe_judge,
                 store=self._store,
                 query=query,
-                max_cases=self._max_run_cases,
+                max_cases=self._max_cases,
             )
         return await trust.judge_pairs(
-            request, path, context, scorer=self._scorer, store=self._store, query=query
+            request,
+            path,
+            context,
+            scorer=self._scorer,
+            store=self._store,
+            query=query,
+            max_cases=self._max_cases,
         )
 
     @guarded_unary
@@ -429,7 +439,7 @@ class LabelService(pb_grpc.LabelServiceServicer):
         judge-backed check with the labels."""
         options = trust.options_from_pb(request.options, "options", self._max_resamples)
         judged = await self._judge_pairs(request, "", context)
-        figures = trust.agreements(judged, options, "")
+        figures = await trust.agreements(judged, options, "")
         if self._observer is not None:
             for j, a in zip(judged, figures, strict=True):
                 self._observer.observe_agreement(j.name, j.judge_model, a.kappa, a.pairs)
@@ -443,9 +453,9 @@ class LabelService(pb_grpc.LabelServiceServicer):
     ) -> pb.CalibrateResponse:
         """Score once (or read the recorded run), then the agreement at each candidate
         threshold, and the best."""
-        thresholds = trust.thresholds_from_pb(request.thresholds)
+        thresholds = trust.thresholds_from_pb(request.thresholds, self._max_thresholds)
         judged = await self._judge_pairs(request.agreement, "agreement", context)
-        figures = trust.calibrations(judged, thresholds, "agreement")
+        figures = await trust.calibrations(judged, thresholds, self._max_thresholds, "agreement")
         return pb.CalibrateResponse(
             checks=[trust.calibration_to_pb(j, c) for j, c in zip(judged, figures, strict=True)]
         )
@@ -481,6 +491,12 @@ class CallerScopedLabels:
         """List labels (unchanged)."""
         return await self._store.list_labels(query, after_id=after_id, limit=limit)
 
+    async def labels_of_outputs(
+        self, query: LabelQuery, outputs: Sequence[tuple[str, str]]
+    ) -> list[Label]:
+        """List labels of many outputs (unchanged)."""
+        return await self._store.labels_of_outputs(query, outputs)
+
     async def close(self) -> None:
         """Close the underlying store."""
         await self._store.close()
@@ -494,7 +510,8 @@ def add_label_service(
     observer: trust.AgreementObserver | None = None,
     max_resamples: int = 10_000,
     recorder: RunRecorder | None = None,
-    max_run_cases: int = 100_000,
+    max_cases: int = 100_000,
+    max_thresholds: int = 1_000,
 ) -> str:
     """Register a LabelService over `store` on `server`; returns its full service name.
     With a run `recorder`, Agreement and Calibrate also read recorded runs (`run_id`)."""
@@ -504,7 +521,8 @@ def add_label_service(
         observer=observer,
         max_resamples=max_resamples,
         recorder=recorder,
-        max_run_cases=max_run_cases,
+        max_cases=max_cases,
+        max_thresholds=max_thresholds,
     )
     # Lenient deserializers: bytes that do not parse are INVALID_ARGUMENT, not UNKNOWN.
     return add_service(server, service, pb.DESCRIPTOR.services_by_name["LabelService"])

@@ -106,10 +106,10 @@ class PbChunkCodec:
                 CaseRecord(
                     index=r.index,
                     sample_id=r.sample_id,
-                    input=_value(sample, "input"),
-                    expected=_value(sample, "expected"),
+                    input=json_value(sample, "input"),
+                    expected=json_value(sample, "expected"),
                     output=output.text,
-                    output_value=_value(output, "value"),
+                    output_value=json_value(output, "value"),
                     passed=r.passed,
                     scores=scores,
                     raw=(c, r),
@@ -121,7 +121,7 @@ class PbChunkCodec:
 CODEC = PbChunkCodec()
 
 
-def _value(message: Any, name: str) -> Any:
+def json_value(message: Any, name: str) -> Any:
     """A JSON value sent as a `Value` field or as its `<name>_json` text; None when unset.
     (A stored case was valid when it was scored, so its JSON text parses.)"""
     if message.HasField(name):

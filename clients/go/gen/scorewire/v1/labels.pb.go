@@ -568,13 +568,14 @@ func (x *AgreementOptions) GetMaxDisagreements() int32 {
 type AgreementRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cases to score now: samples with their ids and the exact outputs people
-	// labelled. At most the server's per-request case limit. Empty with `run_id`.
+	// labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+	// any is scored) and the server's per-request case limit. Empty with `run_id`.
 	Cases []*Case `protobuf:"bytes,1,rep,name=cases,proto3" json:"cases,omitempty"`
 	// The checks to score them with; at least one must be judge-backed.
 	Checks []*CheckSpec `protobuf:"bytes,2,rep,name=checks,proto3" json:"checks,omitempty"`
 	// A recorded run's id, to compare its recorded scores instead of scoring `cases`
-	// now; `cases`, `checks` and `budget_usd` must then be empty. At most
-	// SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+	// now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+	// SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// Only this check (by name); empty means every judge-backed check of `checks`.
 	Check string `protobuf:"bytes,4,opt,name=check,proto3" json:"check,omitempty"`
@@ -1078,7 +1079,9 @@ type CalibrateRequest struct {
 	// What to score and which labels count, as for Agreement.
 	Agreement *AgreementRequest `protobuf:"bytes,1,opt,name=agreement,proto3" json:"agreement,omitempty"`
 	// Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-	// means every distinct value the judge gave (each level of its scale it used).
+	// means every distinct value the judge gave (each level of its scale it used). At
+	// most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+	// (RESOURCE_EXHAUSTED naming `thresholds` above it).
 	Thresholds    []float64 `protobuf:"fixed64,2,rep,packed,name=thresholds,proto3" json:"thresholds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -321,8 +321,8 @@ class AgreementRequest(_message.Message):
     BUDGET_USD_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     """A recorded run's id, to compare its recorded scores instead of scoring `cases`
-    now; `cases`, `checks` and `budget_usd` must then be empty. At most
-    SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+    now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+    SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
     """
     check: _builtins.str
     """Only this check (by name); empty means every judge-backed check of `checks`."""
@@ -333,7 +333,8 @@ class AgreementRequest(_message.Message):
     @_builtins.property
     def cases(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.Case]:
         """The cases to score now: samples with their ids and the exact outputs people
-        labelled. At most the server's per-request case limit. Empty with `run_id`.
+        labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+        any is scored) and the server's per-request case limit. Empty with `run_id`.
         """
 
     @_builtins.property
@@ -592,7 +593,9 @@ class CalibrateRequest(_message.Message):
     @_builtins.property
     def thresholds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
         """Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-        means every distinct value the judge gave (each level of its scale it used).
+        means every distinct value the judge gave (each level of its scale it used). At
+        most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+        (RESOURCE_EXHAUSTED naming `thresholds` above it).
         """
 
     def __init__(

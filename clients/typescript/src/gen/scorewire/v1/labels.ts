@@ -168,15 +168,16 @@ export interface AgreementOptions {
 export interface AgreementRequest {
   /**
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    */
   cases: Case[];
   /** The checks to score them with; at least one must be judge-backed. */
   checks: CheckSpec[];
   /**
    * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+   * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+   * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
    */
   runId: string;
   /** Only this check (by name); empty means every judge-backed check of `checks`. */
@@ -294,7 +295,9 @@ export interface CalibrateRequest {
     | undefined;
   /**
    * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-   * means every distinct value the judge gave (each level of its scale it used).
+   * means every distinct value the judge gave (each level of its scale it used). At
+   * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+   * (RESOURCE_EXHAUSTED naming `thresholds` above it).
    */
   thresholds: number[];
 }

@@ -63,7 +63,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -75,7 +76,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -88,7 +90,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -100,7 +103,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -112,7 +116,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -190,8 +195,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+   * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+   * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
    * </pre>
    *
    * <code>string run_id = 3;</code>
@@ -213,8 +218,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+   * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+   * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
    * </pre>
    *
    * <code>string run_id = 3;</code>
@@ -994,7 +999,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1009,7 +1015,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1024,7 +1031,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1039,7 +1047,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1061,7 +1070,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1080,7 +1090,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1101,7 +1112,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1123,7 +1135,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1142,7 +1155,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1161,7 +1175,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1181,7 +1196,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1199,7 +1215,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1217,7 +1234,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1229,7 +1247,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1244,7 +1263,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1260,7 +1280,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1272,7 +1293,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1285,7 +1307,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The cases to score now: samples with their ids and the exact outputs people
-     * labelled. At most the server's per-request case limit. Empty with `run_id`.
+     * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+     * any is scored) and the server's per-request case limit. Empty with `run_id`.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -1625,8 +1648,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+     * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+     * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1647,8 +1670,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+     * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+     * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1670,8 +1693,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+     * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+     * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1689,8 +1712,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+     * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+     * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
      * </pre>
      *
      * <code>string run_id = 3;</code>
@@ -1705,8 +1728,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-     * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-     * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+     * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+     * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
      * </pre>
      *
      * <code>string run_id = 3;</code>

@@ -13,7 +13,8 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -23,7 +24,8 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -32,7 +34,8 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -41,7 +44,8 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -51,7 +55,8 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * The cases to score now: samples with their ids and the exact outputs people
-   * labelled. At most the server's per-request case limit. Empty with `run_id`.
+   * labelled. At most SCOREWIRE_MAX_AGREEMENT_CASES (RESOURCE_EXHAUSTED above it, before
+   * any is scored) and the server's per-request case limit. Empty with `run_id`.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Case cases = 1;</code>
@@ -106,8 +111,8 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+   * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+   * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
    * </pre>
    *
    * <code>string run_id = 3;</code>
@@ -117,8 +122,8 @@ public interface AgreementRequestOrBuilder extends
   /**
    * <pre>
    * A recorded run's id, to compare its recorded scores instead of scoring `cases`
-   * now; `cases`, `checks` and `budget_usd` must then be empty. At most
-   * SCOREWIRE_MAX_CASES_PER_REQUEST recorded cases.
+   * now; `cases`, `checks` and `budget_usd` must then be empty. A run of more than
+   * SCOREWIRE_MAX_AGREEMENT_CASES recorded cases is RESOURCE_EXHAUSTED naming `run_id`.
    * </pre>
    *
    * <code>string run_id = 3;</code>

@@ -99,7 +99,9 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-   * means every distinct value the judge gave (each level of its scale it used).
+   * means every distinct value the judge gave (each level of its scale it used). At
+   * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+   * (RESOURCE_EXHAUSTED naming `thresholds` above it).
    * </pre>
    *
    * <code>repeated double thresholds = 2;</code>
@@ -113,7 +115,9 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-   * means every distinct value the judge gave (each level of its scale it used).
+   * means every distinct value the judge gave (each level of its scale it used). At
+   * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+   * (RESOURCE_EXHAUSTED naming `thresholds` above it).
    * </pre>
    *
    * <code>repeated double thresholds = 2;</code>
@@ -125,7 +129,9 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-   * means every distinct value the judge gave (each level of its scale it used).
+   * means every distinct value the judge gave (each level of its scale it used). At
+   * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+   * (RESOURCE_EXHAUSTED naming `thresholds` above it).
    * </pre>
    *
    * <code>repeated double thresholds = 2;</code>
@@ -691,7 +697,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-     * means every distinct value the judge gave (each level of its scale it used).
+     * means every distinct value the judge gave (each level of its scale it used). At
+     * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+     * (RESOURCE_EXHAUSTED naming `thresholds` above it).
      * </pre>
      *
      * <code>repeated double thresholds = 2;</code>
@@ -705,7 +713,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-     * means every distinct value the judge gave (each level of its scale it used).
+     * means every distinct value the judge gave (each level of its scale it used). At
+     * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+     * (RESOURCE_EXHAUSTED naming `thresholds` above it).
      * </pre>
      *
      * <code>repeated double thresholds = 2;</code>
@@ -717,7 +727,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-     * means every distinct value the judge gave (each level of its scale it used).
+     * means every distinct value the judge gave (each level of its scale it used). At
+     * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+     * (RESOURCE_EXHAUSTED naming `thresholds` above it).
      * </pre>
      *
      * <code>repeated double thresholds = 2;</code>
@@ -730,7 +742,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-     * means every distinct value the judge gave (each level of its scale it used).
+     * means every distinct value the judge gave (each level of its scale it used). At
+     * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+     * (RESOURCE_EXHAUSTED naming `thresholds` above it).
      * </pre>
      *
      * <code>repeated double thresholds = 2;</code>
@@ -750,7 +764,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-     * means every distinct value the judge gave (each level of its scale it used).
+     * means every distinct value the judge gave (each level of its scale it used). At
+     * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+     * (RESOURCE_EXHAUSTED naming `thresholds` above it).
      * </pre>
      *
      * <code>repeated double thresholds = 2;</code>
@@ -768,7 +784,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-     * means every distinct value the judge gave (each level of its scale it used).
+     * means every distinct value the judge gave (each level of its scale it used). At
+     * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+     * (RESOURCE_EXHAUSTED naming `thresholds` above it).
      * </pre>
      *
      * <code>repeated double thresholds = 2;</code>
@@ -787,7 +805,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-     * means every distinct value the judge gave (each level of its scale it used).
+     * means every distinct value the judge gave (each level of its scale it used). At
+     * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+     * (RESOURCE_EXHAUSTED naming `thresholds` above it).
      * </pre>
      *
      * <code>repeated double thresholds = 2;</code>

@@ -40,7 +40,9 @@ public interface CalibrateRequestOrBuilder extends
   /**
    * <pre>
    * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-   * means every distinct value the judge gave (each level of its scale it used).
+   * means every distinct value the judge gave (each level of its scale it used). At
+   * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+   * (RESOURCE_EXHAUSTED naming `thresholds` above it).
    * </pre>
    *
    * <code>repeated double thresholds = 2;</code>
@@ -50,7 +52,9 @@ public interface CalibrateRequestOrBuilder extends
   /**
    * <pre>
    * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-   * means every distinct value the judge gave (each level of its scale it used).
+   * means every distinct value the judge gave (each level of its scale it used). At
+   * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+   * (RESOURCE_EXHAUSTED naming `thresholds` above it).
    * </pre>
    *
    * <code>repeated double thresholds = 2;</code>
@@ -60,7 +64,9 @@ public interface CalibrateRequestOrBuilder extends
   /**
    * <pre>
    * Candidate thresholds (a score passes at value ≥ threshold), each 0 to 1; empty
-   * means every distinct value the judge gave (each level of its scale it used).
+   * means every distinct value the judge gave (each level of its scale it used). At
+   * most SCOREWIRE_MAX_CALIBRATION_THRESHOLDS of them, sent or distinct values
+   * (RESOURCE_EXHAUSTED naming `thresholds` above it).
    * </pre>
    *
    * <code>repeated double thresholds = 2;</code>
