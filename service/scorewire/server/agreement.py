@@ -57,7 +57,12 @@ from scorewire.labels.model import (
     output_hash,
 )
 from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_chunks
-from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.server.errors import (
+    RequestRejected,
+    invalid_argument,
+    rejection,
+    resource_exhausted,
+)
 from scorewire.server.run_records import json_value, read_cases, unavailable, visible_run
 from scorewire.server.security import Principal
 from scorewire.v1 import labels_pb2 as pb
@@ -258,9 +263,12 @@ async def judge_pairs(
     budget = request.budget_usd if request.HasField("budget_usd") else None
     try:
         plan, results = await scorer.score_now(request.checks, request.cases, context, budget)
-    except RequestRejected as err:
-        if not path:
+    except Exception as failed:
+        err = rejection(failed)  # a domain error (a bad spec, a limit) as its status
+        if err is None:
             raise
+        if not path:
+            raise err from None
         moved = [FieldViolation(join_path(path, v.field), v.description) for v in err.violations]
         if err.code == grpc.StatusCode.INVALID_ARGUMENT:
             raise invalid_argument(moved) from None
