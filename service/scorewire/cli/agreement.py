@@ -40,7 +40,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from scorewire.cli.common import EXIT_PASSED, EXIT_USAGE
+from scorewire.cli.common import EXIT_PASSED, EXIT_USAGE, UsageError
 from scorewire.core.model import Score, ScoreError, Spread
 from scorewire.core.registry import REGISTRY
 from scorewire.labels.agreement import (
@@ -63,10 +63,6 @@ from scorewire.labels.model import DEFAULT_CHECK, Label, labelled_text
 
 AGREEMENT_FORMAT = "scorewire.agreement/1"
 CALIBRATION_FORMAT = "scorewire.calibration/1"
-
-
-class AgreementUsageError(Exception):
-    """The command cannot compute anything; the message is for people (exit 2)."""
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -94,15 +90,15 @@ def _score(raw: dict[str, Any]) -> Score:
 
 
 def read_results(path: str) -> list[dict[str, Any]]:
-    """The `results` of a results JSON; AgreementUsageError when it is not one."""
+    """The `results` of a results JSON; UsageError when it is not one."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as err:
-        raise AgreementUsageError(f"cannot read {path}: {err.strerror}") from None
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
     except ValueError as err:
-        raise AgreementUsageError(f"{path} is not JSON: {err}") from None
+        raise UsageError(f"{path} is not JSON: {err}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise AgreementUsageError(
+        raise UsageError(
             f'{path} is not a results JSON of `scorewire run --output` (no "results" list)'
         )
     return [r for r in doc["results"] if isinstance(r, dict)]
@@ -174,7 +170,7 @@ def labels_from_server(address: str, check: str, tenant: str, labeller: str) -> 
             if not token:
                 return labels
     except grpc.RpcError as err:
-        raise AgreementUsageError(
+        raise UsageError(
             f"cannot list labels from {address}: {err.code().name}: {err.details()}"
         ) from None
     finally:
@@ -330,18 +326,18 @@ def _inputs(args: argparse.Namespace) -> tuple[list[tuple[str, str, list[JudgedO
         chosen = [c for c in checks if c[0] == args.check]
         if not chosen:
             names = ", ".join(n for n, _ in checks) or "none"
-            raise AgreementUsageError(
+            raise UsageError(
                 f"--check {args.check!r} is not a judge-backed check of {args.results} "
                 f"(judge-backed checks there: {names})"
             )
         checks = chosen
     if not checks:
-        raise AgreementUsageError(f"{args.results} has no judge-backed check to compare")
+        raise UsageError(f"{args.results} has no judge-backed check to compare")
     if args.labels is not None:
         try:
             labels = read_labels(args.labels)
         except LabelFileError as err:
-            raise AgreementUsageError(str(err)) from None
+            raise UsageError(str(err)) from None
     else:
         labels = labels_from_server(args.server, args.label_check, args.tenant, args.labeller)
     lookup = _lookup(labels, args.label_check)
@@ -414,9 +410,7 @@ def _run_request(args: argparse.Namespace) -> Any:
     from scorewire.v1 import labels_pb2
 
     if args.server is None:
-        raise AgreementUsageError(
-            f"{args.results} is a run id: give --server, the server that recorded it"
-        )
+        raise UsageError(f"{args.results} is a run id: give --server, the server that recorded it")
     return labels_pb2.AgreementRequest(
         run_id=args.results,
         check=args.check or "",
@@ -433,7 +427,7 @@ def _run_request(args: argparse.Namespace) -> Any:
 
 
 def _call_server(args: argparse.Namespace, method: str, request: Any) -> Any:
-    """One LabelService call to `--server`; AgreementUsageError with the status otherwise."""
+    """One LabelService call to `--server`; UsageError with the status otherwise."""
     import grpc
     from scorewire.v1 import labels_pb2_grpc
 
@@ -442,9 +436,7 @@ def _call_server(args: argparse.Namespace, method: str, request: Any) -> Any:
         stub = labels_pb2_grpc.LabelServiceStub(channel)
         return getattr(stub, method)(request, timeout=300.0)
     except grpc.RpcError as err:
-        raise AgreementUsageError(
-            f"{args.server} answered {err.code().name}: {err.details()}"
-        ) from None
+        raise UsageError(f"{args.server} answered {err.code().name}: {err.details()}") from None
     finally:
         channel.close()
 
@@ -497,7 +489,7 @@ def run_agreement(args: argparse.Namespace, *, console: Console | None = None) -
             )
             reports.append(agreement_json(name, ctype, a))
             _print_agreement(console, name, ctype, a)
-    except (AgreementUsageError, NoPairs) as problem:
+    except (UsageError, NoPairs) as problem:
         err.print(f"scorewire agreement: {problem}", markup=False, highlight=False)
         return EXIT_USAGE
     _write_json(args.json, {"format": AGREEMENT_FORMAT, "results": args.results, "checks": reports})
@@ -521,7 +513,7 @@ def run_calibrate(args: argparse.Namespace, *, console: Console | None = None) -
             c = calibrate(pair_up(judged, lookup), args.thresholds)
             reports.append(calibration_json(name, ctype, c))
             _print_calibration(console, name, ctype, c)
-    except (AgreementUsageError, NoPairs) as problem:
+    except (UsageError, NoPairs) as problem:
         err.print(f"scorewire calibrate: {problem}", markup=False, highlight=False)
         return EXIT_USAGE
     _write_json(
