@@ -53,6 +53,9 @@ assert "scorewire" not in sys.modules, "scorewire was imported before --service 
 COMPONENTS: list[tuple[str, str]] = [
     ("scorewire engine", "scorewire/engine/"),
     ("scorewire judge cache", "scorewire/judge/cache.py"),
+    ("scorewire judge cache", "scorewire/judge/cache_entry.py"),
+    ("scorewire judge cache", "scorewire/judge/memory_store.py"),
+    ("scorewire judge cache", "scorewire/judge/redis_store.py"),
     ("scorewire judge budget", "scorewire/judge/budget.py"),
     ("scorewire judge leases/ledger", "scorewire/judge/shared.py"),
     ("scorewire judge stats", "scorewire/judge/stats.py"),

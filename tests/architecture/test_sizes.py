@@ -1,7 +1,9 @@
 """Modules and classes of `service/scorewire` stay small enough to read.
 
 The limits are the issue's: no module over 600 lines, no class over 400. Parts join
-`CHECKED` once they are split by purpose; the test then keeps them so.
+`CHECKED` once they are split by purpose; the test then keeps them so. A part is a
+package (a directory: every module under it) or one module (a `.py` path), for a
+package whose other modules are still being split.
 """
 
 from __future__ import annotations
@@ -14,9 +16,22 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "service" / "scorewire"
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 400
-CHECKED = ["regex"]
+CHECKED = [
+    "regex",
+    "cli",
+    "judge/cache.py",
+    "judge/cache_entry.py",
+    "judge/memory_store.py",
+    "judge/redis_store.py",
+]
 
-MODULES = sorted(p for part in CHECKED for p in (PACKAGE / part).rglob("*.py"))
+
+def _modules(part: str) -> list[Path]:
+    path = PACKAGE / part
+    return [path] if part.endswith(".py") else sorted(path.rglob("*.py"))
+
+
+MODULES = sorted(p for part in CHECKED for p in _modules(part))
 
 
 def _oversized(path: Path) -> list[str]:

@@ -16,7 +16,10 @@ import redis.asyncio as aioredis
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output, Sample
 from scorewire.judge import JudgeService
-from scorewire.judge.cache import NAMESPACE, CachedAnswer, MemoryStore, RedisStore, VerdictCache
+from scorewire.judge.cache import VerdictCache
+from scorewire.judge.cache_entry import NAMESPACE, CachedAnswer
+from scorewire.judge.memory_store import MemoryStore
+from scorewire.judge.redis_store import RedisStore
 from scorewire.judge.stats import JudgeStats
 from scorewire.settings import Settings
 

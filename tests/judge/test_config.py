@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from scorewire.judge.backends.base import parse_retry_after, safe_error_detail
-from scorewire.judge.cache import CachedAnswer, verdict_key
+from scorewire.judge.cache_entry import CachedAnswer, verdict_key
 from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.pricing import PriceTable
 from scorewire.judge.prompts import render_grade
@@ -138,7 +138,7 @@ def test_cache_key_covers_everything_that_shapes_the_verdict(change: dict[str, o
 def test_cache_key_covers_prompt_version(monkeypatch: pytest.MonkeyPatch) -> None:
     # a new prompt version invalidates every verdict
     before = _key()
-    monkeypatch.setattr("scorewire.judge.cache.PROMPT_VERSION", "scorewire-judge/999")
+    monkeypatch.setattr("scorewire.judge.cache_entry.PROMPT_VERSION", "scorewire-judge/999")
     assert _key() != before
 
 

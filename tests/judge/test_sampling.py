@@ -8,7 +8,7 @@ from scorewire.core.cost import LimitExceeded, metering
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.engine.cost import request_meter
 from scorewire.judge import Budget
-from scorewire.judge.cache import verdict_key
+from scorewire.judge.cache_entry import verdict_key
 from scorewire.judge.prompts import render_grade
 from scorewire.judge.sampling import DEFAULT_SAMPLE_TEMPERATURE, aggregate
 from scorewire.settings import Settings

@@ -12,7 +12,7 @@ import asyncio
 import pytest
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.judge import Budget
-from scorewire.judge.cache import CachedAnswer
+from scorewire.judge.cache_entry import CachedAnswer
 
 from tests.fakes.base import Reply
 from tests.support.judge import compile_spec, judge_harness, verdict

@@ -8,7 +8,7 @@ import grpc
 import pytest
 import redis.asyncio as aioredis
 from scorewire.judge import JudgeService
-from scorewire.judge.cache import NAMESPACE
+from scorewire.judge.cache_entry import NAMESPACE
 from scorewire.server.app import create_server
 from scorewire.server.calls import RUN_ID_METADATA
 from scorewire.settings import Settings

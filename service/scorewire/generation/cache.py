@@ -16,12 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 
-from scorewire.judge.cache import (
-    DEFAULT_EVICTIONS_PER_STORE,
-    DEFAULT_MEMORY_BYTES,
-    CachedAnswer,
-    VerdictCache,
-)
+from scorewire.judge.cache import VerdictCache
+from scorewire.judge.cache_entry import CachedAnswer
+from scorewire.judge.memory_store import DEFAULT_MEMORY_BYTES
+from scorewire.judge.redis_store import DEFAULT_EVICTIONS_PER_STORE
 from scorewire.judge.stats import JudgeStats
 
 NAMESPACE = "scorewire:generation:"

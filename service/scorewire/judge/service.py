@@ -51,7 +51,8 @@ from scorewire.core.secrets import scrub
 from scorewire.judge.answers import BUDGET_EXHAUSTED, Answer, Question
 from scorewire.judge.backends.base import BackendError, Completion, JudgeBackend
 from scorewire.judge.budget import Budget, BudgetUnavailable, PeriodBudget, Reservation
-from scorewire.judge.cache import CachedAnswer, VerdictCache, verdict_key
+from scorewire.judge.cache import VerdictCache
+from scorewire.judge.cache_entry import CachedAnswer, verdict_key
 from scorewire.judge.models import DEFAULT_MODELS, ModelRef, parse_model
 from scorewire.judge.pricing import PriceTable, prompt_token_bound, usage_problem
 from scorewire.judge.prompts import ExampleLike, render_extract
