@@ -61,8 +61,6 @@ MAX_THRESHOLDS = 1000
 """Most candidate thresholds one Calibrate request may carry."""
 RESAMPLES_SETTING = "max_bootstrap_resamples"
 
-_UNAVAILABLE_READ = "the label store is unavailable; retry later"
-
 
 class Scorer(Protocol):
     """What Agreement needs of the ScoringService."""
@@ -175,8 +173,8 @@ async def _labels_of(
                 limit=LOOKUP_LIMIT,
             )
             found[(sample_id, digest)] = latest_per_labeller([lb for _, lb in listed])
-    except LabelsUnavailable:
-        raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE_READ) from None
+    except LabelsUnavailable as err:
+        raise RequestRejected(grpc.StatusCode.UNAVAILABLE, f"{err}: retry later") from None
     return found
 
 
