@@ -7,18 +7,21 @@ Its own module, so that stopping PostgreSQL stops only this module's cluster.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import grpc
 import pytest
-from scorewire.runs import open_run_store
+from scorewire.runs import RunRecorder, RunsUnavailable, open_run_store
 from scorewire.runs.postgres import PostgresRunStore
 from scorewire.settings import Settings
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.runs.conftest import CHECKS, case, start_run_server
+from tests.runs.test_store import chunk, run
 from tests.support.postgres import PostgresCluster
+from tests.support.wait import wait_until_async
 
 
 async def test_recording_fails_unavailable_while_the_database_is_down(pg_cluster, pg_url) -> None:
@@ -106,3 +109,36 @@ async def test_a_frozen_database_fails_calls_within_the_deadline_and_recovers(
     finally:
         await srv.stop()
 
+
+class _CountedStore(PostgresRunStore):
+    """The PostgreSQL store, counting the writes the recorder tries."""
+
+    writes = 0
+
+    async def write(self, created, chunks, finished) -> None:  # type: ignore[no-untyped-def]
+        self.writes += 1
+        await super().write(created, chunks, finished)
+
+
+async def test_writes_queued_behind_a_failed_one_fail_with_it(pg_cluster, pg_url) -> None:
+    # A chunk queued while the write before it waited on a frozen database fails when
+    # that write does, instead of trying again for a second deadline: its caller hears
+    # within one deadline that the store is down.
+    store = await _CountedStore.open(pg_url, timeout_s=1.0)
+    recorder = RunRecorder(store, queue_chunks=4, heartbeat_s=60)
+    await recorder.start()
+    r = run()
+    await recorder.begin(r)
+    try:
+        with pg_cluster.frozen():
+            writes = store.writes
+            first = asyncio.create_task(recorder.append(chunk(r.run_id, 0, ["Paris"])))
+            await wait_until_async(lambda: store.writes == writes + 1, "the first write")
+            second = asyncio.create_task(recorder.append(chunk(r.run_id, 1, ["Paris"])))
+            await wait_until_async(lambda: recorder._queue.qsize() == 1, "the second queued")
+            failed = await asyncio.gather(first, second, return_exceptions=True)
+        assert [type(f) for f in failed] == [RunsUnavailable, RunsUnavailable]
+        assert store.writes == writes + 1  # the second chunk had no write of its own
+        await recorder.append(chunk(r.run_id, 2, ["Paris"]))  # and the store is back
+    finally:
+        await recorder.close()

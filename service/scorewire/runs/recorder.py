@@ -9,7 +9,9 @@ handful of commits, not 80.
 When the queue is full (`SCOREWIRE_RUNS_QUEUE_CHUNKS` chunks waiting), `append` waits for
 room: a stream that records is slowed to the store's pace (backpressure), and no
 result is ever dropped. When the store fails, `append` raises `RunsUnavailable` and the
-call fails (its results cannot be both sent and stored).
+call fails (its results cannot be both sent and stored); so do the writes that queued
+while the failed one ran, at once, so that a call hears within about one store
+deadline (`SCOREWIRE_STORE_TIMEOUT_S`) that the store is down.
 
 A maintenance task beats this process's heartbeat, marks incomplete the running runs of
 processes whose heartbeat stopped (a server killed mid-run), and enforces retention.
@@ -112,6 +114,11 @@ class RunRecorder:
             else:
                 failure = None
                 self.commits += 1
+            if failure is not None:
+                # What queued meanwhile fails with it: its callers hear within one
+                # deadline that the store is down, not after a second attempt's.
+                while not self._queue.empty():
+                    ops.append(self._queue.get_nowait())
             if self._queue.empty():
                 self._idle.set()
             for o in ops:
