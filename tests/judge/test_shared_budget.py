@@ -147,6 +147,33 @@ async def test_redis_down_raises_unless_failing_open(redis_server: RedisServer) 
         await led.aclose()
 
 
+async def test_holds_a_frozen_redis_makes_late_are_taken_back(
+    redis_server: RedisServer,  # noqa: F811
+) -> None:
+    # Reserves sent to a frozen Redis time out, then run when it resumes: their holds
+    # (three of four tenths) are nobody's. Before, they held the money for the hold TTL
+    # (900 s) and a reserve after the outage waited on them; they are taken back once
+    # Redis answers.
+    target = parse_redis_url(redis_server.url)
+    client = redis_client(target, tls_ca=None, timeout_s=0.3, pool_size=4)
+    led = Ledger(client, stats=JudgeStats(), description="x", timeout_s=0.3, poll_s=0.01)
+    budget = SharedBudget(led, "late", 0.4)
+    try:
+        warm = await asyncio.gather(*(budget.reserve(0.0) for _ in range(3)))  # 3 connections
+        for r in warm:
+            budget.settle(r, 0.0)
+        await _settled(led)
+        with redis_server.frozen():
+            for failed in await asyncio.gather(
+                *(budget.reserve(0.1) for _ in range(3)), return_exceptions=True
+            ):
+                assert isinstance(failed, BudgetUnavailable)
+        held = await asyncio.wait_for(budget.reserve(0.4), 10)  # all of it: no hold is left
+        assert held is not None
+    finally:
+        await led.aclose()
+
+
 @pytest.mark.parametrize(
     ("url", "user", "password", "tls", "db"),
     [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -125,6 +126,55 @@ async def test_stopped_database_gives_error_scores_and_recovers(
         # the fail-fast window and the pool's reconnect pass
         got = await wait_until_async(recovered, "labels to be read again", interval_s=0.1)
         assert got.passed
+    finally:
+        await srv.channel.close()
+        await srv.stop()
+        await store.close()
+
+
+async def test_a_frozen_database_fails_label_calls_within_the_deadline_and_recovers(
+    pg_cluster: PostgresCluster, pg_url
+) -> None:
+    # PostgreSQL frozen (SIGSTOP): connections stay open and nothing answers, so only
+    # the server's deadline (1 s here) ends a call. PutLabels is UNAVAILABLE naming the
+    # store, and a human check an error score, well within ten times that; once
+    # PostgreSQL runs again the very next PutLabels succeeds, every label acknowledged
+    # before is there, and the refused one, which "nothing was stored" said, is not.
+    # (Before: 16 s, and calls refused for a second after PostgreSQL was back.)
+    store = await open_label_store(Settings(labels_url=pg_url, store_timeout_s=1.0))
+    srv = await start_label_server(store, store_timeout_s=1.0)
+    digest = label().output_hash
+
+    def put(sample_id: str) -> lpb.PutLabelsRequest:
+        one = lpb.Label(sample_id=sample_id, output_hash=digest, passed=True, labeller="ana")
+        return lpb.PutLabelsRequest(labels=[one])
+
+    score = json_format.ParseDict(
+        {"sample": {"id": "s0"}, "output": {"text": "Paris"}, "checks": [{"type": "human"}]},
+        spb.ScoreRequest(),
+    )
+    try:
+        for i in range(20):
+            await srv.labels.PutLabels(put(f"s{i}"), timeout=30)
+        with pg_cluster.frozen():
+            started = time.monotonic()
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await srv.labels.PutLabels(put("refused"), timeout=30)
+            put_s = time.monotonic() - started
+            started = time.monotonic()
+            human = (await srv.scoring.Score(score, timeout=30)).scores[0]
+            score_s = time.monotonic() - started
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        details = err.value.details() or ""
+        assert "label store (PostgreSQL) did not answer within 1 s" in details
+        assert "nothing was stored" in details and put_s < 10.0
+        assert human.error.code == "LABELS_UNAVAILABLE" and not human.passed
+        assert "label store (PostgreSQL)" in human.reason and score_s < 10.0
+        await srv.labels.PutLabels(put("after"), timeout=30)  # the first call after
+        listed = await srv.labels.ListLabels(lpb.ListLabelsRequest(page_size=100), timeout=30)
+        ids = sorted(lb.sample_id for lb in listed.labels)
+        assert ids == sorted([*(f"s{i}" for i in range(20)), "after"])
+        assert (await srv.scoring.Score(score, timeout=30)).scores[0].passed
     finally:
         await srv.channel.close()
         await srv.stop()

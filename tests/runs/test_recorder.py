@@ -43,6 +43,35 @@ async def test_a_full_queue_makes_appends_wait_and_loses_nothing(tmp_path: Path)
     await recorder.close()
 
 
+async def test_one_commit_takes_at_most_its_bytes_and_loses_nothing(tmp_path: Path) -> None:
+    # 24 MiB of chunks queued behind a blocked commit go in two transactions, not one:
+    # a transaction must fit in the store's deadline (MAX_BYTES_PER_COMMIT, 16 MiB).
+    path = tmp_path / "runs.db"
+    recorder = RunRecorder(await SqliteRunStore.open(str(path)), queue_chunks=16, heartbeat_s=60)
+    await recorder.start()
+    r = run()
+    await recorder.begin(r)
+    blob = b"x" * (3 * 1024 * 1024)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        appends = [asyncio.create_task(recorder.append(Chunk(r.run_id, blob, b"", 0)))]
+        taken = lambda: recorder._queue.empty() and not recorder._idle.is_set()  # noqa: E731
+        await wait_until_async(taken, "the first chunk in the blocked commit")
+        appends += [
+            asyncio.create_task(recorder.append(Chunk(r.run_id, blob, b"", 0))) for _ in range(8)
+        ]
+        await wait_until_async(lambda: recorder._queue.qsize() == 8, "24 MiB queued behind it")
+        commits = recorder.commits
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    await asyncio.gather(*appends)
+    assert recorder.commits - commits == 3  # the blocked one, then 5 + 3 chunks
+    assert len(await recorder.store.chunks(r.run_id, after_seq=0, limit=99)) == 9
+    await recorder.close()
+
+
 async def test_a_store_that_fails_fails_the_append(tmp_path: Path) -> None:
     store = await SqliteRunStore.open(str(tmp_path / "runs.db"))
     recorder = RunRecorder(store, queue_chunks=4, heartbeat_s=60)

@@ -13,6 +13,7 @@ import hashlib
 import json
 import socket
 import subprocess
+import time
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -190,23 +191,64 @@ def test_a_dead_lease_holder_does_not_block_the_call(
     assert answer.passed and judge.calls == 2
 
 
+@contextlib.contextmanager
+def _outage(redis: RedisServer, kind: str) -> Iterator[None]:
+    """Redis stopped (connections refused) or frozen (open, never answering)."""
+    if kind == "frozen":
+        with redis.frozen():
+            yield
+        return
+    redis.stop()
+    try:
+        yield
+    finally:
+        redis.start()
+
+
+@pytest.mark.parametrize("outage", ["stopped", "frozen"])
 def test_redis_down_refuses_budgeted_calls_with_budget_unavailable(
     judge: FakeOpenAI,
     redis_server: RedisServer,  # noqa: F811
     tmp_path: Path,
+    outage: str,
 ) -> None:
-    # Fail closed: no budgeted call is made unmetered, and none passes.
+    # Fail closed: no budgeted call is made unmetered, and none passes; the refusal
+    # comes within the budget's timeout (0.5 s; bound asserted 10 s), and once Redis
+    # answers again so does the budget.
     env = replica_env(judge, redis_server.url, tmp_path, judge_budget_usd="1.0")
     with Replicas(1, env) as replicas:
         stub = replicas.stubs()[0]
         assert _score(stub, "before").passed
-        redis_server.stop()
-        down = _score(stub, "while redis is down")
-        redis_server.start()
+        with _outage(redis_server, outage):
+            started = time.monotonic()
+            down = _score(stub, "while redis is down")
+            elapsed = time.monotonic() - started
         after = _score(stub, "after")
     assert down.scores[0].error.code == "BUDGET_UNAVAILABLE" and not down.passed
-    assert "SCOREWIRE_BUDGET_FAIL_OPEN" in down.scores[0].reason
+    assert "SCOREWIRE_BUDGET_FAIL_OPEN" in down.scores[0].reason and elapsed < 10.0
     assert after.passed and judge.calls == 2
+
+
+def test_a_frozen_redis_cache_is_passed_by_then_found_again(
+    judge: FakeOpenAI,
+    redis_server: RedisServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # The verdict cache fails open: with Redis frozen a judge check is scored by a call
+    # of its own, well within 10 s (the cache's timeout is 0.25 s), and once Redis runs
+    # again the verdict cached before the freeze is found. (A failed cache is bypassed
+    # for SCOREWIRE_CACHE_BACKOFF_S, 0 here so the next call shows it.)
+    env = replica_env(judge, redis_server.url, tmp_path, cache_backoff_s="0")
+    with Replicas(1, env) as replicas:
+        stub = replicas.stubs()[0]
+        assert _score(stub, "cached before").passed
+        with redis_server.frozen():
+            started = time.monotonic()
+            down = _score(stub, "while redis is frozen")
+            elapsed = time.monotonic() - started
+        again = _score(stub, "cached before")
+    assert down.passed and not down.scores[0].cached and elapsed < 10.0
+    assert again.passed and again.scores[0].cached and judge.calls == 2
 
 
 def test_redis_down_with_fail_open_meters_in_process(
@@ -230,6 +272,61 @@ def test_redis_down_with_fail_open_meters_in_process(
     codes = _codes(responses)
     assert codes.count("") == 4 and codes.count("BUDGET_EXHAUSTED") == 2
     assert judge.calls == 4
+
+
+def test_leases_asked_of_a_frozen_redis_do_not_hold_up_the_calls_after(
+    judge: FakeOpenAI,
+    redis_server: RedisServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # A lease asked of a frozen Redis is taken when Redis resumes, after its call gave
+    # up on it and went ahead without single flight. Before, nobody gave it back, so the
+    # same verdicts asked again waited SCOREWIRE_SINGLE_FLIGHT_WAIT_S (30 s) for verdicts
+    # that never came; now it is given back once Redis answers (a 10 s bound: 0.5 s
+    # budget timeout).
+    env = replica_env(judge, redis_server.url, tmp_path)
+    texts = [f"asked while frozen {i}" for i in range(8)]
+    with Replicas(1, env) as replicas:
+        stub = replicas.stubs()[0]
+        _spread([stub], [f"warm {i}" for i in range(8)])  # pooled connections to freeze
+        with redis_server.frozen():
+            frozen = _spread([stub], texts)
+        started = time.monotonic()
+        again = _spread([stub], texts)
+        elapsed = time.monotonic() - started
+    assert all(r.passed for r in frozen + again) and elapsed < 10.0
+
+
+def test_holds_asked_of_a_frozen_redis_do_not_hold_the_budget_after(
+    judge: FakeOpenAI,
+    redis_server: RedisServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # A reserve sent to a frozen Redis runs when Redis resumes, after its call was
+    # refused: the hold it makes is nobody's. Before, it held its money until
+    # SCOREWIRE_BUDGET_RESERVATION_TTL_S (15 min), so a budget with room for one more
+    # call made the first call after the outage wait; now the hold is taken back once
+    # Redis answers. (Budgets in Redis, verdicts in process: the reserve is the call's
+    # first Redis command, so it goes out on the open connection instead of a new one.)
+    env = replica_env(
+        judge,
+        redis_server.url,
+        tmp_path,
+        cache_url="memory://",
+        budget_url=redis_server.url,
+        judge_budget_usd=str(2.5 * CALL_COST),
+    )
+    with Replicas(1, env) as replicas:
+        stub = replicas.stubs()[0]
+        assert _score(stub, "before").passed  # one call spent: room for one more
+        wait_until(lambda: _spent_in_redis(redis_server.url) > 0, "the call settled")
+        with redis_server.frozen():
+            frozen = _score(stub, "while frozen")
+        started = time.monotonic()
+        after = _score(stub, "after")
+        elapsed = time.monotonic() - started
+    assert _codes([frozen]) == ["BUDGET_UNAVAILABLE"]
+    assert after.passed and elapsed < 10.0 and judge.calls == 2
 
 
 def test_an_acl_user_url_logs_in_as_that_user(judge: FakeOpenAI, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import contextlib
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -66,6 +67,29 @@ class PostgresCluster:
     def stop(self, mode: str = "fast") -> None:
         """Stop the server; `immediate` is a crash (no checkpoint, WAL replay at start)."""
         self._run(f"{self.bindir}/pg_ctl", "-D", self.data, "-m", mode, "-w", "stop")
+
+    def pids(self) -> list[int]:
+        """The postmaster's pid, then its children's (backends and background workers)."""
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            postmaster = int(f.readline())
+        with open(f"/proc/{postmaster}/task/{postmaster}/children") as f:
+            return [postmaster, *map(int, f.read().split())]
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Every process of the server stopped (SIGSTOP) inside the block, resumed after
+        it whatever happens: connections stay open and the kernel still accepts new ones,
+        but nothing answers (a hung server, not a stopped one)."""
+        stopped: list[int] = []
+        try:
+            for pid in self.pids():  # the postmaster first: it starts no new backend
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+            yield
+        finally:
+            for pid in reversed(stopped):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
 
     def url(self, db: str = "postgres") -> str:
         return f"postgresql://scorewire@127.0.0.1:{self.port}/{db}"

@@ -3,6 +3,7 @@
     with RedisServer() as redis:          # starts redis-server on a free port
         url = redis.url                   # redis://127.0.0.1:<port>/0
         redis.stop(); redis.start()       # simulate an outage, then recovery
+        with redis.frozen(): ...          # a hung Redis (SIGSTOP), resumed after the block
 
     RedisServer(users={"app": "pw"})      # ACL user `app` (the default user disabled)
     RedisServer(tls=pki)                  # TLS only (`tests.support.pki`): rediss://localhost
@@ -14,7 +15,10 @@ under CI (tests.support.components).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -133,6 +137,18 @@ class RedisServer:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The process stopped (SIGSTOP) inside the block and resumed after it whatever
+        happens: connections stay open and new ones are accepted, but nothing answers."""
+        assert self._proc is not None, "start the server first"
+        pid = self._proc.pid
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(pid, signal.SIGCONT)
 
     def restart(self) -> None:
         """Stop and start again on the same port (the data is gone: no persistence)."""

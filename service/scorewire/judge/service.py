@@ -653,11 +653,15 @@ class JudgeService:
         leases = self._leases
         assert leases is not None
         lease = self._lease_id(flight, key)
-        state, hit = await self._cache.lookup_or_lease(
-            key, leases.key(lease), leases.token, leases.lease_ms
-        )
+        try:
+            state, hit = await self._cache.lookup_or_lease(
+                key, leases.key(lease), leases.token, leases.lease_ms
+            )
+        except asyncio.CancelledError:  # the script may still take the lease
+            leases.give_back_later(lease)
+            raise
         if state == "failed":
-            leases.failed()
+            leases.failed(lease)
             return state, None
         if state == "taken":
             flight.lease = lease
@@ -1293,6 +1297,7 @@ def _shared_state(
             wait_s=settings.single_flight_wait_s,
             poll_s=settings.budget_poll_s,
             timeout_s=settings.budget_timeout_s,
+            leftovers=ledger.leftovers,
         )
     return ledger, leases
 

@@ -34,6 +34,11 @@ which case the process falls back to holding the money in its own copy of the bu
 before a call; a replica that finds the lease taken polls the verdict cache until the
 verdict appears, the lease is released or lapses (then it takes the lease itself), or
 `single_flight_wait_s` passes, after which it calls anyway: a dead holder never blocks.
+
+**After an outage.** A reserve or a lease Redis did not answer in time may still be made
+when Redis gets to it (`Leftovers`): each is taken back once Redis answers again, so
+that the first calls after a Redis that hung are neither held up nor refused by money
+and leases nobody will give back.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ import math
 import os
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from scorewire.judge.budget import Budget, BudgetUnavailable, Reservation
@@ -67,6 +72,10 @@ MAX_POLL_S = 0.5
 
 _WAIT = 2
 """The reserve script's answer: the ceiling fits only once holds settle."""
+
+MAX_LEFTOVERS = 10_000
+"""Most holds and leases `Leftovers` keeps to take back (a bound on memory through a long
+outage); past it, the rest lapse by themselves, as all of them did before."""
 
 # KEYS: spent, holds. ARGV: limit (negative: none), amount, hold id, hold ttl ms, key ttl s.
 # Returns {status, spent}: 1 held, 0 refused (does not fit beside what is spent),
@@ -123,6 +132,80 @@ return 0
 """
 
 
+class Leftovers:
+    """Holds and leases that Redis commands which did not answer in time may still make,
+    taken back once Redis answers again.
+
+    A command sent to a Redis that stopped answering (frozen, or its host away) stays in
+    Redis's socket buffer after the client gave up on it, and runs when Redis resumes: a
+    reserve then holds money nobody settles (for `budget_reservation_ttl_s`), and a lease
+    blocks its verdict key for every replica (for `single_flight_lease_s`), so the first
+    calls after the outage waited for them or were refused. Each is taken back in the
+    background: while Redis does not answer, one removal at a time tries it (every
+    `interval_s`); once one is answered, every removal is sent, and a removal counts as
+    done only when it is answered after an earlier answer, since Redis runs what waited in
+    its buffers no later than the first command it answers after resuming.
+    """
+
+    def __init__(self, *, timeout_s: float, interval_s: float) -> None:
+        self._timeout_s = timeout_s
+        self._interval_s = interval_s
+        self._pending: dict[str, tuple[Callable[[], Awaitable[object]], float]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def add(self, name: str, take_back: Callable[[], Awaitable[object]], ttl_s: float) -> None:
+        """Take back `name` (a hold, a lease) with `take_back()` once Redis answers, unless
+        it lapses by itself first (`ttl_s`)."""
+        if name in self._pending:
+            return
+        if len(self._pending) >= MAX_LEFTOVERS:
+            log.debug("Redis leftovers: %d waiting, %s left to lapse", MAX_LEFTOVERS, name)
+            return
+        self._pending[name] = (take_back, time.monotonic() + ttl_s)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        answered = False  # whether Redis answered the round before this one
+        while self._pending:
+            now = time.monotonic()
+            for name in [n for n, (_, until) in self._pending.items() if until <= now]:
+                del self._pending[name]
+            answering = True
+            for name in list(self._pending)[: None if answered else 1]:
+                entry = self._pending.get(name)
+                if entry is None:
+                    continue
+                if not await self._try(entry[0]):
+                    answering = False
+                    break
+                if answered:
+                    del self._pending[name]
+            answered = answering
+            if not answering:
+                await asyncio.sleep(self._interval_s)
+
+    async def _try(self, take_back: Callable[[], Awaitable[object]]) -> bool:
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                await take_back()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            return False
+        return True
+
+    async def aclose(self) -> None:
+        """Stop taking back (what is left lapses by itself)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
 class Ledger:
     """The Redis side of shared budgets: one client, the scripts, and the settings."""
 
@@ -151,23 +234,34 @@ class Ledger:
         self.release_lease = client.register_script(RELEASE_LUA)
         self._tasks: set[asyncio.Task[None]] = set()
         self._warned_at = -1e9
+        self.leftovers = Leftovers(timeout_s=timeout_s, interval_s=timeout_s)
+        """Holds (and the leases on this client) to take back once Redis answers."""
 
     async def reserve(
         self, keys: tuple[str, str], limit: float | None, amount: float, key_ttl_s: int
     ) -> tuple[int, float, str]:
-        """One reserve attempt: (status, spent, hold id); raises on a Redis failure."""
+        """One reserve attempt: (status, spent, hold id); raises on a Redis failure, after
+        which the hold, if Redis makes it later, is taken back (`Leftovers`)."""
         hold = uuid.uuid4().hex
-        async with asyncio.timeout(self.timeout_s):
-            status, spent = await self._reserve(
-                keys=list(keys),
-                args=[
-                    -1 if limit is None else repr(float(limit)),
-                    repr(float(amount)),
-                    hold,
-                    int(self.hold_ttl_s * 1000),
-                    key_ttl_s,
-                ],
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                status, spent = await self._reserve(
+                    keys=list(keys),
+                    args=[
+                        -1 if limit is None else repr(float(limit)),
+                        repr(float(amount)),
+                        hold,
+                        int(self.hold_ttl_s * 1000),
+                        key_ttl_s,
+                    ],
+                )
+        except BaseException:  # a failure, or the caller gone: the answer was not read
+            self.leftovers.add(
+                f"hold {keys[1]} {hold}",
+                lambda: self.client.hdel(keys[1], hold),
+                self.hold_ttl_s,
             )
+            raise
         return int(status), float(spent), hold
 
     def settle_later(
@@ -229,6 +323,7 @@ class Ledger:
         """Wait briefly for settles in flight, then close the client."""
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=2 * self.timeout_s * SETTLE_TRIES)
+        await self.leftovers.aclose()
         try:
             await self.client.aclose()
         except Exception:
@@ -432,10 +527,12 @@ class VerdictLeases:
         wait_s: float = 30.0,
         poll_s: float = 0.05,
         timeout_s: float = 0.5,
+        leftovers: Leftovers | None = None,
     ) -> None:
         self.client = client
         """The redis-py client (the verdict cache may share it: `VerdictCache.shares`)."""
         self._release = release_script
+        self._leftovers = leftovers or Leftovers(timeout_s=timeout_s, interval_s=timeout_s)
         self._stats = stats
         self.lease_s = lease_s
         self.lease_ms = max(1, int(lease_s * 1000))
@@ -451,9 +548,21 @@ class VerdictLeases:
         """The Redis key of lease `lease`."""
         return LEASE_PREFIX + lease
 
-    def failed(self) -> None:
-        """Count a lease operation Redis did not answer (made by a fused cache script)."""
+    def failed(self, key: str) -> None:
+        """Count a lease operation Redis did not answer (made by a fused cache script), and
+        give the lease on `key` back once Redis answers, should Redis take it late."""
         self._stats.add("lease_failures")
+        self.give_back_later(key)
+
+    def give_back_later(self, key: str) -> None:
+        """Give the lease on `key` back once Redis answers (a lease operation whose answer
+        was not read may still take it). It goes by this process's token, so a lease this
+        process took again meanwhile goes too: at worst another replica calls as well."""
+        self._leftovers.add(
+            f"lease {key}",
+            lambda: self._release(keys=[LEASE_PREFIX + key], args=[self.token]),
+            self.lease_s,
+        )
 
     async def acquire(self, key: str) -> bool | None:
         """Take the lease on `key`: True taken, False held by another, None Redis failed."""
@@ -463,18 +572,21 @@ class VerdictLeases:
                     LEASE_PREFIX + key, self.token, nx=True, px=self.lease_ms
                 )
         except asyncio.CancelledError:
+            self.give_back_later(key)
             raise
         except Exception:
-            self._stats.add("lease_failures")
+            self.failed(key)
             return None
         return bool(ok)
 
     async def release(self, key: str) -> None:
-        """Give the lease back (only while it is still ours)."""
+        """Give the lease back (only while it is still ours); if Redis does not answer,
+        once it does."""
         try:
             async with asyncio.timeout(self._timeout):
                 await self._release(keys=[LEASE_PREFIX + key], args=[self.token])
         except asyncio.CancelledError:
+            self.give_back_later(key)
             raise
         except Exception:
-            self._stats.add("lease_failures")
+            self.failed(key)

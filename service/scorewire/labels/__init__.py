@@ -58,7 +58,9 @@ async def open_label_store(settings: Settings) -> LabelStore:
     if settings.labels_url is not None:
         from scorewire.labels.postgres import PostgresLabelStore
 
-        return await PostgresLabelStore.open(settings.labels_url.get_secret_value())
+        return await PostgresLabelStore.open(
+            settings.labels_url.get_secret_value(), timeout_s=settings.store_timeout_s
+        )
     from scorewire.labels.sqlite import SqliteLabelStore
 
     try:

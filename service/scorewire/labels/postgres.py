@@ -9,11 +9,13 @@ on any number of replicas never overwrite each other; reads pick the latest labe
 (sample_id, output_hash, check, labeller). The schema is created on first use under an
 advisory lock, so replicas starting together do not race on `CREATE TABLE`.
 
-A database that does not answer makes calls fail with `LabelsUnavailable` within
-`OPERATION_TIMEOUT_S`; after a failure, calls fail at once for `FAIL_FAST_S` so that a
-run with a human check over thousands of samples does not wait on every one. A write
-that fails before its COMMIT was sent stored nothing (the transaction rolls back); one
-that fails or times out during the COMMIT is `LabelsOutcomeUnknown`. A put with a
+A database that does not answer makes a call fail with `LabelsUnavailable` once its
+deadline (`SCOREWIRE_STORE_TIMEOUT_S`) has passed (`scorewire.core.postgres.within`).
+After a failure, for `FAIL_FAST_S`, one call at a time tries the database and the others
+fail at once, so that a run with a human check over thousands of samples does not wait
+on every one, and the first call after the database is back succeeds. A write that
+fails before its COMMIT was sent stored nothing (the transaction rolls back); one that
+fails or times out during the COMMIT is `LabelsOutcomeUnknown`. A put with a
 `PutKey` is idempotent: its request id is inserted in the same transaction as its
 labels, and a concurrent put of the same key waits for it (ON CONFLICT) and replays it.
 """
@@ -30,6 +32,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
+from scorewire.core.postgres import open_pool, within
 from scorewire.labels.model import (
     LOOKUP_LIMIT,
     OUTPUTS_PER_CALL,
@@ -47,12 +50,12 @@ log = logging.getLogger("scorewire.labels")
 
 T = TypeVar("T")
 
-OPERATION_TIMEOUT_S = 5.0
-"""The most one store call may take before the store counts as not answering."""
+TIMEOUT_S = 2.0
+"""The most one store call may take before the store counts as not answering
+(`SCOREWIRE_STORE_TIMEOUT_S`)."""
 FAIL_FAST_S = 1.0
-"""After the database failed to answer, seconds during which calls fail without trying."""
-_CONNECT_TIMEOUT_S = 3
-_CONNECTION_WAIT_S = 3.0  # a free pool connection; PostgreSQL refusing connections waits this
+"""After the database failed, seconds during which one call at a time tries it and the
+others fail without trying."""
 _SCHEMA_LOCK_KEY = 0x5C0E_1AB5  # pg_advisory_xact_lock key: "scorewire labels"
 
 _HISTORY_TABLE = """
@@ -186,39 +189,31 @@ async def _replay(cur: psycopg.AsyncCursor[Any], key: PutKey) -> list[Label]:
 class PostgresLabelStore:
     """A `LabelStore` in PostgreSQL. Open it with `PostgresLabelStore.open(url)`."""
 
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: AsyncConnectionPool, *, timeout_s: float = TIMEOUT_S) -> None:
         self._pool = pool
+        self._timeout_s = timeout_s
         self._schema_ready = False
         self._schema_lock = asyncio.Lock()
         self._down_until = 0.0
+        self._probing = False
         self._closed = False
 
     @classmethod
-    async def open(cls, url: str, *, max_connections: int = 8) -> PostgresLabelStore:
+    async def open(
+        cls, url: str, *, max_connections: int = 8, timeout_s: float = TIMEOUT_S
+    ) -> PostgresLabelStore:
         """A store on the database at `url`; connects in the background.
 
         A database that is down at start-up does not stop the server: label calls fail
         with `LabelsUnavailable` until it answers. The schema is created by the first
-        call that reaches the database (a wrong URL shows in the log then).
+        call that reaches the database (a wrong URL shows in the log then). `timeout_s`
+        bounds each call.
         """
-        pool = AsyncConnectionPool(
-            url,
-            min_size=1,
-            max_size=max_connections,
-            open=False,
-            timeout=_CONNECTION_WAIT_S,
-            check=AsyncConnectionPool.check_connection,
-            name="scorewire-labels",
-            kwargs={
-                "autocommit": True,
-                "connect_timeout": _CONNECT_TIMEOUT_S,
-                "application_name": "scorewire",
-                "options": f"-c statement_timeout={int(OPERATION_TIMEOUT_S * 1000)}"
-                " -c timezone=UTC",
-            },
+        pool = open_pool(
+            url, name="scorewire-labels", timeout_s=timeout_s, max_size=max_connections
         )
         await pool.open(wait=False)
-        return cls(pool)
+        return cls(pool, timeout_s=timeout_s)
 
     async def _ensure_schema(self) -> None:
         async with self._schema_lock:
@@ -236,24 +231,37 @@ class PostgresLabelStore:
             self._schema_ready = True
 
     async def _run(self, op: Callable[[], Awaitable[T]], phase: _Phase | None = None) -> T:
+        """`op()` within the deadline; LabelsUnavailable naming the store when it fails.
+
+        The message never quotes the driver's error (it may name the database's host);
+        the log has that.
+        """
         if self._closed:
-            raise LabelsUnavailable("the label store is closed")
-        if time.monotonic() < self._down_until:
-            raise LabelsUnavailable("the label database did not answer a moment ago")
+            raise LabelsUnavailable("the label store (PostgreSQL) is closed")
+        probe = time.monotonic() < self._down_until
+        if probe and self._probing:
+            raise LabelsUnavailable("the label store (PostgreSQL) did not answer a moment ago")
 
         async def guarded() -> T:
             if not self._schema_ready:
                 await self._ensure_schema()
             return await op()
 
+        self._probing = self._probing or probe
         try:
-            return await asyncio.wait_for(guarded(), OPERATION_TIMEOUT_S + 1.0)
+            result = await within(guarded, self._timeout_s)
         except TimeoutError:
-            message = f"the label database did not answer within {OPERATION_TIMEOUT_S:g} s"
+            message = f"the label store (PostgreSQL) did not answer within {self._timeout_s:g} s"
+            log.warning("label store: %s", message)
         except psycopg.Error as err:
-            # The message may quote the URL's host but never its password.
-            message = f"the label database failed: {type(err).__name__}: {err}".strip()
-        log.warning("label store: %s", message)
+            message = f"the label store (PostgreSQL) failed: {type(err).__name__}"
+            log.warning("label store: %s: %s", message, str(err).strip())
+        else:
+            self._down_until = 0.0
+            return result
+        finally:
+            if probe:
+                self._probing = False
         self._down_until = time.monotonic() + FAIL_FAST_S
         if phase is not None and phase.committing:
             raise LabelsOutcomeUnknown(f"during the commit: {message}")

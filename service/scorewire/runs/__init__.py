@@ -118,7 +118,11 @@ async def open_run_store(settings: Settings) -> RunStore:
     if settings.runs_url is not None:
         from scorewire.runs.postgres import PostgresRunStore
 
-        return await PostgresRunStore.open(settings.runs_url.get_secret_value())
+        return await PostgresRunStore.open(
+            settings.runs_url.get_secret_value(),
+            timeout_s=settings.store_timeout_s,
+            maintenance_timeout_s=settings.runs_heartbeat_s,
+        )
     from scorewire.runs.sqlite import SqliteRunStore
 
     try:

@@ -17,7 +17,11 @@ from typing import Any, Protocol
 
 
 class RunsUnavailable(Exception):
-    """The run store did not answer, failed, or is closed; nothing more is known."""
+    """The run store did not answer, failed, or is closed; nothing more is known.
+
+    The message is the caller's: it names the store and what happened, and never quotes
+    the database driver's error (which may name the database's host); stores log that.
+    """
 
 
 class RunStatus(StrEnum):

@@ -6,8 +6,12 @@ PostgreSQL acknowledges once the commit record is flushed to its WAL (the defaul
 `synchronous_commit=on`). The schema is created on first use under an advisory lock, so
 replicas starting together do not race on `CREATE TABLE`.
 
-A database that does not answer makes calls fail with `RunsUnavailable` within
-`OPERATION_TIMEOUT_S`.
+A database that does not answer makes a call fail with `RunsUnavailable` once its
+deadline has passed (`scorewire.core.postgres.within`): `SCOREWIRE_STORE_TIMEOUT_S` for
+the calls a request waits on, the longer maintenance deadline for the heartbeat, stale
+runs and retention, which no caller waits on and which may delete many runs at once.
+Once the database answers again, so does the store: the pool drops the connections
+that broke and checks the others before handing them out.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
+from scorewire.core.postgres import open_pool, within
 from scorewire.runs import sql
 from scorewire.runs.model import Chunk, RunInfo, RunQuery, RunsUnavailable
 
@@ -27,12 +32,14 @@ log = logging.getLogger("scorewire.runs")
 
 T = TypeVar("T")
 
-OPERATION_TIMEOUT_S = 10.0
-"""The most one store call may take before the store counts as not answering."""
-_CONNECT_TIMEOUT_S = 3
-_CONNECTION_WAIT_S = 3.0
+TIMEOUT_S = 2.0
+"""The most a call a request waits on may take (`SCOREWIRE_STORE_TIMEOUT_S`)."""
+MAINTENANCE_TIMEOUT_S = 10.0
+"""The most a maintenance call may take (the server uses `SCOREWIRE_RUNS_HEARTBEAT_S`)."""
 _SCHEMA_LOCK_KEY = 0x5C0E_2B45  # pg_advisory_xact_lock key: "scorewire runs"
 _TABLES = sql.tables("scorewire_run_")
+# Maintenance statements get the maintenance deadline on the server too (this transaction).
+_LONGER_STATEMENTS = "SELECT set_config('statement_timeout', %s, true)"
 
 
 def _pg(statement: str) -> str:
@@ -42,33 +49,43 @@ def _pg(statement: str) -> str:
 class PostgresRunStore:
     """A `RunStore` in PostgreSQL. Open it with `PostgresRunStore.open(url)`."""
 
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        *,
+        timeout_s: float = TIMEOUT_S,
+        maintenance_timeout_s: float = MAINTENANCE_TIMEOUT_S,
+    ) -> None:
         self._pool = pool
+        self._timeout_s = timeout_s
+        self._maintenance_s = max(timeout_s, maintenance_timeout_s)
         self._schema_ready = False
         self._schema_lock = asyncio.Lock()
         self._closed = False
 
     @classmethod
-    async def open(cls, url: str, *, max_connections: int = 8) -> PostgresRunStore:
-        """A store on the database at `url`; connects in the background."""
-        pool = AsyncConnectionPool(
+    async def open(
+        cls,
+        url: str,
+        *,
+        max_connections: int = 8,
+        timeout_s: float = TIMEOUT_S,
+        maintenance_timeout_s: float = MAINTENANCE_TIMEOUT_S,
+    ) -> PostgresRunStore:
+        """A store on the database at `url`; connects in the background.
+
+        `timeout_s` bounds each call a request waits on, `maintenance_timeout_s` each
+        heartbeat, stale-run and retention call.
+        """
+        pool = open_pool(
             url,
-            min_size=1,
-            max_size=max_connections,
-            open=False,
-            timeout=_CONNECTION_WAIT_S,
-            check=AsyncConnectionPool.check_connection,
             name="scorewire-runs",
-            kwargs={
-                "autocommit": True,
-                "connect_timeout": _CONNECT_TIMEOUT_S,
-                "application_name": "scorewire",
-                "options": f"-c statement_timeout={int(OPERATION_TIMEOUT_S * 1000)}"
-                " -c timezone=UTC",
-            },
+            timeout_s=timeout_s,
+            max_size=max_connections,
+            longest_s=maintenance_timeout_s,
         )
         await pool.open(wait=False)
-        return cls(pool)
+        return cls(pool, timeout_s=timeout_s, maintenance_timeout_s=maintenance_timeout_s)
 
     async def _ensure_schema(self) -> None:
         async with self._schema_lock:
@@ -80,9 +97,15 @@ class PostgresRunStore:
                     await conn.execute(sql.statements(statement, _TABLES))
             self._schema_ready = True
 
-    async def _run(self, op: Callable[[], Awaitable[T]]) -> T:
+    async def _run(self, op: Callable[[], Awaitable[T]], *, maintenance: bool = False) -> T:
+        """`op()` within its deadline; RunsUnavailable naming the store when it fails.
+
+        The caller's message says what happened and never quotes the driver's error
+        (it may name the database's host); the log has that.
+        """
         if self._closed:
-            raise RunsUnavailable("the run store is closed")
+            raise RunsUnavailable("the run store (PostgreSQL) is closed")
+        timeout_s = self._maintenance_s if maintenance else self._timeout_s
 
         async def guarded() -> T:
             if not self._schema_ready:
@@ -90,15 +113,18 @@ class PostgresRunStore:
             return await op()
 
         try:
-            return await asyncio.wait_for(guarded(), OPERATION_TIMEOUT_S + 1.0)
+            return await within(guarded, timeout_s)
         except TimeoutError:
-            message = f"the run database did not answer within {OPERATION_TIMEOUT_S:g} s"
+            message = f"the run store (PostgreSQL) did not answer within {timeout_s:g} s"
+            log.warning("run store: %s", message)
         except psycopg.Error as err:
-            message = f"the run database failed: {type(err).__name__}: {err}".strip()
-        log.warning("run store: %s", message)
+            message = f"the run store (PostgreSQL) failed: {type(err).__name__}"
+            log.warning("run store: %s: %s", message, str(err).strip())
         raise RunsUnavailable(message)
 
-    async def _transaction(self, plan: list[tuple[str, list[tuple[Any, ...]]]]) -> list[int]:
+    async def _transaction(
+        self, plan: list[tuple[str, list[tuple[Any, ...]]]], *, maintenance: bool = False
+    ) -> list[int]:
         async def run() -> list[int]:
             counts = []
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
@@ -107,7 +133,11 @@ class PostgresRunStore:
                     counts.append(cur.rowcount)
             return counts
 
-        return await self._run(run)
+        return await self._run(run, maintenance=maintenance)
+
+    @property
+    def _maintenance_ms(self) -> int:
+        return int(self._maintenance_s * 1000)
 
     async def write(
         self, created: Sequence[RunInfo], chunks: Sequence[Chunk], finished: Sequence[RunInfo]
@@ -117,7 +147,9 @@ class PostgresRunStore:
 
     async def heartbeat(self, owner: str, now: datetime) -> None:
         """Say that `owner` is alive."""
-        await self._transaction([(_pg(sql.HEARTBEAT), [(owner, sql.micros(now))])])
+        await self._transaction(
+            [(_pg(sql.HEARTBEAT), [(owner, sql.micros(now))])], maintenance=True
+        )
 
     async def mark_stale(self, seen_before: datetime) -> int:
         """Mark incomplete the running runs of owners not seen since `seen_before`."""
@@ -125,12 +157,13 @@ class PostgresRunStore:
 
         async def run() -> int:
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                await cur.execute(_LONGER_STATEMENTS, (f"{self._maintenance_ms}ms",))
                 await cur.execute(_pg(sql.MARK_STALE), (at,))
                 n = cur.rowcount
                 await cur.execute(_pg(sql.FORGET_OWNERS), (at,))
             return n
 
-        return await self._run(run)
+        return await self._run(run, maintenance=True)
 
     async def enforce_retention(self, *, older_than: datetime | None, keep: int | None) -> int:
         """Delete finished runs started before `older_than` and all but the newest `keep`."""
@@ -138,6 +171,7 @@ class PostgresRunStore:
         async def run() -> int:
             doomed: set[str] = set()
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                await cur.execute(_LONGER_STATEMENTS, (f"{self._maintenance_ms}ms",))
                 if older_than is not None:
                     await cur.execute(_pg(sql.EXPIRED), (sql.micros(older_than),))
                     doomed.update(r[0] for r in await cur.fetchall())
@@ -149,7 +183,7 @@ class PostgresRunStore:
                         await cur.executemany(_pg(statement), [(r,) for r in sorted(doomed)])
             return len(doomed)
 
-        return await self._run(run)
+        return await self._run(run, maintenance=True)
 
     async def get_run(self, run_id: str) -> RunInfo | None:
         """The run, or None."""

@@ -9,7 +9,9 @@ handful of commits, not 80.
 When the queue is full (`SCOREWIRE_RUNS_QUEUE_CHUNKS` chunks waiting), `append` waits for
 room: a stream that records is slowed to the store's pace (backpressure), and no
 result is ever dropped. When the store fails, `append` raises `RunsUnavailable` and the
-call fails (its results cannot be both sent and stored).
+call fails (its results cannot be both sent and stored); so do the writes that queued
+while the failed one ran, at once, so that a call hears within about one store
+deadline (`SCOREWIRE_STORE_TIMEOUT_S`) that the store is down.
 
 A maintenance task beats this process's heartbeat, marks incomplete the running runs of
 processes whose heartbeat stopped (a server killed mid-run), and enforces retention.
@@ -30,6 +32,11 @@ log = logging.getLogger("scorewire.runs")
 
 MAX_OPS_PER_COMMIT = 256
 """Most queued operations one transaction takes."""
+MAX_BYTES_PER_COMMIT = 16 * 1024 * 1024
+"""Most bytes of chunks one transaction takes (a single larger chunk goes alone): a
+transaction must fit in the store's deadline (`SCOREWIRE_STORE_TIMEOUT_S`, 2 s by default).
+In PostgreSQL on the development machine (2 cores, load average 4-6), 16 chunks of 1 MiB
+took 0.18-0.25 s per transaction and 64 took 0.57-0.85 s (`bench/store_outage.py`)."""
 STALE_AFTER_BEATS = 3
 """A process is dead when its heartbeat is this many periods old."""
 
@@ -39,6 +46,12 @@ class _Op:
     kind: str  # "create", "chunk" or "finish"
     item: RunInfo | Chunk
     done: asyncio.Future[None]
+
+    @property
+    def size(self) -> int:
+        """The bytes it adds to a transaction (runs' rows count as nothing)."""
+        item = self.item
+        return len(item.cases) + len(item.results) if isinstance(item, Chunk) else 0
 
 
 class RunRecorder:
@@ -95,10 +108,17 @@ class RunRecorder:
         await self._submit("finish", run)
 
     async def _write_loop(self) -> None:
+        carried: _Op | None = None  # taken from the queue, the first of the next commit
         while True:
-            ops = [await self._queue.get()]
+            ops = [carried if carried is not None else await self._queue.get()]
+            carried, size = None, ops[0].size
             while len(ops) < MAX_OPS_PER_COMMIT and not self._queue.empty():
-                ops.append(self._queue.get_nowait())
+                op = self._queue.get_nowait()
+                if size + op.size > MAX_BYTES_PER_COMMIT:
+                    carried = op
+                    break
+                ops.append(op)
+                size += op.size
             created = [o.item for o in ops if o.kind == "create"]
             chunks = [o.item for o in ops if o.kind == "chunk"]
             finished = [o.item for o in ops if o.kind == "finish"]
@@ -112,7 +132,15 @@ class RunRecorder:
             else:
                 failure = None
                 self.commits += 1
-            if self._queue.empty():
+            if failure is not None:
+                # What queued meanwhile fails with it: its callers hear within one
+                # deadline that the store is down, not after a second attempt's.
+                if carried is not None:
+                    ops.append(carried)
+                    carried = None
+                while not self._queue.empty():
+                    ops.append(self._queue.get_nowait())
+            if self._queue.empty() and carried is None:
                 self._idle.set()
             for o in ops:
                 if not o.done.done():

@@ -14,6 +14,7 @@ sqlite3 blocks, so every call runs on one dedicated thread that owns the connect
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,8 @@ from typing import Any, TypeVar
 
 from scorewire.runs import sql
 from scorewire.runs.model import Chunk, RunInfo, RunQuery, RunsUnavailable
+
+log = logging.getLogger("scorewire.runs")
 
 T = TypeVar("T")
 
@@ -69,12 +72,14 @@ class SqliteRunStore:
 
     async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
-            raise RunsUnavailable("the run store is closed")
+            raise RunsUnavailable("the run store (SQLite) is closed")
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, fn, self._conn)
         except sqlite3.Error as err:
-            raise RunsUnavailable(f"the run store failed: {err}") from None
+            message = f"the run store (SQLite) failed: {type(err).__name__}"
+            log.warning("run store: %s: %s", message, err)
+            raise RunsUnavailable(message) from None
 
     async def _transaction(self, plan: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
         def run(conn: sqlite3.Connection) -> None:

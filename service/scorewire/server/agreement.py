@@ -81,8 +81,6 @@ they are matched, so a page is what the request holds besides its pairs' numbers
 LONG_TEXT_CHARS = 1 << 18
 """An output at least this long is hashed on a thread (hashlib lets go of the GIL)."""
 
-_UNAVAILABLE_READ = "the label store is unavailable; retry later"
-
 
 class Scorer(Protocol):
     """What Agreement needs of the ScoringService."""
@@ -207,8 +205,8 @@ async def _labels_of(
             for key, labels in grouped.items():
                 found[key] = latest_per_labeller(labels)
             await pacer.tick()
-    except LabelsUnavailable:
-        raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE_READ) from None
+    except LabelsUnavailable as err:
+        raise RequestRejected(grpc.StatusCode.UNAVAILABLE, f"{err}: retry later") from None
     return found
 
 

@@ -76,8 +76,8 @@ MAX_REQUEST_ID_CHARS = 128
 """Longest PutLabels request id."""
 _REQUEST_ID = re.compile(rf"^[A-Za-z0-9._:-]{{1,{MAX_REQUEST_ID_CHARS}}}$")
 
-_UNAVAILABLE = "the label store is unavailable; nothing was stored, retry later"
-_UNAVAILABLE_READ = "the label store is unavailable; retry later"
+_NOTHING_STORED = "nothing was stored, retry later"
+_RETRY = "retry later"
 _UNKNOWN = (
     "the label store did not confirm the write: the labels may have been stored; "
     "retry with the same request_id, which stores them at most once"
@@ -87,6 +87,11 @@ _UNKNOWN_NO_ID = (
     "this request has no request_id, so a retry may store them twice (set request_id "
     "to make retries safe)"
 )
+
+
+def store_unavailable(err: LabelsUnavailable, then: str) -> RequestRejected:
+    """UNAVAILABLE in the store's words (which name it and what happened), then `then`."""
+    return RequestRejected(grpc.StatusCode.UNAVAILABLE, f"{err}: {then}")
 
 
 def _check_name(value: str, field: str, out: list[FieldViolation], *, required: bool) -> None:
@@ -379,8 +384,8 @@ class LabelService(pb_grpc.LabelServiceServicer):
         except LabelsOutcomeUnknown:
             message = _UNKNOWN if key is not None else _UNKNOWN_NO_ID
             raise RequestRejected(grpc.StatusCode.UNAVAILABLE, message) from None
-        except LabelsUnavailable:
-            raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE) from None
+        except LabelsUnavailable as err:
+            raise store_unavailable(err, _NOTHING_STORED) from None
         return pb.PutLabelsResponse(labels=[label_to_pb(lb) for lb in stored])
 
     @guarded_unary
@@ -391,8 +396,8 @@ class LabelService(pb_grpc.LabelServiceServicer):
         query, after, size = _query_from_pb(request, principal(context))
         try:
             found = await self._store.list_labels(query, after_id=after, limit=size + 1)
-        except LabelsUnavailable:
-            raise RequestRejected(grpc.StatusCode.UNAVAILABLE, _UNAVAILABLE_READ) from None
+        except LabelsUnavailable as err:
+            raise store_unavailable(err, _RETRY) from None
         page = found[:size]
         token = encode_page_token(page[-1][0], query) if len(found) > size else ""
         return pb.ListLabelsResponse(

@@ -46,7 +46,7 @@ RUN_ID_METADATA = "scorewire-run-id"
 """Initial metadata key carrying a recorded call's run id."""
 
 NO_STORE = "this server keeps no run store, so it cannot record or read runs"
-STORE_DOWN = "the run store did not answer; the run cannot be recorded or read now"
+STORE_DOWN = "the run cannot be recorded or read now; retry later"
 
 
 def cases_blob(serialized_cases: Sequence[bytes]) -> bytes:
@@ -71,8 +71,11 @@ def read_cases(blob: bytes) -> list[pb.Case]:
 
 
 def unavailable(err: RunsUnavailable | None = None) -> RequestRejected:
-    """UNAVAILABLE for a store that failed (the detail goes to the log, not the caller)."""
-    return RequestRejected(grpc.StatusCode.UNAVAILABLE, STORE_DOWN if err else NO_STORE)
+    """UNAVAILABLE for a store that failed, in the store's words (which name it and what
+    happened; the driver's detail went to the log), or for a server with no store."""
+    if err is None:
+        return RequestRejected(grpc.StatusCode.UNAVAILABLE, NO_STORE)
+    return RequestRejected(grpc.StatusCode.UNAVAILABLE, f"{err}: {STORE_DOWN}")
 
 
 class PbChunkCodec:
