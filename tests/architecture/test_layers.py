@@ -32,12 +32,12 @@ LAYERS: dict[str, int] = {
     "generation": 6,
     "suites": 7,
     "metrics": 8,
-    # The results viewer reads results files and the run store.
-    "viewer": 8,
     # One compiler and one executor for every entry point; its workers read and write
     # the wire format (cases in, results out), so it is the first part that may.
     "scoring": 9,
     "api": 10,
+    # The results viewer reads results files and recorded runs (the scoring layer's codec).
+    "viewer": 10,
     "server": 11,
     "cli": 12,
 }

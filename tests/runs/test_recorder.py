@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_results
 from scorewire.runs.sqlite import SqliteRunStore
-from scorewire.server.run_records import CODEC
+from scorewire.scoring.recorded import CODEC
 
 from tests.runs.test_store import chunk, run
 from tests.support.wait import wait_until_async

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from scorewire.runs import Chunk, RunInfo, RunQuery, RunStatus, iter_results, new_run_id
-from scorewire.server.run_records import CODEC, cases_blob
+from scorewire.scoring.recorded import CODEC, cases_blob
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.runs.conftest import case

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from scorewire.runs import RunInfo, RunStatus, new_run_id, utc_now
 from scorewire.runs.sqlite import SqliteRunStore
-from scorewire.server.viewer_runs import StoreRuns, StoreRunSource
 from scorewire.viewer.model import RunNotFound, SourceUnavailable
+from scorewire.viewer.store import StoreRuns, StoreRunSource
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def outcomes_of_report(report: RunReport) -> RunOutcomes:
 
 
 async def _from_store(settings: Settings, ref: str) -> tuple[str, RunOutcomes]:
-    from scorewire.server.run_records import CODEC
+    from scorewire.scoring.recorded import CODEC
 
     try:
         store = await open_run_store(settings)

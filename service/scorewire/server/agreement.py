@@ -57,13 +57,14 @@ from scorewire.labels.model import (
     output_hash,
 )
 from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_chunks
+from scorewire.scoring.recorded import json_value, read_cases
 from scorewire.server.errors import (
     RequestRejected,
     invalid_argument,
     rejection,
     resource_exhausted,
 )
-from scorewire.server.run_records import json_value, read_cases, unavailable, visible_run
+from scorewire.server.run_records import unavailable, visible_run
 from scorewire.server.security import Principal
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import scoring_pb2

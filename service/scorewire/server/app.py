@@ -37,6 +37,7 @@ from scorewire.server.labels_service import CallerScopedLabels, add_label_servic
 from scorewire.server.observer import RunObserver
 from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import StaticInterceptor, WrappingServer, add_service, chained
+from scorewire.server.run_records import visible_tenant
 from scorewire.server.runs_service import add_run_service
 from scorewire.server.security import (
     auth_interceptor,
@@ -45,11 +46,11 @@ from scorewire.server.security import (
 )
 from scorewire.server.service import ScoringService
 from scorewire.server.tracing import start_tracing
-from scorewire.server.viewer_runs import store_source_for
 from scorewire.settings import Settings
 from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2
 from scorewire.viewer.serving import start_viewer
+from scorewire.viewer.store import store_source_for
 
 log = logging.getLogger("scorewire.server")
 
@@ -213,7 +214,10 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     viewer = None
     if worker == 0:
         source_for = store_source_for(
-            runs, asyncio.get_running_loop(), timeout_s=settings.viewer_request_timeout_s
+            runs,
+            asyncio.get_running_loop(),
+            visible_tenant,
+            timeout_s=settings.viewer_request_timeout_s,
         )
         viewer = start_viewer(settings, principals_from_settings(settings), source_for)
     # Tracing first: the RPC's span is the parent of everything else it does.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +19,6 @@ from google.protobuf import json_format
 from scorewire.core.errors import FieldViolation
 from scorewire.engine.summary import Summary
 from scorewire.runs import (
-    CaseRecord,
     Chunk,
     Outcome,
     RunInfo,
@@ -29,14 +27,13 @@ from scorewire.runs import (
     RunRecorder,
     RunStatus,
     RunsUnavailable,
-    ScoreRecord,
     baseline_reasons,
     compare,
     iter_results,
     new_run_id,
     utc_now,
 )
-from scorewire.scoring import wire
+from scorewire.scoring.recorded import CODEC
 from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.server.security import Principal, Role
 from scorewire.settings import Settings
@@ -49,88 +46,12 @@ NO_STORE = "this server keeps no run store, so it cannot record or read runs"
 STORE_DOWN = "the run cannot be recorded or read now; retry later"
 
 
-def cases_blob(serialized_cases: Sequence[bytes]) -> bytes:
-    """Serialized cases in one blob: their count, their lengths (little-endian uint32s),
-    then the cases. Two C-level packs per chunk: nothing per case on the scoring path."""
-    n = len(serialized_cases)
-    header = struct.pack(f"<I{n}I", n, *map(len, serialized_cases))
-    return header + b"".join(serialized_cases)
-
-
-def read_cases(blob: bytes) -> list[pb.Case]:
-    """The cases of a `cases_blob`."""
-    if not blob:
-        return []
-    (n,) = struct.unpack_from("<I", blob)
-    lengths = struct.unpack_from(f"<{n}I", blob, 4)
-    out, at = [], 4 + 4 * n
-    for size in lengths:
-        out.append(pb.Case.FromString(blob[at : at + size]))
-        at += size
-    return out
-
-
 def unavailable(err: RunsUnavailable | None = None) -> RequestRejected:
     """UNAVAILABLE for a store that failed, in the store's words (which name it and what
     happened; the driver's detail went to the log), or for a server with no store."""
     if err is None:
         return RequestRejected(grpc.StatusCode.UNAVAILABLE, NO_STORE)
     return RequestRejected(grpc.StatusCode.UNAVAILABLE, f"{err}: {STORE_DOWN}")
-
-
-class PbChunkCodec:
-    """Decodes chunks the server stored into case records (`raw` = (Case, CaseResult))."""
-
-    def decode(self, chunk: Chunk) -> list[CaseRecord]:
-        """The chunk's cases, in the order they were recorded."""
-        cases = read_cases(chunk.cases)
-        results = pb.RunSuiteResponse.FromString(chunk.results).results.results
-        out = []
-        for i, r in enumerate(results):
-            c = cases[i] if i < len(cases) else pb.Case(sample=pb.Sample(id=r.sample_id))
-            scores = [
-                ScoreRecord(
-                    s.name,
-                    s.type,
-                    s.value,
-                    s.passed,
-                    s.reason,
-                    s.cost_usd,
-                    s.latency_ms,
-                    s.cached,
-                    s.skipped,
-                    s.error.code,
-                    s.error.message,
-                )
-                for s in r.scores
-            ]
-            sample, output = c.sample, c.output
-            out.append(
-                CaseRecord(
-                    index=r.index,
-                    sample_id=r.sample_id,
-                    input=json_value(sample, "input"),
-                    expected=json_value(sample, "expected"),
-                    output=output.text,
-                    output_value=json_value(output, "value"),
-                    passed=r.passed,
-                    scores=scores,
-                    raw=(c, r),
-                )
-            )
-        return out
-
-
-CODEC = PbChunkCodec()
-
-
-def json_value(message: Any, name: str) -> Any:
-    """A JSON value sent as a `Value` field or as its `<name>_json` text; None when unset.
-    (A stored case was valid when it was scored, so its JSON text parses.)"""
-    if message.HasField(name):
-        return wire.value_to_py(getattr(message, name))
-    text = getattr(message, f"{name}_json")
-    return json.loads(text) if text else None
 
 
 # ---- summaries as JSON (the results file's shape, plain numbers) -------------------------

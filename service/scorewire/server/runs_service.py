@@ -29,10 +29,10 @@ from scorewire.runs import (
     iter_results,
 )
 from scorewire.runs.sql import from_micros, micros
+from scorewire.scoring.recorded import CODEC
 from scorewire.server.errors import RequestRejected, guarded_unary, invalid_argument
 from scorewire.server.registration import add_service
 from scorewire.server.run_records import (
-    CODEC,
     run_outcomes,
     summary_pb,
     unavailable,

@@ -20,10 +20,11 @@ from scorewire.scoring import wire
 from scorewire.scoring.executor import DeadlineExpired, Executor
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.protocol import Reply, WorkerJob
+from scorewire.scoring.recorded import cases_blob
 from scorewire.scoring.source import PlanSource
 from scorewire.server.errors import RequestRejected, invalid_argument
 from scorewire.server.observer import RunObserver
-from scorewire.server.run_records import Recording, cases_blob
+from scorewire.server.run_records import Recording
 from scorewire.server.suite_runs import CaseChecks
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb

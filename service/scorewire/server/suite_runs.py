@@ -26,6 +26,7 @@ from scorewire.scoring.executor import Executor
 from scorewire.scoring.inprocess import LocalRun
 from scorewire.scoring.limits import output_problem, short_output
 from scorewire.scoring.plans import PlanInfo
+from scorewire.scoring.recorded import cases_blob
 from scorewire.scoring.source import PlanSource
 from scorewire.server import convert
 from scorewire.server.calls import CallContexts, deadline
@@ -213,8 +214,6 @@ class SuiteRuns:
         recording: Recording | None,
     ) -> AsyncIterator[bytes]:
         """Count each batch, and send it (once stored, when the call is recorded)."""
-        from scorewire.server.run_records import cases_blob
-
         # Stored, then sent: a batch's message waits for its commit, while the next
         # batches are already queued (so they share commits).
         storing: collections.deque[tuple[asyncio.Future[None], bytes]] = collections.deque()

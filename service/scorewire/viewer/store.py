@@ -18,7 +18,7 @@ import concurrent.futures
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -31,8 +31,7 @@ from scorewire.runs import (
     RunsUnavailable,
     ScoreRecord,
 )
-from scorewire.server.run_records import CODEC, visible_tenant
-from scorewire.server.security import Principal
+from scorewire.scoring.recorded import CODEC
 from scorewire.viewer.compare import compare_runs
 from scorewire.viewer.model import (
     CaseResult,
@@ -263,12 +262,17 @@ class StoreRunSource:
 
 
 def store_source_for(
-    store: RunStore, loop: asyncio.AbstractEventLoop, *, timeout_s: float
+    store: RunStore,
+    loop: asyncio.AbstractEventLoop,
+    tenant_of: Callable[[Any], str | None],
+    *,
+    timeout_s: float,
 ) -> SourceFor:
-    """`source_for` of the served viewer: the principal (None with auth off) -> its runs."""
+    """`source_for` of the served viewer: the principal (None with auth off) -> its runs,
+    those of `tenant_of(principal)` (None: every tenant's)."""
     runs = StoreRuns(store, loop, timeout_s=timeout_s)
 
-    def source_for(who: Principal | None) -> StoreRunSource:
-        return StoreRunSource(runs, visible_tenant(who))
+    def source_for(who: Any) -> StoreRunSource:
+        return StoreRunSource(runs, tenant_of(who))
 
     return source_for
