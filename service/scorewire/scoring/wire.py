@@ -19,7 +19,7 @@ from scorewire.core.model import Output, Sample, Score
 from scorewire.core.values import loads_fast
 from scorewire.engine.runner import Case, CaseResult, NamedCheck
 from scorewire.engine.spec import CheckSpec, Example
-from scorewire.engine.summary import Gate, parse_gate
+from scorewire.engine.summary import Gate, Summary, parse_gate
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -394,3 +394,51 @@ def python_case(data: bytes, index: int) -> Case:
     """A serialized `Case` as the engine's Case, for Python checks (`index`: its position)."""
     m = pb.Case.FromString(data)
     return Case(sample_from_pb(m.sample), output_from_pb(m.output), index)
+
+
+def gate_to_pb(g: Gate) -> pb.Gate:
+    """Gate -> Gate message: every threshold that applies set, max_error_rate always."""
+    m = pb.Gate(max_error_rate=g.max_error_rate)
+    if g.min_pass_rate is not None:
+        m.min_pass_rate = g.min_pass_rate
+    if g.min_mean_score is not None:
+        m.min_mean_score = g.min_mean_score
+    if g.max_cost is not None:
+        m.max_cost_usd = g.max_cost
+    return m
+
+
+def summary_to_pb(s: Summary) -> pb.RunSummary:
+    """Summary -> RunSummary message, with the sums and the gate that make it mergeable."""
+    return pb.RunSummary(
+        cases=s.cases,
+        cases_passed=s.cases_passed,
+        passed=s.passed,
+        failed=s.failed,
+        errored=s.errored,
+        skipped=s.skipped,
+        pass_rate=s.pass_rate,
+        mean_score=s.mean_score,
+        error_rate=s.error_rate,
+        cost_usd=s.cost_usd,
+        unpriced=s.unpriced,
+        gate_passed=s.gate_passed,
+        gate_reasons=s.gate_reasons,
+        value_sum=s.value_sum,
+        gate=gate_to_pb(s.gate or Gate()),
+        checks=[
+            pb.CheckSummary(
+                name=t.name,
+                type=t.type,
+                passed=t.passed,
+                failed=t.failed,
+                errored=t.errored,
+                skipped=t.skipped,
+                mean_value=t.mean_value,
+                value_sum=t.value_sum,
+                cost_usd=t.cost_usd,
+                cached=t.cached,
+            )
+            for t in s.checks
+        ],
+    )

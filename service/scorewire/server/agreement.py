@@ -37,7 +37,6 @@ from scorewire.labels.agreement import (
     KEPT_DISAGREEMENTS,
     Agreement,
     Calibration,
-    Confusion,
     NoPairs,
     Paired,
     Pairing,
@@ -539,73 +538,3 @@ async def calibrations(
 
 
 # --- to the wire ---------------------------------------------------------------------------------
-
-
-def confusion_to_pb(c: Confusion) -> pb.ConfusionMatrix:
-    """The wire form of a confusion matrix."""
-    return pb.ConfusionMatrix(
-        judge_pass_human_pass=c.pass_pass,
-        judge_pass_human_fail=c.pass_fail,
-        judge_fail_human_pass=c.fail_pass,
-        judge_fail_human_fail=c.fail_fail,
-    )
-
-
-def agreement_to_pb(j: Judged, a: Agreement) -> pb.CheckAgreement:
-    """The wire form of one check's agreement."""
-    m = pb.CheckAgreement(
-        name=j.name,
-        type=j.type,
-        judge_model=j.judge_model,
-        pairs=a.pairs,
-        accuracy=a.accuracy,
-        confusion=confusion_to_pb(a.confusion),
-        unlabelled=a.unlabelled,
-        errored=a.errored,
-        cost_usd=a.cost_usd,
-        confidence=a.confidence,
-        resamples=a.resamples,
-        disagreements=[
-            pb.Disagreement(
-                sample_id=p.sample_id,
-                output=p.output,
-                judge_passed=p.judge_passed,
-                judge_value=p.judge_value,
-                judge_reason=p.judge_reason,
-                human_passed=p.human_passed,
-                human_note=p.human_note,
-                confidence=p.confidence,
-            )
-            for p in a.disagreements
-        ],
-    )
-    if a.kappa is not None:
-        m.kappa = a.kappa
-    if a.interval is not None:
-        m.kappa_low, m.kappa_high = a.interval
-    return m
-
-
-def calibration_to_pb(j: Judged, c: Calibration) -> pb.CheckCalibration:
-    """The wire form of one check's calibration."""
-    points = []
-    for p in c.points:
-        point = pb.CalibrationPoint(
-            threshold=p.threshold, accuracy=p.accuracy, confusion=confusion_to_pb(p.confusion)
-        )
-        if p.kappa is not None:
-            point.kappa = p.kappa
-        points.append(point)
-    m = pb.CheckCalibration(
-        name=j.name,
-        type=j.type,
-        judge_model=j.judge_model,
-        pairs=c.pairs,
-        points=points,
-        recommended_threshold=c.recommended.threshold,
-        cost_usd=c.cost_usd,
-        cost_per_pair_usd=c.cost_per_pair_usd,
-    )
-    if c.recommended.kappa is not None:
-        m.recommended_kappa = c.recommended.kappa
-    return m

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 from scorewire.core.errors import FieldViolation, join_path
 from scorewire.core.values import is_json, loads_fast
-from scorewire.engine.summary import Gate, Summary
+from scorewire.labels.agreement import Agreement, Calibration, Confusion
+from scorewire.server.agreement import Judged
+from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
 
 
@@ -57,54 +59,76 @@ def json_field_violations(
     return out
 
 
-def gate_to_pb(g: Gate) -> pb.Gate:
-    """Gate -> Gate message: every threshold that applies set, max_error_rate always."""
-    m = pb.Gate(max_error_rate=g.max_error_rate)
-    if g.min_pass_rate is not None:
-        m.min_pass_rate = g.min_pass_rate
-    if g.min_mean_score is not None:
-        m.min_mean_score = g.min_mean_score
-    if g.max_cost is not None:
-        m.max_cost_usd = g.max_cost
-    return m
-
-
-def summary_to_pb(s: Summary) -> pb.RunSummary:
-    """Summary -> RunSummary message, with the sums and the gate that make it mergeable."""
-    return pb.RunSummary(
-        cases=s.cases,
-        cases_passed=s.cases_passed,
-        passed=s.passed,
-        failed=s.failed,
-        errored=s.errored,
-        skipped=s.skipped,
-        pass_rate=s.pass_rate,
-        mean_score=s.mean_score,
-        error_rate=s.error_rate,
-        cost_usd=s.cost_usd,
-        unpriced=s.unpriced,
-        gate_passed=s.gate_passed,
-        gate_reasons=s.gate_reasons,
-        value_sum=s.value_sum,
-        gate=gate_to_pb(s.gate or Gate()),
-        checks=[
-            pb.CheckSummary(
-                name=t.name,
-                type=t.type,
-                passed=t.passed,
-                failed=t.failed,
-                errored=t.errored,
-                skipped=t.skipped,
-                mean_value=t.mean_value,
-                value_sum=t.value_sum,
-                cost_usd=t.cost_usd,
-                cached=t.cached,
-            )
-            for t in s.checks
-        ],
-    )
-
-
 def violations_to_pb(violations: Sequence[FieldViolation]) -> list[pb.FieldProblem]:
     """FieldViolations -> FieldProblem messages (ValidateSuite)."""
     return [pb.FieldProblem(field=v.field, description=v.description) for v in violations]
+
+
+def confusion_to_pb(c: Confusion) -> lpb.ConfusionMatrix:
+    """The wire form of a confusion matrix."""
+    return lpb.ConfusionMatrix(
+        judge_pass_human_pass=c.pass_pass,
+        judge_pass_human_fail=c.pass_fail,
+        judge_fail_human_pass=c.fail_pass,
+        judge_fail_human_fail=c.fail_fail,
+    )
+
+
+def agreement_to_pb(j: Judged, a: Agreement) -> lpb.CheckAgreement:
+    """The wire form of one check's agreement."""
+    m = lpb.CheckAgreement(
+        name=j.name,
+        type=j.type,
+        judge_model=j.judge_model,
+        pairs=a.pairs,
+        accuracy=a.accuracy,
+        confusion=confusion_to_pb(a.confusion),
+        unlabelled=a.unlabelled,
+        errored=a.errored,
+        cost_usd=a.cost_usd,
+        confidence=a.confidence,
+        resamples=a.resamples,
+        disagreements=[
+            lpb.Disagreement(
+                sample_id=p.sample_id,
+                output=p.output,
+                judge_passed=p.judge_passed,
+                judge_value=p.judge_value,
+                judge_reason=p.judge_reason,
+                human_passed=p.human_passed,
+                human_note=p.human_note,
+                confidence=p.confidence,
+            )
+            for p in a.disagreements
+        ],
+    )
+    if a.kappa is not None:
+        m.kappa = a.kappa
+    if a.interval is not None:
+        m.kappa_low, m.kappa_high = a.interval
+    return m
+
+
+def calibration_to_pb(j: Judged, c: Calibration) -> lpb.CheckCalibration:
+    """The wire form of one check's calibration."""
+    points = []
+    for p in c.points:
+        point = lpb.CalibrationPoint(
+            threshold=p.threshold, accuracy=p.accuracy, confusion=confusion_to_pb(p.confusion)
+        )
+        if p.kappa is not None:
+            point.kappa = p.kappa
+        points.append(point)
+    m = lpb.CheckCalibration(
+        name=j.name,
+        type=j.type,
+        judge_model=j.judge_model,
+        pairs=c.pairs,
+        points=points,
+        recommended_threshold=c.recommended.threshold,
+        cost_usd=c.cost_usd,
+        cost_per_pair_usd=c.cost_per_pair_usd,
+    )
+    if c.recommended.kappa is not None:
+        m.recommended_kappa = c.recommended.kappa
+    return m

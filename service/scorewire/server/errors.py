@@ -22,6 +22,7 @@ from scorewire.core.fairness import current_caller
 from scorewire.scoring.executor import DeadlineExpired
 from scorewire.server.registration import Undecodable, drain
 from scorewire.server.security import current_principal
+from scorewire.suites.checkllm_request import Unrunnable
 
 log = logging.getLogger("scorewire.server")
 
@@ -101,6 +102,12 @@ def rejection(err: Exception) -> RequestRejected | None:
         return resource_exhausted(err.field, err.message)
     if isinstance(err, PreconditionError):
         return failed_precondition(err.problems)
+    if isinstance(err, Unrunnable):
+        return RequestRejected(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            err.message,
+            [FieldViolation(err.field, err.message)],
+        )
     if isinstance(err, DeadlineExpired):
         return RequestRejected(grpc.StatusCode.DEADLINE_EXCEEDED, str(err))
     return None

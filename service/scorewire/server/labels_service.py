@@ -45,6 +45,7 @@ from scorewire.labels.model import (
 )
 from scorewire.runs import RunRecorder
 from scorewire.server import agreement as trust
+from scorewire.server import convert
 from scorewire.server.errors import (
     RequestRejected,
     guarded_unary,
@@ -352,35 +353,11 @@ class LabelService(pb_grpc.LabelServiceServicer):
             )
         who = principal(context)
         key = _put_key(request, who)
-        now = utc_now()
-        violations: list[FieldViolation] = []
-        labels = [
-            label_from_pb(
-                msg, join_path("labels", i), now, violations, labeller_required=who is None
-            )
-            for i, msg in enumerate(request.labels)
-        ]
-        if violations:
-            raise invalid_argument(violations)
-        if who is not None:
-            denials: list[FieldViolation] = []
-            labels = [
-                owned_label(lb, join_path("labels", i), who, denials) for i, lb in enumerate(labels)
-            ]
-            if denials:
-                raise permission_denied(denials)
+        labels = _labels_to_put(request, who)
         try:
             stored = await self._store.put(labels, key)
         except RequestIdReused:
-            raise invalid_argument(
-                [
-                    FieldViolation(
-                        "request_id",
-                        "was already used for other labels: a retry must send the same "
-                        "labels, a new write needs a new request_id",
-                    )
-                ]
-            ) from None
+            raise invalid_argument([FieldViolation("request_id", _REUSED)]) from None
         except LabelsOutcomeUnknown:
             message = _UNKNOWN if key is not None else _UNKNOWN_NO_ID
             raise RequestRejected(grpc.StatusCode.UNAVAILABLE, message) from None
@@ -449,7 +426,7 @@ class LabelService(pb_grpc.LabelServiceServicer):
             for j, a in zip(judged, figures, strict=True):
                 self._observer.observe_agreement(j.name, j.judge_model, a.kappa, a.pairs)
         return pb.AgreementResponse(
-            checks=[trust.agreement_to_pb(j, a) for j, a in zip(judged, figures, strict=True)]
+            checks=[convert.agreement_to_pb(j, a) for j, a in zip(judged, figures, strict=True)]
         )
 
     @guarded_unary
@@ -462,7 +439,7 @@ class LabelService(pb_grpc.LabelServiceServicer):
         judged = await self._judge_pairs(request.agreement, "agreement", context)
         figures = await trust.calibrations(judged, thresholds, self._max_thresholds, "agreement")
         return pb.CalibrateResponse(
-            checks=[trust.calibration_to_pb(j, c) for j, c in zip(judged, figures, strict=True)]
+            checks=[convert.calibration_to_pb(j, c) for j, c in zip(judged, figures, strict=True)]
         )
 
 
@@ -531,3 +508,30 @@ def add_label_service(
     )
     # Lenient deserializers: bytes that do not parse are INVALID_ARGUMENT, not UNKNOWN.
     return add_service(server, service, pb.DESCRIPTOR.services_by_name["LabelService"])
+
+
+_REUSED = (
+    "was already used for other labels: a retry must send the same labels, a new write "
+    "needs a new request_id"
+)
+
+
+def _labels_to_put(request: pb.PutLabelsRequest, who: Principal | None) -> list[Label]:
+    """The request's labels, each checked and, with auth on, owned by its caller:
+    INVALID_ARGUMENT or PERMISSION_DENIED naming every field at fault."""
+    now = utc_now()
+    violations: list[FieldViolation] = []
+    labels = [
+        label_from_pb(msg, join_path("labels", i), now, violations, labeller_required=who is None)
+        for i, msg in enumerate(request.labels)
+    ]
+    if violations:
+        raise invalid_argument(violations)
+    if who is not None:
+        denials: list[FieldViolation] = []
+        labels = [
+            owned_label(lb, join_path("labels", i), who, denials) for i, lb in enumerate(labels)
+        ]
+        if denials:
+            raise permission_denied(denials)
+    return labels

@@ -19,13 +19,13 @@ from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases
 from scorewire.runs import RunRecorder
 from scorewire.scoring import wire
+from scorewire.scoring.checkllm_runs import CheckllmRuns, format_name
 from scorewire.scoring.executor import DeadlineExpired, Executor, OneCase, OneScored
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.source import PlanSource, score_plan_wire
 from scorewire.server import convert, intake
 from scorewire.server.calls import CallContexts, deadline
-from scorewire.server.checkllm import CheckllmRuns, format_name
 from scorewire.server.errors import (
     guarded_stream,
     guarded_unary,
@@ -68,7 +68,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self.cases = CaseChecks(settings)
         self.suites = SuiteRuns(settings, self.executor, self.calls, self.cases, runs, observer)
         self.streams = ScoreStreams(settings, self.executor, self.cases, observer)
-        self.checkllm = CheckllmRuns(settings, self.calls, self.cases, observer)
+        self.checkllm = CheckllmRuns(settings, self.calls.ledger(), observer)
         """checkllm suites: their runs, generation budget and generation cache."""
         self._catalog: pb.ListChecksResponse | None = None
 
@@ -247,7 +247,11 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             compiled = await self.executor.compiled_here(key, source)
             assert compiled.checkllm is not None
             parsed = await intake.parse_cases(cases)
-            run = self.checkllm.run_suite(compiled.checkllm, request, parsed, context)
+            own = compiled.checkllm.settings.budget
+            ctx = self.calls.context(
+                context, request.budget_usd if request.HasField("budget_usd") else own
+            )
+            run = self.checkllm.run_suite(compiled.checkllm, request, parsed, ctx)
             async for response in run:
                 yield response
             return

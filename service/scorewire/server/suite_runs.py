@@ -21,6 +21,7 @@ import grpc
 from scorewire.core.context import CheckContext
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.runs import RunRecorder
+from scorewire.scoring import wire
 from scorewire.scoring.chunks import ChunkRun, ScoredBatch, chunk_jobs, job_maker, streamed_jobs
 from scorewire.scoring.executor import Executor
 from scorewire.scoring.inprocess import LocalRun
@@ -195,7 +196,7 @@ class SuiteRuns:
                 baseline.judge(summary)
             if self._observer is not None:
                 self._observer.observe_summary(summary)
-            message_summary = convert.summary_to_pb(summary)
+            message_summary = wire.summary_to_pb(summary)
             if recording is not None:
                 await recording.complete(summary)
                 message_summary.run_id = recording.run.run_id

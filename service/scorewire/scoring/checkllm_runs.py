@@ -1,9 +1,10 @@
-"""checkllm suites over gRPC: RunSuite with recorded or server-generated outputs, and
-ScoreStream with recorded ones.
+"""checkllm suites run by the serving process: a RunSuite with recorded or generated
+outputs, and a ScoreStream with recorded ones (`executor`'s rule: their jobs wait on
+provider and judge calls).
 
-A scoring worker has already validated the document within the request limits
-(`scoring_worker._checkllm_info`); the suite is compiled again here, off the event loop,
-because its jobs run here (provider calls, judge calls). Each test is its own plan, so
+A scoring worker has already compiled the document within the request limits; it is
+compiled again here (`Executor.compiled_here`), off the event loop, because its jobs run
+here. Each test is its own plan, so
 every result is converted with its test's checks, and the summary totals checks by name
 (`GroupedSummaryBuilder`) beside the prompt × provider matrix.
 
@@ -22,8 +23,8 @@ import math
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import grpc
 from scorewire.core.context import CheckContext
+from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.core.model import ErrorCode, Score
 from scorewire.engine.runner import Case, CaseResult, score_case
@@ -41,13 +42,10 @@ from scorewire.generation.providers import Provider, ProviderCredentials, build_
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable
-from scorewire.judge.shared import SharedBudget
+from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.scoring import wire
 from scorewire.scoring.inprocess import batched
-from scorewire.server import convert
-from scorewire.server.calls import CallContexts
-from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
-from scorewire.server.suite_runs import CaseChecks
+from scorewire.scoring.limits import output_problem
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite
 from scorewire.suites.checkllm_request import (
@@ -62,8 +60,6 @@ from scorewire.suites.checkllm_request import (
 )
 from scorewire.v1 import scoring_pb2 as pb
 
-Context = grpc.aio.ServicerContext[Any, Any]
-
 FORMATS: dict[int, str] = {
     pb.SUITE_FORMAT_EVALSTONE: "evalstone",
     pb.SUITE_FORMAT_CHECKLLM: "checkllm",
@@ -76,28 +72,25 @@ def format_name(value: int) -> str:  # SuiteFormat values are ints at run time
     return FORMATS.get(value, "")
 
 
-def failed_precondition(field: str, message: str) -> RequestRejected:
-    """FAILED_PRECONDITION: the request is well formed, but the server cannot run it."""
-    return RequestRejected(
-        grpc.StatusCode.FAILED_PRECONDITION, message, [FieldViolation(field, message)]
-    )
+def _output_limit(text: str, field: str, caps: Sequence[int | None], settings: Settings) -> None:
+    """LimitExceeded (RESOURCE_EXHAUSTED) for an output over the output limits."""
+    problem = output_problem(text, field, caps, settings)
+    if problem is not None:
+        raise LimitExceeded("max_output_bytes", *problem)
 
 
 class CheckllmRuns:
     """The checkllm side of a ScoringService: its generation budget and cache."""
 
-    def __init__(
-        self, settings: Settings, calls: CallContexts, cases: CaseChecks, observer: Any
-    ) -> None:
+    def __init__(self, settings: Settings, ledger: Ledger | None, observer: Any) -> None:
+        """`ledger`: the judge's shared-budget store (Redis), which holds the generation
+        budget too when there is one; `observer`: the metrics."""
         self._settings = settings
-        self._calls = calls
-        self._cases = cases
         self._observer = observer
         self._period_budget: Budget | None = None
         limit, period = settings.generation_budget_usd, settings.generation_budget_period_s
         if limit is not None:
             # On the judge's Redis when there is one: every replica spends the same limit.
-            ledger = calls.ledger()
             self._period_budget = (
                 SharedBudget(ledger, "generation", limit, period_s=period)
                 if ledger is not None
@@ -143,10 +136,8 @@ class CheckllmRuns:
             await self._cache.aclose()
 
     def _preflight(self, suite: CheckllmSuite, *, generating: bool) -> None:
-        try:
-            preflight(suite, self._settings, generating=generating)
-        except Unrunnable as err:
-            raise failed_precondition(err.field, err.message) from None
+        """Unrunnable (FAILED_PRECONDITION) when this server cannot run the suite."""
+        preflight(suite, self._settings, generating=generating)
 
     # ---- RunSuite ----------------------------------------------------------------------
 
@@ -157,19 +148,20 @@ class CheckllmRuns:
             outputs = [wire.output_from_pb(c.output) for c in cases]
             try:
                 return recorded_groups(suite, keys, outputs)
-            except SpecError as err:
-                raise invalid_argument(err.violations) from None
+            except SpecError:
+                raise
         groups = suite.groups()
         calls = generation_calls(groups)
         if calls and not self._settings.generation_enabled:
-            raise failed_precondition(
+            raise Unrunnable(
                 "cases",
                 f"{calls} combinations have no recorded output and this server does not "
                 "generate outputs (SCOREWIRE_GENERATION_ENABLED is off): send them as cases",
             )
         limit = self._settings.generation_max_calls_per_request
         if calls > limit:
-            raise resource_exhausted(
+            raise LimitExceeded(
+                "generation_max_calls_per_request",
                 "cases",
                 f"{calls} outputs to generate exceed generation_max_calls_per_request ({limit})",
             )
@@ -180,9 +172,7 @@ class CheckllmRuns:
         if request.HasField("generation_budget_usd"):
             asked = request.generation_budget_usd
             if not 0 <= asked < math.inf:  # also NaN
-                raise invalid_argument(
-                    [FieldViolation("generation_budget_usd", "must be a finite number ≥ 0")]
-                )
+                raise SpecError.at("generation_budget_usd", "must be a finite number ≥ 0")
             limit = min(limit, asked)
         return Budget(limit, parent=self._period_budget)
 
@@ -203,7 +193,7 @@ class CheckllmRuns:
                     ref, creds, max_retries=self._settings.generation_max_retries
                 )
             except ValueError as err:
-                raise failed_precondition(f"suite_yaml.providers[{i}]", str(err)) from None
+                raise Unrunnable(f"suite_yaml.providers[{i}]", str(err)) from None
         return providers
 
     async def run_suite(
@@ -211,7 +201,7 @@ class CheckllmRuns:
         suite: CheckllmSuite,
         request: pb.RunSuiteRequest,
         cases: Sequence[pb.Case],
-        context: Context,
+        ctx: CheckContext,
     ) -> AsyncIterator[pb.RunSuiteResponse]:
         """Produce (when needed), score and stream every combination, then the summary;
         `cases`: the request's recorded outputs."""
@@ -224,11 +214,7 @@ class CheckllmRuns:
                 if job.index < n_cases and isinstance(job.source, Recorded):
                     text = job.source.output.text
                     field = f"cases[{job.index}].output"
-                    self._cases.output(text, field, g.plan.whole_text_caps)
-        judge_budget = (
-            request.budget_usd if request.HasField("budget_usd") else suite.settings.budget
-        )
-        ctx = self._calls.context(context, judge_budget)
+                    _output_limit(text, field, g.plan.whole_text_caps, self._settings)
         budget = self._budget(request)
         providers = self._providers(groups, suite) if generating else {}
         generator = Generator(
@@ -275,7 +261,7 @@ class CheckllmRuns:
         summary = builder.finish(suite.gate)
         if observer is not None:
             observer.observe_summary(summary)
-        message = convert.summary_to_pb(summary)
+        message = wire.summary_to_pb(summary)
         stats = generator.stats
         message.generation_cost_usd = stats.cost_usd
         message.generation_calls = stats.calls
@@ -319,8 +305,9 @@ class CheckllmRuns:
         async def one(req: pb.StreamCase, group: Group, job: Job) -> None:
             try:
                 try:
-                    self._cases.output(req.output.text, "case.output", group.plan.whole_text_caps)
-                except RequestRejected as err:
+                    caps = group.plan.whole_text_caps
+                    _output_limit(req.output.text, "case.output", caps, self._settings)
+                except LimitExceeded as err:
                     # as for any streamed case: an answer of error scores, the stream goes on
                     error = Score.fail_with_error(ErrorCode.INVALID_INPUT, err.message)
                     result = CaseResult(0, req.sample.id, [error for _ in group.plan.checks])
@@ -344,20 +331,14 @@ class CheckllmRuns:
             try:
                 async for msg in requests:
                     if msg.WhichOneof("message") != "case":
-                        raise invalid_argument(
-                            [
-                                FieldViolation(
-                                    "config", "config is allowed only in the first message"
-                                )
-                            ]
-                        )
+                        raise SpecError.at("config", "config is allowed only in the first message")
                     c = msg.case
                     violations: list[FieldViolation] = []
                     found = resolve_combination(
                         suite, CaseKey(c.test, c.prompt, c.provider), "case", violations
                     )
                     if found is None:
-                        raise invalid_argument(violations)
+                        raise SpecError(violations)
                     await slots.acquire()
                     t = asyncio.create_task(one(c, *jobs[found]))
                     tasks.add(t)

@@ -1,0 +1,124 @@
+"""A message's fields read from its wire format by hand: its cases found without parsing it.
+
+A RunSuite of 40,000 cases is one message of tens of megabytes; parsing it whole holds
+the thread that parses for as long as that takes, and turns every case into an object
+that is serialized again to go to a scoring worker. `split` instead walks the message's
+top-level fields (tag, wire type, length), keeps the bytes of each value of one repeated
+field (nested along a path of field numbers), and re-encodes what is left, to be parsed
+as usual. It gives the event loop a turn every `per_turn` fields.
+
+Only the framing is read (varints, fixed widths, lengths, groups); values are never
+interpreted. `tests/server/test_intake.py` holds it to the protobuf runtime on messages
+drawn from the descriptors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+
+class Truncated(ValueError):
+    """The bytes end inside a field (or are not the wire format at all)."""
+
+
+_LENGTH_DELIMITED = 2
+
+
+def _varint(data: memoryview, i: int) -> tuple[int, int]:
+    """The varint at `i` and the position after it."""
+    shift = result = 0
+    while True:
+        if i >= len(data) or shift > 63:
+            raise Truncated
+        b = data[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, i
+        shift += 7
+
+
+def _skip(data: memoryview, i: int, wire_type: int, number: int) -> int:
+    """The position after a field's value that starts at `i`."""
+    if wire_type == 0:
+        return _varint(data, i)[1]
+    if wire_type == 1:
+        end = i + 8
+    elif wire_type == _LENGTH_DELIMITED:
+        length, i = _varint(data, i)
+        end = i + length
+    elif wire_type == 5:
+        end = i + 4
+    elif wire_type == 3:  # a group: its fields, then the end-group tag of its number
+        while True:
+            tag, i = _varint(data, i)
+            if tag & 7 == 4:
+                if tag >> 3 != number:
+                    raise Truncated
+                return i
+            i = _skip(data, i, tag & 7, tag >> 3)
+    else:
+        raise Truncated
+    if end > len(data):
+        raise Truncated
+    return end
+
+
+def _encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+class _Scan:
+    """One request's scan, counting fields so that it can give the event loop turns."""
+
+    def __init__(self, per_turn: int) -> None:
+        self.per_turn = per_turn
+        self.fields = 0
+        self.cases: list[memoryview] = []
+
+    async def message(self, data: memoryview, path: Sequence[int]) -> bytes:
+        """The message without its fields along `path` (the last one's values are kept
+        in `cases`); a message on the way is re-encoded around what is left of it."""
+        out: list[bytes | memoryview] = []
+        i, n, number = 0, len(data), path[0]
+        while i < n:
+            start = i
+            tag, i = _varint(data, i)
+            wire_type, field = tag & 7, tag >> 3
+            if field == 0 or wire_type == 4:
+                raise Truncated
+            if field != number or wire_type != _LENGTH_DELIMITED:
+                i = _skip(data, i, wire_type, field)
+                out.append(data[start:i])
+            else:
+                length, body = _varint(data, i)
+                i = body + length
+                if i > n:
+                    raise Truncated
+                value = data[body:i]
+                if len(path) == 1:
+                    self.cases.append(value)
+                else:
+                    inner = await self.message(value, path[1:])
+                    out.append(data[start : body - len(_encode_varint(length))])
+                    out.append(_encode_varint(len(inner)))
+                    out.append(inner)
+            self.fields += 1
+            if self.fields % self.per_turn == 0:
+                await asyncio.sleep(0)
+        return b"".join(out)
+
+
+async def split(raw: bytes, path: Sequence[int], per_turn: int) -> tuple[bytes, list[memoryview]]:
+    """The message without its fields along `path` (field numbers from the message down
+    to a repeated message field), and each value of that last field, as bytes; Truncated
+    when the bytes end inside a field."""
+    scan = _Scan(per_turn)
+    rest = await scan.message(memoryview(raw), path)
+    return rest, scan.cases
