@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 import pytest
+from scorewire.suites import bounded_yaml
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.hardening.support import (
@@ -468,11 +469,88 @@ BILLION_LAUGHS = {
 @pytest.mark.parametrize("doc", list(BILLION_LAUGHS.values()), ids=list(BILLION_LAUGHS))
 def test_billion_laughs_is_rejected_before_expansion(client: Any, doc: str) -> None:
     # Aliases that would expand to hundreds of millions of nodes: refused at suite_yaml.
+    # Changed deliberately: it was INVALID_ARGUMENT (a YAML error, and ValidateSuite's
+    # problem); a document too big once expanded is a resource limit, with its setting.
     req = pb.RunSuiteRequest(suite_yaml=doc, cases=[pb.Case(output=pb.Output(text="lol"))])
-    _, found = rejected(client.RunSuite, req)
+    err, found = rejected(client.RunSuite, req)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert list(found) == ["suite_yaml"] and "aliases expand" in found["suite_yaml"]
+    assert "max_suite_expanded_nodes" in found["suite_yaml"]
+    err, found = rejected(client.ValidateSuite, pb.ValidateSuiteRequest(suite_yaml=doc))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and list(found) == ["suite_yaml"]
+
+
+FOUR_KB = "x" * 4000
+
+
+def _aliased(strings: int, lists: int) -> str:
+    """A flow list of `lists` lists of `strings` copies of one 4 kB string, all aliases:
+    about 4 kB + 3 bytes per alias of YAML, `strings` x `lists` x 4 kB once expanded."""
+    inner = ", ".join(["*s"] * (strings - 1))
+    outer = ", ".join(["*l"] * (lists - 1))
+    return f"[&l [&s '{FOUR_KB}', {inner}], {outer}]"
+
+
+ALIAS_SUITE = "checks:\n  c: {type: json_schema, schema: {enum: " + _aliased(1000, 990) + "}}\n"
+"""The issue's suite: 10 kB of YAML, under the node limit (~990,000), ~4 GB expanded."""
+ALIAS_CHECKLLM = (
+    "prompts: ['Answer {{q}} from {{context}}']\n"
+    "tests:\n"
+    f"  - vars: {{q: hi, context: {_aliased(1000, 990)}}}\n"
+    "    assert: [{type: contains, value: hi}]\n"
+    "    output: hi\n"
+)
+"""The same expansion in a checkllm test's vars, which its prompt renders."""
+
+
+def test_the_alias_documents_are_small_and_under_the_node_limit() -> None:
+    # What the next tests send is the issue's shape: only its bytes are over a limit.
+    for doc in (ALIAS_SUITE, ALIAS_CHECKLLM):
+        assert len(doc) < 13_000
+        bounded_yaml.load(doc, max_bytes=1 << 62)  # within max_suite_expanded_nodes
+
+
+def _suite_calls(client: Any, doc: str) -> list[tuple[str, Any, Any]]:
+    # A checkllm document carries its outputs; an evalstone one is sent a case.
+    cases = [] if "tests:" in doc else [pb.Case(output=pb.Output(text="hi"))]
+    return [
+        ("RunSuite", client.RunSuite, pb.RunSuiteRequest(suite_yaml=doc, cases=cases)),
+        ("ValidateSuite", client.ValidateSuite, pb.ValidateSuiteRequest(suite_yaml=doc)),
+        (
+            "ScoreStream",
+            client.ScoreStream,
+            iter([pb.ScoreStreamRequest(config=pb.StreamConfig(suite_yaml=doc))]),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("doc", [ALIAS_SUITE, ALIAS_CHECKLLM], ids=["evalstone", "checkllm"])
+def test_a_small_suite_that_aliases_gigabytes_is_resource_exhausted(client: Any, doc: str) -> None:
+    # Was: the cost meter wrote the 4 GB out (json.dumps), workers were killed for memory
+    # and the call ended INTERNAL after a minute. Now the expansion is counted from the
+    # parsed nodes and refused before any value is built, naming the setting.
+    for method, call, request in _suite_calls(client, doc):
+        err, found = rejected(call, request)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, method
+        assert list(found) == ["suite_yaml"], method
+        assert "max_suite_expanded_bytes" in found["suite_yaml"], method
+        assert "line 2" in found["suite_yaml"] or "line 3" in found["suite_yaml"], found
+
+
+def test_anchors_shared_by_many_tests_still_load(client: Any) -> None:
+    # A legitimate use: 200 tests share one 10 kB context, which every prompt renders
+    # (2 MB once expanded, 2 M characters of prompts): within both limits, it runs.
+    tests = "".join(
+        f"  - {{vars: {{q: q{i}, context: *ctx}}, output: q{i}, "
+        f"assert: [{{type: contains, value: q{i}}}]}}\n"
+        for i in range(200)
+    )
+    doc = f"description: &ctx '{'c' * 10_000}'\nprompts: ['{{{{context}}}} {{{{q}}}}']\n"
+    doc += f"tests:\n{tests}"
     resp = client.ValidateSuite(pb.ValidateSuiteRequest(suite_yaml=doc), timeout=DEADLINE_S)
-    assert not resp.valid and "aliases expand" in resp.problems[0].description
+    assert resp.valid, resp.problems
+    _, summary = collect_run(client.RunSuite(pb.RunSuiteRequest(suite_yaml=doc), timeout=30))
+    assert summary.cases == 200 and summary.cases_passed == 200
 
 
 def test_modest_aliases_still_work(client: Any) -> None:
@@ -519,10 +597,16 @@ def test_hostile_yaml_structures_are_invalid_yaml(client: Any, doc: str, words: 
 
 
 def test_yaml_over_four_mib_is_rejected_unparsed(client: Any) -> None:
-    # The size limit applies before parsing.
+    # The size limit applies before parsing. Changed deliberately: it was INVALID_ARGUMENT
+    # (a fixed 4 MiB); a document too big is a resource limit, now a setting.
     doc = "checks:\n  a: {type: contains, needles: [x]}\n" + "# pad\n" * 800_000
-    _, found = rejected(client.RunSuite, pb.RunSuiteRequest(suite_yaml=doc))
-    assert list(found) == ["suite_yaml"]
+    for call, request in (
+        (client.RunSuite, pb.RunSuiteRequest(suite_yaml=doc)),
+        (client.ValidateSuite, pb.ValidateSuiteRequest(suite_yaml=doc)),
+    ):
+        err, found = rejected(call, request)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert list(found) == ["suite_yaml"] and "max_suite_bytes" in found["suite_yaml"]
 
 
 # --- huge lists ---------------------------------------------------------------------------------

@@ -45,6 +45,9 @@ LANGUAGES = "max_languages_per_request"
 NAME_CHARS = "max_check_name_chars"
 EXAMPLE_CHARS = "max_example_chars_per_request"
 JUDGE_SAMPLES = "max_judge_samples"
+SUITE_TEXT_BYTES = "max_suite_bytes"
+SUITE_BYTES = "max_suite_expanded_bytes"
+SUITE_NODES = "max_suite_expanded_nodes"
 
 REQUEST_SETTINGS = (
     PATTERNS,
@@ -59,9 +62,13 @@ REQUEST_SETTINGS = (
     NAME_CHARS,
     EXAMPLE_CHARS,
     JUDGE_SAMPLES,
+    SUITE_TEXT_BYTES,
+    SUITE_BYTES,
+    SUITE_NODES,
 )
 """The settings a `RequestMeter` enforces while a request's checks load (one of them,
-`max_languages_loaded`, bounds the process: the models a request loads stay)."""
+`max_languages_loaded`, bounds the process: the models a request loads stay). The suite
+document's three are limits the YAML loader reads from the current meter."""
 
 
 def request_limits(settings: Settings) -> dict[str, int]:

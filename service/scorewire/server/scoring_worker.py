@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from scorewire.core.context import CheckContext
-from scorewire.core.cost import LimitExceeded, RequestMeter
+from scorewire.core.cost import LimitExceeded, RequestMeter, metering
 from scorewire.core.errors import SpecError, join_path
 from scorewire.core.model import ErrorCode, Score, ScoreError
 from scorewire.core.registry import REGISTRY, CheckType
@@ -339,7 +339,8 @@ class _Worker:
         if suite is None:  # a checkllm document: the server runs it
             return (PLAN, info)
         if job.list_suites:
-            info = replace(info, suites=_suite_names(job.source))
+            with metering(request_meter(self.settings)):
+                info = replace(info, suites=_suite_names(job.source))
         if job.reply == PLAN or info.any_async:
             return (PLAN, info)
         return self._score(job, suite, info)
@@ -352,7 +353,9 @@ class _Worker:
         p[CASE_POS], p[CHECK_IDX], p[LIMIT_S] = 0, -1, job.compile_timeout_s
         p[STARTED_AT] = time.monotonic()
         cpu_started = time.thread_time()
-        if request_format(src.suite_yaml, src.format or None) == CHECKLLM:
+        with metering(meter):  # the document is read within the request's limits
+            checkllm = request_format(src.suite_yaml, src.format or None) == CHECKLLM
+        if checkllm:
             try:
                 return None, self._checkllm_info(src, meter, cpu_started)
             finally:
