@@ -20,7 +20,6 @@ them into a meter's limits, and the refusal names the one that was exceeded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from scorewire.checks.text_metrics import MAX_BLEU_CHARS, MAX_PYTHON_CHARS, MAX_
 from scorewire.core.cost import RequestMeter, current_meter
 from scorewire.core.errors import join_path
 from scorewire.core.registry import REGISTRY
+from scorewire.core.values import json_length
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.text.resources import LOADED_SETTING
 
@@ -111,10 +111,13 @@ _NAME_MAPS = frozenset(
 def _schema(meter: RequestMeter, value: Any, field: str) -> None:
     if not isinstance(value, Mapping):
         return  # a pydantic model class (Python API) or a type error reported by validation
+    left = meter.left(SCHEMA_BYTES)
     try:
-        size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
-    except (TypeError, ValueError, RecursionError):
-        size = 0
+        # Counted as it is encoded, up to what the request has left: a schema that
+        # aliases one big part many times is refused without being written out.
+        size = json_length(value, left)
+    except (ValueError, RecursionError):
+        size = 0  # a cycle (Python callers) or nesting validation reports
     meter.charge(SCHEMA_BYTES, size, field, "bytes of JSON Schema")
     _walk_schema(meter, value, field)
 
