@@ -120,6 +120,9 @@ class Settings(BaseSettings):
     max_suite_expanded_nodes: int = Field(1_000_000, ge=1_000)
     """Most values (strings, numbers, lists, mappings) a suite document may hold once its
     YAML aliases are expanded: what one walk over it may visit."""
+    max_prompt_chars_per_request: int = Field(16 * 1024 * 1024, ge=1)
+    """Most characters of prompts a checkllm suite's templates render to with its tests'
+    `vars`, summed over tests × prompts; counted before any prompt is rendered."""
     max_reason_chars: int = Field(4_096, ge=64)
     """Longest score reason or error message sent; longer ones are cut, marked with `…`."""
     max_metric_input_bytes_per_case: int = Field(4 * 1024 * 1024, ge=1)

@@ -537,6 +537,23 @@ def test_a_small_suite_that_aliases_gigabytes_is_resource_exhausted(client: Any,
         assert "line 2" in found["suite_yaml"] or "line 3" in found["suite_yaml"], found
 
 
+def test_a_checkllm_prompt_that_repeats_a_big_var_is_resource_exhausted(client: Any) -> None:
+    # No alias at all: 2,000 uses of a 10 kB var render 20 M characters per test.
+    prompt = "{{context}} " * 2000
+    doc = (
+        f"prompts: ['{prompt}']\n"
+        "tests:\n"
+        f"  - vars: {{context: '{'y' * 10_000}'}}\n"
+        "    assert: [{type: contains, value: y}]\n"
+        "    output: y\n"
+    )
+    for method, call, request in _suite_calls(client, doc):
+        err, found = rejected(call, request)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, method
+        assert list(found) == ["suite_yaml.tests[0].vars"], method
+        assert "max_prompt_chars_per_request" in found["suite_yaml.tests[0].vars"], method
+
+
 def test_anchors_shared_by_many_tests_still_load(client: Any) -> None:
     # A legitimate use: 200 tests share one 10 kB context, which every prompt renders
     # (2 MB once expanded, 2 M characters of prompts): within both limits, it runs.

@@ -48,6 +48,7 @@ JUDGE_SAMPLES = "max_judge_samples"
 SUITE_TEXT_BYTES = "max_suite_bytes"
 SUITE_BYTES = "max_suite_expanded_bytes"
 SUITE_NODES = "max_suite_expanded_nodes"
+PROMPT_CHARS = "max_prompt_chars_per_request"
 
 REQUEST_SETTINGS = (
     PATTERNS,
@@ -65,6 +66,7 @@ REQUEST_SETTINGS = (
     SUITE_TEXT_BYTES,
     SUITE_BYTES,
     SUITE_NODES,
+    PROMPT_CHARS,
 )
 """The settings a `RequestMeter` enforces while a request's checks load (one of them,
 `max_languages_loaded`, bounds the process: the models a request loads stay). The suite
