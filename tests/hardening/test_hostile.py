@@ -8,6 +8,8 @@ the field. One in-process server serves the module, with the default output limi
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -280,6 +282,29 @@ def test_output_over_the_limit_is_resource_exhausted_naming_it(client: Any) -> N
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert list(found) == ["output.text"] and "max_output_bytes" in found["output.text"]
     assert "max_output_bytes" in err.details()
+
+
+def test_what_a_refused_request_was_read_into_is_let_go_at_once(client: Any) -> None:
+    # The refusal's traceback holds the handler's frames, which the abort puts in a
+    # reference cycle: the strings read from the request stayed until the cyclic
+    # collector ran (ten refused 60 MB requests kept the server ~1 GB bigger for seconds).
+    # With the collector off, the 10 MB output read as a string must be gone; grpc's own
+    # coroutine still holds the request's 10 MB of bytes until the collector runs.
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        req = pb.ScoreRequest(output=pb.Output(text=_ten_mb(TEN_MIB + 1)), compact=["json_valid"])
+        err, _ = rejected(client.Score, req)
+        code = err.code()
+        del req, err  # this side's traceback holds the request too
+        left = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert left < 1.5 * TEN_MIB, left  # was 2 x 10 MB: the bytes and the string
 
 
 def test_limit_counts_utf8_bytes_not_characters(client: Any) -> None:
@@ -637,6 +662,64 @@ def test_huge_compact_lists_are_refused(client: Any) -> None:
     lines = [f"contains:{i}" for i in range(11)]
     err, found = rejected(client.Score, pb.ScoreRequest(compact=lines))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and list(found) == ["compact[10]"]
+
+
+SIXTY_MB = 60_000_000
+
+
+def _with_compact(method: str, compact: list[str]) -> Any:
+    """A request of `method` whose only checks are `compact`."""
+    if method == "Score":
+        return pb.ScoreRequest(output=pb.Output(text="x"), compact=compact)
+    if method == "RunSuite":
+        return pb.RunSuiteRequest(compact=compact, cases=[pb.Case()])
+    if method == "ValidateSuite":
+        return pb.ValidateSuiteRequest(compact=compact)
+    if method == "ScoreStream":
+        return iter([pb.ScoreStreamRequest(config=pb.StreamConfig(compact=compact))])
+    config = pb.RunSuiteStreamConfig(request=pb.RunSuiteRequest(compact=compact), case_count=0)
+    return iter([pb.RunSuiteStreamRequest(config=config)])
+
+
+@pytest.mark.parametrize(
+    ("method", "line", "field"),
+    [
+        ("Score", "contains:", "compact[0]"),
+        ("RunSuite", "contains:", "compact[0]"),
+        ("ValidateSuite", "contains:", "compact[0]"),
+        ("ValidateSuite", "", "compact[0]"),  # not a compact check at all
+        ("ScoreStream", "contains:", "config.compact[0]"),
+        ("RunSuiteStream", "contains:", "config.request.compact[0]"),
+    ],
+)
+def test_a_sixty_megabyte_compact_line_is_refused_as_it_arrives(
+    client: Any, method: str, line: str, field: str
+) -> None:
+    # A compact line is its own check name, so one longer than max_check_name_chars can
+    # never load: it is refused from the request's bytes, before they are parsed, let
+    # alone copied into the plan, hashed or sent to a worker. Was: a worker compiled it
+    # (ten such calls at once grew the server by 1.2 GB and kept it); a garbage line was
+    # even ValidateSuite's "invalid" answer.
+    err, found = rejected(getattr(client, method), _with_compact(method, [line + "x" * SIXTY_MB]))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert list(found) == [field] and "max_check_name_chars" in found[field]
+
+
+def test_a_compact_line_over_the_name_limit_in_a_small_request_is_refused_too(
+    client: Any,
+) -> None:
+    # Below what is screened from the bytes, the handler refuses it, in characters.
+    line = "contains:" + "é" * 1020
+    for method in ("Score", "ValidateSuite"):
+        err, found = rejected(getattr(client, method), _with_compact(method, [line]))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert list(found) == ["compact[0]"] and "1,029 characters" in found["compact[0]"]
+
+
+def test_a_compact_line_as_long_as_a_name_may_be_still_loads(client: Any) -> None:
+    line = "contains:" + "x" * (1024 - len("contains:"))
+    resp = client.ValidateSuite(pb.ValidateSuiteRequest(compact=[line]), timeout=DEADLINE_S)
+    assert resp.valid and list(resp.checks) == [line]
 
 
 def test_huge_parameter_lists_are_resource_exhausted_naming_the_limit(client: Any) -> None:

@@ -136,7 +136,8 @@ async def create_server(
         settings, judge=judge, labels=scoped, observer=observer, extras=extras, runs=recorder
     )
     await service.pool.start()
-    add_service(target, service, scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"])
+    scoring = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"]
+    add_service(target, service, scoring, screen=service.request_screen)
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, target)
     names = [SERVICE_NAME]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -158,11 +159,24 @@ async def checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for message in requests:
         if isinstance(message, Undecodable):
             raise undecodable(message.reason)
+        if isinstance(message, RequestRejected):  # refused from its bytes (`screening`)
+            raise message
         yield message
 
 
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
+
+
+def _let_go(err: RequestRejected) -> None:
+    """Drop what the refused call's frames hold (its request, the strings read from it).
+
+    The refusal's traceback keeps the handler's frames, and the abort that follows puts
+    them in a reference cycle that only the cyclic collector frees: ten refused 60 MB
+    requests stayed resident (~1 GB) until it ran. The frames have finished, so their
+    locals can go now; the guard's own frame drops the request itself.
+    """
+    traceback.clear_frames(err.__traceback__)
 
 
 def guarded_unary(fn: H) -> H:
@@ -173,8 +187,12 @@ def guarded_unary(fn: H) -> H:
         try:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
+            if isinstance(request, RequestRejected):  # refused from its bytes (`screening`)
+                raise request
             return await fn(self, request, context)
         except RequestRejected as err:
+            request = None
+            _let_go(err)
             await abort(context, err)
         except (grpc.aio.AbortError, grpc.aio.UsageError):
             raise
@@ -197,6 +215,8 @@ def guarded_stream(fn: G) -> G:
         try:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
+            if isinstance(request, RequestRejected):  # refused from its bytes (`screening`)
+                raise request
             if streamed:
                 request = checked_stream(request)
             async for item in fn(self, request, context):
@@ -204,6 +224,8 @@ def guarded_stream(fn: G) -> G:
         except RequestRejected as err:
             if streamed:  # what the caller still sends, first (`registration.drain`)
                 await drain(request)
+            request = None
+            _let_go(err)
             await abort(context, err)
         except (grpc.aio.AbortError, grpc.aio.UsageError):
             raise

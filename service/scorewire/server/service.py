@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format, struct_pb2
+from google.protobuf.descriptor import Descriptor
 from scorewire.core import tracing
 from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
@@ -68,11 +69,12 @@ from scorewire.server.run_records import (
     unavailable,
 )
 from scorewire.server.scoring_pool import CompileTimeout, ScoringPool
+from scorewire.server.screening import Bound, Screen
 from scorewire.server.security import Principal, current_token, principal
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite
 from scorewire.suites.checkllm_request import CHECKLLM, load_request_checkllm
-from scorewire.suites.evalstone import LoadedSuite, load_request_suite
+from scorewire.suites.evalstone import LoadedSuite, load_request_suite, suite_over_message
 from scorewire.suites.preflight import check_judges
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc as pb_grpc
@@ -413,13 +415,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         gate: pb.Gate | None = None,
         suite_format: int = pb.SUITE_FORMAT_UNSPECIFIED,
     ) -> tuple[bytes, sw.PlanSource]:
-        """The request's plan as plain data, and its cache key (the count limit first)."""
+        """The request's plan as plain data, and its cache key (the size limits first)."""
+        self._check_plan_size(len(checks), compact, suite_yaml)
         limit = self._settings.max_checks_per_request
-        if len(checks) + len(compact) > limit:
-            raise resource_exhausted(
-                "checks",
-                f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
-            )
         return self._sources.get(
             suite_yaml,
             suite_name,
@@ -429,6 +427,49 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             limit,
             format_name(suite_format),
         )
+
+    def _check_plan_size(self, checks: int, compact: Sequence[str], suite_yaml: str = "") -> None:
+        """Refuse a plan too big to ever load before its text is copied, hashed or sent to
+        a worker: too many checks, a compact line longer than a check name may be (a
+        line is its own name), a suite document over its size limit."""
+        limit = self._settings.max_checks_per_request
+        if checks + len(compact) > limit:
+            raise resource_exhausted(
+                "checks", f"{checks + len(compact)} checks exceed max_checks_per_request ({limit})"
+            )
+        chars = self._settings.max_check_name_chars
+        for i, line in enumerate(compact):
+            if len(line) > chars:
+                raise self._long_line(f"compact[{i}]", f"{len(line):,} characters")
+        if len(suite_yaml) > self._settings.max_suite_bytes:  # else measured when parsed
+            raise self._suite_too_large("suite_yaml")
+
+    def _long_line(self, field: str, size: str) -> RequestRejected:
+        limit = self._settings.max_check_name_chars
+        return resource_exhausted(
+            field,
+            f"the compact line is {size}, over max_check_name_chars ({limit} characters): "
+            "a compact line is its check's name",
+        )
+
+    def _suite_too_large(self, field: str) -> RequestRejected:
+        return resource_exhausted(field, suite_over_message(self._settings.max_suite_bytes))
+
+    def request_screen(self, message: Descriptor) -> Screen | None:
+        """What refuses a request of type `message` from its bytes, before they are
+        parsed (`server.screening`): compact lines and suite documents surely over
+        their limits (a character is at most 4 bytes)."""
+        most = 4 * self._settings.max_check_name_chars
+        screen = Screen(
+            message,
+            {
+                "compact": Bound(most, lambda f, n: self._long_line(f, f"{n:,} bytes")),
+                "suite_yaml": Bound(
+                    self._settings.max_suite_bytes, lambda f, n: self._suite_too_large(f)
+                ),
+            },
+        )
+        return screen if screen else None
 
     async def _plan(
         self, key: bytes, source: sw.PlanSource, context: Context, *, list_suites: bool = False
