@@ -119,6 +119,19 @@ class Settings(BaseSettings):
     max_example_chars_per_request: int = Field(262_144, ge=1)
     """Most characters of check `examples`, summed over one request: each is scored when
     the request loads (the check's self-test)."""
+    max_suite_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    """Largest suite document (`suite_yaml`: evalstone or checkllm), in UTF-8 bytes."""
+    max_suite_expanded_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    """Most bytes a suite document may grow to once its YAML aliases are expanded,
+    counted as compact JSON before anything is built: what one walk over it (validating,
+    serializing, templating) may write. A document without aliases is bounded by
+    max_suite_bytes instead."""
+    max_suite_expanded_nodes: int = Field(1_000_000, ge=1_000)
+    """Most values (strings, numbers, lists, mappings) a suite document may hold once its
+    YAML aliases are expanded: what one walk over it may visit."""
+    max_prompt_chars_per_request: int = Field(16 * 1024 * 1024, ge=1)
+    """Most characters of prompts a checkllm suite's templates render to with its tests'
+    `vars`, summed over tests × prompts; counted before any prompt is rendered."""
     max_reason_chars: int = Field(4_096, ge=64)
     """Longest score reason or error message sent; longer ones are cut, marked with `…`."""
     max_metric_input_bytes_per_case: int = Field(4 * 1024 * 1024, ge=1)

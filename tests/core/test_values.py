@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
@@ -174,3 +175,45 @@ def test_loads_fast_keeps_every_integer_exact(numbers: list[int]) -> None:
 def test_long_digit_runs_are_found_as_the_pattern_finds_them(text: str, run: bool) -> None:
     assert values._may_hold_long_digits(text) is run
     assert (values._LONG_DIGITS.search(text) is not None) is run
+
+
+# --- measuring and previewing JSON without writing it out ------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES, st.sampled_from([(",", ":"), (", ", ": ")]))
+def test_json_length_is_the_length_json_dumps_writes(value: object, seps: tuple[str, str]) -> None:
+    written = json.dumps(value, ensure_ascii=False, separators=seps)
+    assert values.json_length(value, separators=seps) == len(written)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES, st.integers(0, 200))
+def test_json_head_is_a_long_enough_start_of_the_text(value: object, limit: int) -> None:
+    written = json.dumps(value, ensure_ascii=False)
+    head = values.json_head(value, limit)
+    assert written.startswith(head) and len(head) >= min(limit + 1, len(written))
+
+
+def test_json_length_past_its_limit_stops_and_says_more() -> None:
+    big = [["x" * 4000] * 1000] * 1000  # 4 GB once written out
+    assert 65_536 < values.json_length(big, 65_536) < 70_000
+
+
+def test_a_preview_of_a_big_value_writes_only_its_start() -> None:
+    # Reasons quote expected values (`equals`): a parameter aliasing one part many
+    # times was written out whole, per case, to show 60 characters of it.
+    big = [["x" * 4000] * 1000] * 10  # 40 MB once written out
+    tracemalloc.start()
+    try:
+        shown = values.preview(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert shown == '[["' + "x" * 56 + "…" and peak < 1_000_000, peak

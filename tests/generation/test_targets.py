@@ -48,6 +48,28 @@ def test_render(template: str, values: dict[str, Any], rendered: str) -> None:
     assert templates.render(template, values) == rendered
 
 
+RENDER_CASES = [
+    ("Hi {{name}} / {{ name }}", {"name": "Ada"}),
+    ("{{a.b}} {{a.c.1}}", {"a": {"b": "x", "c": [1, 2]}}),
+    ("{{n}} {{l}} [{{z}}]", {"n": 3, "l": ["x", {"k": "é"}], "z": None}),
+    ("{ {{ 1 + 2 }} {{missing}}", {}),
+    ("{{e}}" * 50, {"e": ""}),  # shorter than what it replaces
+]
+
+
+@pytest.mark.parametrize(("template", "values"), RENDER_CASES)
+def test_rendered_length_is_what_render_writes(template: str, values: dict[str, Any]) -> None:
+    assert templates.rendered_length(template, values) == len(templates.render(template, values))
+
+
+def test_rendered_length_stops_past_its_limit_without_rendering() -> None:
+    # 2,000 uses of a value that is 40 MB as JSON: counted to just past the limit.
+    big = [["x" * 4000] * 1000] * 10
+    assert 1_000 < templates.rendered_length("{{big}} " * 2000, {"big": big}, 1_000) < 10_000
+    # An empty value shrinks the text: the count never says "over" too early.
+    assert templates.rendered_length("{{e}}" * 1000, {"e": ""}, 10) == 0
+
+
 def test_missing_vars_names_the_first_segment_path() -> None:
     # a dotted path is missing when any part is
     assert templates.missing_vars("{{a.b}} {{c}} {{a.b}}", {"a": {}}) == ["a.b", "c"]

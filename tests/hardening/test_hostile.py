@@ -8,11 +8,14 @@ the field. One in-process server serves the module, with the default output limi
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
+from scorewire.suites import bounded_yaml
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.hardening.support import (
@@ -281,6 +284,29 @@ def test_output_over_the_limit_is_resource_exhausted_naming_it(client: Any) -> N
     assert "max_output_bytes" in err.details()
 
 
+def test_what_a_refused_request_was_read_into_is_let_go_at_once(client: Any) -> None:
+    # The refusal's traceback holds the handler's frames, which the abort puts in a
+    # reference cycle: the strings read from the request stayed until the cyclic
+    # collector ran (ten refused 60 MB requests kept the server ~1 GB bigger for seconds).
+    # With the collector off, the 10 MB output read as a string must be gone; grpc's own
+    # coroutine still holds the request's 10 MB of bytes until the collector runs.
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        req = pb.ScoreRequest(output=pb.Output(text=_ten_mb(TEN_MIB + 1)), compact=["json_valid"])
+        err, _ = rejected(client.Score, req)
+        code = err.code()
+        del req, err  # this side's traceback holds the request too
+        left = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert left < 1.5 * TEN_MIB, left  # was 2 x 10 MB: the bytes and the string
+
+
 def test_limit_counts_utf8_bytes_not_characters(client: Any) -> None:
     # 3 MiB of 4-byte characters is 12 MiB of UTF-8: over the limit.
     text = "🦀" * (3 * 1024 * 1024)
@@ -468,11 +494,105 @@ BILLION_LAUGHS = {
 @pytest.mark.parametrize("doc", list(BILLION_LAUGHS.values()), ids=list(BILLION_LAUGHS))
 def test_billion_laughs_is_rejected_before_expansion(client: Any, doc: str) -> None:
     # Aliases that would expand to hundreds of millions of nodes: refused at suite_yaml.
+    # Changed deliberately: it was INVALID_ARGUMENT (a YAML error, and ValidateSuite's
+    # problem); a document too big once expanded is a resource limit, with its setting.
     req = pb.RunSuiteRequest(suite_yaml=doc, cases=[pb.Case(output=pb.Output(text="lol"))])
-    _, found = rejected(client.RunSuite, req)
+    err, found = rejected(client.RunSuite, req)
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert list(found) == ["suite_yaml"] and "aliases expand" in found["suite_yaml"]
+    assert "max_suite_expanded_nodes" in found["suite_yaml"]
+    err, found = rejected(client.ValidateSuite, pb.ValidateSuiteRequest(suite_yaml=doc))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and list(found) == ["suite_yaml"]
+
+
+FOUR_KB = "x" * 4000
+
+
+def _aliased(strings: int, lists: int) -> str:
+    """A flow list of `lists` lists of `strings` copies of one 4 kB string, all aliases:
+    about 4 kB + 3 bytes per alias of YAML, `strings` x `lists` x 4 kB once expanded."""
+    inner = ", ".join(["*s"] * (strings - 1))
+    outer = ", ".join(["*l"] * (lists - 1))
+    return f"[&l [&s '{FOUR_KB}', {inner}], {outer}]"
+
+
+ALIAS_SUITE = "checks:\n  c: {type: json_schema, schema: {enum: " + _aliased(1000, 990) + "}}\n"
+"""The issue's suite: 10 kB of YAML, under the node limit (~990,000), ~4 GB expanded."""
+ALIAS_CHECKLLM = (
+    "prompts: ['Answer {{q}} from {{context}}']\n"
+    "tests:\n"
+    f"  - vars: {{q: hi, context: {_aliased(1000, 990)}}}\n"
+    "    assert: [{type: contains, value: hi}]\n"
+    "    output: hi\n"
+)
+"""The same expansion in a checkllm test's vars, which its prompt renders."""
+
+
+def test_the_alias_documents_are_small_and_under_the_node_limit() -> None:
+    # What the next tests send is the issue's shape: only its bytes are over a limit.
+    for doc in (ALIAS_SUITE, ALIAS_CHECKLLM):
+        assert len(doc) < 13_000
+        bounded_yaml.load(doc, max_bytes=1 << 62)  # within max_suite_expanded_nodes
+
+
+def _suite_calls(client: Any, doc: str) -> list[tuple[str, Any, Any]]:
+    # A checkllm document carries its outputs; an evalstone one is sent a case.
+    cases = [] if "tests:" in doc else [pb.Case(output=pb.Output(text="hi"))]
+    return [
+        ("RunSuite", client.RunSuite, pb.RunSuiteRequest(suite_yaml=doc, cases=cases)),
+        ("ValidateSuite", client.ValidateSuite, pb.ValidateSuiteRequest(suite_yaml=doc)),
+        (
+            "ScoreStream",
+            client.ScoreStream,
+            iter([pb.ScoreStreamRequest(config=pb.StreamConfig(suite_yaml=doc))]),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("doc", [ALIAS_SUITE, ALIAS_CHECKLLM], ids=["evalstone", "checkllm"])
+def test_a_small_suite_that_aliases_gigabytes_is_resource_exhausted(client: Any, doc: str) -> None:
+    # Was: the cost meter wrote the 4 GB out (json.dumps), workers were killed for memory
+    # and the call ended INTERNAL after a minute. Now the expansion is counted from the
+    # parsed nodes and refused before any value is built, naming the setting.
+    for method, call, request in _suite_calls(client, doc):
+        err, found = rejected(call, request)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, method
+        assert list(found) == ["suite_yaml"], method
+        assert "max_suite_expanded_bytes" in found["suite_yaml"], method
+        assert "line 2" in found["suite_yaml"] or "line 3" in found["suite_yaml"], found
+
+
+def test_a_checkllm_prompt_that_repeats_a_big_var_is_resource_exhausted(client: Any) -> None:
+    # No alias at all: 2,000 uses of a 10 kB var render 20 M characters per test.
+    prompt = "{{context}} " * 2000
+    doc = (
+        f"prompts: ['{prompt}']\n"
+        "tests:\n"
+        f"  - vars: {{context: '{'y' * 10_000}'}}\n"
+        "    assert: [{type: contains, value: y}]\n"
+        "    output: y\n"
+    )
+    for method, call, request in _suite_calls(client, doc):
+        err, found = rejected(call, request)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, method
+        assert list(found) == ["suite_yaml.tests[0].vars"], method
+        assert "max_prompt_chars_per_request" in found["suite_yaml.tests[0].vars"], method
+
+
+def test_anchors_shared_by_many_tests_still_load(client: Any) -> None:
+    # A legitimate use: 200 tests share one 10 kB context, which every prompt renders
+    # (2 MB once expanded, 2 M characters of prompts): within both limits, it runs.
+    tests = "".join(
+        f"  - {{vars: {{q: q{i}, context: *ctx}}, output: q{i}, "
+        f"assert: [{{type: contains, value: q{i}}}]}}\n"
+        for i in range(200)
+    )
+    doc = f"description: &ctx '{'c' * 10_000}'\nprompts: ['{{{{context}}}} {{{{q}}}}']\n"
+    doc += f"tests:\n{tests}"
     resp = client.ValidateSuite(pb.ValidateSuiteRequest(suite_yaml=doc), timeout=DEADLINE_S)
-    assert not resp.valid and "aliases expand" in resp.problems[0].description
+    assert resp.valid, resp.problems
+    _, summary = collect_run(client.RunSuite(pb.RunSuiteRequest(suite_yaml=doc), timeout=30))
+    assert summary.cases == 200 and summary.cases_passed == 200
 
 
 def test_modest_aliases_still_work(client: Any) -> None:
@@ -519,10 +639,16 @@ def test_hostile_yaml_structures_are_invalid_yaml(client: Any, doc: str, words: 
 
 
 def test_yaml_over_four_mib_is_rejected_unparsed(client: Any) -> None:
-    # The size limit applies before parsing.
+    # The size limit applies before parsing. Changed deliberately: it was INVALID_ARGUMENT
+    # (a fixed 4 MiB); a document too big is a resource limit, now a setting.
     doc = "checks:\n  a: {type: contains, needles: [x]}\n" + "# pad\n" * 800_000
-    _, found = rejected(client.RunSuite, pb.RunSuiteRequest(suite_yaml=doc))
-    assert list(found) == ["suite_yaml"]
+    for call, request in (
+        (client.RunSuite, pb.RunSuiteRequest(suite_yaml=doc)),
+        (client.ValidateSuite, pb.ValidateSuiteRequest(suite_yaml=doc)),
+    ):
+        err, found = rejected(call, request)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert list(found) == ["suite_yaml"] and "max_suite_bytes" in found["suite_yaml"]
 
 
 # --- huge lists ---------------------------------------------------------------------------------
@@ -536,6 +662,64 @@ def test_huge_compact_lists_are_refused(client: Any) -> None:
     lines = [f"contains:{i}" for i in range(11)]
     err, found = rejected(client.Score, pb.ScoreRequest(compact=lines))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and list(found) == ["compact[10]"]
+
+
+SIXTY_MB = 60_000_000
+
+
+def _with_compact(method: str, compact: list[str]) -> Any:
+    """A request of `method` whose only checks are `compact`."""
+    if method == "Score":
+        return pb.ScoreRequest(output=pb.Output(text="x"), compact=compact)
+    if method == "RunSuite":
+        return pb.RunSuiteRequest(compact=compact, cases=[pb.Case()])
+    if method == "ValidateSuite":
+        return pb.ValidateSuiteRequest(compact=compact)
+    if method == "ScoreStream":
+        return iter([pb.ScoreStreamRequest(config=pb.StreamConfig(compact=compact))])
+    config = pb.RunSuiteStreamConfig(request=pb.RunSuiteRequest(compact=compact), case_count=0)
+    return iter([pb.RunSuiteStreamRequest(config=config)])
+
+
+@pytest.mark.parametrize(
+    ("method", "line", "field"),
+    [
+        ("Score", "contains:", "compact[0]"),
+        ("RunSuite", "contains:", "compact[0]"),
+        ("ValidateSuite", "contains:", "compact[0]"),
+        ("ValidateSuite", "", "compact[0]"),  # not a compact check at all
+        ("ScoreStream", "contains:", "config.compact[0]"),
+        ("RunSuiteStream", "contains:", "config.request.compact[0]"),
+    ],
+)
+def test_a_sixty_megabyte_compact_line_is_refused_as_it_arrives(
+    client: Any, method: str, line: str, field: str
+) -> None:
+    # A compact line is its own check name, so one longer than max_check_name_chars can
+    # never load: it is refused from the request's bytes, before they are parsed, let
+    # alone copied into the plan, hashed or sent to a worker. Was: a worker compiled it
+    # (ten such calls at once grew the server by 1.2 GB and kept it); a garbage line was
+    # even ValidateSuite's "invalid" answer.
+    err, found = rejected(getattr(client, method), _with_compact(method, [line + "x" * SIXTY_MB]))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert list(found) == [field] and "max_check_name_chars" in found[field]
+
+
+def test_a_compact_line_over_the_name_limit_in_a_small_request_is_refused_too(
+    client: Any,
+) -> None:
+    # Below what is screened from the bytes, the handler refuses it, in characters.
+    line = "contains:" + "é" * 1020
+    for method in ("Score", "ValidateSuite"):
+        err, found = rejected(getattr(client, method), _with_compact(method, [line]))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert list(found) == ["compact[0]"] and "1,029 characters" in found["compact[0]"]
+
+
+def test_a_compact_line_as_long_as_a_name_may_be_still_loads(client: Any) -> None:
+    line = "contains:" + "x" * (1024 - len("contains:"))
+    resp = client.ValidateSuite(pb.ValidateSuiteRequest(compact=[line]), timeout=DEADLINE_S)
+    assert resp.valid and list(resp.checks) == [line]
 
 
 def test_huge_parameter_lists_are_resource_exhausted_naming_the_limit(client: Any) -> None:

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 import yaml
 from scorewire.core.context import CheckContext
+from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode
+from scorewire.engine.cost import request_meter
 from scorewire.generation.jobs import Generator, JobResult, ProviderCall, Recorded, run_groups
 from scorewire.generation.providers import (
     GENERATION_ERROR,
@@ -23,7 +25,9 @@ from scorewire.generation.providers import (
     parse_provider,
 )
 from scorewire.judge import Budget
+from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite, load_checkllm_text
+from scorewire.suites.checkllm_request import load_request_checkllm
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.base import Reply
@@ -187,6 +191,27 @@ def test_missing_variable_names_the_prompt_and_variable() -> None:
         {"prompts": ["Hi {{ name }}"], "providers": ["echo"], "tests": [{"vars": {"x": 1}}]}
     )
     assert field == "tests[0].vars" and "prompts[0]" in message and "{{name}}" in message
+
+
+def test_rendered_prompts_are_charged_before_any_is_rendered() -> None:
+    # Every test's vars in every prompt, summed (each run renders them all): the test
+    # that passes max_prompt_chars_per_request is named. Unmetered (the CLI), it loads.
+    doc = {
+        "prompts": ["{{q}}", "{{q}} {{q}}"],
+        "tests": [
+            {"vars": {"q": "x" * 100}, "assert": [{"type": "contains", "value": "x"}]},
+            {"vars": {"q": "y" * 1_000}, "assert": [{"type": "contains", "value": "y"}]},
+        ],
+        "providers": ["echo"],
+    }
+    text = yaml.safe_dump(doc)
+    meter = request_meter(Settings(max_prompt_chars_per_request=1_000))
+    with pytest.raises(LimitExceeded) as info:
+        load_request_checkllm(text, meter=meter)
+    assert info.value.setting == "max_prompt_chars_per_request"
+    assert info.value.field == "suite_yaml.tests[1].vars"
+    assert load_request_checkllm(text, meter=request_meter(Settings()))
+    assert load(text)
 
 
 def test_defaults_of_the_format() -> None:

@@ -10,7 +10,7 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -266,6 +266,46 @@ def parse_json(text: str) -> tuple[bool, JSON, str]:
         return False, None, str(err)
 
 
+def _json_pieces(value: Any, separators: tuple[str, str]) -> Iterator[str]:
+    """`json.dumps(value, ensure_ascii=False, separators=separators)` piece by piece, made
+    lazily by the pure-Python encoder (not one-shot), so a reader can stop early. What is
+    not JSON is written as its `str` and keys that cannot be JSON are left out; like
+    `json.dumps`, a value that contains itself is a ValueError and one nested past the
+    interpreter's recursion limit a RecursionError."""
+    encoder = json.JSONEncoder(
+        ensure_ascii=False, separators=separators, default=str, skipkeys=True
+    )
+    return encoder.iterencode(value)
+
+
+def json_length(
+    value: Any, limit: int | None = None, separators: tuple[str, str] = (",", ":")
+) -> int:
+    """Characters of `json.dumps(value, ensure_ascii=False, separators=separators)`,
+    counted as the encoder makes them, so a value that aliases one big part many times is
+    not written out: past `limit` it stops and returns the count so far (more than
+    `limit`). See `_json_pieces` for what is not JSON."""
+    total = 0
+    for piece in _json_pieces(value, separators):
+        total += len(piece)
+        if limit is not None and total > limit:
+            break
+    return total
+
+
+def json_head(value: Any, limit: int, separators: tuple[str, str] = (", ", ": ")) -> str:
+    """The start of `value` written as JSON: at least its first `limit` characters when
+    it has that many, never the whole of a big value."""
+    pieces: list[str] = []
+    total = 0
+    for piece in _json_pieces(value, separators):
+        pieces.append(piece)
+        total += len(piece)
+        if total > limit:
+            break
+    return "".join(pieces)
+
+
 def json_kind(value: Any) -> str:
     """The JSON type of a parsed value, with its article (`an object`, `a string`)."""
     if value is None:
@@ -422,8 +462,9 @@ def difference(a: int | float, b: int | float) -> int | float:
 
 
 def preview(value: JSON, limit: int = 60) -> str:
-    """A short repr of a value for reasons: long text is cut with an ellipsis."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    """A short repr of a value for reasons: long text is cut with an ellipsis (a big
+    value is never written out whole: only its start)."""
+    text = value if isinstance(value, str) else json_head(value, limit)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return repr(text) if isinstance(value, str) else text

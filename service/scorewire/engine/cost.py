@@ -20,7 +20,6 @@ them into a meter's limits, and the refusal names the one that was exceeded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from scorewire.checks.text_metrics import MAX_BLEU_CHARS, MAX_PYTHON_CHARS, MAX_
 from scorewire.core.cost import RequestMeter, current_meter
 from scorewire.core.errors import join_path
 from scorewire.core.registry import REGISTRY
+from scorewire.core.values import json_length
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.text.resources import LOADED_SETTING
 
@@ -45,6 +45,10 @@ LANGUAGES = "max_languages_per_request"
 NAME_CHARS = "max_check_name_chars"
 EXAMPLE_CHARS = "max_example_chars_per_request"
 JUDGE_SAMPLES = "max_judge_samples"
+SUITE_TEXT_BYTES = "max_suite_bytes"
+SUITE_BYTES = "max_suite_expanded_bytes"
+SUITE_NODES = "max_suite_expanded_nodes"
+PROMPT_CHARS = "max_prompt_chars_per_request"
 
 REQUEST_SETTINGS = (
     PATTERNS,
@@ -59,9 +63,14 @@ REQUEST_SETTINGS = (
     NAME_CHARS,
     EXAMPLE_CHARS,
     JUDGE_SAMPLES,
+    SUITE_TEXT_BYTES,
+    SUITE_BYTES,
+    SUITE_NODES,
+    PROMPT_CHARS,
 )
 """The settings a `RequestMeter` enforces while a request's checks load (one of them,
-`max_languages_loaded`, bounds the process: the models a request loads stay)."""
+`max_languages_loaded`, bounds the process: the models a request loads stay). The suite
+document's three are limits the YAML loader reads from the current meter."""
 
 
 def request_limits(settings: Settings) -> dict[str, int]:
@@ -104,10 +113,13 @@ _NAME_MAPS = frozenset(
 def _schema(meter: RequestMeter, value: Any, field: str) -> None:
     if not isinstance(value, Mapping):
         return  # a pydantic model class (Python API) or a type error reported by validation
+    left = meter.left(SCHEMA_BYTES)
     try:
-        size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
-    except (TypeError, ValueError, RecursionError):
-        size = 0
+        # Counted as it is encoded, up to what the request has left: a schema that
+        # aliases one big part many times is refused without being written out.
+        size = json_length(value, left)
+    except (ValueError, RecursionError):
+        size = 0  # a cycle (Python callers) or nesting validation reports
     meter.charge(SCHEMA_BYTES, size, field, "bytes of JSON Schema")
     _walk_schema(meter, value, field)
 

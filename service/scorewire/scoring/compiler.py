@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scorewire.core.context import CheckContext
-from scorewire.core.cost import RequestMeter
+from scorewire.core.cost import RequestMeter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.engine import native
 from scorewire.engine.runner import Plan
@@ -96,7 +96,7 @@ def compile_plan(
         compiled = _compile_file(source, timeout)
     elif source.specs is not None:
         compiled = _compile_in_process(source)
-    elif request_format(source.suite_yaml, source.format or None) == CHECKLLM:
+    elif _request_format(source, meter) == CHECKLLM:
         suite = load_request_checkllm(
             source.suite_yaml,
             has_checks=bool(source.checks or source.compact),
@@ -123,6 +123,12 @@ def compile_plan(
         instructions = meter.used.get(PROGRAM_SIZE_SETTING, 0)
         compiled.compiled_bytes = instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
     return compiled
+
+
+def _request_format(source: PlanSource, meter: RequestMeter | None) -> str:
+    """The document's format, read within the request's limits (its YAML is parsed)."""
+    with metering(meter):
+        return request_format(source.suite_yaml, source.format or None)
 
 
 def _request_paths(source: PlanSource, checks: Iterable[CompiledCheck]) -> list[str]:
@@ -210,12 +216,14 @@ def _compile_file(source: PlanSource, check_timeout_s: float) -> CompiledPlan:
     return CompiledPlan(info, suite=selected, description=loaded.description)
 
 
-def suite_names(source: PlanSource | None) -> list[str]:
-    """The suite names of a request's YAML document (ValidateSuite), [] when none."""
+def suite_names(source: PlanSource | None, meter: RequestMeter | None = None) -> list[str]:
+    """The suite names of a request's YAML document (ValidateSuite), [] when none; read
+    within the request's limits."""
     if source is None or not source.suite_yaml.strip():
         return []
     try:
-        return sorted(load_suite_text(source.suite_yaml, allow_imports=False).suites)
+        with metering(meter):
+            return sorted(load_suite_text(source.suite_yaml, allow_imports=False).suites)
     except SpecError:
         return []
 

@@ -93,7 +93,8 @@ class _Worker:
                 return OverLimit(err.setting, err.field, err.message)
         info = compiled.info
         if job.list_suites:
-            info = replace(info, suites=suite_names(job.source))
+            names = suite_names(job.source, request_meter(self.settings))
+            info = replace(info, suites=names)
         if job.reply == Reply.PLAN or compiled.suite is None or info.any_async:
             return Compiled(info)
         return self._score(job, compiled, info)

@@ -143,6 +143,7 @@ async def create_server(
         service,
         scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"],
         raw=frozenset(("RunSuite", "RunSuiteStream")),
+        screen=service.request_screen,
     )
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, target)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -188,6 +189,8 @@ async def checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for message in requests:
         if isinstance(message, Undecodable):
             raise undecodable(message.reason)
+        if isinstance(message, RequestRejected):  # refused from its bytes (`screening`)
+            raise message
         yield message
 
 
@@ -197,6 +200,17 @@ def _share_of(context: grpc.aio.ServicerContext[Any, Any]) -> None:
     then one caller)."""
     who = current_principal.get()
     current_caller.set(f"tenant:{who.name}" if who is not None else f"peer:{context.peer()}")
+
+
+def _let_go(err: BaseException) -> None:
+    """Drop what the refused call's frames hold (its request, the strings read from it).
+
+    The refusal's traceback keeps the handler's frames, and the abort that follows puts
+    them in a reference cycle that only the cyclic collector frees: ten refused 60 MB
+    requests stayed resident (~1 GB) until it ran. The frames have finished, so their
+    locals can go now; the guard's own frame drops the request itself.
+    """
+    traceback.clear_frames(err.__traceback__)
 
 
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
@@ -211,6 +225,8 @@ def guarded_unary(fn: H) -> H:
         try:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
+            if isinstance(request, RequestRejected):  # refused from its bytes (`screening`)
+                raise request
             _share_of(context)
             return await fn(self, request, context)
         except (grpc.aio.AbortError, grpc.aio.UsageError):
@@ -220,6 +236,8 @@ def guarded_unary(fn: H) -> H:
             if rejected is None:
                 log.exception("unexpected fault in %s", fn.__name__)
                 await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+            request = None
+            _let_go(err)
             await abort(context, rejected)
 
     return wrapper  # type: ignore[return-value]
@@ -237,6 +255,8 @@ def guarded_stream(fn: G) -> G:
         try:
             if isinstance(request, Undecodable):
                 raise undecodable(request.reason)
+            if isinstance(request, RequestRejected):  # refused from its bytes (`screening`)
+                raise request
             _share_of(context)
             if streamed:
                 request = checked_stream(request)
@@ -252,6 +272,8 @@ def guarded_stream(fn: G) -> G:
             else:
                 if streamed:  # what the caller still sends, first (`registration.drain`)
                     await drain(request)
+                request = None
+                _let_go(err)
                 await abort(context, rejected)
 
     return wrapper  # type: ignore[return-value]

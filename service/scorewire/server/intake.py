@@ -17,8 +17,8 @@ any order, repeated, with unknown fields of every wire type, and truncated or co
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 from scorewire.scoring import fields
@@ -65,8 +65,12 @@ def parse_case(data: memoryview | bytes) -> pb.Case:
         raise undecodable(f"{type(err).__name__}: {err}") from None
 
 
-def parse(cls: type[M], data: bytes) -> M:
-    """The message of `cls` from what `split` left of it."""
+def parse(cls: type[M], data: bytes, screen: Callable[[bytes], Any] | None = None) -> M:
+    """The message of `cls` from what `split` left of it, refused first by `screen`
+    (`server.screening`) when its strings are surely over their limits."""
+    refused = screen(data) if screen is not None else None
+    if refused is not None:
+        raise refused
     try:
         return cls.FromString(data)
     except Exception as err:

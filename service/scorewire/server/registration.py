@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import grpc
 from google.protobuf import message_factory
-from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.descriptor import Descriptor, ServiceDescriptor
 
 
 class Undecodable:
@@ -27,15 +27,25 @@ class Undecodable:
 
 
 class Lenient:
-    """A request deserializer that returns `Undecodable` instead of raising."""
+    """A request deserializer that returns `Undecodable` instead of raising, and what
+    its `screen` returns instead of the message when the screen refuses the bytes (the
+    handler guards raise that refusal: `server.screening`)."""
 
-    __slots__ = ("_parse",)
+    __slots__ = ("_parse", "_screen")
 
-    def __init__(self, parse: Callable[[bytes], Any]) -> None:
+    def __init__(
+        self, parse: Callable[[bytes], Any], screen: Callable[[bytes], Any] | None = None
+    ) -> None:
         self._parse = parse
+        self._screen = screen
 
     def __call__(self, data: bytes) -> Any:
-        """The parsed message, or `Undecodable` naming why the bytes did not parse."""
+        """The parsed message, the screen's refusal, or `Undecodable` naming why the bytes
+        did not parse."""
+        if self._screen is not None:
+            refused = self._screen(data)
+            if refused is not None:
+                return refused
         try:
             return self._parse(data)
         except Exception as err:
@@ -165,17 +175,24 @@ def add_service(
     service: ServiceDescriptor,
     *,
     raw: frozenset[str] = frozenset(),
+    screen: Callable[[Descriptor], Callable[[bytes], Any] | None] | None = None,
 ) -> str:
     """Register every method of `service` on `servicer`; returns the full service name.
 
     The methods named in `raw` get their request messages as bytes, to parse as they
-    choose (`server.intake`: big requests off the event loop)."""
+    choose (`server.intake`: big requests off the event loop); `screen`, given a method's
+    request type, returns what looks at the other methods' bytes before they are parsed
+    (`Lenient`), if anything."""
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in service.methods:
         request_cls = message_factory.GetMessageClass(method.input_type)
         response_cls = message_factory.GetMessageClass(method.output_type)
         behavior = getattr(servicer, method.name)
-        parse = Lenient(_as_bytes if method.name in raw else request_cls.FromString)
+        if method.name in raw:
+            parse = Lenient(_as_bytes)
+        else:
+            screening = screen(method.input_type) if screen is not None else None
+            parse = Lenient(request_cls.FromString, screening)
         kw: dict[str, Any] = {
             "request_deserializer": parse,
             "response_serializer": _passthrough(response_cls.SerializeToString),

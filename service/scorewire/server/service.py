@@ -10,10 +10,12 @@ are scored), to `SuiteRuns` (a batch: recording, baselines, the summary) or to
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from google.protobuf import json_format, struct_pb2
+from google.protobuf.descriptor import Descriptor
 from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases
@@ -33,9 +35,10 @@ from scorewire.server.errors import (
     resource_exhausted,
 )
 from scorewire.server.observer import RunObserver
+from scorewire.server.screening import Screen
 from scorewire.server.security import principal
 from scorewire.server.streaming import ScoreStreams
-from scorewire.server.suite_runs import CaseChecks, SuiteRuns
+from scorewire.server.suite_runs import RequestChecks, SuiteRuns
 from scorewire.settings import Settings
 from scorewire.suites.checkllm_request import CHECKLLM
 from scorewire.v1 import scoring_pb2 as pb
@@ -65,12 +68,16 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self.calls = CallContexts(
             settings, judge, labels, {**(extras or {}), **check_extras(settings)}
         )
-        self.cases = CaseChecks(settings)
+        self.cases = RequestChecks(settings)
         self.suites = SuiteRuns(settings, self.executor, self.calls, self.cases, runs, observer)
         self.streams = ScoreStreams(settings, self.executor, self.cases, observer)
         self.checkllm = CheckllmRuns(settings, self.calls.ledger(), observer)
         """checkllm suites: their runs, generation budget and generation cache."""
         self._catalog: pb.ListChecksResponse | None = None
+        self._screens = _Screens(
+            self.cases.screen(pb.RunSuiteRequest.DESCRIPTOR),
+            self.cases.screen(pb.RunSuiteStreamRequest.DESCRIPTOR),
+        )
 
     async def start(self) -> None:
         """Start the scoring workers."""
@@ -93,13 +100,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         gate: pb.Gate | None = None,
         suite_format: int = pb.SUITE_FORMAT_UNSPECIFIED,
     ) -> tuple[bytes, PlanSource]:
-        """The request's plan as plain data, and its cache key (the count limit first)."""
+        """The request's plan as plain data, and its cache key (the size limits first)."""
+        self.cases.plan_size(len(checks), compact, suite_yaml)
         limit = self._settings.max_checks_per_request
-        if len(checks) + len(compact) > limit:
-            raise resource_exhausted(
-                "checks",
-                f"{len(checks) + len(compact)} checks exceed max_checks_per_request ({limit})",
-            )
         return self.executor.sources.get(
             suite_yaml,
             suite_name,
@@ -141,6 +144,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> PlanInfo:
         """What the plan is, compiled (and kept) within the limits."""
         return await self.executor.info(key, source, deadline(context), list_suites=list_suites)
+
+    def request_screen(self, message: Descriptor) -> Screen | None:
+        """What refuses a request of type `message` from its bytes before they are parsed."""
+        return self.cases.screen(message)
 
     def _check_case_count(self, n: int, field: str) -> None:
         limit = self._settings.max_cases_per_request
@@ -194,7 +201,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         """Score a batch and stream batched results, then the summary."""
         rest, cases = await intake.split(raw, intake.RUN_SUITE_CASES)
         del raw  # the cases' bytes keep what they need of it
-        request = intake.parse(pb.RunSuiteRequest, rest)
+        request = intake.parse(pb.RunSuiteRequest, rest, self._screens.run)
         self._check_case_count(len(cases), "cases")
         key, source = self._run_source(request)
         info = await self._plan(key, source, context)
@@ -208,7 +215,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         """RunSuite with the cases arriving in chunks after a config declaring their count."""
         first = await anext(aiter(messages), None)
         rest, cases = await intake.split(first or b"", intake.STREAM_CONFIG_CASES)
-        config = intake.parse(pb.RunSuiteStreamRequest, rest)
+        config = intake.parse(pb.RunSuiteStreamRequest, rest, self._screens.stream)
         if first is None or config.WhichOneof("message") != "config":
             raise invalid_argument(
                 [FieldViolation("config", "the first message of a RunSuiteStream is a config")]
@@ -387,6 +394,15 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         """(estimated bytes, plans) of each process's plan cache: this one's, then each
         worker's as last reported."""
         return self.executor.cache_stats()
+
+
+@dataclass(frozen=True, slots=True)
+class _Screens:
+    """The screens of the requests that arrive as bytes (`intake`), run on what is left
+    of them once their cases are taken out."""
+
+    run: Screen | None
+    stream: Screen | None
 
 
 def _catalog() -> pb.ListChecksResponse:

@@ -25,7 +25,7 @@ from scorewire.scoring.source import PlanSource
 from scorewire.server.errors import RequestRejected, invalid_argument
 from scorewire.server.observer import RunObserver
 from scorewire.server.run_records import Recording
-from scorewire.server.suite_runs import CaseChecks
+from scorewire.server.suite_runs import RequestChecks
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -150,7 +150,7 @@ class ScoreStreams:
     rule says (in this process for a plan that waits on I/O, else in the workers)."""
 
     def __init__(
-        self, settings: Settings, executor: Executor, cases: CaseChecks, observer: Any
+        self, settings: Settings, executor: Executor, cases: RequestChecks, observer: Any
     ) -> None:
         self._settings = settings
         self._executor = executor

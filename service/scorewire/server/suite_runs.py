@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
+from google.protobuf.descriptor import Descriptor
 from scorewire.core.context import CheckContext
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.runs import RunRecorder
@@ -31,7 +32,7 @@ from scorewire.scoring.recorded import cases_blob
 from scorewire.scoring.source import PlanSource
 from scorewire.server import convert
 from scorewire.server.calls import CallContexts, deadline
-from scorewire.server.errors import invalid_argument, resource_exhausted
+from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.server.intake import CASES_PER_TURN, parse_case
 from scorewire.server.run_records import (
     BaselineGate,
@@ -40,8 +41,10 @@ from scorewire.server.run_records import (
     resolve_baseline,
     unavailable,
 )
+from scorewire.server.screening import Bound, Screen
 from scorewire.server.security import Principal, principal
 from scorewire.settings import Settings
+from scorewire.suites.evalstone import suite_over_message
 from scorewire.v1 import scoring_pb2 as pb
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -67,11 +70,54 @@ class Batches(Protocol):
         """Stop scoring (`detach`: leave what runs to finish unread)."""
 
 
-class CaseChecks:
-    """What each case of a request must pass before it is scored."""
+class RequestChecks:
+    """What a request, and each of its cases, must pass before it is scored."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
+
+    def plan_size(self, checks: int, compact: Sequence[str], suite_yaml: str = "") -> None:
+        """Refuse a plan too big to ever load before its text is copied, hashed or sent to
+        a worker: too many checks, a compact line longer than a check name may be (a
+        line is its own name), a suite document over its size limit."""
+        limit = self._settings.max_checks_per_request
+        if checks + len(compact) > limit:
+            raise resource_exhausted(
+                "checks", f"{checks + len(compact)} checks exceed max_checks_per_request ({limit})"
+            )
+        chars = self._settings.max_check_name_chars
+        for i, line in enumerate(compact):
+            if len(line) > chars:
+                raise self._long_line(f"compact[{i}]", f"{len(line):,} characters")
+        if len(suite_yaml) > self._settings.max_suite_bytes:  # else measured when parsed
+            raise self._suite_too_large("suite_yaml")
+
+    def _long_line(self, field: str, size: str) -> RequestRejected:
+        limit = self._settings.max_check_name_chars
+        return resource_exhausted(
+            field,
+            f"the compact line is {size}, over max_check_name_chars ({limit} characters): "
+            "a compact line is its check's name",
+        )
+
+    def _suite_too_large(self, field: str) -> RequestRejected:
+        return resource_exhausted(field, suite_over_message(self._settings.max_suite_bytes))
+
+    def screen(self, message: Descriptor) -> Screen | None:
+        """What refuses a request of type `message` from its bytes, before they are
+        parsed (`server.screening`): compact lines and suite documents surely over
+        their limits (a character is at most 4 bytes)."""
+        most = 4 * self._settings.max_check_name_chars
+        screen = Screen(
+            message,
+            {
+                "compact": Bound(most, lambda f, n: self._long_line(f, f"{n:,} bytes")),
+                "suite_yaml": Bound(
+                    self._settings.max_suite_bytes, lambda f, n: self._suite_too_large(f)
+                ),
+            },
+        )
+        return screen if screen else None
 
     def output(self, text: str, field: str, caps: Sequence[int | None]) -> None:
         """RESOURCE_EXHAUSTED for an output over the output limits (`scoring.limits`)."""
@@ -112,7 +158,7 @@ class SuiteRuns:
         settings: Settings,
         executor: Executor,
         calls: CallContexts,
-        cases: CaseChecks,
+        cases: RequestChecks,
         runs: RunRecorder | None,
         observer: Any,
     ) -> None:

@@ -3,7 +3,9 @@
 PyYAML's safe loader is safe from code execution, not from cost:
 
 - Aliases share nodes, so a "billion laughs" document of a few hundred bytes loads in
-  milliseconds and then explodes when anything walks it (validating, printing, hashing).
+  milliseconds and then explodes when anything walks it (validating, printing, hashing):
+  in nodes, or in bytes (a 10 kB document aliasing one 4 kB string a million times is
+  4 GB once written out).
 - An alias inside its own anchor (`&a [*a]`) builds a cyclic structure that no walker
   finishes.
 - The composer recurses once per nesting level, so `[[[[...` ends in RecursionError.
@@ -11,7 +13,8 @@ PyYAML's safe loader is safe from code execution, not from cost:
   sexagesimal integers (`59:59:59:...`) grow past what `float()` and `str()` accept.
 
 `load` turns each of these into a `yaml.MarkedYAMLError` with the line and column of the
-offending node, so callers report it like any other YAML syntax error.
+offending node, so callers report it like any other YAML syntax error; an expansion past
+a limit is its subclass `ExpansionTooLarge`, since the document is too big, not wrong.
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from scorewire.settings import Settings
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_DEPTH = 100
 """Deepest nesting of collections (protobuf's own limit for messages is the same)."""
-MAX_EXPANDED_NODES = 1_000_000
+MAX_EXPANDED_NODES: int = Settings.model_fields["max_suite_expanded_nodes"].default
 """Most nodes a document may have once its aliases are expanded, when it uses aliases."""
+MAX_EXPANDED_BYTES: int = Settings.model_fields["max_suite_expanded_bytes"].default
+"""Most bytes (counted as compact JSON) a document may expand to through its aliases."""
 MAX_INT_BITS = 1000
 """Largest integer magnitude (about 300 digits): beyond it `float()` and `str()` fail."""
 
@@ -74,45 +80,94 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def _check_graph(root: Node) -> None:
-    """Refuse cycles, and alias expansion beyond MAX_EXPANDED_NODES (iteratively)."""
+def _scalar_bytes(node: Node) -> int:
+    """A scalar's cost: its text in UTF-8 and two bytes (the quotes it takes in JSON)."""
+    text = node.value
+    return (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) + 2
+
+
+class ExpansionTooLarge(yaml.MarkedYAMLError):
+    """The document's aliases expand it past a limit: a document too big, not bad YAML."""
+
+    def __init__(self, what: str, limit: int, mark: Any) -> None:
+        super().__init__(
+            None, None, f"aliases expand the document to more than {limit:,} {what}", mark
+        )
+        self.what = what
+        """`nodes` or `bytes`: which limit was passed."""
+        self.limit = limit
+
+
+def _check_graph(root: Node, max_nodes: int, max_bytes: int) -> None:
+    """Refuse cycles, and alias expansion beyond `max_nodes` nodes or `max_bytes` bytes.
+
+    Walks each distinct node once (iteratively), giving it its size once expanded: its
+    nodes, and its bytes counted as compact JSON counts them (a scalar its UTF-8 and two
+    quotes, a collection its brackets and one separator per entry). Sizes are capped
+    just past the limits, so no count grows into a huge integer. A limit binds only when
+    aliases make the expansion bigger than the document itself, which the document's
+    own size limit bounds.
+    """
+    nodes: dict[int, int] = {}
     size: dict[int, int] = {}
+    own_nodes = own_bytes = 0  # the document without its aliases expanded
+    first_over: dict[str, Node] = {}
     entered: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
         node, leaving = stack.pop()
         key = id(node)
         if leaving:
-            total = 1 + sum(size[id(c)] for c in _children(node))
-            size[key] = min(total, MAX_EXPANDED_NODES + 1)  # capped: no huge integers
+            kids = _children(node)
+            count = 1 + sum(nodes[id(c)] for c in kids)
+            total = 2 + len(kids) + sum(size[id(c)] for c in kids)
+            own_nodes, own_bytes = own_nodes + 1, own_bytes + 2 + len(kids)
+        elif key in size:
             continue
-        if key in size:
-            continue
-        if key in entered:
+        elif isinstance(node, ScalarNode):
+            count, total = 1, _scalar_bytes(node)
+            own_nodes, own_bytes = own_nodes + 1, own_bytes + total
+        elif key in entered:
             # Entered but not left: the node is its own ancestor.
             raise ComposerError(
                 None, None, "an alias refers to a collection that contains it", node.start_mark
             )
-        entered.add(key)
-        stack.append((node, True))
-        stack.extend((c, False) for c in _children(node) if id(c) not in size)
-    if size[id(root)] > MAX_EXPANDED_NODES and size[id(root)] > len(size):
-        raise ComposerError(
-            None,
-            None,
-            f"aliases expand the document to more than {MAX_EXPANDED_NODES:,} nodes",
-            root.start_mark,
-        )
+        else:
+            entered.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in _children(node) if id(c) not in size)
+            continue
+        # The first node past a limit holds no node past it: the place to point at.
+        if count > max_nodes:
+            first_over.setdefault("nodes", node)
+        if total > max_bytes:
+            first_over.setdefault("bytes", node)
+        nodes[key] = min(count, max_nodes + 1)
+        size[key] = min(total, max_bytes + 1)
+    if nodes[id(root)] > max_nodes and nodes[id(root)] > own_nodes:
+        raise ExpansionTooLarge("nodes", max_nodes, first_over["nodes"].start_mark)
+    if size[id(root)] > max_bytes and size[id(root)] > own_bytes:
+        raise ExpansionTooLarge("bytes", max_bytes, first_over["bytes"].start_mark)
 
 
-def load(text: str) -> Any:
-    """Parse one YAML document from an untrusted caller, within the limits above."""
+def load(
+    text: str,
+    *,
+    max_nodes: int = MAX_EXPANDED_NODES,
+    max_bytes: int = MAX_EXPANDED_BYTES,
+) -> Any:
+    """Parse one YAML document from an untrusted caller, within the limits above.
+
+    `max_nodes` and `max_bytes` bound what its aliases expand it to (the defaults are
+    the server's, `Settings.max_suite_expanded_nodes` and `max_suite_expanded_bytes`);
+    past one, `ExpansionTooLarge` says which, before any value is built.
+    """
     loader = _BoundedLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_graph(node)
+        _check_graph(node, max_nodes, max_bytes)
         return loader.construct_document(node)
     finally:
         loader.dispose()

@@ -53,9 +53,11 @@ from pathlib import Path
 from typing import Any
 
 from scorewire.checks.judge_assertions import NAMES as JUDGE_ASSERTIONS
+from scorewire.core.cost import current_meter
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import REGISTRY, Registry
+from scorewire.engine.cost import PROMPT_CHARS
 from scorewire.engine.runner import Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck
 from scorewire.engine.summary import Gate, parse_gate
@@ -261,6 +263,7 @@ def load_checkllm_data(data: object, *, registry: Registry | None = None) -> Che
     _check_combinations(data, prompts, providers, tests, violations)
     if violations:
         raise SpecError(violations)
+    _charge_prompts(prompts, tests)
     return CheckllmSuite(
         description,
         judge,
@@ -270,6 +273,19 @@ def load_checkllm_data(data: object, *, registry: Registry | None = None) -> Che
         settings,
         gate,
     )
+
+
+def _charge_prompts(prompts: list[str], tests: list[CheckllmTest]) -> None:
+    """Charge the current meter what rendering every test's vars into every prompt
+    writes (each run renders them all: `CheckllmSuite.groups`), before any is rendered."""
+    meter = current_meter()
+    if meter is None:
+        return
+    for test in tests:
+        where = join_path(join_path("tests", test.index), "vars")
+        for template in prompts:
+            chars = templates.rendered_length(template, test.vars, meter.left(PROMPT_CHARS))
+            meter.charge(PROMPT_CHARS, chars, where, "characters of rendered prompts")
 
 
 def _parse_judge(raw: object, violations: list[FieldViolation]) -> JudgeConfig:

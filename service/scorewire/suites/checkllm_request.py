@@ -36,7 +36,8 @@ MAX_MISSING_REPORTED = 20
 def request_format(suite_yaml: str, named: str | None) -> str:
     """`checkllm` or `evalstone`: the one `named`, else detected from the document's keys.
 
-    A document that does not parse is `evalstone`, whose loader reports the YAML error.
+    A document that does not parse (or is too big once its aliases are expanded) is
+    `evalstone`, whose loader reports the YAML error (or the limit).
     """
     if named in (EVALSTONE, CHECKLLM):
         return named
@@ -44,7 +45,7 @@ def request_format(suite_yaml: str, named: str | None) -> str:
         return EVALSTONE
     try:
         data = parse_yaml(suite_yaml)
-    except SpecError:
+    except (SpecError, LimitExceeded):
         return EVALSTONE
     return CHECKLLM if is_checkllm(data) else EVALSTONE
 

@@ -46,8 +46,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from scorewire.core.cost import current_meter
 from scorewire.core.errors import FieldViolation, SpecError, join_path
-from scorewire.core.values import loads_strict
+from scorewire.core.values import json_length, loads_strict
+from scorewire.engine.cost import NAME_CHARS
 from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
 
 MAX_CHECKS = 10
@@ -205,7 +207,13 @@ def _item_spec(item: Any, path: str) -> CheckSpec:
     ]
     if bad:
         raise SpecError(bad)
+    meter = current_meter()
     try:
+        if meter is not None:
+            # The name is the item written out: measured first, since an item that
+            # aliases a big part many times would be far longer than any name may be.
+            length = json_length(item, meter.limits.get(NAME_CHARS))
+            meter.at_most(NAME_CHARS, length, join_path(path, "name"), "the check name's length")
         name = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         raise SpecError.at(path, "the check is not plain JSON") from None

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from scorewire.core.cost import LimitExceeded, RequestMeter, metering
+from scorewire.core.cost import LimitExceeded, RequestMeter, current_meter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
 from scorewire.core.registry import REGISTRY, Registry
-from scorewire.engine.cost import measure_specs
+from scorewire.engine.cost import SUITE_BYTES, SUITE_NODES, SUITE_TEXT_BYTES, measure_specs
 from scorewire.engine.custom import load_imports
 from scorewire.engine.execute import DEFAULT_CHECK_TIMEOUT_S
 from scorewire.engine.runner import Case, Plan
@@ -51,13 +51,15 @@ from scorewire.generation.targets import (
     parse_target,
     sample_vars,
 )
+from scorewire.settings import Settings
 from scorewire.suites import bounded_yaml
 
 MODIFIER_KEYS = frozenset({"type", "name", "when", "examples", "extractor"})
 _TOP_KEYS = frozenset({"imports", "checks", "datasets", "suites", "settings", "description"})
 _SUITE_KEYS = frozenset({"dataset", "target", "checks", "compact", "gate", "description"})
 _SETTINGS_KEYS = frozenset({"budget", "concurrency", "check_timeout_s"})
-MAX_YAML_BYTES = 4 * 1024 * 1024
+MAX_YAML_BYTES: int = Settings.model_fields[SUITE_TEXT_BYTES].default
+"""The largest suite document without a meter (the CLI): the server's default."""
 
 
 @dataclass(slots=True)
@@ -241,21 +243,59 @@ def _as_mapping(raw: object, path: str, violations: list[FieldViolation]) -> Map
 
 
 def parse_yaml(text: str) -> Any:
-    """YAML text -> data; syntax errors become a SpecError with line and column."""
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
-        raise SpecError.at("", f"the suite is larger than {MAX_YAML_BYTES // 1024 // 1024} MiB")
+    """YAML text -> data; syntax errors become a SpecError with line and column.
+
+    The document may be as large as, and its aliases may expand it only within, the
+    current meter's limits (`max_suite_bytes`, `max_suite_expanded_bytes`,
+    `max_suite_expanded_nodes`): past one, `LimitExceeded` names it, since the document
+    is too big rather than wrong. Without a meter (the CLI, the in-process API) the
+    settings' defaults bound it, as a SpecError.
+    """
+    meter = current_meter()
+    limits = meter.limits if meter is not None else {}
+    most = limits.get(SUITE_TEXT_BYTES, MAX_YAML_BYTES)
+    if suite_over(text, most):
+        if meter is None:
+            raise SpecError.at("", suite_over_message(most))
+        raise LimitExceeded(SUITE_TEXT_BYTES, "", suite_over_message(most))
     try:
-        return bounded_yaml.load(text)
+        return bounded_yaml.load(
+            text,
+            max_nodes=limits.get(SUITE_NODES, bounded_yaml.MAX_EXPANDED_NODES),
+            max_bytes=limits.get(SUITE_BYTES, bounded_yaml.MAX_EXPANDED_BYTES),
+        )
+    except bounded_yaml.ExpansionTooLarge as err:
+        setting = SUITE_NODES if err.what == "nodes" else SUITE_BYTES
+        message = f"{err.problem} ({setting}){_where(err)}"
+        if meter is None:
+            raise SpecError.at("", message) from None
+        raise LimitExceeded(setting, "", message) from None
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise SpecError.at("", f"invalid YAML{where}: {err.problem}") from None
+        raise SpecError.at("", f"invalid YAML{_where(err)}: {err.problem}") from None
     except yaml.YAMLError as err:
         raise SpecError.at("", f"invalid YAML: {err}") from None
     except ValueError as err:
         # PyYAML's scanner lets a few bad escapes out as plain ValueErrors
         # (`"\U00110000"`: a code point beyond Unicode): still the caller's bad YAML.
         raise SpecError.at("", f"invalid YAML: {err}") from None
+
+
+def suite_over(text: str, most: int) -> bool:
+    """Whether `text` is over `most` bytes of UTF-8, encoded only when its length alone
+    does not say (a character is 1 to 4 bytes)."""
+    if len(text) > most:
+        return True
+    return len(text) * 4 > most and len(text.encode("utf-8", "surrogatepass")) > most
+
+
+def suite_over_message(most: int) -> str:
+    """Why a suite document over `max_suite_bytes` (`most`) is refused."""
+    return f"the suite is larger than {SUITE_TEXT_BYTES} ({most:,} bytes)"
+
+
+def _where(err: yaml.MarkedYAMLError) -> str:
+    mark = err.problem_mark
+    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
 
 
 def load_suite_text(
@@ -584,6 +624,8 @@ def load_request_suite(
                 raise SpecError(
                     [FieldViolation(_yaml_path(v.field), v.description) for v in err.violations]
                 ) from None
+            except LimitExceeded as err:
+                raise LimitExceeded(err.setting, _yaml_path(err.field), err.message) from None
         if meter is not None:
             measure_specs(meter, _request_specs(data, checks, compact))
         return _load_request_suite(
