@@ -5,8 +5,8 @@ from __future__ import annotations
 import grpc
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scorewire.scoring.screening import MIN_BYTES, Bound, Screen
 from scorewire.server.errors import RequestRejected, resource_exhausted
-from scorewire.server.screening import MIN_BYTES, Bound, Screen
 from scorewire.v1 import scoring_pb2 as pb
 
 MOST = 4096

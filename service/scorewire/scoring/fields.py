@@ -15,7 +15,11 @@ drawn from the descriptors.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+
+MAX_DEPTH = 100
+"""Deepest nesting of groups read (protobuf's own limit for messages)."""
 
 
 class Truncated(ValueError):
@@ -51,18 +55,31 @@ def _skip(data: memoryview, i: int, wire_type: int, number: int) -> int:
     elif wire_type == 5:
         end = i + 4
     elif wire_type == 3:  # a group: its fields, then the end-group tag of its number
-        while True:
-            tag, i = _varint(data, i)
-            if tag & 7 == 4:
-                if tag >> 3 != number:
-                    raise Truncated
-                return i
-            i = _skip(data, i, tag & 7, tag >> 3)
+        return _skip_group(data, i, number)
     else:
         raise Truncated
     if end > len(data):
         raise Truncated
     return end
+
+
+def _skip_group(data: memoryview, i: int, number: int) -> int:
+    """The position after a group's end tag (its fields start at `i`); groups nest, so
+    the open ones are kept on a list rather than the stack, at most `MAX_DEPTH` deep."""
+    open_groups = [number]
+    while open_groups:
+        tag, i = _varint(data, i)
+        wire_type, field = tag & 7, tag >> 3
+        if wire_type == 4:
+            if field != open_groups.pop():
+                raise Truncated
+        elif wire_type == 3:
+            if len(open_groups) >= MAX_DEPTH:
+                raise Truncated
+            open_groups.append(field)
+        else:
+            i = _skip(data, i, wire_type, field)
+    return i
 
 
 def _encode_varint(n: int) -> bytes:
@@ -72,6 +89,28 @@ def _encode_varint(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+def walk(data: memoryview) -> Iterator[tuple[int, int, int, int, int]]:
+    """Each field of the message `data`: (number, wire type, where the field starts,
+    where its value starts, where it ends), a length-delimited value being its bytes;
+    Truncated when the bytes end inside a field or hold a tag no message has."""
+    i, n = 0, len(data)
+    while i < n:
+        start = i
+        tag, i = _varint(data, i)
+        wire_type, number = tag & 7, tag >> 3
+        if number == 0 or wire_type == 4:
+            raise Truncated
+        if wire_type == _LENGTH_DELIMITED:
+            length, body = _varint(data, i)
+            i = body + length
+            if i > n:
+                raise Truncated
+            yield number, wire_type, start, body, i
+        else:
+            i = _skip(data, i, wire_type, number)
+            yield number, wire_type, start, i, i
 
 
 class _Scan:
@@ -86,29 +125,17 @@ class _Scan:
         """The message without its fields along `path` (the last one's values are kept
         in `cases`); a message on the way is re-encoded around what is left of it."""
         out: list[bytes | memoryview] = []
-        i, n, number = 0, len(data), path[0]
-        while i < n:
-            start = i
-            tag, i = _varint(data, i)
-            wire_type, field = tag & 7, tag >> 3
-            if field == 0 or wire_type == 4:
-                raise Truncated
+        number = path[0]
+        for field, wire_type, start, body, end in walk(data):
             if field != number or wire_type != _LENGTH_DELIMITED:
-                i = _skip(data, i, wire_type, field)
-                out.append(data[start:i])
+                out.append(data[start:end])
+            elif len(path) == 1:
+                self.cases.append(data[body:end])
             else:
-                length, body = _varint(data, i)
-                i = body + length
-                if i > n:
-                    raise Truncated
-                value = data[body:i]
-                if len(path) == 1:
-                    self.cases.append(value)
-                else:
-                    inner = await self.message(value, path[1:])
-                    out.append(data[start : body - len(_encode_varint(length))])
-                    out.append(_encode_varint(len(inner)))
-                    out.append(inner)
+                inner = await self.message(data[body:end], path[1:])
+                out.append(data[start : body - len(_encode_varint(end - body))])
+                out.append(_encode_varint(len(inner)))
+                out.append(inner)
             self.fields += 1
             if self.fields % self.per_turn == 0:
                 await asyncio.sleep(0)

@@ -25,6 +25,7 @@ from scorewire.scoring.checkllm_runs import CheckllmRuns, format_name
 from scorewire.scoring.executor import DeadlineExpired, Executor, OneCase, OneScored
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plans import PlanInfo
+from scorewire.scoring.screening import Screen
 from scorewire.scoring.source import PlanSource, score_plan_wire
 from scorewire.server import convert, intake
 from scorewire.server.calls import CallContexts, deadline
@@ -35,7 +36,6 @@ from scorewire.server.errors import (
     resource_exhausted,
 )
 from scorewire.server.observer import RunObserver
-from scorewire.server.screening import Screen
 from scorewire.server.security import principal
 from scorewire.server.streaming import ScoreStreams
 from scorewire.server.suite_runs import RequestChecks, SuiteRuns

@@ -29,6 +29,7 @@ from scorewire.scoring.inprocess import LocalRun
 from scorewire.scoring.limits import output_problem, short_output
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.recorded import cases_blob
+from scorewire.scoring.screening import Bound, Screen
 from scorewire.scoring.source import PlanSource
 from scorewire.server import convert
 from scorewire.server.calls import CallContexts, deadline
@@ -41,7 +42,6 @@ from scorewire.server.run_records import (
     resolve_baseline,
     unavailable,
 )
-from scorewire.server.screening import Bound, Screen
 from scorewire.server.security import Principal, principal
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import suite_over_message

@@ -5,7 +5,8 @@ line, a suite document over its size limit) is refused here, from the serialized
 parsing it would copy the string (~120 ms for 60 MB, on the event loop, checking its
 UTF-8) and reading it would copy it again as a Python string (~85 ms), before the
 handler could refuse it. `Screen` walks only the tags and lengths of the fields on the
-way to the bounded ones, skipping every value, so it costs microseconds whatever the size.
+way to the bounded ones (`fields.walk`), skipping every value, so it costs little
+whatever the size; the refusal is the caller's (`Bound.refuse`).
 
 It is a shortcut, not the rule: the handlers check the same limits exactly on the
 parsed request (a compact line in characters, say), and the screen only refuses what is
@@ -19,12 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from scorewire.server.errors import RequestRejected
+from scorewire.scoring.fields import Truncated, walk
 
 MIN_BYTES = 64 * 1024
 """Smaller messages are parsed without screening: it would save them little."""
 
-Refusal = Callable[[str, int], RequestRejected]
+Refusal = Callable[[str, int], Exception]
 """The refusal of a field (its path, `compact[3]`) that is `n` bytes long."""
 
 
@@ -72,58 +73,31 @@ class Screen:
         """Whether the message type has any bounded field to screen."""
         return bool(self._plan)
 
-    def __call__(self, data: bytes) -> RequestRejected | None:
+    def __call__(self, data: bytes) -> Exception | None:
         """The refusal of the first field over its bound, or None."""
         if len(data) < MIN_BYTES:
             return None
-        return _scan(memoryview(data), 0, len(data), self._plan, "")
+        return _scan(memoryview(data), self._plan, "")
 
 
-def _varint(data: memoryview, i: int, end: int) -> tuple[int, int]:
-    """(value, next position); ValueError past `end` or beyond 64 bits."""
-    value = shift = 0
-    while True:
-        if i >= end or shift > 63:
-            raise ValueError("truncated varint")
-        b = data[i]
-        value |= (b & 0x7F) << shift
-        i += 1
-        if b < 0x80:
-            return value, i
-        shift += 7
-
-
-def _scan(
-    data: memoryview, i: int, end: int, plan: Mapping[int, _Field], base: str
-) -> RequestRejected | None:
+def _scan(data: memoryview, plan: Mapping[int, _Field], base: str) -> Exception | None:
     counts: dict[int, int] = {}
     try:
-        while i < end:
-            tag, i = _varint(data, i, end)
-            number, wire = tag >> 3, tag & 7
-            if wire == 0:
-                _, i = _varint(data, i, end)
-                continue
-            if wire in (1, 5):
-                i += 8 if wire == 1 else 4
-                continue
-            if wire != 2:
-                return None  # groups: leave them to the parser
-            length, i = _varint(data, i, end)
+        for number, wire_type, _, body, end in walk(data):
             field = plan.get(number)
-            if field is not None:
-                path = base + field.name
-                if field.repeated:
-                    index = counts.get(number, 0)
-                    counts[number] = index + 1
-                    path += f"[{index}]"
-                if field.bound is not None and length > field.bound.most_bytes:
-                    return field.bound.refuse(path, length)
-                if field.inner is not None:
-                    found = _scan(data, i, min(i + length, end), field.inner, path + ".")
-                    if found is not None:
-                        return found
-            i += length
-    except ValueError:
+            if field is None or wire_type != 2:
+                continue
+            path = base + field.name
+            if field.repeated:
+                index = counts.get(number, 0)
+                counts[number] = index + 1
+                path += f"[{index}]"
+            if field.bound is not None and end - body > field.bound.most_bytes:
+                return field.bound.refuse(path, end - body)
+            if field.inner is not None:
+                found = _scan(data[body:end], field.inner, path + ".")
+                if found is not None:
+                    return found
+    except Truncated:
         return None  # not a message: the parser says so
     return None
