@@ -168,6 +168,13 @@ class Settings(BaseSettings):
     """Leave health checks and reflection open to callers without a token."""
     max_in_flight_per_token: int = Field(0, ge=0)
     """Most calls one token may have in flight; 0 means no limit."""
+    max_bytes_in_flight: int = Field(512 * 1024 * 1024, ge=0)
+    """Most bytes of scoring requests (Score, RunSuite, ValidateSuite) the server holds
+    at once, counted as they arrive and released when each call ends; a request past it
+    is RESOURCE_EXHAUSTED at once, before it is parsed or scored. 0 means no limit."""
+    max_bytes_in_flight_per_tenant: int = Field(256 * 1024 * 1024, ge=0)
+    """Most bytes of scoring requests one tenant (one connection when auth is off) holds
+    at once, as `max_bytes_in_flight`; 0 means no limit."""
 
     # --- custom checks ----------------------------------------------------------------------
     imports: list[str] = Field(default_factory=list)

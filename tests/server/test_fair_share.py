@@ -69,3 +69,43 @@ async def test_a_tenant_with_many_runs_leaves_a_worker_for_another_tenant() -> N
             for t in hog:
                 t.cancel()
             await asyncio.gather(*hog, return_exceptions=True)
+
+
+def _big_spinning_suite(kib: int) -> pb.RunSuiteRequest:
+    req = _spinning_suite(1)
+    req.cases[0].output.text = "x" * (kib * 1024)
+    return req
+
+
+async def test_bytes_in_flight_are_bounded_per_tenant_and_for_the_server() -> None:
+    # A request whose bytes would pass what its tenant (or the server) holds already is
+    # refused at once, naming the setting; the bytes come back when the call ends.
+    limits = {"max_bytes_in_flight_per_tenant": 300_000, "max_bytes_in_flight": 500_000}
+    async with serving(scoring_workers=2, imports=SPIN, auth_tokens=NAMED, **limits) as srv:
+        stub = scoring_pb2_grpc.ScoringServiceStub(srv.channel)
+        pool = srv.running.service.executor.pool
+        assert pool is not None
+        held = asyncio.create_task(
+            _drain(stub.RunSuite(_big_spinning_suite(200), metadata=_as("hog")))
+        )
+        try:
+            await poll(lambda: len(pool.busy_pids(scoring=True)) >= 1, "the hog is spinning")
+            try:
+                await _drain(stub.RunSuite(_big_spinning_suite(200), metadata=_as("hog")))
+                raise AssertionError("a second 200 KiB request of the hog was let in")
+            except grpc.aio.AioRpcError as err:
+                assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "max_bytes_in_flight_per_tenant" in (err.details() or "")
+            # another tenant still fits its own share, up to the server's bound
+            answer = await stub.Score(small_request(), metadata=_as("neighbour"), timeout=60)
+            assert answer.passed
+            try:
+                await _drain(stub.RunSuite(_big_spinning_suite(290), metadata=_as("neighbour")))
+                raise AssertionError("the server's bound was passed")
+            except grpc.aio.AioRpcError as err:
+                assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "max_bytes_in_flight (" in (err.details() or "")
+        finally:
+            held.cancel()
+            await asyncio.gather(held, return_exceptions=True)
+        await poll(lambda: srv.running.service.in_flight._used == 0, "the bytes came back")

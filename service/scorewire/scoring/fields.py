@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 
-
 MAX_DEPTH = 100
 """Deepest nesting of groups read (protobuf's own limit for messages)."""
 

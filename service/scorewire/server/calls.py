@@ -8,18 +8,21 @@ priced under a budget is refused before any call (FAILED_PRECONDITION).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import FieldViolation, Precondition
+from scorewire.core.fairness import current_caller
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.scoring.plans import PlanInfo
-from scorewire.server.errors import failed_precondition, invalid_argument
+from scorewire.server.errors import failed_precondition, invalid_argument, resource_exhausted
 from scorewire.server.security import current_token, principal
 from scorewire.settings import Settings
 from scorewire.suites.preflight import check_judges
@@ -51,6 +54,49 @@ def deadline(context: Context) -> float | None:
     """The call's deadline as a `time.monotonic()` value, or None."""
     remaining = context.time_remaining()
     return None if remaining is None else time.monotonic() + remaining
+
+
+class BytesInFlight:
+    """The bytes of the requests being served, server-wide and per caller, bounded.
+
+    A request's bytes are held from when its handler starts (it has arrived) until its
+    call ends; one that would pass either bound is refused at once, so concurrent big
+    requests cannot add up past what the settings allow, whoever sends them."""
+
+    def __init__(self, total: int, per_caller: int) -> None:
+        self._total, self._per_caller = total, per_caller
+        self._used = 0
+        self._by_caller: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def holding(self, n: int, field: str = "request") -> Iterator[None]:
+        """Hold `n` bytes for the current caller (`core.fairness.current_caller`) for
+        the block; RESOURCE_EXHAUSTED naming the setting when they do not fit."""
+        caller = current_caller.get()
+        mine = self._by_caller.get(caller, 0)
+        if self._total and self._used + n > self._total:
+            raise resource_exhausted(
+                field,
+                f"the server holds {self._used:,} bytes of requests; {n:,} more would pass "
+                f"max_bytes_in_flight ({self._total:,}): retry later",
+            )
+        if self._per_caller and mine + n > self._per_caller:
+            raise resource_exhausted(
+                field,
+                f"this caller's requests in flight hold {mine:,} bytes; {n:,} more would pass "
+                f"max_bytes_in_flight_per_tenant ({self._per_caller:,})",
+            )
+        self._used += n
+        self._by_caller[caller] = mine + n
+        try:
+            yield
+        finally:
+            self._used -= n
+            left = self._by_caller[caller] - n
+            if left:
+                self._by_caller[caller] = left
+            else:
+                del self._by_caller[caller]
 
 
 class CallContexts:

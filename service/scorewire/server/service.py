@@ -28,7 +28,7 @@ from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.screening import Screen
 from scorewire.scoring.source import PlanSource, score_plan_wire
 from scorewire.server import convert, intake
-from scorewire.server.calls import CallContexts, deadline
+from scorewire.server.calls import BytesInFlight, CallContexts, deadline
 from scorewire.server.errors import (
     guarded_stream,
     guarded_unary,
@@ -68,6 +68,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self.calls = CallContexts(
             settings, judge, labels, {**(extras or {}), **check_extras(settings)}
         )
+        self.in_flight = BytesInFlight(
+            settings.max_bytes_in_flight, settings.max_bytes_in_flight_per_tenant
+        )
+        """The bytes of the requests being served (`max_bytes_in_flight`)."""
         self.cases = RequestChecks(settings)
         self.suites = SuiteRuns(settings, self.executor, self.calls, self.cases, runs, observer)
         self.streams = ScoreStreams(settings, self.executor, self.cases, observer)
@@ -162,6 +166,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
     ) -> pb.ScoreResponse | bytes:
         """Score one output against the request's checks."""
         raw = request.SerializeToString()  # its size, and its plan's memo key
+        with self.in_flight.holding(len(raw)):
+            return await self._score(request, raw, context)
+
+    async def _score(
+        self, request: pb.ScoreRequest, raw: bytes, context: Context
+    ) -> pb.ScoreResponse | bytes:
         key, source = self._score_source(request, raw)
         # Kept only when small enough to be scored inline (the native kernel reads it);
         # a big request's copy is not held while the checks run.
@@ -199,14 +209,15 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, raw: bytes, context: Context
     ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
         """Score a batch and stream batched results, then the summary."""
-        rest, cases = await intake.split(raw, intake.RUN_SUITE_CASES)
-        del raw  # the cases' bytes keep what they need of it
-        request = intake.parse(pb.RunSuiteRequest, rest, self._screens.run)
-        self._check_case_count(len(cases), "cases")
-        key, source = self._run_source(request)
-        info = await self._plan(key, source, context)
-        async for reply in self._run(request, cases, key, source, info, None, context):
-            yield reply
+        with self.in_flight.holding(len(raw)):
+            rest, cases = await intake.split(raw, intake.RUN_SUITE_CASES)
+            del raw  # the cases' bytes keep what they need of it
+            request = intake.parse(pb.RunSuiteRequest, rest, self._screens.run)
+            self._check_case_count(len(cases), "cases")
+            key, source = self._run_source(request)
+            info = await self._plan(key, source, context)
+            async for reply in self._run(request, cases, key, source, info, None, context):
+                yield reply
 
     @guarded_stream
     async def RunSuiteStream(  # type: ignore[override]  # bytes in (intake), bytes out
@@ -322,6 +333,12 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request: pb.ValidateSuiteRequest, context: Context
     ) -> pb.ValidateSuiteResponse:
         """Every problem of a suite, with paths; never INVALID_ARGUMENT for a bad suite."""
+        with self.in_flight.holding(request.ByteSize()):
+            return await self._validate(request, context)
+
+    async def _validate(
+        self, request: pb.ValidateSuiteRequest, context: Context
+    ) -> pb.ValidateSuiteResponse:
         try:
             key, source = self._source(
                 suite_yaml=request.suite_yaml, suite_name=request.suite_name,
