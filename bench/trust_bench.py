@@ -27,7 +27,7 @@ from scorewire.core.model import Score
 from scorewire.engine.runner import Plan
 from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.judge import Budget, JudgeService
-from scorewire.labels.agreement import JudgedOutput, agreement, calibrate, pair_up
+from scorewire.labels.figures import JudgedOutput, agreement, calibrate, pair_up
 from scorewire.labels.jsonl import LabelIndex
 from scorewire.labels.model import Label, output_hash
 from scorewire.settings import Settings

@@ -52,7 +52,7 @@ def _serve_with_echo() -> None:
 
     import echo_server
     from scorewire.cli.main import main
-    from scorewire.server import service
+    from scorewire.server import scoring_service as service
     from scorewire.v1 import scoring_pb2 as pb
 
     original = grpc.aio.server

@@ -40,7 +40,7 @@ from scorewire.engine.spec import CheckSpec
 from scorewire.engine.summary import Gate, Summary, SummaryBuilder
 from scorewire.scoring import compiler
 from scorewire.scoring.executor import Executor
-from scorewire.scoring.source import PlanSource
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import parse_yaml
 from scorewire.suites.preflight import check_judges, judge_needs

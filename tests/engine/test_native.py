@@ -33,8 +33,8 @@ from scorewire.regex.engine import UserRegex
 from scorewire.scoring import wire
 from scorewire.scoring import worker as sw
 from scorewire.scoring.limits import check_extras
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.protocol import Reply, Scored, WorkerJob
-from scorewire.scoring.source import PlanSource
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 

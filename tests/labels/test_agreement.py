@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from scorewire.core.model import ErrorCode, Score, Spread
-from scorewire.labels.agreement import (
+from scorewire.labels.figures import (
     Confusion,
     JudgedOutput,
     NoPairs,

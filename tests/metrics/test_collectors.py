@@ -10,7 +10,7 @@ from scorewire.core.model import ErrorCode, Score
 from scorewire.engine.runner import CaseResult, Plan
 from scorewire.engine.spec import CheckSpec, compile_checks
 from scorewire.judge import JudgeStats
-from scorewire.metrics.judge import MAX_MODELS, JudgeMetrics
+from scorewire.metrics.judge_calls import MAX_MODELS, JudgeMetrics
 from scorewire.metrics.runs import RunMetrics
 
 from tests.metrics.helpers import Scrape

@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scorewire.server import intake
-from scorewire.server.errors import RequestRejected
+from scorewire.server.status import RequestRejected
 from scorewire.v1 import scoring_pb2 as pb
 
 FD = FieldDescriptor

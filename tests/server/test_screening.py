@@ -6,7 +6,7 @@ import grpc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scorewire.scoring.screening import MIN_BYTES, Bound, Screen
-from scorewire.server.errors import RequestRejected, resource_exhausted
+from scorewire.server.status import RequestRejected, resource_exhausted
 from scorewire.v1 import scoring_pb2 as pb
 
 MOST = 4096

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scorewire.scoring.source import SOURCE_MEMO_MAX_BYTES, PlanSource, SourceMemo
-from scorewire.scoring.source import plan_key as _plan_key
+from scorewire.scoring.plan_source import SOURCE_MEMO_MAX_BYTES, PlanSource, SourceMemo
+from scorewire.scoring.plan_source import plan_key as _plan_key
 from scorewire.v1 import scoring_pb2 as pb
 
 
@@ -63,7 +63,7 @@ def test_the_memo_forgets_the_least_recently_used_beyond_its_size() -> None:
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from scorewire.scoring.source import score_plan_wire  # noqa: E402
+from scorewire.scoring.plan_source import score_plan_wire  # noqa: E402
 
 _text = st.text(alphabet="ab é東\n", max_size=300)
 _specs = st.lists(

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from scorewire.client import Client
 from scorewire.core import tracing
 from scorewire.core.errors import StartupError
-from scorewire.server.tracing import start_tracing
+from scorewire.server.otlp import start_tracing
 
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI

@@ -45,7 +45,7 @@ from scorewire.cli.agreement_output import (
 )
 from scorewire.cli.agreement_recorded import is_run_id, recorded_agreements, recorded_calibrations
 from scorewire.cli.common import EXIT_PASSED, EXIT_USAGE, UsageError
-from scorewire.labels.agreement import (
+from scorewire.labels.figures import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_DISAGREEMENTS,
     DEFAULT_RESAMPLES,

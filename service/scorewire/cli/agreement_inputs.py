@@ -13,7 +13,7 @@ from typing import Any
 from scorewire.cli.common import UsageError
 from scorewire.core.model import Score, ScoreError, Spread
 from scorewire.core.registry import REGISTRY
-from scorewire.labels.agreement import JudgedOutput
+from scorewire.labels.figures import JudgedOutput
 from scorewire.labels.jsonl import LabelFileError, LabelIndex, read_labels
 from scorewire.labels.model import Label, labelled_text
 

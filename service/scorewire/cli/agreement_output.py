@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from scorewire.labels.agreement import Agreement, Calibration, Confusion, Pair
+from scorewire.labels.figures import Agreement, Calibration, Confusion, Pair
 
 AGREEMENT_FORMAT = "scorewire.agreement/1"
 CALIBRATION_FORMAT = "scorewire.calibration/1"

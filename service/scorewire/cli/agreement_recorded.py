@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from scorewire.cli.common import UsageError
-from scorewire.labels.agreement import Agreement, Calibration, CalibrationPoint, Confusion, Pair
+from scorewire.labels.figures import Agreement, Calibration, CalibrationPoint, Confusion, Pair
 
 _RUN_ID = re.compile(r"run_[0-9a-f]{20}")
 

@@ -102,7 +102,7 @@ def load_run(path: str, suite_name: str | None = None, settings: Settings | None
     """
     import scorewire.checks  # noqa: F401 - registers the built-in check types
     from scorewire.scoring.compiler import compile_plan
-    from scorewire.scoring.source import PlanSource
+    from scorewire.scoring.plan_source import PlanSource
 
     p, data = read_suite(path)
     if suite_name and detect_format(data) == "checkllm":

@@ -75,7 +75,7 @@ from scorewire.cli.console import (
 )
 from scorewire.cli.loading import RunSpec, load_run
 from scorewire.cli.local import Collector, open_resources, run_in_process
-from scorewire.cli.preflight import as_violations, preflight_run
+from scorewire.cli.preflight_report import as_violations, preflight_run
 from scorewire.cli.record import parse_labels, record_report
 from scorewire.cli.remote import ServerTarget, run_on_server, server_target
 from scorewire.cli.run_output import (

@@ -9,7 +9,7 @@ from typing import Any
 
 from scorewire.cli.common import EXIT_PASSED, EXIT_USAGE, UsageError, load_settings, print_problems
 from scorewire.cli.loading import load_run
-from scorewire.cli.preflight import as_violations, preflight_run
+from scorewire.cli.preflight_report import as_violations, preflight_run
 from scorewire.cli.run_output import stderr_console
 from scorewire.core.errors import SpecError
 

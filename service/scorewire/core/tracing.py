@@ -2,7 +2,7 @@
 
 Only the OpenTelemetry API is used here: without an SDK installed as the tracer
 provider (the server installs one when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, see
-`scorewire.server.tracing`), every span is the API's non-recording span, and `ENABLED`
+`scorewire.server.otlp`), every span is the API's non-recording span, and `ENABLED`
 lets hot paths skip even that.
 
 Attribute names follow the OpenTelemetry GenAI semantic conventions where one fits

@@ -15,7 +15,7 @@ UNPRICED_MODEL unless the settings give a fallback price or allow unpriced calls
 reported beyond those bounds (or negative) fails the generation, charged its ceiling.
 With `cache=True`, identical calls (same provider, same prompt) within a run are made
 once and shared; the copies are `cached` and cost nothing. A `shared_cache` (the
-generation cache, `scorewire.generation.cache`) extends that across runs and replicas:
+generation cache, `scorewire.generation.output_cache`) extends that across runs and replicas:
 a stored answer of the same tenant is used instead of a call. A `deadline`
 (`time.monotonic()` value) bounds every call: none starts after it, and each call's
 timeout ends by it.
@@ -36,7 +36,7 @@ from scorewire.core.model import ErrorCode, Output, Sample, Score, ScoreError
 from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
 from scorewire.engine.spec import CheckSpec
 from scorewire.engine.summary import CheckTotals, SummaryBuilder
-from scorewire.generation.cache import CachedAnswer, generation_key
+from scorewire.generation.output_cache import CachedAnswer, generation_key
 from scorewire.generation.providers import (
     ANTHROPIC_MAX_TOKENS,
     BUDGETED_MAX_TOKENS,

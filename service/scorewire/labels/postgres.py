@@ -10,7 +10,7 @@ on any number of replicas never overwrite each other; reads pick the latest labe
 advisory lock, so replicas starting together do not race on `CREATE TABLE`.
 
 A database that does not answer makes a call fail with `LabelsUnavailable` once its
-deadline (`SCOREWIRE_STORE_TIMEOUT_S`) has passed (`scorewire.core.postgres.within`).
+deadline (`SCOREWIRE_STORE_TIMEOUT_S`) has passed (`scorewire.core.postgres_calls.within`).
 After a failure, for `FAIL_FAST_S`, one call at a time tries the database and the others
 fail at once, so that a run with a human check over thousands of samples does not wait
 on every one, and the first call after the database is back succeeds. A write that
@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
-from scorewire.core.postgres import open_pool, within
+from scorewire.core.postgres_calls import open_pool, within
 from scorewire.labels.model import (
     LOOKUP_LIMIT,
     OUTPUTS_PER_CALL,

@@ -6,10 +6,10 @@ serves /metrics on `settings.metrics_port`; its `interceptors` and `observer` go
 `_total` on counters, and no label that varies per sample or prompt.
 """
 
-from scorewire.metrics.agreement import AgreementMetrics
 from scorewire.metrics.exporter import ServerMetrics, start_metrics
 from scorewire.metrics.grpc_metrics import GrpcServerMetrics
-from scorewire.metrics.judge import JudgeMetrics
+from scorewire.metrics.judge_calls import JudgeMetrics
+from scorewire.metrics.judge_human import AgreementMetrics
 from scorewire.metrics.runs import RunMetrics
 
 __all__ = [

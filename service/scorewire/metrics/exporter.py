@@ -25,9 +25,9 @@ from prometheus_client import (
     start_http_server,
 )
 from scorewire.core.errors import StartupError
-from scorewire.metrics.agreement import AgreementMetrics
 from scorewire.metrics.grpc_metrics import GrpcServerMetrics
-from scorewire.metrics.judge import JudgeMetrics
+from scorewire.metrics.judge_calls import JudgeMetrics
+from scorewire.metrics.judge_human import AgreementMetrics
 from scorewire.metrics.runs import RunMetrics
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2

@@ -7,7 +7,7 @@ PostgreSQL acknowledges once the commit record is flushed to its WAL (the defaul
 replicas starting together do not race on `CREATE TABLE`.
 
 A database that does not answer makes a call fail with `RunsUnavailable` once its
-deadline has passed (`scorewire.core.postgres.within`): `SCOREWIRE_STORE_TIMEOUT_S` for
+deadline has passed (`scorewire.core.postgres_calls.within`): `SCOREWIRE_STORE_TIMEOUT_S` for
 the calls a request waits on, the longer maintenance deadline for the heartbeat, stale
 runs and retention, which no caller waits on and which may delete many runs at once.
 Once the database answers again, so does the store: the pool drops the connections
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
-from scorewire.core.postgres import open_pool, within
+from scorewire.core.postgres_calls import open_pool, within
 from scorewire.runs import sql
 from scorewire.runs.model import Chunk, RunInfo, RunQuery, RunsUnavailable
 

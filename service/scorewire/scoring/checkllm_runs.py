@@ -11,7 +11,7 @@ every result is converted with its test's checks, and the summary totals checks 
 Generation uses the server's own provider credentials (`ProviderCredentials.from_settings`:
 the judge's keys and base URLs) and nothing from the request. Its money is its own: a
 per-request `Budget` under the server-wide `PeriodBudget`, apart from the judge budgets;
-its cache is the generation cache (`scorewire.generation.cache`) in the verdict cache's
+its cache is the generation cache (`scorewire.generation.output_cache`) in the verdict cache's
 store. The request's deadline bounds every call, and cancelling the RPC cancels the calls
 in flight (`run_groups` closes them).
 """
@@ -114,7 +114,7 @@ class CheckllmRuns:
         if not self._settings.generation_cache_enabled:
             return None
         if self._cache is None:
-            from scorewire.generation.cache import generation_cache
+            from scorewire.generation.output_cache import generation_cache
 
             s = self._settings
             self._cache = generation_cache(

@@ -20,8 +20,8 @@ import collections
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.protocol import ChunkCounts, Reply, Scored, WorkerJob
-from scorewire.scoring.source import PlanSource
 
 BATCH_MAX_RESULTS = 256
 """Most case results in one RunSuite message (and one chunk job)."""

@@ -33,8 +33,8 @@ from scorewire.metrics.runs import KNOWN_CODES
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.scoring import wire
 from scorewire.scoring.limits import output_problem
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PLAN_BYTES_PER_REGEX_INSTRUCTION, CheckName, PlanInfo
-from scorewire.scoring.source import PlanSource
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite, load_checkllm_data
 from scorewire.suites.checkllm_request import (

@@ -47,6 +47,7 @@ from scorewire.metrics.runs import Tally, tally_from_counts
 from scorewire.scoring import wire
 from scorewire.scoring.compiler import CompiledPlan, compile_plan, native_plan
 from scorewire.scoring.limits import check_extras
+from scorewire.scoring.plan_source import PlanSource, SourceMemo, source_bytes
 from scorewire.scoring.plans import PLAN_CACHE_SIZE, PlanCache, PlanInfo
 from scorewire.scoring.pool import CompileTimeout, ScoringPool
 from scorewire.scoring.protocol import (
@@ -59,7 +60,6 @@ from scorewire.scoring.protocol import (
     WorkerJob,
     unslim,
 )
-from scorewire.scoring.source import PlanSource, SourceMemo, source_bytes
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 

@@ -17,8 +17,8 @@ from scorewire.core.registry import REGISTRY, CheckType
 from scorewire.engine.runner import CaseResult
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import Tally
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
-from scorewire.scoring.source import PlanSource
 
 
 class Reply(enum.StrEnum):

@@ -42,6 +42,7 @@ from scorewire.metrics.runs import tally, tally_from_counts
 from scorewire.scoring import wire
 from scorewire.scoring.compiler import CompiledPlan, compile_plan, native_plan, suite_names
 from scorewire.scoring.limits import check_extras
+from scorewire.scoring.plan_source import source_bytes
 from scorewire.scoring.plans import PlanCache, PlanInfo
 from scorewire.scoring.protocol import (
     Answer,
@@ -58,7 +59,6 @@ from scorewire.scoring.protocol import (
     slim,
     stand_ins,
 )
-from scorewire.scoring.source import source_bytes
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 

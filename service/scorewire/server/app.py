@@ -35,17 +35,17 @@ from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
 from scorewire.server.observer import RunObserver
+from scorewire.server.otlp import start_tracing
 from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import StaticInterceptor, WrappingServer, add_service, chained
 from scorewire.server.run_records import visible_tenant
 from scorewire.server.runs_service import add_run_service
+from scorewire.server.scoring_service import ScoringService
 from scorewire.server.security import (
     auth_interceptor,
     principals_from_settings,
     server_credentials,
 )
-from scorewire.server.service import ScoringService
-from scorewire.server.tracing import start_tracing
 from scorewire.settings import Settings
 from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2

@@ -22,8 +22,8 @@ from scorewire.core.fairness import current_caller
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.scoring.plans import PlanInfo
-from scorewire.server.errors import failed_precondition, invalid_argument, resource_exhausted
 from scorewire.server.security import current_token, principal
+from scorewire.server.status import failed_precondition, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
 from scorewire.suites.preflight import check_judges
 

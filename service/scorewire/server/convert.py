@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from scorewire.core.errors import FieldViolation, join_path
 from scorewire.core.values import is_json, loads_fast
-from scorewire.labels.agreement import Agreement, Calibration, Confusion
-from scorewire.server.agreement import Judged
+from scorewire.labels.figures import Agreement, Calibration, Confusion
+from scorewire.server.agreement_rpcs import Judged
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
 

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
-from scorewire.server.errors import RequestRejected, abort, checked_stream, undecodable
 from scorewire.server.registration import Behavior, Lenient, Undecodable, replace_behavior
+from scorewire.server.status import RequestRejected, abort, checked_stream, undecodable
 
 
 def _checked(request: Any) -> Any:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 from scorewire.scoring import fields
-from scorewire.server.errors import undecodable
+from scorewire.server.status import undecodable
 from scorewire.v1 import scoring_pb2 as pb
 
 M = TypeVar("M", bound=Message)

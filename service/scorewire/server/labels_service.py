@@ -44,18 +44,18 @@ from scorewire.labels.model import (
     utc_now,
 )
 from scorewire.runs import RunRecorder
-from scorewire.server import agreement as trust
+from scorewire.server import agreement_rpcs as trust
 from scorewire.server import convert
-from scorewire.server.errors import (
+from scorewire.server.registration import add_service
+from scorewire.server.run_records import unavailable
+from scorewire.server.security import Principal, Role, principal
+from scorewire.server.status import (
     RequestRejected,
     guarded_unary,
     invalid_argument,
     permission_denied,
     resource_exhausted,
 )
-from scorewire.server.registration import add_service
-from scorewire.server.run_records import unavailable
-from scorewire.server.security import Principal, Role, principal
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import labels_pb2_grpc as pb_grpc
 

@@ -34,8 +34,8 @@ from scorewire.runs import (
     utc_now,
 )
 from scorewire.scoring.recorded import CODEC
-from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.server.security import Principal, Role
+from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 

@@ -30,7 +30,6 @@ from scorewire.runs import (
 )
 from scorewire.runs.sql import from_micros, micros
 from scorewire.scoring.recorded import CODEC
-from scorewire.server.errors import RequestRejected, guarded_unary, invalid_argument
 from scorewire.server.registration import add_service
 from scorewire.server.run_records import (
     run_outcomes,
@@ -40,6 +39,7 @@ from scorewire.server.run_records import (
     visible_tenant,
 )
 from scorewire.server.security import principal
+from scorewire.server.status import RequestRejected, guarded_unary, invalid_argument
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import runs_pb2_grpc as rpb_grpc
 

@@ -18,13 +18,13 @@ from scorewire.engine.runner import Case, CaseResult, Plan, PlanShape, score_cas
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.scoring import wire
 from scorewire.scoring.executor import DeadlineExpired, Executor
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.protocol import Reply, WorkerJob
 from scorewire.scoring.recorded import cases_blob
-from scorewire.scoring.source import PlanSource
-from scorewire.server.errors import RequestRejected, invalid_argument
 from scorewire.server.observer import RunObserver
 from scorewire.server.run_records import Recording
+from scorewire.server.status import RequestRejected, invalid_argument
 from scorewire.server.suite_runs import RequestChecks
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb

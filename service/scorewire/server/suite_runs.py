@@ -27,13 +27,12 @@ from scorewire.scoring.chunks import ChunkRun, ScoredBatch, chunk_jobs, job_make
 from scorewire.scoring.executor import Executor
 from scorewire.scoring.inprocess import LocalRun
 from scorewire.scoring.limits import output_problem, short_output
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.recorded import cases_blob
 from scorewire.scoring.screening import Bound, Screen
-from scorewire.scoring.source import PlanSource
 from scorewire.server import convert
 from scorewire.server.calls import CallContexts, deadline
-from scorewire.server.errors import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.server.intake import CASES_PER_TURN, parse_case
 from scorewire.server.run_records import (
     BaselineGate,
@@ -43,6 +42,7 @@ from scorewire.server.run_records import (
     unavailable,
 )
 from scorewire.server.security import Principal, principal
+from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
 from scorewire.suites.evalstone import suite_over_message
 from scorewire.v1 import scoring_pb2 as pb

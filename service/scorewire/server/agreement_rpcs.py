@@ -4,7 +4,7 @@ Without `run_id` the cases are scored by the ScoringService's machinery (`score_
 same limits, verdict cache and budgets as RunSuite). With `run_id` the recorded run's
 judge-backed scores are read from the run store instead (`recorded_pairs`: no judge
 call), the run seen as RunService.GetRun sees it (another tenant's run is NOT_FOUND).
-The pairing and the figures are the domain's (`scorewire.labels.agreement`). Labels are
+The pairing and the figures are the domain's (`scorewire.labels.figures`). Labels are
 read as ListLabels reads them, narrowed to what the caller may see.
 
 Nothing here holds the event loop for long, whatever the request's size: cases are read
@@ -30,7 +30,7 @@ from scorewire.core.model import Score, ScoreError, Spread
 from scorewire.core.pacing import Pacer
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import CaseResult, Plan
-from scorewire.labels.agreement import (
+from scorewire.labels.figures import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_DISAGREEMENTS,
     DEFAULT_RESAMPLES,
@@ -57,14 +57,14 @@ from scorewire.labels.model import (
 )
 from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_chunks
 from scorewire.scoring.recorded import json_value, read_cases
-from scorewire.server.errors import (
+from scorewire.server.run_records import unavailable, visible_run
+from scorewire.server.security import Principal
+from scorewire.server.status import (
     RequestRejected,
     invalid_argument,
     rejection,
     resource_exhausted,
 )
-from scorewire.server.run_records import unavailable, visible_run
-from scorewire.server.security import Principal
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import scoring_pb2
 

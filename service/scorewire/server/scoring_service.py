@@ -4,7 +4,7 @@ Each handler turns its request into a plan source (`scoring.source`), learns the
 from the executor (compiled within the request limits), checks what the request sends
 against the plan, and hands the cases to the executor (`scoring.executor` says where they
 are scored), to `SuiteRuns` (a batch: recording, baselines, the summary) or to
-`ScoreStreams`. Domain errors become statuses in `errors.guarded_*`.
+`ScoreStreams`. Domain errors become statuses in `status.guarded_*`.
 """
 
 from __future__ import annotations
@@ -24,19 +24,19 @@ from scorewire.scoring import wire
 from scorewire.scoring.checkllm_runs import CheckllmRuns, format_name
 from scorewire.scoring.executor import DeadlineExpired, Executor, OneCase, OneScored
 from scorewire.scoring.limits import check_extras
+from scorewire.scoring.plan_source import PlanSource, score_plan_wire
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.screening import Screen
-from scorewire.scoring.source import PlanSource, score_plan_wire
 from scorewire.server import convert, intake
 from scorewire.server.calls import BytesInFlight, CallContexts, deadline
-from scorewire.server.errors import (
+from scorewire.server.observer import RunObserver
+from scorewire.server.security import principal
+from scorewire.server.status import (
     guarded_stream,
     guarded_unary,
     invalid_argument,
     resource_exhausted,
 )
-from scorewire.server.observer import RunObserver
-from scorewire.server.security import principal
 from scorewire.server.streaming import ScoreStreams
 from scorewire.server.suite_runs import RequestChecks, SuiteRuns
 from scorewire.settings import Settings
