@@ -137,3 +137,41 @@ def test_a_scores_plan_bytes_share_the_memo_and_its_bound() -> None:
     memo.wired(big, build(big))
     memo.wired(big, build(big))
     assert built.count(big) == 2  # too big to remember: built every time
+
+
+# ---- score_plan_wire against the runtime, on requests drawn from the descriptor -------
+
+from google.protobuf.message import DecodeError  # noqa: E402
+from hypothesis import reject  # noqa: E402
+
+from tests.support.wire_draw import message_bytes  # noqa: E402
+
+
+def _canonical(m: pb.ScoreRequest) -> bytes:
+    return m.SerializeToString(deterministic=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(message_bytes(pb.ScoreRequest.DESCRIPTOR, depth=3))
+def test_the_plan_bytes_are_the_requests_plan_or_none(raw: bytes) -> None:
+    # Every field of ScoreRequest (nested ones too), unknown fields of every wire type,
+    # repeated and duplicated fields, in any order. On any bytes the runtime reads, the
+    # plan bytes are None or hold exactly the request's checks and compact lines (and
+    # nothing else): a memo hit is never another plan. On the runtime's own serialization
+    # they are never None, and are its plan fields as written (a map's entries may be
+    # written in any order, so two serializations of one plan can differ: the check is
+    # that the bytes are a slice of the request's, and read back as its plan).
+    try:
+        request = pb.ScoreRequest.FromString(raw)
+    except DecodeError:
+        reject()
+    plan = pb.ScoreRequest(checks=request.checks, compact=request.compact)
+    got = score_plan_wire(raw)
+    if got is not None:
+        assert _canonical(pb.ScoreRequest.FromString(got)) == _canonical(plan)
+    request.DiscardUnknownFields()
+    plan.DiscardUnknownFields()
+    own = request.SerializeToString()
+    got = score_plan_wire(own)
+    assert got is not None and got in own
+    assert _canonical(pb.ScoreRequest.FromString(got)) == _canonical(plan)

@@ -144,6 +144,8 @@ def score_plan_wire(raw: bytes) -> bytes | None:
         if tag in _PLAN_TAGS:
             if first < 0:
                 first = i
+            elif last != i:
+                return None  # a budget amid the plan's fields: not the runtime's order
             last = stop
         elif first >= 0:
             return None  # a case field after the plan's: not the runtime's order
