@@ -62,17 +62,13 @@ class _Context:
         return None
 
 
-async def _upto(svc: Any, raw: bytes, steps: int, ctx: Any, wired: bool) -> None:
+async def _upto(svc: Any, raw: bytes, steps: int, ctx: Any) -> None:
     request = pb.ScoreRequest.FromString(raw)
     if steps < 2:
         return
-    own = request.SerializeToString()  # as the handler does: its size, and its plan's memo key
-    if wired:
-        key, source = svc._score_source(request, own)
-    else:
-        key, source = svc._source(
-            suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
-        )
+    key, source = svc._source(
+        suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
+    )
     if steps < 3:
         return
     info = await svc._plan(key, source, ctx)
@@ -104,7 +100,7 @@ async def _upto(svc: Any, raw: bytes, steps: int, ctx: Any, wired: bool) -> None
     message.SerializeToString()
 
 
-async def main(calls: int, wired: bool) -> None:
+async def main(calls: int) -> None:
     import grpc
     from scorewire.client import _convert
     from scorewire.metrics import ServerMetrics
@@ -139,7 +135,7 @@ async def main(calls: int, wired: bool) -> None:
             for _ in range(7):
                 t0 = time.thread_time()
                 for _ in range(calls):
-                    await _upto(svc, raw, steps, ctx, wired)
+                    await _upto(svc, raw, steps, ctx)
                 best = min(best, (time.thread_time() - t0) / calls * 1e6)
             print(f"{best:7.2f} µs  (+{best - before:5.2f})  {name}", flush=True)
             before = best
@@ -150,12 +146,4 @@ async def main(calls: int, wired: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=10_000)
-    parser.add_argument(
-        "--plan-key",
-        choices=("wire", "checks"),
-        default="wire",
-        help="the plan's memo key: its wire bytes (score_plan_wire, as Score does), or "
-        "each check serialized (_source)",
-    )
-    args = parser.parse_args()
-    asyncio.run(main(args.calls, args.plan_key == "wire"))
+    asyncio.run(main(parser.parse_args().calls))

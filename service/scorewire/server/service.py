@@ -22,7 +22,7 @@ from scorewire.scoring import wire
 from scorewire.scoring.executor import DeadlineExpired, Executor, OneCase, OneScored
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plans import PlanInfo
-from scorewire.scoring.source import PlanSource, score_plan_wire
+from scorewire.scoring.source import PlanSource
 from scorewire.server import convert
 from scorewire.server.calls import CallContexts, deadline
 from scorewire.server.checkllm import CheckllmRuns, format_name
@@ -120,22 +120,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             suite_format=request.format,
         )
 
-    def _score_source(self, request: pb.ScoreRequest, raw: bytes) -> tuple[bytes, PlanSource]:
-        """`_source` of a Score's checks (`raw`: the request serialized), remembered by the
-        wire bytes of its plan fields."""
-
-        def build() -> tuple[bytes, PlanSource]:
-            return self._source(
-                suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
-            )
-
-        plan = score_plan_wire(raw)
-        if plan is None:
-            return build()
-        # Only a plan within max_checks_per_request is ever remembered (`_source` refuses
-        # the rest), and the setting is fixed for the process: a hit needs no count check.
-        return self.executor.sources.wired(plan, build)
-
     async def _plan(
         self, key: bytes, source: PlanSource, context: Context, *, list_suites: bool = False
     ) -> PlanInfo:
@@ -154,8 +138,10 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request: pb.ScoreRequest, context: Context
     ) -> pb.ScoreResponse | bytes:
         """Score one output against the request's checks."""
-        raw = request.SerializeToString()  # its size, and its plan's memo key
-        key, source = self._score_source(request, raw)
+        raw = request.SerializeToString()  # its size, and the kernel reads it
+        key, source = self._source(
+            suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
+        )
         # Kept only when small enough to be scored inline (the native kernel reads it);
         # a big request's copy is not held while the checks run.
         small = raw if len(raw) <= self._settings.inline_score_max_bytes else None
