@@ -58,3 +58,10 @@ class NativePlan:
 def twin_fields() -> dict[str, list[tuple[str, str]]]:
     """Each kind of twin and the fields the kernel reads of its description, with the
     Python types it reads them as."""
+
+def read_case(
+    data: bytes, score_request: bool = False
+) -> tuple[str, str, bool, tuple[bool, Any]] | None:
+    """What the kernel reads of a serialized Case (or ScoreRequest): sample id, output
+    text, whether the output has a JSON value, and (True, expected) or (False, None); None
+    when it leaves the message to Python."""

@@ -851,6 +851,28 @@ impl NativePlan {
     }
 }
 
+/// What the kernel reads of a serialized `Case` (with `score_request`, of a `ScoreRequest`):
+/// the sample's id, the output's text, whether the output carries a JSON value, and the
+/// sample's expected value as (True, value), or (False, None) when Python must read it;
+/// None when the kernel leaves the whole message to Python. The reader's own answers, for
+/// the test that holds it to the protobuf runtime (tests/engine/test_wire_reader.py).
+#[pyfunction]
+#[pyo3(signature = (data, score_request = false))]
+#[allow(clippy::type_complexity)]
+fn read_case<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    score_request: bool,
+) -> PyResult<Option<(String, String, bool, (bool, Bound<'py, PyAny>))>> {
+    let case = if score_request { WireCase::decode_score_request(data) } else { WireCase::decode(data) };
+    let Some(case) = case else { return Ok(None) };
+    let expected = match case.expected() {
+        Some(j) => (true, json::to_py(py, &j)?),
+        None => (false, py.None().into_bound(py)),
+    };
+    Ok(Some((case.id.to_owned(), case.text.to_owned(), case.has_value, expected)))
+}
+
 /// Each kind of twin and the fields the kernel reads of its description, with the Python
 /// types it reads them as (for the test that holds them to `scorewire.core.twin`).
 #[pyfunction]
@@ -862,5 +884,6 @@ fn twin_fields() -> HashMap<&'static str, Vec<(&'static str, String)>> {
 fn scorewire_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativePlan>()?;
     m.add_function(wrap_pyfunction!(twin_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(read_case, m)?)?;
     Ok(())
 }
