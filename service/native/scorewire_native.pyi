@@ -3,6 +3,8 @@
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from scorewire.core.twin import Twin
+
 ScoreCounts = tuple[int, int, list[tuple[int, int, int, int, float, float, int, int]]]
 TallyCounts = tuple[int, list[int], list[int], list[float], list[int], list[tuple[int, str]]]
 
@@ -11,7 +13,7 @@ class NativePlan:
 
     def __init__(
         self,
-        checks: Sequence[tuple[str, str, dict[str, Any] | None, bool, Any]],
+        checks: Sequence[tuple[str, str, Twin | None, Any]],
         run_check: Callable[..., Any],
         ctx: Any,
         score_cls: type,
@@ -52,3 +54,14 @@ class NativePlan:
         self, cases: Iterable[Any], convert: Callable[[Any, int], Any]
     ) -> tuple[list[Any], ScoreCounts]:
         """Score run_batch's cases into CaseResult objects."""
+
+def twin_fields() -> dict[str, list[tuple[str, str]]]:
+    """Each kind of twin and the fields the kernel reads of its description, with the
+    Python types it reads them as."""
+
+def read_case(
+    data: bytes, score_request: bool = False
+) -> tuple[str, str, bool, tuple[bool, Any]] | None:
+    """What the kernel reads of a serialized Case (or ScoreRequest): sample id, output
+    text, whether the output has a JSON value, and (True, expected) or (False, None); None
+    when it leaves the message to Python."""

@@ -8,7 +8,7 @@
 //! Unicode database, JSON that Python must parse or whose failures it must word.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::json::{self, J};
 use crate::schema::FastSchema;
@@ -301,69 +301,193 @@ pub fn negate(v: &mut Verdict) {
 
 // --- building twins from the Python factories' descriptions ----------------------------
 
-fn path_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<PathPart>>> {
-    if obj.is_none() {
-        return Ok(None);
-    }
-    let mut out = Vec::new();
-    for part in obj.downcast::<PyList>()?.iter() {
-        let t = part.downcast::<PyTuple>()?;
-        out.push((t.get_item(0)?.extract()?, t.get_item(1)?.extract()?));
-    }
-    Ok(Some(out))
+/// The Python type a description's field is read as, written as the annotations of
+/// `scorewire.core.twin`'s dataclasses are (`twin_fields` lists them for the test that
+/// holds the two sides together).
+pub trait Declared {
+    fn declared() -> String;
 }
 
-fn opt_usize(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-    obj.extract()
+impl Declared for bool {
+    fn declared() -> String {
+        "bool".to_owned()
+    }
 }
 
-/// A twin from its description, a dict the check's factory attached to its function
-/// (`native_twin`); None when the description asks for something the twins lack.
-pub fn twin_from(desc: &Bound<'_, PyDict>) -> PyResult<Option<Twin>> {
-    let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-        desc.get_item(k)?.ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_owned()))
-    };
-    let kind: String = get("kind")?.extract()?;
-    Ok(match kind.as_str() {
-        "contains" => Some(Twin::Contains {
-            literal: get("needles")?.extract()?,
-            path: path_of(&get("path")?)?,
-            require_all: get("require_all")?.extract()?,
-            fold: get("fold")?.extract()?,
-        }),
-        "exact" => {
-            let has_literal: bool = get("has_literal")?.extract()?;
-            let literal = if has_literal {
-                match json::from_py(&get("literal")?, 0) {
-                    Some(j) => Some(j),
-                    None => return Ok(None),
+impl Declared for String {
+    fn declared() -> String {
+        "str".to_owned()
+    }
+}
+
+impl Declared for usize {
+    fn declared() -> String {
+        "int".to_owned()
+    }
+}
+
+impl Declared for Py<PyAny> {
+    fn declared() -> String {
+        "Any".to_owned()
+    }
+}
+
+impl Declared for Py<PyDict> {
+    fn declared() -> String {
+        "dict[str, Any]".to_owned()
+    }
+}
+
+impl<T: Declared> Declared for Option<T> {
+    fn declared() -> String {
+        format!("{} | None", T::declared())
+    }
+}
+
+impl<T: Declared> Declared for Vec<T> {
+    fn declared() -> String {
+        format!("tuple[{}, ...]", T::declared())
+    }
+}
+
+impl<A: Declared, B: Declared> Declared for (A, B) {
+    fn declared() -> String {
+        format!("tuple[{}, {}]", A::declared(), B::declared())
+    }
+}
+
+/// A Python callable (the pattern's `search`, RE2's `Match`).
+pub struct Callable(Py<PyAny>);
+
+impl<'py> FromPyObject<'py> for Callable {
+    fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if !ob.is_callable() {
+            return Err(pyo3::exceptions::PyTypeError::new_err("not callable"));
+        }
+        Ok(Callable(ob.clone().unbind()))
+    }
+}
+
+impl Declared for Callable {
+    fn declared() -> String {
+        "Callable".to_owned()
+    }
+}
+
+/// Declares the fields of each kind's description (one struct per kind, read field by
+/// field by name), and `twin_fields`: every kind's field names and declared types.
+macro_rules! descriptions {
+    ($($(#[$doc:meta])* $name:ident = $kind:literal { $($field:ident: $ty:ty,)* })*) => {
+        $(
+            $(#[$doc])*
+            struct $name {
+                $($field: $ty,)*
+            }
+
+            impl $name {
+                fn read(desc: &Bound<'_, PyAny>) -> PyResult<Self> {
+                    Ok($name { $($field: desc.getattr(stringify!($field))?.extract()?,)* })
                 }
-            } else {
-                None
-            };
-            Some(Twin::Exact {
-                literal,
-                path: path_of(&get("path")?)?,
-                case_sensitive: get("case_sensitive")?.extract()?,
-                strip: get("strip")?.extract()?,
-            })
+            }
+        )*
+
+        /// Each kind of twin and the fields the kernel reads of its description, with
+        /// their declared types (`negate` included: every description has it).
+        pub fn twin_fields() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
+            vec![$(($kind, vec![(NEGATE, bool::declared()), $((stringify!($field), <$ty>::declared()),)*]),)*]
         }
-        "regex" => {
-            let raw = get("re2_match")?;
-            let re2_match = if raw.is_none() {
-                None
-            } else {
-                let (m, mode): (Py<PyAny>, Py<PyAny>) = raw.extract()?;
-                Some((m, mode))
-            };
-            Some(Twin::Regex { search: get("search")?.unbind(), re2_match })
+
+        fn read_twin(kind: &str, desc: &Bound<'_, PyAny>) -> PyResult<Option<Twin>> {
+            match kind {
+                $($kind => $name::read(desc)?.twin(desc.py()),)*
+                _ => Ok(None),
+            }
         }
-        "json_schema" => FastSchema::compile(&get("schema")?).map(|schema| Twin::JsonSchema { schema }),
-        "length" => Some(Twin::Length {
-            max_chars: opt_usize(&get("max_chars")?)?,
-            max_words: opt_usize(&get("max_words")?)?,
-            min_chars: opt_usize(&get("min_chars")?)?,
-        }),
-        _ => None,
-    })
+    };
+}
+
+/// The field of every description that inverts its twin's verdicts (`_TwinBase.negate`).
+const NEGATE: &str = "negate";
+
+descriptions! {
+    /// `ContainsTwin`.
+    ContainsDesc = "contains" {
+        needles: Option<Vec<String>>,
+        path: Option<Vec<PathPart>>,
+        require_all: bool,
+        fold: bool,
+    }
+    /// `ExactTwin`.
+    ExactDesc = "exact" {
+        literal: Py<PyAny>,
+        path: Option<Vec<PathPart>>,
+        case_sensitive: bool,
+        strip: bool,
+    }
+    /// `RegexTwin`.
+    RegexDesc = "regex" {
+        search: Callable,
+        re2_match: Option<(Callable, Py<PyAny>)>,
+    }
+    /// `JsonSchemaTwin`.
+    JsonSchemaDesc = "json_schema" {
+        schema: Py<PyDict>,
+    }
+    /// `LengthTwin`.
+    LengthDesc = "length" {
+        max_chars: Option<usize>,
+        max_words: Option<usize>,
+        min_chars: Option<usize>,
+    }
+}
+
+impl ContainsDesc {
+    fn twin(self, _py: Python<'_>) -> PyResult<Option<Twin>> {
+        let ContainsDesc { needles, path, require_all, fold } = self;
+        Ok(Some(Twin::Contains { literal: needles, path, require_all, fold }))
+    }
+}
+
+impl ExactDesc {
+    fn twin(self, py: Python<'_>) -> PyResult<Option<Twin>> {
+        let literal = if self.literal.is_none(py) {
+            None
+        } else {
+            match json::from_py(self.literal.bind(py), 0) {
+                Some(j) => Some(j),
+                None => return Ok(None),
+            }
+        };
+        let ExactDesc { path, case_sensitive, strip, .. } = self;
+        Ok(Some(Twin::Exact { literal, path, case_sensitive, strip }))
+    }
+}
+
+impl RegexDesc {
+    fn twin(self, _py: Python<'_>) -> PyResult<Option<Twin>> {
+        let re2_match = self.re2_match.map(|(m, mode)| (m.0, mode));
+        Ok(Some(Twin::Regex { search: self.search.0, re2_match }))
+    }
+}
+
+impl JsonSchemaDesc {
+    fn twin(self, py: Python<'_>) -> PyResult<Option<Twin>> {
+        Ok(FastSchema::compile(self.schema.bind(py).as_any()).map(|schema| Twin::JsonSchema { schema }))
+    }
+}
+
+impl LengthDesc {
+    fn twin(self, _py: Python<'_>) -> PyResult<Option<Twin>> {
+        let LengthDesc { max_chars, max_words, min_chars } = self;
+        Ok(Some(Twin::Length { max_chars, max_words, min_chars }))
+    }
+}
+
+/// A twin and whether its verdicts are inverted, from its description (one of
+/// `scorewire.core.twin`'s dataclasses, which the check's factory attached to its
+/// function); None when the description asks for something the twins lack.
+pub fn twin_from(desc: &Bound<'_, PyAny>) -> PyResult<Option<(Twin, bool)>> {
+    let kind: String = desc.getattr("kind")?.extract()?;
+    let negate: bool = desc.getattr(NEGATE)?.extract()?;
+    Ok(read_twin(&kind, desc)?.map(|twin| (twin, negate)))
 }

@@ -415,3 +415,28 @@ pub fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> Option<J> {
     }
     None
 }
+
+/// J as a Python value (ints as ints, objects as dicts in their key order).
+pub fn to_py<'py>(py: Python<'py>, value: &J) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        J::Null => py.None().into_bound(py),
+        J::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        J::Int(i) => i.into_pyobject(py)?.into_any(),
+        J::Float(f) => PyFloat::new(py, *f).into_any(),
+        J::Str(s) => PyString::new(py, s).into_any(),
+        J::Arr(items) => {
+            let out = PyList::empty(py);
+            for item in items {
+                out.append(to_py(py, item)?)?;
+            }
+            out.into_any()
+        }
+        J::Obj(items) => {
+            let out = PyDict::new(py);
+            for (k, v) in items {
+                out.set_item(k, to_py(py, v)?)?;
+            }
+            out.into_any()
+        }
+    })
+}

@@ -591,7 +591,7 @@ impl NativePlan {
 
 #[pymethods]
 impl NativePlan {
-    /// `checks`: (name, type, twin description or None, negate, CompiledCheck) per check.
+    /// `checks`: (name, type, twin description or None, CompiledCheck) per check.
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (checks, run_check, ctx, score_cls, case_result_cls, spread_bytes, known_codes, max_needles, max_needle_chars, max_reason_chars))]
@@ -609,13 +609,16 @@ impl NativePlan {
     ) -> PyResult<Self> {
         let mut out = Vec::new();
         for item in checks.iter() {
-            let (name, ctype, desc, negate, compiled): (String, String, Bound<'_, PyAny>, bool, Py<PyAny>) =
-                item.extract()?;
+            let (name, ctype, desc, compiled): (String, String, Bound<'_, PyAny>, Py<PyAny>) = item.extract()?;
             // A description the twins cannot take (a bound or index beyond 64 bits, say)
             // leaves the check to Python, which answers for every value.
-            let twin = match desc.downcast::<PyDict>() {
-                Ok(d) => checks::twin_from(d).unwrap_or(None),
-                Err(_) => None,
+            let (twin, negate) = if desc.is_none() {
+                (None, false)
+            } else {
+                match checks::twin_from(&desc).unwrap_or(None) {
+                    Some((twin, negate)) => (Some(twin), negate),
+                    None => (None, false),
+                }
             };
             let mut head = Vec::new();
             if !name.is_empty() {
@@ -848,8 +851,39 @@ impl NativePlan {
     }
 }
 
+/// What the kernel reads of a serialized `Case` (with `score_request`, of a `ScoreRequest`):
+/// the sample's id, the output's text, whether the output carries a JSON value, and the
+/// sample's expected value as (True, value), or (False, None) when Python must read it;
+/// None when the kernel leaves the whole message to Python. The reader's own answers, for
+/// the test that holds it to the protobuf runtime (tests/engine/test_wire_reader.py).
+#[pyfunction]
+#[pyo3(signature = (data, score_request = false))]
+#[allow(clippy::type_complexity)]
+fn read_case<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    score_request: bool,
+) -> PyResult<Option<(String, String, bool, (bool, Bound<'py, PyAny>))>> {
+    let case = if score_request { WireCase::decode_score_request(data) } else { WireCase::decode(data) };
+    let Some(case) = case else { return Ok(None) };
+    let expected = match case.expected() {
+        Some(j) => (true, json::to_py(py, &j)?),
+        None => (false, py.None().into_bound(py)),
+    };
+    Ok(Some((case.id.to_owned(), case.text.to_owned(), case.has_value, expected)))
+}
+
+/// Each kind of twin and the fields the kernel reads of its description, with the Python
+/// types it reads them as (for the test that holds them to `scorewire.core.twin`).
+#[pyfunction]
+fn twin_fields() -> HashMap<&'static str, Vec<(&'static str, String)>> {
+    checks::twin_fields().into_iter().collect()
+}
+
 #[pymodule]
 fn scorewire_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativePlan>()?;
+    m.add_function(wrap_pyfunction!(twin_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(read_case, m)?)?;
     Ok(())
 }

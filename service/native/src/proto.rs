@@ -1,8 +1,10 @@
 //! Reading `scorewire.v1.Case` messages and writing `RunSuiteResponse` results, by hand.
 //!
 //! Only the fields the native checks read are decoded; a message that is not what the
-//! reader expects (an unknown wire type, bad UTF-8, a truncated field) is `None`, and the
-//! caller scores that case in Python, which parses it with the protobuf runtime.
+//! reader expects (an unknown field or wire type, bad UTF-8, a truncated field, a message
+//! field given twice, which the runtime merges) is `None`, and the caller scores that case
+//! in Python, which parses it with the protobuf runtime. `tests/engine/test_wire_reader.py`
+//! holds the reader to the runtime on messages drawn from the descriptors (`read_case`).
 
 use crate::json::{self, J};
 
@@ -117,6 +119,8 @@ impl<'a> WireCase<'a> {
             match (num, wt) {
                 (1, 2) => self.id = text(data)?,
                 (2, 2) | (4, 2) => {}
+                // Twice, the runtime merges the two Values: leave that to Python.
+                (3, 2) if self.expected.is_some() => return None,
                 (3, 2) => self.expected = Some(data),
                 (10, 2) => {
                     text(data)?;
@@ -162,8 +166,16 @@ fn value(b: &[u8], depth: usize) -> Option<J> {
     }
     let mut out = J::Null;
     let mut r = Reader::new(b);
-    // A oneof: the last field on the wire wins, as the runtime reads it.
+    let mut nested = false;
+    // A oneof: the last field on the wire wins, as the runtime reads it; but a struct or
+    // list after a struct or list may be merged into it, which is left to Python.
     while let Some((num, wt, data)) = r.next()? {
+        if (num == 5 || num == 6) && wt == 2 {
+            if nested {
+                return None;
+            }
+            nested = true;
+        }
         out = match (num, wt) {
             (1, 0) => J::Null,
             (2, 1) => {
@@ -200,19 +212,20 @@ fn structure(b: &[u8], depth: usize) -> Option<J> {
         if (num, wt) != (1, 2) {
             return None;
         }
-        let (mut key, mut val) = ("", J::Null);
+        let (mut key, mut val) = ("", None);
         let mut er = Reader::new(entry);
         while let Some((n, w, d)) = er.next()? {
             match (n, w) {
                 (1, 2) => key = text(d)?,
-                (2, 2) => val = value(d, depth)?,
+                (2, 2) if val.is_some() => return None, // two Values the runtime merges
+                (2, 2) => val = Some(value(d, depth)?),
                 _ => return None,
             }
         }
         if items.iter().any(|(k, _)| k == key) {
             return None; // a repeated map key: the runtime keeps the last; leave it to Python
         }
-        items.push((key.to_owned(), val));
+        items.push((key.to_owned(), val.unwrap_or(J::Null)));
     }
     Some(J::Obj(items))
 }

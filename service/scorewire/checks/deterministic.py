@@ -23,9 +23,17 @@ from pydantic_core import PydanticCustomError
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
-from scorewire.core.twin import with_twin
+from scorewire.core.twin import (
+    ContainsTwin,
+    ExactTwin,
+    JsonSchemaTwin,
+    LengthTwin,
+    RegexTwin,
+    with_twin,
+)
 from scorewire.core.values import (
     NUMBER_THRESHOLD,
+    PathPart,
     Reference,
     as_number,
     coerce_result,
@@ -98,13 +106,12 @@ def build_exact(p: ExactParams) -> CheckFn:
     """
     ref = Reference.from_params(p.expected, p.path)
     norm = _text_normaliser(p.case_sensitive, p.strip)
-    twin = {
-        "has_literal": ref.has_literal,
-        "literal": ref.literal,
-        "path": _path_parts(ref),
-        "case_sensitive": p.case_sensitive,
-        "strip": p.strip,
-    }
+    twin = ExactTwin(
+        literal=ref.literal,
+        path=_path_parts(ref),
+        case_sensitive=p.case_sensitive,
+        strip=p.strip,
+    )
 
     def compare(want: Any, output: Output) -> Score:
         if isinstance(want, str):
@@ -134,12 +141,12 @@ def build_exact(p: ExactParams) -> CheckFn:
                     return Score(1.0, True, "output equals the expected text")
                 return Score(0.0, False, f"expected {preview(literal)}, got {preview(output.text)}")
 
-            return with_twin(exact_text, "exact", **twin)
+            return with_twin(exact_text, twin)
 
         def exact_literal(sample: Sample, output: Output, ctx: CheckContext) -> Score:
             return compare(literal, output)
 
-        return with_twin(exact_literal, "exact", **twin)
+        return with_twin(exact_literal, twin)
 
     def exact(sample: Sample, output: Output, ctx: CheckContext) -> Score:
         want = ref.resolve(sample)
@@ -147,12 +154,12 @@ def build_exact(p: ExactParams) -> CheckFn:
             return want
         return compare(want, output)
 
-    return with_twin(exact, "exact", **twin)
+    return with_twin(exact, twin)
 
 
-def _path_parts(ref: Reference) -> list[tuple[str, int | None]] | None:
+def _path_parts(ref: Reference) -> tuple[PathPart, ...] | None:
     """A reference's path steps as the native kernel reads them (None: no path)."""
-    return None if ref.path is None else list(ref.path.parts)
+    return None if ref.path is None else ref.path.parts
 
 
 # --- contains --------------------------------------------------------------------------
@@ -277,11 +284,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
 
         return with_twin(
             contains_literal,
-            "contains",
-            needles=list(needles),
-            path=None,
-            require_all=require_all,
-            fold=fold,
+            ContainsTwin(needles=needles, path=None, require_all=require_all, fold=fold),
         )
 
     def contains(sample: Sample, output: Output, ctx: CheckContext) -> Score:
@@ -300,11 +303,7 @@ def build_contains(p: ContainsParams) -> CheckFn:
 
     return with_twin(
         contains,
-        "contains",
-        needles=None,
-        path=_path_parts(ref),
-        require_all=require_all,
-        fold=fold,
+        ContainsTwin(needles=None, path=_path_parts(ref), require_all=require_all, fold=fold),
     )
 
 
@@ -382,7 +381,7 @@ def build_regex(p: RegexParams) -> CheckFn:
             return Score(1.0, True, "the pattern matches")
         return Score(0.0, False, "the pattern does not match")
 
-    return with_twin(regex, "regex", search=search, re2_match=compiled.re2_match)
+    return with_twin(regex, RegexTwin(search=search, re2_match=compiled.re2_match))
 
 
 # --- json_schema -----------------------------------------------------------------------
@@ -450,7 +449,7 @@ def build_json_schema(p: JsonSchemaParams) -> CheckFn:
         tail = "; and more" if more else ""
         return Score(0.0, False, "the output does not conform: " + "; ".join(lines) + tail)
 
-    return with_twin(json_schema, "json_schema", schema=schema)
+    return with_twin(json_schema, JsonSchemaTwin(schema=schema))
 
 
 def _pydantic_schema_check(model: type[BaseModel]) -> CheckFn:
@@ -635,7 +634,7 @@ def build_length(p: LengthParams) -> CheckFn:
         return Score(0.0, False, "; ".join(problems))
 
     return with_twin(
-        length, "length", max_chars=max_chars, max_words=max_words, min_chars=min_chars
+        length, LengthTwin(max_chars=max_chars, max_words=max_words, min_chars=min_chars)
     )
 
 

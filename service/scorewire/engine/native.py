@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Score
-from scorewire.core.twin import twin_of
+from scorewire.core.twin import Twin, twin_of
 from scorewire.engine.execute import run_check_sync
 from scorewire.engine.runner import Case, CaseResult, Plan
 from scorewire.engine.spec import CompiledCheck
@@ -41,14 +41,11 @@ def available() -> bool:
     return _kernel is not None
 
 
-def _twin(cc: CompiledCheck) -> tuple[dict[str, Any] | None, bool]:
-    """The check's twin description and whether it is negated (None: Python only)."""
+def _twin(cc: CompiledCheck) -> Twin | None:
+    """The check's twin description (None: Python only)."""
     if cc.when is not None or cc.extractor is not None or cc.fn_is_async:
-        return None, False
-    twin = twin_of(cc.fn)
-    if twin is None:
-        return None, False
-    return twin, bool(twin.get("negate", False))
+        return None
+    return twin_of(cc.fn)
 
 
 def build(
@@ -68,8 +65,8 @@ def build(
     """
     if _kernel is None or plan.any_async:
         return None
-    checks = [(cc.name, cc.type, *_twin(cc), cc) for cc in plan.checks]
-    if all(twin is None for _, _, twin, _, _ in checks):
+    checks = [(cc.name, cc.type, _twin(cc), cc) for cc in plan.checks]
+    if all(twin is None for _, _, twin, _ in checks):
         return None
     native = _kernel.NativePlan(
         checks,

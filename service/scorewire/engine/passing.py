@@ -17,6 +17,7 @@ unwrapped, so the hot path pays nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import cast
 
@@ -86,5 +87,5 @@ def bind_pass_rule(
     twin = twin_of(fn)
     if twin is not None and threshold is None:
         # Negation alone: the native kernel applies it to its twin's verdicts as `decide`.
-        with_twin(decided, **{**twin, "negate": True})
+        with_twin(decided, dataclasses.replace(twin, negate=True))
     return decided

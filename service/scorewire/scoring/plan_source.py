@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,64 +95,6 @@ remembered, so the memo holds at most 256 such sources; bigger ones would cost m
 hash for the lookup than the lookup saves."""
 
 
-_PLAN_TAGS = (0x1A, 0x22)
-"""ScoreRequest's `checks = 3` and `compact = 4`, length-delimited (wire type 2)."""
-
-
-_CASE_TAGS = (0x0A, 0x12)
-"""ScoreRequest's `sample = 1` and `output = 2`."""
-
-
-_BUDGET_TAG = 0x29
-"""ScoreRequest's `budget_usd = 5`, a fixed 8-byte double (wire type 1)."""
-
-
-def score_plan_wire(raw: bytes) -> bytes | None:
-    """The wire bytes of a serialized ScoreRequest's plan fields (its checks and compact
-    lines, tags included), or None when the bytes are not the runtime's serialization of
-    fields 1-5 (fields in number order, nothing unknown).
-
-    Equal bytes are the same checks and compact lines in the same order, so the bytes
-    are a memo key for the plan: `ScoringService.Score` looks its source up by them at a
-    third of the cost of serializing each check for `SourceMemo`.
-    """
-    i, end = 0, len(raw)
-    first = last = -1
-    while i < end:
-        tag = raw[i]
-        if tag == _BUDGET_TAG:
-            i += 9
-            continue
-        if tag not in _CASE_TAGS and tag not in _PLAN_TAGS:
-            return None
-        j = i + 1
-        length = raw[j] if j < end else 0x80
-        if length < 0x80:
-            j += 1
-        else:
-            length = shift = 0
-            while True:
-                if j >= end or shift > 28:
-                    return None
-                b = raw[j]
-                length |= (b & 0x7F) << shift
-                j += 1
-                if b < 0x80:
-                    break
-                shift += 7
-        stop = j + length
-        if tag in _PLAN_TAGS:
-            if first < 0:
-                first = i
-            last = stop
-        elif first >= 0:
-            return None  # a case field after the plan's: not the runtime's order
-        i = stop
-    if i != end:
-        return None
-    return raw[first:last] if first >= 0 else b""
-
-
 class SourceMemo:
     """An LRU of (cache key, PlanSource) by the exact serialized parts of a request's plan.
 
@@ -161,31 +103,10 @@ class SourceMemo:
 
     def __init__(self, size: int = SOURCE_MEMO_SIZE) -> None:
         self._size = size
-        # Keys: a tuple of the parts, or the wire bytes of a Score's plan fields (`wired`).
         self._items: OrderedDict[Any, tuple[bytes, PlanSource]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._items)
-
-    def _remember(self, memo_key: Any, entry: tuple[bytes, PlanSource]) -> None:
-        self._items[memo_key] = entry
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
-
-    def wired(
-        self, plan: bytes, build: Callable[[], tuple[bytes, PlanSource]]
-    ) -> tuple[bytes, PlanSource]:
-        """The entry remembered for a Score's plan field bytes (`score_plan_wire`), built
-        by `build` (and remembered, if small) on a miss."""
-        if len(plan) > SOURCE_MEMO_MAX_BYTES:
-            return build()
-        hit = self._items.get(plan)
-        if hit is not None:
-            self._items.move_to_end(plan)
-            return hit
-        entry = build()
-        self._remember(plan, entry)
-        return entry
 
     def get(
         self,
@@ -218,5 +139,7 @@ class SourceMemo:
         )
         entry = (plan_key(source), source)
         if parts is not None:
-            self._remember(parts, entry)
+            self._items[parts] = entry
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
         return entry

@@ -24,7 +24,7 @@ from scorewire.scoring import wire
 from scorewire.scoring.checkllm_runs import CheckllmRuns, format_name
 from scorewire.scoring.executor import DeadlineExpired, Executor, OneCase, OneScored
 from scorewire.scoring.limits import check_extras
-from scorewire.scoring.plan_source import PlanSource, score_plan_wire
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.screening import Screen
 from scorewire.server import convert, intake
@@ -127,22 +127,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             suite_format=request.format,
         )
 
-    def _score_source(self, request: pb.ScoreRequest, raw: bytes) -> tuple[bytes, PlanSource]:
-        """`_source` of a Score's checks (`raw`: the request serialized), remembered by the
-        wire bytes of its plan fields."""
-
-        def build() -> tuple[bytes, PlanSource]:
-            return self._source(
-                suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
-            )
-
-        plan = score_plan_wire(raw)
-        if plan is None:
-            return build()
-        # Only a plan within max_checks_per_request is ever remembered (`_source` refuses
-        # the rest), and the setting is fixed for the process: a hit needs no count check.
-        return self.executor.sources.wired(plan, build)
-
     async def _plan(
         self, key: bytes, source: PlanSource, context: Context, *, list_suites: bool = False
     ) -> PlanInfo:
@@ -165,14 +149,16 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self, request: pb.ScoreRequest, context: Context
     ) -> pb.ScoreResponse | bytes:
         """Score one output against the request's checks."""
-        raw = request.SerializeToString()  # its size, and its plan's memo key
+        raw = request.SerializeToString()  # its size, and the kernel reads it
         with self.in_flight.holding(len(raw)):
             return await self._score(request, raw, context)
 
     async def _score(
         self, request: pb.ScoreRequest, raw: bytes, context: Context
     ) -> pb.ScoreResponse | bytes:
-        key, source = self._score_source(request, raw)
+        key, source = self._source(
+            suite_yaml="", suite_name="", checks=request.checks, compact=request.compact
+        )
         # Kept only when small enough to be scored inline (the native kernel reads it);
         # a big request's copy is not held while the checks run.
         small = raw if len(raw) <= self._settings.inline_score_max_bytes else None
