@@ -15,7 +15,7 @@ drawn from the descriptors.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 MAX_DEPTH = 100
 """Deepest nesting of groups read (protobuf's own limit for messages)."""
@@ -119,19 +119,30 @@ class _Scan:
         self.per_turn = per_turn
         self.fields = 0
         self.cases: list[memoryview] = []
+        self.dropped: list[memoryview] = []
+        """Cases of a oneof member that a later member replaced: the runtime reads them
+        (and refuses a message whose bytes there do not parse) before dropping them."""
 
-    async def message(self, data: memoryview, path: Sequence[int]) -> bytes:
+    async def message(
+        self, data: memoryview, path: Sequence[int], resets: Sequence[frozenset[int]]
+    ) -> bytes:
         """The message without its fields along `path` (the last one's values are kept
-        in `cases`); a message on the way is re-encoded around what is left of it."""
+        in `cases`); a message on the way is re-encoded around what is left of it. A
+        message field of `resets[0]` (another member of the oneof the path's field is
+        in) drops the cases found here so far, as the runtime drops that member (with
+        another wire type it is an unknown field, as the runtime reads it)."""
         out: list[bytes | memoryview] = []
-        number = path[0]
+        number, mark = path[0], len(self.cases)
         for field, wire_type, start, body, end in walk(data):
+            if field in resets[0] and wire_type == _LENGTH_DELIMITED:
+                self.dropped.extend(self.cases[mark:])
+                del self.cases[mark:]
             if field != number or wire_type != _LENGTH_DELIMITED:
                 out.append(data[start:end])
             elif len(path) == 1:
                 self.cases.append(data[body:end])
             else:
-                inner = await self.message(data[body:end], path[1:])
+                inner = await self.message(data[body:end], path[1:], resets[1:])
                 out.append(data[start : body - len(_encode_varint(end - body))])
                 out.append(_encode_varint(len(inner)))
                 out.append(inner)
@@ -141,10 +152,22 @@ class _Scan:
         return b"".join(out)
 
 
-async def split(raw: bytes, path: Sequence[int], per_turn: int) -> tuple[bytes, list[memoryview]]:
+async def split(
+    raw: bytes,
+    path: Sequence[int],
+    resets: Sequence[frozenset[int]],
+    per_turn: int,
+    check: Callable[[memoryview], object],
+) -> tuple[bytes, list[memoryview]]:
     """The message without its fields along `path` (field numbers from the message down
-    to a repeated message field), and each value of that last field, as bytes; Truncated
-    when the bytes end inside a field."""
+    to a repeated message field), and each value of that last field, as bytes; at each
+    level, `resets` are the other members of the oneof the path's field is in (empty
+    when it is in none). Truncated when the bytes end inside a field.
+
+    A case that a later member of a oneof replaced is not returned but checked: it must
+    still be a case's bytes (`check`), as the runtime reads it before dropping it."""
     scan = _Scan(per_turn)
-    rest = await scan.message(memoryview(raw), path)
+    rest = await scan.message(memoryview(raw), path, resets)
+    for case in scan.dropped:
+        check(case)
     return rest, scan.cases

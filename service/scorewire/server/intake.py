@@ -20,6 +20,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from scorewire.scoring import fields
 from scorewire.server.status import undecodable
@@ -27,18 +28,28 @@ from scorewire.v1 import scoring_pb2 as pb
 
 M = TypeVar("M", bound=Message)
 
-RUN_SUITE_CASES = (pb.RunSuiteRequest.DESCRIPTOR.fields_by_name["cases"].number,)
+
+def _path(message: Descriptor, *names: str) -> tuple[tuple[int, ...], tuple[frozenset[int], ...]]:
+    """The field numbers from `message` down along `names`, and at each level the other
+    members of the oneof the field is in (what replaces it, `fields.split`)."""
+    numbers, resets = [], []
+    desc: Descriptor | None = message
+    for name in names:
+        assert desc is not None, "the path goes through messages"
+        field = desc.fields_by_name[name]
+        oneof = field.containing_oneof
+        others = {f.number for f in oneof.fields} - {field.number} if oneof else set()
+        numbers.append(field.number)
+        resets.append(frozenset(others))
+        desc = field.message_type
+    return tuple(numbers), tuple(resets)
+
+
+RUN_SUITE_CASES = _path(pb.RunSuiteRequest.DESCRIPTOR, "cases")
 """Where a RunSuiteRequest's cases are: its `cases` field."""
-STREAM_CONFIG_CASES = (
-    pb.RunSuiteStreamRequest.DESCRIPTOR.fields_by_name["config"].number,
-    pb.RunSuiteStreamConfig.DESCRIPTOR.fields_by_name["request"].number,
-    *RUN_SUITE_CASES,
-)
+STREAM_CONFIG_CASES = _path(pb.RunSuiteStreamRequest.DESCRIPTOR, "config", "request", "cases")
 """Where the cases of a RunSuiteStream's first message are: config.request.cases."""
-STREAM_CHUNK_CASES = (
-    pb.RunSuiteStreamRequest.DESCRIPTOR.fields_by_name["cases"].number,
-    pb.CaseChunk.DESCRIPTOR.fields_by_name["cases"].number,
-)
+STREAM_CHUNK_CASES = _path(pb.RunSuiteStreamRequest.DESCRIPTOR, "cases", "cases")
 """Where the cases of a later RunSuiteStream message are: cases.cases."""
 
 FIELDS_PER_TURN = 4096
@@ -47,12 +58,14 @@ CASES_PER_TURN = 256
 """Cases parsed between two turns of the event loop."""
 
 
-async def split(raw: bytes, path: Sequence[int]) -> tuple[bytes, list[memoryview]]:
+async def split(
+    raw: bytes, path: tuple[tuple[int, ...], tuple[frozenset[int], ...]]
+) -> tuple[bytes, list[memoryview]]:
     """The message without its cases, and each case's bytes, found along `path` (field
     numbers from the message down to its repeated `Case` field); INVALID_ARGUMENT, as
     for any request that does not parse, when the bytes end inside a field."""
     try:
-        return await fields.split(raw, path, FIELDS_PER_TURN)
+        return await fields.split(raw, path[0], path[1], FIELDS_PER_TURN, parse_case)
     except fields.Truncated:
         raise undecodable("DecodeError: truncated message") from None
 
