@@ -2,11 +2,13 @@
 
 The call's ceiling is held from the budgets first (`Billing`); then the backend is asked
 under its concurrency limit, each attempt bounded by `judge_timeout_s` and the request
-deadline, 429/5xx/timeouts retried with backoff and Retry-After. The reported usage is
-checked (negative or beyond the ceiling's bounds is a JUDGE_ERROR charged at the
-ceiling, never a refund), the tokens priced, the budgets settled, and the verdict parsed
-strictly; only a verdict that parsed is left for the cache. Everything the upstream sends
-back is scrubbed of credentials before it reaches a reason or the cache.
+deadline, 429/5xx/timeouts retried with backoff and Retry-After. The limit is shared by
+the callers in turn (`core.fairness.FairSlots`): a tenant with many calls waiting waits
+behind itself, not in front of another tenant. The reported usage is checked (negative
+or beyond the ceiling's bounds is a JUDGE_ERROR charged at the ceiling, never a refund),
+the tokens priced, the budgets settled, and the verdict parsed strictly; only a verdict
+that parsed is left for the cache. Everything the upstream sends back is scrubbed of
+credentials before it reaches a reason or the cache.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from opentelemetry import trace
-from scorewire.core import tracing
+from scorewire.core import fairness, tracing
+from scorewire.core.fairness import FairSlots, current_caller
 from scorewire.core.model import ErrorCode
 from scorewire.core.secrets import scrub
 from scorewire.judge.answers import Question
@@ -55,15 +58,20 @@ class JudgeCalls:
         timeout_s: float,
         retry: RetryPolicy,
         concurrency: int,
+        tenant_weights: Mapping[str, float],
         sleep: Callable[[float], Awaitable[None]],
     ) -> None:
+        """`concurrency` attempts in flight at once per backend, shared by the callers
+        (`core.fairness.current_caller`) in turn, weighted by `tenant_weights` (by tenant
+        name; a tenant not named weighs 1)."""
         self._billing = billing
         self.stats = stats
         self._temperature = temperature
         self._timeout_s = timeout_s
         self._retry = retry
         # Keyed by the backend's own name (`gemini` when the OpenAI slot points there).
-        self._limits = {b.name: asyncio.Semaphore(concurrency) for b in backends}
+        weights = fairness.tenant_weights(tenant_weights)
+        self._limits = {b.name: FairSlots(concurrency, weights=weights) for b in backends}
         self._sleep = sleep
 
     def temperature_of(self, question: Question[Any]) -> float:
@@ -221,7 +229,7 @@ class JudgeCalls:
         limit_s: float,
         labels: dict[str, str],
     ) -> Completion:
-        async with self._limits[backend.name]:
+        async with self._limits[backend.name].slot(current_caller.get()):
             self.stats.add("in_flight", 1, **labels)
             self.stats.add("calls", 1, **labels)
             temperature = self.temperature_of(question)

@@ -9,7 +9,8 @@ One `ask` does, in order:
    price) from the run's budget and the server-wide budget, or refuse with
    BUDGET_EXHAUSTED; a budgeted call to a model without a price is refused with
    UNPRICED_MODEL unless the settings give a fallback price or allow unpriced calls;
-5. call the backend under its concurrency limit, retrying 429/5xx/timeouts with
+5. call the backend under its concurrency limit, shared by tenant (a tenant with many
+   calls waiting waits behind itself, weighted by `tenant_weights`), retrying 429/5xx/timeouts with
    backoff and Retry-After, bounded by the request deadline;
 6. check the reported usage (negative or beyond the ceiling's bounds is a JUDGE_ERROR
    charged at the ceiling, never a refund), price the tokens, settle the budgets,
@@ -97,6 +98,7 @@ class JudgeService:
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         concurrency: int = 32,
+        tenant_weights: Mapping[str, float] | None = None,
         server_budget: Budget | None = None,
         tenants_trust_each_other: bool = False,
         ledger: Ledger | None = None,
@@ -129,6 +131,7 @@ class JudgeService:
             timeout_s=timeout_s,
             retry=retry or RetryPolicy(),
             concurrency=concurrency,
+            tenant_weights=tenant_weights or {},
             sleep=sleep,
         )
         self._flights = Flights(store=self._sharing.store, give_back=self._sharing.give_back_lease)
@@ -163,6 +166,7 @@ class JudgeService:
                 max_s=settings.judge_retry_max_s,
             ),
             concurrency=settings.judge_concurrency,
+            tenant_weights=settings.tenant_weights,
             server_budget=wiring.server_budget(settings, ledger),
             tenants_trust_each_other=settings.tenants_trust_each_other,
             ledger=ledger,
