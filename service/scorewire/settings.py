@@ -205,7 +205,11 @@ class Settings(BaseSettings):
     judge_retry_max_s: float = Field(30.0, ge=0)
     """Longest wait before one retry (backoff or Retry-After); a longer Retry-After gives up."""
     judge_concurrency: int = Field(32, ge=1, le=4096)
-    """Judge calls in flight at once, per backend (OpenAI-compatible, Anthropic)."""
+    """Judge calls in flight at once, per backend (OpenAI-compatible, Anthropic). Calls
+    waiting for one wait in a queue per tenant (per connection when auth is off), taken in
+    turn (weighted round robin, `tenant_weights`): a tenant's next call waits behind its
+    own, and another tenant's takes the next free slot. No tenant is capped: one alone
+    may hold every slot."""
     max_judge_samples: int = Field(16, ge=1, le=16)
     """Most `samples:` one judge-backed check may ask for (each sample is a judge call);
     a request asking more is refused RESOURCE_EXHAUSTED naming this setting."""

@@ -19,10 +19,7 @@ MAX_CLASS_LINES = 400
 CHECKED = [
     "regex",
     "cli",
-    "judge/cache.py",
-    "judge/cache_entry.py",
-    "judge/memory_store.py",
-    "judge/redis_store.py",
+    "judge",
 ]
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
-from scorewire.core.fairness import FairQueue
+from scorewire.core.fairness import FairQueue, FairSlots
 
 
 def _drain(q: FairQueue[int], n: int) -> list[str]:
@@ -121,3 +122,142 @@ def test_an_uncapped_key_may_hold_any_number() -> None:
     for i in range(3):
         q.push("peer:a", i, capped=False)
     assert [q.pop(), q.pop(), q.pop()] == [("peer:a", 0), ("peer:a", 1), ("peer:a", 2)]
+
+
+# --- FairSlots: a limit of so many at once, shared in turn ---------------------------------
+
+
+async def _holders(slots: FairSlots, order: list[str], key: str, release: asyncio.Event) -> None:
+    async with slots.slot(key):
+        order.append(key)
+        await release.wait()
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_a_free_slot_is_taken_without_waiting() -> None:
+    # nobody waits: the slot is held before the task yields once
+    slots = FairSlots(2)
+    async with slots.slot("A"):
+        assert slots.free == 1 and slots.waiting == 0
+    assert slots.free == 2
+
+
+async def test_a_slot_given_back_goes_to_the_next_key_not_the_first_asker() -> None:
+    # A holds the only slot with 5 more waiting, then B asks: B is the second served, not
+    # the seventh (a plain semaphore serves in arrival order)
+    slots = FairSlots(1)
+    order: list[str] = []
+    gates = [asyncio.Event() for _ in range(7)]
+    tasks = [asyncio.create_task(_holders(slots, order, "A", gates[i])) for i in range(6)]
+    await _settle()
+    tasks.append(asyncio.create_task(_holders(slots, order, "B", gates[6])))
+    await _settle()
+    assert order == ["A"] and slots.waiting == 6
+    for _ in range(6):
+        for g in gates:
+            g.set()  # whoever holds the slot lets go
+        await _settle()
+    await asyncio.gather(*tasks)
+    assert order[:3] == ["A", "A", "B"] and order.count("A") == 6
+    assert slots.free == 1 and slots.waiting == 0
+
+
+async def test_weights_share_the_slots_in_proportion() -> None:
+    # weight 3 against 1, both with 40 waiting behind a held slot: of the next 40
+    # handed out, 30 go to A and 10 to B
+    slots = FairSlots(1, weights={"A": 3.0})
+    order: list[str] = []
+    go = asyncio.Event()
+    first = asyncio.create_task(_holders(slots, order, "first", go))
+    await _settle()
+    quick = asyncio.Event()
+    quick.set()
+    tasks = [
+        asyncio.create_task(_holders(slots, order, key, quick)) for _ in range(40) for key in "AB"
+    ]
+    await _settle()
+    go.set()
+    await asyncio.gather(first, *tasks)
+    served = order[1:41]
+    assert served.count("A") == 30 and served.count("B") == 10
+
+
+async def test_a_waiter_cancelled_leaves_the_queue_and_the_next_one_is_served() -> None:
+    slots = FairSlots(1)
+    order: list[str] = []
+    hold, rest = asyncio.Event(), asyncio.Event()
+    rest.set()
+    holder = asyncio.create_task(_holders(slots, order, "H", hold))
+    await _settle()
+    gone = asyncio.create_task(_holders(slots, order, "A", rest))
+    after = asyncio.create_task(_holders(slots, order, "B", rest))
+    await _settle()
+    assert slots.waiting == 2
+    gone.cancel()
+    await _settle()
+    assert slots.waiting == 1 and gone.cancelled()
+    hold.set()
+    await asyncio.gather(holder, after)
+    assert order == ["H", "B"] and slots.free == 1 and slots.waiting == 0
+
+
+async def test_a_waiter_cancelled_as_it_is_handed_a_slot_gives_it_back() -> None:
+    # the slot goes to A and A is cancelled before it runs: B must still get the slot
+    slots = FairSlots(1)
+    order: list[str] = []
+    rest = asyncio.Event()
+    rest.set()
+    async with slots.slot("H"):
+        racer = asyncio.create_task(_holders(slots, order, "A", rest))
+        after = asyncio.create_task(_holders(slots, order, "B", rest))
+        await _settle()
+        assert slots.waiting == 2
+    assert slots.waiting == 1 and slots.free == 0  # the slot is A's; A has not run yet
+    racer.cancel()
+    await _settle()
+    assert racer.cancelled() and after.done() and order == ["B"]
+    assert slots.free == 1 and slots.waiting == 0
+
+
+async def test_no_slot_is_lost_or_doubled_whatever_the_tasks_do() -> None:
+    # many tasks of random keys hold, raise, are cancelled waiting or holding: never more
+    # than `capacity` inside at once, and every slot free at the end
+    rnd = random.Random(11)
+    slots = FairSlots(3, weights={"k0": 2.0, "k1": 0.5})
+    inside = 0
+    most = 0
+    entered = 0
+
+    async def worker(key: str, hold: int, fail: bool) -> None:
+        nonlocal inside, most, entered
+        async with slots.slot(key):
+            inside += 1
+            entered += 1
+            most = max(most, inside)
+            try:
+                for _ in range(hold):
+                    await asyncio.sleep(0)
+                if fail:
+                    raise ValueError("the work failed")
+            finally:
+                inside -= 1
+
+    tasks = []
+    for _ in range(600):
+        key = f"k{rnd.randrange(4)}"
+        tasks.append(asyncio.create_task(worker(key, rnd.randrange(6), rnd.random() < 0.2)))
+        if rnd.random() < 0.3:
+            await asyncio.sleep(0)
+        if rnd.random() < 0.25:
+            rnd.choice(tasks).cancel()
+    _, pending = await asyncio.wait(tasks, timeout=60)  # a guard, not a measure
+    assert not pending, "tasks still wait for a slot: one was lost"
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    cancelled = sum(isinstance(r, asyncio.CancelledError) for r in results)
+    assert 0 < cancelled < 600 and entered > 300
+    assert most == 3 and inside == 0
+    assert slots.free == 3 and slots.waiting == 0 and not slots._waiting._lanes

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from scorewire.core.fairness import current_caller, tenant_key
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.judge import Budget
 from scorewire.judge.cache_entry import CachedAnswer
 
 from tests.fakes.base import Reply
 from tests.support.judge import compile_spec, judge_harness, verdict
+from tests.support.wait import wait_until_async
 
 COST = (100 * 0.15 + 20 * 0.60) / 1e6  # the stand-in's default usage at gpt-4o-mini's price
 
@@ -97,3 +99,25 @@ async def test_entries_without_a_tenant_stay_readable() -> None:
         tenant = await h.run(check(), output=Output("legacy"), ctx=h.ctx(tenant="alpha"))
     assert not first.cached and anonymous.cached and not tenant.cached
     assert tenant.cost_usd == pytest.approx(COST) and h.openai.calls == 1
+
+
+async def test_tenant_weights_share_a_backends_concurrency() -> None:
+    # One call at a time, `heavy` weighing 3: with 8 calls of each tenant waiting (asked
+    # in turn, heavy first), the judge sees 6 of heavy's for 2 of light's among the next
+    # 8. A plain semaphore served them as asked: 4 and 4.
+    async with judge_harness(judge_concurrency=1, tenant_weights={"heavy": 3.0}) as h:
+        limit = h.service._calls._limits["openai"]
+
+        async def ask(tenant: str, i: int) -> None:
+            current_caller.set(tenant_key(tenant))  # as the server sets it for a call
+            ctx = h.ctx(tenant=tenant)
+            score = await h.run(check(), output=Output(f"{tenant} number {i}"), ctx=ctx)
+            assert score.error is None
+
+        async with limit.slot("tenant:someone"):  # the only slot, held while they queue
+            tenants = ("heavy", "light")
+            tasks = [asyncio.create_task(ask(t, i)) for i in range(8) for t in tenants]
+            await wait_until_async(lambda: limit.waiting == 16, "every call waiting")
+        await asyncio.gather(*tasks)
+    asked = ["heavy" if "heavy number" in str(r.body) else "light" for r in h.openai.requests]
+    assert asked[:8].count("heavy") == 6 and asked.count("heavy") == 8

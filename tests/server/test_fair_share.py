@@ -1,9 +1,10 @@
-"""The scoring workers are shared by tenant: one tenant's many requests wait behind each
-other, not in front of another tenant's (weighted round robin with a per-tenant cap).
+"""The scoring workers and each judge backend's concurrency are shared by tenant: one
+tenant's many requests wait behind each other, not in front of another tenant's
+(weighted round robin; a per-tenant cap on the workers).
 
 Ordering, not time, is what these assert: tenant A keeps every job it may hold busy
-(checks that spin until told to stop), and tenant B's worker-routed Score is answered
-while A's work is still held up.
+(checks that spin until told to stop, judge calls queued behind the concurrency limit),
+and tenant B's Score is answered while A's work is still held up.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import hashlib
 import json
 
 import grpc
+from scorewire.judge import JudgeService
+from scorewire.server.app import create_server
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc
 
+from tests.fakes.openai_server import FakeOpenAI
 from tests.server.test_isolation import SPIN, poll, serving, small_request, spin_check
+from tests.server.test_judge_over_grpc import JUDGE, KEY, judge_settings, verdict
 
 TOKENS = {"hog": "token-of-the-hog", "neighbour": "token-of-the-neighbour"}
 NAMED = json.dumps(
@@ -109,3 +114,51 @@ async def test_bytes_in_flight_are_bounded_per_tenant_and_for_the_server() -> No
             held.cancel()
             await asyncio.gather(held, return_exceptions=True)
         await poll(lambda: srv.running.service.in_flight._used == 0, "the bytes came back")
+
+
+async def _score(
+    stub: scoring_pb2_grpc.ScoringServiceStub, text: str, tenant: str
+) -> pb.ScoreResponse:
+    """A judge-backed Score of `text`, as `tenant`."""
+    request = pb.ScoreRequest(output=pb.Output(text=text), checks=[JUDGE])
+    return await stub.Score(request, metadata=_as(tenant), timeout=120)
+
+
+def _waiting_for_the_judge(judge: JudgeService) -> int:
+    return sum(limit.waiting for limit in judge._calls._limits.values())
+
+
+async def test_a_tenant_with_many_judge_checks_leaves_the_next_judge_slot_to_another() -> None:
+    # Two judge calls at once, each 0.4 s: the hog's 24 Scores keep both busy with 22 more
+    # waiting. The neighbour's one judge Score goes in turn: its call was the 4th the
+    # judge saw (in three runs here), 3 of the hog's Scores answered by then; the bound
+    # is half the hog's, a margin for a busy machine. Before, the limit was a plain
+    # semaphore, first come, first served: its call was the 25th, after all of the hog's.
+    fake = FakeOpenAI(default=verdict(5), api_key=KEY)
+    fake.default.delay_s = 0.4
+    with fake.running():
+        settings = judge_settings(fake, judge_concurrency=2, auth_tokens=NAMED)
+        judge = JudgeService.from_settings(settings)
+        running, port = await create_server(settings, judge=judge)
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+        hog: list[asyncio.Task[pb.ScoreResponse]] = []
+        try:
+            hog += [asyncio.create_task(_score(stub, f"hog {i}", "hog")) for i in range(24)]
+            await poll(lambda: _waiting_for_the_judge(judge) == 22, "the hog's calls queued")
+            answer = await _score(stub, "neighbour", "neighbour")
+            hog_done = sum(t.done() for t in hog)
+            assert not answer.scores[0].error.code and answer.scores[0].passed
+            asked = [json.dumps(r.body) for r in fake.requests]
+            turn = next(i for i, body in enumerate(asked) if "neighbour" in body)
+            assert turn < 12, f"the neighbour's call was number {turn + 1} the judge saw"
+            assert hog_done < 12, f"{hog_done} of the hog's 24 Scores ended first"
+            for score in await asyncio.gather(*hog):
+                assert score.scores[0].passed  # the hog's work is only delayed, not lost
+        finally:
+            for t in hog:
+                t.cancel()
+            await asyncio.gather(*hog, return_exceptions=True)
+            await channel.close()
+            await running.stop(0)
+            await judge.aclose()

@@ -127,7 +127,7 @@ async def judge_harness(
                 harness.sleeps.append(delay)
                 await asyncio.sleep(0)
 
-            service._sleep = record
+            service._calls._sleep = record
         yield harness
     finally:
         if service is not None:

@@ -13,14 +13,20 @@ work enough for all of it.
 Deficit round robin (Shreedhar and Varghese, 1996) is O(1) per item and needs no clock
 or per-item cost estimate, which weighted fair queueing proper does; items here cost 1
 each (a scoring job, a judge call), so the two give the same order.
+
+`FairSlots` is a limit of so many at once (a judge backend's concurrency) on top of it:
+a caller waits only when every slot is taken, and a slot given back goes to the next
+caller in turn, not to whoever asked first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import contextlib
 import contextvars
 import math
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -30,8 +36,22 @@ current_caller: contextvars.ContextVar[str] = contextvars.ContextVar("scorewire_
 connection when auth is off. The server sets it for each call's task; tasks the call
 starts inherit it."""
 
+TENANT = "tenant:"
+"""How a caller key that names a tenant begins (`tenant:<name>`); with auth off callers
+are connections (`peer:<address>`)."""
+
 MIN_WEIGHT = 0.01
 """The smallest weight a caller may have (a round then gives it one item in 100)."""
+
+
+def tenant_key(name: str) -> str:
+    """The caller key of the tenant `name` (a token's name)."""
+    return f"{TENANT}{name}"
+
+
+def tenant_weights(by_name: Mapping[str, float]) -> dict[str, float]:
+    """Weights by tenant name (`settings.tenant_weights`) as weights by caller key."""
+    return {tenant_key(name): w for name, w in by_name.items()}
 
 
 class _Lane(Generic[T]):
@@ -145,3 +165,65 @@ class FairQueue(Generic[T]):
         """Drop an idle key's lane: a server meets many callers over its life."""
         if not lane.queued and lane.running == 0:
             del self._lanes[key]
+
+
+class FairSlots:
+    """`capacity` slots shared between keys: a free slot is taken at once while no one
+    waits; else the caller waits in its key's queue, and each slot given back goes to the
+    next waiting key by weighted round robin (`FairQueue`), so that a key with many
+    waiting waits behind itself, not in front of another key."""
+
+    def __init__(self, capacity: int, *, weights: Mapping[str, float] | None = None) -> None:
+        """`weights`: a key's share relative to the others waiting (1 when not named)."""
+        self.capacity = max(1, capacity)
+        """Slots in all."""
+        self._free = self.capacity
+        self._waiting: FairQueue[asyncio.Future[None]] = FairQueue(weights=weights)
+
+    @property
+    def free(self) -> int:
+        """Slots nobody holds now."""
+        return self._free
+
+    @property
+    def waiting(self) -> int:
+        """Callers waiting for a slot."""
+        return len(self._waiting)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, key: str) -> AsyncIterator[None]:
+        """Hold one slot, in `key`'s share, while the block runs."""
+        await self._take(key)
+        try:
+            yield
+        finally:
+            self._give_back(key)
+
+    async def _take(self, key: str) -> None:
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.push(key, turn)
+        self._hand_out()
+        if turn.done():
+            return
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._give_back(key)  # it was handed a slot as it was cancelled
+            else:
+                self._waiting.remove(key, turn)
+            raise
+
+    def _give_back(self, key: str) -> None:
+        self._waiting.done(key)
+        self._free += 1
+        self._hand_out()
+
+    def _hand_out(self) -> None:
+        while self._free > 0 and (taken := self._waiting.pop()) is not None:
+            key, turn = taken
+            if turn.done():  # cancelled: its caller has not taken it back from the queue yet
+                self._waiting.done(key)
+                continue
+            self._free -= 1
+            turn.set_result(None)

@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from scorewire.core.errors import StartupError
-from scorewire.core.fairness import FairQueue, current_caller
+from scorewire.core.fairness import TENANT, FairQueue, current_caller, tenant_weights
 from scorewire.core.memory import resident_bytes
 from scorewire.core.model import ErrorCode
 from scorewire.engine.runner import CASE_POS, CHECK_IDX, LIMIT_S, PROGRESS_SLOTS, STARTED_AT
@@ -62,11 +62,6 @@ class CompileTimeout(Exception):
 
 class WorkerLost(Exception):
     """A job's worker died repeatedly outside any check."""
-
-
-def tenant_weights(settings: Settings) -> dict[str, float]:
-    """`tenant_weights` by the callers' keys (`core.fairness.current_caller`)."""
-    return {f"tenant:{name}": w for name, w in settings.tenant_weights.items()}
 
 
 def pool_size(configured: int | None) -> int:
@@ -273,7 +268,7 @@ class ScoringPool:
         self.caller_cap = cap if cap is not None else max(1, self.size - 1)
         """Most workers one caller holds at once."""
         self._waiting: FairQueue[_Entry] = FairQueue(
-            cap=self.caller_cap, weights=tenant_weights(settings)
+            cap=self.caller_cap, weights=tenant_weights(settings.tenant_weights)
         )
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -371,7 +366,7 @@ class ScoringPool:
         self.submitted += 1
         # A tenant holds at most its cap; callers told apart only by their connection
         # (auth off) take turns without one, since one client may hold many connections.
-        self._waiting.push(caller, entry, capped=caller.startswith("tenant:"))
+        self._waiting.push(caller, entry, capped=caller.startswith(TENANT))
         self._dispatch()
         try:
             return await asyncio.shield(entry.future)

@@ -19,7 +19,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, Precondition, PreconditionError, SpecError
-from scorewire.core.fairness import current_caller
+from scorewire.core.fairness import current_caller, tenant_key
 from scorewire.scoring.executor import DeadlineExpired
 from scorewire.server.registration import Undecodable, drain
 from scorewire.server.security import current_principal
@@ -199,7 +199,7 @@ def _share_of(context: grpc.aio.ServicerContext[Any, Any]) -> None:
     tenant, or with auth off its connection (all calls through one proxy connection are
     then one caller)."""
     who = current_principal.get()
-    current_caller.set(f"tenant:{who.name}" if who is not None else f"peer:{context.peer()}")
+    current_caller.set(tenant_key(who.name) if who is not None else f"peer:{context.peer()}")
 
 
 def _let_go(err: BaseException) -> None:
