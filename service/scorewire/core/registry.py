@@ -8,7 +8,7 @@ their types at import; `ListChecks` serves the registry to clients.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,21 +25,21 @@ CheckFn = SyncCheckFn | AsyncCheckFn
 P = TypeVar("P", bound="Params")
 
 
-FAMILIES = frozenset(
-    {
-        "deterministic",
-        "safety",
-        "trajectory",
-        "compact",
-        "judge",
-        "rag",
-        "comparison",
-        "human",
-        "text",
-        "custom",
-    }
-)
-"""The check families a type may belong to (`custom` is the server owner's checks)."""
+FAMILIES: Mapping[str, tuple[str, ...]] = {
+    "deterministic": ("deterministic",),
+    "safety": ("safety",),
+    "trajectory": ("trajectory",),
+    "compact": ("compact",),
+    "judge": ("judge", "judge_assertions"),
+    "rag": ("rag",),
+    "comparison": ("comparison",),
+    "human": ("human",),
+    "text": ("text_metrics",),
+    "custom": (),
+}
+"""Every check family a type may belong to (the name ListChecks serves), with the
+modules of `scorewire.checks` that register its built-in types, imported in this order
+by that package. `custom` is the server owner's checks (`engine.custom`): no module."""
 
 
 class Params(BaseModel):
