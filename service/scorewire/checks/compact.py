@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import scorewire.checks.deterministic  # noqa: F401 - registers the types the aliases name
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
+from scorewire.core.charges import charge_needles, charge_pattern, charge_schema
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score
@@ -261,6 +262,7 @@ alias_type(
     params=TextParams,
     adapt=lambda p: {"needles": [p.value], "case_sensitive": True},
     validate=_nonempty,
+    costs={"value": charge_needles},
     description="The compact spelling of `contains` (`contains:Northstar`): one text, "
     "case sensitive.",
 )
@@ -282,6 +284,7 @@ class SafeRegexParams(Params):
     "lines take); `regex` takes full Python syntax.",
     family=FAMILY,
     params=SafeRegexParams,
+    costs={"pattern": charge_pattern},
 )
 def build_safe_regex(params: SafeRegexParams) -> SyncCheckFn:
     """Subset and limits are documented in `scorewire.regex.safe_subset`."""
@@ -312,6 +315,7 @@ class SchemaV1Params(Params):
     "checks); `json_schema` takes full JSON Schema.",
     family=FAMILY,
     params=SchemaV1Params,
+    costs={"schema": charge_schema},
 )
 def build_json_schema_v1(params: SchemaV1Params) -> SyncCheckFn:
     """Dialect and limits are documented in `scorewire.schema.subset`."""

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, WithJsonSchema
 from pydantic import model_validator as _model_validator
 from pydantic_core import PydanticCustomError
+from scorewire.core.charges import charge_needles, charge_pattern, charge_schema
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
@@ -218,6 +219,7 @@ def _needles_from(value: Any) -> tuple[str, ...] | _NoNeedles:
     description="Every (or any) needle appears in the output; value = fraction found.",
     family=FAMILY,
     params=ContainsParams,
+    costs={"needles": charge_needles, "expected": charge_needles},
 )
 def build_contains(p: ContainsParams) -> CheckFn:
     """`contains`: the needles appear in `output.text` as substrings.
@@ -361,6 +363,7 @@ class RegexParams(Params):
     family=FAMILY,
     params=RegexParams,
     negated_by="must_match",
+    costs={"pattern": charge_pattern},
 )
 def build_regex(p: RegexParams) -> CheckFn:
     """`regex`: a substring search of `output.text`, as Python's `re.search` would answer.
@@ -421,6 +424,7 @@ class JsonSchemaParams(Params):
     "`json_schema_v1` is seed 002's small subset.",
     family=FAMILY,
     params=JsonSchemaParams,
+    costs={"schema": charge_schema},
 )
 def build_json_schema(p: JsonSchemaParams) -> CheckFn:
     """`json_schema`: the output is JSON and conforms; malformed schemas fail at load.

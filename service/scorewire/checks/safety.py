@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import re2
 from pydantic import Field
+from scorewire.core.charges import charge_needles
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, check_type
@@ -388,6 +389,7 @@ class ForbiddenParams(Params):
     description="None of the forbidden phrases appear in the output.",
     family=FAMILY,
     params=ForbiddenParams,
+    costs={"phrases": charge_needles},
 )
 def build_forbidden(p: ForbiddenParams) -> CheckFn:
     """`safety.forbidden`: no phrase appears in `output.text` as a substring.

@@ -63,6 +63,7 @@ import scorewire.checks.compact
 import scorewire.checks.deterministic  # noqa: F401 - registers length, which word_count spells
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
+from scorewire.core.charges import charge_language, charge_needles
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import (
@@ -72,6 +73,7 @@ from scorewire.core.registry import (
     Params,
     SyncCheckFn,
     ThresholdRule,
+    WholeText,
     alias_type,
     check_type,
 )
@@ -154,6 +156,7 @@ class TokenParams(CountParams):
     description="The output does not contain the text `value` (case-sensitive).",
     family=FAMILY,
     params=TextParams,
+    costs={"value": charge_needles},
 )
 def build_not_contains(params: TextParams) -> SyncCheckFn:
     """Fails when `value` occurs anywhere in the output."""
@@ -222,6 +225,7 @@ def _encoding(name: str) -> Any:
     description="The output is at most `value` BPE tokens (cl100k_base unless `encoding`).",
     family=FAMILY,
     params=TokenParams,
+    reads_whole_text=WholeText(),
 )
 def build_max_tokens(params: TokenParams) -> SyncCheckFn:
     """Counts with the real tokenizer; the vocabulary loads once, at the first spec."""
@@ -241,6 +245,7 @@ def build_max_tokens(params: TokenParams) -> SyncCheckFn:
     description="The output is at least `value` BPE tokens (cl100k_base unless `encoding`).",
     family=FAMILY,
     params=TokenParams,
+    reads_whole_text=WholeText(),
 )
 def build_min_tokens(params: TokenParams) -> SyncCheckFn:
     """Counts with the real tokenizer; the vocabulary loads once, at the first spec."""
@@ -260,6 +265,7 @@ alias_type(
     of="length",
     params=CountParams,
     adapt=lambda p: {"max_words": p.value},
+    reads_whole_text=WholeText(),
     description="checkllm's spelling of `length` with `max_words`: at most `value` words "
     "(CJK and Thai: one per character).",
 )
@@ -296,6 +302,7 @@ def _silence_parse_warnings() -> None:
     description="The output parses as Python source (it is never executed).",
     family=FAMILY,
     params=NoParams,
+    reads_whole_text=WholeText(MAX_PYTHON_CHARS),
 )
 def build_is_valid_python(params: NoParams) -> SyncCheckFn:
     """AST-only compile; too long or too deeply nested input fails with the reason."""
@@ -340,6 +347,7 @@ class LanguageParams(Params):
     description="The output is in the language `value` (ISO 639-1 code, e.g. en).",
     family=FAMILY,
     params=LanguageParams,
+    costs={"value": charge_language},
 )
 def build_language(params: LanguageParams) -> SyncCheckFn:
     """Detects with lingua among twelve common languages plus `value`."""
@@ -420,6 +428,7 @@ class BleuParams(Params):
     family=FAMILY,
     params=BleuParams,
     threshold=_metric_rule(0.5),
+    reads_whole_text=WholeText(MAX_BLEU_CHARS),
 )
 def build_bleu(params: BleuParams) -> SyncCheckFn:
     """Smoothed sentence BLEU with effective order, so short outputs are not always 0."""
@@ -465,6 +474,8 @@ class ReferenceParams(Params):
     family=FAMILY,
     params=ReferenceParams,
     threshold=_metric_rule(0.5),
+    # In characters: an output over 20 a token is refused before it is tokenised.
+    reads_whole_text=WholeText(20 * MAX_ROUGE_TOKENS),
 )
 def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
     """Tokens per `text.units.tokens`: words, and single characters of CJK and Thai."""
