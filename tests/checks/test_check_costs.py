@@ -2,7 +2,8 @@
 
 The request meter charges what each check type declares (`CheckType.costs`,
 `CheckType.reads_whole_text`); no table in the engine says it any more. These cases
-hold the declarations to what the engine's tables said before they moved.
+hold the declarations to what the engine's tables said before they moved, and hold
+every costly parameter of every built-in type to a declared cost.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from scorewire.core.charges import (
     charge_needles,
     charge_pattern,
     charge_schema,
+    require_metering,
 )
-from scorewire.core.registry import FAMILIES, REGISTRY, CheckType
+from scorewire.core.registry import FAMILIES, REGISTRY, CheckType, Registry
+from scorewire.engine.custom import check
 
 # The engine's tables as they stood when the declarations moved onto the check types
 # (`engine/cost.py`: PARAM_COSTS and WHOLE_TEXT_CHECKS). Metering every request the
@@ -59,8 +62,8 @@ def test_the_parameter_charges_are_the_engines_former_table() -> None:
     for name in BUILTIN_NAMES:
         t = builtin(name)
         assert t is not None
-        if t.costs:
-            derived[name] = dict(t.costs)
+        if t.charges:
+            derived[name] = t.charges
     assert derived == PARAM_COSTS
     assert [list(c) for c in derived.values()] == [list(PARAM_COSTS[n]) for n in derived]
 
@@ -74,3 +77,16 @@ def test_the_whole_text_readers_are_the_engines_former_table() -> None:
         if t.reads_whole_text is not None:
             derived[name] = t.reads_whole_text.max_chars
     assert derived == WHOLE_TEXT_CHECKS
+
+
+def test_every_builtin_costly_parameter_declares_a_cost() -> None:
+    # the registry self-check over every built-in type, alias types included
+    types = {id(t): t for n in BUILTIN_NAMES if (t := builtin(n)) is not None}
+    require_metering(types.values())
+
+
+def test_a_custom_checks_parameters_need_no_cost() -> None:
+    # custom checks take CustomParams (a threshold): a costly parameter added there fails
+    reg = Registry()
+    check("custom.costs", registry=reg)(lambda sample, output: True)
+    require_metering(reg.types())

@@ -2,7 +2,8 @@
 
 A newcomer adds a check to its family's module, or a family by adding a module here and
 naming it under its family in `core.registry.FAMILIES`; `tests/checks/test_registry.py`
-then requires its description, family and documented parameters.
+then requires its description, family and documented parameters, and
+`tests/checks/test_check_costs.py` a declared cost for each costly parameter.
 """
 
 from importlib import import_module

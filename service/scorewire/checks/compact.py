@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import scorewire.checks.deterministic  # noqa: F401 - registers the types the aliases name
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
-from scorewire.core.charges import charge_needles, charge_pattern, charge_schema
+from scorewire.core.charges import KEY_PATH, charge_needles, charge_pattern, charge_schema
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score
@@ -24,6 +24,7 @@ from scorewire.core.registry import (
     ParamError,
     Params,
     SyncCheckFn,
+    Uncosted,
     alias_type,
     check_type,
 )
@@ -170,6 +171,7 @@ class NumberRangeParams(Params):
     description="The JSON answer holds a number at a JSON pointer within inclusive bounds.",
     family=FAMILY,
     params=NumberRangeParams,
+    costs={"path": KEY_PATH},
 )
 def build_number_range(params: NumberRangeParams) -> SyncCheckFn:
     """The value must be an actual JSON number: a numeric string or a boolean fails.
@@ -253,6 +255,7 @@ alias_type(
     of="exact",
     params=TextParams,
     adapt=lambda p: {"expected": p.value, "case_sensitive": True, "strip": False},
+    costs={"value": Uncosted("compared with each output, in time linear in its length")},
     description="The compact spelling of `exact` (`exact:OK`): the whole answer, verbatim "
     "(no stripping, no case folding).",
 )

@@ -73,6 +73,7 @@ from scorewire.core.registry import (
     Params,
     SyncCheckFn,
     ThresholdRule,
+    Uncosted,
     WholeText,
     alias_type,
     check_type,
@@ -150,6 +151,8 @@ class TokenParams(CountParams):
 
 # --- substrings -------------------------------------------------------------------------
 
+_AFFIX = Uncosted("compared with one end of each output, in time linear in its length")
+
 
 @check_type(
     "not_contains",
@@ -176,6 +179,7 @@ def build_not_contains(params: TextParams) -> SyncCheckFn:
     description="The output starts with the text `value` (case-sensitive, untrimmed).",
     family=FAMILY,
     params=TextParams,
+    costs={"value": _AFFIX},
 )
 def build_starts_with(params: TextParams) -> SyncCheckFn:
     """Compares the output's first characters verbatim (leading white space counts)."""
@@ -196,6 +200,7 @@ def build_starts_with(params: TextParams) -> SyncCheckFn:
     description="The output ends with the text `value` (case-sensitive, untrimmed).",
     family=FAMILY,
     params=TextParams,
+    costs={"value": _AFFIX},
 )
 def build_ends_with(params: TextParams) -> SyncCheckFn:
     """Compares the output's last characters verbatim (a trailing newline counts)."""
@@ -428,6 +433,7 @@ class BleuParams(Params):
     family=FAMILY,
     params=BleuParams,
     threshold=_metric_rule(0.5),
+    costs={"value": Uncosted("a reference over MAX_BLEU_CHARS characters is refused at load")},
     reads_whole_text=WholeText(MAX_BLEU_CHARS),
 )
 def build_bleu(params: BleuParams) -> SyncCheckFn:
@@ -474,6 +480,11 @@ class ReferenceParams(Params):
     family=FAMILY,
     params=ReferenceParams,
     threshold=_metric_rule(0.5),
+    costs={
+        "value": Uncosted(
+            "tokenised once at load, in linear time; over MAX_ROUGE_TOKENS tokens it is refused"
+        )
+    },
     # In characters: an output over 20 a token is refused before it is tokenised.
     reads_whole_text=WholeText(20 * MAX_ROUGE_TOKENS),
 )
@@ -529,6 +540,12 @@ class SimilarityParams(ReferenceParams):
     family=FAMILY,
     params=SimilarityParams,
     threshold=_metric_rule(0.8),
+    costs={
+        "value": Uncosted(
+            "sent to the embeddings endpoint with each output, whose cost is not counted "
+            "(the scores say unpriced)"
+        )
+    },
 )
 def build_similarity(params: SimilarityParams) -> AsyncCheckFn:
     """Embeds output and reference through the context's provider (`embeddings`)."""

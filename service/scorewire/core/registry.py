@@ -99,6 +99,15 @@ Charge = Callable[[RequestMeter, Any, str], None]
 
 
 @dataclass(frozen=True, slots=True)
+class Uncosted:
+    """Declares that a costly parameter (`core.charges.costly_params`) is not metered when
+    a request loads, and why."""
+
+    reason: str
+    """What bounds it instead, for the next reader of the check."""
+
+
+@dataclass(frozen=True, slots=True)
 class WholeText:
     """Declares that a check reads its whole output once per case (token counting, text
     metrics), so each case's output counts toward `max_metric_input_bytes_per_case`."""
@@ -154,9 +163,10 @@ class CheckType:
     parameters, scores through the canonical type, and results name the canonical type."""
     in_process_only: bool = False
     """True for a type that cannot be used over the wire (`python` takes a function)."""
-    costs: Mapping[str, Charge] = field(default_factory=dict)
+    costs: Mapping[str, Charge | Uncosted] = field(default_factory=dict)
     """What each costly raw parameter (by the name a caller writes) costs the request's
-    meter, charged in this order before the spec compiles (`engine.cost`)."""
+    meter, charged in this order before the spec compiles (`engine.cost`), or why it
+    needs no charge; `core.charges.require_metering` refuses a costly one left out."""
     reads_whole_text: WholeText | None = None
     """Set when the check reads its whole output once per case (`engine.cost`)."""
 
@@ -185,6 +195,11 @@ class CheckType:
                 raise ValueError(
                     f"check type {self.name!r} declares a cost for {key!r}, not a parameter"
                 )
+
+    @property
+    def charges(self) -> dict[str, Charge]:
+        """The metered parameters and their charges, in the order they are charged."""
+        return {k: c for k, c in self.costs.items() if not isinstance(c, Uncosted)}
 
     def params_schema(self) -> dict[str, Any]:
         """The JSON Schema of the parameters (cached by pydantic)."""
@@ -256,7 +271,7 @@ def check_type(
     threshold: ThresholdRule | None = None,
     negated_by: str | None = None,
     in_process_only: bool = False,
-    costs: Mapping[str, Charge] | None = None,
+    costs: Mapping[str, Charge | Uncosted] | None = None,
     reads_whole_text: WholeText | None = None,
     registry: Registry | None = None,
 ) -> Callable[[Callable[[P], CheckFn]], Callable[[P], CheckFn]]:
@@ -303,7 +318,7 @@ def alias_type(
     adapt: Callable[[P], dict[str, Any]],
     description: str,
     validate: Callable[[P], None] | None = None,
-    costs: Mapping[str, Charge] | None = None,
+    costs: Mapping[str, Charge | Uncosted] | None = None,
     reads_whole_text: WholeText | None = None,
     registry: Registry | None = None,
 ) -> None:

@@ -124,7 +124,7 @@ def _charge(meter: RequestMeter, spec: CheckSpec, path: str) -> None:
         meter.at_most(
             JUDGE_SAMPLES, int(samples), join_path(base, "samples"), "the judge samples asked"
         )
-    for key, charge in check_type.costs.items():
+    for key, charge in check_type.charges.items():
         if key in spec.params:
             charge(meter, spec.params[key], join_path(base, key))
 
