@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import scorewire.checks.deterministic  # noqa: F401 - registers the types the aliases name
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
+from scorewire.core.charges import KEY_PATH, charge_needles, charge_pattern, charge_schema
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import join_path
 from scorewire.core.model import ErrorCode, Output, Sample, Score
@@ -23,6 +24,7 @@ from scorewire.core.registry import (
     ParamError,
     Params,
     SyncCheckFn,
+    Uncosted,
     alias_type,
     check_type,
 )
@@ -169,6 +171,7 @@ class NumberRangeParams(Params):
     description="The JSON answer holds a number at a JSON pointer within inclusive bounds.",
     family=FAMILY,
     params=NumberRangeParams,
+    costs={"path": KEY_PATH},
 )
 def build_number_range(params: NumberRangeParams) -> SyncCheckFn:
     """The value must be an actual JSON number: a numeric string or a boolean fails.
@@ -252,6 +255,7 @@ alias_type(
     of="exact",
     params=TextParams,
     adapt=lambda p: {"expected": p.value, "case_sensitive": True, "strip": False},
+    costs={"value": Uncosted("compared with each output, in time linear in its length")},
     description="The compact spelling of `exact` (`exact:OK`): the whole answer, verbatim "
     "(no stripping, no case folding).",
 )
@@ -261,6 +265,7 @@ alias_type(
     params=TextParams,
     adapt=lambda p: {"needles": [p.value], "case_sensitive": True},
     validate=_nonempty,
+    costs={"value": charge_needles},
     description="The compact spelling of `contains` (`contains:Northstar`): one text, "
     "case sensitive.",
 )
@@ -282,6 +287,7 @@ class SafeRegexParams(Params):
     "lines take); `regex` takes full Python syntax.",
     family=FAMILY,
     params=SafeRegexParams,
+    costs={"pattern": charge_pattern},
 )
 def build_safe_regex(params: SafeRegexParams) -> SyncCheckFn:
     """Subset and limits are documented in `scorewire.regex.safe_subset`."""
@@ -312,6 +318,7 @@ class SchemaV1Params(Params):
     "checks); `json_schema` takes full JSON Schema.",
     family=FAMILY,
     params=SchemaV1Params,
+    costs={"schema": charge_schema},
 )
 def build_json_schema_v1(params: SchemaV1Params) -> SyncCheckFn:
     """Dialect and limits are documented in `scorewire.schema.subset`."""

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
+from scorewire.core.charges import JUDGE_MODEL, JUDGE_TEXT
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, check_type
@@ -180,6 +181,7 @@ class PairwiseComparison(JudgeBackedCheck):
     family="comparison",
     params=PairwiseParams,
     uses_judge=True,
+    costs={"rubric": JUDGE_TEXT, "baseline": JUDGE_TEXT, "model": JUDGE_MODEL},
 )
 def build_pairwise(p: PairwiseParams) -> PairwiseComparison:
     """Bind `comparison.pairwise`.

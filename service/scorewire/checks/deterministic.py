@@ -20,9 +20,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, WithJsonSchema
 from pydantic import model_validator as _model_validator
 from pydantic_core import PydanticCustomError
+from scorewire.core.charges import KEY_PATH, charge_needles, charge_pattern, charge_schema
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.registry import CheckFn, ParamError, Params, Uncosted, check_type
 from scorewire.core.twin import (
     ContainsTwin,
     ExactTwin,
@@ -93,6 +94,10 @@ class ExactParams(Params):
     description="The output equals the reference (text or JSON equality).",
     family=FAMILY,
     params=ExactParams,
+    costs={
+        "expected": Uncosted("a literal reference, compared with each output in linear time"),
+        "path": KEY_PATH,
+    },
 )
 def build_exact(p: ExactParams) -> CheckFn:
     """`exact`: the output equals the reference.
@@ -225,6 +230,7 @@ def _needles_from(value: Any) -> tuple[str, ...] | _NoNeedles:
     description="Every (or any) needle appears in the output; value = fraction found.",
     family=FAMILY,
     params=ContainsParams,
+    costs={"needles": charge_needles, "expected": charge_needles, "path": KEY_PATH},
 )
 def build_contains(p: ContainsParams) -> CheckFn:
     """`contains`: the needles appear in `output.text` as substrings.
@@ -360,6 +366,10 @@ class RegexParams(Params):
     family=FAMILY,
     params=RegexParams,
     negated_by="must_match",
+    costs={
+        "pattern": charge_pattern,
+        "flags": Uncosted("flag names or bits, read once when the check is built"),
+    },
 )
 def build_regex(p: RegexParams) -> CheckFn:
     """`regex`: a substring search of `output.text`, as Python's `re.search` would answer.
@@ -420,6 +430,7 @@ class JsonSchemaParams(Params):
     "`json_schema_v1` is seed 002's small subset.",
     family=FAMILY,
     params=JsonSchemaParams,
+    costs={"schema": charge_schema},
 )
 def build_json_schema(p: JsonSchemaParams) -> CheckFn:
     """`json_schema`: the output is JSON and conforms; malformed schemas fail at load.
@@ -506,6 +517,11 @@ class NumericToleranceParams(Params):
     description="The output number is within tolerance of the reference.",
     family=FAMILY,
     params=NumericToleranceParams,
+    costs={
+        "expected": Uncosted("a literal number, read once when the check is built"),
+        "path": KEY_PATH,
+        "output_path": KEY_PATH,
+    },
 )
 def build_numeric_tolerance(p: NumericToleranceParams) -> CheckFn:
     """`numeric_tolerance`: `math.isclose(output, reference, rel_tol, abs_tol)`.

@@ -34,7 +34,7 @@ import os
 from pydantic import Field
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.registry import CheckFn, ParamError, Params, Uncosted, check_type
 from scorewire.labels.jsonl import FILE_CACHE, LabelFileError
 from scorewire.labels.model import (
     DEFAULT_CHECK,
@@ -129,6 +129,12 @@ async def _from_store(
     family="human",
     params=HumanParams,
     self_testable=False,
+    costs={
+        "labels": Uncosted(
+            "a labels file's path (or `center`), joined to the suite's directory per case; "
+            "a request's label files are not read"
+        )
+    },
 )
 def build_human(params: HumanParams) -> CheckFn:
     """Bind the label source once; the returned function looks one output up."""

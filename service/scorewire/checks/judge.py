@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
+from scorewire.core.charges import JUDGE_MODEL, JUDGE_TEXT
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, check_type
@@ -100,6 +101,7 @@ class RubricGrade(JudgeBackedCheck):
     params=JudgeParams,
     uses_judge=True,
     threshold=level_threshold(None),
+    costs={"rubric": JUDGE_TEXT, "model": JUDGE_MODEL},
 )
 def build_judge(p: JudgeParams) -> RubricGrade:
     """Bind a `judge` check.

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
+from scorewire.core.charges import JUDGE_MODEL, JUDGE_TEXT
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, check_type
@@ -522,4 +523,8 @@ for _kind in KINDS:
         params=_kind.params,
         uses_judge=True,
         threshold=THRESHOLD,
+        # Every kind's `value` is material for the judge's prompt.
+        costs={"model": JUDGE_MODEL, "value": JUDGE_TEXT}
+        if "value" in _kind.params.model_fields
+        else {"model": JUDGE_MODEL},
     )(_factory(_kind))

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
+from scorewire.core.charges import JUDGE_MODEL
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import ParamError, check_type
+from scorewire.core.registry import ParamError, Uncosted, check_type
 from scorewire.judge.answers import Question
 from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
@@ -70,6 +71,7 @@ _THRESHOLD = Field(DEFAULT_THRESHOLD, ge=0.0, le=1.0, description="Pass when val
 _MODEL = Field(None, description="Judge as backend:model; default configured.")
 _QUESTION = Field("question", description="The input field holding the question.")
 _CONTEXT = Field("context", description="The input field holding the retrieved context.")
+_INPUT_FIELD = Uncosted("the name of a field of the sample's input, looked up in each case")
 
 
 class FaithfulnessParams(SamplingParams):
@@ -171,6 +173,7 @@ def _parse(text: str) -> LevelVerdict:
     params=FaithfulnessParams,
     uses_judge=True,
     threshold=RAG_THRESHOLD,
+    costs={"context": _INPUT_FIELD, "model": JUDGE_MODEL},
 )
 def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
     """Bind `rag.faithfulness`: reads the context field and the output."""
@@ -191,6 +194,7 @@ def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
     params=ContextRelevanceParams,
     uses_judge=True,
     threshold=RAG_THRESHOLD,
+    costs={"question": _INPUT_FIELD, "context": _INPUT_FIELD, "model": JUDGE_MODEL},
 )
 def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
     """Bind `rag.context_relevance`: reads the question and context fields, not the output."""
@@ -211,6 +215,7 @@ def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
     params=AnswerRelevanceParams,
     uses_judge=True,
     threshold=RAG_THRESHOLD,
+    costs={"question": _INPUT_FIELD, "model": JUDGE_MODEL},
 )
 def build_answer_relevance(p: AnswerRelevanceParams) -> RagGrade:
     """Bind `rag.answer_relevance`: reads the question field and the output.

@@ -11,9 +11,10 @@ from typing import Any, Literal
 
 import re2
 from pydantic import Field
+from scorewire.core.charges import KEY_PATH, charge_needles
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.registry import CheckFn, ParamError, Params, Uncosted, check_type
 from scorewire.core.values import compile_path, preview
 
 FAMILY = "safety"
@@ -162,6 +163,7 @@ class RefusalParams(Params):
     description="The output refuses exactly when it should.",
     family=FAMILY,
     params=RefusalParams,
+    costs={"path": KEY_PATH},
 )
 def build_refusal(p: RefusalParams) -> CheckFn:
     """`safety.refusal`: the output refuses exactly when it should.
@@ -335,6 +337,7 @@ class NoPiiParams(Params):
     description="No personal data (email, phone, card, ssn, ipv4) appears in the output.",
     family=FAMILY,
     params=NoPiiParams,
+    costs={"kinds": Uncosted("names of five kinds, deduplicated once when the check is built")},
 )
 def build_no_pii(p: NoPiiParams) -> CheckFn:
     """`safety.no_pii`: none of the chosen kinds of personal data appear in `output.text`.
@@ -388,6 +391,7 @@ class ForbiddenParams(Params):
     description="None of the forbidden phrases appear in the output.",
     family=FAMILY,
     params=ForbiddenParams,
+    costs={"phrases": charge_needles},
 )
 def build_forbidden(p: ForbiddenParams) -> CheckFn:
     """`safety.forbidden`: no phrase appears in `output.text` as a substring.

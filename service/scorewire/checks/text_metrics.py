@@ -63,6 +63,7 @@ import scorewire.checks.compact
 import scorewire.checks.deterministic  # noqa: F401 - registers length, which word_count spells
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
+from scorewire.core.charges import charge_language, charge_needles
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import (
@@ -72,6 +73,8 @@ from scorewire.core.registry import (
     Params,
     SyncCheckFn,
     ThresholdRule,
+    Uncosted,
+    WholeText,
     alias_type,
     check_type,
 )
@@ -148,12 +151,15 @@ class TokenParams(CountParams):
 
 # --- substrings -------------------------------------------------------------------------
 
+_AFFIX = Uncosted("compared with one end of each output, in time linear in its length")
+
 
 @check_type(
     "not_contains",
     description="The output does not contain the text `value` (case-sensitive).",
     family=FAMILY,
     params=TextParams,
+    costs={"value": charge_needles},
 )
 def build_not_contains(params: TextParams) -> SyncCheckFn:
     """Fails when `value` occurs anywhere in the output."""
@@ -173,6 +179,7 @@ def build_not_contains(params: TextParams) -> SyncCheckFn:
     description="The output starts with the text `value` (case-sensitive, untrimmed).",
     family=FAMILY,
     params=TextParams,
+    costs={"value": _AFFIX},
 )
 def build_starts_with(params: TextParams) -> SyncCheckFn:
     """Compares the output's first characters verbatim (leading white space counts)."""
@@ -193,6 +200,7 @@ def build_starts_with(params: TextParams) -> SyncCheckFn:
     description="The output ends with the text `value` (case-sensitive, untrimmed).",
     family=FAMILY,
     params=TextParams,
+    costs={"value": _AFFIX},
 )
 def build_ends_with(params: TextParams) -> SyncCheckFn:
     """Compares the output's last characters verbatim (a trailing newline counts)."""
@@ -222,6 +230,7 @@ def _encoding(name: str) -> Any:
     description="The output is at most `value` BPE tokens (cl100k_base unless `encoding`).",
     family=FAMILY,
     params=TokenParams,
+    reads_whole_text=WholeText(),
 )
 def build_max_tokens(params: TokenParams) -> SyncCheckFn:
     """Counts with the real tokenizer; the vocabulary loads once, at the first spec."""
@@ -241,6 +250,7 @@ def build_max_tokens(params: TokenParams) -> SyncCheckFn:
     description="The output is at least `value` BPE tokens (cl100k_base unless `encoding`).",
     family=FAMILY,
     params=TokenParams,
+    reads_whole_text=WholeText(),
 )
 def build_min_tokens(params: TokenParams) -> SyncCheckFn:
     """Counts with the real tokenizer; the vocabulary loads once, at the first spec."""
@@ -260,6 +270,7 @@ alias_type(
     of="length",
     params=CountParams,
     adapt=lambda p: {"max_words": p.value},
+    reads_whole_text=WholeText(),
     description="checkllm's spelling of `length` with `max_words`: at most `value` words "
     "(CJK and Thai: one per character).",
 )
@@ -296,6 +307,7 @@ def _silence_parse_warnings() -> None:
     description="The output parses as Python source (it is never executed).",
     family=FAMILY,
     params=NoParams,
+    reads_whole_text=WholeText(MAX_PYTHON_CHARS),
 )
 def build_is_valid_python(params: NoParams) -> SyncCheckFn:
     """AST-only compile; too long or too deeply nested input fails with the reason."""
@@ -340,6 +352,7 @@ class LanguageParams(Params):
     description="The output is in the language `value` (ISO 639-1 code, e.g. en).",
     family=FAMILY,
     params=LanguageParams,
+    costs={"value": charge_language},
 )
 def build_language(params: LanguageParams) -> SyncCheckFn:
     """Detects with lingua among twelve common languages plus `value`."""
@@ -420,6 +433,8 @@ class BleuParams(Params):
     family=FAMILY,
     params=BleuParams,
     threshold=_metric_rule(0.5),
+    costs={"value": Uncosted("a reference over MAX_BLEU_CHARS characters is refused at load")},
+    reads_whole_text=WholeText(MAX_BLEU_CHARS),
 )
 def build_bleu(params: BleuParams) -> SyncCheckFn:
     """Smoothed sentence BLEU with effective order, so short outputs are not always 0."""
@@ -465,6 +480,13 @@ class ReferenceParams(Params):
     family=FAMILY,
     params=ReferenceParams,
     threshold=_metric_rule(0.5),
+    costs={
+        "value": Uncosted(
+            "tokenised once at load, in linear time; over MAX_ROUGE_TOKENS tokens it is refused"
+        )
+    },
+    # In characters: an output over 20 a token is refused before it is tokenised.
+    reads_whole_text=WholeText(20 * MAX_ROUGE_TOKENS),
 )
 def build_rouge_l(params: ReferenceParams) -> SyncCheckFn:
     """Tokens per `text.units.tokens`: words, and single characters of CJK and Thai."""
@@ -518,6 +540,12 @@ class SimilarityParams(ReferenceParams):
     family=FAMILY,
     params=SimilarityParams,
     threshold=_metric_rule(0.8),
+    costs={
+        "value": Uncosted(
+            "sent to the embeddings endpoint with each output, whose cost is not counted "
+            "(the scores say unpriced)"
+        )
+    },
 )
 def build_similarity(params: SimilarityParams) -> AsyncCheckFn:
     """Embeds output and reference through the context's provider (`embeddings`)."""

@@ -25,9 +25,10 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
+from scorewire.core.charges import KEY_PATH
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.core.registry import CheckFn, ParamError, Params, check_type
+from scorewire.core.registry import CheckFn, ParamError, Params, Uncosted, check_type
 from scorewire.core.values import compile_path, json_equal, output_json, preview
 
 FAMILY = "trajectory"
@@ -88,6 +89,10 @@ def _steps_param() -> Any:
     return Field("steps", min_length=1, description=_STEPS_DOC)
 
 
+_STEPS_KEY = Uncosted("the key of the steps, looked up once per output")
+_TOOL_NAME = Uncosted("a tool name, compared with each step's in time linear in its length")
+
+
 # --- trajectory.tool_called ------------------------------------------------------------
 
 
@@ -143,6 +148,11 @@ def _subset(expected: dict[str, Any]) -> Callable[[Any], bool]:
     description="The tool was called between min_times and max_times times.",
     family=FAMILY,
     params=ToolCalledParams,
+    costs={
+        "name": _TOOL_NAME,
+        "args": Uncosted("compared with the arguments of each call to the tool, key by key"),
+        "steps": _STEPS_KEY,
+    },
 )
 def build_tool_called(p: ToolCalledParams) -> CheckFn:
     """`trajectory.tool_called`: the count of calls to `name` is within bounds.
@@ -205,6 +215,7 @@ class ToolOrderParams(Params):
     description="Every call to `after` is preceded by a call to `before`.",
     family=FAMILY,
     params=ToolOrderParams,
+    costs={"before": _TOOL_NAME, "after": _TOOL_NAME, "steps": _STEPS_KEY},
 )
 def build_tool_order(p: ToolOrderParams) -> CheckFn:
     """`trajectory.tool_order`: every `after` call has a `before` call somewhere earlier.
@@ -246,6 +257,7 @@ class MaxStepsParams(Params):
     description="The trajectory has at most n steps.",
     family=FAMILY,
     params=MaxStepsParams,
+    costs={"steps": _STEPS_KEY},
 )
 def build_max_steps(p: MaxStepsParams) -> CheckFn:
     """`trajectory.max_steps`: at most `n` steps (every step counts, whatever the tool)."""
@@ -298,6 +310,7 @@ def _canonical(value: Any) -> Any:
     description="No identical (tool, args) call repeats (loop detection).",
     family=FAMILY,
     params=NoRepeatedCallsParams,
+    costs={"steps": _STEPS_KEY},
 )
 def build_no_repeated_calls(p: NoRepeatedCallsParams) -> CheckFn:
     """`trajectory.no_repeated_calls`: no identical call occurs more than `max_repeats + 1` times.
@@ -355,6 +368,7 @@ def _is_empty(value: Any) -> bool:
     description="The output has a non-empty final answer (output.value[path]).",
     family=FAMILY,
     params=FinishedParams,
+    costs={"path": KEY_PATH},
 )
 def build_finished(p: FinishedParams) -> CheckFn:
     """`trajectory.finished`: the value at `path` (default "answer") is non-empty.

@@ -1,18 +1,22 @@
-"""The check registry: every check type with its description and parameter schema.
+"""The check registry: every check type with its description, parameters and costs.
 
 A check type is a typed parameter model (unknown keys rejected) plus a factory that
 binds validated parameters once and returns the scoring function. Families register
-their types at import; `ListChecks` serves the registry to clients.
+their types at import, each declaring beside its handler what the engine needs to know
+of it: its threshold rule, its negation, what its costly parameters cost (see
+`core.charges`) and whether it reads the whole output. `ListChecks` serves the registry
+to clients.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
+from scorewire.core.cost import RequestMeter
 from scorewire.core.model import Output, Sample, Score
 
 if TYPE_CHECKING:
@@ -25,21 +29,21 @@ CheckFn = SyncCheckFn | AsyncCheckFn
 P = TypeVar("P", bound="Params")
 
 
-FAMILIES = frozenset(
-    {
-        "deterministic",
-        "safety",
-        "trajectory",
-        "compact",
-        "judge",
-        "rag",
-        "comparison",
-        "human",
-        "text",
-        "custom",
-    }
-)
-"""The check families a type may belong to (`custom` is the server owner's checks)."""
+FAMILIES: Mapping[str, tuple[str, ...]] = {
+    "deterministic": ("deterministic",),
+    "safety": ("safety",),
+    "trajectory": ("trajectory",),
+    "compact": ("compact",),
+    "judge": ("judge", "judge_assertions"),
+    "rag": ("rag",),
+    "comparison": ("comparison",),
+    "human": ("human",),
+    "text": ("text_metrics",),
+    "custom": (),
+}
+"""Every check family a type may belong to (the name ListChecks serves), with the
+modules of `scorewire.checks` that register its built-in types, imported in this order
+by that package. `custom` is the server owner's checks (`engine.custom`): no module."""
 
 
 class Params(BaseModel):
@@ -88,6 +92,31 @@ class ThresholdRule:
     """Tolerance below the threshold that still passes (judge levels: 0.75 ≥ 0.75)."""
 
 
+Charge = Callable[[RequestMeter, Any, str], None]
+"""What a raw parameter costs: (meter, the value as the caller wrote it, its field path)
+-> None, raising `LimitExceeded` over a limit; a value of the wrong type costs nothing
+(validation reports it). The charges are in `core.charges`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Uncosted:
+    """Declares that a costly parameter (`core.charges.costly_params`) is not metered when
+    a request loads, and why."""
+
+    reason: str
+    """What bounds it instead, for the next reader of the check."""
+
+
+@dataclass(frozen=True, slots=True)
+class WholeText:
+    """Declares that a check reads its whole output once per case (token counting, text
+    metrics), so each case's output counts toward `max_metric_input_bytes_per_case`."""
+
+    max_chars: int | None = None
+    """The longest output it reads: it refuses a longer one cheaply (an error score), so
+    that one costs nothing. None: it reads an output of any length."""
+
+
 class ParamError(Exception):
     """Raised by a check factory when parameters are well-typed but unusable.
 
@@ -134,6 +163,12 @@ class CheckType:
     parameters, scores through the canonical type, and results name the canonical type."""
     in_process_only: bool = False
     """True for a type that cannot be used over the wire (`python` takes a function)."""
+    costs: Mapping[str, Charge | Uncosted] = field(default_factory=dict)
+    """What each costly raw parameter (by the name a caller writes) costs the request's
+    meter, charged in this order before the spec compiles (`engine.cost`), or why it
+    needs no charge; `core.charges.require_metering` refuses a costly one left out."""
+    reads_whole_text: WholeText | None = None
+    """Set when the check reads its whole output once per case (`engine.cost`)."""
 
     def __post_init__(self) -> None:
         # An incomplete definition is refused at import, where its author sees it.
@@ -154,6 +189,17 @@ class CheckType:
                     f"check type {self.name!r}: {self.negated_by!r} must be a parameter "
                     "defaulting to true"
                 )
+        names = {f.alias or n for n, f in fields.items()}
+        for key in self.costs:
+            if key not in names:
+                raise ValueError(
+                    f"check type {self.name!r} declares a cost for {key!r}, not a parameter"
+                )
+
+    @property
+    def charges(self) -> dict[str, Charge]:
+        """The metered parameters and their charges, in the order they are charged."""
+        return {k: c for k, c in self.costs.items() if not isinstance(c, Uncosted)}
 
     def params_schema(self) -> dict[str, Any]:
         """The JSON Schema of the parameters (cached by pydantic)."""
@@ -225,6 +271,8 @@ def check_type(
     threshold: ThresholdRule | None = None,
     negated_by: str | None = None,
     in_process_only: bool = False,
+    costs: Mapping[str, Charge | Uncosted] | None = None,
+    reads_whole_text: WholeText | None = None,
     registry: Registry | None = None,
 ) -> Callable[[Callable[[P], CheckFn]], Callable[[P], CheckFn]]:
     """Decorator registering a check factory `build(params) -> scoring function`.
@@ -232,7 +280,8 @@ def check_type(
     The factory is called once per check spec, so it is the place to compile regexes
     and schemas; the function it returns runs once per sample. A family whose checks
     yield a value declares `threshold`; one whose result a flag inverts declares
-    `negated_by`. The engine applies both, so the check only measures.
+    `negated_by`. The engine applies both, so the check only measures. `costs` and
+    `reads_whole_text` say what the check costs a request (see `CheckType`).
     """
 
     def decorate(build: Callable[[P], CheckFn]) -> Callable[[P], CheckFn]:
@@ -252,6 +301,8 @@ def check_type(
                 threshold=threshold,
                 negated_by=negated_by,
                 in_process_only=in_process_only,
+                costs=costs or {},
+                reads_whole_text=reads_whole_text,
             )
         )
         return build
@@ -267,6 +318,8 @@ def alias_type(
     adapt: Callable[[P], dict[str, Any]],
     description: str,
     validate: Callable[[P], None] | None = None,
+    costs: Mapping[str, Charge | Uncosted] | None = None,
+    reads_whole_text: WholeText | None = None,
     registry: Registry | None = None,
 ) -> None:
     """Register `name` as another spelling of the canonical type `of`.
@@ -274,7 +327,10 @@ def alias_type(
     The alias keeps its own parameter model (so errors name what the caller wrote, and
     `validate` may add the alias's own limits); `adapt` turns its parameters into the
     canonical type's, whose factory then builds the one implementation of the concept.
-    Results name the canonical type; ListChecks lists the alias under it.
+    Results name the canonical type; ListChecks lists the alias under it. The alias
+    declares its own `costs` and `reads_whole_text`: its parameters are its own, and
+    the options it sets may cost more than the canonical type's defaults (`word_count`
+    counts every word of the output).
     """
     reg = registry or REGISTRY
     canonical = reg.get(of)
@@ -297,6 +353,8 @@ def alias_type(
             uses_judge=canonical.uses_judge,
             self_testable=canonical.self_testable,
             alias_of=of,
+            costs=costs or {},
+            reads_whole_text=reads_whole_text,
         )
     )
 
