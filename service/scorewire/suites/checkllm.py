@@ -69,7 +69,7 @@ from scorewire.suites.checkllm_assertions import (
     checkllm_assertion_to_spec,
     compile_checkllm_assertion,
 )
-from scorewire.suites.evalstone import parse_yaml
+from scorewire.suites.yaml_document import parse_yaml
 
 _TOP_KEYS = frozenset({"description", "judge", "prompts", "providers", "tests", "settings", "gate"})
 _JUDGE_KEYS = frozenset({"backend", "model"})

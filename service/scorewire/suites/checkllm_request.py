@@ -24,7 +24,7 @@ from scorewire.generation.jobs import Group, Job, JobResult, ProviderCall, Recor
 from scorewire.generation.providers import parse_provider
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import CheckllmSuite, is_checkllm, load_checkllm_data
-from scorewire.suites.evalstone import parse_yaml
+from scorewire.suites.yaml_document import parse_yaml
 
 EVALSTONE = "evalstone"
 CHECKLLM = "checkllm"
