@@ -15,7 +15,7 @@ from scorewire.generation.jobs import Group
 from scorewire.generation.providers import ProviderRef
 from scorewire.generation.targets import PromptTarget
 from scorewire.settings import Settings
-from scorewire.suites.checkllm import CheckllmSuite
+from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.suites.evalstone import LoadedSuite
 
 
