@@ -20,6 +20,7 @@ CHECKED = [
     "regex",
     "cli",
     "suites",
+    "viewer",
     "judge/cache.py",
     "judge/cache_entry.py",
     "judge/memory_store.py",
