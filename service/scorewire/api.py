@@ -42,8 +42,8 @@ from scorewire.scoring import compiler
 from scorewire.scoring.executor import Executor
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.settings import Settings
-from scorewire.suites.evalstone import parse_yaml
 from scorewire.suites.preflight import check_judges, judge_needs
+from scorewire.suites.yaml_document import parse_yaml
 
 __all__ = [
     "CaseLike",

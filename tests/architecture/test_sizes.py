@@ -20,6 +20,8 @@ CHECKED = [
     "regex",
     "cli",
     "judge",
+    "suites",
+    "viewer",
 ]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from scorewire.api import run_suite_file, score
-from scorewire.suites.checkllm import DEFAULT_GATE
+from scorewire.suites.checkllm_suite import DEFAULT_GATE
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.cli.conftest import run_cli

@@ -9,7 +9,8 @@ from scorewire.engine.cost import request_meter
 from scorewire.settings import Settings
 from scorewire.suites import bounded_yaml
 from scorewire.suites.checkllm_request import load_request_checkllm
-from scorewire.suites.evalstone import load_request_suite, parse_yaml
+from scorewire.suites.evalstone_request import load_request_suite
+from scorewire.suites.yaml_document import parse_yaml
 
 
 def aliased(text: str, copies: int) -> str:

@@ -26,8 +26,9 @@ from scorewire.generation.providers import (
 )
 from scorewire.judge import Budget
 from scorewire.settings import Settings
-from scorewire.suites.checkllm import CheckllmSuite, load_checkllm_text
+from scorewire.suites.checkllm import load_checkllm_text
 from scorewire.suites.checkllm_request import load_request_checkllm
+from scorewire.suites.checkllm_suite import CheckllmSuite
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.base import Reply

@@ -34,7 +34,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 import yaml
-from scorewire.viewer.serving import COOKIE, PRE_SESSION_COOKIE
+from scorewire.viewer.sessions import COOKIE, PRE_SESSION_COOKIE
 
 from tests.cli.conftest import ROOT, run_cli
 from tests.support.servers import free_port, serve_process, stop_process

@@ -15,7 +15,8 @@ from urllib.parse import urlencode
 import pytest
 from scorewire.settings import Settings
 from scorewire.viewer import ResultsDirectory
-from scorewire.viewer.serving import COOKIE, PRE_SESSION_COOKIE, ViewerServer, start_viewer
+from scorewire.viewer.serving import ViewerServer, start_viewer
+from scorewire.viewer.sessions import COOKIE, PRE_SESSION_COOKIE
 
 from tests.viewer.conftest import FORM, TOKEN, KnownRuns, hidden, screenshot
 

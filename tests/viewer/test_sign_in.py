@@ -12,8 +12,9 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import pytest
-from scorewire.viewer import ResultsDirectory, serving
-from scorewire.viewer.serving import COOKIE, PRE_SESSION_COOKIE, TokenCheck, ViewerServer
+from scorewire.viewer import ResultsDirectory, handler
+from scorewire.viewer.serving import ViewerServer
+from scorewire.viewer.sessions import COOKIE, PRE_SESSION_COOKIE, TokenCheck
 
 from tests.viewer.conftest import (
     FORM,
@@ -136,7 +137,7 @@ def test_no_header_is_written_with_a_line_break_even_if_next_were_let_through(
 ) -> None:
     # the check where headers are written holds on its own: with `next` not cleaned at
     # all, the sign-in is a 500 page and nothing reaches the header block
-    monkeypatch.setattr(serving, "_local", lambda target: target)
+    monkeypatch.setattr(handler, "_local", lambda target: target)
     viewer = ViewerServer(
         lambda _who: ResultsDirectory(known_runs.root),
         principals={hashlib.sha256(TOKEN.encode()).hexdigest(): "alice"},

@@ -15,7 +15,7 @@ from scorewire.generation.jobs import Group
 from scorewire.generation.providers import ProviderRef
 from scorewire.generation.targets import PromptTarget
 from scorewire.settings import Settings
-from scorewire.suites.checkllm import CheckllmSuite
+from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.suites.evalstone import LoadedSuite
 
 
@@ -75,7 +75,7 @@ class RunSpec:
 
 def read_suite(path: str) -> tuple[Path, Any]:
     """The file's path and parsed YAML; SpecError for unreadable or broken YAML."""
-    from scorewire.suites.evalstone import parse_yaml
+    from scorewire.suites.yaml_document import parse_yaml
 
     p = Path(path)
     try:

@@ -16,7 +16,7 @@ A run with no cases passes no `min_*` gate: there is nothing to have passed.
 The default gate is one rule per suite format, the same over gRPC, in the CLI and in
 process: an evalstone suite (and a RunSuite given checks) passes unless a score errored
 (`max_error_rate: 0`, seed 000); a checkllm file passes only when every test passed
-(`min_pass_rate: 1`, as a test runner's exit code does; `suites.checkllm.DEFAULT_GATE`).
+(`min_pass_rate: 1`, as a test runner's exit code does; `suites.checkllm_suite.DEFAULT_GATE`).
 """
 
 from __future__ import annotations

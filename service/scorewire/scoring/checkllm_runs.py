@@ -47,7 +47,6 @@ from scorewire.scoring import wire
 from scorewire.scoring.inprocess import batched
 from scorewire.scoring.limits import output_problem
 from scorewire.settings import Settings
-from scorewire.suites.checkllm import CheckllmSuite
 from scorewire.suites.checkllm_request import (
     CaseKey,
     Matrix,
@@ -58,6 +57,7 @@ from scorewire.suites.checkllm_request import (
     recorded_groups,
     resolve_combination,
 )
+from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
 FORMATS: dict[int, str] = {

@@ -36,7 +36,7 @@ from scorewire.scoring.limits import output_problem
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PLAN_BYTES_PER_REGEX_INSTRUCTION, CheckName, PlanInfo
 from scorewire.settings import Settings
-from scorewire.suites.checkllm import CheckllmSuite, load_checkllm_data
+from scorewire.suites.checkllm import load_checkllm_data
 from scorewire.suites.checkllm_request import (
     CHECKLLM,
     check_names,
@@ -44,15 +44,10 @@ from scorewire.suites.checkllm_request import (
     load_request_checkllm,
     request_format,
 )
-from scorewire.suites.evalstone import (
-    LoadedSuite,
-    RunSettings,
-    compile_compact,
-    load_request_suite,
-    load_suite_data,
-    load_suite_text,
-    parse_check_spec,
-)
+from scorewire.suites.checkllm_suite import CheckllmSuite
+from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_suite_data, load_suite_text
+from scorewire.suites.evalstone_checks import compile_compact, parse_check_spec
+from scorewire.suites.evalstone_request import load_request_suite
 from scorewire.suites.preflight import judge_needs
 from scorewire.v1 import scoring_pb2 as pb
 

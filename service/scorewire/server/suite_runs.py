@@ -44,7 +44,7 @@ from scorewire.server.run_records import (
 from scorewire.server.security import Principal, principal
 from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
-from scorewire.suites.evalstone import suite_over_message
+from scorewire.suites.yaml_document import suite_over_message
 from scorewire.v1 import scoring_pb2 as pb
 
 Context = grpc.aio.ServicerContext[Any, Any]

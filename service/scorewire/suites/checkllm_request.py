@@ -23,8 +23,9 @@ from scorewire.core.model import Output
 from scorewire.generation.jobs import Group, Job, JobResult, ProviderCall, Recorded
 from scorewire.generation.providers import parse_provider
 from scorewire.settings import Settings
-from scorewire.suites.checkllm import CheckllmSuite, is_checkllm, load_checkllm_data
-from scorewire.suites.evalstone import parse_yaml
+from scorewire.suites.checkllm import is_checkllm, load_checkllm_data
+from scorewire.suites.checkllm_suite import CheckllmSuite
+from scorewire.suites.yaml_document import parse_yaml
 
 EVALSTONE = "evalstone"
 CHECKLLM = "checkllm"

@@ -19,27 +19,29 @@ settings: {budget: 5.0, concurrency: 32, check_timeout_s: 60}
 
 Every problem is reported with the path of the offending field (`checks.short.max_wrds`),
 all of them at once. Unknown keys are errors everywhere.
+
+This module loads a document into a `SuiteFile` (its settings, checks, datasets and
+suites with their targets) and turns a suite's cases into jobs. How a check is written
+(inline or compact) is `evalstone_checks`'s, reading the text is `yaml_document`'s, and
+the suite a request describes is `evalstone_request`'s.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from scorewire.core.cost import LimitExceeded, RequestMeter, current_meter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output, Sample
-from scorewire.core.registry import REGISTRY, Registry
-from scorewire.engine.cost import SUITE_BYTES, SUITE_NODES, SUITE_TEXT_BYTES, measure_specs
+from scorewire.core.registry import Registry
 from scorewire.engine.custom import load_imports
 from scorewire.engine.execute import DEFAULT_CHECK_TIMEOUT_S
 from scorewire.engine.runner import Case, Plan
-from scorewire.engine.spec import CheckSpec, CompiledCheck, Example, compile_check
+from scorewire.engine.spec import CompiledCheck, compile_check
 from scorewire.engine.summary import Gate, parse_gate
 from scorewire.generation import templates
 from scorewire.generation.jobs import HttpCall, Job, ProviderCall, Recorded
@@ -51,15 +53,12 @@ from scorewire.generation.targets import (
     parse_target,
     sample_vars,
 )
-from scorewire.settings import Settings
-from scorewire.suites import bounded_yaml
+from scorewire.suites.evalstone_checks import compile_compact, parse_check_spec
+from scorewire.suites.yaml_document import parse_yaml
 
-MODIFIER_KEYS = frozenset({"type", "name", "when", "examples", "extractor"})
 _TOP_KEYS = frozenset({"imports", "checks", "datasets", "suites", "settings", "description"})
 _SUITE_KEYS = frozenset({"dataset", "target", "checks", "compact", "gate", "description"})
 _SETTINGS_KEYS = frozenset({"budget", "concurrency", "check_timeout_s"})
-MAX_YAML_BYTES: int = Settings.model_fields[SUITE_TEXT_BYTES].default
-"""The largest suite document without a meter (the CLI): the server's default."""
 
 
 @dataclass(slots=True)
@@ -121,106 +120,6 @@ class SuiteFile:
         return LoadedSuite("default", plan, Gate(), self.settings)
 
 
-def parse_check_spec(raw: object, path: str) -> CheckSpec:
-    """A check written inline (`{type: contains, needles: [...], when: {...}}`)."""
-    if not isinstance(raw, Mapping):
-        raise SpecError.at(path, "a check must be a mapping with a `type:` key")
-    violations: list[FieldViolation] = []
-    ctype = raw.get("type")
-    if not isinstance(ctype, str) or not ctype:
-        violations.append(FieldViolation(join_path(path, "type"), "a check needs a `type:`"))
-        ctype = ""
-    when = None
-    if raw.get("when") is not None:
-        try:
-            when = parse_check_spec(raw["when"], join_path(path, "when"))
-        except SpecError as err:
-            violations.extend(err.violations)
-    examples: list[Example] = []
-    try:
-        examples = parse_examples(raw.get("examples"), join_path(path, "examples"))
-    except SpecError as err:
-        violations.extend(err.violations)
-    extractor = raw.get("extractor")
-    if extractor is not None and not isinstance(extractor, str):
-        violations.append(FieldViolation(join_path(path, "extractor"), "must be a string"))
-        extractor = None
-    # A type with a parameter of a modifier's name (`trajectory.tool_called`'s `name`)
-    # takes that key as its parameter; its display name then comes from the `checks:` key
-    # or the nested form (`params: {name: ...}` beside a `name:`).
-    modifiers = MODIFIER_KEYS - _param_names(ctype) if "params" not in raw else MODIFIER_KEYS
-    name = raw.get("name", "") if "name" in modifiers else ""
-    if not isinstance(name, str):
-        violations.append(FieldViolation(join_path(path, "name"), "must be a string"))
-        name = ""
-    params = {k: v for k, v in raw.items() if k not in modifiers}
-    params_path = ""
-    if "params" in params and _nested_params(params, ctype):
-        # The clients' canonical form: parameters under `params`, as in the proto.
-        nested = params.pop("params")
-        if params:
-            violations.append(
-                FieldViolation(
-                    join_path(path, "params"),
-                    "give parameters under `params` or beside `type`, not both "
-                    f"(found {', '.join(sorted(params))} beside it)",
-                )
-            )
-        elif nested is not None and not isinstance(nested, Mapping):
-            violations.append(FieldViolation(join_path(path, "params"), "must be a mapping"))
-        else:
-            params, params_path = dict(nested or {}), "params"
-    if violations:
-        raise SpecError(violations)
-    return CheckSpec(
-        type=ctype,
-        params=params,
-        name=name,
-        when=when,
-        examples=examples,
-        extractor=extractor,
-        params_path=params_path,
-    )
-
-
-def _param_names(ctype: str) -> frozenset[str]:
-    check = REGISTRY.get(ctype) if ctype else None
-    return frozenset(check.params.model_fields) if check is not None else frozenset()
-
-
-def _nested_params(params: Mapping[str, Any], ctype: str) -> bool:
-    """Whether `params:` holds the parameters rather than being a parameter itself (no
-    built-in type has one named so; a custom type that does keeps it)."""
-    return "params" not in _param_names(ctype)
-
-
-def parse_examples(raw: object, path: str) -> list[Example]:
-    """`[{text: ..., kind: positive|negative}]`."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise SpecError.at(path, "must be a list of {text, kind} mappings")
-    out: list[Example] = []
-    violations = []
-    for i, ex in enumerate(raw):
-        where = join_path(path, i)
-        if not isinstance(ex, Mapping) or set(ex) - {"text", "kind"}:
-            violations.append(FieldViolation(where, "must be a mapping with `text` and `kind`"))
-            continue
-        text, kind = ex.get("text"), ex.get("kind", "positive")
-        if not isinstance(text, str):
-            violations.append(FieldViolation(join_path(where, "text"), "must be a string"))
-        elif kind not in ("positive", "negative"):
-            violations.append(
-                FieldViolation(join_path(where, "kind"), "must be `positive` or `negative`")
-            )
-        else:
-            out.append(Example(text, kind))
-    if violations:
-        raise SpecError(violations)
-    return out
-
-
 def _unknown_keys(
     raw: Mapping[str, Any], allowed: frozenset[str], path: str
 ) -> list[FieldViolation]:
@@ -240,62 +139,6 @@ def _as_mapping(raw: object, path: str, violations: list[FieldViolation]) -> Map
         violations.append(FieldViolation(path, "must be a mapping"))
         return {}
     return raw
-
-
-def parse_yaml(text: str) -> Any:
-    """YAML text -> data; syntax errors become a SpecError with line and column.
-
-    The document may be as large as, and its aliases may expand it only within, the
-    current meter's limits (`max_suite_bytes`, `max_suite_expanded_bytes`,
-    `max_suite_expanded_nodes`): past one, `LimitExceeded` names it, since the document
-    is too big rather than wrong. Without a meter (the CLI, the in-process API) the
-    settings' defaults bound it, as a SpecError.
-    """
-    meter = current_meter()
-    limits = meter.limits if meter is not None else {}
-    most = limits.get(SUITE_TEXT_BYTES, MAX_YAML_BYTES)
-    if suite_over(text, most):
-        if meter is None:
-            raise SpecError.at("", suite_over_message(most))
-        raise LimitExceeded(SUITE_TEXT_BYTES, "", suite_over_message(most))
-    try:
-        return bounded_yaml.load(
-            text,
-            max_nodes=limits.get(SUITE_NODES, bounded_yaml.MAX_EXPANDED_NODES),
-            max_bytes=limits.get(SUITE_BYTES, bounded_yaml.MAX_EXPANDED_BYTES),
-        )
-    except bounded_yaml.ExpansionTooLarge as err:
-        setting = SUITE_NODES if err.what == "nodes" else SUITE_BYTES
-        message = f"{err.problem} ({setting}){_where(err)}"
-        if meter is None:
-            raise SpecError.at("", message) from None
-        raise LimitExceeded(setting, "", message) from None
-    except yaml.MarkedYAMLError as err:
-        raise SpecError.at("", f"invalid YAML{_where(err)}: {err.problem}") from None
-    except yaml.YAMLError as err:
-        raise SpecError.at("", f"invalid YAML: {err}") from None
-    except ValueError as err:
-        # PyYAML's scanner lets a few bad escapes out as plain ValueErrors
-        # (`"\U00110000"`: a code point beyond Unicode): still the caller's bad YAML.
-        raise SpecError.at("", f"invalid YAML: {err}") from None
-
-
-def suite_over(text: str, most: int) -> bool:
-    """Whether `text` is over `most` bytes of UTF-8, encoded only when its length alone
-    does not say (a character is 1 to 4 bytes)."""
-    if len(text) > most:
-        return True
-    return len(text) * 4 > most and len(text.encode("utf-8", "surrogatepass")) > most
-
-
-def suite_over_message(most: int) -> str:
-    """Why a suite document over `max_suite_bytes` (`most`) is refused."""
-    return f"the suite is larger than {SUITE_TEXT_BYTES} ({most:,} bytes)"
-
-
-def _where(err: yaml.MarkedYAMLError) -> str:
-    mark = err.problem_mark
-    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
 
 
 def load_suite_text(
@@ -485,27 +328,6 @@ def _generated_datasets(raw_suites: object) -> frozenset[str]:
     return frozenset(generated - recorded)
 
 
-def compile_compact(
-    raw: object, path: str, violations: list[FieldViolation]
-) -> list[CompiledCheck]:
-    """Compact checks (one-line strings or the JSON-array form); problems go to `violations`."""
-    if raw is None:
-        return []
-    from scorewire.suites.compact import parse_compact_json, parse_compact_lines
-
-    try:
-        if isinstance(raw, str):
-            return parse_compact_lines(raw.splitlines(), base=path)
-        if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
-            return parse_compact_lines(raw, base=path)
-        if isinstance(raw, list):
-            return parse_compact_json(raw, base=path)
-        violations.append(FieldViolation(path, "must be a list of one-line checks"))
-    except SpecError as err:
-        violations.extend(err.violations)
-    return []
-
-
 def _load_datasets(
     raw: object,
     base_dir: Path | None,
@@ -594,146 +416,6 @@ def case_from_row(row: object, index: int, *, require_output: bool = True) -> Ca
     meta = row.get("metadata") or {}
     sample = Sample(str(sid), row.get("input"), row.get("expected"), dict(meta))
     return Case(sample, output, index)
-
-
-def load_request_suite(
-    *,
-    suite_yaml: str = "",
-    suite_name: str = "",
-    checks: Sequence[CheckSpec] = (),
-    compact: Sequence[str] = (),
-    gate: Gate | None = None,
-    registry: Registry | None = None,
-    max_checks: int | None = None,
-    meter: RequestMeter | None = None,
-    check_timeout_s: float | None = None,
-) -> LoadedSuite:
-    """The suite a request describes: a YAML document, or structured and compact checks.
-
-    Used by the server and the CLI alike; imports in a YAML document are refused, since
-    a request must never name code for the server to run. With a `meter`, every check's
-    cost is charged before it compiles and `LimitExceeded` names the first limit passed.
-    `check_timeout_s` is the per-check timeout unless the suite's settings give one.
-    """
-    with metering(meter):
-        data: object = None
-        if suite_yaml.strip():
-            try:
-                data = parse_yaml(suite_yaml)
-            except SpecError as err:
-                raise SpecError(
-                    [FieldViolation(_yaml_path(v.field), v.description) for v in err.violations]
-                ) from None
-            except LimitExceeded as err:
-                raise LimitExceeded(err.setting, _yaml_path(err.field), err.message) from None
-        if meter is not None:
-            measure_specs(meter, _request_specs(data, checks, compact))
-        return _load_request_suite(
-            bool(suite_yaml.strip()),
-            data,
-            suite_name,
-            checks,
-            compact,
-            gate,
-            registry,
-            max_checks,
-            check_timeout_s,
-        )
-
-
-def _request_specs(
-    data: object, checks: Sequence[CheckSpec], compact: Sequence[str]
-) -> Iterator[tuple[CheckSpec, str]]:
-    """Every check spec a request holds, with its path, parsed but not compiled.
-
-    Specs that do not parse are skipped: compiling reports them with their problems.
-    """
-    from scorewire.suites.compact import compact_specs
-
-    for i, spec in enumerate(checks):
-        yield spec, join_path("checks", i)
-    yield from compact_specs(list(compact), "compact")
-    if not isinstance(data, Mapping):
-        return
-    keyed = data.get("checks")
-    if isinstance(keyed, Mapping):
-        for key, raw in keyed.items():
-            path = join_path("checks", str(key))
-            try:
-                spec = parse_check_spec(raw, path)
-            except SpecError:
-                continue
-            spec.name = spec.name or str(key)
-            yield spec, _yaml_path(path)
-    suites = data.get("suites")
-    if isinstance(suites, Mapping):
-        for name, raw in suites.items():
-            if isinstance(raw, Mapping):
-                path = join_path(join_path("suites", str(name)), "compact")
-                yield from compact_specs(raw.get("compact"), _yaml_path(path))
-
-
-def _load_request_suite(
-    has_yaml: bool,
-    data: object,
-    suite_name: str,
-    checks: Sequence[CheckSpec],
-    compact: Sequence[str],
-    gate: Gate | None,
-    registry: Registry | None,
-    max_checks: int | None,
-    check_timeout_s: float | None,
-) -> LoadedSuite:
-    violations: list[FieldViolation] = []
-    if has_yaml:
-        if checks:
-            violations.append(
-                FieldViolation("checks", "give either suite_yaml or checks, not both")
-            )
-        try:
-            loaded = load_suite_data(data, registry=registry, allow_imports=False)
-            selected = loaded.select(suite_name or None)
-        except SpecError as err:
-            raise SpecError(
-                [FieldViolation(_yaml_path(v.field), v.description) for v in err.violations]
-                + violations
-            ) from None
-        except LimitExceeded as err:
-            raise LimitExceeded(err.setting, _yaml_path(err.field), err.message) from None
-        compiled = list(selected.plan.checks)
-        gate = selected.gate
-        settings = selected.settings
-        cases = selected.cases
-        name = selected.name
-    else:
-        compiled = []
-        for i, spec in enumerate(checks):
-            try:
-                compiled.append(compile_check(spec, join_path("checks", i), registry=registry))
-            except SpecError as err:
-                violations.extend(err.violations)
-        settings, cases, name = RunSettings(), None, suite_name or "request"
-        gate = gate or Gate()
-    blank = [i for i, line in enumerate(compact) if not line.strip()]
-    # In a request every entry is a check with a result of its own: a blank one would
-    # silently shift the results against the caller's list, so it is an error here.
-    violations.extend(FieldViolation(join_path("compact", i), "empty compact check") for i in blank)
-    if compact and not blank:
-        compiled.extend(compile_compact(list(compact), "compact", violations))
-    if not compiled and not violations:
-        violations.append(FieldViolation("checks", "no checks: give suite_yaml, checks or compact"))
-    if max_checks is not None and len(compiled) > max_checks:
-        violations.append(
-            FieldViolation("checks", f"{len(compiled)} checks exceed the limit of {max_checks}")
-        )
-    if violations:
-        raise SpecError(violations)
-    plan = Plan(compiled, settings.timeout_s(check_timeout_s))
-    return LoadedSuite(name, plan, gate, settings, cases)
-
-
-def _yaml_path(field: str) -> str:
-    return f"suite_yaml.{field}" if field and field != "suite_name" else (field or "suite_yaml")
 
 
 def suite_jobs(suite: LoadedSuite) -> list[Job]:

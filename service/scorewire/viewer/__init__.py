@@ -4,8 +4,9 @@
   `ResultsDirectory` implement it over `scorewire run --output` files.
 - `render`: the pages as self-contained HTML (inline CSS and JS, nothing fetched),
   served or written as one offline report (`scorewire view`).
-- `http`: the served viewer on its own HTTP port (`SCOREWIRE_VIEWER_PORT`), behind the
-  server's bearer tokens when auth is on.
+- `serving`: the served viewer on its own HTTP port (`SCOREWIRE_VIEWER_PORT`), behind the
+  server's bearer tokens when auth is on; `handler` answers its requests (routes,
+  sign-in, CSRF) and `sessions` holds its tokens and signed-in browsers.
 
 It reads results and settings only: no grpc, no engine.
 """

@@ -1,0 +1,163 @@
+"""A loaded checkllm suite: its judge, settings, prompts, providers and tests, and the
+jobs they make (one `Group` per test, its combinations prompt-major, provider-minor).
+
+`checkllm` loads a document into a `CheckllmSuite`; everything here is already validated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scorewire.core.model import Output, Sample
+from scorewire.engine.runner import Plan
+from scorewire.engine.spec import CheckSpec, CompiledCheck
+from scorewire.engine.summary import Gate
+from scorewire.generation import templates
+from scorewire.generation.jobs import Group, Job, ProviderCall, Recorded
+from scorewire.generation.providers import ProviderRef
+
+RECORDED = ProviderRef("recorded", "")
+"""The provider of a file without `providers:`: outputs come from the file."""
+
+DEFAULT_GATE = Gate(min_pass_rate=1.0)
+"""Every combination must pass every assertion, and nothing may error."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeConfig:
+    """The `judge:` section."""
+
+    backend: str = "auto"
+    """openai, anthropic, gemini or auto."""
+    model: str = ""
+    """The model name; empty for the backend's default."""
+
+    def model_param(self) -> str | None:
+        """What judge checks get as their `model` parameter, or None for the default.
+
+        Gemini is served by the OpenAI-compatible judge backend, so it maps to
+        `openai:<model>`.
+        """
+        if self.backend == "auto":
+            return self.model or None
+        if self.backend == "gemini":
+            return f"openai:{self.model}"
+        return f"{self.backend}:{self.model}" if self.model else self.backend
+
+
+@dataclass(slots=True)
+class CheckllmSettings:
+    """The `settings:` section."""
+
+    budget: float = 10.0
+    """Most USD the run may spend on provider and judge calls."""
+    threshold: float = 0.8
+    """Default threshold of the LLM-as-judge assertions."""
+    parallel: bool = True
+    """Whether combinations run concurrently."""
+    cache: bool = True
+    """Whether identical provider and judge calls are answered from a cache."""
+    concurrency: int = 16
+    """Combinations in flight when `parallel` is true."""
+
+    @property
+    def effective_concurrency(self) -> int:
+        """`concurrency` when parallel, else 1."""
+        return self.concurrency if self.parallel else 1
+
+
+@dataclass(slots=True)
+class CheckllmTest:
+    """One test: its vars, its compiled assertions, and any recorded outputs."""
+
+    index: int
+    description: str
+    vars: dict[str, Any]
+    checks: list[CompiledCheck]
+    specs: list[CheckSpec]
+    output: str | None = None
+    outputs: dict[str, str | list[str]] = field(default_factory=dict)
+
+    def recorded(self, provider: str, prompt_index: int) -> str | None:
+        """The recorded output for one prompt × provider, or None."""
+        by_provider = self.outputs.get(provider)
+        if isinstance(by_provider, str):
+            return by_provider
+        if isinstance(by_provider, list):
+            return by_provider[prompt_index]
+        return self.output
+
+
+@dataclass(slots=True)
+class CheckllmSuite:
+    """A loaded checkllm file: everything validated, ready to expand into jobs."""
+
+    description: str
+    judge: JudgeConfig
+    prompts: list[str]
+    providers: list[ProviderRef]
+    tests: list[CheckllmTest]
+    settings: CheckllmSettings
+    gate: Gate = DEFAULT_GATE
+    check_timeout_s: float = 120.0
+
+    @property
+    def uses_judge(self) -> bool:
+        """Whether any assertion may call a judge."""
+        return any(c.uses_judge for t in self.tests for c in t.checks)
+
+    def groups(self) -> list[Group]:
+        """One group per test, its jobs in prompt-major, provider-minor order."""
+        out: list[Group] = []
+        index = 0
+        for test in self.tests:
+            jobs: list[Job] = []
+            for j, template in enumerate(self.prompts):
+                rendered = (
+                    templates.render(template, test.vars)
+                    if not templates.missing_vars(template, test.vars)
+                    else None
+                )
+                for ref in self.providers:
+                    pid = ref.id
+                    sample = Sample(
+                        f"t{test.index}/p{j}/{pid}",
+                        dict(test.vars),
+                        test.vars.get("expected"),
+                        {
+                            "test": test.index,
+                            "description": test.description,
+                            "prompt_index": j,
+                            "provider": pid,
+                        },
+                    )
+                    text = test.recorded(pid, j)
+                    source: Recorded | ProviderCall
+                    if text is not None:
+                        source = Recorded(Output(text=text))
+                    else:
+                        # The loader has checked that the template renders here.
+                        source = ProviderCall(pid, rendered or "")
+                    jobs.append(Job(sample, source, pid, rendered, index))
+                    index += 1
+            out.append(
+                Group(
+                    f"t{test.index}",
+                    Plan(list(test.checks), self.check_timeout_s),
+                    jobs,
+                    list(test.specs),
+                    test.description,
+                )
+            )
+        return out
+
+    def called_providers(self) -> list[ProviderRef]:
+        """Providers some combination must call (those without a recorded output)."""
+        needed: dict[str, ProviderRef] = {}
+        for group in self.groups():
+            for job in group.jobs:
+                if isinstance(job.source, ProviderCall):
+                    ref = next(r for r in self.providers if r.id == job.provider)
+                    needed.setdefault(ref.id, ref)
+        return list(needed.values())
