@@ -23,6 +23,7 @@ CHECKED = [
     "judge/cache_entry.py",
     "judge/memory_store.py",
     "judge/redis_store.py",
+    "settings.py",
 ]
 
 
