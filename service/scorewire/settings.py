@@ -2,6 +2,10 @@
 
 Tests construct `Settings(...)` directly; `main` reads the environment. Everything that
 needs configuration takes the object (or the part of it it needs) as an argument.
+
+`Settings` is composed of one model per purpose: a new setting goes into the part of its
+purpose, stays flat (read from `SCOREWIRE_<FIELD>`) and is added to the snapshot of
+`tests/core/test_settings_model.py` (`python -m tests.core.test_settings_model`).
 """
 
 from __future__ import annotations
