@@ -2,6 +2,10 @@
 
 Tests construct `Settings(...)` directly; `main` reads the environment. Everything that
 needs configuration takes the object (or the part of it it needs) as an argument.
+
+`Settings` is composed of one model per purpose: a new setting goes into the part of its
+purpose, stays flat (read from `SCOREWIRE_<FIELD>`) and is added to the snapshot of
+`tests/core/test_settings_model.py` (`python -m tests.core.test_settings_model`).
 """
 
 from __future__ import annotations
@@ -10,22 +14,13 @@ import math
 import os
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
-class Settings(BaseSettings):
-    """Server, engine, judge, cache and metrics configuration."""
+class TransportSettings(BaseModel):
+    """Where the gRPC server listens and how it keeps its connections."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="SCOREWIRE_",
-        extra="ignore",
-        frozen=True,
-        env_nested_delimiter="__",
-        allow_inf_nan=False,  # a timeout or budget of nan/inf is a start-up error
-    )
-
-    # --- network -----------------------------------------------------------------------
     host: str = "127.0.0.1"
     """Address the gRPC server binds to."""
     port: int = Field(50051, ge=0, le=65535)
@@ -41,7 +36,10 @@ class Settings(BaseSettings):
     grace_period_s: float = Field(20.0, ge=0)
     """On SIGTERM, seconds in-flight calls get to finish before they are cancelled."""
 
-    # --- per-request limits ---------------------------------------------------------------
+
+class ScoringSettings(BaseModel):
+    """How big a request may be and how its cases are scored: timeouts, workers, tenants."""
+
     max_cases_per_request: int = Field(100_000, ge=1)
     """Most cases one RunSuite request may carry."""
     max_checks_per_request: int = Field(64, ge=1)
@@ -87,7 +85,18 @@ class Settings(BaseSettings):
     fresh one (huge plans and allocator high-water marks do not stay). Each worker loads
     its own `language` models (up to max_languages_loaded, ~600 MB): keep room for them."""
 
-    # --- what one request may cost (each refused with RESOURCE_EXHAUSTED naming it) --------
+    @field_validator("tenant_weights")
+    @classmethod
+    def _weights_are_positive(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, weight in value.items():
+            if not 0 < weight < math.inf:
+                raise ValueError(f"the weight of {name!r} must be a finite number > 0")
+        return value
+
+
+class RequestCostSettings(BaseModel):
+    """What one request may cost to load and score, each refused naming its setting."""
+
     max_patterns_per_request: int = Field(64, ge=1)
     """Most regular expressions one request compiles: `regex`, compact `regex:` and every
     `pattern`/`patternProperties` key inside JSON Schemas."""
@@ -141,7 +150,10 @@ class Settings(BaseSettings):
     """Most bytes of compiled plans kept for reuse, estimated from their request's size;
     0 turns the cache off."""
 
-    # --- security ------------------------------------------------------------------------
+
+class SecuritySettings(BaseModel):
+    """Who may call (TLS, bearer tokens, calls in flight) and which Python code runs."""
+
     tls_cert: str | None = None
     """PEM certificate chain file; with tls_key, the server speaks TLS."""
     tls_key: str | None = None
@@ -183,7 +195,10 @@ class Settings(BaseSettings):
     The only way Python code enters the server: nothing arriving over the wire runs.
     """
 
-    # --- judge --------------------------------------------------------------------------------
+
+class JudgeSettings(BaseModel):
+    """The judge: providers, calls, embeddings, prices, budgets and leases, agreement."""
+
     judge_model: str = ""
     """Default judge as `backend:model` (`openai:gpt-4o-mini`); `auto` picks by credentials."""
     openai_base_url: str | None = None
@@ -314,7 +329,28 @@ class Settings(BaseSettings):
     learns what another one scored; the saving shows in metrics only.
     """
 
-    # --- cache --------------------------------------------------------------------------------
+    @field_validator("judge_prices")
+    @classmethod
+    def _prices_are_finite_and_not_negative(
+        cls, value: dict[str, tuple[float, float]]
+    ) -> dict[str, tuple[float, float]]:
+        for name, price in value.items():
+            _check_price(price, f"the price of {name!r}")
+        return value
+
+    @field_validator("judge_fallback_price")
+    @classmethod
+    def _fallback_is_finite_and_not_negative(
+        cls, value: tuple[float, float] | None
+    ) -> tuple[float, float] | None:
+        if value is not None:
+            _check_price(value, "the fallback price")
+        return value
+
+
+class CacheSettings(BaseModel):
+    """The verdict (and generation) cache: where it lives, how big, how long, how fast."""
+
     cache_url: str = "memory://"
     """Verdict cache: `memory://` (per process) or `redis://[user:password@]host:port/db`
     (`rediss://` for TLS), shared."""
@@ -344,7 +380,10 @@ class Settings(BaseSettings):
     cache_pool_size: int = Field(64, ge=1)
     """Redis connections per process; callers beyond it wait up to `cache_timeout_s`."""
 
-    # --- generation on the server (checkllm suites sent without outputs) -------------------
+
+class GenerationSettings(BaseModel):
+    """Generation on the server: checkllm suites sent without outputs."""
+
     generation_enabled: bool = False
     """Let RunSuite generate a checkllm suite's outputs with the server's own provider
     credentials (the judge's keys and base URLs). Off by default: a request without
@@ -377,7 +416,10 @@ class Settings(BaseSettings):
     generation cache, which lives where the verdict cache does (`cache_url`, shared through
     Redis); a suite's `settings.cache: false` turns it off for that run."""
 
-    # --- state on disk ------------------------------------------------------------------------
+
+class StoreSettings(BaseModel):
+    """The state directory and the label and run stores (SQLite there, or PostgreSQL)."""
+
     state_dir: str = ""
     """Directory of the server's own files (the SQLite label and run stores), created if absent.
 
@@ -451,32 +493,6 @@ class Settings(BaseSettings):
     max_run_label_chars: int = Field(256, ge=1)
     """Longest run name, label key or label value, in characters."""
 
-    @field_validator("tenant_weights")
-    @classmethod
-    def _weights_are_positive(cls, value: dict[str, float]) -> dict[str, float]:
-        for name, weight in value.items():
-            if not 0 < weight < math.inf:
-                raise ValueError(f"the weight of {name!r} must be a finite number > 0")
-        return value
-
-    @field_validator("judge_prices")
-    @classmethod
-    def _prices_are_finite_and_not_negative(
-        cls, value: dict[str, tuple[float, float]]
-    ) -> dict[str, tuple[float, float]]:
-        for name, price in value.items():
-            _check_price(price, f"the price of {name!r}")
-        return value
-
-    @field_validator("judge_fallback_price")
-    @classmethod
-    def _fallback_is_finite_and_not_negative(
-        cls, value: tuple[float, float] | None
-    ) -> tuple[float, float] | None:
-        if value is not None:
-            _check_price(value, "the fallback price")
-        return value
-
     @field_validator("labels_url", "runs_url")
     @classmethod
     def _labels_url_is_postgresql(cls, value: SecretStr | None) -> SecretStr | None:
@@ -487,13 +503,19 @@ class Settings(BaseSettings):
             raise ValueError("must be a postgresql:// URL (SQLite files are set by their _path)")
         return value
 
-    # --- metrics ------------------------------------------------------------------------------
+
+class MetricsSettings(BaseModel):
+    """The Prometheus endpoint."""
+
     metrics_port: int = Field(9464, ge=0, le=65535)
     """Port of the Prometheus /metrics HTTP endpoint; 0 picks a free one."""
     metrics_enabled: bool = True
     """Whether to serve and record metrics at all."""
 
-    # --- the results viewer -------------------------------------------------------------
+
+class ViewerSettings(StoreSettings):
+    """The results viewer's pages (its results directory is under the state directory)."""
+
     viewer_port: int | None = Field(None, ge=0, le=65535)
     """Port of the results viewer's HTTP pages; unset (the default) serves no viewer,
     0 picks a free one. Behind the bearer tokens when auth is on."""
@@ -516,6 +538,10 @@ class Settings(BaseSettings):
         """`viewer_results_dir` (`results` when unset) resolved against `state_path()`."""
         return self.state_path() / Path(self.viewer_results_dir or "results").expanduser()
 
+
+class LoggingSettings(BaseModel):
+    """What the server logs."""
+
     log_level: str = "INFO"
     """Python logging level name (DEBUG, INFO, WARNING, ERROR, CRITICAL)."""
 
@@ -526,6 +552,33 @@ class Settings(BaseSettings):
         if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
         return name
+
+
+# pydantic collects fields from the last base to the first (the reversed MRO): the
+# parts are listed last to first so that `model_fields` keeps the order of this file.
+class Settings(
+    LoggingSettings,
+    ViewerSettings,
+    MetricsSettings,
+    StoreSettings,
+    GenerationSettings,
+    CacheSettings,
+    JudgeSettings,
+    SecuritySettings,
+    RequestCostSettings,
+    ScoringSettings,
+    TransportSettings,
+    BaseSettings,
+):
+    """Server, engine, judge, cache and metrics configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SCOREWIRE_",
+        extra="ignore",
+        frozen=True,
+        env_nested_delimiter="__",
+        allow_inf_nan=False,  # a timeout or budget of nan/inf is a start-up error
+    )
 
 
 def _check_price(price: tuple[float, float], what: str) -> None:

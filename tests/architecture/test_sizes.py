@@ -22,6 +22,7 @@ CHECKED = [
     "judge",
     "suites",
     "viewer",
+    "settings.py",
 ]
 
 
