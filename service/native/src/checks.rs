@@ -1,11 +1,12 @@
 //! The native twins of the deterministic checks: contains, exact, regex, json_schema
 //! and length, on their common paths.
 //!
-//! Each twin answers exactly what its Python check (`scorewire.checks.deterministic`)
-//! answers, reason included, or `None`: the engine then runs the Python check for that
-//! case. Everything unusual goes to Python that way: errors (a missing reference, a
-//! needle list that is not one), text whose case folding, words or preview need the
-//! Unicode database, JSON that Python must parse or whose failures it must word.
+//! Each twin answers exactly what its Python check (`scorewire.checks.reference` or
+//! `scorewire.checks.output_form`) answers, reason included, or `None`: the engine then
+//! runs the Python check for that case. Everything unusual goes to Python that way:
+//! errors (a missing reference, a needle list that is not one), text whose case folding,
+//! words or preview need the Unicode database, JSON that Python must parse or whose
+//! failures it must word.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-import scorewire.checks.deterministic  # noqa: F401 - registers the types the aliases name
+import scorewire.checks.output_form
+import scorewire.checks.reference  # noqa: F401 - registers the types the aliases name
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 from scorewire.core.charges import KEY_PATH, charge_needles, charge_pattern, charge_schema

@@ -60,7 +60,7 @@ import warnings
 from typing import Annotated, Any, Literal
 
 import scorewire.checks.compact
-import scorewire.checks.deterministic  # noqa: F401 - registers length, which word_count spells
+import scorewire.checks.output_form  # noqa: F401 - registers length, which word_count spells
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 from scorewire.core.charges import charge_language, charge_needles

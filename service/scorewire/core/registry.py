@@ -30,7 +30,7 @@ P = TypeVar("P", bound="Params")
 
 
 FAMILIES: Mapping[str, tuple[str, ...]] = {
-    "deterministic": ("deterministic",),
+    "deterministic": ("reference", "output_form", "python_function"),
     "safety": ("safety",),
     "trajectory": ("trajectory",),
     "compact": ("compact",),
