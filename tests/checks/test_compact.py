@@ -13,7 +13,7 @@ from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import REGISTRY
 from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
-from scorewire.suites.compact import MAX_CHECKS, parse_compact_json, parse_compact_lines
+from scorewire.suites.compact_lines import MAX_CHECKS, parse_compact_json, parse_compact_lines
 
 
 def _run(cc: CompiledCheck, text: str) -> Score:

@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import jsonschema
 import pytest
-from scorewire.labels.model import output_hash
+from scorewire.labels.label_model import output_hash
 from scorewire.v1 import labels_pb2, labels_pb2_grpc
 
 from tests.cli.conftest import ROOT, Done, cli_env, run_cli

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from scorewire.core.cost import LimitExceeded, metering
-from scorewire.engine.cost import measure_specs, request_meter
+from scorewire.engine.metering import measure_specs, request_meter
 from scorewire.engine.spec import CheckSpec
 from scorewire.settings import Settings
-from scorewire.suites.compact import compact_specs
+from scorewire.suites.compact_lines import compact_specs
 
 PART = "x" * 4000
 BIG = [[PART] * 1000] * 10

@@ -16,7 +16,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from scorewire.labels.model import output_hash
+from scorewire.labels.label_model import output_hash
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import labels_pb2_grpc, scoring_pb2_grpc
 from scorewire.v1 import scoring_pb2 as pb

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from scorewire.core.cost import LimitExceeded, metering
 from scorewire.core.model import ErrorCode, Output, Sample
-from scorewire.engine.cost import request_meter
+from scorewire.engine.metering import request_meter
 from scorewire.judge import Budget
 from scorewire.judge.cache_entry import verdict_key
 from scorewire.judge.prompts import render_grade

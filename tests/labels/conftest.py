@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import grpc
 import pytest
-from scorewire.labels.model import Label, LabelStore, output_hash
+from scorewire.labels.label_model import Label, LabelStore, output_hash
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.server.app import create_server
 from scorewire.settings import Settings

@@ -19,7 +19,7 @@ from scorewire.labels.figures import (
     pair_up,
 )
 from scorewire.labels.jsonl import LabelIndex
-from scorewire.labels.model import Label, output_hash
+from scorewire.labels.label_model import Label, output_hash
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

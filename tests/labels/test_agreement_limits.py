@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import pytest
 from scorewire.judge import JudgeService
-from scorewire.labels.model import OUTPUTS_PER_CALL, output_hash
+from scorewire.labels.label_model import OUTPUTS_PER_CALL, output_hash
 from scorewire.runs import CHUNKS_PER_READ
 from scorewire.runs.sqlite import SqliteRunStore
 from scorewire.server.app import create_server

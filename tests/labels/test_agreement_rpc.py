@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 import pytest
 from scorewire.judge import JudgeService
-from scorewire.labels.model import output_hash
+from scorewire.labels.label_model import output_hash
 from scorewire.labels.postgres import PostgresLabelStore
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.metrics import ServerMetrics, start_metrics

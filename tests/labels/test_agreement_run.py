@@ -265,7 +265,7 @@ async def test_another_tenants_run_is_not_found(
     stub = labels_pb2_grpc.LabelServiceStub(channel)
     scoring = scoring_pb2_grpc.ScoringServiceStub(channel)
     try:
-        from scorewire.labels.model import output_hash
+        from scorewire.labels.label_model import output_hash
 
         await stub.PutLabels(
             lpb.PutLabelsRequest(

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from scorewire.labels.model import Label, LabelQuery, latest_per_labeller
+from scorewire.labels.label_model import Label, LabelQuery, latest_per_labeller
 from scorewire.labels.sqlite import OUTPUTS_PER_SELECT
 
 from tests.labels.conftest import label

@@ -13,7 +13,7 @@ from scorewire.core.model import Output, Sample, Score
 from scorewire.engine.execute import run_check
 from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.labels.jsonl import FILE_CACHE, label_line
-from scorewire.labels.model import Label, LabelsUnavailable, output_hash
+from scorewire.labels.label_model import Label, LabelsUnavailable, output_hash
 
 from tests.labels.conftest import label
 from tests.support.checks import load_errors
@@ -60,7 +60,7 @@ class FakeStore:
         self.lookups.append((sample_id, digest, check))
         if self.down:
             raise LabelsUnavailable("connection refused")
-        from scorewire.labels.model import latest_per_labeller
+        from scorewire.labels.label_model import latest_per_labeller
 
         return latest_per_labeller(
             [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 from google.protobuf import json_format, timestamp_pb2
-from scorewire.labels.model import output_hash
+from scorewire.labels.label_model import output_hash
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from scorewire.cli.label import InputError, load_items
-from scorewire.labels.model import output_hash
+from scorewire.labels.label_model import output_hash
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as spb
 

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from google.protobuf import json_format
 from scorewire.labels import open_label_store
-from scorewire.labels.model import LabelQuery, LabelsUnavailable
+from scorewire.labels.label_model import LabelQuery, LabelsUnavailable
 from scorewire.labels.postgres import PostgresLabelStore
 from scorewire.settings import Settings
 from scorewire.v1 import labels_pb2 as lpb

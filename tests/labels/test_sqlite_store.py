@@ -10,7 +10,7 @@ from asyncio.subprocess import PIPE
 from dataclasses import replace
 
 import pytest
-from scorewire.labels.model import LabelQuery, LabelsUnavailable
+from scorewire.labels.label_model import LabelQuery, LabelsUnavailable
 from scorewire.labels.sqlite import SqliteLabelStore
 
 from tests.labels.conftest import label

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 from google.protobuf import json_format
-from scorewire.labels.model import LabelQuery, output_hash
+from scorewire.labels.label_model import LabelQuery, output_hash
 from scorewire.labels.postgres import PostgresLabelStore
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.server.labels_service import _query_digest

@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 from scorewire.judge import JudgeService
 from scorewire.judge.cache_entry import NAMESPACE
 from scorewire.server.app import create_server
-from scorewire.server.calls import RUN_ID_METADATA
+from scorewire.server.call_context import RUN_ID_METADATA
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 from scorewire.v1 import scoring_pb2_grpc

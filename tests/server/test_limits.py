@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 from google.protobuf import json_format, struct_pb2
-from scorewire.engine.cost import REQUEST_SETTINGS
+from scorewire.engine.metering import REQUEST_SETTINGS
 from scorewire.scoring.plans import PlanCache
 from scorewire.settings import Settings
 from scorewire.text import resources

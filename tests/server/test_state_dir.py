@@ -14,7 +14,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from scorewire.labels.model import output_hash
+from scorewire.labels.label_model import output_hash
 from scorewire.settings import Settings
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import labels_pb2_grpc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import SpecError
-from scorewire.engine.cost import request_meter
+from scorewire.engine.metering import request_meter
 from scorewire.settings import Settings
 from scorewire.suites import bounded_yaml
 from scorewire.suites.checkllm_request import load_request_checkllm

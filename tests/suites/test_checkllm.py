@@ -14,7 +14,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode
-from scorewire.engine.cost import request_meter
+from scorewire.engine.metering import request_meter
 from scorewire.generation.jobs import Generator, JobResult, ProviderCall, Recorded, run_groups
 from scorewire.generation.providers import (
     GENERATION_ERROR,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scorewire.viewer import CaseResult, CheckStats, RunDetail, RunInfo, ScoreResult
-from scorewire.viewer.compare import case_keys, compare_runs, prompt_matrix
+from scorewire.viewer.run_views import case_keys, compare_runs, prompt_matrix
 
 
 def _score(name: str, passed: bool, *, error: bool = False, skipped: bool = False) -> ScoreResult:

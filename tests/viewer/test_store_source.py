@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from scorewire.runs import RunInfo, RunStatus, new_run_id, utc_now
 from scorewire.runs.sqlite import SqliteRunStore
-from scorewire.viewer.model import RunNotFound, SourceUnavailable
 from scorewire.viewer.store import StoreRuns, StoreRunSource
+from scorewire.viewer.view_model import RunNotFound, SourceUnavailable
 
 
 @pytest.fixture

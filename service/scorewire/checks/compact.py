@@ -4,7 +4,7 @@
 `safe_regex` (the seed's safe regular-expression subset) and `json_schema_v1` (its JSON
 Schema subset). Every limit of the seed is enforced at load time by the factories, so it
 holds for a suite that names these types directly too. The line and JSON-array forms
-that compile to these types are a suite format: `scorewire.suites.compact`.
+that compile to these types are a suite format: `scorewire.suites.compact_lines`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import CheckFn, ParamError, Params, Uncosted, check_type
 from scorewire.labels.jsonl import FILE_CACHE, LabelFileError
-from scorewire.labels.model import (
+from scorewire.labels.label_model import (
     DEFAULT_CHECK,
     MAX_NAME_CHARS,
     Label,

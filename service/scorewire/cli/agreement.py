@@ -55,7 +55,7 @@ from scorewire.labels.figures import (
     calibrate,
     pair_up,
 )
-from scorewire.labels.model import DEFAULT_CHECK
+from scorewire.labels.label_model import DEFAULT_CHECK
 
 
 def run_agreement(args: argparse.Namespace, *, console: Console | None = None) -> int:

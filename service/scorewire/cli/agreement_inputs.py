@@ -15,7 +15,7 @@ from scorewire.core.model import Score, ScoreError, Spread
 from scorewire.core.registry import REGISTRY
 from scorewire.labels.figures import JudgedOutput
 from scorewire.labels.jsonl import LabelFileError, LabelIndex, read_labels
-from scorewire.labels.model import Label, labelled_text
+from scorewire.labels.label_model import Label, labelled_text
 
 
 def _score(raw: dict[str, Any]) -> Score:

@@ -39,7 +39,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 from scorewire.labels.jsonl import LabelFileError, label_line, read_labels
-from scorewire.labels.model import DEFAULT_CHECK, Label, labelled_text, output_hash, utc_now
+from scorewire.labels.label_model import DEFAULT_CHECK, Label, labelled_text, output_hash, utc_now
 
 _KEYS_HELP = "[p] pass  [f] fail  [s] skip  [n] note  [b] back  [q] quit"
 _MAX_INPUT_CHARS = 4000

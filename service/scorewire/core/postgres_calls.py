@@ -29,11 +29,21 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from psycopg_pool import AsyncConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
 
 T = TypeVar("T")
 
 _ABANDONED: set[asyncio.Task[object]] = set()
 """Operations past their deadline, finishing their cancellation in the background."""
+
+
+# psycopg_pool tries again to reach a database it lost after a delay that doubles from
+# 1 s, bounded only by `reconnect_timeout` (300 s): a few seconds into an outage its next
+# try was already several seconds away, so calls failed at their deadline after the
+# database was back (tests/runs/test_store_down.py failed about one run in two). A try a
+# second keeps the recovery within about a second of the database's return, for one
+# connection attempt a second per pool while it is down.
+AttemptWithBackoff.DELAY_BACKOFF = 1.0
 
 
 def open_pool(

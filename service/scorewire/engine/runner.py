@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
-from scorewire.engine.cost import whole_text_caps
 from scorewire.engine.execute import DEFAULT_CHECK_TIMEOUT_S, run_check, run_check_sync
+from scorewire.engine.metering import whole_text_caps
 from scorewire.engine.spec import CompiledCheck
 
 # How many inline-scored cases run between two yields to the event loop, so that a big

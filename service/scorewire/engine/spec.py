@@ -18,7 +18,7 @@ from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError, join_path, pydantic_violations
 from scorewire.core.model import Output, Sample, Score
 from scorewire.core.registry import REGISTRY, CheckFn, CheckType, ParamError, Registry, is_async_fn
-from scorewire.engine.cost import charge_spec
+from scorewire.engine.metering import charge_spec
 from scorewire.engine.passing import bind_pass_rule
 
 ExampleKind = Literal["positive", "negative"]

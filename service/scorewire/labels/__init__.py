@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorewire.labels.model import (
+from scorewire.labels.label_model import (
     DEFAULT_CHECK,
     NO_LABEL_REASON,
     Label,

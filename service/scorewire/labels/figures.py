@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 from scorewire.core.model import Score
-from scorewire.labels.model import Label, output_hash, verdict
+from scorewire.labels.label_model import Label, output_hash, verdict
 
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples when a request asks for none."""

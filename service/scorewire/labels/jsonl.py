@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from scorewire.labels.model import (
+from scorewire.labels.label_model import (
     DEFAULT_CHECK,
     Label,
     is_output_hash,

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 from scorewire.core.postgres_calls import open_pool, within
-from scorewire.labels.model import (
+from scorewire.labels.label_model import (
     LOOKUP_LIMIT,
     OUTPUTS_PER_CALL,
     Label,

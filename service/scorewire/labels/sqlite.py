@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from scorewire.labels.model import (
+from scorewire.labels.label_model import (
     LOOKUP_LIMIT,
     Label,
     LabelQuery,

@@ -25,7 +25,8 @@ from scorewire.runs.compare import (
     compare,
     score_outcome,
 )
-from scorewire.runs.model import (
+from scorewire.runs.recorder import RunRecorder
+from scorewire.runs.run_model import (
     CaseRecord,
     Chunk,
     ChunkCodec,
@@ -39,7 +40,6 @@ from scorewire.runs.model import (
     new_run_id,
     utc_now,
 )
-from scorewire.runs.recorder import RunRecorder
 
 if TYPE_CHECKING:
     from scorewire.settings import Settings

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from scorewire.core.model import Score
-from scorewire.runs.model import CaseRecord, Outcome
+from scorewire.runs.run_model import CaseRecord, Outcome
 
 BAD = (Outcome.FAILED, Outcome.ERRORED)
 REASON_CASES = 20

@@ -26,7 +26,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 from scorewire.core.postgres_calls import open_pool, within
 from scorewire.runs import sql
-from scorewire.runs.model import Chunk, RunInfo, RunQuery, RunsUnavailable
+from scorewire.runs.run_model import Chunk, RunInfo, RunQuery, RunsUnavailable
 
 log = logging.getLogger("scorewire.runs")
 

@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from scorewire.runs.model import Chunk, RunInfo, RunStore, RunsUnavailable, utc_now
+from scorewire.runs.run_model import Chunk, RunInfo, RunStore, RunsUnavailable, utc_now
 
 log = logging.getLogger("scorewire.runs")
 

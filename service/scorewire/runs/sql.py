@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from scorewire.runs.model import RunInfo, RunQuery, RunStatus
+from scorewire.runs.run_model import RunInfo, RunQuery, RunStatus
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

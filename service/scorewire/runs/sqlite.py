@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from scorewire.runs import sql
-from scorewire.runs.model import Chunk, RunInfo, RunQuery, RunsUnavailable
+from scorewire.runs.run_model import Chunk, RunInfo, RunQuery, RunsUnavailable
 
 log = logging.getLogger("scorewire.runs")
 

@@ -40,7 +40,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.engine import native
-from scorewire.engine.cost import request_meter
+from scorewire.engine.metering import request_meter
 from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import Tally, tally_from_counts

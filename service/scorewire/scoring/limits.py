@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scorewire.core.errors import join_path
-from scorewire.engine.cost import metric_input_bytes
+from scorewire.engine.metering import metric_input_bytes
 from scorewire.settings import Settings
 
 

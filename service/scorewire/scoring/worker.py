@@ -28,7 +28,7 @@ from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import SpecError
 from scorewire.core.memory import Trimmer
-from scorewire.engine.cost import request_meter
+from scorewire.engine.metering import request_meter
 from scorewire.engine.runner import (
     CASE_POS,
     CHECK_IDX,

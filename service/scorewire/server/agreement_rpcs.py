@@ -44,7 +44,7 @@ from scorewire.labels.figures import (
     calibrate,
     candidate_thresholds,
 )
-from scorewire.labels.model import (
+from scorewire.labels.label_model import (
     DEFAULT_CHECK,
     OUTPUTS_PER_CALL,
     Label,

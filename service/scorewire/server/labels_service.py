@@ -28,7 +28,7 @@ from typing import Any
 import grpc
 from google.protobuf import timestamp_pb2
 from scorewire.core.errors import FieldViolation, join_path
-from scorewire.labels.model import (
+from scorewire.labels.label_model import (
     DEFAULT_CHECK,
     MAX_NAME_CHARS,
     MAX_NOTE_CHARS,

@@ -28,7 +28,7 @@ from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.screening import Screen
 from scorewire.server import convert, intake
-from scorewire.server.calls import BytesInFlight, CallContexts, deadline
+from scorewire.server.call_context import BytesInFlight, CallContexts, deadline
 from scorewire.server.observer import RunObserver
 from scorewire.server.security import principal
 from scorewire.server.status import (

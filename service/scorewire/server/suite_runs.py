@@ -32,7 +32,7 @@ from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.recorded import cases_blob
 from scorewire.scoring.screening import Bound, Screen
 from scorewire.server import convert
-from scorewire.server.calls import CallContexts, deadline
+from scorewire.server.call_context import CallContexts, deadline
 from scorewire.server.intake import CASES_PER_TURN, parse_case
 from scorewire.server.run_records import (
     BaselineGate,

@@ -55,7 +55,7 @@ from pathlib import Path
 from scorewire.core.cost import current_meter
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.registry import Registry
-from scorewire.engine.cost import PROMPT_CHARS
+from scorewire.engine.metering import PROMPT_CHARS
 from scorewire.engine.summary import Gate, parse_gate
 from scorewire.generation import templates
 from scorewire.suites.checkllm_sections import (

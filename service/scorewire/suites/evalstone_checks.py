@@ -124,7 +124,7 @@ def compile_compact(
     """Compact checks (one-line strings or the JSON-array form); problems go to `violations`."""
     if raw is None:
         return []
-    from scorewire.suites.compact import parse_compact_json, parse_compact_lines
+    from scorewire.suites.compact_lines import parse_compact_json, parse_compact_lines
 
     try:
         if isinstance(raw, str):

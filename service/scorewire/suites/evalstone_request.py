@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from scorewire.core.cost import LimitExceeded, RequestMeter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.registry import Registry
-from scorewire.engine.cost import measure_specs
+from scorewire.engine.metering import measure_specs
 from scorewire.engine.runner import Plan
 from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.engine.summary import Gate
@@ -73,7 +73,7 @@ def _request_specs(
 
     Specs that do not parse are skipped: compiling reports them with their problems.
     """
-    from scorewire.suites.compact import compact_specs
+    from scorewire.suites.compact_lines import compact_specs
 
     for i, spec in enumerate(checks):
         yield spec, join_path("checks", i)

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from scorewire.core.cost import LimitExceeded, current_meter
 from scorewire.core.errors import SpecError
-from scorewire.engine.cost import SUITE_BYTES, SUITE_NODES, SUITE_TEXT_BYTES
+from scorewire.engine.metering import SUITE_BYTES, SUITE_NODES, SUITE_TEXT_BYTES
 from scorewire.settings import Settings
 from scorewire.suites import bounded_yaml
 

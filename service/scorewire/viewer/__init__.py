@@ -11,8 +11,14 @@
 It reads results and settings only: no grpc, no engine.
 """
 
-from scorewire.viewer.compare import compare_runs, prompt_matrix
-from scorewire.viewer.model import (
+from scorewire.viewer.run_views import compare_runs, prompt_matrix
+from scorewire.viewer.source import (
+    InvalidResults,
+    ResultsDirectory,
+    ResultsFile,
+    RunSource,
+)
+from scorewire.viewer.view_model import (
     CaseChange,
     CaseResult,
     CheckDelta,
@@ -22,12 +28,6 @@ from scorewire.viewer.model import (
     RunInfo,
     RunNotFound,
     ScoreResult,
-)
-from scorewire.viewer.source import (
-    InvalidResults,
-    ResultsDirectory,
-    ResultsFile,
-    RunSource,
 )
 
 __all__ = [

@@ -43,8 +43,6 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
-from scorewire.viewer.compare import prompt_matrix
-from scorewire.viewer.model import RunNotFound, SourceUnavailable
 from scorewire.viewer.render import (
     OUTCOME_FILTERS,
     csp,
@@ -54,6 +52,7 @@ from scorewire.viewer.render import (
     render_run,
     render_runs,
 )
+from scorewire.viewer.run_views import prompt_matrix
 from scorewire.viewer.sessions import (
     COOKIE,
     CSRF_FIELD,
@@ -62,6 +61,7 @@ from scorewire.viewer.sessions import (
     same_token,
 )
 from scorewire.viewer.source import RunSource
+from scorewire.viewer.view_model import RunNotFound, SourceUnavailable
 
 if TYPE_CHECKING:  # `serving` imports this module; the handler needs only the server's type
     from scorewire.viewer.serving import ViewerServer

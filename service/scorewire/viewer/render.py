@@ -24,8 +24,8 @@ from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
-from scorewire.viewer.compare import Matrix, prompt_matrix
-from scorewire.viewer.model import (
+from scorewire.viewer.run_views import Matrix, prompt_matrix
+from scorewire.viewer.view_model import (
     OUTCOMES,
     CaseChange,
     CaseResult,

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from scorewire.viewer.compare import compare_runs
-from scorewire.viewer.model import (
+from scorewire.viewer.run_views import compare_runs
+from scorewire.viewer.view_model import (
     CaseResult,
     CheckStats,
     Comparison,

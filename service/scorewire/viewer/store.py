@@ -32,8 +32,10 @@ from scorewire.runs import (
     ScoreRecord,
 )
 from scorewire.scoring.recorded import CODEC
-from scorewire.viewer.compare import compare_runs
-from scorewire.viewer.model import (
+from scorewire.viewer.run_views import compare_runs
+from scorewire.viewer.serving import SourceFor
+from scorewire.viewer.source import filter_cases
+from scorewire.viewer.view_model import (
     CaseResult,
     CheckStats,
     Comparison,
@@ -43,9 +45,7 @@ from scorewire.viewer.model import (
     ScoreResult,
     SourceUnavailable,
 )
-from scorewire.viewer.model import RunInfo as ViewRun
-from scorewire.viewer.serving import SourceFor
-from scorewire.viewer.source import filter_cases
+from scorewire.viewer.view_model import RunInfo as ViewRun
 
 T = TypeVar("T")
 

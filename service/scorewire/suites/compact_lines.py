@@ -49,7 +49,7 @@ from typing import Any
 from scorewire.core.cost import current_meter
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.values import json_length, loads_strict
-from scorewire.engine.cost import NAME_CHARS
+from scorewire.engine.metering import NAME_CHARS
 from scorewire.engine.spec import CheckSpec, CompiledCheck, compile_check
 
 MAX_CHECKS = 10

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from scorewire.viewer.model import (
+from scorewire.viewer.view_model import (
     CaseChange,
     CaseResult,
     ChangeKind,
