@@ -21,7 +21,8 @@ from scorewire.core.registry import FAMILIES, REGISTRY, CheckType, Registry
 from scorewire.engine.custom import check
 
 # The engine's tables as they stood when the declarations moved onto the check types
-# (then `engine/cost.py`, now `engine/metering.py`: PARAM_COSTS and WHOLE_TEXT_CHECKS). Metering every request the
+# (then `engine/cost.py`, now `engine/metering.py`: PARAM_COSTS and WHOLE_TEXT_CHECKS).
+# Metering every request the
 # same way is the promise of that move: a declaration lost or changed on a type makes
 # the meter charge less, silently, and fails here. Change these with the type, on
 # purpose.

@@ -60,17 +60,6 @@ from scorewire.suites.checkllm_request import (
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
-FORMATS: dict[int, str] = {
-    pb.SUITE_FORMAT_EVALSTONE: "evalstone",
-    pb.SUITE_FORMAT_CHECKLLM: "checkllm",
-}
-"""SuiteFormat values and the loaders' names; unspecified is '' (detected)."""
-
-
-def format_name(value: int) -> str:  # SuiteFormat values are ints at run time
-    """The loader's name of a SuiteFormat, '' when unspecified (or unknown: detected)."""
-    return FORMATS.get(value, "")
-
 
 def _output_limit(text: str, field: str, caps: Sequence[int | None], settings: Settings) -> None:
     """LimitExceeded (RESOURCE_EXHAUSTED) for an output over the output limits."""

@@ -132,3 +132,15 @@ def calibration_to_pb(j: Judged, c: Calibration) -> lpb.CheckCalibration:
     if c.recommended.kappa is not None:
         m.recommended_kappa = c.recommended.kappa
     return m
+
+
+FORMATS: dict[int, str] = {
+    pb.SUITE_FORMAT_EVALSTONE: "evalstone",
+    pb.SUITE_FORMAT_CHECKLLM: "checkllm",
+}
+"""SuiteFormat values and the loaders' names; unspecified is '' (detected)."""
+
+
+def format_name(value: int) -> str:  # SuiteFormat values are ints at run time
+    """The loader's name of a SuiteFormat, '' when unspecified (or unknown: detected)."""
+    return FORMATS.get(value, "")

@@ -21,7 +21,7 @@ from scorewire.core.registry import REGISTRY
 from scorewire.engine.runner import Case, CaseResult, Plan, run_cases
 from scorewire.runs import RunRecorder
 from scorewire.scoring import wire
-from scorewire.scoring.checkllm_runs import CheckllmRuns, format_name
+from scorewire.scoring.checkllm_runs import CheckllmRuns
 from scorewire.scoring.executor import DeadlineExpired, Executor, OneCase, OneScored
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plan_source import PlanSource
@@ -114,7 +114,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             tuple(compact),
             None if gate is None else gate.SerializeToString(deterministic=True),
             limit,
-            format_name(suite_format),
+            convert.format_name(suite_format),
         )
 
     def _run_source(self, request: pb.RunSuiteRequest) -> tuple[bytes, PlanSource]:
