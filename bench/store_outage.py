@@ -29,10 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "service")]
 
-from scorewire.labels.model import Label, output_hash  # noqa: E402
+from scorewire.labels.label_model import Label, output_hash  # noqa: E402
 from scorewire.labels.postgres import PostgresLabelStore  # noqa: E402
-from scorewire.runs.model import Chunk, RunInfo, new_run_id, utc_now  # noqa: E402
 from scorewire.runs.postgres import PostgresRunStore  # noqa: E402
+from scorewire.runs.run_model import Chunk, RunInfo, new_run_id, utc_now  # noqa: E402
 
 from tests.support.postgres import PostgresCluster, _pg_bindir  # noqa: E402
 

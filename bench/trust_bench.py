@@ -29,7 +29,7 @@ from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.judge import Budget, JudgeService
 from scorewire.labels.figures import JudgedOutput, agreement, calibrate, pair_up
 from scorewire.labels.jsonl import LabelIndex
-from scorewire.labels.model import Label, output_hash
+from scorewire.labels.label_model import Label, output_hash
 from scorewire.settings import Settings
 
 from bench.judge_bench import score, server_calls, start_stand_in
