@@ -6,7 +6,7 @@ here (regex patterns: count and characters; needles and phrases: count and chara
 JSON Schemas: size, keywords and the patterns inside them; language codes), or
 `Uncosted` saying why it needs none. Which parameters are costly is decided mechanically
 (`costly_params`), and `require_metering` refuses a type that leaves one undeclared.
-The engine charges the declarations (`engine.cost`) before a request's checks compile.
+The engine charges the declarations (`engine.metering`) before a request's checks compile.
 The setting names are `Settings` fields, named by a refusal.
 """
 

@@ -165,10 +165,10 @@ class CheckType:
     """True for a type that cannot be used over the wire (`python` takes a function)."""
     costs: Mapping[str, Charge | Uncosted] = field(default_factory=dict)
     """What each costly raw parameter (by the name a caller writes) costs the request's
-    meter, charged in this order before the spec compiles (`engine.cost`), or why it
+    meter, charged in this order before the spec compiles (`engine.metering`), or why it
     needs no charge; `core.charges.require_metering` refuses a costly one left out."""
     reads_whole_text: WholeText | None = None
-    """Set when the check reads its whole output once per case (`engine.cost`)."""
+    """Set when the check reads its whole output once per case (`engine.metering`)."""
 
     def __post_init__(self) -> None:
         # An incomplete definition is refused at import, where its author sees it.

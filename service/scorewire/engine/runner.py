@@ -100,7 +100,7 @@ class PlanShape(Protocol):
 
     @property
     def whole_text_caps(self) -> tuple[int | None, ...]:
-        """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+        """The caps of the checks that read a case's whole output (see `engine.metering`)."""
 
 
 @dataclass(slots=True)
@@ -112,7 +112,7 @@ class Plan:
     any_async: bool = field(init=False, default=False)
     """Whether any check needs the event loop (set from `checks`)."""
     whole_text_caps: tuple[int | None, ...] = field(init=False, default=())
-    """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+    """The caps of the checks that read a case's whole output (see `engine.metering`)."""
     native: Any = field(init=False, default=None, repr=False, compare=False)
     """The native kernel's plan of this plan once it was built (False: the kernel is of
     no use to it). Kept here, it lives exactly as long as the plan: a plan cache's bound

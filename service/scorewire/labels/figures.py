@@ -2,7 +2,7 @@
 
 A *pair* is one output that a judge-backed check scored (without an error) and people
 labelled: the same sample id and the exact output text (`output_hash`). The human verdict
-is the labels' verdict (`labels.model.verdict`: a pass only when every labeller passed).
+is the labels' verdict (`labels.label_model.verdict`: a pass only when every labeller passed).
 From the pairs:
 
 - accuracy: the share of pairs where judge and people agree;

@@ -101,7 +101,7 @@ class PlanInfo:
     suite_cases: int
     """Cases the suite document carries (its inline dataset), 0 when none."""
     whole_text_caps: tuple[int | None, ...] = ()
-    """The caps of the checks that read a case's whole output (see `engine.cost`)."""
+    """The caps of the checks that read a case's whole output (see `engine.metering`)."""
     suite_case_problem: tuple[str, str] | None = None
     """(field, message) of the first inline case over an output limit, if any."""
     suites: list[str] = field(default_factory=list)

@@ -1,6 +1,6 @@
 """The ScoringService handlers: convert the request, call the scoring layer, convert back.
 
-Each handler turns its request into a plan source (`scoring.source`), learns the plan
+Each handler turns its request into a plan source (`scoring.plan_source`), learns the plan
 from the executor (compiled within the request limits), checks what the request sends
 against the plan, and hands the cases to the executor (`scoring.executor` says where they
 are scored), to `SuiteRuns` (a batch: recording, baselines, the summary) or to
