@@ -52,7 +52,7 @@ STREAM_CONFIG_CASES = _path(pb.RunSuiteStreamRequest.DESCRIPTOR, "config", "requ
 STREAM_CHUNK_CASES = _path(pb.RunSuiteStreamRequest.DESCRIPTOR, "cases", "cases")
 """Where the cases of a later RunSuiteStream message are: cases.cases."""
 
-FIELDS_PER_TURN = 4096
+FIELDS_PER_TURN = 1024
 """Fields scanned between two turns of the event loop."""
 CASES_PER_TURN = 256
 """Cases parsed between two turns of the event loop."""
