@@ -59,15 +59,19 @@ class Terminal:
             self.tmux("send-keys", "-t", "lab", *(["-l"] if literal else []), key)
 
     async def wait_for(self, text: str) -> str:
-        """The screen once it shows `text` (fails with the screen after WAIT_S)."""
+        """The screen once it shows `text` and has stopped changing (fails with the screen
+        after WAIT_S). The labeller draws a sample's header before its body, so a screen
+        read as soon as the header shows can lack the body on a busy machine."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + WAIT_S
+        last = None
         while True:
             screen = self.screen()
-            if text in screen:
+            if text in screen and screen == last:
                 return screen
             if loop.time() > deadline:
-                pytest.fail(f"the terminal never showed {text!r}; it shows:\n{screen}")
+                pytest.fail(f"the terminal never showed {text!r} settled; it shows:\n{screen}")
+            last = screen if text in screen else None
             await asyncio.sleep(0.05)
 
     def close(self) -> None:
