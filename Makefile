@@ -9,6 +9,10 @@ NATIVE := $(VENV)/.native
 NATIVE_SOURCES := $(wildcard service/native/Cargo.* service/native/pyproject.toml service/native/*.pyi service/native/src/*.rs)
 BUF    := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
+# The Python tests run in one process per core (pytest-xdist), a test file to a process
+# (its module-scoped servers stay in one process): 11 min on one core, 7 on two.
+# PYTEST_WORKERS=0 runs them in this process (a debugger, a single test).
+PYTEST_WORKERS ?= auto
 
 .PHONY: install serve test test-deps lint generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
@@ -70,7 +74,7 @@ check-generated: install test-deps
 
 ## test-python: the Python test suite (engine, server, judge, Python client)
 test-python: install test-deps
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## test-clients: the Go, TypeScript and Java clients against a real server
 test-clients: install test-deps
