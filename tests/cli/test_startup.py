@@ -198,3 +198,50 @@ async def test_create_server_on_a_taken_port_raises_a_startup_error(listener: in
     # The port taken between serve's check and the bind: the same one-line error.
     with pytest.raises(StartupError, match=f"gRPC port 127.0.0.1:{listener}"):
         await create_server(Settings(host="127.0.0.1", port=listener, metrics_enabled=False))
+
+
+def test_an_unknown_scorewire_variable_is_warned_about_with_the_nearest_setting(
+    tmp_path: Path,
+) -> None:
+    # A typo used to be ignored without a word; a name scorewire's own tools read
+    # (the CLI's token) is no mistake and stays quiet.
+    env = {
+        "SCOREWIRE_PROT": "1",
+        "SCOREWIRE_TOKEN": "not-a-setting-but-ours",
+        "SCOREWIRE_LABELS_PATH": str(tmp_path / "labels.db"),
+    }
+    proc, _ = serve_process(env, stderr=subprocess.PIPE)
+    stop_process(proc)
+    assert proc.stderr is not None
+    log = proc.stderr.read()
+    assert (
+        "SCOREWIRE_PROT is not a scorewire setting (did you mean SCOREWIRE_PORT?): it is ignored"
+        in log
+    ), log
+    assert "SCOREWIRE_TOKEN" not in log
+
+
+def test_version_prints_the_installed_version(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    done = subprocess.run(
+        [SCOREWIRE, "--version"], capture_output=True, text=True, env=_env(tmp_path), timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"scorewire {version('scorewire')}"
+
+
+def test_a_reader_that_goes_away_ends_the_command_without_a_traceback(tmp_path: Path) -> None:
+    # `scorewire checks --json | head`: the pipe closes before the command writes.
+    proc = subprocess.Popen(
+        [SCOREWIRE, "checks", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 from scorewire.cli.agreement import add_agreement_parsers
 from scorewire.cli.label import add_label_parser
 from scorewire.cli.run import add_run_parsers
-from scorewire.cli.startup import check_ports, load_settings, setting_name
+from scorewire.cli.startup import check_ports, load_settings, setting_name, unknown_settings
 from scorewire.cli.view import add_view_parser
 from scorewire.core.errors import SpecError, StartupError
 from scorewire.core.logs import configure_logging
@@ -42,6 +44,8 @@ def _serve_with(settings: Settings) -> int:
 
     return_large_buffers()  # before the first big request, and inherited by every child
     configure_logging(settings.log_level)
+    for line in unknown_settings(os.environ):
+        logging.getLogger("scorewire.server").warning(line)
     from scorewire.server.app import run_workers, serve
     from scorewire.server.security import principals_from_settings, server_credentials
 
@@ -63,12 +67,23 @@ def _serve_with(settings: Settings) -> int:
     return 0
 
 
+def _version() -> str:
+    """The installed package's version (`unknown` when run from a source tree alone)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scorewire")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="scorewire",
         description="Score the outputs of LLM applications: a gRPC service and its tools.",
     )
+    parser.add_argument("--version", action="version", version=f"scorewire {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = sub.add_parser(
         "serve",
@@ -106,7 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    result: int = args.func(args)
+    try:
+        result: int = args.func(args)
+        sys.stdout.flush()  # here, so a reader that went away is met inside the try
+    except BrokenPipeError:
+        # `scorewire checks --json | head`: the reader has what it wanted. No traceback,
+        # and nothing more written to the closed pipe when the interpreter exits.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a command the pipe ended
     return result
 
 

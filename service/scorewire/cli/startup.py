@@ -7,7 +7,9 @@ names the `SCOREWIRE_*` variable (and the flag, when there is one) and what to d
 
 from __future__ import annotations
 
+import difflib
 import socket
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import SecretStr, ValidationError
@@ -51,6 +53,39 @@ def setting_name(field: str, overrides: dict[str, Any]) -> str:
     if field in overrides and field in FLAGS:
         return f"{FLAGS[field]} ({env_name(field)})"
     return env_name(field)
+
+
+NOT_SETTINGS = frozenset(
+    {
+        "SCOREWIRE_ADDR",  # the clients' tests: the server to call
+        "SCOREWIRE_BIN",  # the clients' tests: the scorewire command to start
+        "SCOREWIRE_IMAGE_CACHE",  # make test-image's base image cache
+        "SCOREWIRE_POSTGRES_PASSWORD",  # deploy/compose.yaml's database password
+        "SCOREWIRE_TOKEN",  # the CLI's token for --server
+        "SCOREWIRE_TRACE_IDS",  # the Go client's trace test
+        "SCOREWIRE_WHEELHOUSE",  # make test-install's wheels
+    }
+)
+"""`SCOREWIRE_*` names that scorewire's own tools read and the server does not: not
+mistakes, so never warned about."""
+
+
+def unknown_settings(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each `SCOREWIRE_*` variable that is no setting (a typo such as
+    SCOREWIRE_PROT is otherwise ignored without a word), with the nearest setting's name."""
+    known = sorted(env_name(field) for field in Settings.model_fields)
+    known_set = set(known)
+    lines = []
+    for name in sorted(environ):
+        upper = name.upper()  # pydantic-settings reads the names case-insensitively
+        if not upper.startswith("SCOREWIRE_") or upper in known_set or upper in NOT_SETTINGS:
+            continue
+        if "__" in upper and upper.split("__", 1)[0] in known_set:  # a nested field
+            continue
+        near = difflib.get_close_matches(upper, known, n=1, cutoff=0.8)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        lines.append(f"{name} is not a scorewire setting{hint}: it is ignored")
+    return lines
 
 
 def load_settings(overrides: dict[str, Any]) -> Settings:
