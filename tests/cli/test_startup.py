@@ -6,6 +6,8 @@ temporary working directory) and reads its stderr whole.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import socket
 import subprocess
@@ -245,3 +247,32 @@ def test_a_reader_that_goes_away_ends_the_command_without_a_traceback(tmp_path: 
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 141, err
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_the_serving_line_says_what_the_server_chose_and_no_secret(tmp_path: Path) -> None:
+    # One log line for the operator: workers, memory bounds, stores, TLS and tokens.
+    pki = make_pki(tmp_path)
+    env = {
+        "SCOREWIRE_LABELS_PATH": str(tmp_path / "labels.db"),
+        "SCOREWIRE_SCORING_WORKERS": "3",
+        "SCOREWIRE_MAX_BYTES_IN_FLIGHT": str(64 * 1024 * 1024),
+        "SCOREWIRE_CACHE_URL": f"redis://:hunter2@127.0.0.1:{free_port()}/0",
+        "SCOREWIRE_AUTH_TOKENS": json.dumps(
+            [
+                {"name": n, "sha256": hashlib.sha256(n.encode()).hexdigest(), "role": "caller"}
+                for n in ("alpha", "beta")
+            ]
+        ),
+        "SCOREWIRE_TLS_CERT": str(pki["srv_cert_path"]),
+        "SCOREWIRE_TLS_KEY": str(pki["srv_key_path"]),
+    }
+    proc, _ = serve_process(env, stderr=subprocess.PIPE)
+    stop_process(proc)
+    assert proc.stderr is not None
+    log = proc.stderr.read()
+    line = next(x for x in log.splitlines() if "serving on" in x)
+    assert "scoring workers 3 per process" in line, line
+    assert "requests in flight at most 64 MiB" in line, line
+    assert f"labels sqlite {tmp_path / 'labels.db'}" in line, line
+    assert "verdict cache redis://127.0.0.1:" in line and "hunter2" not in log, line
+    assert "TLS on;" in line and "tokens 2;" in line, line

@@ -31,6 +31,7 @@ from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
+from scorewire.server.chosen import chosen
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
@@ -254,7 +255,18 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     if ready_line:
         # Tests and scripts wait for this line to learn the port.
         print(f"scorewire listening on {settings.host}:{port}", flush=True)
-    log.info("serving on %s:%d (pid %d)", settings.host, port, os.getpid())
+    pool = running.service.executor.pool
+    log.info(
+        "serving on %s:%d (pid %d): %s",
+        settings.host,
+        port,
+        os.getpid(),
+        chosen(
+            settings,
+            scoring_workers=pool.size if pool is not None else 0,
+            tokens=len(principals_from_settings(settings)),
+        ),
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

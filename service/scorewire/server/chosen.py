@@ -1,0 +1,62 @@
+"""What a starting server chose, in one log line an operator can read: processes and
+workers, memory bounds, stores, TLS and tokens, the native kernel, the viewer and metrics.
+
+Secrets never appear: a store URL is shown as its scheme, host and database only.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from pydantic import SecretStr
+from scorewire.engine import native
+from scorewire.settings import Settings
+
+MIB = 1024 * 1024
+
+
+def _where(url: str) -> str:
+    """`scheme://host:port/db` of a URL, without its user, password or query."""
+    parts = urlsplit(url)
+    if parts.scheme == "memory":
+        return "memory (this process)"
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def _store(url: SecretStr | None, path: str, settings: Settings) -> str:
+    if url is not None:
+        return _where(url.get_secret_value())
+    file = settings.state_path() / path if not path.startswith("/") else path
+    return f"sqlite {file}"
+
+
+def chosen(settings: Settings, *, scoring_workers: int, tokens: int) -> str:
+    """The line's text (after "serving on HOST:PORT (pid N)")."""
+    tls = "off"
+    if settings.tls_cert:
+        tls = "on, client certificates required" if settings.tls_client_ca else "on"
+    kernel = "off (SCOREWIRE_NATIVE_KERNEL)" if not settings.native_kernel else "native"
+    if settings.native_kernel and not native.available():
+        kernel = "Python (the native kernel is not installed)"
+    viewer = (
+        "off" if settings.viewer_port is None else f"{settings.viewer_host}:{settings.viewer_port}"
+    )
+    metrics = f":{settings.metrics_port}" if settings.metrics_enabled else "off"
+    parts = [
+        f"processes {settings.workers}",
+        f"scoring workers {scoring_workers} per process"
+        f" (at most {settings.scoring_worker_max_rss_mb} MB each)",
+        f"requests in flight at most {settings.max_bytes_in_flight // MIB} MiB"
+        f" ({settings.max_bytes_in_flight_per_tenant // MIB} MiB per tenant)",
+        f"verdict cache {_where(settings.cache_url)}",
+        f"labels {_store(settings.labels_url, settings.labels_path, settings)}",
+        f"runs {_store(settings.runs_url, settings.runs_path, settings)}",
+        f"TLS {tls}",
+        f"tokens {tokens if tokens else 'off (every caller is let in)'}",
+        f"scoring {kernel}",
+        f"viewer {viewer}",
+        f"metrics {metrics}",
+    ]
+    return "; ".join(parts)
