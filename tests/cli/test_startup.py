@@ -20,6 +20,7 @@ from scorewire.server.app import create_server
 from scorewire.settings import Settings
 
 from tests.support.pki import make_pki
+from tests.support.redis import RedisServer
 from tests.support.servers import ROOT, SCOREWIRE, free_port, serve_process, stop_process
 
 
@@ -276,3 +277,18 @@ def test_the_serving_line_says_what_the_server_chose_and_no_secret(tmp_path: Pat
     assert f"labels sqlite {tmp_path / 'labels.db'}" in line, line
     assert "verdict cache redis://127.0.0.1:" in line and "hunter2" not in log, line
     assert "TLS on;" in line and "tokens 2;" in line, line
+    # nothing listens on the cache's port: said at start-up, not found out per call
+    assert "the verdict cache at redis://127.0.0.1:" in log and "does not answer" in log, log
+
+
+def test_a_cache_that_answers_is_not_warned_about(tmp_path: Path) -> None:
+    with RedisServer() as redis:
+        env = {
+            "SCOREWIRE_LABELS_PATH": str(tmp_path / "labels.db"),
+            "SCOREWIRE_CACHE_URL": redis.url,
+        }
+        proc, _ = serve_process(env, stderr=subprocess.PIPE)
+        stop_process(proc)
+    assert proc.stderr is not None
+    log = proc.stderr.read()
+    assert f"verdict cache {redis.url}" in log and "does not answer" not in log, log

@@ -57,6 +57,18 @@ class VerdictCache:
         self.description = description
         """`memory` or the Redis address without credentials (for logs)."""
 
+    async def unreachable(self, timeout_s: float = 2.0) -> str | None:
+        """Why the cache's Redis does not answer a PING within `timeout_s` (None: it does,
+        or the cache is in memory). For the start-up warning: the cache itself never
+        raises, so a wrong URL would otherwise go unnoticed."""
+        if not isinstance(self._store, RedisStore):
+            return None
+        try:
+            await asyncio.wait_for(self._store.client.ping(), timeout_s)
+        except Exception as err:  # any failure to answer is the answer
+            return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        return None
+
     @classmethod
     def from_url(
         cls,

@@ -199,6 +199,15 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         if warning is not None:
             log.warning("%s", warning)
     judge = JudgeService.from_settings(settings)
+    if worker == 0:
+        why = await judge.cache.unreachable()
+        if why is not None:
+            log.warning(
+                "the verdict cache at %s does not answer (%s): judge verdicts are neither "
+                "kept nor shared until it does; check SCOREWIRE_CACHE_URL",
+                judge.cache.description,
+                why,
+            )
     embeddings = EmbeddingsClient.from_settings(settings)
     try:
         labels = await open_label_store(settings)
