@@ -18,8 +18,9 @@ from importlib.resources import files
 from typing import Any
 
 import grpc
-from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf import descriptor_pb2, descriptor_pool, duration_pb2
 from google.protobuf.descriptor import FileDescriptor
+from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2 as pb
 
@@ -53,7 +54,10 @@ def _files() -> list[descriptor_pb2.FileDescriptorProto]:
         files("scorewire.server").joinpath(DESCRIPTOR_SET).read_bytes()
     )
     out = list(shipped.file)
-    for module_file in (health_pb2.DESCRIPTOR, pb.DESCRIPTOR):
+    # The error details an answer's status carries (BadRequest, PreconditionFailure):
+    # grpcurl decodes a status detail only when reflection knows its type.
+    detail_files = (duration_pb2.DESCRIPTOR, error_details_pb2.DESCRIPTOR)
+    for module_file in (health_pb2.DESCRIPTOR, pb.DESCRIPTOR, *detail_files):
         out.append(descriptor_pb2.FileDescriptorProto.FromString(module_file.serialized_pb))
     out.append(_v1_file())
     return out
