@@ -295,3 +295,13 @@ def test_filter_picks_evalstone_cases_by_id_or_index(tmp_path: Path) -> None:
         assert [r["sample_id"] for r in json.loads(out.read_text())["results"]] == ids
     nothing = run_cli("run", suite, "--suite", "smoke", "--filter", "zzz")
     assert nothing.code == 2 and "matches no case" in nothing.stderr
+
+
+def test_html_output_is_the_report_not_json(tmp_path: Path) -> None:
+    # `--output r.html` used to write the results JSON under an .html name.
+    out = tmp_path / "report.html"
+    done = run_cli("run", str(write(tmp_path, "s.yaml", failing(ECHO_SUITE))), "--output", str(out))
+    assert done.code == 1
+    html = out.read_text(encoding="utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html")
+    assert "t0/p1/echo" in html and "starts_with" in html

@@ -301,8 +301,9 @@ def add_parser(subparsers: Any) -> None:
     )
     run.add_argument(
         "--output",
-        metavar="RESULTS.json|RESULTS.csv",
-        help="write every result: CSV (one row per score) when the name ends in .csv, else JSON",
+        metavar="RESULTS.json|RESULTS.csv|REPORT.html",
+        help="write every result: CSV (one row per score) when the name ends in .csv, the "
+        "HTML report of `scorewire view` when it ends in .html, else JSON",
     )
     run.add_argument("--junit", metavar="RESULTS.xml", help="write JUnit XML for CI systems")
     run.add_argument(

@@ -45,6 +45,7 @@ import json
 import math
 import re
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -313,11 +314,29 @@ def write_results_csv(path: str, report: RunReport) -> None:
 
 
 def write_results(path: str, report: RunReport) -> None:
-    """`--output`: CSV when the name ends in `.csv`, else the results JSON."""
-    if path.lower().endswith(".csv"):
+    """`--output`: CSV when the name ends in `.csv`, the HTML report of `scorewire view`
+    when it ends in `.html` or `.htm`, else the results JSON."""
+    lower = path.lower()
+    if lower.endswith(".csv"):
         write_results_csv(path, report)
+    elif lower.endswith((".html", ".htm")):
+        write_results_html(path, report)
     else:
         write_results_json(path, report)
+
+
+def write_results_html(path: str, report: RunReport) -> None:
+    """The self-contained HTML report `scorewire view` writes, of this run's results."""
+    from scorewire.viewer import ResultsFile
+    from scorewire.viewer.render import render_report
+
+    with tempfile.TemporaryDirectory() as scratch:  # the viewer reads a results file
+        results = Path(scratch) / "results.json"
+        results.write_text(json.dumps(results_document(report), ensure_ascii=False), "utf-8")
+        source = ResultsFile(results)
+        run_id = source.ids[0]
+        html = render_report(source.get_run(run_id), source.results(run_id))
+    _write_atomically(path, html)
 
 
 # ---- JUnit XML --------------------------------------------------------------------------------
