@@ -274,6 +274,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
             settings,
             scoring_workers=pool.size if pool is not None else 0,
             tokens=len(principals_from_settings(settings)),
+            cache=judge.cache.description,
         ),
     )
     stop = asyncio.Event()

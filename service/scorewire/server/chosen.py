@@ -6,6 +6,7 @@ Secrets never appear: a store URL is shown as its scheme, host and database only
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
@@ -16,24 +17,19 @@ MIB = 1024 * 1024
 
 
 def _where(url: str) -> str:
-    """`scheme://host:port/db` of a URL, without its user, password or query."""
+    """`scheme://host:port/db` of a store URL, without its user, password or query."""
     parts = urlsplit(url)
-    if parts.scheme == "memory":
-        return "memory (this process)"
-    host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
 
 
-def _store(url: SecretStr | None, path: str, settings: Settings) -> str:
-    if url is not None:
-        return _where(url.get_secret_value())
-    file = settings.state_path() / path if not path.startswith("/") else path
-    return f"sqlite {file}"
+def _store(url: SecretStr | None, file: Path) -> str:
+    return _where(url.get_secret_value()) if url is not None else f"sqlite {file}"
 
 
-def chosen(settings: Settings, *, scoring_workers: int, tokens: int) -> str:
-    """The line's text (after "serving on HOST:PORT (pid N)")."""
+def chosen(settings: Settings, *, scoring_workers: int, tokens: int, cache: str) -> str:
+    """The line's text (after "serving on HOST:PORT (pid N)"); `cache` is the verdict
+    cache's own description (`VerdictCache.description`: no credentials)."""
     tls = "off"
     if settings.tls_cert:
         tls = "on, client certificates required" if settings.tls_client_ca else "on"
@@ -50,9 +46,9 @@ def chosen(settings: Settings, *, scoring_workers: int, tokens: int) -> str:
         f" (at most {settings.scoring_worker_max_rss_mb} MB each)",
         f"requests in flight at most {settings.max_bytes_in_flight // MIB} MiB"
         f" ({settings.max_bytes_in_flight_per_tenant // MIB} MiB per tenant)",
-        f"verdict cache {_where(settings.cache_url)}",
-        f"labels {_store(settings.labels_url, settings.labels_path, settings)}",
-        f"runs {_store(settings.runs_url, settings.runs_path, settings)}",
+        f"verdict cache {cache}",
+        f"labels {_store(settings.labels_url, settings.labels_file())}",
+        f"runs {_store(settings.runs_url, settings.runs_file())}",
         f"TLS {tls}",
         f"tokens {tokens if tokens else 'off (every caller is let in)'}",
         f"scoring {kernel}",
