@@ -21,7 +21,13 @@ from scorewire.settings import Settings
 
 from tests.support.pki import make_pki
 from tests.support.redis import RedisServer
-from tests.support.servers import ROOT, SCOREWIRE, free_port, serve_process, stop_process
+from tests.support.servers import (
+    ROOT,
+    SCOREWIRE,
+    free_port,
+    serve_process,
+    stop_process,
+)
 
 
 def _env(tmp_path: Path, **settings: str) -> dict[str, str]:
@@ -49,6 +55,22 @@ def _fails_to_start(tmp_path: Path, *args: str, **settings: str) -> str:
     assert "Traceback" not in done.stderr
     assert done.stdout == ""  # never the ready line
     return lines[0]
+
+
+def _log_until_serving(env: dict[str, str]) -> str:
+    """A server's log up to its "serving on" line, which comes after the ready line: a
+    server stopped as soon as it is ready may not have logged it yet."""
+    proc, _ = serve_process(env, stderr=subprocess.PIPE)
+    lines: list[str] = []
+    try:
+        assert proc.stderr is not None
+        # blocking reads (the test's timeout bounds them): the line comes, or the pipe ends
+        while not lines or ("serving on" not in lines[-1] and lines[-1]):
+            lines.append(proc.stderr.readline())
+    finally:
+        stop_process(proc)
+    assert "serving on" in lines[-1], lines
+    return "".join(lines)
 
 
 @pytest.fixture
@@ -213,10 +235,7 @@ def test_an_unknown_scorewire_variable_is_warned_about_with_the_nearest_setting(
         "SCOREWIRE_TOKEN": "not-a-setting-but-ours",
         "SCOREWIRE_LABELS_PATH": str(tmp_path / "labels.db"),
     }
-    proc, _ = serve_process(env, stderr=subprocess.PIPE)
-    stop_process(proc)
-    assert proc.stderr is not None
-    log = proc.stderr.read()
+    log = _log_until_serving(env)
     assert (
         "SCOREWIRE_PROT is not a scorewire setting (did you mean SCOREWIRE_PORT?): it is ignored"
         in log
@@ -267,10 +286,7 @@ def test_the_serving_line_says_what_the_server_chose_and_no_secret(tmp_path: Pat
         "SCOREWIRE_TLS_CERT": str(pki["srv_cert_path"]),
         "SCOREWIRE_TLS_KEY": str(pki["srv_key_path"]),
     }
-    proc, _ = serve_process(env, stderr=subprocess.PIPE)
-    stop_process(proc)
-    assert proc.stderr is not None
-    log = proc.stderr.read()
+    log = _log_until_serving(env)
     line = next(x for x in log.splitlines() if "serving on" in x)
     assert "scoring workers 3 per process" in line, line
     assert "requests in flight at most 64 MiB" in line, line
@@ -287,8 +303,5 @@ def test_a_cache_that_answers_is_not_warned_about(tmp_path: Path) -> None:
             "SCOREWIRE_LABELS_PATH": str(tmp_path / "labels.db"),
             "SCOREWIRE_CACHE_URL": redis.url,
         }
-        proc, _ = serve_process(env, stderr=subprocess.PIPE)
-        stop_process(proc)
-    assert proc.stderr is not None
-    log = proc.stderr.read()
+        log = _log_until_serving(env)
     assert f"verdict cache {redis.url}" in log and "does not answer" not in log, log
