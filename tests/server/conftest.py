@@ -21,8 +21,16 @@ class Server:
     address: str
 
 
+SLOW_MOMENT_TIMEOUTS = {"cache_timeout_s": 10.0, "budget_timeout_s": 10.0}
+"""Redis timeouts for tests: a slow moment on a busy machine (two test workers on two
+cores) must not bypass the cache or refuse a reservation; the defaults (0.25 s, 0.5 s) are
+for production, and the tests about timeouts set their own."""
+
+
 async def start_server(**overrides: object) -> Server:
-    settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False, **overrides)
+    settings = Settings(
+        host="127.0.0.1", port=0, metrics_enabled=False, **{**SLOW_MOMENT_TIMEOUTS, **overrides}
+    )
     running, port = await create_server(settings)
     address = f"127.0.0.1:{port}"
     channel = grpc.aio.insecure_channel(address)
