@@ -43,9 +43,6 @@ def replica_env(judge: FakeOpenAI, redis_url: str, base_dir: Path, **extra: str)
         "SCOREWIRE_METRICS_ENABLED": "false",
         "SCOREWIRE_SCORING_WORKERS": "1",
         "SCOREWIRE_STATE_DIR": str(base_dir),
-        # a slow moment on a busy machine must not bypass the cache or refuse a reservation
-        "SCOREWIRE_CACHE_TIMEOUT_S": "10",
-        "SCOREWIRE_BUDGET_TIMEOUT_S": "10",
     }
     env.update({f"SCOREWIRE_{k.upper()}": v for k, v in extra.items()})
     return env
