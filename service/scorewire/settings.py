@@ -14,7 +14,9 @@ import math
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -309,8 +311,8 @@ class JudgeSettings(BaseModel):
     """PEM CA bundle that `rediss://` servers' certificates are checked against; unset:
     the system's CAs."""
     replicas: int = Field(1, ge=1)
-    """How many replicas the deployment runs (informational): above 1 with labels on
-    per-process SQLite, the server warns at start-up."""
+    """How many replicas the deployment runs (informational): above 1 with the label or
+    run store on a SQLite file of its own (no `database_url`), the server warns at start-up."""
 
     gemini_base_url: str | None = None
     """Gemini's OpenAI-compatible endpoint for `gemini:` providers.
@@ -417,6 +419,13 @@ class GenerationSettings(BaseModel):
     Redis); a suite's `settings.cache: false` turns it off for that run."""
 
 
+def _given(value: object) -> bool:
+    """Whether a raw setting value says something (None and "" both mean unset)."""
+    if isinstance(value, SecretStr):
+        value = value.get_secret_value()
+    return value is not None and value != ""
+
+
 class StoreSettings(BaseModel):
     """The state directory and the label and run stores (SQLite there, or PostgreSQL)."""
 
@@ -436,7 +445,11 @@ class StoreSettings(BaseModel):
         base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "state"
         return base / "scorewire"
 
-    # --- the stores in PostgreSQL (labels_url, runs_url) ------------------------------------
+    # --- the stores in PostgreSQL (database_url, labels_url, runs_url) ----------------------
+    database_url: SecretStr | None = None
+    """`postgresql://user:password@host:port/db`: the database replicas share, for the
+    label store and the run store both (each may be overridden by `labels_url` or
+    `runs_url`). Unset or empty: each store is a SQLite file under `state_dir`. Never logged."""
     store_timeout_s: float = Field(2.0, gt=0)
     """Seconds one call to a label or run store in PostgreSQL may take, waiting for a
     connection included, before the store counts as not answering: the request fails
@@ -493,15 +506,31 @@ class StoreSettings(BaseModel):
     max_run_label_chars: int = Field(256, ge=1)
     """Longest run name, label key or label value, in characters."""
 
-    @field_validator("labels_url", "runs_url")
+    @field_validator("database_url", "labels_url", "runs_url")
     @classmethod
-    def _labels_url_is_postgresql(cls, value: SecretStr | None) -> SecretStr | None:
+    def _is_postgresql(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None or not value.get_secret_value():
-            return None
+            return None  # an empty value (`${VAR:-}` in a deploy file) means unset
         scheme = value.get_secret_value().split("://", 1)[0].lower()
         if scheme not in ("postgresql", "postgres"):
             raise ValueError("must be a postgresql:// URL (SQLite files are set by their _path)")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stores_default_to_the_database(cls, data: Any) -> Any:
+        """`labels_url` and `runs_url` left unset (or empty) take `database_url`."""
+        if not isinstance(data, dict):
+            return data
+        shared = data.get("database_url")
+        if isinstance(shared, SecretStr):
+            shared = shared.get_secret_value()
+        if not isinstance(shared, str) or not shared.lower().startswith(
+            ("postgresql:", "postgres:")
+        ):
+            return data  # unset, or refused once by database_url's own check
+        unset = [k for k in ("labels_url", "runs_url") if not _given(data.get(k))]
+        return {**data, **dict.fromkeys(unset, shared)}
 
 
 class MetricsSettings(BaseModel):

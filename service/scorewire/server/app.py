@@ -287,10 +287,20 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
 
 
 def per_process_state_warning(settings: Settings) -> str | None:
-    """The start-up warning of a server that is one of several processes while its labels
-    live in a per-process SQLite file (each process would keep its own), else None."""
+    """The start-up warning of a server that is one of several processes while a store
+    they should share is a SQLite file of its own, else None: labels with several
+    processes or replicas, recorded runs with several replicas (worker processes on one
+    host share the run store's file)."""
     processes = max(settings.workers, settings.replicas)
-    if processes <= 1 or settings.labels_url is not None:
+    local = [
+        f"{name} ({path})"
+        for name, url, path, shared_on_host in (
+            ("labels", settings.labels_url, settings.labels_file(), False),
+            ("runs", settings.runs_url, settings.runs_file(), True),
+        )
+        if url is None and (settings.replicas > 1 or not shared_on_host)
+    ]
+    if processes <= 1 or not local:
         return None
     why = (
         f"--workers {settings.workers}"
@@ -298,9 +308,9 @@ def per_process_state_warning(settings: Settings) -> str | None:
         else f"SCOREWIRE_REPLICAS={settings.replicas}"
     )
     return (
-        f"{why}, but labels are in a per-process SQLite file ({settings.labels_file()}): "
-        "each process keeps its own, so a label written through one is not read through "
-        "another; set SCOREWIRE_LABELS_URL to a PostgreSQL database shared by all of them"
+        f"{why}, but these stores are SQLite files of this process: {', '.join(local)}; "
+        "each process keeps its own, so what one writes another does not read; set "
+        "SCOREWIRE_DATABASE_URL to a PostgreSQL database shared by all of them"
     )
 
 
