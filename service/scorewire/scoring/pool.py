@@ -22,7 +22,6 @@ import collections
 import contextlib
 import logging
 import multiprocessing
-import os
 import queue
 import tempfile
 import threading
@@ -65,8 +64,11 @@ class WorkerLost(Exception):
 
 
 def pool_size(configured: int | None) -> int:
-    """The configured size, or the machine's core count."""
-    return configured if configured else max(1, os.cpu_count() or 1)
+    """The configured size, or the cores this process may use (its CPU affinity and its
+    cgroup's CPU quota, not the machine's core count)."""
+    from scorewire.core.cgroup import read_limits
+
+    return configured if configured else min(256, read_limits().cpus)
 
 
 class _Entry:

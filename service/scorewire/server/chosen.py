@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
+from scorewire.core.cgroup import read_limits
 from scorewire.engine import native
 from scorewire.settings import Settings
 
@@ -42,6 +43,7 @@ def chosen(settings: Settings, *, scoring_workers: int, tokens: int, cache: str)
     metrics = f":{settings.metrics_port}" if settings.metrics_enabled else "off"
     parts = [
         f"processes {settings.workers}",
+        f"limits {read_limits().describe()}",
         f"scoring workers {scoring_workers} per process"
         f" (at most {settings.scoring_worker_max_rss_mb} MB each)",
         f"requests in flight at most {settings.max_bytes_in_flight // MIB} MiB"
