@@ -202,17 +202,25 @@ def test_compose_runs_two_replicas_of_one_image() -> None:
 
 
 def test_compose_env_and_ports_are_what_the_server_uses(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The settings parse; published and exposed container ports are the gRPC and metrics
-    # ports those settings give.
+    # The settings parse; published and exposed container ports are the gRPC, metrics
+    # and viewer ports those settings give; the viewer (no tokens set) is published on
+    # the host's loopback only, since it shows every output scored.
     services = compose()["services"]
+    host_ports = []
     for name in REPLICAS:
         settings = settings_from_env(replica_env(name), monkeypatch)
         assert settings.host == "0.0.0.0" and settings.metrics_enabled
-        published = [str(p).rsplit(":", 1)[1] for p in services[name]["ports"]]
-        assert published == [str(settings.port)]
-        assert {int(p) for p in services[name]["expose"]} == {settings.port, settings.metrics_port}
-    hosts = [str(p).split(":")[0] for n in REPLICAS for p in services[n]["ports"]]
-    assert len(set(hosts)) == len(REPLICAS), "each replica needs its own host port"
+        assert settings.viewer_host == "0.0.0.0" and settings.viewer_port is not None
+        published = {}
+        for spec in map(str, services[name]["ports"]):
+            *bind, host, container = spec.split(":")
+            published[int(container)] = bind
+            host_ports.append(host)
+        assert published == {settings.port: [], settings.viewer_port: ["127.0.0.1"]}
+        assert not settings.auth_tokens and not settings.auth_token_sha256
+        exposed = {int(p) for p in services[name]["expose"]}
+        assert exposed == {settings.port, settings.metrics_port, settings.viewer_port}
+    assert len(set(host_ports)) == len(host_ports), "each replica needs its own host ports"
 
 
 def test_compose_replicas_share_the_redis_service(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -363,7 +371,11 @@ def test_k8s_ports_and_grpc_probes_match_the_server(monkeypatch: pytest.MonkeyPa
     settings = configmap_settings(monkeypatch)
     container = server_container()
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"grpc": settings.port, "metrics": settings.metrics_port}
+    assert ports == {
+        "grpc": settings.port,
+        "metrics": settings.metrics_port,
+        "viewer": settings.viewer_port,
+    }
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         assert container[probe]["grpc"]["port"] == settings.port, probe
     assert container["readinessProbe"]["grpc"]["service"] == SERVICE_NAME
@@ -374,6 +386,36 @@ def test_k8s_ports_and_grpc_probes_match_the_server(monkeypatch: pytest.MonkeyPa
     # Calls in flight get the server's grace period before the kubelet kills the pod.
     pre_stop = int(container["lifecycle"]["preStop"]["exec"]["command"][-1])
     assert pod["spec"]["terminationGracePeriodSeconds"] > settings.grace_period_s + pre_stop
+
+
+def _quantity(value: str) -> int:
+    """A Kubernetes memory quantity (`1Gi`, `512Mi`, `1000000`) in bytes."""
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "K": 10**3, "M": 10**6, "G": 10**9}
+    for suffix, factor in units.items():
+        if value.endswith(suffix):
+            return int(value.removesuffix(suffix)) * factor
+    return int(value)
+
+
+@pytest.mark.parametrize("node_cores", [2, 16, 96])
+def test_k8s_pod_sizes_itself_inside_its_memory_limit_on_any_node(
+    monkeypatch: pytest.MonkeyPatch, node_cores: int
+) -> None:
+    # The server reads the pod's limit from its cgroup: whatever the node's core count,
+    # the serving process, the bytes in flight and every worker at its memory bound fit
+    # in the container's memory limit. The ConfigMap's replica count is the Deployment's.
+    from scorewire.core.cgroup import Limits
+    from scorewire.server.sizing import SERVING_BASE, fit
+
+    settings = configmap_settings(monkeypatch)
+    assert settings.replicas == k8s_doc("Deployment", "scorewire")["spec"]["replicas"]
+    limit = _quantity(server_container()["resources"]["limits"]["memory"])
+    sized = fit(settings, Limits(cpus=node_cores, quota=None, memory=limit, version="v2"))
+    workers = sized.scoring_workers or 0
+    assert 1 <= workers <= node_cores
+    held = SERVING_BASE + sized.max_bytes_in_flight
+    held += workers * (sized.scoring_worker_max_rss_mb << 20)
+    assert held <= limit * settings.workers
 
 
 async def test_k8s_probes_get_serving_from_a_real_server(server: MetricsServer) -> None:
@@ -457,18 +499,21 @@ def test_dockerfile_state_dir_is_a_volume_the_server_user_owns(
     assert made and f"-o {uid}" in made[0] and f"-g {gid or uid}" in made[0]
 
 
-def test_compose_replicas_keep_labels_in_one_postgresql_and_state_in_own_volumes(
+def test_compose_replicas_keep_labels_and_runs_in_one_postgresql_and_state_in_own_volumes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Two replicas: SQLite per replica would make `human` checks depend on which one
-    # answers, so the label URL names the Compose PostgreSQL service, and each replica's
-    # state directory is its own named volume.
+    # Two replicas: SQLite per replica would make `human` checks, the viewer and baseline
+    # gates depend on which one answers, so both stores' URLs name the Compose PostgreSQL
+    # service (one database), and each replica's state directory is its own named volume.
     doc = compose()
     services, state = doc["services"], image_state_dir(monkeypatch)
     mounted = []
     for name in REPLICAS:
-        url = settings_from_env(replica_env(name), monkeypatch).labels_url
-        assert url is not None
+        settings = settings_from_env(replica_env(name), monkeypatch)
+        url, runs = settings.labels_url, settings.runs_url
+        assert url is not None and runs is not None
+        assert runs.get_secret_value() == url.get_secret_value()
+        assert settings.replicas == len(REPLICAS)
         parts = urlsplit(url.get_secret_value())
         assert parts.hostname in services and parts.hostname in services[name]["depends_on"]
         assert services[parts.hostname]["image"].startswith("postgres:")
@@ -478,17 +523,19 @@ def test_compose_replicas_keep_labels_in_one_postgresql_and_state_in_own_volumes
     assert len(set(mounted)) == len(REPLICAS)
 
 
-def test_k8s_replicas_keep_labels_in_postgresql_and_mount_the_state_dir(
+def test_k8s_replicas_keep_labels_and_runs_in_postgresql_and_mount_the_state_dir(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # More than one replica (the Deployment and the HPA minimum): the label URL comes
-    # from a required Secret; the image's state directory is a mounted volume.
+    # More than one replica (the Deployment and the HPA minimum): the database URL (both
+    # stores) comes from a required Secret, and no store overrides it with a URL of
+    # its own; the image's state directory is a mounted volume.
     deployment = k8s_doc("Deployment", "scorewire")
     hpa = next(d for d in k8s_docs() if d["kind"] == "HorizontalPodAutoscaler")
     assert deployment["spec"]["replicas"] > 1 and hpa["spec"]["minReplicas"] > 1
     container = server_container()
     env = {e["name"]: e for e in container["env"]}
-    secret = env["SCOREWIRE_LABELS_URL"]["valueFrom"]["secretKeyRef"]
+    secret = env["SCOREWIRE_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+    assert "SCOREWIRE_LABELS_URL" not in env and "SCOREWIRE_RUNS_URL" not in env
     assert not secret.get("optional", False)
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"] for v in deployment["spec"]["template"]["spec"]["volumes"]}
