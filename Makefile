@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+SERVER := $(VENV)/.server
 NATIVE := $(VENV)/.native
 NATIVE_SOURCES := $(wildcard service/native/Cargo.* service/native/pyproject.toml service/native/*.pyi service/native/src/*.rs)
 BUF    := .tools/buf/node_modules/.bin/buf
@@ -14,9 +15,19 @@ PYTEST_ARGS ?=
 # PYTEST_WORKERS=0 runs them in this process (a debugger, a single test).
 PYTEST_WORKERS ?= auto
 
-.PHONY: install serve test test-deps lint generate check-generated test-python \
+.PHONY: install install-server serve test test-deps lint generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
         bench-judge bench-e2e bench-load bench-hostile bench-viewer clean
+
+# `make serve` needs the server alone: its runtime dependencies, none of the dev tools
+# (a development install, below, includes it).
+$(SERVER): pyproject.toml
+	@test -x $(BIN)/python || { echo "creating the virtualenv $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@echo "installing the server into $(VENV) (its runtime dependencies only)"
+	@$(BIN)/pip install -q --upgrade pip
+	@$(BIN)/pip install --progress-bar off -e . | grep -E '^(Collecting|Successfully installed)' || true
+	@$(BIN)/python -c 'import scorewire.cli.main' || { echo "the install failed: run '$(BIN)/pip install -e .' to see why" >&2; exit 1; }
+	@touch $(SERVER)
 
 # The first install takes about 30 s: say what is happening, and let pip show each package.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
@@ -26,14 +37,14 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@echo "installing the server, the Python client and the dev tools into $(VENV) (about 30 s the first time)"
 	@$(BIN)/pip install --progress-bar off -e clients/python -e '.[dev]' | grep -E '^(Collecting|Successfully installed)' || true
 	@$(BIN)/python -c 'import scorewire.cli.main' || { echo "the install failed: run '$(BIN)/pip install -e clients/python -e .[dev]' to see why" >&2; exit 1; }
-	@touch $(STAMP)
+	@touch $(STAMP) $(SERVER)
 	@echo "installed: $(BIN)/scorewire"
 
 # The native scoring kernel (Rust, service/native): cargo fetches its crates from
 # crates.io the first time and builds it in about 30 s; rebuilt when its sources change.
 # Without cargo the server still runs, scoring every check in Python (slower); the tests
 # that need the kernel then skip, and fail under CI.
-$(NATIVE): $(STAMP) $(NATIVE_SOURCES)
+$(NATIVE): $(SERVER) $(NATIVE_SOURCES)
 	@if ! command -v cargo >/dev/null; then \
 		echo "cargo not found: the native scoring kernel is not built, so the server scores every check in Python (slower); install Rust (rustup, or Debian's cargo-web) and run make install again" >&2; \
 	else \
@@ -47,8 +58,11 @@ $(NATIVE): $(STAMP) $(NATIVE_SOURCES)
 ## install: create .venv and install the server, the Python client, the native kernel and the dev tools
 install: $(STAMP) $(NATIVE)
 
+## install-server: create .venv and install the server and its native kernel only
+install-server: $(SERVER) $(NATIVE)
+
 ## serve: run the server on 127.0.0.1:50051 (in-memory cache, no external service)
-serve: install
+serve: install-server
 	@echo "starting $(BIN)/scorewire serve on 127.0.0.1:50051 (metrics on :9464; Ctrl-C stops it)"
 	@$(BIN)/scorewire serve
 
