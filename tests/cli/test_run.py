@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -270,11 +271,48 @@ def test_junit_xml_has_a_suite_per_check_and_a_case_per_sample(tmp_path: Path) -
     assert list(suites) == ["contains", "max_tokens", "starts_with", "is_json", "gate"]
     starts = suites["starts_with"]
     failed = [tc.get("name") for tc in starts if tc.find("failure") is not None]
-    assert failed == ["t0/p1/echo"]
+    assert failed == ["capital [t0/p1/echo]"]
     assert starts.find("testcase").get("classname") == "echo smoke.starts_with"
     # the gate is a test case of its own, failing with the gate's reasons
     gate = suites["gate"].find("testcase/failure")
     assert gate is not None and "min_pass_rate" in gate.get("message", "")
+
+
+def test_junit_cases_carry_their_test_description_and_the_time_they_took(
+    tmp_path: Path,
+) -> None:
+    # A case's time is its output's generation plus its check's scoring, as the results
+    # file records them (to the microsecond: deterministic checks take microseconds,
+    # which three decimals showed as 0.000); the root's time is the run's wall clock.
+    began = time.monotonic()
+    _, results, root = run_with_files(tmp_path, failing(ECHO_SUITE))
+    took = time.monotonic() - began
+    contains = root.find("testsuite[@name='contains']")
+    assert contains is not None
+    expected = []
+    for r in results["results"]:
+        if r["group"] != "t0":  # the test with `contains`
+            continue
+        (score,) = [s for s in r["scores"] if s["name"] == "contains"]
+        seconds = (score["latency_ms"] + r["generation"]["latency_ms"]) / 1000
+        expected.append((f"{r['description']} [{r['sample_id']}]", seconds))
+    shown = [(tc.get("name"), float(tc.get("time", "x"))) for tc in contains]
+    # (the results file rounds latencies to the microsecond of a millisecond)
+    assert shown == [(name, pytest.approx(t, abs=2e-6)) for name, t in expected]
+    assert any(t > 0 for _, t in shown)
+    wall = float(root.get("time", "x"))
+    assert sum(t for _, t in shown) < wall < took
+
+
+def test_no_table_prints_the_failures_and_totals_without_the_tables(tmp_path: Path) -> None:
+    suite = str(write(tmp_path, "s.yaml", failing(ECHO_SUITE)))
+    full, short = run_cli("run", suite), run_cli("run", suite, "--no-table")
+    assert full.code == short.code == 1
+    assert "prompt × provider" in full.stdout and "starts_with" in full.stdout
+    assert "prompt × provider" not in short.stdout
+    # what remains is the full report's tail: the failing case, then the totals
+    tail = full.stdout[full.stdout.index("failures: ") :]
+    assert short.stdout.endswith(tail) and short.stdout.startswith("failures: ")
 
 
 def test_junit_reports_errors_as_error_elements(tmp_path: Path) -> None:

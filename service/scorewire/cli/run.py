@@ -232,8 +232,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     report.notes.extend(notes)
     if baseline is not None and not report.interrupted:
         judge_against(report, baseline[0], baseline[1], spec.gate.max_regression)
-    print_assertions(out, report)
-    print_matrix(out, report)
+    if not args.no_table:
+        print_assertions(out, report)
+        print_matrix(out, report)
     print_failures(out, report, args.show_failures)
     print_totals(out, report)
     try:
@@ -313,6 +314,12 @@ def add_parser(subparsers: Any) -> None:
         metavar="N",
         help=f"list the first N failing cases with their reasons (default {DEFAULT_SHOW_FAILURES};"
         " 0 lists none)",
+    )
+    run.add_argument(
+        "--no-table",
+        action="store_true",
+        help="print no table of assertions and no prompt x provider matrix (long runs): "
+        "the failing cases and the totals only",
     )
     run.add_argument(
         "--filter",

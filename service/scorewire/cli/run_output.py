@@ -31,8 +31,10 @@ fewer than planned). `output` is null when no output could be produced (then
 `generation.error` says why and every score carries that error).
 
 JUnit XML (`--junit`): `<testsuites>` with one `<testsuite>` per check (named after
-the check, `classname` `<suite>.<check>`), one `<testcase>` per case (named by sample
-id) holding a `<failure>` when the check failed, an `<error>` (type = the error code)
+the check, `classname` `<suite>.<check>`), one `<testcase>` per case (named by its
+test's description and its sample id, `return policy [t0/p0/echo]`, or the sample id
+alone; its `time` the seconds spent producing the output and scoring the check, to the
+microsecond; the root's `time` the run's wall-clock time) holding a `<failure>` when the check failed, an `<error>` (type = the error code)
 when it could not score, or `<skipped>` when its `when:` condition was not met; and a
 last `<testsuite name="gate">` whose one case fails when the gate does.
 """
@@ -367,17 +369,19 @@ def junit_document(report: RunReport) -> ET.Element:
         seen: dict[str, int] = {}
         for record, score in items:
             case_name = record.sample.id or str(record.index)
+            if record.description:
+                case_name = f"{record.description} [{case_name}]"
             seen[case_name] = seen.get(case_name, 0) + 1
             if seen[case_name] > 1:
                 case_name = f"{case_name} #{seen[case_name]}"
-            seconds = score.latency_ms / 1000.0
+            seconds = (score.latency_ms + record.generation_latency_ms) / 1000.0
             ts_time += seconds
             tc = ET.SubElement(
                 ts,
                 "testcase",
                 name=_xml_text(case_name),
                 classname=_xml_text(f"{suite}.{name}"),
-                time=f"{seconds:.3f}",
+                time=f"{seconds:.6f}",
             )
             if score.error is not None:
                 n_err += 1
@@ -398,7 +402,7 @@ def junit_document(report: RunReport) -> ET.Element:
         ts.set("failures", str(n_fail))
         ts.set("errors", str(n_err))
         ts.set("skipped", str(n_skip))
-        ts.set("time", f"{ts_time:.3f}")
+        ts.set("time", f"{ts_time:.6f}")
         total += len(items)
         failures += n_fail
         errors += n_err
@@ -419,7 +423,9 @@ def junit_document(report: RunReport) -> ET.Element:
     root.set("failures", str(failures + (1 if gate_failed else 0)))
     root.set("errors", str(errors))
     root.set("skipped", str(skipped))
-    root.set("time", f"{total_time:.3f}")
+    if report.started_at is not None and report.ended_at is not None:
+        total_time = (report.ended_at - report.started_at).total_seconds()
+    root.set("time", f"{total_time:.6f}")
     return root
 
 
