@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 import yaml
+from scorewire.v1 import scoring_pb2 as pb
 
+from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
 from tests.metrics.helpers import (
     DEPLOY,
@@ -164,6 +166,15 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
         "scorewire_judge_budget_remaining_usd",
         "sum by (type, code) (rate(scorewire_check_errors_total",
         "scorewire_build_info",
+        # generation cost and calls, judge-human kappa beside its floor, cache
+        # evictions, unpriced calls, and the LabelService and RunService RPCs
+        "sum by (backend) (rate(scorewire_generation_cost_usd_total",
+        "sum by (backend, outcome) (rate(scorewire_generations_total",
+        "scorewire_judge_agreement_kappa",
+        "scorewire_judge_agreement_kappa_floor",
+        "rate(scorewire_judge_cache_evictions_total",
+        "sum by (model) (rate(scorewire_judge_unpriced_requests_total",
+        'grpc_service=~"scorewire.v1.(LabelService|RunService)"',
     ]:
         assert needle in exprs, needle
     alerts = {r["alert"] for g in yaml.safe_load(ALERTS.read_text())["groups"] for r in g["rules"]}
@@ -206,10 +217,20 @@ async def full_traffic_scrape(fake: FakeOpenAI) -> tuple[set[str], str]:
     """Sample names and text of a scrape after judge and deterministic traffic with a
     server budget (so every series the server can export is present)."""
     srv = await start_metrics_server(
-        judge=True, **judge_settings(fake, judge_budget_usd=5.0, judge_allow_unpriced=True)
+        judge=True,
+        generation_enabled=True,
+        **judge_settings(fake, judge_budget_usd=5.0, judge_allow_unpriced=True),
     )
     try:
         await judge_traffic(srv, fake)
+        # a checkllm suite whose output the server generates (the generation families)
+        fake.script(Reply(content="Paris", input_tokens=5, output_tokens=2))
+        suite = (
+            f"prompts: ['Capital of {{{{country}}}}?']\nproviders: ['openai:{PRICED_MODEL}']\n"
+            "tests: [{vars: {country: France}, assert: [{type: contains, value: Paris}]}]\n"
+        )
+        events = [e async for e in srv.stub.RunSuite(pb.RunSuiteRequest(suite_yaml=suite))]
+        assert events[-1].summary.cases == 1
         # the agreement gauge has series once an Agreement ran (LabelService, which this
         # server has no label store for; tests/labels/test_agreement_rpc.py runs one)
         srv.metrics.agreement.observe_agreement("polite", "openai:gpt-4o-mini", 0.7, 10)
