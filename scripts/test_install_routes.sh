@@ -50,19 +50,18 @@ has() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || return 1; done; }
 # --- a checkout: the tracked files only ------------------------------------------------
 CHECKOUT="$WORK/checkout"
 mkdir -p "$CHECKOUT"
-git ls-files -z -co --exclude-standard -- pyproject.toml README.md service clients \
+git ls-files -z -co --exclude-standard -- pyproject.toml hatch_build.py README.md service clients \
     | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$CHECKOUT"
 
 # --- python: wheels into fresh virtualenvs, index off ----------------------------------
 step_start python-server
 mkdir -p "$WORK/dist-server" "$WORK/dist-client" "$WHEELHOUSE"
-"$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WORK/dist-server" "$CHECKOUT"
+# The server's wheel carries the native scoring kernel, compiled into it (hatch_build.py;
+# the checkout's build reuses this tree's cargo target directory): required here, so a
+# kernel that does not build fails the route instead of installing a pure-Python server.
+SCOREWIRE_BUILD_NATIVE=required CARGO_TARGET_DIR="$ROOT/service/native/target" \
+    "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WORK/dist-server" "$CHECKOUT"
 "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WORK/dist-client" "$CHECKOUT/clients/python"
-# The native scoring kernel is a wheel of its own (Rust, built here with cargo; the
-# checkout's build reuses this tree's cargo target directory). Nothing requires it by
-# name: it is installed by path, never looked up on an index.
-CARGO_TARGET_DIR="$ROOT/service/native/target" \
-    "$ROOT/.venv/bin/pip" wheel -q --no-deps -w "$WORK/dist-native" "$CHECKOUT/service/native"
 SERVER_WHEEL=$(ls "$WORK"/dist-server/scorewire-*.whl)
 # The dependency confusion this guards against: no requirement on a scorewire-* name.
 if unzip -p "$SERVER_WHEEL" '*.dist-info/METADATA' | grep -i '^Requires-Dist: scorewire'; then
@@ -82,9 +81,8 @@ if ! install_server 2>/dev/null; then
     rm -f "$WHEELHOUSE"/scorewire-* "$WHEELHOUSE"/scorewire_client-*
     install_server
 fi
-"$WORK/venv-server/bin/pip" install -q --no-index "$WORK"/dist-native/scorewire_native-*.whl
 "$WORK/venv-server/bin/python" -c 'from scorewire.engine import native; assert native.available()' \
-    || { echo "FAILED: the installed server does not find its native kernel" >&2; exit 1; }
+    || { echo "FAILED: the server installed from its wheel does not find its native kernel" >&2; exit 1; }
 mkdir -p "$WORK/state"
 (cd "$WORK/state" && SCOREWIRE_METRICS_PORT=0 exec "$WORK/venv-server/bin/scorewire" serve \
     --host 127.0.0.1 --port 0 >"$WORK/server.log" 2>&1) &
@@ -98,6 +96,10 @@ ADDR=$(grep -m1 "listening on" "$WORK/server.log" | awk '{print $NF}')
 [ -n "$ADDR" ] || { echo "the installed server did not start" >&2; cat "$WORK/server.log" >&2; exit 1; }
 export SCOREWIRE_ADDR="$ADDR"
 echo "installed server listening on $ADDR"
+# Its start-up line says the kernel is in use (it is logged just after the ready line).
+for _ in $(seq 1 100); do grep -q "serving on" "$WORK/server.log" && break; sleep 0.1; done
+grep -q "scoring native" "$WORK/server.log" \
+    || { echo "FAILED: the installed server does not say it scores natively" >&2; cat "$WORK/server.log" >&2; exit 1; }
 step_end
 
 step_start python-client

@@ -59,6 +59,7 @@ NOT_SETTINGS = frozenset(
     {
         "SCOREWIRE_ADDR",  # the clients' tests: the server to call
         "SCOREWIRE_BIN",  # the clients' tests: the scorewire command to start
+        "SCOREWIRE_BUILD_NATIVE",  # a wheel build: the native kernel (hatch_build.py)
         "SCOREWIRE_IMAGE_CACHE",  # make test-image's base image cache
         "SCOREWIRE_POSTGRES_PASSWORD",  # deploy/compose.yaml's database password
         "SCOREWIRE_TOKEN",  # the CLI's token for --server
