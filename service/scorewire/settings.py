@@ -4,8 +4,7 @@ Tests construct `Settings(...)` directly; `main` reads the environment. Everythi
 needs configuration takes the object (or the part of it it needs) as an argument.
 
 `Settings` is composed of one model per purpose: a new setting goes into the part of its
-purpose, stays flat (read from `SCOREWIRE_<FIELD>`) and is added to the snapshot of
-`tests/core/test_settings_model.py` (`python -m tests.core.test_settings_model`).
+purpose and stays flat (read from `SCOREWIRE_<FIELD>`); its docstring is its documentation.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-
 from typing import Any
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
@@ -419,13 +417,6 @@ class GenerationSettings(BaseModel):
     Redis); a suite's `settings.cache: false` turns it off for that run."""
 
 
-def _given(value: object) -> bool:
-    """Whether a raw setting value says something (None and "" both mean unset)."""
-    if isinstance(value, SecretStr):
-        value = value.get_secret_value()
-    return value is not None and value != ""
-
-
 class StoreSettings(BaseModel):
     """The state directory and the label and run stores (SQLite there, or PostgreSQL)."""
 
@@ -447,9 +438,8 @@ class StoreSettings(BaseModel):
 
     # --- the stores in PostgreSQL (database_url, labels_url, runs_url) ----------------------
     database_url: SecretStr | None = None
-    """`postgresql://user:password@host:port/db`: the database replicas share, for the
-    label store and the run store both (each may be overridden by `labels_url` or
-    `runs_url`). Unset or empty: each store is a SQLite file under `state_dir`. Never logged."""
+    """`postgresql://user:password@host:port/db`: the database replicas share, for the label
+    and run stores (`labels_url`, `runs_url` override it); unset: SQLite files. Never logged."""
     store_timeout_s: float = Field(2.0, gt=0)
     """Seconds one call to a label or run store in PostgreSQL may take, waiting for a
     connection included, before the store counts as not answering: the request fails
@@ -520,17 +510,11 @@ class StoreSettings(BaseModel):
     @classmethod
     def _stores_default_to_the_database(cls, data: Any) -> Any:
         """`labels_url` and `runs_url` left unset (or empty) take `database_url`."""
-        if not isinstance(data, dict):
-            return data
-        shared = data.get("database_url")
-        if isinstance(shared, SecretStr):
-            shared = shared.get_secret_value()
-        if not isinstance(shared, str) or not shared.lower().startswith(
-            ("postgresql:", "postgres:")
-        ):
+        raw = {k: v.get_secret_value() if isinstance(v, SecretStr) else v for k, v in data.items()}
+        shared = str(raw.get("database_url") or "")
+        if not shared.lower().startswith(("postgres:", "postgresql:")):
             return data  # unset, or refused once by database_url's own check
-        unset = [k for k in ("labels_url", "runs_url") if not _given(data.get(k))]
-        return {**data, **dict.fromkeys(unset, shared)}
+        return {**data, **{k: shared for k in ("labels_url", "runs_url") if not raw.get(k)}}
 
 
 class MetricsSettings(BaseModel):

@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `scorewire` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from scorewire.judge.routing import unset_empty_sdk_urls
+    from scorewire.core.sdk_urls import unset_empty_sdk_urls
 
     unset_empty_sdk_urls()  # `OPENAI_BASE_URL=` means the SDK's default, as ours do
     if not getattr(args, "func", None):

@@ -34,9 +34,10 @@ JUnit XML (`--junit`): `<testsuites>` with one `<testsuite>` per check (named af
 the check, `classname` `<suite>.<check>`), one `<testcase>` per case (named by its
 test's description and its sample id, `return policy [t0/p0/echo]`, or the sample id
 alone; its `time` the seconds spent producing the output and scoring the check, to the
-microsecond; the root's `time` the run's wall-clock time) holding a `<failure>` when the check failed, an `<error>` (type = the error code)
-when it could not score, or `<skipped>` when its `when:` condition was not met; and a
-last `<testsuite name="gate">` whose one case fails when the gate does.
+microsecond; the root's `time` the run's wall-clock time) holding a `<failure>` when
+the check failed, an `<error>` (type = the error code) when it could not score, or
+`<skipped>` when its `when:` condition was not met; and a last `<testsuite name="gate">`
+whose one case fails when the gate does.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from scorewire.core.sdk_urls import unset_empty_sdk_urls
 from scorewire.core.secrets import register, scrub
 from scorewire.judge.backends.base import mentions, safe_error_detail
 from scorewire.judge.routing import GEMINI_BASE_URL as JUDGE_GEMINI_BASE_URL
@@ -161,6 +162,7 @@ class OpenAIChatProvider:
 
         self.ref = ref
         register(api_key)
+        unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
         self._client = openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=max_retries
         )
@@ -232,6 +234,7 @@ class AnthropicProvider:
 
         self.ref = ref
         register(api_key)
+        unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=max_retries
         )

@@ -10,7 +10,7 @@ slot can be given over to Gemini's OpenAI-compatible endpoint (a checkllm file's
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, MutableMapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,25 +23,6 @@ GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 
 NO_BACKEND_SETTING = "SCOREWIRE_OPENAI_API_KEY"
 """The setting named first when no judge backend at all is configured."""
-
-
-SDK_URL_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GEMINI_BASE_URL")
-"""The providers' SDKs' own base-URL variables, which the SDKs read themselves when given
-no base URL."""
-
-
-def unset_empty_sdk_urls(environ: MutableMapping[str, str] = os.environ) -> list[str]:
-    """Remove the SDK base-URL variables that are set but empty, and name them.
-
-    An empty value means unset everywhere scorewire reads a URL, but the SDKs take an
-    empty `OPENAI_BASE_URL` as the URL itself and every call fails (compose's
-    `OPENAI_BASE_URL: ${OPENAI_BASE_URL:-}` sets exactly that when the shell lacks it).
-    Called at the start of every `scorewire` command, before any client is made; the
-    processes it starts inherit the cleaned environment."""
-    empty = [name for name in SDK_URL_VARIABLES if name in environ and not environ[name].strip()]
-    for name in empty:
-        del environ[name]
-    return empty
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from scorewire.core.sdk_urls import unset_empty_sdk_urls
 from scorewire.core.secrets import register, scrub
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class EmbeddingsClient:
         # Local servers (vLLM, Ollama, llama.cpp) need no key, but the SDK insists on one.
         key = api_key or ("unused" if base_url else None)
         register(key)
+        unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL means the default
         try:
             self._client: openai.AsyncOpenAI = openai.AsyncOpenAI(
                 api_key=key, base_url=base_url, max_retries=max_retries

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 import anthropic
+from scorewire.core.sdk_urls import unset_empty_sdk_urls
 from scorewire.core.secrets import register
 from scorewire.judge.backends.base import (
     BackendError,
@@ -38,6 +39,7 @@ class AnthropicBackend:
         # max_retries=0: retries are ours. The credential is passed explicitly so the SDK
         # never goes looking for profiles or other credentials on its own. HTTP goes
         # through the SDK's aiohttp transport (`backends.base.http_limits`).
+        unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,

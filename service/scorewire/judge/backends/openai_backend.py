@@ -30,6 +30,7 @@ from typing import Any
 
 import openai
 import orjson
+from scorewire.core.sdk_urls import unset_empty_sdk_urls
 from scorewire.core.secrets import register
 from scorewire.judge.backends.base import (
     BackendError,
@@ -65,6 +66,7 @@ class OpenAIBackend:
         self.name = name
         # max_retries=0: retries are ours (with Retry-After and the request deadline);
         # the SDK's would multiply them.
+        unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
