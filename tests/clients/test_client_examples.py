@@ -22,6 +22,7 @@ CLIENTS = ROOT / "clients"
 # The README of each client, its first program, and the file of that program's output.
 EXAMPLES = {
     "python": ("examples/hello.py", "examples/hello.expected.txt"),
+    "go": ("examples/hello/main.go", "examples/hello/hello.expected.txt"),
 }
 
 
