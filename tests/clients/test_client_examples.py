@@ -23,6 +23,7 @@ CLIENTS = ROOT / "clients"
 EXAMPLES = {
     "python": ("examples/hello.py", "examples/hello.expected.txt"),
     "go": ("examples/hello/main.go", "examples/hello/hello.expected.txt"),
+    "typescript": ("examples/hello.ts", "examples/hello.expected.txt"),
 }
 
 
