@@ -1,10 +1,10 @@
 """Every client's first example, as its README shows it, and the Python one run for real.
 
 Each client has one first program (`clients/<lang>/examples/...`) and the output it
-prints (`hello.expected.txt` beside it). Its README opens with the program verbatim
-and, in the next code block, that output: the README cannot drift from the file that
-the client's own tests run against a real server (the Go, TypeScript and Java programs
-are run by their tests in `make test-clients`; the Python one here).
+prints (`hello.expected.txt` beside it). Its README opens with the program verbatim and
+shows that output in its first `text` code block, so the README cannot drift from the
+files that the client's own tests run against a real server (the Go, TypeScript and Java
+programs are run by their tests in `make test-clients`; the Python one here).
 """
 
 from __future__ import annotations
@@ -24,41 +24,45 @@ EXAMPLES = {
     "python": ("examples/hello.py", "examples/hello.expected.txt"),
     "go": ("examples/hello/main.go", "examples/hello/hello.expected.txt"),
     "typescript": ("examples/hello.ts", "examples/hello.expected.txt"),
+    "java": ("examples/Hello.java", "examples/hello.expected.txt"),
 }
 
 
-def code_blocks(markdown: str) -> list[str]:
-    """The text of each fenced code block (``` at the start of a line), in order."""
-    blocks: list[str] = []
-    current: list[str] | None = None
+def code_blocks(markdown: str) -> list[tuple[str, str]]:
+    """Each fenced code block (``` at the start of a line): its info string and text."""
+    blocks: list[tuple[str, str]] = []
+    info: str | None = None
+    lines: list[str] = []
     for line in markdown.splitlines(keepends=True):
-        if line.startswith("```"):
-            if current is None:
-                current = []
-            else:
-                blocks.append("".join(current))
-                current = None
-        elif current is not None:
-            current.append(line)
+        if not line.startswith("```"):
+            lines.append(line)
+        elif info is None:
+            info, lines = line[3:].strip(), []
+        else:
+            blocks.append((info, "".join(lines)))
+            info = None
     return blocks
 
 
 def test_code_blocks_reads_fences_in_order() -> None:
     # The parser itself: text outside fences is skipped, lines inside are kept whole.
     text = "intro\n```go\na\n\tb\n```\nmiddle\n```text\nc\n```\n"
-    assert code_blocks(text) == ["a\n\tb\n", "c\n"]
+    assert code_blocks(text) == [("go", "a\n\tb\n"), ("text", "c\n")]
 
 
 @pytest.mark.parametrize("lang", sorted(EXAMPLES))
 def test_readme_opens_with_the_example_and_its_output(lang: str) -> None:
+    # The first code block is the program; the first `text` block, its output.
     program, expected = (CLIENTS / lang / name for name in EXAMPLES[lang])
     blocks = code_blocks((CLIENTS / lang / "README.md").read_text(encoding="utf-8"))
-    assert len(blocks) >= 2, f"clients/{lang}/README.md has fewer than two code blocks"
-    assert blocks[0] == program.read_text(encoding="utf-8"), (
+    assert blocks, f"clients/{lang}/README.md has no code block"
+    assert blocks[0][1] == program.read_text(encoding="utf-8"), (
         f"the first code block of clients/{lang}/README.md is not {program.relative_to(ROOT)}"
     )
-    assert blocks[1] == expected.read_text(encoding="utf-8"), (
-        f"the second code block of clients/{lang}/README.md is not {expected.relative_to(ROOT)}"
+    outputs = [text for info, text in blocks if info == "text"]
+    assert outputs, f"clients/{lang}/README.md shows no output (a ```text block)"
+    assert outputs[0] == expected.read_text(encoding="utf-8"), (
+        f"the first text block of clients/{lang}/README.md is not {expected.relative_to(ROOT)}"
     )
 
 
