@@ -2,9 +2,11 @@ package scorewire_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // TestHelloExamplePrintsTheExpectedOutput runs examples/hello, the README's first
@@ -19,7 +21,11 @@ func TestHelloExamplePrintsTheExpectedOutput(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go run needs the go command on PATH: %v", err)
 	}
-	cmd := exec.Command(goBin, "run", "./examples/hello")
+	// go run compiles first: minutes on a cold cache, never forever.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "run", "./examples/hello")
+	cmd.WaitDelay = 10 * time.Second // then stop waiting for the program go run started
 	cmd.Env = append(os.Environ(), "SCOREWIRE_ADDRESS="+addr)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

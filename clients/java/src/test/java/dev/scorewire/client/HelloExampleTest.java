@@ -1,6 +1,7 @@
 package dev.scorewire.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -29,18 +30,23 @@ class HelloExampleTest extends LiveServerTest {
                 java.toString(), "-cp", clientClasspath(), BASE.resolve("examples/Hello.java").toString())
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     builder.environment().put("SCOREWIRE_ADDRESS", server.address);
+    // Both outputs go to files, so a program that never exits cannot block the test on a pipe.
+    File stdout = File.createTempFile("hello-example", ".out");
     File stderr = File.createTempFile("hello-example", ".err");
-    builder.redirectError(stderr);
+    builder.redirectOutput(stdout).redirectError(stderr);
     Process process = builder.start();
-    String stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!process.waitFor(60, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
+    boolean exited = process.waitFor(90, TimeUnit.SECONDS);
+    if (!exited) {
+      process.destroyForcibly().waitFor();
     }
+    String printed = Files.readString(stdout.toPath(), StandardCharsets.UTF_8);
     String errors = Files.readString(stderr.toPath(), StandardCharsets.UTF_8);
+    stdout.delete();
     stderr.delete();
+    assertTrue(exited, "Hello did not exit within 90 s:\n" + errors);
     assertEquals(0, process.exitValue(), "Hello exited with an error:\n" + errors);
     String expected = Files.readString(BASE.resolve("examples/hello.expected.txt"), StandardCharsets.UTF_8);
-    assertEquals(expected, stdout);
+    assertEquals(expected, printed);
   }
 
   /**
