@@ -10,7 +10,8 @@ import (
 	scorewirev1 "github.com/scorewire/scorewire/clients/go/gen/scorewire/v1"
 )
 
-// The README's example; compiled (not run) by go test.
+// The README's "More calls"; compiled (not run) by go test. examples/hello is the
+// README's first program, run by TestHelloExamplePrintsTheExpectedOutput.
 func Example() {
 	ctx := context.Background()
 	cases := []*scorewirev1.Case{{Sample: &scorewirev1.Sample{Id: "a"}, Output: scorewire.Text("Paris")}}

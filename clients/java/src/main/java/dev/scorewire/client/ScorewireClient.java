@@ -86,6 +86,7 @@ public final class ScorewireClient implements AutoCloseable {
   private final ScoringServiceGrpc.ScoringServiceStub async;
   private final LabelServiceGrpc.LabelServiceBlockingStub labels;
   private final RunServiceGrpc.RunServiceBlockingStub runs;
+  private final ScorewireAsyncClient asyncClient;
 
   private ScorewireClient(Builder b, ManagedChannel channel, boolean ownsChannel) {
     this.channel = channel;
@@ -96,6 +97,7 @@ public final class ScorewireClient implements AutoCloseable {
     this.async = ScoringServiceGrpc.newStub(channel);
     this.labels = LabelServiceGrpc.newBlockingStub(channel);
     this.runs = RunServiceGrpc.newBlockingStub(channel);
+    this.asyncClient = new ScorewireAsyncClient(channel, deadline, streamDeadline);
   }
 
   /**
@@ -168,6 +170,14 @@ public final class ScorewireClient implements AutoCloseable {
     return SCHEME.matcher(target).find() && !hostPort ? target : "dns:///" + target;
   }
 
+  /**
+   * The same calls in asynchronous form, each returning a {@code CompletableFuture}, over
+   * this client's channel and with its deadlines; closing this client ends them too.
+   */
+  public ScorewireAsyncClient async() {
+    return asyncClient;
+  }
+
   /** The generated blocking stub, for anything this wrapper does not cover. */
   public ScoringServiceGrpc.ScoringServiceBlockingStub blockingStub() {
     return blocking;
@@ -211,11 +221,15 @@ public final class ScorewireClient implements AutoCloseable {
 
   /** Stores human labels within {@code deadline}. */
   public PutLabelsResponse putLabels(PutLabelsRequest request, Duration deadline) {
-    PutLabelsRequest sent =
-        request.getRequestId().isEmpty()
-            ? request.toBuilder().setRequestId(UUID.randomUUID().toString()).build()
-            : request;
+    PutLabelsRequest sent = withRequestId(request);
     return unary(() -> withDeadline(labels, deadline).putLabels(sent));
+  }
+
+  /** {@code request}, or when it has no request id, a copy with a fresh one (a UUID). */
+  static PutLabelsRequest withRequestId(PutLabelsRequest request) {
+    return request.getRequestId().isEmpty()
+        ? request.toBuilder().setRequestId(UUID.randomUUID().toString()).build()
+        : request;
   }
 
   /**
@@ -341,10 +355,15 @@ public final class ScorewireClient implements AutoCloseable {
 
   /** Runs a suite within {@code deadline}. */
   public SuiteRun runSuite(RunSuiteRequest request, Duration deadline) {
-    if (request.getCasesCount() > STREAM_CHUNK_CASES) {
+    if (streamed(request)) {
       return SuiteRun.streamed(withDeadline(async, deadline), request);
     }
     return new SuiteRun(withDeadline(blocking, deadline), request);
+  }
+
+  /** Whether {@code request} goes as a RunSuiteStream: more than {@link #STREAM_CHUNK_CASES} cases. */
+  static boolean streamed(RunSuiteRequest request) {
+    return request.getCasesCount() > STREAM_CHUNK_CASES;
   }
 
   /**
@@ -426,7 +445,7 @@ public final class ScorewireClient implements AutoCloseable {
     }
   }
 
-  private static <S extends io.grpc.stub.AbstractStub<S>> S withDeadline(S stub, Duration d) {
+  static <S extends io.grpc.stub.AbstractStub<S>> S withDeadline(S stub, Duration d) {
     return d == null ? stub : stub.withDeadlineAfter(d.toNanos(), TimeUnit.NANOSECONDS);
   }
 

@@ -115,14 +115,18 @@ public final class SuiteRun implements Iterator<CaseResult>, Iterable<CaseResult
     }
   }
 
+  /** The failure of a run whose stream ended cleanly but sent no summary. */
+  static ScorewireException noSummary() {
+    return new ScorewireException(
+        Status.Code.INTERNAL, "the stream ended without a summary", List.of(), null);
+  }
+
   private void advance() {
     try {
       if (!responses.hasNext()) {
         ended = true;
         if (summary == null) {
-          failure =
-              new ScorewireException(
-                  Status.Code.INTERNAL, "the stream ended without a summary", List.of(), null);
+          failure = noSummary();
           throw failure;
         }
         return;

@@ -89,9 +89,10 @@ final class SuiteStream implements Iterator<RunSuiteResponse> {
 
   /**
    * The messages of the call, sent as the transport takes them. Used only on gRPC's
-   * callback executor, which runs one callback at a time, so it needs no lock.
+   * callback executor, which runs one callback at a time, so it needs no lock. {@link
+   * AsyncCalls} sends its RunSuiteStreams with it too.
    */
-  private static final class Sender {
+  static final class Sender {
     private final RunSuiteRequest request;
     private int next = -1; // the next case to send; -1 before the config
     private boolean done;
