@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 # PYTEST_WORKERS=0 runs them in this process (a debugger, a single test).
 PYTEST_WORKERS ?= auto
 
-.PHONY: install serve test test-deps lint generate check-generated test-python \
+.PHONY: install serve test test-deps lint docs generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
         bench-judge bench-e2e bench-load bench-hostile bench-viewer clean
 
@@ -23,9 +23,9 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || { echo "creating the virtualenv $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	@echo "upgrading pip in $(VENV)"
 	@$(BIN)/pip install -q --upgrade pip
-	@echo "installing the server, the Python client and the dev tools into $(VENV) (about 30 s the first time)"
-	@$(BIN)/pip install --progress-bar off -e clients/python -e '.[dev]' | grep -E '^(Collecting|Successfully installed)' || true
-	@$(BIN)/python -c 'import scorewire.cli.main' || { echo "the install failed: run '$(BIN)/pip install -e clients/python -e .[dev]' to see why" >&2; exit 1; }
+	@echo "installing the server, the Python client, the dev and docs tools into $(VENV) (about 30 s the first time)"
+	@$(BIN)/pip install --progress-bar off -e clients/python -e '.[dev,docs]' | grep -E '^(Collecting|Successfully installed)' || true
+	@$(BIN)/python -c 'import scorewire.cli.main' || { echo "the install failed: run '$(BIN)/pip install -e clients/python -e .[dev,docs]' to see why" >&2; exit 1; }
 	@touch $(STAMP)
 	@echo "installed: $(BIN)/scorewire"
 
@@ -62,6 +62,10 @@ lint: install test-deps
 	$(BIN)/ruff format --check service tests bench clients/python
 	$(BIN)/mypy
 	$(BUF) lint
+
+## docs: build the documentation site into site/ (strict: a broken link or a missing page fails)
+docs: install
+	$(BIN)/mkdocs build --strict --site-dir site
 
 ## generate: regenerate every language's code from protos/
 generate: install test-deps
