@@ -65,7 +65,7 @@ lint: install test-deps
 
 ## docs: build the documentation site into site/ (strict: a broken link or a missing page fails)
 docs: install
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 ## generate: regenerate every language's code from protos/
 generate: install test-deps

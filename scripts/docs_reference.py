@@ -229,10 +229,32 @@ def _comments(file: Any) -> dict[tuple[int, ...], str]:
     return out
 
 
+def _map_entries(files: Iterable[Any]) -> dict[str, Any]:
+    """Full name (`.scorewire.v1.Run.LabelsEntry`) -> the entry type of each map field."""
+    out = {}
+
+    def walk(prefix: str, msgs: Iterable[Any]) -> None:
+        for msg in msgs:
+            name = f"{prefix}.{msg.name}"
+            if msg.options.map_entry:
+                out[name] = msg
+            walk(name, msg.nested_type)
+
+    for file in files:
+        walk(f".{file.package}", file.message_type)
+    return out
+
+
+MAPS: dict[str, Any] = {}
+
+
 def _field_type(field: Any) -> str:
     from google.protobuf import descriptor_pb2
 
     fd = descriptor_pb2.FieldDescriptorProto
+    if field.type_name in MAPS:
+        key, value = MAPS[field.type_name].field
+        return f"map of {_field_type(key)} to {_field_type(value)}"
     if field.type_name:
         kind = field.type_name.rsplit(".", 1)[1]
         local = field.type_name.startswith(".scorewire.")
@@ -247,7 +269,7 @@ def _field_type(field: Any) -> str:
 
 
 def _message(msg: Any, path: tuple[int, ...], notes: dict[tuple[int, ...], str]) -> list[str]:
-    lines = [f"### {msg.name}", "", notes.get(path, ""), ""]
+    lines = [f"#### {msg.name}", "", notes.get(path, ""), ""]
     if msg.field:
         lines += ["| field | type | description |", "| --- | --- | --- |"]
         for i, field in enumerate(msg.field):
@@ -263,7 +285,7 @@ def _message(msg: Any, path: tuple[int, ...], notes: dict[tuple[int, ...], str])
 
 
 def _enum(enum: Any, path: tuple[int, ...], notes: dict[tuple[int, ...], str]) -> list[str]:
-    lines = [f"### {enum.name}", "", notes.get(path, ""), ""]
+    lines = [f"#### {enum.name}", "", notes.get(path, ""), ""]
     lines += ["| value | number | description |", "| --- | --- | --- |"]
     for i, value in enumerate(enum.value):
         note = _cell(notes.get((*path, VALUE, i), ""))
@@ -272,11 +294,11 @@ def _enum(enum: Any, path: tuple[int, ...], notes: dict[tuple[int, ...], str]) -
 
 
 def _service(svc: Any, path: tuple[int, ...], notes: dict[tuple[int, ...], str]) -> list[str]:
-    lines = [f"## {svc.name}", "", notes.get(path, ""), ""]
+    lines = [f"### {svc.name}", "", notes.get(path, ""), ""]
     for i, m in enumerate(svc.method):
         ins = ("stream " if m.client_streaming else "") + m.input_type.rsplit(".", 1)[1]
         outs = ("stream " if m.server_streaming else "") + m.output_type.rsplit(".", 1)[1]
-        lines += [f"### {svc.name}.{m.name}", "", f"`rpc {m.name}({ins}) returns ({outs})`", ""]
+        lines += [f"#### {svc.name}.{m.name}", "", f"`rpc {m.name}({ins}) returns ({outs})`", ""]
         lines += [notes.get((*path, METHOD, i), ""), ""]
     return lines
 
@@ -299,16 +321,18 @@ def api_page() -> str:
         "service and server reflection, so `grpcurl describe` shows the same comments.",
         "",
     ]
-    for file in _proto_files():
+    files = _proto_files()
+    MAPS.update(_map_entries(files))
+    for file in files:
         notes = _comments(file)
-        lines += [f"# {file.name}", ""]
+        lines += [f"## {file.name.rsplit('/', 1)[1]}", ""]
         for i, svc in enumerate(file.service):
             lines += _service(svc, (SERVICE, i), notes)
-        lines += ["## Messages", ""]
+        lines += ["### Messages", ""]
         for i, msg in enumerate(file.message_type):
             lines += _message(msg, (MESSAGE, i), notes)
         if file.enum_type:
-            lines += ["## Enums", ""]
+            lines += ["### Enums", ""]
         for i, enum in enumerate(file.enum_type):
             lines += _enum(enum, (FILE_ENUM, i), notes)
     return "\n".join(lines) + "\n"
