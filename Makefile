@@ -114,7 +114,7 @@ bench-service: install
 bench-judge: install
 	PYTHONPATH=. $(BIN)/python bench/judge_bench.py
 
-## bench-e2e: issue 20's ratios in alternating rounds (needs the peers' environment, see bench/peer_bench.py)
+## bench-e2e: scorewire against the fastest peer library in alternating rounds; writes docs/benchmarks.md's table (needs the peers' environment, see bench/peer_bench.py)
 bench-e2e: install
 	$(BIN)/python bench/e2e_bench.py --json .tmp/e2e.json
 	$(BIN)/python bench/readme_table.py .tmp/e2e.json
@@ -123,7 +123,7 @@ bench-e2e: install
 bench-load: install
 	$(BIN)/python bench/load_test.py
 
-## bench-hostile: a steady Score caller beside the worst requests of issue 13 (loopback only)
+## bench-hostile: a steady Score caller beside the worst single requests (loopback only)
 bench-hostile: install
 	$(BIN)/python bench/hostile_neighbour.py
 
