@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 # PYTEST_WORKERS=0 runs them in this process (a debugger, a single test).
 PYTEST_WORKERS ?= auto
 
-.PHONY: install install-server serve test test-deps lint generate check-generated test-python \
+.PHONY: install install-server serve test test-deps lint docs generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
         bench-judge bench-e2e bench-load bench-hostile bench-viewer clean
 
@@ -34,9 +34,9 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || { echo "creating the virtualenv $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	@echo "upgrading pip in $(VENV)"
 	@$(BIN)/pip install -q --upgrade pip
-	@echo "installing the server, the Python client and the dev tools into $(VENV) (about 30 s the first time)"
-	@$(BIN)/pip install --progress-bar off -e clients/python -e '.[dev]' | grep -E '^(Collecting|Successfully installed)' || true
-	@$(BIN)/python -c 'import scorewire.cli.main' || { echo "the install failed: run '$(BIN)/pip install -e clients/python -e .[dev]' to see why" >&2; exit 1; }
+	@echo "installing the server, the Python client, the dev and docs tools into $(VENV) (about 30 s the first time)"
+	@$(BIN)/pip install --progress-bar off -e clients/python -e '.[dev,docs]' | grep -E '^(Collecting|Successfully installed)' || true
+	@$(BIN)/python -c 'import scorewire.cli.main' || { echo "the install failed: run '$(BIN)/pip install -e clients/python -e .[dev,docs]' to see why" >&2; exit 1; }
 	@touch $(STAMP) $(SERVER)
 	@echo "installed: $(BIN)/scorewire"
 
@@ -76,6 +76,10 @@ lint: install test-deps
 	$(BIN)/ruff format --check service tests bench clients/python
 	$(BIN)/mypy
 	$(BUF) lint
+
+## docs: build the documentation site into site/ (strict: a broken link or a missing page fails)
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 ## generate: regenerate every language's code from protos/
 generate: install test-deps
@@ -124,7 +128,7 @@ bench-service: install
 bench-judge: install
 	PYTHONPATH=. $(BIN)/python bench/judge_bench.py
 
-## bench-e2e: issue 20's ratios in alternating rounds (needs the peers' environment, see bench/peer_bench.py)
+## bench-e2e: scorewire against the fastest peer library in alternating rounds; writes docs/benchmarks.md's table (needs the peers' environment, see bench/peer_bench.py)
 bench-e2e: install
 	$(BIN)/python bench/e2e_bench.py --json .tmp/e2e.json
 	$(BIN)/python bench/readme_table.py .tmp/e2e.json
@@ -133,7 +137,7 @@ bench-e2e: install
 bench-load: install
 	$(BIN)/python bench/load_test.py
 
-## bench-hostile: a steady Score caller beside the worst requests of issue 13 (loopback only)
+## bench-hostile: a steady Score caller beside the worst single requests (loopback only)
 bench-hostile: install
 	$(BIN)/python bench/hostile_neighbour.py
 

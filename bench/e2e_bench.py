@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/e2e_bench.py [--rounds 3] [--json out.json] [--only suite,engine]
 
-(`make bench-e2e`; `bench/readme_table.py out.json` writes the README's numbers table.)
+(`make bench-e2e`; `bench/readme_table.py out.json` writes the table of docs/benchmarks.md.)
 
 Sections, each printing its per-round figures, the median ratio and its range:
 - `engine`: scorewire's engine in process on the peers' dataset through its public API

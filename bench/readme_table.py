@@ -1,4 +1,5 @@
-"""Write issue 20's ratios into the README, between its markers, from `e2e_bench.py --json`.
+"""Write the comparison with the fastest peer library into `docs/benchmarks.md`, between
+its markers, from `e2e_bench.py --json`.
 
     .venv/bin/python bench/e2e_bench.py --json .tmp/e2e.json
     .venv/bin/python bench/readme_table.py .tmp/e2e.json
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 BEGIN = "<!-- e2e-bench:begin (bench/readme_table.py writes this table) -->"
 END = "<!-- e2e-bench:end -->"
 
@@ -32,7 +33,7 @@ def table(fig: dict[str, Any]) -> str:
     cmd = f"`{fig['command']} --rounds {fig['rounds']}`"
     peer = fig.get("peer", {})
     rows = [
-        "| what (issue 20) | figure | ratio, median of rounds (range) | target | command |",
+        "| what | figure | ratio, median of rounds (range) | target | command |",
         "| --- | ---: | --- | --- | --- |",
     ]
     if peer:
@@ -109,12 +110,12 @@ def table(fig: dict[str, Any]) -> str:
 
 def main() -> None:
     fig = json.loads(Path(sys.argv[1]).read_text())
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
-        raise SystemExit(f"README.md lacks the markers {BEGIN!r} ... {END!r}")
+        raise SystemExit(f"{PAGE} lacks the markers {BEGIN!r} ... {END!r}")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{BEGIN}\n{table(fig)}\n{END}{tail}", encoding="utf-8")
+    PAGE.write_text(f"{head}{BEGIN}\n{table(fig)}\n{END}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The layers of `service/scorewire` point one way, as the README's map says.
+"""The layers of `service/scorewire` point one way, as the map in docs/development.md says.
 
 Every import in every module (function-level ones included, since a lazy import is
 still a dependency) is read from the source with `ast`; a module may import its own
@@ -82,7 +82,7 @@ MODULES = _modules()
 
 
 def test_every_part_has_a_layer() -> None:
-    # a new top-level package must be placed in the map (and the README's)
+    # a new top-level package must be placed in the map (and docs/development.md's)
     parts = {_part(m) for m, _ in MODULES if m.count(".") >= 1}
     assert parts - LAYERS.keys() == set()
 

@@ -117,7 +117,7 @@ def test_the_seeds_example_block() -> None:
     ]
     checks = parse_compact_lines(lines)
     assert [c.name for c in checks] == lines
-    # results name the canonical types: a reader finds `length`, `contains` in the README
+    # results name the canonical types: a reader finds `length`, `contains` in the docs
     assert [c.type for c in checks] == [
         "contains",
         "exact",

@@ -1,5 +1,5 @@
 """The RunService through reflection, as grpcurl sees it: listed, described with comments,
-and callable from the command line (the README's example)."""
+and callable from the command line (docs/runs.md's example)."""
 
 from __future__ import annotations
 

@@ -320,7 +320,7 @@ async def test_list_checks_lists_each_concept_once_with_its_other_spellings(
 
 
 async def test_results_name_the_canonical_type(server: Server) -> None:
-    # a compact line and checkllm's spelling score as the types a reader finds in the README
+    # a compact line and checkllm's spelling score as the types a reader finds in the docs
     resp = await server.stub.Score(
         pb.ScoreRequest(
             output=pb.Output(text="Paris"),

@@ -1,5 +1,6 @@
 """The real grpcurl against the real server: `list`, `describe` with comments, and every
-example of the README's grpcurl section, run as written (only the address changes).
+grpcurl example of the README's tour and of the docs pages that show grpcurl calls, run
+as written (only the address changes).
 
 An example followed by a ```json block must print that JSON (latencies aside); one followed
 by a ```text block must print that text; one shown with a `$ ` prompt prints an error.
@@ -24,14 +25,19 @@ from tests.support.components import require_component
 from tests.support.pki import make_pki
 from tests.support.servers import ROOT, serve_process, stop_process
 
-README = ROOT / "README.md"
+PAGES = (
+    ROOT / "README.md",
+    ROOT / "docs" / "grpcurl.md",
+    ROOT / "docs" / "runs.md",
+)
 TOKEN = "grpcurl-example-token"
 
 
 @dataclass(frozen=True)
 class Example:
-    """A shell block of the README's grpcurl section and the output shown after it."""
+    """A grpcurl shell block of a page and the output shown after it."""
 
+    page: str
     script: str
     expected_kind: str  # "json", "text", "error" or ""
     expected: str
@@ -40,13 +46,16 @@ class Example:
     def name(self) -> str:
         methods = re.findall(r"(\w+/\w+)(?:\s|$)", self.script)
         words = re.findall(r"\b(list|describe)\b", self.script)
-        return "+".join(methods or words) or "example"
+        return f"{self.page}:" + ("+".join(methods or words) or "example")
 
 
 def _examples() -> list[Example]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Score a sample with grpcurl") : text.index("## API overview")]
-    blocks = re.findall(r"^```(\w*)\n(.*?)^```$", section, flags=re.S | re.M)
+    return [e for page in PAGES for e in _page_examples(page)]
+
+
+def _page_examples(page: Path) -> list[Example]:
+    text = page.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```(\w*)[^\n]*\n(.*?)^```$", text, flags=re.S | re.M)
     out = []
     for i, (lang, body) in enumerate(blocks):
         if lang != "sh" or "grpcurl" not in body:
@@ -57,11 +66,11 @@ def _examples() -> list[Example]:
             while lines[n - 1].endswith("\\"):
                 n += 1
             command = "\n".join(lines[:n]).removeprefix("$ ")
-            out.append(Example(command, "error", "\n".join(lines[n:])))
+            out.append(Example(page.name, command, "error", "\n".join(lines[n:])))
             continue
         following = blocks[i + 1] if i + 1 < len(blocks) else ("", "")
         kind = following[0] if following[0] in ("json", "text") else ""
-        out.append(Example(body, kind, following[1] if kind else ""))
+        out.append(Example(page.name, body, kind, following[1] if kind else ""))
     return out
 
 
@@ -132,9 +141,9 @@ def _without_latency(value: Any) -> Any:
     return value
 
 
-def test_the_readme_has_an_example_of_every_rpc_asked_for() -> None:
+def test_the_docs_have_an_example_of_every_rpc_asked_for() -> None:
     # RunSuite, ScoreStream with -d @, ValidateSuite, LabelService, health, TLS + token.
-    scripts = "\n".join(e.script for e in EXAMPLES)
+    scripts = "\n".join(e.script for e in EXAMPLES if e.page == "grpcurl.md")
     for needle in (
         "ScoringService/Score\n",
         "ScoringService/RunSuite",
@@ -148,8 +157,13 @@ def test_the_readme_has_an_example_of_every_rpc_asked_for() -> None:
         assert needle in scripts, needle
 
 
+def test_the_readme_tour_calls_score_and_shows_its_answer() -> None:
+    tour = [e for e in EXAMPLES if e.page == "README.md"]
+    assert [(e.name, e.expected_kind) for e in tour] == [("README.md:ScoringService/Score", "json")]
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
-def test_readme_example_runs_as_shown(servers: Servers, example: Example) -> None:
+def test_example_runs_as_shown(servers: Servers, example: Example) -> None:
     done = _run(servers, example.script)
     if example.expected_kind == "error":
         assert done.returncode != 0
