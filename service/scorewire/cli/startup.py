@@ -58,6 +58,7 @@ def setting_name(field: str, overrides: dict[str, Any]) -> str:
 NOT_SETTINGS = frozenset(
     {
         "SCOREWIRE_ADDR",  # the clients' tests: the server to call
+        "SCOREWIRE_ADDRESS",  # the clients' hello programs: the server to call
         "SCOREWIRE_BIN",  # the clients' tests: the scorewire command to start
         "SCOREWIRE_BUILD_NATIVE",  # a wheel build: the native kernel (hatch_build.py)
         "SCOREWIRE_IMAGE_CACHE",  # make test-image's base image cache
