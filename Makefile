@@ -72,8 +72,8 @@ test-deps:
 
 ## lint: ruff, mypy (strict on service/), buf lint
 lint: install test-deps
-	$(BIN)/ruff check service tests bench clients/python
-	$(BIN)/ruff format --check service tests bench clients/python
+	$(BIN)/ruff check service tests bench clients/python scripts hatch_build.py
+	$(BIN)/ruff format --check service tests bench clients/python scripts hatch_build.py
 	$(BIN)/mypy
 	$(BUF) lint
 
