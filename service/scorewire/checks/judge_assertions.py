@@ -53,8 +53,9 @@ from scorewire.core.registry import ParamError, check_type
 from scorewire.judge.answers import Question
 from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
+from scorewire.judge.panels import Panel, PanelParams, panel_from
 from scorewire.judge.prompts import as_text, render_grade
-from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
+from scorewire.judge.sampling import Sampling, sampling_from
 from scorewire.judge.verdict import LevelVerdict, parse_level
 
 SCALE = 5
@@ -76,7 +77,7 @@ _THRESHOLD = Field(
 _MODEL = Field(None, description="Judge as backend:model (openai:gpt-4o-mini); default configured.")
 
 
-class AssertionParams(SamplingParams):
+class AssertionParams(PanelParams):
     """Parameters of an assertion type that takes no `value`."""
 
     threshold: float | None = _THRESHOLD
@@ -474,10 +475,16 @@ class AssertionGrade(JudgeBackedCheck):
     """A bound assertion: its kind, `value` and judge model."""
 
     def __init__(
-        self, kind: AssertionKind, value: Any, model: ModelRef, sampling: Sampling
+        self,
+        kind: AssertionKind,
+        value: Any,
+        model: ModelRef,
+        sampling: Sampling,
+        panel: Panel | None = None,
     ) -> None:
         super().__init__()
         self.sampling = sampling
+        self.panel = panel
         self.kind = kind
         self.value = value
         self.model = model
@@ -494,7 +501,7 @@ class AssertionGrade(JudgeBackedCheck):
             sections.append(("output", output_text(output)))
         prompt = render_grade(self.kind.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
-        return await ask_levels(judge, ctx, question, self.sampling, SCALE)
+        return await ask_levels(judge, ctx, question, self.sampling, SCALE, panel=self.panel)
 
 
 def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]:
@@ -508,7 +515,9 @@ def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]
             raise ParamError("value", "must not be blank")
         if isinstance(value, list) and (not value or not all(v.strip() for v in value)):
             raise ParamError("value", "must be a non-empty list of non-blank documents")
-        return AssertionGrade(kind, value, model, sampling_from(p))
+        bar = DEFAULT_THRESHOLD if p.threshold is None else p.threshold
+        panel = panel_from(p, p.model, bar)
+        return AssertionGrade(kind, value, model, sampling_from(p), panel)
 
     build.__name__ = f"build_{kind.name}"
     build.__doc__ = f"Bind `{kind.name}` (see the module docstring for what it reads)."

@@ -19,8 +19,9 @@ from scorewire.core.registry import ParamError, Uncosted, check_type
 from scorewire.judge.answers import Question
 from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
+from scorewire.judge.panels import Panel, PanelParams, panel_from
 from scorewire.judge.prompts import as_text, render_grade
-from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
+from scorewire.judge.sampling import Sampling, sampling_from
 from scorewire.judge.verdict import LevelVerdict, parse_level
 
 SCALE = 5
@@ -74,7 +75,7 @@ _CONTEXT = Field("context", description="The input field holding the retrieved c
 _INPUT_FIELD = Uncosted("the name of a field of the sample's input, looked up in each case")
 
 
-class FaithfulnessParams(SamplingParams):
+class FaithfulnessParams(PanelParams):
     """Parameters of `rag.faithfulness`."""
 
     context: str = _CONTEXT
@@ -82,7 +83,7 @@ class FaithfulnessParams(SamplingParams):
     threshold: float = _THRESHOLD
 
 
-class ContextRelevanceParams(SamplingParams):
+class ContextRelevanceParams(PanelParams):
     """Parameters of `rag.context_relevance`."""
 
     question: str = _QUESTION
@@ -91,7 +92,7 @@ class ContextRelevanceParams(SamplingParams):
     threshold: float = _THRESHOLD
 
 
-class AnswerRelevanceParams(SamplingParams):
+class AnswerRelevanceParams(PanelParams):
     """Parameters of `rag.answer_relevance`."""
 
     question: str = _QUESTION
@@ -122,9 +123,11 @@ class RagGrade(JudgeBackedCheck):
         with_answer: bool,
         model: ModelRef,
         sampling: Sampling,
+        panel: Panel | None = None,
     ) -> None:
         super().__init__()
         self.sampling = sampling
+        self.panel = panel
         self.rubric = rubric
         self.question_field = question_field
         self.context_field = context_field
@@ -159,7 +162,7 @@ class RagGrade(JudgeBackedCheck):
             sections.append(("answer", output_text(output)))
         prompt = render_grade(self.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
-        return await ask_levels(judge, ctx, question, self.sampling, SCALE)
+        return await ask_levels(judge, ctx, question, self.sampling, SCALE, panel=self.panel)
 
 
 def _parse(text: str) -> LevelVerdict:
@@ -184,6 +187,7 @@ def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
         with_answer=True,
         model=_model(p.model),
         sampling=sampling_from(p),
+        panel=panel_from(p, p.model, p.threshold),
     )
 
 
@@ -205,6 +209,7 @@ def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
         with_answer=False,
         model=_model(p.model),
         sampling=sampling_from(p),
+        panel=panel_from(p, p.model, p.threshold),
     )
 
 
@@ -229,4 +234,5 @@ def build_answer_relevance(p: AnswerRelevanceParams) -> RagGrade:
         with_answer=True,
         model=_model(p.model),
         sampling=sampling_from(p),
+        panel=panel_from(p, p.model, p.threshold),
     )

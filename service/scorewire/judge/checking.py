@@ -8,13 +8,15 @@ leaks between specs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import ThresholdRule
 from scorewire.judge.answers import NO_JUDGE, Answer, Question, note_ceiling
+from scorewire.judge.panels import Panel, ask_panel
 from scorewire.judge.prompts import ExampleLike, as_text
 from scorewire.judge.sampling import (
     Sampling,
@@ -96,9 +98,19 @@ async def ask_levels(
     scale: int,
     *,
     pass_level: int | None = None,
+    panel: Panel | None = None,
 ) -> Score:
     """Ask a level question as `sampling` says and score the answers (`level_score`
-    for one sample, `sampled_level_score` for several)."""
+    for one sample, `sampled_level_score` for several); with a `panel`, ask each of its
+    judges so and combine them (`scorewire.judge.panels`)."""
+    if panel is not None:
+        return await ask_panel(
+            judge,
+            ctx,
+            panel,
+            lambda ref: sampling.questions(dataclasses.replace(question, model=ref)),
+            _judge_levels(scale, sampling, pass_level),
+        )
     if sampling.n == 1 and sampling.temperature is None:
         answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
         return level_score(answer, scale, pass_level=pass_level)
@@ -106,6 +118,24 @@ async def ask_levels(
     if len(answers) == 1:
         return level_score(answers[0], scale, pass_level=pass_level)
     return sampled_level_score(answers, scale, sampling, pass_level=pass_level)
+
+
+def _judge_levels(
+    scale: int, sampling: Sampling, pass_level: int | None
+) -> Callable[[Sequence[Answer[LevelVerdict]]], Score]:
+    """How one judge of a panel is scored from its samples' answers."""
+
+    def verdict(answers: Sequence[Answer[LevelVerdict]]) -> Score:
+        if len(answers) == 1:
+            return level_score(answers[0], scale, pass_level=pass_level)
+        return sampled_level_score(answers, scale, sampling, pass_level=pass_level)
+
+    return verdict
+
+
+def level_bar(scale: int, level: int) -> float:
+    """The value of `level` on a 1..scale scale (the bar a pass level sets)."""
+    return (level - 1) / (scale - 1)
 
 
 def sampled_level_score(
