@@ -113,3 +113,15 @@ async def test_an_unpriced_panel_judge_under_a_budget_is_refused_at_its_field(
     assert [v.type for v in pre] == ["PRICE"]
     assert [v.field for v in bad] == ["checks[0].params.judges[1]"]
     assert sum(f.calls for f in fakes) == 0
+
+
+async def test_score_with_a_cascade_says_which_judge_decided(stub: Any, fakes: Any) -> None:
+    openai, anthropic = fakes
+    fields = struct_pb2.Struct()
+    fields.update({"rubric": "Is it polite?", "cascade": [MINI, HAIKU], "audit_share": 1.0})
+    spec = pb.CheckSpec(name="polite", type="judge", params=fields)
+    [score] = (await stub.Score(request(spec))).scores
+    # the cheap judge is sure (level 5), the audit sends the case on, the strong one decides
+    assert f"{MINI} level 5/5 pass, audit; {HAIKU} level 2/5 fail, decided" in score.reason
+    assert not score.passed and not score.error.code
+    assert openai.calls == 1 and anthropic.calls == 1

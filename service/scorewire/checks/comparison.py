@@ -10,7 +10,8 @@ With `samples: N` every sample judges every order (2N requests with `both_orders
 sample's value is the mean of its orders, the score's value aggregates the samples
 (`aggregate`), and the spread says how far they agreed (see `scorewire.judge.sampling`).
 With a panel of `judges` each judge does all of that, passes at 0.5 on its own, and the
-judges combine by `panel` (see `scorewire.judge.panels`).
+judges combine by `panel` (see `scorewire.judge.panels`); a `cascade` asks its judges in
+turn (`scorewire.judge.cascades`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from scorewire.core.registry import ParamError, check_type
 from scorewire.judge.answers import Answer, Question, note_ceiling
 from scorewire.judge.checking import JudgeBackedCheck, output_text
 from scorewire.judge.models import ModelRef, parse_model
-from scorewire.judge.panels import Panel, PanelParams, ask_panel, panel_from
+from scorewire.judge.panels import PanelParams
 from scorewire.judge.prompts import as_text, render_compare
 from scorewire.judge.sampling import (
     Sampling,
@@ -37,6 +38,7 @@ from scorewire.judge.sampling import (
     sampled_measurement,
     sampling_from,
 )
+from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import PairVerdict, parse_winner
 
 _TARGET_SPEC_UNSUPPORTED = (
@@ -93,11 +95,11 @@ class PairwiseComparison(JudgeBackedCheck):
         baseline: Mapping[str, str],
         model: ModelRef,
         sampling: Sampling,
-        panel: Panel | None = None,
+        several: Several | None = None,
     ) -> None:
         super().__init__()
         self.sampling = sampling
-        self.panel = panel
+        self.several = several
         self.rubric = p.rubric
         self.baseline = dict(baseline)
         self.model = model
@@ -120,8 +122,9 @@ class PairwiseComparison(JudgeBackedCheck):
         orders = [("A", self._question(input_text, candidate, base))]
         if self.both_orders:
             orders.append(("B", self._question(input_text, base, candidate)))
-        if self.panel is not None:
-            return await self._panel(judge, ctx, self.panel, orders)
+        if self.several is not None:
+            case = (sample.id, candidate)
+            return await self._several(judge, ctx, self.several, orders, case)
         if self.sampling.n > 1 or self.sampling.temperature is not None:
             return await self._sampled(judge, ctx, orders)
         answers: list[Answer[PairVerdict]] = await ask_all(judge, ctx, [q for _, q in orders])
@@ -185,15 +188,16 @@ class PairwiseComparison(JudgeBackedCheck):
         )
         return note_ceiling(sampled, answers)
 
-    async def _panel(
+    async def _several(
         self,
         judge: Any,
         ctx: CheckContext,
-        panel: Panel,
+        several: Several,
         orders: list[tuple[str, Question[PairVerdict]]],
+        case: tuple[str, str],
     ) -> Score:
-        """Every judge judges every order of every sample; each judge's value is the
-        aggregate of its samples' values (the mean of their orders)."""
+        """Every judge asked judges every order of every sample; each judge's value is
+        the aggregate of its samples' values (the mean of their orders)."""
         shape = [
             (sample, candidate_is)
             for candidate_is, _ in orders
@@ -226,7 +230,7 @@ class PairwiseComparison(JudgeBackedCheck):
             tail = f": {best.reasoning}" if best is not None and best.reasoning else ""
             return Measurement(score.value, stem, tail, passed=score.passed)
 
-        return await ask_panel(judge, ctx, panel, questions, verdict)
+        return await several.ask(judge, ctx, questions, verdict, case)
 
 
 @check_type(
@@ -252,5 +256,7 @@ def build_pairwise(p: PairwiseParams) -> PairwiseComparison:
         model = parse_model(p.model)
     except ValueError as err:
         raise ParamError("model", str(err)) from None
-    panel = panel_from(p, p.model, 0.5)
-    return PairwiseComparison(p, _baseline_map(p.baseline), model, sampling_from(p), panel)
+    # one order's values are 0, 0.5, 1; the mean of both orders steps by 0.25
+    step = 0.25 if p.both_orders else 0.5
+    several = judges_from(p, p.model, bar=0.5, step=step)
+    return PairwiseComparison(p, _baseline_map(p.baseline), model, sampling_from(p), several)

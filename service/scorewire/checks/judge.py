@@ -24,9 +24,10 @@ from scorewire.judge.checking import (
     output_text,
 )
 from scorewire.judge.models import ModelRef, parse_model
-from scorewire.judge.panels import Panel, PanelParams, panel_from
+from scorewire.judge.panels import PanelParams
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.sampling import Sampling, sampling_from
+from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import parse_level
 
 
@@ -69,11 +70,11 @@ class RubricGrade(JudgeBackedCheck):
     """The bound `judge` check."""
 
     def __init__(
-        self, p: JudgeParams, model: ModelRef, sampling: Sampling, panel: Panel | None = None
+        self, p: JudgeParams, model: ModelRef, sampling: Sampling, several: Several | None = None
     ) -> None:
         super().__init__()
         self.sampling = sampling
-        self.panel = panel
+        self.several = several
         self.rubric = p.rubric
         self.scale = p.scale
         self.pass_level = default_pass_level(p.scale) if p.pass_level is None else p.pass_level
@@ -106,7 +107,8 @@ class RubricGrade(JudgeBackedCheck):
             self.sampling,
             self.scale,
             pass_level=self.pass_level,
-            panel=self.panel,
+            several=self.several,
+            case=(sample.id, output_text(output)),
         )
 
 
@@ -134,5 +136,5 @@ def build_judge(p: JudgeParams) -> RubricGrade:
         raise ParamError("pass_level", f"must be a level of the scale, 1..{p.scale}")
     pass_level = default_pass_level(p.scale) if p.pass_level is None else p.pass_level
     bar = p.threshold if p.threshold is not None else level_bar(p.scale, pass_level)
-    panel = panel_from(p, p.model, bar)
-    return RubricGrade(p, parse_model_param(p.model), sampling_from(p), panel)
+    several = judges_from(p, p.model, bar=bar, step=level_bar(p.scale, 2))
+    return RubricGrade(p, parse_model_param(p.model), sampling_from(p), several)

@@ -19,9 +19,10 @@ from scorewire.core.registry import ParamError, Uncosted, check_type
 from scorewire.judge.answers import Question
 from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
-from scorewire.judge.panels import Panel, PanelParams, panel_from
+from scorewire.judge.panels import PanelParams
 from scorewire.judge.prompts import as_text, render_grade
 from scorewire.judge.sampling import Sampling, sampling_from
+from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import LevelVerdict, parse_level
 
 SCALE = 5
@@ -60,6 +61,12 @@ def _model(model: str | None) -> ModelRef:
         return parse_model(model)
     except ValueError as err:
         raise ParamError("model", str(err)) from None
+
+
+def _several(
+    p: FaithfulnessParams | ContextRelevanceParams | AnswerRelevanceParams,
+) -> Several | None:
+    return judges_from(p, p.model, bar=p.threshold, step=1 / (SCALE - 1))
 
 
 def _field_name(value: str, key: str) -> str:
@@ -123,11 +130,11 @@ class RagGrade(JudgeBackedCheck):
         with_answer: bool,
         model: ModelRef,
         sampling: Sampling,
-        panel: Panel | None = None,
+        several: Several | None = None,
     ) -> None:
         super().__init__()
         self.sampling = sampling
-        self.panel = panel
+        self.several = several
         self.rubric = rubric
         self.question_field = question_field
         self.context_field = context_field
@@ -162,7 +169,10 @@ class RagGrade(JudgeBackedCheck):
             sections.append(("answer", output_text(output)))
         prompt = render_grade(self.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
-        return await ask_levels(judge, ctx, question, self.sampling, SCALE, panel=self.panel)
+        case = (sample.id, output_text(output))
+        return await ask_levels(
+            judge, ctx, question, self.sampling, SCALE, several=self.several, case=case
+        )
 
 
 def _parse(text: str) -> LevelVerdict:
@@ -187,7 +197,7 @@ def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
         with_answer=True,
         model=_model(p.model),
         sampling=sampling_from(p),
-        panel=panel_from(p, p.model, p.threshold),
+        several=_several(p),
     )
 
 
@@ -209,7 +219,7 @@ def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
         with_answer=False,
         model=_model(p.model),
         sampling=sampling_from(p),
-        panel=panel_from(p, p.model, p.threshold),
+        several=_several(p),
     )
 
 
@@ -234,5 +244,5 @@ def build_answer_relevance(p: AnswerRelevanceParams) -> RagGrade:
         with_answer=True,
         model=_model(p.model),
         sampling=sampling_from(p),
-        panel=panel_from(p, p.model, p.threshold),
+        several=_several(p),
     )

@@ -74,8 +74,8 @@ class CompiledCheck:
     model: str | None = None
     """The judge the check names in its `model` parameter (None: the default judge)."""
     panel: tuple[tuple[str, str], ...] = ()
-    """The judges of its panel (`judges`), as (field path from the check, name as
-    written); empty when it names one judge."""
+    """The judges of its panel (`judges`) or cascade, as (field path from the check, name
+    as written); empty when it names one judge."""
 
     def judge_models(self) -> list[str]:
         """The judges this check may call, as written (`""` for the default judge): its
@@ -191,11 +191,13 @@ def _model_param(params: Any) -> str | None:
 
 
 def _panel_param(params: Any, params_path: str) -> tuple[tuple[str, str], ...]:
-    judges = getattr(params, "judges", None)
-    if not isinstance(judges, list):
-        return ()
-    where = join_path(params_path, "judges") if params_path else "judges"
-    return tuple((join_path(where, i), str(j)) for i, j in enumerate(judges))
+    """The judges a check names in `judges` (a panel) or `cascade`, with their fields."""
+    for key in ("judges", "cascade"):
+        judges = getattr(params, key, None)
+        if isinstance(judges, list):
+            where = join_path(params_path, key) if params_path else key
+            return tuple((join_path(where, i), str(j)) for i, j in enumerate(judges))
+    return ()
 
 
 def _self_test(compiled: CompiledCheck, path: str) -> None:

@@ -16,7 +16,6 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import ThresholdRule
 from scorewire.judge.answers import NO_JUDGE, Answer, Question, note_ceiling
-from scorewire.judge.panels import Panel, ask_panel
 from scorewire.judge.prompts import ExampleLike, as_text
 from scorewire.judge.sampling import (
     Sampling,
@@ -25,6 +24,7 @@ from scorewire.judge.sampling import (
     failed_answer,
     sampled_measurement,
 )
+from scorewire.judge.several import Several
 from scorewire.judge.verdict import LevelVerdict
 
 _EPSILON = 1e-9
@@ -98,18 +98,20 @@ async def ask_levels(
     scale: int,
     *,
     pass_level: int | None = None,
-    panel: Panel | None = None,
+    several: Several | None = None,
+    case: tuple[str, str] = ("", ""),
 ) -> Score:
     """Ask a level question as `sampling` says and score the answers (`level_score`
-    for one sample, `sampled_level_score` for several); with a `panel`, ask each of its
-    judges so and combine them (`scorewire.judge.panels`)."""
-    if panel is not None:
-        return await ask_panel(
+    for one sample, `sampled_level_score` for several); with `several` judges (a panel
+    or a cascade), ask each of them so (`scorewire.judge.panels`, `.cascades`). `case`
+    is the sample id and output text, which pick a cascade's audits."""
+    if several is not None:
+        return await several.ask(
             judge,
             ctx,
-            panel,
             lambda ref: sampling.questions(dataclasses.replace(question, model=ref)),
             _judge_levels(scale, sampling, pass_level),
+            case,
         )
     if sampling.n == 1 and sampling.temperature is None:
         answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
@@ -123,7 +125,7 @@ async def ask_levels(
 def _judge_levels(
     scale: int, sampling: Sampling, pass_level: int | None
 ) -> Callable[[Sequence[Answer[LevelVerdict]]], Score]:
-    """How one judge of a panel is scored from its samples' answers."""
+    """How one judge of a panel or cascade is scored from its samples' answers."""
 
     def verdict(answers: Sequence[Answer[LevelVerdict]]) -> Score:
         if len(answers) == 1:

@@ -61,6 +61,8 @@ T = TypeVar("T")
 
 MAX_JUDGES = 8
 """Most judges one panel may name."""
+MAX_STAGES = 4
+"""Most judges one cascade may name."""
 PANELS = ("majority", "mean", "all", "any", "weighted")
 """How the judges' values combine into the score's value."""
 SKIPPABLE = frozenset({ErrorCode.JUDGE_ERROR, "INVALID_VERDICT"})
@@ -71,7 +73,9 @@ JudgeName = Annotated[str, Field(max_length=200)]
 
 
 class PanelParams(SamplingParams):
-    """The panel parameters every judge-backed check takes (beside the sampling ones)."""
+    """The several-judges parameters every judge-backed check takes beside the sampling
+    ones: a panel (`judges`, here) or a cascade (`cascade`, `scorewire.judge.cascades`),
+    bound by `scorewire.judge.several.judges_from`."""
 
     judges: list[JudgeName] | None = Field(
         None,
@@ -92,8 +96,22 @@ class PanelParams(SamplingParams):
     )
     on_judge_error: Literal["error", "skip"] = Field(
         "error",
-        description="A panel judge that fails: error (the score is an error) or skip "
-        "(left out, named in the reason).",
+        description="A panel or cascade judge that fails: error (the score is an error) "
+        "or skip (left out, named in the reason).",
+    )
+    cascade: list[JudgeName] | None = Field(
+        None,
+        max_length=MAX_STAGES,
+        description="Judges asked in turn, cheapest first: the next is asked only when "
+        "one is unsure (its samples disagree, or its value is next to the pass bar) or "
+        "for an audit (instead of `model` or `judges`).",
+    )
+    audit_share: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Share of cases (0..1, default 0) a cascade also sends to its next "
+        "judge when sure, picked by a hash of sample id and output (reruns pick the same).",
     )
 
 
@@ -113,33 +131,44 @@ class Panel:
     skip_errors: bool = False
     """Whether a judge that failed is left out instead of failing the score."""
 
+    async def ask(
+        self,
+        judge: Any,
+        ctx: CheckContext,
+        questions: Callable[[ModelRef], list[Question[T]]],
+        verdict: Callable[[Sequence[Answer[T]]], Score],
+        case: tuple[str, str] = ("", ""),
+    ) -> Score:
+        """`ask_panel` (`case`, the sample id and output, is a cascade's concern)."""
+        return await ask_panel(judge, ctx, self, questions, verdict)
 
-def panel_from(p: PanelParams, model: str | None, bar: float) -> Panel | None:
-    """Bind the panel parameters (None without `judges`); a bad one is a ParamError."""
-    if p.judges is None:
-        for key in ("panel", "weights"):
-            if getattr(p, key) is not None:
-                raise ParamError(key, "applies to a panel only: name its `judges`")
-        if p.on_judge_error != "error":
-            raise ParamError("on_judge_error", "applies to a panel only: name its `judges`")
-        return None
-    if model is not None and model.strip():
-        raise ParamError("judges", "give model or judges, not both")
-    if not p.judges:
-        raise ParamError("judges", "must name at least one judge (backend:model)")
+
+def parse_judges(names: Sequence[str], key: str) -> tuple[ModelRef, ...]:
+    """The judges of a panel or cascade parameter (`key`), as a ParamError at the judge
+    (`judges[1]`) when one is blank, does not parse, or repeats another."""
+    if not names:
+        raise ParamError(key, "must name at least one judge (backend:model)")
     refs: list[ModelRef] = []
-    for i, name in enumerate(p.judges):
+    for i, name in enumerate(names):
+        where = f"{key}[{i}]"
         if not name.strip():
-            raise ParamError(f"judges[{i}]", "must name a judge (backend:model)")
+            raise ParamError(where, "must name a judge (backend:model)")
         try:
             ref = parse_model(name)
         except ValueError as err:
-            raise ParamError(f"judges[{i}]", str(err)) from None
+            raise ParamError(where, str(err)) from None
         if ref in refs:
-            raise ParamError(f"judges[{i}]", f"repeats judges[{refs.index(ref)}] ({ref})")
+            raise ParamError(where, f"repeats {key}[{refs.index(ref)}] ({ref})")
         refs.append(ref)
+    return tuple(refs)
+
+
+def panel_from(p: PanelParams, bar: float) -> Panel:
+    """Bind the panel parameters of a check that names `judges`; a bad one is a
+    ParamError (`scorewire.judge.several.judges_from` checks what goes with what)."""
+    refs = parse_judges(p.judges or [], "judges")
     rule: PanelRule = p.panel or "majority"
-    return Panel(tuple(refs), rule, _weights(p, rule), bar, p.on_judge_error == "skip")
+    return Panel(refs, rule, _weights(p, rule), bar, p.on_judge_error == "skip")
 
 
 def _weights(p: PanelParams, rule: PanelRule) -> tuple[float, ...]:
@@ -169,8 +198,11 @@ def combine(values: Sequence[float], weights: Sequence[float], rule: str) -> flo
     if rule == "majority":
         # the (⌊n/2⌋+1)-th highest: reached by a strict majority, and by no more
         return sorted(values, reverse=True)[len(values) // 2]
-    total = math.fsum(weights)
-    return math.fsum(v * w for v, w in zip(values, weights, strict=True)) / total
+    # scaled by the largest weight first, so that neither huge weights overflow nor tiny
+    # ones vanish into subnormal products
+    top = max(weights)
+    scaled = [w / top for w in weights]
+    return math.fsum(v * w for v, w in zip(values, scaled, strict=True)) / math.fsum(scaled)
 
 
 async def ask_panel(
