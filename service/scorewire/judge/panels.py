@@ -37,9 +37,12 @@ a judge that failed (JUDGE_ERROR or INVALID_VERDICT) is left out instead, the re
 and the reason says who was left out; a budget refusal is never skipped, and a panel
 left with no judge is an error. Refused at load: an empty panel, a judge that does not
 parse (`checks[0].params.judges[1]`), a judge named twice, `judges` together with
-`model`, `panel`, `weights` or `on_judge_error` without `judges`, and weights of the
-wrong length or not positive. A judge the server cannot call (no credentials, or no
-price under a budget) is refused by the preflight at its own field.
+`model` or `cascade`, `panel` or `weights` without `judges`, and weights of the wrong
+length or not positive (`scorewire.judge.several`). A judge the server cannot call (no
+credentials, or no price under a budget) is refused by the preflight at its own field.
+
+A cascade (`cascade: [cheap, strong]`) asks its judges in turn instead of all at once:
+`scorewire.judge.cascades`.
 """
 
 from __future__ import annotations
