@@ -9,31 +9,36 @@ cancels the judge's position bias.
 With `samples: N` every sample judges every order (2N requests with `both_orders`); a
 sample's value is the mean of its orders, the score's value aggregates the samples
 (`aggregate`), and the spread says how far they agreed (see `scorewire.judge.sampling`).
+With a panel of `judges` each judge does all of that, passes at 0.5 on its own, and the
+judges combine by `panel` (see `scorewire.judge.panels`); a `cascade` asks its judges in
+turn (`scorewire.judge.cascades`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
 from scorewire.core.charges import JUDGE_MODEL, JUDGE_TEXT
 from scorewire.core.context import CheckContext
-from scorewire.core.model import ErrorCode, Output, Sample, Score
+from scorewire.core.model import ErrorCode, Measurement, Output, Sample, Score
 from scorewire.core.registry import ParamError, check_type
 from scorewire.judge.answers import Answer, Question, note_ceiling
 from scorewire.judge.checking import JudgeBackedCheck, output_text
 from scorewire.judge.models import ModelRef, parse_model
+from scorewire.judge.panels import PanelParams
 from scorewire.judge.prompts import as_text, render_compare
 from scorewire.judge.sampling import (
     Sampling,
-    SamplingParams,
     ask_all,
     closest,
     failed_answer,
     sampled_measurement,
     sampling_from,
 )
+from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import PairVerdict, parse_winner
 
 _TARGET_SPEC_UNSUPPORTED = (
@@ -42,7 +47,7 @@ _TARGET_SPEC_UNSUPPORTED = (
 )
 
 
-class PairwiseParams(SamplingParams):
+class PairwiseParams(PanelParams):
     """Parameters of `comparison.pairwise`."""
 
     rubric: str = Field(min_length=1, description="What makes one response better.")
@@ -85,10 +90,16 @@ class PairwiseComparison(JudgeBackedCheck):
     """The bound `comparison.pairwise` check."""
 
     def __init__(
-        self, p: PairwiseParams, baseline: Mapping[str, str], model: ModelRef, sampling: Sampling
+        self,
+        p: PairwiseParams,
+        baseline: Mapping[str, str],
+        model: ModelRef,
+        sampling: Sampling,
+        several: Several | None = None,
     ) -> None:
         super().__init__()
         self.sampling = sampling
+        self.several = several
         self.rubric = p.rubric
         self.baseline = dict(baseline)
         self.model = model
@@ -111,6 +122,9 @@ class PairwiseComparison(JudgeBackedCheck):
         orders = [("A", self._question(input_text, candidate, base))]
         if self.both_orders:
             orders.append(("B", self._question(input_text, base, candidate)))
+        if self.several is not None:
+            case = (sample.id, candidate)
+            return await self._several(judge, ctx, self.several, orders, case)
         if self.sampling.n > 1 or self.sampling.temperature is not None:
             return await self._sampled(judge, ctx, orders)
         answers: list[Answer[PairVerdict]] = await ask_all(judge, ctx, [q for _, q in orders])
@@ -174,6 +188,50 @@ class PairwiseComparison(JudgeBackedCheck):
         )
         return note_ceiling(sampled, answers)
 
+    async def _several(
+        self,
+        judge: Any,
+        ctx: CheckContext,
+        several: Several,
+        orders: list[tuple[str, Question[PairVerdict]]],
+        case: tuple[str, str],
+    ) -> Score:
+        """Every judge asked judges every order of every sample; each judge's value is
+        the aggregate of its samples' values (the mean of their orders)."""
+        shape = [
+            (sample, candidate_is)
+            for candidate_is, _ in orders
+            for sample in range(self.sampling.n)
+        ]
+
+        def questions(ref: ModelRef) -> list[Question[PairVerdict]]:
+            return [
+                q
+                for _, question in orders
+                for q in self.sampling.questions(dataclasses.replace(question, model=ref))
+            ]
+
+        def verdict(answers: Sequence[Answer[PairVerdict]]) -> Score:
+            failed = failed_answer(answers)
+            if failed is not None:
+                return failed
+            per_sample: list[list[float]] = [[] for _ in range(self.sampling.n)]
+            for (sample, candidate_is), answer in zip(shape, answers, strict=True):
+                assert answer.value is not None
+                per_sample[sample].append(_order_value(answer.value, candidate_is))
+            values = [sum(v) / len(v) for v in per_sample]
+            score = sampled_measurement(answers, values, self.sampling, stem="", tail="", bar=0.5)
+            best = answers[closest(values, score.value)].value
+            shown = ", ".join(f"{v:.3g}" for v in values)
+            n = self.sampling.n
+            stem = f"value {score.value:.3g}"
+            if n > 1:
+                stem = f"{self.sampling.aggregate} of {n} samples {score.value:.3g} ({shown})"
+            tail = f": {best.reasoning}" if best is not None and best.reasoning else ""
+            return Measurement(score.value, stem, tail, passed=score.passed)
+
+        return await several.ask(judge, ctx, questions, verdict, case)
+
 
 @check_type(
     "comparison.pairwise",
@@ -198,4 +256,7 @@ def build_pairwise(p: PairwiseParams) -> PairwiseComparison:
         model = parse_model(p.model)
     except ValueError as err:
         raise ParamError("model", str(err)) from None
-    return PairwiseComparison(p, _baseline_map(p.baseline), model, sampling_from(p))
+    # one order's values are 0, 0.5, 1; the mean of both orders steps by 0.25
+    step = 0.25 if p.both_orders else 0.5
+    several = judges_from(p, p.model, bar=0.5, step=step)
+    return PairwiseComparison(p, _baseline_map(p.baseline), model, sampling_from(p), several)

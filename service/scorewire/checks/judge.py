@@ -16,14 +16,22 @@ from scorewire.core.context import CheckContext
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.core.registry import ParamError, check_type
 from scorewire.judge.answers import Question
-from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
+from scorewire.judge.checking import (
+    JudgeBackedCheck,
+    ask_levels,
+    level_bar,
+    level_threshold,
+    output_text,
+)
 from scorewire.judge.models import ModelRef, parse_model
+from scorewire.judge.panels import PanelParams
 from scorewire.judge.prompts import as_text, render_grade
-from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
+from scorewire.judge.sampling import Sampling, sampling_from
+from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import parse_level
 
 
-class JudgeParams(SamplingParams):
+class JudgeParams(PanelParams):
     """Parameters of `judge`."""
 
     rubric: str = Field(min_length=1, description="What a good output does, in plain words.")
@@ -61,9 +69,12 @@ def parse_model_param(model: str | None) -> ModelRef:
 class RubricGrade(JudgeBackedCheck):
     """The bound `judge` check."""
 
-    def __init__(self, p: JudgeParams, model: ModelRef, sampling: Sampling) -> None:
+    def __init__(
+        self, p: JudgeParams, model: ModelRef, sampling: Sampling, several: Several | None = None
+    ) -> None:
         super().__init__()
         self.sampling = sampling
+        self.several = several
         self.rubric = p.rubric
         self.scale = p.scale
         self.pass_level = default_pass_level(p.scale) if p.pass_level is None else p.pass_level
@@ -90,7 +101,14 @@ class RubricGrade(JudgeBackedCheck):
         prompt = render_grade(self.rubric, self.scale, sections, self.examples)
         question = Question(prompt, self._parse, self.model, self.max_tokens)
         return await ask_levels(
-            judge, ctx, question, self.sampling, self.scale, pass_level=self.pass_level
+            judge,
+            ctx,
+            question,
+            self.sampling,
+            self.scale,
+            pass_level=self.pass_level,
+            several=self.several,
+            case=(sample.id, output_text(output)),
         )
 
 
@@ -116,4 +134,7 @@ def build_judge(p: JudgeParams) -> RubricGrade:
         raise ParamError("threshold", "give pass_level or threshold, not both")
     if p.pass_level is not None and p.pass_level > p.scale:
         raise ParamError("pass_level", f"must be a level of the scale, 1..{p.scale}")
-    return RubricGrade(p, parse_model_param(p.model), sampling_from(p))
+    pass_level = default_pass_level(p.scale) if p.pass_level is None else p.pass_level
+    bar = p.threshold if p.threshold is not None else level_bar(p.scale, pass_level)
+    several = judges_from(p, p.model, bar=bar, step=level_bar(p.scale, 2))
+    return RubricGrade(p, parse_model_param(p.model), sampling_from(p), several)

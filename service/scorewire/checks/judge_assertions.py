@@ -53,8 +53,10 @@ from scorewire.core.registry import ParamError, check_type
 from scorewire.judge.answers import Question
 from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
+from scorewire.judge.panels import PanelParams
 from scorewire.judge.prompts import as_text, render_grade
-from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
+from scorewire.judge.sampling import Sampling, sampling_from
+from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import LevelVerdict, parse_level
 
 SCALE = 5
@@ -76,7 +78,7 @@ _THRESHOLD = Field(
 _MODEL = Field(None, description="Judge as backend:model (openai:gpt-4o-mini); default configured.")
 
 
-class AssertionParams(SamplingParams):
+class AssertionParams(PanelParams):
     """Parameters of an assertion type that takes no `value`."""
 
     threshold: float | None = _THRESHOLD
@@ -474,10 +476,16 @@ class AssertionGrade(JudgeBackedCheck):
     """A bound assertion: its kind, `value` and judge model."""
 
     def __init__(
-        self, kind: AssertionKind, value: Any, model: ModelRef, sampling: Sampling
+        self,
+        kind: AssertionKind,
+        value: Any,
+        model: ModelRef,
+        sampling: Sampling,
+        several: Several | None = None,
     ) -> None:
         super().__init__()
         self.sampling = sampling
+        self.several = several
         self.kind = kind
         self.value = value
         self.model = model
@@ -494,7 +502,10 @@ class AssertionGrade(JudgeBackedCheck):
             sections.append(("output", output_text(output)))
         prompt = render_grade(self.kind.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
-        return await ask_levels(judge, ctx, question, self.sampling, SCALE)
+        case = (sample.id, output_text(output))
+        return await ask_levels(
+            judge, ctx, question, self.sampling, SCALE, several=self.several, case=case
+        )
 
 
 def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]:
@@ -508,7 +519,9 @@ def _factory(kind: AssertionKind) -> Callable[[AssertionParams], AssertionGrade]
             raise ParamError("value", "must not be blank")
         if isinstance(value, list) and (not value or not all(v.strip() for v in value)):
             raise ParamError("value", "must be a non-empty list of non-blank documents")
-        return AssertionGrade(kind, value, model, sampling_from(p))
+        bar = DEFAULT_THRESHOLD if p.threshold is None else p.threshold
+        several = judges_from(p, p.model, bar=bar, step=1 / (SCALE - 1))
+        return AssertionGrade(kind, value, model, sampling_from(p), several)
 
     build.__name__ = f"build_{kind.name}"
     build.__doc__ = f"Bind `{kind.name}` (see the module docstring for what it reads)."

@@ -19,8 +19,10 @@ from scorewire.core.registry import ParamError, Uncosted, check_type
 from scorewire.judge.answers import Question
 from scorewire.judge.checking import JudgeBackedCheck, ask_levels, level_threshold, output_text
 from scorewire.judge.models import ModelRef, parse_model
+from scorewire.judge.panels import PanelParams
 from scorewire.judge.prompts import as_text, render_grade
-from scorewire.judge.sampling import Sampling, SamplingParams, sampling_from
+from scorewire.judge.sampling import Sampling, sampling_from
+from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import LevelVerdict, parse_level
 
 SCALE = 5
@@ -61,6 +63,12 @@ def _model(model: str | None) -> ModelRef:
         raise ParamError("model", str(err)) from None
 
 
+def _several(
+    p: FaithfulnessParams | ContextRelevanceParams | AnswerRelevanceParams,
+) -> Several | None:
+    return judges_from(p, p.model, bar=p.threshold, step=1 / (SCALE - 1))
+
+
 def _field_name(value: str, key: str) -> str:
     if not value.strip():
         raise ParamError(key, "must name a field of the sample's input")
@@ -74,7 +82,7 @@ _CONTEXT = Field("context", description="The input field holding the retrieved c
 _INPUT_FIELD = Uncosted("the name of a field of the sample's input, looked up in each case")
 
 
-class FaithfulnessParams(SamplingParams):
+class FaithfulnessParams(PanelParams):
     """Parameters of `rag.faithfulness`."""
 
     context: str = _CONTEXT
@@ -82,7 +90,7 @@ class FaithfulnessParams(SamplingParams):
     threshold: float = _THRESHOLD
 
 
-class ContextRelevanceParams(SamplingParams):
+class ContextRelevanceParams(PanelParams):
     """Parameters of `rag.context_relevance`."""
 
     question: str = _QUESTION
@@ -91,7 +99,7 @@ class ContextRelevanceParams(SamplingParams):
     threshold: float = _THRESHOLD
 
 
-class AnswerRelevanceParams(SamplingParams):
+class AnswerRelevanceParams(PanelParams):
     """Parameters of `rag.answer_relevance`."""
 
     question: str = _QUESTION
@@ -122,9 +130,11 @@ class RagGrade(JudgeBackedCheck):
         with_answer: bool,
         model: ModelRef,
         sampling: Sampling,
+        several: Several | None = None,
     ) -> None:
         super().__init__()
         self.sampling = sampling
+        self.several = several
         self.rubric = rubric
         self.question_field = question_field
         self.context_field = context_field
@@ -159,7 +169,10 @@ class RagGrade(JudgeBackedCheck):
             sections.append(("answer", output_text(output)))
         prompt = render_grade(self.rubric, SCALE, sections, self.examples)
         question = Question(prompt, _parse, self.model, MAX_TOKENS)
-        return await ask_levels(judge, ctx, question, self.sampling, SCALE)
+        case = (sample.id, output_text(output))
+        return await ask_levels(
+            judge, ctx, question, self.sampling, SCALE, several=self.several, case=case
+        )
 
 
 def _parse(text: str) -> LevelVerdict:
@@ -184,6 +197,7 @@ def build_faithfulness(p: FaithfulnessParams) -> RagGrade:
         with_answer=True,
         model=_model(p.model),
         sampling=sampling_from(p),
+        several=_several(p),
     )
 
 
@@ -205,6 +219,7 @@ def build_context_relevance(p: ContextRelevanceParams) -> RagGrade:
         with_answer=False,
         model=_model(p.model),
         sampling=sampling_from(p),
+        several=_several(p),
     )
 
 
@@ -229,4 +244,5 @@ def build_answer_relevance(p: AnswerRelevanceParams) -> RagGrade:
         with_answer=True,
         model=_model(p.model),
         sampling=sampling_from(p),
+        several=_several(p),
     )

@@ -84,7 +84,8 @@ class Spread:
     """How far the samples of a repeatedly sampled judge check agreed with each other.
 
     Attached to a Score whose check asked the judge `n` > 1 times (`samples:`); the
-    score's value is the aggregate of `values`.
+    score's value is the aggregate of `values`. For a panel of judges (`judges:`) each
+    value is one judge's (its own samples aggregated), in the order the panel names them.
     """
 
     __slots__ = ("agreement", "n", "stdev", "values")

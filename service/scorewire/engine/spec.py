@@ -73,15 +73,26 @@ class CompiledCheck:
     """What a judge should extract from the output before the check runs on it."""
     model: str | None = None
     """The judge the check names in its `model` parameter (None: the default judge)."""
+    panel: tuple[tuple[str, str], ...] = ()
+    """The judges of its panel (`judges`) or cascade, as (field path from the check, name
+    as written); empty when it names one judge."""
 
     def judge_models(self) -> list[str]:
         """The judges this check may call, as written (`""` for the default judge): its
         own, its extractor's (always the default) and its predicate's. Read by preflight."""
-        out = [self.model or ""] if self.check_type.uses_judge else []
+        return [model for _, model in self.judge_fields()]
+
+    def judge_fields(self) -> list[tuple[str, str]]:
+        """`judge_models` with where each is named, as a field path from the check (`""`:
+        the check itself; `params.judges[1]`: a judge of its panel)."""
+        out: list[tuple[str, str]] = []
+        if self.check_type.uses_judge:
+            out.extend(self.panel or [("", self.model or "")])
         if self.extractor is not None:
-            out.append("")
+            out.append(("", ""))
         if self.when is not None:
-            out.extend(self.when.judge_models())
+            # a predicate's own judge keeps the check's path, as before panels
+            out.extend((join_path("when", f) if f else "", m) for f, m in self.when.judge_fields())
         return out
 
     @property
@@ -168,6 +179,7 @@ def compile_check(
         examples=tuple(spec.examples),
         extractor=spec.extractor,
         model=_model_param(params) if check_type.uses_judge else None,
+        panel=_panel_param(params, spec.params_path) if check_type.uses_judge else (),
     )
     _self_test(compiled, path)
     return compiled
@@ -176,6 +188,16 @@ def compile_check(
 def _model_param(params: Any) -> str | None:
     model = getattr(params, "model", None)
     return model if isinstance(model, str) and model.strip() else None
+
+
+def _panel_param(params: Any, params_path: str) -> tuple[tuple[str, str], ...]:
+    """The judges a check names in `judges` (a panel) or `cascade`, with their fields."""
+    for key in ("judges", "cascade"):
+        judges = getattr(params, key, None)
+        if isinstance(judges, list):
+            where = join_path(params_path, key) if params_path else key
+            return tuple((join_path(where, i), str(j)) for i, j in enumerate(judges))
+    return ()
 
 
 def _self_test(compiled: CompiledCheck, path: str) -> None:

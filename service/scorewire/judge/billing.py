@@ -64,30 +64,30 @@ class Billing:
     async def _reserve(
         self, run_budget: Budget | None, model: str, question: Question[Any], ceiling: float | None
     ) -> Held | Outcome:
-        held = await self.reserve_many(run_budget, model, question, [ceiling])
+        held = await self.reserve_many(run_budget, [(model, question, ceiling)])
         return held if isinstance(held, Outcome) else held[0]
 
     async def reserve_many(
         self,
         run_budget: Budget | None,
-        model: str,
-        question: Question[Any],
-        ceilings: Sequence[float | None],
+        calls: Sequence[tuple[str, Question[Any], float | None]],
     ) -> list[Held] | Outcome:
-        """One hold per ceiling from every budget, all or none (a refusal as an outcome)."""
+        """One hold per call (model, question, ceiling) from every budget, all or none (a
+        refusal as an outcome). The calls may name different models (a judge panel): an
+        unpriced one refuses them all."""
         budgets = [
             (budget, server)
             for budget, server in ((run_budget, False), (self.server_budget, True))
             if budget is not None
         ]
         if not budgets:
-            return [[] for _ in ceilings]
-        if any(c is None for c in ceilings):
-            refusal = self.prices.unpriced_refusal(model)
+            return [[] for _ in calls]
+        for model, _, ceiling in calls:
+            refusal = self.prices.unpriced_refusal(model) if ceiling is None else None
             if refusal is not None:
                 self.stats.add("budget_refusals")
                 return Outcome(error_code=ErrorCode.UNPRICED_MODEL, error_message=refusal)
-        amounts = [c or 0.0 for c in ceilings]  # an allowed unpriced call holds nothing
+        amounts = [c or 0.0 for _, _, c in calls]  # an allowed unpriced call holds nothing
         held: list[tuple[Budget, list[Reservation]]] = []
         try:
             for budget, server in budgets:
@@ -104,12 +104,9 @@ class Billing:
                         for r in rs:
                             b.release(r)
                     self.stats.add("budget_refusals")
-                    amount = math.fsum(amounts)
                     return Outcome(
                         error_code=ErrorCode.BUDGET_EXHAUSTED,
-                        error_message=_refusal(
-                            budget, server, amount, model, question, len(amounts)
-                        ),
+                        error_message=_refusal(budget, server, math.fsum(amounts), calls),
                     )
                 held.append((budget, reservations))
         except BaseException:
@@ -224,16 +221,26 @@ def _budget_left(budget: Budget) -> float | None:
 
 
 def _refusal(
-    budget: Budget, server: bool, amount: float, model: str, question: Question[Any], calls: int = 1
+    budget: Budget,
+    server: bool,
+    amount: float,
+    calls: Sequence[tuple[str, Question[Any], float | None]],
 ) -> str:
     whose = "the server's judge budget for this period" if server else "the judge budget"
     left = _budget_left(budget)
     if budget.exhausted or left is None or left <= 0:
         return f"{BUDGET_EXHAUSTED}: {whose} is spent" if server else BUDGET_EXHAUSTED
-    what = "this call" if calls == 1 else f"these {calls} calls (one per judge sample)"
-    each = "" if calls == 1 else " each"
+    models = sorted({model for model, _, _ in calls})
+    question = calls[0][1]
+    if len(calls) == 1:
+        what, each = "this call", ""
+    elif len(models) == 1:
+        what, each = f"these {len(calls)} calls (one per judge sample)", " each"
+    else:
+        what, each = f"these {len(calls)} calls (one per judge and sample)", " each"
+    price = f"{models[0]}'s price" if len(models) == 1 else f"the prices of {', '.join(models)}"
     return (
         f"{BUDGET_EXHAUSTED}: {what} could cost up to ${amount:.6f} "
-        f"({question.max_tokens} max_tokens and the whole prompt at {model}'s price{each}), "
+        f"({question.max_tokens} max_tokens and the whole prompt at {price}{each}), "
         f"more than the ${left:.6f} left in {whose}"
     )

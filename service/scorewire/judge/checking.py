@@ -8,7 +8,8 @@ leaks between specs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from scorewire.core.context import CheckContext
@@ -23,6 +24,7 @@ from scorewire.judge.sampling import (
     failed_answer,
     sampled_measurement,
 )
+from scorewire.judge.several import Several
 from scorewire.judge.verdict import LevelVerdict
 
 _EPSILON = 1e-9
@@ -96,9 +98,21 @@ async def ask_levels(
     scale: int,
     *,
     pass_level: int | None = None,
+    several: Several | None = None,
+    case: tuple[str, str] = ("", ""),
 ) -> Score:
     """Ask a level question as `sampling` says and score the answers (`level_score`
-    for one sample, `sampled_level_score` for several)."""
+    for one sample, `sampled_level_score` for several); with `several` judges (a panel
+    or a cascade), ask each of them so (`scorewire.judge.panels`, `.cascades`). `case`
+    is the sample id and output text, which pick a cascade's audits."""
+    if several is not None:
+        return await several.ask(
+            judge,
+            ctx,
+            lambda ref: sampling.questions(dataclasses.replace(question, model=ref)),
+            _judge_levels(scale, sampling, pass_level),
+            case,
+        )
     if sampling.n == 1 and sampling.temperature is None:
         answer: Answer[LevelVerdict] = await judge.ask(ctx, question)
         return level_score(answer, scale, pass_level=pass_level)
@@ -106,6 +120,24 @@ async def ask_levels(
     if len(answers) == 1:
         return level_score(answers[0], scale, pass_level=pass_level)
     return sampled_level_score(answers, scale, sampling, pass_level=pass_level)
+
+
+def _judge_levels(
+    scale: int, sampling: Sampling, pass_level: int | None
+) -> Callable[[Sequence[Answer[LevelVerdict]]], Score]:
+    """How one judge of a panel or cascade is scored from its samples' answers."""
+
+    def verdict(answers: Sequence[Answer[LevelVerdict]]) -> Score:
+        if len(answers) == 1:
+            return level_score(answers[0], scale, pass_level=pass_level)
+        return sampled_level_score(answers, scale, sampling, pass_level=pass_level)
+
+    return verdict
+
+
+def level_bar(scale: int, level: int) -> float:
+    """The value of `level` on a 1..scale scale (the bar a pass level sets)."""
+    return (level - 1) / (scale - 1)
 
 
 def sampled_level_score(

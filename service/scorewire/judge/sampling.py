@@ -20,6 +20,9 @@ a load error. One sample keeps the service's configured temperature
 (SCOREWIRE_JUDGE_TEMPERATURE, default 0) unless `temperature` says otherwise. The
 Anthropic backend sends no temperature (its current API rejects one), so there every
 sample is drawn at the provider's own default.
+
+Several judges: a check may name a panel (`judges`), each judge sampled as above and
+its samples aggregated before the judges combine (`scorewire.judge.panels`).
 """
 
 from __future__ import annotations

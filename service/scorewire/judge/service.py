@@ -271,7 +271,8 @@ class JudgeService:
     ) -> list[Held | None] | Answer[Any]:
         """Reserve, all or none, the ceiling of every question whose verdict is not cached.
 
-        A check that asks several questions for one score (repeated samples, both orders)
+        A check that asks several questions for one score (repeated samples, both orders,
+        a panel of judges, each question routed to its own model)
         calls this first, so that a budget that cannot pay for all of them refuses before
         the first call instead of after paying for some. Returns one hold per question
         (None where the cache already holds this tenant's verdict) to pass to `ask`, or
@@ -280,24 +281,29 @@ class JudgeService:
         """
         budget = run_budget(ctx)
         budgets = [b for b in (budget, self.server_budget) if b is not None]
-        route = self._route(questions[0].model) if questions else None
-        if all(unlimited(b) for b in budgets) or route is None or isinstance(route, str):
+        holds: list[Held | None] = [None] * len(questions)
+        if all(unlimited(b) for b in budgets):
             # nothing can refuse: each call reserves its own, with no cache peek first
-            return [None] * len(questions)
-        backend, model = route
-        misses: list[int] = []
+            return holds
+        # Each question routes on its own (a panel asks several models); one that cannot
+        # route holds nothing and fails in `ask` without spending.
+        calls: list[tuple[int, str, Question[Any]]] = []
         for i, question in enumerate(questions):
+            route = self._route(question.model)
+            if isinstance(route, str):
+                continue
+            backend, model = route
             hit = await self.cache.peek(self._key(backend, model, question))
             if hit is None or not (self.tenants_trust_each_other or hit.tenant == ctx.tenant):
-                misses.append(i)
-        holds: list[Held | None] = [None] * len(questions)
-        if not misses:
+                calls.append((i, model, question))
+        if not calls:
             return holds
-        ceilings = [self._billing.ceiling(model, questions[i]) for i in misses]
-        held = await self._billing.reserve_many(budget, model, questions[misses[0]], ceilings)
+        held = await self._billing.reserve_many(
+            budget, [(m, q, self._billing.ceiling(m, q)) for _, m, q in calls]
+        )
         if isinstance(held, Outcome):
             return _answer(held, cached=False)
-        for i, h in zip(misses, held, strict=True):
+        for (i, _, _), h in zip(calls, held, strict=True):
             holds[i] = h
         return holds
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from scorewire.core.errors import Precondition
+from scorewire.core.errors import Precondition, join_path
 from scorewire.engine.spec import CompiledCheck
 from scorewire.generation.providers import ProviderCredentials, ProviderRef, provider_problem
 from scorewire.judge.routing import NO_BACKEND_SETTING
@@ -35,8 +35,13 @@ class JudgeLike(Protocol):
 
 def judge_needs(checks: Iterable[tuple[str, CompiledCheck]]) -> list[tuple[str, str]]:
     """(field path, judge model as written, `""` for the default) of every judge call the
-    checks may make, in order."""
-    return [(path, model) for path, check in checks for model in check.judge_models()]
+    checks may make, in order; a panel's judges each at its own field
+    (`checks[0].params.judges[1]`)."""
+    return [
+        (join_path(path, field) if field else path, model)
+        for path, check in checks
+        for field, model in check.judge_fields()
+    ]
 
 
 def check_judges(

@@ -1,0 +1,48 @@
+"""Which judges a check asks: one (`model`), a panel (`judges`) or a cascade (`cascade`).
+
+`judges_from` binds the parameters of `scorewire.judge.panels.PanelParams` once, when the
+check loads, and refuses what does not go together, naming the field: `judges` or
+`cascade` with `model`, both at once, a panel's options without a panel, a cascade's
+without a cascade.
+"""
+
+from __future__ import annotations
+
+from scorewire.core.registry import ParamError
+from scorewire.judge.cascades import Cascade, cascade_from
+from scorewire.judge.panels import Panel, PanelParams, panel_from
+
+Several = Panel | Cascade
+"""A check's several judges: each asks its judges with the same `ask`."""
+
+
+def judges_from(p: PanelParams, model: str | None, *, bar: float, step: float) -> Several | None:
+    """The panel or cascade the parameters name, or None for one judge (`model`).
+
+    `bar` is the value at which one judge passes (the check's threshold, else its pass
+    level: the bar the engine applies); `step` one level of the check's values.
+    """
+    named = "judges" if p.judges is not None else "cascade" if p.cascade is not None else None
+    if named is None:
+        for key in ("panel", "weights"):
+            if getattr(p, key) is not None:
+                raise ParamError(key, "applies to a panel only: name its `judges`")
+        if p.audit_share is not None:
+            raise ParamError("audit_share", "applies to a cascade only: name its `cascade`")
+        if p.on_judge_error != "error":
+            raise ParamError(
+                "on_judge_error", "applies to a panel or cascade only: name its `judges`"
+            )
+        return None
+    if model is not None and model.strip():
+        raise ParamError(named, "give model or " + named + ", not both")
+    if p.judges is not None and p.cascade is not None:
+        raise ParamError("cascade", "give judges (a panel) or cascade, not both")
+    if p.cascade is not None:
+        for key in ("panel", "weights"):
+            if getattr(p, key) is not None:
+                raise ParamError(key, "applies to a panel only, not to a cascade")
+        return cascade_from(p, bar, step)
+    if p.audit_share is not None:
+        raise ParamError("audit_share", "applies to a cascade only, not to a panel")
+    return panel_from(p, bar)
