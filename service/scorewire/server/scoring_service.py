@@ -246,6 +246,16 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         """A RunSuite's run of `cases` (their bytes as sent): a checkllm document's, or the
         batch's (`SuiteRuns`); with `arriving`, a stream's cases as they arrive."""
         if info.format == CHECKLLM:
+            if request.HasField("part"):
+                raise invalid_argument(
+                    [
+                        FieldViolation(
+                            "part",
+                            "a checkllm suite_yaml is scored as a run of its own: send its "
+                            "tests' assertions as checks to score them as parts of a run",
+                        )
+                    ]
+                )
             budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
             self.calls.preflight(info, budget)
             compiled = await self.executor.compiled_here(key, source)
@@ -350,6 +360,17 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             ],
             runnable=not problems,
         )
+
+    @guarded_unary
+    async def OpenRun(self, request: pb.OpenRunRequest, context: Context) -> pb.OpenRunResponse:
+        """Open a run its caller sends in parts (`server.run_parts`)."""
+        return await self.suites.parts.open(request, principal(context))
+
+    @guarded_unary
+    async def CloseRun(self, request: pb.CloseRunRequest, context: Context) -> pb.CloseRunResponse:
+        """End a run sent in parts: recorded with the caller's summary, counted once."""
+        with self.in_flight.holding(request.ByteSize()):
+            return await self.suites.parts.close(request, principal(context))
 
     # ---- for the LabelService and the metrics ------------------------------------------
 

@@ -157,7 +157,8 @@ type Run struct {
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The run's name: the request's `run_name`, else the suite's name.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+	// Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+	// such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
 	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	// The token name of the caller that made the run; empty when auth is off.
 	Caller string `protobuf:"bytes,4,opt,name=caller,proto3" json:"caller,omitempty"`

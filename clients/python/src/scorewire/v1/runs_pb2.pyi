@@ -137,7 +137,9 @@ class Run(_message.Message):
     name: _builtins.str
     """The run's name: the request's `run_name`, else the suite's name."""
     source: _builtins.str
-    """Which call made the run: `RunSuite`, `ScoreStream` or `cli`."""
+    """Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+    such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
+    """
     caller: _builtins.str
     """The token name of the caller that made the run; empty when auth is off."""
     status: Global___RunStatus.ValueType

@@ -152,7 +152,10 @@ export interface Run {
   runId: string;
   /** The run's name: the request's `run_name`, else the suite's name. */
   name: string;
-  /** Which call made the run: `RunSuite`, `ScoreStream` or `cli`. */
+  /**
+   * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+   * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
+   */
   source: string;
   /** The token name of the caller that made the run; empty when auth is off. */
   caller: string;
