@@ -188,8 +188,10 @@ class StoreRuns:
                 f"the run store did not answer within SCOREWIRE_VIEWER_REQUEST_TIMEOUT_S "
                 f"({self.timeout_s:g} s)"
             ) from None
-        except RunsUnavailable:
-            raise SourceUnavailable("the run store did not answer; try again later") from None
+        except RunsUnavailable as err:
+            # In the store's words, as RunService tells its callers (they name the store
+            # and what happened; a driver's detail went to the log).
+            raise SourceUnavailable(f"{err}; try again later") from None
 
     def cases(self, run: RunInfo) -> list[CaseResult]:
         """Every recorded case of the run, in recorded order."""
