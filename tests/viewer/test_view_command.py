@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -175,3 +176,18 @@ def test_a_taken_port_and_bad_arguments_say_so(tmp_path: Path) -> None:
         cwd=ROOT, env=cli_env(), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_a_cost_under_a_cent_is_not_shown_as_nothing(known_runs: KnownRuns, tmp_path: Path) -> None:
+    # One cheap judge call's $0.000144 read "$0.0000" on the run page and in the list.
+    doc = json.loads(known_runs.qa.read_text())
+    doc["summary"]["cost_usd"] = doc["summary"]["judge_cost_usd"] = 0.000144
+    doc["summary"]["checks"][0]["cost_usd"] = 0.000144
+    path = tmp_path / "cheap.json"
+    path.write_text(json.dumps(doc))
+    with viewing(str(path)) as url:
+        _, listing = get(url)
+        _, run = get(url + "runs/cheap")
+    assert "$0.00014" in listing
+    assert re.search(r'data-stat="cost">\$0\.00014<', run)
+    assert re.search(r'<td class="num">\$0\.00014</td>', run)  # the check's row

@@ -24,6 +24,7 @@ from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
+from scorewire.core.money import usd
 from scorewire.viewer.run_views import Matrix, prompt_matrix
 from scorewire.viewer.view_model import (
     OUTCOMES,
@@ -85,7 +86,7 @@ def _delta(x: float | None) -> str:
 
 
 def _money(x: float | None) -> str:
-    return "–" if x is None else f"${x:.4f}"
+    return "–" if x is None else usd(x)
 
 
 def _time(t: datetime | None) -> str:
