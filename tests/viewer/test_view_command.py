@@ -191,3 +191,22 @@ def test_a_cost_under_a_cent_is_not_shown_as_nothing(known_runs: KnownRuns, tmp_
     assert "$0.00014" in listing
     assert re.search(r'data-stat="cost">\$0\.00014<', run)
     assert re.search(r'<td class="num">\$0\.00014</td>', run)  # the check's row
+
+
+def test_the_served_run_page_has_a_row_per_test_and_assertion(tmp_path: Path) -> None:
+    # Both tests assert `contains` (France passes, bye fails): two rows, as the CLI's table
+    # has, not one `contains` at 50%.
+    state = str(tmp_path / "state")
+    suite = tmp_path / "s.yaml"
+    suite.write_text(yaml.safe_dump(SUITE))
+    assert run_cli("run", str(suite), "--record", SCOREWIRE_STATE_DIR=state).code == 1
+    with viewing(SCOREWIRE_STATE_DIR=state) as url:
+        _, listing = get(url)
+        run_id = re.findall(r'data-run="([^"]+)"', listing)[0]
+        _, page = get(f"{url}runs/{run_id}")
+    rows = re.findall(
+        r'<tr data-check="contains" data-test="(\d+)">.*?<span class="rate">([^<]*)</span>',
+        page,
+        re.S,
+    )
+    assert rows == [("0", "100.0%"), ("1", "0.0%")]

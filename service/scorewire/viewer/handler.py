@@ -52,7 +52,7 @@ from scorewire.viewer.render import (
     render_run,
     render_runs,
 )
-from scorewire.viewer.run_views import prompt_matrix
+from scorewire.viewer.run_views import assertion_stats, prompt_matrix
 from scorewire.viewer.sessions import (
     COOKIE,
     CSRF_FIELD,
@@ -403,6 +403,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
             outcome=outcome,
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
+            assertions=assertion_stats(detail.checks, every),
             csrf=caller.csrf,
         )
 
