@@ -313,3 +313,31 @@ async def test_another_tenants_run_cannot_take_parts_or_be_closed(srv: RunServer
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
     seen = await srv.runs.ListRuns(rpb.ListRunsRequest(), metadata=md("checkout"))
     assert [(r.run_id, r.caller) for r in seen.runs] == [(rid, "checkout")]
+
+
+async def test_a_run_suite_stream_is_a_part_too(server: PartsServer) -> None:
+    # The config's request names the part: its cases are recorded at the run's indexes.
+    rid = (await server.scoring.OpenRun(pb.OpenRunRequest(record=True, run_name="s"))).run_id
+    config = pb.RunSuiteStreamConfig(request=part(rid, 5, case("a", "Paris")), case_count=2)
+
+    async def messages():
+        yield pb.RunSuiteStreamRequest(config=config)
+        yield pb.RunSuiteStreamRequest(cases=pb.CaseChunk(cases=[case("b", "Rome")]))
+
+    summary = await summary_of(server.scoring.RunSuiteStream(messages()))
+    assert summary.run_id == rid
+    results = await server.runs.ListRunResults(rpb.ListRunResultsRequest(run_id=rid))
+    assert sorted((r.result.index, r.result.sample_id) for r in results.results) == [
+        (5, "a"), (6, "b"),
+    ]  # fmt: skip
+    assert server.scrape().total("scorewire_suite_runs_total") == 0  # not closed yet
+
+
+async def test_a_checkllm_document_cannot_be_a_part(server: PartsServer) -> None:
+    # The server scores a checkllm document as a run of its own: refused, naming `part`.
+    doc = "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    output: hi\n"
+    req = pb.RunSuiteRequest(suite_yaml=doc, part=pb.RunPart())
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await summary_of(server.scoring.RunSuite(req))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "part" in err.value.details()
