@@ -256,6 +256,12 @@ async def test_unknown_and_ended_runs_are_refused(server: PartsServer) -> None:
             "summary.checks[0].mean_value",
         ),
         (pb.CloseRunRequest(summary=pb.RunSummary(), cases=[pb.Case()]), "results"),
+        (
+            pb.CloseRunRequest(
+                summary=pb.RunSummary(), cases=[pb.Case()], results=[pb.CaseResult(index=-1)]
+            ),
+            "results[0].index",
+        ),
     ],
 )
 async def test_a_bad_close_names_the_field(

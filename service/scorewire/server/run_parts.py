@@ -252,14 +252,19 @@ class RunParts:
                 f"{len(request.cases)} cases exceed max_cases_per_request "
                 f"({self._settings.max_cases_per_request})",
             )
+        violations = [
+            FieldViolation(f"results[{i}].index", "must be 0 or more")
+            for i, r in enumerate(request.results)
+            if r.index < 0
+        ]
         if len(request.cases) != len(request.results):
-            raise invalid_argument(
-                [
-                    FieldViolation(
-                        "results", f"{len(request.results)} results for {len(request.cases)} cases"
-                    )
-                ]
+            violations.append(
+                FieldViolation(
+                    "results", f"{len(request.results)} results for {len(request.cases)} cases"
+                )
             )
+        if violations:
+            raise invalid_argument(violations)
         if request.run_id:
             run = await self._open_run(request.run_id, "run_id", who)
             await self._finish(run, request, summary)
