@@ -25,7 +25,7 @@ from scorewire.v1 import scoring_pb2 as pb
 
 import tests.server.custom_checks  # noqa: F401 - registers test.slow
 from tests.metrics.helpers import Scrape
-from tests.runs.conftest import CHECKS, RunServer, case
+from tests.runs.conftest import CHECKS, RunServer, case, start_run_server
 from tests.runs.test_tenants import md, srv
 
 __all__ = ["srv"]
@@ -347,3 +347,24 @@ async def test_a_checkllm_document_cannot_be_a_part(server: PartsServer) -> None
         await summary_of(server.scoring.RunSuite(req))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "part" in err.value.details()
+
+
+async def test_parts_on_either_store(open_store) -> None:
+    # SQLite and PostgreSQL: the run's own heartbeat keeps it running while a part is
+    # scored, and lapses into incomplete once nothing beats it.
+    srv_ = await start_run_server(await open_store(), runs_heartbeat_s=0.2)
+    try:
+        rid = (await srv_.scoring.OpenRun(pb.OpenRunRequest(record=True))).run_id
+        await summary_of(srv_.scoring.RunSuite(part(rid, 3, case("a", "Paris"))))
+        await srv_.scoring.CloseRun(pb.CloseRunRequest(run_id=rid, summary=failed_summary(1)))
+        run = (await srv_.runs.GetRun(rpb.GetRunRequest(run_id=rid))).run
+        assert (run.status, run.results) == (rpb.RUN_STATUS_COMPLETE, 1)
+        left = (await srv_.scoring.OpenRun(pb.OpenRunRequest(record=True))).run_id
+        for _ in range(100):
+            run = (await srv_.runs.GetRun(rpb.GetRunRequest(run_id=left))).run
+            if run.status != rpb.RUN_STATUS_RUNNING:
+                break
+            await asyncio.sleep(0.05)
+        assert run.status == rpb.RUN_STATUS_INCOMPLETE
+    finally:
+        await srv_.stop()
