@@ -236,3 +236,26 @@ async def test_ctrl_c_leaves_the_recorded_run_incomplete(
     (run,) = await runs_named(srv, name)
     assert run.status == rpb.RUN_STATUS_INCOMPLETE
     assert srv.scrape().total("scorewire_suite_runs_total") == 0
+
+
+async def test_a_run_recorded_on_the_server_is_a_baseline_there(
+    tmp_path: Path, server: tuple[PartsServer, str]
+) -> None:
+    # The nightly passes and is recorded on the server; today `contains` looks for Spain
+    # and fails where it passed: --baseline NAME finds the nightly there, run id and all.
+    srv, address = server
+    name = f"base-{uuid.uuid4().hex[:8]}"
+    ok = await cli(
+        "run", str(write(tmp_path, "ok.yaml", ECHO_SUITE)), "--server", address,
+        "--record", "--run-name", name,
+    )  # fmt: skip
+    assert ok.code == 0, ok.stderr
+    (nightly,) = await runs_named(srv, name)
+    doc = json.loads(json.dumps(ECHO_SUITE))
+    doc["tests"][0]["assert"][0]["value"] = "Spain"
+    worse = await cli(
+        "run", str(write(tmp_path, "worse.yaml", doc)), "--server", address, "--baseline", name
+    )
+    assert worse.code == 1
+    said = " ".join(worse.stdout.split())
+    assert f"passed in baseline {nightly.run_id}" in said and "t0/p0/echo (contains)" in said
