@@ -177,19 +177,21 @@ async def test_a_run_the_server_refuses_is_recorded_incomplete(
     assert srv.scrape().total("scorewire_suite_runs_total") == 0
 
 
-async def test_record_on_a_server_without_a_store_says_so(tmp_path: Path) -> None:
+async def test_a_server_without_a_run_store(tmp_path: Path) -> None:
+    # No store, so no RunService: --record says why it cannot; without it the run is
+    # scored as before, a run per call.
     from scorewire.server.app import create_server
 
     running, port = await create_server(Settings(host="127.0.0.1", port=0, metrics_enabled=False))
+    suite, address = str(write(tmp_path, "s.yaml", ECHO_SUITE)), f"127.0.0.1:{port}"
     try:
-        done = await cli(
-            "run", str(write(tmp_path, "s.yaml", ECHO_SUITE)), "--server", f"127.0.0.1:{port}",
-            "--record",
-        )  # fmt: skip
+        recorded = await cli("run", suite, "--server", address, "--record")
+        plain = await cli("run", suite, "--server", address)
     finally:
         await running.stop(0)
-    assert done.code == 2
-    assert "UNAVAILABLE" in done.stderr and "run store" in " ".join(done.stderr.split())
+    assert recorded.code == 2
+    assert "cannot record a run sent in parts" in " ".join(recorded.stderr.split())
+    assert plain.code == 0, plain.stderr
 
 
 async def test_ctrl_c_leaves_the_recorded_run_incomplete(

@@ -100,8 +100,8 @@ async def test_parts_make_one_recorded_run_counted_once_with_the_callers_gate(
 ) -> None:
     # Three parts, each passing the server's default gate, close a run whose own gate
     # failed: one run, every result at its run index, the failure counted once.
-    opened = await server.scoring.OpenRun(
-        pb.OpenRunRequest(record=True, run_name="nightly", labels={"git_sha": "1"},
+    opened = await server.runs.OpenRun(
+        rpb.OpenRunRequest(record=True, run_name="nightly", labels={"git_sha": "1"},
                           suite="tests: []", checks=["has_paris", "short"])
     )  # fmt: skip
     rid = opened.run_id
@@ -113,7 +113,7 @@ async def test_parts_make_one_recorded_run_counted_once_with_the_callers_gate(
     for p in parts:
         s = await summary_of(server.scoring.RunSuite(p))
         assert s.run_id == rid and s.gate_passed  # each part's own summary
-    await server.scoring.CloseRun(pb.CloseRunRequest(run_id=rid, summary=failed_summary(3)))
+    await server.runs.CloseRun(rpb.CloseRunRequest(run_id=rid, summary=failed_summary(3)))
 
     listed = await server.runs.ListRuns(rpb.ListRunsRequest())
     assert [r.run_id for r in listed.runs] == [rid]  # the parts are no runs of their own
@@ -132,11 +132,11 @@ async def test_parts_make_one_recorded_run_counted_once_with_the_callers_gate(
 
 async def test_an_unrecorded_run_in_parts_is_counted_once(server: PartsServer) -> None:
     # No store write at all: OpenRun answers no id, the parts and the close only count.
-    opened = await server.scoring.OpenRun(pb.OpenRunRequest(record=False, run_name="x"))
+    opened = await server.runs.OpenRun(rpb.OpenRunRequest(record=False, run_name="x"))
     assert opened.run_id == ""
     for i in range(3):
         await summary_of(server.scoring.RunSuite(part("", i, case(f"s{i}", "Paris"))))
-    await server.scoring.CloseRun(pb.CloseRunRequest(summary=failed_summary(3)))
+    await server.runs.CloseRun(rpb.CloseRunRequest(summary=failed_summary(3)))
     m = server.scrape()
     assert (m.value("scorewire_suite_runs_total", gate="fail"),
             m.value("scorewire_suite_runs_total", gate="pass")) == (1, 0)  # fmt: skip
@@ -145,15 +145,15 @@ async def test_an_unrecorded_run_in_parts_is_counted_once(server: PartsServer) -
 
 async def test_close_records_the_cases_the_caller_scored_itself(server: PartsServer) -> None:
     # An output the caller could not produce was never sent: CloseRun carries it.
-    rid = (await server.scoring.OpenRun(pb.OpenRunRequest(record=True, run_name="n"))).run_id
+    rid = (await server.runs.OpenRun(rpb.OpenRunRequest(record=True, run_name="n"))).run_id
     await summary_of(server.scoring.RunSuite(part(rid, 0, case("a", "Paris"))))
     unsent = pb.CaseResult(
         index=1, sample_id="b",
         scores=[pb.Score(name="has_paris", type="contains",
                          error=pb.ScoreError(code="GENERATION_ERROR", message="no output"))],
     )  # fmt: skip
-    await server.scoring.CloseRun(
-        pb.CloseRunRequest(run_id=rid, summary=failed_summary(2),
+    await server.runs.CloseRun(
+        rpb.CloseRunRequest(run_id=rid, summary=failed_summary(2),
                            cases=[pb.Case(sample=pb.Sample(id="b"))], results=[unsent])
     )  # fmt: skip
     results = await server.runs.ListRunResults(rpb.ListRunResultsRequest(run_id=rid))
@@ -164,9 +164,9 @@ async def test_close_records_the_cases_the_caller_scored_itself(server: PartsSer
 async def test_an_interrupted_run_is_recorded_incomplete_and_not_counted(
     server: PartsServer,
 ) -> None:
-    rid = (await server.scoring.OpenRun(pb.OpenRunRequest(record=True, run_name="n"))).run_id
+    rid = (await server.runs.OpenRun(rpb.OpenRunRequest(record=True, run_name="n"))).run_id
     await summary_of(server.scoring.RunSuite(part(rid, 0, case("a", "Paris"))))
-    await server.scoring.CloseRun(pb.CloseRunRequest(run_id=rid, interrupted=True))
+    await server.runs.CloseRun(rpb.CloseRunRequest(run_id=rid, interrupted=True))
     run = (await server.runs.GetRun(rpb.GetRunRequest(run_id=rid))).run
     assert run.status == rpb.RUN_STATUS_INCOMPLETE and run.results == 1
     assert not run.HasField("summary")
@@ -176,7 +176,7 @@ async def test_an_interrupted_run_is_recorded_incomplete_and_not_counted(
 
 async def test_a_run_whose_caller_stops_sending_ends_incomplete(server: PartsServer) -> None:
     # Heartbeats every 0.2 s: nothing beats the opened run's, so it is a dead caller's.
-    rid = (await server.scoring.OpenRun(pb.OpenRunRequest(record=True, run_name="n"))).run_id
+    rid = (await server.runs.OpenRun(rpb.OpenRunRequest(record=True, run_name="n"))).run_id
     status = rpb.RUN_STATUS_RUNNING
     for _ in range(100):
         status = (await server.runs.GetRun(rpb.GetRunRequest(run_id=rid))).run.status
@@ -193,7 +193,7 @@ async def test_a_long_part_keeps_its_run_running(tmp_path) -> None:
     # A part scored for longer than three heartbeats beats the run's own: still running.
     srv_ = await start_parts_server(tmp_path, runs_heartbeat_s=0.1)
     try:
-        rid = (await srv_.scoring.OpenRun(pb.OpenRunRequest(record=True))).run_id
+        rid = (await srv_.runs.OpenRun(rpb.OpenRunRequest(record=True))).run_id
         slow = pb.RunSuiteRequest(
             checks=[pb.CheckSpec(type="test.slow")],
             cases=[case("a", "x")],
@@ -238,26 +238,26 @@ async def test_unknown_and_ended_runs_are_refused(server: PartsServer) -> None:
     own = pb.RunSuiteRequest(checks=CHECKS, cases=[case("a", "Paris")], record=True)
     rid = (await summary_of(server.scoring.RunSuite(own))).run_id
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        await server.scoring.CloseRun(pb.CloseRunRequest(run_id=rid, interrupted=True))
+        await server.runs.CloseRun(rpb.CloseRunRequest(run_id=rid, interrupted=True))
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
 @pytest.mark.parametrize(
     ("close", "field"),
     [
-        (pb.CloseRunRequest(), "summary"),  # required unless interrupted
-        (pb.CloseRunRequest(summary=pb.RunSummary(pass_rate=2.0)), "summary.pass_rate"),
-        (pb.CloseRunRequest(summary=pb.RunSummary(cases=-1)), "summary.cases"),
-        (pb.CloseRunRequest(summary=pb.RunSummary(cost_usd=float("nan"))), "summary.cost_usd"),
+        (rpb.CloseRunRequest(), "summary"),  # required unless interrupted
+        (rpb.CloseRunRequest(summary=pb.RunSummary(pass_rate=2.0)), "summary.pass_rate"),
+        (rpb.CloseRunRequest(summary=pb.RunSummary(cases=-1)), "summary.cases"),
+        (rpb.CloseRunRequest(summary=pb.RunSummary(cost_usd=float("nan"))), "summary.cost_usd"),
         (
-            pb.CloseRunRequest(
+            rpb.CloseRunRequest(
                 summary=pb.RunSummary(checks=[pb.CheckSummary(name="c", mean_value=-0.5)])
             ),
             "summary.checks[0].mean_value",
         ),
-        (pb.CloseRunRequest(summary=pb.RunSummary(), cases=[pb.Case()]), "results"),
+        (rpb.CloseRunRequest(summary=pb.RunSummary(), cases=[pb.Case()]), "results"),
         (
-            pb.CloseRunRequest(
+            rpb.CloseRunRequest(
                 summary=pb.RunSummary(), cases=[pb.Case()], results=[pb.CaseResult(index=-1)]
             ),
             "results[0].index",
@@ -265,10 +265,10 @@ async def test_unknown_and_ended_runs_are_refused(server: PartsServer) -> None:
     ],
 )
 async def test_a_bad_close_names_the_field(
-    server: PartsServer, close: pb.CloseRunRequest, field: str
+    server: PartsServer, close: rpb.CloseRunRequest, field: str
 ) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        await server.scoring.CloseRun(close)
+        await server.runs.CloseRun(close)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert field in err.value.details()
 
@@ -276,45 +276,30 @@ async def test_a_bad_close_names_the_field(
 @pytest.mark.parametrize(
     ("open_", "code", "field"),
     [
-        (pb.OpenRunRequest(record=True, run_name="a\x00b"), "INVALID_ARGUMENT", "run_name"),
-        (pb.OpenRunRequest(record=True, checks=["x" * 2000]), "INVALID_ARGUMENT", "checks[0]"),
-        (pb.OpenRunRequest(record=True, suite="s" * (5 << 20)), "RESOURCE_EXHAUSTED", "suite"),
+        (rpb.OpenRunRequest(record=True, run_name="a\x00b"), "INVALID_ARGUMENT", "run_name"),
+        (rpb.OpenRunRequest(record=True, checks=["x" * 2000]), "INVALID_ARGUMENT", "checks[0]"),
+        (rpb.OpenRunRequest(record=True, suite="s" * (5 << 20)), "RESOURCE_EXHAUSTED", "suite"),
     ],
 )
 async def test_a_bad_open_names_the_field(
-    server: PartsServer, open_: pb.OpenRunRequest, code: str, field: str
+    server: PartsServer, open_: rpb.OpenRunRequest, code: str, field: str
 ) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        await server.scoring.OpenRun(open_)
+        await server.runs.OpenRun(open_)
     assert err.value.code().name == code
     assert field in err.value.details()
 
 
-async def test_recording_needs_a_run_store() -> None:
-    running, port = await create_server(Settings(host="127.0.0.1", port=0, metrics_enabled=False))
-    try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = scoring_pb2_grpc.ScoringServiceStub(channel)
-            assert (await stub.OpenRun(pb.OpenRunRequest())).run_id == ""  # not recorded
-            with pytest.raises(grpc.aio.AioRpcError) as err:
-                await stub.OpenRun(pb.OpenRunRequest(record=True))
-            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
-    finally:
-        await running.stop(0)
-
-
 async def test_another_tenants_run_cannot_take_parts_or_be_closed(srv: RunServer) -> None:
-    rid = (
-        await srv.scoring.OpenRun(pb.OpenRunRequest(record=True), metadata=md("checkout"))
-    ).run_id
+    rid = (await srv.runs.OpenRun(rpb.OpenRunRequest(record=True), metadata=md("checkout"))).run_id
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await summary_of(
             srv.scoring.RunSuite(part(rid, 0, case("a", "Paris")), metadata=md("search"))
         )
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        await srv.scoring.CloseRun(
-            pb.CloseRunRequest(run_id=rid, interrupted=True), metadata=md("search")
+        await srv.runs.CloseRun(
+            rpb.CloseRunRequest(run_id=rid, interrupted=True), metadata=md("search")
         )
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
     seen = await srv.runs.ListRuns(rpb.ListRunsRequest(), metadata=md("checkout"))
@@ -323,7 +308,7 @@ async def test_another_tenants_run_cannot_take_parts_or_be_closed(srv: RunServer
 
 async def test_a_run_suite_stream_is_a_part_too(server: PartsServer) -> None:
     # The config's request names the part: its cases are recorded at the run's indexes.
-    rid = (await server.scoring.OpenRun(pb.OpenRunRequest(record=True, run_name="s"))).run_id
+    rid = (await server.runs.OpenRun(rpb.OpenRunRequest(record=True, run_name="s"))).run_id
     config = pb.RunSuiteStreamConfig(request=part(rid, 5, case("a", "Paris")), case_count=2)
 
     async def messages():
@@ -354,12 +339,12 @@ async def test_parts_on_either_store(open_store) -> None:
     # scored, and lapses into incomplete once nothing beats it.
     srv_ = await start_run_server(await open_store(), runs_heartbeat_s=0.2)
     try:
-        rid = (await srv_.scoring.OpenRun(pb.OpenRunRequest(record=True))).run_id
+        rid = (await srv_.runs.OpenRun(rpb.OpenRunRequest(record=True))).run_id
         await summary_of(srv_.scoring.RunSuite(part(rid, 3, case("a", "Paris"))))
-        await srv_.scoring.CloseRun(pb.CloseRunRequest(run_id=rid, summary=failed_summary(1)))
+        await srv_.runs.CloseRun(rpb.CloseRunRequest(run_id=rid, summary=failed_summary(1)))
         run = (await srv_.runs.GetRun(rpb.GetRunRequest(run_id=rid))).run
         assert (run.status, run.results) == (rpb.RUN_STATUS_COMPLETE, 1)
-        left = (await srv_.scoring.OpenRun(pb.OpenRunRequest(record=True))).run_id
+        left = (await srv_.runs.OpenRun(rpb.OpenRunRequest(record=True))).run_id
         for _ in range(100):
             run = (await srv_.runs.GetRun(rpb.GetRunRequest(run_id=left))).run
             if run.status != rpb.RUN_STATUS_RUNNING:

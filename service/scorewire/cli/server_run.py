@@ -1,17 +1,18 @@
 """`scorewire run --server`: the run as one run on the server, however many calls it takes.
 
 The CLI sends a run as several RunSuite calls (one per checkllm test, batches of at most
-2,000 cases). It opens the run on the server first (OpenRun, just before the first
-call), sends every call as a part of it (`RunSuiteRequest.part`), and closes it with the
-summary and gate verdict it judged over every case (CloseRun). The server then records
-it, with `--record`, as one run under the CLI's run name, and counts it once in
-`scorewire_suite_runs_total`. Cases whose output could not be produced are never sent to
-be scored: CloseRun carries them, so the recorded run holds every case. A run
-interrupted, or refused by the server mid-way, is closed as incomplete; a CLI that dies
-leaves it to the server, which marks it incomplete once its heartbeat stops.
+2,000 cases). It opens the run on the server first (RunService.OpenRun, just before the
+first call), sends every call as a part of it (`RunSuiteRequest.part`), and closes it
+with the summary and gate verdict it judged over every case (RunService.CloseRun). The
+server then records it, with `--record`, as one run under the CLI's run name, and counts
+it once in `scorewire_suite_runs_total`. Cases whose output could not be produced are
+never sent to be scored: CloseRun carries them, so the recorded run holds every case. A
+run interrupted, or refused by the server mid-way, is closed as incomplete; a CLI that
+dies leaves it to the server, which marks it incomplete once its heartbeat stops.
 
-An older server without OpenRun (UNIMPLEMENTED) scores the calls as before, each a run
-of its own; `--record` is then refused with a message saying why.
+A server without OpenRun (UNIMPLEMENTED: older, or one without a run store and so
+without a RunService) scores the calls as before, each a run of its own; `--record` is
+then refused with a message saying why.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from scorewire.cli.record import case_pb, result_pb
 from scorewire.cli.remote import ServerTarget
 from scorewire.cli.run_output import RunReport
 from scorewire.scoring import wire
-from scorewire.v1 import scoring_pb2 as pb
+from scorewire.v1 import runs_pb2 as rpb
+from scorewire.v1 import runs_pb2_grpc as rpb_grpc
 from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 
 
@@ -58,13 +60,13 @@ class ServerRun:
 
         if self.opened:
             return
-        request = pb.OpenRunRequest(
+        request = rpb.OpenRunRequest(
             run_name=self.name, labels=self.labels, suite=self.suite, checks=self.checks
         )
         if self.record:
             request.record = True
         try:
-            answer = await pb_grpc.ScoringServiceStub(channel).OpenRun(
+            answer = await rpb_grpc.RunServiceStub(channel).OpenRun(
                 request, metadata=self.target.metadata, timeout=60
             )
         except grpc.aio.AioRpcError as err:
@@ -73,8 +75,8 @@ class ServerRun:
                 return
             if err.code() == grpc.StatusCode.UNIMPLEMENTED:
                 raise UsageError(
-                    f"--record: {self._where()} cannot record a run sent in parts (a server "
-                    "older than OpenRun); upgrade it, or record here without --server"
+                    f"--record: {self._where()} cannot record a run sent in parts (it has "
+                    "no RunService.OpenRun: an older server, or one without a run store)"
                 ) from None
             raise UsageError(
                 f"the server {self._where()} cannot open the run: "
@@ -118,7 +120,7 @@ class ServerRun:
             await self._with_channel(self.open)  # recorded as the incomplete run it was
         if not self.in_parts:
             return ""
-        request = pb.CloseRunRequest(run_id=self.run_id, interrupted=interrupted)
+        request = rpb.CloseRunRequest(run_id=self.run_id, interrupted=interrupted)
         if report is not None:
             if not interrupted:
                 request.summary.CopyFrom(wire.summary_to_pb(report.summary))
@@ -128,7 +130,7 @@ class ServerRun:
                 request.results.extend(result_pb(r) for r in unsent)
 
         async def call(channel: Any) -> None:
-            await pb_grpc.ScoringServiceStub(channel).CloseRun(
+            await rpb_grpc.RunServiceStub(channel).CloseRun(
                 request, metadata=self.target.metadata, timeout=60
             )
 

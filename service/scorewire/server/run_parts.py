@@ -1,5 +1,5 @@
-"""Runs sent in parts: OpenRun, the RunSuite calls that name it (`RunSuiteRequest.part`),
-and CloseRun.
+"""Runs sent in parts: RunService.OpenRun, the RunSuite calls that name it
+(`RunSuiteRequest.part`), and RunService.CloseRun.
 
 A caller that splits one run into several RunSuite calls (`scorewire run --server`: one
 call per checkllm test, and batches of at most 2,000 cases) opens the run, sends every
@@ -37,6 +37,7 @@ from scorewire.server.run_records import (
 from scorewire.server.security import Principal
 from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
+from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb
 
 OPENED = "OpenRun"
@@ -145,11 +146,11 @@ class RunParts:
         self._runs = runs
         self._observer = observer
 
-    async def open(self, request: pb.OpenRunRequest, who: Principal | None) -> pb.OpenRunResponse:
+    async def open(self, request: rpb.OpenRunRequest, who: Principal | None) -> rpb.OpenRunResponse:
         """Create the run when it is recorded; its id (empty when it is not)."""
         record = request.record if request.HasField("record") else self._settings.runs_record
         if not record:
-            return pb.OpenRunResponse()
+            return rpb.OpenRunResponse()
         if self._runs is None:
             raise unavailable()
         labels = check_run_fields(request.run_name, dict(request.labels), self._settings, "")
@@ -169,7 +170,7 @@ class RunParts:
             await self._runs.open(run)
         except RunsUnavailable as err:
             raise unavailable(err) from None
-        return pb.OpenRunResponse(run_id=run.run_id)
+        return rpb.OpenRunResponse(run_id=run.run_id)
 
     def _check_suite(self, suite: str, checks: Sequence[str]) -> None:
         most = self._settings.max_suite_bytes
@@ -242,8 +243,8 @@ class RunParts:
         return PartRecording(self._runs, run, first)
 
     async def close(
-        self, request: pb.CloseRunRequest, who: Principal | None
-    ) -> pb.CloseRunResponse:
+        self, request: rpb.CloseRunRequest, who: Principal | None
+    ) -> rpb.CloseRunResponse:
         """End the run (recorded: with the caller's cases and summary) and count it once."""
         summary = self._checked_summary(request)
         if len(request.cases) > self._settings.max_cases_per_request:
@@ -270,9 +271,9 @@ class RunParts:
             await self._finish(run, request, summary)
         if self._observer is not None and summary is not None:
             self._observer.observe_summary(summary)
-        return pb.CloseRunResponse()
+        return rpb.CloseRunResponse()
 
-    def _checked_summary(self, request: pb.CloseRunRequest) -> Summary | None:
+    def _checked_summary(self, request: rpb.CloseRunRequest) -> Summary | None:
         if request.interrupted:
             return None
         if not request.HasField("summary"):
@@ -285,7 +286,7 @@ class RunParts:
         return summary_from_pb(request.summary)
 
     async def _finish(
-        self, run: RunInfo, request: pb.CloseRunRequest, summary: Summary | None
+        self, run: RunInfo, request: rpb.CloseRunRequest, summary: Summary | None
     ) -> None:
         assert self._runs is not None
         recording = Recording(self._runs, run)

@@ -361,17 +361,6 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             runnable=not problems,
         )
 
-    @guarded_unary
-    async def OpenRun(self, request: pb.OpenRunRequest, context: Context) -> pb.OpenRunResponse:
-        """Open a run its caller sends in parts (`server.run_parts`)."""
-        return await self.suites.parts.open(request, principal(context))
-
-    @guarded_unary
-    async def CloseRun(self, request: pb.CloseRunRequest, context: Context) -> pb.CloseRunResponse:
-        """End a run sent in parts: recorded with the caller's summary, counted once."""
-        with self.in_flight.holding(request.ByteSize()):
-            return await self.suites.parts.close(request, principal(context))
-
     # ---- for the LabelService and the metrics ------------------------------------------
 
     async def score_now(

@@ -1112,12 +1112,12 @@ type RunSuiteRequest struct {
 	// `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
 	// `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
 	Labels map[string]string `protobuf:"bytes,14,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Makes this call one part of a run opened with OpenRun. Its results are recorded into
-	// that run (when it is recorded), its summary is only this call's (its `run_id` the
-	// run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-	// part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-	// (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-	// (send its tests' assertions as `checks`).
+	// Makes this call one part of a run opened with RunService.OpenRun. Its results are
+	// recorded into that run (when it is recorded); its summary is only this call's (its
+	// `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+	// ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+	// be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+	// INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
 	Part          *RunPart `protobuf:"bytes,15,opt,name=part,proto3" json:"part,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1303,264 +1303,6 @@ func (x *RunPart) GetFirstIndex() int32 {
 	return 0
 }
 
-// OpenRunRequest opens a run sent in parts.
-type OpenRunRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Whether to record the run in the server's run store; unset means the server's
-	// default (`SCOREWIRE_RUNS_RECORD`).
-	Record *bool `protobuf:"varint,1,opt,name=record,proto3,oneof" json:"record,omitempty"`
-	// The recorded run's name; see RunSuiteRequest.run_name. Empty means `unnamed`.
-	RunName string `protobuf:"bytes,2,opt,name=run_name,json=runName,proto3" json:"run_name,omitempty"`
-	// Labels of the recorded run; see RunSuiteRequest.labels.
-	Labels map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// The suite as the caller holds it (the file it runs), stored as the run's `suite`: at
-	// most `SCOREWIRE_MAX_SUITE_BYTES` UTF-8 bytes (RESOURCE_EXHAUSTED), no NUL characters.
-	Suite string `protobuf:"bytes,4,opt,name=suite,proto3" json:"suite,omitempty"`
-	// The names of the run's checks over every part, in order; together at most
-	// `SCOREWIRE_MAX_SUITE_BYTES` bytes, each at most `SCOREWIRE_MAX_CHECK_NAME_CHARS`.
-	Checks        []string `protobuf:"bytes,5,rep,name=checks,proto3" json:"checks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenRunRequest) Reset() {
-	*x = OpenRunRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenRunRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenRunRequest) ProtoMessage() {}
-
-func (x *OpenRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenRunRequest.ProtoReflect.Descriptor instead.
-func (*OpenRunRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
-}
-
-func (x *OpenRunRequest) GetRecord() bool {
-	if x != nil && x.Record != nil {
-		return *x.Record
-	}
-	return false
-}
-
-func (x *OpenRunRequest) GetRunName() string {
-	if x != nil {
-		return x.RunName
-	}
-	return ""
-}
-
-func (x *OpenRunRequest) GetLabels() map[string]string {
-	if x != nil {
-		return x.Labels
-	}
-	return nil
-}
-
-func (x *OpenRunRequest) GetSuite() string {
-	if x != nil {
-		return x.Suite
-	}
-	return ""
-}
-
-func (x *OpenRunRequest) GetChecks() []string {
-	if x != nil {
-		return x.Checks
-	}
-	return nil
-}
-
-// OpenRunResponse names the opened run.
-type OpenRunResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The recorded run's id, for every part's `RunPart.run_id` and for CloseRun; empty
-	// when the run is not recorded.
-	RunId         string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenRunResponse) Reset() {
-	*x = OpenRunResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenRunResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenRunResponse) ProtoMessage() {}
-
-func (x *OpenRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenRunResponse.ProtoReflect.Descriptor instead.
-func (*OpenRunResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
-}
-
-func (x *OpenRunResponse) GetRunId() string {
-	if x != nil {
-		return x.RunId
-	}
-	return ""
-}
-
-// CloseRunRequest ends a run sent in parts.
-type CloseRunRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The id OpenRun returned; empty for a run that is not recorded (then only counted).
-	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// The run's totals and gate verdict over every part and every case the caller scored
-	// itself, as the caller judged them (RunSuite's summaries merged, its own gate
-	// applied). Required unless `interrupted`: INVALID_ARGUMENT naming `summary` when
-	// missing, or a field of it that is negative, not finite or a rate outside 0..1.
-	Summary *RunSummary `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
-	// True when the run stopped before its end (the caller was interrupted or a part
-	// failed): it is recorded incomplete, without a summary, and not counted.
-	Interrupted bool `protobuf:"varint,3,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
-	// Cases the caller scored itself and sent in no part, such as outputs it could not
-	// produce (their scores carry the error): recorded in the run before it ends, the
-	// i-th result belonging to the i-th case. At most the per-request case limit
-	// (RESOURCE_EXHAUSTED); as many `results` as `cases` (INVALID_ARGUMENT).
-	Cases []*Case `protobuf:"bytes,4,rep,name=cases,proto3" json:"cases,omitempty"`
-	// The results of `cases`, with their indexes in the run.
-	Results       []*CaseResult `protobuf:"bytes,5,rep,name=results,proto3" json:"results,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CloseRunRequest) Reset() {
-	*x = CloseRunRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CloseRunRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CloseRunRequest) ProtoMessage() {}
-
-func (x *CloseRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CloseRunRequest.ProtoReflect.Descriptor instead.
-func (*CloseRunRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
-}
-
-func (x *CloseRunRequest) GetRunId() string {
-	if x != nil {
-		return x.RunId
-	}
-	return ""
-}
-
-func (x *CloseRunRequest) GetSummary() *RunSummary {
-	if x != nil {
-		return x.Summary
-	}
-	return nil
-}
-
-func (x *CloseRunRequest) GetInterrupted() bool {
-	if x != nil {
-		return x.Interrupted
-	}
-	return false
-}
-
-func (x *CloseRunRequest) GetCases() []*Case {
-	if x != nil {
-		return x.Cases
-	}
-	return nil
-}
-
-func (x *CloseRunRequest) GetResults() []*CaseResult {
-	if x != nil {
-		return x.Results
-	}
-	return nil
-}
-
-// CloseRunResponse confirms that a run ended.
-type CloseRunResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CloseRunResponse) Reset() {
-	*x = CloseRunResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CloseRunResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CloseRunResponse) ProtoMessage() {}
-
-func (x *CloseRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CloseRunResponse.ProtoReflect.Descriptor instead.
-func (*CloseRunResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
-}
-
 // RunSuiteStreamConfig is the first message of a RunSuiteStream.
 type RunSuiteStreamConfig struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1575,7 +1317,7 @@ type RunSuiteStreamConfig struct {
 
 func (x *RunSuiteStreamConfig) Reset() {
 	*x = RunSuiteStreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1329,7 @@ func (x *RunSuiteStreamConfig) String() string {
 func (*RunSuiteStreamConfig) ProtoMessage() {}
 
 func (x *RunSuiteStreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1342,7 @@ func (x *RunSuiteStreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamConfig.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunSuiteStreamConfig) GetRequest() *RunSuiteRequest {
@@ -1628,7 +1370,7 @@ type CaseChunk struct {
 
 func (x *CaseChunk) Reset() {
 	*x = CaseChunk{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1382,7 @@ func (x *CaseChunk) String() string {
 func (*CaseChunk) ProtoMessage() {}
 
 func (x *CaseChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1395,7 @@ func (x *CaseChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseChunk.ProtoReflect.Descriptor instead.
 func (*CaseChunk) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CaseChunk) GetCases() []*Case {
@@ -1679,7 +1421,7 @@ type RunSuiteStreamRequest struct {
 
 func (x *RunSuiteStreamRequest) Reset() {
 	*x = RunSuiteStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1433,7 @@ func (x *RunSuiteStreamRequest) String() string {
 func (*RunSuiteStreamRequest) ProtoMessage() {}
 
 func (x *RunSuiteStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1446,7 @@ func (x *RunSuiteStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamRequest.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunSuiteStreamRequest) GetMessage() isRunSuiteStreamRequest_Message {
@@ -1767,7 +1509,7 @@ type RunSuiteStreamResponse struct {
 
 func (x *RunSuiteStreamResponse) Reset() {
 	*x = RunSuiteStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1521,7 @@ func (x *RunSuiteStreamResponse) String() string {
 func (*RunSuiteStreamResponse) ProtoMessage() {}
 
 func (x *RunSuiteStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1534,7 @@ func (x *RunSuiteStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunSuiteStreamResponse) GetEvent() isRunSuiteStreamResponse_Event {
@@ -1855,7 +1597,7 @@ type Combination struct {
 
 func (x *Combination) Reset() {
 	*x = Combination{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +1609,7 @@ func (x *Combination) String() string {
 func (*Combination) ProtoMessage() {}
 
 func (x *Combination) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +1622,7 @@ func (x *Combination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Combination.ProtoReflect.Descriptor instead.
 func (*Combination) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Combination) GetTest() int32 {
@@ -1939,7 +1681,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +1693,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +1706,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CaseResult) GetIndex() int32 {
@@ -2034,7 +1776,7 @@ type CaseResultBatch struct {
 
 func (x *CaseResultBatch) Reset() {
 	*x = CaseResultBatch{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +1788,7 @@ func (x *CaseResultBatch) String() string {
 func (*CaseResultBatch) ProtoMessage() {}
 
 func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +1801,7 @@ func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResultBatch.ProtoReflect.Descriptor instead.
 func (*CaseResultBatch) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CaseResultBatch) GetResults() []*CaseResult {
@@ -2100,7 +1842,7 @@ type CheckSummary struct {
 
 func (x *CheckSummary) Reset() {
 	*x = CheckSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +1854,7 @@ func (x *CheckSummary) String() string {
 func (*CheckSummary) ProtoMessage() {}
 
 func (x *CheckSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +1867,7 @@ func (x *CheckSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSummary.ProtoReflect.Descriptor instead.
 func (*CheckSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CheckSummary) GetName() string {
@@ -2257,7 +1999,7 @@ type RunSummary struct {
 
 func (x *RunSummary) Reset() {
 	*x = RunSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +2011,7 @@ func (x *RunSummary) String() string {
 func (*RunSummary) ProtoMessage() {}
 
 func (x *RunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +2024,7 @@ func (x *RunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
 func (*RunSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunSummary) GetCases() int64 {
@@ -2463,7 +2205,7 @@ type MatrixCell struct {
 
 func (x *MatrixCell) Reset() {
 	*x = MatrixCell{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2475,7 +2217,7 @@ func (x *MatrixCell) String() string {
 func (*MatrixCell) ProtoMessage() {}
 
 func (x *MatrixCell) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2488,7 +2230,7 @@ func (x *MatrixCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatrixCell.ProtoReflect.Descriptor instead.
 func (*MatrixCell) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MatrixCell) GetPrompt() int32 {
@@ -2556,7 +2298,7 @@ type RunSuiteResponse struct {
 
 func (x *RunSuiteResponse) Reset() {
 	*x = RunSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2568,7 +2310,7 @@ func (x *RunSuiteResponse) String() string {
 func (*RunSuiteResponse) ProtoMessage() {}
 
 func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2581,7 +2323,7 @@ func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RunSuiteResponse) GetEvent() isRunSuiteResponse_Event {
@@ -2658,7 +2400,7 @@ type StreamConfig struct {
 
 func (x *StreamConfig) Reset() {
 	*x = StreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +2412,7 @@ func (x *StreamConfig) String() string {
 func (*StreamConfig) ProtoMessage() {}
 
 func (x *StreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +2425,7 @@ func (x *StreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamConfig.ProtoReflect.Descriptor instead.
 func (*StreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StreamConfig) GetSuiteYaml() string {
@@ -2770,7 +2512,7 @@ type StreamCase struct {
 
 func (x *StreamCase) Reset() {
 	*x = StreamCase{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2524,7 @@ func (x *StreamCase) String() string {
 func (*StreamCase) ProtoMessage() {}
 
 func (x *StreamCase) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2537,7 @@ func (x *StreamCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCase.ProtoReflect.Descriptor instead.
 func (*StreamCase) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StreamCase) GetRequestId() string {
@@ -2856,7 +2598,7 @@ type ScoreStreamRequest struct {
 
 func (x *ScoreStreamRequest) Reset() {
 	*x = ScoreStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2868,7 +2610,7 @@ func (x *ScoreStreamRequest) String() string {
 func (*ScoreStreamRequest) ProtoMessage() {}
 
 func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2881,7 +2623,7 @@ func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamRequest.ProtoReflect.Descriptor instead.
 func (*ScoreStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{30}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ScoreStreamRequest) GetMessage() isScoreStreamRequest_Message {
@@ -2942,7 +2684,7 @@ type ScoreStreamResponse struct {
 
 func (x *ScoreStreamResponse) Reset() {
 	*x = ScoreStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2954,7 +2696,7 @@ func (x *ScoreStreamResponse) String() string {
 func (*ScoreStreamResponse) ProtoMessage() {}
 
 func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2967,7 +2709,7 @@ func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamResponse.ProtoReflect.Descriptor instead.
 func (*ScoreStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{31}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ScoreStreamResponse) GetRequestId() string {
@@ -3000,7 +2742,7 @@ type ListChecksRequest struct {
 
 func (x *ListChecksRequest) Reset() {
 	*x = ListChecksRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +2754,7 @@ func (x *ListChecksRequest) String() string {
 func (*ListChecksRequest) ProtoMessage() {}
 
 func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +2767,7 @@ func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksRequest.ProtoReflect.Descriptor instead.
 func (*ListChecksRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{32}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
 }
 
 // CheckInfo describes one check type.
@@ -3052,7 +2794,7 @@ type CheckInfo struct {
 
 func (x *CheckInfo) Reset() {
 	*x = CheckInfo{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +2806,7 @@ func (x *CheckInfo) String() string {
 func (*CheckInfo) ProtoMessage() {}
 
 func (x *CheckInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +2819,7 @@ func (x *CheckInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInfo.ProtoReflect.Descriptor instead.
 func (*CheckInfo) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{33}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckInfo) GetType() string {
@@ -3133,7 +2875,7 @@ type ListChecksResponse struct {
 
 func (x *ListChecksResponse) Reset() {
 	*x = ListChecksResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3145,7 +2887,7 @@ func (x *ListChecksResponse) String() string {
 func (*ListChecksResponse) ProtoMessage() {}
 
 func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3158,7 +2900,7 @@ func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksResponse.ProtoReflect.Descriptor instead.
 func (*ListChecksResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{34}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListChecksResponse) GetChecks() []*CheckInfo {
@@ -3190,7 +2932,7 @@ type ValidateSuiteRequest struct {
 
 func (x *ValidateSuiteRequest) Reset() {
 	*x = ValidateSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[35]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +2944,7 @@ func (x *ValidateSuiteRequest) String() string {
 func (*ValidateSuiteRequest) ProtoMessage() {}
 
 func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[35]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +2957,7 @@ func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteRequest.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{35}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ValidateSuiteRequest) GetSuiteYaml() string {
@@ -3279,7 +3021,7 @@ type PreconditionProblem struct {
 
 func (x *PreconditionProblem) Reset() {
 	*x = PreconditionProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[36]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3291,7 +3033,7 @@ func (x *PreconditionProblem) String() string {
 func (*PreconditionProblem) ProtoMessage() {}
 
 func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[36]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3304,7 +3046,7 @@ func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreconditionProblem.ProtoReflect.Descriptor instead.
 func (*PreconditionProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{36}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PreconditionProblem) GetField() string {
@@ -3348,7 +3090,7 @@ type FieldProblem struct {
 
 func (x *FieldProblem) Reset() {
 	*x = FieldProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[37]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3102,7 @@ func (x *FieldProblem) String() string {
 func (*FieldProblem) ProtoMessage() {}
 
 func (x *FieldProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[37]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3115,7 @@ func (x *FieldProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldProblem.ProtoReflect.Descriptor instead.
 func (*FieldProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{37}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FieldProblem) GetField() string {
@@ -3412,7 +3154,7 @@ type ValidateSuiteResponse struct {
 
 func (x *ValidateSuiteResponse) Reset() {
 	*x = ValidateSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[38]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3424,7 +3166,7 @@ func (x *ValidateSuiteResponse) String() string {
 func (*ValidateSuiteResponse) ProtoMessage() {}
 
 func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[38]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3437,7 +3179,7 @@ func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteResponse.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{38}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ValidateSuiteResponse) GetValid() bool {
@@ -3594,26 +3336,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\aRunPart\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
-	"firstIndex\"\xfe\x01\n" +
-	"\x0eOpenRunRequest\x12\x1b\n" +
-	"\x06record\x18\x01 \x01(\bH\x00R\x06record\x88\x01\x01\x12\x19\n" +
-	"\brun_name\x18\x02 \x01(\tR\arunName\x12@\n" +
-	"\x06labels\x18\x03 \x03(\v2(.scorewire.v1.OpenRunRequest.LabelsEntryR\x06labels\x12\x14\n" +
-	"\x05suite\x18\x04 \x01(\tR\x05suite\x12\x16\n" +
-	"\x06checks\x18\x05 \x03(\tR\x06checks\x1a9\n" +
-	"\vLabelsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
-	"\a_record\"(\n" +
-	"\x0fOpenRunResponse\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\xdc\x01\n" +
-	"\x0fCloseRunRequest\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\tR\x05runId\x122\n" +
-	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryR\asummary\x12 \n" +
-	"\vinterrupted\x18\x03 \x01(\bR\vinterrupted\x12(\n" +
-	"\x05cases\x18\x04 \x03(\v2\x12.scorewire.v1.CaseR\x05cases\x122\n" +
-	"\aresults\x18\x05 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\x12\n" +
-	"\x10CloseRunResponse\"n\n" +
+	"firstIndex\"n\n" +
 	"\x14RunSuiteStreamConfig\x127\n" +
 	"\arequest\x18\x01 \x01(\v2\x1d.scorewire.v1.RunSuiteRequestR\arequest\x12\x1d\n" +
 	"\n" +
@@ -3778,7 +3501,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\vSuiteFormat\x12\x1c\n" +
 	"\x18SUITE_FORMAT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16SUITE_FORMAT_EVALSTONE\x10\x01\x12\x19\n" +
-	"\x15SUITE_FORMAT_CHECKLLM\x10\x022\x96\x05\n" +
+	"\x15SUITE_FORMAT_CHECKLLM\x10\x022\x83\x04\n" +
 	"\x0eScoringService\x12@\n" +
 	"\x05Score\x12\x1a.scorewire.v1.ScoreRequest\x1a\x1b.scorewire.v1.ScoreResponse\x12K\n" +
 	"\bRunSuite\x12\x1d.scorewire.v1.RunSuiteRequest\x1a\x1e.scorewire.v1.RunSuiteResponse0\x01\x12_\n" +
@@ -3786,9 +3509,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\vScoreStream\x12 .scorewire.v1.ScoreStreamRequest\x1a!.scorewire.v1.ScoreStreamResponse(\x010\x01\x12O\n" +
 	"\n" +
 	"ListChecks\x12\x1f.scorewire.v1.ListChecksRequest\x1a .scorewire.v1.ListChecksResponse\x12X\n" +
-	"\rValidateSuite\x12\".scorewire.v1.ValidateSuiteRequest\x1a#.scorewire.v1.ValidateSuiteResponse\x12F\n" +
-	"\aOpenRun\x12\x1c.scorewire.v1.OpenRunRequest\x1a\x1d.scorewire.v1.OpenRunResponse\x12I\n" +
-	"\bCloseRun\x12\x1d.scorewire.v1.CloseRunRequest\x1a\x1e.scorewire.v1.CloseRunResponseBj\n" +
+	"\rValidateSuite\x12\".scorewire.v1.ValidateSuiteRequest\x1a#.scorewire.v1.ValidateSuiteResponseBj\n" +
 	"\x10dev.scorewire.v1B\fScoringProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3"
 
 var (
@@ -3804,7 +3525,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),               // 0: scorewire.v1.ExampleKind
 	(SuiteFormat)(0),               // 1: scorewire.v1.SuiteFormat
@@ -3821,46 +3542,41 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*Gate)(nil),                   // 12: scorewire.v1.Gate
 	(*RunSuiteRequest)(nil),        // 13: scorewire.v1.RunSuiteRequest
 	(*RunPart)(nil),                // 14: scorewire.v1.RunPart
-	(*OpenRunRequest)(nil),         // 15: scorewire.v1.OpenRunRequest
-	(*OpenRunResponse)(nil),        // 16: scorewire.v1.OpenRunResponse
-	(*CloseRunRequest)(nil),        // 17: scorewire.v1.CloseRunRequest
-	(*CloseRunResponse)(nil),       // 18: scorewire.v1.CloseRunResponse
-	(*RunSuiteStreamConfig)(nil),   // 19: scorewire.v1.RunSuiteStreamConfig
-	(*CaseChunk)(nil),              // 20: scorewire.v1.CaseChunk
-	(*RunSuiteStreamRequest)(nil),  // 21: scorewire.v1.RunSuiteStreamRequest
-	(*RunSuiteStreamResponse)(nil), // 22: scorewire.v1.RunSuiteStreamResponse
-	(*Combination)(nil),            // 23: scorewire.v1.Combination
-	(*CaseResult)(nil),             // 24: scorewire.v1.CaseResult
-	(*CaseResultBatch)(nil),        // 25: scorewire.v1.CaseResultBatch
-	(*CheckSummary)(nil),           // 26: scorewire.v1.CheckSummary
-	(*RunSummary)(nil),             // 27: scorewire.v1.RunSummary
-	(*MatrixCell)(nil),             // 28: scorewire.v1.MatrixCell
-	(*RunSuiteResponse)(nil),       // 29: scorewire.v1.RunSuiteResponse
-	(*StreamConfig)(nil),           // 30: scorewire.v1.StreamConfig
-	(*StreamCase)(nil),             // 31: scorewire.v1.StreamCase
-	(*ScoreStreamRequest)(nil),     // 32: scorewire.v1.ScoreStreamRequest
-	(*ScoreStreamResponse)(nil),    // 33: scorewire.v1.ScoreStreamResponse
-	(*ListChecksRequest)(nil),      // 34: scorewire.v1.ListChecksRequest
-	(*CheckInfo)(nil),              // 35: scorewire.v1.CheckInfo
-	(*ListChecksResponse)(nil),     // 36: scorewire.v1.ListChecksResponse
-	(*ValidateSuiteRequest)(nil),   // 37: scorewire.v1.ValidateSuiteRequest
-	(*PreconditionProblem)(nil),    // 38: scorewire.v1.PreconditionProblem
-	(*FieldProblem)(nil),           // 39: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil),  // 40: scorewire.v1.ValidateSuiteResponse
-	nil,                            // 41: scorewire.v1.RunSuiteRequest.LabelsEntry
-	nil,                            // 42: scorewire.v1.OpenRunRequest.LabelsEntry
-	nil,                            // 43: scorewire.v1.StreamConfig.LabelsEntry
-	(*structpb.Value)(nil),         // 44: google.protobuf.Value
-	(*structpb.Struct)(nil),        // 45: google.protobuf.Struct
+	(*RunSuiteStreamConfig)(nil),   // 15: scorewire.v1.RunSuiteStreamConfig
+	(*CaseChunk)(nil),              // 16: scorewire.v1.CaseChunk
+	(*RunSuiteStreamRequest)(nil),  // 17: scorewire.v1.RunSuiteStreamRequest
+	(*RunSuiteStreamResponse)(nil), // 18: scorewire.v1.RunSuiteStreamResponse
+	(*Combination)(nil),            // 19: scorewire.v1.Combination
+	(*CaseResult)(nil),             // 20: scorewire.v1.CaseResult
+	(*CaseResultBatch)(nil),        // 21: scorewire.v1.CaseResultBatch
+	(*CheckSummary)(nil),           // 22: scorewire.v1.CheckSummary
+	(*RunSummary)(nil),             // 23: scorewire.v1.RunSummary
+	(*MatrixCell)(nil),             // 24: scorewire.v1.MatrixCell
+	(*RunSuiteResponse)(nil),       // 25: scorewire.v1.RunSuiteResponse
+	(*StreamConfig)(nil),           // 26: scorewire.v1.StreamConfig
+	(*StreamCase)(nil),             // 27: scorewire.v1.StreamCase
+	(*ScoreStreamRequest)(nil),     // 28: scorewire.v1.ScoreStreamRequest
+	(*ScoreStreamResponse)(nil),    // 29: scorewire.v1.ScoreStreamResponse
+	(*ListChecksRequest)(nil),      // 30: scorewire.v1.ListChecksRequest
+	(*CheckInfo)(nil),              // 31: scorewire.v1.CheckInfo
+	(*ListChecksResponse)(nil),     // 32: scorewire.v1.ListChecksResponse
+	(*ValidateSuiteRequest)(nil),   // 33: scorewire.v1.ValidateSuiteRequest
+	(*PreconditionProblem)(nil),    // 34: scorewire.v1.PreconditionProblem
+	(*FieldProblem)(nil),           // 35: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil),  // 36: scorewire.v1.ValidateSuiteResponse
+	nil,                            // 37: scorewire.v1.RunSuiteRequest.LabelsEntry
+	nil,                            // 38: scorewire.v1.StreamConfig.LabelsEntry
+	(*structpb.Value)(nil),         // 39: google.protobuf.Value
+	(*structpb.Struct)(nil),        // 40: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	44, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	44, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	45, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	44, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	45, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	39, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	39, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	40, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	39, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	40, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	45, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	40, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	5,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	4,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	6,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
@@ -3875,61 +3591,53 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	12, // 18: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
 	11, // 19: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
 	1,  // 20: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	41, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
+	37, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
 	14, // 22: scorewire.v1.RunSuiteRequest.part:type_name -> scorewire.v1.RunPart
-	42, // 23: scorewire.v1.OpenRunRequest.labels:type_name -> scorewire.v1.OpenRunRequest.LabelsEntry
-	27, // 24: scorewire.v1.CloseRunRequest.summary:type_name -> scorewire.v1.RunSummary
-	11, // 25: scorewire.v1.CloseRunRequest.cases:type_name -> scorewire.v1.Case
-	24, // 26: scorewire.v1.CloseRunRequest.results:type_name -> scorewire.v1.CaseResult
-	13, // 27: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
-	11, // 28: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
-	19, // 29: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
-	20, // 30: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
-	25, // 31: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	27, // 32: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
-	7,  // 33: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	23, // 34: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
-	24, // 35: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	26, // 36: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	28, // 37: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	12, // 38: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
-	25, // 39: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	27, // 40: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 41: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 42: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	43, // 43: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
-	2,  // 44: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 45: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	30, // 46: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	31, // 47: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 48: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	45, // 49: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	35, // 50: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 51: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 52: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	39, // 53: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	38, // 54: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	9,  // 55: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	13, // 56: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	21, // 57: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
-	32, // 58: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	34, // 59: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	37, // 60: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	15, // 61: scorewire.v1.ScoringService.OpenRun:input_type -> scorewire.v1.OpenRunRequest
-	17, // 62: scorewire.v1.ScoringService.CloseRun:input_type -> scorewire.v1.CloseRunRequest
-	10, // 63: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	29, // 64: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	22, // 65: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
-	33, // 66: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	36, // 67: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	40, // 68: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	16, // 69: scorewire.v1.ScoringService.OpenRun:output_type -> scorewire.v1.OpenRunResponse
-	18, // 70: scorewire.v1.ScoringService.CloseRun:output_type -> scorewire.v1.CloseRunResponse
-	63, // [63:71] is the sub-list for method output_type
-	55, // [55:63] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	13, // 23: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
+	11, // 24: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
+	15, // 25: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
+	16, // 26: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
+	21, // 27: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	23, // 28: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
+	7,  // 29: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	19, // 30: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
+	20, // 31: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	22, // 32: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	24, // 33: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
+	12, // 34: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
+	21, // 35: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	23, // 36: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	5,  // 37: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 38: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	38, // 39: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	2,  // 40: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	3,  // 41: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	26, // 42: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	27, // 43: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	7,  // 44: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	40, // 45: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	31, // 46: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	5,  // 47: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 48: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	35, // 49: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	34, // 50: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	9,  // 51: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	13, // 52: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	17, // 53: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
+	28, // 54: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	30, // 55: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	33, // 56: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	10, // 57: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	25, // 58: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	18, // 59: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
+	29, // 60: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	32, // 61: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	36, // 62: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	57, // [57:63] is the sub-list for method output_type
+	51, // [51:57] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -3940,21 +3648,20 @@ func file_scorewire_v1_scoring_proto_init() {
 	file_scorewire_v1_scoring_proto_msgTypes[7].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[10].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[13].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[19].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[15].OneofWrappers = []any{
 		(*RunSuiteStreamRequest_Config)(nil),
 		(*RunSuiteStreamRequest_Cases)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[20].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[16].OneofWrappers = []any{
 		(*RunSuiteStreamResponse_Results)(nil),
 		(*RunSuiteStreamResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[27].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[23].OneofWrappers = []any{
 		(*RunSuiteResponse_Results)(nil),
 		(*RunSuiteResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[28].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[30].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[24].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[26].OneofWrappers = []any{
 		(*ScoreStreamRequest_Config)(nil),
 		(*ScoreStreamRequest_Case)(nil),
 	}
@@ -3964,7 +3671,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   42,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,8 +33,6 @@ const (
 	ScoringService_ScoreStream_FullMethodName    = "/scorewire.v1.ScoringService/ScoreStream"
 	ScoringService_ListChecks_FullMethodName     = "/scorewire.v1.ScoringService/ListChecks"
 	ScoringService_ValidateSuite_FullMethodName  = "/scorewire.v1.ScoringService/ValidateSuite"
-	ScoringService_OpenRun_FullMethodName        = "/scorewire.v1.ScoringService/OpenRun"
-	ScoringService_CloseRun_FullMethodName       = "/scorewire.v1.ScoringService/CloseRun"
 )
 
 // ScoringServiceClient is the client API for ScoringService service.
@@ -86,23 +84,6 @@ type ScoringServiceClient interface {
 	// INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
 	// but could not run on this server (preflight) is answered with `preconditions`.
 	ValidateSuite(ctx context.Context, in *ValidateSuiteRequest, opts ...grpc.CallOption) (*ValidateSuiteResponse, error)
-	// OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-	// of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-	// CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-	// one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-	// CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-	// A recorded run stays running while its parts are scored and ends incomplete when
-	// no part has reached the server for three run-store heartbeats
-	// (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-	// to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-	// RESOURCE_EXHAUSTED naming a bad or oversized field.
-	OpenRun(ctx context.Context, in *OpenRunRequest, opts ...grpc.CallOption) (*OpenRunResponse, error)
-	// CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-	// incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-	// exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-	// running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-	// summary or of the cases.
-	CloseRun(ctx context.Context, in *CloseRunRequest, opts ...grpc.CallOption) (*CloseRunResponse, error)
 }
 
 type scoringServiceClient struct {
@@ -188,26 +169,6 @@ func (c *scoringServiceClient) ValidateSuite(ctx context.Context, in *ValidateSu
 	return out, nil
 }
 
-func (c *scoringServiceClient) OpenRun(ctx context.Context, in *OpenRunRequest, opts ...grpc.CallOption) (*OpenRunResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(OpenRunResponse)
-	err := c.cc.Invoke(ctx, ScoringService_OpenRun_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *scoringServiceClient) CloseRun(ctx context.Context, in *CloseRunRequest, opts ...grpc.CallOption) (*CloseRunResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CloseRunResponse)
-	err := c.cc.Invoke(ctx, ScoringService_CloseRun_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // ScoringServiceServer is the server API for ScoringService service.
 // All implementations must embed UnimplementedScoringServiceServer
 // for forward compatibility.
@@ -257,23 +218,6 @@ type ScoringServiceServer interface {
 	// INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
 	// but could not run on this server (preflight) is answered with `preconditions`.
 	ValidateSuite(context.Context, *ValidateSuiteRequest) (*ValidateSuiteResponse, error)
-	// OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-	// of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-	// CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-	// one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-	// CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-	// A recorded run stays running while its parts are scored and ends incomplete when
-	// no part has reached the server for three run-store heartbeats
-	// (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-	// to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-	// RESOURCE_EXHAUSTED naming a bad or oversized field.
-	OpenRun(context.Context, *OpenRunRequest) (*OpenRunResponse, error)
-	// CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-	// incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-	// exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-	// running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-	// summary or of the cases.
-	CloseRun(context.Context, *CloseRunRequest) (*CloseRunResponse, error)
 	mustEmbedUnimplementedScoringServiceServer()
 }
 
@@ -301,12 +245,6 @@ func (UnimplementedScoringServiceServer) ListChecks(context.Context, *ListChecks
 }
 func (UnimplementedScoringServiceServer) ValidateSuite(context.Context, *ValidateSuiteRequest) (*ValidateSuiteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ValidateSuite not implemented")
-}
-func (UnimplementedScoringServiceServer) OpenRun(context.Context, *OpenRunRequest) (*OpenRunResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method OpenRun not implemented")
-}
-func (UnimplementedScoringServiceServer) CloseRun(context.Context, *CloseRunRequest) (*CloseRunResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method CloseRun not implemented")
 }
 func (UnimplementedScoringServiceServer) mustEmbedUnimplementedScoringServiceServer() {}
 func (UnimplementedScoringServiceServer) testEmbeddedByValue()                        {}
@@ -408,42 +346,6 @@ func _ScoringService_ValidateSuite_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
-func _ScoringService_OpenRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(OpenRunRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(ScoringServiceServer).OpenRun(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: ScoringService_OpenRun_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(ScoringServiceServer).OpenRun(ctx, req.(*OpenRunRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _ScoringService_CloseRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(CloseRunRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(ScoringServiceServer).CloseRun(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: ScoringService_CloseRun_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(ScoringServiceServer).CloseRun(ctx, req.(*CloseRunRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // ScoringService_ServiceDesc is the grpc.ServiceDesc for ScoringService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -462,14 +364,6 @@ var ScoringService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ValidateSuite",
 			Handler:    _ScoringService_ValidateSuite_Handler,
-		},
-		{
-			MethodName: "OpenRun",
-			Handler:    _ScoringService_OpenRun_Handler,
-		},
-		{
-			MethodName: "CloseRun",
-			Handler:    _ScoringService_CloseRun_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -66,16 +66,6 @@ class ScoringServiceStub:
                 request_serializer=scorewire_dot_v1_dot_scoring__pb2.ValidateSuiteRequest.SerializeToString,
                 response_deserializer=scorewire_dot_v1_dot_scoring__pb2.ValidateSuiteResponse.FromString,
                 _registered_method=True)
-        self.OpenRun = channel.unary_unary(
-                '/scorewire.v1.ScoringService/OpenRun',
-                request_serializer=scorewire_dot_v1_dot_scoring__pb2.OpenRunRequest.SerializeToString,
-                response_deserializer=scorewire_dot_v1_dot_scoring__pb2.OpenRunResponse.FromString,
-                _registered_method=True)
-        self.CloseRun = channel.unary_unary(
-                '/scorewire.v1.ScoringService/CloseRun',
-                request_serializer=scorewire_dot_v1_dot_scoring__pb2.CloseRunRequest.SerializeToString,
-                response_deserializer=scorewire_dot_v1_dot_scoring__pb2.CloseRunResponse.FromString,
-                _registered_method=True)
 
 
 class ScoringServiceServicer:
@@ -155,33 +145,6 @@ class ScoringServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def OpenRun(self, request, context):
-        """OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-        of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-        CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-        one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-        CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-        A recorded run stays running while its parts are scored and ends incomplete when
-        no part has reached the server for three run-store heartbeats
-        (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-        to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-        RESOURCE_EXHAUSTED naming a bad or oversized field.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def CloseRun(self, request, context):
-        """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-        incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-        exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-        running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-        summary or of the cases.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
 
 def add_ScoringServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -214,16 +177,6 @@ def add_ScoringServiceServicer_to_server(servicer, server):
                     servicer.ValidateSuite,
                     request_deserializer=scorewire_dot_v1_dot_scoring__pb2.ValidateSuiteRequest.FromString,
                     response_serializer=scorewire_dot_v1_dot_scoring__pb2.ValidateSuiteResponse.SerializeToString,
-            ),
-            'OpenRun': grpc.unary_unary_rpc_method_handler(
-                    servicer.OpenRun,
-                    request_deserializer=scorewire_dot_v1_dot_scoring__pb2.OpenRunRequest.FromString,
-                    response_serializer=scorewire_dot_v1_dot_scoring__pb2.OpenRunResponse.SerializeToString,
-            ),
-            'CloseRun': grpc.unary_unary_rpc_method_handler(
-                    servicer.CloseRun,
-                    request_deserializer=scorewire_dot_v1_dot_scoring__pb2.CloseRunRequest.FromString,
-                    response_serializer=scorewire_dot_v1_dot_scoring__pb2.CloseRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -390,60 +343,6 @@ class ScoringService:
             '/scorewire.v1.ScoringService/ValidateSuite',
             scorewire_dot_v1_dot_scoring__pb2.ValidateSuiteRequest.SerializeToString,
             scorewire_dot_v1_dot_scoring__pb2.ValidateSuiteResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def OpenRun(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/scorewire.v1.ScoringService/OpenRun',
-            scorewire_dot_v1_dot_scoring__pb2.OpenRunRequest.SerializeToString,
-            scorewire_dot_v1_dot_scoring__pb2.OpenRunResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def CloseRun(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/scorewire.v1.ScoringService/CloseRun',
-            scorewire_dot_v1_dot_scoring__pb2.CloseRunRequest.SerializeToString,
-            scorewire_dot_v1_dot_scoring__pb2.CloseRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -90,25 +90,6 @@ class ScoringServiceStub:
     INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
     but could not run on this server (preflight) is answered with `preconditions`.
     """
-    OpenRun: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.OpenRunRequest, _scoring_pb2.OpenRunResponse]
-    """OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-    of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-    CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-    one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-    CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-    A recorded run stays running while its parts are scored and ends incomplete when
-    no part has reached the server for three run-store heartbeats
-    (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-    to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-    RESOURCE_EXHAUSTED naming a bad or oversized field.
-    """
-    CloseRun: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.CloseRunRequest, _scoring_pb2.CloseRunResponse]
-    """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-    incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-    exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-    running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-    summary or of the cases.
-    """
 
 @_typing.type_check_only
 class ScoringServiceAsyncStub(ScoringServiceStub):
@@ -164,25 +145,6 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     returns every problem found, each with its field path. It does not fail with
     INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
     but could not run on this server (preflight) is answered with `preconditions`.
-    """
-    OpenRun: _aio.UnaryUnaryMultiCallable[_scoring_pb2.OpenRunRequest, _scoring_pb2.OpenRunResponse]  # type: ignore[assignment]
-    """OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-    of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-    CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-    one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-    CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-    A recorded run stays running while its parts are scored and ends incomplete when
-    no part has reached the server for three run-store heartbeats
-    (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-    to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-    RESOURCE_EXHAUSTED naming a bad or oversized field.
-    """
-    CloseRun: _aio.UnaryUnaryMultiCallable[_scoring_pb2.CloseRunRequest, _scoring_pb2.CloseRunResponse]  # type: ignore[assignment]
-    """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-    incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-    exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-    running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-    summary or of the cases.
     """
 
 class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -272,37 +234,6 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         returns every problem found, each with its field path. It does not fail with
         INVALID_ARGUMENT for an invalid suite: the problems are the answer. A suite that loads
         but could not run on this server (preflight) is answered with `preconditions`.
-        """
-
-    @_abc_1.abstractmethod
-    def OpenRun(
-        self,
-        request: _scoring_pb2.OpenRunRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.OpenRunResponse, _abc.Awaitable[_scoring_pb2.OpenRunResponse]]:
-        """OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-        of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-        CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-        one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-        CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-        A recorded run stays running while its parts are scored and ends incomplete when
-        no part has reached the server for three run-store heartbeats
-        (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-        to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-        RESOURCE_EXHAUSTED naming a bad or oversized field.
-        """
-
-    @_abc_1.abstractmethod
-    def CloseRun(
-        self,
-        request: _scoring_pb2.CloseRunRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.CloseRunResponse, _abc.Awaitable[_scoring_pb2.CloseRunResponse]]:
-        """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-        incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-        exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-        running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-        summary or of the cases.
         """
 
 def add_ScoringServiceServicer_to_server(servicer: ScoringServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

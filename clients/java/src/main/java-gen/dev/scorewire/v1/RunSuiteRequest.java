@@ -690,12 +690,12 @@ java.lang.String defaultValue) {
   private dev.scorewire.v1.RunPart part_;
   /**
    * <pre>
-   * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-   * that run (when it is recorded), its summary is only this call's (its `run_id` the
-   * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-   * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-   * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-   * (send its tests' assertions as `checks`).
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
    * </pre>
    *
    * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -707,12 +707,12 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-   * that run (when it is recorded), its summary is only this call's (its `run_id` the
-   * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-   * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-   * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-   * (send its tests' assertions as `checks`).
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
    * </pre>
    *
    * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -724,12 +724,12 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-   * that run (when it is recorded), its summary is only this call's (its `run_id` the
-   * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-   * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-   * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-   * (send its tests' assertions as `checks`).
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
    * </pre>
    *
    * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3275,12 +3275,12 @@ java.lang.String defaultValue) {
         dev.scorewire.v1.RunPart, dev.scorewire.v1.RunPart.Builder, dev.scorewire.v1.RunPartOrBuilder> partBuilder_;
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3291,12 +3291,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3311,12 +3311,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3336,12 +3336,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3359,12 +3359,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3389,12 +3389,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3411,12 +3411,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3428,12 +3428,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>
@@ -3448,12 +3448,12 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Makes this call one part of a run opened with OpenRun. Its results are recorded into
-     * that run (when it is recorded), its summary is only this call's (its `run_id` the
-     * run's) and is neither recorded nor counted as a run: CloseRun ends the run. With a
-     * part, `record`, `run_name` and `labels` are OpenRun's and must be unset here
-     * (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is INVALID_ARGUMENT
-     * (send its tests' assertions as `checks`).
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
      * </pre>
      *
      * <code>.scorewire.v1.RunPart part = 15;</code>

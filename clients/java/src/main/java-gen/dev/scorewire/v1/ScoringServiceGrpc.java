@@ -205,68 +205,6 @@ public final class ScoringServiceGrpc {
     return getValidateSuiteMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.OpenRunRequest,
-      dev.scorewire.v1.OpenRunResponse> getOpenRunMethod;
-
-  @io.grpc.stub.annotations.RpcMethod(
-      fullMethodName = SERVICE_NAME + '/' + "OpenRun",
-      requestType = dev.scorewire.v1.OpenRunRequest.class,
-      responseType = dev.scorewire.v1.OpenRunResponse.class,
-      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<dev.scorewire.v1.OpenRunRequest,
-      dev.scorewire.v1.OpenRunResponse> getOpenRunMethod() {
-    io.grpc.MethodDescriptor<dev.scorewire.v1.OpenRunRequest, dev.scorewire.v1.OpenRunResponse> getOpenRunMethod;
-    if ((getOpenRunMethod = ScoringServiceGrpc.getOpenRunMethod) == null) {
-      synchronized (ScoringServiceGrpc.class) {
-        if ((getOpenRunMethod = ScoringServiceGrpc.getOpenRunMethod) == null) {
-          ScoringServiceGrpc.getOpenRunMethod = getOpenRunMethod =
-              io.grpc.MethodDescriptor.<dev.scorewire.v1.OpenRunRequest, dev.scorewire.v1.OpenRunResponse>newBuilder()
-              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
-              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "OpenRun"))
-              .setSampledToLocalTracing(true)
-              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  dev.scorewire.v1.OpenRunRequest.getDefaultInstance()))
-              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  dev.scorewire.v1.OpenRunResponse.getDefaultInstance()))
-              .setSchemaDescriptor(new ScoringServiceMethodDescriptorSupplier("OpenRun"))
-              .build();
-        }
-      }
-    }
-    return getOpenRunMethod;
-  }
-
-  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.CloseRunRequest,
-      dev.scorewire.v1.CloseRunResponse> getCloseRunMethod;
-
-  @io.grpc.stub.annotations.RpcMethod(
-      fullMethodName = SERVICE_NAME + '/' + "CloseRun",
-      requestType = dev.scorewire.v1.CloseRunRequest.class,
-      responseType = dev.scorewire.v1.CloseRunResponse.class,
-      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<dev.scorewire.v1.CloseRunRequest,
-      dev.scorewire.v1.CloseRunResponse> getCloseRunMethod() {
-    io.grpc.MethodDescriptor<dev.scorewire.v1.CloseRunRequest, dev.scorewire.v1.CloseRunResponse> getCloseRunMethod;
-    if ((getCloseRunMethod = ScoringServiceGrpc.getCloseRunMethod) == null) {
-      synchronized (ScoringServiceGrpc.class) {
-        if ((getCloseRunMethod = ScoringServiceGrpc.getCloseRunMethod) == null) {
-          ScoringServiceGrpc.getCloseRunMethod = getCloseRunMethod =
-              io.grpc.MethodDescriptor.<dev.scorewire.v1.CloseRunRequest, dev.scorewire.v1.CloseRunResponse>newBuilder()
-              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
-              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CloseRun"))
-              .setSampledToLocalTracing(true)
-              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  dev.scorewire.v1.CloseRunRequest.getDefaultInstance()))
-              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  dev.scorewire.v1.CloseRunResponse.getDefaultInstance()))
-              .setSchemaDescriptor(new ScoringServiceMethodDescriptorSupplier("CloseRun"))
-              .build();
-        }
-      }
-    }
-    return getCloseRunMethod;
-  }
-
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -409,39 +347,6 @@ public final class ScoringServiceGrpc {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getValidateSuiteMethod(), responseObserver);
     }
 
-    /**
-     * <pre>
-     * OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-     * of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-     * CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-     * one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-     * CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-     * A recorded run stays running while its parts are scored and ends incomplete when
-     * no part has reached the server for three run-store heartbeats
-     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-     * to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-     * RESOURCE_EXHAUSTED naming a bad or oversized field.
-     * </pre>
-     */
-    public void openRun(dev.scorewire.v1.OpenRunRequest request,
-        io.grpc.stub.StreamObserver<dev.scorewire.v1.OpenRunResponse> responseObserver) {
-      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getOpenRunMethod(), responseObserver);
-    }
-
-    /**
-     * <pre>
-     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-     * summary or of the cases.
-     * </pre>
-     */
-    public void closeRun(dev.scorewire.v1.CloseRunRequest request,
-        io.grpc.stub.StreamObserver<dev.scorewire.v1.CloseRunResponse> responseObserver) {
-      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCloseRunMethod(), responseObserver);
-    }
-
     @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
       return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
           .addMethod(
@@ -486,20 +391,6 @@ public final class ScoringServiceGrpc {
                 dev.scorewire.v1.ValidateSuiteRequest,
                 dev.scorewire.v1.ValidateSuiteResponse>(
                   this, METHODID_VALIDATE_SUITE)))
-          .addMethod(
-            getOpenRunMethod(),
-            io.grpc.stub.ServerCalls.asyncUnaryCall(
-              new MethodHandlers<
-                dev.scorewire.v1.OpenRunRequest,
-                dev.scorewire.v1.OpenRunResponse>(
-                  this, METHODID_OPEN_RUN)))
-          .addMethod(
-            getCloseRunMethod(),
-            io.grpc.stub.ServerCalls.asyncUnaryCall(
-              new MethodHandlers<
-                dev.scorewire.v1.CloseRunRequest,
-                dev.scorewire.v1.CloseRunResponse>(
-                  this, METHODID_CLOSE_RUN)))
           .build();
     }
   }
@@ -617,41 +508,6 @@ public final class ScoringServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getValidateSuiteMethod(), getCallOptions()), request, responseObserver);
     }
-
-    /**
-     * <pre>
-     * OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-     * of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-     * CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-     * one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-     * CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-     * A recorded run stays running while its parts are scored and ends incomplete when
-     * no part has reached the server for three run-store heartbeats
-     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-     * to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-     * RESOURCE_EXHAUSTED naming a bad or oversized field.
-     * </pre>
-     */
-    public void openRun(dev.scorewire.v1.OpenRunRequest request,
-        io.grpc.stub.StreamObserver<dev.scorewire.v1.OpenRunResponse> responseObserver) {
-      io.grpc.stub.ClientCalls.asyncUnaryCall(
-          getChannel().newCall(getOpenRunMethod(), getCallOptions()), request, responseObserver);
-    }
-
-    /**
-     * <pre>
-     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-     * summary or of the cases.
-     * </pre>
-     */
-    public void closeRun(dev.scorewire.v1.CloseRunRequest request,
-        io.grpc.stub.StreamObserver<dev.scorewire.v1.CloseRunResponse> responseObserver) {
-      io.grpc.stub.ClientCalls.asyncUnaryCall(
-          getChannel().newCall(getCloseRunMethod(), getCallOptions()), request, responseObserver);
-    }
   }
 
   /**
@@ -728,39 +584,6 @@ public final class ScoringServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getValidateSuiteMethod(), getCallOptions(), request);
     }
-
-    /**
-     * <pre>
-     * OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-     * of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-     * CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-     * one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-     * CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-     * A recorded run stays running while its parts are scored and ends incomplete when
-     * no part has reached the server for three run-store heartbeats
-     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-     * to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-     * RESOURCE_EXHAUSTED naming a bad or oversized field.
-     * </pre>
-     */
-    public dev.scorewire.v1.OpenRunResponse openRun(dev.scorewire.v1.OpenRunRequest request) {
-      return io.grpc.stub.ClientCalls.blockingUnaryCall(
-          getChannel(), getOpenRunMethod(), getCallOptions(), request);
-    }
-
-    /**
-     * <pre>
-     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-     * summary or of the cases.
-     * </pre>
-     */
-    public dev.scorewire.v1.CloseRunResponse closeRun(dev.scorewire.v1.CloseRunRequest request) {
-      return io.grpc.stub.ClientCalls.blockingUnaryCall(
-          getChannel(), getCloseRunMethod(), getCallOptions(), request);
-    }
   }
 
   /**
@@ -824,51 +647,14 @@ public final class ScoringServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getValidateSuiteMethod(), getCallOptions()), request);
     }
-
-    /**
-     * <pre>
-     * OpenRun opens a run its caller sends in parts: several RunSuite calls (one per test
-     * of a checkllm file, or shards of a batch), each naming the run in `part`, then one
-     * CloseRun with the run's own summary. The run is recorded (RunService reads it) as
-     * one run, and counted once in `scorewire_suite_runs_total`, with the gate verdict
-     * CloseRun reports; the parts are neither recorded nor counted as runs of their own.
-     * A recorded run stays running while its parts are scored and ends incomplete when
-     * no part has reached the server for three run-store heartbeats
-     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. Returns UNAVAILABLE when the run is
-     * to be recorded and the server keeps no run store (or it fails), INVALID_ARGUMENT or
-     * RESOURCE_EXHAUSTED naming a bad or oversized field.
-     * </pre>
-     */
-    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.OpenRunResponse> openRun(
-        dev.scorewire.v1.OpenRunRequest request) {
-      return io.grpc.stub.ClientCalls.futureUnaryCall(
-          getChannel().newCall(getOpenRunMethod(), getCallOptions()), request);
-    }
-
-    /**
-     * <pre>
-     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
-     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
-     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
-     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
-     * summary or of the cases.
-     * </pre>
-     */
-    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.CloseRunResponse> closeRun(
-        dev.scorewire.v1.CloseRunRequest request) {
-      return io.grpc.stub.ClientCalls.futureUnaryCall(
-          getChannel().newCall(getCloseRunMethod(), getCallOptions()), request);
-    }
   }
 
   private static final int METHODID_SCORE = 0;
   private static final int METHODID_RUN_SUITE = 1;
   private static final int METHODID_LIST_CHECKS = 2;
   private static final int METHODID_VALIDATE_SUITE = 3;
-  private static final int METHODID_OPEN_RUN = 4;
-  private static final int METHODID_CLOSE_RUN = 5;
-  private static final int METHODID_RUN_SUITE_STREAM = 6;
-  private static final int METHODID_SCORE_STREAM = 7;
+  private static final int METHODID_RUN_SUITE_STREAM = 4;
+  private static final int METHODID_SCORE_STREAM = 5;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -902,14 +688,6 @@ public final class ScoringServiceGrpc {
         case METHODID_VALIDATE_SUITE:
           serviceImpl.validateSuite((dev.scorewire.v1.ValidateSuiteRequest) request,
               (io.grpc.stub.StreamObserver<dev.scorewire.v1.ValidateSuiteResponse>) responseObserver);
-          break;
-        case METHODID_OPEN_RUN:
-          serviceImpl.openRun((dev.scorewire.v1.OpenRunRequest) request,
-              (io.grpc.stub.StreamObserver<dev.scorewire.v1.OpenRunResponse>) responseObserver);
-          break;
-        case METHODID_CLOSE_RUN:
-          serviceImpl.closeRun((dev.scorewire.v1.CloseRunRequest) request,
-              (io.grpc.stub.StreamObserver<dev.scorewire.v1.CloseRunResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -984,8 +762,6 @@ public final class ScoringServiceGrpc {
               .addMethod(getScoreStreamMethod())
               .addMethod(getListChecksMethod())
               .addMethod(getValidateSuiteMethod())
-              .addMethod(getOpenRunMethod())
-              .addMethod(getCloseRunMethod())
               .build();
         }
       }
