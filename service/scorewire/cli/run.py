@@ -263,7 +263,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:  # the run ends on the server with the verdict printed here
             run_id = asyncio.run(server_run.close(report))
         except UsageError as problem:
-            closing = problem
+            if args.record:
+                closing = problem  # reported below: the run is not recorded as it ended
+            else:  # the verdict here stands; only the server's count of it is missing
+                err.print(f"warning: {problem.message}", markup=False, highlight=False)
     print_assertions(out, report)
     print_matrix(out, report)
     print_failures(out, report, args.show_failures)
