@@ -90,6 +90,8 @@ async def test_record_on_a_server_records_one_run_there(
     assert sorted((r.result.index, r.result.sample_id) for r in results.results) == sorted(
         (r["index"], r["sample_id"]) for r in doc["results"]
     )
+    # each case keeps its test's description (the viewer's test column reads it)
+    assert {r.case.sample.metadata["description"] for r in results.results} == {"capital", ""}
     assert await local_runs_named(name) == []  # not in the CLI machine's store
     m = srv.scrape()
     assert m.value("scorewire_suite_runs_total", gate="fail") == 2

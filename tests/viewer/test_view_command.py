@@ -33,8 +33,17 @@ SUITE = {
     "prompts": ["Answer: {{q}}"],
     "providers": ["echo"],
     "tests": [
-        {"vars": {"q": "Capital of France?"}, "assert": [{"type": "contains", "value": "France"}]},
-        {"vars": {"q": "hi"}, "output": "hello", "assert": [{"type": "contains", "value": "bye"}]},
+        {
+            "description": "france",
+            "vars": {"q": "Capital of France?"},
+            "assert": [{"type": "contains", "value": "France"}],
+        },
+        {
+            "description": "greeting",
+            "vars": {"q": "hi"},
+            "output": "hello",
+            "assert": [{"type": "contains", "value": "bye"}],
+        },
     ],
 }
 
@@ -194,8 +203,8 @@ def test_a_cost_under_a_cent_is_not_shown_as_nothing(known_runs: KnownRuns, tmp_
 
 
 def test_the_served_run_page_has_a_row_per_test_and_assertion(tmp_path: Path) -> None:
-    # Both tests assert `contains` (France passes, bye fails): two rows, as the CLI's table
-    # has, not one `contains` at 50%.
+    # Both tests assert `contains` (France passes, bye fails): two rows named by test, as
+    # the CLI's table has, not one `contains` at 50%.
     state = str(tmp_path / "state")
     suite = tmp_path / "s.yaml"
     suite.write_text(yaml.safe_dump(SUITE))
@@ -205,8 +214,8 @@ def test_the_served_run_page_has_a_row_per_test_and_assertion(tmp_path: Path) ->
         run_id = re.findall(r'data-run="([^"]+)"', listing)[0]
         _, page = get(f"{url}runs/{run_id}")
     rows = re.findall(
-        r'<tr data-check="contains" data-test="(\d+)">.*?<span class="rate">([^<]*)</span>',
+        r'<tr data-check="contains" data-test="([^"]+)">.*?<span class="rate">([^<]*)</span>',
         page,
         re.S,
     )
-    assert rows == [("0", "100.0%"), ("1", "0.0%")]
+    assert rows == [("0 france", "100.0%"), ("1 greeting", "0.0%")]

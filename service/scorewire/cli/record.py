@@ -9,6 +9,7 @@ its source is `cli`, and an interrupted run is recorded as incomplete.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 
 from scorewire.cli.common import UsageError
@@ -35,6 +36,9 @@ def case_pb(r: Record) -> pb.Case:
     """The case of a record as RunSuite would have been sent it."""
     c = pb.Case()
     c.sample.id = r.sample.id
+    if r.sample.metadata:  # a checkllm case's test, description, prompt and provider
+        safe = json.loads(json.dumps(r.sample.metadata, ensure_ascii=False, default=str))
+        wire.py_to_struct(safe, c.sample.metadata)
     if r.sample.input is not None:
         wire.py_to_value(r.sample.input, c.sample.input)
     if r.sample.expected is not None:

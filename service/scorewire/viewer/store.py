@@ -143,9 +143,13 @@ def view_case(r: CaseRecord) -> CaseResult:
     output: str | None = r.output
     if not output and r.output_value is not None:
         output = json.dumps(r.output_value, ensure_ascii=False)
-    provider = ""
+    provider = description = ""
     if isinstance(r.raw, tuple) and r.raw:
         provider = str(getattr(r.raw[0], "provider", "") or "")
+        # A checkllm case sent by the CLI carries its test's description in its metadata.
+        meta = getattr(getattr(r.raw[0], "sample", None), "metadata", None)
+        if meta is not None and "description" in meta:
+            description = str(meta["description"] or "")
     return CaseResult(
         index=r.index,
         sample_id=r.sample_id,
@@ -155,6 +159,7 @@ def view_case(r: CaseRecord) -> CaseResult:
         passed=r.passed,
         scores=[view_score(s) for s in r.scores],
         provider=provider,
+        description=description,
     )
 
 
