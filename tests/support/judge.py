@@ -117,7 +117,7 @@ async def judge_harness(
             "judge_model": "openai:gpt-4o-mini",
             "judge_retry_base_s": 0.01,
             "judge_timeout_s": 5.0,
-            # a slow moment must not bypass the cache; timeout tests set their own
+            # A slow moment must not bypass the cache; timeout tests set their own.
             "cache_timeout_s": 10.0,
             "budget_timeout_s": 10.0,
         }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from scorewire.viewer import InvalidResults, ResultsDirectory, ResultsFile, RunNotFound
+from scorewire.viewer.run_views import assertion_stats
 
 from tests.viewer.conftest import KnownRuns
 
@@ -62,3 +63,27 @@ def test_a_file_that_is_not_results_is_refused_naming_it(tmp_path: Path) -> None
     bad.write_text('{"format": "other"}')
     with pytest.raises(InvalidResults, match=r"x\.json: not a scorewire results file"):
         ResultsFile(bad)
+
+
+@pytest.mark.parametrize("run_id", ["base", "new", "qa"])
+def test_assertion_rows_add_up_to_the_summarys_checks(known_runs: KnownRuns, run_id: str) -> None:
+    # The viewer counts a checkllm run's rows per test from its cases; added up by name
+    # they are the summary the engine counted (counts, cost, cache, mean): the two
+    # countings cannot drift apart. qa (evalstone) keeps the summary's rows as they are.
+    path = {"base": known_runs.base, "new": known_runs.new, "qa": known_runs.qa}[run_id]
+    source = ResultsFile(path)
+    detail = source.get_run(run_id)
+    rows = assertion_stats(detail.checks, source.results(run_id))
+    if run_id == "qa":
+        assert rows == detail.checks
+        return
+    assert all(r.test for r in rows) and len(rows) > len(detail.checks)
+    for check in detail.checks:
+        mine = [r for r in rows if r.name == check.name]
+        fields = ("passed", "failed", "errored", "skipped", "cached")
+        assert [sum(getattr(r, f) for r in mine) for f in fields] == [
+            getattr(check, f) for f in fields
+        ]
+        assert sum(r.cost_usd for r in mine) == pytest.approx(check.cost_usd)
+        value_sum = sum(r.mean_value * r.total for r in mine)
+        assert value_sum == pytest.approx(check.mean_value * check.total)

@@ -9,6 +9,7 @@ its source is `cli`, and an interrupted run is recorded as incomplete.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 
 from scorewire.cli.common import UsageError
@@ -31,9 +32,13 @@ from scorewire.v1 import scoring_pb2 as pb
 CHUNK_CASES = 256
 
 
-def _case(r: Record) -> bytes:
+def case_pb(r: Record) -> pb.Case:
+    """The case of a record as RunSuite would have been sent it."""
     c = pb.Case()
     c.sample.id = r.sample.id
+    if r.sample.metadata:  # a checkllm case's test, description, prompt and provider
+        safe = json.loads(json.dumps(r.sample.metadata, ensure_ascii=False, default=str))
+        wire.py_to_struct(safe, c.sample.metadata)
     if r.sample.input is not None:
         wire.py_to_value(r.sample.input, c.sample.input)
     if r.sample.expected is not None:
@@ -42,10 +47,11 @@ def _case(r: Record) -> bytes:
         c.output.text = r.output.text
         if r.output.value is not None:
             wire.py_to_value(r.output.value, c.output.value)
-    return c.SerializeToString()
+    return c
 
 
-def _result(r: Record) -> pb.CaseResult:
+def result_pb(r: Record) -> pb.CaseResult:
+    """The result of a record as RunSuite would have answered it, at the run's index."""
     return pb.CaseResult(
         index=r.index,
         sample_id=r.sample.id,
@@ -56,17 +62,28 @@ def _result(r: Record) -> pb.CaseResult:
     )
 
 
+def check_names(report: RunReport) -> list[str]:
+    """Every check name of the run, in order of first appearance."""
+    names: list[str] = []
+    for r in report.records:
+        names.extend(n for n in r.names if n not in names)
+    return names
+
+
 def _chunks(run_id: str, records: Sequence[Record]) -> list[Chunk]:
     out = []
     ordered = sorted(records, key=lambda r: r.index)
     for start in range(0, len(ordered), CHUNK_CASES):
         part = ordered[start : start + CHUNK_CASES]
         results = pb.RunSuiteResponse(
-            results=pb.CaseResultBatch(results=[_result(r) for r in part])
+            results=pb.CaseResultBatch(results=[result_pb(r) for r in part])
         )
         out.append(
             Chunk(
-                run_id, cases_blob([_case(r) for r in part]), results.SerializeToString(), len(part)
+                run_id,
+                cases_blob([case_pb(r).SerializeToString() for r in part]),
+                results.SerializeToString(),
+                len(part),
             )
         )
     return out
@@ -76,9 +93,7 @@ async def record_report(
     report: RunReport, settings: Settings, *, name: str, labels: dict[str, str], suite: str
 ) -> str:
     """Store the finished (or interrupted) run; returns its id."""
-    names: list[str] = []
-    for r in report.records:
-        names.extend(n for n in r.names if n not in names)
+    names = check_names(report)
     run = RunInfo(
         run_id=new_run_id(),
         name=name,

@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorewire.cli.common import UsageError
 from scorewire.cli.loading import RunSpec
@@ -17,6 +17,9 @@ from scorewire.core.errors import FieldViolation
 from scorewire.core.model import Output, Score, ScoreError
 from scorewire.engine.runner import CaseResult
 from scorewire.generation.jobs import Group, Job, Produced, Recorded, produce_all, unproduced_result
+
+if TYPE_CHECKING:
+    from scorewire.cli.server_run import ServerRun
 
 SERVER_BATCH = 2_000
 """Cases per RunSuite call in --server mode: far below the server's per-request limits
@@ -114,8 +117,10 @@ async def run_on_server(
     target: ServerTarget | str,
     progress: RunProgress | None,
     budget_limit: float | None,
+    run: ServerRun | None = None,
 ) -> None:
-    """Produce outputs here, then score each group with one RunSuite call."""
+    """Produce outputs here, then score each group with RunSuite calls: with `run`, each
+    call a part of that one run on the server (`scorewire.cli.server_run`)."""
     from scorewire.client import AsyncClient, ScorewireError
 
     produced: dict[int, Produced] = {}
@@ -140,9 +145,11 @@ async def run_on_server(
     async with AsyncClient(
         target.address, credentials=target.credentials, metadata=target.metadata, timeout=None
     ) as client:
+        if run is not None:
+            await run.open(client.channel)
         for group in spec.groups:
             await _score_group_on_server(
-                spec, group, client, collector, produced, res, budget_limit, ScorewireError
+                spec, group, client, collector, produced, res, budget_limit, ScorewireError, run
             )
 
 
@@ -155,6 +162,7 @@ async def _score_group_on_server(
     res: Resources,
     budget_limit: float | None,
     error_type: type[Exception],
+    run: ServerRun | None,
 ) -> None:
     names = group.plan.names
     types = [c.type for c in group.plan.checks]
@@ -183,12 +191,24 @@ async def _score_group_on_server(
         kwargs.update(
             checks=[{"type": s.type, "params": dict(s.params), "name": s.name} for s in group.specs]
         )
-    for start in range(0, len(sendable), SERVER_BATCH):
-        batch = sendable[start : start + SERVER_BATCH]
+    for batch in _batches(sendable):
         if budget_limit is not None:
             spent = collector.builder.finish().cost_usd + res.generator.stats.cost_usd
             kwargs["budget_usd"] = max(0.0, budget_limit - spent)
-        await _run_batch(spec, group, client, collector, batch, kwargs, error_type)
+        await _run_batch(spec, group, client, collector, batch, kwargs, error_type, run)
+
+
+def _batches(sendable: list[tuple[Job, Produced]]) -> list[list[tuple[Job, Produced]]]:
+    """The calls: at most SERVER_BATCH cases each, of consecutive run indexes (a part's
+    recorded indexes are its first index plus the case's place in the call)."""
+    out: list[list[tuple[Job, Produced]]] = []
+    for item in sendable:
+        last = out[-1] if out else None
+        if last is None or len(last) >= SERVER_BATCH or item[0].index != last[-1][0].index + 1:
+            out.append([item])
+        else:
+            last.append(item)
+    return out
 
 
 async def _run_batch(
@@ -199,9 +219,14 @@ async def _run_batch(
     batch: list[tuple[Job, Produced]],
     kwargs: dict[str, Any],
     error_type: type[Exception],
+    server_run: ServerRun | None = None,
 ) -> None:
     cases = [_case_json(job, p.output) for job, p in batch if p.output is not None]
-    run = client.run_suite(cases, **kwargs)
+    if server_run is not None and server_run.in_parts:
+        server_run.sent.update(job.index for job, _ in batch)
+        run = server_run.run_suite(client, cases, kwargs, batch[0][0].index)
+    else:
+        run = client.run_suite(cases, **kwargs)
     try:
         async for r in run:
             job, p = batch[r.index]

@@ -37,7 +37,9 @@ backend, which must point at Gemini), and its verdict-cache savings are not show
 the suite or a run id or name) fails the gate, exit 1, when a case that passed a check
 in that earlier run fails or errors it now, or a check's pass rate drops by more than
 `gate.max_regression` (`scorewire.cli.baseline`). `--record` keeps the run in the run
-store (`--run-name`, `--label key=value`), where a later `--baseline NAME` finds it.
+store (`--run-name`, `--label key=value`), where a later `--baseline NAME` finds it:
+this machine's, or with `--server` the server's, where the run is recorded as one run
+however many calls it took (`scorewire.cli.server_run`).
 
 Environment: the `SCOREWIRE_*` settings (judge, embeddings, provider keys and base
 URLs; `scorewire.settings.Settings`) plus the SDKs' own `OPENAI_API_KEY`,
@@ -88,6 +90,7 @@ from scorewire.cli.run_output import (
     write_results,
 )
 from scorewire.cli.selection import apply_options
+from scorewire.cli.server_run import ServerRun
 from scorewire.core.errors import SpecError
 from scorewire.runs import RunOutcomes, utc_now
 from scorewire.settings import Settings
@@ -100,6 +103,7 @@ async def execute(
     server: ServerTarget | str | None,
     budget_limit: float | None,
     progress_console: Console,
+    server_run: ServerRun | None = None,
 ) -> RunReport:
     """Run the suite; on SIGINT stop every call and report what finished."""
     started = utc_now()
@@ -127,7 +131,9 @@ async def execute(
                 progress.phase("scoring", spec.planned)
                 await run_in_process(spec, res, collector)
             else:
-                await run_on_server(spec, res, collector, server, progress, budget_limit)
+                await run_on_server(
+                    spec, res, collector, server, progress, budget_limit, server_run
+                )
         except asyncio.CancelledError:
             if not interrupted or task is None:
                 raise
@@ -211,14 +217,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     except UsageError as problem:
         err.print(problem.message, markup=False, highlight=False)
         return EXIT_USAGE
+    server_run = None
+    if target is not None:
+        server_run = ServerRun(
+            target,
+            bool(args.record),
+            args.run_name or spec.name or Path(args.suite).stem,
+            labels,
+            _suite_file(args.suite),
+            spec_check_names(spec),
+        )
     try:
         report = asyncio.run(
-            execute(spec, settings, server=target, budget_limit=budget, progress_console=err)
+            execute(
+                spec,
+                settings,
+                server=target,
+                budget_limit=budget,
+                progress_console=err,
+                server_run=server_run,
+            )
         )
     except KeyboardInterrupt:
         err.print("interrupted before any result could be reported", markup=False)
         return EXIT_INTERRUPTED
     except UsageError as problem:
+        if server_run is not None and server_run.opened:
+            with contextlib.suppress(UsageError):
+                asyncio.run(server_run.close(None))  # recorded incomplete
         if problem.violations:
             print_problems(err, problem.message, problem.violations)
         else:
@@ -232,14 +258,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     report.notes.extend(notes)
     if baseline is not None and not report.interrupted:
         judge_against(report, baseline[0], baseline[1], spec.gate.max_regression)
+    closing: UsageError | None = None
+    if server_run is not None:
+        try:  # the run ends on the server with the verdict printed here
+            run_id = asyncio.run(server_run.close(report))
+        except UsageError as problem:
+            if args.record:
+                closing = problem  # reported below: the run is not recorded as it ended
+            else:  # the verdict here stands; only the server's count of it is missing
+                err.print(f"warning: {problem.message}", markup=False, highlight=False)
     if not args.no_table:
         print_assertions(out, report)
         print_matrix(out, report)
     print_failures(out, report, args.show_failures)
     print_totals(out, report)
     try:
-        if args.record:
-            suite = Path(args.suite).read_text(encoding="utf-8", errors="replace")
+        if closing is not None:
+            raise closing
+        if args.record and server_run is not None:
+            where = server_run.target.address
+            err.print(f"recorded as run {run_id} on {where}", markup=False, highlight=False)
+        elif args.record:
+            suite = _suite_file(args.suite)
             name = args.run_name or spec.name or Path(args.suite).stem
             run_id = asyncio.run(
                 record_report(report, settings, name=name, labels=labels, suite=suite)
@@ -260,6 +300,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_PASSED if report.summary.gate_passed else EXIT_FAILED
+
+
+def _suite_file(path: str) -> str:
+    """The suite file's text, as the recorded run keeps it."""
+    return Path(path).read_text(encoding="utf-8", errors="replace")
+
+
+def spec_check_names(spec: RunSpec) -> list[str]:
+    """Every check name of the run's groups, in order of first appearance."""
+    names: list[str] = []
+    for g in spec.groups:
+        names.extend(n for n in g.plan.names if n not in names)
+    return names
 
 
 def _beside(suite: str, ref: str | None) -> str | None:

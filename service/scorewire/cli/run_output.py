@@ -58,6 +58,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from scorewire.core.model import Output, Sample, Score, Spread
+from scorewire.core.money import usd
 from scorewire.engine.summary import Summary
 
 RESULTS_FORMAT = "scorewire.results/1"
@@ -518,8 +519,8 @@ class RunProgress:
 
 
 def money(x: float) -> str:
-    """Dollars as the console shows them."""
-    return f"${x:.4f}"
+    """Dollars as the console shows them (as the viewer does)."""
+    return usd(x)
 
 
 def print_totals(console: Console, report: RunReport) -> None:

@@ -6,8 +6,9 @@
   (`JUDGE_ERROR`, `TIMEOUT`, ...; a code `ErrorCode` does not list counts as `OTHER`, so
   custom checks cannot grow the series without bound);
 - `scorewire_check_duration_seconds{type}`: a histogram of how long checks took;
-- `scorewire_suite_runs_total{gate}`: finished RunSuite calls by gate outcome (`pass`,
-  `fail`).
+- `scorewire_suite_runs_total{gate}`: finished runs by gate outcome (`pass`, `fail`): a
+  RunSuite call, or a run sent in parts (`scorewire run --server`), counted once by its
+  CloseRun with the caller's verdict, its parts not at all (`server.run_parts`).
 - `scorewire_generations_total{backend,outcome}` and
   `scorewire_generation_cost_usd_total{backend}`: outputs the server generated for
   checkllm suites (`generated`, `cached`, `error`) and what they cost, apart from judge
@@ -152,7 +153,8 @@ class RunMetrics(Collector):
         self._totals: dict[str, _TypeTotals] = {}
         self.suite_runs = Counter(
             "scorewire_suite_runs",
-            "RunSuite calls that finished, by gate outcome (pass, fail).",
+            "Runs that finished (a RunSuite call, or a run sent in parts and closed), by "
+            "gate outcome (pass, fail).",
             ("gate",),
             registry=registry,
         )

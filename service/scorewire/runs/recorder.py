@@ -54,6 +54,32 @@ class _Op:
         return len(item.cases) + len(item.results) if isinstance(item, Chunk) else 0
 
 
+def run_owner(run_id: str) -> str:
+    """The owner of a run sent in parts: the run itself (`RunRecorder.open`)."""
+    return "r_" + run_id
+
+
+class KeepAlive:
+    """A heartbeat beaten in the background until `stop()` (a store that fails is only
+    logged: the run then ends incomplete, as its caller would be told by the part)."""
+
+    def __init__(self, store: RunStore, owner: str, period_s: float) -> None:
+        self._task = asyncio.ensure_future(self._beat(store, owner, period_s))
+
+    @staticmethod
+    async def _beat(store: RunStore, owner: str, period_s: float) -> None:
+        while True:
+            try:
+                await store.heartbeat(owner, utc_now())
+            except RunsUnavailable as err:
+                log.warning("heartbeat of %s: %s", owner, err)
+            await asyncio.sleep(period_s)
+
+    def stop(self) -> None:
+        """Stop beating (idempotent)."""
+        self._task.cancel()
+
+
 class RunRecorder:
     """Records runs into a store through one writer task. Start it with `start()`."""
 
@@ -98,6 +124,23 @@ class RunRecorder:
         """Create the run (status running, owned by this process); after its commit."""
         run.owner = self.owner
         await self._submit("create", run)
+
+    async def open(self, run: RunInfo) -> None:
+        """Create a run its caller sends in parts (OpenRun); after its commit.
+
+        Such a run is owned by itself, not by this process: the calls that send its parts
+        may reach any replica, and each beats the run's own heartbeat while it runs
+        (`keep_alive`). The run is marked incomplete, like a dead server's, once no part
+        has beaten it for `STALE_AFTER_BEATS` periods: its caller died.
+        """
+        run.owner = run_owner(run.run_id)
+        await self.store.heartbeat(run.owner, utc_now())  # before the row: never stale
+        await self._submit("create", run)
+
+    def keep_alive(self, owner: str) -> KeepAlive:
+        """Beat `owner`'s heartbeat now and every period until `stop()`: a run sent in parts
+        stays running while one of its parts is being scored."""
+        return KeepAlive(self.store, owner, self._heartbeat_s)
 
     async def append(self, chunk: Chunk) -> None:
         """Store a chunk of results; returns after its commit (send the results after)."""

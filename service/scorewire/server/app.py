@@ -163,7 +163,7 @@ async def create_server(
             )
         )
     if recorder is not None:
-        names.append(add_run_service(target, recorder))
+        names.append(add_run_service(target, recorder, service.suites.parts))
     add_reflection(target, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)

@@ -24,7 +24,7 @@ class RunObserver(Protocol):
         """Add the counts of a chunk a scoring worker tallied."""
 
     def observe_summary(self, summary: Summary) -> None:
-        """Count a finished RunSuite and its gate outcome."""
+        """Count a finished run (a RunSuite, or a run sent in parts) and its gate outcome."""
 
     def observe_generation(self, provider: str, outcome: str, cost_usd: float) -> None:
         """Count one output the server generated (`generated`, `cached` or `error`)."""

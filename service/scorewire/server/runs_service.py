@@ -31,6 +31,7 @@ from scorewire.runs import (
 from scorewire.runs.sql import from_micros, micros
 from scorewire.scoring.recorded import CODEC
 from scorewire.server.registration import add_service
+from scorewire.server.run_parts import RunParts
 from scorewire.server.run_records import (
     run_outcomes,
     summary_pb,
@@ -146,8 +147,9 @@ def _not_found(run_id: str) -> RequestRejected:
 class RunService(rpb_grpc.RunServiceServicer):
     """scorewire.v1.RunService on grpc.aio, over a run recorder's store."""
 
-    def __init__(self, recorder: RunRecorder) -> None:
+    def __init__(self, recorder: RunRecorder, parts: RunParts) -> None:
         self._recorder = recorder
+        self._parts = parts
 
     async def _run(self, run_id: str, context: Context) -> RunInfo:
         run = await visible_run(self._recorder, run_id, principal(context))
@@ -279,10 +281,24 @@ class RunService(rpb_grpc.RunServiceServicer):
             raise _not_found(request.run_id)
         return rpb.DeleteRunResponse()
 
+    @guarded_unary
+    async def OpenRun(self, request: rpb.OpenRunRequest, context: Context) -> rpb.OpenRunResponse:
+        """Open a run its caller sends in parts (`server.run_parts`)."""
+        return await self._parts.open(request, principal(context))
 
-def add_run_service(server: grpc.aio.Server, recorder: RunRecorder) -> str:
-    """Register a RunService over the recorder's store on `server`; returns its name."""
-    return add_service(server, RunService(recorder), rpb.DESCRIPTOR.services_by_name["RunService"])
+    @guarded_unary
+    async def CloseRun(
+        self, request: rpb.CloseRunRequest, context: Context
+    ) -> rpb.CloseRunResponse:
+        """End a run sent in parts: recorded with the caller's summary, counted once."""
+        return await self._parts.close(request, principal(context))
+
+
+def add_run_service(server: grpc.aio.Server, recorder: RunRecorder, parts: RunParts) -> str:
+    """Register a RunService over the recorder's store on `server`, opening and closing
+    the runs sent in parts with `parts` (the ScoringService's); returns its name."""
+    service = RunService(recorder, parts)
+    return add_service(server, service, rpb.DESCRIPTOR.services_by_name["RunService"])
 
 
 def _run_query(

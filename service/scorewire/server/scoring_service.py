@@ -246,6 +246,16 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         """A RunSuite's run of `cases` (their bytes as sent): a checkllm document's, or the
         batch's (`SuiteRuns`); with `arriving`, a stream's cases as they arrive."""
         if info.format == CHECKLLM:
+            if request.HasField("part"):
+                raise invalid_argument(
+                    [
+                        FieldViolation(
+                            "part",
+                            "a checkllm suite_yaml is scored as a run of its own: send its "
+                            "tests' assertions as checks to score them as parts of a run",
+                        )
+                    ]
+                )
             budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
             self.calls.preflight(info, budget)
             compiled = await self.executor.compiled_here(key, source)

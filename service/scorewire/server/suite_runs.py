@@ -34,6 +34,7 @@ from scorewire.scoring.screening import Bound, Screen
 from scorewire.server import convert
 from scorewire.server.call_context import CallContexts, deadline
 from scorewire.server.intake import CASES_PER_TURN, parse_case
+from scorewire.server.run_parts import RunParts
 from scorewire.server.run_records import (
     BaselineGate,
     Recording,
@@ -168,6 +169,8 @@ class SuiteRuns:
         self._cases = cases
         self._runs = runs
         self._observer = observer
+        self.parts = RunParts(settings, runs, observer)
+        """Runs sent in parts (OpenRun, `RunSuiteRequest.part`, CloseRun)."""
 
     @property
     def share(self) -> int:
@@ -224,11 +227,16 @@ class SuiteRuns:
             ctx = self._calls.context(context, budget)
             who = principal(context)
             baseline = await self._baseline(info.gate, who)
-            recording = await self.recording(
-                "RunSuite", request.record if request.HasField("record") else None,
-                request.run_name, request.labels, "", lambda: _suite_text(request),
-                request.suite_name, info.names, who, context,
-            )  # fmt: skip
+            part = request.HasField("part")
+            recording: Recording | None
+            if part:
+                recording = await self.parts.join(request, who, context)
+            else:
+                recording = await self.recording(
+                    "RunSuite", request.record if request.HasField("record") else None,
+                    request.run_name, request.labels, "", lambda: _suite_text(request),
+                    request.suite_name, info.names, who, context,
+                )  # fmt: skip
         except BaseException:
             await batches.close(detach=True)  # refused before any answer
             raise
@@ -240,7 +248,7 @@ class SuiteRuns:
             summary = builder.finish(info.gate)
             if baseline is not None:
                 baseline.judge(summary)
-            if self._observer is not None:
+            if self._observer is not None and not part:  # a part's run is counted by CloseRun
                 self._observer.observe_summary(summary)
             message_summary = wire.summary_to_pb(summary)
             if recording is not None:

@@ -52,7 +52,7 @@ from scorewire.viewer.render import (
     render_run,
     render_runs,
 )
-from scorewire.viewer.run_views import prompt_matrix
+from scorewire.viewer.run_views import assertion_stats, prompt_matrix
 from scorewire.viewer.sessions import (
     COOKIE,
     CSRF_FIELD,
@@ -339,7 +339,23 @@ class ViewerHandler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self.do_GET()
 
+    def _host_allowed(self) -> bool:
+        """Whether the request is addressed to a name this viewer answers to (see
+        `ViewerServer.local_only`); when not, the 421 has been sent."""
+        allowed = self.server_viewer.allowed_hosts
+        if allowed is None or (self.headers.get("Host") or "").lower() in allowed:
+            return True
+        self.close_connection = True
+        self._message(
+            HTTPStatus.MISDIRECTED_REQUEST,
+            "Misdirected request",
+            "This viewer answers only at its loopback address (127.0.0.1 or localhost).",
+        )
+        return False
+
     def do_GET(self) -> None:
+        if not self._host_allowed():
+            return
         parts = urlsplit(self.path)
         query = parse_qs(parts.query, keep_blank_values=True)
         try:
@@ -387,6 +403,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
             outcome=outcome,
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
+            assertions=assertion_stats(detail.checks, every),
             csrf=caller.csrf,
         )
 
@@ -398,6 +415,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         # Every POST route is here, and every one passes `_writable` first.
+        if not self._host_allowed():
+            return
         parts = urlsplit(self.path)
         routes = {"/login": self._login, "/logout": self._logout}
         try:

@@ -24,11 +24,13 @@ from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
-from scorewire.viewer.run_views import Matrix, prompt_matrix
+from scorewire.core.money import usd
+from scorewire.viewer.run_views import Matrix, assertion_stats, prompt_matrix
 from scorewire.viewer.view_model import (
     OUTCOMES,
     CaseChange,
     CaseResult,
+    CheckStats,
     Comparison,
     RunDetail,
     RunInfo,
@@ -85,7 +87,7 @@ def _delta(x: float | None) -> str:
 
 
 def _money(x: float | None) -> str:
-    return "–" if x is None else f"${x:.4f}"
+    return "–" if x is None else usd(x)
 
 
 def _time(t: datetime | None) -> str:
@@ -238,11 +240,13 @@ def render_run(
     outcome: str = FAILING,
     truncated_from: int | None = None,
     matrix: Matrix | None = None,
+    assertions: Sequence[CheckStats] | None = None,
     nonce: str | None = None,
     csrf: str | None = None,
 ) -> str:
     """The served run page: `cases` are those the filter selected (at most a page's
-    worth: `truncated_from` is how many matched when they were cut)."""
+    worth: `truncated_from` is how many matched when they were cut); `assertions` the
+    checks table's rows (`run_views.assertion_stats` of every case; default the summary's)."""
     return _page(
         "run.html",
         title=f"{detail.info.name} · scorewire",
@@ -250,6 +254,7 @@ def render_run(
         csrf=csrf,
         links=Links(True),
         run=detail,
+        assertions=detail.checks if assertions is None else assertions,
         cases=cases,
         matrix=matrix,
         check=check,
@@ -288,6 +293,7 @@ def render_report(
         links=Links(False, detail.info.id),
         runs=runs,
         run=detail,
+        assertions=assertion_stats(detail.checks, cases),
         cases=cases,
         matrix=prompt_matrix(cases),
         check=None,

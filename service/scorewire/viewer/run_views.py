@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from scorewire.viewer.view_model import (
     CaseChange,
@@ -95,9 +96,54 @@ def compare_runs(
     return Comparison(base, run, check_deltas(base.checks, run.checks), changes, unchanged)
 
 
-# ---- checkllm's prompt × provider matrix --------------------------------------------------------
+# ---- checkllm's assertions and prompt × provider matrix ----------------------------------------
 
-_SAMPLE_ID = re.compile(r"^t\d+/p(\d+)/(.+)$")
+_SAMPLE_ID = re.compile(r"^t(\d+)/p(\d+)/(.+)$")
+
+
+def assertion_stats(checks: Sequence[CheckStats], cases: Iterable[CaseResult]) -> list[CheckStats]:
+    """The rows of a run's checks table, as the CLI's: for a checkllm run (every case's
+    sample id is `t<test>/p<prompt>/<provider>`) one row per test and assertion, its
+    totals counted from the cases, so that `contains` in two tests is two rows; for any
+    other run the summary's rows, `checks`."""
+    rows: dict[tuple[int, int], list[Any]] = {}
+    for case in cases:
+        match = _SAMPLE_ID.match(case.sample_id)
+        if match is None:
+            return list(checks)
+        test = int(match.group(1))
+        for k, s in enumerate(case.scores):
+            row = rows.get((test, k))
+            if row is None:
+                title = f"{test} {case.description}".strip()
+                row = rows[(test, k)] = [s.name, s.type, title, 0, 0, 0, 0, 0.0, 0.0, 0]
+            outcome = s.outcome
+            row[3 + ("passed", "failed", "errored", "skipped").index(outcome)] += 1
+            if outcome != "skipped":
+                row[7] += s.value or 0.0  # errors count as 0, as in the summary
+            row[8] += s.cost_usd
+            row[9] += s.cached and outcome != "skipped"
+    if not rows:
+        return list(checks)
+    out = []
+    for key in sorted(rows):
+        name, ctype, title, passed, failed, errored, skipped, value_sum, cost, cached = rows[key]
+        applied = passed + failed + errored
+        out.append(
+            CheckStats(
+                name,
+                ctype,
+                passed,
+                failed,
+                errored,
+                skipped,
+                value_sum / applied if applied else 0.0,
+                cost,
+                cached,
+                test=title,
+            )
+        )
+    return out
 
 
 @dataclass(slots=True)
@@ -158,8 +204,8 @@ def prompt_matrix(cases: Iterable[CaseResult]) -> Matrix | None:
         match = _SAMPLE_ID.match(case.sample_id)
         if match is None and not case.prompt:
             continue
-        row = f"p{match.group(1)}" if match else case.prompt or ""
-        column = case.provider or (match.group(2) if match else "")
+        row = f"p{match.group(2)}" if match else case.prompt or ""
+        column = case.provider or (match.group(3) if match else "")
         prompts.setdefault(row, None)
         providers.setdefault(column, None)
         if case.prompt and row not in examples:

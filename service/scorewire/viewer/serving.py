@@ -43,8 +43,15 @@ class ViewerServer:
         session_ttl_s: float = 12 * 3600,
         request_timeout_s: float = 30.0,
         tls: ssl.SSLContext | None = None,
+        local_only: bool = False,
     ) -> None:
         self.source_for = source_for
+        self.local_only = local_only
+        """Answer only requests addressed to this machine's loopback names (`Host`
+        127.0.0.1 or localhost, with the port): a viewer without tokens on a developer's
+        machine must not be readable by a web page whose name was rebound to 127.0.0.1."""
+        self.allowed_hosts: frozenset[str] | None = None
+        """The `Host` values answered once serving with `local_only`; None: any."""
         self.tokens = TokenCheck(principals or {})
         self.sessions = Sessions(session_ttl_s)
         self.max_cases = max_cases
@@ -75,6 +82,10 @@ class ViewerServer:
         )
         self._thread.start()
         bound = int(httpd.server_address[1])
+        if self.local_only:
+            self.allowed_hosts = frozenset(
+                f"{name}:{bound}" for name in ("127.0.0.1", "localhost", "[::1]")
+            )
         log.info("viewer on http%s://%s:%d/", "s" if self.tls else "", host, bound)
         return bound
 

@@ -143,9 +143,13 @@ def view_case(r: CaseRecord) -> CaseResult:
     output: str | None = r.output
     if not output and r.output_value is not None:
         output = json.dumps(r.output_value, ensure_ascii=False)
-    provider = ""
+    provider = description = ""
     if isinstance(r.raw, tuple) and r.raw:
         provider = str(getattr(r.raw[0], "provider", "") or "")
+        # A checkllm case sent by the CLI carries its test's description in its metadata.
+        meta = getattr(getattr(r.raw[0], "sample", None), "metadata", None)
+        if meta is not None and "description" in meta:
+            description = str(meta["description"] or "")
     return CaseResult(
         index=r.index,
         sample_id=r.sample_id,
@@ -155,6 +159,7 @@ def view_case(r: CaseRecord) -> CaseResult:
         passed=r.passed,
         scores=[view_score(s) for s in r.scores],
         provider=provider,
+        description=description,
     )
 
 
@@ -188,8 +193,10 @@ class StoreRuns:
                 f"the run store did not answer within SCOREWIRE_VIEWER_REQUEST_TIMEOUT_S "
                 f"({self.timeout_s:g} s)"
             ) from None
-        except RunsUnavailable:
-            raise SourceUnavailable("the run store did not answer; try again later") from None
+        except RunsUnavailable as err:
+            # In the store's words, as RunService tells its callers (they name the store
+            # and what happened; a driver's detail went to the log).
+            raise SourceUnavailable(f"{err}; try again later") from None
 
     def cases(self, run: RunInfo) -> list[CaseResult]:
         """Every recorded case of the run, in recorded order."""

@@ -76,6 +76,9 @@ class CheckStats:
     """Judge dollars this check spent."""
     cached: int = 0
     """Verdicts that came from the cache."""
+    test: str = ""
+    """checkllm: the test whose assertion this is, `<index> <description>` as the CLI's
+    table names it (`run_views.assertion_stats`); empty for a check of the whole run."""
 
     @property
     def total(self) -> int:

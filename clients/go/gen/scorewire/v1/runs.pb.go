@@ -157,7 +157,8 @@ type Run struct {
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The run's name: the request's `run_name`, else the suite's name.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+	// Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+	// such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
 	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	// The token name of the caller that made the run; empty when auth is off.
 	Caller string `protobuf:"bytes,4,opt,name=caller,proto3" json:"caller,omitempty"`
@@ -1203,6 +1204,264 @@ func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
 	return file_scorewire_v1_runs_proto_rawDescGZIP(), []int{13}
 }
 
+// OpenRunRequest opens a run sent in parts.
+type OpenRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether to record the run in the server's run store; unset means the server's
+	// default (`SCOREWIRE_RUNS_RECORD`).
+	Record *bool `protobuf:"varint,1,opt,name=record,proto3,oneof" json:"record,omitempty"`
+	// The recorded run's name; see RunSuiteRequest.run_name. Empty means `unnamed`.
+	RunName string `protobuf:"bytes,2,opt,name=run_name,json=runName,proto3" json:"run_name,omitempty"`
+	// Labels of the recorded run; see RunSuiteRequest.labels.
+	Labels map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The suite as the caller holds it (the file it runs), stored as the run's `suite`: at
+	// most `SCOREWIRE_MAX_SUITE_BYTES` UTF-8 bytes (RESOURCE_EXHAUSTED), no NUL characters.
+	Suite string `protobuf:"bytes,4,opt,name=suite,proto3" json:"suite,omitempty"`
+	// The names of the run's checks over every part, in order; together at most
+	// `SCOREWIRE_MAX_SUITE_BYTES` bytes, each at most `SCOREWIRE_MAX_CHECK_NAME_CHARS`.
+	Checks        []string `protobuf:"bytes,5,rep,name=checks,proto3" json:"checks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenRunRequest) Reset() {
+	*x = OpenRunRequest{}
+	mi := &file_scorewire_v1_runs_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenRunRequest) ProtoMessage() {}
+
+func (x *OpenRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_runs_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenRunRequest.ProtoReflect.Descriptor instead.
+func (*OpenRunRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_runs_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *OpenRunRequest) GetRecord() bool {
+	if x != nil && x.Record != nil {
+		return *x.Record
+	}
+	return false
+}
+
+func (x *OpenRunRequest) GetRunName() string {
+	if x != nil {
+		return x.RunName
+	}
+	return ""
+}
+
+func (x *OpenRunRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *OpenRunRequest) GetSuite() string {
+	if x != nil {
+		return x.Suite
+	}
+	return ""
+}
+
+func (x *OpenRunRequest) GetChecks() []string {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+// OpenRunResponse names the opened run.
+type OpenRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The recorded run's id, for every part's `RunPart.run_id` and for CloseRun; empty
+	// when the run is not recorded.
+	RunId         string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenRunResponse) Reset() {
+	*x = OpenRunResponse{}
+	mi := &file_scorewire_v1_runs_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenRunResponse) ProtoMessage() {}
+
+func (x *OpenRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_runs_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenRunResponse.ProtoReflect.Descriptor instead.
+func (*OpenRunResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_runs_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *OpenRunResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+// CloseRunRequest ends a run sent in parts.
+type CloseRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id OpenRun returned; empty for a run that is not recorded (then only counted).
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The run's totals and gate verdict over every part and every case the caller scored
+	// itself, as the caller judged them (RunSuite's summaries merged, its own gate
+	// applied). Required unless `interrupted`: INVALID_ARGUMENT naming `summary` when
+	// missing, or a field of it that is negative, not finite or a rate outside 0..1.
+	Summary *RunSummary `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	// True when the run stopped before its end (the caller was interrupted or a part
+	// failed): it is recorded incomplete, without a summary, and not counted.
+	Interrupted bool `protobuf:"varint,3,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	// Cases the caller scored itself and sent in no part, such as outputs it could not
+	// produce (their scores carry the error): recorded in the run before it ends, the
+	// i-th result belonging to the i-th case. At most the per-request case limit
+	// (RESOURCE_EXHAUSTED); as many `results` as `cases` (INVALID_ARGUMENT).
+	Cases []*Case `protobuf:"bytes,4,rep,name=cases,proto3" json:"cases,omitempty"`
+	// The results of `cases`, with their indexes in the run.
+	Results       []*CaseResult `protobuf:"bytes,5,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseRunRequest) Reset() {
+	*x = CloseRunRequest{}
+	mi := &file_scorewire_v1_runs_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseRunRequest) ProtoMessage() {}
+
+func (x *CloseRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_runs_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseRunRequest.ProtoReflect.Descriptor instead.
+func (*CloseRunRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_runs_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CloseRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *CloseRunRequest) GetSummary() *RunSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *CloseRunRequest) GetInterrupted() bool {
+	if x != nil {
+		return x.Interrupted
+	}
+	return false
+}
+
+func (x *CloseRunRequest) GetCases() []*Case {
+	if x != nil {
+		return x.Cases
+	}
+	return nil
+}
+
+func (x *CloseRunRequest) GetResults() []*CaseResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// CloseRunResponse confirms that a run ended.
+type CloseRunResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseRunResponse) Reset() {
+	*x = CloseRunResponse{}
+	mi := &file_scorewire_v1_runs_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseRunResponse) ProtoMessage() {}
+
+func (x *CloseRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_runs_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseRunResponse.ProtoReflect.Descriptor instead.
+func (*CloseRunResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_runs_proto_rawDescGZIP(), []int{17}
+}
+
 var File_scorewire_v1_runs_proto protoreflect.FileDescriptor
 
 const file_scorewire_v1_runs_proto_rawDesc = "" +
@@ -1296,7 +1555,26 @@ const file_scorewire_v1_runs_proto_rawDesc = "" +
 	" \x01(\x03R\x12outputChangedTotal\")\n" +
 	"\x10DeleteRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\x13\n" +
-	"\x11DeleteRunResponse*s\n" +
+	"\x11DeleteRunResponse\"\xfe\x01\n" +
+	"\x0eOpenRunRequest\x12\x1b\n" +
+	"\x06record\x18\x01 \x01(\bH\x00R\x06record\x88\x01\x01\x12\x19\n" +
+	"\brun_name\x18\x02 \x01(\tR\arunName\x12@\n" +
+	"\x06labels\x18\x03 \x03(\v2(.scorewire.v1.OpenRunRequest.LabelsEntryR\x06labels\x12\x14\n" +
+	"\x05suite\x18\x04 \x01(\tR\x05suite\x12\x16\n" +
+	"\x06checks\x18\x05 \x03(\tR\x06checks\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
+	"\a_record\"(\n" +
+	"\x0fOpenRunResponse\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\"\xdc\x01\n" +
+	"\x0fCloseRunRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x122\n" +
+	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryR\asummary\x12 \n" +
+	"\vinterrupted\x18\x03 \x01(\bR\vinterrupted\x12(\n" +
+	"\x05cases\x18\x04 \x03(\v2\x12.scorewire.v1.CaseR\x05cases\x122\n" +
+	"\aresults\x18\x05 \x03(\v2\x18.scorewire.v1.CaseResultR\aresults\"\x12\n" +
+	"\x10CloseRunResponse*s\n" +
 	"\tRunStatus\x12\x1a\n" +
 	"\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RUN_STATUS_RUNNING\x10\x01\x12\x17\n" +
@@ -1307,14 +1585,16 @@ const file_scorewire_v1_runs_proto_rawDesc = "" +
 	"\x0eOUTCOME_PASSED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
 	"\x0fOUTCOME_ERRORED\x10\x03\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x042\x9b\x03\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x042\xae\x04\n" +
 	"\n" +
 	"RunService\x12I\n" +
 	"\bListRuns\x12\x1d.scorewire.v1.ListRunsRequest\x1a\x1e.scorewire.v1.ListRunsResponse\x12C\n" +
 	"\x06GetRun\x12\x1b.scorewire.v1.GetRunRequest\x1a\x1c.scorewire.v1.GetRunResponse\x12[\n" +
 	"\x0eListRunResults\x12#.scorewire.v1.ListRunResultsRequest\x1a$.scorewire.v1.ListRunResultsResponse\x12R\n" +
 	"\vCompareRuns\x12 .scorewire.v1.CompareRunsRequest\x1a!.scorewire.v1.CompareRunsResponse\x12L\n" +
-	"\tDeleteRun\x12\x1e.scorewire.v1.DeleteRunRequest\x1a\x1f.scorewire.v1.DeleteRunResponseBg\n" +
+	"\tDeleteRun\x12\x1e.scorewire.v1.DeleteRunRequest\x1a\x1f.scorewire.v1.DeleteRunResponse\x12F\n" +
+	"\aOpenRun\x12\x1c.scorewire.v1.OpenRunRequest\x1a\x1d.scorewire.v1.OpenRunResponse\x12I\n" +
+	"\bCloseRun\x12\x1d.scorewire.v1.CloseRunRequest\x1a\x1e.scorewire.v1.CloseRunResponseBg\n" +
 	"\x10dev.scorewire.v1B\tRunsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3"
 
 var (
@@ -1330,7 +1610,7 @@ func file_scorewire_v1_runs_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_runs_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scorewire_v1_runs_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_scorewire_v1_runs_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_scorewire_v1_runs_proto_goTypes = []any{
 	(RunStatus)(0),                 // 0: scorewire.v1.RunStatus
 	(Outcome)(0),                   // 1: scorewire.v1.Outcome
@@ -1348,48 +1628,61 @@ var file_scorewire_v1_runs_proto_goTypes = []any{
 	(*CompareRunsResponse)(nil),    // 13: scorewire.v1.CompareRunsResponse
 	(*DeleteRunRequest)(nil),       // 14: scorewire.v1.DeleteRunRequest
 	(*DeleteRunResponse)(nil),      // 15: scorewire.v1.DeleteRunResponse
-	nil,                            // 16: scorewire.v1.Run.LabelsEntry
-	nil,                            // 17: scorewire.v1.ListRunsRequest.LabelsEntry
-	(*timestamppb.Timestamp)(nil),  // 18: google.protobuf.Timestamp
-	(*RunSummary)(nil),             // 19: scorewire.v1.RunSummary
-	(*Case)(nil),                   // 20: scorewire.v1.Case
-	(*CaseResult)(nil),             // 21: scorewire.v1.CaseResult
+	(*OpenRunRequest)(nil),         // 16: scorewire.v1.OpenRunRequest
+	(*OpenRunResponse)(nil),        // 17: scorewire.v1.OpenRunResponse
+	(*CloseRunRequest)(nil),        // 18: scorewire.v1.CloseRunRequest
+	(*CloseRunResponse)(nil),       // 19: scorewire.v1.CloseRunResponse
+	nil,                            // 20: scorewire.v1.Run.LabelsEntry
+	nil,                            // 21: scorewire.v1.ListRunsRequest.LabelsEntry
+	nil,                            // 22: scorewire.v1.OpenRunRequest.LabelsEntry
+	(*timestamppb.Timestamp)(nil),  // 23: google.protobuf.Timestamp
+	(*RunSummary)(nil),             // 24: scorewire.v1.RunSummary
+	(*Case)(nil),                   // 25: scorewire.v1.Case
+	(*CaseResult)(nil),             // 26: scorewire.v1.CaseResult
 }
 var file_scorewire_v1_runs_proto_depIdxs = []int32{
-	16, // 0: scorewire.v1.Run.labels:type_name -> scorewire.v1.Run.LabelsEntry
-	18, // 1: scorewire.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	18, // 2: scorewire.v1.Run.ended_at:type_name -> google.protobuf.Timestamp
+	20, // 0: scorewire.v1.Run.labels:type_name -> scorewire.v1.Run.LabelsEntry
+	23, // 1: scorewire.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	23, // 2: scorewire.v1.Run.ended_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: scorewire.v1.Run.status:type_name -> scorewire.v1.RunStatus
-	19, // 4: scorewire.v1.Run.summary:type_name -> scorewire.v1.RunSummary
-	17, // 5: scorewire.v1.ListRunsRequest.labels:type_name -> scorewire.v1.ListRunsRequest.LabelsEntry
-	18, // 6: scorewire.v1.ListRunsRequest.started_after:type_name -> google.protobuf.Timestamp
-	18, // 7: scorewire.v1.ListRunsRequest.started_before:type_name -> google.protobuf.Timestamp
+	24, // 4: scorewire.v1.Run.summary:type_name -> scorewire.v1.RunSummary
+	21, // 5: scorewire.v1.ListRunsRequest.labels:type_name -> scorewire.v1.ListRunsRequest.LabelsEntry
+	23, // 6: scorewire.v1.ListRunsRequest.started_after:type_name -> google.protobuf.Timestamp
+	23, // 7: scorewire.v1.ListRunsRequest.started_before:type_name -> google.protobuf.Timestamp
 	0,  // 8: scorewire.v1.ListRunsRequest.status:type_name -> scorewire.v1.RunStatus
 	2,  // 9: scorewire.v1.ListRunsResponse.runs:type_name -> scorewire.v1.Run
 	2,  // 10: scorewire.v1.GetRunResponse.run:type_name -> scorewire.v1.Run
-	20, // 11: scorewire.v1.RunCaseResult.case:type_name -> scorewire.v1.Case
-	21, // 12: scorewire.v1.RunCaseResult.result:type_name -> scorewire.v1.CaseResult
+	25, // 11: scorewire.v1.RunCaseResult.case:type_name -> scorewire.v1.Case
+	26, // 12: scorewire.v1.RunCaseResult.result:type_name -> scorewire.v1.CaseResult
 	1,  // 13: scorewire.v1.ListRunResultsRequest.outcome:type_name -> scorewire.v1.Outcome
 	7,  // 14: scorewire.v1.ListRunResultsResponse.results:type_name -> scorewire.v1.RunCaseResult
 	11, // 15: scorewire.v1.CompareRunsResponse.checks:type_name -> scorewire.v1.CheckDelta
 	12, // 16: scorewire.v1.CompareRunsResponse.regressed:type_name -> scorewire.v1.CaseChange
 	12, // 17: scorewire.v1.CompareRunsResponse.improved:type_name -> scorewire.v1.CaseChange
 	12, // 18: scorewire.v1.CompareRunsResponse.output_changed:type_name -> scorewire.v1.CaseChange
-	3,  // 19: scorewire.v1.RunService.ListRuns:input_type -> scorewire.v1.ListRunsRequest
-	5,  // 20: scorewire.v1.RunService.GetRun:input_type -> scorewire.v1.GetRunRequest
-	8,  // 21: scorewire.v1.RunService.ListRunResults:input_type -> scorewire.v1.ListRunResultsRequest
-	10, // 22: scorewire.v1.RunService.CompareRuns:input_type -> scorewire.v1.CompareRunsRequest
-	14, // 23: scorewire.v1.RunService.DeleteRun:input_type -> scorewire.v1.DeleteRunRequest
-	4,  // 24: scorewire.v1.RunService.ListRuns:output_type -> scorewire.v1.ListRunsResponse
-	6,  // 25: scorewire.v1.RunService.GetRun:output_type -> scorewire.v1.GetRunResponse
-	9,  // 26: scorewire.v1.RunService.ListRunResults:output_type -> scorewire.v1.ListRunResultsResponse
-	13, // 27: scorewire.v1.RunService.CompareRuns:output_type -> scorewire.v1.CompareRunsResponse
-	15, // 28: scorewire.v1.RunService.DeleteRun:output_type -> scorewire.v1.DeleteRunResponse
-	24, // [24:29] is the sub-list for method output_type
-	19, // [19:24] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	22, // 19: scorewire.v1.OpenRunRequest.labels:type_name -> scorewire.v1.OpenRunRequest.LabelsEntry
+	24, // 20: scorewire.v1.CloseRunRequest.summary:type_name -> scorewire.v1.RunSummary
+	25, // 21: scorewire.v1.CloseRunRequest.cases:type_name -> scorewire.v1.Case
+	26, // 22: scorewire.v1.CloseRunRequest.results:type_name -> scorewire.v1.CaseResult
+	3,  // 23: scorewire.v1.RunService.ListRuns:input_type -> scorewire.v1.ListRunsRequest
+	5,  // 24: scorewire.v1.RunService.GetRun:input_type -> scorewire.v1.GetRunRequest
+	8,  // 25: scorewire.v1.RunService.ListRunResults:input_type -> scorewire.v1.ListRunResultsRequest
+	10, // 26: scorewire.v1.RunService.CompareRuns:input_type -> scorewire.v1.CompareRunsRequest
+	14, // 27: scorewire.v1.RunService.DeleteRun:input_type -> scorewire.v1.DeleteRunRequest
+	16, // 28: scorewire.v1.RunService.OpenRun:input_type -> scorewire.v1.OpenRunRequest
+	18, // 29: scorewire.v1.RunService.CloseRun:input_type -> scorewire.v1.CloseRunRequest
+	4,  // 30: scorewire.v1.RunService.ListRuns:output_type -> scorewire.v1.ListRunsResponse
+	6,  // 31: scorewire.v1.RunService.GetRun:output_type -> scorewire.v1.GetRunResponse
+	9,  // 32: scorewire.v1.RunService.ListRunResults:output_type -> scorewire.v1.ListRunResultsResponse
+	13, // 33: scorewire.v1.RunService.CompareRuns:output_type -> scorewire.v1.CompareRunsResponse
+	15, // 34: scorewire.v1.RunService.DeleteRun:output_type -> scorewire.v1.DeleteRunResponse
+	17, // 35: scorewire.v1.RunService.OpenRun:output_type -> scorewire.v1.OpenRunResponse
+	19, // 36: scorewire.v1.RunService.CloseRun:output_type -> scorewire.v1.CloseRunResponse
+	30, // [30:37] is the sub-list for method output_type
+	23, // [23:30] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_runs_proto_init() }
@@ -1398,13 +1691,14 @@ func file_scorewire_v1_runs_proto_init() {
 		return
 	}
 	file_scorewire_v1_scoring_proto_init()
+	file_scorewire_v1_runs_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_runs_proto_rawDesc), len(file_scorewire_v1_runs_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   16,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,13 +33,16 @@ const (
 	RunService_ListRunResults_FullMethodName = "/scorewire.v1.RunService/ListRunResults"
 	RunService_CompareRuns_FullMethodName    = "/scorewire.v1.RunService/CompareRuns"
 	RunService_DeleteRun_FullMethodName      = "/scorewire.v1.RunService/DeleteRun"
+	RunService_OpenRun_FullMethodName        = "/scorewire.v1.RunService/OpenRun"
+	RunService_CloseRun_FullMethodName       = "/scorewire.v1.RunService/CloseRun"
 )
 
 // RunServiceClient is the client API for RunService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// RunService lists, reads, compares and deletes recorded runs.
+// RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+// sent in parts.
 // Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
 // field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
 // and UNAVAILABLE when the run store does not answer or none is configured.
@@ -57,6 +60,23 @@ type RunServiceClient interface {
 	CompareRuns(ctx context.Context, in *CompareRunsRequest, opts ...grpc.CallOption) (*CompareRunsResponse, error)
 	// DeleteRun deletes a run and its results.
 	DeleteRun(ctx context.Context, in *DeleteRunRequest, opts ...grpc.CallOption) (*DeleteRunResponse, error)
+	// OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+	// (one per test of a checkllm file, or shards of a batch), each naming the run in
+	// `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+	// recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+	// verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+	// own. A recorded run stays running while its parts are scored, on any replica, and
+	// ends incomplete when no part has reached the server for three run-store heartbeats
+	// (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+	// id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+	// store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+	OpenRun(ctx context.Context, in *OpenRunRequest, opts ...grpc.CallOption) (*OpenRunResponse, error)
+	// CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+	// incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+	// exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+	// running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+	// summary or of the cases.
+	CloseRun(ctx context.Context, in *CloseRunRequest, opts ...grpc.CallOption) (*CloseRunResponse, error)
 }
 
 type runServiceClient struct {
@@ -117,11 +137,32 @@ func (c *runServiceClient) DeleteRun(ctx context.Context, in *DeleteRunRequest, 
 	return out, nil
 }
 
+func (c *runServiceClient) OpenRun(ctx context.Context, in *OpenRunRequest, opts ...grpc.CallOption) (*OpenRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenRunResponse)
+	err := c.cc.Invoke(ctx, RunService_OpenRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *runServiceClient) CloseRun(ctx context.Context, in *CloseRunRequest, opts ...grpc.CallOption) (*CloseRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseRunResponse)
+	err := c.cc.Invoke(ctx, RunService_CloseRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RunServiceServer is the server API for RunService service.
 // All implementations must embed UnimplementedRunServiceServer
 // for forward compatibility.
 //
-// RunService lists, reads, compares and deletes recorded runs.
+// RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+// sent in parts.
 // Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
 // field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
 // and UNAVAILABLE when the run store does not answer or none is configured.
@@ -139,6 +180,23 @@ type RunServiceServer interface {
 	CompareRuns(context.Context, *CompareRunsRequest) (*CompareRunsResponse, error)
 	// DeleteRun deletes a run and its results.
 	DeleteRun(context.Context, *DeleteRunRequest) (*DeleteRunResponse, error)
+	// OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+	// (one per test of a checkllm file, or shards of a batch), each naming the run in
+	// `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+	// recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+	// verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+	// own. A recorded run stays running while its parts are scored, on any replica, and
+	// ends incomplete when no part has reached the server for three run-store heartbeats
+	// (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+	// id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+	// store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+	OpenRun(context.Context, *OpenRunRequest) (*OpenRunResponse, error)
+	// CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+	// incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+	// exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+	// running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+	// summary or of the cases.
+	CloseRun(context.Context, *CloseRunRequest) (*CloseRunResponse, error)
 	mustEmbedUnimplementedRunServiceServer()
 }
 
@@ -163,6 +221,12 @@ func (UnimplementedRunServiceServer) CompareRuns(context.Context, *CompareRunsRe
 }
 func (UnimplementedRunServiceServer) DeleteRun(context.Context, *DeleteRunRequest) (*DeleteRunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteRun not implemented")
+}
+func (UnimplementedRunServiceServer) OpenRun(context.Context, *OpenRunRequest) (*OpenRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OpenRun not implemented")
+}
+func (UnimplementedRunServiceServer) CloseRun(context.Context, *CloseRunRequest) (*CloseRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseRun not implemented")
 }
 func (UnimplementedRunServiceServer) mustEmbedUnimplementedRunServiceServer() {}
 func (UnimplementedRunServiceServer) testEmbeddedByValue()                    {}
@@ -275,6 +339,42 @@ func _RunService_DeleteRun_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RunService_OpenRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RunServiceServer).OpenRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RunService_OpenRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RunServiceServer).OpenRun(ctx, req.(*OpenRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RunService_CloseRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RunServiceServer).CloseRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RunService_CloseRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RunServiceServer).CloseRun(ctx, req.(*CloseRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RunService_ServiceDesc is the grpc.ServiceDesc for RunService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -301,6 +401,14 @@ var RunService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteRun",
 			Handler:    _RunService_DeleteRun_Handler,
+		},
+		{
+			MethodName: "OpenRun",
+			Handler:    _RunService_OpenRun_Handler,
+		},
+		{
+			MethodName: "CloseRun",
+			Handler:    _RunService_CloseRun_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1111,7 +1111,14 @@ type RunSuiteRequest struct {
 	// Labels of the recorded run, such as `git_sha` or `model`; at most
 	// `SCOREWIRE_MAX_RUN_LABELS` of them, keys and values at most
 	// `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
-	Labels        map[string]string `protobuf:"bytes,14,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,14,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Makes this call one part of a run opened with RunService.OpenRun. Its results are
+	// recorded into that run (when it is recorded); its summary is only this call's (its
+	// `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+	// ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+	// be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+	// INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+	Part          *RunPart `protobuf:"bytes,15,opt,name=part,proto3" json:"part,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1230,6 +1237,72 @@ func (x *RunSuiteRequest) GetLabels() map[string]string {
 	return nil
 }
 
+func (x *RunSuiteRequest) GetPart() *RunPart {
+	if x != nil {
+		return x.Part
+	}
+	return nil
+}
+
+// RunPart names the run a RunSuite call is one part of.
+type RunPart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id OpenRun returned; empty when it returned none (the run is not recorded: the
+	// call is then only not counted as a run of its own). An id that does not exist or
+	// that the caller may not see is NOT_FOUND; a run that is no longer running, or was
+	// not opened with OpenRun, is FAILED_PRECONDITION.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The index in the run of this call's first case (0 or more): a recorded result's
+	// `index` is this plus its index in the call. The answers keep the call's own indexes.
+	FirstIndex    int32 `protobuf:"varint,2,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunPart) Reset() {
+	*x = RunPart{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunPart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunPart) ProtoMessage() {}
+
+func (x *RunPart) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunPart.ProtoReflect.Descriptor instead.
+func (*RunPart) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RunPart) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunPart) GetFirstIndex() int32 {
+	if x != nil {
+		return x.FirstIndex
+	}
+	return 0
+}
+
 // RunSuiteStreamConfig is the first message of a RunSuiteStream.
 type RunSuiteStreamConfig struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1244,7 +1317,7 @@ type RunSuiteStreamConfig struct {
 
 func (x *RunSuiteStreamConfig) Reset() {
 	*x = RunSuiteStreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1329,7 @@ func (x *RunSuiteStreamConfig) String() string {
 func (*RunSuiteStreamConfig) ProtoMessage() {}
 
 func (x *RunSuiteStreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1342,7 @@ func (x *RunSuiteStreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamConfig.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunSuiteStreamConfig) GetRequest() *RunSuiteRequest {
@@ -1297,7 +1370,7 @@ type CaseChunk struct {
 
 func (x *CaseChunk) Reset() {
 	*x = CaseChunk{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1382,7 @@ func (x *CaseChunk) String() string {
 func (*CaseChunk) ProtoMessage() {}
 
 func (x *CaseChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1395,7 @@ func (x *CaseChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseChunk.ProtoReflect.Descriptor instead.
 func (*CaseChunk) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CaseChunk) GetCases() []*Case {
@@ -1348,7 +1421,7 @@ type RunSuiteStreamRequest struct {
 
 func (x *RunSuiteStreamRequest) Reset() {
 	*x = RunSuiteStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1433,7 @@ func (x *RunSuiteStreamRequest) String() string {
 func (*RunSuiteStreamRequest) ProtoMessage() {}
 
 func (x *RunSuiteStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1446,7 @@ func (x *RunSuiteStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamRequest.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunSuiteStreamRequest) GetMessage() isRunSuiteStreamRequest_Message {
@@ -1436,7 +1509,7 @@ type RunSuiteStreamResponse struct {
 
 func (x *RunSuiteStreamResponse) Reset() {
 	*x = RunSuiteStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1521,7 @@ func (x *RunSuiteStreamResponse) String() string {
 func (*RunSuiteStreamResponse) ProtoMessage() {}
 
 func (x *RunSuiteStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1534,7 @@ func (x *RunSuiteStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunSuiteStreamResponse) GetEvent() isRunSuiteStreamResponse_Event {
@@ -1524,7 +1597,7 @@ type Combination struct {
 
 func (x *Combination) Reset() {
 	*x = Combination{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1609,7 @@ func (x *Combination) String() string {
 func (*Combination) ProtoMessage() {}
 
 func (x *Combination) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1622,7 @@ func (x *Combination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Combination.ProtoReflect.Descriptor instead.
 func (*Combination) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Combination) GetTest() int32 {
@@ -1608,7 +1681,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1693,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1706,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CaseResult) GetIndex() int32 {
@@ -1703,7 +1776,7 @@ type CaseResultBatch struct {
 
 func (x *CaseResultBatch) Reset() {
 	*x = CaseResultBatch{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +1788,7 @@ func (x *CaseResultBatch) String() string {
 func (*CaseResultBatch) ProtoMessage() {}
 
 func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +1801,7 @@ func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResultBatch.ProtoReflect.Descriptor instead.
 func (*CaseResultBatch) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CaseResultBatch) GetResults() []*CaseResult {
@@ -1769,7 +1842,7 @@ type CheckSummary struct {
 
 func (x *CheckSummary) Reset() {
 	*x = CheckSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1781,7 +1854,7 @@ func (x *CheckSummary) String() string {
 func (*CheckSummary) ProtoMessage() {}
 
 func (x *CheckSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1794,7 +1867,7 @@ func (x *CheckSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSummary.ProtoReflect.Descriptor instead.
 func (*CheckSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CheckSummary) GetName() string {
@@ -1926,7 +1999,7 @@ type RunSummary struct {
 
 func (x *RunSummary) Reset() {
 	*x = RunSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2011,7 @@ func (x *RunSummary) String() string {
 func (*RunSummary) ProtoMessage() {}
 
 func (x *RunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1951,7 +2024,7 @@ func (x *RunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
 func (*RunSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunSummary) GetCases() int64 {
@@ -2132,7 +2205,7 @@ type MatrixCell struct {
 
 func (x *MatrixCell) Reset() {
 	*x = MatrixCell{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2144,7 +2217,7 @@ func (x *MatrixCell) String() string {
 func (*MatrixCell) ProtoMessage() {}
 
 func (x *MatrixCell) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2157,7 +2230,7 @@ func (x *MatrixCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatrixCell.ProtoReflect.Descriptor instead.
 func (*MatrixCell) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MatrixCell) GetPrompt() int32 {
@@ -2225,7 +2298,7 @@ type RunSuiteResponse struct {
 
 func (x *RunSuiteResponse) Reset() {
 	*x = RunSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2237,7 +2310,7 @@ func (x *RunSuiteResponse) String() string {
 func (*RunSuiteResponse) ProtoMessage() {}
 
 func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2323,7 @@ func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RunSuiteResponse) GetEvent() isRunSuiteResponse_Event {
@@ -2327,7 +2400,7 @@ type StreamConfig struct {
 
 func (x *StreamConfig) Reset() {
 	*x = StreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2412,7 @@ func (x *StreamConfig) String() string {
 func (*StreamConfig) ProtoMessage() {}
 
 func (x *StreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2425,7 @@ func (x *StreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamConfig.ProtoReflect.Descriptor instead.
 func (*StreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StreamConfig) GetSuiteYaml() string {
@@ -2439,7 +2512,7 @@ type StreamCase struct {
 
 func (x *StreamCase) Reset() {
 	*x = StreamCase{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2524,7 @@ func (x *StreamCase) String() string {
 func (*StreamCase) ProtoMessage() {}
 
 func (x *StreamCase) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2537,7 @@ func (x *StreamCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCase.ProtoReflect.Descriptor instead.
 func (*StreamCase) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StreamCase) GetRequestId() string {
@@ -2525,7 +2598,7 @@ type ScoreStreamRequest struct {
 
 func (x *ScoreStreamRequest) Reset() {
 	*x = ScoreStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2610,7 @@ func (x *ScoreStreamRequest) String() string {
 func (*ScoreStreamRequest) ProtoMessage() {}
 
 func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2623,7 @@ func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamRequest.ProtoReflect.Descriptor instead.
 func (*ScoreStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ScoreStreamRequest) GetMessage() isScoreStreamRequest_Message {
@@ -2611,7 +2684,7 @@ type ScoreStreamResponse struct {
 
 func (x *ScoreStreamResponse) Reset() {
 	*x = ScoreStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +2696,7 @@ func (x *ScoreStreamResponse) String() string {
 func (*ScoreStreamResponse) ProtoMessage() {}
 
 func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +2709,7 @@ func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamResponse.ProtoReflect.Descriptor instead.
 func (*ScoreStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ScoreStreamResponse) GetRequestId() string {
@@ -2669,7 +2742,7 @@ type ListChecksRequest struct {
 
 func (x *ListChecksRequest) Reset() {
 	*x = ListChecksRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2681,7 +2754,7 @@ func (x *ListChecksRequest) String() string {
 func (*ListChecksRequest) ProtoMessage() {}
 
 func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2694,7 +2767,7 @@ func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksRequest.ProtoReflect.Descriptor instead.
 func (*ListChecksRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
 }
 
 // CheckInfo describes one check type.
@@ -2721,7 +2794,7 @@ type CheckInfo struct {
 
 func (x *CheckInfo) Reset() {
 	*x = CheckInfo{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +2806,7 @@ func (x *CheckInfo) String() string {
 func (*CheckInfo) ProtoMessage() {}
 
 func (x *CheckInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +2819,7 @@ func (x *CheckInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInfo.ProtoReflect.Descriptor instead.
 func (*CheckInfo) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckInfo) GetType() string {
@@ -2802,7 +2875,7 @@ type ListChecksResponse struct {
 
 func (x *ListChecksResponse) Reset() {
 	*x = ListChecksResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2814,7 +2887,7 @@ func (x *ListChecksResponse) String() string {
 func (*ListChecksResponse) ProtoMessage() {}
 
 func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2827,7 +2900,7 @@ func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksResponse.ProtoReflect.Descriptor instead.
 func (*ListChecksResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListChecksResponse) GetChecks() []*CheckInfo {
@@ -2859,7 +2932,7 @@ type ValidateSuiteRequest struct {
 
 func (x *ValidateSuiteRequest) Reset() {
 	*x = ValidateSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2871,7 +2944,7 @@ func (x *ValidateSuiteRequest) String() string {
 func (*ValidateSuiteRequest) ProtoMessage() {}
 
 func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2884,7 +2957,7 @@ func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteRequest.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{30}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ValidateSuiteRequest) GetSuiteYaml() string {
@@ -2948,7 +3021,7 @@ type PreconditionProblem struct {
 
 func (x *PreconditionProblem) Reset() {
 	*x = PreconditionProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2960,7 +3033,7 @@ func (x *PreconditionProblem) String() string {
 func (*PreconditionProblem) ProtoMessage() {}
 
 func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2973,7 +3046,7 @@ func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreconditionProblem.ProtoReflect.Descriptor instead.
 func (*PreconditionProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{31}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PreconditionProblem) GetField() string {
@@ -3017,7 +3090,7 @@ type FieldProblem struct {
 
 func (x *FieldProblem) Reset() {
 	*x = FieldProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3029,7 +3102,7 @@ func (x *FieldProblem) String() string {
 func (*FieldProblem) ProtoMessage() {}
 
 func (x *FieldProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3042,7 +3115,7 @@ func (x *FieldProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldProblem.ProtoReflect.Descriptor instead.
 func (*FieldProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{32}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FieldProblem) GetField() string {
@@ -3081,7 +3154,7 @@ type ValidateSuiteResponse struct {
 
 func (x *ValidateSuiteResponse) Reset() {
 	*x = ValidateSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3093,7 +3166,7 @@ func (x *ValidateSuiteResponse) String() string {
 func (*ValidateSuiteResponse) ProtoMessage() {}
 
 func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3106,7 +3179,7 @@ func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteResponse.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{33}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ValidateSuiteResponse) GetValid() bool {
@@ -3236,7 +3309,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x0f_max_error_rateB\x0f\n" +
 	"\r_max_cost_usdB\v\n" +
 	"\t_baselineB\x11\n" +
-	"\x0f_max_regression\"\xe6\x04\n" +
+	"\x0f_max_regression\"\x91\x05\n" +
 	"\x0fRunSuiteRequest\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
@@ -3252,13 +3325,18 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x15generation_budget_usd\x18\t \x01(\x01H\x01R\x13generationBudgetUsd\x88\x01\x01\x12\x1b\n" +
 	"\x06record\x18\f \x01(\bH\x02R\x06record\x88\x01\x01\x12\x19\n" +
 	"\brun_name\x18\r \x01(\tR\arunName\x12A\n" +
-	"\x06labels\x18\x0e \x03(\v2).scorewire.v1.RunSuiteRequest.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x0e \x03(\v2).scorewire.v1.RunSuiteRequest.LabelsEntryR\x06labels\x12)\n" +
+	"\x04part\x18\x0f \x01(\v2\x15.scorewire.v1.RunPartR\x04part\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_budget_usdB\x18\n" +
 	"\x16_generation_budget_usdB\t\n" +
-	"\a_record\"n\n" +
+	"\a_record\"A\n" +
+	"\aRunPart\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1f\n" +
+	"\vfirst_index\x18\x02 \x01(\x05R\n" +
+	"firstIndex\"n\n" +
 	"\x14RunSuiteStreamConfig\x127\n" +
 	"\arequest\x18\x01 \x01(\v2\x1d.scorewire.v1.RunSuiteRequestR\arequest\x12\x1d\n" +
 	"\n" +
@@ -3447,7 +3525,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),               // 0: scorewire.v1.ExampleKind
 	(SuiteFormat)(0),               // 1: scorewire.v1.SuiteFormat
@@ -3463,41 +3541,42 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*Case)(nil),                   // 11: scorewire.v1.Case
 	(*Gate)(nil),                   // 12: scorewire.v1.Gate
 	(*RunSuiteRequest)(nil),        // 13: scorewire.v1.RunSuiteRequest
-	(*RunSuiteStreamConfig)(nil),   // 14: scorewire.v1.RunSuiteStreamConfig
-	(*CaseChunk)(nil),              // 15: scorewire.v1.CaseChunk
-	(*RunSuiteStreamRequest)(nil),  // 16: scorewire.v1.RunSuiteStreamRequest
-	(*RunSuiteStreamResponse)(nil), // 17: scorewire.v1.RunSuiteStreamResponse
-	(*Combination)(nil),            // 18: scorewire.v1.Combination
-	(*CaseResult)(nil),             // 19: scorewire.v1.CaseResult
-	(*CaseResultBatch)(nil),        // 20: scorewire.v1.CaseResultBatch
-	(*CheckSummary)(nil),           // 21: scorewire.v1.CheckSummary
-	(*RunSummary)(nil),             // 22: scorewire.v1.RunSummary
-	(*MatrixCell)(nil),             // 23: scorewire.v1.MatrixCell
-	(*RunSuiteResponse)(nil),       // 24: scorewire.v1.RunSuiteResponse
-	(*StreamConfig)(nil),           // 25: scorewire.v1.StreamConfig
-	(*StreamCase)(nil),             // 26: scorewire.v1.StreamCase
-	(*ScoreStreamRequest)(nil),     // 27: scorewire.v1.ScoreStreamRequest
-	(*ScoreStreamResponse)(nil),    // 28: scorewire.v1.ScoreStreamResponse
-	(*ListChecksRequest)(nil),      // 29: scorewire.v1.ListChecksRequest
-	(*CheckInfo)(nil),              // 30: scorewire.v1.CheckInfo
-	(*ListChecksResponse)(nil),     // 31: scorewire.v1.ListChecksResponse
-	(*ValidateSuiteRequest)(nil),   // 32: scorewire.v1.ValidateSuiteRequest
-	(*PreconditionProblem)(nil),    // 33: scorewire.v1.PreconditionProblem
-	(*FieldProblem)(nil),           // 34: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil),  // 35: scorewire.v1.ValidateSuiteResponse
-	nil,                            // 36: scorewire.v1.RunSuiteRequest.LabelsEntry
-	nil,                            // 37: scorewire.v1.StreamConfig.LabelsEntry
-	(*structpb.Value)(nil),         // 38: google.protobuf.Value
-	(*structpb.Struct)(nil),        // 39: google.protobuf.Struct
+	(*RunPart)(nil),                // 14: scorewire.v1.RunPart
+	(*RunSuiteStreamConfig)(nil),   // 15: scorewire.v1.RunSuiteStreamConfig
+	(*CaseChunk)(nil),              // 16: scorewire.v1.CaseChunk
+	(*RunSuiteStreamRequest)(nil),  // 17: scorewire.v1.RunSuiteStreamRequest
+	(*RunSuiteStreamResponse)(nil), // 18: scorewire.v1.RunSuiteStreamResponse
+	(*Combination)(nil),            // 19: scorewire.v1.Combination
+	(*CaseResult)(nil),             // 20: scorewire.v1.CaseResult
+	(*CaseResultBatch)(nil),        // 21: scorewire.v1.CaseResultBatch
+	(*CheckSummary)(nil),           // 22: scorewire.v1.CheckSummary
+	(*RunSummary)(nil),             // 23: scorewire.v1.RunSummary
+	(*MatrixCell)(nil),             // 24: scorewire.v1.MatrixCell
+	(*RunSuiteResponse)(nil),       // 25: scorewire.v1.RunSuiteResponse
+	(*StreamConfig)(nil),           // 26: scorewire.v1.StreamConfig
+	(*StreamCase)(nil),             // 27: scorewire.v1.StreamCase
+	(*ScoreStreamRequest)(nil),     // 28: scorewire.v1.ScoreStreamRequest
+	(*ScoreStreamResponse)(nil),    // 29: scorewire.v1.ScoreStreamResponse
+	(*ListChecksRequest)(nil),      // 30: scorewire.v1.ListChecksRequest
+	(*CheckInfo)(nil),              // 31: scorewire.v1.CheckInfo
+	(*ListChecksResponse)(nil),     // 32: scorewire.v1.ListChecksResponse
+	(*ValidateSuiteRequest)(nil),   // 33: scorewire.v1.ValidateSuiteRequest
+	(*PreconditionProblem)(nil),    // 34: scorewire.v1.PreconditionProblem
+	(*FieldProblem)(nil),           // 35: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil),  // 36: scorewire.v1.ValidateSuiteResponse
+	nil,                            // 37: scorewire.v1.RunSuiteRequest.LabelsEntry
+	nil,                            // 38: scorewire.v1.StreamConfig.LabelsEntry
+	(*structpb.Value)(nil),         // 39: google.protobuf.Value
+	(*structpb.Struct)(nil),        // 40: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	38, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	38, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	39, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	38, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	39, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	39, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	39, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	40, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	39, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	40, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	39, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	40, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	5,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	4,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	6,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
@@ -3512,52 +3591,53 @@ var file_scorewire_v1_scoring_proto_depIdxs = []int32{
 	12, // 18: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
 	11, // 19: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
 	1,  // 20: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	36, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
-	13, // 22: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
-	11, // 23: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
-	14, // 24: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
-	15, // 25: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
-	20, // 26: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	22, // 27: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
-	7,  // 28: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	18, // 29: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
-	19, // 30: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	21, // 31: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	23, // 32: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	12, // 33: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
-	20, // 34: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	22, // 35: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 36: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 37: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	37, // 38: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
-	2,  // 39: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 40: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	25, // 41: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	26, // 42: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 43: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	39, // 44: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	30, // 45: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 46: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 47: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	34, // 48: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	33, // 49: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	9,  // 50: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	13, // 51: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	16, // 52: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
-	27, // 53: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	29, // 54: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	32, // 55: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	10, // 56: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	24, // 57: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	17, // 58: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
-	28, // 59: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	31, // 60: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	35, // 61: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	56, // [56:62] is the sub-list for method output_type
-	50, // [50:56] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	37, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
+	14, // 22: scorewire.v1.RunSuiteRequest.part:type_name -> scorewire.v1.RunPart
+	13, // 23: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
+	11, // 24: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
+	15, // 25: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
+	16, // 26: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
+	21, // 27: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	23, // 28: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
+	7,  // 29: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	19, // 30: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
+	20, // 31: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	22, // 32: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	24, // 33: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
+	12, // 34: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
+	21, // 35: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	23, // 36: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	5,  // 37: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 38: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	38, // 39: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	2,  // 40: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	3,  // 41: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	26, // 42: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	27, // 43: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	7,  // 44: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	40, // 45: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	31, // 46: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	5,  // 47: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 48: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	35, // 49: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	34, // 50: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	9,  // 51: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	13, // 52: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	17, // 53: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
+	28, // 54: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	30, // 55: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	33, // 56: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	10, // 57: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	25, // 58: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	18, // 59: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
+	29, // 60: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	32, // 61: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	36, // 62: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	57, // [57:63] is the sub-list for method output_type
+	51, // [51:57] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -3568,20 +3648,20 @@ func file_scorewire_v1_scoring_proto_init() {
 	file_scorewire_v1_scoring_proto_msgTypes[7].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[10].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[14].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[15].OneofWrappers = []any{
 		(*RunSuiteStreamRequest_Config)(nil),
 		(*RunSuiteStreamRequest_Cases)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[15].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[16].OneofWrappers = []any{
 		(*RunSuiteStreamResponse_Results)(nil),
 		(*RunSuiteStreamResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[22].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[23].OneofWrappers = []any{
 		(*RunSuiteResponse_Results)(nil),
 		(*RunSuiteResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[23].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[25].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[24].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[26].OneofWrappers = []any{
 		(*ScoreStreamRequest_Config)(nil),
 		(*ScoreStreamRequest_Case)(nil),
 	}
@@ -3591,7 +3671,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -137,7 +137,9 @@ class Run(_message.Message):
     name: _builtins.str
     """The run's name: the request's `run_name`, else the suite's name."""
     source: _builtins.str
-    """Which call made the run: `RunSuite`, `ScoreStream` or `cli`."""
+    """Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+    such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
+    """
     caller: _builtins.str
     """The token name of the caller that made the run; empty when auth is off."""
     status: Global___RunStatus.ValueType
@@ -663,3 +665,168 @@ class DeleteRunResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DeleteRunResponse: _TypeAlias = DeleteRunResponse  # noqa: Y015
+
+@_typing.final
+class OpenRunRequest(_message.Message):
+    """OpenRunRequest opens a run sent in parts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    RECORD_FIELD_NUMBER: _builtins.int
+    RUN_NAME_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    SUITE_FIELD_NUMBER: _builtins.int
+    CHECKS_FIELD_NUMBER: _builtins.int
+    record: _builtins.bool
+    """Whether to record the run in the server's run store; unset means the server's
+    default (`SCOREWIRE_RUNS_RECORD`).
+    """
+    run_name: _builtins.str
+    """The recorded run's name; see RunSuiteRequest.run_name. Empty means `unnamed`."""
+    suite: _builtins.str
+    """The suite as the caller holds it (the file it runs), stored as the run's `suite`: at
+    most `SCOREWIRE_MAX_SUITE_BYTES` UTF-8 bytes (RESOURCE_EXHAUSTED), no NUL characters.
+    """
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels of the recorded run; see RunSuiteRequest.labels."""
+
+    @_builtins.property
+    def checks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The names of the run's checks over every part, in order; together at most
+        `SCOREWIRE_MAX_SUITE_BYTES` bytes, each at most `SCOREWIRE_MAX_CHECK_NAME_CHARS`.
+        """
+
+    def __init__(
+        self,
+        *,
+        record: _builtins.bool | None = ...,
+        run_name: _builtins.str = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        suite: _builtins.str = ...,
+        checks: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_record", b"_record", "record", b"record"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_record", b"_record", "checks", b"checks", "labels", b"labels", "record", b"record", "run_name", b"run_name", "suite", b"suite"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__record: _TypeAlias = _typing.Literal["record"]  # noqa: Y015
+    _WhichOneofArgType__record: _TypeAlias = _typing.Literal["_record", b"_record"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__record) -> _WhichOneofReturnType__record | None: ...
+
+Global___OpenRunRequest: _TypeAlias = OpenRunRequest  # noqa: Y015
+
+@_typing.final
+class OpenRunResponse(_message.Message):
+    """OpenRunResponse names the opened run."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    """The recorded run's id, for every part's `RunPart.run_id` and for CloseRun; empty
+    when the run is not recorded.
+    """
+    def __init__(
+        self,
+        *,
+        run_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["run_id", b"run_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenRunResponse: _TypeAlias = OpenRunResponse  # noqa: Y015
+
+@_typing.final
+class CloseRunRequest(_message.Message):
+    """CloseRunRequest ends a run sent in parts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    INTERRUPTED_FIELD_NUMBER: _builtins.int
+    CASES_FIELD_NUMBER: _builtins.int
+    RESULTS_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    """The id OpenRun returned; empty for a run that is not recorded (then only counted)."""
+    interrupted: _builtins.bool
+    """True when the run stopped before its end (the caller was interrupted or a part
+    failed): it is recorded incomplete, without a summary, and not counted.
+    """
+    @_builtins.property
+    def summary(self) -> _scoring_pb2.RunSummary:
+        """The run's totals and gate verdict over every part and every case the caller scored
+        itself, as the caller judged them (RunSuite's summaries merged, its own gate
+        applied). Required unless `interrupted`: INVALID_ARGUMENT naming `summary` when
+        missing, or a field of it that is negative, not finite or a rate outside 0..1.
+        """
+
+    @_builtins.property
+    def cases(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.Case]:
+        """Cases the caller scored itself and sent in no part, such as outputs it could not
+        produce (their scores carry the error): recorded in the run before it ends, the
+        i-th result belonging to the i-th case. At most the per-request case limit
+        (RESOURCE_EXHAUSTED); as many `results` as `cases` (INVALID_ARGUMENT).
+        """
+
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.CaseResult]:
+        """The results of `cases`, with their indexes in the run."""
+
+    def __init__(
+        self,
+        *,
+        run_id: _builtins.str = ...,
+        summary: _scoring_pb2.RunSummary | None = ...,
+        interrupted: _builtins.bool = ...,
+        cases: _abc.Iterable[_scoring_pb2.Case] | None = ...,
+        results: _abc.Iterable[_scoring_pb2.CaseResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "interrupted", b"interrupted", "results", b"results", "run_id", b"run_id", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseRunRequest: _TypeAlias = CloseRunRequest  # noqa: Y015
+
+@_typing.final
+class CloseRunResponse(_message.Message):
+    """CloseRunResponse confirms that a run ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseRunResponse: _TypeAlias = CloseRunResponse  # noqa: Y015

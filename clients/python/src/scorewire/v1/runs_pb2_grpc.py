@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class RunServiceStub:
-    """RunService lists, reads, compares and deletes recorded runs.
+    """RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+    sent in parts.
     Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
     field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
     and UNAVAILABLE when the run store does not answer or none is configured.
@@ -63,10 +64,21 @@ class RunServiceStub:
                 request_serializer=scorewire_dot_v1_dot_runs__pb2.DeleteRunRequest.SerializeToString,
                 response_deserializer=scorewire_dot_v1_dot_runs__pb2.DeleteRunResponse.FromString,
                 _registered_method=True)
+        self.OpenRun = channel.unary_unary(
+                '/scorewire.v1.RunService/OpenRun',
+                request_serializer=scorewire_dot_v1_dot_runs__pb2.OpenRunRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_runs__pb2.OpenRunResponse.FromString,
+                _registered_method=True)
+        self.CloseRun = channel.unary_unary(
+                '/scorewire.v1.RunService/CloseRun',
+                request_serializer=scorewire_dot_v1_dot_runs__pb2.CloseRunRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_runs__pb2.CloseRunResponse.FromString,
+                _registered_method=True)
 
 
 class RunServiceServicer:
-    """RunService lists, reads, compares and deletes recorded runs.
+    """RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+    sent in parts.
     Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
     field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
     and UNAVAILABLE when the run store does not answer or none is configured.
@@ -110,6 +122,33 @@ class RunServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def OpenRun(self, request, context):
+        """OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+        (one per test of a checkllm file, or shards of a batch), each naming the run in
+        `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+        recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+        verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+        own. A recorded run stays running while its parts are scored, on any replica, and
+        ends incomplete when no part has reached the server for three run-store heartbeats
+        (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+        id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+        store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseRun(self, request, context):
+        """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+        incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+        exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+        running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+        summary or of the cases.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RunServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -138,6 +177,16 @@ def add_RunServiceServicer_to_server(servicer, server):
                     request_deserializer=scorewire_dot_v1_dot_runs__pb2.DeleteRunRequest.FromString,
                     response_serializer=scorewire_dot_v1_dot_runs__pb2.DeleteRunResponse.SerializeToString,
             ),
+            'OpenRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.OpenRun,
+                    request_deserializer=scorewire_dot_v1_dot_runs__pb2.OpenRunRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_runs__pb2.OpenRunResponse.SerializeToString,
+            ),
+            'CloseRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseRun,
+                    request_deserializer=scorewire_dot_v1_dot_runs__pb2.CloseRunRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_runs__pb2.CloseRunResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'scorewire.v1.RunService', rpc_method_handlers)
@@ -147,7 +196,8 @@ def add_RunServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RunService:
-    """RunService lists, reads, compares and deletes recorded runs.
+    """RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+    sent in parts.
     Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
     field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
     and UNAVAILABLE when the run store does not answer or none is configured.
@@ -278,6 +328,60 @@ class RunService:
             '/scorewire.v1.RunService/DeleteRun',
             scorewire_dot_v1_dot_runs__pb2.DeleteRunRequest.SerializeToString,
             scorewire_dot_v1_dot_runs__pb2.DeleteRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OpenRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/scorewire.v1.RunService/OpenRun',
+            scorewire_dot_v1_dot_runs__pb2.OpenRunRequest.SerializeToString,
+            scorewire_dot_v1_dot_runs__pb2.OpenRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/scorewire.v1.RunService/CloseRun',
+            scorewire_dot_v1_dot_runs__pb2.CloseRunRequest.SerializeToString,
+            scorewire_dot_v1_dot_runs__pb2.CloseRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

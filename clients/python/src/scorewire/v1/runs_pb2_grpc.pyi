@@ -35,7 +35,8 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class RunServiceStub:
-    """RunService lists, reads, compares and deletes recorded runs.
+    """RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+    sent in parts.
     Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
     field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
     and UNAVAILABLE when the run store does not answer or none is configured.
@@ -60,10 +61,30 @@ class RunServiceStub:
     """
     DeleteRun: _grpc.UnaryUnaryMultiCallable[_runs_pb2.DeleteRunRequest, _runs_pb2.DeleteRunResponse]
     """DeleteRun deletes a run and its results."""
+    OpenRun: _grpc.UnaryUnaryMultiCallable[_runs_pb2.OpenRunRequest, _runs_pb2.OpenRunResponse]
+    """OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+    (one per test of a checkllm file, or shards of a batch), each naming the run in
+    `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+    recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+    verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+    own. A recorded run stays running while its parts are scored, on any replica, and
+    ends incomplete when no part has reached the server for three run-store heartbeats
+    (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+    id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+    store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+    """
+    CloseRun: _grpc.UnaryUnaryMultiCallable[_runs_pb2.CloseRunRequest, _runs_pb2.CloseRunResponse]
+    """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+    incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+    exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+    running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+    summary or of the cases.
+    """
 
 @_typing.type_check_only
 class RunServiceAsyncStub(RunServiceStub):
-    """RunService lists, reads, compares and deletes recorded runs.
+    """RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+    sent in parts.
     Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
     field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
     and UNAVAILABLE when the run store does not answer or none is configured.
@@ -85,9 +106,29 @@ class RunServiceAsyncStub(RunServiceStub):
     """
     DeleteRun: _aio.UnaryUnaryMultiCallable[_runs_pb2.DeleteRunRequest, _runs_pb2.DeleteRunResponse]  # type: ignore[assignment]
     """DeleteRun deletes a run and its results."""
+    OpenRun: _aio.UnaryUnaryMultiCallable[_runs_pb2.OpenRunRequest, _runs_pb2.OpenRunResponse]  # type: ignore[assignment]
+    """OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+    (one per test of a checkllm file, or shards of a batch), each naming the run in
+    `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+    recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+    verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+    own. A recorded run stays running while its parts are scored, on any replica, and
+    ends incomplete when no part has reached the server for three run-store heartbeats
+    (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+    id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+    store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+    """
+    CloseRun: _aio.UnaryUnaryMultiCallable[_runs_pb2.CloseRunRequest, _runs_pb2.CloseRunResponse]  # type: ignore[assignment]
+    """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+    incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+    exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+    running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+    summary or of the cases.
+    """
 
 class RunServiceServicer(metaclass=_abc_1.ABCMeta):
-    """RunService lists, reads, compares and deletes recorded runs.
+    """RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+    sent in parts.
     Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
     field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
     and UNAVAILABLE when the run store does not answer or none is configured.
@@ -137,5 +178,36 @@ class RunServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_runs_pb2.DeleteRunResponse, _abc.Awaitable[_runs_pb2.DeleteRunResponse]]:
         """DeleteRun deletes a run and its results."""
+
+    @_abc_1.abstractmethod
+    def OpenRun(
+        self,
+        request: _runs_pb2.OpenRunRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_runs_pb2.OpenRunResponse, _abc.Awaitable[_runs_pb2.OpenRunResponse]]:
+        """OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+        (one per test of a checkllm file, or shards of a batch), each naming the run in
+        `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+        recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+        verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+        own. A recorded run stays running while its parts are scored, on any replica, and
+        ends incomplete when no part has reached the server for three run-store heartbeats
+        (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+        id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+        store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+        """
+
+    @_abc_1.abstractmethod
+    def CloseRun(
+        self,
+        request: _runs_pb2.CloseRunRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_runs_pb2.CloseRunResponse, _abc.Awaitable[_runs_pb2.CloseRunResponse]]:
+        """CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+        incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+        exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+        running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+        summary or of the cases.
+        """
 
 def add_RunServiceServicer_to_server(servicer: RunServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -642,6 +642,7 @@ class RunSuiteRequest(_message.Message):
     RECORD_FIELD_NUMBER: _builtins.int
     RUN_NAME_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
+    PART_FIELD_NUMBER: _builtins.int
     suite_yaml: _builtins.str
     """A suite document in YAML (the engine's suite format). Either this, or `checks`
     and/or `compact`, must be set. `imports:` is rejected: the server loads custom
@@ -709,6 +710,16 @@ class RunSuiteRequest(_message.Message):
         `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
         """
 
+    @_builtins.property
+    def part(self) -> Global___RunPart:
+        """Makes this call one part of a run opened with RunService.OpenRun. Its results are
+        recorded into that run (when it is recorded); its summary is only this call's (its
+        `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+        ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+        be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+        INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+        """
+
     def __init__(
         self,
         *,
@@ -724,10 +735,11 @@ class RunSuiteRequest(_message.Message):
         record: _builtins.bool | None = ...,
         run_name: _builtins.str = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        part: Global___RunPart | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "record", b"record"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "part", b"part", "record", b"record"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "cases", b"cases", "checks", b"checks", "compact", b"compact", "format", b"format", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "labels", b"labels", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "cases", b"cases", "checks", b"checks", "compact", b"compact", "format", b"format", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "labels", b"labels", "part", b"part", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
     _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
@@ -743,6 +755,38 @@ class RunSuiteRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__record) -> _WhichOneofReturnType__record | None: ...
 
 Global___RunSuiteRequest: _TypeAlias = RunSuiteRequest  # noqa: Y015
+
+@_typing.final
+class RunPart(_message.Message):
+    """RunPart names the run a RunSuite call is one part of."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    FIRST_INDEX_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    """The id OpenRun returned; empty when it returned none (the run is not recorded: the
+    call is then only not counted as a run of its own). An id that does not exist or
+    that the caller may not see is NOT_FOUND; a run that is no longer running, or was
+    not opened with OpenRun, is FAILED_PRECONDITION.
+    """
+    first_index: _builtins.int
+    """The index in the run of this call's first case (0 or more): a recorded result's
+    `index` is this plus its index in the call. The answers keep the call's own indexes.
+    """
+    def __init__(
+        self,
+        *,
+        run_id: _builtins.str = ...,
+        first_index: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_index", b"first_index", "run_id", b"run_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RunPart: _TypeAlias = RunPart  # noqa: Y015
 
 @_typing.final
 class RunSuiteStreamConfig(_message.Message):

@@ -152,7 +152,10 @@ export interface Run {
   runId: string;
   /** The run's name: the request's `run_name`, else the suite's name. */
   name: string;
-  /** Which call made the run: `RunSuite`, `ScoreStream` or `cli`. */
+  /**
+   * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+   * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
+   */
   source: string;
   /** The token name of the caller that made the run; empty when auth is off. */
   caller: string;
@@ -350,6 +353,78 @@ export interface DeleteRunRequest {
 
 /** DeleteRunResponse confirms a deletion. */
 export interface DeleteRunResponse {
+}
+
+/** OpenRunRequest opens a run sent in parts. */
+export interface OpenRunRequest {
+  /**
+   * Whether to record the run in the server's run store; unset means the server's
+   * default (`SCOREWIRE_RUNS_RECORD`).
+   */
+  record?:
+    | boolean
+    | undefined;
+  /** The recorded run's name; see RunSuiteRequest.run_name. Empty means `unnamed`. */
+  runName: string;
+  /** Labels of the recorded run; see RunSuiteRequest.labels. */
+  labels: { [key: string]: string };
+  /**
+   * The suite as the caller holds it (the file it runs), stored as the run's `suite`: at
+   * most `SCOREWIRE_MAX_SUITE_BYTES` UTF-8 bytes (RESOURCE_EXHAUSTED), no NUL characters.
+   */
+  suite: string;
+  /**
+   * The names of the run's checks over every part, in order; together at most
+   * `SCOREWIRE_MAX_SUITE_BYTES` bytes, each at most `SCOREWIRE_MAX_CHECK_NAME_CHARS`.
+   */
+  checks: string[];
+}
+
+export interface OpenRunRequest_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+/** OpenRunResponse names the opened run. */
+export interface OpenRunResponse {
+  /**
+   * The recorded run's id, for every part's `RunPart.run_id` and for CloseRun; empty
+   * when the run is not recorded.
+   */
+  runId: string;
+}
+
+/** CloseRunRequest ends a run sent in parts. */
+export interface CloseRunRequest {
+  /** The id OpenRun returned; empty for a run that is not recorded (then only counted). */
+  runId: string;
+  /**
+   * The run's totals and gate verdict over every part and every case the caller scored
+   * itself, as the caller judged them (RunSuite's summaries merged, its own gate
+   * applied). Required unless `interrupted`: INVALID_ARGUMENT naming `summary` when
+   * missing, or a field of it that is negative, not finite or a rate outside 0..1.
+   */
+  summary:
+    | RunSummary
+    | undefined;
+  /**
+   * True when the run stopped before its end (the caller was interrupted or a part
+   * failed): it is recorded incomplete, without a summary, and not counted.
+   */
+  interrupted: boolean;
+  /**
+   * Cases the caller scored itself and sent in no part, such as outputs it could not
+   * produce (their scores carry the error): recorded in the run before it ends, the
+   * i-th result belonging to the i-th case. At most the per-request case limit
+   * (RESOURCE_EXHAUSTED); as many `results` as `cases` (INVALID_ARGUMENT).
+   */
+  cases: Case[];
+  /** The results of `cases`, with their indexes in the run. */
+  results: CaseResult[];
+}
+
+/** CloseRunResponse confirms that a run ended. */
+export interface CloseRunResponse {
 }
 
 function createBaseRun(): Run {
@@ -2451,8 +2526,525 @@ export const DeleteRunResponse: MessageFns<DeleteRunResponse> = {
   },
 };
 
+function createBaseOpenRunRequest(): OpenRunRequest {
+  return { record: undefined, runName: "", labels: {}, suite: "", checks: [] };
+}
+
+export const OpenRunRequest: MessageFns<OpenRunRequest> = {
+  encode(message: OpenRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.record !== undefined) {
+      writer.uint32(8).bool(message.record);
+    }
+    if (message.runName !== "") {
+      writer.uint32(18).string(message.runName);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      OpenRunRequest_LabelsEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    if (message.suite !== "") {
+      writer.uint32(34).string(message.suite);
+    }
+    for (const v of message.checks) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.record = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.runName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = OpenRunRequest_LabelsEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.labels[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.suite = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.checks.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenRunRequest {
+    return {
+      record: isSet(object.record) ? globalThis.Boolean(object.record) : undefined,
+      runName: isSet(object.runName)
+        ? globalThis.String(object.runName)
+        : isSet(object.run_name)
+        ? globalThis.String(object.run_name)
+        : "",
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      suite: isSet(object.suite) ? globalThis.String(object.suite) : "",
+      checks: globalThis.Array.isArray(object?.checks) ? object.checks.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: OpenRunRequest): unknown {
+    const obj: any = {};
+    if (message.record !== undefined) {
+      obj.record = message.record;
+    }
+    if (message.runName !== "") {
+      obj.runName = message.runName;
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
+    if (message.suite !== "") {
+      obj.suite = message.suite;
+    }
+    if (message.checks?.length) {
+      obj.checks = message.checks;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OpenRunRequest>): OpenRunRequest {
+    return OpenRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OpenRunRequest>): OpenRunRequest {
+    const message = createBaseOpenRunRequest();
+    message.record = object.record ?? undefined;
+    message.runName = object.runName ?? "";
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.suite = object.suite ?? "";
+    message.checks = object.checks?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseOpenRunRequest_LabelsEntry(): OpenRunRequest_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const OpenRunRequest_LabelsEntry: MessageFns<OpenRunRequest_LabelsEntry> = {
+  encode(message: OpenRunRequest_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenRunRequest_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenRunRequest_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenRunRequest_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: OpenRunRequest_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OpenRunRequest_LabelsEntry>): OpenRunRequest_LabelsEntry {
+    return OpenRunRequest_LabelsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OpenRunRequest_LabelsEntry>): OpenRunRequest_LabelsEntry {
+    const message = createBaseOpenRunRequest_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseOpenRunResponse(): OpenRunResponse {
+  return { runId: "" };
+}
+
+export const OpenRunResponse: MessageFns<OpenRunResponse> = {
+  encode(message: OpenRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenRunResponse {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+    };
+  },
+
+  toJSON(message: OpenRunResponse): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OpenRunResponse>): OpenRunResponse {
+    return OpenRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OpenRunResponse>): OpenRunResponse {
+    const message = createBaseOpenRunResponse();
+    message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseCloseRunRequest(): CloseRunRequest {
+  return { runId: "", summary: undefined, interrupted: false, cases: [], results: [] };
+}
+
+export const CloseRunRequest: MessageFns<CloseRunRequest> = {
+  encode(message: CloseRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.summary !== undefined) {
+      RunSummary.encode(message.summary, writer.uint32(18).fork()).join();
+    }
+    if (message.interrupted !== false) {
+      writer.uint32(24).bool(message.interrupted);
+    }
+    for (const v of message.cases) {
+      Case.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.results) {
+      CaseResult.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.summary = RunSummary.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.interrupted = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.cases.push(Case.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.results.push(CaseResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CloseRunRequest {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      summary: isSet(object.summary) ? RunSummary.fromJSON(object.summary) : undefined,
+      interrupted: isSet(object.interrupted) ? globalThis.Boolean(object.interrupted) : false,
+      cases: globalThis.Array.isArray(object?.cases) ? object.cases.map((e: any) => Case.fromJSON(e)) : [],
+      results: globalThis.Array.isArray(object?.results) ? object.results.map((e: any) => CaseResult.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: CloseRunRequest): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.summary !== undefined) {
+      obj.summary = RunSummary.toJSON(message.summary);
+    }
+    if (message.interrupted !== false) {
+      obj.interrupted = message.interrupted;
+    }
+    if (message.cases?.length) {
+      obj.cases = message.cases.map((e) => Case.toJSON(e));
+    }
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => CaseResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CloseRunRequest>): CloseRunRequest {
+    return CloseRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CloseRunRequest>): CloseRunRequest {
+    const message = createBaseCloseRunRequest();
+    message.runId = object.runId ?? "";
+    message.summary = (object.summary !== undefined && object.summary !== null)
+      ? RunSummary.fromPartial(object.summary)
+      : undefined;
+    message.interrupted = object.interrupted ?? false;
+    message.cases = object.cases?.map((e) => Case.fromPartial(e)) || [];
+    message.results = object.results?.map((e) => CaseResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCloseRunResponse(): CloseRunResponse {
+  return {};
+}
+
+export const CloseRunResponse: MessageFns<CloseRunResponse> = {
+  encode(_: CloseRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): CloseRunResponse {
+    return {};
+  },
+
+  toJSON(_: CloseRunResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<CloseRunResponse>): CloseRunResponse {
+    return CloseRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<CloseRunResponse>): CloseRunResponse {
+    const message = createBaseCloseRunResponse();
+    return message;
+  },
+};
+
 /**
- * RunService lists, reads, compares and deletes recorded runs.
+ * RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+ * sent in parts.
  * Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
  * field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
  * and UNAVAILABLE when the run store does not answer or none is configured.
@@ -2518,6 +3110,43 @@ export const RunServiceService = {
     responseSerialize: (value: DeleteRunResponse): Buffer => Buffer.from(DeleteRunResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteRunResponse => DeleteRunResponse.decode(value),
   },
+  /**
+   * OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+   * (one per test of a checkllm file, or shards of a batch), each naming the run in
+   * `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+   * recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+   * verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+   * own. A recorded run stays running while its parts are scored, on any replica, and
+   * ends incomplete when no part has reached the server for three run-store heartbeats
+   * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+   * id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+   * store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+   */
+  openRun: {
+    path: "/scorewire.v1.RunService/OpenRun" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: OpenRunRequest): Buffer => Buffer.from(OpenRunRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OpenRunRequest => OpenRunRequest.decode(value),
+    responseSerialize: (value: OpenRunResponse): Buffer => Buffer.from(OpenRunResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OpenRunResponse => OpenRunResponse.decode(value),
+  },
+  /**
+   * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+   * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+   * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+   * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+   * summary or of the cases.
+   */
+  closeRun: {
+    path: "/scorewire.v1.RunService/CloseRun" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CloseRunRequest): Buffer => Buffer.from(CloseRunRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CloseRunRequest => CloseRunRequest.decode(value),
+    responseSerialize: (value: CloseRunResponse): Buffer => Buffer.from(CloseRunResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CloseRunResponse => CloseRunResponse.decode(value),
+  },
 } as const;
 
 export interface RunServiceServer extends UntypedServiceImplementation {
@@ -2538,6 +3167,27 @@ export interface RunServiceServer extends UntypedServiceImplementation {
   compareRuns: handleUnaryCall<CompareRunsRequest, CompareRunsResponse>;
   /** DeleteRun deletes a run and its results. */
   deleteRun: handleUnaryCall<DeleteRunRequest, DeleteRunResponse>;
+  /**
+   * OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+   * (one per test of a checkllm file, or shards of a batch), each naming the run in
+   * `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+   * recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+   * verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+   * own. A recorded run stays running while its parts are scored, on any replica, and
+   * ends incomplete when no part has reached the server for three run-store heartbeats
+   * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+   * id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+   * store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+   */
+  openRun: handleUnaryCall<OpenRunRequest, OpenRunResponse>;
+  /**
+   * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+   * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+   * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+   * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+   * summary or of the cases.
+   */
+  closeRun: handleUnaryCall<CloseRunRequest, CloseRunResponse>;
 }
 
 export interface RunServiceClient extends Client {
@@ -2627,6 +3277,55 @@ export interface RunServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteRunResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+   * (one per test of a checkllm file, or shards of a batch), each naming the run in
+   * `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+   * recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+   * verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+   * own. A recorded run stays running while its parts are scored, on any replica, and
+   * ends incomplete when no part has reached the server for three run-store heartbeats
+   * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+   * id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+   * store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+   */
+  openRun(
+    request: OpenRunRequest,
+    callback: (error: ServiceError | null, response: OpenRunResponse) => void,
+  ): ClientUnaryCall;
+  openRun(
+    request: OpenRunRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OpenRunResponse) => void,
+  ): ClientUnaryCall;
+  openRun(
+    request: OpenRunRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OpenRunResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+   * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+   * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+   * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+   * summary or of the cases.
+   */
+  closeRun(
+    request: CloseRunRequest,
+    callback: (error: ServiceError | null, response: CloseRunResponse) => void,
+  ): ClientUnaryCall;
+  closeRun(
+    request: CloseRunRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CloseRunResponse) => void,
+  ): ClientUnaryCall;
+  closeRun(
+    request: CloseRunRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CloseRunResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -458,11 +458,36 @@ export interface RunSuiteRequest {
    * `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
    */
   labels: { [key: string]: string };
+  /**
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+   */
+  part: RunPart | undefined;
 }
 
 export interface RunSuiteRequest_LabelsEntry {
   key: string;
   value: string;
+}
+
+/** RunPart names the run a RunSuite call is one part of. */
+export interface RunPart {
+  /**
+   * The id OpenRun returned; empty when it returned none (the run is not recorded: the
+   * call is then only not counted as a run of its own). An id that does not exist or
+   * that the caller may not see is NOT_FOUND; a run that is no longer running, or was
+   * not opened with OpenRun, is FAILED_PRECONDITION.
+   */
+  runId: string;
+  /**
+   * The index in the run of this call's first case (0 or more): a recorded result's
+   * `index` is this plus its index in the call. The answers keep the call's own indexes.
+   */
+  firstIndex: number;
 }
 
 /** RunSuiteStreamConfig is the first message of a RunSuiteStream. */
@@ -2416,6 +2441,7 @@ function createBaseRunSuiteRequest(): RunSuiteRequest {
     record: undefined,
     runName: "",
     labels: {},
+    part: undefined,
   };
 }
 
@@ -2457,6 +2483,9 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       RunSuiteRequest_LabelsEntry.encode({ key: key as any, value }, writer.uint32(114).fork()).join();
     });
+    if (message.part !== undefined) {
+      RunPart.encode(message.part, writer.uint32(122).fork()).join();
+    }
     return writer;
   },
 
@@ -2572,6 +2601,14 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
             }
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.part = RunPart.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2631,6 +2668,7 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
           {},
         )
         : {},
+      part: isSet(object.part) ? RunPart.fromJSON(object.part) : undefined,
     };
   },
 
@@ -2678,6 +2716,9 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
         });
       }
     }
+    if (message.part !== undefined) {
+      obj.part = RunPart.toJSON(message.part);
+    }
     return obj;
   },
 
@@ -2706,6 +2747,7 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
       },
       {},
     );
+    message.part = (object.part !== undefined && object.part !== null) ? RunPart.fromPartial(object.part) : undefined;
     return message;
   },
 };
@@ -2791,6 +2833,99 @@ export const RunSuiteRequest_LabelsEntry: MessageFns<RunSuiteRequest_LabelsEntry
     const message = createBaseRunSuiteRequest_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseRunPart(): RunPart {
+  return { runId: "", firstIndex: 0 };
+}
+
+export const RunPart: MessageFns<RunPart> = {
+  encode(message: RunPart, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.firstIndex !== 0) {
+      writer.uint32(16).int32(message.firstIndex);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunPart {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunPart();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.firstIndex = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunPart {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      firstIndex: isSet(object.firstIndex)
+        ? globalThis.Number(object.firstIndex)
+        : isSet(object.first_index)
+        ? globalThis.Number(object.first_index)
+        : 0,
+    };
+  },
+
+  toJSON(message: RunPart): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.firstIndex !== 0) {
+      obj.firstIndex = Math.round(message.firstIndex);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RunPart>): RunPart {
+    return RunPart.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RunPart>): RunPart {
+    const message = createBaseRunPart();
+    message.runId = object.runId ?? "";
+    message.firstIndex = object.firstIndex ?? 0;
     return message;
   },
 };

@@ -173,7 +173,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object source_ = "";
   /**
    * <pre>
-   * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+   * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+   * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
    * </pre>
    *
    * <code>string source = 3;</code>
@@ -194,7 +195,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+   * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+   * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
    * </pre>
    *
    * <code>string source = 3;</code>
@@ -1534,7 +1536,8 @@ java.lang.String defaultValue) {
     private java.lang.Object source_ = "";
     /**
      * <pre>
-     * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+     * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+     * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
      * </pre>
      *
      * <code>string source = 3;</code>
@@ -1554,7 +1557,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+     * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+     * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
      * </pre>
      *
      * <code>string source = 3;</code>
@@ -1575,7 +1579,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+     * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+     * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
      * </pre>
      *
      * <code>string source = 3;</code>
@@ -1592,7 +1597,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+     * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+     * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
      * </pre>
      *
      * <code>string source = 3;</code>
@@ -1606,7 +1612,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+     * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+     * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
      * </pre>
      *
      * <code>string source = 3;</code>

@@ -52,7 +52,8 @@ public interface RunOrBuilder extends
 
   /**
    * <pre>
-   * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+   * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+   * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
    * </pre>
    *
    * <code>string source = 3;</code>
@@ -61,7 +62,8 @@ public interface RunOrBuilder extends
   java.lang.String getSource();
   /**
    * <pre>
-   * Which call made the run: `RunSuite`, `ScoreStream` or `cli`.
+   * Which call made the run: `RunSuite`, `ScoreStream`, `OpenRun` (a run sent in parts,
+   * such as `scorewire run --server --record`'s) or `cli` (recorded by the CLI itself).
    * </pre>
    *
    * <code>string source = 3;</code>

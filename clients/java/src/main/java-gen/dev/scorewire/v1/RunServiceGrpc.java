@@ -4,7 +4,8 @@ import static io.grpc.MethodDescriptor.generateFullMethodName;
 
 /**
  * <pre>
- * RunService lists, reads, compares and deletes recorded runs.
+ * RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+ * sent in parts.
  * Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
  * field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
  * and UNAVAILABLE when the run store does not answer or none is configured.
@@ -176,6 +177,68 @@ public final class RunServiceGrpc {
     return getDeleteRunMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.OpenRunRequest,
+      dev.scorewire.v1.OpenRunResponse> getOpenRunMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "OpenRun",
+      requestType = dev.scorewire.v1.OpenRunRequest.class,
+      responseType = dev.scorewire.v1.OpenRunResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.OpenRunRequest,
+      dev.scorewire.v1.OpenRunResponse> getOpenRunMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.OpenRunRequest, dev.scorewire.v1.OpenRunResponse> getOpenRunMethod;
+    if ((getOpenRunMethod = RunServiceGrpc.getOpenRunMethod) == null) {
+      synchronized (RunServiceGrpc.class) {
+        if ((getOpenRunMethod = RunServiceGrpc.getOpenRunMethod) == null) {
+          RunServiceGrpc.getOpenRunMethod = getOpenRunMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.OpenRunRequest, dev.scorewire.v1.OpenRunResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "OpenRun"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.OpenRunRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.OpenRunResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new RunServiceMethodDescriptorSupplier("OpenRun"))
+              .build();
+        }
+      }
+    }
+    return getOpenRunMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.CloseRunRequest,
+      dev.scorewire.v1.CloseRunResponse> getCloseRunMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CloseRun",
+      requestType = dev.scorewire.v1.CloseRunRequest.class,
+      responseType = dev.scorewire.v1.CloseRunResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.CloseRunRequest,
+      dev.scorewire.v1.CloseRunResponse> getCloseRunMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.CloseRunRequest, dev.scorewire.v1.CloseRunResponse> getCloseRunMethod;
+    if ((getCloseRunMethod = RunServiceGrpc.getCloseRunMethod) == null) {
+      synchronized (RunServiceGrpc.class) {
+        if ((getCloseRunMethod = RunServiceGrpc.getCloseRunMethod) == null) {
+          RunServiceGrpc.getCloseRunMethod = getCloseRunMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.CloseRunRequest, dev.scorewire.v1.CloseRunResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CloseRun"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.CloseRunRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.CloseRunResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new RunServiceMethodDescriptorSupplier("CloseRun"))
+              .build();
+        }
+      }
+    }
+    return getCloseRunMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -222,7 +285,8 @@ public final class RunServiceGrpc {
 
   /**
    * <pre>
-   * RunService lists, reads, compares and deletes recorded runs.
+   * RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+   * sent in parts.
    * Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
    * field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
    * and UNAVAILABLE when the run store does not answer or none is configured.
@@ -283,6 +347,39 @@ public final class RunServiceGrpc {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteRunMethod(), responseObserver);
     }
 
+    /**
+     * <pre>
+     * OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+     * (one per test of a checkllm file, or shards of a batch), each naming the run in
+     * `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+     * recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+     * verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+     * own. A recorded run stays running while its parts are scored, on any replica, and
+     * ends incomplete when no part has reached the server for three run-store heartbeats
+     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+     * id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+     * store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+     * </pre>
+     */
+    public void openRun(dev.scorewire.v1.OpenRunRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.OpenRunResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getOpenRunMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+     * summary or of the cases.
+     * </pre>
+     */
+    public void closeRun(dev.scorewire.v1.CloseRunRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.CloseRunResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCloseRunMethod(), responseObserver);
+    }
+
     @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
       return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
           .addMethod(
@@ -320,13 +417,28 @@ public final class RunServiceGrpc {
                 dev.scorewire.v1.DeleteRunRequest,
                 dev.scorewire.v1.DeleteRunResponse>(
                   this, METHODID_DELETE_RUN)))
+          .addMethod(
+            getOpenRunMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                dev.scorewire.v1.OpenRunRequest,
+                dev.scorewire.v1.OpenRunResponse>(
+                  this, METHODID_OPEN_RUN)))
+          .addMethod(
+            getCloseRunMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                dev.scorewire.v1.CloseRunRequest,
+                dev.scorewire.v1.CloseRunResponse>(
+                  this, METHODID_CLOSE_RUN)))
           .build();
     }
   }
 
   /**
    * <pre>
-   * RunService lists, reads, compares and deletes recorded runs.
+   * RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+   * sent in parts.
    * Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
    * field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
    * and UNAVAILABLE when the run store does not answer or none is configured.
@@ -401,11 +513,47 @@ public final class RunServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getDeleteRunMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+     * (one per test of a checkllm file, or shards of a batch), each naming the run in
+     * `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+     * recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+     * verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+     * own. A recorded run stays running while its parts are scored, on any replica, and
+     * ends incomplete when no part has reached the server for three run-store heartbeats
+     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+     * id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+     * store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+     * </pre>
+     */
+    public void openRun(dev.scorewire.v1.OpenRunRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.OpenRunResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getOpenRunMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+     * summary or of the cases.
+     * </pre>
+     */
+    public void closeRun(dev.scorewire.v1.CloseRunRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.CloseRunResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCloseRunMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
    * <pre>
-   * RunService lists, reads, compares and deletes recorded runs.
+   * RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+   * sent in parts.
    * Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
    * field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
    * and UNAVAILABLE when the run store does not answer or none is configured.
@@ -475,11 +623,45 @@ public final class RunServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getDeleteRunMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+     * (one per test of a checkllm file, or shards of a batch), each naming the run in
+     * `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+     * recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+     * verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+     * own. A recorded run stays running while its parts are scored, on any replica, and
+     * ends incomplete when no part has reached the server for three run-store heartbeats
+     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+     * id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+     * store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+     * </pre>
+     */
+    public dev.scorewire.v1.OpenRunResponse openRun(dev.scorewire.v1.OpenRunRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getOpenRunMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+     * summary or of the cases.
+     * </pre>
+     */
+    public dev.scorewire.v1.CloseRunResponse closeRun(dev.scorewire.v1.CloseRunRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCloseRunMethod(), getCallOptions(), request);
+    }
   }
 
   /**
    * <pre>
-   * RunService lists, reads, compares and deletes recorded runs.
+   * RunService lists, reads, compares and deletes recorded runs, and opens and closes runs
+   * sent in parts.
    * Every RPC returns INVALID_ARGUMENT with a google.rpc.BadRequest naming each offending
    * field, NOT_FOUND for a run id that does not exist (or that the caller may not see),
    * and UNAVAILABLE when the run store does not answer or none is configured.
@@ -554,6 +736,41 @@ public final class RunServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getDeleteRunMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * OpenRun opens a run its caller sends in parts: several ScoringService.RunSuite calls
+     * (one per test of a checkllm file, or shards of a batch), each naming the run in
+     * `RunSuiteRequest.part`, then one CloseRun with the run's own summary. The run is
+     * recorded as one run, and counted once in `scorewire_suite_runs_total` with the gate
+     * verdict CloseRun reports; the parts are neither recorded nor counted as runs of their
+     * own. A recorded run stays running while its parts are scored, on any replica, and
+     * ends incomplete when no part has reached the server for three run-store heartbeats
+     * (`SCOREWIRE_RUNS_HEARTBEAT_S`): its caller died. A run that is not recorded gets no
+     * id and touches no store. Returns UNAVAILABLE when the run is to be recorded and the
+     * store fails, INVALID_ARGUMENT or RESOURCE_EXHAUSTED naming a bad or oversized field.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.OpenRunResponse> openRun(
+        dev.scorewire.v1.OpenRunRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getOpenRunMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * CloseRun ends a run opened with OpenRun: complete with the caller's summary, or
+     * incomplete (`interrupted`, no summary). Returns NOT_FOUND for a run id that does not
+     * exist or that the caller may not see, FAILED_PRECONDITION for a run that is not
+     * running or was not opened with OpenRun, INVALID_ARGUMENT naming a bad field of the
+     * summary or of the cases.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.CloseRunResponse> closeRun(
+        dev.scorewire.v1.CloseRunRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCloseRunMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_LIST_RUNS = 0;
@@ -561,6 +778,8 @@ public final class RunServiceGrpc {
   private static final int METHODID_LIST_RUN_RESULTS = 2;
   private static final int METHODID_COMPARE_RUNS = 3;
   private static final int METHODID_DELETE_RUN = 4;
+  private static final int METHODID_OPEN_RUN = 5;
+  private static final int METHODID_CLOSE_RUN = 6;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -598,6 +817,14 @@ public final class RunServiceGrpc {
         case METHODID_DELETE_RUN:
           serviceImpl.deleteRun((dev.scorewire.v1.DeleteRunRequest) request,
               (io.grpc.stub.StreamObserver<dev.scorewire.v1.DeleteRunResponse>) responseObserver);
+          break;
+        case METHODID_OPEN_RUN:
+          serviceImpl.openRun((dev.scorewire.v1.OpenRunRequest) request,
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.OpenRunResponse>) responseObserver);
+          break;
+        case METHODID_CLOSE_RUN:
+          serviceImpl.closeRun((dev.scorewire.v1.CloseRunRequest) request,
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.CloseRunResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -665,6 +892,8 @@ public final class RunServiceGrpc {
               .addMethod(getListRunResultsMethod())
               .addMethod(getCompareRunsMethod())
               .addMethod(getDeleteRunMethod())
+              .addMethod(getOpenRunMethod())
+              .addMethod(getCloseRunMethod())
               .build();
         }
       }

@@ -686,6 +686,59 @@ java.lang.String defaultValue) {
     return map.get(key);
   }
 
+  public static final int PART_FIELD_NUMBER = 15;
+  private dev.scorewire.v1.RunPart part_;
+  /**
+   * <pre>
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+   * </pre>
+   *
+   * <code>.scorewire.v1.RunPart part = 15;</code>
+   * @return Whether the part field is set.
+   */
+  @java.lang.Override
+  public boolean hasPart() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+   * </pre>
+   *
+   * <code>.scorewire.v1.RunPart part = 15;</code>
+   * @return The part.
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.RunPart getPart() {
+    return part_ == null ? dev.scorewire.v1.RunPart.getDefaultInstance() : part_;
+  }
+  /**
+   * <pre>
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+   * </pre>
+   *
+   * <code>.scorewire.v1.RunPart part = 15;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.RunPartOrBuilder getPartOrBuilder() {
+    return part_ == null ? dev.scorewire.v1.RunPart.getDefaultInstance() : part_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -739,6 +792,9 @@ java.lang.String defaultValue) {
         internalGetLabels(),
         LabelsDefaultEntryHolder.defaultEntry,
         14);
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeMessage(15, getPart());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -808,6 +864,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(14, labels__);
     }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(15, getPart());
+    }
     return size;
   }
   @java.lang.Override
@@ -869,6 +929,11 @@ java.lang.String defaultValue) {
         .equals(other.getRunName())) return false;
     if (!internalGetLabels().equals(
         other.internalGetLabels())) return false;
+    if (hasPart() != other.hasPart()) return false;
+    if (hasPart()) {
+      if (!getPart()
+          .equals(other.getPart())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -922,6 +987,10 @@ java.lang.String defaultValue) {
     if (!internalGetLabels().getMap().isEmpty()) {
       hash = (37 * hash) + LABELS_FIELD_NUMBER;
       hash = (53 * hash) + internalGetLabels().hashCode();
+    }
+    if (hasPart()) {
+      hash = (37 * hash) + PART_FIELD_NUMBER;
+      hash = (53 * hash) + getPart().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1082,6 +1151,7 @@ java.lang.String defaultValue) {
         internalGetChecksFieldBuilder();
         internalGetGateFieldBuilder();
         internalGetCasesFieldBuilder();
+        internalGetPartFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1117,6 +1187,11 @@ java.lang.String defaultValue) {
       record_ = false;
       runName_ = "";
       internalGetMutableLabels().clear();
+      part_ = null;
+      if (partBuilder_ != null) {
+        partBuilder_.dispose();
+        partBuilder_ = null;
+      }
       return this;
     }
 
@@ -1210,6 +1285,12 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00000800) != 0)) {
         result.labels_ = internalGetLabels();
         result.labels_.makeImmutable();
+      }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.part_ = partBuilder_ == null
+            ? part_
+            : partBuilder_.build();
+        to_bitField0_ |= 0x00000010;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1321,6 +1402,9 @@ java.lang.String defaultValue) {
       internalGetMutableLabels().mergeFrom(
           other.internalGetLabels());
       bitField0_ |= 0x00000800;
+      if (other.hasPart()) {
+        mergePart(other.getPart());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1429,6 +1513,13 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000800;
               break;
             } // case 114
+            case 122: {
+              input.readMessage(
+                  internalGetPartFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 122
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3177,6 +3268,208 @@ java.lang.String defaultValue) {
           .putAll(values);
       bitField0_ |= 0x00000800;
       return this;
+    }
+
+    private dev.scorewire.v1.RunPart part_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.RunPart, dev.scorewire.v1.RunPart.Builder, dev.scorewire.v1.RunPartOrBuilder> partBuilder_;
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     * @return Whether the part field is set.
+     */
+    public boolean hasPart() {
+      return ((bitField0_ & 0x00001000) != 0);
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     * @return The part.
+     */
+    public dev.scorewire.v1.RunPart getPart() {
+      if (partBuilder_ == null) {
+        return part_ == null ? dev.scorewire.v1.RunPart.getDefaultInstance() : part_;
+      } else {
+        return partBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     */
+    public Builder setPart(dev.scorewire.v1.RunPart value) {
+      if (partBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        part_ = value;
+      } else {
+        partBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     */
+    public Builder setPart(
+        dev.scorewire.v1.RunPart.Builder builderForValue) {
+      if (partBuilder_ == null) {
+        part_ = builderForValue.build();
+      } else {
+        partBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     */
+    public Builder mergePart(dev.scorewire.v1.RunPart value) {
+      if (partBuilder_ == null) {
+        if (((bitField0_ & 0x00001000) != 0) &&
+          part_ != null &&
+          part_ != dev.scorewire.v1.RunPart.getDefaultInstance()) {
+          getPartBuilder().mergeFrom(value);
+        } else {
+          part_ = value;
+        }
+      } else {
+        partBuilder_.mergeFrom(value);
+      }
+      if (part_ != null) {
+        bitField0_ |= 0x00001000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     */
+    public Builder clearPart() {
+      bitField0_ = (bitField0_ & ~0x00001000);
+      part_ = null;
+      if (partBuilder_ != null) {
+        partBuilder_.dispose();
+        partBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     */
+    public dev.scorewire.v1.RunPart.Builder getPartBuilder() {
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return internalGetPartFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     */
+    public dev.scorewire.v1.RunPartOrBuilder getPartOrBuilder() {
+      if (partBuilder_ != null) {
+        return partBuilder_.getMessageOrBuilder();
+      } else {
+        return part_ == null ?
+            dev.scorewire.v1.RunPart.getDefaultInstance() : part_;
+      }
+    }
+    /**
+     * <pre>
+     * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+     * recorded into that run (when it is recorded); its summary is only this call's (its
+     * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+     * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+     * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+     * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+     * </pre>
+     *
+     * <code>.scorewire.v1.RunPart part = 15;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.RunPart, dev.scorewire.v1.RunPart.Builder, dev.scorewire.v1.RunPartOrBuilder> 
+        internalGetPartFieldBuilder() {
+      if (partBuilder_ == null) {
+        partBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.scorewire.v1.RunPart, dev.scorewire.v1.RunPart.Builder, dev.scorewire.v1.RunPartOrBuilder>(
+                getPart(),
+                getParentForChildren(),
+                isClean());
+        part_ = null;
+      }
+      return partBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.RunSuiteRequest)

@@ -414,4 +414,46 @@ java.lang.String defaultValue);
    */
   java.lang.String getLabelsOrThrow(
       java.lang.String key);
+
+  /**
+   * <pre>
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+   * </pre>
+   *
+   * <code>.scorewire.v1.RunPart part = 15;</code>
+   * @return Whether the part field is set.
+   */
+  boolean hasPart();
+  /**
+   * <pre>
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+   * </pre>
+   *
+   * <code>.scorewire.v1.RunPart part = 15;</code>
+   * @return The part.
+   */
+  dev.scorewire.v1.RunPart getPart();
+  /**
+   * <pre>
+   * Makes this call one part of a run opened with RunService.OpenRun. Its results are
+   * recorded into that run (when it is recorded); its summary is only this call's (its
+   * `run_id` the run's) and is neither recorded nor counted as a run: RunService.CloseRun
+   * ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
+   * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
+   * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
+   * </pre>
+   *
+   * <code>.scorewire.v1.RunPart part = 15;</code>
+   */
+  dev.scorewire.v1.RunPartOrBuilder getPartOrBuilder();
 }

@@ -106,6 +106,31 @@ public final class RunsProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_DeleteRunResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_OpenRunRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_OpenRunRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_OpenRunRequest_LabelsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_OpenRunRequest_LabelsEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_OpenRunResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_OpenRunResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CloseRunRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CloseRunRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CloseRunResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CloseRunResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -166,26 +191,41 @@ public final class RunsProto extends com.google.protobuf.GeneratedFile {
       "nly_in_run\030\007 \001(\003\022\027\n\017regressed_total\030\010 \001(" +
       "\003\022\026\n\016improved_total\030\t \001(\003\022\034\n\024output_chan" +
       "ged_total\030\n \001(\003\"\"\n\020DeleteRunRequest\022\016\n\006r" +
-      "un_id\030\001 \001(\t\"\023\n\021DeleteRunResponse*s\n\tRunS" +
-      "tatus\022\032\n\026RUN_STATUS_UNSPECIFIED\020\000\022\026\n\022RUN" +
-      "_STATUS_RUNNING\020\001\022\027\n\023RUN_STATUS_COMPLETE" +
-      "\020\002\022\031\n\025RUN_STATUS_INCOMPLETE\020\003*t\n\007Outcome" +
-      "\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\022\n\016OUTCOME_PAS" +
-      "SED\020\001\022\022\n\016OUTCOME_FAILED\020\002\022\023\n\017OUTCOME_ERR" +
-      "ORED\020\003\022\023\n\017OUTCOME_SKIPPED\020\0042\233\003\n\nRunServi" +
-      "ce\022I\n\010ListRuns\022\035.scorewire.v1.ListRunsRe" +
-      "quest\032\036.scorewire.v1.ListRunsResponse\022C\n" +
-      "\006GetRun\022\033.scorewire.v1.GetRunRequest\032\034.s" +
-      "corewire.v1.GetRunResponse\022[\n\016ListRunRes" +
-      "ults\022#.scorewire.v1.ListRunResultsReques" +
-      "t\032$.scorewire.v1.ListRunResultsResponse\022" +
-      "R\n\013CompareRuns\022 .scorewire.v1.CompareRun" +
-      "sRequest\032!.scorewire.v1.CompareRunsRespo" +
-      "nse\022L\n\tDeleteRun\022\036.scorewire.v1.DeleteRu" +
-      "nRequest\032\037.scorewire.v1.DeleteRunRespons" +
-      "eBg\n\020dev.scorewire.v1B\tRunsProtoP\001ZFgith" +
-      "ub.com/scorewire/scorewire/clients/go/ge" +
-      "n/scorewire/v1;scorewirev1b\006proto3"
+      "un_id\030\001 \001(\t\"\023\n\021DeleteRunResponse\"\312\001\n\016Ope" +
+      "nRunRequest\022\023\n\006record\030\001 \001(\010H\000\210\001\001\022\020\n\010run_" +
+      "name\030\002 \001(\t\0228\n\006labels\030\003 \003(\0132(.scorewire.v" +
+      "1.OpenRunRequest.LabelsEntry\022\r\n\005suite\030\004 " +
+      "\001(\t\022\016\n\006checks\030\005 \003(\t\032-\n\013LabelsEntry\022\013\n\003ke" +
+      "y\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001B\t\n\007_record\"!\n" +
+      "\017OpenRunResponse\022\016\n\006run_id\030\001 \001(\t\"\257\001\n\017Clo" +
+      "seRunRequest\022\016\n\006run_id\030\001 \001(\t\022)\n\007summary\030" +
+      "\002 \001(\0132\030.scorewire.v1.RunSummary\022\023\n\013inter" +
+      "rupted\030\003 \001(\010\022!\n\005cases\030\004 \003(\0132\022.scorewire." +
+      "v1.Case\022)\n\007results\030\005 \003(\0132\030.scorewire.v1." +
+      "CaseResult\"\022\n\020CloseRunResponse*s\n\tRunSta" +
+      "tus\022\032\n\026RUN_STATUS_UNSPECIFIED\020\000\022\026\n\022RUN_S" +
+      "TATUS_RUNNING\020\001\022\027\n\023RUN_STATUS_COMPLETE\020\002" +
+      "\022\031\n\025RUN_STATUS_INCOMPLETE\020\003*t\n\007Outcome\022\027" +
+      "\n\023OUTCOME_UNSPECIFIED\020\000\022\022\n\016OUTCOME_PASSE" +
+      "D\020\001\022\022\n\016OUTCOME_FAILED\020\002\022\023\n\017OUTCOME_ERROR" +
+      "ED\020\003\022\023\n\017OUTCOME_SKIPPED\020\0042\256\004\n\nRunService" +
+      "\022I\n\010ListRuns\022\035.scorewire.v1.ListRunsRequ" +
+      "est\032\036.scorewire.v1.ListRunsResponse\022C\n\006G" +
+      "etRun\022\033.scorewire.v1.GetRunRequest\032\034.sco" +
+      "rewire.v1.GetRunResponse\022[\n\016ListRunResul" +
+      "ts\022#.scorewire.v1.ListRunResultsRequest\032" +
+      "$.scorewire.v1.ListRunResultsResponse\022R\n" +
+      "\013CompareRuns\022 .scorewire.v1.CompareRunsR" +
+      "equest\032!.scorewire.v1.CompareRunsRespons" +
+      "e\022L\n\tDeleteRun\022\036.scorewire.v1.DeleteRunR" +
+      "equest\032\037.scorewire.v1.DeleteRunResponse\022" +
+      "F\n\007OpenRun\022\034.scorewire.v1.OpenRunRequest" +
+      "\032\035.scorewire.v1.OpenRunResponse\022I\n\010Close" +
+      "Run\022\035.scorewire.v1.CloseRunRequest\032\036.sco" +
+      "rewire.v1.CloseRunResponseBg\n\020dev.scorew" +
+      "ire.v1B\tRunsProtoP\001ZFgithub.com/scorewir" +
+      "e/scorewire/clients/go/gen/scorewire/v1;" +
+      "scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -288,6 +328,36 @@ public final class RunsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_DeleteRunResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_DeleteRunResponse_descriptor,
+        new java.lang.String[] { });
+    internal_static_scorewire_v1_OpenRunRequest_descriptor =
+      getDescriptor().getMessageType(14);
+    internal_static_scorewire_v1_OpenRunRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_OpenRunRequest_descriptor,
+        new java.lang.String[] { "Record", "RunName", "Labels", "Suite", "Checks", });
+    internal_static_scorewire_v1_OpenRunRequest_LabelsEntry_descriptor =
+      internal_static_scorewire_v1_OpenRunRequest_descriptor.getNestedType(0);
+    internal_static_scorewire_v1_OpenRunRequest_LabelsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_OpenRunRequest_LabelsEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
+    internal_static_scorewire_v1_OpenRunResponse_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_scorewire_v1_OpenRunResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_OpenRunResponse_descriptor,
+        new java.lang.String[] { "RunId", });
+    internal_static_scorewire_v1_CloseRunRequest_descriptor =
+      getDescriptor().getMessageType(16);
+    internal_static_scorewire_v1_CloseRunRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CloseRunRequest_descriptor,
+        new java.lang.String[] { "RunId", "Summary", "Interrupted", "Cases", "Results", });
+    internal_static_scorewire_v1_CloseRunResponse_descriptor =
+      getDescriptor().getMessageType(17);
+    internal_static_scorewire_v1_CloseRunResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CloseRunResponse_descriptor,
         new java.lang.String[] { });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
