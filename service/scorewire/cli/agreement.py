@@ -33,6 +33,7 @@ import math
 from typing import Any
 
 from rich.console import Console
+from scorewire.checks.levels import level_scale
 from scorewire.cli.agreement_inputs import read_inputs
 from scorewire.cli.agreement_output import (
     AGREEMENT_FORMAT,
@@ -65,9 +66,9 @@ def run_agreement(args: argparse.Namespace, *, console: Console | None = None) -
     try:
         reports = []
         if is_run_id(args.results):
-            for name, ctype, a in recorded_agreements(args):
-                reports.append(agreement_json(name, ctype, a))
-                print_agreement(console, name, ctype, a)
+            for name, ctype, judge, a in recorded_agreements(args):
+                reports.append(agreement_json(name, ctype, a, judge))
+                print_agreement(console, name, ctype, a, judge)
             checks: list[tuple[str, str, list[JudgedOutput]]] = []
         else:
             checks, lookup = read_inputs(args)
@@ -95,14 +96,16 @@ def run_calibrate(args: argparse.Namespace, *, console: Console | None = None) -
     try:
         reports = []
         if is_run_id(args.results):
-            for name, ctype, cal in recorded_calibrations(args):
-                reports.append(calibration_json(name, ctype, cal))
-                print_calibration(console, name, ctype, cal)
+            for name, ctype, judge, cal in recorded_calibrations(args):
+                reports.append(calibration_json(name, ctype, cal, judge))
+                print_calibration(console, name, ctype, cal, judge)
             checks: list[tuple[str, str, list[JudgedOutput]]] = []
         else:
             checks, lookup = read_inputs(args)
         for name, ctype, judged in checks:
-            c = calibrate(pair_up(judged, lookup), args.thresholds)
+            # A results file holds no parameters: a fixed-scale check's levels are known,
+            # a `judge` check's `scale` is not (its pass level is proposed over a server).
+            c = calibrate(pair_up(judged, lookup), args.thresholds, level_scale(ctype, None))
             reports.append(calibration_json(name, ctype, c))
             print_calibration(console, name, ctype, c)
     except (UsageError, NoPairs) as problem:
