@@ -133,6 +133,11 @@ def test_agreement_prints_and_writes_the_figures(results: Path, tmp_path: Path) 
     }
     assert any(d["human_note"] == "ana: ana says no to 1" for d in check["disagreements"])
     assert "kappa 0.167" in done.stdout and "5 pairs" in done.stdout
+    # TP 2, FP 1, FN 1: F1 4/6; people passed 3 of 5 (the base rate beside accuracy)
+    assert check["f1"] == pytest.approx(4 / 6) and check["base_rate"] == pytest.approx(0.6)
+    assert "F1 0.667" in done.stdout and "people passed 60.0% (base rate)" in done.stdout
+    # a results file names no judge configuration: none is guessed
+    assert check["judge"] is None
 
 
 def test_the_same_seed_gives_the_same_interval(results: Path, tmp_path: Path) -> None:
@@ -185,6 +190,10 @@ def test_calibrate_recommends_the_best_threshold_and_costs_per_pair(
     assert check["recommended_threshold"] == 1.0 and check["recommended_kappa"] == 1.0
     cost = json.loads(results.read_text())["summary"]["judge_cost_usd"]
     assert check["cost_per_pair_usd"] == pytest.approx(cost / 5)
+    # `sentiment` grades on a fixed 1..5 scale: levels 2 to 5 all split 1 from 5 as people
+    # do, and the tie goes to the lowest bar
+    assert (check["scale"], check["recommended_pass_level"]) == (5, 2)
+    assert check["pass_level_point"]["kappa"] == 1.0
 
 
 def test_agreement_reads_labels_from_a_server(
