@@ -109,6 +109,16 @@ def _describe(model: str | None) -> str:
         ),
         ({"judges": ["openai:a", "openai:b"], "panel": "any"}, "panel(any: openai:a, openai:b)"),
         ({"cascade": ["openai:a", "openai:b"]}, "cascade(openai:a → openai:b)"),
+        # what changes a configuration's worth is in its name: weights, an audit share
+        (
+            {"judges": ["openai:a", "openai:b"], "panel": "weighted", "weights": [1, 2.5]},
+            "panel(weighted: openai:a ×1, openai:b ×2.5)",
+        ),
+        (
+            {"cascade": ["openai:a", "openai:b"], "audit_share": 0.05},
+            "cascade(openai:a → openai:b; audit 0.05)",
+        ),
+        ({"cascade": ["openai:a", "openai:b"], "audit_share": 0}, "cascade(openai:a → openai:b)"),
     ],
 )
 def test_a_configuration_is_named_whole(params: dict[str, object], name: str) -> None:

@@ -55,16 +55,28 @@ def describe_judges(params: Mapping[str, Any], describe: Callable[[str | None], 
     """The judge configuration a check's raw parameters name, for reports and metric labels.
 
     One judge is `describe(model)` (`backend:model`, the default when unset); a panel is
-    `panel(majority: a, b, c)` (its rule, default majority, each judge described); a
-    cascade `cascade(a → b)`, cheapest first. Parameters that do not parse as judges
-    (a recorded suite this server would refuse) are described as written, never dropped.
+    `panel(majority: a, b, c)` (its rule, default majority, each judge described; a
+    weighted one `panel(weighted: a ×1, b ×2)`); a cascade `cascade(a → b)`, cheapest
+    first (`cascade(a → b; audit 0.05)` with an audit share). Those settings change
+    what a configuration is worth, so two that differ in them are never reported as
+    one. Parameters that do not parse as judges (a recorded suite this server would
+    refuse) are described as written, never dropped.
     """
     judges, cascade = params.get("judges"), params.get("cascade")
     if isinstance(judges, list) and judges:
         rule = params.get("panel") if isinstance(params.get("panel"), str) else "majority"
-        return f"panel({rule}: {', '.join(_each(judges, describe))})"
+        names = _each(judges, describe)
+        weights = params.get("weights")
+        if rule == "weighted" and isinstance(weights, list) and len(weights) == len(names):
+            names = [
+                f"{n} ×{w:g}" if isinstance(w, int | float) else n
+                for n, w in zip(names, weights, strict=True)
+            ]
+        return f"panel({rule}: {', '.join(names)})"
     if isinstance(cascade, list) and cascade:
-        return f"cascade({' → '.join(_each(cascade, describe))})"
+        audit = params.get("audit_share")
+        tail = f"; audit {audit:g}" if isinstance(audit, int | float) and audit > 0 else ""
+        return f"cascade({' → '.join(_each(cascade, describe))}{tail})"
     model = params.get("model")
     return describe(model if isinstance(model, str) else None)
 

@@ -861,8 +861,10 @@ type CheckAgreement struct {
 	// The check's type.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	// The judge configuration the check used: one judge as `backend:model`, a panel as
-	// `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-	// cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+	// `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+	// weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+	// `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+	// the judges with an audit share). Also the kappa gauge's `judge_model` label.
 	JudgeModel string `protobuf:"bytes,3,opt,name=judge_model,json=judgeModel,proto3" json:"judge_model,omitempty"`
 	// Outputs with both a judge verdict and a human label.
 	Pairs int64 `protobuf:"varint,4,opt,name=pairs,proto3" json:"pairs,omitempty"`

@@ -486,8 +486,10 @@ class CheckAgreement(_message.Message):
     """The check's type."""
     judge_model: _builtins.str
     """The judge configuration the check used: one judge as `backend:model`, a panel as
-    `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-    cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+    `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+    weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+    `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+    the judges with an audit share). Also the kappa gauge's `judge_model` label.
     """
     pairs: _builtins.int
     """Outputs with both a judge verdict and a human label."""

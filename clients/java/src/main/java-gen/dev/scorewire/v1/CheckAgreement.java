@@ -157,8 +157,10 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The judge configuration the check used: one judge as `backend:model`, a panel as
-   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-   * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -180,8 +182,10 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The judge configuration the check used: one judge as `backend:model`, a panel as
-   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-   * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -1518,8 +1522,10 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The judge configuration the check used: one judge as `backend:model`, a panel as
-     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-     * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1540,8 +1546,10 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The judge configuration the check used: one judge as `backend:model`, a panel as
-     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-     * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1563,8 +1571,10 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The judge configuration the check used: one judge as `backend:model`, a panel as
-     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-     * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1582,8 +1592,10 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The judge configuration the check used: one judge as `backend:model`, a panel as
-     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-     * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1598,8 +1610,10 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The judge configuration the check used: one judge as `backend:model`, a panel as
-     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-     * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>

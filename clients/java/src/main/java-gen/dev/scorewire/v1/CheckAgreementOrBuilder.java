@@ -53,8 +53,10 @@ public interface CheckAgreementOrBuilder extends
   /**
    * <pre>
    * The judge configuration the check used: one judge as `backend:model`, a panel as
-   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-   * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -64,8 +66,10 @@ public interface CheckAgreementOrBuilder extends
   /**
    * <pre>
    * The judge configuration the check used: one judge as `backend:model`, a panel as
-   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges), a
-   * cascade as `cascade(backend:cheap → backend:strong)` (cheapest first).
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
