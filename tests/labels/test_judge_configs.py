@@ -23,6 +23,7 @@ from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.metrics import ServerMetrics, start_metrics
 from scorewire.runs.sqlite import SqliteRunStore
 from scorewire.server.app import create_server
+from scorewire.server.judge_configs import judge_config, suite_params
 from scorewire.settings import Settings
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import labels_pb2_grpc, scoring_pb2_grpc
@@ -223,3 +224,31 @@ async def test_calibrate_proposes_the_pass_level_of_a_level_judge(server: Server
     assert cal.pass_level_point.threshold == 1.0
     assert cal.pass_level_point.kappa == pytest.approx(0.5)
     assert [p.threshold for p in cal.points] == [0.5]  # the thresholds asked for, unchanged
+
+
+CHECKLLM = """
+judge: {backend: openai, model: m-lenient}
+tests:
+  - vars: {q: one}
+    assert:
+      - {type: correctness, value: "is right"}
+      - {type: sentiment, judges: [openai:m-strict, openai:m-third], panel: all}
+  - vars: {q: two}
+    assert: [{type: correctness, value: "other", model: openai:m-strict}]
+"""
+
+
+def test_a_recorded_checkllm_suite_names_the_files_judge_and_an_assertions_panel() -> None:
+    # what Agreement of a recorded checkllm run reads: the suite text as recorded
+    params = suite_params(CHECKLLM)
+    describe = {None: "openai:gpt-4o-mini"}.get
+    named = {
+        kind: judge_config(kind, params.get(kind), lambda m: describe(m, m)).judge_model
+        for kind in ("correctness", "sentiment", "not_asserted")
+    }
+    assert named == {
+        "correctness": LENIENT,  # the first assertion of the type, with the file's judge
+        "sentiment": f"panel(all: {STRICT}, {THIRD})",
+        "not_asserted": "openai:gpt-4o-mini",  # the server's default judge
+    }
+    assert judge_config("sentiment", params["sentiment"], str).scale == 5

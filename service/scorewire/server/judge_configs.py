@@ -19,6 +19,8 @@ from typing import Any
 
 from scorewire.checks.levels import level_scale
 from scorewire.judge.several import describe_judges
+from scorewire.suites.checkllm import is_checkllm
+from scorewire.suites.checkllm_sections import parse_judge
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +43,12 @@ def judge_config(
 
 def suite_params(suite: str) -> dict[str, dict[str, Any]]:
     """Each check's parameters as the recorded suite text gives them (by check name, else
-    by type); empty when the suite cannot be read or lists no checks."""
+    by type); empty when the suite cannot be read or lists no checks.
+
+    A checkllm suite names its checks by assertion type (the first assertion of a type
+    speaks for the type) and gives a judge check the file's `judge:` as its `model`
+    unless it names its own judge, panel or cascade, as the suite's loader does.
+    """
     try:
         doc = json.loads(suite)
     except ValueError:
@@ -51,6 +58,8 @@ def suite_params(suite: str) -> dict[str, dict[str, Any]]:
             doc = yaml.safe_load(suite)
         except yaml.YAMLError:  # a suite we cannot read names no judge
             return {}
+    if is_checkllm(doc):
+        return _checkllm_params(doc)
     checks = doc.get("checks") if isinstance(doc, dict) else None
     out: dict[str, dict[str, Any]] = {}
     for c in checks if isinstance(checks, list) else []:
@@ -60,4 +69,22 @@ def suite_params(suite: str) -> dict[str, dict[str, Any]]:
         name = c.get("name") or c.get("type")
         if isinstance(name, str):
             out.setdefault(name, params if isinstance(params, dict) else c)
+    return out
+
+
+def _checkllm_params(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The parameters of each assertion type of a checkllm document."""
+    model = parse_judge(doc.get("judge"), []).model_param()
+    tests = doc.get("tests")
+    out: dict[str, dict[str, Any]] = {}
+    for test in tests if isinstance(tests, list) else []:
+        asserts = test.get("assert") if isinstance(test, dict) else None
+        for a in asserts if isinstance(asserts, list) else []:
+            kind = a.get("type") if isinstance(a, dict) else None
+            if not isinstance(kind, str) or kind in out:
+                continue
+            params = {k: v for k, v in a.items() if k != "type"}
+            if model is not None and not params.keys() & {"model", "judges", "cascade"}:
+                params["model"] = model
+            out[kind] = params
     return out
