@@ -221,3 +221,39 @@ def test_agreement_reads_labels_from_a_server(
     )
     assert done.code == 0, done.stderr
     assert json.loads(done.stdout)["checks"][0]["kappa"] == pytest.approx(1 / 6)
+
+
+def test_calibrate_proposes_a_judge_checks_pass_level_only_with_its_scale(tmp_path: Path) -> None:
+    # a `judge` check on a 1..3 scale (values 0, 0.5, 1); people pass levels 2 and 3
+    values = {"a": 1.0, "b": 0.5, "c": 0.0, "d": 0.5}
+    rows = [
+        {
+            "sample_id": s,
+            "output": s,
+            "scores": [{"name": "tone", "type": "judge", "value": v, "passed": v == 1.0}],
+        }
+        for s, v in values.items()
+    ]
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"format": "scorewire.results/1", "results": rows}))
+    labels = _write_labels(
+        tmp_path / "labels.jsonl",
+        [
+            {"sample_id": s, "output_hash": output_hash(s), "passed": v > 0, "labeller": "ana"}
+            for s, v in values.items()
+        ],
+    )
+    unknown = scorewire("calibrate", str(results), "--labels", str(labels), "--json", "-")
+    assert unknown.code == 0, unknown.stderr
+    [check] = json.loads(unknown.stdout)["checks"]
+    # the file holds no `scale` parameter: no pass level is guessed
+    assert check["scale"] is None and check["recommended_pass_level"] is None
+    given = scorewire(
+        "calibrate", str(results), "--labels", str(labels), "--scale", "3", "--json", "-"
+    )
+    assert given.code == 0, given.stderr
+    [check] = json.loads(given.stdout)["checks"]
+    assert (check["scale"], check["recommended_pass_level"]) == (3, 2)
+    assert "recommended pass_level 2 of 3" in given.stderr + given.stdout
+    bad = scorewire("calibrate", str(results), "--labels", str(labels), "--scale", "1")
+    assert bad.code == 2 and "--scale" in bad.stderr

@@ -104,8 +104,9 @@ def run_calibrate(args: argparse.Namespace, *, console: Console | None = None) -
             checks, lookup = read_inputs(args)
         for name, ctype, judged in checks:
             # A results file holds no parameters: a fixed-scale check's levels are known,
-            # a `judge` check's `scale` is not (its pass level is proposed over a server).
-            c = calibrate(pair_up(judged, lookup), args.thresholds, level_scale(ctype, None))
+            # a `judge` check's `scale` only when --scale gives it.
+            scale = level_scale(ctype, None if args.scale is None else {"scale": args.scale})
+            c = calibrate(pair_up(judged, lookup), args.thresholds, scale)
             reports.append(calibration_json(name, ctype, c))
             print_calibration(console, name, ctype, c)
     except (UsageError, NoPairs) as problem:
@@ -128,6 +129,13 @@ def _count(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _levels(text: str) -> int:
+    value = int(text)
+    if not 2 <= value <= 100:
+        raise argparse.ArgumentTypeError("must be 2 to 100 levels")
     return value
 
 
@@ -207,5 +215,12 @@ def add_agreement_parsers(subparsers: Any) -> None:
         type=_thresholds,
         default=[],
         help="candidate thresholds, e.g. 0.5,0.75,1 (default: every value the judge gave)",
+    )
+    cal.add_argument(
+        "--scale",
+        type=_levels,
+        help="levels of the `judge` checks' scale, to propose their pass_level from a "
+        "results file (which holds no parameters; fixed-scale checks need none, and a "
+        "recorded run's server reads it from the run)",
     )
     cal.set_defaults(func=run_calibrate)
