@@ -17,7 +17,7 @@ PYTEST_WORKERS ?= auto
 
 .PHONY: install install-server serve test test-deps lint docs generate check-generated test-python \
         test-clients test-install test-image bench bench-engine bench-regex bench-service \
-        bench-judge bench-e2e bench-load bench-hostile bench-viewer clean
+        bench-judge bench-judge-value bench-e2e bench-load bench-hostile bench-viewer clean
 
 # `make serve` needs the server alone: its runtime dependencies, none of the dev tools
 # (a development install, below, includes it).
@@ -127,6 +127,10 @@ bench-service: install
 
 bench-judge: install
 	PYTHONPATH=. $(BIN)/python bench/judge_bench.py
+
+## bench-judge-value: kappa (with its interval), accuracy, F1 and dollars of single judges, a panel and a cascade of stand-in judges of known accuracy (loopback only)
+bench-judge-value: install
+	PYTHONPATH=. $(BIN)/python bench/judge_value.py
 
 ## bench-e2e: scorewire against the fastest peer library in alternating rounds; writes docs/benchmarks.md's table (needs the peers' environment, see bench/peer_bench.py)
 bench-e2e: install

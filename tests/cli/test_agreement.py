@@ -133,6 +133,11 @@ def test_agreement_prints_and_writes_the_figures(results: Path, tmp_path: Path) 
     }
     assert any(d["human_note"] == "ana: ana says no to 1" for d in check["disagreements"])
     assert "kappa 0.167" in done.stdout and "5 pairs" in done.stdout
+    # TP 2, FP 1, FN 1: F1 4/6; people passed 3 of 5 (the base rate beside accuracy)
+    assert check["f1"] == pytest.approx(4 / 6) and check["base_rate"] == pytest.approx(0.6)
+    assert "F1 0.667" in done.stdout and "people passed 60.0% (base rate)" in done.stdout
+    # a results file names no judge configuration: none is guessed
+    assert check["judge"] is None
 
 
 def test_the_same_seed_gives_the_same_interval(results: Path, tmp_path: Path) -> None:
@@ -185,6 +190,10 @@ def test_calibrate_recommends_the_best_threshold_and_costs_per_pair(
     assert check["recommended_threshold"] == 1.0 and check["recommended_kappa"] == 1.0
     cost = json.loads(results.read_text())["summary"]["judge_cost_usd"]
     assert check["cost_per_pair_usd"] == pytest.approx(cost / 5)
+    # `sentiment` grades on a fixed 1..5 scale: levels 2 to 5 all split 1 from 5 as people
+    # do, and the tie goes to the lowest bar
+    assert (check["scale"], check["recommended_pass_level"]) == (5, 2)
+    assert check["pass_level_point"]["kappa"] == 1.0
 
 
 def test_agreement_reads_labels_from_a_server(
@@ -212,3 +221,39 @@ def test_agreement_reads_labels_from_a_server(
     )
     assert done.code == 0, done.stderr
     assert json.loads(done.stdout)["checks"][0]["kappa"] == pytest.approx(1 / 6)
+
+
+def test_calibrate_proposes_a_judge_checks_pass_level_only_with_its_scale(tmp_path: Path) -> None:
+    # a `judge` check on a 1..3 scale (values 0, 0.5, 1); people pass levels 2 and 3
+    values = {"a": 1.0, "b": 0.5, "c": 0.0, "d": 0.5}
+    rows = [
+        {
+            "sample_id": s,
+            "output": s,
+            "scores": [{"name": "tone", "type": "judge", "value": v, "passed": v == 1.0}],
+        }
+        for s, v in values.items()
+    ]
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"format": "scorewire.results/1", "results": rows}))
+    labels = _write_labels(
+        tmp_path / "labels.jsonl",
+        [
+            {"sample_id": s, "output_hash": output_hash(s), "passed": v > 0, "labeller": "ana"}
+            for s, v in values.items()
+        ],
+    )
+    unknown = scorewire("calibrate", str(results), "--labels", str(labels), "--json", "-")
+    assert unknown.code == 0, unknown.stderr
+    [check] = json.loads(unknown.stdout)["checks"]
+    # the file holds no `scale` parameter: no pass level is guessed
+    assert check["scale"] is None and check["recommended_pass_level"] is None
+    given = scorewire(
+        "calibrate", str(results), "--labels", str(labels), "--scale", "3", "--json", "-"
+    )
+    assert given.code == 0, given.stderr
+    [check] = json.loads(given.stdout)["checks"]
+    assert (check["scale"], check["recommended_pass_level"]) == (3, 2)
+    assert "recommended pass_level 2 of 3" in given.stderr + given.stdout
+    bad = scorewire("calibrate", str(results), "--labels", str(labels), "--scale", "1")
+    assert bad.code == 2 and "--scale" in bad.stderr

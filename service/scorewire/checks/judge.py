@@ -30,12 +30,15 @@ from scorewire.judge.sampling import Sampling, sampling_from
 from scorewire.judge.several import Several, judges_from
 from scorewire.judge.verdict import parse_level
 
+DEFAULT_SCALE = 5
+"""Levels of a `judge` check that names no `scale`."""
+
 
 class JudgeParams(PanelParams):
     """Parameters of `judge`."""
 
     rubric: str = Field(min_length=1, description="What a good output does, in plain words.")
-    scale: int = Field(5, ge=2, le=100, description="Levels run from 1 to scale.")
+    scale: int = Field(DEFAULT_SCALE, ge=2, le=100, description="Levels run from 1 to scale.")
     pass_level: int | None = Field(
         None,
         ge=1,

@@ -33,6 +33,7 @@ import math
 from typing import Any
 
 from rich.console import Console
+from scorewire.checks.levels import level_scale
 from scorewire.cli.agreement_inputs import read_inputs
 from scorewire.cli.agreement_output import (
     AGREEMENT_FORMAT,
@@ -65,9 +66,9 @@ def run_agreement(args: argparse.Namespace, *, console: Console | None = None) -
     try:
         reports = []
         if is_run_id(args.results):
-            for name, ctype, a in recorded_agreements(args):
-                reports.append(agreement_json(name, ctype, a))
-                print_agreement(console, name, ctype, a)
+            for name, ctype, judge, a in recorded_agreements(args):
+                reports.append(agreement_json(name, ctype, a, judge))
+                print_agreement(console, name, ctype, a, judge)
             checks: list[tuple[str, str, list[JudgedOutput]]] = []
         else:
             checks, lookup = read_inputs(args)
@@ -95,14 +96,17 @@ def run_calibrate(args: argparse.Namespace, *, console: Console | None = None) -
     try:
         reports = []
         if is_run_id(args.results):
-            for name, ctype, cal in recorded_calibrations(args):
-                reports.append(calibration_json(name, ctype, cal))
-                print_calibration(console, name, ctype, cal)
+            for name, ctype, judge, cal in recorded_calibrations(args):
+                reports.append(calibration_json(name, ctype, cal, judge))
+                print_calibration(console, name, ctype, cal, judge)
             checks: list[tuple[str, str, list[JudgedOutput]]] = []
         else:
             checks, lookup = read_inputs(args)
         for name, ctype, judged in checks:
-            c = calibrate(pair_up(judged, lookup), args.thresholds)
+            # A results file holds no parameters: a fixed-scale check's levels are known,
+            # a `judge` check's `scale` only when --scale gives it.
+            scale = level_scale(ctype, None if args.scale is None else {"scale": args.scale})
+            c = calibrate(pair_up(judged, lookup), args.thresholds, scale)
             reports.append(calibration_json(name, ctype, c))
             print_calibration(console, name, ctype, c)
     except (UsageError, NoPairs) as problem:
@@ -125,6 +129,13 @@ def _count(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _levels(text: str) -> int:
+    value = int(text)
+    if not 2 <= value <= 100:
+        raise argparse.ArgumentTypeError("must be 2 to 100 levels")
     return value
 
 
@@ -204,5 +215,12 @@ def add_agreement_parsers(subparsers: Any) -> None:
         type=_thresholds,
         default=[],
         help="candidate thresholds, e.g. 0.5,0.75,1 (default: every value the judge gave)",
+    )
+    cal.add_argument(
+        "--scale",
+        type=_levels,
+        help="levels of the `judge` checks' scale, to propose their pass_level from a "
+        "results file (which holds no parameters; fixed-scale checks need none, and a "
+        "recorded run's server reads it from the run)",
     )
     cal.set_defaults(func=run_calibrate)

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
-from scorewire.labels.figures import Agreement, Calibration, Confusion, Pair
+from scorewire.labels.figures import Agreement, Calibration, CalibrationPoint, Confusion, Pair
 
 AGREEMENT_FORMAT = "scorewire.agreement/1"
 CALIBRATION_FORMAT = "scorewire.calibration/1"
@@ -39,13 +40,16 @@ def _pair_json(p: Pair) -> dict[str, Any]:
     }
 
 
-def agreement_json(name: str, ctype: str, a: Agreement) -> dict[str, Any]:
-    """The JSON of one check's agreement."""
+def agreement_json(name: str, ctype: str, a: Agreement, judge: str = "") -> dict[str, Any]:
+    """The JSON of one check's agreement (`judge`: its judge configuration, when known)."""
     return {
         "name": name,
         "type": ctype,
+        "judge": judge or None,
         "pairs": a.pairs,
         "accuracy": a.accuracy,
+        "f1": a.f1,
+        "base_rate": a.base_rate,
         "kappa": a.kappa,
         "kappa_interval": None if a.interval is None else list(a.interval),
         "confidence": a.confidence,
@@ -58,23 +62,28 @@ def agreement_json(name: str, ctype: str, a: Agreement) -> dict[str, Any]:
     }
 
 
-def calibration_json(name: str, ctype: str, c: Calibration) -> dict[str, Any]:
-    """The JSON of one check's calibration."""
+def _point_json(p: CalibrationPoint) -> dict[str, Any]:
+    return {
+        "threshold": p.threshold,
+        "accuracy": p.accuracy,
+        "kappa": p.kappa,
+        "confusion": confusion_json(p.confusion),
+    }
+
+
+def calibration_json(name: str, ctype: str, c: Calibration, judge: str = "") -> dict[str, Any]:
+    """The JSON of one check's calibration (`judge`: its judge configuration, when known)."""
     return {
         "name": name,
         "type": ctype,
+        "judge": judge or None,
         "pairs": c.pairs,
-        "points": [
-            {
-                "threshold": p.threshold,
-                "accuracy": p.accuracy,
-                "kappa": p.kappa,
-                "confusion": confusion_json(p.confusion),
-            }
-            for p in c.points
-        ],
+        "points": [_point_json(p) for p in c.points],
         "recommended_threshold": c.recommended.threshold,
         "recommended_kappa": c.recommended.kappa,
+        "scale": c.scale,
+        "recommended_pass_level": c.pass_level,
+        "pass_level_point": None if c.pass_level_point is None else _point_json(c.pass_level_point),
         "cost_usd": c.cost_usd,
         "cost_per_pair_usd": c.cost_per_pair_usd,
     }
@@ -84,16 +93,23 @@ def _kappa_text(kappa: float | None) -> str:
     return "undefined (one verdict for every pair)" if kappa is None else f"{kappa:.3f}"
 
 
-def print_agreement(console: Console, name: str, ctype: str, a: Agreement) -> None:
-    """One check's agreement: the figures, the confusion matrix and the disagreements."""
+def _judged_by(judge: str) -> str:
+    return f", judged by {escape(judge)}" if judge else ""
+
+
+def print_agreement(console: Console, name: str, ctype: str, a: Agreement, judge: str = "") -> None:
+    """One check's agreement: the figures beside the base rate and the judge's cost, the
+    confusion matrix and the disagreements."""
     interval = (
         f" [{a.interval[0]:.3f}, {a.interval[1]:.3f}] at {a.confidence:.0%}"
         if a.interval is not None
         else ""
     )
+    f1 = "undefined (no pass on either side)" if a.f1 is None else f"{a.f1:.3f}"
     console.print(
-        f"[bold]{name}[/bold] ({ctype}): {a.pairs} pairs, accuracy {a.accuracy:.1%}, "
-        f"kappa {_kappa_text(a.kappa)}{interval}",
+        f"[bold]{escape(name)}[/bold] ({ctype}{_judged_by(judge)}): {a.pairs} pairs, "
+        f"kappa {_kappa_text(a.kappa)}{interval}, accuracy {a.accuracy:.1%}, F1 {f1}; "
+        f"people passed {a.base_rate:.1%} (base rate); judge cost ${a.cost_usd:.6f}",
         highlight=False,
     )
     skipped = []
@@ -122,9 +138,15 @@ def print_agreement(console: Console, name: str, ctype: str, a: Agreement) -> No
         console.print(table)
 
 
-def print_calibration(console: Console, name: str, ctype: str, c: Calibration) -> None:
-    """One check's calibration: the agreement at each threshold, and the recommended one."""
-    console.print(f"[bold]{name}[/bold] ({ctype}): {c.pairs} pairs", highlight=False)
+def print_calibration(
+    console: Console, name: str, ctype: str, c: Calibration, judge: str = ""
+) -> None:
+    """One check's calibration: the agreement at each threshold, the recommended one and,
+    for a level judge, the recommended pass level."""
+    console.print(
+        f"[bold]{escape(name)}[/bold] ({ctype}{_judged_by(judge)}): {c.pairs} pairs",
+        highlight=False,
+    )
     table = Table(
         "threshold", "accuracy", "kappa", "judge pass/human fail", "judge fail/human pass"
     )
@@ -144,6 +166,14 @@ def print_calibration(console: Console, name: str, ctype: str, c: Calibration) -
         f"${c.cost_per_pair_usd:.6f} per labelled pair",
         highlight=False,
     )
+    if c.pass_level is not None and c.pass_level_point is not None:
+        console.print(
+            f"  recommended pass_level {c.pass_level} of {c.scale} "
+            f"(bar {c.pass_level_point.threshold:.3g}, kappa "
+            f"{_kappa_text(c.pass_level_point.kappa)}, accuracy "
+            f"{c.pass_level_point.accuracy:.1%})",
+            highlight=False,
+        )
 
 
 def write_json(path: str | None, doc: dict[str, Any]) -> None:

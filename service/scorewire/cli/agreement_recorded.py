@@ -54,24 +54,37 @@ def _agreement_from_pb(m: Any) -> Agreement:
         unlabelled=m.unlabelled,
         errored=m.errored,
         cost_usd=m.cost_usd,
+        f1=m.f1 if m.HasField("f1") else None,
+        base_rate=m.base_rate,
+    )
+
+
+def _point_from_pb(p: Any) -> CalibrationPoint:
+    return CalibrationPoint(
+        p.threshold,
+        p.accuracy,
+        p.kappa if p.HasField("kappa") else None,
+        _confusion_from_pb(p.confusion),
     )
 
 
 def _calibration_from_pb(m: Any) -> Calibration:
-    points = [
-        CalibrationPoint(
-            p.threshold,
-            p.accuracy,
-            p.kappa if p.HasField("kappa") else None,
-            _confusion_from_pb(p.confusion),
-        )
-        for p in m.points
-    ]
+    points = [_point_from_pb(p) for p in m.points]
     best = next(
         (p for p in points if p.threshold == m.recommended_threshold),
         CalibrationPoint(m.recommended_threshold, 0.0, None, Confusion()),
     )
-    return Calibration(m.pairs, points, best, m.cost_usd, m.cost_per_pair_usd)
+    level = m.HasField("recommended_pass_level")
+    return Calibration(
+        m.pairs,
+        points,
+        best,
+        m.cost_usd,
+        m.cost_per_pair_usd,
+        scale=m.scale or None,
+        pass_level=m.recommended_pass_level if level else None,
+        pass_level_point=_point_from_pb(m.pass_level_point) if level else None,
+    )
 
 
 def _run_request(args: argparse.Namespace) -> Any:
@@ -109,18 +122,20 @@ def _call_server(args: argparse.Namespace, method: str, request: Any) -> Any:
         channel.close()
 
 
-def recorded_agreements(args: argparse.Namespace) -> list[tuple[str, str, Agreement]]:
-    """(name, type, agreement) of each judge-backed check of the run `args.results`."""
+def recorded_agreements(args: argparse.Namespace) -> list[tuple[str, str, str, Agreement]]:
+    """(name, type, judge configuration, agreement) of each judge-backed check of the run
+    `args.results`."""
     resp = _call_server(args, "Agreement", _run_request(args))
-    return [(c.name, c.type, _agreement_from_pb(c)) for c in resp.checks]
+    return [(c.name, c.type, c.judge_model, _agreement_from_pb(c)) for c in resp.checks]
 
 
-def recorded_calibrations(args: argparse.Namespace) -> list[tuple[str, str, Calibration]]:
-    """(name, type, calibration) of each judge-backed check of the run `args.results`."""
+def recorded_calibrations(args: argparse.Namespace) -> list[tuple[str, str, str, Calibration]]:
+    """(name, type, judge configuration, calibration) of each judge-backed check of the
+    run `args.results`."""
     from scorewire.v1 import labels_pb2
 
     request = labels_pb2.CalibrateRequest(
         agreement=_run_request(args), thresholds=args.thresholds or []
     )
     resp = _call_server(args, "Calibrate", request)
-    return [(c.name, c.type, _calibration_from_pb(c)) for c in resp.checks]
+    return [(c.name, c.type, c.judge_model, _calibration_from_pb(c)) for c in resp.checks]

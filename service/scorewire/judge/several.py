@@ -8,6 +8,9 @@ without a cascade.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
 from scorewire.core.registry import ParamError
 from scorewire.judge.cascades import Cascade, cascade_from
 from scorewire.judge.panels import Panel, PanelParams, panel_from
@@ -46,3 +49,37 @@ def judges_from(p: PanelParams, model: str | None, *, bar: float, step: float) -
     if p.audit_share is not None:
         raise ParamError("audit_share", "applies to a cascade only, not to a panel")
     return panel_from(p, bar)
+
+
+def describe_judges(params: Mapping[str, Any], describe: Callable[[str | None], str]) -> str:
+    """The judge configuration a check's raw parameters name, for reports and metric labels.
+
+    One judge is `describe(model)` (`backend:model`, the default when unset); a panel is
+    `panel(majority: a, b, c)` (its rule, default majority, each judge described; a
+    weighted one `panel(weighted: a ×1, b ×2)`); a cascade `cascade(a → b)`, cheapest
+    first (`cascade(a → b; audit 0.05)` with an audit share). Those settings change
+    what a configuration is worth, so two that differ in them are never reported as
+    one. Parameters that do not parse as judges (a recorded suite this server would
+    refuse) are described as written, never dropped.
+    """
+    judges, cascade = params.get("judges"), params.get("cascade")
+    if isinstance(judges, list) and judges:
+        rule = params.get("panel") if isinstance(params.get("panel"), str) else "majority"
+        names = _each(judges, describe)
+        weights = params.get("weights")
+        if rule == "weighted" and isinstance(weights, list) and len(weights) == len(names):
+            names = [
+                f"{n} ×{w:g}" if isinstance(w, int | float) else n
+                for n, w in zip(names, weights, strict=True)
+            ]
+        return f"panel({rule}: {', '.join(names)})"
+    if isinstance(cascade, list) and cascade:
+        audit = params.get("audit_share")
+        tail = f"; audit {audit:g}" if isinstance(audit, int | float) and audit > 0 else ""
+        return f"cascade({' → '.join(_each(cascade, describe))}{tail})"
+    model = params.get("model")
+    return describe(model if isinstance(model, str) else None)
+
+
+def _each(names: Sequence[Any], describe: Callable[[str | None], str]) -> list[str]:
+    return [describe(n) if isinstance(n, str) else str(n) for n in names]

@@ -102,6 +102,18 @@ class Confusion:
         """The share of pairs where judge and people agree (0 for no pairs)."""
         return (self.pass_pass + self.fail_fail) / self.total if self.total else 0.0
 
+    def f1(self) -> float | None:
+        """F1 of the judge's passes against people's (a human pass is the positive class):
+        2·TP / (2·TP + FP + FN); None when neither ever passed (no positive to find)."""
+        found = 2 * self.pass_pass
+        denominator = found + self.pass_fail + self.fail_pass
+        return found / denominator if denominator else None
+
+    def base_rate(self) -> float:
+        """The share of pairs people passed (0 for no pairs): what accuracy and F1 are
+        read against (always-pass scores this accuracy)."""
+        return (self.pass_pass + self.fail_pass) / self.total if self.total else 0.0
+
 
 @dataclass(frozen=True, slots=True)
 class Agreement:
@@ -123,6 +135,10 @@ class Agreement:
     errored: int
     cost_usd: float
     """Dollars the paired scores cost."""
+    f1: float | None = None
+    """F1 with a human pass as the positive class; None when undefined (`Confusion.f1`)."""
+    base_rate: float = 0.0
+    """The share of pairs people passed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +160,12 @@ class Calibration:
     recommended: CalibrationPoint
     cost_usd: float
     cost_per_pair_usd: float
+    scale: int | None = None
+    """Levels of the judge's scale; None when it is no level check (or not known)."""
+    pass_level: int | None = None
+    """The level (1..scale) whose bar agrees best with the labels; None without `scale`."""
+    pass_level_point: CalibrationPoint | None = None
+    """The agreement at `pass_level`'s bar ((pass_level − 1) / (scale − 1))."""
 
 
 @dataclass(slots=True)
@@ -342,6 +364,8 @@ def agreement(
         unlabelled=paired.unlabelled,
         errored=paired.errored,
         cost_usd=paired.cost_usd,
+        f1=confusion.f1(),
+        base_rate=confusion.base_rate(),
     )
 
 
@@ -370,19 +394,58 @@ def candidate_thresholds(paired: Paired, thresholds: Sequence[float] = ()) -> li
     return [float(v) for v in np.unique(np.frombuffer(paired.values, dtype=np.float64))]
 
 
-def calibrate(paired: Paired, thresholds: Sequence[float] = ()) -> Calibration:
+def calibrate(
+    paired: Paired, thresholds: Sequence[float] = (), scale: int | None = None
+) -> Calibration:
     """Agreement at each threshold (pass at value ≥ threshold) and the best one.
 
     Without thresholds, every distinct value the judge gave is a candidate (for a level
     scale, each level it used). The recommendation has the highest kappa (an undefined
     kappa ranks lowest); ties go to the higher accuracy, then the lower threshold.
 
+    With the `scale` of a level judge, every level's bar ((level − 1) / (scale − 1)) is
+    tried as well, whatever values the judge gave, and the best (by the same rule) is
+    proposed as the `pass_level`: the setting that states the threshold in the judge's
+    own levels.
+    """
+    _require_pairs(paired)
+    points = _points(paired, candidate_thresholds(paired, thresholds))
+    level, level_point = None, None
+    if scale is not None and scale >= 2:
+        bars = [(lv - 1) / (scale - 1) for lv in range(1, scale + 1)]
+        level_point = _best(_points(paired, bars))
+        level = round(level_point.threshold * (scale - 1)) + 1
+    return Calibration(
+        pairs=paired.pairs,
+        points=points,
+        recommended=_best(points),
+        cost_usd=paired.cost_usd,
+        cost_per_pair_usd=paired.cost_usd / paired.pairs,
+        scale=scale if level is not None else None,
+        pass_level=level,
+        pass_level_point=level_point,
+    )
+
+
+def _best(points: Sequence[CalibrationPoint]) -> CalibrationPoint:
+    """The highest kappa (undefined ranks lowest); ties: higher accuracy, lower threshold."""
+    return max(
+        points,
+        key=lambda pt: (
+            -math.inf if pt.kappa is None else pt.kappa,
+            pt.accuracy,
+            -pt.threshold,
+        ),
+    )
+
+
+def _points(paired: Paired, candidates: Sequence[float]) -> list[CalibrationPoint]:
+    """The agreement at each candidate threshold.
+
     The values are sorted once, those people passed once more; a threshold's judge fails
     are then the values below it (a binary search) and its failed human passes the same
     in the second list: the confusion matrix without a pass over the pairs.
     """
-    _require_pairs(paired)
-    candidates = candidate_thresholds(paired, thresholds)
     values = np.frombuffer(paired.values, dtype=np.float64)
     _, human = _verdicts(paired)
     # A NaN value never passes (NaN >= t is false): it sorts first, as -inf.
@@ -398,18 +461,4 @@ def calibrate(paired: Paired, thresholds: Sequence[float] = ()) -> Calibration:
         pass_pass = human_passes - fail_pass
         confusion = Confusion(pass_pass, n - fail - pass_pass, fail_pass, fail - fail_pass)
         points.append(CalibrationPoint(t, confusion.accuracy(), cohen_kappa(confusion), confusion))
-    best = max(
-        points,
-        key=lambda pt: (
-            -math.inf if pt.kappa is None else pt.kappa,
-            pt.accuracy,
-            -pt.threshold,
-        ),
-    )
-    return Calibration(
-        pairs=paired.pairs,
-        points=points,
-        recommended=best,
-        cost_usd=paired.cost_usd,
-        cost_per_pair_usd=paired.cost_usd / paired.pairs,
-    )
+    return points

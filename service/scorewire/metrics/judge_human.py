@@ -2,7 +2,8 @@
 
 - `scorewire_judge_agreement_kappa{check,judge_model}`: Cohen's kappa of the latest
   Agreement (or Calibrate, at the check's own verdicts) run for this check name and judge
-  model; NaN when that kappa was undefined (one verdict for every pair);
+  configuration (`backend:model`, `panel(majority: a, b, c)` or `cascade(a → b)`); NaN
+  when that kappa was undefined (one verdict for every pair);
 - `scorewire_judge_agreement_pairs{check,judge_model}`: how many labelled pairs it used;
 - `scorewire_judge_agreement_kappa_floor`: SCOREWIRE_AGREEMENT_KAPPA_FLOOR, which the
   ScorewireJudgeAgreementLow alert compares every kappa with.

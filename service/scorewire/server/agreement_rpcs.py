@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import grpc
+from google.protobuf import json_format
 from scorewire.core.errors import FieldViolation, join_path
 from scorewire.core.model import Score, ScoreError, Spread
 from scorewire.core.pacing import Pacer
@@ -57,6 +58,7 @@ from scorewire.labels.label_model import (
 )
 from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_chunks
 from scorewire.scoring.recorded import json_value, read_cases
+from scorewire.server.judge_configs import judge_config, suite_params
 from scorewire.server.run_records import unavailable, visible_run
 from scorewire.server.security import Principal
 from scorewire.server.status import (
@@ -124,7 +126,10 @@ class Judged:
     name: str
     type: str
     judge_model: str
+    """The judge configuration (`server.judge_configs`): one model, a panel or a cascade."""
     paired: Paired
+    scale: int | None = None
+    """Levels of a level check's scale (for the proposed pass level), else None."""
 
 
 @dataclass(slots=True)
@@ -298,10 +303,13 @@ async def judge_pairs(
     await _pair_page(page, pairings, store, query, pacer)
     out = []
     for (i, check), pairing in zip(chosen, pairings, strict=True):
-        model = request.checks[i].params.fields.get("model") if i < len(request.checks) else None
-        model_name = model.string_value if model is not None else None
-        judge = scorer.describe_judge(model_name)
-        out.append(Judged(check.name, check.type, judge, pairing.paired()))
+        params = (
+            json_format.MessageToDict(request.checks[i].params) if i < len(request.checks) else None
+        )
+        config = judge_config(check.type, params, scorer.describe_judge)
+        out.append(
+            Judged(check.name, check.type, config.judge_model, pairing.paired(), config.scale)
+        )
     return out
 
 
@@ -325,33 +333,6 @@ def _score_from_pb(m: scoring_pb2.Score) -> Score:
         skipped=m.skipped,
         spread=spread,
     )
-
-
-def _suite_models(suite: str) -> dict[str, str]:
-    """Each check's `model:` parameter as the recorded suite text names it (by check name,
-    else by type); empty when the suite is not the JSON form or names no model."""
-    import json
-
-    try:
-        doc = json.loads(suite)
-    except ValueError:
-        try:
-            import yaml
-
-            doc = yaml.safe_load(suite)
-        except yaml.YAMLError:  # a suite we cannot read names no model
-            return {}
-    checks = doc.get("checks") if isinstance(doc, dict) else None
-    out: dict[str, str] = {}
-    for c in checks if isinstance(checks, list) else []:
-        if not isinstance(c, dict):
-            continue
-        params = c.get("params") if isinstance(c.get("params"), dict) else c
-        model = params.get("model") if isinstance(params, dict) else None
-        name = c.get("name") or c.get("type")
-        if isinstance(model, str) and isinstance(name, str):
-            out.setdefault(name, model)
-    return out
 
 
 async def recorded_pairs(
@@ -445,12 +426,15 @@ async def recorded_pairs(
             else f"run {run_id!r} recorded no judge-backed score: nothing to compare with labels"
         )
         raise failed_precondition(why, join_path(path, "check" if request.check else "run_id"))
-    models = _suite_models(run.suite)
+    params = suite_params(run.suite)
     order = {name: i for i, name in enumerate(run.checks)}
     out = []
     for name in sorted(slots, key=lambda n: (order.get(n, len(order)), n)):
-        model = models.get(name) or models.get(types[name])
-        out.append(Judged(name, types[name], describe_judge(model), pairings[slots[name]].paired()))
+        config = judge_config(
+            types[name], params.get(name) or params.get(types[name]), describe_judge
+        )
+        paired = pairings[slots[name]].paired()
+        out.append(Judged(name, types[name], config.judge_model, paired, config.scale))
     return out
 
 
@@ -465,8 +449,6 @@ def _recorded_cases(chunk: Chunk) -> list[tuple[scoring_pb2.Case, scoring_pb2.Ca
 def _value(output: scoring_pb2.Output) -> Any:
     if not output.HasField("value"):
         return None
-    from google.protobuf import json_format
-
     return json_format.MessageToDict(output.value)
 
 
@@ -531,7 +513,7 @@ async def calibrations(
                 "thresholds to try",
             )
         try:
-            out.append(await asyncio.to_thread(calibrate, j.paired, candidates))
+            out.append(await asyncio.to_thread(calibrate, j.paired, candidates, j.scale))
         except NoPairs as err:
             raise _no_pairs(j, err, path) from None
     return out

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from scorewire.core.errors import FieldViolation, join_path
 from scorewire.core.values import is_json, loads_fast
-from scorewire.labels.figures import Agreement, Calibration, Confusion
+from scorewire.labels.figures import Agreement, Calibration, CalibrationPoint, Confusion
 from scorewire.server.agreement_rpcs import Judged
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
@@ -88,6 +88,7 @@ def agreement_to_pb(j: Judged, a: Agreement) -> lpb.CheckAgreement:
         cost_usd=a.cost_usd,
         confidence=a.confidence,
         resamples=a.resamples,
+        base_rate=a.base_rate,
         disagreements=[
             lpb.Disagreement(
                 sample_id=p.sample_id,
@@ -106,32 +107,39 @@ def agreement_to_pb(j: Judged, a: Agreement) -> lpb.CheckAgreement:
         m.kappa = a.kappa
     if a.interval is not None:
         m.kappa_low, m.kappa_high = a.interval
+    if a.f1 is not None:
+        m.f1 = a.f1
     return m
 
 
 def calibration_to_pb(j: Judged, c: Calibration) -> lpb.CheckCalibration:
     """The wire form of one check's calibration."""
-    points = []
-    for p in c.points:
-        point = lpb.CalibrationPoint(
-            threshold=p.threshold, accuracy=p.accuracy, confusion=confusion_to_pb(p.confusion)
-        )
-        if p.kappa is not None:
-            point.kappa = p.kappa
-        points.append(point)
     m = lpb.CheckCalibration(
         name=j.name,
         type=j.type,
         judge_model=j.judge_model,
         pairs=c.pairs,
-        points=points,
+        points=[_point_to_pb(p) for p in c.points],
         recommended_threshold=c.recommended.threshold,
         cost_usd=c.cost_usd,
         cost_per_pair_usd=c.cost_per_pair_usd,
+        scale=c.scale or 0,
     )
     if c.recommended.kappa is not None:
         m.recommended_kappa = c.recommended.kappa
+    if c.pass_level is not None and c.pass_level_point is not None:
+        m.recommended_pass_level = c.pass_level
+        m.pass_level_point.CopyFrom(_point_to_pb(c.pass_level_point))
     return m
+
+
+def _point_to_pb(p: CalibrationPoint) -> lpb.CalibrationPoint:
+    point = lpb.CalibrationPoint(
+        threshold=p.threshold, accuracy=p.accuracy, confusion=confusion_to_pb(p.confusion)
+    )
+    if p.kappa is not None:
+        point.kappa = p.kappa
+    return point
 
 
 FORMATS: dict[int, str] = {

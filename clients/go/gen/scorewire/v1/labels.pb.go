@@ -860,7 +860,11 @@ type CheckAgreement struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// The check's type.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	// The judge as `backend:model`.
+	// The judge configuration the check used: one judge as `backend:model`, a panel as
+	// `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+	// weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+	// `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+	// the judges with an audit share). Also the kappa gauge's `judge_model` label.
 	JudgeModel string `protobuf:"bytes,3,opt,name=judge_model,json=judgeModel,proto3" json:"judge_model,omitempty"`
 	// Outputs with both a judge verdict and a human label.
 	Pairs int64 `protobuf:"varint,4,opt,name=pairs,proto3" json:"pairs,omitempty"`
@@ -887,7 +891,14 @@ type CheckAgreement struct {
 	// The confidence level of the interval.
 	Confidence float64 `protobuf:"fixed64,14,opt,name=confidence,proto3" json:"confidence,omitempty"`
 	// The bootstrap resamples the interval is made of (those where kappa is defined).
-	Resamples     int64 `protobuf:"varint,15,opt,name=resamples,proto3" json:"resamples,omitempty"`
+	Resamples int64 `protobuf:"varint,15,opt,name=resamples,proto3" json:"resamples,omitempty"`
+	// F1 of the judge's passes against the people's, a human pass being the positive
+	// class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+	// people passed any pair).
+	F1 *float64 `protobuf:"fixed64,16,opt,name=f1,proto3,oneof" json:"f1,omitempty"`
+	// The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+	// against it (a judge that passes everything scores accuracy = base_rate).
+	BaseRate      float64 `protobuf:"fixed64,17,opt,name=base_rate,json=baseRate,proto3" json:"base_rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1023,6 +1034,20 @@ func (x *CheckAgreement) GetConfidence() float64 {
 func (x *CheckAgreement) GetResamples() int64 {
 	if x != nil {
 		return x.Resamples
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetF1() float64 {
+	if x != nil && x.F1 != nil {
+		return *x.F1
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetBaseRate() float64 {
+	if x != nil {
+		return x.BaseRate
 	}
 	return 0
 }
@@ -1211,7 +1236,7 @@ type CheckCalibration struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// The check's type.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	// The judge as `backend:model`.
+	// The judge configuration, as in CheckAgreement.judge_model.
 	JudgeModel string `protobuf:"bytes,3,opt,name=judge_model,json=judgeModel,proto3" json:"judge_model,omitempty"`
 	// Outputs with both a judge verdict and a human label.
 	Pairs int64 `protobuf:"varint,4,opt,name=pairs,proto3" json:"pairs,omitempty"`
@@ -1226,6 +1251,16 @@ type CheckCalibration struct {
 	CostUsd float64 `protobuf:"fixed64,8,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
 	// cost_usd / pairs: what each labelled pair cost to judge.
 	CostPerPairUsd float64 `protobuf:"fixed64,9,opt,name=cost_per_pair_usd,json=costPerPairUsd,proto3" json:"cost_per_pair_usd,omitempty"`
+	// Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+	// the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+	// any other check, which has no pass level to propose.
+	Scale int32 `protobuf:"varint,10,opt,name=scale,proto3" json:"scale,omitempty"`
+	// The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+	// `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+	// level tried whether or not the judge gave it); unset when `scale` is 0.
+	RecommendedPassLevel *int32 `protobuf:"varint,11,opt,name=recommended_pass_level,json=recommendedPassLevel,proto3,oneof" json:"recommended_pass_level,omitempty"`
+	// The agreement at the recommended pass level's bar; unset when `scale` is 0.
+	PassLevelPoint *CalibrationPoint `protobuf:"bytes,12,opt,name=pass_level_point,json=passLevelPoint,proto3" json:"pass_level_point,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1321,6 +1356,27 @@ func (x *CheckCalibration) GetCostPerPairUsd() float64 {
 		return x.CostPerPairUsd
 	}
 	return 0
+}
+
+func (x *CheckCalibration) GetScale() int32 {
+	if x != nil {
+		return x.Scale
+	}
+	return 0
+}
+
+func (x *CheckCalibration) GetRecommendedPassLevel() int32 {
+	if x != nil && x.RecommendedPassLevel != nil {
+		return *x.RecommendedPassLevel
+	}
+	return 0
+}
+
+func (x *CheckCalibration) GetPassLevelPoint() *CalibrationPoint {
+	if x != nil {
+		return x.PassLevelPoint
+	}
+	return nil
 }
 
 // CalibrateResponse holds one calibration per judge-backed check, in request order.
@@ -1443,7 +1499,7 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"human_note\x18\a \x01(\tR\thumanNote\x12\x1e\n" +
 	"\n" +
 	"confidence\x18\b \x01(\x01R\n" +
-	"confidence\"\xa5\x04\n" +
+	"confidence\"\xde\x04\n" +
 	"\x0eCheckAgreement\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1f\n" +
@@ -1466,11 +1522,14 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"\n" +
 	"confidence\x18\x0e \x01(\x01R\n" +
 	"confidence\x12\x1c\n" +
-	"\tresamples\x18\x0f \x01(\x03R\tresamplesB\b\n" +
+	"\tresamples\x18\x0f \x01(\x03R\tresamples\x12\x13\n" +
+	"\x02f1\x18\x10 \x01(\x01H\x03R\x02f1\x88\x01\x01\x12\x1b\n" +
+	"\tbase_rate\x18\x11 \x01(\x01R\bbaseRateB\b\n" +
 	"\x06_kappaB\f\n" +
 	"\n" +
 	"_kappa_lowB\r\n" +
-	"\v_kappa_high\"I\n" +
+	"\v_kappa_highB\x05\n" +
+	"\x03_f1\"I\n" +
 	"\x11AgreementResponse\x124\n" +
 	"\x06checks\x18\x01 \x03(\v2\x1c.scorewire.v1.CheckAgreementR\x06checks\"p\n" +
 	"\x10CalibrateRequest\x12<\n" +
@@ -1483,7 +1542,7 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"\baccuracy\x18\x02 \x01(\x01R\baccuracy\x12\x19\n" +
 	"\x05kappa\x18\x03 \x01(\x01H\x00R\x05kappa\x88\x01\x01\x12;\n" +
 	"\tconfusion\x18\x04 \x01(\v2\x1d.scorewire.v1.ConfusionMatrixR\tconfusionB\b\n" +
-	"\x06_kappa\"\xec\x02\n" +
+	"\x06_kappa\"\xa2\x04\n" +
 	"\x10CheckCalibration\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1f\n" +
@@ -1494,8 +1553,13 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"\x15recommended_threshold\x18\x06 \x01(\x01R\x14recommendedThreshold\x120\n" +
 	"\x11recommended_kappa\x18\a \x01(\x01H\x00R\x10recommendedKappa\x88\x01\x01\x12\x19\n" +
 	"\bcost_usd\x18\b \x01(\x01R\acostUsd\x12)\n" +
-	"\x11cost_per_pair_usd\x18\t \x01(\x01R\x0ecostPerPairUsdB\x14\n" +
-	"\x12_recommended_kappa\"K\n" +
+	"\x11cost_per_pair_usd\x18\t \x01(\x01R\x0ecostPerPairUsd\x12\x14\n" +
+	"\x05scale\x18\n" +
+	" \x01(\x05R\x05scale\x129\n" +
+	"\x16recommended_pass_level\x18\v \x01(\x05H\x01R\x14recommendedPassLevel\x88\x01\x01\x12H\n" +
+	"\x10pass_level_point\x18\f \x01(\v2\x1e.scorewire.v1.CalibrationPointR\x0epassLevelPointB\x14\n" +
+	"\x12_recommended_kappaB\x19\n" +
+	"\x17_recommended_pass_level\"K\n" +
 	"\x11CalibrateResponse\x126\n" +
 	"\x06checks\x18\x01 \x03(\v2\x1e.scorewire.v1.CheckCalibrationR\x06checks2\xc9\x02\n" +
 	"\fLabelService\x12L\n" +
@@ -1555,20 +1619,21 @@ var file_scorewire_v1_labels_proto_depIdxs = []int32{
 	7,  // 11: scorewire.v1.CalibrateRequest.agreement:type_name -> scorewire.v1.AgreementRequest
 	8,  // 12: scorewire.v1.CalibrationPoint.confusion:type_name -> scorewire.v1.ConfusionMatrix
 	13, // 13: scorewire.v1.CheckCalibration.points:type_name -> scorewire.v1.CalibrationPoint
-	14, // 14: scorewire.v1.CalibrateResponse.checks:type_name -> scorewire.v1.CheckCalibration
-	1,  // 15: scorewire.v1.LabelService.PutLabels:input_type -> scorewire.v1.PutLabelsRequest
-	3,  // 16: scorewire.v1.LabelService.ListLabels:input_type -> scorewire.v1.ListLabelsRequest
-	7,  // 17: scorewire.v1.LabelService.Agreement:input_type -> scorewire.v1.AgreementRequest
-	12, // 18: scorewire.v1.LabelService.Calibrate:input_type -> scorewire.v1.CalibrateRequest
-	2,  // 19: scorewire.v1.LabelService.PutLabels:output_type -> scorewire.v1.PutLabelsResponse
-	4,  // 20: scorewire.v1.LabelService.ListLabels:output_type -> scorewire.v1.ListLabelsResponse
-	11, // 21: scorewire.v1.LabelService.Agreement:output_type -> scorewire.v1.AgreementResponse
-	15, // 22: scorewire.v1.LabelService.Calibrate:output_type -> scorewire.v1.CalibrateResponse
-	19, // [19:23] is the sub-list for method output_type
-	15, // [15:19] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	13, // 14: scorewire.v1.CheckCalibration.pass_level_point:type_name -> scorewire.v1.CalibrationPoint
+	14, // 15: scorewire.v1.CalibrateResponse.checks:type_name -> scorewire.v1.CheckCalibration
+	1,  // 16: scorewire.v1.LabelService.PutLabels:input_type -> scorewire.v1.PutLabelsRequest
+	3,  // 17: scorewire.v1.LabelService.ListLabels:input_type -> scorewire.v1.ListLabelsRequest
+	7,  // 18: scorewire.v1.LabelService.Agreement:input_type -> scorewire.v1.AgreementRequest
+	12, // 19: scorewire.v1.LabelService.Calibrate:input_type -> scorewire.v1.CalibrateRequest
+	2,  // 20: scorewire.v1.LabelService.PutLabels:output_type -> scorewire.v1.PutLabelsResponse
+	4,  // 21: scorewire.v1.LabelService.ListLabels:output_type -> scorewire.v1.ListLabelsResponse
+	11, // 22: scorewire.v1.LabelService.Agreement:output_type -> scorewire.v1.AgreementResponse
+	15, // 23: scorewire.v1.LabelService.Calibrate:output_type -> scorewire.v1.CalibrateResponse
+	20, // [20:24] is the sub-list for method output_type
+	16, // [16:20] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_labels_proto_init() }

@@ -478,12 +478,19 @@ class CheckAgreement(_message.Message):
     COST_USD_FIELD_NUMBER: _builtins.int
     CONFIDENCE_FIELD_NUMBER: _builtins.int
     RESAMPLES_FIELD_NUMBER: _builtins.int
+    F1_FIELD_NUMBER: _builtins.int
+    BASE_RATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name."""
     type: _builtins.str
     """The check's type."""
     judge_model: _builtins.str
-    """The judge as `backend:model`."""
+    """The judge configuration the check used: one judge as `backend:model`, a panel as
+    `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+    weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+    `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+    the judges with an audit share). Also the kappa gauge's `judge_model` label.
+    """
     pairs: _builtins.int
     """Outputs with both a judge verdict and a human label."""
     accuracy: _builtins.float
@@ -508,6 +515,15 @@ class CheckAgreement(_message.Message):
     """The confidence level of the interval."""
     resamples: _builtins.int
     """The bootstrap resamples the interval is made of (those where kappa is defined)."""
+    f1: _builtins.float
+    """F1 of the judge's passes against the people's, a human pass being the positive
+    class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+    people passed any pair).
+    """
+    base_rate: _builtins.float
+    """The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+    against it (a judge that passes everything scores accuracy = base_rate).
+    """
     @_builtins.property
     def confusion(self) -> Global___ConfusionMatrix:
         """The pairs by judge and human verdict."""
@@ -534,17 +550,23 @@ class CheckAgreement(_message.Message):
         cost_usd: _builtins.float = ...,
         confidence: _builtins.float = ...,
         resamples: _builtins.int = ...,
+        f1: _builtins.float | None = ...,
+        base_rate: _builtins.float = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "confusion", b"confusion", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_f1", b"_f1", "_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "confusion", b"confusion", "f1", b"f1", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "accuracy", b"accuracy", "confidence", b"confidence", "confusion", b"confusion", "cost_usd", b"cost_usd", "disagreements", b"disagreements", "errored", b"errored", "judge_model", b"judge_model", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low", "name", b"name", "pairs", b"pairs", "resamples", b"resamples", "type", b"type", "unlabelled", b"unlabelled"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_f1", b"_f1", "_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "accuracy", b"accuracy", "base_rate", b"base_rate", "confidence", b"confidence", "confusion", b"confusion", "cost_usd", b"cost_usd", "disagreements", b"disagreements", "errored", b"errored", "f1", b"f1", "judge_model", b"judge_model", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low", "name", b"name", "pairs", b"pairs", "resamples", b"resamples", "type", b"type", "unlabelled", b"unlabelled"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__f1: _TypeAlias = _typing.Literal["f1"]  # noqa: Y015
+    _WhichOneofArgType__f1: _TypeAlias = _typing.Literal["_f1", b"_f1"]  # noqa: Y015
     _WhichOneofReturnType__kappa: _TypeAlias = _typing.Literal["kappa"]  # noqa: Y015
     _WhichOneofArgType__kappa: _TypeAlias = _typing.Literal["_kappa", b"_kappa"]  # noqa: Y015
     _WhichOneofReturnType__kappa_high: _TypeAlias = _typing.Literal["kappa_high"]  # noqa: Y015
     _WhichOneofArgType__kappa_high: _TypeAlias = _typing.Literal["_kappa_high", b"_kappa_high"]  # noqa: Y015
     _WhichOneofReturnType__kappa_low: _TypeAlias = _typing.Literal["kappa_low"]  # noqa: Y015
     _WhichOneofArgType__kappa_low: _TypeAlias = _typing.Literal["_kappa_low", b"_kappa_low"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__f1) -> _WhichOneofReturnType__f1 | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__kappa) -> _WhichOneofReturnType__kappa | None: ...
     @_typing.overload
@@ -665,12 +687,15 @@ class CheckCalibration(_message.Message):
     RECOMMENDED_KAPPA_FIELD_NUMBER: _builtins.int
     COST_USD_FIELD_NUMBER: _builtins.int
     COST_PER_PAIR_USD_FIELD_NUMBER: _builtins.int
+    SCALE_FIELD_NUMBER: _builtins.int
+    RECOMMENDED_PASS_LEVEL_FIELD_NUMBER: _builtins.int
+    PASS_LEVEL_POINT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name."""
     type: _builtins.str
     """The check's type."""
     judge_model: _builtins.str
-    """The judge as `backend:model`."""
+    """The judge configuration, as in CheckAgreement.judge_model."""
     pairs: _builtins.int
     """Outputs with both a judge verdict and a human label."""
     recommended_threshold: _builtins.float
@@ -683,9 +708,23 @@ class CheckCalibration(_message.Message):
     """US dollars the judge calls of the paired scores cost in this request."""
     cost_per_pair_usd: _builtins.float
     """cost_usd / pairs: what each labelled pair cost to judge."""
+    scale: _builtins.int
+    """Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+    the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+    any other check, which has no pass level to propose.
+    """
+    recommended_pass_level: _builtins.int
+    """The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+    `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+    level tried whether or not the judge gave it); unset when `scale` is 0.
+    """
     @_builtins.property
     def points(self) -> _containers.RepeatedCompositeFieldContainer[Global___CalibrationPoint]:
         """The agreement at each candidate threshold, lowest threshold first."""
+
+    @_builtins.property
+    def pass_level_point(self) -> Global___CalibrationPoint:
+        """The agreement at the recommended pass level's bar; unset when `scale` is 0."""
 
     def __init__(
         self,
@@ -699,14 +738,22 @@ class CheckCalibration(_message.Message):
         recommended_kappa: _builtins.float | None = ...,
         cost_usd: _builtins.float = ...,
         cost_per_pair_usd: _builtins.float = ...,
+        scale: _builtins.int = ...,
+        recommended_pass_level: _builtins.int | None = ...,
+        pass_level_point: Global___CalibrationPoint | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa", "recommended_kappa", b"recommended_kappa"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa", "_recommended_pass_level", b"_recommended_pass_level", "pass_level_point", b"pass_level_point", "recommended_kappa", b"recommended_kappa", "recommended_pass_level", b"recommended_pass_level"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa", "cost_per_pair_usd", b"cost_per_pair_usd", "cost_usd", b"cost_usd", "judge_model", b"judge_model", "name", b"name", "pairs", b"pairs", "points", b"points", "recommended_kappa", b"recommended_kappa", "recommended_threshold", b"recommended_threshold", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa", "_recommended_pass_level", b"_recommended_pass_level", "cost_per_pair_usd", b"cost_per_pair_usd", "cost_usd", b"cost_usd", "judge_model", b"judge_model", "name", b"name", "pairs", b"pairs", "pass_level_point", b"pass_level_point", "points", b"points", "recommended_kappa", b"recommended_kappa", "recommended_pass_level", b"recommended_pass_level", "recommended_threshold", b"recommended_threshold", "scale", b"scale", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__recommended_kappa: _TypeAlias = _typing.Literal["recommended_kappa"]  # noqa: Y015
     _WhichOneofArgType__recommended_kappa: _TypeAlias = _typing.Literal["_recommended_kappa", b"_recommended_kappa"]  # noqa: Y015
+    _WhichOneofReturnType__recommended_pass_level: _TypeAlias = _typing.Literal["recommended_pass_level"]  # noqa: Y015
+    _WhichOneofArgType__recommended_pass_level: _TypeAlias = _typing.Literal["_recommended_pass_level", b"_recommended_pass_level"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__recommended_kappa) -> _WhichOneofReturnType__recommended_kappa | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__recommended_pass_level) -> _WhichOneofReturnType__recommended_pass_level | None: ...
 
 Global___CheckCalibration: _TypeAlias = CheckCalibration  # noqa: Y015
 

@@ -239,7 +239,13 @@ export interface CheckAgreement {
   name: string;
   /** The check's type. */
   type: string;
-  /** The judge as `backend:model`. */
+  /**
+   * The judge configuration the check used: one judge as `backend:model`, a panel as
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
+   */
   judgeModel: string;
   /** Outputs with both a judge verdict and a human label. */
   pairs: number;
@@ -279,6 +285,19 @@ export interface CheckAgreement {
   confidence: number;
   /** The bootstrap resamples the interval is made of (those where kappa is defined). */
   resamples: number;
+  /**
+   * F1 of the judge's passes against the people's, a human pass being the positive
+   * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+   * people passed any pair).
+   */
+  f1?:
+    | number
+    | undefined;
+  /**
+   * The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+   * against it (a judge that passes everything scores accuracy = base_rate).
+   */
+  baseRate: number;
 }
 
 /** AgreementResponse holds one agreement per judge-backed check, in request order. */
@@ -322,7 +341,7 @@ export interface CheckCalibration {
   name: string;
   /** The check's type. */
   type: string;
-  /** The judge as `backend:model`. */
+  /** The judge configuration, as in CheckAgreement.judge_model. */
   judgeModel: string;
   /** Outputs with both a judge verdict and a human label. */
   pairs: number;
@@ -341,6 +360,22 @@ export interface CheckCalibration {
   costUsd: number;
   /** cost_usd / pairs: what each labelled pair cost to judge. */
   costPerPairUsd: number;
+  /**
+   * Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+   * the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+   * any other check, which has no pass level to propose.
+   */
+  scale: number;
+  /**
+   * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+   * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+   * level tried whether or not the judge gave it); unset when `scale` is 0.
+   */
+  recommendedPassLevel?:
+    | number
+    | undefined;
+  /** The agreement at the recommended pass level's bar; unset when `scale` is 0. */
+  passLevelPoint: CalibrationPoint | undefined;
 }
 
 /** CalibrateResponse holds one calibration per judge-backed check, in request order. */
@@ -1769,6 +1804,8 @@ function createBaseCheckAgreement(): CheckAgreement {
     costUsd: 0,
     confidence: 0,
     resamples: 0,
+    f1: undefined,
+    baseRate: 0,
   };
 }
 
@@ -1818,6 +1855,12 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
     }
     if (message.resamples !== 0) {
       writer.uint32(120).int64(message.resamples);
+    }
+    if (message.f1 !== undefined) {
+      writer.uint32(129).double(message.f1);
+    }
+    if (message.baseRate !== 0) {
+      writer.uint32(137).double(message.baseRate);
     }
     return writer;
   },
@@ -1955,6 +1998,22 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
             message.resamples = longToNumber(reader.int64());
             continue;
           }
+          case 16: {
+            if (tag !== 129) {
+              break;
+            }
+
+            message.f1 = reader.double();
+            continue;
+          }
+          case 17: {
+            if (tag !== 137) {
+              break;
+            }
+
+            message.baseRate = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2002,6 +2061,12 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
         : 0,
       confidence: isSet(object.confidence) ? globalThis.Number(object.confidence) : 0,
       resamples: isSet(object.resamples) ? globalThis.Number(object.resamples) : 0,
+      f1: isSet(object.f1) ? globalThis.Number(object.f1) : undefined,
+      baseRate: isSet(object.baseRate)
+        ? globalThis.Number(object.baseRate)
+        : isSet(object.base_rate)
+        ? globalThis.Number(object.base_rate)
+        : 0,
     };
   },
 
@@ -2052,6 +2117,12 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
     if (message.resamples !== 0) {
       obj.resamples = Math.round(message.resamples);
     }
+    if (message.f1 !== undefined) {
+      obj.f1 = floatToJson(message.f1);
+    }
+    if (message.baseRate !== 0) {
+      obj.baseRate = floatToJson(message.baseRate);
+    }
     return obj;
   },
 
@@ -2077,6 +2148,8 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
     message.costUsd = object.costUsd ?? 0;
     message.confidence = object.confidence ?? 0;
     message.resamples = object.resamples ?? 0;
+    message.f1 = object.f1 ?? undefined;
+    message.baseRate = object.baseRate ?? 0;
     return message;
   },
 };
@@ -2383,6 +2456,9 @@ function createBaseCheckCalibration(): CheckCalibration {
     recommendedKappa: undefined,
     costUsd: 0,
     costPerPairUsd: 0,
+    scale: 0,
+    recommendedPassLevel: undefined,
+    passLevelPoint: undefined,
   };
 }
 
@@ -2414,6 +2490,15 @@ export const CheckCalibration: MessageFns<CheckCalibration> = {
     }
     if (message.costPerPairUsd !== 0) {
       writer.uint32(73).double(message.costPerPairUsd);
+    }
+    if (message.scale !== 0) {
+      writer.uint32(80).int32(message.scale);
+    }
+    if (message.recommendedPassLevel !== undefined) {
+      writer.uint32(88).int32(message.recommendedPassLevel);
+    }
+    if (message.passLevelPoint !== undefined) {
+      CalibrationPoint.encode(message.passLevelPoint, writer.uint32(98).fork()).join();
     }
     return writer;
   },
@@ -2503,6 +2588,30 @@ export const CheckCalibration: MessageFns<CheckCalibration> = {
             message.costPerPairUsd = reader.double();
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.scale = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.recommendedPassLevel = reader.int32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.passLevelPoint = CalibrationPoint.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2548,6 +2657,17 @@ export const CheckCalibration: MessageFns<CheckCalibration> = {
         : isSet(object.cost_per_pair_usd)
         ? globalThis.Number(object.cost_per_pair_usd)
         : 0,
+      scale: isSet(object.scale) ? globalThis.Number(object.scale) : 0,
+      recommendedPassLevel: isSet(object.recommendedPassLevel)
+        ? globalThis.Number(object.recommendedPassLevel)
+        : isSet(object.recommended_pass_level)
+        ? globalThis.Number(object.recommended_pass_level)
+        : undefined,
+      passLevelPoint: isSet(object.passLevelPoint)
+        ? CalibrationPoint.fromJSON(object.passLevelPoint)
+        : isSet(object.pass_level_point)
+        ? CalibrationPoint.fromJSON(object.pass_level_point)
+        : undefined,
     };
   },
 
@@ -2580,6 +2700,15 @@ export const CheckCalibration: MessageFns<CheckCalibration> = {
     if (message.costPerPairUsd !== 0) {
       obj.costPerPairUsd = floatToJson(message.costPerPairUsd);
     }
+    if (message.scale !== 0) {
+      obj.scale = Math.round(message.scale);
+    }
+    if (message.recommendedPassLevel !== undefined) {
+      obj.recommendedPassLevel = Math.round(message.recommendedPassLevel);
+    }
+    if (message.passLevelPoint !== undefined) {
+      obj.passLevelPoint = CalibrationPoint.toJSON(message.passLevelPoint);
+    }
     return obj;
   },
 
@@ -2597,6 +2726,11 @@ export const CheckCalibration: MessageFns<CheckCalibration> = {
     message.recommendedKappa = object.recommendedKappa ?? undefined;
     message.costUsd = object.costUsd ?? 0;
     message.costPerPairUsd = object.costPerPairUsd ?? 0;
+    message.scale = object.scale ?? 0;
+    message.recommendedPassLevel = object.recommendedPassLevel ?? undefined;
+    message.passLevelPoint = (object.passLevelPoint !== undefined && object.passLevelPoint !== null)
+      ? CalibrationPoint.fromPartial(object.passLevelPoint)
+      : undefined;
     return message;
   },
 };

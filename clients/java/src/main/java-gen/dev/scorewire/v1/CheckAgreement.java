@@ -156,7 +156,11 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object judgeModel_ = "";
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration the check used: one judge as `backend:model`, a panel as
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -177,7 +181,11 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration the check used: one judge as `backend:model`, a panel as
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -486,6 +494,53 @@ private static final long serialVersionUID = 0L;
     return resamples_;
   }
 
+  public static final int F1_FIELD_NUMBER = 16;
+  private double f1_ = 0D;
+  /**
+   * <pre>
+   * F1 of the judge's passes against the people's, a human pass being the positive
+   * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+   * people passed any pair).
+   * </pre>
+   *
+   * <code>optional double f1 = 16;</code>
+   * @return Whether the f1 field is set.
+   */
+  @java.lang.Override
+  public boolean hasF1() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * F1 of the judge's passes against the people's, a human pass being the positive
+   * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+   * people passed any pair).
+   * </pre>
+   *
+   * <code>optional double f1 = 16;</code>
+   * @return The f1.
+   */
+  @java.lang.Override
+  public double getF1() {
+    return f1_;
+  }
+
+  public static final int BASE_RATE_FIELD_NUMBER = 17;
+  private double baseRate_ = 0D;
+  /**
+   * <pre>
+   * The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+   * against it (a judge that passes everything scores accuracy = base_rate).
+   * </pre>
+   *
+   * <code>double base_rate = 17;</code>
+   * @return The baseRate.
+   */
+  @java.lang.Override
+  public double getBaseRate() {
+    return baseRate_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -544,6 +599,12 @@ private static final long serialVersionUID = 0L;
     }
     if (resamples_ != 0L) {
       output.writeInt64(15, resamples_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeDouble(16, f1_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(baseRate_) != 0) {
+      output.writeDouble(17, baseRate_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -610,6 +671,14 @@ private static final long serialVersionUID = 0L;
     if (resamples_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(15, resamples_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(16, f1_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(baseRate_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(17, baseRate_);
     }
     return size;
   }
@@ -683,6 +752,15 @@ private static final long serialVersionUID = 0L;
             other.getConfidence())) return false;
     if (getResamples()
         != other.getResamples()) return false;
+    if (hasF1() != other.hasF1()) return false;
+    if (hasF1()) {
+      if (java.lang.Double.doubleToLongBits(getF1())
+          != java.lang.Double.doubleToLongBits(
+              other.getF1())) return false;
+    }
+    if (java.lang.Double.doubleToLongBits(getBaseRate())
+        != java.lang.Double.doubleToLongBits(
+            other.getBaseRate())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -744,6 +822,14 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + RESAMPLES_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getResamples());
+    if (hasF1()) {
+      hash = (37 * hash) + F1_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getF1()));
+    }
+    hash = (37 * hash) + BASE_RATE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getBaseRate()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -911,6 +997,8 @@ private static final long serialVersionUID = 0L;
       costUsd_ = 0D;
       confidence_ = 0D;
       resamples_ = 0L;
+      f1_ = 0D;
+      baseRate_ = 0D;
       return this;
     }
 
@@ -1006,6 +1094,13 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00004000) != 0)) {
         result.resamples_ = resamples_;
       }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.f1_ = f1_;
+        to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.baseRate_ = baseRate_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1094,6 +1189,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getResamples() != 0L) {
         setResamples(other.getResamples());
+      }
+      if (other.hasF1()) {
+        setF1(other.getF1());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getBaseRate()) != 0) {
+        setBaseRate(other.getBaseRate());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1206,6 +1307,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 120
+            case 129: {
+              f1_ = input.readDouble();
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 129
+            case 137: {
+              baseRate_ = input.readDouble();
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 137
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1410,7 +1521,11 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object judgeModel_ = "";
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration the check used: one judge as `backend:model`, a panel as
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1430,7 +1545,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration the check used: one judge as `backend:model`, a panel as
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1451,7 +1570,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration the check used: one judge as `backend:model`, a panel as
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1468,7 +1591,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration the check used: one judge as `backend:model`, a panel as
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1482,7 +1609,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration the check used: one judge as `backend:model`, a panel as
+     * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+     * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+     * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+     * the judges with an audit share). Also the kappa gauge's `judge_model` label.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -2447,6 +2578,117 @@ private static final long serialVersionUID = 0L;
     public Builder clearResamples() {
       bitField0_ = (bitField0_ & ~0x00004000);
       resamples_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private double f1_ ;
+    /**
+     * <pre>
+     * F1 of the judge's passes against the people's, a human pass being the positive
+     * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+     * people passed any pair).
+     * </pre>
+     *
+     * <code>optional double f1 = 16;</code>
+     * @return Whether the f1 field is set.
+     */
+    @java.lang.Override
+    public boolean hasF1() {
+      return ((bitField0_ & 0x00008000) != 0);
+    }
+    /**
+     * <pre>
+     * F1 of the judge's passes against the people's, a human pass being the positive
+     * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+     * people passed any pair).
+     * </pre>
+     *
+     * <code>optional double f1 = 16;</code>
+     * @return The f1.
+     */
+    @java.lang.Override
+    public double getF1() {
+      return f1_;
+    }
+    /**
+     * <pre>
+     * F1 of the judge's passes against the people's, a human pass being the positive
+     * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+     * people passed any pair).
+     * </pre>
+     *
+     * <code>optional double f1 = 16;</code>
+     * @param value The f1 to set.
+     * @return This builder for chaining.
+     */
+    public Builder setF1(double value) {
+
+      f1_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * F1 of the judge's passes against the people's, a human pass being the positive
+     * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+     * people passed any pair).
+     * </pre>
+     *
+     * <code>optional double f1 = 16;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearF1() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      f1_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double baseRate_ ;
+    /**
+     * <pre>
+     * The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+     * against it (a judge that passes everything scores accuracy = base_rate).
+     * </pre>
+     *
+     * <code>double base_rate = 17;</code>
+     * @return The baseRate.
+     */
+    @java.lang.Override
+    public double getBaseRate() {
+      return baseRate_;
+    }
+    /**
+     * <pre>
+     * The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+     * against it (a judge that passes everything scores accuracy = base_rate).
+     * </pre>
+     *
+     * <code>double base_rate = 17;</code>
+     * @param value The baseRate to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBaseRate(double value) {
+
+      baseRate_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+     * against it (a judge that passes everything scores accuracy = base_rate).
+     * </pre>
+     *
+     * <code>double base_rate = 17;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearBaseRate() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      baseRate_ = 0D;
       onChanged();
       return this;
     }

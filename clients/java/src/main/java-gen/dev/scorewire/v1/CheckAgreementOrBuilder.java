@@ -52,7 +52,11 @@ public interface CheckAgreementOrBuilder extends
 
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration the check used: one judge as `backend:model`, a panel as
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -61,7 +65,11 @@ public interface CheckAgreementOrBuilder extends
   java.lang.String getJudgeModel();
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration the check used: one judge as `backend:model`, a panel as
+   * `panel(majority: backend:a, backend:b, backend:c)` (its rule, then its judges; a
+   * weighted panel's judges with their weights, `backend:a ×2`), a cascade as
+   * `cascade(backend:cheap → backend:strong)` (cheapest first; `; audit 0.05` after
+   * the judges with an audit share). Also the kappa gauge's `judge_model` label.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -270,4 +278,38 @@ public interface CheckAgreementOrBuilder extends
    * @return The resamples.
    */
   long getResamples();
+
+  /**
+   * <pre>
+   * F1 of the judge's passes against the people's, a human pass being the positive
+   * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+   * people passed any pair).
+   * </pre>
+   *
+   * <code>optional double f1 = 16;</code>
+   * @return Whether the f1 field is set.
+   */
+  boolean hasF1();
+  /**
+   * <pre>
+   * F1 of the judge's passes against the people's, a human pass being the positive
+   * class: 2·TP / (2·TP + FP + FN), 0 to 1; unset when undefined (neither judge nor
+   * people passed any pair).
+   * </pre>
+   *
+   * <code>optional double f1 = 16;</code>
+   * @return The f1.
+   */
+  double getF1();
+
+  /**
+   * <pre>
+   * The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
+   * against it (a judge that passes everything scores accuracy = base_rate).
+   * </pre>
+   *
+   * <code>double base_rate = 17;</code>
+   * @return The baseRate.
+   */
+  double getBaseRate();
 }

@@ -156,7 +156,7 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object judgeModel_ = "";
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration, as in CheckAgreement.judge_model.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -177,7 +177,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration, as in CheckAgreement.judge_model.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -347,6 +347,92 @@ private static final long serialVersionUID = 0L;
     return costPerPairUsd_;
   }
 
+  public static final int SCALE_FIELD_NUMBER = 10;
+  private int scale_ = 0;
+  /**
+   * <pre>
+   * Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+   * the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+   * any other check, which has no pass level to propose.
+   * </pre>
+   *
+   * <code>int32 scale = 10;</code>
+   * @return The scale.
+   */
+  @java.lang.Override
+  public int getScale() {
+    return scale_;
+  }
+
+  public static final int RECOMMENDED_PASS_LEVEL_FIELD_NUMBER = 11;
+  private int recommendedPassLevel_ = 0;
+  /**
+   * <pre>
+   * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+   * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+   * level tried whether or not the judge gave it); unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>optional int32 recommended_pass_level = 11;</code>
+   * @return Whether the recommendedPassLevel field is set.
+   */
+  @java.lang.Override
+  public boolean hasRecommendedPassLevel() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+   * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+   * level tried whether or not the judge gave it); unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>optional int32 recommended_pass_level = 11;</code>
+   * @return The recommendedPassLevel.
+   */
+  @java.lang.Override
+  public int getRecommendedPassLevel() {
+    return recommendedPassLevel_;
+  }
+
+  public static final int PASS_LEVEL_POINT_FIELD_NUMBER = 12;
+  private dev.scorewire.v1.CalibrationPoint passLevelPoint_;
+  /**
+   * <pre>
+   * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+   * @return Whether the passLevelPoint field is set.
+   */
+  @java.lang.Override
+  public boolean hasPassLevelPoint() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+   * @return The passLevelPoint.
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.CalibrationPoint getPassLevelPoint() {
+    return passLevelPoint_ == null ? dev.scorewire.v1.CalibrationPoint.getDefaultInstance() : passLevelPoint_;
+  }
+  /**
+   * <pre>
+   * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.CalibrationPointOrBuilder getPassLevelPointOrBuilder() {
+    return passLevelPoint_ == null ? dev.scorewire.v1.CalibrationPoint.getDefaultInstance() : passLevelPoint_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -387,6 +473,15 @@ private static final long serialVersionUID = 0L;
     }
     if (java.lang.Double.doubleToRawLongBits(costPerPairUsd_) != 0) {
       output.writeDouble(9, costPerPairUsd_);
+    }
+    if (scale_ != 0) {
+      output.writeInt32(10, scale_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeInt32(11, recommendedPassLevel_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(12, getPassLevelPoint());
     }
     getUnknownFields().writeTo(output);
   }
@@ -429,6 +524,18 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(costPerPairUsd_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(9, costPerPairUsd_);
+    }
+    if (scale_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(10, scale_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(11, recommendedPassLevel_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(12, getPassLevelPoint());
     }
     return size;
   }
@@ -479,6 +586,18 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getCostPerPairUsd())
         != java.lang.Double.doubleToLongBits(
             other.getCostPerPairUsd())) return false;
+    if (getScale()
+        != other.getScale()) return false;
+    if (hasRecommendedPassLevel() != other.hasRecommendedPassLevel()) return false;
+    if (hasRecommendedPassLevel()) {
+      if (getRecommendedPassLevel()
+          != other.getRecommendedPassLevel()) return false;
+    }
+    if (hasPassLevelPoint() != other.hasPassLevelPoint()) return false;
+    if (hasPassLevelPoint()) {
+      if (!getPassLevelPoint()
+          .equals(other.getPassLevelPoint())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -517,6 +636,16 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + COST_PER_PAIR_USD_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getCostPerPairUsd()));
+    hash = (37 * hash) + SCALE_FIELD_NUMBER;
+    hash = (53 * hash) + getScale();
+    if (hasRecommendedPassLevel()) {
+      hash = (37 * hash) + RECOMMENDED_PASS_LEVEL_FIELD_NUMBER;
+      hash = (53 * hash) + getRecommendedPassLevel();
+    }
+    if (hasPassLevelPoint()) {
+      hash = (37 * hash) + PASS_LEVEL_POINT_FIELD_NUMBER;
+      hash = (53 * hash) + getPassLevelPoint().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -640,13 +769,20 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.scorewire.v1.CheckCalibration.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetPointsFieldBuilder();
+        internalGetPassLevelPointFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -667,6 +803,13 @@ private static final long serialVersionUID = 0L;
       recommendedKappa_ = 0D;
       costUsd_ = 0D;
       costPerPairUsd_ = 0D;
+      scale_ = 0;
+      recommendedPassLevel_ = 0;
+      passLevelPoint_ = null;
+      if (passLevelPointBuilder_ != null) {
+        passLevelPointBuilder_.dispose();
+        passLevelPointBuilder_ = null;
+      }
       return this;
     }
 
@@ -739,6 +882,19 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.costPerPairUsd_ = costPerPairUsd_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.scale_ = scale_;
+      }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.recommendedPassLevel_ = recommendedPassLevel_;
+        to_bitField0_ |= 0x00000002;
+      }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.passLevelPoint_ = passLevelPointBuilder_ == null
+            ? passLevelPoint_
+            : passLevelPointBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -809,6 +965,15 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getCostPerPairUsd()) != 0) {
         setCostPerPairUsd(other.getCostPerPairUsd());
+      }
+      if (other.getScale() != 0) {
+        setScale(other.getScale());
+      }
+      if (other.hasRecommendedPassLevel()) {
+        setRecommendedPassLevel(other.getRecommendedPassLevel());
+      }
+      if (other.hasPassLevelPoint()) {
+        mergePassLevelPoint(other.getPassLevelPoint());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -889,6 +1054,23 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 73
+            case 80: {
+              scale_ = input.readInt32();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 80
+            case 88: {
+              recommendedPassLevel_ = input.readInt32();
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 88
+            case 98: {
+              input.readMessage(
+                  internalGetPassLevelPointFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 98
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1093,7 +1275,7 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object judgeModel_ = "";
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration, as in CheckAgreement.judge_model.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1113,7 +1295,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration, as in CheckAgreement.judge_model.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1134,7 +1316,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration, as in CheckAgreement.judge_model.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1151,7 +1333,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration, as in CheckAgreement.judge_model.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1165,7 +1347,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The judge as `backend:model`.
+     * The judge configuration, as in CheckAgreement.judge_model.
      * </pre>
      *
      * <code>string judge_model = 3;</code>
@@ -1727,6 +1909,277 @@ private static final long serialVersionUID = 0L;
       costPerPairUsd_ = 0D;
       onChanged();
       return this;
+    }
+
+    private int scale_ ;
+    /**
+     * <pre>
+     * Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+     * the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+     * any other check, which has no pass level to propose.
+     * </pre>
+     *
+     * <code>int32 scale = 10;</code>
+     * @return The scale.
+     */
+    @java.lang.Override
+    public int getScale() {
+      return scale_;
+    }
+    /**
+     * <pre>
+     * Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+     * the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+     * any other check, which has no pass level to propose.
+     * </pre>
+     *
+     * <code>int32 scale = 10;</code>
+     * @param value The scale to set.
+     * @return This builder for chaining.
+     */
+    public Builder setScale(int value) {
+
+      scale_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+     * the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+     * any other check, which has no pass level to propose.
+     * </pre>
+     *
+     * <code>int32 scale = 10;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearScale() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      scale_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int recommendedPassLevel_ ;
+    /**
+     * <pre>
+     * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+     * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+     * level tried whether or not the judge gave it); unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>optional int32 recommended_pass_level = 11;</code>
+     * @return Whether the recommendedPassLevel field is set.
+     */
+    @java.lang.Override
+    public boolean hasRecommendedPassLevel() {
+      return ((bitField0_ & 0x00000400) != 0);
+    }
+    /**
+     * <pre>
+     * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+     * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+     * level tried whether or not the judge gave it); unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>optional int32 recommended_pass_level = 11;</code>
+     * @return The recommendedPassLevel.
+     */
+    @java.lang.Override
+    public int getRecommendedPassLevel() {
+      return recommendedPassLevel_;
+    }
+    /**
+     * <pre>
+     * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+     * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+     * level tried whether or not the judge gave it); unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>optional int32 recommended_pass_level = 11;</code>
+     * @param value The recommendedPassLevel to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRecommendedPassLevel(int value) {
+
+      recommendedPassLevel_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+     * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+     * level tried whether or not the judge gave it); unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>optional int32 recommended_pass_level = 11;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRecommendedPassLevel() {
+      bitField0_ = (bitField0_ & ~0x00000400);
+      recommendedPassLevel_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private dev.scorewire.v1.CalibrationPoint passLevelPoint_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.CalibrationPoint, dev.scorewire.v1.CalibrationPoint.Builder, dev.scorewire.v1.CalibrationPointOrBuilder> passLevelPointBuilder_;
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     * @return Whether the passLevelPoint field is set.
+     */
+    public boolean hasPassLevelPoint() {
+      return ((bitField0_ & 0x00000800) != 0);
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     * @return The passLevelPoint.
+     */
+    public dev.scorewire.v1.CalibrationPoint getPassLevelPoint() {
+      if (passLevelPointBuilder_ == null) {
+        return passLevelPoint_ == null ? dev.scorewire.v1.CalibrationPoint.getDefaultInstance() : passLevelPoint_;
+      } else {
+        return passLevelPointBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     */
+    public Builder setPassLevelPoint(dev.scorewire.v1.CalibrationPoint value) {
+      if (passLevelPointBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        passLevelPoint_ = value;
+      } else {
+        passLevelPointBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     */
+    public Builder setPassLevelPoint(
+        dev.scorewire.v1.CalibrationPoint.Builder builderForValue) {
+      if (passLevelPointBuilder_ == null) {
+        passLevelPoint_ = builderForValue.build();
+      } else {
+        passLevelPointBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     */
+    public Builder mergePassLevelPoint(dev.scorewire.v1.CalibrationPoint value) {
+      if (passLevelPointBuilder_ == null) {
+        if (((bitField0_ & 0x00000800) != 0) &&
+          passLevelPoint_ != null &&
+          passLevelPoint_ != dev.scorewire.v1.CalibrationPoint.getDefaultInstance()) {
+          getPassLevelPointBuilder().mergeFrom(value);
+        } else {
+          passLevelPoint_ = value;
+        }
+      } else {
+        passLevelPointBuilder_.mergeFrom(value);
+      }
+      if (passLevelPoint_ != null) {
+        bitField0_ |= 0x00000800;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     */
+    public Builder clearPassLevelPoint() {
+      bitField0_ = (bitField0_ & ~0x00000800);
+      passLevelPoint_ = null;
+      if (passLevelPointBuilder_ != null) {
+        passLevelPointBuilder_.dispose();
+        passLevelPointBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     */
+    public dev.scorewire.v1.CalibrationPoint.Builder getPassLevelPointBuilder() {
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return internalGetPassLevelPointFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     */
+    public dev.scorewire.v1.CalibrationPointOrBuilder getPassLevelPointOrBuilder() {
+      if (passLevelPointBuilder_ != null) {
+        return passLevelPointBuilder_.getMessageOrBuilder();
+      } else {
+        return passLevelPoint_ == null ?
+            dev.scorewire.v1.CalibrationPoint.getDefaultInstance() : passLevelPoint_;
+      }
+    }
+    /**
+     * <pre>
+     * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+     * </pre>
+     *
+     * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.CalibrationPoint, dev.scorewire.v1.CalibrationPoint.Builder, dev.scorewire.v1.CalibrationPointOrBuilder> 
+        internalGetPassLevelPointFieldBuilder() {
+      if (passLevelPointBuilder_ == null) {
+        passLevelPointBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.scorewire.v1.CalibrationPoint, dev.scorewire.v1.CalibrationPoint.Builder, dev.scorewire.v1.CalibrationPointOrBuilder>(
+                getPassLevelPoint(),
+                getParentForChildren(),
+                isClean());
+        passLevelPoint_ = null;
+      }
+      return passLevelPointBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.CheckCalibration)

@@ -52,7 +52,7 @@ public interface CheckCalibrationOrBuilder extends
 
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration, as in CheckAgreement.judge_model.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -61,7 +61,7 @@ public interface CheckCalibrationOrBuilder extends
   java.lang.String getJudgeModel();
   /**
    * <pre>
-   * The judge as `backend:model`.
+   * The judge configuration, as in CheckAgreement.judge_model.
    * </pre>
    *
    * <code>string judge_model = 3;</code>
@@ -173,4 +173,66 @@ public interface CheckCalibrationOrBuilder extends
    * @return The costPerPairUsd.
    */
   double getCostPerPairUsd();
+
+  /**
+   * <pre>
+   * Levels of the judge's scale (2 to 100) for a level check (`judge`, whose `scale`
+   * the check names, the checkllm level assertions and the RAG checks, 1 to 5); 0 for
+   * any other check, which has no pass level to propose.
+   * </pre>
+   *
+   * <code>int32 scale = 10;</code>
+   * @return The scale.
+   */
+  int getScale();
+
+  /**
+   * <pre>
+   * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+   * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+   * level tried whether or not the judge gave it); unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>optional int32 recommended_pass_level = 11;</code>
+   * @return Whether the recommendedPassLevel field is set.
+   */
+  boolean hasRecommendedPassLevel();
+  /**
+   * <pre>
+   * The pass level (1 to `scale`) that agrees best with the labels, by the rule of
+   * `recommended_threshold` over every level's bar ((level − 1) / (scale − 1), each
+   * level tried whether or not the judge gave it); unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>optional int32 recommended_pass_level = 11;</code>
+   * @return The recommendedPassLevel.
+   */
+  int getRecommendedPassLevel();
+
+  /**
+   * <pre>
+   * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+   * @return Whether the passLevelPoint field is set.
+   */
+  boolean hasPassLevelPoint();
+  /**
+   * <pre>
+   * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+   * @return The passLevelPoint.
+   */
+  dev.scorewire.v1.CalibrationPoint getPassLevelPoint();
+  /**
+   * <pre>
+   * The agreement at the recommended pass level's bar; unset when `scale` is 0.
+   * </pre>
+   *
+   * <code>.scorewire.v1.CalibrationPoint pass_level_point = 12;</code>
+   */
+  dev.scorewire.v1.CalibrationPointOrBuilder getPassLevelPointOrBuilder();
 }

@@ -150,7 +150,7 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
       "\006output\030\002 \001(\t\022\024\n\014judge_passed\030\003 \001(\010\022\023\n\013j" +
       "udge_value\030\004 \001(\001\022\024\n\014judge_reason\030\005 \001(\t\022\024" +
       "\n\014human_passed\030\006 \001(\010\022\022\n\nhuman_note\030\007 \001(\t" +
-      "\022\022\n\nconfidence\030\010 \001(\001\"\221\003\n\016CheckAgreement\022" +
+      "\022\022\n\nconfidence\030\010 \001(\001\"\274\003\n\016CheckAgreement\022" +
       "\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\023\n\013judge_mod" +
       "el\030\003 \001(\t\022\r\n\005pairs\030\004 \001(\003\022\020\n\010accuracy\030\005 \001(" +
       "\001\022\022\n\005kappa\030\006 \001(\001H\000\210\001\001\022\026\n\tkappa_low\030\007 \001(\001" +
@@ -159,35 +159,39 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
       "\0221\n\rdisagreements\030\n \003(\0132\032.scorewire.v1.D" +
       "isagreement\022\022\n\nunlabelled\030\013 \001(\003\022\017\n\007error" +
       "ed\030\014 \001(\003\022\020\n\010cost_usd\030\r \001(\001\022\022\n\nconfidence" +
-      "\030\016 \001(\001\022\021\n\tresamples\030\017 \001(\003B\010\n\006_kappaB\014\n\n_" +
-      "kappa_lowB\r\n\013_kappa_high\"A\n\021AgreementRes" +
-      "ponse\022,\n\006checks\030\001 \003(\0132\034.scorewire.v1.Che" +
-      "ckAgreement\"Y\n\020CalibrateRequest\0221\n\tagree" +
-      "ment\030\001 \001(\0132\036.scorewire.v1.AgreementReque" +
-      "st\022\022\n\nthresholds\030\002 \003(\001\"\207\001\n\020CalibrationPo" +
-      "int\022\021\n\tthreshold\030\001 \001(\001\022\020\n\010accuracy\030\002 \001(\001" +
-      "\022\022\n\005kappa\030\003 \001(\001H\000\210\001\001\0220\n\tconfusion\030\004 \001(\0132" +
-      "\035.scorewire.v1.ConfusionMatrixB\010\n\006_kappa" +
-      "\"\204\002\n\020CheckCalibration\022\014\n\004name\030\001 \001(\t\022\014\n\004t" +
-      "ype\030\002 \001(\t\022\023\n\013judge_model\030\003 \001(\t\022\r\n\005pairs\030" +
-      "\004 \001(\003\022.\n\006points\030\005 \003(\0132\036.scorewire.v1.Cal" +
-      "ibrationPoint\022\035\n\025recommended_threshold\030\006" +
-      " \001(\001\022\036\n\021recommended_kappa\030\007 \001(\001H\000\210\001\001\022\020\n\010" +
-      "cost_usd\030\010 \001(\001\022\031\n\021cost_per_pair_usd\030\t \001(" +
-      "\001B\024\n\022_recommended_kappa\"C\n\021CalibrateResp" +
-      "onse\022.\n\006checks\030\001 \003(\0132\036.scorewire.v1.Chec" +
-      "kCalibration2\311\002\n\014LabelService\022L\n\tPutLabe" +
-      "ls\022\036.scorewire.v1.PutLabelsRequest\032\037.sco" +
-      "rewire.v1.PutLabelsResponse\022O\n\nListLabel" +
-      "s\022\037.scorewire.v1.ListLabelsRequest\032 .sco" +
-      "rewire.v1.ListLabelsResponse\022L\n\tAgreemen" +
-      "t\022\036.scorewire.v1.AgreementRequest\032\037.scor" +
-      "ewire.v1.AgreementResponse\022L\n\tCalibrate\022" +
-      "\036.scorewire.v1.CalibrateRequest\032\037.scorew" +
-      "ire.v1.CalibrateResponseBi\n\020dev.scorewir" +
-      "e.v1B\013LabelsProtoP\001ZFgithub.com/scorewir" +
-      "e/scorewire/clients/go/gen/scorewire/v1;" +
-      "scorewirev1b\006proto3"
+      "\030\016 \001(\001\022\021\n\tresamples\030\017 \001(\003\022\017\n\002f1\030\020 \001(\001H\003\210" +
+      "\001\001\022\021\n\tbase_rate\030\021 \001(\001B\010\n\006_kappaB\014\n\n_kapp" +
+      "a_lowB\r\n\013_kappa_highB\005\n\003_f1\"A\n\021Agreement" +
+      "Response\022,\n\006checks\030\001 \003(\0132\034.scorewire.v1." +
+      "CheckAgreement\"Y\n\020CalibrateRequest\0221\n\tag" +
+      "reement\030\001 \001(\0132\036.scorewire.v1.AgreementRe" +
+      "quest\022\022\n\nthresholds\030\002 \003(\001\"\207\001\n\020Calibratio" +
+      "nPoint\022\021\n\tthreshold\030\001 \001(\001\022\020\n\010accuracy\030\002 " +
+      "\001(\001\022\022\n\005kappa\030\003 \001(\001H\000\210\001\001\0220\n\tconfusion\030\004 \001" +
+      "(\0132\035.scorewire.v1.ConfusionMatrixB\010\n\006_ka" +
+      "ppa\"\215\003\n\020CheckCalibration\022\014\n\004name\030\001 \001(\t\022\014" +
+      "\n\004type\030\002 \001(\t\022\023\n\013judge_model\030\003 \001(\t\022\r\n\005pai" +
+      "rs\030\004 \001(\003\022.\n\006points\030\005 \003(\0132\036.scorewire.v1." +
+      "CalibrationPoint\022\035\n\025recommended_threshol" +
+      "d\030\006 \001(\001\022\036\n\021recommended_kappa\030\007 \001(\001H\000\210\001\001\022" +
+      "\020\n\010cost_usd\030\010 \001(\001\022\031\n\021cost_per_pair_usd\030\t" +
+      " \001(\001\022\r\n\005scale\030\n \001(\005\022#\n\026recommended_pass_" +
+      "level\030\013 \001(\005H\001\210\001\001\0228\n\020pass_level_point\030\014 \001" +
+      "(\0132\036.scorewire.v1.CalibrationPointB\024\n\022_r" +
+      "ecommended_kappaB\031\n\027_recommended_pass_le" +
+      "vel\"C\n\021CalibrateResponse\022.\n\006checks\030\001 \003(\013" +
+      "2\036.scorewire.v1.CheckCalibration2\311\002\n\014Lab" +
+      "elService\022L\n\tPutLabels\022\036.scorewire.v1.Pu" +
+      "tLabelsRequest\032\037.scorewire.v1.PutLabelsR" +
+      "esponse\022O\n\nListLabels\022\037.scorewire.v1.Lis" +
+      "tLabelsRequest\032 .scorewire.v1.ListLabels" +
+      "Response\022L\n\tAgreement\022\036.scorewire.v1.Agr" +
+      "eementRequest\032\037.scorewire.v1.AgreementRe" +
+      "sponse\022L\n\tCalibrate\022\036.scorewire.v1.Calib" +
+      "rateRequest\032\037.scorewire.v1.CalibrateResp" +
+      "onseBi\n\020dev.scorewire.v1B\013LabelsProtoP\001Z" +
+      "Fgithub.com/scorewire/scorewire/clients/" +
+      "go/gen/scorewire/v1;scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -260,7 +264,7 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_CheckAgreement_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckAgreement_descriptor,
-        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Accuracy", "Kappa", "KappaLow", "KappaHigh", "Confusion", "Disagreements", "Unlabelled", "Errored", "CostUsd", "Confidence", "Resamples", });
+        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Accuracy", "Kappa", "KappaLow", "KappaHigh", "Confusion", "Disagreements", "Unlabelled", "Errored", "CostUsd", "Confidence", "Resamples", "F1", "BaseRate", });
     internal_static_scorewire_v1_AgreementResponse_descriptor =
       getDescriptor().getMessageType(11);
     internal_static_scorewire_v1_AgreementResponse_fieldAccessorTable = new
@@ -284,7 +288,7 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_CheckCalibration_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckCalibration_descriptor,
-        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Points", "RecommendedThreshold", "RecommendedKappa", "CostUsd", "CostPerPairUsd", });
+        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Points", "RecommendedThreshold", "RecommendedKappa", "CostUsd", "CostPerPairUsd", "Scale", "RecommendedPassLevel", "PassLevelPoint", });
     internal_static_scorewire_v1_CalibrateResponse_descriptor =
       getDescriptor().getMessageType(15);
     internal_static_scorewire_v1_CalibrateResponse_fieldAccessorTable = new
