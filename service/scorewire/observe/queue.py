@@ -113,8 +113,9 @@ class SqliteQueue:
         self._last_prune = 0.0
 
     async def start(self) -> None:
-        """Open the file (created with its directory if absent) and its tables."""
-        await asyncio.to_thread(self._open)
+        """Open the file (created with its directory if absent) and its tables, once."""
+        if self._conn is None:
+            await asyncio.to_thread(self._open)
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,11 +128,18 @@ class SqliteQueue:
         self._conn = conn
 
     async def _run(self, fn: _Fn[T]) -> T:
-        if self._conn is None:
-            raise QueueUnavailable(f"the observation queue {self.description} is not open")
         async with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise QueueUnavailable(f"the observation queue {self.description} is not open")
+            work = asyncio.ensure_future(asyncio.to_thread(_transaction, conn, fn))
             try:
-                return await asyncio.to_thread(_transaction, self._conn, fn)
+                return await asyncio.shield(work)
+            except asyncio.CancelledError:
+                # The thread goes on: hold the lock until it is out of the connection, or
+                # `close` would close it under the thread's feet.
+                await asyncio.wait([work])
+                raise
             except sqlite3.Error as err:
                 raise QueueUnavailable(
                     f"the observation queue {self.description} failed: {err}"
