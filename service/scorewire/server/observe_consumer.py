@@ -1,14 +1,18 @@
 """The observation consumer: takes queued observations, applies the rules, scores and records.
 
-One task per server process. For each observation taken it weighs every rule in order:
-the metadata filter, then the trace's sampling (`observe.rules`); a sampled observation
-is scored with the rule's compiled plan on the event loop's scoring path (`score_case`:
-deterministic checks inline, judge checks through the server's judge, its cache and
-budgets) and recorded in the rule's rolling run for the UTC day. Only once every rule
-is through is the observation marked done in the queue: a consumer that dies meanwhile
-leaves it to be handed out again after the lease, and one already done is never scored
-again. An observation whose scoring or recording fails is not marked done either: it is
-tried again after the lease.
+One task per server process takes a batch at a time. For each observation it weighs
+every rule in order: the metadata filter, then the trace's sampling (`observe.rules`). A
+sampled observation is scored, after the rule's settle delay, with the rule's compiled
+plan on the event loop's scoring path (`score_case`: deterministic checks inline, judge
+checks through the server's judge, its verdict cache and budgets); the batch's
+observations are scored concurrently. Each rule's scores of the batch are then recorded
+in its rolling run for the UTC day, one chunk (one commit) per rule.
+
+Only then is an observation marked done in the queue: a consumer that dies meanwhile
+leaves it to be handed out again after the lease, and one marked done is never scored
+again. An observation whose scoring or recording failed is not marked done: it is tried
+again after the lease, by every rule that samples it (those that had recorded it too:
+the one case in which an observation is scored twice).
 """
 
 from __future__ import annotations
@@ -60,14 +64,27 @@ class _Rolling:
 
 
 @dataclass(slots=True)
+class _Scored:
+    """One observation taken, and its results by the rules that sampled it."""
+
+    delivery: Delivery
+    obs: opb.Observation
+    at: float
+    """Its `observed_at`, in seconds since the epoch."""
+    results: list[tuple[Rule, CaseResult]]
+
+
+@dataclass(slots=True)
 class RollingRuns:
     """The rolling runs of this process: one per rule and UTC day, opened on first score."""
 
     recorder: RunRecorder
     runs: dict[str, _Rolling] = field(default_factory=dict)
 
-    async def record(self, rule: Rule, obs: opb.Observation, result: CaseResult) -> None:
-        """Append one scored observation to the rule's run of today (after its commit)."""
+    async def record(
+        self, rule: Rule, scored: Sequence[tuple[opb.Observation, CaseResult]]
+    ) -> None:
+        """Append scored observations to the rule's run of today, as one chunk (one commit)."""
         day = datetime.now(UTC).strftime("%Y-%m-%d")
         rolling = self.runs.get(rule.name)
         if rolling is not None and rolling.day != day:
@@ -76,12 +93,14 @@ class RollingRuns:
         if rolling is None:
             rolling = await self._begin(rule, day)
             self.runs[rule.name] = rolling
-        result.index = rolling.count
-        cases = cases_blob([wire.case_bytes(obs.sample, obs.output)])
-        results = wire.case_results_message(rule.plan.checks, [result])
-        await self.recorder.append(Chunk(rolling.run.run_id, cases, results, 1))
-        rolling.count += 1
-        rolling.summary.add(result)
+        for i, (_, result) in enumerate(scored):
+            result.index = rolling.count + i
+        cases = cases_blob([wire.case_bytes(o.sample, o.output) for o, _ in scored])
+        results = wire.case_results_message(rule.plan.checks, [r for _, r in scored])
+        await self.recorder.append(Chunk(rolling.run.run_id, cases, results, len(scored)))
+        rolling.count += len(scored)
+        for _, result in scored:
+            rolling.summary.add(result)
 
     async def _begin(self, rule: Rule, day: str) -> _Rolling:
         suite = json.dumps(
@@ -169,41 +188,85 @@ class ObserveConsumer:
                 await asyncio.sleep(IDLE_S)
 
     async def step(self) -> int:
-        """Take one batch and process it; returns how many were taken."""
+        """Take one batch, score it (its observations concurrently), record it (one chunk
+        per rule), mark done what is recorded; returns how many were taken."""
         taken = await self._queue.take(BATCH)
         if self._metrics is not None:
             self._metrics.depth.set(await self._queue.depth())
         finished: list[Delivery] = []
+        fresh: list[Delivery] = []
         for d in taken:
             if d.deliveries > 1 and await self._queue.processed(d):
                 if self._metrics is not None:
                     self._metrics.redelivered.inc()
                 finished.append(d)
-                continue
-            if await self._process(opb.Observation.FromString(d.payload)):
-                finished.append(d)
+            else:
+                fresh.append(d)
+        scored = await asyncio.gather(*(self._score(d) for d in fresh))
+        finished.extend(await self._record([s for s in scored if s is not None]))
         await self._queue.done(finished)
         return len(taken)
 
-    async def _process(self, obs: opb.Observation) -> bool:
-        """Weigh and score one observation by every rule; False when scoring or recording
-        failed for a rule (the observation stays queued, to be tried again)."""
-        meta = flatten(obs.metadata)
+    async def _score(self, d: Delivery) -> _Scored | None:
+        """Weigh one observation by every rule and score it by those that sample it, after
+        their settle delay; None when scoring failed (it stays queued, tried again)."""
+        obs = opb.Observation.FromString(d.payload)
         trace = obs.trace.trace_id or obs.observation_id
-        observed_at = obs.observed_at.ToNanoseconds() / 1e9
-        chosen = [r for r in self._weigh(meta, trace)]
+        chosen = self._weigh(flatten(obs.metadata), trace)
+        at = obs.observed_at.ToNanoseconds() / 1e9
         if not chosen:
-            return True
-        wait = observed_at + max(r.settle_delay_s for r in chosen) - self._clock()
+            return _Scored(d, obs, at, [])
+        wait = at + max(r.settle_delay_s for r in chosen) - self._clock()
         if wait > 0:
             await asyncio.sleep(wait)
         if not obs.sample.id:
             obs.sample.id = obs.observation_id
         case = Case(wire.sample_from_pb(obs.sample), wire.output_from_pb(obs.output))
-        ok = True
-        for rule in chosen:
-            ok = await self._score(rule, obs, case, observed_at) and ok
-        return ok
+        ctx = CheckContext(judge=self._judge)
+        try:
+            results = await asyncio.gather(*(score_case(r.plan, case, ctx) for r in chosen))
+        except Exception as err:  # a fault: tried again after the lease
+            log.warning("observation %s: scoring failed: %s", obs.observation_id, err)
+            for rule in chosen:
+                self._count(self._metrics, "errors", rule)
+            return None
+        return _Scored(d, obs, at, list(zip(chosen, results, strict=True)))
+
+    async def _record(self, batch: Sequence[_Scored]) -> list[Delivery]:
+        """Record each rule's scores in one chunk; the deliveries whose every rule's scores
+        were recorded (the others stay queued, tried again after the lease)."""
+        by_rule: dict[str, list[tuple[_Scored, CaseResult]]] = {}
+        rules = {r.name: r for r in self._rules}
+        for item in batch:
+            for rule, result in item.results:
+                by_rule.setdefault(rule.name, []).append((item, result))
+        failed: set[str] = set()
+        m = self._metrics
+        for name, items in by_rule.items():
+            rule = rules[name]
+            try:
+                if self._runs is not None:
+                    await self._runs.record(rule, [(i.obs, r) for i, r in items])
+            except Exception as err:  # the store down: tried again after the lease
+                log.warning("rule %s: %d scores not recorded: %s", name, len(items), err)
+                failed.update(i.delivery.token for i, _ in items)
+                for _ in items:
+                    self._count(m, "errors", rule)
+                continue
+            if m is None:
+                continue
+            now = self._clock()
+            for item, result in items:
+                m.scored.labels(name, "pass" if result.passed else "fail").inc()
+                if any(s.error is not None for s in result.scores):
+                    m.errors.labels(name).inc()
+                m.lag.labels(name).observe(max(0.0, now - item.at))
+        return [i.delivery for i in batch if i.delivery.token not in failed]
+
+    @staticmethod
+    def _count(m: ObserveMetrics | None, what: str, rule: Rule) -> None:
+        if m is not None:
+            getattr(m, what).labels(rule.name).inc()
 
     def _weigh(self, meta: dict[str, str], trace: str) -> list[Rule]:
         """The rules that sample the observation, each decision counted."""
@@ -223,24 +286,6 @@ class ObserveConsumer:
                     m.sampled.labels(rule.name).inc()
                 chosen.append(rule)
         return chosen
-
-    async def _score(self, rule: Rule, obs: opb.Observation, case: Case, at: float) -> bool:
-        m = self._metrics
-        try:
-            result = await score_case(rule.plan, case, CheckContext(judge=self._judge))
-            if self._runs is not None:
-                await self._runs.record(rule, obs, result)
-        except Exception as err:  # the store down, a fault: tried again after the lease
-            log.warning("observation %s, rule %s: %s", obs.observation_id, rule.name, err)
-            if m is not None:
-                m.errors.labels(rule.name).inc()
-            return False
-        if m is not None:
-            m.scored.labels(rule.name, "pass" if result.passed else "fail").inc()
-            if any(s.error is not None for s in result.scores):
-                m.errors.labels(rule.name).inc()
-            m.lag.labels(rule.name).observe(max(0.0, self._clock() - at))
-        return True
 
 
 def flatten(meta: opb.ObservationMetadata) -> dict[str, str]:
