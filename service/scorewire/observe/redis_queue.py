@@ -84,6 +84,8 @@ class RedisQueue:
         try:
             return await awaitable
         except RedisError as err:
+            if "NOGROUP" in str(err):  # Redis lost the group (restarted without persistence)
+                self._ready = False
             raise QueueUnavailable(
                 f"the observation queue {self.description} does not answer ({type(err).__name__})"
             ) from err
