@@ -87,10 +87,10 @@ CREATE TABLE IF NOT EXISTS observe_queue (
     id TEXT PRIMARY KEY,
     payload BLOB,
     done INTEGER NOT NULL DEFAULT 0,
-    visible_at REAL NOT NULL,
+    taken_at REAL NOT NULL DEFAULT 0,
     deliveries INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS observe_queue_ready ON observe_queue (done, visible_at);
+CREATE INDEX IF NOT EXISTS observe_queue_ready ON observe_queue (done, taken_at);
 CREATE TABLE IF NOT EXISTS observe_depth (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER);
 INSERT OR IGNORE INTO observe_depth (one, n) VALUES (1, 0);
 """
@@ -147,7 +147,7 @@ class SqliteQueue:
 
     async def put(self, items: Sequence[tuple[str, bytes]]) -> list[bool]:
         """Queue the batch in one transaction (see `ObservationQueue.put`)."""
-        now, limit = time.time(), self._max
+        limit = self._max
 
         def put(conn: sqlite3.Connection) -> list[bool]:
             ids = [i for i, _ in items]
@@ -160,10 +160,7 @@ class SqliteQueue:
                     f"the observation queue holds {depth} of at most {limit} "
                     f"(SCOREWIRE_OBSERVE_QUEUE_MAX): {len(fresh)} more do not fit"
                 )
-            conn.executemany(
-                "INSERT INTO observe_queue (id, payload, visible_at) VALUES (?, ?, ?)",
-                [(i, p, now) for i, p in fresh],
-            )
+            conn.executemany("INSERT INTO observe_queue (id, payload) VALUES (?, ?)", fresh)
             conn.execute("UPDATE observe_depth SET n = n + ?", (len(fresh),))
             queued, out = {i for i, _ in fresh}, []
             for i in ids:
@@ -174,18 +171,20 @@ class SqliteQueue:
         return await self._run(put)
 
     async def take(self, limit: int) -> list[Delivery]:
-        """Hand out up to `limit` visible observations, hiding them for the lease."""
+        """Hand out up to `limit` observations never taken, or taken longer than this
+        queue's lease ago (the taker's lease is the reader's, as with XAUTOCLAIM: a
+        restarted server with a shorter lease takes a dead one's back sooner)."""
         now, lease = time.time(), self._lease_s
 
         def take(conn: sqlite3.Connection) -> list[Delivery]:
             rows = conn.execute(
                 "SELECT id, payload, deliveries FROM observe_queue WHERE done = 0 AND "
-                "visible_at <= ? ORDER BY visible_at LIMIT ?",
-                (now, limit),
+                "taken_at <= ? ORDER BY taken_at LIMIT ?",
+                (now - lease, limit),
             ).fetchall()
             conn.executemany(
-                "UPDATE observe_queue SET visible_at = ?, deliveries = deliveries + 1 WHERE id = ?",
-                [(now + lease, r[0]) for r in rows],
+                "UPDATE observe_queue SET taken_at = ?, deliveries = deliveries + 1 WHERE id = ?",
+                [(now, r[0]) for r in rows],
             )
             return [Delivery(r[0], bytes(r[1]), r[0], r[2] + 1) for r in rows]
 
@@ -207,14 +206,14 @@ class SqliteQueue:
             n = 0
             for d in deliveries:
                 n += conn.execute(
-                    "UPDATE observe_queue SET done = 1, payload = NULL, visible_at = ? "
+                    "UPDATE observe_queue SET done = 1, payload = NULL, taken_at = ? "
                     "WHERE id = ? AND done = 0",
                     (now, d.id),
                 ).rowcount
             conn.execute("UPDATE observe_depth SET n = max(0, n - ?)", (n,))
             if prune:
                 conn.execute(
-                    "DELETE FROM observe_queue WHERE done = 1 AND visible_at < ?",
+                    "DELETE FROM observe_queue WHERE done = 1 AND taken_at < ?",
                     (now - DEDUPE_WINDOW_S,),
                 )
 
