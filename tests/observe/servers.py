@@ -39,12 +39,13 @@ async def observe_server(
     *,
     runs: RunStore | None = None,
     consume: bool = True,
+    judge: object = None,
 ) -> AsyncIterator[ObserveServer]:
     """A server on a free port queueing into `queue`, scoring by `rules` into `runs`."""
     registry = CollectorRegistry()
     observing = Observing(queue, rules, ObserveMetrics(registry), consume=consume)
     settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False)
-    running, port = await create_server(settings, runs=runs, observing=observing)
+    running, port = await create_server(settings, runs=runs, observing=observing, judge=judge)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
         yield ObserveServer(

@@ -15,6 +15,7 @@ from scorewire.v1 import runs_pb2 as rpb
 
 from tests.observe.conftest import QueueOpener
 from tests.observe.servers import ObserveServer, observation, observe_server
+from tests.support.judge import judge_harness, level_reply
 from tests.support.wait import wait_until_async
 
 RULES = {
@@ -111,3 +112,22 @@ async def test_a_settle_delay_holds_the_score_back(open_queue: QueueOpener, tmp_
         await wait_until_async(lambda: _count(srv, "late", 1), "the late score")
         lag = srv.metric("scorewire_observe_lag_seconds_sum", rule="late")
     assert lag >= 1.0
+
+
+async def test_a_judge_rule_calls_the_judge_once_per_sampled_observation_and_counts_cost(
+    open_queue: QueueOpener, tmp_path: Path
+) -> None:
+    # LLM-as-judge checks score through the server's judge; what they cost is counted per rule
+    store = await SqliteRunStore.open(str(tmp_path / "runs.db"))
+    rules = parse_rules(
+        {"rules": [{"name": "polite", "checks": [{"type": "judge", "rubric": "Is it polite?"}]}]}
+    )
+    async with judge_harness(openai_default=level_reply(5)) as h:
+        batch = [observation(f"Thank you, {n}.") for n in ("Ann", "Bo")]
+        async with observe_server(await open_queue(), rules, runs=store, judge=h.service) as srv:
+            await srv.observe.Observe(opb.ObserveRequest(observations=batch))
+            scored = await wait_until_async(lambda: _count(srv, "polite", 2), "two judged")
+            cost = srv.metric("scorewire_observe_cost_usd_total", rule="polite")
+        assert h.openai.calls == 2
+    assert all(r.result.passed for r in scored)
+    assert cost > 0

@@ -9,6 +9,7 @@
 - `scorewire_observe_scored_total{rule,outcome}`: observations scored (`pass`, `fail`);
 - `scorewire_observe_errors_total{rule}`: sampled observations whose scoring or recording
   failed, or that scored an error state (redelivered after the lease when not recorded);
+- `scorewire_observe_cost_usd_total{rule}`: what the rule's scores cost (judge calls);
 - `scorewire_observe_redelivered_total`: deliveries already processed, not scored again;
 - `scorewire_observe_queue_depth`: observations queued or in flight (as the consumer last
   read it);
@@ -59,6 +60,12 @@ class ObserveMetrics:
         self.errors = Counter(
             "scorewire_observe_errors",
             "Sampled observations whose scoring or recording failed, or that scored an error.",
+            ("rule",),
+            registry=registry,
+        )
+        self.cost = Counter(
+            "scorewire_observe_cost_usd",
+            "US dollars the rule's scores cost (judge calls; cached verdicts cost nothing).",
             ("rule",),
             registry=registry,
         )

@@ -250,6 +250,11 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         await labels.close()
         raise StartupError(f"the evaluation rules do not load: {err}") from None
     try:
+        queue = open_queue(settings)
+    except StartupError:
+        await labels.close()
+        raise
+    try:
         runs = await open_run_store(settings)
     except RunsUnavailable as err:
         await labels.close()
@@ -282,9 +287,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         interceptors=interceptors,
         agreement_observer=metrics.agreement if metrics is not None else None,
         runs=runs,
-        observing=Observing(
-            open_queue(settings), rules, metrics.observe if metrics is not None else None
-        ),
+        observing=Observing(queue, rules, metrics.observe if metrics is not None else None),
     )
     running.closers.extend([labels.close, judge.aclose])
     if traced is not None:
@@ -315,6 +318,9 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
             tokens=len(principals_from_settings(settings)),
             cache=judge.cache.description,
         ),
+    )
+    log.info(
+        "online evaluation: %d rules, observations queued in %s", len(rules), queue.description
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -260,6 +260,9 @@ class ObserveConsumer:
                 m.scored.labels(name, "pass" if result.passed else "fail").inc()
                 if any(s.error is not None for s in result.scores):
                     m.errors.labels(name).inc()
+                cost = sum(s.cost_usd for s in result.scores)
+                if cost:
+                    m.cost.labels(name).inc(cost)
                 m.lag.labels(name).observe(max(0.0, now - item.at))
         return [i.delivery for i in batch if i.delivery.token not in failed]
 
