@@ -159,13 +159,22 @@ def main() -> None:
     parser.add_argument("--drain", type=float, default=60.0)
     args = parser.parse_args()
     run_engine("sqlite", {}, args)
-    with RedisServer() as redis:
-        subprocess.run(
-            ["redis-cli", "-p", str(redis.port), "CONFIG", "SET", "appendonly", "yes"],
-            check=True,
-            capture_output=True,
-        )
-        run_engine("redis", {"SCOREWIRE_OBSERVE_QUEUE_URL": redis.url}, args)
+    with tempfile.TemporaryDirectory() as aof:
+        os.chdir(aof)  # redis-server writes its append-only file in its working directory
+        with RedisServer() as redis:
+            subprocess.run(
+                ["redis-cli", "-p", str(redis.port), "CONFIG", "SET", "appendonly", "yes"],
+                check=True,
+                capture_output=True,
+            )
+            got = subprocess.run(
+                ["redis-cli", "-p", str(redis.port), "CONFIG", "GET", "appendonly"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+            assert got == ["appendonly", "yes"], got
+            run_engine("redis", {"SCOREWIRE_OBSERVE_QUEUE_URL": redis.url}, args)
 
 
 if __name__ == "__main__":
