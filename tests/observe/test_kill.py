@@ -18,6 +18,7 @@ import grpc
 from scorewire.observe.queue import SqliteQueue
 from scorewire.observe.rules import parse_rules
 from scorewire.runs.sqlite import SqliteRunStore
+from scorewire.server.observe_consumer import BATCH
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import observe_pb2_grpc
 from scorewire.v1 import runs_pb2 as rpb
@@ -28,7 +29,7 @@ from tests.support.servers import serve_process
 from tests.support.wait import wait_until_async
 
 RULES = {"rules": [{"name": "slow", "checks": [{"type": "test.slow"}]}]}
-COUNT = 640
+COUNT = 1024
 
 
 async def _sample_ids(srv: ObserveServer) -> list[str]:
@@ -62,7 +63,7 @@ async def test_a_killed_consumer_loses_no_acknowledged_observation(tmp_path: Pat
             for b in range(COUNT // 64):
                 batch = [observation(f"o{b}-{i}", oid=f"o{b}-{i}") for i in range(64)]
                 for o in batch:
-                    o.sample.metadata["sleep"] = 0.1
+                    o.sample.metadata["sleep"] = 0.3
                 answer = await stub.Observe(opb.ObserveRequest(observations=batch))
                 acked.extend(a.observation_id for a in answer.acks)
             await asyncio.sleep(0.3)  # a few batches in, most still queued or in flight
@@ -84,5 +85,5 @@ async def test_a_killed_consumer_loses_no_acknowledged_observation(tmp_path: Pat
     assert set(seen) == set(acked)  # none lost
     twice = [i for i, n in seen.items() if n > 1]
     # Recorded before the kill and not yet marked done: at most the batch in flight.
-    assert len(twice) <= 64, (before, len(twice))
+    assert len(twice) <= BATCH, (before, len(twice))
     print(f"recorded before the kill {before}, scored twice {len(twice)}")
