@@ -312,7 +312,6 @@ class JudgeSettings(BaseModel):
 
     tenants_trust_each_other: bool = False
     """Tell callers when a verdict came from the cache although another tenant paid for it.
-
     Off by default: the verdict cache is shared by every tenant, but a hit on a verdict
     another tenant's call produced is reported as a fresh call (not `cached`, its cost
     as the call would have cost, charged to this caller's budgets), so that no caller
@@ -548,6 +547,8 @@ class ObserveSettings(BaseModel):
     unset: cache_url's Redis if it is one, else `observe.db` under the state directory."""
     observe_queue_max: int = Field(100_000, ge=1)
     """Most observations queued or being scored; a batch past it is RESOURCE_EXHAUSTED."""
+    observe_dedupe_s: int = Field(900, ge=60)
+    """Seconds an observation id is remembered: one sent again within them is a DUPLICATE."""
 
 
 class LoggingSettings(BaseModel):

@@ -22,7 +22,9 @@ async def open_queue(request, tmp_path) -> AsyncIterator[QueueOpener]:
     opened: list[ObservationQueue] = []
     url = request.getfixturevalue("redis_server").url if request.param == "redis" else ""
 
-    async def opener(*, max_depth: int = 100, lease_s: float = 300.0) -> ObservationQueue:
+    async def opener(
+        *, max_depth: int = 100, lease_s: float = 300.0, dedupe_s: float = 900.0
+    ) -> ObservationQueue:
         queue: ObservationQueue
         if url:
             client = redis_client(
@@ -32,9 +34,11 @@ async def open_queue(request, tmp_path) -> AsyncIterator[QueueOpener]:
                 pool_size=4,
                 decode_responses=False,
             )
-            queue = RedisQueue(client, url, max_depth=max_depth, lease_s=lease_s)
+            queue = RedisQueue(client, url, max_depth=max_depth, lease_s=lease_s, dedupe_s=dedupe_s)
         else:
-            queue = SqliteQueue(tmp_path / "observe.db", max_depth=max_depth, lease_s=lease_s)
+            queue = SqliteQueue(
+                tmp_path / "observe.db", max_depth=max_depth, lease_s=lease_s, dedupe_s=dedupe_s
+            )
         await queue.start()
         opened.append(queue)
         return queue

@@ -66,3 +66,14 @@ async def test_the_queue_outlives_its_process(open_queue: QueueOpener) -> None:
     await q.close()
     again = await open_queue()
     assert [d.id for d in await again.take(10)] == ["a"]
+
+
+async def test_an_id_is_forgotten_after_the_dedupe_window(open_queue: QueueOpener) -> None:
+    # ids are not kept forever: memory stays bounded by rate x window
+    q = await open_queue(dedupe_s=1.0)
+    await q.put([("a", b"1")])
+    await q.done(await q.take(10))
+    await asyncio.sleep(1.2)
+    await q.put([("b", b"2")])
+    await q.done(await q.take(10))  # the SQLite queue forgets old ids as it marks others done
+    assert await q.put([("a", b"1")]) == [True]

@@ -31,7 +31,9 @@ def open_queue(settings: Settings) -> ObservationQueue:
     url = queue_url(settings)
     if url is None:
         path = settings.state_path() / QUEUE_FILE
-        return SqliteQueue(path, max_depth=settings.observe_queue_max)
+        return SqliteQueue(
+            path, max_depth=settings.observe_queue_max, dedupe_s=settings.observe_dedupe_s
+        )
     try:
         target = parse_redis_url(url, "SCOREWIRE_OBSERVE_QUEUE_URL")
     except ValueError as err:
@@ -43,7 +45,12 @@ def open_queue(settings: Settings) -> ObservationQueue:
         pool_size=16,
         decode_responses=False,
     )
-    return RedisQueue(client, f"redis:{target.describe()}", max_depth=settings.observe_queue_max)
+    return RedisQueue(
+        client,
+        f"redis:{target.describe()}",
+        max_depth=settings.observe_queue_max,
+        dedupe_s=settings.observe_dedupe_s,
+    )
 
 
 def rules_from_settings(settings: Settings) -> list[Rule]:

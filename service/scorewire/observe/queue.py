@@ -3,7 +3,7 @@
 `put` returns after the batch is committed (a crash after it loses nothing); a batch
 goes whole or not at all, refused with `QueueFull` when it would take the queue past its
 bound. Each observation has an id: an id queued before is answered as a duplicate and not
-queued again, for `DEDUPE_WINDOW_S` after it was scored.
+queued again, for the dedupe window (`DEDUPE_WINDOW_S`) after it was scored.
 
 Delivery is at least once: `take` hides what it hands out for `lease_s`, and what is not
 `done` by then is handed out again (its taker died). Scoring is idempotent: `done`
@@ -25,8 +25,10 @@ from typing import Protocol, TypeVar
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
-DEDUPE_WINDOW_S = 86_400.0
-"""Seconds an observation id is remembered after it was scored (duplicates refused)."""
+DEDUPE_WINDOW_S = 900.0
+"""Default seconds an observation id is remembered (`SCOREWIRE_OBSERVE_DEDUPE_S`): long
+enough for a caller's retries and a few leases, short enough that the ids of a busy
+service (10,000/s is 9 million ids in 15 minutes) fit in memory."""
 DEFAULT_LEASE_S = 300.0
 """Seconds a taken observation stays hidden before it is handed out again."""
 
@@ -103,8 +105,16 @@ class SqliteQueue:
     thread, so the event loop never waits on the disk.
     """
 
-    def __init__(self, path: Path, *, max_depth: int, lease_s: float = DEFAULT_LEASE_S) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_depth: int,
+        lease_s: float = DEFAULT_LEASE_S,
+        dedupe_s: float = DEDUPE_WINDOW_S,
+    ) -> None:
         self.path = path
+        self._dedupe_s = dedupe_s
         self.description = f"sqlite:{path}"
         self._max = max_depth
         self._lease_s = lease_s
@@ -198,7 +208,7 @@ class SqliteQueue:
     async def done(self, deliveries: Sequence[Delivery]) -> None:
         """Mark processed (the id stays for the dedupe window), in one transaction."""
         now = time.time()
-        prune = now - self._last_prune > 60.0
+        prune = now - self._last_prune > min(60.0, self._dedupe_s)
         if prune:
             self._last_prune = now
 
@@ -214,7 +224,7 @@ class SqliteQueue:
             if prune:
                 conn.execute(
                     "DELETE FROM observe_queue WHERE done = 1 AND taken_at < ?",
-                    (now - DEDUPE_WINDOW_S,),
+                    (now - self._dedupe_s,),
                 )
 
         await self._run(done)

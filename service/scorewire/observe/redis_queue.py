@@ -1,7 +1,8 @@
 """The observation queue on Redis Streams, shared by every replica through a consumer group.
 
 Each observation is one stream entry; its id is also a key (`…:id:<id>`) that says it was
-queued (`q`) or processed (`d`) and expires `DEDUPE_WINDOW_S` after it was scored. One
+queued (`q`) or processed (`d`) and expires the dedupe window after it was queued, and
+again after it was scored. One
 script checks room, refuses duplicate ids and appends the batch, atomically (Redis runs
 it alone); with Redis's AOF on `everysec` (the usual setting) an acknowledged write
 survives a Redis restart but for the last second, with `always` entirely.
@@ -57,8 +58,15 @@ class RedisQueue:
     """Observations in a Redis stream read by one consumer group (see the module)."""
 
     def __init__(
-        self, client: Any, description: str, *, max_depth: int, lease_s: float = DEFAULT_LEASE_S
+        self,
+        client: Any,
+        description: str,
+        *,
+        max_depth: int,
+        lease_s: float = DEFAULT_LEASE_S,
+        dedupe_s: float = DEDUPE_WINDOW_S,
     ) -> None:
+        self._dedupe_s = max(1, int(dedupe_s))
         self._redis = client
         self.description = description
         self._max = max_depth
@@ -94,7 +102,7 @@ class RedisQueue:
         """Queue the batch in one script (see `ObservationQueue.put`)."""
         if not self._ready:  # Redis did not answer at start-up
             await self.start()
-        args: list[Any] = [self._max, int(DEDUPE_WINDOW_S), self._ids]
+        args: list[Any] = [self._max, self._dedupe_s, self._ids]
         for i, p in items:
             args.extend((i, p))
         got = await self._call(self._put(keys=[self._stream], args=args))
@@ -139,7 +147,7 @@ class RedisQueue:
             return
         pipe = self._redis.pipeline(transaction=True)
         for d in deliveries:
-            pipe.set(self._ids + d.id, "d", ex=int(DEDUPE_WINDOW_S))
+            pipe.set(self._ids + d.id, "d", ex=self._dedupe_s)
         tokens = [d.token for d in deliveries]
         pipe.xack(self._stream, GROUP, *tokens)
         pipe.xdel(self._stream, *tokens)
