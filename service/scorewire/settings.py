@@ -187,8 +187,6 @@ class SecuritySettings(BaseModel):
     max_bytes_in_flight_per_tenant: int = Field(256 * 1024 * 1024, ge=0)
     """Most bytes of scoring requests one tenant (one connection when auth is off) holds
     at once, as `max_bytes_in_flight`; 0 means no limit."""
-
-    # --- custom checks ----------------------------------------------------------------------
     imports: list[str] = Field(default_factory=list)
     """Python modules of server-side custom checks, imported at start-up.
 
@@ -244,8 +242,6 @@ class JudgeSettings(BaseModel):
     """The lowest acceptable Cohen's kappa between a judge check and human labels: exported
     as `scorewire_judge_agreement_kappa_floor`, which the ScorewireJudgeAgreementLow alert
     compares the latest kappa with."""
-
-    # --- embeddings (the `similarity` check) -------------------------------------------
     embeddings_base_url: str | None = None
     """OpenAI-compatible endpoint serving `/embeddings`; None means the SDK's default
     (OPENAI_BASE_URL, else OpenAI)."""
@@ -254,23 +250,18 @@ class JudgeSettings(BaseModel):
     `similarity` then scores an error."""
     embeddings_api_key: SecretStr | None = None
     """Falls back to OPENAI_API_KEY; a local endpoint (base URL set) needs none. Never logged."""
-
-    # --- judge pricing and budgets ---------------------------------------------------------------
     judge_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """Price overrides, model name -> [input, output] USD per 1M tokens (JSON in the env).
-
     Entries here win over the built-in table (`scorewire.judge.pricing`); a model in
     neither is unpriced: its scores are flagged, and its cost is never guessed.
     """
     judge_fallback_price: tuple[float, float] | None = None
     """[input, output] USD per 1M tokens for models in neither price table (JSON in the env).
-
     Unset (the default), such models are unpriced, and a budgeted call to one is refused
     with an error score naming the model, unless `judge_allow_unpriced` is set.
     """
     judge_allow_unpriced: bool = False
     """Let budgeted calls to unpriced models run anyway, their cost uncounted by every budget.
-
     Off by default: a call a budget cannot price is a call no budget limits.
     """
     judge_budget_usd: float | None = Field(None, ge=0)
@@ -314,7 +305,6 @@ class JudgeSettings(BaseModel):
 
     gemini_base_url: str | None = None
     """Gemini's OpenAI-compatible endpoint for `gemini:` providers.
-
     Falls back to GEMINI_BASE_URL.
     """
     gemini_api_key: SecretStr | None = None
@@ -322,7 +312,6 @@ class JudgeSettings(BaseModel):
 
     tenants_trust_each_other: bool = False
     """Tell callers when a verdict came from the cache although another tenant paid for it.
-
     Off by default: the verdict cache is shared by every tenant, but a hit on a verdict
     another tenant's call produced is reported as a fresh call (not `cached`, its cost
     as the call would have cost, charged to this caller's budgets), so that no caller
@@ -436,7 +425,6 @@ class StoreSettings(BaseModel):
         base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "state"
         return base / "scorewire"
 
-    # --- the stores in PostgreSQL (database_url, labels_url, runs_url) ----------------------
     database_url: SecretStr | None = None
     """`postgresql://user:password@host:port/db`: the database replicas share, for the label
     and run stores (`labels_url`, `runs_url` override it); unset: SQLite files. Never logged."""
@@ -447,8 +435,6 @@ class StoreSettings(BaseModel):
     the database stopped answering (down, frozen, its host gone). The run store's
     maintenance (heartbeat, stale runs, retention), which no request waits on, gets the
     longer of this and runs_heartbeat_s."""
-
-    # --- human labels ---------------------------------------------------------------------------
     labels_path: str = Field("labels.db", min_length=1)
     """SQLite file of the label store, used when `labels_url` is not set (created if absent).
 
@@ -464,8 +450,6 @@ class StoreSettings(BaseModel):
 
     A SecretStr because the URL may carry a password; it is never logged.
     """
-
-    # --- recorded runs ----------------------------------------------------------------------
     runs_record: bool = False
     """Record RunSuite and ScoreStream calls that do not say (`record` unset) in the run store."""
     runs_path: str = Field("runs.db", min_length=1)
@@ -552,6 +536,21 @@ class ViewerSettings(StoreSettings):
         return self.state_path() / Path(self.viewer_results_dir or "results").expanduser()
 
 
+class ObserveSettings(BaseModel):
+    """Online evaluation: the evaluation rules and the durable observation queue."""
+
+    observe_rules_file: str | None = None
+    """YAML or JSON file of evaluation rules, loaded at start-up (a bad rule stops it); a
+    relative path is under the state directory. Unset: no rules (observations still queue)."""
+    observe_queue_url: SecretStr | None = None
+    """`redis://` or `rediss://` Redis of the observation queue (a stream, shared by replicas);
+    unset: cache_url's Redis if it is one, else `observe.db` under the state directory."""
+    observe_queue_max: int = Field(100_000, ge=1)
+    """Most observations queued or being scored; a batch past it is RESOURCE_EXHAUSTED."""
+    observe_dedupe_s: int = Field(900, ge=60)
+    """Seconds an observation id is remembered: one sent again within them is a DUPLICATE."""
+
+
 class LoggingSettings(BaseModel):
     """What the server logs."""
 
@@ -571,6 +570,7 @@ class LoggingSettings(BaseModel):
 # parts are listed last to first so that `model_fields` keeps the order of this file.
 class Settings(
     LoggingSettings,
+    ObserveSettings,
     ViewerSettings,
     MetricsSettings,
     StoreSettings,

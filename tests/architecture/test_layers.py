@@ -38,6 +38,8 @@ LAYERS: dict[str, int] = {
     "api": 10,
     # The results viewer reads results files and recorded runs (the scoring layer's codec).
     "viewer": 10,
+    # Online evaluation: rules compiled by the scoring layer, the durable observation queue.
+    "observe": 10,
     "server": 11,
     "cli": 12,
 }

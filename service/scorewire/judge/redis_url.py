@@ -80,9 +80,15 @@ def parse_redis_url(url: str, what: str = "the Redis URL") -> RedisTarget:
 
 
 def redis_client(
-    target: RedisTarget, *, tls_ca: str | None, timeout_s: float, pool_size: int
+    target: RedisTarget,
+    *,
+    tls_ca: str | None,
+    timeout_s: float,
+    pool_size: int,
+    decode_responses: bool = True,
 ) -> Any:
-    """An asyncio redis-py client for `target` that fails fast (no retries, short timeouts)."""
+    """An asyncio redis-py client for `target` that fails fast (no retries, short timeouts);
+    `decode_responses=False` answers bytes (binary values: the observation queue)."""
     from redis.asyncio import BlockingConnectionPool, Redis, SSLConnection
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
@@ -97,7 +103,7 @@ def redis_client(
         max_connections=pool_size,
         timeout=timeout_s,
         retry=Retry(NoBackoff(), 0),
-        decode_responses=True,
+        decode_responses=decode_responses,
         **kwargs,
     )
     return Redis(connection_pool=pool)

@@ -28,6 +28,7 @@ from scorewire.core.errors import StartupError
 from scorewire.metrics.grpc_metrics import GrpcServerMetrics
 from scorewire.metrics.judge_calls import JudgeMetrics
 from scorewire.metrics.judge_human import AgreementMetrics
+from scorewire.metrics.observe import ObserveMetrics
 from scorewire.metrics.runs import RunMetrics
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2
@@ -73,6 +74,8 @@ class ServerMetrics:
         """The judge series (scorewire_judge_*)."""
         self.agreement = AgreementMetrics(self.registry)
         """The judge-human agreement series (scorewire_judge_agreement_*)."""
+        self.observe = ObserveMetrics(self.registry)
+        """The online evaluation series (scorewire_observe_*)."""
         self._httpd: WSGIServer | None = None
         self._thread: threading.Thread | None = None
 

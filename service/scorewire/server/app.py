@@ -24,17 +24,21 @@ import scorewire.checks  # noqa: F401 - registers the built-in check types
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from scorewire.core import memory
-from scorewire.core.errors import StartupError
+from scorewire.core.errors import SpecError, StartupError
 from scorewire.core.logs import configure_logging
 from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
+from scorewire.observe.opening import open_queue, rules_from_settings
+from scorewire.observe.queue import QueueUnavailable
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
 from scorewire.server.chosen import chosen
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
+from scorewire.server.observe_consumer import ObserveConsumer, Observing
+from scorewire.server.observe_service import add_observe_service
 from scorewire.server.observer import RunObserver
 from scorewire.server.otlp import start_tracing
 from scorewire.server.reflection import add_reflection
@@ -105,12 +109,15 @@ async def create_server(
     interceptors: Sequence[Any] = (),
     agreement_observer: Any = None,
     runs: RunStore | None = None,
+    observing: Observing | None = None,
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port.
 
     With `runs` (a run store), calls can be recorded and the RunService reads them; the
     server owns the store from then on and closes it when it stops.
     `agreement_observer` receives the latest kappa of every Agreement (the metrics).
+    With `observing`, the ObserveService queues observations and a consumer scores them by
+    the rules, recording into `runs`; the server owns and closes its queue.
     """
     quiet_late_writes()  # a caller that cancels mid-write is no server error
     auth = auth_interceptor(settings)
@@ -164,6 +171,25 @@ async def create_server(
         )
     if recorder is not None:
         names.append(add_run_service(target, recorder, service.suites.parts))
+    consumer = None
+    if observing is not None:
+        try:
+            await observing.queue.start()
+        except QueueUnavailable as err:  # Redis down: Observe answers UNAVAILABLE until it is up
+            log.warning("%s: observations are not queued until it answers", err)
+        names.append(
+            add_observe_service(
+                target, settings, observing.queue, observing.rules, observing.metrics
+            )
+        )
+        if observing.consume:
+            consumer = ObserveConsumer(
+                observing.queue,
+                observing.rules,
+                judge=judge,
+                recorder=recorder,
+                metrics=observing.metrics,
+            )
     add_reflection(target, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
@@ -185,6 +211,11 @@ async def create_server(
     for name in names:
         await health_servicer.set(name, serving)
     running = Running(server, port, health_servicer, service)
+    if consumer is not None:
+        consumer.start()
+        running.closers.append(consumer.close)  # before the recorder: it finishes its runs
+    if observing is not None:
+        running.closers.append(observing.queue.close)
     if recorder is not None:
         running.closers.append(recorder.close)
     return running, port
@@ -213,6 +244,16 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         labels = await open_label_store(settings)
     except LabelsUnavailable as err:
         raise StartupError(str(err)) from None
+    try:
+        rules = rules_from_settings(settings)
+    except SpecError as err:
+        await labels.close()
+        raise StartupError(f"the evaluation rules do not load: {err}") from None
+    try:
+        queue = open_queue(settings)
+    except StartupError:
+        await labels.close()
+        raise
     try:
         runs = await open_run_store(settings)
     except RunsUnavailable as err:
@@ -246,6 +287,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         interceptors=interceptors,
         agreement_observer=metrics.agreement if metrics is not None else None,
         runs=runs,
+        observing=Observing(queue, rules, metrics.observe if metrics is not None else None),
     )
     running.closers.extend([labels.close, judge.aclose])
     if traced is not None:
@@ -276,6 +318,9 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
             tokens=len(principals_from_settings(settings)),
             cache=judge.cache.description,
         ),
+    )
+    log.info(
+        "online evaluation: %d rules, observations queued in %s", len(rules), queue.description
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,0 +1,61 @@
+"""Choosing the observation queue's engine and the rules from the settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scorewire.core.errors import StartupError
+from scorewire.judge.redis_url import parse_redis_url, redis_client
+from scorewire.observe.queue import ObservationQueue, SqliteQueue
+from scorewire.observe.redis_queue import RedisQueue
+from scorewire.observe.rules import Rule, load_rules_file
+from scorewire.settings import Settings
+
+QUEUE_FILE = "observe.db"
+"""The embedded queue's SQLite file, under the state directory."""
+QUEUE_TIMEOUT_S = 2.0
+"""Seconds one Redis queue operation may take before the queue counts as not answering."""
+
+
+def queue_url(settings: Settings) -> str | None:
+    """The Redis URL of the queue: `observe_queue_url`, else a Redis `cache_url`, else None."""
+    if settings.observe_queue_url is not None and settings.observe_queue_url.get_secret_value():
+        return settings.observe_queue_url.get_secret_value()
+    if settings.cache_url.lower().startswith(("redis://", "rediss://")):
+        return settings.cache_url
+    return None
+
+
+def open_queue(settings: Settings) -> ObservationQueue:
+    """The queue the settings name (not started); StartupError for a bad URL."""
+    url = queue_url(settings)
+    if url is None:
+        path = settings.state_path() / QUEUE_FILE
+        return SqliteQueue(
+            path, max_depth=settings.observe_queue_max, dedupe_s=settings.observe_dedupe_s
+        )
+    try:
+        target = parse_redis_url(url, "SCOREWIRE_OBSERVE_QUEUE_URL")
+    except ValueError as err:
+        raise StartupError(str(err)) from None
+    client = redis_client(
+        target,
+        tls_ca=settings.redis_tls_ca,
+        timeout_s=QUEUE_TIMEOUT_S,
+        pool_size=16,
+        decode_responses=False,
+    )
+    return RedisQueue(
+        client,
+        f"redis:{target.describe()}",
+        max_depth=settings.observe_queue_max,
+        dedupe_s=settings.observe_dedupe_s,
+    )
+
+
+def rules_from_settings(settings: Settings) -> list[Rule]:
+    """The rules of `observe_rules_file` (none when unset); SpecError naming the field."""
+    if not settings.observe_rules_file:
+        return []
+    path = settings.state_path() / Path(settings.observe_rules_file).expanduser()
+    return load_rules_file(path)
