@@ -543,8 +543,8 @@ class ObserveSettings(BaseModel):
     """YAML or JSON file of evaluation rules, loaded at start-up (a bad rule stops it); a
     relative path is under the state directory. Unset: no rules (observations still queue)."""
     observe_queue_url: SecretStr | None = None
-    """`redis://` or `rediss://` Redis of the observation queue (a stream, shared by replicas);
-    unset: cache_url's Redis if it is one, else `observe.db` under the state directory."""
+    """`redis://` or `rediss://` Redis of the observation queue (a stream shared by replicas;
+    no eviction, AOF on); unset: `observe.db` under the state directory."""
     observe_queue_max: int = Field(100_000, ge=1)
     """Most observations queued or being scored; a batch past it is RESOURCE_EXHAUSTED."""
     observe_dedupe_s: int = Field(900, ge=60)

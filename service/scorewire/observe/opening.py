@@ -18,11 +18,12 @@ QUEUE_TIMEOUT_S = 2.0
 
 
 def queue_url(settings: Settings) -> str | None:
-    """The Redis URL of the queue: `observe_queue_url`, else a Redis `cache_url`, else None."""
+    """The Redis URL of the queue (`observe_queue_url`), else None (the SQLite file).
+
+    Never the cache's Redis by default: a cache may evict under memory pressure (the
+    compose file's runs `allkeys-lru`), and an acknowledged observation must not be."""
     if settings.observe_queue_url is not None and settings.observe_queue_url.get_secret_value():
         return settings.observe_queue_url.get_secret_value()
-    if settings.cache_url.lower().startswith(("redis://", "rediss://")):
-        return settings.cache_url
     return None
 
 
