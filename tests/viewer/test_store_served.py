@@ -15,7 +15,9 @@ Checks: `has_paris` (contains "Paris") and `short` (at most 12 characters).
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import re
 import urllib.error
@@ -198,3 +200,91 @@ def test_the_run_page_in_a_browser(page: Any, runs: Runs) -> None:
     ]
     assert "Berlin" in rows.first.inner_text()
     screenshot(page, "store-run")
+
+
+# ---- search, diffs and downloads over the run store ----------------------------------------
+
+
+def _fetch(url: str, who: str | None) -> tuple[int, dict[str, str], str]:
+    headers = {"Authorization": f"Bearer {token(who)}"} if who else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read().decode()
+
+
+def test_the_run_page_searches_on_the_server_too(runs: Runs) -> None:
+    # a search in the address holds whatever page of cases the server sends
+    status, body = _get(f"{runs.url}/runs/{runs.base}?outcome=all&q=LYON", "alice")
+    assert status == 200 and [c["id"] for c in _data(body, "case-data")] == ["s2"]
+    assert 'value="LYON"' in body  # and stays in the search box
+
+
+def test_the_compare_page_carries_a_word_diff(runs: Runs) -> None:
+    status, body = _get(f"{runs.url}/compare?base={runs.base}&run={runs.new}", "alice")
+    assert status == 200
+    diffs = {c["key"]: c["diff"] for c in _data(body, "change-data")}
+    assert diffs == {
+        "s1": [["-", "Paris!"], ["+", "Berlin"]],
+        "s2": [["-", "Lyon"], ["+", "Paris"]],
+    }
+
+
+def test_a_csv_download_holds_the_filtered_cases_one_row_per_score(runs: Runs) -> None:
+    status, headers, body = _fetch(
+        f"{runs.url}/export?run={runs.base}&format=csv&outcome=failing", "alice"
+    )
+    assert status == 200 and headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert headers["Content-Disposition"] == f'attachment; filename="{runs.base}-cases.csv"'
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert [(r["sample_id"], r["check"], r["score_outcome"]) for r in rows] == [
+        ("s2", "has_paris", "failed"),
+        ("s2", "short", "passed"),
+        ("s3", "has_paris", "passed"),
+        ("s3", "short", "failed"),
+    ]
+    assert rows[0]["output"] == "Lyon" and rows[0]["outcome"] == "failed" and rows[0]["reason"]
+
+
+def test_a_json_download_follows_the_check_and_search(runs: Runs) -> None:
+    url = f"{runs.url}/export?run={runs.new}&format=json&check=has_paris&outcome=all&q=Q1"
+    status, headers, body = _fetch(url, "alice")
+    assert status == 200 and headers["Content-Type"] == "application/json; charset=utf-8"
+    doc = json.loads(body)
+    assert doc["run"] == runs.new
+    assert doc["filter"] == {"check": "has_paris", "outcome": "all", "q": "Q1"}
+    assert [c["sample_id"] for c in doc["cases"]] == ["s1"]  # its input is q1: 1 of 4
+    assert doc["cases"][0]["scores"][0]["name"] == "has_paris"
+
+
+@pytest.mark.parametrize("who, status", [("alice", 404), (None, 401), ("bob", 200), ("root", 200)])
+def test_a_download_keeps_to_the_tokens_own_runs(runs: Runs, who: str | None, status: int) -> None:
+    got, _, body = _fetch(f"{runs.url}/export?run={runs.bob}&format=csv&outcome=all", who)
+    assert got == status
+    assert ("Rome" in body) == (status == 200)
+
+
+@pytest.mark.parametrize(
+    "query", ["format=xml&run={run}", "format=csv", "run={run}&outcome=nope", "run={run}&check=x"]
+)
+def test_a_bad_download_request_is_400(runs: Runs, query: str) -> None:
+    assert _fetch(f"{runs.url}/export?{query.format(run=runs.base)}", "alice")[0] == 400
+
+
+def test_searching_in_the_browser_narrows_the_download(page: Any, runs: Runs) -> None:
+    assert page.goto(f"{runs.url}/runs/{runs.new}?outcome=all").status == 401
+    page.fill("input[name=token]", token("alice"))
+    with page.expect_navigation():
+        page.click("form.login button[type=submit]")
+    rows = page.locator("#case-table tbody tr")
+    assert rows.count() == 4
+    page.fill("#filter-q", "berlin")  # in the page, as one types: no round trip
+    assert rows.count() == 1 and rows.first.locator(".sid").inner_text() == "s1"
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    saved = download.value.path()
+    rows_csv = list(csv.DictReader(io.StringIO(saved.read_text())))
+    assert {r["sample_id"] for r in rows_csv} == {"s1"} and rows_csv[0]["output"] == "Berlin"
+    assert download.value.suggested_filename == f"{runs.new}-cases.csv"
+    screenshot(page, "store-search-export")

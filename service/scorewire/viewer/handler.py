@@ -6,6 +6,8 @@
 | `/runs/<id>?check=&outcome=` | a run; outcome: failing (default), passed, failed, errored, |
 | | skipped or all |
 | `/compare?base=<id>&run=<id>` | two runs, regressions first |
+| `/export?run=<id>&format=<csv or json>&check=&outcome=&q=` | the run's cases under the run |
+| | page's filter, as a download |
 | `POST /login` | exchange a bearer token (form field `token`) for a session cookie |
 | `POST /logout` | end the session |
 
@@ -43,6 +45,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from scorewire.viewer.export import cases_csv
+from scorewire.viewer.export import cases_json as export_json
 from scorewire.viewer.render import (
     OUTCOME_FILTERS,
     csp,
@@ -61,7 +65,7 @@ from scorewire.viewer.sessions import (
     same_token,
 )
 from scorewire.viewer.source import RunSource
-from scorewire.viewer.view_model import RunNotFound, SourceUnavailable
+from scorewire.viewer.view_model import RunDetail, RunNotFound, SourceUnavailable
 
 if TYPE_CHECKING:  # `serving` imports this module; the handler needs only the server's type
     from scorewire.viewer.serving import ViewerServer
@@ -143,6 +147,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
         *,
         nonce: str | None = None,
         headers: Mapping[str, str] | None = None,
+        content_type: str = "text/html; charset=utf-8",
     ) -> None:
         # The one place the viewer's own headers are written: none may hold a line break
         # (response splitting) or anything else a header cannot carry.
@@ -151,7 +156,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
                 raise ValueError(f"the viewer's {key} header would hold an unsafe character")
         data = body.encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
@@ -369,6 +374,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
                 self._run(source, unquote(parts.path[len("/runs/") :]), query, caller)
             elif parts.path == "/compare":
                 self._compare(source, query, caller)
+            elif parts.path == "/export":
+                self._export(source, query)
             else:
                 self._message(HTTPStatus.NOT_FOUND, "Not found", f"No page at {parts.path}.")
         except RunNotFound as err:
@@ -381,18 +388,24 @@ class ViewerHandler(BaseHTTPRequestHandler):
             log.exception("viewer: %s failed", parts.path)
             self._message(HTTPStatus.INTERNAL_SERVER_ERROR, "Error", "The page could not be made.")
 
-    def _run(
-        self, source: RunSource, run_id: str, query: dict[str, list[str]], caller: _Caller
-    ) -> None:
-        detail = source.get_run(run_id)
+    @staticmethod
+    def _filter(detail: RunDetail, query: dict[str, list[str]]) -> tuple[str | None, str, str]:
+        """The run page's filter from the query: (check, outcome, text searched)."""
         check = _one(query, "check") or None
         outcome = _one(query, "outcome") or "failing"
         if outcome not in OUTCOME_FILTERS:
             raise _BadRequest(f"outcome must be one of {', '.join(OUTCOME_FILTERS)}")
         if check is not None and check not in {c.name for c in detail.checks}:
             raise _BadRequest(f"check: this run has no check named {check!r}")
+        return check, outcome, (_one(query, "q") or "").strip()
+
+    def _run(
+        self, source: RunSource, run_id: str, query: dict[str, list[str]], caller: _Caller
+    ) -> None:
+        detail = source.get_run(run_id)
+        check, outcome, text = self._filter(detail, query)
         every = source.results(run_id)
-        chosen = [c for c in every if matches(c, check, outcome)]
+        chosen = [c for c in every if matches(c, check, outcome, text)]
         limit = self.server_viewer.max_cases
         self._page(
             HTTPStatus.OK,
@@ -401,10 +414,34 @@ class ViewerHandler(BaseHTTPRequestHandler):
             chosen[:limit],
             check=check,
             outcome=outcome,
+            query=text,
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
             assertions=assertion_stats(detail.checks, every),
             csrf=caller.csrf,
+        )
+
+    def _export(self, source: RunSource, query: dict[str, list[str]]) -> None:
+        """A run's cases under the run page's filter as a CSV or JSON download: every
+        matching case (the page shows the first `max_cases`), from the caller's own source,
+        so a tenant exports only the runs it may see."""
+        run_id, fmt = _one(query, "run"), _one(query, "format") or "csv"
+        if not run_id:
+            raise _BadRequest("run: give the id of the run to export")
+        if fmt not in ("csv", "json"):
+            raise _BadRequest("format must be csv or json")
+        detail = source.get_run(run_id)
+        check, outcome, text = self._filter(detail, query)
+        chosen = [c for c in source.results(run_id) if matches(c, check, outcome, text)]
+        if fmt == "csv":
+            body, kind = cases_csv(chosen), "text/csv; charset=utf-8"
+        else:
+            filters = {"check": check or "", "outcome": outcome, "q": text}
+            body, kind = export_json(run_id, filters, chosen), "application/json; charset=utf-8"
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id).strip("._") or "run"
+        disposition = f'attachment; filename="{stem}-cases.{fmt}"'
+        self._send(
+            HTTPStatus.OK, body, headers={"Content-Disposition": disposition}, content_type=kind
         )
 
     def _compare(self, source: RunSource, query: dict[str, list[str]], caller: _Caller) -> None:

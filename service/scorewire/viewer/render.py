@@ -6,12 +6,14 @@ that the page's script draws with `textContent` only, a page of rows at a time (
 20,000-case report opens in under a second). The only script a page runs is the
 viewer's own, allowed by a per-page nonce in its Content-Security-Policy, which also
 forbids fetching anything (`default-src 'none'`).
-`served=True` pages link to the served viewer's URLs and filter on the server;
-the offline report links within itself and filters in the page.
+`served=True` pages link to the served viewer's URLs and filter on the server (the text
+search also in the page, as one types); the offline report links within itself and
+filters in the page.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import secrets
@@ -25,7 +27,9 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from scorewire.core.money import usd
+from scorewire.viewer.diffs import DiffOp, word_diff
 from scorewire.viewer.run_views import Matrix, assertion_stats, prompt_matrix
+from scorewire.viewer.trends import pass_rate_trends
 from scorewire.viewer.view_model import (
     OUTCOMES,
     CaseChange,
@@ -34,6 +38,7 @@ from scorewire.viewer.view_model import (
     Comparison,
     RunDetail,
     RunInfo,
+    Spread,
 )
 
 FAILING = "failing"
@@ -59,8 +64,24 @@ def csp(nonce: str, *, header: bool = False) -> str:
     return policy + "; frame-ancestors 'none'" if header else policy
 
 
-def matches(case: CaseResult, check: str | None, outcome: str) -> bool:
-    """Whether a case passes the run page's filter (`failing` = failed or errored, `all`)."""
+def search_text(case: CaseResult) -> str:
+    """What the text search looks in, lower-cased: the case's input, expected answer and
+    output, and every score's reason and error (the page's script joins the same fields)."""
+    parts = [_text(case.input), _text(case.expected), case.output or ""]
+    if case.generation_error is not None:
+        parts.append(case.generation_error[1])
+    for s in case.scores:
+        parts.append(s.reason)
+        if s.error is not None:
+            parts.append(s.error[1])
+    return "\n".join(parts).lower()
+
+
+def matches(case: CaseResult, check: str | None, outcome: str, query: str = "") -> bool:
+    """Whether a case passes the run page's filter (`failing` = failed or errored, `all`)
+    and holds `query` (case-insensitive) in what `search_text` searches."""
+    if query and query.lower() not in search_text(case):
+        return False
     if outcome == "all":
         return case.has(check, None)
     if outcome == FAILING:
@@ -105,6 +126,8 @@ def _case_json(case: CaseResult) -> dict[str, Any]:
         "expected": _text(case.expected),
         "output": case.output,
         "generation_error": case.generation_error,
+        "cost": _money(case.cost_usd) if case.cost_usd else None,
+        "latency": _ms(case.latency_ms),
         "scores": [
             [
                 s.name,
@@ -113,10 +136,36 @@ def _case_json(case: CaseResult) -> dict[str, Any]:
                 s.outcome,
                 s.reason,
                 s.error,
+                None if s.spread is None else _spread_text(s.spread),
+                s.spread is not None or s.type in judge_types(),
             ]
             for s in case.scores
         ],
     }
+
+
+@functools.cache
+def judge_types() -> frozenset[str]:
+    """The check types that ask a model (and their other spellings): a passing score of
+    one shows its reason, the judge's reasoning, one click away. Looked up once, on the
+    first page drawn, so that importing the viewer does not load every check."""
+    import scorewire.checks  # noqa: F401  (registers the check types)
+    from scorewire.core.registry import REGISTRY
+
+    judged = [t for t in [*REGISTRY.types(), *REGISTRY.alias_types()] if t.uses_judge]
+    return frozenset(name for t in judged for name in (t.name, *t.aliases))
+
+
+def _ms(x: float | None) -> str | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return f"{x:.0f} ms" if x < 10_000 else f"{x / 1000:.1f} s"
+
+
+def _spread_text(spread: Spread) -> str:
+    values = ", ".join(f"{v:g}" for v in spread.values)
+    text = f"{spread.samples} samples, {spread.agreement * 100:.0f}% agree"
+    return f"{text} ({values})" if values else text
 
 
 def _change_json(change: CaseChange) -> dict[str, Any]:
@@ -129,7 +178,18 @@ def _change_json(change: CaseChange) -> dict[str, Any]:
         "description": either.description if either is not None else "",
         "base": None if change.base is None else {"output": change.base.output},
         "case": None if change.case is None else _case_json(change.case),
+        "diff": _diff(change),
     }
+
+
+def _diff(change: CaseChange) -> list[tuple[DiffOp, str]] | None:
+    """The word diff of a matched case whose output changed (None otherwise)."""
+    if change.base is None or change.case is None:
+        return None
+    before, after = change.base.output, change.case.output
+    if before is None or after is None or before == after:
+        return None
+    return word_diff(before, after)
 
 
 def cases_json(cases: Sequence[CaseResult]) -> Markup:
@@ -175,6 +235,15 @@ class Links:
         """The runs list."""
         return "/" if self.served else "#runs"
 
+    def export(
+        self, run_id: str, fmt: str, check: str | None, outcome: str, query: str = ""
+    ) -> str:
+        """The served download of a run's cases under a filter, as `fmt` (csv or json)."""
+        params = {"run": run_id, "format": fmt, "check": check or "", "outcome": outcome}
+        if query:
+            params["q"] = query
+        return "/export?" + urlencode(params)
+
     def compare(self, base: str, run: str) -> str:
         """The compare page of two runs."""
         if self.served:
@@ -197,10 +266,13 @@ def _environment() -> Environment:
         money=_money,
         time=_time,
         js=_json_attr,
+        ms=_ms,
         cases_json=cases_json,
         changes_json=changes_json,
     )
-    env.globals.update(outcome_filters=OUTCOME_FILTERS, FAILING=FAILING)
+    env.globals.update(
+        outcome_filters=OUTCOME_FILTERS, FAILING=FAILING, pass_rate_trends=pass_rate_trends
+    )
     return env
 
 
@@ -238,6 +310,7 @@ def render_run(
     *,
     check: str | None = None,
     outcome: str = FAILING,
+    query: str = "",
     truncated_from: int | None = None,
     matrix: Matrix | None = None,
     assertions: Sequence[CheckStats] | None = None,
@@ -259,6 +332,7 @@ def render_run(
         matrix=matrix,
         check=check,
         outcome=outcome,
+        query=query,
         truncated_from=truncated_from,
     )
 
