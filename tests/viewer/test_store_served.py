@@ -30,7 +30,7 @@ import pytest
 from scorewire.client import Client
 
 from tests.support.servers import free_port, serve_process, stop_process
-from tests.viewer.conftest import screenshot
+from tests.viewer.conftest import call, screenshot, sign_in
 
 ROLES = {"alice": "caller", "bob": "caller", "root": "admin"}
 CHECKS = [
@@ -55,6 +55,8 @@ class Runs:
     base: str
     new: str
     bob: str
+    addr: str = ""
+    """The gRPC server's address (labels are read back through LabelService)."""
 
 
 def _record(addr: str, who: str, name: str, outputs: list[str], **kw: Any) -> str:
@@ -89,7 +91,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
         base = _record(addr, "alice", "capitals", [*BASE])
         new = _record(addr, "alice", "capitals", [*NEW], labels={"model": "m2"})
         bob = _record(addr, "bob", "bobs-suite", ["Rome"])
-        yield Runs(f"http://127.0.0.1:{port}", base, new, bob)
+        yield Runs(f"http://127.0.0.1:{port}", base, new, bob, addr)
     finally:
         stop_process(proc)
 
@@ -288,3 +290,63 @@ def test_searching_in_the_browser_narrows_the_download(page: Any, runs: Runs) ->
     assert {r["sample_id"] for r in rows_csv} == {"s1"} and rows_csv[0]["output"] == "Berlin"
     assert download.value.suggested_filename == f"{runs.new}-cases.csv"
     screenshot(page, "store-search-export")
+
+
+# ---- human review: a label through the page, with the session's tenancy and CSRF ---------
+
+
+def _labels(addr_url: str, who: str, sample_id: str) -> list[Any]:
+    auth = (("authorization", f"Bearer {token(who)}"),)
+    with Client(addr_url, metadata=auth) as client:
+        return list(client.list_labels(sample_id=sample_id, include_history=True).labels)
+
+
+def test_a_review_in_the_page_is_a_label_of_that_output(page: Any, runs: Runs) -> None:
+    assert page.goto(f"{runs.url}/runs/{runs.base}").status == 401
+    page.fill("input[name=token]", token("alice"))
+    with page.expect_navigation():
+        page.click("form.login button[type=submit]")
+    row = page.locator("#case-table tbody tr", has_text="Lyon")
+    row.locator("form.review input[name=note]").fill("Lyon is <b>not</b> the capital")
+    with page.expect_navigation() as back:
+        row.locator("form.review button.fail").click()
+    assert back.value.status == 200 and page.url == f"{runs.url}/runs/{runs.base}"
+    (label,) = _labels(runs.addr, "alice", "s2")
+    assert (label.passed, label.labeller, label.tenant) == (False, "alice", "alice")
+    assert label.note == "Lyon is <b>not</b> the capital"
+    assert label.output_hash == hashlib.sha256(b"Lyon").hexdigest()
+    screenshot(page, "store-review")
+
+
+def test_a_review_without_the_sessions_csrf_token_stores_nothing(runs: Runs) -> None:
+    signed = sign_in(runs.url, token("alice"))
+    form = {"run": runs.base, "case": "3", "passed": "true", "note": "forged"}
+    for extra, headers in (
+        ({}, {"Origin": runs.url}),  # no CSRF token
+        ({"csrf": "0" * 43}, {"Origin": runs.url}),  # a wrong one
+        ({"csrf": signed.csrf}, {"Origin": "https://evil.example"}),  # another site
+    ):
+        done = call(
+            runs.url + "/review", "POST", {**form, **extra}, Cookie=signed.cookie, **headers
+        )
+        assert done.status == 403
+    assert _labels(runs.addr, "alice", "s3") == []
+
+
+def test_a_review_of_another_tenants_run_is_not_found(runs: Runs) -> None:
+    signed = sign_in(runs.url, token("alice"))
+    form = {"run": runs.bob, "case": "0", "passed": "false", "csrf": signed.csrf}
+    done = call(runs.url + "/review", "POST", form, Cookie=signed.cookie, Origin=runs.url)
+    assert done.status == 404 and "Rome" not in done.body
+    assert _labels(runs.addr, "root", "s0") == []  # nothing in any tenant
+    # the same form on her own run is stored, under her tenant
+    own = call(
+        runs.url + "/review",
+        "POST",
+        {**form, "run": runs.new, "passed": "true"},
+        Cookie=signed.cookie,
+        Origin=runs.url,
+    )
+    assert own.status == 303 and own.headers["Location"] == f"/runs/{runs.new}"
+    (label,) = _labels(runs.addr, "root", "s0")
+    assert (label.tenant, label.labeller, label.passed) == ("alice", "alice", True)

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -133,3 +134,15 @@ def cases_json(run_id: str, filters: dict[str, str], cases: Sequence[CaseResult]
         ],
     }
     return json.dumps(doc, ensure_ascii=False, indent=1, default=str)
+
+
+def download(
+    run_id: str, fmt: str, filters: dict[str, str], cases: Sequence[CaseResult]
+) -> tuple[str, str, str]:
+    """The download of `cases` as `fmt` (csv or json): (body, Content-Type,
+    Content-Disposition naming a file after the run)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id).strip("._") or "run"
+    disposition = f'attachment; filename="{stem}-cases.{fmt}"'
+    if fmt == "csv":
+        return cases_csv(cases), "text/csv; charset=utf-8", disposition
+    return cases_json(run_id, filters, cases), "application/json; charset=utf-8", disposition

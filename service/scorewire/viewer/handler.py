@@ -10,6 +10,8 @@
 | | page's filter, as a download |
 | `POST /login` | exchange a bearer token (form field `token`) for a session cookie |
 | `POST /logout` | end the session |
+| `POST /review` | a person's verdict on a case (fields `run`, `case` (its index), |
+| | `passed` true or false, `note`, `next`), written as a label |
 
 Auth (when the server has tokens): a request carries `Authorization: Bearer <token>`
 (scripts), or the `scorewire_viewer` session cookie. A browser gets the cookie only by
@@ -45,8 +47,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
-from scorewire.viewer.export import cases_csv
-from scorewire.viewer.export import cases_json as export_json
+from scorewire.viewer.export import download
 from scorewire.viewer.render import (
     OUTCOME_FILTERS,
     csp,
@@ -56,6 +57,7 @@ from scorewire.viewer.render import (
     render_run,
     render_runs,
 )
+from scorewire.viewer.reviews import NO_AUTH_LABELLER, Review, case_at, review_label
 from scorewire.viewer.run_views import assertion_stats, prompt_matrix
 from scorewire.viewer.sessions import (
     COOKIE,
@@ -415,6 +417,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
             check=check,
             outcome=outcome,
             query=text,
+            review=self.server_viewer.reviews is not None and caller.csrf is not None,
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
             assertions=assertion_stats(detail.checks, every),
@@ -433,13 +436,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
         detail = source.get_run(run_id)
         check, outcome, text = self._filter(detail, query)
         chosen = [c for c in source.results(run_id) if matches(c, check, outcome, text)]
-        if fmt == "csv":
-            body, kind = cases_csv(chosen), "text/csv; charset=utf-8"
-        else:
-            filters = {"check": check or "", "outcome": outcome, "q": text}
-            body, kind = export_json(run_id, filters, chosen), "application/json; charset=utf-8"
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id).strip("._") or "run"
-        disposition = f'attachment; filename="{stem}-cases.{fmt}"'
+        filters = {"check": check or "", "outcome": outcome, "q": text}
+        body, kind, disposition = download(run_id, fmt, filters, chosen)
         self._send(
             HTTPStatus.OK, body, headers={"Content-Disposition": disposition}, content_type=kind
         )
@@ -455,7 +453,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
         if not self._host_allowed():
             return
         parts = urlsplit(self.path)
-        routes = {"/login": self._login, "/logout": self._logout}
+        routes = {"/login": self._login, "/logout": self._logout, "/review": self._review}
         try:
             form = self._read_form()
             if form is None:
@@ -466,12 +464,18 @@ class ViewerHandler(BaseHTTPRequestHandler):
                 return
             caller = self._writable(form, signing_in=parts.path == "/login")
             if caller is not None:
-                route(form)
+                route(form, caller)
+        except RunNotFound as err:
+            self._message(HTTPStatus.NOT_FOUND, "Not found", f"No run with the id {err.args[0]!r}.")
+        except _BadRequest as err:
+            self._message(HTTPStatus.BAD_REQUEST, "Bad request", str(err))
+        except SourceUnavailable as err:
+            self._message(HTTPStatus.SERVICE_UNAVAILABLE, "Unavailable", str(err))
         except Exception:  # a fault of ours: logged, never shown
             log.exception("viewer: POST %s failed", parts.path)
             self._message(HTTPStatus.INTERNAL_SERVER_ERROR, "Error", "That could not be done.")
 
-    def _login(self, form: dict[str, list[str]]) -> None:
+    def _login(self, form: dict[str, list[str]], caller: _Caller) -> None:
         viewer = self.server_viewer
         target = _local(_one(form, "next") or "/")
         if not viewer.tokens.enabled:
@@ -489,7 +493,33 @@ class ViewerHandler(BaseHTTPRequestHandler):
         cookie = self._cookie(COOKIE, sid, int(viewer.sessions.ttl_s))
         self._send(HTTPStatus.SEE_OTHER, headers={"Location": target, "Set-Cookie": cookie})
 
-    def _logout(self, form: dict[str, list[str]]) -> None:
+    def _review(self, form: dict[str, list[str]], caller: _Caller) -> None:
+        """A person's pass/fail and note on one case of a run the caller may see, written
+        to the label store as a label on the exact output the page showed."""
+        reviews = self.server_viewer.reviews
+        if reviews is None:
+            self._message(HTTPStatus.NOT_FOUND, "Not found", "This viewer keeps no reviews.")
+            return
+        run_id, index, verdict = _one(form, "run"), _one(form, "case"), _one(form, "passed")
+        if not run_id or not (index or "").isdigit() or verdict not in ("true", "false"):
+            raise _BadRequest("run, case (an index) and passed (true or false) are required")
+        source = self.server_viewer.source_for(caller.who)
+        detail = source.get_run(run_id)  # another tenant's run is not found
+        case = case_at(source.results(run_id), int(index or 0))
+        if case is None:
+            raise _BadRequest(f"case: run {run_id!r} has no output at index {index}")
+        name = getattr(caller.who, "name", None)
+        label = review_label(
+            case,
+            Review(verdict == "true", (_one(form, "note") or "").strip()),
+            labeller=name or NO_AUTH_LABELLER,
+            tenant=detail.info.tenant or name or "",
+        )
+        reviews.write(label)
+        target = _local(_one(form, "next") or f"/runs/{quote(run_id, safe='/')}")
+        self._send(HTTPStatus.SEE_OTHER, headers={"Location": target})
+
+    def _logout(self, form: dict[str, list[str]], caller: _Caller) -> None:
         sid = self._cookie_value(COOKIE)
         if sid is not None:
             self.server_viewer.sessions.drop(sid)

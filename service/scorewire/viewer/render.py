@@ -118,6 +118,7 @@ def _time(t: datetime | None) -> str:
 def _case_json(case: CaseResult) -> dict[str, Any]:
     return {
         "id": case.sample_id or f"#{case.index}",
+        "index": case.index,
         "outcome": case.outcome,
         "description": case.description,
         "provider": case.provider,
@@ -290,6 +291,7 @@ def _page(
     """`csrf`: the signed-in session's CSRF token, which the page's forms that change
     something carry (the header's sign-out form); None draws no such form."""
     nonce = nonce or secrets.token_urlsafe(16)
+    context.setdefault("review", False)
     return _ENV.get_template(template).render(
         title=title, nonce=nonce, csp=csp(nonce), csrf=csrf, **context
     )
@@ -311,6 +313,7 @@ def render_run(
     check: str | None = None,
     outcome: str = FAILING,
     query: str = "",
+    review: bool = False,
     truncated_from: int | None = None,
     matrix: Matrix | None = None,
     assertions: Sequence[CheckStats] | None = None,
@@ -319,7 +322,9 @@ def render_run(
 ) -> str:
     """The served run page: `cases` are those the filter selected (at most a page's
     worth: `truncated_from` is how many matched when they were cut); `assertions` the
-    checks table's rows (`run_views.assertion_stats` of every case; default the summary's)."""
+    checks table's rows (`run_views.assertion_stats` of every case; default the summary's);
+    `review`: each case offers a pass/fail and note form (`POST /review`, the session's
+    CSRF token in it)."""
     return _page(
         "run.html",
         title=f"{detail.info.name} · scorewire",
@@ -333,6 +338,7 @@ def render_run(
         check=check,
         outcome=outcome,
         query=query,
+        review=review,
         truncated_from=truncated_from,
     )
 

@@ -85,6 +85,7 @@ def view_info(run: RunInfo) -> ViewRun:
         gate_passed=bool(gate.get("passed")),
         labels=dict(run.labels),
         interrupted=run.status != RunStatus.COMPLETE,
+        tenant=run.tenant,
     )
 
 

@@ -52,6 +52,8 @@ class RunInfo:
     """Labels the caller gave the run (`git_sha`, `model`, ...)."""
     interrupted: bool = False
     """The run stopped before every planned case finished."""
+    tenant: str = ""
+    """The tenant that recorded the run (the run store's; empty for results files)."""
 
 
 @dataclass(frozen=True, slots=True)

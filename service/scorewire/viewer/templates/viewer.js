@@ -119,6 +119,43 @@
     return ul;
   }
 
+  // Human review (served, signed in): a pass/fail and note per case, posted with the
+  // session's CSRF token (the sign-out form's) and written as a label by the server.
+  var review = document.body.getAttribute("data-review") === "true";
+  var csrfField = document.querySelector("form.signout input[name=csrf]");
+
+  function hiddenInput(name, value) {
+    var input = el("input");
+    input.type = "hidden";
+    input.name = name;
+    input.value = value;
+    return input;
+  }
+
+  function reviewForm(c) {
+    var form = el("form", "review");
+    form.method = "post";
+    form.action = "/review";
+    form.appendChild(hiddenInput("csrf", csrfField ? csrfField.value : ""));
+    form.appendChild(hiddenInput("run", document.querySelector("section.run").getAttribute("data-run")));
+    form.appendChild(hiddenInput("case", String(c.index)));
+    form.appendChild(hiddenInput("next", location.pathname + location.search));
+    var note = el("input");
+    note.name = "note";
+    note.placeholder = "note";
+    note.setAttribute("aria-label", "review note");
+    note.maxLength = 4096;
+    form.appendChild(note);
+    [["true", "pass"], ["false", "fail"]].forEach(function (b) {
+      var button = el("button", "verdict " + b[1], b[1]);
+      button.type = "submit";
+      button.name = "passed";
+      button.value = b[0];
+      form.appendChild(button);
+    });
+    return form;
+  }
+
   function caseRow(c) {
     var tr = el("tr", "case " + c.outcome);
     tr.setAttribute("data-outcome", c.outcome);
@@ -148,6 +185,7 @@
     output.appendChild(value(c.output, "no output"));
     var scores = el("td");
     scores.appendChild(scoresList(c.scores));
+    if (review && c.output !== null) scores.appendChild(reviewForm(c));
     [id, input, expected, output, scores].forEach(function (td) { tr.appendChild(td); });
     return tr;
   }
