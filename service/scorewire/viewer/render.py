@@ -17,6 +17,7 @@ import functools
 import json
 import math
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +28,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from scorewire.core.money import usd
-from scorewire.viewer.diffs import DiffOp, word_diff
+from scorewire.viewer.diffs import PAGE_BUDGET_S, DiffOp, word_diff
 from scorewire.viewer.run_views import Matrix, assertion_stats, prompt_matrix
 from scorewire.viewer.trends import pass_rate_trends
 from scorewire.viewer.view_model import (
@@ -169,7 +170,7 @@ def _spread_text(spread: Spread) -> str:
     return f"{text} ({values})" if values else text
 
 
-def _change_json(change: CaseChange) -> dict[str, Any]:
+def _change_json(change: CaseChange, *, diff: bool = True) -> dict[str, Any]:
     either = change.case or change.base
     return {
         "kind": change.kind,
@@ -179,7 +180,7 @@ def _change_json(change: CaseChange) -> dict[str, Any]:
         "description": either.description if either is not None else "",
         "base": None if change.base is None else {"output": change.base.output},
         "case": None if change.case is None else _case_json(change.case),
-        "diff": _diff(change),
+        "diff": _diff(change) if diff else None,
     }
 
 
@@ -201,7 +202,8 @@ def cases_json(cases: Sequence[CaseResult]) -> Markup:
 
 def changes_json(changes: Sequence[CaseChange]) -> Markup:
     """A comparison's changes as JSON for the page's script (see `cases_json`)."""
-    return _script_json([_change_json(c) for c in changes])
+    deadline = time.monotonic() + PAGE_BUDGET_S
+    return _script_json([_change_json(c, diff=time.monotonic() < deadline) for c in changes])
 
 
 def _script_json(value: Any) -> Markup:
