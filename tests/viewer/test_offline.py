@@ -73,7 +73,7 @@ def test_the_matrix_shows_pass_rates_per_prompt_and_provider(page: Any, report: 
     assert "66.7%" in cell.inner_text() and "2/3" in cell.inner_text()
     other = matrix.locator("tr[data-prompt=p0] td[data-provider='echo:b']")
     assert "100.0%" in other.inner_text()
-    cell.locator("summary").click()
+    cell.locator("details.asserts summary").click()
     per_assert = cell.locator("tr[data-assert=contains]")
     assert per_assert.is_visible() and "2/3" in per_assert.inner_text()
     screenshot(page, "offline-matrix")

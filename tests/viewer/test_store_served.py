@@ -15,7 +15,9 @@ Checks: `has_paris` (contains "Paris") and `short` (at most 12 characters).
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import re
 import urllib.error
@@ -28,7 +30,7 @@ import pytest
 from scorewire.client import Client
 
 from tests.support.servers import free_port, serve_process, stop_process
-from tests.viewer.conftest import screenshot
+from tests.viewer.conftest import call, screenshot, sign_in
 
 ROLES = {"alice": "caller", "bob": "caller", "root": "admin"}
 CHECKS = [
@@ -53,6 +55,8 @@ class Runs:
     base: str
     new: str
     bob: str
+    addr: str = ""
+    """The gRPC server's address (labels are read back through LabelService)."""
 
 
 def _record(addr: str, who: str, name: str, outputs: list[str], **kw: Any) -> str:
@@ -87,7 +91,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
         base = _record(addr, "alice", "capitals", [*BASE])
         new = _record(addr, "alice", "capitals", [*NEW], labels={"model": "m2"})
         bob = _record(addr, "bob", "bobs-suite", ["Rome"])
-        yield Runs(f"http://127.0.0.1:{port}", base, new, bob)
+        yield Runs(f"http://127.0.0.1:{port}", base, new, bob, addr)
     finally:
         stop_process(proc)
 
@@ -198,3 +202,151 @@ def test_the_run_page_in_a_browser(page: Any, runs: Runs) -> None:
     ]
     assert "Berlin" in rows.first.inner_text()
     screenshot(page, "store-run")
+
+
+# ---- search, diffs and downloads over the run store ----------------------------------------
+
+
+def _fetch(url: str, who: str | None) -> tuple[int, dict[str, str], str]:
+    headers = {"Authorization": f"Bearer {token(who)}"} if who else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read().decode()
+
+
+def test_the_run_page_searches_on_the_server_too(runs: Runs) -> None:
+    # a search in the address holds whatever page of cases the server sends
+    status, body = _get(f"{runs.url}/runs/{runs.base}?outcome=all&q=LYON", "alice")
+    assert status == 200 and [c["id"] for c in _data(body, "case-data")] == ["s2"]
+    assert 'value="LYON"' in body  # and stays in the search box
+
+
+def test_the_compare_page_carries_a_word_diff(runs: Runs) -> None:
+    status, body = _get(f"{runs.url}/compare?base={runs.base}&run={runs.new}", "alice")
+    assert status == 200
+    diffs = {c["key"]: c["diff"] for c in _data(body, "change-data")}
+    assert diffs == {
+        "s1": [["-", "Paris!"], ["+", "Berlin"]],
+        "s2": [["-", "Lyon"], ["+", "Paris"]],
+    }
+
+
+def test_a_csv_download_holds_the_filtered_cases_one_row_per_score(runs: Runs) -> None:
+    status, headers, body = _fetch(
+        f"{runs.url}/export?run={runs.base}&format=csv&outcome=failing", "alice"
+    )
+    assert status == 200 and headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert headers["Content-Disposition"] == f'attachment; filename="{runs.base}-cases.csv"'
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert [(r["sample_id"], r["check"], r["score_outcome"]) for r in rows] == [
+        ("s2", "has_paris", "failed"),
+        ("s2", "short", "passed"),
+        ("s3", "has_paris", "passed"),
+        ("s3", "short", "failed"),
+    ]
+    assert rows[0]["output"] == "Lyon" and rows[0]["outcome"] == "failed" and rows[0]["reason"]
+
+
+def test_a_json_download_follows_the_check_and_search(runs: Runs) -> None:
+    url = f"{runs.url}/export?run={runs.new}&format=json&check=has_paris&outcome=all&q=Q1"
+    status, headers, body = _fetch(url, "alice")
+    assert status == 200 and headers["Content-Type"] == "application/json; charset=utf-8"
+    doc = json.loads(body)
+    assert doc["run"] == runs.new
+    assert doc["filter"] == {"check": "has_paris", "outcome": "all", "q": "Q1"}
+    assert [c["sample_id"] for c in doc["cases"]] == ["s1"]  # its input is q1: 1 of 4
+    assert doc["cases"][0]["scores"][0]["name"] == "has_paris"
+
+
+@pytest.mark.parametrize("who, status", [("alice", 404), (None, 401), ("bob", 200), ("root", 200)])
+def test_a_download_keeps_to_the_tokens_own_runs(runs: Runs, who: str | None, status: int) -> None:
+    got, _, body = _fetch(f"{runs.url}/export?run={runs.bob}&format=csv&outcome=all", who)
+    assert got == status
+    assert ("Rome" in body) == (status == 200)
+
+
+@pytest.mark.parametrize(
+    "query", ["format=xml&run={run}", "format=csv", "run={run}&outcome=nope", "run={run}&check=x"]
+)
+def test_a_bad_download_request_is_400(runs: Runs, query: str) -> None:
+    assert _fetch(f"{runs.url}/export?{query.format(run=runs.base)}", "alice")[0] == 400
+
+
+def test_searching_in_the_browser_narrows_the_download(page: Any, runs: Runs) -> None:
+    assert page.goto(f"{runs.url}/runs/{runs.new}?outcome=all").status == 401
+    page.fill("input[name=token]", token("alice"))
+    with page.expect_navigation():
+        page.click("form.login button[type=submit]")
+    rows = page.locator("#case-table tbody tr")
+    assert rows.count() == 4
+    page.fill("#filter-q", "berlin")  # in the page, as one types: no round trip
+    assert rows.count() == 1 and rows.first.locator(".sid").inner_text() == "s1"
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    saved = download.value.path()
+    rows_csv = list(csv.DictReader(io.StringIO(saved.read_text())))
+    assert {r["sample_id"] for r in rows_csv} == {"s1"} and rows_csv[0]["output"] == "Berlin"
+    assert download.value.suggested_filename == f"{runs.new}-cases.csv"
+    screenshot(page, "store-search-export")
+
+
+# ---- human review: a label through the page, with the session's tenancy and CSRF ---------
+
+
+def _labels(addr_url: str, who: str, sample_id: str) -> list[Any]:
+    auth = (("authorization", f"Bearer {token(who)}"),)
+    with Client(addr_url, metadata=auth) as client:
+        return list(client.list_labels(sample_id=sample_id, include_history=True).labels)
+
+
+def test_a_review_in_the_page_is_a_label_of_that_output(page: Any, runs: Runs) -> None:
+    assert page.goto(f"{runs.url}/runs/{runs.base}").status == 401
+    page.fill("input[name=token]", token("alice"))
+    with page.expect_navigation():
+        page.click("form.login button[type=submit]")
+    row = page.locator("#case-table tbody tr", has_text="Lyon")
+    row.locator("form.review input[name=note]").fill("Lyon is <b>not</b> the capital")
+    with page.expect_navigation() as back:
+        row.locator("form.review button.fail").click()
+    assert back.value.status == 200 and page.url == f"{runs.url}/runs/{runs.base}"
+    (label,) = _labels(runs.addr, "alice", "s2")
+    assert (label.passed, label.labeller, label.tenant) == (False, "alice", "alice")
+    assert label.note == "Lyon is <b>not</b> the capital"
+    assert label.output_hash == hashlib.sha256(b"Lyon").hexdigest()
+    screenshot(page, "store-review")
+
+
+def test_a_review_without_the_sessions_csrf_token_stores_nothing(runs: Runs) -> None:
+    signed = sign_in(runs.url, token("alice"))
+    form = {"run": runs.base, "case": "3", "passed": "true", "note": "forged"}
+    for extra, headers in (
+        ({}, {"Origin": runs.url}),  # no CSRF token
+        ({"csrf": "0" * 43}, {"Origin": runs.url}),  # a wrong one
+        ({"csrf": signed.csrf}, {"Origin": "https://evil.example"}),  # another site
+    ):
+        done = call(
+            runs.url + "/review", "POST", {**form, **extra}, Cookie=signed.cookie, **headers
+        )
+        assert done.status == 403
+    assert _labels(runs.addr, "alice", "s3") == []
+
+
+def test_a_review_of_another_tenants_run_is_not_found(runs: Runs) -> None:
+    signed = sign_in(runs.url, token("alice"))
+    form = {"run": runs.bob, "case": "0", "passed": "false", "csrf": signed.csrf}
+    done = call(runs.url + "/review", "POST", form, Cookie=signed.cookie, Origin=runs.url)
+    assert done.status == 404 and "Rome" not in done.body
+    assert _labels(runs.addr, "root", "s0") == []  # nothing in any tenant
+    # the same form on her own run is stored, under her tenant
+    own = call(
+        runs.url + "/review",
+        "POST",
+        {**form, "run": runs.new, "passed": "true"},
+        Cookie=signed.cookie,
+        Origin=runs.url,
+    )
+    assert own.status == 303 and own.headers["Location"] == f"/runs/{runs.new}"
+    (label,) = _labels(runs.addr, "root", "s0")
+    assert (label.tenant, label.labeller, label.passed) == ("alice", "alice", True)

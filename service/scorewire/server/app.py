@@ -54,6 +54,7 @@ from scorewire.server.security import (
 from scorewire.settings import Settings
 from scorewire.text.embeddings import EmbeddingsClient
 from scorewire.v1 import scoring_pb2
+from scorewire.viewer.reviews import Reviews
 from scorewire.viewer.serving import start_viewer
 from scorewire.viewer.store import store_source_for
 
@@ -271,7 +272,10 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
             visible_tenant,
             timeout_s=settings.viewer_request_timeout_s,
         )
-        viewer = start_viewer(settings, principals_from_settings(settings), source_for)
+        reviews = Reviews(
+            labels, asyncio.get_running_loop(), timeout_s=settings.viewer_request_timeout_s
+        )
+        viewer = start_viewer(settings, principals_from_settings(settings), source_for, reviews)
     # Tracing first: the RPC's span is the parent of everything else it does.
     traced = start_tracing()
     interceptors = [

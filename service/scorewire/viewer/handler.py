@@ -6,8 +6,12 @@
 | `/runs/<id>?check=&outcome=` | a run; outcome: failing (default), passed, failed, errored, |
 | | skipped or all |
 | `/compare?base=<id>&run=<id>` | two runs, regressions first |
+| `/export?run=<id>&format=<csv or json>&check=&outcome=&q=` | the run's cases under the run |
+| | page's filter, as a download |
 | `POST /login` | exchange a bearer token (form field `token`) for a session cookie |
 | `POST /logout` | end the session |
+| `POST /review` | a person's verdict on a case (fields `run`, `case` (its index), |
+| | `passed` true or false, `note`, `next`), written as a label |
 
 Auth (when the server has tokens): a request carries `Authorization: Bearer <token>`
 (scripts), or the `scorewire_viewer` session cookie. A browser gets the cookie only by
@@ -43,6 +47,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from scorewire.viewer.export import download
 from scorewire.viewer.render import (
     OUTCOME_FILTERS,
     csp,
@@ -52,6 +57,7 @@ from scorewire.viewer.render import (
     render_run,
     render_runs,
 )
+from scorewire.viewer.reviews import NO_AUTH_LABELLER, Review, case_at, review_label
 from scorewire.viewer.run_views import assertion_stats, prompt_matrix
 from scorewire.viewer.sessions import (
     COOKIE,
@@ -61,7 +67,7 @@ from scorewire.viewer.sessions import (
     same_token,
 )
 from scorewire.viewer.source import RunSource
-from scorewire.viewer.view_model import RunNotFound, SourceUnavailable
+from scorewire.viewer.view_model import RunDetail, RunNotFound, SourceUnavailable
 
 if TYPE_CHECKING:  # `serving` imports this module; the handler needs only the server's type
     from scorewire.viewer.serving import ViewerServer
@@ -143,6 +149,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
         *,
         nonce: str | None = None,
         headers: Mapping[str, str] | None = None,
+        content_type: str = "text/html; charset=utf-8",
     ) -> None:
         # The one place the viewer's own headers are written: none may hold a line break
         # (response splitting) or anything else a header cannot carry.
@@ -151,7 +158,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
                 raise ValueError(f"the viewer's {key} header would hold an unsafe character")
         data = body.encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
@@ -369,6 +376,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
                 self._run(source, unquote(parts.path[len("/runs/") :]), query, caller)
             elif parts.path == "/compare":
                 self._compare(source, query, caller)
+            elif parts.path == "/export":
+                self._export(source, query)
             else:
                 self._message(HTTPStatus.NOT_FOUND, "Not found", f"No page at {parts.path}.")
         except RunNotFound as err:
@@ -381,18 +390,24 @@ class ViewerHandler(BaseHTTPRequestHandler):
             log.exception("viewer: %s failed", parts.path)
             self._message(HTTPStatus.INTERNAL_SERVER_ERROR, "Error", "The page could not be made.")
 
-    def _run(
-        self, source: RunSource, run_id: str, query: dict[str, list[str]], caller: _Caller
-    ) -> None:
-        detail = source.get_run(run_id)
+    @staticmethod
+    def _filter(detail: RunDetail, query: dict[str, list[str]]) -> tuple[str | None, str, str]:
+        """The run page's filter from the query: (check, outcome, text searched)."""
         check = _one(query, "check") or None
         outcome = _one(query, "outcome") or "failing"
         if outcome not in OUTCOME_FILTERS:
             raise _BadRequest(f"outcome must be one of {', '.join(OUTCOME_FILTERS)}")
         if check is not None and check not in {c.name for c in detail.checks}:
             raise _BadRequest(f"check: this run has no check named {check!r}")
+        return check, outcome, (_one(query, "q") or "").strip()
+
+    def _run(
+        self, source: RunSource, run_id: str, query: dict[str, list[str]], caller: _Caller
+    ) -> None:
+        detail = source.get_run(run_id)
+        check, outcome, text = self._filter(detail, query)
         every = source.results(run_id)
-        chosen = [c for c in every if matches(c, check, outcome)]
+        chosen = [c for c in every if matches(c, check, outcome, text)]
         limit = self.server_viewer.max_cases
         self._page(
             HTTPStatus.OK,
@@ -401,10 +416,30 @@ class ViewerHandler(BaseHTTPRequestHandler):
             chosen[:limit],
             check=check,
             outcome=outcome,
+            query=text,
+            review=self.server_viewer.reviews is not None and caller.csrf is not None,
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
             assertions=assertion_stats(detail.checks, every),
             csrf=caller.csrf,
+        )
+
+    def _export(self, source: RunSource, query: dict[str, list[str]]) -> None:
+        """A run's cases under the run page's filter as a CSV or JSON download: every
+        matching case (the page shows the first `max_cases`), from the caller's own source,
+        so a tenant exports only the runs it may see."""
+        run_id, fmt = _one(query, "run"), _one(query, "format") or "csv"
+        if not run_id:
+            raise _BadRequest("run: give the id of the run to export")
+        if fmt not in ("csv", "json"):
+            raise _BadRequest("format must be csv or json")
+        detail = source.get_run(run_id)
+        check, outcome, text = self._filter(detail, query)
+        chosen = [c for c in source.results(run_id) if matches(c, check, outcome, text)]
+        filters = {"check": check or "", "outcome": outcome, "q": text}
+        body, kind, disposition = download(run_id, fmt, filters, chosen)
+        self._send(
+            HTTPStatus.OK, body, headers={"Content-Disposition": disposition}, content_type=kind
         )
 
     def _compare(self, source: RunSource, query: dict[str, list[str]], caller: _Caller) -> None:
@@ -418,7 +453,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
         if not self._host_allowed():
             return
         parts = urlsplit(self.path)
-        routes = {"/login": self._login, "/logout": self._logout}
+        routes = {"/login": self._login, "/logout": self._logout, "/review": self._review}
         try:
             form = self._read_form()
             if form is None:
@@ -429,12 +464,18 @@ class ViewerHandler(BaseHTTPRequestHandler):
                 return
             caller = self._writable(form, signing_in=parts.path == "/login")
             if caller is not None:
-                route(form)
+                route(form, caller)
+        except RunNotFound as err:
+            self._message(HTTPStatus.NOT_FOUND, "Not found", f"No run with the id {err.args[0]!r}.")
+        except _BadRequest as err:
+            self._message(HTTPStatus.BAD_REQUEST, "Bad request", str(err))
+        except SourceUnavailable as err:
+            self._message(HTTPStatus.SERVICE_UNAVAILABLE, "Unavailable", str(err))
         except Exception:  # a fault of ours: logged, never shown
             log.exception("viewer: POST %s failed", parts.path)
             self._message(HTTPStatus.INTERNAL_SERVER_ERROR, "Error", "That could not be done.")
 
-    def _login(self, form: dict[str, list[str]]) -> None:
+    def _login(self, form: dict[str, list[str]], caller: _Caller) -> None:
         viewer = self.server_viewer
         target = _local(_one(form, "next") or "/")
         if not viewer.tokens.enabled:
@@ -452,7 +493,33 @@ class ViewerHandler(BaseHTTPRequestHandler):
         cookie = self._cookie(COOKIE, sid, int(viewer.sessions.ttl_s))
         self._send(HTTPStatus.SEE_OTHER, headers={"Location": target, "Set-Cookie": cookie})
 
-    def _logout(self, form: dict[str, list[str]]) -> None:
+    def _review(self, form: dict[str, list[str]], caller: _Caller) -> None:
+        """A person's pass/fail and note on one case of a run the caller may see, written
+        to the label store as a label on the exact output the page showed."""
+        reviews = self.server_viewer.reviews
+        if reviews is None:
+            self._message(HTTPStatus.NOT_FOUND, "Not found", "This viewer keeps no reviews.")
+            return
+        run_id, index, verdict = _one(form, "run"), _one(form, "case"), _one(form, "passed")
+        if not run_id or not (index or "").isdigit() or verdict not in ("true", "false"):
+            raise _BadRequest("run, case (an index) and passed (true or false) are required")
+        source = self.server_viewer.source_for(caller.who)
+        detail = source.get_run(run_id)  # another tenant's run is not found
+        case = case_at(source.results(run_id), int(index or 0))
+        if case is None:
+            raise _BadRequest(f"case: run {run_id!r} has no output at index {index}")
+        name = getattr(caller.who, "name", None)
+        label = review_label(
+            case,
+            Review(verdict == "true", (_one(form, "note") or "").strip()),
+            labeller=name or NO_AUTH_LABELLER,
+            tenant=detail.info.tenant or name or "",
+        )
+        reviews.write(label)
+        target = _local(_one(form, "next") or f"/runs/{quote(run_id, safe='/')}")
+        self._send(HTTPStatus.SEE_OTHER, headers={"Location": target})
+
+    def _logout(self, form: dict[str, list[str]], caller: _Caller) -> None:
         sid = self._cookie_value(COOKIE)
         if sid is not None:
             self.server_viewer.sessions.drop(sid)

@@ -6,15 +6,18 @@ that the page's script draws with `textContent` only, a page of rows at a time (
 20,000-case report opens in under a second). The only script a page runs is the
 viewer's own, allowed by a per-page nonce in its Content-Security-Policy, which also
 forbids fetching anything (`default-src 'none'`).
-`served=True` pages link to the served viewer's URLs and filter on the server;
-the offline report links within itself and filters in the page.
+`served=True` pages link to the served viewer's URLs and filter on the server (the text
+search also in the page, as one types); the offline report links within itself and
+filters in the page.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +28,9 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from scorewire.core.money import usd
+from scorewire.viewer.diffs import PAGE_BUDGET_S, DiffOp, word_diff
 from scorewire.viewer.run_views import Matrix, assertion_stats, prompt_matrix
+from scorewire.viewer.trends import pass_rate_trends
 from scorewire.viewer.view_model import (
     OUTCOMES,
     CaseChange,
@@ -34,6 +39,7 @@ from scorewire.viewer.view_model import (
     Comparison,
     RunDetail,
     RunInfo,
+    Spread,
 )
 
 FAILING = "failing"
@@ -59,8 +65,24 @@ def csp(nonce: str, *, header: bool = False) -> str:
     return policy + "; frame-ancestors 'none'" if header else policy
 
 
-def matches(case: CaseResult, check: str | None, outcome: str) -> bool:
-    """Whether a case passes the run page's filter (`failing` = failed or errored, `all`)."""
+def search_text(case: CaseResult) -> str:
+    """What the text search looks in, lower-cased: the case's input, expected answer and
+    output, and every score's reason and error (the page's script joins the same fields)."""
+    parts = [_text(case.input), _text(case.expected), case.output or ""]
+    if case.generation_error is not None:
+        parts.append(case.generation_error[1])
+    for s in case.scores:
+        parts.append(s.reason)
+        if s.error is not None:
+            parts.append(s.error[1])
+    return "\n".join(parts).lower()
+
+
+def matches(case: CaseResult, check: str | None, outcome: str, query: str = "") -> bool:
+    """Whether a case passes the run page's filter (`failing` = failed or errored, `all`)
+    and holds `query` (case-insensitive) in what `search_text` searches."""
+    if query and query.lower() not in search_text(case):
+        return False
     if outcome == "all":
         return case.has(check, None)
     if outcome == FAILING:
@@ -97,6 +119,7 @@ def _time(t: datetime | None) -> str:
 def _case_json(case: CaseResult) -> dict[str, Any]:
     return {
         "id": case.sample_id or f"#{case.index}",
+        "index": case.index,
         "outcome": case.outcome,
         "description": case.description,
         "provider": case.provider,
@@ -105,6 +128,8 @@ def _case_json(case: CaseResult) -> dict[str, Any]:
         "expected": _text(case.expected),
         "output": case.output,
         "generation_error": case.generation_error,
+        "cost": _money(case.cost_usd) if case.cost_usd else None,
+        "latency": _ms(case.latency_ms),
         "scores": [
             [
                 s.name,
@@ -113,13 +138,39 @@ def _case_json(case: CaseResult) -> dict[str, Any]:
                 s.outcome,
                 s.reason,
                 s.error,
+                None if s.spread is None else _spread_text(s.spread),
+                s.spread is not None or s.type in judge_types(),
             ]
             for s in case.scores
         ],
     }
 
 
-def _change_json(change: CaseChange) -> dict[str, Any]:
+@functools.cache
+def judge_types() -> frozenset[str]:
+    """The check types that ask a model (and their other spellings): a passing score of
+    one shows its reason, the judge's reasoning, one click away. Looked up once, on the
+    first page drawn, so that importing the viewer does not load every check."""
+    import scorewire.checks  # noqa: F401  (registers the check types)
+    from scorewire.core.registry import REGISTRY
+
+    judged = [t for t in [*REGISTRY.types(), *REGISTRY.alias_types()] if t.uses_judge]
+    return frozenset(name for t in judged for name in (t.name, *t.aliases))
+
+
+def _ms(x: float | None) -> str | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return f"{x:.0f} ms" if x < 10_000 else f"{x / 1000:.1f} s"
+
+
+def _spread_text(spread: Spread) -> str:
+    values = ", ".join(f"{v:g}" for v in spread.values)
+    text = f"{spread.samples} samples, {spread.agreement * 100:.0f}% agree"
+    return f"{text} ({values})" if values else text
+
+
+def _change_json(change: CaseChange, *, diff: bool = True) -> dict[str, Any]:
     either = change.case or change.base
     return {
         "kind": change.kind,
@@ -129,7 +180,18 @@ def _change_json(change: CaseChange) -> dict[str, Any]:
         "description": either.description if either is not None else "",
         "base": None if change.base is None else {"output": change.base.output},
         "case": None if change.case is None else _case_json(change.case),
+        "diff": _diff(change) if diff else None,
     }
+
+
+def _diff(change: CaseChange) -> list[tuple[DiffOp, str]] | None:
+    """The word diff of a matched case whose output changed (None otherwise)."""
+    if change.base is None or change.case is None:
+        return None
+    before, after = change.base.output, change.case.output
+    if before is None or after is None or before == after:
+        return None
+    return word_diff(before, after)
 
 
 def cases_json(cases: Sequence[CaseResult]) -> Markup:
@@ -140,7 +202,8 @@ def cases_json(cases: Sequence[CaseResult]) -> Markup:
 
 def changes_json(changes: Sequence[CaseChange]) -> Markup:
     """A comparison's changes as JSON for the page's script (see `cases_json`)."""
-    return _script_json([_change_json(c) for c in changes])
+    deadline = time.monotonic() + PAGE_BUDGET_S
+    return _script_json([_change_json(c, diff=time.monotonic() < deadline) for c in changes])
 
 
 def _script_json(value: Any) -> Markup:
@@ -175,6 +238,15 @@ class Links:
         """The runs list."""
         return "/" if self.served else "#runs"
 
+    def export(
+        self, run_id: str, fmt: str, check: str | None, outcome: str, query: str = ""
+    ) -> str:
+        """The served download of a run's cases under a filter, as `fmt` (csv or json)."""
+        params = {"run": run_id, "format": fmt, "check": check or "", "outcome": outcome}
+        if query:
+            params["q"] = query
+        return "/export?" + urlencode(params)
+
     def compare(self, base: str, run: str) -> str:
         """The compare page of two runs."""
         if self.served:
@@ -197,10 +269,13 @@ def _environment() -> Environment:
         money=_money,
         time=_time,
         js=_json_attr,
+        ms=_ms,
         cases_json=cases_json,
         changes_json=changes_json,
     )
-    env.globals.update(outcome_filters=OUTCOME_FILTERS, FAILING=FAILING)
+    env.globals.update(
+        outcome_filters=OUTCOME_FILTERS, FAILING=FAILING, pass_rate_trends=pass_rate_trends
+    )
     return env
 
 
@@ -218,6 +293,7 @@ def _page(
     """`csrf`: the signed-in session's CSRF token, which the page's forms that change
     something carry (the header's sign-out form); None draws no such form."""
     nonce = nonce or secrets.token_urlsafe(16)
+    context.setdefault("review", False)
     return _ENV.get_template(template).render(
         title=title, nonce=nonce, csp=csp(nonce), csrf=csrf, **context
     )
@@ -238,6 +314,8 @@ def render_run(
     *,
     check: str | None = None,
     outcome: str = FAILING,
+    query: str = "",
+    review: bool = False,
     truncated_from: int | None = None,
     matrix: Matrix | None = None,
     assertions: Sequence[CheckStats] | None = None,
@@ -246,7 +324,9 @@ def render_run(
 ) -> str:
     """The served run page: `cases` are those the filter selected (at most a page's
     worth: `truncated_from` is how many matched when they were cut); `assertions` the
-    checks table's rows (`run_views.assertion_stats` of every case; default the summary's)."""
+    checks table's rows (`run_views.assertion_stats` of every case; default the summary's);
+    `review`: each case offers a pass/fail and note form (`POST /review`, the session's
+    CSRF token in it)."""
     return _page(
         "run.html",
         title=f"{detail.info.name} · scorewire",
@@ -259,6 +339,8 @@ def render_run(
         matrix=matrix,
         check=check,
         outcome=outcome,
+        query=query,
+        review=review,
         truncated_from=truncated_from,
     )
 

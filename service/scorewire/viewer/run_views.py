@@ -161,6 +161,10 @@ class Tally:
         return self.passed / self.total if self.total else 0.0
 
 
+CELL_OUTPUTS = 10
+"""Outputs a matrix cell shows."""
+
+
 @dataclass(slots=True)
 class Cell:
     """One prompt with one provider: its cases and each assertion's scores."""
@@ -169,6 +173,9 @@ class Cell:
     """Cases whose every score passed."""
     checks: dict[str, Tally] = field(default_factory=dict)
     """Per assertion (check name): scores that passed (skipped ones not counted)."""
+    outputs: list[CaseResult] = field(default_factory=list)
+    """Its first `CELL_OUTPUTS` cases, whose outputs the cell shows (the cases table has
+    the others): a 20,000-case run's matrix stays a page, not every output twice."""
 
 
 @dataclass(slots=True)
@@ -213,6 +220,8 @@ def prompt_matrix(cases: Iterable[CaseResult]) -> Matrix | None:
         cell = cells.setdefault((row, column), Cell())
         cell.cases.total += 1
         cell.cases.passed += case.outcome == "passed"
+        if len(cell.outputs) < CELL_OUTPUTS:
+            cell.outputs.append(case)
         for score in case.scores:
             if score.outcome == "skipped":
                 continue

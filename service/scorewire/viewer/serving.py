@@ -19,6 +19,7 @@ from typing import Any
 from scorewire.core.errors import StartupError
 from scorewire.settings import Settings
 from scorewire.viewer.handler import ViewerHandler
+from scorewire.viewer.reviews import Reviews
 from scorewire.viewer.sessions import Sessions, TokenCheck
 from scorewire.viewer.source import ResultsDirectory, RunSource
 
@@ -44,8 +45,12 @@ class ViewerServer:
         request_timeout_s: float = 30.0,
         tls: ssl.SSLContext | None = None,
         local_only: bool = False,
+        reviews: Reviews | None = None,
     ) -> None:
         self.source_for = source_for
+        self.reviews = reviews
+        """Where a person's review of a case is written (the label store); None: the
+        pages offer no review."""
         self.local_only = local_only
         """Answer only requests addressed to this machine's loopback names (`Host`
         127.0.0.1 or localhost, with the port): a viewer without tokens on a developer's
@@ -132,7 +137,10 @@ def viewer_tls(settings: Settings) -> ssl.SSLContext | None:
 
 
 def start_viewer(
-    settings: Settings, principals: Mapping[str, Any], source_for: SourceFor | None = None
+    settings: Settings,
+    principals: Mapping[str, Any],
+    source_for: SourceFor | None = None,
+    reviews: Reviews | None = None,
 ) -> ViewerServer | None:
     """The viewer a server's settings ask for, already serving; None when
     `viewer_port` is unset.
@@ -141,6 +149,7 @@ def start_viewer(
     when auth is off, so that each caller sees its own runs) is what it shows, unless
     `viewer_results_dir` is set: then, or without a `source_for`, every caller sees the
     results files under that directory (`results` in the state directory by default).
+    `reviews`: where a signed-in person's pass/fail and note on a case are written.
     """
     if settings.viewer_port is None:
         return None
@@ -154,6 +163,7 @@ def start_viewer(
         session_ttl_s=settings.viewer_session_ttl_s,
         request_timeout_s=settings.viewer_request_timeout_s,
         tls=viewer_tls(settings),
+        reviews=reviews,
     )
     try:
         viewer.serve(settings.viewer_host, settings.viewer_port)

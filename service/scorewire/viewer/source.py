@@ -29,6 +29,7 @@ from scorewire.viewer.view_model import (
     RunInfo,
     RunNotFound,
     ScoreResult,
+    Spread,
 )
 
 log = logging.getLogger("scorewire.viewer")
@@ -84,12 +85,30 @@ def _score(raw: dict[str, Any]) -> ScoreResult:
         cached=bool(raw.get("cached")),
         cost_usd=float(raw.get("cost_usd") or 0.0),
         error=_error(raw.get("error")),
+        latency_ms=_number(raw.get("latency_ms")) or 0.0,
+        spread=_spread(raw.get("spread")),
+    )
+
+
+def _number(raw: Any) -> float | None:
+    return float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+
+
+def _spread(raw: Any) -> Spread | None:
+    if not isinstance(raw, dict):
+        return None
+    values = tuple(float(v) for v in raw.get("values") or () if _number(v) is not None)
+    return Spread(
+        int(raw.get("samples") or len(values)), _number(raw.get("agreement")) or 0.0, values
     )
 
 
 def _case(raw: dict[str, Any], position: int) -> CaseResult:
     generation = raw.get("generation") or {}
+    if not isinstance(generation, dict):
+        generation = {}
     output = raw.get("output")
+    scores = [_score(s) for s in raw.get("scores") or [] if isinstance(s, dict)]
     return CaseResult(
         index=int(raw.get("index", position)),
         sample_id=str(raw.get("sample_id") or ""),
@@ -97,11 +116,13 @@ def _case(raw: dict[str, Any], position: int) -> CaseResult:
         expected=raw.get("expected"),
         output=None if output is None else str(output),
         passed=bool(raw.get("passed")),
-        scores=[_score(s) for s in raw.get("scores") or [] if isinstance(s, dict)],
+        scores=scores,
         description=str(raw.get("description") or ""),
         provider=str(raw.get("provider") or ""),
         prompt=None if raw.get("prompt") is None else str(raw["prompt"]),
-        generation_error=_error(generation.get("error")) if isinstance(generation, dict) else None,
+        generation_error=_error(generation.get("error")),
+        cost_usd=(_number(generation.get("cost_usd")) or 0.0) + sum(s.cost_usd for s in scores),
+        latency_ms=_number(generation.get("latency_ms")),
     )
 
 

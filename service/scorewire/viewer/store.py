@@ -85,6 +85,7 @@ def view_info(run: RunInfo) -> ViewRun:
         gate_passed=bool(gate.get("passed")),
         labels=dict(run.labels),
         interrupted=run.status != RunStatus.COMPLETE,
+        tenant=run.tenant,
     )
 
 
@@ -135,6 +136,7 @@ def view_score(s: ScoreRecord) -> ScoreResult:
         cached=s.cached,
         cost_usd=s.cost_usd,
         error=error,
+        latency_ms=s.latency_ms,
     )
 
 
@@ -160,6 +162,7 @@ def view_case(r: CaseRecord) -> CaseResult:
         scores=[view_score(s) for s in r.scores],
         provider=provider,
         description=description,
+        cost_usd=sum(s.cost_usd for s in r.scores),
     )
 
 

@@ -52,6 +52,8 @@ class RunInfo:
     """Labels the caller gave the run (`git_sha`, `model`, ...)."""
     interrupted: bool = False
     """The run stopped before every planned case finished."""
+    tenant: str = ""
+    """The tenant that recorded the run (the run store's; empty for results files)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,18 @@ class RunDetail:
 
 
 @dataclass(frozen=True, slots=True)
+class Spread:
+    """How a judge asked several times agreed with itself."""
+
+    samples: int
+    """How many times the judge was asked."""
+    agreement: float
+    """Share of samples agreeing with the verdict, 0-1."""
+    values: tuple[float, ...] = ()
+    """Each sample's value, 0-1."""
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreResult:
     """One check's verdict on one case."""
 
@@ -145,6 +159,10 @@ class ScoreResult:
     """Judge dollars."""
     error: tuple[str, str] | None = None
     """(code, message) when the check could not score."""
+    latency_ms: float = 0.0
+    """Time spent scoring, in milliseconds (a judge's call, mostly)."""
+    spread: Spread | None = None
+    """A repeatedly sampled judge's spread (results files keep it; the run store does not)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -182,6 +200,10 @@ class CaseResult:
     """The rendered prompt sent to the provider (checkllm)."""
     generation_error: tuple[str, str] | None = None
     """(code, message) when the output could not be produced."""
+    cost_usd: float = 0.0
+    """Dollars the case cost: producing its output and its judges."""
+    latency_ms: float | None = None
+    """Time taken to produce the output, in milliseconds (None when unknown)."""
 
     @property
     def outcome(self) -> Outcome:
