@@ -1,7 +1,7 @@
 // scorewire.v1 online evaluation: outputs a service has produced, scored later by rules.
 //
 // A service hands each output it produced to Observe and goes on: the server queues it
-// durably (Redis Streams when the server has a `redis://` queue or cache URL, else a
+// durably (Redis Streams when the server has a `redis://` queue URL, else a
 // SQLite file under its state directory) and answers. A consumer in every server process
 // takes queued observations, applies the evaluation rules (which traffic, what share of
 // it, which checks) and records the scores as rolling runs, one per rule and UTC day,
