@@ -27,7 +27,9 @@ from tests.hardening.support import (
     thread_server,
 )
 
-DEADLINE_S = 10.0
+# A bound on a hang, not a speed target (bench/hostile_neighbour.py measures speed): a
+# 10 MB Score took over 10 s once on two cores shared with other work, and failed CI.
+DEADLINE_S = 60.0
 MAX_CASES = 1000
 TEN_MIB = 10 * 1024 * 1024
 SCORE = "/scorewire.v1.ScoringService/Score"
