@@ -78,5 +78,6 @@ def test_two_replicas_on_one_database_url_share_labels_and_recorded_runs(
             assert run_id
             runs = runs_pb2_grpc.RunServiceStub(first).ListRuns(rpb.ListRunsRequest(), timeout=30)
             assert [(r.run_id, r.name) for r in runs.runs] == [(run_id, "shared")]
-    for i in (0, 1):  # and neither replica wrote a SQLite store of its own
-        assert not list((tmp_path / f"replica-{i}").glob("*.db"))
+    for i in (0, 1):  # and neither replica wrote a SQLite label or run store of its own
+        state = tmp_path / f"replica-{i}"
+        assert not (state / "labels.db").exists() and not (state / "runs.db").exists()
