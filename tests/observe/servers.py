@@ -10,7 +10,7 @@ import grpc
 from prometheus_client import CollectorRegistry
 from scorewire.metrics.observe import ObserveMetrics
 from scorewire.observe.queue import ObservationQueue
-from scorewire.observe.rules import Rule
+from scorewire.observe.rules import Rule, parse_rules
 from scorewire.runs import RunStore
 from scorewire.server.app import Running, create_server
 from scorewire.server.observe_consumer import Observing
@@ -35,13 +35,16 @@ class ObserveServer:
 @asynccontextmanager
 async def observe_server(
     queue: ObservationQueue,
-    rules: Sequence[Rule] = (),
+    rules: Sequence[Rule] | None = None,
     *,
     runs: RunStore | None = None,
     consume: bool = True,
     judge: object = None,
 ) -> AsyncIterator[ObserveServer]:
-    """A server on a free port queueing into `queue`, scoring by `rules` into `runs`."""
+    """A server on a free port queueing into `queue`, scoring by `rules` into `runs`
+    (default: one rule scoring everything with `contains`; `()` loads none)."""
+    if rules is None:
+        rules = parse_rules({"rules": [{"name": "all", "compact": ["contains:Paris"]}]})
     registry = CollectorRegistry()
     observing = Observing(queue, rules, ObserveMetrics(registry), consume=consume)
     settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False)

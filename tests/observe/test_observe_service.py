@@ -125,3 +125,13 @@ async def test_list_rules_serves_the_rules_as_loaded(tmp_path: Path) -> None:
     assert list(first.checks[0].params["needles"]) == ["Paris"]
     assert (list(first.compact), dict(first.filter)) == (["length:1..50"], {"route": "/c"})
     assert (second.name, second.sampling_rate) == ("all", 1.0)
+
+
+async def test_with_no_rules_observe_is_refused_rather_than_dropped(tmp_path: Path) -> None:
+    # an acknowledged observation no rule can score would be taken and dropped
+    queue = _queue(tmp_path)
+    async with observe_server(queue, (), consume=False) as srv:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await srv.observe.Observe(opb.ObserveRequest(observations=[observation("Paris")]))
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "SCOREWIRE_OBSERVE_RULES_FILE" in (err.value.details() or "")

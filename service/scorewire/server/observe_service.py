@@ -60,6 +60,14 @@ class ObserveService(opb_grpc.ObserveServiceServicer):
     @guarded_unary
     async def Observe(self, request: opb.ObserveRequest, context: Context) -> opb.ObserveResponse:
         """Check the batch, then queue it whole; one ack per observation."""
+        if not self._rules:
+            # Acknowledged would promise a score no rule can give: the consumer would take
+            # the observation and drop it.
+            raise RequestRejected(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "no evaluation rules are loaded (SCOREWIRE_OBSERVE_RULES_FILE): "
+                "nothing would score these observations",
+            )
         items = self.checked(request)
         try:
             queued = await self._queue.put(items)
