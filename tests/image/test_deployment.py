@@ -12,15 +12,8 @@ variable is compose's, interpolated with an empty shell environment.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
-import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,10 +29,11 @@ from scorewire.v1 import scoring_pb2 as pb
 
 from tests.image.conftest import ROOT, free_port
 from tests.metrics.test_deploy import REPLICAS, compose, replica_env
-from tests.metrics.test_promql import dashboard_expressions
+from tests.metrics.test_promql import _query, dashboard_expressions, prometheus_scraping
 from tests.support.components import require_binary
 from tests.support.postgres import pg_cluster, pg_url
 from tests.support.redis import RedisServer, redis_server
+from tests.support.wait import wait_until
 
 __all__ = ["pg_cluster", "pg_url", "redis_server"]
 
@@ -56,67 +50,6 @@ def _mapped(url: str, to: str, *, database: bool) -> str:
     ours, theirs = urlsplit(url), urlsplit(to)
     assert ours.hostname in compose()["services"], url  # a service of the compose file
     return ours._replace(netloc=theirs.netloc, path=theirs.path if database else ours.path).geturl()
-
-
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        return json.loads(resp.read())
-
-
-def _query(base: str, expr: str) -> Any:
-    return _get(f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
-
-
-@contextmanager
-def prometheus(targets: list[str]) -> Iterator[str]:
-    """Prometheus with deploy/prometheus/prometheus.yml, its scorewire targets replaced by
-    the replicas' metrics addresses (compose's `scorewire-N:9464`), scraping every second."""
-    binary = require_binary("prometheus", "prometheus")
-    config = yaml.safe_load(PROMETHEUS_YML.read_text())
-    config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
-    config["rule_files"] = [str(PROMETHEUS_YML.parent / f) for f in config["rule_files"]]
-    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "scorewire"]
-    assert len(job["static_configs"][0]["targets"]) == len(targets)
-    job["static_configs"] = [{"targets": targets}]
-    config["scrape_configs"] = [job]
-    port = free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "prometheus.yml")
-        path.write_text(yaml.safe_dump(config))
-        proc = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={path}",
-                f"--storage.tsdb.path={tmp}/data",
-                f"--web.listen-address=127.0.0.1:{port}",
-                "--log.level=warn",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-
-
-def _wait(fn: Any, what: str, timeout_s: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            found = fn()
-        except OSError:
-            found = None
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def test_the_compose_deployment_runs_as_written(
@@ -172,15 +105,25 @@ def test_the_compose_deployment_runs_as_written(
         with urllib.request.urlopen(viewer, timeout=10) as page:
             assert run_id in page.read().decode()
 
-        # Prometheus scrapes both; every dashboard query is answered.
+        # Prometheus, with compose's prometheus.yml (its scorewire job's targets replaced
+        # by the replicas' metrics addresses, compose's `scorewire-N:9464`), scrapes both;
+        # every dashboard query is answered.
         targets = [f"127.0.0.1:{ports['METRICS_PORT']}" for _, ports in replicas]
-        with prometheus(targets) as base:
+        config = yaml.safe_load(PROMETHEUS_YML.read_text())
+        (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "scorewire"]
+        assert len(job["static_configs"][0]["targets"]) == len(targets)
+        rule_files = tuple(str(PROMETHEUS_YML.parent / f) for f in config["rule_files"])
+        require_binary("prometheus", "prometheus")
+        with prometheus_scraping(*targets, job=job, rule_files=rule_files) as (base, _):
 
             def both_up() -> bool:
-                up = _query(base, 'up{job="scorewire"} == 1')["data"]["result"]
+                try:
+                    up = _query(base, 'up{job="scorewire"} == 1')["data"]["result"]
+                except OSError:
+                    return False  # Prometheus is not listening yet
                 return len(up) == len(targets)
 
-            _wait(both_up, "Prometheus to scrape both replicas")
+            wait_until(both_up, "Prometheus to scrape both replicas", timeout_s=60.0)
             for expr in dashboard_expressions():
                 concrete = (
                     expr.replace("$__rate_interval", "1m")

@@ -346,9 +346,13 @@ async def _wait_for(fn: Any, what: str) -> Any:
 
 
 @contextmanager
-def prometheus_scraping(target: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """A Prometheus on a free loopback port scraping `target` every second, with the
-    alert rules loaded; yields its base URL and process."""
+def prometheus_scraping(
+    *targets: str, job: dict[str, Any] | None = None, rule_files: tuple[str, ...] = (str(ALERTS),)
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A Prometheus on a free loopback port scraping `targets` every second (as `job`, a
+    scrape config whose targets are replaced; default the job `scorewire`), with
+    `rule_files` loaded; yields its base URL and process."""
+    scrape = {**(job or {"job_name": "scorewire"}), "static_configs": [{"targets": list(targets)}]}
     binary = require_binary("prometheus", "prometheus")
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -357,10 +361,8 @@ def prometheus_scraping(target: str) -> Iterator[tuple[str, subprocess.Popen[str
             yaml.safe_dump(
                 {
                     "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-                    "rule_files": [str(ALERTS)],
-                    "scrape_configs": [
-                        {"job_name": "scorewire", "static_configs": [{"targets": [target]}]}
-                    ],
+                    "rule_files": list(rule_files),
+                    "scrape_configs": [scrape],
                 }
             )
         )

@@ -1,6 +1,8 @@
-"""A run's cases as the served viewer's downloads: CSV (one row per score, as
-`scorewire run --output results.csv` writes, so a spreadsheet can pivot by check) and
-JSON (one object per case, as the results file's `results`)."""
+"""A run's cases as the served viewer's downloads: CSV (one row per score, so a
+spreadsheet can pivot by check) and JSON (one object per case, as the results file's
+`results`). The CSV is not `scorewire run --output results.csv`'s: that one is written
+from the CLI's run report (a layer above the viewer) with columns of its own, and only
+this one escapes cells a spreadsheet would run as formulas."""
 
 from __future__ import annotations
 
