@@ -405,7 +405,7 @@ def test_k8s_pod_sizes_itself_inside_its_memory_limit_on_any_node(
     # the serving process, the bytes in flight and every worker at its memory bound fit
     # in the container's memory limit. The ConfigMap's replica count is the Deployment's.
     from scorewire.core.cgroup import Limits
-    from scorewire.server.sizing import SERVING_BASE, fit
+    from scorewire.scoring.sizing import SERVING_BASE, fit
 
     settings = configmap_settings(monkeypatch)
     assert settings.replicas == k8s_doc("Deployment", "scorewire")["spec"]["replicas"]

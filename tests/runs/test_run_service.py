@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from scorewire.server.run_records import RUN_ID_METADATA
+from scorewire.server.call_context import RUN_ID_METADATA
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from scorewire.core.cgroup import Limits, read_limits
-from scorewire.server.sizing import fit
+from scorewire.scoring.sizing import fit
 from scorewire.settings import Settings
 
 from tests.support.servers import READY_PREFIX, ROOT, SCOREWIRE, stop_process

@@ -45,7 +45,7 @@ def _serve_with(settings: Settings) -> int:
     return_large_buffers()  # before the first big request, and inherited by every child
     configure_logging(settings.log_level)
     from scorewire.core.cgroup import read_limits
-    from scorewire.server.sizing import fit
+    from scorewire.scoring.sizing import fit
 
     settings = fit(settings, read_limits())  # workers and memory bounds the cgroup allows
     for line in unknown_settings(os.environ):

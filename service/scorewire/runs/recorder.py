@@ -190,7 +190,10 @@ class RunRecorder:
                     if failure is None:
                         o.done.set_result(None)
                     else:
-                        o.done.set_exception(failure)
+                        # Each caller its own exception, with no traceback: the caught one
+                        # holds this loop's frames, and a caller that clears the frames of
+                        # what it raises (the server's refusals do) would close this task.
+                        o.done.set_exception(type(failure)(*failure.args))
 
     async def maintain(self) -> None:
         """One maintenance round: heartbeat, dead owners' runs, retention."""

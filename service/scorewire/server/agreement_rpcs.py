@@ -58,14 +58,15 @@ from scorewire.labels.label_model import (
 )
 from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_chunks
 from scorewire.scoring.recorded import json_value, read_cases
-from scorewire.server.judge_configs import judge_config, suite_params
-from scorewire.server.run_records import unavailable, visible_run
+from scorewire.scoring.judge_configs import judge_config, suite_params
+from scorewire.server.run_records import visible_run
 from scorewire.server.security import Principal
 from scorewire.server.status import (
     RequestRejected,
     invalid_argument,
     rejection,
     resource_exhausted,
+    unavailable,
 )
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import scoring_pb2

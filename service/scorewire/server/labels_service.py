@@ -47,7 +47,6 @@ from scorewire.runs import RunRecorder
 from scorewire.server import agreement_rpcs as trust
 from scorewire.server import convert
 from scorewire.server.registration import add_service
-from scorewire.server.run_records import unavailable
 from scorewire.server.security import Principal, Role, principal
 from scorewire.server.status import (
     RequestRejected,
@@ -55,6 +54,7 @@ from scorewire.server.status import (
     invalid_argument,
     permission_denied,
     resource_exhausted,
+    unavailable,
 )
 from scorewire.v1 import labels_pb2 as pb
 from scorewire.v1 import labels_pb2_grpc as pb_grpc

@@ -26,16 +26,17 @@ from scorewire.engine.summary import CheckTotals, Summary
 from scorewire.runs import RunInfo, RunRecorder, RunStatus, RunsUnavailable, new_run_id, utc_now
 from scorewire.runs.recorder import KeepAlive
 from scorewire.scoring.recorded import cases_blob
+from scorewire.scoring.recording import Recording
+from scorewire.server.call_context import RUN_ID_METADATA
 from scorewire.server.observer import RunObserver
-from scorewire.server.run_records import (
-    RUN_ID_METADATA,
-    Recording,
-    check_run_fields,
-    unavailable,
-    visible_run,
-)
+from scorewire.server.run_records import check_run_fields, visible_run
 from scorewire.server.security import Principal
-from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.server.status import (
+    RequestRejected,
+    invalid_argument,
+    resource_exhausted,
+    unavailable,
+)
 from scorewire.settings import Settings
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb

@@ -1,92 +1,25 @@
-"""Recording RunSuite and ScoreStream calls: the protobuf side of the run store.
-
-A chunk's `cases` are the serialized cases as sent (`cases_blob`), and its `results` a
-serialized `RunSuiteResponse` with the results as sent; the i-th case belongs to the
-i-th result. The scoring path only concatenates bytes it already has; `PbChunkCodec`
-decodes on read.
+"""Recorded runs as the RPCs see them: who sees which runs, the run fields of a request,
+the suite as sent, and the store's failures as statuses.
+Recording itself, and the baseline gate, are the scoring layer's
+(`scorewire.scoring.recording`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import grpc
 from google.protobuf import json_format
 from scorewire.core.errors import FieldViolation
-from scorewire.engine.summary import Summary
-from scorewire.runs import (
-    Chunk,
-    Outcome,
-    RunInfo,
-    RunOutcomes,
-    RunQuery,
-    RunRecorder,
-    RunStatus,
-    RunsUnavailable,
-    baseline_reasons,
-    compare,
-    iter_results,
-    new_run_id,
-    utc_now,
-)
-from scorewire.scoring.recorded import CODEC
+from scorewire.runs import RunInfo, RunRecorder, RunsUnavailable
+from scorewire.scoring.recording import find_run
 from scorewire.server.security import Principal, Role
-from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
+from scorewire.server.status import invalid_argument, resource_exhausted, unavailable
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 
-RUN_ID_METADATA = "scorewire-run-id"
-"""Initial metadata key carrying a recorded call's run id."""
-
-NO_STORE = "this server keeps no run store, so it cannot record or read runs"
-STORE_DOWN = "the run cannot be recorded or read now; retry later"
-
-
-def unavailable(err: RunsUnavailable | None = None) -> RequestRejected:
-    """UNAVAILABLE for a store that failed, in the store's words (which name it and what
-    happened; the driver's detail went to the log), or for a server with no store."""
-    if err is None:
-        return RequestRejected(grpc.StatusCode.UNAVAILABLE, NO_STORE)
-    return RequestRejected(grpc.StatusCode.UNAVAILABLE, f"{err}: {STORE_DOWN}")
-
-
-# ---- summaries as JSON (the results file's shape, plain numbers) -------------------------
-
-
-def summary_json(s: Summary) -> dict[str, Any]:
-    """The summary as stored with a run."""
-    return {
-        "cases": s.cases,
-        "cases_passed": s.cases_passed,
-        "passed": s.passed,
-        "failed": s.failed,
-        "errored": s.errored,
-        "skipped": s.skipped,
-        "pass_rate": s.pass_rate,
-        "mean_score": s.mean_score,
-        "error_rate": s.error_rate,
-        "cost_usd": s.cost_usd,
-        "unpriced": s.unpriced,
-        "gate": {"passed": s.gate_passed, "reasons": list(s.gate_reasons)},
-        "checks": [
-            {
-                "name": t.name,
-                "type": t.type,
-                "passed": t.passed,
-                "failed": t.failed,
-                "errored": t.errored,
-                "skipped": t.skipped,
-                "mean_value": t.mean_value,
-                "cost_usd": t.cost_usd,
-                "cached": t.cached,
-            }
-            for t in s.checks
-        ],
-    }
+# ---- summaries as stored --------------------------------------------------------------
 
 
 def summary_pb(d: Mapping[str, Any], run_id: str) -> pb.RunSummary:
@@ -124,30 +57,9 @@ def visible_tenant(who: Principal | None) -> str | None:
 async def visible_run(recorder: RunRecorder, run_id: str, who: Principal | None) -> RunInfo | None:
     """The run, when it exists and `who` may see it."""
     try:
-        run = await recorder.store.get_run(run_id)
+        return await find_run(recorder, run_id, visible_tenant(who))
     except RunsUnavailable as err:
         raise unavailable(err) from None
-    tenant = visible_tenant(who)
-    if run is None or (tenant is not None and run.tenant != tenant):
-        return None
-    return run
-
-
-async def run_outcomes(recorder: RunRecorder, run_id: str) -> RunOutcomes:
-    """Every recorded case of the run, as a comparison reads them."""
-    out = RunOutcomes()
-    try:
-        async for _, r in iter_results(recorder.store, CODEC, run_id):
-            out.add(
-                r.key,
-                [s.name for s in r.scores],
-                [s.outcome for s in r.scores],
-                [s.value for s in r.scores],
-                r.output,
-            )
-    except RunsUnavailable as err:
-        raise unavailable(err) from None
-    return out
 
 
 # ---- one recorded call ------------------------------------------------------------------
@@ -205,161 +117,3 @@ def suite_text(
     if gate is not None:
         doc["gate"] = json_format.MessageToDict(gate, preserving_proto_field_name=True)
     return json.dumps(doc, ensure_ascii=False, sort_keys=True)
-
-
-class Recording:
-    """One call being recorded: begin, append chunks (stored before they are sent), end."""
-
-    def __init__(self, recorder: RunRecorder, run: RunInfo) -> None:
-        self._recorder = recorder
-        self.run = run
-        self._finished = False
-        self.count = 0
-
-    @classmethod
-    async def begin(
-        cls,
-        recorder: RunRecorder,
-        *,
-        name: str,
-        source: str,
-        who: Principal | None,
-        labels: dict[str, str],
-        suite: str,
-        checks: Sequence[str],
-        context: Any,
-    ) -> Recording:
-        """Create the run in the store, and tell the caller its id (initial metadata)."""
-        run = RunInfo(
-            run_id=new_run_id(),
-            name=name,
-            source=source,
-            tenant=who.name if who is not None else "",
-            labels=labels,
-            started_at=utc_now(),
-            suite=suite,
-            suite_sha256=hashlib.sha256(suite.encode("utf-8", "surrogatepass")).hexdigest(),
-            checks=list(checks),
-        )
-        try:
-            await recorder.begin(run)
-        except RunsUnavailable as err:
-            raise unavailable(err) from None
-        await context.send_initial_metadata(((RUN_ID_METADATA, run.run_id),))
-        return cls(recorder, run)
-
-    def submit(self, cases: bytes, results: bytes, count: int) -> asyncio.Future[None]:
-        """Start storing one chunk; the future is done after its commit (then send it).
-
-        Chunks submitted one after another are stored in that order."""
-        task = asyncio.ensure_future(self.append(cases, results, count))
-        _BACKGROUND.add(task)
-        task.add_done_callback(_done)  # a failure not awaited (the call failed) is logged away
-        return task
-
-    async def append(self, cases: bytes, results: bytes, count: int) -> None:
-        """Store one chunk; returns after its commit."""
-        try:
-            await self._recorder.append(Chunk(self.run.run_id, cases, results, count))
-        except RunsUnavailable as err:
-            raise unavailable(err) from None
-        self.count += count
-
-    async def complete(self, summary: Summary | None) -> None:
-        """Record the end: complete with its summary (or, with None, a complete stream)."""
-        self.run.status = RunStatus.COMPLETE
-        self.run.ended_at = utc_now()
-        self.run.summary = None if summary is None else summary_json(summary)
-        try:
-            await self._recorder.finish(self.run)
-        except RunsUnavailable as err:
-            raise unavailable(err) from None  # abandon() then tries to mark it incomplete
-        self._finished = True
-
-    def abandon(self) -> None:
-        """Mark the run incomplete (the call failed or was cancelled), in the background."""
-        if self._finished:
-            return
-        self._finished = True
-        self.run.status = RunStatus.INCOMPLETE
-        self.run.ended_at = utc_now()
-        task = asyncio.ensure_future(self._recorder.finish(self.run))
-        _BACKGROUND.add(task)
-        task.add_done_callback(_done)
-
-
-_BACKGROUND: set[asyncio.Future[None]] = set()
-
-
-def _done(task: asyncio.Future[None]) -> None:
-    _BACKGROUND.discard(task)
-    if not task.cancelled():
-        task.exception()  # a store that failed: the heartbeat check marks the run later
-
-
-# ---- the baseline gate ---------------------------------------------------------------------
-
-
-async def resolve_baseline(
-    recorder: RunRecorder | None, ref: str, who: Principal | None
-) -> tuple[str, RunOutcomes]:
-    """The baseline run's id and outcomes; INVALID_ARGUMENT naming `gate.baseline` if none."""
-    if recorder is None:
-        raise invalid_argument(
-            [FieldViolation("gate.baseline", "this server keeps no run store to compare with")]
-        )
-    run = await visible_run(recorder, ref, who)
-    if run is None:
-        query = RunQuery(tenant=visible_tenant(who), name=ref, status=RunStatus.COMPLETE)
-        try:
-            found = await recorder.store.list_runs(query, after=None, limit=1)
-        except RunsUnavailable as err:
-            raise unavailable(err) from None
-        run = found[0] if found else None
-    if run is None:
-        raise invalid_argument(
-            [
-                FieldViolation(
-                    "gate.baseline",
-                    f"no recorded run has the id or name {ref!r} (record one with record: true)",
-                )
-            ]
-        )
-    return run.run_id, await run_outcomes(recorder, run.run_id)
-
-
-class BaselineGate:
-    """The current run's outcomes, judged against a baseline's at the end."""
-
-    def __init__(self, run_id: str, base: RunOutcomes, max_regression: float) -> None:
-        self.run_id = run_id
-        self.base = base
-        self.max_regression = max_regression
-        self.now = RunOutcomes()
-
-    def add(self, names: Sequence[str], results: Sequence[Any]) -> None:
-        """Count finished engine results."""
-        for r in results:
-            self.now.add_scores(r.sample_id or f"#{r.index}", names, r.scores)
-
-    def add_message(self, names: Sequence[str], message: bytes) -> None:
-        """Count the results of a serialized RunSuiteResponse (a scoring worker's chunk)."""
-        for r in pb.RunSuiteResponse.FromString(message).results.results:
-            outcomes = [
-                Outcome.SKIPPED
-                if s.skipped
-                else Outcome.ERRORED
-                if s.error.code or s.error.message
-                else Outcome.PASSED
-                if s.passed
-                else Outcome.FAILED
-                for s in r.scores
-            ]
-            self.now.add(r.sample_id or f"#{r.index}", names, outcomes, [s.value for s in r.scores])
-
-    def judge(self, summary: Summary) -> None:
-        """Fail the summary's gate on regressions, with the reasons."""
-        reasons = baseline_reasons(compare(self.base, self.now), self.max_regression, self.run_id)
-        if reasons:
-            summary.gate_passed = False
-            summary.gate_reasons.extend(reasons)

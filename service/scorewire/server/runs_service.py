@@ -30,17 +30,12 @@ from scorewire.runs import (
 )
 from scorewire.runs.sql import from_micros, micros
 from scorewire.scoring.recorded import CODEC
+from scorewire.scoring.recording import run_outcomes
 from scorewire.server.registration import add_service
 from scorewire.server.run_parts import RunParts
-from scorewire.server.run_records import (
-    run_outcomes,
-    summary_pb,
-    unavailable,
-    visible_run,
-    visible_tenant,
-)
+from scorewire.server.run_records import summary_pb, visible_run, visible_tenant
 from scorewire.server.security import principal
-from scorewire.server.status import RequestRejected, guarded_unary, invalid_argument
+from scorewire.server.status import RequestRejected, guarded_unary, invalid_argument, unavailable
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import runs_pb2_grpc as rpb_grpc
 

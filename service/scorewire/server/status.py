@@ -20,6 +20,7 @@ from grpc_status import rpc_status
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, Precondition, PreconditionError, SpecError
 from scorewire.core.fairness import current_caller, tenant_key
+from scorewire.runs import RunsUnavailable
 from scorewire.scoring.executor import DeadlineExpired
 from scorewire.server.registration import Undecodable, drain
 from scorewire.server.security import current_principal
@@ -89,6 +90,18 @@ def resource_exhausted(field: str, message: str) -> RequestRejected:
     )
 
 
+NO_STORE = "this server keeps no run store, so it cannot record or read runs"
+STORE_DOWN = "the run cannot be recorded or read now; retry later"
+
+
+def unavailable(err: RunsUnavailable | None = None) -> RequestRejected:
+    """UNAVAILABLE for a store that failed, in the store's words (which name it and what
+    happened; the driver's detail went to the log), or for a server with no store."""
+    if err is None:
+        return RequestRejected(grpc.StatusCode.UNAVAILABLE, NO_STORE)
+    return RequestRejected(grpc.StatusCode.UNAVAILABLE, f"{err}: {STORE_DOWN}")
+
+
 def rejection(err: Exception) -> RequestRejected | None:
     """The status of an error the domain raises for the caller's request, else None.
 
@@ -99,6 +112,8 @@ def rejection(err: Exception) -> RequestRejected | None:
         return err
     if isinstance(err, SpecError):
         return invalid_argument(err.violations)
+    if isinstance(err, RunsUnavailable):
+        return unavailable(err)
     if isinstance(err, LimitExceeded):
         return resource_exhausted(err.field, err.message)
     if isinstance(err, PreconditionError):

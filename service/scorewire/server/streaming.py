@@ -16,15 +16,16 @@ from scorewire.core.errors import FieldViolation
 from scorewire.core.model import ErrorCode, Score
 from scorewire.engine.runner import Case, CaseResult, Plan, PlanShape, score_case
 from scorewire.engine.summary import SummaryBuilder
+from scorewire.runs import RunsUnavailable
 from scorewire.scoring import wire
 from scorewire.scoring.executor import DeadlineExpired, Executor
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.protocol import Reply, WorkerJob
 from scorewire.scoring.recorded import cases_blob
+from scorewire.scoring.recording import Recording
 from scorewire.server.observer import RunObserver
-from scorewire.server.run_records import Recording
-from scorewire.server.status import RequestRejected, invalid_argument
+from scorewire.server.status import RequestRejected, invalid_argument, unavailable
 from scorewire.server.suite_runs import RequestChecks
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
@@ -245,6 +246,9 @@ def _recorder(recording: Recording, builder: SummaryBuilder) -> OnResult:
         )
         results = pb.RunSuiteResponse(results=pb.CaseResultBatch(results=[result]))
         blob = cases_blob([wire.case_bytes(case.sample, case.output)])
-        await recording.append(blob, results.SerializeToString(), 1)
+        try:
+            await recording.append(blob, results.SerializeToString(), 1)
+        except RunsUnavailable as err:
+            raise unavailable(err) from None  # ends the stream with the store's status
 
     return on_result

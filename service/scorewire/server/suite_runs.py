@@ -30,20 +30,20 @@ from scorewire.scoring.limits import output_problem, short_output
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.recorded import cases_blob
+from scorewire.scoring.recording import BaselineGate, Recording, resolve_baseline
 from scorewire.scoring.screening import Bound, Screen
 from scorewire.server import convert
-from scorewire.server.call_context import CallContexts, deadline
+from scorewire.server.call_context import RUN_ID_METADATA, CallContexts, deadline
 from scorewire.server.intake import CASES_PER_TURN, parse_case
 from scorewire.server.run_parts import RunParts
-from scorewire.server.run_records import (
-    BaselineGate,
-    Recording,
-    check_run_fields,
-    resolve_baseline,
+from scorewire.server.run_records import check_run_fields, visible_tenant
+from scorewire.server.security import Principal, principal
+from scorewire.server.status import (
+    RequestRejected,
+    invalid_argument,
+    resource_exhausted,
     unavailable,
 )
-from scorewire.server.security import Principal, principal
-from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
 from scorewire.suites.yaml_document import suite_over_message
 from scorewire.v1 import scoring_pb2 as pb
@@ -296,7 +296,7 @@ class SuiteRuns:
         """The baseline a gate names, loaded from the run store; None without one."""
         if gate is None or gate.baseline is None:
             return None
-        run_id, outcomes = await resolve_baseline(self._runs, gate.baseline, who)
+        run_id, outcomes = await resolve_baseline(self._runs, gate.baseline, visible_tenant(who))
         return BaselineGate(run_id, outcomes, gate.max_regression)
 
     async def recording(
@@ -318,16 +318,17 @@ class SuiteRuns:
         if self._runs is None:
             raise unavailable()
         checked = check_run_fields(run_name, dict(labels), self._settings, field_base)
-        return await Recording.begin(
+        recording = await Recording.begin(
             self._runs,
             name=run_name or suite_name or "unnamed",
             source=source,
-            who=who,
+            tenant=who.name if who is not None else "",
             labels=checked,
             suite=suite(),
             checks=checks,
-            context=context,
         )
+        await context.send_initial_metadata(((RUN_ID_METADATA, recording.run.run_id),))
+        return recording
 
 
 def _suite_text(request: pb.RunSuiteRequest) -> str:
