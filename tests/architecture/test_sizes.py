@@ -52,3 +52,19 @@ def test_every_part_of_the_package_is_measured() -> None:
     # a wrong PACKAGE would leave nothing to measure and the parametrized test passing empty
     parts = {p.relative_to(PACKAGE).parts[0] for p in MODULES}
     assert {"core", "checks", "engine", "server", "settings.py"} <= parts
+
+
+MAX_SERVER_SHARE = 0.12
+"""The server part (handlers, conversions, security, streaming) is at most this share of
+the package's Python lines: what it does beyond converting lives in the layer that owns it."""
+
+
+def _lines(paths: list[Path]) -> int:
+    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths)
+
+
+def test_the_server_part_is_a_thin_share_of_the_package() -> None:
+    server = [p for p in MODULES if p.relative_to(PACKAGE).parts[0] == "server"]
+    share = _lines(server) / _lines(MODULES)
+    assert server, "no server modules found"
+    assert share <= MAX_SERVER_SHARE, f"server/ is {share:.1%} of the lines (limit 12%)"

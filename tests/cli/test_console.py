@@ -191,6 +191,26 @@ def test_csv_output_has_a_row_per_score(tmp_path: Path) -> None:
     ]
     assert failed[0]["reason"] and failed[0]["description"] == "capital"
     assert rows[0]["output"] == "Answer: Capital of France?"
+    assert [r["test"] for r in rows] == ["0"] * 6 + ["1"] * 2
+    assert {r["provider"] for r in rows} == {"echo"}
+
+
+def test_csv_output_escapes_cells_a_spreadsheet_would_run(tmp_path: Path) -> None:
+    # an output is whatever a model wrote: "=HYPERLINK(...)" must reach the sheet as text
+    doc = {
+        "tests": [
+            {"output": '=HYPERLINK("http://x.invalid","click")', "assert": [{"type": "is_json"}]},
+            {"description": "+sum", "output": "plain", "assert": [{"type": "is_json"}]},
+        ]
+    }
+    out = tmp_path / "results.csv"
+    done = run_cli("run", str(write(tmp_path, "s.yaml", doc)), "--output", str(out))
+    assert done.code == 1, done.stderr
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows[0]["output"] == "'=HYPERLINK(\"http://x.invalid\",\"click\")"
+    assert rows[1]["description"] == "'+sum" and rows[1]["output"] == "plain"
+    assert [r["passed"] for r in rows] == ["False", "False"]
 
 
 def test_init_scaffolds_a_suite_that_validates_and_runs(tmp_path: Path) -> None:

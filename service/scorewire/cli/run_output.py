@@ -42,8 +42,6 @@ whose one case fails when the gate does.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re
@@ -168,6 +166,8 @@ def _record_json(r: Record) -> dict[str, Any]:
         "index": r.index,
         "sample_id": r.sample.id,
         "group": r.group,
+        "test": r.sample.metadata.get("test"),
+        "prompt_index": r.sample.metadata.get("prompt_index"),
         "description": r.description,
         "provider": r.provider,
         "prompt": r.prompt,
@@ -246,75 +246,12 @@ def write_results_json(path: str, report: RunReport) -> None:
     _write_atomically(path, json.dumps(results_document(report), ensure_ascii=False, indent=2))
 
 
-CSV_COLUMNS = (
-    "index",
-    "sample_id",
-    "test",
-    "description",
-    "prompt_index",
-    "provider",
-    "output",
-    "case_passed",
-    "check",
-    "type",
-    "passed",
-    "value",
-    "reason",
-    "error_code",
-    "error_message",
-    "skipped",
-    "cost_usd",
-    "cached",
-)
-"""The columns of `--output results.csv`: one row per score (a case with three checks is
-three rows), so a spreadsheet can filter and pivot by check, test or provider."""
-
-
-def csv_rows(report: RunReport) -> list[list[Any]]:
-    """The CSV's rows after its header; a case with no score (no checks) is one row."""
-    rows: list[list[Any]] = []
-    for r in sorted(report.records, key=lambda r: r.index):
-        prompt_index = r.sample.metadata.get("prompt_index", "")
-        test = r.sample.metadata.get("test", r.group)
-        head = [
-            r.index,
-            r.sample.id,
-            test,
-            r.description,
-            prompt_index,
-            r.provider,
-            "" if r.output is None else r.output.text,
-            r.passed,
-        ]
-        if not r.scores:
-            error = r.generation_error
-            rows.append([*head, "", "", "", "", "", *(error or ("", "")), False, 0.0, False])
-        for name, ctype, sc in zip(r.names, r.types, r.scores, strict=True):
-            rows.append(
-                [
-                    *head,
-                    name,
-                    ctype,
-                    sc.passed,
-                    _finite(sc.value),
-                    sc.reason,
-                    "" if sc.error is None else sc.error.code,
-                    "" if sc.error is None else sc.error.message,
-                    sc.skipped,
-                    sc.cost_usd,
-                    sc.cached,
-                ]
-            )
-    return rows
-
-
 def write_results_csv(path: str, report: RunReport) -> None:
-    """Write the results as CSV (RFC 4180 quoting, UTF-8), one row per score."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
-    writer.writerows(csv_rows(report))
-    _write_atomically(path, buffer.getvalue())
+    """Write the results as CSV (RFC 4180 quoting, UTF-8), one row per score: the viewer's
+    download of the whole run (`scorewire.viewer.export`), formula cells escaped."""
+    from scorewire.viewer.export import cases_csv
+
+    _write_atomically(path, cases_csv(_viewed(report)[1]))
 
 
 def write_results(path: str, report: RunReport) -> None:
@@ -331,16 +268,21 @@ def write_results(path: str, report: RunReport) -> None:
 
 def write_results_html(path: str, report: RunReport) -> None:
     """The self-contained HTML report `scorewire view` writes, of this run's results."""
-    from scorewire.viewer import ResultsFile
     from scorewire.viewer.render import render_report
+
+    _write_atomically(path, render_report(*_viewed(report)))
+
+
+def _viewed(report: RunReport) -> tuple[Any, list[Any]]:
+    """The run and its cases as the viewer reads them from this run's results file."""
+    from scorewire.viewer import ResultsFile
 
     with tempfile.TemporaryDirectory() as scratch:  # the viewer reads a results file
         results = Path(scratch) / "results.json"
         results.write_text(json.dumps(results_document(report), ensure_ascii=False), "utf-8")
         source = ResultsFile(results)
         run_id = source.ids[0]
-        html = render_report(source.get_run(run_id), source.results(run_id))
-    _write_atomically(path, html)
+        return source.get_run(run_id), list(source.results(run_id))
 
 
 # ---- JUnit XML --------------------------------------------------------------------------------

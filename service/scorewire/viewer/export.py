@@ -1,8 +1,10 @@
-"""A run's cases as the served viewer's downloads: CSV (one row per score, so a
-spreadsheet can pivot by check) and JSON (one object per case, as the results file's
-`results`). The CSV is not `scorewire run --output results.csv`'s: that one is written
-from the CLI's run report (a layer above the viewer) with columns of its own, and only
-this one escapes cells a spreadsheet would run as formulas."""
+"""A run's cases as CSV and JSON: the served viewer's downloads, and the CSV of
+`scorewire run --output results.csv` (the CLI reads its results file back as the viewer
+does and writes it here: one CSV writer, one set of columns).
+
+CSV: one row per score, so a spreadsheet can pivot by check, test or provider; a cell
+a spreadsheet would run as a formula is escaped. JSON: one object per case, as the
+results file's `results`."""
 
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ from scorewire.viewer.view_model import CaseResult, ScoreResult
 CSV_COLUMNS = (
     "index",
     "sample_id",
+    "test",
     "description",
+    "prompt_index",
     "provider",
     "outcome",
     "input",
@@ -30,10 +34,13 @@ CSV_COLUMNS = (
     "check",
     "type",
     "score_outcome",
+    "passed",
     "value",
     "reason",
     "error_code",
     "error_message",
+    "cost_usd",
+    "cached",
 )
 """The CSV's header."""
 
@@ -61,11 +68,15 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
-def _score_cells(s: ScoreResult | None) -> list[Any]:
-    if s is None:
-        return ["", "", "", "", "", "", ""]
+def _score_cells(s: ScoreResult | None, generation_error: tuple[str, str] | None) -> list[Any]:
+    if s is None:  # a case without scores: why, when its output could not be produced
+        code, message = generation_error or ("", "")
+        return ["", "", "", "", "", "", code, message, "", ""]
     code, message = s.error or ("", "")
-    return [s.name, s.type, s.outcome, _finite(s.value), s.reason, code, message]
+    return [
+        s.name, s.type, s.outcome, s.passed, _finite(s.value), s.reason, code, message,
+        s.cost_usd, s.cached,
+    ]  # fmt: skip
 
 
 def cases_csv(cases: Sequence[CaseResult]) -> str:
@@ -77,7 +88,9 @@ def cases_csv(cases: Sequence[CaseResult]) -> str:
         head = [
             c.index,
             c.sample_id,
+            "" if c.test is None else c.test,
             c.description,
+            "" if c.prompt_index is None else c.prompt_index,
             c.provider,
             c.outcome,
             _text(c.input),
@@ -88,7 +101,7 @@ def cases_csv(cases: Sequence[CaseResult]) -> str:
         ]
         scores: Sequence[ScoreResult | None] = c.scores or [None]
         for s in scores:
-            writer.writerow([_cell(v) for v in (*head, *_score_cells(s))])
+            writer.writerow([_cell(v) for v in (*head, *_score_cells(s, c.generation_error))])
     return out.getvalue()
 
 

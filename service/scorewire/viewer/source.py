@@ -123,7 +123,15 @@ def _case(raw: dict[str, Any], position: int) -> CaseResult:
         generation_error=_error(generation.get("error")),
         cost_usd=(_number(generation.get("cost_usd")) or 0.0) + sum(s.cost_usd for s in scores),
         latency_ms=_number(generation.get("latency_ms")),
+        test=_index(raw.get("test")),
+        prompt_index=_index(raw.get("prompt_index")),
     )
+
+
+def _index(raw: Any) -> int | None:
+    """A test's or prompt's index as the results file gives it; None when absent or not one."""
+    number = _number(raw)
+    return int(number) if number is not None and number >= 0 and number == int(number) else None
 
 
 def _check(raw: dict[str, Any]) -> CheckStats:

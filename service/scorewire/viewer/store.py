@@ -146,12 +146,17 @@ def view_case(r: CaseRecord) -> CaseResult:
     if not output and r.output_value is not None:
         output = json.dumps(r.output_value, ensure_ascii=False)
     provider = description = ""
+    test = prompt_index = None
     if isinstance(r.raw, tuple) and r.raw:
         provider = str(getattr(r.raw[0], "provider", "") or "")
         # A checkllm case sent by the CLI carries its test's description in its metadata.
         meta = getattr(getattr(r.raw[0], "sample", None), "metadata", None)
         if meta is not None and "description" in meta:
             description = str(meta["description"] or "")
+        if meta is not None:
+            # a Struct has no get()
+            test = _index(meta["test"]) if "test" in meta else None
+            prompt_index = _index(meta["prompt_index"]) if "prompt_index" in meta else None
     return CaseResult(
         index=r.index,
         sample_id=r.sample_id,
@@ -163,7 +168,16 @@ def view_case(r: CaseRecord) -> CaseResult:
         provider=provider,
         description=description,
         cost_usd=sum(s.cost_usd for s in r.scores),
+        test=test,
+        prompt_index=prompt_index,
     )
+
+
+def _index(raw: Any) -> int | None:
+    """An index from a sample's metadata (a Struct's numbers are floats)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return None
+    return int(raw) if raw >= 0 and raw == int(raw) else None
 
 
 # ---- the source --------------------------------------------------------------------------

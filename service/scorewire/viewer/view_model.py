@@ -204,6 +204,10 @@ class CaseResult:
     """Dollars the case cost: producing its output and its judges."""
     latency_ms: float | None = None
     """Time taken to produce the output, in milliseconds (None when unknown)."""
+    test: int | None = None
+    """The index of the checkllm test the case belongs to (None for other suites)."""
+    prompt_index: int | None = None
+    """The index of the checkllm prompt that produced the output (None for other suites)."""
 
     @property
     def outcome(self) -> Outcome:
