@@ -91,13 +91,14 @@ async def _logs(otlp: OtlpReceiver, n: int) -> list[ReceivedLog]:
 
 
 async def test_each_score_is_an_evaluation_event_under_the_callers_span(
-    otlp: OtlpReceiver, tmp_path: Path
+    otlp: OtlpReceiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # one event per check, in the caller's trace and parented to its span, with the
-    # conventions' attributes and scorewire's extras
+    # conventions' attributes and scorewire's extras (explanations asked for)
     obs = observation("Paris", trace=TRACE, oid="obs-1")
     obs.trace.span_id = SPAN
     obs.metadata.labels["gen_ai.response.id"] = "chatcmpl-42"
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     events = ev.start_evaluation_events(tracing_endpoint(), judge_model="openai:gpt-4o-mini")
     assert events is not None
     await _scored(tmp_path, obs, events)
@@ -114,7 +115,7 @@ async def test_each_score_is_an_evaluation_event_under_the_callers_span(
     assert passed["gen_ai.evaluation.score.value"] == 1.0
     assert passed["gen_ai.evaluation.score.label"] == "pass"
     assert passed["scorewire.check.type"] == "contains"
-    assert passed["gen_ai.evaluation.explanation"]
+    assert passed["gen_ai.evaluation.explanation"] == "found all 1 needle"
     assert "error.type" not in passed and "scorewire.judge.model" not in passed
     failed = got["json_valid"].attributes
     assert failed["gen_ai.evaluation.score.value"] == 0.0
@@ -137,6 +138,8 @@ async def test_a_check_that_could_not_score_sets_error_type_and_no_score(
     assert judge.attributes["scorewire.check.type"] == "judge"
     assert judge.attributes["scorewire.judge.model"] == "openai:gpt-4o-mini"
     assert judge.attributes["scorewire.cost_usd"] == 0.0
+    # reasons may quote the output: not sent unless asked for
+    assert "gen_ai.evaluation.explanation" not in judge.attributes
     # no span id given: the caller's trace, no parent span
     assert (judge.trace_id, judge.span_id) == (TRACE, "")
 
@@ -226,7 +229,7 @@ def test_a_served_process_sends_the_events_of_a_judge_rule(tmp_path: Path) -> No
     state = tmp_path / "state"
     state.mkdir()
     (state / "rules.yaml").write_text(
-        "rules:\n  - name: polite\n    checks: [{name: polite, type: judge, rubric: Is it polite}]\n",
+        "rules:\n  - name: polite\n    checks: [{name: polite, type: judge, rubric: Polite}]\n",
         encoding="utf-8",
     )
     fake = FakeOpenAI(default=Reply(content=json.dumps({"reasoning": "kind", "score": 5})))

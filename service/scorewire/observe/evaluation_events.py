@@ -4,8 +4,10 @@ Each check's score of a sampled observation becomes one event as the OpenTelemet
 semantic conventions define it (status: development): `gen_ai.evaluation.name` (the
 check's name), `gen_ai.evaluation.score.value` (0..1), `gen_ai.evaluation.score.label`
 (`pass` or `fail`), `gen_ai.evaluation.explanation` (the score's reason, cut at
-`EXPLANATION_MAX` characters), `gen_ai.response.id` (when the observation's labels carry
-one under that key) and, for a check that could not score, `error.type` (its error code)
+`EXPLANATION_MAX` characters, only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`
+true: a reason may quote the output or a judge's reasoning, and no output text leaves
+the server in telemetry unless asked), `gen_ai.response.id` (when the observation's labels
+carry one under that key) and, for a check that could not score, `error.type` (its error code)
 with no value and no label. scorewire's extras are under `scorewire.`: the check type,
 the judge model (judge-backed checks), the cost in USD, the rule and the observation id.
 A check skipped by its `when:` condition evaluated nothing and sends no event.
@@ -78,6 +80,8 @@ OBSERVATION_ID = "scorewire.observation.id"
 EXPLANATION_MAX = 1_000
 """Characters of a score's reason sent as its explanation (a reason may quote the output)."""
 LOGS_ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"
+CAPTURE_CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""The GenAI instrumentations' opt-in to content in telemetry: `true` adds explanations."""
 SCOPE = "scorewire.observe"
 PENDING_BATCHES = 64
 """Rule batches waiting for the emitting thread (at most 256 observations each) before
@@ -92,12 +96,19 @@ class EvaluationEvents:
     """Builds the events of a rule's scores and hands them to an SDK logger provider."""
 
     def __init__(
-        self, provider: Any, *, judge_model: str = "", pending: int = PENDING_BATCHES
+        self,
+        provider: Any,
+        *,
+        judge_model: str = "",
+        explanations: bool = False,
+        pending: int = PENDING_BATCHES,
     ) -> None:
         self._provider = provider
         self._logger = provider.get_logger(SCOPE)
         self._judge_model = judge_model
         """The default judge (`SCOREWIRE_JUDGE_MODEL`): a judge check naming none uses it."""
+        self._explanations = explanations
+        """Whether a score's reason is sent (it may quote the output)."""
         self._pending: queue.Queue[_Batch | None] = queue.Queue(pending)
         self.dropped = 0
         """Scored observations whose events were dropped because the hand-off was full."""
@@ -160,7 +171,7 @@ class EvaluationEvents:
         else:
             out[SCORE_VALUE] = float(score.value)
             out[SCORE_LABEL] = "pass" if score.passed else "fail"
-        if score.reason:
+        if self._explanations and score.reason:
             out[EXPLANATION] = score.reason[:EXPLANATION_MAX]
         if check.check_type.uses_judge:
             model = check.model or self._judge_model
@@ -235,7 +246,8 @@ def start_evaluation_events(
     name = os.environ.get("OTEL_SERVICE_NAME", "").strip() or "scorewire"
     provider = LoggerProvider(resource=Resource.create({SERVICE_NAME: name}))
     provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=endpoint)))
-    return EvaluationEvents(provider, judge_model=judge_model)
+    explanations = os.environ.get(CAPTURE_CONTENT_VARIABLE, "").strip().lower() == "true"
+    return EvaluationEvents(provider, judge_model=judge_model, explanations=explanations)
 
 
 _installed: EvaluationEvents | None = None
