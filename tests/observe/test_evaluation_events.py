@@ -17,8 +17,10 @@ from typing import Any
 
 import grpc
 import pytest
+from prometheus_client import CollectorRegistry
 from scorewire.core.model import Score
 from scorewire.engine.runner import CaseResult
+from scorewire.metrics.observe import ObserveMetrics
 from scorewire.observe import evaluation_events as ev
 from scorewire.observe.queue import SqliteQueue
 from scorewire.observe.rules import parse_rules
@@ -208,13 +210,17 @@ class _Slow(_Broken):
 
 def test_a_full_hand_off_drops_and_counts_instead_of_waiting() -> None:
     # the emitting thread is behind: further batches are dropped and counted, not queued
-    events = ev.EvaluationEvents(_Slow(), pending=1)
+    registry = CollectorRegistry()
+    counter = ObserveMetrics(registry).events_dropped
+    events = ev.EvaluationEvents(_Slow(), pending=1, dropped_counter=counter)
     rule = parse_rules(RULES)[0]
     scored = [(observation("Paris"), _result())]
     try:
         for _ in range(10):
             events.submit(rule, scored)
         assert 8 <= events.dropped <= 9  # one being emitted (perhaps), one waiting
+        dropped = registry.get_sample_value("scorewire_observe_events_dropped_total")
+        assert dropped == events.dropped
     finally:
         events.close()
 

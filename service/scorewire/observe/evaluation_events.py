@@ -30,7 +30,8 @@ the caller's span. The installed SDK (opentelemetry-sdk 1.45) has the logs signa
 the SDK 50-100 us (it validates every attribute), so a batch of 256 observations with five
 checks would hold the event loop for ~0.1 s: the consumer only hands each rule's scores to
 a thread of the emitter (`submit`, a bounded hand-off of `PENDING_BATCHES` batches; a
-batch that finds it full is dropped, counted and logged at most once a minute). That
+batch that finds it full is dropped, counted in `scorewire_observe_events_dropped_total`
+and logged at most once a minute). That
 thread builds the records and gives them to the SDK's batch processor, whose queue is a
 bounded deque (`OTEL_BLRP_MAX_QUEUE_SIZE`, default 2,048 records; when full the oldest is
 dropped and the SDK logs it, at most once per 20 s), exported in batches by the SDK's own
@@ -102,6 +103,7 @@ class EvaluationEvents:
         judge_model: str = "",
         explanations: bool = False,
         pending: int = PENDING_BATCHES,
+        dropped_counter: Any = None,
     ) -> None:
         self._provider = provider
         self._logger = provider.get_logger(SCOPE)
@@ -112,6 +114,8 @@ class EvaluationEvents:
         self._pending: queue.Queue[_Batch | None] = queue.Queue(pending)
         self.dropped = 0
         """Scored observations whose events were dropped because the hand-off was full."""
+        self._dropped_counter = dropped_counter
+        """The Prometheus counter of `dropped`, or None."""
         self._dropped_logged = 0.0
         self._failed_once = False
         self._thread = threading.Thread(
@@ -126,6 +130,8 @@ class EvaluationEvents:
             self._pending.put_nowait((rule, scored))
         except queue.Full:
             self.dropped += len(scored)
+            if self._dropped_counter is not None:
+                self._dropped_counter.inc(len(scored))
             now = time.monotonic()
             if now - self._dropped_logged >= DROP_LOG_EVERY_S:
                 self._dropped_logged = now
@@ -221,7 +227,7 @@ def events_endpoint(traces_endpoint: str | None) -> str | None:
 
 
 def start_evaluation_events(
-    traces_endpoint: str | None, *, judge_model: str = ""
+    traces_endpoint: str | None, *, judge_model: str = "", dropped_counter: Any = None
 ) -> EvaluationEvents | None:
     """An SDK logger provider exporting over OTLP/gRPC in batches, and the emitter on it;
     None when events are off (see `events_endpoint`). Not installed: see `install`."""
@@ -247,7 +253,12 @@ def start_evaluation_events(
     provider = LoggerProvider(resource=Resource.create({SERVICE_NAME: name}))
     provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=endpoint)))
     explanations = os.environ.get(CAPTURE_CONTENT_VARIABLE, "").strip().lower() == "true"
-    return EvaluationEvents(provider, judge_model=judge_model, explanations=explanations)
+    return EvaluationEvents(
+        provider,
+        judge_model=judge_model,
+        explanations=explanations,
+        dropped_counter=dropped_counter,
+    )
 
 
 _installed: EvaluationEvents | None = None

@@ -280,7 +280,9 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     # Tracing first: the RPC's span is the parent of everything else it does.
     traced = start_tracing()
     events = evaluation_events.start_evaluation_events(
-        tracing_endpoint(), judge_model=settings.judge_model
+        tracing_endpoint(),
+        judge_model=settings.judge_model,
+        dropped_counter=metrics.observe.events_dropped if metrics is not None else None,
     )
     evaluation_events.install(events)
     interceptors = [
