@@ -17,6 +17,10 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import generate_latest
+from scorewire.observe.queue import SqliteQueue
+from scorewire.observe.rules import parse_rules, trace_fraction
+from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.fakes.base import Reply
@@ -24,11 +28,14 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.metrics.helpers import (
     DEPLOY,
     PRICED_MODEL,
+    Scrape,
     judge_settings,
     judge_traffic,
     start_metrics_server,
 )
+from tests.observe.servers import observation, observe_server
 from tests.support.components import require_binary
+from tests.support.judge import judge_harness, level_reply
 from tests.support.servers import free_port
 from tests.support.wait import wait_until_async
 
@@ -175,6 +182,17 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
         "rate(scorewire_judge_cache_evictions_total",
         "sum by (model) (rate(scorewire_judge_unpriced_requests_total",
         'grpc_service=~"scorewire.v1.(LabelService|RunService)"',
+        # online evaluation: observed, sampled, skipped by reason, scored, pass rate and
+        # judge cost per rule, queue depth, lag from observation to score, Observe RPCs
+        "sum by (rule) (rate(scorewire_observe_observed_total",
+        "sum by (rule) (rate(scorewire_observe_sampled_total",
+        "sum by (rule, reason) (rate(scorewire_observe_skipped_total",
+        "sum by (rule, outcome) (rate(scorewire_observe_scored_total",
+        'sum by (rule) (rate(scorewire_observe_scored_total{outcome="pass"}',
+        "sum by (rule) (rate(scorewire_observe_cost_usd_total",
+        "scorewire_observe_queue_depth",
+        "histogram_quantile(0.99, sum by (rule, le) (rate(scorewire_observe_lag_seconds_bucket",
+        'grpc_service="scorewire.v1.ObserveService"',
     ]:
         assert needle in exprs, needle
     alerts = {r["alert"] for g in yaml.safe_load(ALERTS.read_text())["groups"] for r in g["rules"]}
@@ -186,6 +204,9 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
         "ScorewireCheckErrorRateHigh",
         # issue 19: the latest judge-human kappa under its configured floor
         "ScorewireJudgeAgreementLow",
+        # online evaluation falling behind: lag from observation to score, queue depth
+        "ScorewireObserveLagHigh",
+        "ScorewireObserveQueueBacklog",
     }
 
 
@@ -240,12 +261,55 @@ async def full_traffic_scrape(fake: FakeOpenAI) -> tuple[set[str], str]:
     return scrape.names, scrape.text
 
 
+ONLINE_RULES = {
+    "rules": [
+        {
+            "name": "polite",
+            "compact": ["contains:Paris"],
+            "checks": [{"type": "judge", "rubric": "Polite?"}],
+        },
+        {"name": "elsewhere", "compact": ["contains:x"], "filter": {"route": "/other"}},
+        {"name": "rare", "compact": ["contains:x"], "sampling_rate": 0.0001},
+    ]
+}
+
+
+async def online_evaluation_names(tmp_path: Path) -> set[str]:
+    """Sample names of the online evaluation series after real Observe traffic: queued
+    and a duplicate, skipped by filter and by rate, scored pass and fail, a judge's cost
+    and a judge error (its reply is no verdict)."""
+    traces = [t for t in (f"{k:032x}" for k in range(1, 10)) if trace_fraction(t) >= 0.0001]
+    batch = [observation("Paris", trace=traces[0]), observation("Lyon", trace=traces[1])]
+    queue = SqliteQueue(tmp_path / "observe.db", max_depth=100)
+    await queue.start()
+    try:
+        async with judge_harness(openai_default=Reply(content="no verdict")) as h:
+            h.openai.script(level_reply(5, input_tokens=100, output_tokens=20))
+            rules = parse_rules(ONLINE_RULES)
+            async with observe_server(queue, rules, judge=h.service) as srv:
+                await srv.observe.Observe(opb.ObserveRequest(observations=batch))
+                await srv.observe.Observe(opb.ObserveRequest(observations=batch[:1]))
+
+                async def scored() -> bool:
+                    return srv.metric("scorewire_observe_lag_seconds_count", rule="polite") == 2
+
+                await wait_until_async(scored, "both observations scored")
+                text = generate_latest(srv.registry).decode()
+    finally:
+        await queue.close()
+    return Scrape.parse(text).names
+
+
 async def test_every_dashboard_and_alert_expression_uses_exported_metrics(
-    fake_openai: FakeOpenAI,
+    fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     # A panel or rule naming a metric the server does not export would stay empty (or
-    # never fire) forever.
+    # never fire) forever. (The online evaluation series come from a server with rules.)
     exported, _ = await full_traffic_scrape(fake_openai)
+    online = await online_evaluation_names(tmp_path)
+    for name in ("scorewire_observe_errors_total", "scorewire_observe_cost_usd_total"):
+        assert name in online, name  # the traffic reached every series the panels use
+    exported |= online
     exprs = dashboard_expressions() + alert_expressions()
     assert len(exprs) > 20
     used: set[str] = set()
@@ -255,7 +319,8 @@ async def test_every_dashboard_and_alert_expression_uses_exported_metrics(
         assert names <= exported, f"{expr!r} uses {sorted(names - exported)}, not exported"
         used |= names
     # And the dashboard shows the judge, cache, budget, gRPC and check families.
-    for family in ("scorewire_judge_", "scorewire_checks_", "grpc_server_", "scorewire_suite_"):
+    families = ("scorewire_judge_", "scorewire_checks_", "grpc_server_", "scorewire_suite_")
+    for family in (*families, "scorewire_observe_"):
         assert any(n.startswith(family) for n in used), family
 
 
@@ -296,7 +361,7 @@ def test_promtool_check_rules_passes_on_the_alerts() -> None:
     # The rule file is valid.
     result = promtool("check", "rules", str(ALERTS))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "6 rules found" in result.stdout
+    assert "8 rules found" in result.stdout
 
 
 def test_promtool_alert_unit_tests_pass() -> None:

@@ -13,7 +13,9 @@
 - `scorewire_observe_redelivered_total`: deliveries already processed, not scored again;
 - `scorewire_observe_queue_depth`: observations queued or in flight (as the consumer last
   read it);
-- `scorewire_observe_lag_seconds{rule}`: from an observation's `observed_at` to its score.
+- `scorewire_observe_lag_seconds{rule}`: from an observation's `observed_at` to its score;
+- `scorewire_observe_events_dropped_total`: scored observations whose OTLP evaluation
+  events were dropped because the emitter was behind (`observe.evaluation_events`).
 """
 
 from __future__ import annotations
@@ -84,5 +86,11 @@ class ObserveMetrics:
             "Seconds from an observation's observed_at to its score, per rule.",
             ("rule",),
             buckets=LAG_BUCKETS,
+            registry=registry,
+        )
+        self.events_dropped = Counter(
+            "scorewire_observe_events_dropped",
+            "Scored observations whose OTLP evaluation events were dropped (the emitter was "
+            "behind).",
             registry=registry,
         )

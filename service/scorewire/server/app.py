@@ -30,6 +30,7 @@ from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
+from scorewire.observe import evaluation_events
 from scorewire.observe.opening import open_queue, rules_from_settings
 from scorewire.observe.queue import QueueUnavailable
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
@@ -40,7 +41,7 @@ from scorewire.server.labels_service import CallerScopedLabels, add_label_servic
 from scorewire.server.observe_consumer import ObserveConsumer, Observing
 from scorewire.server.observe_service import add_observe_service
 from scorewire.server.observer import RunObserver
-from scorewire.server.otlp import start_tracing
+from scorewire.server.otlp import start_tracing, tracing_endpoint
 from scorewire.server.reflection import add_reflection
 from scorewire.server.registration import StaticInterceptor, WrappingServer, add_service, chained
 from scorewire.server.run_records import visible_tenant
@@ -278,6 +279,12 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         viewer = start_viewer(settings, principals_from_settings(settings), source_for, reviews)
     # Tracing first: the RPC's span is the parent of everything else it does.
     traced = start_tracing()
+    events = evaluation_events.start_evaluation_events(
+        tracing_endpoint(),
+        judge_model=settings.judge_model,
+        dropped_counter=metrics.observe.events_dropped if metrics is not None else None,
+    )
+    evaluation_events.install(events)
     interceptors = [
         *([traced.interceptor] if traced is not None else []),
         *(metrics.interceptors if metrics is not None else ()),
@@ -296,6 +303,8 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     running.closers.extend([labels.close, judge.aclose])
     if traced is not None:
         running.closers.append(traced.aclose)
+    if events is not None:  # after the consumer's closer: its last scores are sent
+        running.closers.append(events.aclose)
     # Modules, registry and settings live as long as the process: out of every collection,
     # so that a full collection does not pause the event loop over them.
     gc.freeze()

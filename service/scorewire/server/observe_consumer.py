@@ -33,6 +33,7 @@ from scorewire.core.context import CheckContext
 from scorewire.engine.runner import Case, CaseResult, score_case
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.observe import ObserveMetrics
+from scorewire.observe import evaluation_events  # hook: gen_ai.evaluation.result events
 from scorewire.observe.queue import Delivery, ObservationQueue, QueueUnavailable
 from scorewire.observe.rules import Rule
 from scorewire.runs import Chunk, RunInfo, RunRecorder, RunStatus, new_run_id, utc_now
@@ -265,6 +266,9 @@ class ObserveConsumer:
                 for _ in items:
                     self._count(m, "errors", rule)
                 continue
+            # hook: one OTLP gen_ai.evaluation.result event per recorded score (a no-op
+            # unless OTLP is on; never raises, never blocks): observe/evaluation_events.py
+            evaluation_events.emit(rule, [(i.obs, r) for i, r in items])
             if m is None:
                 continue
             now = self._clock()
