@@ -208,7 +208,7 @@ def test_csv_output_escapes_cells_a_spreadsheet_would_run(tmp_path: Path) -> Non
     assert done.code == 1, done.stderr
     with out.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert rows[0]["output"] == "'=HYPERLINK(\"http://x.invalid\",\"click\")"
+    assert rows[0]["output"] == '\'=HYPERLINK("http://x.invalid","click")'
     assert rows[1]["description"] == "'+sum" and rows[1]["output"] == "plain"
     assert [r["passed"] for r in rows] == ["False", "False"]
 

@@ -22,8 +22,8 @@ from scorewire.labels.label_model import output_hash
 from scorewire.labels.sqlite import SqliteLabelStore
 from scorewire.metrics import ServerMetrics, start_metrics
 from scorewire.runs.sqlite import SqliteRunStore
-from scorewire.server.app import create_server
 from scorewire.scoring.judge_configs import judge_config, suite_params
+from scorewire.server.app import create_server
 from scorewire.settings import Settings
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import labels_pb2_grpc, scoring_pb2_grpc

@@ -57,8 +57,8 @@ from scorewire.labels.label_model import (
     output_hash,
 )
 from scorewire.runs import Chunk, RunRecorder, RunsUnavailable, iter_chunks
-from scorewire.scoring.recorded import json_value, read_cases
 from scorewire.scoring.judge_configs import judge_config, suite_params
+from scorewire.scoring.recorded import json_value, read_cases
 from scorewire.server.run_records import visible_run
 from scorewire.server.security import Principal
 from scorewire.server.status import (
