@@ -24,6 +24,7 @@ class JobServer:
     channel: grpc.aio.Channel
     jobs: jobs_pb2_grpc.JobServiceStub
     runs: runs_pb2_grpc.RunServiceStub
+    address: str
 
 
 @asynccontextmanager
@@ -41,6 +42,7 @@ async def job_server(state: Path, **settings: Any) -> AsyncIterator[JobServer]:
             channel,
             jobs_pb2_grpc.JobServiceStub(channel),
             runs_pb2_grpc.RunServiceStub(channel),
+            f"127.0.0.1:{port}",
         )
     finally:
         await channel.close()
