@@ -14,6 +14,7 @@ from scorewire.v1 import scoring_pb2 as pb
 
 import tests.server.custom_checks  # noqa: F401 - registers test.slow
 from tests.jobs.servers import case, job_server, requests, sample_ids, texts, watch_to_end
+from tests.support.wait import wait_until_async
 
 CHECKS = [pb.CheckSpec(name="paris", type="contains")]
 CHECKS[0].params["expected"] = "Paris"
@@ -80,6 +81,12 @@ async def test_a_cancelled_job_stops_and_its_run_ends_incomplete(tmp_path: Path)
         assert cancelled.job.state == jpb.JOB_STATE_CANCELLED
         end = (await watch_to_end(srv.jobs, job.job_id))[-1]
         assert end.state == jpb.JOB_STATE_CANCELLED and end.cases_done < 40
+
+        async def run_ended() -> bool:
+            run = (await srv.runs.GetRun(rpb.GetRunRequest(run_id=end.run_id))).run
+            return run.status == rpb.RUN_STATUS_INCOMPLETE
+
+        await wait_until_async(run_ended, "the cancelled job's run ends incomplete", timeout_s=5)
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await srv.jobs.CancelJob(jpb.CancelJobRequest(job_id=job.job_id))
         assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION

@@ -131,28 +131,10 @@ class JobRunner:
         keep = self._recorder.keep_alive(run_owner(run.run_id))
         renewing = asyncio.create_task(self._renew_loop(job))
         try:
-            done = await self._recorded(run.run_id)
-            ctx = self._contexts(job.tenant or None)
-            while done < job.cases_total:
-                chunks = await self._store.chunks(job.job_id, done)
-                if not chunks:
-                    break
-                for chunk in chunks:
-                    skip = max(0, done - chunk.first)  # recorded before a takeover
-                    cases = chunk.cases[skip:]
-                    if not cases:
-                        continue
-                    batch = await self._score(key, source, info, cases, chunk.first + skip, ctx)
-                    if renewing.done():
-                        raise LeaseLost()
-                    await self._recorder.append(
-                        Chunk(run.run_id, cases_blob(batch.cases), batch.message, batch.count)
-                    )
-                    done += batch.count
-                    job.cases_done = done
-                    if not await self._store.renew(job.job_id, self.owner,
-                                                   self._settings.jobs_lease_s, done):  # fmt: skip
-                        raise LeaseLost()
+            done = await self._score_all(job, run, key, source, info, renewing)
+        except LeaseLost:
+            await self._if_cancelled(job, run)
+            raise
         finally:
             renewing.cancel()
             keep.stop()
@@ -160,6 +142,43 @@ class JobRunner:
         run.status, run.ended_at, run.summary = RunStatus.COMPLETE, utc_now(), summary
         await self._recorder.finish(run)
         await self._end(job, JobState.SUCCEEDED, done, "", summary)
+
+    async def _score_all(
+        self, job: Job, run: RunInfo, key: bytes, source: PlanSource, info: PlanInfo,
+        renewing: asyncio.Task[None],
+    ) -> int:  # fmt: skip
+        """Score, record and checkpoint the job's chunks after those its run holds;
+        LeaseLost as soon as the job is no longer this runner's."""
+        done = await self._recorded(run.run_id)
+        ctx = self._contexts(job.tenant or None)
+        lease = self._settings.jobs_lease_s
+        while done < job.cases_total:
+            chunks = await self._store.chunks(job.job_id, done)
+            if not chunks:
+                raise LeaseLost()  # its cases are gone: the job ended (cancelled)
+            for chunk in chunks:
+                skip = max(0, done - chunk.first)  # recorded before a takeover
+                cases = chunk.cases[skip:]
+                if not cases:
+                    continue
+                batch = await self._score(key, source, info, cases, chunk.first + skip, ctx)
+                if renewing.done():
+                    raise LeaseLost()
+                await self._recorder.append(
+                    Chunk(run.run_id, cases_blob(batch.cases), batch.message, batch.count)
+                )
+                done += batch.count
+                job.cases_done = done
+                if not await self._store.renew(job.job_id, self.owner, lease, done):
+                    raise LeaseLost()
+        return done
+
+    async def _if_cancelled(self, job: Job, run: RunInfo) -> None:
+        """End a cancelled job's run incomplete now (not three heartbeats later)."""
+        now = await self._store.get(job.job_id)
+        if now is not None and now.state == JobState.CANCELLED:
+            run.status, run.ended_at = RunStatus.INCOMPLETE, utc_now()
+            await self._recorder.finish(run)
 
     async def _end(
         self, job: Job, state: JobState, done: int, error: str,
