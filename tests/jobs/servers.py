@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from scorewire.jobs.sqlite import SqliteJobStore
-from scorewire.runs.sqlite import SqliteRunStore
+from scorewire.jobs import open_job_store
+from scorewire.runs import open_run_store
 from scorewire.server.app import Running, create_server
 from scorewire.settings import Settings
 from scorewire.v1 import jobs_pb2 as jpb
@@ -28,12 +28,18 @@ class JobServer:
 
 
 @asynccontextmanager
-async def job_server(state: Path, **settings: Any) -> AsyncIterator[JobServer]:
-    """A server on a free port with its job and run stores in `state`."""
+async def job_server(
+    state: Path, *, database_url: str = "", **settings: Any
+) -> AsyncIterator[JobServer]:
+    """A server on a free port with its job and run stores in `state` (SQLite), or in
+    the PostgreSQL database at `database_url`, opened as `scorewire serve` opens them."""
     base: dict[str, Any] = {"jobs_poll_s": 0.05, "jobs_chunk_cases": 4}
-    s = Settings(host="127.0.0.1", port=0, metrics_enabled=False, **{**base, **settings})
-    runs = await SqliteRunStore.open(str(state / "runs.db"))
-    jobs = await SqliteJobStore.open(state / "jobs.db")
+    s = Settings(
+        host="127.0.0.1", port=0, metrics_enabled=False, state_dir=str(state),
+        database_url=database_url or None, **{**base, **settings},
+    )  # fmt: skip
+    runs = await open_run_store(s)
+    jobs = await open_job_store(s)
     running, port = await create_server(s, runs=runs, jobs=jobs)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:

@@ -5,7 +5,8 @@ A real `scorewire serve` process takes a job of slow cases (`test.slow`, which a
 each case's sample id to a marks file as it starts), and is killed once it has recorded
 a few chunks. A second server on the same state directory resumes the job once the dead
 one's 2-second lease has lapsed: its run holds every case once, and only the chunk in
-flight at the kill was started twice.
+flight at the kill was started twice. Both with the embedded stores (SQLite files) and
+with PostgreSQL (`SCOREWIRE_DATABASE_URL`), as replicas share them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import grpc
+import pytest
 from scorewire.v1 import jobs_pb2 as jpb
 from scorewire.v1 import jobs_pb2_grpc
 from scorewire.v1 import scoring_pb2 as pb
@@ -28,13 +30,20 @@ COUNT = 60
 CHUNK = 5
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Empty: the stores are SQLite files in the state directory; else PostgreSQL."""
+    return "" if request.param == "sqlite" else str(request.getfixturevalue("pg_url"))
+
+
 async def test_a_killed_server_s_job_is_resumed_and_every_case_recorded_once(
-    tmp_path: Path,
+    tmp_path: Path, database_url: str
 ) -> None:
     state = tmp_path / "state"
     state.mkdir()
     started = tmp_path / "marks"
     env = {
+        "SCOREWIRE_DATABASE_URL": database_url,
         "SCOREWIRE_STATE_DIR": str(state),
         "SCOREWIRE_JOBS_CHUNK_CASES": str(CHUNK),
         "SCOREWIRE_JOBS_POLL_S": "0.05",
@@ -56,7 +65,11 @@ async def test_a_killed_server_s_job_is_resumed_and_every_case_recorded_once(
     before = len(marks(started))
     assert before < COUNT  # killed mid-job
     async with job_server(
-        state, jobs_chunk_cases=CHUNK, jobs_lease_s=0.5, imports=["tests.server.custom_checks"]
+        state,
+        database_url=database_url,
+        jobs_chunk_cases=CHUNK,
+        jobs_lease_s=0.5,
+        imports=["tests.server.custom_checks"],
     ) as srv:
         end = (await watch_to_end(srv.jobs, job.job_id))[-1]
         assert end.state == jpb.JOB_STATE_SUCCEEDED and end.cases_done == COUNT
