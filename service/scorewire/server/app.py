@@ -375,14 +375,15 @@ def _webhooks(settings: Settings) -> Webhooks | None:
 def per_process_state_warning(settings: Settings) -> str | None:
     """The start-up warning of a server that is one of several processes while a store
     they should share is a SQLite file of its own, else None: labels with several
-    processes or replicas, recorded runs with several replicas (worker processes on one
-    host share the run store's file)."""
+    processes or replicas, recorded runs and jobs with several replicas (worker
+    processes on one host share the run and job stores' files)."""
     processes = max(settings.workers, settings.replicas)
     local = [
         f"{name} ({path})"
         for name, url, path, shared_on_host in (
             ("labels", settings.labels_url, settings.labels_file(), False),
             ("runs", settings.runs_url, settings.runs_file(), True),
+            ("jobs", settings.database_url, settings.state_path() / settings.jobs_path, True),
         )
         if url is None and (settings.replicas > 1 or not shared_on_host)
     ]
