@@ -30,6 +30,8 @@ from scorewire.jobs import (
 )
 from scorewire.jobs.runner import job_source
 from scorewire.jobs.sql import micros
+from scorewire.scoring.plans import PlanInfo
+from scorewire.server.call_context import deadline
 from scorewire.server.registration import add_service
 from scorewire.server.run_records import check_run_fields, visible_tenant
 from scorewire.server.scoring_service import ScoringService
@@ -88,7 +90,7 @@ class JobService(jpb_grpc.JobServiceServicer):
             raise _unavailable(err) from None
         return jpb.CreateJobResponse(job=job_to_pb(job))
 
-    async def _job(self, config: jpb.JobConfig, context: Context) -> tuple[Job, Any]:
+    async def _job(self, config: jpb.JobConfig, context: Context) -> tuple[Job, PlanInfo]:
         """The job a config describes, its plan compiled (not stored yet)."""
         s = self._settings
         if not 1 <= config.case_count <= s.jobs_max_cases:
@@ -102,7 +104,7 @@ class JobService(jpb_grpc.JobServiceServicer):
         )  # fmt: skip
         executor = self._scoring.executor
         key, source = job_source(executor, plan, s.max_checks_per_request)
-        info = await executor.info(key, source, None)
+        info = await executor.info(key, source, deadline(context))
         if info.format == CHECKLLM:
             raise invalid_argument(
                 [_at("config.suite_yaml", "a checkllm document cannot be a job")]
