@@ -28,6 +28,9 @@ class JobSettings(BaseModel):
     jobs_runners: int = Field(1, ge=0, le=64)
     """Jobs one server process scores at once; 0: this process runs none (it still
     creates and serves them)."""
+    jobs_max_age_s: int = Field(30 * 86_400, ge=0)
+    """Ended jobs (their rows: the runs stay, under the runs' retention) older than this
+    many seconds are deleted by the server; 0 keeps them."""
     jobs_webhook_secret: SecretStr | None = None
     """Key of the HMAC-SHA256 signature of completion webhooks; unset: a job asking for a
     webhook is refused (FAILED_PRECONDITION). Never logged."""

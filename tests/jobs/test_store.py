@@ -113,3 +113,19 @@ async def test_listing_pages_newest_first(open_jobs: StoreOpener) -> None:
     rest = await store.list_jobs(None, None, (micros(last.created_at), last.job_id), 3)
     assert [j.job_id for j in first + rest] == made[::-1]
     await store.close()
+
+
+async def test_only_ended_jobs_past_the_age_are_deleted(open_jobs: StoreOpener) -> None:
+    # a cancelled job goes; a queued one stays however old
+    from scorewire.jobs.sql import micros
+    from scorewire.runs import utc_now
+
+    store = await open_jobs()
+    ended, chunks = _job()
+    await store.create(ended, chunks, None)
+    await store.cancel(ended.job_id)
+    queued, chunks = _job()
+    await store.create(queued, chunks, None)
+    assert await store.prune(micros(utc_now())) == 1
+    assert await store.get(ended.job_id) is None and await store.get(queued.job_id) is not None
+    await store.close()

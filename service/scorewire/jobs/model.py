@@ -165,5 +165,8 @@ class JobStore(Protocol):
     async def cancel(self, job_id: str) -> bool:
         """Cancel a queued or running job; False when it has ended already."""
 
+    async def prune(self, ended_before_us: int) -> int:
+        """Delete the jobs that ended before this time (microseconds); how many."""
+
     async def close(self) -> None:
         """Release connections."""

@@ -197,6 +197,10 @@ class PostgresJobStore:
 
         return await self._run(cancel)
 
+    async def prune(self, ended_before_us: int) -> int:
+        """Delete the jobs that ended before this time; how many."""
+        return await self._count(sql.PRUNE, (ended_before_us,))
+
     async def close(self) -> None:
         """Close the pool."""
         await self._pool.close()

@@ -24,11 +24,13 @@ import hashlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
 from scorewire.core.context import CheckContext
 from scorewire.jobs.aggregate import run_summary
 from scorewire.jobs.model import Job, JobPlan, JobState, JobStore
+from scorewire.jobs.sql import micros
 from scorewire.jobs.webhook import Webhooks
 from scorewire.runs import RunInfo, RunRecorder, RunStatus, iter_chunks, new_run_id, utc_now
 from scorewire.runs.recorder import run_owner
@@ -45,6 +47,8 @@ from scorewire.v1 import scoring_pb2 as pb
 log = logging.getLogger("scorewire.jobs")
 
 RUN_SOURCE = "Job"
+PRUNE_EVERY_S = 3600.0
+"""Seconds between two deletions of old ended jobs."""
 
 
 class LeaseLost(Exception):
@@ -82,9 +86,11 @@ class JobRunner:
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
-        """Start `jobs_runners` loops."""
+        """Start `jobs_runners` loops, and the retention of ended jobs."""
         for i in range(self._settings.jobs_runners):
             self._tasks.append(asyncio.create_task(self._loop(), name=f"scorewire-jobs-{i}"))
+        if self._settings.jobs_max_age_s:
+            self._tasks.append(asyncio.create_task(self._prune_loop(), name="scorewire-jobs-prune"))
 
     async def close(self) -> None:
         """Stop the loops; a job they held is resumed after its lease by any server."""
@@ -116,6 +122,18 @@ class JobRunner:
                 log.exception("job %s failed in this runner; it is resumed after its lease",
                               job.job_id)  # fmt: skip
                 await asyncio.sleep(self._settings.jobs_poll_s)
+
+    async def _prune_loop(self) -> None:
+        """Delete ended jobs past `jobs_max_age_s`, now and every PRUNE_EVERY_S."""
+        while True:
+            before = utc_now() - timedelta(seconds=self._settings.jobs_max_age_s)
+            try:
+                n = await self._store.prune(micros(before))
+                if n:
+                    log.info("deleted %d ended jobs older than jobs_max_age_s", n)
+            except Exception as err:
+                log.warning("deleting old jobs failed: %s", err)
+            await asyncio.sleep(PRUNE_EVERY_S)
 
     async def run(self, job: Job) -> None:
         """Score a claimed job from its checkpoint to its end."""

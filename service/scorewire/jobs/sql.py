@@ -62,6 +62,7 @@ CANCEL = (
     " WHERE job_id = ? AND state IN ('queued', 'running')"
 )
 DELETE_CASES = "DELETE FROM {cases} WHERE job_id = ?"
+PRUNE = "DELETE FROM {jobs} WHERE state IN ('succeeded', 'failed', 'cancelled') AND updated_us < ?"
 
 
 def tables(prefix: str) -> dict[str, str]:

@@ -182,6 +182,11 @@ class SqliteJobStore:
 
         return await self._tx(cancel)
 
+    async def prune(self, ended_before_us: int) -> int:
+        """Delete the jobs that ended before this time; how many."""
+        args = (ended_before_us,)
+        return await self._tx(lambda c: int(c.execute(_s(sql.PRUNE), args).rowcount))
+
     async def close(self) -> None:
         """Close the file."""
         async with self._lock:
