@@ -149,3 +149,19 @@ async def test_a_tenant_neither_sees_nor_cancels_another_tenants_job(tmp_path: P
         assert (await srv.jobs.ListJobs(jpb.ListJobsRequest(), metadata=b)).jobs == []
         mine = await srv.jobs.ListJobs(jpb.ListJobsRequest(), metadata=a)
         assert [j.job_id for j in mine.jobs] == [job.job_id]
+
+
+async def test_a_job_claimed_too_often_fails_instead_of_holding_a_runner(tmp_path: Path) -> None:
+    # claimed MAX_CLAIMS times already (every runner died on it): the next claim fails it
+    from scorewire.jobs.runner import MAX_CLAIMS
+    from scorewire.jobs.sqlite import SqliteJobStore
+
+    async with job_server(tmp_path, jobs_runners=0) as srv:
+        job = (await srv.jobs.CreateJob(requests(_config(), texts(["Paris"])))).job
+    store = await SqliteJobStore.open(tmp_path / "jobs.db")
+    for _ in range(MAX_CLAIMS):
+        assert await store.claim("dead", 0.000001) is not None
+    await store.close()
+    async with job_server(tmp_path) as srv:
+        end = (await watch_to_end(srv.jobs, job.job_id))[-1]
+    assert end.state == jpb.JOB_STATE_FAILED and "without finishing" in end.error

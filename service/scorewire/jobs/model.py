@@ -103,6 +103,8 @@ class Job:
     """The run's summary as stored with the run, aggregations included; set on success."""
     lease_owner: str = ""
     """The runner that holds the job (while running)."""
+    claims: int = 0
+    """How many times a runner claimed it (more than once: taken over, or tried again)."""
 
 
 @dataclass(slots=True)

@@ -47,6 +47,9 @@ from scorewire.v1 import scoring_pb2 as pb
 log = logging.getLogger("scorewire.jobs")
 
 RUN_SOURCE = "Job"
+MAX_CLAIMS = 10
+"""A job claimed this many times without finishing fails: something in it (or in the
+servers) stops every runner, and trying it forever would hold a runner for good."""
 PRUNE_EVERY_S = 3600.0
 """Seconds between two deletions of old ended jobs."""
 
@@ -137,6 +140,10 @@ class JobRunner:
 
     async def run(self, job: Job) -> None:
         """Score a claimed job from its checkpoint to its end."""
+        if job.claims > MAX_CLAIMS:
+            why = f"claimed {MAX_CLAIMS} times without finishing (the servers' logs say why)"
+            await self._end(job, JobState.FAILED, job.cases_done, why)
+            return
         key, source = job_source(self._executor, job.plan, self._settings.max_checks_per_request)
         try:
             info = await self._executor.info(key, source, None)

@@ -24,7 +24,7 @@ SCHEMA = [
     " state TEXT NOT NULL, cases_total BIGINT NOT NULL, cases_done BIGINT NOT NULL,"
     " run_id TEXT NOT NULL, error TEXT NOT NULL, created_us BIGINT NOT NULL,"
     " updated_us BIGINT NOT NULL, summary TEXT, lease_owner TEXT NOT NULL,"
-    " lease_until_us BIGINT NOT NULL)",
+    " lease_until_us BIGINT NOT NULL, claims INTEGER NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS {jobs}_ready ON {jobs} (state, lease_until_us, created_us)",
     "CREATE INDEX IF NOT EXISTS {jobs}_tenant ON {jobs} (tenant, created_us)",
     "CREATE TABLE IF NOT EXISTS {cases} (job_id TEXT NOT NULL, seq INTEGER NOT NULL,"
@@ -32,9 +32,9 @@ SCHEMA = [
 ]
 COLUMNS = (
     "job_id, tenant, name, plan, labels, webhook_url, state, cases_total, cases_done, run_id,"
-    " error, created_us, updated_us, summary, lease_owner"
+    " error, created_us, updated_us, summary, lease_owner, claims"
 )
-INSERT_JOB = f"INSERT INTO {{jobs}} ({COLUMNS}, lease_until_us) VALUES ({', '.join('?' * 15)}, 0)"
+INSERT_JOB = f"INSERT INTO {{jobs}} ({COLUMNS}, lease_until_us) VALUES ({', '.join('?' * 16)}, 0)"
 INSERT_CHUNK = "INSERT INTO {cases} (job_id, seq, first, cases) VALUES (?, ?, ?, ?)"
 OPEN_OF_TENANT = "SELECT count(*) FROM {jobs} WHERE tenant = ? AND state IN ('queued', 'running')"
 GET_JOB = f"SELECT {COLUMNS} FROM {{jobs}} WHERE job_id = ?"
@@ -43,7 +43,8 @@ READY = (
     " AND lease_until_us < ?)) ORDER BY created_us LIMIT 1"
 )
 TAKE = (
-    "UPDATE {jobs} SET state = 'running', lease_owner = ?, lease_until_us = ?, updated_us = ?"
+    "UPDATE {jobs} SET state = 'running', lease_owner = ?, lease_until_us = ?, updated_us = ?,"
+    " claims = claims + 1"
     " WHERE job_id = ?"
 )
 RENEW = (
@@ -103,6 +104,7 @@ def job_row(j: Job) -> tuple[Any, ...]:
         micros(j.updated_at),
         None if j.summary is None else json.dumps(j.summary),
         j.lease_owner,
+        j.claims,
     )
 
 
@@ -124,6 +126,7 @@ def row_job(r: Sequence[Any]) -> Job:
         updated_at=from_micros(int(r[12])),
         summary=None if r[13] is None else json.loads(r[13]),
         lease_owner=r[14],
+        claims=int(r[15]),
     )
 
 
