@@ -140,10 +140,15 @@ def _check_section(t: Any) -> list[str]:
 
 def _settings_source() -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
     """Field -> (its class, its annotation, its docstring); class -> its docstring."""
-    tree = ast.parse((ROOT / "service/scorewire/settings.py").read_text(encoding="utf-8"))
     fields: dict[str, tuple[str, str, str]] = {}
     classes: dict[str, str] = {}
-    for node in tree.body:
+    # A part too big for settings.py lives in a module of its own (settings_jobs.py).
+    nodes = [
+        node
+        for name in ("settings.py", "settings_jobs.py")
+        for node in ast.parse((ROOT / "service/scorewire" / name).read_text("utf-8")).body
+    ]
+    for node in nodes:
         if not isinstance(node, ast.ClassDef):
             continue
         classes[node.name] = ast.get_docstring(node) or ""

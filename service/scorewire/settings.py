@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from scorewire.settings_jobs import JobSettings
 
 
 class TransportSettings(BaseModel):
@@ -304,9 +305,7 @@ class JudgeSettings(BaseModel):
     run store on a SQLite file of its own (no `database_url`), the server warns at start-up."""
 
     gemini_base_url: str | None = None
-    """Gemini's OpenAI-compatible endpoint for `gemini:` providers.
-    Falls back to GEMINI_BASE_URL.
-    """
+    """Gemini's OpenAI-compatible endpoint for `gemini:` providers (else GEMINI_BASE_URL)."""
     gemini_api_key: SecretStr | None = None
     """Falls back to GEMINI_API_KEY. Never logged."""
 
@@ -569,6 +568,7 @@ class LoggingSettings(BaseModel):
 # pydantic collects fields from the last base to the first (the reversed MRO): the
 # parts are listed last to first so that `model_fields` keeps the order of this file.
 class Settings(
+    JobSettings,
     LoggingSettings,
     ObserveSettings,
     ViewerSettings,

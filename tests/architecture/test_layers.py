@@ -20,6 +20,9 @@ PACKAGE = SERVICE / "scorewire"
 # and its own part. Parts of equal rank are independent of each other.
 LAYERS: dict[str, int] = {
     "core": 0,
+    # The jobs part of the settings model, kept apart (settings.py is at its size limit):
+    # below `settings`, which joins it into `Settings`, and importing nothing of ours.
+    "settings_jobs": -1,
     "settings": 0,
     "regex": 1,
     "schema": 2,
@@ -40,6 +43,9 @@ LAYERS: dict[str, int] = {
     "viewer": 10,
     # Online evaluation: rules compiled by the scoring layer, the durable observation queue.
     "observe": 10,
+    # Evaluation jobs: their durable store and the runner that scores them through the
+    # scoring layer's executor and records them in the run store.
+    "jobs": 10,
     "server": 11,
     "cli": 12,
 }

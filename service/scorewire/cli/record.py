@@ -24,8 +24,7 @@ from scorewire.runs import (
     utc_now,
 )
 from scorewire.scoring import wire
-from scorewire.scoring.recorded import cases_blob
-from scorewire.scoring.recording import summary_json
+from scorewire.scoring.recorded import cases_blob, summary_json
 from scorewire.settings import Settings
 from scorewire.v1 import scoring_pb2 as pb
 

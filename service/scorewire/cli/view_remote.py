@@ -15,8 +15,7 @@ from typing import Any
 
 import grpc
 from scorewire.runs import Chunk, RunInfo, RunQuery, RunStatus, RunsUnavailable
-from scorewire.scoring.recorded import cases_blob
-from scorewire.scoring.recording import summary_json
+from scorewire.scoring.recorded import cases_blob, summary_json
 from scorewire.server.run_parts import summary_from_pb
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import runs_pb2_grpc as rpb_grpc
@@ -128,6 +127,10 @@ class RunServiceStore:
         raise RunsUnavailable("a server's runs are read-only here")
 
     async def mark_stale(self, seen_before: datetime) -> int:
+        """Refused: the viewer only reads."""
+        raise RunsUnavailable("a server's runs are read-only here")
+
+    async def reopen(self, run_id: str) -> bool:
         """Refused: the viewer only reads."""
         raise RunsUnavailable("a server's runs are read-only here")
 

@@ -165,6 +165,11 @@ class PostgresRunStore:
 
         return await self._run(run, maintenance=True)
 
+    async def reopen(self, run_id: str) -> bool:
+        """Mark running again a run marked incomplete (see `RunStore.reopen`)."""
+        counts = await self._transaction([(_pg(sql.REOPEN_RUN), [(run_id,)])])
+        return counts[0] > 0
+
     async def enforce_retention(self, *, older_than: datetime | None, keep: int | None) -> int:
         """Delete finished runs started before `older_than` and all but the newest `keep`."""
 

@@ -201,6 +201,10 @@ class RunStore(Protocol):
     async def mark_stale(self, seen_before: datetime) -> int:
         """Mark incomplete the running runs of owners not seen since `seen_before`."""
 
+    async def reopen(self, run_id: str) -> bool:
+        """Mark running again a run marked incomplete (a job's, resumed by another server
+        after its heartbeat went stale); False when it was not incomplete."""
+
     async def enforce_retention(self, *, older_than: datetime | None, keep: int | None) -> int:
         """Delete runs started before `older_than`, and all but the newest `keep`."""
 

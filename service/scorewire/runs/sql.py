@@ -36,6 +36,7 @@ MARK_STALE = (
     "UPDATE {runs} SET status = 'incomplete' WHERE status = 'running' AND owner NOT IN"
     " (SELECT owner FROM {owners} WHERE seen_at_us >= ?)"
 )
+REOPEN_RUN = "UPDATE {runs} SET status = 'running' WHERE run_id = ? AND status = 'incomplete'"
 FORGET_OWNERS = "DELETE FROM {owners} WHERE seen_at_us < ?"
 GET_RUN = f"SELECT {RUN_COLUMNS} FROM {{runs}} WHERE run_id = ?"
 CHUNKS = (

@@ -122,6 +122,11 @@ class SqliteRunStore:
 
         return await self._call(run)
 
+    async def reopen(self, run_id: str) -> bool:
+        """Mark running again a run marked incomplete (see `RunStore.reopen`)."""
+        statement = sql.statements(sql.REOPEN_RUN, _TABLES)
+        return bool(await self._call(lambda c: c.execute(statement, (run_id,)).rowcount))
+
     async def enforce_retention(self, *, older_than: datetime | None, keep: int | None) -> int:
         """Delete finished runs started before `older_than` and all but the newest `keep`."""
 

@@ -103,9 +103,10 @@ class LocalRun:
         concurrency: int,
         max_reason_chars: int,
         bounds_ms: tuple[float, ...] | None,
+        first: int = 0,
     ) -> None:
         """`cases` as the request sent them (`sent`: their bytes), or None for the suite
-        document's `own`."""
+        document's `own`; `first`: the batch index of `cases[0]` (a job's later chunk)."""
         self._plan = plan
         self._cases = cases
         self._sent = sent
@@ -114,13 +115,14 @@ class LocalRun:
         self._concurrency = concurrency
         self._cap = max_reason_chars
         self._bounds = bounds_ms
+        self._first = first
 
     def _engine_cases(self) -> list[Case]:
         if self._cases is None:
             return list(self._own)
         return [
             Case(wire.sample_from_pb(c.sample), wire.output_from_pb(c.output), i)
-            for i, c in enumerate(self._cases)
+            for i, c in enumerate(self._cases, self._first)
         ]
 
     async def batches(self) -> AsyncIterator[ScoredBatch]:
@@ -139,7 +141,7 @@ class LocalRun:
                 counted = tally(len(plan.checks), batch, self._bounds) if self._bounds else None
                 message = wire.case_results_message(plan.checks, batch, self._cap)
                 sent = self._sent if self._cases is not None else ()
-                blobs = [bytes(sent[r.index]) for r in batch] if sent else []
+                blobs = [bytes(sent[r.index - self._first]) for r in batch] if sent else []
                 yield ScoredBatch(message, ChunkCounts(summary, counted), blobs, len(batch))
         finally:
             span.end()

@@ -13,6 +13,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from scorewire.engine.summary import Summary
 from scorewire.runs import CaseRecord, Chunk, ScoreRecord
 from scorewire.scoring import wire
 from scorewire.v1 import scoring_pb2 as pb
@@ -26,17 +27,22 @@ def cases_blob(serialized_cases: Sequence[bytes]) -> bytes:
     return header + b"".join(serialized_cases)
 
 
-def read_cases(blob: bytes) -> list[pb.Case]:
-    """The cases of a `cases_blob`."""
+def split_cases(blob: bytes) -> list[bytes]:
+    """The serialized cases of a `cases_blob`."""
     if not blob:
         return []
     (n,) = struct.unpack_from("<I", blob)
     lengths = struct.unpack_from(f"<{n}I", blob, 4)
     out, at = [], 4 + 4 * n
     for size in lengths:
-        out.append(pb.Case.FromString(blob[at : at + size]))
+        out.append(blob[at : at + size])
         at += size
     return out
+
+
+def read_cases(blob: bytes) -> list[pb.Case]:
+    """The cases of a `cases_blob`."""
+    return [pb.Case.FromString(c) for c in split_cases(blob)]
 
 
 class PbChunkCodec:
@@ -92,3 +98,35 @@ def json_value(message: Any, name: str) -> Any:
         return wire.value_to_py(getattr(message, name))
     text = getattr(message, f"{name}_json")
     return json.loads(text) if text else None
+
+
+def summary_json(s: Summary) -> dict[str, Any]:
+    """The summary as stored with a run."""
+    return {
+        "cases": s.cases,
+        "cases_passed": s.cases_passed,
+        "passed": s.passed,
+        "failed": s.failed,
+        "errored": s.errored,
+        "skipped": s.skipped,
+        "pass_rate": s.pass_rate,
+        "mean_score": s.mean_score,
+        "error_rate": s.error_rate,
+        "cost_usd": s.cost_usd,
+        "unpriced": s.unpriced,
+        "gate": {"passed": s.gate_passed, "reasons": list(s.gate_reasons)},
+        "checks": [
+            {
+                "name": t.name,
+                "type": t.type,
+                "passed": t.passed,
+                "failed": t.failed,
+                "errored": t.errored,
+                "skipped": t.skipped,
+                "mean_value": t.mean_value,
+                "cost_usd": t.cost_usd,
+                "cached": t.cached,
+            }
+            for t in s.checks
+        ],
+    }

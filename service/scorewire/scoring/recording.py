@@ -33,40 +33,8 @@ from scorewire.runs import (
     new_run_id,
     utc_now,
 )
-from scorewire.scoring.recorded import CODEC
+from scorewire.scoring.recorded import CODEC, summary_json
 from scorewire.v1 import scoring_pb2 as pb
-
-
-def summary_json(s: Summary) -> dict[str, Any]:
-    """The summary as stored with a run."""
-    return {
-        "cases": s.cases,
-        "cases_passed": s.cases_passed,
-        "passed": s.passed,
-        "failed": s.failed,
-        "errored": s.errored,
-        "skipped": s.skipped,
-        "pass_rate": s.pass_rate,
-        "mean_score": s.mean_score,
-        "error_rate": s.error_rate,
-        "cost_usd": s.cost_usd,
-        "unpriced": s.unpriced,
-        "gate": {"passed": s.gate_passed, "reasons": list(s.gate_reasons)},
-        "checks": [
-            {
-                "name": t.name,
-                "type": t.type,
-                "passed": t.passed,
-                "failed": t.failed,
-                "errored": t.errored,
-                "skipped": t.skipped,
-                "mean_value": t.mean_value,
-                "cost_usd": t.cost_usd,
-                "cached": t.cached,
-            }
-            for t in s.checks
-        ],
-    }
 
 
 async def run_outcomes(recorder: RunRecorder, run_id: str) -> RunOutcomes:

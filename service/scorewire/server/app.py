@@ -27,6 +27,9 @@ from scorewire.core import memory
 from scorewire.core.errors import SpecError, StartupError
 from scorewire.core.logs import configure_logging
 from scorewire.engine.custom import load_imports
+from scorewire.jobs import JobStore, JobsUnavailable, open_job_store
+from scorewire.jobs.runner import JobRunner
+from scorewire.jobs.webhook import Webhooks
 from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
@@ -37,6 +40,7 @@ from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_stor
 from scorewire.server.chosen import chosen
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
+from scorewire.server.jobs_service import add_job_service
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
 from scorewire.server.observe_consumer import ObserveConsumer, Observing
 from scorewire.server.observe_service import add_observe_service
@@ -112,6 +116,7 @@ async def create_server(
     agreement_observer: Any = None,
     runs: RunStore | None = None,
     observing: Observing | None = None,
+    jobs: JobStore | None = None,
 ) -> tuple[Running, int]:
     """Build, bind and start the server; returns it and the bound port.
 
@@ -120,6 +125,8 @@ async def create_server(
     `agreement_observer` receives the latest kappa of every Agreement (the metrics).
     With `observing`, the ObserveService queues observations and a consumer scores them by
     the rules, recording into `runs`; the server owns and closes its queue.
+    With `jobs` (a job store) and `runs`, the JobService takes evaluation jobs and this
+    process's runners score them into `runs`; the server owns and closes the store.
     """
     quiet_late_writes()  # a caller that cancels mid-write is no server error
     auth = auth_interceptor(settings)
@@ -192,6 +199,17 @@ async def create_server(
                 recorder=recorder,
                 metrics=observing.metrics,
             )
+    runner = None
+    if jobs is not None and recorder is not None:
+        names.append(add_job_service(target, settings, jobs, service))
+        runner = JobRunner(
+            settings,
+            jobs,
+            service.executor,
+            recorder,
+            service.calls.background,
+            _webhooks(settings),
+        )
     add_reflection(target, (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
     address = f"{settings.host}:{settings.port}"
     creds = server_credentials(settings)
@@ -216,6 +234,11 @@ async def create_server(
     if consumer is not None:
         consumer.start()
         running.closers.append(consumer.close)  # before the recorder: it finishes its runs
+    if runner is not None:
+        runner.start()
+        running.closers.append(runner.close)  # before the recorder: a chunk may be storing
+    if jobs is not None:
+        running.closers.append(jobs.close)
     if observing is not None:
         running.closers.append(observing.queue.close)
     if recorder is not None:
@@ -258,7 +281,8 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         raise
     try:
         runs = await open_run_store(settings)
-    except RunsUnavailable as err:
+        jobs = await open_job_store(settings)
+    except (RunsUnavailable, JobsUnavailable) as err:
         await labels.close()
         raise StartupError(str(err)) from None
     # Each worker serves its own /metrics (port + worker index): series are per process.
@@ -299,6 +323,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         agreement_observer=metrics.agreement if metrics is not None else None,
         runs=runs,
         observing=Observing(queue, rules, metrics.observe if metrics is not None else None),
+        jobs=jobs,
     )
     running.closers.extend([labels.close, judge.aclose])
     if traced is not None:
@@ -344,17 +369,30 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     await running.stop(settings.grace_period_s)
 
 
+def _webhooks(settings: Settings) -> Webhooks | None:
+    """What sends jobs' completion webhooks; None without a secret to sign them with."""
+    secret = settings.jobs_webhook_secret
+    if secret is None:
+        return None
+    return Webhooks(
+        secret.get_secret_value().encode(),
+        attempts=settings.jobs_webhook_attempts,
+        timeout_s=settings.jobs_webhook_timeout_s,
+    )
+
+
 def per_process_state_warning(settings: Settings) -> str | None:
     """The start-up warning of a server that is one of several processes while a store
     they should share is a SQLite file of its own, else None: labels with several
-    processes or replicas, recorded runs with several replicas (worker processes on one
-    host share the run store's file)."""
+    processes or replicas, recorded runs and jobs with several replicas (worker
+    processes on one host share the run and job stores' files)."""
     processes = max(settings.workers, settings.replicas)
     local = [
         f"{name} ({path})"
         for name, url, path, shared_on_host in (
             ("labels", settings.labels_url, settings.labels_file(), False),
             ("runs", settings.runs_url, settings.runs_file(), True),
+            ("jobs", settings.database_url, settings.state_path() / settings.jobs_path, True),
         )
         if url is None and (settings.replicas > 1 or not shared_on_host)
     ]

@@ -164,6 +164,13 @@ class CallContexts:
             tenant=caller.name if caller is not None else None,
         )
 
+    def background(self, tenant: str | None) -> CheckContext:
+        """The checks' context of work no call waits on (a job's chunks): no deadline and
+        no per-call budget; the tenant's labels and share of the verdict cache."""
+        return CheckContext(
+            judge=self._judge, labels=self._labels, extras=self._extras, tenant=tenant
+        )
+
     def _token_budget(self) -> Budget | None:
         """The authenticated caller's judge budget for this period, when one is configured."""
         limit = self._settings.judge_budget_per_token_usd

@@ -38,8 +38,7 @@ from scorewire.observe.queue import Delivery, ObservationQueue, QueueUnavailable
 from scorewire.observe.rules import Rule
 from scorewire.runs import Chunk, RunInfo, RunRecorder, RunStatus, new_run_id, utc_now
 from scorewire.scoring import wire
-from scorewire.scoring.recorded import cases_blob
-from scorewire.scoring.recording import summary_json
+from scorewire.scoring.recorded import cases_blob, summary_json
 from scorewire.server.observe_service import rule_to_pb
 from scorewire.v1 import observe_pb2 as opb
 

@@ -1,0 +1,174 @@
+"""What an evaluation job is, as stored: its plan, its state, its lease and its progress."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class JobsUnavailable(Exception):
+    """The job store does not answer (UNAVAILABLE)."""
+
+
+class TooManyOpenJobs(Exception):
+    """The tenant has `jobs_max_open_per_tenant` jobs queued or running already."""
+
+
+class JobState(StrEnum):
+    """Where a job is in its life."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the job has ended."""
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+
+OPEN_STATES = (JobState.QUEUED.value, JobState.RUNNING.value)
+
+
+def new_job_id() -> str:
+    """A fresh job id."""
+    return "job_" + uuid.uuid4().hex
+
+
+def utc_now() -> datetime:
+    """Now, in UTC."""
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True, frozen=True)
+class JobPlan:
+    """A job's checks as its caller sent them (a `PlanSource`'s request fields)."""
+
+    suite_yaml: str = ""
+    suite_name: str = ""
+    checks: tuple[bytes, ...] = ()
+    """Serialized `CheckSpec` messages."""
+    compact: tuple[str, ...] = ()
+
+    def to_json(self) -> str:
+        """The plan as stored."""
+        return json.dumps(
+            {
+                "suite_yaml": self.suite_yaml,
+                "suite_name": self.suite_name,
+                "checks": [base64.b64encode(c).decode() for c in self.checks],
+                "compact": list(self.compact),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> JobPlan:
+        """The plan from its stored form."""
+        d = json.loads(text)
+        return cls(
+            d["suite_yaml"],
+            d["suite_name"],
+            tuple(base64.b64decode(c) for c in d["checks"]),
+            tuple(d["compact"]),
+        )
+
+
+@dataclass(slots=True)
+class Job:
+    """One job as stored (its cases are stored apart, in chunks)."""
+
+    job_id: str
+    tenant: str
+    """The token name of its creator; empty when auth is off."""
+    name: str
+    plan: JobPlan
+    cases_total: int
+    labels: dict[str, str] = field(default_factory=dict)
+    webhook_url: str = ""
+    state: JobState = JobState.QUEUED
+    cases_done: int = 0
+    run_id: str = ""
+    error: str = ""
+    created_at: datetime = field(default_factory=utc_now)
+    updated_at: datetime = field(default_factory=utc_now)
+    summary: dict[str, Any] | None = None
+    """The run's summary as stored with the run, aggregations included; set on success."""
+    lease_owner: str = ""
+    """The runner that holds the job (while running)."""
+    claims: int = 0
+    """How many times a runner claimed it (more than once: taken over, or tried again)."""
+
+
+@dataclass(slots=True)
+class CaseChunk:
+    """Consecutive cases of a job, stored together and scored together."""
+
+    seq: int
+    first: int
+    """The job index of its first case."""
+    cases: list[bytes]
+    """Serialized `Case` messages."""
+
+
+class JobStore(Protocol):
+    """A durable job store (SQLite or PostgreSQL)."""
+
+    description: str
+
+    async def create(self, job: Job, chunks: Sequence[CaseChunk], max_open: int | None) -> None:
+        """Store the job and its cases in one transaction; TooManyOpenJobs when the
+        tenant has `max_open` open jobs already (None: no limit)."""
+
+    async def get(self, job_id: str) -> Job | None:
+        """One job."""
+
+    async def list_jobs(
+        self,
+        tenant: str | None,
+        state: JobState | None,
+        before: tuple[int, str] | None,
+        limit: int,
+    ) -> list[Job]:
+        """Jobs newest first (`tenant` None: every tenant's), after the cursor `before`
+        ((created microseconds, job id) of the previous page's last)."""
+
+    async def claim(self, owner: str, lease_s: float) -> Job | None:
+        """The oldest queued job, or a running one whose lease lapsed, leased to `owner`."""
+
+    async def renew(self, job_id: str, owner: str, lease_s: float, cases_done: int) -> bool:
+        """Extend the lease and record progress; False when the job is no longer the
+        owner's to run (cancelled, or its lease lapsed and another runner took it)."""
+
+    async def set_run(self, job_id: str, owner: str, run_id: str) -> bool:
+        """Record the job's run (under the owner's lease)."""
+
+    async def chunks(self, job_id: str, after_first: int) -> list[CaseChunk]:
+        """Chunks holding cases at index `after_first` or later, in order (a page)."""
+
+    async def finish(
+        self,
+        job_id: str,
+        owner: str,
+        state: JobState,
+        cases_done: int,
+        error: str,
+        summary: dict[str, Any] | None,
+    ) -> bool:
+        """End the job (under the owner's lease); its cases are deleted."""
+
+    async def cancel(self, job_id: str) -> bool:
+        """Cancel a queued or running job; False when it has ended already."""
+
+    async def prune(self, ended_before_us: int) -> int:
+        """Delete the jobs that ended before this time (microseconds); how many."""
+
+    async def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,167 @@
+"""The JobService through the generated stubs on a real server: create, watch to the
+end with the aggregations, get, list, cancel, tenant isolation, and refusals naming
+their field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+from scorewire.v1 import jobs_pb2 as jpb
+from scorewire.v1 import runs_pb2 as rpb
+from scorewire.v1 import scoring_pb2 as pb
+
+import tests.server.custom_checks  # noqa: F401 - registers test.slow
+from tests.jobs.servers import case, job_server, requests, sample_ids, texts, watch_to_end
+from tests.support.wait import wait_until_async
+
+CHECKS = [pb.CheckSpec(name="paris", type="contains")]
+CHECKS[0].params["expected"] = "Paris"
+
+
+def _config(**kw: object) -> jpb.JobConfig:
+    config = jpb.JobConfig(checks=CHECKS, compact=["length:1..20"], **kw)  # type: ignore[arg-type]
+    return config
+
+
+async def test_a_job_is_watched_to_its_end_and_its_run_has_the_aggregations(
+    tmp_path: Path,
+) -> None:
+    # 10 cases in chunks of 4: progress moves 0 -> 4 -> 8 -> 10, then succeeded
+    outputs = ["Paris"] * 7 + ["Lyon"] * 3
+    async with job_server(tmp_path) as srv:
+        made = await srv.jobs.CreateJob(requests(_config(name="nightly"), texts(outputs)))
+        job = made.job
+        assert job.state == jpb.JOB_STATE_QUEUED and job.cases_total == 10
+        seen = await watch_to_end(srv.jobs, job.job_id)
+        end = seen[-1]
+        assert end.state == jpb.JOB_STATE_SUCCEEDED and end.cases_done == 10
+        assert [j.cases_done for j in seen] == sorted(j.cases_done for j in seen)
+        assert end.summary.cases == 10 and end.summary.cases_passed == 7
+        paris = end.aggregations[0]
+        assert paris.name == "paris" and paris.count == 10
+        assert paris.average == pytest.approx(0.7) and paris.mode == 1.0
+        assert paris.min == 0.0 and paris.max == 1.0 and paris.median == 1.0
+        assert paris.variance == pytest.approx(0.21) and paris.std == pytest.approx(0.21**0.5)
+        assert paris.p90 == 1.0 and paris.p99 == 1.0
+        run = (await srv.runs.GetRun(rpb.GetRunRequest(run_id=end.run_id))).run
+        assert run.status == rpb.RUN_STATUS_COMPLETE and run.source == "Job"
+        assert run.labels["job_id"] == job.job_id and run.name == "nightly"
+        ids = await sample_ids(srv.runs, end.run_id)
+        assert sorted(ids) == sorted(f"s{i}" for i in range(10))
+        got = await srv.jobs.GetJob(jpb.GetJobRequest(job_id=job.job_id))
+        assert got.job.aggregations == end.aggregations
+        listed = await srv.jobs.ListJobs(jpb.ListJobsRequest())
+        assert [j.job_id for j in listed.jobs] == [job.job_id]
+
+
+async def test_percentiles_interpolate_between_values(tmp_path: Path) -> None:
+    # a numeric check: values 0.1 .. 1.0 (length / 10), p90 between the two highest
+    outputs = ["x" * n for n in range(1, 11)]
+    config = jpb.JobConfig(checks=[pb.CheckSpec(name="len", type="test.echo_len")])
+    async with job_server(tmp_path, imports=["tests.server.custom_checks"]) as srv:
+        job = (await srv.jobs.CreateJob(requests(config, texts(outputs)))).job
+        end = (await watch_to_end(srv.jobs, job.job_id))[-1]
+        agg = end.aggregations[0]
+        assert agg.median == pytest.approx(0.55) and agg.p90 == pytest.approx(0.91)
+        assert agg.p95 == pytest.approx(0.955) and agg.min == pytest.approx(0.1)
+
+
+async def test_a_cancelled_job_stops_and_its_run_ends_incomplete(tmp_path: Path) -> None:
+    # slow cases: cancelled while running, it scores no further chunk
+    slow = [pb.CheckSpec(name="slow", type="test.slow")]
+    cases = [case(i, "Paris", sleep=0.2) for i in range(40)]
+    async with job_server(tmp_path, imports=["tests.server.custom_checks"]) as srv:
+        job = (await srv.jobs.CreateJob(requests(jpb.JobConfig(checks=slow), cases))).job
+        async for m in srv.jobs.WatchJob(jpb.WatchJobRequest(job_id=job.job_id)):
+            if m.job.cases_done >= 4:
+                break
+        cancelled = await srv.jobs.CancelJob(jpb.CancelJobRequest(job_id=job.job_id))
+        assert cancelled.job.state == jpb.JOB_STATE_CANCELLED
+        end = (await watch_to_end(srv.jobs, job.job_id))[-1]
+        assert end.state == jpb.JOB_STATE_CANCELLED and end.cases_done < 40
+
+        async def run_ended() -> bool:
+            run = (await srv.runs.GetRun(rpb.GetRunRequest(run_id=end.run_id))).run
+            return run.status == rpb.RUN_STATUS_INCOMPLETE
+
+        await wait_until_async(run_ended, "the cancelled job's run ends incomplete", timeout_s=5)
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await srv.jobs.CancelJob(jpb.CancelJobRequest(job_id=job.job_id))
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+@pytest.mark.parametrize(
+    ("config", "cases", "code", "field"),
+    [
+        # more cases than declared
+        (jpb.JobConfig(case_count=2), 3, grpc.StatusCode.INVALID_ARGUMENT, "config.case_count"),
+        # over the server's limit
+        (jpb.JobConfig(case_count=99), 1, grpc.StatusCode.RESOURCE_EXHAUSTED, "case_count"),
+        # a webhook with no secret to sign it
+        (
+            jpb.JobConfig(webhook_url="http://127.0.0.1:1/hook"),
+            1,
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "config.webhook_url",
+        ),
+        # a check the catalog does not have
+        (
+            jpb.JobConfig(checks=[pb.CheckSpec(type="no_such_check")]),
+            1,
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "checks[0]",
+        ),
+    ],
+)
+async def test_bad_jobs_are_refused_naming_the_field(
+    tmp_path: Path, config: jpb.JobConfig, cases: int, code: grpc.StatusCode, field: str
+) -> None:
+    if not config.checks:
+        config.checks.extend(CHECKS)
+    async with job_server(tmp_path, jobs_max_cases=10) as srv:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await srv.jobs.CreateJob(requests(config, texts(["Paris"] * cases)))
+        assert err.value.code() == code
+        assert field in (err.value.details() or "") or field in str(err.value.trailing_metadata())
+        assert (await srv.jobs.ListJobs(jpb.ListJobsRequest())).jobs == []
+
+
+async def test_a_tenant_neither_sees_nor_cancels_another_tenants_job(tmp_path: Path) -> None:
+    # two bearer tokens: b gets NOT_FOUND for a's job, and an empty list
+    import hashlib
+    import json
+
+    def token(name: str) -> dict[str, str]:
+        digest = hashlib.sha256(f"token-{name}".encode()).hexdigest()
+        return {"name": name, "sha256": digest, "role": "caller"}
+
+    tokens = json.dumps([token("a"), token("b")])
+    async with job_server(tmp_path, auth_tokens=tokens) as srv:
+        a = [("authorization", "Bearer token-a")]
+        b = [("authorization", "Bearer token-b")]
+        job = (await srv.jobs.CreateJob(requests(_config(), texts(["Paris"])), metadata=a)).job
+        for call in (srv.jobs.GetJob, srv.jobs.CancelJob):
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await call(jpb.GetJobRequest(job_id=job.job_id), metadata=b)  # type: ignore[operator]
+            assert err.value.code() == grpc.StatusCode.NOT_FOUND
+        assert (await srv.jobs.ListJobs(jpb.ListJobsRequest(), metadata=b)).jobs == []
+        mine = await srv.jobs.ListJobs(jpb.ListJobsRequest(), metadata=a)
+        assert [j.job_id for j in mine.jobs] == [job.job_id]
+
+
+async def test_a_job_claimed_too_often_fails_instead_of_holding_a_runner(tmp_path: Path) -> None:
+    # claimed MAX_CLAIMS times already (every runner died on it): the next claim fails it
+    from scorewire.jobs.runner import MAX_CLAIMS
+    from scorewire.jobs.sqlite import SqliteJobStore
+
+    async with job_server(tmp_path, jobs_runners=0) as srv:
+        job = (await srv.jobs.CreateJob(requests(_config(), texts(["Paris"])))).job
+    store = await SqliteJobStore.open(tmp_path / "jobs.db")
+    for _ in range(MAX_CLAIMS):
+        assert await store.claim("dead", 0.000001) is not None
+    await store.close()
+    async with job_server(tmp_path) as srv:
+        end = (await watch_to_end(srv.jobs, job.job_id))[-1]
+    assert end.state == jpb.JOB_STATE_FAILED and "without finishing" in end.error

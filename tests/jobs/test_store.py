@@ -1,0 +1,131 @@
+"""The job stores (SQLite and PostgreSQL) keep the same promises: a job is stored whole,
+claimed by one runner at a time, taken over once its lease lapses, and no longer its
+runner's once cancelled or taken over."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from scorewire.jobs import CaseChunk, Job, JobPlan, JobState, TooManyOpenJobs, new_job_id
+
+from tests.jobs.conftest import StoreOpener
+
+
+def _job(tenant: str = "t", cases: int = 10) -> tuple[Job, list[CaseChunk]]:
+    job = Job(new_job_id(), tenant, "j", JobPlan(compact=("contains:a",)), cases, {"k": "v"})
+    chunks = [
+        CaseChunk(i // 4, i, [f"c{n}".encode() for n in range(i, min(i + 4, cases))])
+        for i in range(0, cases, 4)
+    ]
+    return job, chunks
+
+
+async def test_a_job_is_stored_whole_and_read_back(open_jobs: StoreOpener) -> None:
+    # every field round-trips; the chunks come back from the one holding a case index
+    store = await open_jobs()
+    job, chunks = _job()
+    await store.create(job, chunks, None)
+    got = await store.get(job.job_id)
+    assert got is not None and got.plan == job.plan and got.labels == {"k": "v"}
+    assert got.state == JobState.QUEUED and got.cases_total == 10
+    after5 = await store.chunks(job.job_id, 5)
+    assert [c.first for c in after5] == [4, 8] and after5[0].cases[1] == b"c5"
+    await store.close()
+
+
+async def test_one_runner_claims_a_job_and_renews_it_until_cancelled(
+    open_jobs: StoreOpener,
+) -> None:
+    # a second claim finds nothing; a cancelled job's runner learns it at its renewal
+    store = await open_jobs()
+    job, chunks = _job()
+    await store.create(job, chunks, None)
+    claimed = await store.claim("r1", 30)
+    assert claimed is not None and claimed.state == JobState.RUNNING
+    assert await store.claim("r2", 30) is None
+    assert await store.renew(job.job_id, "r1", 30, 4)
+    assert not await store.renew(job.job_id, "r2", 30, 4)  # not r2's
+    assert await store.cancel(job.job_id)
+    assert not await store.renew(job.job_id, "r1", 30, 8)
+    assert not await store.cancel(job.job_id)  # ended already
+    got = await store.get(job.job_id)
+    assert got is not None and got.state == JobState.CANCELLED and got.cases_done == 4
+    await store.close()
+
+
+async def test_a_lapsed_lease_is_taken_over_and_the_old_runner_is_shut_out(
+    open_jobs: StoreOpener,
+) -> None:
+    # r1 dies (stops renewing); r2 claims once the lease lapsed; r1 can no longer finish
+    store = await open_jobs()
+    job, chunks = _job()
+    await store.create(job, chunks, None)
+    assert await store.claim("r1", 0.2) is not None
+    await asyncio.sleep(0.3)
+    taken = await store.claim("r2", 30)
+    assert taken is not None and taken.job_id == job.job_id
+    assert not await store.finish(job.job_id, "r1", JobState.SUCCEEDED, 10, "", None)
+    assert await store.finish(job.job_id, "r2", JobState.SUCCEEDED, 10, "", {"cases": 10})
+    got = await store.get(job.job_id)
+    assert got is not None and got.summary == {"cases": 10} and got.lease_owner == ""
+    assert await store.chunks(job.job_id, 0) == []  # the cases go with the job's end
+    await store.close()
+
+
+async def test_replicas_claiming_at_once_take_different_jobs(open_jobs: StoreOpener) -> None:
+    # four stores (replicas) claim together over four jobs: each job once
+    stores = [await open_jobs() for _ in range(4)]
+    for _ in range(4):
+        await stores[0].create(*_job(), None)
+    claimed = await asyncio.gather(*(s.claim(f"r{i}", 30) for i, s in enumerate(stores)))
+    ids = [c.job_id for c in claimed if c is not None]
+    assert len(ids) == len(set(ids)) == 4
+    for s in stores:
+        await s.close()
+
+
+async def test_a_tenant_past_its_open_jobs_is_refused(open_jobs: StoreOpener) -> None:
+    # the limit counts queued and running jobs of that tenant only
+    store = await open_jobs()
+    await store.create(*_job("a"), 2)
+    await store.create(*_job("a"), 2)
+    with pytest.raises(TooManyOpenJobs):
+        await store.create(*_job("a"), 2)
+    await store.create(*_job("b"), 2)
+    assert len(await store.list_jobs("a", None, None, 10)) == 2
+    assert len(await store.list_jobs(None, JobState.QUEUED, None, 10)) == 3
+    await store.close()
+
+
+async def test_listing_pages_newest_first(open_jobs: StoreOpener) -> None:
+    # a cursor of (created, id) continues after the previous page's last job
+    from scorewire.jobs.sql import micros
+
+    store = await open_jobs()
+    made = []
+    for _ in range(5):
+        job, chunks = _job()
+        await store.create(job, chunks, None)
+        made.append(job.job_id)
+    first = await store.list_jobs(None, None, None, 3)
+    last = first[-1]
+    rest = await store.list_jobs(None, None, (micros(last.created_at), last.job_id), 3)
+    assert [j.job_id for j in first + rest] == made[::-1]
+    await store.close()
+
+
+async def test_only_ended_jobs_past_the_age_are_deleted(open_jobs: StoreOpener) -> None:
+    # a cancelled job goes; a queued one stays however old
+    from scorewire.jobs.sql import micros
+    from scorewire.runs import utc_now
+
+    store = await open_jobs()
+    ended, chunks = _job()
+    await store.create(ended, chunks, None)
+    await store.cancel(ended.job_id)
+    queued, chunks = _job()
+    await store.create(queued, chunks, None)
+    assert await store.prune(micros(utc_now())) == 1
+    assert await store.get(ended.job_id) is None and await store.get(queued.job_id) is not None
+    await store.close()
