@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import grpc
 from prometheus_client import CollectorRegistry
 from scorewire.metrics.observe import ObserveMetrics
+from scorewire.observe.consumer import Observing
 from scorewire.observe.queue import ObservationQueue
 from scorewire.observe.rules import Rule, parse_rules
 from scorewire.runs import RunStore
 from scorewire.server.app import Running, create_server
-from scorewire.server.observe_consumer import Observing
 from scorewire.settings import Settings
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import observe_pb2_grpc, runs_pb2_grpc

@@ -13,6 +13,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from scorewire.engine.summary import Summary
 from scorewire.runs import CaseRecord, Chunk, ScoreRecord
 from scorewire.scoring import wire
 from scorewire.v1 import scoring_pb2 as pb
@@ -92,3 +93,35 @@ def json_value(message: Any, name: str) -> Any:
         return wire.value_to_py(getattr(message, name))
     text = getattr(message, f"{name}_json")
     return json.loads(text) if text else None
+
+
+def summary_json(s: Summary) -> dict[str, Any]:
+    """The summary as stored with a run."""
+    return {
+        "cases": s.cases,
+        "cases_passed": s.cases_passed,
+        "passed": s.passed,
+        "failed": s.failed,
+        "errored": s.errored,
+        "skipped": s.skipped,
+        "pass_rate": s.pass_rate,
+        "mean_score": s.mean_score,
+        "error_rate": s.error_rate,
+        "cost_usd": s.cost_usd,
+        "unpriced": s.unpriced,
+        "gate": {"passed": s.gate_passed, "reasons": list(s.gate_reasons)},
+        "checks": [
+            {
+                "name": t.name,
+                "type": t.type,
+                "passed": t.passed,
+                "failed": t.failed,
+                "errored": t.errored,
+                "skipped": t.skipped,
+                "mean_value": t.mean_value,
+                "cost_usd": t.cost_usd,
+                "cached": t.cached,
+            }
+            for t in s.checks
+        ],
+    }

@@ -30,6 +30,7 @@ from scorewire.engine.custom import load_imports
 from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
+from scorewire.observe.consumer import ObserveConsumer, Observing
 from scorewire.observe.opening import open_queue, rules_from_settings
 from scorewire.observe.queue import QueueUnavailable
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
@@ -37,7 +38,6 @@ from scorewire.server.chosen import chosen
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
-from scorewire.server.observe_consumer import ObserveConsumer, Observing
 from scorewire.server.observe_service import add_observe_service
 from scorewire.server.observer import RunObserver
 from scorewire.server.otlp import start_tracing
@@ -187,6 +187,7 @@ async def create_server(
             consumer = ObserveConsumer(
                 observing.queue,
                 observing.rules,
+                service.executor,
                 judge=judge,
                 recorder=recorder,
                 metrics=observing.metrics,

@@ -34,6 +34,7 @@ from scorewire.runs import (
     utc_now,
 )
 from scorewire.scoring.recorded import CODEC
+from scorewire.scoring.recorded import summary_json as summary_json
 from scorewire.server.security import Principal, Role
 from scorewire.server.status import RequestRejected, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
@@ -55,38 +56,6 @@ def unavailable(err: RunsUnavailable | None = None) -> RequestRejected:
 
 
 # ---- summaries as JSON (the results file's shape, plain numbers) -------------------------
-
-
-def summary_json(s: Summary) -> dict[str, Any]:
-    """The summary as stored with a run."""
-    return {
-        "cases": s.cases,
-        "cases_passed": s.cases_passed,
-        "passed": s.passed,
-        "failed": s.failed,
-        "errored": s.errored,
-        "skipped": s.skipped,
-        "pass_rate": s.pass_rate,
-        "mean_score": s.mean_score,
-        "error_rate": s.error_rate,
-        "cost_usd": s.cost_usd,
-        "unpriced": s.unpriced,
-        "gate": {"passed": s.gate_passed, "reasons": list(s.gate_reasons)},
-        "checks": [
-            {
-                "name": t.name,
-                "type": t.type,
-                "passed": t.passed,
-                "failed": t.failed,
-                "errored": t.errored,
-                "skipped": t.skipped,
-                "mean_value": t.mean_value,
-                "cost_usd": t.cost_usd,
-                "cached": t.cached,
-            }
-            for t in s.checks
-        ],
-    }
 
 
 def summary_pb(d: Mapping[str, Any], run_id: str) -> pb.RunSummary:
