@@ -40,6 +40,7 @@ async def observe_server(
     runs: RunStore | None = None,
     consume: bool = True,
     judge: object = None,
+    **settings: object,
 ) -> AsyncIterator[ObserveServer]:
     """A server on a free port queueing into `queue`, scoring by `rules` into `runs`
     (default: one rule scoring everything with `contains`; `()` loads none)."""
@@ -47,8 +48,8 @@ async def observe_server(
         rules = parse_rules({"rules": [{"name": "all", "compact": ["contains:Paris"]}]})
     registry = CollectorRegistry()
     observing = Observing(queue, rules, ObserveMetrics(registry), consume=consume)
-    settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False)
-    running, port = await create_server(settings, runs=runs, observing=observing, judge=judge)
+    config = Settings(host="127.0.0.1", port=0, metrics_enabled=False, **settings)  # type: ignore[arg-type]
+    running, port = await create_server(config, runs=runs, observing=observing, judge=judge)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
         yield ObserveServer(

@@ -11,12 +11,19 @@ from collections.abc import Sequence
 from typing import Any
 
 import grpc
+from scorewire.core.errors import FieldViolation
 from scorewire.metrics.observe import ObserveMetrics
 from scorewire.observe.queue import ObservationQueue, QueueFull, QueueUnavailable
 from scorewire.observe.rules import Rule
 from scorewire.observe.wire import checked_batch, rule_to_pb
 from scorewire.server.registration import add_service
-from scorewire.server.status import RequestRejected, guarded_unary, resource_exhausted
+from scorewire.server.security import Principal, Role, principal
+from scorewire.server.status import (
+    RequestRejected,
+    guarded_unary,
+    permission_denied,
+    resource_exhausted,
+)
 from scorewire.settings import Settings
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import observe_pb2_grpc as opb_grpc
@@ -51,6 +58,7 @@ class ObserveService(opb_grpc.ObserveServiceServicer):
                 "nothing would score these observations",
             )
         batch = checked_batch(request, self._max_output)
+        _stamp_tenant(batch, principal(context))
         items = [(o.observation_id, o.SerializeToString(deterministic=True)) for o in batch]
         try:
             queued = await self._queue.put(items)
@@ -74,6 +82,25 @@ class ObserveService(opb_grpc.ObserveServiceServicer):
     ) -> opb.ListRulesResponse:
         """The rules, in file order."""
         return opb.ListRulesResponse(rules=[rule_to_pb(r) for r in self._rules])
+
+
+def _stamp_tenant(batch: Sequence[opb.Observation], who: Principal | None) -> None:
+    """With tokens on, an observation's tenant is its caller's (written where unset): it
+    decides the share of the workers, the budgets and whose runs hold the scores. Naming
+    another tenant is PERMISSION_DENIED, except for an admin token (a gateway observing
+    for the tenants behind it). With auth off the metadata is taken as sent."""
+    if who is None:
+        return
+    denied = []
+    for i, obs in enumerate(batch):
+        claimed = obs.metadata.tenant
+        if not claimed:
+            obs.metadata.tenant = who.name
+        elif claimed != who.name and who.role != Role.ADMIN:
+            where = f"observations[{i}].metadata.tenant"
+            denied.append(FieldViolation(where, f"the token's tenant is {who.name!r}"))
+    if denied:
+        raise permission_denied(denied)
 
 
 def add_observe_service(
