@@ -1,7 +1,7 @@
 """The documentation's reference pages, generated from the sources so they cannot drift.
 
 - `reference/checks.md`: the check registry (what `ListChecks` and `scorewire checks` serve);
-- `reference/settings.md`: the settings model (`service/scorewire/settings.py`), each field
+- `reference/settings.md`: the settings model (`service/scorewire/settings/`), each field
   as `SCOREWIRE_<NAME>` with its type, default and docstring;
 - `reference/api.md`: the proto comments, read from the descriptor set that
   `scripts/generate.sh` writes with source info (`make check-generated` keeps it fresh).
@@ -140,10 +140,15 @@ def _check_section(t: Any) -> list[str]:
 
 def _settings_source() -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
     """Field -> (its class, its annotation, its docstring); class -> its docstring."""
-    tree = ast.parse((ROOT / "service/scorewire/settings.py").read_text(encoding="utf-8"))
+    package = ROOT / "service/scorewire/settings"
+    nodes = [
+        node
+        for path in sorted(package.glob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+    ]
     fields: dict[str, tuple[str, str, str]] = {}
     classes: dict[str, str] = {}
-    for node in tree.body:
+    for node in nodes:
         if not isinstance(node, ast.ClassDef):
             continue
         classes[node.name] = ast.get_docstring(node) or ""

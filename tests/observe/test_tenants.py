@@ -13,11 +13,12 @@ from pathlib import Path
 import grpc
 import pytest
 from scorewire.core.fairness import tenant_key
-from scorewire.observe.queue import SqliteQueue
+from scorewire.observe.queue import QueueFull, SqliteQueue
 from scorewire.runs.sqlite import SqliteRunStore
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import runs_pb2 as rpb
 
+from tests.observe.conftest import QueueOpener
 from tests.observe.servers import ObserveServer, observation, observe_server
 from tests.support.rpc import bad_request
 from tests.support.wait import wait_until_async
@@ -79,3 +80,44 @@ async def test_a_caller_claiming_another_tenant_is_permission_denied(tmp_path: P
         # an admin token (a gateway) may observe for the tenants behind it
         answer = await srv.observe.Observe(request, metadata=md("root"))
         assert [a.status for a in answer.acks] == [opb.OBSERVATION_STATUS_QUEUED] * 2
+
+
+async def test_a_tenant_filling_its_share_is_refused_while_another_is_queued(
+    open_queue: QueueOpener,
+) -> None:
+    # one tenant's flood fills its share, not the queue: the next tenant still gets in
+    queue = await open_queue(max_depth=100, max_per_tenant=2)
+    async with observe_server(queue, consume=False, auth_tokens=TOKENS) as srv:
+        two = opb.ObserveRequest(observations=[observation("a"), observation("b")])
+        await srv.observe.Observe(two, metadata=md("checkout"))
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await srv.observe.Observe(
+                opb.ObserveRequest(observations=[observation("c")]), metadata=md("checkout")
+            )
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT" in (err.value.details() or "")
+        assert await queue.depth() == 2
+        answer = await srv.observe.Observe(two, metadata=md("search"))
+        assert [a.status for a in answer.acks] == [opb.OBSERVATION_STATUS_QUEUED] * 2
+        assert await queue.depth() == 4
+
+
+async def test_a_tenants_share_frees_as_its_observations_are_done(
+    open_queue: QueueOpener,
+) -> None:
+    # the share counts what is queued or being scored, not what was ever sent
+    queue = await open_queue(max_depth=100, max_per_tenant=1)
+    obs = observation("a", oid="one")
+    await queue.put([("one", obs.SerializeToString())], ["checkout"])
+    with pytest.raises(QueueFull, match="MAX_PER_TENANT"):
+        await queue.put([("two", b"x")], ["checkout"])
+    (taken,) = await queue.take(10)
+    assert taken.tenant == "checkout"
+    await queue.done([taken])
+    await queue.done([taken])  # done twice (two consumers): counted off once
+    assert await queue.put([("two", b"x"), ("three", b"y")], ["checkout", "search"]) == [
+        True,
+        True,
+    ]
+    with pytest.raises(QueueFull, match="MAX_PER_TENANT"):
+        await queue.put([("four", b"z")], ["checkout"])

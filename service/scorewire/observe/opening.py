@@ -33,7 +33,10 @@ def open_queue(settings: Settings) -> ObservationQueue:
     if url is None:
         path = settings.state_path() / QUEUE_FILE
         return SqliteQueue(
-            path, max_depth=settings.observe_queue_max, dedupe_s=settings.observe_dedupe_s
+            path,
+            max_depth=settings.observe_queue_max,
+            max_per_tenant=settings.observe_queue_max_per_tenant,
+            dedupe_s=settings.observe_dedupe_s,
         )
     try:
         target = parse_redis_url(url, "SCOREWIRE_OBSERVE_QUEUE_URL")
@@ -50,6 +53,7 @@ def open_queue(settings: Settings) -> ObservationQueue:
         client,
         f"redis:{target.describe()}",
         max_depth=settings.observe_queue_max,
+        max_per_tenant=settings.observe_queue_max_per_tenant,
         dedupe_s=settings.observe_dedupe_s,
     )
 

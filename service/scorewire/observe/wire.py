@@ -89,6 +89,13 @@ def derived_id(obs: opb.Observation) -> str:
     return "o_" + h.hexdigest()[:32]
 
 
+def queue_id(obs: opb.Observation) -> str:
+    """The id an observation is queued (and deduplicated) by: its own within its tenant,
+    so one tenant's ids neither collide with nor reveal another's."""
+    tenant = obs.metadata.tenant
+    return f"{tenant}/{obs.observation_id}" if tenant else obs.observation_id
+
+
 def flatten(meta: opb.ObservationMetadata) -> dict[str, str]:
     """The metadata as rules filter it: route, model, tenant and `labels.<key>`."""
     out = {"route": meta.route, "model": meta.model, "tenant": meta.tenant}

@@ -2,7 +2,8 @@
 
 A batch is checked whole before anything is queued (`observe.wire.checked_batch`:
 INVALID_ARGUMENT naming every bad field), then queued in one write: whole or not at all
-(a full queue is RESOURCE_EXHAUSTED naming `SCOREWIRE_OBSERVE_QUEUE_MAX`).
+(a full queue is RESOURCE_EXHAUSTED naming `SCOREWIRE_OBSERVE_QUEUE_MAX`, a tenant's
+full share of it `SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from scorewire.core.errors import FieldViolation
 from scorewire.metrics.observe import ObserveMetrics
 from scorewire.observe.queue import ObservationQueue, QueueFull, QueueUnavailable
 from scorewire.observe.rules import Rule
-from scorewire.observe.wire import checked_batch, rule_to_pb
+from scorewire.observe.wire import checked_batch, queue_id, rule_to_pb
 from scorewire.server.registration import add_service
 from scorewire.server.security import Principal, Role, principal
 from scorewire.server.status import (
@@ -59,17 +60,17 @@ class ObserveService(opb_grpc.ObserveServiceServicer):
             )
         batch = checked_batch(request, self._max_output)
         _stamp_tenant(batch, principal(context))
-        items = [(o.observation_id, o.SerializeToString(deterministic=True)) for o in batch]
+        items = [(queue_id(o), o.SerializeToString(deterministic=True)) for o in batch]
         try:
-            queued = await self._queue.put(items)
+            queued = await self._queue.put(items, [o.metadata.tenant for o in batch])
         except QueueFull as err:
             raise resource_exhausted("observations", str(err)) from None
         except QueueUnavailable as err:
             raise RequestRejected(grpc.StatusCode.UNAVAILABLE, str(err)) from None
         out = opb.ObserveResponse()
-        for i, ((oid, _), ok) in enumerate(zip(items, queued, strict=True)):
+        for i, (obs, ok) in enumerate(zip(batch, queued, strict=True)):
             status = opb.OBSERVATION_STATUS_QUEUED if ok else opb.OBSERVATION_STATUS_DUPLICATE
-            out.acks.add(index=i, observation_id=oid, status=status)
+            out.acks.add(index=i, observation_id=obs.observation_id, status=status)
         if self._metrics is not None:
             n = sum(queued)
             self._metrics.queued.labels("queued").inc(n)
