@@ -8,7 +8,9 @@ cases are (`scoring.executor`): one batch per rule and tenant, in the tenant's s
 the scoring workers (`core.fairness`), a plan with judge checks in this process through
 the server's judge, its verdict cache and budgets. Each rule's scores of the batch are
 then recorded in its rolling run of the tenant and UTC day (`observe.rolling`), one
-chunk (one commit) per rule and tenant.
+chunk (one commit) per rule and tenant. Judge calls are held in the rule's and the
+tenant's cost caps (`observe.costs`): an observation whose call a cap refused is not
+recorded but skipped, counted with reason `cost_cap`, and done.
 
 Only then is an observation marked done in the queue: a consumer that dies meanwhile
 leaves it to be handed out again after the lease, and one marked done is never scored
@@ -29,8 +31,10 @@ from typing import Any
 
 from scorewire.core.context import CheckContext
 from scorewire.core.fairness import current_caller, tenant_key
+from scorewire.core.model import ErrorCode
 from scorewire.engine.runner import CaseResult
 from scorewire.metrics.observe import ObserveMetrics
+from scorewire.observe.costs import CostCaps
 from scorewire.observe.queue import Delivery, ObservationQueue, QueueUnavailable
 from scorewire.observe.rolling import RollingRuns
 from scorewire.observe.rules import Rule
@@ -53,6 +57,8 @@ IDLE_S = 0.1
 """Seconds the consumer waits before looking again at an empty queue."""
 BACKOFF_S = 1.0
 """Seconds the consumer waits after the queue or the store failed."""
+_CAPPED = frozenset((ErrorCode.BUDGET_EXHAUSTED,))
+"""A judge call its caps refused: the observation is skipped for the rule (`cost_cap`)."""
 UNTENANTED = "observe:"
 """The scoring workers' caller key of observations with no tenant (auth off): it takes
 turns with the connections' keys, uncapped as they are."""
@@ -109,6 +115,7 @@ class ObserveConsumer:
         self._executor = executor
         self._judge = judge
         self._extras = check_extras(executor.settings)
+        self._caps = CostCaps(executor.settings, judge)
         self._runs = RollingRuns(recorder) if recorder is not None else None
         self._metrics = metrics
         self._clock = clock
@@ -195,7 +202,13 @@ class ObserveConsumer:
         tenant's share of the workers; a fault leaves them queued (tried again)."""
         tenant = items[0].tenant
         current_caller.set(tenant_key(tenant) if tenant else UNTENANTED)  # this task's own
-        ctx = CheckContext(judge=self._judge, extras=self._extras, tenant=tenant or None)
+        budget = self._caps.budget(rule, tenant)
+        if budget is not None and budget.exhausted:  # spent: no call could be made
+            self._count("skipped", rule, len(items), "cost_cap")
+            return
+        ctx = CheckContext(
+            judge=self._judge, extras=self._extras, tenant=tenant or None, budget=budget
+        )
         key, source = self._sources[rule.name]
         try:
             results = await self._executor.score_results(key, source, [t.case for t in items], ctx)
@@ -206,7 +219,10 @@ class ObserveConsumer:
                 self._count("errors", rule)
             return
         for t, result in zip(items, results, strict=True):
-            t.results[rule.name] = result
+            if any(s.error is not None and s.error.code in _CAPPED for s in result.scores):
+                self._count("skipped", rule, 1, "cost_cap")  # refused before any call
+            else:
+                t.results[rule.name] = result
 
     async def _record(self, rule: Rule, items: Sequence[_Taken]) -> None:
         """Record the rule's scores of one tenant in one chunk; on a failure the
@@ -237,9 +253,9 @@ class ObserveConsumer:
                 m.cost.labels(rule.name).inc(cost)
             m.lag.labels(rule.name).observe(max(0.0, now - t.at))
 
-    def _count(self, what: str, rule: Rule) -> None:
+    def _count(self, what: str, rule: Rule, n: int = 1, *labels: str) -> None:
         if self._metrics is not None:
-            getattr(self._metrics, what).labels(rule.name).inc()
+            getattr(self._metrics, what).labels(rule.name, *labels).inc(n)
 
     def _weigh(self, meta: dict[str, str], trace: str) -> list[Rule]:
         """The rules that sample the observation, each decision counted."""

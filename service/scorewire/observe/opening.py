@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from scorewire.core.errors import StartupError
 from scorewire.judge.redis_url import parse_redis_url, redis_client
+from scorewire.observe.costs import check_rule_prices
 from scorewire.observe.queue import ObservationQueue, SqliteQueue
 from scorewire.observe.redis_queue import RedisQueue
 from scorewire.observe.rules import Rule, load_rules_file
@@ -58,9 +60,12 @@ def open_queue(settings: Settings) -> ObservationQueue:
     )
 
 
-def rules_from_settings(settings: Settings) -> list[Rule]:
-    """The rules of `observe_rules_file` (none when unset); SpecError naming the field."""
+def rules_from_settings(settings: Settings, judge: Any = None) -> list[Rule]:
+    """The rules of `observe_rules_file` (none when unset); SpecError naming the field,
+    a judge check under a cost cap that `judge` cannot price included."""
     if not settings.observe_rules_file:
         return []
     path = settings.state_path() / Path(settings.observe_rules_file).expanduser()
-    return load_rules_file(path)
+    rules = load_rules_file(path)
+    check_rule_prices(rules, settings, judge, "rules")
+    return rules

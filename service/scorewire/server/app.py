@@ -247,7 +247,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     except LabelsUnavailable as err:
         raise StartupError(str(err)) from None
     try:
-        rules = rules_from_settings(settings)
+        rules = rules_from_settings(settings, judge)
     except SpecError as err:
         await labels.close()
         raise StartupError(f"the evaluation rules do not load: {err}") from None

@@ -23,3 +23,17 @@ class ObserveSettings(BaseModel):
     other tenants' batches are still queued. Unset: only `observe_queue_max` bounds a tenant."""
     observe_dedupe_s: int = Field(900, ge=60)
     """Seconds an observation id is remembered: one sent again within them is a DUPLICATE."""
+    observe_rule_cost_cap_hour_usd: float | None = Field(None, ge=0)
+    """Dollars the judge calls of one evaluation rule may spend per hour (UTC hours), across
+    replicas when the judge's budgets are shared through Redis; a rule's own
+    `cost_caps.hour_usd` overrides it. An observation that would pass it is skipped, counted
+    with reason `cost_cap`. Unset: no cap."""
+    observe_rule_cost_cap_day_usd: float | None = Field(None, ge=0)
+    """Dollars one evaluation rule's judge calls may spend per UTC day (a rule's own
+    `cost_caps.day_usd` overrides it); as `observe_rule_cost_cap_hour_usd`."""
+    observe_tenant_cost_cap_hour_usd: float | None = Field(None, ge=0)
+    """Dollars the online evaluation of one tenant's observations may spend on judge calls
+    per hour, over every rule; as `observe_rule_cost_cap_hour_usd`. Unset: no cap."""
+    observe_tenant_cost_cap_day_usd: float | None = Field(None, ge=0)
+    """Dollars one tenant's online evaluation may spend on judge calls per UTC day, over
+    every rule; as `observe_tenant_cost_cap_hour_usd`."""
