@@ -38,11 +38,13 @@ from scorewire.observe.costs import CostCaps
 from scorewire.observe.queue import Delivery, ObservationQueue, QueueUnavailable
 from scorewire.observe.rolling import RollingRuns
 from scorewire.observe.rules import Rule
+from scorewire.observe.ruleset import RuleSet
 from scorewire.observe.wire import flatten, rule_source
 from scorewire.runs import RunRecorder
 from scorewire.scoring import wire
 from scorewire.scoring.executor import Executor
 from scorewire.scoring.limits import check_extras
+from scorewire.scoring.plan_source import PlanSource
 from scorewire.v1 import observe_pb2 as opb
 
 log = logging.getLogger("scorewire.observe")
@@ -93,6 +95,8 @@ class Observing:
     metrics: ObserveMetrics | None = None
     consume: bool = True
     """Run a consumer in this process (False: Observe only queues; tests, benchmarks)."""
+    managed: bool = True
+    """Rules may be created over gRPC, stored beside the queue (False: the file's only)."""
 
 
 class ObserveConsumer:
@@ -101,7 +105,7 @@ class ObserveConsumer:
     def __init__(
         self,
         queue: ObservationQueue,
-        rules: Sequence[Rule],
+        rules: RuleSet,
         executor: Executor,
         *,
         judge: Any = None,
@@ -110,8 +114,8 @@ class ObserveConsumer:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._queue = queue
-        self._rules = list(rules)
-        self._sources = {r.name: rule_source(r) for r in self._rules}
+        self._rules = rules
+        self._sources: dict[str, tuple[Rule, bytes, PlanSource]] = {}
         self._executor = executor
         self._judge = judge
         self._extras = check_extras(executor.settings)
@@ -155,6 +159,7 @@ class ObserveConsumer:
         """Take one batch, score it (one executor batch per rule and tenant), record it
         (one chunk per rule and tenant), mark done what is recorded; returns how many
         were taken."""
+        rules = await self._rules.refresh()
         taken = await self._queue.take(BATCH)
         now = time.monotonic()
         if self._metrics is not None and now - self._depth_read >= DEPTH_EVERY_S:
@@ -168,7 +173,7 @@ class ObserveConsumer:
                     self._metrics.redelivered.inc()
                 finished.append(d)
             else:
-                weighed.append(self._weighed(d))
+                weighed.append(self._weighed(d, rules))
         groups = _groups(weighed)
         if groups:
             await self._settle([t for t in weighed if t.chosen])
@@ -179,10 +184,11 @@ class ObserveConsumer:
         await self._queue.done(finished)
         return len(taken)
 
-    def _weighed(self, d: Delivery) -> _Taken:
+    def _weighed(self, d: Delivery, rules: Sequence[Rule]) -> _Taken:
         """One observation weighed by every rule."""
         obs = opb.Observation.FromString(d.payload)
-        chosen = self._weigh(flatten(obs.metadata), obs.trace.trace_id or obs.observation_id)
+        trace = obs.trace.trace_id or obs.observation_id
+        chosen = self._weigh(rules, flatten(obs.metadata), trace)
         taken = _Taken(d, obs, obs.observed_at.ToNanoseconds() / 1e9, chosen)
         if chosen:
             if not obs.sample.id:
@@ -209,7 +215,7 @@ class ObserveConsumer:
         ctx = CheckContext(
             judge=self._judge, extras=self._extras, tenant=tenant or None, budget=budget
         )
-        key, source = self._sources[rule.name]
+        key, source = self._source(rule)
         try:
             results = await self._executor.score_results(key, source, [t.case for t in items], ctx)
         except Exception as err:  # a fault: tried again after the lease
@@ -257,11 +263,19 @@ class ObserveConsumer:
         if self._metrics is not None:
             getattr(self._metrics, what).labels(rule.name, *labels).inc(n)
 
-    def _weigh(self, meta: dict[str, str], trace: str) -> list[Rule]:
+    def _source(self, rule: Rule) -> tuple[bytes, PlanSource]:
+        """The rule's plan source and key, made once per rule (and again once it changed)."""
+        known = self._sources.get(rule.name)
+        if known is None or known[0] is not rule:
+            known = (rule, *rule_source(rule))
+            self._sources[rule.name] = known
+        return known[1], known[2]
+
+    def _weigh(self, rules: Sequence[Rule], meta: dict[str, str], trace: str) -> list[Rule]:
         """The rules that sample the observation, each decision counted."""
         chosen = []
         m = self._metrics
-        for rule in self._rules:
+        for rule in rules:
             if m is not None:
                 m.observed.labels(rule.name).inc()
             if not rule.matches(meta):

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from scorewire.core.errors import FieldViolation, SpecError, join_path
+from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.judge.budget import Budget, PeriodBudget, Reservation
 from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.observe.rules import Rule
@@ -143,16 +143,18 @@ def capped(rule: Rule, settings: Settings) -> bool:
     )
 
 
-def check_rule_prices(rules: Sequence[Rule], settings: Settings, judge: Any, base: str) -> None:
+def check_rule_prices(
+    rules: Sequence[Rule], settings: Settings, judge: Any, paths: Sequence[str]
+) -> None:
     """SpecError naming every judge check, under a cap, that this server cannot price (or
-    call at all); `base` is where the rules are (`rules`)."""
+    call at all); `paths` are where the rules are (`rules[0]`, or `rule`)."""
     bad: list[FieldViolation] = []
-    for i, rule in enumerate(rules):
+    for rule, path in zip(rules, paths, strict=True):
         if not capped(rule, settings):
             continue
         needs = judge_needs(zip(_paths(rule), rule.plan.checks, strict=True))
         for p in check_judges(needs, judge, budgeted=True, credentials=False):
-            where = join_path(join_path(base, i), p.field)
+            where = f"{path}.{p.field}"
             bad.append(FieldViolation(where, f"{p.description} ({p.setting}): under a cost cap"))
     if bad:
         raise SpecError(bad)

@@ -67,5 +67,5 @@ def rules_from_settings(settings: Settings, judge: Any = None) -> list[Rule]:
         return []
     path = settings.state_path() / Path(settings.observe_rules_file).expanduser()
     rules = load_rules_file(path)
-    check_rule_prices(rules, settings, judge, "rules")
+    check_rule_prices(rules, settings, judge, [f"rules[{i}]" for i in range(len(rules))])
     return rules

@@ -87,6 +87,16 @@ class ObservationQueue(Protocol):
     async def depth(self) -> int:
         """Observations queued or in flight."""
 
+    async def rules(self) -> dict[str, bytes]:
+        """The rules stored over gRPC: name -> the serialized rule."""
+
+    async def put_rule(self, name: str, body: bytes, *, create: bool) -> bool:
+        """Store a rule: `create` only if the name is free, else only if it is stored;
+        False when that does not hold (nothing stored)."""
+
+    async def delete_rule(self, name: str) -> bool:
+        """Remove a stored rule; False when there was none."""
+
     async def close(self) -> None:
         """Release connections."""
 
@@ -103,6 +113,7 @@ CREATE INDEX IF NOT EXISTS observe_queue_ready ON observe_queue (done, taken_at)
 CREATE TABLE IF NOT EXISTS observe_depth (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER);
 INSERT OR IGNORE INTO observe_depth (one, n) VALUES (1, 0);
 CREATE TABLE IF NOT EXISTS observe_tenant_depth (tenant TEXT PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS observe_rules (name TEXT PRIMARY KEY, body BLOB NOT NULL);
 """
 _TENANT_COLUMN = "ALTER TABLE observe_queue ADD COLUMN tenant TEXT NOT NULL DEFAULT ''"
 """A queue file made before observations carried their tenant gains the column."""
@@ -270,6 +281,28 @@ class SqliteQueue:
         """Observations queued or in flight (a counter kept with every write)."""
         rows = await self._run(lambda c: c.execute("SELECT n FROM observe_depth").fetchall())
         return int(rows[0][0])
+
+    async def rules(self) -> dict[str, bytes]:
+        """The stored rules (see `ObservationQueue.rules`)."""
+        sql = "SELECT name, body FROM observe_rules ORDER BY name"
+        rows = await self._run(lambda c: c.execute(sql).fetchall())
+        return {r[0]: bytes(r[1]) for r in rows}
+
+    async def put_rule(self, name: str, body: bytes, *, create: bool) -> bool:
+        """Store a rule in one transaction (see `ObservationQueue.put_rule`)."""
+        sql = (
+            "INSERT INTO observe_rules (name, body) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+            if create
+            else "UPDATE observe_rules SET body = ?2 WHERE name = ?1"
+        )
+        n: int = await self._run(lambda c: c.execute(sql, (name, body)).rowcount)
+        return n == 1
+
+    async def delete_rule(self, name: str) -> bool:
+        """Remove a stored rule."""
+        sql = "DELETE FROM observe_rules WHERE name = ?"
+        n: int = await self._run(lambda c: c.execute(sql, (name,)).rowcount)
+        return n == 1
 
     async def close(self) -> None:
         """Close the file."""

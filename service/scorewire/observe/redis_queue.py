@@ -85,6 +85,13 @@ end
 return 1
 """
 
+# KEYS[1] the rules hash. ARGV: name, body. Replaces a stored rule only; 1 if it did.
+_REPLACE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
 
 class RedisQueue:
     """Observations in a Redis stream read by one consumer group (see the module)."""
@@ -111,6 +118,8 @@ class RedisQueue:
         self._consumer = "c_" + uuid.uuid4().hex[:16]
         self._put = client.register_script(_PUT)
         self._done = client.register_script(_DONE)
+        self._replace = client.register_script(_REPLACE)
+        self._rules = f"{PREFIX}:rules"
         self._ready = False
 
     async def start(self) -> None:
@@ -194,6 +203,21 @@ class RedisQueue:
     async def depth(self) -> int:
         """Entries in the stream: queued or in flight (processed ones are deleted)."""
         return int(await self._call(self._redis.xlen(self._stream)))
+
+    async def rules(self) -> dict[str, bytes]:
+        """The stored rules: a hash, name -> serialized rule."""
+        got = await self._call(self._redis.hgetall(self._rules))
+        return {k.decode(): bytes(v) for k, v in got.items()}
+
+    async def put_rule(self, name: str, body: bytes, *, create: bool) -> bool:
+        """Store a rule (HSETNX to create; a script to replace only a stored one)."""
+        if create:
+            return bool(await self._call(self._redis.hsetnx(self._rules, name, body)))
+        return bool(await self._call(self._replace(keys=[self._rules], args=[name, body])))
+
+    async def delete_rule(self, name: str) -> bool:
+        """Remove a stored rule."""
+        return bool(await self._call(self._redis.hdel(self._rules, name)))
 
     async def close(self) -> None:
         """Close the client's connections."""

@@ -33,6 +33,8 @@ class _Rolling:
     run: RunInfo
     day: str
     summary: SummaryBuilder
+    rule: Rule
+    """The rule as it was when the run began: a changed rule begins a new run."""
     count: int = 0
 
 
@@ -50,7 +52,7 @@ class RollingRuns:
         today, as one chunk (one commit)."""
         day = datetime.now(UTC).strftime("%Y-%m-%d")
         rolling = self.runs.get((rule.name, tenant))
-        if rolling is not None and rolling.day != day:
+        if rolling is not None and (rolling.day != day or rolling.rule != rule):
             await self._finish(rolling)
             rolling = None
         if rolling is None:
@@ -82,9 +84,8 @@ class RollingRuns:
             checks=rule.plan.names,
         )
         await self.recorder.begin(run)
-        return _Rolling(
-            run, day, SummaryBuilder(rule.plan.names, [c.type for c in rule.plan.checks])
-        )
+        names, types = rule.plan.names, [c.type for c in rule.plan.checks]
+        return _Rolling(run, day, SummaryBuilder(names, types), rule)
 
     async def _finish(self, rolling: _Rolling) -> None:
         rolling.run.status = RunStatus.COMPLETE

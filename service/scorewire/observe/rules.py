@@ -217,7 +217,8 @@ def _checks(
     specs: list[CheckSpec] = []
     for i, raw in enumerate(checks or []):
         try:
-            specs.append(parse_check_spec(raw, join_path("checks", i)))
+            spec = raw if isinstance(raw, CheckSpec) else parse_check_spec(raw, f"checks[{i}]")
+            specs.append(spec)
         except SpecError as err:
             bad.extend(_under(path, err.violations))
     if bad:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf import json_format
 from scorewire.core.errors import FieldViolation, SpecError, join_path
-from scorewire.observe.rules import Rule
+from scorewire.observe.rules import CAP_KEYS, Rule, parse_rule
 from scorewire.scoring.plan_source import PlanSource, plan_key
-from scorewire.scoring.wire import json_field_violations
+from scorewire.scoring.wire import check_specs_from_pb, json_field_violations
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -114,7 +115,52 @@ def rule_to_pb(rule: Rule) -> opb.Rule:
     )
     for spec in rule.checks:
         _spec_to_pb(spec, m.checks.add())
+    if "hour_usd" in rule.cost_caps:
+        m.cost_cap_hour_usd = rule.cost_caps["hour_usd"]
+    if "day_usd" in rule.cost_caps:
+        m.cost_cap_day_usd = rule.cost_caps["day_usd"]
     return m
+
+
+def rule_from_pb(m: opb.Rule, path: str) -> Rule:
+    """A rule sent over gRPC, compiled as a rules file's; SpecError naming every bad field
+    under `path` (`rule.checks[0].type`)."""
+    try:
+        checks = check_specs_from_pb(m.checks)
+    except SpecError as err:
+        raise SpecError(
+            [FieldViolation(f"{path}.{v.field}", v.description) for v in err.violations]
+        ) from None
+    raw: dict[str, Any] = {
+        "name": m.name,
+        "checks": checks,
+        "compact": list(m.compact),
+        "filter": dict(m.filter),
+        "sampling_rate": m.sampling_rate,
+        "settle_delay_s": m.settle_delay_s,
+    }
+    caps = {}
+    if m.HasField("cost_cap_hour_usd"):
+        caps["hour_usd"] = m.cost_cap_hour_usd
+    if m.HasField("cost_cap_day_usd"):
+        caps["day_usd"] = m.cost_cap_day_usd
+    if caps:
+        raw["cost_caps"] = caps
+    try:
+        return parse_rule(raw, path)
+    except SpecError as err:
+        raise SpecError(_renamed(err.violations, path)) from None
+
+
+def _renamed(violations: Sequence[FieldViolation], path: str) -> list[FieldViolation]:
+    """The message's names for the rules file's (`cost_caps.hour_usd`: `cost_cap_hour_usd`)."""
+    out = []
+    for v in violations:
+        field = v.field
+        for k in CAP_KEYS:
+            field = field.replace(f"{path}.cost_caps.{k}", f"{path}.cost_cap_{k}")
+        out.append(FieldViolation(field, v.description))
+    return out
 
 
 def rule_source(rule: Rule) -> tuple[bytes, PlanSource]:

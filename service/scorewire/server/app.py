@@ -33,6 +33,7 @@ from scorewire.metrics import start_metrics
 from scorewire.observe.consumer import ObserveConsumer, Observing
 from scorewire.observe.opening import open_queue, rules_from_settings
 from scorewire.observe.queue import QueueUnavailable
+from scorewire.observe.ruleset import RuleSet
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
 from scorewire.server.chosen import chosen
 from scorewire.server.decoding import DecodeGuard
@@ -178,15 +179,15 @@ async def create_server(
             await observing.queue.start()
         except QueueUnavailable as err:  # Redis down: Observe answers UNAVAILABLE until it is up
             log.warning("%s: observations are not queued until it answers", err)
-        names.append(
-            add_observe_service(
-                target, settings, observing.queue, observing.rules, observing.metrics
-            )
+        rules = RuleSet(
+            observing.rules, observing.queue, settings, judge, managed=observing.managed
         )
+        metrics = observing.metrics
+        names.append(add_observe_service(target, settings, observing.queue, rules, metrics))
         if observing.consume:
             consumer = ObserveConsumer(
                 observing.queue,
-                observing.rules,
+                rules,
                 service.executor,
                 judge=judge,
                 recorder=recorder,

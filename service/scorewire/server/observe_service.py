@@ -8,14 +8,15 @@ full share of it `SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import grpc
 from scorewire.core.errors import FieldViolation
 from scorewire.metrics.observe import ObserveMetrics
 from scorewire.observe.queue import ObservationQueue, QueueFull, QueueUnavailable
-from scorewire.observe.rules import Rule
+from scorewire.observe.ruleset import RuleConflict, RuleSet
 from scorewire.observe.wire import checked_batch, queue_id, rule_to_pb
 from scorewire.server.registration import add_service
 from scorewire.server.security import Principal, Role, principal
@@ -39,18 +40,18 @@ class ObserveService(opb_grpc.ObserveServiceServicer):
         self,
         settings: Settings,
         queue: ObservationQueue,
-        rules: Sequence[Rule],
+        rules: RuleSet,
         metrics: ObserveMetrics | None = None,
     ) -> None:
         self._max_output = settings.max_output_bytes
         self._queue = queue
-        self._rules = list(rules)
+        self._rules = rules
         self._metrics = metrics
 
     @guarded_unary
     async def Observe(self, request: opb.ObserveRequest, context: Context) -> opb.ObserveResponse:
         """Check the batch, then queue it whole; one ack per observation."""
-        if not self._rules:
+        if not await self._rules.refresh():
             # Acknowledged would promise a score no rule can give: the consumer would take
             # the observation and drop it.
             raise RequestRejected(
@@ -81,8 +82,55 @@ class ObserveService(opb_grpc.ObserveServiceServicer):
     async def ListRules(
         self, request: opb.ListRulesRequest, context: Context
     ) -> opb.ListRulesResponse:
-        """The rules, in file order."""
-        return opb.ListRulesResponse(rules=[rule_to_pb(r) for r in self._rules])
+        """The rules: the file's in order, then the stored ones by name."""
+        return opb.ListRulesResponse(rules=[rule_to_pb(r) for r in await self._rules.refresh()])
+
+    @guarded_unary
+    async def CreateRule(
+        self, request: opb.CreateRuleRequest, context: Context
+    ) -> opb.CreateRuleResponse:
+        """Store a new rule (admin tokens only)."""
+        _admin_only(context)
+        with _conflicts():
+            return opb.CreateRuleResponse(rule=await self._rules.create(request.rule))
+
+    @guarded_unary
+    async def UpdateRule(
+        self, request: opb.UpdateRuleRequest, context: Context
+    ) -> opb.UpdateRuleResponse:
+        """Replace a stored rule (admin tokens only)."""
+        _admin_only(context)
+        with _conflicts():
+            return opb.UpdateRuleResponse(rule=await self._rules.update(request.rule))
+
+    @guarded_unary
+    async def DeleteRule(
+        self, request: opb.DeleteRuleRequest, context: Context
+    ) -> opb.DeleteRuleResponse:
+        """Remove a stored rule (admin tokens only)."""
+        _admin_only(context)
+        with _conflicts():
+            await self._rules.delete(request.name)
+        return opb.DeleteRuleResponse()
+
+
+def _admin_only(context: Context) -> None:
+    who = principal(context)
+    if who is not None and who.role != Role.ADMIN:
+        raise RequestRejected(
+            grpc.StatusCode.PERMISSION_DENIED, "only admin tokens manage evaluation rules"
+        )
+
+
+@contextlib.contextmanager
+def _conflicts() -> Iterator[None]:
+    """A rule change the rules there are refuse, as its status."""
+    try:
+        yield
+    except RuleConflict as err:
+        raise RequestRejected(getattr(grpc.StatusCode, err.status), str(err)) from None
+    except QueueUnavailable as err:
+        raise RequestRejected(grpc.StatusCode.UNAVAILABLE, str(err)) from None
 
 
 def _stamp_tenant(batch: Sequence[opb.Observation], who: Principal | None) -> None:
@@ -108,7 +156,7 @@ def add_observe_service(
     server: Any,
     settings: Settings,
     queue: ObservationQueue,
-    rules: Sequence[Rule],
+    rules: RuleSet,
     metrics: ObserveMetrics | None = None,
 ) -> str:
     """Register an ObserveService on `server`; returns its full name."""

@@ -149,7 +149,10 @@ type ObservationMetadata struct {
 	Route string `protobuf:"bytes,1,opt,name=route,proto3" json:"route,omitempty"`
 	// The model that produced the output (`gpt-4o-mini`), up to 256 characters.
 	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
-	// The caller's own tenant or customer, up to 256 characters.
+	// The tenant. With bearer tokens on it is the caller's token name: the server writes it
+	// when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+	// It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+	// the scores. Up to 256 characters.
 	Tenant string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// Free labels (`env: prod`), at most 32, keys and values up to 256 characters each.
 	// Rules filter on them as `labels.<key>`.
@@ -519,7 +522,13 @@ type Rule struct {
 	// The share of matching traces scored, 0.0001 to 1.0, decided by the trace id's SHA-256.
 	SamplingRate float64 `protobuf:"fixed64,5,opt,name=sampling_rate,json=samplingRate,proto3" json:"sampling_rate,omitempty"`
 	// Seconds after an observation was produced before it is scored (late spans settle).
-	SettleDelayS  float64 `protobuf:"fixed64,6,opt,name=settle_delay_s,json=settleDelayS,proto3" json:"settle_delay_s,omitempty"`
+	SettleDelayS float64 `protobuf:"fixed64,6,opt,name=settle_delay_s,json=settleDelayS,proto3" json:"settle_delay_s,omitempty"`
+	// Dollars the rule's judge calls may spend per hour; unset: the server's default
+	// (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+	CostCapHourUsd *float64 `protobuf:"fixed64,7,opt,name=cost_cap_hour_usd,json=costCapHourUsd,proto3,oneof" json:"cost_cap_hour_usd,omitempty"`
+	// Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+	// (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+	CostCapDayUsd *float64 `protobuf:"fixed64,8,opt,name=cost_cap_day_usd,json=costCapDayUsd,proto3,oneof" json:"cost_cap_day_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -596,10 +605,24 @@ func (x *Rule) GetSettleDelayS() float64 {
 	return 0
 }
 
+func (x *Rule) GetCostCapHourUsd() float64 {
+	if x != nil && x.CostCapHourUsd != nil {
+		return *x.CostCapHourUsd
+	}
+	return 0
+}
+
+func (x *Rule) GetCostCapDayUsd() float64 {
+	if x != nil && x.CostCapDayUsd != nil {
+		return *x.CostCapDayUsd
+	}
+	return 0
+}
+
 // ListRulesResponse lists the rules.
 type ListRulesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The rules, in the order of the rules file.
+	// The rules: the rules file's in its order, then those created over gRPC by name.
 	Rules         []*Rule `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -642,6 +665,273 @@ func (x *ListRulesResponse) GetRules() []*Rule {
 	return nil
 }
 
+// CreateRuleRequest carries the rule to add.
+type CreateRuleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule; its name must be free.
+	Rule          *Rule `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateRuleRequest) Reset() {
+	*x = CreateRuleRequest{}
+	mi := &file_scorewire_v1_observe_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateRuleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateRuleRequest) ProtoMessage() {}
+
+func (x *CreateRuleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_observe_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateRuleRequest.ProtoReflect.Descriptor instead.
+func (*CreateRuleRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_observe_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CreateRuleRequest) GetRule() *Rule {
+	if x != nil {
+		return x.Rule
+	}
+	return nil
+}
+
+// CreateRuleResponse echoes the rule as stored.
+type CreateRuleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule as ListRules will list it.
+	Rule          *Rule `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateRuleResponse) Reset() {
+	*x = CreateRuleResponse{}
+	mi := &file_scorewire_v1_observe_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateRuleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateRuleResponse) ProtoMessage() {}
+
+func (x *CreateRuleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_observe_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateRuleResponse.ProtoReflect.Descriptor instead.
+func (*CreateRuleResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_observe_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CreateRuleResponse) GetRule() *Rule {
+	if x != nil {
+		return x.Rule
+	}
+	return nil
+}
+
+// UpdateRuleRequest carries a rule replacing the created one of the same name.
+type UpdateRuleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule; its name says which rule it replaces.
+	Rule          *Rule `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateRuleRequest) Reset() {
+	*x = UpdateRuleRequest{}
+	mi := &file_scorewire_v1_observe_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateRuleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateRuleRequest) ProtoMessage() {}
+
+func (x *UpdateRuleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_observe_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateRuleRequest.ProtoReflect.Descriptor instead.
+func (*UpdateRuleRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_observe_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *UpdateRuleRequest) GetRule() *Rule {
+	if x != nil {
+		return x.Rule
+	}
+	return nil
+}
+
+// UpdateRuleResponse echoes the rule as stored.
+type UpdateRuleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule as ListRules will list it.
+	Rule          *Rule `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateRuleResponse) Reset() {
+	*x = UpdateRuleResponse{}
+	mi := &file_scorewire_v1_observe_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateRuleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateRuleResponse) ProtoMessage() {}
+
+func (x *UpdateRuleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_observe_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateRuleResponse.ProtoReflect.Descriptor instead.
+func (*UpdateRuleResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_observe_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *UpdateRuleResponse) GetRule() *Rule {
+	if x != nil {
+		return x.Rule
+	}
+	return nil
+}
+
+// DeleteRuleRequest names the rule to remove.
+type DeleteRuleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rule's name.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRuleRequest) Reset() {
+	*x = DeleteRuleRequest{}
+	mi := &file_scorewire_v1_observe_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRuleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRuleRequest) ProtoMessage() {}
+
+func (x *DeleteRuleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_observe_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRuleRequest.ProtoReflect.Descriptor instead.
+func (*DeleteRuleRequest) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_observe_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *DeleteRuleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// DeleteRuleResponse confirms the removal.
+type DeleteRuleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRuleResponse) Reset() {
+	*x = DeleteRuleResponse{}
+	mi := &file_scorewire_v1_observe_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRuleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRuleResponse) ProtoMessage() {}
+
+func (x *DeleteRuleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_observe_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRuleResponse.ProtoReflect.Descriptor instead.
+func (*DeleteRuleResponse) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_observe_proto_rawDescGZIP(), []int{14}
+}
+
 var File_scorewire_v1_observe_proto protoreflect.FileDescriptor
 
 const file_scorewire_v1_observe_proto_rawDesc = "" +
@@ -674,26 +964,47 @@ const file_scorewire_v1_observe_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\x0e2\x1f.scorewire.v1.ObservationStatusR\x06status\"C\n" +
 	"\x0fObserveResponse\x120\n" +
 	"\x04acks\x18\x01 \x03(\v2\x1c.scorewire.v1.ObservationAckR\x04acks\"\x12\n" +
-	"\x10ListRulesRequest\"\xa3\x02\n" +
+	"\x10ListRulesRequest\"\xac\x03\n" +
 	"\x04Rule\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
 	"\x06checks\x18\x02 \x03(\v2\x17.scorewire.v1.CheckSpecR\x06checks\x12\x18\n" +
 	"\acompact\x18\x03 \x03(\tR\acompact\x126\n" +
 	"\x06filter\x18\x04 \x03(\v2\x1e.scorewire.v1.Rule.FilterEntryR\x06filter\x12#\n" +
 	"\rsampling_rate\x18\x05 \x01(\x01R\fsamplingRate\x12$\n" +
-	"\x0esettle_delay_s\x18\x06 \x01(\x01R\fsettleDelayS\x1a9\n" +
+	"\x0esettle_delay_s\x18\x06 \x01(\x01R\fsettleDelayS\x12.\n" +
+	"\x11cost_cap_hour_usd\x18\a \x01(\x01H\x00R\x0ecostCapHourUsd\x88\x01\x01\x12,\n" +
+	"\x10cost_cap_day_usd\x18\b \x01(\x01H\x01R\rcostCapDayUsd\x88\x01\x01\x1a9\n" +
 	"\vFilterEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x14\n" +
+	"\x12_cost_cap_hour_usdB\x13\n" +
+	"\x11_cost_cap_day_usd\"=\n" +
 	"\x11ListRulesResponse\x12(\n" +
-	"\x05rules\x18\x01 \x03(\v2\x12.scorewire.v1.RuleR\x05rules*x\n" +
+	"\x05rules\x18\x01 \x03(\v2\x12.scorewire.v1.RuleR\x05rules\";\n" +
+	"\x11CreateRuleRequest\x12&\n" +
+	"\x04rule\x18\x01 \x01(\v2\x12.scorewire.v1.RuleR\x04rule\"<\n" +
+	"\x12CreateRuleResponse\x12&\n" +
+	"\x04rule\x18\x01 \x01(\v2\x12.scorewire.v1.RuleR\x04rule\";\n" +
+	"\x11UpdateRuleRequest\x12&\n" +
+	"\x04rule\x18\x01 \x01(\v2\x12.scorewire.v1.RuleR\x04rule\"<\n" +
+	"\x12UpdateRuleResponse\x12&\n" +
+	"\x04rule\x18\x01 \x01(\v2\x12.scorewire.v1.RuleR\x04rule\"'\n" +
+	"\x11DeleteRuleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x14\n" +
+	"\x12DeleteRuleResponse*x\n" +
 	"\x11ObservationStatus\x12\"\n" +
 	"\x1eOBSERVATION_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19OBSERVATION_STATUS_QUEUED\x10\x01\x12 \n" +
-	"\x1cOBSERVATION_STATUS_DUPLICATE\x10\x022\xa6\x01\n" +
+	"\x1cOBSERVATION_STATUS_DUPLICATE\x10\x022\x99\x03\n" +
 	"\x0eObserveService\x12F\n" +
 	"\aObserve\x12\x1c.scorewire.v1.ObserveRequest\x1a\x1d.scorewire.v1.ObserveResponse\x12L\n" +
-	"\tListRules\x12\x1e.scorewire.v1.ListRulesRequest\x1a\x1f.scorewire.v1.ListRulesResponseBj\n" +
+	"\tListRules\x12\x1e.scorewire.v1.ListRulesRequest\x1a\x1f.scorewire.v1.ListRulesResponse\x12O\n" +
+	"\n" +
+	"CreateRule\x12\x1f.scorewire.v1.CreateRuleRequest\x1a .scorewire.v1.CreateRuleResponse\x12O\n" +
+	"\n" +
+	"UpdateRule\x12\x1f.scorewire.v1.UpdateRuleRequest\x1a .scorewire.v1.UpdateRuleResponse\x12O\n" +
+	"\n" +
+	"DeleteRule\x12\x1f.scorewire.v1.DeleteRuleRequest\x1a .scorewire.v1.DeleteRuleResponseBj\n" +
 	"\x10dev.scorewire.v1B\fObserveProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3"
 
 var (
@@ -709,7 +1020,7 @@ func file_scorewire_v1_observe_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_observe_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scorewire_v1_observe_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_scorewire_v1_observe_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_scorewire_v1_observe_proto_goTypes = []any{
 	(ObservationStatus)(0),        // 0: scorewire.v1.ObservationStatus
 	(*TraceContext)(nil),          // 1: scorewire.v1.TraceContext
@@ -721,35 +1032,51 @@ var file_scorewire_v1_observe_proto_goTypes = []any{
 	(*ListRulesRequest)(nil),      // 7: scorewire.v1.ListRulesRequest
 	(*Rule)(nil),                  // 8: scorewire.v1.Rule
 	(*ListRulesResponse)(nil),     // 9: scorewire.v1.ListRulesResponse
-	nil,                           // 10: scorewire.v1.ObservationMetadata.LabelsEntry
-	nil,                           // 11: scorewire.v1.Rule.FilterEntry
-	(*Sample)(nil),                // 12: scorewire.v1.Sample
-	(*Output)(nil),                // 13: scorewire.v1.Output
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*CheckSpec)(nil),             // 15: scorewire.v1.CheckSpec
+	(*CreateRuleRequest)(nil),     // 10: scorewire.v1.CreateRuleRequest
+	(*CreateRuleResponse)(nil),    // 11: scorewire.v1.CreateRuleResponse
+	(*UpdateRuleRequest)(nil),     // 12: scorewire.v1.UpdateRuleRequest
+	(*UpdateRuleResponse)(nil),    // 13: scorewire.v1.UpdateRuleResponse
+	(*DeleteRuleRequest)(nil),     // 14: scorewire.v1.DeleteRuleRequest
+	(*DeleteRuleResponse)(nil),    // 15: scorewire.v1.DeleteRuleResponse
+	nil,                           // 16: scorewire.v1.ObservationMetadata.LabelsEntry
+	nil,                           // 17: scorewire.v1.Rule.FilterEntry
+	(*Sample)(nil),                // 18: scorewire.v1.Sample
+	(*Output)(nil),                // 19: scorewire.v1.Output
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*CheckSpec)(nil),             // 21: scorewire.v1.CheckSpec
 }
 var file_scorewire_v1_observe_proto_depIdxs = []int32{
-	10, // 0: scorewire.v1.ObservationMetadata.labels:type_name -> scorewire.v1.ObservationMetadata.LabelsEntry
-	12, // 1: scorewire.v1.Observation.sample:type_name -> scorewire.v1.Sample
-	13, // 2: scorewire.v1.Observation.output:type_name -> scorewire.v1.Output
+	16, // 0: scorewire.v1.ObservationMetadata.labels:type_name -> scorewire.v1.ObservationMetadata.LabelsEntry
+	18, // 1: scorewire.v1.Observation.sample:type_name -> scorewire.v1.Sample
+	19, // 2: scorewire.v1.Observation.output:type_name -> scorewire.v1.Output
 	1,  // 3: scorewire.v1.Observation.trace:type_name -> scorewire.v1.TraceContext
 	2,  // 4: scorewire.v1.Observation.metadata:type_name -> scorewire.v1.ObservationMetadata
-	14, // 5: scorewire.v1.Observation.observed_at:type_name -> google.protobuf.Timestamp
+	20, // 5: scorewire.v1.Observation.observed_at:type_name -> google.protobuf.Timestamp
 	3,  // 6: scorewire.v1.ObserveRequest.observations:type_name -> scorewire.v1.Observation
 	0,  // 7: scorewire.v1.ObservationAck.status:type_name -> scorewire.v1.ObservationStatus
 	5,  // 8: scorewire.v1.ObserveResponse.acks:type_name -> scorewire.v1.ObservationAck
-	15, // 9: scorewire.v1.Rule.checks:type_name -> scorewire.v1.CheckSpec
-	11, // 10: scorewire.v1.Rule.filter:type_name -> scorewire.v1.Rule.FilterEntry
+	21, // 9: scorewire.v1.Rule.checks:type_name -> scorewire.v1.CheckSpec
+	17, // 10: scorewire.v1.Rule.filter:type_name -> scorewire.v1.Rule.FilterEntry
 	8,  // 11: scorewire.v1.ListRulesResponse.rules:type_name -> scorewire.v1.Rule
-	4,  // 12: scorewire.v1.ObserveService.Observe:input_type -> scorewire.v1.ObserveRequest
-	7,  // 13: scorewire.v1.ObserveService.ListRules:input_type -> scorewire.v1.ListRulesRequest
-	6,  // 14: scorewire.v1.ObserveService.Observe:output_type -> scorewire.v1.ObserveResponse
-	9,  // 15: scorewire.v1.ObserveService.ListRules:output_type -> scorewire.v1.ListRulesResponse
-	14, // [14:16] is the sub-list for method output_type
-	12, // [12:14] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	8,  // 12: scorewire.v1.CreateRuleRequest.rule:type_name -> scorewire.v1.Rule
+	8,  // 13: scorewire.v1.CreateRuleResponse.rule:type_name -> scorewire.v1.Rule
+	8,  // 14: scorewire.v1.UpdateRuleRequest.rule:type_name -> scorewire.v1.Rule
+	8,  // 15: scorewire.v1.UpdateRuleResponse.rule:type_name -> scorewire.v1.Rule
+	4,  // 16: scorewire.v1.ObserveService.Observe:input_type -> scorewire.v1.ObserveRequest
+	7,  // 17: scorewire.v1.ObserveService.ListRules:input_type -> scorewire.v1.ListRulesRequest
+	10, // 18: scorewire.v1.ObserveService.CreateRule:input_type -> scorewire.v1.CreateRuleRequest
+	12, // 19: scorewire.v1.ObserveService.UpdateRule:input_type -> scorewire.v1.UpdateRuleRequest
+	14, // 20: scorewire.v1.ObserveService.DeleteRule:input_type -> scorewire.v1.DeleteRuleRequest
+	6,  // 21: scorewire.v1.ObserveService.Observe:output_type -> scorewire.v1.ObserveResponse
+	9,  // 22: scorewire.v1.ObserveService.ListRules:output_type -> scorewire.v1.ListRulesResponse
+	11, // 23: scorewire.v1.ObserveService.CreateRule:output_type -> scorewire.v1.CreateRuleResponse
+	13, // 24: scorewire.v1.ObserveService.UpdateRule:output_type -> scorewire.v1.UpdateRuleResponse
+	15, // 25: scorewire.v1.ObserveService.DeleteRule:output_type -> scorewire.v1.DeleteRuleResponse
+	21, // [21:26] is the sub-list for method output_type
+	16, // [16:21] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_observe_proto_init() }
@@ -758,13 +1085,14 @@ func file_scorewire_v1_observe_proto_init() {
 		return
 	}
 	file_scorewire_v1_scoring_proto_init()
+	file_scorewire_v1_observe_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_observe_proto_rawDesc), len(file_scorewire_v1_observe_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,8 +28,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ObserveService_Observe_FullMethodName   = "/scorewire.v1.ObserveService/Observe"
-	ObserveService_ListRules_FullMethodName = "/scorewire.v1.ObserveService/ListRules"
+	ObserveService_Observe_FullMethodName    = "/scorewire.v1.ObserveService/Observe"
+	ObserveService_ListRules_FullMethodName  = "/scorewire.v1.ObserveService/ListRules"
+	ObserveService_CreateRule_FullMethodName = "/scorewire.v1.ObserveService/CreateRule"
+	ObserveService_UpdateRule_FullMethodName = "/scorewire.v1.ObserveService/UpdateRule"
+	ObserveService_DeleteRule_FullMethodName = "/scorewire.v1.ObserveService/DeleteRule"
 )
 
 // ObserveServiceClient is the client API for ObserveService service.
@@ -44,16 +47,30 @@ const (
 // and a caller that retries a batch after a lost answer resends it whole (observation ids
 // make that harmless). A stream would acknowledge nothing until it ends, or need an answer
 // stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-// offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-// and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+// offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+// share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+// setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
 type ObserveServiceClient interface {
 	// Observe queues a batch of observations and returns once every accepted one is durably
 	// queued (committed to SQLite, or written by Redis). The batch is queued whole or not at
 	// all.
 	Observe(ctx context.Context, in *ObserveRequest, opts ...grpc.CallOption) (*ObserveResponse, error)
-	// ListRules returns the evaluation rules this server applies, in the order of its rules
-	// file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+	// ListRules returns the evaluation rules this server applies: those of its rules file
+	// (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
 	ListRules(ctx context.Context, in *ListRulesRequest, opts ...grpc.CallOption) (*ListRulesResponse, error)
+	// CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+	// SQLite file or its Redis), so that every replica applies it within a few seconds.
+	// Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+	// unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+	// model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+	// name taken by another rule is ALREADY_EXISTS.
+	CreateRule(ctx context.Context, in *CreateRuleRequest, opts ...grpc.CallOption) (*CreateRuleResponse, error)
+	// UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+	// such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+	UpdateRule(ctx context.Context, in *UpdateRuleRequest, opts ...grpc.CallOption) (*UpdateRuleResponse, error)
+	// DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+	// FAILED_PRECONDITION as UpdateRule.
+	DeleteRule(ctx context.Context, in *DeleteRuleRequest, opts ...grpc.CallOption) (*DeleteRuleResponse, error)
 }
 
 type observeServiceClient struct {
@@ -84,6 +101,36 @@ func (c *observeServiceClient) ListRules(ctx context.Context, in *ListRulesReque
 	return out, nil
 }
 
+func (c *observeServiceClient) CreateRule(ctx context.Context, in *CreateRuleRequest, opts ...grpc.CallOption) (*CreateRuleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateRuleResponse)
+	err := c.cc.Invoke(ctx, ObserveService_CreateRule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *observeServiceClient) UpdateRule(ctx context.Context, in *UpdateRuleRequest, opts ...grpc.CallOption) (*UpdateRuleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateRuleResponse)
+	err := c.cc.Invoke(ctx, ObserveService_UpdateRule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *observeServiceClient) DeleteRule(ctx context.Context, in *DeleteRuleRequest, opts ...grpc.CallOption) (*DeleteRuleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteRuleResponse)
+	err := c.cc.Invoke(ctx, ObserveService_DeleteRule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ObserveServiceServer is the server API for ObserveService service.
 // All implementations must embed UnimplementedObserveServiceServer
 // for forward compatibility.
@@ -96,16 +143,30 @@ func (c *observeServiceClient) ListRules(ctx context.Context, in *ListRulesReque
 // and a caller that retries a batch after a lost answer resends it whole (observation ids
 // make that harmless). A stream would acknowledge nothing until it ends, or need an answer
 // stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-// offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-// and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+// offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+// share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+// setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
 type ObserveServiceServer interface {
 	// Observe queues a batch of observations and returns once every accepted one is durably
 	// queued (committed to SQLite, or written by Redis). The batch is queued whole or not at
 	// all.
 	Observe(context.Context, *ObserveRequest) (*ObserveResponse, error)
-	// ListRules returns the evaluation rules this server applies, in the order of its rules
-	// file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+	// ListRules returns the evaluation rules this server applies: those of its rules file
+	// (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
 	ListRules(context.Context, *ListRulesRequest) (*ListRulesResponse, error)
+	// CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+	// SQLite file or its Redis), so that every replica applies it within a few seconds.
+	// Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+	// unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+	// model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+	// name taken by another rule is ALREADY_EXISTS.
+	CreateRule(context.Context, *CreateRuleRequest) (*CreateRuleResponse, error)
+	// UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+	// such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+	UpdateRule(context.Context, *UpdateRuleRequest) (*UpdateRuleResponse, error)
+	// DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+	// FAILED_PRECONDITION as UpdateRule.
+	DeleteRule(context.Context, *DeleteRuleRequest) (*DeleteRuleResponse, error)
 	mustEmbedUnimplementedObserveServiceServer()
 }
 
@@ -121,6 +182,15 @@ func (UnimplementedObserveServiceServer) Observe(context.Context, *ObserveReques
 }
 func (UnimplementedObserveServiceServer) ListRules(context.Context, *ListRulesRequest) (*ListRulesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListRules not implemented")
+}
+func (UnimplementedObserveServiceServer) CreateRule(context.Context, *CreateRuleRequest) (*CreateRuleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateRule not implemented")
+}
+func (UnimplementedObserveServiceServer) UpdateRule(context.Context, *UpdateRuleRequest) (*UpdateRuleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateRule not implemented")
+}
+func (UnimplementedObserveServiceServer) DeleteRule(context.Context, *DeleteRuleRequest) (*DeleteRuleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteRule not implemented")
 }
 func (UnimplementedObserveServiceServer) mustEmbedUnimplementedObserveServiceServer() {}
 func (UnimplementedObserveServiceServer) testEmbeddedByValue()                        {}
@@ -179,6 +249,60 @@ func _ObserveService_ListRules_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ObserveService_CreateRule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateRuleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ObserveServiceServer).CreateRule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ObserveService_CreateRule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ObserveServiceServer).CreateRule(ctx, req.(*CreateRuleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ObserveService_UpdateRule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateRuleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ObserveServiceServer).UpdateRule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ObserveService_UpdateRule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ObserveServiceServer).UpdateRule(ctx, req.(*UpdateRuleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ObserveService_DeleteRule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteRuleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ObserveServiceServer).DeleteRule(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ObserveService_DeleteRule_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ObserveServiceServer).DeleteRule(ctx, req.(*DeleteRuleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ObserveService_ServiceDesc is the grpc.ServiceDesc for ObserveService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -193,6 +317,18 @@ var ObserveService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListRules",
 			Handler:    _ObserveService_ListRules_Handler,
+		},
+		{
+			MethodName: "CreateRule",
+			Handler:    _ObserveService_CreateRule_Handler,
+		},
+		{
+			MethodName: "UpdateRule",
+			Handler:    _ObserveService_UpdateRule_Handler,
+		},
+		{
+			MethodName: "DeleteRule",
+			Handler:    _ObserveService_DeleteRule_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
