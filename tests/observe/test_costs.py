@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from scorewire.core.errors import SpecError
 from scorewire.judge.shared import SharedBudget
+from scorewire.observe.costs import CostCaps
 from scorewire.observe.opening import rules_from_settings
 from scorewire.observe.queue import SqliteQueue
 from scorewire.observe.rules import parse_rules
@@ -130,3 +131,20 @@ def test_cost_caps_are_checked_at_load() -> None:
         "rules[0].cost_caps.hour_usd",
         "rules[0].cost_caps.week_usd",
     ]
+
+
+async def test_a_rule_changed_to_another_cap_is_held_to_the_new_one() -> None:
+    # a rule updated over gRPC with a higher cap is not kept to the budget of the old one
+    caps = CostCaps(Settings(), judge=None)
+    before, after = (
+        parse_rules({"rules": [{"name": "r", "compact": ["contains:x"], "cost_caps": c}]})[0]
+        for c in ({"hour_usd": 0}, {"hour_usd": 1})
+    )
+    spent, raised = caps.budget(before, "t"), caps.budget(after, "t")
+    assert spent is not None and raised is not None
+    assert await spent.reserve(0.5) is None
+    assert await raised.reserve(0.5) is not None
+    assert (
+        caps.budget(parse_rules({"rules": [{"name": "n", "compact": ["contains:x"]}]})[0], "t")
+        is None
+    )

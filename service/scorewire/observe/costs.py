@@ -95,7 +95,9 @@ class CostCaps:
         self._settings = settings
         ledger = getattr(judge, "ledger", None)
         self._ledger = ledger if isinstance(ledger, Ledger) else None
-        self._budgets: dict[str, Budget] = {}
+        self._budgets: dict[tuple[str, float], Budget] = {}
+        """By name and limit: a rule changed over gRPC to another cap gets a budget of that
+        limit (shared ones keep what was spent under their name)."""
 
     def budget(self, rule: Rule, tenant: str) -> AllOf | None:
         """What the rule's judge calls for `tenant`'s observations are held in; None when
@@ -111,13 +113,13 @@ class CostCaps:
         return AllOf(budgets) if budgets else None
 
     def _get(self, name: str, limit: float, period_s: float) -> Budget:
-        budget = self._budgets.get(name)
+        budget = self._budgets.get((name, limit))
         if budget is None:
             if self._ledger is not None:
                 budget = SharedBudget(self._ledger, f"observe:{name}", limit, period_s=period_s)
             else:
                 budget = PeriodBudget(limit, period_s)
-            self._budgets[name] = budget
+            self._budgets[(name, limit)] = budget
         return budget
 
 
