@@ -7,8 +7,10 @@ A service hands each output it produced to Observe and goes on: the server queue
 durably (Redis Streams when the server has a `redis://` queue URL, else a
 SQLite file under its state directory) and answers. A consumer in every server process
 takes queued observations, applies the evaluation rules (which traffic, what share of
-it, which checks) and records the scores as rolling runs, one per rule and UTC day,
-which the RunService lists like any other run.
+it, which checks), scores the sampled ones through the scoring workers (judge checks
+through the server's judge, under the cost caps) and records the scores as rolling runs,
+one per rule, tenant and UTC day, which the RunService lists to that tenant like any
+other run.
 """
 
 from collections import abc as _abc
