@@ -1,9 +1,10 @@
-"""The ObserveService handlers: check a batch, queue it durably, list the rules.
+"""The ObserveService handlers: check a batch, queue it durably, list and manage the rules.
 
 A batch is checked whole before anything is queued (`observe.wire.checked_batch`:
 INVALID_ARGUMENT naming every bad field), then queued in one write: whole or not at all
 (a full queue is RESOURCE_EXHAUSTED naming `SCOREWIRE_OBSERVE_QUEUE_MAX`, a tenant's
-full share of it `SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`).
+full share of it `SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`). Rules are changed by admin
+tokens only, through `observe.ruleset.RuleSet`.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ class ObserveService(opb_grpc.ObserveServiceServicer):
             # the observation and drop it.
             raise RequestRejected(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                "no evaluation rules are loaded (SCOREWIRE_OBSERVE_RULES_FILE): "
-                "nothing would score these observations",
+                "no evaluation rules are loaded (SCOREWIRE_OBSERVE_RULES_FILE) or created "
+                "(CreateRule): nothing would score these observations",
             )
         batch = checked_batch(request, self._max_output)
         _stamp_tenant(batch, principal(context))
