@@ -1,7 +1,7 @@
 """The documentation's reference pages, generated from the sources so they cannot drift.
 
 - `reference/checks.md`: the check registry (what `ListChecks` and `scorewire checks` serve);
-- `reference/settings.md`: the settings model (`service/scorewire/settings.py`), each field
+- `reference/settings.md`: the settings model (`service/scorewire/settings/`), each field
   as `SCOREWIRE_<NAME>` with its type, default and docstring;
 - `reference/api.md`: the proto comments, read from the descriptor set that
   `scripts/generate.sh` writes with source info (`make check-generated` keeps it fresh).
@@ -140,14 +140,14 @@ def _check_section(t: Any) -> list[str]:
 
 def _settings_source() -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
     """Field -> (its class, its annotation, its docstring); class -> its docstring."""
-    fields: dict[str, tuple[str, str, str]] = {}
-    classes: dict[str, str] = {}
-    # A part too big for settings.py lives in a module of its own (settings_jobs.py).
+    package = ROOT / "service/scorewire/settings"
     nodes = [
         node
-        for name in ("settings.py", "settings_jobs.py")
-        for node in ast.parse((ROOT / "service/scorewire" / name).read_text("utf-8")).body
+        for path in sorted(package.glob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
     ]
+    fields: dict[str, tuple[str, str, str]] = {}
+    classes: dict[str, str] = {}
     for node in nodes:
         if not isinstance(node, ast.ClassDef):
             continue

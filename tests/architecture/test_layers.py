@@ -20,9 +20,6 @@ PACKAGE = SERVICE / "scorewire"
 # and its own part. Parts of equal rank are independent of each other.
 LAYERS: dict[str, int] = {
     "core": 0,
-    # The jobs part of the settings model, kept apart (settings.py is at its size limit):
-    # below `settings`, which joins it into `Settings`, and importing nothing of ours.
-    "settings_jobs": -1,
     "settings": 0,
     "regex": 1,
     "schema": 2,

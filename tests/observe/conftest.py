@@ -23,7 +23,11 @@ async def open_queue(request, tmp_path) -> AsyncIterator[QueueOpener]:
     url = request.getfixturevalue("redis_server").url if request.param == "redis" else ""
 
     async def opener(
-        *, max_depth: int = 100, lease_s: float = 300.0, dedupe_s: float = 900.0
+        *,
+        max_depth: int = 100,
+        max_per_tenant: int | None = None,
+        lease_s: float = 300.0,
+        dedupe_s: float = 900.0,
     ) -> ObservationQueue:
         queue: ObservationQueue
         if url:
@@ -34,10 +38,21 @@ async def open_queue(request, tmp_path) -> AsyncIterator[QueueOpener]:
                 pool_size=4,
                 decode_responses=False,
             )
-            queue = RedisQueue(client, url, max_depth=max_depth, lease_s=lease_s, dedupe_s=dedupe_s)
+            queue = RedisQueue(
+                client,
+                url,
+                max_depth=max_depth,
+                max_per_tenant=max_per_tenant,
+                lease_s=lease_s,
+                dedupe_s=dedupe_s,
+            )
         else:
             queue = SqliteQueue(
-                tmp_path / "observe.db", max_depth=max_depth, lease_s=lease_s, dedupe_s=dedupe_s
+                tmp_path / "observe.db",
+                max_depth=max_depth,
+                max_per_tenant=max_per_tenant,
+                lease_s=lease_s,
+                dedupe_s=dedupe_s,
             )
         await queue.start()
         opened.append(queue)

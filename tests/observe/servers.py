@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import grpc
 from prometheus_client import CollectorRegistry
 from scorewire.metrics.observe import ObserveMetrics
+from scorewire.observe.consumer import Observing
 from scorewire.observe.queue import ObservationQueue
 from scorewire.observe.rules import Rule, parse_rules
 from scorewire.runs import RunStore
 from scorewire.server.app import Running, create_server
-from scorewire.server.observe_consumer import Observing
 from scorewire.settings import Settings
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import observe_pb2_grpc, runs_pb2_grpc
@@ -40,6 +40,7 @@ async def observe_server(
     runs: RunStore | None = None,
     consume: bool = True,
     judge: object = None,
+    **settings: object,
 ) -> AsyncIterator[ObserveServer]:
     """A server on a free port queueing into `queue`, scoring by `rules` into `runs`
     (default: one rule scoring everything with `contains`; `()` loads none)."""
@@ -47,8 +48,8 @@ async def observe_server(
         rules = parse_rules({"rules": [{"name": "all", "compact": ["contains:Paris"]}]})
     registry = CollectorRegistry()
     observing = Observing(queue, rules, ObserveMetrics(registry), consume=consume)
-    settings = Settings(host="127.0.0.1", port=0, metrics_enabled=False)
-    running, port = await create_server(settings, runs=runs, observing=observing, judge=judge)
+    config = Settings(host="127.0.0.1", port=0, metrics_enabled=False, **settings)  # type: ignore[arg-type]
+    running, port = await create_server(config, runs=runs, observing=observing, judge=judge)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
         yield ObserveServer(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scorewire.core.fairness import tenant_key
 from scorewire.observe.rules import parse_rules, trace_fraction
 from scorewire.runs.sqlite import SqliteRunStore
 from scorewire.v1 import observe_pb2 as opb
@@ -131,3 +132,24 @@ async def test_a_judge_rule_calls_the_judge_once_per_sampled_observation_and_cou
         assert h.openai.calls == 2
     assert all(r.result.passed for r in scored)
     assert cost > 0
+
+
+async def test_observations_are_scored_by_the_executor_in_their_tenants_share(
+    open_queue: QueueOpener, tmp_path: Path
+) -> None:
+    # deterministic checks go to the scoring workers (not the serving loop), each job in
+    # the share of the tenant that sent the observation, as every other entry point's
+    store = await SqliteRunStore.open(str(tmp_path / "runs.db"))
+    batch = [observation("Paris", trace=t) for t in _traces(3)]
+    for o in batch:
+        o.metadata.tenant = "acme"
+    async with observe_server(await open_queue(), parse_rules(RULES), runs=store) as srv:
+        pool = srv.running.service.executor.pool
+        assert pool is not None
+        await srv.observe.Observe(opb.ObserveRequest(observations=batch))
+        scored = await wait_until_async(lambda: _count(srv, "paris", 3), "three scored")
+        jobs = dict(pool.by_tenant)
+    assert jobs.get(tenant_key("acme"), 0) >= 1
+    assert set(jobs) == {tenant_key("acme")}
+    assert all(r.result.passed for r in scored)
+    assert [s.reason for s in scored[0].result.scores] != [""]  # reasons kept from the worker

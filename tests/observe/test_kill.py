@@ -15,10 +15,10 @@ from collections import Counter
 from pathlib import Path
 
 import grpc
+from scorewire.observe.consumer import BATCH
 from scorewire.observe.queue import SqliteQueue
 from scorewire.observe.rules import parse_rules
 from scorewire.runs.sqlite import SqliteRunStore
-from scorewire.server.observe_consumer import BATCH
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import observe_pb2_grpc
 from scorewire.v1 import runs_pb2 as rpb

@@ -4,7 +4,8 @@
   `duplicate`);
 - `scorewire_observe_observed_total{rule}`: observations a consumer weighed for the rule;
 - `scorewire_observe_skipped_total{rule,reason}`: not scored, and why (`filter`: the
-  metadata did not match; `rate`: the trace fell outside the sampling rate);
+  metadata did not match; `rate`: the trace fell outside the sampling rate; `cost_cap`:
+  sampled, but a cost cap of the rule or the tenant refused its judge calls);
 - `scorewire_observe_sampled_total{rule}`: observations the rule sampled;
 - `scorewire_observe_scored_total{rule,outcome}`: observations scored (`pass`, `fail`);
 - `scorewire_observe_errors_total{rule}`: sampled observations whose scoring or recording
@@ -43,7 +44,7 @@ class ObserveMetrics:
         )
         self.skipped = Counter(
             "scorewire_observe_skipped",
-            "Observations a rule did not score, by reason (filter, rate).",
+            "Observations a rule did not score, by reason (filter, rate, cost_cap).",
             ("rule", "reason"),
             registry=registry,
         )

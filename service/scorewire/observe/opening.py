@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from scorewire.core.errors import StartupError
 from scorewire.judge.redis_url import parse_redis_url, redis_client
+from scorewire.observe.costs import check_rule_prices
 from scorewire.observe.queue import ObservationQueue, SqliteQueue
 from scorewire.observe.redis_queue import RedisQueue
 from scorewire.observe.rules import Rule, load_rules_file
@@ -33,7 +35,10 @@ def open_queue(settings: Settings) -> ObservationQueue:
     if url is None:
         path = settings.state_path() / QUEUE_FILE
         return SqliteQueue(
-            path, max_depth=settings.observe_queue_max, dedupe_s=settings.observe_dedupe_s
+            path,
+            max_depth=settings.observe_queue_max,
+            max_per_tenant=settings.observe_queue_max_per_tenant,
+            dedupe_s=settings.observe_dedupe_s,
         )
     try:
         target = parse_redis_url(url, "SCOREWIRE_OBSERVE_QUEUE_URL")
@@ -50,13 +55,17 @@ def open_queue(settings: Settings) -> ObservationQueue:
         client,
         f"redis:{target.describe()}",
         max_depth=settings.observe_queue_max,
+        max_per_tenant=settings.observe_queue_max_per_tenant,
         dedupe_s=settings.observe_dedupe_s,
     )
 
 
-def rules_from_settings(settings: Settings) -> list[Rule]:
-    """The rules of `observe_rules_file` (none when unset); SpecError naming the field."""
+def rules_from_settings(settings: Settings, judge: Any = None) -> list[Rule]:
+    """The rules of `observe_rules_file` (none when unset); SpecError naming the field,
+    a judge check under a cost cap that `judge` cannot price included."""
     if not settings.observe_rules_file:
         return []
     path = settings.state_path() / Path(settings.observe_rules_file).expanduser()
-    return load_rules_file(path)
+    rules = load_rules_file(path)
+    check_rule_prices(rules, settings, judge, [f"rules[{i}]" for i in range(len(rules))])
+    return rules

@@ -9,7 +9,8 @@ survives a Redis restart but for the last second, with `always` entirely.
 
 Consumers read with XREADGROUP; an entry a dead consumer held longer than the lease is
 claimed by another (XAUTOCLAIM). `done` marks the ids processed, acknowledges and deletes
-the entries in one transaction, so the stream's length is the queue's depth.
+the entries in one script, so the stream's length is the queue's depth; each tenant's
+depth is a counter in a hash, kept by the same scripts.
 """
 
 from __future__ import annotations
@@ -24,33 +25,71 @@ from scorewire.observe.queue import (
     Delivery,
     QueueFull,
     QueueUnavailable,
+    tenant_full,
 )
 
 PREFIX = "scorewire:observe"
 GROUP = "scorewire-observe"
 
-# KEYS[1] the stream; ARGV: max depth, id TTL (s), id key prefix, then id, payload pairs.
-# Returns -1 - depth when the new ones do not fit, else one 1 (queued) or 0 per id.
+# KEYS[1] the stream, KEYS[2] the tenants' depths (a hash). ARGV: max depth, id TTL (s),
+# id key prefix, max per tenant (-1: none), then id, payload, tenant triples.
+# Returns {-1, depth} when the new ones do not fit the queue, {-2, tenant, its depth} when
+# they do not fit a tenant's share, else one 1 (queued) or 0 (a duplicate) per id.
 _PUT = """
 local depth = redis.call('XLEN', KEYS[1])
-local fresh, seen = 0, {}
-for i = 4, #ARGV, 2 do
+local fresh, seen, per = 0, {}, {}
+for i = 5, #ARGV, 3 do
   local id = ARGV[i]
-  if not seen[id] and redis.call('EXISTS', ARGV[3] .. id) == 0 then fresh = fresh + 1 end
+  if not seen[id] and redis.call('EXISTS', ARGV[3] .. id) == 0 then
+    fresh = fresh + 1
+    per[ARGV[i + 2]] = (per[ARGV[i + 2]] or 0) + 1
+  end
   seen[id] = true
 end
-if depth + fresh > tonumber(ARGV[1]) then return -1 - depth end
+if depth + fresh > tonumber(ARGV[1]) then return {-1, depth} end
+local cap = tonumber(ARGV[4])
+if cap >= 0 then
+  for t, n in pairs(per) do
+    local held = tonumber(redis.call('HGET', KEYS[2], t) or '0')
+    if held + n > cap then return {-2, t, held} end
+  end
+end
 local out = {}
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 3 do
   local id = ARGV[i]
   if redis.call('SET', ARGV[3] .. id, 'q', 'NX', 'EX', ARGV[2]) then
-    redis.call('XADD', KEYS[1], '*', 'id', id, 'p', ARGV[i + 1])
+    redis.call('XADD', KEYS[1], '*', 'id', id, 'p', ARGV[i + 1], 't', ARGV[i + 2])
+    redis.call('HINCRBY', KEYS[2], ARGV[i + 2], 1)
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
   end
 end
 return out
+"""
+
+# KEYS[1] the stream, KEYS[2] the tenants' depths. ARGV: id TTL (s), id key prefix, the
+# group, then id, entry id, tenant triples. Marks each id processed, acknowledges and
+# deletes its entry; a tenant's depth falls only for an entry this call deleted, so an
+# entry done twice (claimed by two consumers) is not counted off twice.
+_DONE = """
+for i = 4, #ARGV, 3 do
+  redis.call('SET', ARGV[2] .. ARGV[i], 'd', 'EX', ARGV[1])
+  redis.call('XACK', KEYS[1], ARGV[3], ARGV[i + 1])
+  if redis.call('XDEL', KEYS[1], ARGV[i + 1]) == 1 then
+    if redis.call('HINCRBY', KEYS[2], ARGV[i + 2], -1) <= 0 then
+      redis.call('HDEL', KEYS[2], ARGV[i + 2])
+    end
+  end
+end
+return 1
+"""
+
+# KEYS[1] the rules hash. ARGV: name, body. Replaces a stored rule only; 1 if it did.
+_REPLACE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
 """
 
 
@@ -63,9 +102,11 @@ class RedisQueue:
         description: str,
         *,
         max_depth: int,
+        max_per_tenant: int | None = None,
         lease_s: float = DEFAULT_LEASE_S,
         dedupe_s: float = DEDUPE_WINDOW_S,
     ) -> None:
+        self._per_tenant = max_per_tenant
         self._dedupe_s = max(1, int(dedupe_s))
         self._redis = client
         self.description = description
@@ -73,8 +114,12 @@ class RedisQueue:
         self._lease_ms = int(lease_s * 1000)
         self._stream = f"{PREFIX}:stream"
         self._ids = f"{PREFIX}:id:"
+        self._tenants = f"{PREFIX}:tenants"
         self._consumer = "c_" + uuid.uuid4().hex[:16]
         self._put = client.register_script(_PUT)
+        self._done = client.register_script(_DONE)
+        self._replace = client.register_script(_REPLACE)
+        self._rules = f"{PREFIX}:rules"
         self._ready = False
 
     async def start(self) -> None:
@@ -98,20 +143,25 @@ class RedisQueue:
                 f"the observation queue {self.description} does not answer ({type(err).__name__})"
             ) from err
 
-    async def put(self, items: Sequence[tuple[str, bytes]]) -> list[bool]:
+    async def put(
+        self, items: Sequence[tuple[str, bytes]], tenants: Sequence[str] = ()
+    ) -> list[bool]:
         """Queue the batch in one script (see `ObservationQueue.put`)."""
         if not self._ready:  # Redis did not answer at start-up
             await self.start()
-        args: list[Any] = [self._max, self._dedupe_s, self._ids]
-        for i, p in items:
-            args.extend((i, p))
-        got = await self._call(self._put(keys=[self._stream], args=args))
-        if isinstance(got, int):
-            depth = -1 - got
+        cap = -1 if self._per_tenant is None else self._per_tenant
+        args: list[Any] = [self._max, self._dedupe_s, self._ids, cap]
+        for (i, p), t in zip(items, tenants or [""] * len(items), strict=True):
+            args.extend((i, p, t))
+        got = await self._call(self._put(keys=[self._stream, self._tenants], args=args))
+        if got and int(got[0]) == -1:
             raise QueueFull(
-                f"the observation queue holds {depth} of at most {self._max} "
+                f"the observation queue holds {got[1]} of at most {self._max} "
                 "(SCOREWIRE_OBSERVE_QUEUE_MAX): the batch does not fit"
             )
+        if got and int(got[0]) == -2:
+            tenant = got[1].decode() if isinstance(got[1], bytes) else str(got[1])
+            raise QueueFull(tenant_full(tenant, int(got[2]), cap, len(items)))
         return [bool(x) for x in got]
 
     async def take(self, limit: int) -> list[Delivery]:
@@ -142,20 +192,32 @@ class RedisQueue:
         return bool(await self._call(self._redis.get(self._ids + delivery.id)) == b"d")
 
     async def done(self, deliveries: Sequence[Delivery]) -> None:
-        """Mark processed, acknowledge and delete, in one MULTI/EXEC."""
+        """Mark processed, acknowledge and delete, in one script (`_DONE`)."""
         if not deliveries:
             return
-        pipe = self._redis.pipeline(transaction=True)
+        args: list[Any] = [self._dedupe_s, self._ids, GROUP]
         for d in deliveries:
-            pipe.set(self._ids + d.id, "d", ex=self._dedupe_s)
-        tokens = [d.token for d in deliveries]
-        pipe.xack(self._stream, GROUP, *tokens)
-        pipe.xdel(self._stream, *tokens)
-        await self._call(pipe.execute())
+            args.extend((d.id, d.token, d.tenant))
+        await self._call(self._done(keys=[self._stream, self._tenants], args=args))
 
     async def depth(self) -> int:
         """Entries in the stream: queued or in flight (processed ones are deleted)."""
         return int(await self._call(self._redis.xlen(self._stream)))
+
+    async def rules(self) -> dict[str, bytes]:
+        """The stored rules: a hash, name -> serialized rule."""
+        got = await self._call(self._redis.hgetall(self._rules))
+        return {k.decode(): bytes(v) for k, v in got.items()}
+
+    async def put_rule(self, name: str, body: bytes, *, create: bool) -> bool:
+        """Store a rule (HSETNX to create; a script to replace only a stored one)."""
+        if create:
+            return bool(await self._call(self._redis.hsetnx(self._rules, name, body)))
+        return bool(await self._call(self._replace(keys=[self._rules], args=[name, body])))
+
+    async def delete_rule(self, name: str) -> bool:
+        """Remove a stored rule."""
+        return bool(await self._call(self._redis.hdel(self._rules, name)))
 
     async def close(self) -> None:
         """Close the client's connections."""
@@ -165,4 +227,5 @@ class RedisQueue:
 def _delivery(entry: Any, deliveries: int) -> Delivery:
     token, fields = entry
     token = token.decode() if isinstance(token, bytes) else token
-    return Delivery(fields[b"id"].decode(), bytes(fields[b"p"]), token, deliveries)
+    tenant = fields.get(b"t", b"").decode()
+    return Delivery(fields[b"id"].decode(), bytes(fields[b"p"]), token, deliveries, tenant)

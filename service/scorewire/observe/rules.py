@@ -13,12 +13,14 @@ path (`rules[1].checks[0].type`), never found later by the consumer.
         filter: {route: /checkout, labels.env: prod}
         sampling_rate: 0.1
         settle_delay_s: 5
+        cost_caps: {hour_usd: 1.0, day_usd: 10.0}
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +43,11 @@ well within the queue's lease (`queue.DEFAULT_LEASE_S`)."""
 FILTER_KEYS = frozenset(("route", "model", "tenant"))
 """Metadata a filter may name besides `labels.<key>`."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
-_RULE_KEYS = frozenset(("name", "checks", "compact", "filter", "sampling_rate", "settle_delay_s"))
+_RULE_KEYS = frozenset(
+    ("name", "checks", "compact", "filter", "sampling_rate", "settle_delay_s", "cost_caps")
+)
+CAP_KEYS = ("hour_usd", "day_usd")
+"""A rule's own cost caps: dollars its judge calls may spend per hour and per day."""
 _TWO_64 = float(1 << 64)
 
 
@@ -72,6 +78,8 @@ class Rule:
     """Seconds after an observation was produced before it is scored."""
     plan: Plan = field(repr=False, compare=False)
     """The compiled checks (structured first, then compact)."""
+    cost_caps: Mapping[str, float] = field(default_factory=dict)
+    """The rule's own caps by `CAP_KEYS` (USD); one not set falls back to the setting."""
 
     def matches(self, metadata: Mapping[str, str]) -> bool:
         """Whether every filter pair equals the observation's metadata (flattened: labels
@@ -144,10 +152,29 @@ def parse_rule(raw: Any, path: str) -> Rule:
     delay = _number(raw.get("settle_delay_s", 0.0), join_path(path, "settle_delay_s"), bad)
     if delay is not None and not 0 <= delay <= MAX_SETTLE_DELAY_S:
         bad.append(FieldViolation(join_path(path, "settle_delay_s"), "must be 0 to 60"))
+    caps = _caps(raw.get("cost_caps"), join_path(path, "cost_caps"), bad)
     specs, compact, plan = _checks(raw.get("checks"), raw.get("compact"), path, bad)
     if bad or plan is None:
         raise SpecError(bad)
-    return Rule(name, specs, compact, filters, rate or 1.0, delay or 0.0, plan)
+    return Rule(name, specs, compact, filters, rate or 1.0, delay or 0.0, plan, caps)
+
+
+def _caps(raw: Any, path: str, bad: list[FieldViolation]) -> dict[str, float]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        bad.append(FieldViolation(path, "must be a mapping: hour_usd, day_usd"))
+        return {}
+    out = {}
+    for k, v in raw.items():
+        where = join_path(path, str(k))
+        if k not in CAP_KEYS:
+            bad.append(FieldViolation(where, f"unknown key; known: {list(CAP_KEYS)}"))
+        elif isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:
+            bad.append(FieldViolation(where, "must be a finite number of USD >= 0"))
+        else:
+            out[str(k)] = float(v)
+    return out
 
 
 def _filter(raw: Any, path: str, bad: list[FieldViolation]) -> dict[str, str]:
@@ -190,7 +217,8 @@ def _checks(
     specs: list[CheckSpec] = []
     for i, raw in enumerate(checks or []):
         try:
-            specs.append(parse_check_spec(raw, join_path("checks", i)))
+            spec = raw if isinstance(raw, CheckSpec) else parse_check_spec(raw, f"checks[{i}]")
+            specs.append(spec)
         except SpecError as err:
             bad.extend(_under(path, err.violations))
     if bad:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -41,10 +41,11 @@ from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.engine import native
 from scorewire.engine.metering import request_meter
-from scorewire.engine.runner import Case, CaseResult, Plan, score_case, score_case_sync
+from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_case, score_case_sync
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import Tally, tally_from_counts
 from scorewire.scoring import wire
+from scorewire.scoring.chunks import BATCH_MAX_RESULTS
 from scorewire.scoring.compiler import CompiledPlan, compile_plan, native_plan
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plan_source import PlanSource, SourceMemo, source_bytes
@@ -312,6 +313,47 @@ class Executor:
                 f.exception()  # a plan that fails here is scored by the workers
 
         future.add_done_callback(done)
+
+    # ---- a batch, its results in hand (online evaluation) -------------------------------
+
+    async def score_results(
+        self, key: bytes, source: PlanSource, cases: Sequence[bytes], ctx: CheckContext
+    ) -> list[CaseResult]:
+        """Score serialized `Case`s; their results in order, reasons included.
+
+        By the module's rule for a batch: a plan that waits on I/O here, its cases
+        concurrently (`max_concurrency`); any other in the workers, in chunks of at most
+        `BATCH_MAX_RESULTS` (here when there are none). The jobs take the share of the
+        current caller (`core.fairness.current_caller`)."""
+        info = await self.info(key, source, ctx.deadline)
+        if info.any_async or self.pool is None:
+            plan = (await self.compiled_here(key, source)).plan
+            todo = [wire.python_case(b, i) for i, b in enumerate(cases)]
+            if not info.any_async:
+                return [score_case_sync(plan, c, ctx) for c in todo]
+            limit = self.settings.max_concurrency
+            with tracing.span("scorewire.cases", {tracing.CASES: len(todo)}):
+                out = [r async for r in run_cases(plan, todo, ctx, concurrency=limit)]
+            return sorted(out, key=lambda r: r.index)
+        timeout = self.settings.check_timeout_s
+        chunks = [
+            list(cases[at : at + BATCH_MAX_RESULTS])
+            for at in range(0, len(cases), BATCH_MAX_RESULTS)
+        ]
+        jobs = [
+            WorkerJob(
+                key,
+                source,
+                Reply.RESULTS,
+                timeout,
+                cases=c,
+                first=i * BATCH_MAX_RESULTS,
+                count=len(c),
+            )
+            for i, c in enumerate(chunks)
+        ]
+        answers = await asyncio.gather(*(self.run(job, ctx.deadline) for job in jobs))
+        return [r for answer in answers for r in answer.message]
 
     # ---- in process (no workers) -------------------------------------------------------
 

@@ -264,6 +264,9 @@ class ScoringPool:
         """Workers replaced after a kill or a crash (for tests and logs)."""
         self.submitted = 0
         """Jobs handed to the pool so far."""
+        self.by_tenant: collections.Counter[str] = collections.Counter()
+        """Jobs handed to the pool so far by tenant caller key (`tenant:<name>`); callers
+        told apart by their connection (auth off) are not kept: they are unbounded."""
         self._workers = [_Worker(self, i) for i in range(self.size)]
         self._idle: list[_Worker] = []
         cap = settings.tenant_max_workers
@@ -366,6 +369,8 @@ class ScoringPool:
         loop = self._loop or asyncio.get_running_loop()
         entry = _Entry(job, caller, loop.create_future())
         self.submitted += 1
+        if caller.startswith(TENANT):
+            self.by_tenant[caller] += 1
         # A tenant holds at most its cap; callers told apart only by their connection
         # (auth off) take turns without one, since one client may hold many connections.
         self._waiting.push(caller, entry, capped=caller.startswith(TENANT))

@@ -442,3 +442,33 @@ def summary_to_pb(s: Summary) -> pb.RunSummary:
             for t in s.checks
         ],
     )
+
+
+def json_field_violations(
+    sample: pb.Sample, output: pb.Output, base: str = ""
+) -> list[FieldViolation]:
+    """What is wrong with a case's JSON-text fields: set beside their `Value`, or not JSON.
+
+    Paths are under `base` (`cases[3]`): `cases[3].sample.expected_json`. Parsing is the
+    cost of the check; the parsed value is not kept (the scoring worker parses again).
+    """
+    inp, exp, val = sample.input_json, sample.expected_json, output.value_json
+    if not (inp or exp or val):  # the common case, checked per case of a RunSuite
+        return []
+    out: list[FieldViolation] = []
+    for text, has_value, part, name in (
+        (inp, inp and sample.HasField("input"), "sample", "input"),
+        (exp, exp and sample.HasField("expected"), "sample", "expected"),
+        (val, val and output.HasField("value"), "output", "value"),
+    ):
+        if not text:
+            continue
+        field = join_path(join_path(base, part), f"{name}_json")
+        if has_value:
+            out.append(FieldViolation(field, f"set either {name} or {name}_json, not both"))
+            continue
+        try:
+            loads_fast(text)
+        except ValueError as err:  # JSONTooDeep is a ValueError too
+            out.append(FieldViolation(field, f"not valid JSON: {err}"))
+    return out

@@ -34,15 +34,16 @@ from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.observe import evaluation_events
+from scorewire.observe.consumer import ObserveConsumer, Observing
 from scorewire.observe.opening import open_queue, rules_from_settings
 from scorewire.observe.queue import QueueUnavailable
+from scorewire.observe.ruleset import RuleSet
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
 from scorewire.server.chosen import chosen
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
 from scorewire.server.jobs_service import add_job_service
 from scorewire.server.labels_service import CallerScopedLabels, add_label_service
-from scorewire.server.observe_consumer import ObserveConsumer, Observing
 from scorewire.server.observe_service import add_observe_service
 from scorewire.server.observer import RunObserver
 from scorewire.server.otlp import start_tracing, tracing_endpoint
@@ -186,15 +187,16 @@ async def create_server(
             await observing.queue.start()
         except QueueUnavailable as err:  # Redis down: Observe answers UNAVAILABLE until it is up
             log.warning("%s: observations are not queued until it answers", err)
-        names.append(
-            add_observe_service(
-                target, settings, observing.queue, observing.rules, observing.metrics
-            )
+        rules = RuleSet(
+            observing.rules, observing.queue, settings, judge, managed=observing.managed
         )
+        metrics = observing.metrics
+        names.append(add_observe_service(target, settings, observing.queue, rules, metrics))
         if observing.consume:
             consumer = ObserveConsumer(
                 observing.queue,
-                observing.rules,
+                rules,
+                service.executor,
                 judge=judge,
                 recorder=recorder,
                 metrics=observing.metrics,
@@ -270,7 +272,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
     except LabelsUnavailable as err:
         raise StartupError(str(err)) from None
     try:
-        rules = rules_from_settings(settings)
+        rules = rules_from_settings(settings, judge)
     except SpecError as err:
         await labels.close()
         raise StartupError(f"the evaluation rules do not load: {err}") from None

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scorewire.core.errors import FieldViolation, join_path
-from scorewire.core.values import is_json, loads_fast
+from scorewire.core.errors import FieldViolation
+from scorewire.core.values import is_json
 from scorewire.labels.figures import Agreement, Calibration, CalibrationPoint, Confusion
+from scorewire.scoring.wire import json_field_violations as json_field_violations
 from scorewire.server.agreement_rpcs import Judged
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
@@ -27,36 +28,6 @@ def json_fields_ok(sample: pb.Sample, output: pb.Output) -> bool:
         and (not exp or (not sample.HasField("expected") and is_json(exp)))
         and (not val or (not output.HasField("value") and is_json(val)))
     )
-
-
-def json_field_violations(
-    sample: pb.Sample, output: pb.Output, base: str = ""
-) -> list[FieldViolation]:
-    """What is wrong with a case's JSON-text fields: set beside their `Value`, or not JSON.
-
-    Paths are under `base` (`cases[3]`): `cases[3].sample.expected_json`. Parsing is the
-    cost of the check; the parsed value is not kept (the scoring worker parses again).
-    """
-    inp, exp, val = sample.input_json, sample.expected_json, output.value_json
-    if not (inp or exp or val):  # the common case, checked per case of a RunSuite
-        return []
-    out: list[FieldViolation] = []
-    for text, has_value, part, name in (
-        (inp, inp and sample.HasField("input"), "sample", "input"),
-        (exp, exp and sample.HasField("expected"), "sample", "expected"),
-        (val, val and output.HasField("value"), "output", "value"),
-    ):
-        if not text:
-            continue
-        field = join_path(join_path(base, part), f"{name}_json")
-        if has_value:
-            out.append(FieldViolation(field, f"set either {name} or {name}_json, not both"))
-            continue
-        try:
-            loads_fast(text)
-        except ValueError as err:  # JSONTooDeep is a ValueError too
-            out.append(FieldViolation(field, f"not valid JSON: {err}"))
-    return out
 
 
 def violations_to_pb(violations: Sequence[FieldViolation]) -> list[pb.FieldProblem]:

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from scorewire.v1 import scoring_pb2 as scorewire_dot_v1_dot_scoring__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ascorewire/v1/observe.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"1\n\x0cTraceContext\x12\x10\n\x08trace_id\x18\x01 \x01(\t\x12\x0f\n\x07span_id\x18\x02 \x01(\t\"\xb1\x01\n\x13ObservationMetadata\x12\r\n\x05route\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12=\n\x06labels\x18\x04 \x03(\x0b\x32-.scorewire.v1.ObservationMetadata.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x82\x02\n\x0bObservation\x12\x16\n\x0eobservation_id\x18\x01 \x01(\t\x12$\n\x06sample\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x03 \x01(\x0b\x32\x14.scorewire.v1.Output\x12)\n\x05trace\x18\x04 \x01(\x0b\x32\x1a.scorewire.v1.TraceContext\x12\x33\n\x08metadata\x18\x05 \x01(\x0b\x32!.scorewire.v1.ObservationMetadata\x12/\n\x0bobserved_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"A\n\x0eObserveRequest\x12/\n\x0cobservations\x18\x01 \x03(\x0b\x32\x19.scorewire.v1.Observation\"h\n\x0eObservationAck\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x16\n\x0eobservation_id\x18\x02 \x01(\t\x12/\n\x06status\x18\x03 \x01(\x0e\x32\x1f.scorewire.v1.ObservationStatus\"=\n\x0fObserveResponse\x12*\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x1c.scorewire.v1.ObservationAck\"\x12\n\x10ListRulesRequest\"\xdc\x01\n\x04Rule\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\'\n\x06\x63hecks\x18\x02 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x03 \x03(\t\x12.\n\x06\x66ilter\x18\x04 \x03(\x0b\x32\x1e.scorewire.v1.Rule.FilterEntry\x12\x15\n\rsampling_rate\x18\x05 \x01(\x01\x12\x16\n\x0esettle_delay_s\x18\x06 \x01(\x01\x1a-\n\x0b\x46ilterEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"6\n\x11ListRulesResponse\x12!\n\x05rules\x18\x01 \x03(\x0b\x32\x12.scorewire.v1.Rule*x\n\x11ObservationStatus\x12\"\n\x1eOBSERVATION_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19OBSERVATION_STATUS_QUEUED\x10\x01\x12 \n\x1cOBSERVATION_STATUS_DUPLICATE\x10\x02\x32\xa6\x01\n\x0eObserveService\x12\x46\n\x07Observe\x12\x1c.scorewire.v1.ObserveRequest\x1a\x1d.scorewire.v1.ObserveResponse\x12L\n\tListRules\x12\x1e.scorewire.v1.ListRulesRequest\x1a\x1f.scorewire.v1.ListRulesResponseBj\n\x10\x64\x65v.scorewire.v1B\x0cObserveProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ascorewire/v1/observe.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"1\n\x0cTraceContext\x12\x10\n\x08trace_id\x18\x01 \x01(\t\x12\x0f\n\x07span_id\x18\x02 \x01(\t\"\xb1\x01\n\x13ObservationMetadata\x12\r\n\x05route\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12=\n\x06labels\x18\x04 \x03(\x0b\x32-.scorewire.v1.ObservationMetadata.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x82\x02\n\x0bObservation\x12\x16\n\x0eobservation_id\x18\x01 \x01(\t\x12$\n\x06sample\x18\x02 \x01(\x0b\x32\x14.scorewire.v1.Sample\x12$\n\x06output\x18\x03 \x01(\x0b\x32\x14.scorewire.v1.Output\x12)\n\x05trace\x18\x04 \x01(\x0b\x32\x1a.scorewire.v1.TraceContext\x12\x33\n\x08metadata\x18\x05 \x01(\x0b\x32!.scorewire.v1.ObservationMetadata\x12/\n\x0bobserved_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"A\n\x0eObserveRequest\x12/\n\x0cobservations\x18\x01 \x03(\x0b\x32\x19.scorewire.v1.Observation\"h\n\x0eObservationAck\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x16\n\x0eobservation_id\x18\x02 \x01(\t\x12/\n\x06status\x18\x03 \x01(\x0e\x32\x1f.scorewire.v1.ObservationStatus\"=\n\x0fObserveResponse\x12*\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x1c.scorewire.v1.ObservationAck\"\x12\n\x10ListRulesRequest\"\xc6\x02\n\x04Rule\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\'\n\x06\x63hecks\x18\x02 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x03 \x03(\t\x12.\n\x06\x66ilter\x18\x04 \x03(\x0b\x32\x1e.scorewire.v1.Rule.FilterEntry\x12\x15\n\rsampling_rate\x18\x05 \x01(\x01\x12\x16\n\x0esettle_delay_s\x18\x06 \x01(\x01\x12\x1e\n\x11\x63ost_cap_hour_usd\x18\x07 \x01(\x01H\x00\x88\x01\x01\x12\x1d\n\x10\x63ost_cap_day_usd\x18\x08 \x01(\x01H\x01\x88\x01\x01\x1a-\n\x0b\x46ilterEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x14\n\x12_cost_cap_hour_usdB\x13\n\x11_cost_cap_day_usd\"6\n\x11ListRulesResponse\x12!\n\x05rules\x18\x01 \x03(\x0b\x32\x12.scorewire.v1.Rule\"5\n\x11\x43reateRuleRequest\x12 \n\x04rule\x18\x01 \x01(\x0b\x32\x12.scorewire.v1.Rule\"6\n\x12\x43reateRuleResponse\x12 \n\x04rule\x18\x01 \x01(\x0b\x32\x12.scorewire.v1.Rule\"5\n\x11UpdateRuleRequest\x12 \n\x04rule\x18\x01 \x01(\x0b\x32\x12.scorewire.v1.Rule\"6\n\x12UpdateRuleResponse\x12 \n\x04rule\x18\x01 \x01(\x0b\x32\x12.scorewire.v1.Rule\"!\n\x11\x44\x65leteRuleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x14\n\x12\x44\x65leteRuleResponse*x\n\x11ObservationStatus\x12\"\n\x1eOBSERVATION_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19OBSERVATION_STATUS_QUEUED\x10\x01\x12 \n\x1cOBSERVATION_STATUS_DUPLICATE\x10\x02\x32\x99\x03\n\x0eObserveService\x12\x46\n\x07Observe\x12\x1c.scorewire.v1.ObserveRequest\x1a\x1d.scorewire.v1.ObserveResponse\x12L\n\tListRules\x12\x1e.scorewire.v1.ListRulesRequest\x1a\x1f.scorewire.v1.ListRulesResponse\x12O\n\nCreateRule\x12\x1f.scorewire.v1.CreateRuleRequest\x1a .scorewire.v1.CreateRuleResponse\x12O\n\nUpdateRule\x12\x1f.scorewire.v1.UpdateRuleRequest\x1a .scorewire.v1.UpdateRuleResponse\x12O\n\nDeleteRule\x12\x1f.scorewire.v1.DeleteRuleRequest\x1a .scorewire.v1.DeleteRuleResponseBj\n\x10\x64\x65v.scorewire.v1B\x0cObserveProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,8 +38,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_OBSERVATIONMETADATA_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_RULE_FILTERENTRY']._loaded_options = None
   _globals['_RULE_FILTERENTRY']._serialized_options = b'8\001'
-  _globals['_OBSERVATIONSTATUS']._serialized_start=1132
-  _globals['_OBSERVATIONSTATUS']._serialized_end=1252
+  _globals['_OBSERVATIONSTATUS']._serialized_start=1517
+  _globals['_OBSERVATIONSTATUS']._serialized_end=1637
   _globals['_TRACECONTEXT']._serialized_start=105
   _globals['_TRACECONTEXT']._serialized_end=154
   _globals['_OBSERVATIONMETADATA']._serialized_start=157
@@ -57,11 +57,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTRULESREQUEST']._serialized_start=833
   _globals['_LISTRULESREQUEST']._serialized_end=851
   _globals['_RULE']._serialized_start=854
-  _globals['_RULE']._serialized_end=1074
-  _globals['_RULE_FILTERENTRY']._serialized_start=1029
-  _globals['_RULE_FILTERENTRY']._serialized_end=1074
-  _globals['_LISTRULESRESPONSE']._serialized_start=1076
-  _globals['_LISTRULESRESPONSE']._serialized_end=1130
-  _globals['_OBSERVESERVICE']._serialized_start=1255
-  _globals['_OBSERVESERVICE']._serialized_end=1421
+  _globals['_RULE']._serialized_end=1180
+  _globals['_RULE_FILTERENTRY']._serialized_start=1092
+  _globals['_RULE_FILTERENTRY']._serialized_end=1137
+  _globals['_LISTRULESRESPONSE']._serialized_start=1182
+  _globals['_LISTRULESRESPONSE']._serialized_end=1236
+  _globals['_CREATERULEREQUEST']._serialized_start=1238
+  _globals['_CREATERULEREQUEST']._serialized_end=1291
+  _globals['_CREATERULERESPONSE']._serialized_start=1293
+  _globals['_CREATERULERESPONSE']._serialized_end=1347
+  _globals['_UPDATERULEREQUEST']._serialized_start=1349
+  _globals['_UPDATERULEREQUEST']._serialized_end=1402
+  _globals['_UPDATERULERESPONSE']._serialized_start=1404
+  _globals['_UPDATERULERESPONSE']._serialized_end=1458
+  _globals['_DELETERULEREQUEST']._serialized_start=1460
+  _globals['_DELETERULEREQUEST']._serialized_end=1493
+  _globals['_DELETERULERESPONSE']._serialized_start=1495
+  _globals['_DELETERULERESPONSE']._serialized_end=1515
+  _globals['_OBSERVESERVICE']._serialized_start=1640
+  _globals['_OBSERVESERVICE']._serialized_end=2049
 # @@protoc_insertion_point(module_scope)

@@ -7,8 +7,10 @@ A service hands each output it produced to Observe and goes on: the server queue
 durably (Redis Streams when the server has a `redis://` queue URL, else a
 SQLite file under its state directory) and answers. A consumer in every server process
 takes queued observations, applies the evaluation rules (which traffic, what share of
-it, which checks) and records the scores as rolling runs, one per rule and UTC day,
-which the RunService lists like any other run.
+it, which checks), scores the sampled ones through the scoring workers (judge checks
+through the server's judge, under the cost caps) and records the scores as rolling runs,
+one per rule, tenant and UTC day, which the RunService lists to that tenant like any
+other run.
 """
 
 from collections import abc as _abc
@@ -119,7 +121,11 @@ class ObservationMetadata(_message.Message):
     model: _builtins.str
     """The model that produced the output (`gpt-4o-mini`), up to 256 characters."""
     tenant: _builtins.str
-    """The caller's own tenant or customer, up to 256 characters."""
+    """The tenant. With bearer tokens on it is the caller's token name: the server writes it
+    when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+    It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+    the scores. Up to 256 characters.
+    """
     @_builtins.property
     def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Free labels (`env: prod`), at most 32, keys and values up to 256 characters each.
@@ -327,12 +333,22 @@ class Rule(_message.Message):
     FILTER_FIELD_NUMBER: _builtins.int
     SAMPLING_RATE_FIELD_NUMBER: _builtins.int
     SETTLE_DELAY_S_FIELD_NUMBER: _builtins.int
+    COST_CAP_HOUR_USD_FIELD_NUMBER: _builtins.int
+    COST_CAP_DAY_USD_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The rule's name, unique among rules; it names the rule's rolling runs."""
     sampling_rate: _builtins.float
     """The share of matching traces scored, 0.0001 to 1.0, decided by the trace id's SHA-256."""
     settle_delay_s: _builtins.float
     """Seconds after an observation was produced before it is scored (late spans settle)."""
+    cost_cap_hour_usd: _builtins.float
+    """Dollars the rule's judge calls may spend per hour; unset: the server's default
+    (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+    """
+    cost_cap_day_usd: _builtins.float
+    """Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+    (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+    """
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.CheckSpec]:
         """Structured checks, any type of the catalog (ListChecks)."""
@@ -356,12 +372,21 @@ class Rule(_message.Message):
         filter: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         sampling_rate: _builtins.float = ...,
         settle_delay_s: _builtins.float = ...,
+        cost_cap_hour_usd: _builtins.float | None = ...,
+        cost_cap_day_usd: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_cost_cap_day_usd", b"_cost_cap_day_usd", "_cost_cap_hour_usd", b"_cost_cap_hour_usd", "cost_cap_day_usd", b"cost_cap_day_usd", "cost_cap_hour_usd", b"cost_cap_hour_usd"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["checks", b"checks", "compact", b"compact", "filter", b"filter", "name", b"name", "sampling_rate", b"sampling_rate", "settle_delay_s", b"settle_delay_s"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cost_cap_day_usd", b"_cost_cap_day_usd", "_cost_cap_hour_usd", b"_cost_cap_hour_usd", "checks", b"checks", "compact", b"compact", "cost_cap_day_usd", b"cost_cap_day_usd", "cost_cap_hour_usd", b"cost_cap_hour_usd", "filter", b"filter", "name", b"name", "sampling_rate", b"sampling_rate", "settle_delay_s", b"settle_delay_s"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__cost_cap_day_usd: _TypeAlias = _typing.Literal["cost_cap_day_usd"]  # noqa: Y015
+    _WhichOneofArgType__cost_cap_day_usd: _TypeAlias = _typing.Literal["_cost_cap_day_usd", b"_cost_cap_day_usd"]  # noqa: Y015
+    _WhichOneofReturnType__cost_cap_hour_usd: _TypeAlias = _typing.Literal["cost_cap_hour_usd"]  # noqa: Y015
+    _WhichOneofArgType__cost_cap_hour_usd: _TypeAlias = _typing.Literal["_cost_cap_hour_usd", b"_cost_cap_hour_usd"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cost_cap_day_usd) -> _WhichOneofReturnType__cost_cap_day_usd | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cost_cap_hour_usd) -> _WhichOneofReturnType__cost_cap_hour_usd | None: ...
 
 Global___Rule: _TypeAlias = Rule  # noqa: Y015
 
@@ -374,7 +399,7 @@ class ListRulesResponse(_message.Message):
     RULES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def rules(self) -> _containers.RepeatedCompositeFieldContainer[Global___Rule]:
-        """The rules, in the order of the rules file."""
+        """The rules: the rules file's in its order, then those created over gRPC by name."""
 
     def __init__(
         self,
@@ -388,3 +413,138 @@ class ListRulesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListRulesResponse: _TypeAlias = ListRulesResponse  # noqa: Y015
+
+@_typing.final
+class CreateRuleRequest(_message.Message):
+    """CreateRuleRequest carries the rule to add."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def rule(self) -> Global___Rule:
+        """The rule; its name must be free."""
+
+    def __init__(
+        self,
+        *,
+        rule: Global___Rule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateRuleRequest: _TypeAlias = CreateRuleRequest  # noqa: Y015
+
+@_typing.final
+class CreateRuleResponse(_message.Message):
+    """CreateRuleResponse echoes the rule as stored."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def rule(self) -> Global___Rule:
+        """The rule as ListRules will list it."""
+
+    def __init__(
+        self,
+        *,
+        rule: Global___Rule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateRuleResponse: _TypeAlias = CreateRuleResponse  # noqa: Y015
+
+@_typing.final
+class UpdateRuleRequest(_message.Message):
+    """UpdateRuleRequest carries a rule replacing the created one of the same name."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def rule(self) -> Global___Rule:
+        """The rule; its name says which rule it replaces."""
+
+    def __init__(
+        self,
+        *,
+        rule: Global___Rule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateRuleRequest: _TypeAlias = UpdateRuleRequest  # noqa: Y015
+
+@_typing.final
+class UpdateRuleResponse(_message.Message):
+    """UpdateRuleResponse echoes the rule as stored."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def rule(self) -> Global___Rule:
+        """The rule as ListRules will list it."""
+
+    def __init__(
+        self,
+        *,
+        rule: Global___Rule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rule", b"rule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateRuleResponse: _TypeAlias = UpdateRuleResponse  # noqa: Y015
+
+@_typing.final
+class DeleteRuleRequest(_message.Message):
+    """DeleteRuleRequest names the rule to remove."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The rule's name."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteRuleRequest: _TypeAlias = DeleteRuleRequest  # noqa: Y015
+
+@_typing.final
+class DeleteRuleResponse(_message.Message):
+    """DeleteRuleResponse confirms the removal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteRuleResponse: _TypeAlias = DeleteRuleResponse  # noqa: Y015

@@ -34,8 +34,9 @@ class ObserveServiceStub:
     and a caller that retries a batch after a lost answer resends it whole (observation ids
     make that harmless). A stream would acknowledge nothing until it ends, or need an answer
     stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-    offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-    and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+    offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+    share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+    setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
     """
 
     def __init__(self, channel):
@@ -54,6 +55,21 @@ class ObserveServiceStub:
                 request_serializer=scorewire_dot_v1_dot_observe__pb2.ListRulesRequest.SerializeToString,
                 response_deserializer=scorewire_dot_v1_dot_observe__pb2.ListRulesResponse.FromString,
                 _registered_method=True)
+        self.CreateRule = channel.unary_unary(
+                '/scorewire.v1.ObserveService/CreateRule',
+                request_serializer=scorewire_dot_v1_dot_observe__pb2.CreateRuleRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_observe__pb2.CreateRuleResponse.FromString,
+                _registered_method=True)
+        self.UpdateRule = channel.unary_unary(
+                '/scorewire.v1.ObserveService/UpdateRule',
+                request_serializer=scorewire_dot_v1_dot_observe__pb2.UpdateRuleRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_observe__pb2.UpdateRuleResponse.FromString,
+                _registered_method=True)
+        self.DeleteRule = channel.unary_unary(
+                '/scorewire.v1.ObserveService/DeleteRule',
+                request_serializer=scorewire_dot_v1_dot_observe__pb2.DeleteRuleRequest.SerializeToString,
+                response_deserializer=scorewire_dot_v1_dot_observe__pb2.DeleteRuleResponse.FromString,
+                _registered_method=True)
 
 
 class ObserveServiceServicer:
@@ -65,8 +81,9 @@ class ObserveServiceServicer:
     and a caller that retries a batch after a lost answer resends it whole (observation ids
     make that harmless). A stream would acknowledge nothing until it ends, or need an answer
     stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-    offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-    and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+    offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+    share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+    setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
     """
 
     def Observe(self, request, context):
@@ -79,8 +96,36 @@ class ObserveServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListRules(self, request, context):
-        """ListRules returns the evaluation rules this server applies, in the order of its rules
-        file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+        """ListRules returns the evaluation rules this server applies: those of its rules file
+        (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateRule(self, request, context):
+        """CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+        SQLite file or its Redis), so that every replica applies it within a few seconds.
+        Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+        unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+        model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+        name taken by another rule is ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateRule(self, request, context):
+        """UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+        such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteRule(self, request, context):
+        """DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+        FAILED_PRECONDITION as UpdateRule.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -99,6 +144,21 @@ def add_ObserveServiceServicer_to_server(servicer, server):
                     request_deserializer=scorewire_dot_v1_dot_observe__pb2.ListRulesRequest.FromString,
                     response_serializer=scorewire_dot_v1_dot_observe__pb2.ListRulesResponse.SerializeToString,
             ),
+            'CreateRule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateRule,
+                    request_deserializer=scorewire_dot_v1_dot_observe__pb2.CreateRuleRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_observe__pb2.CreateRuleResponse.SerializeToString,
+            ),
+            'UpdateRule': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateRule,
+                    request_deserializer=scorewire_dot_v1_dot_observe__pb2.UpdateRuleRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_observe__pb2.UpdateRuleResponse.SerializeToString,
+            ),
+            'DeleteRule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteRule,
+                    request_deserializer=scorewire_dot_v1_dot_observe__pb2.DeleteRuleRequest.FromString,
+                    response_serializer=scorewire_dot_v1_dot_observe__pb2.DeleteRuleResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'scorewire.v1.ObserveService', rpc_method_handlers)
@@ -116,8 +176,9 @@ class ObserveService:
     and a caller that retries a batch after a lost answer resends it whole (observation ids
     make that harmless). A stream would acknowledge nothing until it ends, or need an answer
     stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-    offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-    and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+    offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+    share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+    setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
     """
 
     @staticmethod
@@ -164,6 +225,87 @@ class ObserveService:
             '/scorewire.v1.ObserveService/ListRules',
             scorewire_dot_v1_dot_observe__pb2.ListRulesRequest.SerializeToString,
             scorewire_dot_v1_dot_observe__pb2.ListRulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateRule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/scorewire.v1.ObserveService/CreateRule',
+            scorewire_dot_v1_dot_observe__pb2.CreateRuleRequest.SerializeToString,
+            scorewire_dot_v1_dot_observe__pb2.CreateRuleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateRule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/scorewire.v1.ObserveService/UpdateRule',
+            scorewire_dot_v1_dot_observe__pb2.UpdateRuleRequest.SerializeToString,
+            scorewire_dot_v1_dot_observe__pb2.UpdateRuleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteRule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/scorewire.v1.ObserveService/DeleteRule',
+            scorewire_dot_v1_dot_observe__pb2.DeleteRuleRequest.SerializeToString,
+            scorewire_dot_v1_dot_observe__pb2.DeleteRuleResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,8 +7,10 @@ A service hands each output it produced to Observe and goes on: the server queue
 durably (Redis Streams when the server has a `redis://` queue URL, else a
 SQLite file under its state directory) and answers. A consumer in every server process
 takes queued observations, applies the evaluation rules (which traffic, what share of
-it, which checks) and records the scores as rolling runs, one per rule and UTC day,
-which the RunService lists like any other run.
+it, which checks), scores the sampled ones through the scoring workers (judge checks
+through the server's judge, under the cost caps) and records the scores as rolling runs,
+one per rule, tenant and UTC day, which the RunService lists to that tenant like any
+other run.
 """
 
 from collections import abc as _abc
@@ -43,8 +45,9 @@ class ObserveServiceStub:
     and a caller that retries a batch after a lost answer resends it whole (observation ids
     make that harmless). A stream would acknowledge nothing until it ends, or need an answer
     stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-    offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-    and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+    offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+    share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+    setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
     """
 
     @_typing.overload
@@ -57,8 +60,24 @@ class ObserveServiceStub:
     all.
     """
     ListRules: _grpc.UnaryUnaryMultiCallable[_observe_pb2.ListRulesRequest, _observe_pb2.ListRulesResponse]
-    """ListRules returns the evaluation rules this server applies, in the order of its rules
-    file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+    """ListRules returns the evaluation rules this server applies: those of its rules file
+    (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
+    """
+    CreateRule: _grpc.UnaryUnaryMultiCallable[_observe_pb2.CreateRuleRequest, _observe_pb2.CreateRuleResponse]
+    """CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+    SQLite file or its Redis), so that every replica applies it within a few seconds.
+    Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+    unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+    model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+    name taken by another rule is ALREADY_EXISTS.
+    """
+    UpdateRule: _grpc.UnaryUnaryMultiCallable[_observe_pb2.UpdateRuleRequest, _observe_pb2.UpdateRuleResponse]
+    """UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+    such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+    """
+    DeleteRule: _grpc.UnaryUnaryMultiCallable[_observe_pb2.DeleteRuleRequest, _observe_pb2.DeleteRuleResponse]
+    """DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+    FAILED_PRECONDITION as UpdateRule.
     """
 
 @_typing.type_check_only
@@ -71,8 +90,9 @@ class ObserveServiceAsyncStub(ObserveServiceStub):
     and a caller that retries a batch after a lost answer resends it whole (observation ids
     make that harmless). A stream would acknowledge nothing until it ends, or need an answer
     stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-    offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-    and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+    offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+    share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+    setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -82,8 +102,24 @@ class ObserveServiceAsyncStub(ObserveServiceStub):
     all.
     """
     ListRules: _aio.UnaryUnaryMultiCallable[_observe_pb2.ListRulesRequest, _observe_pb2.ListRulesResponse]  # type: ignore[assignment]
-    """ListRules returns the evaluation rules this server applies, in the order of its rules
-    file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+    """ListRules returns the evaluation rules this server applies: those of its rules file
+    (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
+    """
+    CreateRule: _aio.UnaryUnaryMultiCallable[_observe_pb2.CreateRuleRequest, _observe_pb2.CreateRuleResponse]  # type: ignore[assignment]
+    """CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+    SQLite file or its Redis), so that every replica applies it within a few seconds.
+    Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+    unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+    model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+    name taken by another rule is ALREADY_EXISTS.
+    """
+    UpdateRule: _aio.UnaryUnaryMultiCallable[_observe_pb2.UpdateRuleRequest, _observe_pb2.UpdateRuleResponse]  # type: ignore[assignment]
+    """UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+    such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+    """
+    DeleteRule: _aio.UnaryUnaryMultiCallable[_observe_pb2.DeleteRuleRequest, _observe_pb2.DeleteRuleResponse]  # type: ignore[assignment]
+    """DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+    FAILED_PRECONDITION as UpdateRule.
     """
 
 class ObserveServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -95,8 +131,9 @@ class ObserveServiceServicer(metaclass=_abc_1.ABCMeta):
     and a caller that retries a batch after a lost answer resends it whole (observation ids
     make that harmless). A stream would acknowledge nothing until it ends, or need an answer
     stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-    offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-    and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+    offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+    share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+    setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
     """
 
     @_abc_1.abstractmethod
@@ -116,8 +153,42 @@ class ObserveServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _observe_pb2.ListRulesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_observe_pb2.ListRulesResponse, _abc.Awaitable[_observe_pb2.ListRulesResponse]]:
-        """ListRules returns the evaluation rules this server applies, in the order of its rules
-        file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+        """ListRules returns the evaluation rules this server applies: those of its rules file
+        (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
+        """
+
+    @_abc_1.abstractmethod
+    def CreateRule(
+        self,
+        request: _observe_pb2.CreateRuleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_observe_pb2.CreateRuleResponse, _abc.Awaitable[_observe_pb2.CreateRuleResponse]]:
+        """CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+        SQLite file or its Redis), so that every replica applies it within a few seconds.
+        Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+        unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+        model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+        name taken by another rule is ALREADY_EXISTS.
+        """
+
+    @_abc_1.abstractmethod
+    def UpdateRule(
+        self,
+        request: _observe_pb2.UpdateRuleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_observe_pb2.UpdateRuleResponse, _abc.Awaitable[_observe_pb2.UpdateRuleResponse]]:
+        """UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+        such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteRule(
+        self,
+        request: _observe_pb2.DeleteRuleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_observe_pb2.DeleteRuleResponse, _abc.Awaitable[_observe_pb2.DeleteRuleResponse]]:
+        """DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+        FAILED_PRECONDITION as UpdateRule.
         """
 
 def add_ObserveServiceServicer_to_server(servicer: ObserveServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -32,8 +32,10 @@ export const protobufFileName = "scorewire/v1/observe.proto";
  * durably (Redis Streams when the server has a `redis://` queue URL, else a
  * SQLite file under its state directory) and answers. A consumer in every server process
  * takes queued observations, applies the evaluation rules (which traffic, what share of
- * it, which checks) and records the scores as rolling runs, one per rule and UTC day,
- * which the RunService lists like any other run.
+ * it, which checks), scores the sampled ones through the scoring workers (judge checks
+ * through the server's judge, under the cost caps) and records the scores as rolling runs,
+ * one per rule, tenant and UTC day, which the RunService lists to that tenant like any
+ * other run.
  */
 
 /** ObservationStatus says what became of one observation of a batch. */
@@ -100,7 +102,12 @@ export interface ObservationMetadata {
   route: string;
   /** The model that produced the output (`gpt-4o-mini`), up to 256 characters. */
   model: string;
-  /** The caller's own tenant or customer, up to 256 characters. */
+  /**
+   * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+   * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+   * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+   * the scores. Up to 256 characters.
+   */
   tenant: string;
   /**
    * Free labels (`env: prod`), at most 32, keys and values up to 256 characters each.
@@ -189,6 +196,18 @@ export interface Rule {
   samplingRate: number;
   /** Seconds after an observation was produced before it is scored (late spans settle). */
   settleDelayS: number;
+  /**
+   * Dollars the rule's judge calls may spend per hour; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+   */
+  costCapHourUsd?:
+    | number
+    | undefined;
+  /**
+   * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+   */
+  costCapDayUsd?: number | undefined;
 }
 
 export interface Rule_FilterEntry {
@@ -198,8 +217,42 @@ export interface Rule_FilterEntry {
 
 /** ListRulesResponse lists the rules. */
 export interface ListRulesResponse {
-  /** The rules, in the order of the rules file. */
+  /** The rules: the rules file's in its order, then those created over gRPC by name. */
   rules: Rule[];
+}
+
+/** CreateRuleRequest carries the rule to add. */
+export interface CreateRuleRequest {
+  /** The rule; its name must be free. */
+  rule: Rule | undefined;
+}
+
+/** CreateRuleResponse echoes the rule as stored. */
+export interface CreateRuleResponse {
+  /** The rule as ListRules will list it. */
+  rule: Rule | undefined;
+}
+
+/** UpdateRuleRequest carries a rule replacing the created one of the same name. */
+export interface UpdateRuleRequest {
+  /** The rule; its name says which rule it replaces. */
+  rule: Rule | undefined;
+}
+
+/** UpdateRuleResponse echoes the rule as stored. */
+export interface UpdateRuleResponse {
+  /** The rule as ListRules will list it. */
+  rule: Rule | undefined;
+}
+
+/** DeleteRuleRequest names the rule to remove. */
+export interface DeleteRuleRequest {
+  /** The rule's name. */
+  name: string;
+}
+
+/** DeleteRuleResponse confirms the removal. */
+export interface DeleteRuleResponse {
 }
 
 function createBaseTraceContext(): TraceContext {
@@ -997,7 +1050,16 @@ export const ListRulesRequest: MessageFns<ListRulesRequest> = {
 };
 
 function createBaseRule(): Rule {
-  return { name: "", checks: [], compact: [], filter: {}, samplingRate: 0, settleDelayS: 0 };
+  return {
+    name: "",
+    checks: [],
+    compact: [],
+    filter: {},
+    samplingRate: 0,
+    settleDelayS: 0,
+    costCapHourUsd: undefined,
+    costCapDayUsd: undefined,
+  };
 }
 
 export const Rule: MessageFns<Rule> = {
@@ -1019,6 +1081,12 @@ export const Rule: MessageFns<Rule> = {
     }
     if (message.settleDelayS !== 0) {
       writer.uint32(49).double(message.settleDelayS);
+    }
+    if (message.costCapHourUsd !== undefined) {
+      writer.uint32(57).double(message.costCapHourUsd);
+    }
+    if (message.costCapDayUsd !== undefined) {
+      writer.uint32(65).double(message.costCapDayUsd);
     }
     return writer;
   },
@@ -1087,6 +1155,22 @@ export const Rule: MessageFns<Rule> = {
             message.settleDelayS = reader.double();
             continue;
           }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.costCapHourUsd = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.costCapDayUsd = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1128,6 +1212,16 @@ export const Rule: MessageFns<Rule> = {
         : isSet(object.settle_delay_s)
         ? globalThis.Number(object.settle_delay_s)
         : 0,
+      costCapHourUsd: isSet(object.costCapHourUsd)
+        ? globalThis.Number(object.costCapHourUsd)
+        : isSet(object.cost_cap_hour_usd)
+        ? globalThis.Number(object.cost_cap_hour_usd)
+        : undefined,
+      costCapDayUsd: isSet(object.costCapDayUsd)
+        ? globalThis.Number(object.costCapDayUsd)
+        : isSet(object.cost_cap_day_usd)
+        ? globalThis.Number(object.cost_cap_day_usd)
+        : undefined,
     };
   },
 
@@ -1157,6 +1251,12 @@ export const Rule: MessageFns<Rule> = {
     if (message.settleDelayS !== 0) {
       obj.settleDelayS = floatToJson(message.settleDelayS);
     }
+    if (message.costCapHourUsd !== undefined) {
+      obj.costCapHourUsd = floatToJson(message.costCapHourUsd);
+    }
+    if (message.costCapDayUsd !== undefined) {
+      obj.costCapDayUsd = floatToJson(message.costCapDayUsd);
+    }
     return obj;
   },
 
@@ -1179,6 +1279,8 @@ export const Rule: MessageFns<Rule> = {
     );
     message.samplingRate = object.samplingRate ?? 0;
     message.settleDelayS = object.settleDelayS ?? 0;
+    message.costCapHourUsd = object.costCapHourUsd ?? undefined;
+    message.costCapDayUsd = object.costCapDayUsd ?? undefined;
     return message;
   },
 };
@@ -1335,6 +1437,393 @@ export const ListRulesResponse: MessageFns<ListRulesResponse> = {
   },
 };
 
+function createBaseCreateRuleRequest(): CreateRuleRequest {
+  return { rule: undefined };
+}
+
+export const CreateRuleRequest: MessageFns<CreateRuleRequest> = {
+  encode(message: CreateRuleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rule !== undefined) {
+      Rule.encode(message.rule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateRuleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateRuleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rule = Rule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateRuleRequest {
+    return { rule: isSet(object.rule) ? Rule.fromJSON(object.rule) : undefined };
+  },
+
+  toJSON(message: CreateRuleRequest): unknown {
+    const obj: any = {};
+    if (message.rule !== undefined) {
+      obj.rule = Rule.toJSON(message.rule);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateRuleRequest>): CreateRuleRequest {
+    return CreateRuleRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateRuleRequest>): CreateRuleRequest {
+    const message = createBaseCreateRuleRequest();
+    message.rule = (object.rule !== undefined && object.rule !== null) ? Rule.fromPartial(object.rule) : undefined;
+    return message;
+  },
+};
+
+function createBaseCreateRuleResponse(): CreateRuleResponse {
+  return { rule: undefined };
+}
+
+export const CreateRuleResponse: MessageFns<CreateRuleResponse> = {
+  encode(message: CreateRuleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rule !== undefined) {
+      Rule.encode(message.rule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateRuleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateRuleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rule = Rule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateRuleResponse {
+    return { rule: isSet(object.rule) ? Rule.fromJSON(object.rule) : undefined };
+  },
+
+  toJSON(message: CreateRuleResponse): unknown {
+    const obj: any = {};
+    if (message.rule !== undefined) {
+      obj.rule = Rule.toJSON(message.rule);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateRuleResponse>): CreateRuleResponse {
+    return CreateRuleResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateRuleResponse>): CreateRuleResponse {
+    const message = createBaseCreateRuleResponse();
+    message.rule = (object.rule !== undefined && object.rule !== null) ? Rule.fromPartial(object.rule) : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateRuleRequest(): UpdateRuleRequest {
+  return { rule: undefined };
+}
+
+export const UpdateRuleRequest: MessageFns<UpdateRuleRequest> = {
+  encode(message: UpdateRuleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rule !== undefined) {
+      Rule.encode(message.rule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateRuleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateRuleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rule = Rule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateRuleRequest {
+    return { rule: isSet(object.rule) ? Rule.fromJSON(object.rule) : undefined };
+  },
+
+  toJSON(message: UpdateRuleRequest): unknown {
+    const obj: any = {};
+    if (message.rule !== undefined) {
+      obj.rule = Rule.toJSON(message.rule);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateRuleRequest>): UpdateRuleRequest {
+    return UpdateRuleRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateRuleRequest>): UpdateRuleRequest {
+    const message = createBaseUpdateRuleRequest();
+    message.rule = (object.rule !== undefined && object.rule !== null) ? Rule.fromPartial(object.rule) : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateRuleResponse(): UpdateRuleResponse {
+  return { rule: undefined };
+}
+
+export const UpdateRuleResponse: MessageFns<UpdateRuleResponse> = {
+  encode(message: UpdateRuleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rule !== undefined) {
+      Rule.encode(message.rule, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateRuleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateRuleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rule = Rule.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateRuleResponse {
+    return { rule: isSet(object.rule) ? Rule.fromJSON(object.rule) : undefined };
+  },
+
+  toJSON(message: UpdateRuleResponse): unknown {
+    const obj: any = {};
+    if (message.rule !== undefined) {
+      obj.rule = Rule.toJSON(message.rule);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateRuleResponse>): UpdateRuleResponse {
+    return UpdateRuleResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateRuleResponse>): UpdateRuleResponse {
+    const message = createBaseUpdateRuleResponse();
+    message.rule = (object.rule !== undefined && object.rule !== null) ? Rule.fromPartial(object.rule) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteRuleRequest(): DeleteRuleRequest {
+  return { name: "" };
+}
+
+export const DeleteRuleRequest: MessageFns<DeleteRuleRequest> = {
+  encode(message: DeleteRuleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteRuleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteRuleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteRuleRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: DeleteRuleRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteRuleRequest>): DeleteRuleRequest {
+    return DeleteRuleRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteRuleRequest>): DeleteRuleRequest {
+    const message = createBaseDeleteRuleRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteRuleResponse(): DeleteRuleResponse {
+  return {};
+}
+
+export const DeleteRuleResponse: MessageFns<DeleteRuleResponse> = {
+  encode(_: DeleteRuleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteRuleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteRuleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteRuleResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteRuleResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteRuleResponse>): DeleteRuleResponse {
+    return DeleteRuleResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteRuleResponse>): DeleteRuleResponse {
+    const message = createBaseDeleteRuleResponse();
+    return message;
+  },
+};
+
 /**
  * ObserveService takes production outputs for online evaluation and lists the rules that
  * score them.
@@ -1344,8 +1833,9 @@ export const ListRulesResponse: MessageFns<ListRulesResponse> = {
  * and a caller that retries a batch after a lost answer resends it whole (observation ids
  * make that harmless). A stream would acknowledge nothing until it ends, or need an answer
  * stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
- * offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
- * and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+ * offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+ * share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+ * setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
  */
 export type ObserveServiceService = typeof ObserveServiceService;
 export const ObserveServiceService = {
@@ -1364,8 +1854,8 @@ export const ObserveServiceService = {
     responseDeserialize: (value: Buffer): ObserveResponse => ObserveResponse.decode(value),
   },
   /**
-   * ListRules returns the evaluation rules this server applies, in the order of its rules
-   * file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+   * ListRules returns the evaluation rules this server applies: those of its rules file
+   * (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
    */
   listRules: {
     path: "/scorewire.v1.ObserveService/ListRules" as const,
@@ -1375,6 +1865,49 @@ export const ObserveServiceService = {
     requestDeserialize: (value: Buffer): ListRulesRequest => ListRulesRequest.decode(value),
     responseSerialize: (value: ListRulesResponse): Buffer => Buffer.from(ListRulesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListRulesResponse => ListRulesResponse.decode(value),
+  },
+  /**
+   * CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+   * SQLite file or its Redis), so that every replica applies it within a few seconds.
+   * Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+   * unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+   * model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+   * name taken by another rule is ALREADY_EXISTS.
+   */
+  createRule: {
+    path: "/scorewire.v1.ObserveService/CreateRule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateRuleRequest): Buffer => Buffer.from(CreateRuleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateRuleRequest => CreateRuleRequest.decode(value),
+    responseSerialize: (value: CreateRuleResponse): Buffer => Buffer.from(CreateRuleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateRuleResponse => CreateRuleResponse.decode(value),
+  },
+  /**
+   * UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+   * such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+   */
+  updateRule: {
+    path: "/scorewire.v1.ObserveService/UpdateRule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateRuleRequest): Buffer => Buffer.from(UpdateRuleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateRuleRequest => UpdateRuleRequest.decode(value),
+    responseSerialize: (value: UpdateRuleResponse): Buffer => Buffer.from(UpdateRuleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateRuleResponse => UpdateRuleResponse.decode(value),
+  },
+  /**
+   * DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+   * FAILED_PRECONDITION as UpdateRule.
+   */
+  deleteRule: {
+    path: "/scorewire.v1.ObserveService/DeleteRule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteRuleRequest): Buffer => Buffer.from(DeleteRuleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteRuleRequest => DeleteRuleRequest.decode(value),
+    responseSerialize: (value: DeleteRuleResponse): Buffer => Buffer.from(DeleteRuleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteRuleResponse => DeleteRuleResponse.decode(value),
   },
 } as const;
 
@@ -1386,10 +1919,29 @@ export interface ObserveServiceServer extends UntypedServiceImplementation {
    */
   observe: handleUnaryCall<ObserveRequest, ObserveResponse>;
   /**
-   * ListRules returns the evaluation rules this server applies, in the order of its rules
-   * file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+   * ListRules returns the evaluation rules this server applies: those of its rules file
+   * (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
    */
   listRules: handleUnaryCall<ListRulesRequest, ListRulesResponse>;
+  /**
+   * CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+   * SQLite file or its Redis), so that every replica applies it within a few seconds.
+   * Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+   * unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+   * model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+   * name taken by another rule is ALREADY_EXISTS.
+   */
+  createRule: handleUnaryCall<CreateRuleRequest, CreateRuleResponse>;
+  /**
+   * UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+   * such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+   */
+  updateRule: handleUnaryCall<UpdateRuleRequest, UpdateRuleResponse>;
+  /**
+   * DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+   * FAILED_PRECONDITION as UpdateRule.
+   */
+  deleteRule: handleUnaryCall<DeleteRuleRequest, DeleteRuleResponse>;
 }
 
 export interface ObserveServiceClient extends Client {
@@ -1414,8 +1966,8 @@ export interface ObserveServiceClient extends Client {
     callback: (error: ServiceError | null, response: ObserveResponse) => void,
   ): ClientUnaryCall;
   /**
-   * ListRules returns the evaluation rules this server applies, in the order of its rules
-   * file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+   * ListRules returns the evaluation rules this server applies: those of its rules file
+   * (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
    */
   listRules(
     request: ListRulesRequest,
@@ -1431,6 +1983,67 @@ export interface ObserveServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListRulesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+   * SQLite file or its Redis), so that every replica applies it within a few seconds.
+   * Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+   * unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+   * model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+   * name taken by another rule is ALREADY_EXISTS.
+   */
+  createRule(
+    request: CreateRuleRequest,
+    callback: (error: ServiceError | null, response: CreateRuleResponse) => void,
+  ): ClientUnaryCall;
+  createRule(
+    request: CreateRuleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateRuleResponse) => void,
+  ): ClientUnaryCall;
+  createRule(
+    request: CreateRuleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateRuleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+   * such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+   */
+  updateRule(
+    request: UpdateRuleRequest,
+    callback: (error: ServiceError | null, response: UpdateRuleResponse) => void,
+  ): ClientUnaryCall;
+  updateRule(
+    request: UpdateRuleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateRuleResponse) => void,
+  ): ClientUnaryCall;
+  updateRule(
+    request: UpdateRuleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateRuleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+   * FAILED_PRECONDITION as UpdateRule.
+   */
+  deleteRule(
+    request: DeleteRuleRequest,
+    callback: (error: ServiceError | null, response: DeleteRuleResponse) => void,
+  ): ClientUnaryCall;
+  deleteRule(
+    request: DeleteRuleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteRuleResponse) => void,
+  ): ClientUnaryCall;
+  deleteRule(
+    request: DeleteRuleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteRuleResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -58,7 +58,7 @@ private static final long serialVersionUID = 0L;
   private java.util.List<dev.scorewire.v1.Rule> rules_;
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -69,7 +69,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -81,7 +81,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -92,7 +92,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -103,7 +103,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -483,7 +483,7 @@ private static final long serialVersionUID = 0L;
 
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -497,7 +497,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -511,7 +511,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -525,7 +525,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -546,7 +546,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -564,7 +564,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -584,7 +584,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -605,7 +605,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -623,7 +623,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -641,7 +641,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -660,7 +660,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -677,7 +677,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -694,7 +694,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -705,7 +705,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -719,7 +719,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -734,7 +734,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -745,7 +745,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -757,7 +757,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The rules, in the order of the rules file.
+     * The rules: the rules file's in its order, then those created over gRPC by name.
      * </pre>
      *
      * <code>repeated .scorewire.v1.Rule rules = 1;</code>

@@ -12,7 +12,7 @@ public interface ListRulesResponseOrBuilder extends
 
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -21,7 +21,7 @@ public interface ListRulesResponseOrBuilder extends
       getRulesList();
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -29,7 +29,7 @@ public interface ListRulesResponseOrBuilder extends
   dev.scorewire.v1.Rule getRules(int index);
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -37,7 +37,7 @@ public interface ListRulesResponseOrBuilder extends
   int getRulesCount();
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>
@@ -46,7 +46,7 @@ public interface ListRulesResponseOrBuilder extends
       getRulesOrBuilderList();
   /**
    * <pre>
-   * The rules, in the order of the rules file.
+   * The rules: the rules file's in its order, then those created over gRPC by name.
    * </pre>
    *
    * <code>repeated .scorewire.v1.Rule rules = 1;</code>

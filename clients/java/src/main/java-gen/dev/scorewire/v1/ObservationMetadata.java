@@ -166,7 +166,10 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object tenant_ = "";
   /**
    * <pre>
-   * The caller's own tenant or customer, up to 256 characters.
+   * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+   * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+   * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+   * the scores. Up to 256 characters.
    * </pre>
    *
    * <code>string tenant = 3;</code>
@@ -187,7 +190,10 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The caller's own tenant or customer, up to 256 characters.
+   * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+   * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+   * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+   * the scores. Up to 256 characters.
    * </pre>
    *
    * <code>string tenant = 3;</code>
@@ -905,7 +911,10 @@ java.lang.String defaultValue) {
     private java.lang.Object tenant_ = "";
     /**
      * <pre>
-     * The caller's own tenant or customer, up to 256 characters.
+     * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+     * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+     * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+     * the scores. Up to 256 characters.
      * </pre>
      *
      * <code>string tenant = 3;</code>
@@ -925,7 +934,10 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The caller's own tenant or customer, up to 256 characters.
+     * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+     * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+     * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+     * the scores. Up to 256 characters.
      * </pre>
      *
      * <code>string tenant = 3;</code>
@@ -946,7 +958,10 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The caller's own tenant or customer, up to 256 characters.
+     * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+     * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+     * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+     * the scores. Up to 256 characters.
      * </pre>
      *
      * <code>string tenant = 3;</code>
@@ -963,7 +978,10 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The caller's own tenant or customer, up to 256 characters.
+     * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+     * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+     * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+     * the scores. Up to 256 characters.
      * </pre>
      *
      * <code>string tenant = 3;</code>
@@ -977,7 +995,10 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The caller's own tenant or customer, up to 256 characters.
+     * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+     * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+     * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+     * the scores. Up to 256 characters.
      * </pre>
      *
      * <code>string tenant = 3;</code>

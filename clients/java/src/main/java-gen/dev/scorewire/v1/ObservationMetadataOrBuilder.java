@@ -52,7 +52,10 @@ public interface ObservationMetadataOrBuilder extends
 
   /**
    * <pre>
-   * The caller's own tenant or customer, up to 256 characters.
+   * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+   * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+   * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+   * the scores. Up to 256 characters.
    * </pre>
    *
    * <code>string tenant = 3;</code>
@@ -61,7 +64,10 @@ public interface ObservationMetadataOrBuilder extends
   java.lang.String getTenant();
   /**
    * <pre>
-   * The caller's own tenant or customer, up to 256 characters.
+   * The tenant. With bearer tokens on it is the caller's token name: the server writes it
+   * when empty, and another tenant's name is PERMISSION_DENIED (except for admin tokens).
+   * It decides the share of the scoring workers, the cost caps and whose rolling runs hold
+   * the scores. Up to 256 characters.
    * </pre>
    *
    * <code>string tenant = 3;</code>

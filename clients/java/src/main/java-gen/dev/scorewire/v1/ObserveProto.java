@@ -81,6 +81,36 @@ public final class ObserveProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_ListRulesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CreateRuleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CreateRuleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_CreateRuleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_CreateRuleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_UpdateRuleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_UpdateRuleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_UpdateRuleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_UpdateRuleResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_DeleteRuleRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_DeleteRuleRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_DeleteRuleResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_DeleteRuleResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -111,24 +141,40 @@ public final class ObserveProto extends com.google.protobuf.GeneratedFile {
       "/\n\006status\030\003 \001(\0162\037.scorewire.v1.Observati" +
       "onStatus\"=\n\017ObserveResponse\022*\n\004acks\030\001 \003(" +
       "\0132\034.scorewire.v1.ObservationAck\"\022\n\020ListR" +
-      "ulesRequest\"\334\001\n\004Rule\022\014\n\004name\030\001 \001(\t\022\'\n\006ch" +
+      "ulesRequest\"\306\002\n\004Rule\022\014\n\004name\030\001 \001(\t\022\'\n\006ch" +
       "ecks\030\002 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007c" +
       "ompact\030\003 \003(\t\022.\n\006filter\030\004 \003(\0132\036.scorewire" +
       ".v1.Rule.FilterEntry\022\025\n\rsampling_rate\030\005 " +
-      "\001(\001\022\026\n\016settle_delay_s\030\006 \001(\001\032-\n\013FilterEnt" +
-      "ry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001\"6\n\021Li" +
-      "stRulesResponse\022!\n\005rules\030\001 \003(\0132\022.scorewi" +
-      "re.v1.Rule*x\n\021ObservationStatus\022\"\n\036OBSER" +
-      "VATION_STATUS_UNSPECIFIED\020\000\022\035\n\031OBSERVATI" +
-      "ON_STATUS_QUEUED\020\001\022 \n\034OBSERVATION_STATUS" +
-      "_DUPLICATE\020\0022\246\001\n\016ObserveService\022F\n\007Obser" +
-      "ve\022\034.scorewire.v1.ObserveRequest\032\035.score" +
-      "wire.v1.ObserveResponse\022L\n\tListRules\022\036.s" +
-      "corewire.v1.ListRulesRequest\032\037.scorewire" +
-      ".v1.ListRulesResponseBj\n\020dev.scorewire.v" +
-      "1B\014ObserveProtoP\001ZFgithub.com/scorewire/" +
-      "scorewire/clients/go/gen/scorewire/v1;sc" +
-      "orewirev1b\006proto3"
+      "\001(\001\022\026\n\016settle_delay_s\030\006 \001(\001\022\036\n\021cost_cap_" +
+      "hour_usd\030\007 \001(\001H\000\210\001\001\022\035\n\020cost_cap_day_usd\030" +
+      "\010 \001(\001H\001\210\001\001\032-\n\013FilterEntry\022\013\n\003key\030\001 \001(\t\022\r" +
+      "\n\005value\030\002 \001(\t:\0028\001B\024\n\022_cost_cap_hour_usdB" +
+      "\023\n\021_cost_cap_day_usd\"6\n\021ListRulesRespons" +
+      "e\022!\n\005rules\030\001 \003(\0132\022.scorewire.v1.Rule\"5\n\021" +
+      "CreateRuleRequest\022 \n\004rule\030\001 \001(\0132\022.scorew" +
+      "ire.v1.Rule\"6\n\022CreateRuleResponse\022 \n\004rul" +
+      "e\030\001 \001(\0132\022.scorewire.v1.Rule\"5\n\021UpdateRul" +
+      "eRequest\022 \n\004rule\030\001 \001(\0132\022.scorewire.v1.Ru" +
+      "le\"6\n\022UpdateRuleResponse\022 \n\004rule\030\001 \001(\0132\022" +
+      ".scorewire.v1.Rule\"!\n\021DeleteRuleRequest\022" +
+      "\014\n\004name\030\001 \001(\t\"\024\n\022DeleteRuleResponse*x\n\021O" +
+      "bservationStatus\022\"\n\036OBSERVATION_STATUS_U" +
+      "NSPECIFIED\020\000\022\035\n\031OBSERVATION_STATUS_QUEUE" +
+      "D\020\001\022 \n\034OBSERVATION_STATUS_DUPLICATE\020\0022\231\003" +
+      "\n\016ObserveService\022F\n\007Observe\022\034.scorewire." +
+      "v1.ObserveRequest\032\035.scorewire.v1.Observe" +
+      "Response\022L\n\tListRules\022\036.scorewire.v1.Lis" +
+      "tRulesRequest\032\037.scorewire.v1.ListRulesRe" +
+      "sponse\022O\n\nCreateRule\022\037.scorewire.v1.Crea" +
+      "teRuleRequest\032 .scorewire.v1.CreateRuleR" +
+      "esponse\022O\n\nUpdateRule\022\037.scorewire.v1.Upd" +
+      "ateRuleRequest\032 .scorewire.v1.UpdateRule" +
+      "Response\022O\n\nDeleteRule\022\037.scorewire.v1.De" +
+      "leteRuleRequest\032 .scorewire.v1.DeleteRul" +
+      "eResponseBj\n\020dev.scorewire.v1B\014ObservePr" +
+      "otoP\001ZFgithub.com/scorewire/scorewire/cl" +
+      "ients/go/gen/scorewire/v1;scorewirev1b\006p" +
+      "roto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -189,7 +235,7 @@ public final class ObserveProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Rule_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Rule_descriptor,
-        new java.lang.String[] { "Name", "Checks", "Compact", "Filter", "SamplingRate", "SettleDelayS", });
+        new java.lang.String[] { "Name", "Checks", "Compact", "Filter", "SamplingRate", "SettleDelayS", "CostCapHourUsd", "CostCapDayUsd", });
     internal_static_scorewire_v1_Rule_FilterEntry_descriptor =
       internal_static_scorewire_v1_Rule_descriptor.getNestedType(0);
     internal_static_scorewire_v1_Rule_FilterEntry_fieldAccessorTable = new
@@ -202,6 +248,42 @@ public final class ObserveProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListRulesResponse_descriptor,
         new java.lang.String[] { "Rules", });
+    internal_static_scorewire_v1_CreateRuleRequest_descriptor =
+      getDescriptor().getMessageType(9);
+    internal_static_scorewire_v1_CreateRuleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CreateRuleRequest_descriptor,
+        new java.lang.String[] { "Rule", });
+    internal_static_scorewire_v1_CreateRuleResponse_descriptor =
+      getDescriptor().getMessageType(10);
+    internal_static_scorewire_v1_CreateRuleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_CreateRuleResponse_descriptor,
+        new java.lang.String[] { "Rule", });
+    internal_static_scorewire_v1_UpdateRuleRequest_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_scorewire_v1_UpdateRuleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_UpdateRuleRequest_descriptor,
+        new java.lang.String[] { "Rule", });
+    internal_static_scorewire_v1_UpdateRuleResponse_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_scorewire_v1_UpdateRuleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_UpdateRuleResponse_descriptor,
+        new java.lang.String[] { "Rule", });
+    internal_static_scorewire_v1_DeleteRuleRequest_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_scorewire_v1_DeleteRuleRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_DeleteRuleRequest_descriptor,
+        new java.lang.String[] { "Name", });
+    internal_static_scorewire_v1_DeleteRuleResponse_descriptor =
+      getDescriptor().getMessageType(14);
+    internal_static_scorewire_v1_DeleteRuleResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_DeleteRuleResponse_descriptor,
+        new java.lang.String[] { });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
     dev.scorewire.v1.ScoringProto.getDescriptor();

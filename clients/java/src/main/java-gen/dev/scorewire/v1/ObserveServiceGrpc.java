@@ -11,8 +11,9 @@ import static io.grpc.MethodDescriptor.generateFullMethodName;
  * and a caller that retries a batch after a lost answer resends it whole (observation ids
  * make that harmless). A stream would acknowledge nothing until it ends, or need an answer
  * stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
- * offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
- * and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+ * offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+ * share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+ * setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
  * </pre>
  */
 @javax.annotation.Generated(
@@ -88,6 +89,99 @@ public final class ObserveServiceGrpc {
     return getListRulesMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.CreateRuleRequest,
+      dev.scorewire.v1.CreateRuleResponse> getCreateRuleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CreateRule",
+      requestType = dev.scorewire.v1.CreateRuleRequest.class,
+      responseType = dev.scorewire.v1.CreateRuleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.CreateRuleRequest,
+      dev.scorewire.v1.CreateRuleResponse> getCreateRuleMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.CreateRuleRequest, dev.scorewire.v1.CreateRuleResponse> getCreateRuleMethod;
+    if ((getCreateRuleMethod = ObserveServiceGrpc.getCreateRuleMethod) == null) {
+      synchronized (ObserveServiceGrpc.class) {
+        if ((getCreateRuleMethod = ObserveServiceGrpc.getCreateRuleMethod) == null) {
+          ObserveServiceGrpc.getCreateRuleMethod = getCreateRuleMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.CreateRuleRequest, dev.scorewire.v1.CreateRuleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CreateRule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.CreateRuleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.CreateRuleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ObserveServiceMethodDescriptorSupplier("CreateRule"))
+              .build();
+        }
+      }
+    }
+    return getCreateRuleMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.UpdateRuleRequest,
+      dev.scorewire.v1.UpdateRuleResponse> getUpdateRuleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "UpdateRule",
+      requestType = dev.scorewire.v1.UpdateRuleRequest.class,
+      responseType = dev.scorewire.v1.UpdateRuleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.UpdateRuleRequest,
+      dev.scorewire.v1.UpdateRuleResponse> getUpdateRuleMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.UpdateRuleRequest, dev.scorewire.v1.UpdateRuleResponse> getUpdateRuleMethod;
+    if ((getUpdateRuleMethod = ObserveServiceGrpc.getUpdateRuleMethod) == null) {
+      synchronized (ObserveServiceGrpc.class) {
+        if ((getUpdateRuleMethod = ObserveServiceGrpc.getUpdateRuleMethod) == null) {
+          ObserveServiceGrpc.getUpdateRuleMethod = getUpdateRuleMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.UpdateRuleRequest, dev.scorewire.v1.UpdateRuleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "UpdateRule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.UpdateRuleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.UpdateRuleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ObserveServiceMethodDescriptorSupplier("UpdateRule"))
+              .build();
+        }
+      }
+    }
+    return getUpdateRuleMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.scorewire.v1.DeleteRuleRequest,
+      dev.scorewire.v1.DeleteRuleResponse> getDeleteRuleMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteRule",
+      requestType = dev.scorewire.v1.DeleteRuleRequest.class,
+      responseType = dev.scorewire.v1.DeleteRuleResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.scorewire.v1.DeleteRuleRequest,
+      dev.scorewire.v1.DeleteRuleResponse> getDeleteRuleMethod() {
+    io.grpc.MethodDescriptor<dev.scorewire.v1.DeleteRuleRequest, dev.scorewire.v1.DeleteRuleResponse> getDeleteRuleMethod;
+    if ((getDeleteRuleMethod = ObserveServiceGrpc.getDeleteRuleMethod) == null) {
+      synchronized (ObserveServiceGrpc.class) {
+        if ((getDeleteRuleMethod = ObserveServiceGrpc.getDeleteRuleMethod) == null) {
+          ObserveServiceGrpc.getDeleteRuleMethod = getDeleteRuleMethod =
+              io.grpc.MethodDescriptor.<dev.scorewire.v1.DeleteRuleRequest, dev.scorewire.v1.DeleteRuleResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteRule"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.DeleteRuleRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.scorewire.v1.DeleteRuleResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ObserveServiceMethodDescriptorSupplier("DeleteRule"))
+              .build();
+        }
+      }
+    }
+    return getDeleteRuleMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -141,8 +235,9 @@ public final class ObserveServiceGrpc {
    * and a caller that retries a batch after a lost answer resends it whole (observation ids
    * make that harmless). A stream would acknowledge nothing until it ends, or need an answer
    * stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-   * offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-   * and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+   * offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+   * share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+   * setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
    * </pre>
    */
   public static abstract class ObserveServiceImplBase implements io.grpc.BindableService {
@@ -161,13 +256,50 @@ public final class ObserveServiceGrpc {
 
     /**
      * <pre>
-     * ListRules returns the evaluation rules this server applies, in the order of its rules
-     * file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+     * ListRules returns the evaluation rules this server applies: those of its rules file
+     * (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
      * </pre>
      */
     public void listRules(dev.scorewire.v1.ListRulesRequest request,
         io.grpc.stub.StreamObserver<dev.scorewire.v1.ListRulesResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListRulesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+     * SQLite file or its Redis), so that every replica applies it within a few seconds.
+     * Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+     * unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+     * model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+     * name taken by another rule is ALREADY_EXISTS.
+     * </pre>
+     */
+    public void createRule(dev.scorewire.v1.CreateRuleRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.CreateRuleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCreateRuleMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+     * such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+     * </pre>
+     */
+    public void updateRule(dev.scorewire.v1.UpdateRuleRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.UpdateRuleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getUpdateRuleMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+     * FAILED_PRECONDITION as UpdateRule.
+     * </pre>
+     */
+    public void deleteRule(dev.scorewire.v1.DeleteRuleRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.DeleteRuleResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteRuleMethod(), responseObserver);
     }
 
     @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
@@ -186,6 +318,27 @@ public final class ObserveServiceGrpc {
                 dev.scorewire.v1.ListRulesRequest,
                 dev.scorewire.v1.ListRulesResponse>(
                   this, METHODID_LIST_RULES)))
+          .addMethod(
+            getCreateRuleMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                dev.scorewire.v1.CreateRuleRequest,
+                dev.scorewire.v1.CreateRuleResponse>(
+                  this, METHODID_CREATE_RULE)))
+          .addMethod(
+            getUpdateRuleMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                dev.scorewire.v1.UpdateRuleRequest,
+                dev.scorewire.v1.UpdateRuleResponse>(
+                  this, METHODID_UPDATE_RULE)))
+          .addMethod(
+            getDeleteRuleMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                dev.scorewire.v1.DeleteRuleRequest,
+                dev.scorewire.v1.DeleteRuleResponse>(
+                  this, METHODID_DELETE_RULE)))
           .build();
     }
   }
@@ -199,8 +352,9 @@ public final class ObserveServiceGrpc {
    * and a caller that retries a batch after a lost answer resends it whole (observation ids
    * make that harmless). A stream would acknowledge nothing until it ends, or need an answer
    * stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-   * offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-   * and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+   * offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+   * share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+   * setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
    * </pre>
    */
   public static final class ObserveServiceStub extends io.grpc.stub.AbstractAsyncStub<ObserveServiceStub> {
@@ -230,14 +384,54 @@ public final class ObserveServiceGrpc {
 
     /**
      * <pre>
-     * ListRules returns the evaluation rules this server applies, in the order of its rules
-     * file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+     * ListRules returns the evaluation rules this server applies: those of its rules file
+     * (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
      * </pre>
      */
     public void listRules(dev.scorewire.v1.ListRulesRequest request,
         io.grpc.stub.StreamObserver<dev.scorewire.v1.ListRulesResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListRulesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+     * SQLite file or its Redis), so that every replica applies it within a few seconds.
+     * Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+     * unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+     * model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+     * name taken by another rule is ALREADY_EXISTS.
+     * </pre>
+     */
+    public void createRule(dev.scorewire.v1.CreateRuleRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.CreateRuleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCreateRuleMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+     * such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+     * </pre>
+     */
+    public void updateRule(dev.scorewire.v1.UpdateRuleRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.UpdateRuleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getUpdateRuleMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+     * FAILED_PRECONDITION as UpdateRule.
+     * </pre>
+     */
+    public void deleteRule(dev.scorewire.v1.DeleteRuleRequest request,
+        io.grpc.stub.StreamObserver<dev.scorewire.v1.DeleteRuleResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteRuleMethod(), getCallOptions()), request, responseObserver);
     }
   }
 
@@ -250,8 +444,9 @@ public final class ObserveServiceGrpc {
    * and a caller that retries a batch after a lost answer resends it whole (observation ids
    * make that harmless). A stream would acknowledge nothing until it ends, or need an answer
    * stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-   * offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-   * and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+   * offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+   * share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+   * setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
    * </pre>
    */
   public static final class ObserveServiceBlockingStub extends io.grpc.stub.AbstractBlockingStub<ObserveServiceBlockingStub> {
@@ -280,13 +475,50 @@ public final class ObserveServiceGrpc {
 
     /**
      * <pre>
-     * ListRules returns the evaluation rules this server applies, in the order of its rules
-     * file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+     * ListRules returns the evaluation rules this server applies: those of its rules file
+     * (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
      * </pre>
      */
     public dev.scorewire.v1.ListRulesResponse listRules(dev.scorewire.v1.ListRulesRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListRulesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+     * SQLite file or its Redis), so that every replica applies it within a few seconds.
+     * Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+     * unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+     * model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+     * name taken by another rule is ALREADY_EXISTS.
+     * </pre>
+     */
+    public dev.scorewire.v1.CreateRuleResponse createRule(dev.scorewire.v1.CreateRuleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCreateRuleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+     * such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+     * </pre>
+     */
+    public dev.scorewire.v1.UpdateRuleResponse updateRule(dev.scorewire.v1.UpdateRuleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getUpdateRuleMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+     * FAILED_PRECONDITION as UpdateRule.
+     * </pre>
+     */
+    public dev.scorewire.v1.DeleteRuleResponse deleteRule(dev.scorewire.v1.DeleteRuleRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteRuleMethod(), getCallOptions(), request);
     }
   }
 
@@ -299,8 +531,9 @@ public final class ObserveServiceGrpc {
    * and a caller that retries a batch after a lost answer resends it whole (observation ids
    * make that harmless). A stream would acknowledge nothing until it ends, or need an answer
    * stream to say so. Bad input is INVALID_ARGUMENT with a google.rpc.BadRequest naming each
-   * offending field, and nothing of the batch is queued; a full queue is RESOURCE_EXHAUSTED,
-   * and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
+   * offending field, and nothing of the batch is queued; a full queue, or a tenant's full
+   * share of it (`SCOREWIRE_OBSERVE_QUEUE_MAX_PER_TENANT`), is RESOURCE_EXHAUSTED naming the
+   * setting, and nothing of the batch is queued; a queue that does not answer is UNAVAILABLE.
    * </pre>
    */
   public static final class ObserveServiceFutureStub extends io.grpc.stub.AbstractFutureStub<ObserveServiceFutureStub> {
@@ -330,8 +563,8 @@ public final class ObserveServiceGrpc {
 
     /**
      * <pre>
-     * ListRules returns the evaluation rules this server applies, in the order of its rules
-     * file (`SCOREWIRE_OBSERVE_RULES_FILE`).
+     * ListRules returns the evaluation rules this server applies: those of its rules file
+     * (`SCOREWIRE_OBSERVE_RULES_FILE`) in file order, then those created over gRPC by name.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.ListRulesResponse> listRules(
@@ -339,10 +572,53 @@ public final class ObserveServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListRulesMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * CreateRule adds an evaluation rule, stored durably beside the observation queue (its
+     * SQLite file or its Redis), so that every replica applies it within a few seconds.
+     * Admin tokens only (PERMISSION_DENIED otherwise; anyone with auth off). A bad rule (an
+     * unknown check type, a bad parameter, a rate out of range, a judge under a cost cap whose
+     * model has no price) is INVALID_ARGUMENT naming the field (`rule.checks[0].type`); a
+     * name taken by another rule is ALREADY_EXISTS.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.CreateRuleResponse> createRule(
+        dev.scorewire.v1.CreateRuleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCreateRuleMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * UpdateRule replaces a rule created over gRPC, checked as CreateRule. NOT_FOUND when no
+     * such rule was created; a rule of the rules file is FAILED_PRECONDITION (edit the file).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.UpdateRuleResponse> updateRule(
+        dev.scorewire.v1.UpdateRuleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getUpdateRuleMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteRule removes a rule created over gRPC; its rolling runs stay. NOT_FOUND and
+     * FAILED_PRECONDITION as UpdateRule.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.scorewire.v1.DeleteRuleResponse> deleteRule(
+        dev.scorewire.v1.DeleteRuleRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteRuleMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_OBSERVE = 0;
   private static final int METHODID_LIST_RULES = 1;
+  private static final int METHODID_CREATE_RULE = 2;
+  private static final int METHODID_UPDATE_RULE = 3;
+  private static final int METHODID_DELETE_RULE = 4;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -368,6 +644,18 @@ public final class ObserveServiceGrpc {
         case METHODID_LIST_RULES:
           serviceImpl.listRules((dev.scorewire.v1.ListRulesRequest) request,
               (io.grpc.stub.StreamObserver<dev.scorewire.v1.ListRulesResponse>) responseObserver);
+          break;
+        case METHODID_CREATE_RULE:
+          serviceImpl.createRule((dev.scorewire.v1.CreateRuleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.CreateRuleResponse>) responseObserver);
+          break;
+        case METHODID_UPDATE_RULE:
+          serviceImpl.updateRule((dev.scorewire.v1.UpdateRuleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.UpdateRuleResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_RULE:
+          serviceImpl.deleteRule((dev.scorewire.v1.DeleteRuleRequest) request,
+              (io.grpc.stub.StreamObserver<dev.scorewire.v1.DeleteRuleResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -432,6 +720,9 @@ public final class ObserveServiceGrpc {
               .setSchemaDescriptor(new ObserveServiceFileDescriptorSupplier())
               .addMethod(getObserveMethod())
               .addMethod(getListRulesMethod())
+              .addMethod(getCreateRuleMethod())
+              .addMethod(getUpdateRuleMethod())
+              .addMethod(getDeleteRuleMethod())
               .build();
         }
       }

@@ -68,6 +68,7 @@ private static final long serialVersionUID = 0L;
             dev.scorewire.v1.Rule.class, dev.scorewire.v1.Rule.Builder.class);
   }
 
+  private int bitField0_;
   public static final int NAME_FIELD_NUMBER = 1;
   @SuppressWarnings("serial")
   private volatile java.lang.Object name_ = "";
@@ -358,6 +359,64 @@ java.lang.String defaultValue) {
     return settleDelayS_;
   }
 
+  public static final int COST_CAP_HOUR_USD_FIELD_NUMBER = 7;
+  private double costCapHourUsd_ = 0D;
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per hour; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>optional double cost_cap_hour_usd = 7;</code>
+   * @return Whether the costCapHourUsd field is set.
+   */
+  @java.lang.Override
+  public boolean hasCostCapHourUsd() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per hour; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>optional double cost_cap_hour_usd = 7;</code>
+   * @return The costCapHourUsd.
+   */
+  @java.lang.Override
+  public double getCostCapHourUsd() {
+    return costCapHourUsd_;
+  }
+
+  public static final int COST_CAP_DAY_USD_FIELD_NUMBER = 8;
+  private double costCapDayUsd_ = 0D;
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+   * </pre>
+   *
+   * <code>optional double cost_cap_day_usd = 8;</code>
+   * @return Whether the costCapDayUsd field is set.
+   */
+  @java.lang.Override
+  public boolean hasCostCapDayUsd() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+   * </pre>
+   *
+   * <code>optional double cost_cap_day_usd = 8;</code>
+   * @return The costCapDayUsd.
+   */
+  @java.lang.Override
+  public double getCostCapDayUsd() {
+    return costCapDayUsd_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -392,6 +451,12 @@ java.lang.String defaultValue) {
     }
     if (java.lang.Double.doubleToRawLongBits(settleDelayS_) != 0) {
       output.writeDouble(6, settleDelayS_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeDouble(7, costCapHourUsd_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeDouble(8, costCapDayUsd_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -435,6 +500,14 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(6, settleDelayS_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(7, costCapHourUsd_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(8, costCapDayUsd_);
+    }
     return size;
   }
   @java.lang.Override
@@ -473,6 +546,18 @@ java.lang.String defaultValue) {
     if (java.lang.Double.doubleToLongBits(getSettleDelayS())
         != java.lang.Double.doubleToLongBits(
             other.getSettleDelayS())) return false;
+    if (hasCostCapHourUsd() != other.hasCostCapHourUsd()) return false;
+    if (hasCostCapHourUsd()) {
+      if (java.lang.Double.doubleToLongBits(getCostCapHourUsd())
+          != java.lang.Double.doubleToLongBits(
+              other.getCostCapHourUsd())) return false;
+    }
+    if (hasCostCapDayUsd() != other.hasCostCapDayUsd()) return false;
+    if (hasCostCapDayUsd()) {
+      if (java.lang.Double.doubleToLongBits(getCostCapDayUsd())
+          != java.lang.Double.doubleToLongBits(
+              other.getCostCapDayUsd())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -504,6 +589,16 @@ java.lang.String defaultValue) {
     hash = (37 * hash) + SETTLE_DELAY_S_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getSettleDelayS()));
+    if (hasCostCapHourUsd()) {
+      hash = (37 * hash) + COST_CAP_HOUR_USD_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getCostCapHourUsd()));
+    }
+    if (hasCostCapDayUsd()) {
+      hash = (37 * hash) + COST_CAP_DAY_USD_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getCostCapDayUsd()));
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -674,6 +769,8 @@ java.lang.String defaultValue) {
       internalGetMutableFilter().clear();
       samplingRate_ = 0D;
       settleDelayS_ = 0D;
+      costCapHourUsd_ = 0D;
+      costCapDayUsd_ = 0D;
       return this;
     }
 
@@ -737,6 +834,16 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.settleDelayS_ = settleDelayS_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.costCapHourUsd_ = costCapHourUsd_;
+        to_bitField0_ |= 0x00000001;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.costCapDayUsd_ = costCapDayUsd_;
+        to_bitField0_ |= 0x00000002;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -800,6 +907,12 @@ java.lang.String defaultValue) {
       }
       if (java.lang.Double.doubleToRawLongBits(other.getSettleDelayS()) != 0) {
         setSettleDelayS(other.getSettleDelayS());
+      }
+      if (other.hasCostCapHourUsd()) {
+        setCostCapHourUsd(other.getCostCapHourUsd());
+      }
+      if (other.hasCostCapDayUsd()) {
+        setCostCapDayUsd(other.getCostCapDayUsd());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -869,6 +982,16 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000020;
               break;
             } // case 49
+            case 57: {
+              costCapHourUsd_ = input.readDouble();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 57
+            case 65: {
+              costCapDayUsd_ = input.readDouble();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 65
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1683,6 +1806,126 @@ java.lang.String defaultValue) {
     public Builder clearSettleDelayS() {
       bitField0_ = (bitField0_ & ~0x00000020);
       settleDelayS_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double costCapHourUsd_ ;
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per hour; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>optional double cost_cap_hour_usd = 7;</code>
+     * @return Whether the costCapHourUsd field is set.
+     */
+    @java.lang.Override
+    public boolean hasCostCapHourUsd() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per hour; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>optional double cost_cap_hour_usd = 7;</code>
+     * @return The costCapHourUsd.
+     */
+    @java.lang.Override
+    public double getCostCapHourUsd() {
+      return costCapHourUsd_;
+    }
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per hour; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>optional double cost_cap_hour_usd = 7;</code>
+     * @param value The costCapHourUsd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCostCapHourUsd(double value) {
+
+      costCapHourUsd_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per hour; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>optional double cost_cap_hour_usd = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCostCapHourUsd() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      costCapHourUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double costCapDayUsd_ ;
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+     * </pre>
+     *
+     * <code>optional double cost_cap_day_usd = 8;</code>
+     * @return Whether the costCapDayUsd field is set.
+     */
+    @java.lang.Override
+    public boolean hasCostCapDayUsd() {
+      return ((bitField0_ & 0x00000080) != 0);
+    }
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+     * </pre>
+     *
+     * <code>optional double cost_cap_day_usd = 8;</code>
+     * @return The costCapDayUsd.
+     */
+    @java.lang.Override
+    public double getCostCapDayUsd() {
+      return costCapDayUsd_;
+    }
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+     * </pre>
+     *
+     * <code>optional double cost_cap_day_usd = 8;</code>
+     * @param value The costCapDayUsd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCostCapDayUsd(double value) {
+
+      costCapDayUsd_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+     * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+     * </pre>
+     *
+     * <code>optional double cost_cap_day_usd = 8;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCostCapDayUsd() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      costCapDayUsd_ = 0D;
       onChanged();
       return this;
     }

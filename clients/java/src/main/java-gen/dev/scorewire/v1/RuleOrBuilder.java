@@ -193,4 +193,46 @@ java.lang.String defaultValue);
    * @return The settleDelayS.
    */
   double getSettleDelayS();
+
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per hour; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>optional double cost_cap_hour_usd = 7;</code>
+   * @return Whether the costCapHourUsd field is set.
+   */
+  boolean hasCostCapHourUsd();
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per hour; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_HOUR_USD`). A negative amount is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>optional double cost_cap_hour_usd = 7;</code>
+   * @return The costCapHourUsd.
+   */
+  double getCostCapHourUsd();
+
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+   * </pre>
+   *
+   * <code>optional double cost_cap_day_usd = 8;</code>
+   * @return Whether the costCapDayUsd field is set.
+   */
+  boolean hasCostCapDayUsd();
+  /**
+   * <pre>
+   * Dollars the rule's judge calls may spend per UTC day; unset: the server's default
+   * (`SCOREWIRE_OBSERVE_RULE_COST_CAP_DAY_USD`).
+   * </pre>
+   *
+   * <code>optional double cost_cap_day_usd = 8;</code>
+   * @return The costCapDayUsd.
+   */
+  double getCostCapDayUsd();
 }

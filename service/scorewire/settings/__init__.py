@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from scorewire.settings_jobs import JobSettings
+from scorewire.settings.jobs import JobSettings
+from scorewire.settings.observe import ObserveSettings
 
 
 class TransportSettings(BaseModel):
@@ -533,21 +534,6 @@ class ViewerSettings(StoreSettings):
     def viewer_results_path(self) -> Path:
         """`viewer_results_dir` (`results` when unset) resolved against `state_path()`."""
         return self.state_path() / Path(self.viewer_results_dir or "results").expanduser()
-
-
-class ObserveSettings(BaseModel):
-    """Online evaluation: the evaluation rules and the durable observation queue."""
-
-    observe_rules_file: str | None = None
-    """YAML or JSON file of evaluation rules, loaded at start-up (a bad rule stops it); a
-    relative path is under the state directory. Unset: no rules (observations still queue)."""
-    observe_queue_url: SecretStr | None = None
-    """`redis://` or `rediss://` Redis of the observation queue (a stream shared by replicas;
-    no eviction, AOF on); unset: `observe.db` under the state directory."""
-    observe_queue_max: int = Field(100_000, ge=1)
-    """Most observations queued or being scored; a batch past it is RESOURCE_EXHAUSTED."""
-    observe_dedupe_s: int = Field(900, ge=60)
-    """Seconds an observation id is remembered: one sent again within them is a DUPLICATE."""
 
 
 class LoggingSettings(BaseModel):
