@@ -55,3 +55,28 @@ func (c *Client) DeleteRun(ctx context.Context, runID string, opts ...grpc.CallO
 
 // RawRuns returns the generated RunService stub.
 func (c *Client) RawRuns() scorewirev1.RunServiceClient { return c.runs }
+
+// A run sent in parts is one run however many RunSuite calls carry it: OpenRun opens it,
+// each call names it in RunSuiteRequest.Part (the run id, and the run's index of the
+// call's first case), and CloseRun ends it with the summary the caller judged over every
+// part (or Interrupted). The server records the parts' results into the run and counts
+// the run once, when it is closed.
+
+// OpenRun opens a run to be sent in parts and returns its id: empty when the server
+// does not record it (Record false, or its default off).
+func (c *Client) OpenRun(ctx context.Context, req *scorewirev1.OpenRunRequest, opts ...grpc.CallOption) (string, error) {
+	ctx, cancel := c.withDefaultDeadline(ctx)
+	defer cancel()
+	resp, err := c.runs.OpenRun(ctx, req, opts...)
+	return resp.GetRunId(), wrap(err)
+}
+
+// CloseRun ends a run opened with OpenRun: complete with req.Summary, or incomplete
+// with req.Interrupted. A run that has already ended (closed, or lapsed into incomplete
+// once its caller stopped sending parts) is codes.FailedPrecondition naming the run.
+func (c *Client) CloseRun(ctx context.Context, req *scorewirev1.CloseRunRequest, opts ...grpc.CallOption) error {
+	ctx, cancel := c.withDefaultDeadline(ctx)
+	defer cancel()
+	_, err := c.runs.CloseRun(ctx, req, opts...)
+	return wrap(err)
+}

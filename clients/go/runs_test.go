@@ -3,6 +3,7 @@ package scorewire_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -64,5 +65,54 @@ func TestRecordedRunsReadBackCompareAndDelete(t *testing.T) {
 	var se *scorewire.Error
 	if !errors.As(err, &se) || se.Code != codes.NotFound {
 		t.Errorf("GetRun of a deleted run = %v", err)
+	}
+}
+
+// A run sent in parts: OpenRun, two RunSuite calls naming it at their first indexes,
+// CloseRun with the caller's summary; one run holds both parts. Closing it again is
+// FailedPrecondition naming the run.
+func TestARunSentInPartsIsOneRun(t *testing.T) {
+	c, ctx := dial(t), context.Background()
+	runID, err := c.OpenRun(ctx, &scorewirev1.OpenRunRequest{RunName: "go-parts", Record: proto.Bool(true)})
+	if err != nil || runID == "" {
+		t.Fatalf("OpenRun = %q, %v", runID, err)
+	}
+	var summaries []*scorewirev1.RunSummary
+	for first, text := range []string{"Paris", "Rome"} {
+		run, err := c.RunSuite(ctx, &scorewirev1.RunSuiteRequest{
+			Compact: []string{"contains:Paris"},
+			Cases:   []*scorewirev1.Case{{Sample: &scorewirev1.Sample{Id: text}, Output: scorewire.Text(text)}},
+			Part:    &scorewirev1.RunPart{RunId: runID, FirstIndex: int32(first)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sum, err := run.Collect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		summaries = append(summaries, sum)
+	}
+	merged, err := scorewire.MergeSummaries(summaries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CloseRun(ctx, &scorewirev1.CloseRunRequest{RunId: runID, Summary: merged}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.GetRun(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.GetStatus() != scorewirev1.RunStatus_RUN_STATUS_COMPLETE || run.GetResults() != 2 || run.GetSummary().GetCasesPassed() != 1 {
+		t.Errorf("the run in parts = %v", run)
+	}
+	err = c.CloseRun(ctx, &scorewirev1.CloseRunRequest{RunId: runID, Summary: merged})
+	var swErr *scorewire.Error
+	if !errors.As(err, &swErr) || swErr.Code != codes.FailedPrecondition || !strings.Contains(swErr.Message, runID) {
+		t.Errorf("a second CloseRun = %v, want FailedPrecondition naming the run", err)
+	}
+	if err := c.DeleteRun(ctx, runID); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,11 +7,12 @@ on the merged totals; indexes refer to the caller's list.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import grpc
 import pytest
-from scorewire.client import AsyncClient, Client, ScorewireError, pb
+from scorewire.client import AsyncClient, Client, ScorewireError, pb, runs_pb
 from scorewire.client._channel import addresses_target
 from scorewire.client._shards import retryable, split
 from scorewire.client._summary import gate_reasons, merge_summaries
@@ -197,31 +198,85 @@ def test_a_recorded_run_sent_as_one_chunk_keeps_its_run_id(client: Client) -> No
     client.delete_run(one.run_id)
 
 
-async def test_the_asyncio_client_names_each_chunks_run_too(scorewire_addr: str) -> None:
+async def test_the_asyncio_client_records_a_sharded_run_as_one_run_too(
+    scorewire_addr: str,
+) -> None:
     cases = [{"sample": {"id": f"c{i}"}, "output": "Paris" if i < 2 else "Rome"} for i in range(4)]
     async with AsyncClient(scorewire_addr) as client:
         run = client.run_suite(
             cases, compact=["contains:Paris"], record=True, shards=2, chunk_cases=2
         )
-        await run.collect()  # type: ignore[misc]
-        runs = [await client.get_run(run_id) for run_id in run.run_ids]  # type: ignore[union-attr]
-        for r in runs:
-            await client.delete_run(r.run_id)
-    assert [r.summary.cases_passed for r in runs] == [2, 0]
+        merged = (await run.collect())[1]  # type: ignore[misc]
+        assert run.run_ids == [merged.run_id]  # type: ignore[union-attr]
+        one = await client.get_run(merged.run_id)
+        await client.delete_run(merged.run_id)
+    assert (one.status, one.results, one.summary.cases_passed) == (
+        runs_pb.RUN_STATUS_COMPLETE, 4, 2,
+    )  # fmt: skip
 
 
-def test_a_recorded_sharded_run_names_each_chunks_run_in_case_order(client: Client) -> None:
-    # Three chunks of three: all pass, none pass, one passes. Each chunk is a run of its
-    # own, which the merged summary's empty run_id cannot name: run_ids does, in order.
+def test_a_recorded_sharded_run_is_one_run_with_every_case_at_its_index(client: Client) -> None:
+    # Three chunks of three: all pass, none pass, one passes. One run holds them all, its
+    # summary the merged one (gate included), its results at the caller's indexes.
     outputs = ["Paris"] * 3 + ["Rome"] * 3 + ["Paris", "Rome", "Rome"]
     cases = [{"sample": {"id": f"c{i}"}, "output": t} for i, t in enumerate(outputs)]
-    run = client.run_suite(cases, compact=["contains:Paris"], record=True, shards=3, chunk_cases=3)
+    name = f"sharded-{uuid.uuid4().hex[:8]}"
+    run = client.run_suite(
+        cases, compact=["contains:Paris"], record=True, run_name=name, labels={"k": "v"},
+        shards=3, chunk_cases=3,
+    )  # fmt: skip
     merged = run.collect()[1]
-    assert merged.run_id == "" and len(set(run.run_ids)) == 3
-    runs = [client.get_run(run_id) for run_id in run.run_ids]
-    assert [(r.summary.cases, r.summary.cases_passed) for r in runs] == [(3, 3), (3, 0), (3, 1)]
-    for run_id in run.run_ids:
-        client.delete_run(run_id)
+    assert merged.run_id and run.run_ids == [merged.run_id]
+    assert [r.run_id for r in client.list_runs(name=name).runs] == [merged.run_id]
+    one = client.get_run(merged.run_id)
+    assert (one.status, one.results, dict(one.labels)) == (
+        runs_pb.RUN_STATUS_COMPLETE, 9, {"k": "v"},
+    )  # fmt: skip
+    assert (one.summary.cases, one.summary.cases_passed) == (9, 4)
+    assert one.summary.gate_passed == merged.gate_passed
+    stored = client.list_run_results(merged.run_id, page_size=100).results
+    assert sorted((r.result.index, r.result.sample_id) for r in stored) == [
+        (i, f"c{i}") for i in range(9)
+    ]
+    client.delete_run(merged.run_id)
+
+
+def test_a_sharded_run_that_fails_is_recorded_once_as_incomplete(client: Client) -> None:
+    # A chunk refused (a parameter misspelt) fails the run: it is closed as interrupted.
+    name = f"sharded-failed-{uuid.uuid4().hex[:8]}"
+    run = client.run_suite(
+        _cases(9), checks=[{"type": "output_length", "params": {"maximun": 5}}],
+        record=True, run_name=name, shards=3, chunk_cases=3,
+    )  # fmt: skip
+    with pytest.raises(ScorewireError):
+        run.collect()
+    runs = client.list_runs(name=name).runs
+    assert [r.status for r in runs] == [runs_pb.RUN_STATUS_INCOMPLETE]
+    client.delete_run(runs[0].run_id)
+
+
+def test_a_run_sent_in_parts_through_the_public_calls(client: Client) -> None:
+    # open_run, run_suite(part=...) twice, close_run: one run, the caller's summary.
+    run_id = client.open_run(run_name="in-parts", record=True)
+    first = client.run_suite([({"id": "a"}, "Paris")], compact=["contains:Paris"], part=(run_id, 0))
+    second = client.run_suite(
+        [({"id": "b"}, "Rome")], compact=["contains:Paris"], part=runs_pb_part(run_id, 1)
+    )
+    merged = merge_summaries([first.collect()[1], second.collect()[1]])
+    client.close_run(run_id, merged)
+    one = client.get_run(run_id)
+    assert (one.status, one.source, one.results) == (runs_pb.RUN_STATUS_COMPLETE, "OpenRun", 2)
+    assert (one.summary.cases, one.summary.cases_passed) == (2, 1)
+    with pytest.raises(ScorewireError) as err:  # closed once; a second close is refused
+        client.close_run(run_id, merged)
+    assert err.value.code == grpc.StatusCode.FAILED_PRECONDITION and run_id in err.value.message
+    with pytest.raises(ValueError, match="part and shards"):
+        client.run_suite([({"id": "a"}, "x")], compact=["contains:x"], part=(run_id, 0), shards=2)
+    client.delete_run(run_id)
+
+
+def runs_pb_part(run_id: str, first_index: int) -> pb.RunPart:
+    return pb.RunPart(run_id=run_id, first_index=first_index)
 
 
 def test_an_invalid_request_fails_the_sharded_run_once_without_retries(client: Client) -> None:

@@ -9,6 +9,8 @@ A block is written as MkDocs (Material) renders it:
 `title` names a file the reader writes (the tests write it too). An HTML comment right
 before the fence, `<!-- file: clients/go/examples/hello/main.go -->`, says the block is
 that file of the repository, verbatim (`tests/docs/test_readme.py` compares them).
+`<!-- not run: REASON -->` instead says the block is not executed by the tests, and why
+(a page's tests refuse any other block they cannot run).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FENCE = re.compile(
-    r"(?:^<!-- file: (?P<file>\S+) -->\n)?"
+    r"(?:^<!-- (?:file: (?P<file>\S+)|not run: (?P<not_run>[^\n]*?)) -->\n)?"
     r"^```(?P<lang>[\w-]*)(?P<attrs>[^\n]*)\n(?P<body>.*?)^```$",
     flags=re.S | re.M,
 )
@@ -35,6 +37,8 @@ class Block:
     """The file the block is, as the reader writes it (`title="suite.yaml"`)."""
     file: str | None
     """The repository file the block shows verbatim (`<!-- file: PATH -->`)."""
+    not_run: str | None
+    """Why the tests do not execute the block (`<!-- not run: REASON -->`)."""
     line: int
     """The line of the page the fence opens on."""
 
@@ -46,5 +50,7 @@ def blocks(page: Path) -> list[Block]:
     for m in FENCE.finditer(text):
         title = TITLE.search(m["attrs"])
         line = text.count("\n", 0, m.start("lang")) + 1
-        out.append(Block(m["lang"], m["body"], title[1] if title else None, m["file"], line))
+        out.append(
+            Block(m["lang"], m["body"], title[1] if title else None, m["file"], m["not_run"], line)
+        )
     return out

@@ -336,7 +336,8 @@ async def test_a_checkllm_document_cannot_be_a_part(server: PartsServer) -> None
 
 async def test_parts_on_either_store(open_store) -> None:
     # SQLite and PostgreSQL: the run's own heartbeat keeps it running while a part is
-    # scored, and lapses into incomplete once nothing beats it.
+    # scored, and lapses into incomplete once nothing beats it; closing it then is
+    # FAILED_PRECONDITION naming the run.
     srv_ = await start_run_server(await open_store(), runs_heartbeat_s=0.2)
     try:
         rid = (await srv_.runs.OpenRun(rpb.OpenRunRequest(record=True))).run_id
@@ -351,5 +352,12 @@ async def test_parts_on_either_store(open_store) -> None:
                 break
             await asyncio.sleep(0.05)
         assert run.status == rpb.RUN_STATUS_INCOMPLETE
+        # Its caller coming back late is told, not answered OK: the run stays incomplete.
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await srv_.runs.CloseRun(rpb.CloseRunRequest(run_id=left, summary=failed_summary(1)))
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert left in err.value.details() and "incomplete" in err.value.details()
+        run = (await srv_.runs.GetRun(rpb.GetRunRequest(run_id=left))).run
+        assert (run.status, run.HasField("summary")) == (rpb.RUN_STATUS_INCOMPLETE, False)
     finally:
         await srv_.stop()

@@ -7,6 +7,7 @@ kept), a results file, and a server's runs through its RunService (the token's o
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -16,6 +17,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ from typing import Any
 import pytest
 import yaml
 from scorewire.client import Client
+from scorewire.labels import LabelQuery, open_label_store
+from scorewire.settings import Settings
 
 from tests.cli.conftest import ROOT, cli_env, run_cli
 from tests.support.servers import serve_process, stop_process
@@ -98,6 +102,84 @@ def test_the_runs_recorded_on_this_machine(tmp_path: Path, page: Any) -> None:
         page.click("text=local-nightly")
         body = page.inner_text("body")
         assert "contains" in body and "hello" in body  # the failing case, with its output
+
+
+def _recorded_here(tmp_path: Path, name: str) -> str:
+    """A run recorded in a fresh state directory (its failing case's output: "hello")."""
+    state = str(tmp_path / "state")
+    suite = tmp_path / "s.yaml"
+    suite.write_text(yaml.safe_dump(SUITE))
+    done = run_cli("run", str(suite), "--record", "--run-name", name, SCOREWIRE_STATE_DIR=state)
+    assert done.code == 1 and "recorded as run" in done.stderr, done.stderr
+    return state
+
+
+def _labels_stored(state: str) -> list[Any]:
+    """Every label in the label store of the state directory `state`."""
+
+    async def read() -> list[Any]:
+        store = await open_label_store(Settings(state_dir=state))
+        try:
+            found = await store.list_labels(LabelQuery(), after_id=0, limit=100)
+            return [label for _, label in found]
+        finally:
+            await store.close()
+
+    with ThreadPoolExecutor(1) as thread:  # the browser's event loop runs in this one
+        return thread.submit(asyncio.run, read()).result()
+
+
+def test_a_review_in_the_page_is_a_label_in_this_machines_store(tmp_path: Path, page: Any) -> None:
+    # One local user, no sign-in: the run page offers pass/fail and a note per case; the
+    # review is written to the label store and shown beside the case, also after a restart.
+    state = _recorded_here(tmp_path, "local-review")
+    with viewing(SCOREWIRE_STATE_DIR=state) as url:
+        page.goto(url)
+        page.click("text=local-review")
+        row = page.locator("#case-table tbody tr", has_text="hello")
+        assert row.locator("ul.reviews").count() == 0
+        row.locator("form.review input[name=note]").fill("a greeting is <b>fine</b>")
+        with page.expect_navigation() as back:
+            row.locator("form.review button.pass").click()
+        assert back.value.status == 200 and "/runs/" in page.url
+        shown = page.locator("#case-table tbody tr", has_text="hello").locator("ul.reviews")
+        assert shown.inner_text() == "pass viewer: a greeting is <b>fine</b>"
+        run_page = page.url
+    stored = _labels_stored(state)
+    assert [(x.passed, x.labeller, x.note) for x in stored] == [
+        (True, "viewer", "a greeting is <b>fine</b>")
+    ]
+    assert stored[0].output_hash == hashlib.sha256(b"hello").hexdigest()
+    with viewing(SCOREWIRE_STATE_DIR=state) as url:  # read back from the store
+        page.goto(url + run_page.split("/", 3)[3])
+        again = page.locator("#case-table tbody tr", has_text="hello").locator("ul.reviews")
+        assert again.inner_text() == "pass viewer: a greeting is <b>fine</b>"
+
+
+def test_a_review_without_the_pages_csrf_token_or_origin_stores_nothing(tmp_path: Path) -> None:
+    state = _recorded_here(tmp_path, "local-forged")
+    with viewing(SCOREWIRE_STATE_DIR=state) as url:
+        body = get(url)[1]
+        run_id = re.search(r'href="/runs/([^"]+)"', body)
+        assert run_id is not None, body
+        page = call(f"{url}runs/{run_id[1]}")
+        token = re.search(r'data-csrf="([^"]+)"', page.body)
+        cookie = page.headers.get("Set-Cookie", "").split(";")[0]
+        assert token is not None and cookie, page.headers
+        form = {"run": run_id[1], "case": "1", "passed": "false", "note": "forged"}
+        origin = url.rstrip("/")
+        for extra, headers in (
+            ({}, {"Origin": origin, "Cookie": cookie}),  # no CSRF token
+            ({"csrf": "0" * 43}, {"Origin": origin, "Cookie": cookie}),  # a wrong one
+            ({"csrf": token[1]}, {"Origin": "https://evil.example", "Cookie": cookie}),
+            ({"csrf": token[1]}, {"Origin": origin}),  # the token without its cookie
+        ):
+            done = call(url + "review", "POST", {**form, **extra}, **headers)
+            assert done.status == 403, (extra, headers, done.status)
+        taken = {**form, "csrf": token[1]}
+        done = call(url + "review", "POST", taken, Origin=origin, Cookie=cookie)
+        assert done.status == 303  # the same form with its token and cookie is taken
+    assert [x.note for x in _labels_stored(state)] == ["forged"]
 
 
 def test_a_results_file(known_runs: KnownRuns, page: Any) -> None:

@@ -32,6 +32,7 @@ import {
   type PutLabelsResponse,
 } from "./gen/scorewire/v1/labels";
 import {
+  CloseRunRequest,
   CompareRunsRequest,
   type CompareRunsResponse,
   DeleteRunRequest,
@@ -41,6 +42,8 @@ import {
   type ListRunResultsResponse,
   ListRunsRequest,
   type ListRunsResponse,
+  OpenRunRequest,
+  type OpenRunResponse,
   type Run,
   RunServiceClient,
 } from "./gen/scorewire/v1/runs";
@@ -309,6 +312,32 @@ export class ScorewireClient {
   async deleteRun(runId: string, options: CallOptions = {}): Promise<void> {
     await this.unary(
       (md, opts, cb) => this.runStub.deleteRun(DeleteRunRequest.fromPartial({ runId }), md, opts, cb),
+      options,
+    );
+  }
+
+  /**
+   * Opens a run to be sent in parts: each `runSuite` names it in `part` (`{ runId,
+   * firstIndex }`, the run's index of the call's first case), and `closeRun` ends it. The
+   * server records the parts into one run and counts it once. Resolves with its id: empty
+   * when the server does not record it (`record: false`, or its default off).
+   */
+  async openRun(request: DeepPartial<OpenRunRequest> = {}, options: CallOptions = {}): Promise<string> {
+    const response = await this.unary<OpenRunResponse>(
+      (md, opts, cb) => this.runStub.openRun(OpenRunRequest.fromPartial(request), md, opts, cb),
+      options,
+    );
+    return response.runId;
+  }
+
+  /**
+   * Ends a run opened with `openRun`: complete with `summary` (judged over every part,
+   * e.g. `mergeSummaries`), or incomplete with `interrupted: true`. FAILED_PRECONDITION,
+   * naming the run, when it has already ended (closed, or lapsed into incomplete).
+   */
+  async closeRun(request: DeepPartial<CloseRunRequest>, options: CallOptions = {}): Promise<void> {
+    await this.unary(
+      (md, opts, cb) => this.runStub.closeRun(CloseRunRequest.fromPartial(request), md, opts, cb),
       options,
     );
   }

@@ -16,6 +16,7 @@ import {
   ScorewireError,
   Status,
   SuiteRun,
+  mergeSummaries,
   outputHash,
 } from "../src";
 import { CHECKLLM_PROVIDERS, CHECKLLM_RECORDED, CHECKLLM_SUITE } from "./checkllm";
@@ -576,6 +577,24 @@ describe("RunService", () => {
     await assert.rejects(live.client.getRun(now.runId), (e: unknown) => expectCode(e, Status.NOT_FOUND) !== undefined);
     // The base run is untouched.
     assert.equal((await live.client.getRun(base.runId)).status, RunStatus.RUN_STATUS_COMPLETE);
+  });
+
+  test("a run sent in parts is one run; closing it twice is FAILED_PRECONDITION", TIMEOUT, async () => {
+    const runId = await live.client.openRun({ runName: "ts-parts", record: true });
+    assert.notEqual(runId, "");
+    const summaries = [];
+    for (const [firstIndex, text] of ["Paris", "Rome"].entries()) {
+      const cases = [{ sample: { id: text }, output: { text } }];
+      summaries.push(await live.client.runSuite({ compact, cases, part: { runId, firstIndex } }).summary());
+    }
+    const summary = mergeSummaries(summaries);
+    await live.client.closeRun({ runId, summary });
+    const run = await live.client.getRun(runId);
+    assert.deepEqual([run.status, run.results, run.summary?.casesPassed], [RunStatus.RUN_STATUS_COMPLETE, 2, 1]);
+    await assert.rejects(live.client.closeRun({ runId, summary }), (e: unknown) =>
+      expectCode(e, Status.FAILED_PRECONDITION).details.includes(runId),
+    );
+    await live.client.deleteRun(runId);
   });
 
   test("listRuns and listRunResults page with nextPageToken: every run and result once", TIMEOUT, async () => {

@@ -27,7 +27,6 @@ from scorewire.cli.run_output import RunReport
 from scorewire.scoring import wire
 from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import runs_pb2_grpc as rpb_grpc
-from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 
 
 @dataclass(slots=True)
@@ -87,23 +86,16 @@ class ServerRun:
     def run_suite(
         self, client: Any, cases: list[dict[str, Any]], kwargs: dict[str, Any], first_index: int
     ) -> Any:
-        """A RunSuite call that is one part of the run: the request the client's
-        `run_suite(cases, **kwargs)` would send, naming the run and where its cases start."""
-        from scorewire.client import AsyncSuiteRun
-        from scorewire.client._convert import run_suite_request
-
-        request = run_suite_request(
-            cases=cases,
+        """A RunSuite call that is one part of the run: the client's `run_suite(cases,
+        **kwargs)` naming the run and where its cases start."""
+        return client.run_suite(
+            cases,
             suite_yaml=kwargs.get("suite_yaml", ""),
             suite_name=kwargs.get("suite_name", ""),
             checks=kwargs.get("checks"),
-            compact=None,
-            gate=None,
             budget_usd=kwargs.get("budget_usd"),
-        )
-        request.part.run_id, request.part.first_index = self.run_id, first_index
-        stub = pb_grpc.ScoringServiceStub(client.channel)
-        return AsyncSuiteRun(stub.RunSuite(request, metadata=self.target.metadata, timeout=None))
+            part=(self.run_id, first_index),
+        )  # the client's own metadata and (no) deadline, as for every call of the run
 
     async def close(self, report: RunReport | None) -> str:
         """CloseRun: complete with the report's summary, or incomplete (an interrupted

@@ -12,7 +12,9 @@ The viewer's own server (`scorewire.viewer.serving`) on 127.0.0.1 shows one of:
 
 The address is printed (`--port 0` picks a free port) and opened in the browser unless
 `--no-open`. No sign-in: the viewer answers only on the loopback interface and only to
-requests addressed to it by a loopback name. Ctrl-C stops it (exit 0).
+requests addressed to it by a loopback name. The runs recorded here can be reviewed in
+the page (pass/fail and a note per case, each form carrying its CSRF token), each review
+a label in this machine's label store, shown beside the case. Ctrl-C stops it (exit 0).
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from scorewire.cli.common import EXIT_PASSED, EXIT_USAGE, UsageError
+from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.runs import RunStore, RunsUnavailable, open_run_store
 from scorewire.settings import Settings
 from scorewire.viewer import InvalidResults, ResultsDirectory, ResultsFile
+from scorewire.viewer.reviews import Reviews
 from scorewire.viewer.serving import SourceFor, ViewerServer
 from scorewire.viewer.store import store_source_for
 
@@ -76,8 +80,19 @@ def _files(args: argparse.Namespace) -> tuple[SourceFor, str]:
     return (lambda _who: source), str(path)
 
 
+async def _reviews(settings: Settings) -> Reviews:
+    """Where a review of a run recorded here is written: this machine's label store."""
+    try:
+        labels = await open_label_store(settings)
+    except LabelsUnavailable as err:
+        raise UsageError(str(err)) from None
+    loop = asyncio.get_running_loop()
+    return Reviews(labels, loop, timeout_s=settings.viewer_request_timeout_s)
+
+
 async def _serve(args: argparse.Namespace, settings: Settings) -> int:
     store: RunStore | None = None
+    reviews: Reviews | None = None
     if args.results:
         source_for, what = _files(args)
     else:
@@ -86,11 +101,14 @@ async def _serve(args: argparse.Namespace, settings: Settings) -> int:
         source_for = store_source_for(
             store, loop, lambda _who: None, timeout_s=settings.viewer_request_timeout_s
         )
+        if not args.server:
+            reviews = await _reviews(settings)
     viewer = ViewerServer(
         source_for,
         max_cases=settings.viewer_max_cases,
         request_timeout_s=settings.viewer_request_timeout_s,
         local_only=True,
+        reviews=reviews,
     )
     try:
         try:
@@ -110,6 +128,8 @@ async def _serve(args: argparse.Namespace, settings: Settings) -> int:
         await viewer.aclose()
         if store is not None:
             await store.close()
+        if reviews is not None:
+            await reviews.labels.close()
     return EXIT_PASSED
 
 

@@ -126,6 +126,24 @@ class _Caller:
     csrf: str | None = None
 
 
+def _run_filter(detail: RunDetail, query: dict[str, list[str]]) -> tuple[str | None, str, str]:
+    """The run page's filter from the query: (check, outcome, text searched)."""
+    check = _one(query, "check") or None
+    outcome = _one(query, "outcome") or "failing"
+    if outcome not in OUTCOME_FILTERS:
+        raise _BadRequest(f"outcome must be one of {', '.join(OUTCOME_FILTERS)}")
+    if check is not None and check not in {c.name for c in detail.checks}:
+        raise _BadRequest(f"check: this run has no check named {check!r}")
+    return check, outcome, (_one(query, "q") or "").strip()
+
+
+def _one_local_user(viewer: ViewerServer) -> bool:
+    """Auth off on a viewer that answers only at its loopback address (`scorewire view`):
+    whoever opens the page is the machine's own user, who may review without signing in
+    (the form still carries the pre-session CSRF token, and the origin is checked)."""
+    return not viewer.tokens.enabled and viewer.allowed_hosts is not None
+
+
 class ViewerHandler(BaseHTTPRequestHandler):
     """One request to the served viewer: who is asking (a bearer header or a session), then
     the page, or the answer to the sign-in or sign-out form. `ViewerServer.serve` subclasses
@@ -390,25 +408,18 @@ class ViewerHandler(BaseHTTPRequestHandler):
             log.exception("viewer: %s failed", parts.path)
             self._message(HTTPStatus.INTERNAL_SERVER_ERROR, "Error", "The page could not be made.")
 
-    @staticmethod
-    def _filter(detail: RunDetail, query: dict[str, list[str]]) -> tuple[str | None, str, str]:
-        """The run page's filter from the query: (check, outcome, text searched)."""
-        check = _one(query, "check") or None
-        outcome = _one(query, "outcome") or "failing"
-        if outcome not in OUTCOME_FILTERS:
-            raise _BadRequest(f"outcome must be one of {', '.join(OUTCOME_FILTERS)}")
-        if check is not None and check not in {c.name for c in detail.checks}:
-            raise _BadRequest(f"check: this run has no check named {check!r}")
-        return check, outcome, (_one(query, "q") or "").strip()
-
     def _run(
         self, source: RunSource, run_id: str, query: dict[str, list[str]], caller: _Caller
     ) -> None:
         detail = source.get_run(run_id)
-        check, outcome, text = self._filter(detail, query)
+        check, outcome, text = _run_filter(detail, query)
         every = source.results(run_id)
         chosen = [c for c in every if matches(c, check, outcome, text)]
         limit = self.server_viewer.max_cases
+        reviews, review_csrf = self.server_viewer.reviews, caller.csrf
+        headers: dict[str, str] = {}
+        if reviews is not None and review_csrf is None and _one_local_user(self.server_viewer):
+            review_csrf, headers = self._pre_session_token()  # double-submit, as sign-in
         self._page(
             HTTPStatus.OK,
             render_run,
@@ -417,11 +428,13 @@ class ViewerHandler(BaseHTTPRequestHandler):
             check=check,
             outcome=outcome,
             query=text,
-            review=self.server_viewer.reviews is not None and caller.csrf is not None,
+            review_csrf=review_csrf if reviews is not None else None,
+            reviewed=reviews.of_cases(chosen[:limit], detail.info.tenant) if reviews else None,
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
             assertions=assertion_stats(detail.checks, every),
             csrf=caller.csrf,
+            headers=headers,
         )
 
     def _export(self, source: RunSource, query: dict[str, list[str]]) -> None:
@@ -434,7 +447,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
         if fmt not in ("csv", "json"):
             raise _BadRequest("format must be csv or json")
         detail = source.get_run(run_id)
-        check, outcome, text = self._filter(detail, query)
+        check, outcome, text = _run_filter(detail, query)
         chosen = [c for c in source.results(run_id) if matches(c, check, outcome, text)]
         filters = {"check": check or "", "outcome": outcome, "q": text}
         body, kind, disposition = download(run_id, fmt, filters, chosen)

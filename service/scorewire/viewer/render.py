@@ -18,7 +18,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -293,7 +293,8 @@ def _page(
     """`csrf`: the signed-in session's CSRF token, which the page's forms that change
     something carry (the header's sign-out form); None draws no such form."""
     nonce = nonce or secrets.token_urlsafe(16)
-    context.setdefault("review", False)
+    context.setdefault("review_csrf", None)
+    context.setdefault("reviewed", None)
     return _ENV.get_template(template).render(
         title=title, nonce=nonce, csp=csp(nonce), csrf=csrf, **context
     )
@@ -315,7 +316,8 @@ def render_run(
     check: str | None = None,
     outcome: str = FAILING,
     query: str = "",
-    review: bool = False,
+    review_csrf: str | None = None,
+    reviewed: Mapping[int, list[Any]] | None = None,
     truncated_from: int | None = None,
     matrix: Matrix | None = None,
     assertions: Sequence[CheckStats] | None = None,
@@ -325,8 +327,9 @@ def render_run(
     """The served run page: `cases` are those the filter selected (at most a page's
     worth: `truncated_from` is how many matched when they were cut); `assertions` the
     checks table's rows (`run_views.assertion_stats` of every case; default the summary's);
-    `review`: each case offers a pass/fail and note form (`POST /review`, the session's
-    CSRF token in it)."""
+    `review_csrf`: each case offers a pass/fail and note form (`POST /review`, this CSRF
+    token in it: the session's, or the pre-session cookie's for the one local user);
+    `reviewed`: the reviews of the cases shown, by index (`Reviews.of_cases`)."""
     return _page(
         "run.html",
         title=f"{detail.info.name} · scorewire",
@@ -340,7 +343,8 @@ def render_run(
         check=check,
         outcome=outcome,
         query=query,
-        review=review,
+        review_csrf=review_csrf,
+        reviewed=_script_json({str(k): v for k, v in (reviewed or {}).items()}),
         truncated_from=truncated_from,
     )
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scorewire.labels.label_model import (
     MAX_NOTE_CHARS,
     Label,
+    LabelQuery,
     LabelStore,
     LabelsUnavailable,
     output_hash,
@@ -74,14 +76,31 @@ class Reviews:
         """Store the label durably; SourceUnavailable when the store does not answer in
         time (the write may then still land: a reviewer who sends it again adds the
         same verdict, and the latest label per labeller is the one that counts)."""
-        future = asyncio.run_coroutine_threadsafe(self.labels.put([label]), self.loop)
+        self._wait(self.labels.put([label]))
+
+    def of_cases(self, cases: Sequence[CaseResult], tenant: str) -> dict[int, list[Any]]:
+        """The reviews shown beside `cases`: by case index, each labeller's latest label
+        on that exact output, as [labeller, passed, note] (`tenant`'s only, unless empty)."""
+        at = {(c.sample_id, output_hash(c.output)): c.index for c in cases if c.output is not None}
+        found: list[Label] = self._wait(
+            self.labels.labels_of_outputs(LabelQuery(tenant=tenant), list(at))
+        )
+        out: dict[int, list[Any]] = {}
+        for label in found:
+            index = at.get((label.sample_id, label.output_hash))
+            if index is not None:
+                out.setdefault(index, []).append([label.labeller, label.passed, label.note])
+        return out
+
+    def _wait(self, call: Any) -> Any:
+        future = asyncio.run_coroutine_threadsafe(call, self.loop)
         try:
-            future.result(self.timeout_s)
+            return future.result(self.timeout_s)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise SourceUnavailable(
                 "the label store did not answer within SCOREWIRE_VIEWER_REQUEST_TIMEOUT_S "
-                f"({self.timeout_s:g} s); the review may not have been stored"
+                f"({self.timeout_s:g} s): a review sent may not have been stored"
             ) from None
         except LabelsUnavailable as err:
             raise SourceUnavailable(f"{err}; try again later") from None

@@ -2,6 +2,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log"
@@ -12,11 +13,7 @@ import (
 )
 
 func main() {
-	address := os.Getenv("SCOREWIRE_ADDRESS")
-	if address == "" {
-		address = "127.0.0.1:50051"
-	}
-	client, err := scorewire.Dial(address)
+	client, err := scorewire.Dial(cmp.Or(os.Getenv("SCOREWIRE_ADDRESS"), "127.0.0.1:50051"))
 	if err != nil {
 		log.Fatal(err)
 	}

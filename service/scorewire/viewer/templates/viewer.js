@@ -119,10 +119,24 @@
     return ul;
   }
 
-  // Human review (served, signed in): a pass/fail and note per case, posted with the
-  // session's CSRF token (the sign-out form's) and written as a label by the server.
+  // Human review (served: signed in, or the one local user of `scorewire view`): a
+  // pass/fail and note per case, posted with the page's CSRF token and written as a label
+  // by the server; the reviews already given are shown above the form.
   var review = document.body.getAttribute("data-review") === "true";
-  var csrfField = document.querySelector("form.signout input[name=csrf]");
+  var reviewCsrf = document.body.getAttribute("data-csrf") || "";
+  var reviewBlock = document.getElementById("review-data");
+  var reviewed = reviewBlock ? JSON.parse(reviewBlock.textContent || "{}") : {};
+
+  function reviewsList(given) {
+    var ul = el("ul", "reviews");
+    given.forEach(function (r) {
+      var li = el("li", "reviewed " + (r[1] ? "pass" : "fail"));
+      li.appendChild(el("span", "verdict", r[1] ? "pass" : "fail"));
+      li.appendChild(document.createTextNode(" " + r[0] + (r[2] ? ": " + r[2] : "")));
+      ul.appendChild(li);
+    });
+    return ul;
+  }
 
   function hiddenInput(name, value) {
     var input = el("input");
@@ -136,7 +150,7 @@
     var form = el("form", "review");
     form.method = "post";
     form.action = "/review";
-    form.appendChild(hiddenInput("csrf", csrfField ? csrfField.value : ""));
+    form.appendChild(hiddenInput("csrf", reviewCsrf));
     form.appendChild(hiddenInput("run", document.querySelector("section.run").getAttribute("data-run")));
     form.appendChild(hiddenInput("case", String(c.index)));
     form.appendChild(hiddenInput("next", location.pathname + location.search));
@@ -185,6 +199,7 @@
     output.appendChild(value(c.output, "no output"));
     var scores = el("td");
     scores.appendChild(scoresList(c.scores));
+    if (reviewed[String(c.index)]) scores.appendChild(reviewsList(reviewed[String(c.index)]));
     if (review && c.output !== null) scores.appendChild(reviewForm(c));
     [id, input, expected, output, scores].forEach(function (td) { tr.appendChild(td); });
     return tr;

@@ -10,9 +10,10 @@ The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `
 """
 
 from scorewire.client._labels import output_hash
+from scorewire.client._run_calls import DEFAULT
 from scorewire.client.aio import AsyncClient, AsyncSuiteRun
 from scorewire.client.errors import FieldViolation, ScorewireError
-from scorewire.client.sync import DEFAULT, Client, SuiteRun
+from scorewire.client.sync import Client, SuiteRun
 from scorewire.v1 import labels_pb2 as labels_pb
 from scorewire.v1 import runs_pb2 as runs_pb
 from scorewire.v1 import scoring_pb2 as pb

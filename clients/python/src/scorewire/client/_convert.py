@@ -22,6 +22,8 @@ CheckLike: TypeAlias = "pb.CheckSpec | Mapping[str, Any]"
 CaseLike: TypeAlias = "pb.Case | Mapping[str, Any] | tuple[SampleLike, OutputLike]"
 StreamCaseLike: TypeAlias = "pb.StreamCase | Mapping[str, Any] | tuple[str, SampleLike, OutputLike]"
 GateLike: TypeAlias = "pb.Gate | Mapping[str, float] | None"
+PartLike: TypeAlias = "pb.RunPart | tuple[str, int] | None"
+"""The run a RunSuite call is a part of: a RunPart, or (run id, index of its first case)."""
 
 M = TypeVar("M", bound=Message)
 
@@ -364,6 +366,7 @@ def run_suite_request(
     record: bool | None = None,
     run_name: str = "",
     labels: Mapping[str, str] | None = None,
+    part: PartLike = None,
 ) -> pb.RunSuiteRequest:
     """The RunSuiteRequest for `Client.run_suite`."""
     req = pb.RunSuiteRequest(
@@ -382,6 +385,10 @@ def run_suite_request(
         req.budget_usd = budget_usd
     if record is not None:
         req.record = record
+    if part is not None:
+        if not isinstance(part, pb.RunPart):
+            part = pb.RunPart(run_id=part[0], first_index=part[1])
+        req.part.CopyFrom(part)
     return req
 
 
@@ -402,6 +409,7 @@ class SuiteFields:
     record: bool | None
     run_name: str
     labels: Mapping[str, str] | None
+    part: PartLike = None
 
     def request(self, cases: Iterable[CaseLike]) -> pb.RunSuiteRequest:
         """The RunSuiteRequest of these fields and `cases`."""
@@ -416,6 +424,7 @@ class SuiteFields:
             record=self.record,
             run_name=self.run_name,
             labels=self.labels,
+            part=self.part,
         )
 
 

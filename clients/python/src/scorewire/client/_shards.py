@@ -23,6 +23,12 @@ several) or an L7 proxy spreads them over the replicas. Then:
 - **Budget.** A run's `budget_usd` is divided among the chunks in proportion to their
   cases, so the whole batch never spends more than it; a chunk may run out of its share
   while another has some left.
+- **One run.** A batch of several chunks sent with `record=True` is recorded as one run:
+  the client opens it (OpenRun), sends each chunk as a part of it (`part`, with the index
+  of its first case) and closes it with the merged summary (CloseRun), or as interrupted
+  when the run fails or is cancelled. `run_ids` then names that one run, and so does the
+  merged summary's `run_id`. A chunk sent again after its replica was lost may leave the
+  lost attempt's first results in the run as well: the run then lists those cases twice.
 - **Whole batches.** A checkllm batch (`format` CHECKLLM, or any case naming its
   `test`, `prompt` or `provider`) is sent as one chunk: the server scores recorded
   combinations only with every one present, so a part of the batch would be refused.
@@ -32,10 +38,11 @@ several) or an L7 proxy spreads them over the replicas. Then:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -113,6 +120,25 @@ def split(
     return chunks
 
 
+def one_recorded_run(base: pb.RunSuiteRequest, chunks: Sequence[Chunk]) -> bool:
+    """Whether `chunks` go as the parts of one recorded run (several, `record=True`)."""
+    return len(chunks) > 1 and base.HasField("record") and base.record
+
+
+def as_parts(chunks: Sequence[Chunk], run_id: str) -> None:
+    """Make each chunk a part of the run `run_id`: OpenRun set what the run is."""
+    for chunk in chunks:
+        req = chunk.request
+        req.ClearField("record")
+        req.run_name = ""
+        req.labels.clear()
+        req.part.run_id, req.part.first_index = run_id, chunk.offset
+
+
+Close = Callable[[pb.RunSummary | None], None]
+"""CloseRun for a run sent in parts: its merged summary, or None (interrupted)."""
+
+
 class ShardedRun(Iterator[pb.CaseResult]):
     """A batch run as chunks over several replicas: iterate for every CaseResult (each
     case once, chunk by chunk as chunks finish), then read `summary`, the merged one.
@@ -128,9 +154,13 @@ class ShardedRun(Iterator[pb.CaseResult]):
         chunks: Sequence[Chunk],
         shards: int,
         attempts: int = DEFAULT_CHUNK_ATTEMPTS,
+        run_id: str = "",
+        close: Close | None = None,
     ) -> None:
         self._start = start
         self._attempts = attempts
+        self._run_id = run_id
+        self._close = close
         self._done: queue.Queue[Future[tuple[list[pb.CaseResult], pb.RunSummary]]] = queue.Queue()
         self._open: set[ChunkRun] = set()
         self._lock = threading.Lock()
@@ -198,8 +228,13 @@ class ShardedRun(Iterator[pb.CaseResult]):
                 return result
             if self._pending == 0:
                 if self._summary is None:
-                    self._summary = merge_summaries(self._summaries)
+                    merged = merge_summaries(self._summaries)
                     self._pool.shutdown(wait=False)
+                    if self._close is not None:
+                        merged.run_id = self._run_id
+                        close, self._close = self._close, None
+                        close(merged)
+                    self._summary = merged
                 raise StopIteration
             future = self._done.get()
             self._pending -= 1
@@ -225,7 +260,7 @@ class ShardedRun(Iterator[pb.CaseResult]):
         their cases: several chunks are several runs, which the merged summary's empty
         `run_id` cannot name. Complete once every result has been read."""
         with self._lock:
-            return [self._run_ids[k] for k in sorted(self._run_ids)]
+            return list(dict.fromkeys(self._run_ids[k] for k in sorted(self._run_ids)))
 
     def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
         """Read every remaining result; return them with the merged summary."""
@@ -233,13 +268,18 @@ class ShardedRun(Iterator[pb.CaseResult]):
         return results, self.summary
 
     def cancel(self) -> None:
-        """Stop the run: chunks not started never start, open calls are cancelled."""
+        """Stop the run: chunks not started never start, open calls are cancelled, and a
+        run sent in parts is closed as interrupted."""
         self._cancelled = True
         with self._lock:
             runs = list(self._open)
         for run in runs:
             run.cancel()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._close is not None:
+            close, self._close = self._close, None
+            with contextlib.suppress(ScorewireError):  # the run lapses on the server anyway
+                close(None)
 
     def __enter__(self) -> ShardedRun:
         return self
@@ -259,6 +299,10 @@ class AsyncChunkRun(Protocol):
     def cancel(self) -> None: ...
 
 
+AsyncClose = Callable[[pb.RunSummary | None], Awaitable[None]]
+"""`Close` for the asyncio client."""
+
+
 class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
     """`ShardedRun` for the asyncio client: `async for` every CaseResult, then read
     `summary`. The chunks are tasks of the running loop, started by the first `__anext__`,
@@ -270,8 +314,11 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
         chunks: Sequence[Chunk],
         shards: int,
         attempts: int = DEFAULT_CHUNK_ATTEMPTS,
+        parts: tuple[Callable[[], Awaitable[str]], AsyncClose] | None = None,
     ) -> None:
         self._start = start
+        self._parts = parts
+        self._run_id = ""
         self._chunks = list(chunks)
         self._shards = shards
         self._attempts = attempts
@@ -336,6 +383,9 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
 
     async def __anext__(self) -> pb.CaseResult:
         if not self._tasks and self._pending:
+            if self._parts is not None:
+                self._run_id = await self._parts[0]()
+                as_parts(self._chunks, self._run_id)
             self._begin()
         while True:
             result = next(self._batch, None)
@@ -343,7 +393,12 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
                 return result
             if self._pending == 0:
                 if self._summary is None:
-                    self._summary = merge_summaries(self._summaries)
+                    merged = merge_summaries(self._summaries)
+                    if self._parts is not None:
+                        merged.run_id = self._run_id
+                        close, self._parts = self._parts[1], None
+                        await close(merged)
+                    self._summary = merged
                 raise StopAsyncIteration
             task = await self._done.get()
             self._pending -= 1
@@ -354,6 +409,10 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
             except BaseException:
                 self._pending = 0
                 self.cancel()
+                if self._parts is not None:
+                    close, self._parts = self._parts[1], None
+                    with contextlib.suppress(ScorewireError):
+                        await close(None)
                 raise
             self._summaries.append(summary)
             self._batch = iter(results)
@@ -368,7 +427,7 @@ class AsyncShardedRun(AsyncIterator[pb.CaseResult]):
     @property
     def run_ids(self) -> list[str]:
         """`ShardedRun.run_ids`: the chunks' recorded runs, in the order of their cases."""
-        return [self._run_ids[k] for k in sorted(self._run_ids)]
+        return list(dict.fromkeys(self._run_ids[k] for k in sorted(self._run_ids)))
 
     async def collect(self) -> tuple[list[pb.CaseResult], pb.RunSummary]:
         """Read every remaining result; return them with the merged summary."""

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
-from datetime import datetime
 from types import TracebackType
 from typing import Any
 
 import grpc
 import grpc.aio
-from scorewire.client import _channel, _convert, _labels, _runs, _shards
+from scorewire.client import _channel, _convert, _labels, _shards
 from scorewire.client._convert import (
     CaseLike,
     CheckLike,
@@ -20,14 +19,13 @@ from scorewire.client._convert import (
     StreamCaseLike,
 )
 from scorewire.client._labels import LabelLike
+from scorewire.client._run_calls import DEFAULT, AsyncRunCalls, Metadata
 from scorewire.client.errors import ScorewireError
-from scorewire.client.sync import DEFAULT, Metadata
 from scorewire.v1 import labels_pb2 as lpb
-from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb
 
 
-class AsyncClient:
+class AsyncClient(AsyncRunCalls):
     """An asyncio scorewire client over one `grpc.aio` channel.
 
     The same defaults and calls as `Client`, awaited: `target` is `host:port` (DNS,
@@ -130,17 +128,21 @@ class AsyncClient:
         shards: int | None = None,
         chunk_cases: int = _shards.DEFAULT_CHUNK_CASES,
         chunk_attempts: int = _shards.DEFAULT_CHUNK_ATTEMPTS,
+        part: _convert.PartLike = None,
     ) -> AsyncSuiteRun | _shards.AsyncShardedRun:
         """Run a suite over `cases`; `async for` the returned run, then read `summary`.
         With `shards=N`, one batch over several replicas (an AsyncShardedRun). See
         `Client.run_suite`. A batch of more than 500 cases goes as a RunSuiteStream whose
         chunks are built as the call sends them (the event loop runs between chunks); a
         case that cannot be converted then raises from the iteration, as in
-        `score_stream`, and the call is cancelled."""
+        `score_stream`, and the call is cancelled. `part` as in `Client.run_suite`."""
+        if part is not None and shards is not None:
+            raise ValueError("part and shards: a sharded run sends its own parts")
         args = self._call_args(timeout, metadata)
         run = _convert.SuiteFields(
-            suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels
-        )
+            suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels,
+            part,
+        )  # fmt: skip
         if shards is None:
             listed = cases if isinstance(cases, Sequence) else list(cases)
             if len(listed) > _convert.STREAM_CHUNK_CASES:
@@ -152,11 +154,26 @@ class AsyncClient:
         if shards is None:
             return AsyncSuiteRun(self._stub.RunSuite(req, **args))
         chunks = _shards.split(req, list(req.cases), shards, chunk_cases)
+        parts = None
+        if _shards.one_recorded_run(req, chunks):
+
+            async def open_run() -> str:
+                return await self.open_run(
+                    run_name=run_name, labels=labels, suite=suite_yaml, record=True,
+                    timeout=timeout, metadata=metadata,
+                )  # fmt: skip
+
+            async def close(summary: pb.RunSummary | None) -> None:
+                run_id = chunks[0].request.part.run_id  # set by as_parts once opened
+                await self.close_run(run_id, summary, timeout=timeout, metadata=metadata)
+
+            parts = (open_run, close)
         return _shards.AsyncShardedRun(
             lambda chunk: AsyncSuiteRun(self._stub.RunSuite(chunk, **args)),
             chunks,
             shards,
             chunk_attempts,
+            parts,
         )
 
     async def score_stream(
@@ -387,98 +404,6 @@ class AsyncClient:
         except grpc.RpcError as err:
             raise ScorewireError.from_rpc_error(err) from None
         return resp
-
-    # ---- recorded runs (scorewire.v1.RunService) ----------------------------------------
-
-    async def _run_call(self, method: str, req: Any, deadline: float | None, metadata: Any) -> Any:
-        try:
-            return await getattr(self._runs, method)(req, **self._call_args(deadline, metadata))
-        except grpc.RpcError as err:
-            raise ScorewireError.from_rpc_error(err) from None
-
-    async def list_runs(
-        self,
-        *,
-        name: str = "",
-        labels: Mapping[str, str] | None = None,
-        started_after: datetime | None = None,
-        started_before: datetime | None = None,
-        status: str | int | None = None,
-        page_size: int = 0,
-        page_token: str = "",
-        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
-        metadata: Metadata | None = None,
-    ) -> rpb.ListRunsResponse:
-        """One page of recorded runs, newest first, filtered by name, labels, start time
-        and status (`running`, `complete`, `incomplete`); pass its `next_page_token` on."""
-        req = _runs.list_runs_request(
-            name=name,
-            labels=labels,
-            started_after=started_after,
-            started_before=started_before,
-            status=status,
-            page_size=page_size,
-            page_token=page_token,
-        )
-        resp: rpb.ListRunsResponse = await self._run_call("ListRuns", req, timeout, metadata)
-        return resp
-
-    async def get_run(
-        self,
-        run_id: str,
-        *,
-        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
-        metadata: Metadata | None = None,
-    ) -> rpb.Run:
-        """A recorded run's metadata and summary; NOT_FOUND for an unknown id."""
-        req = rpb.GetRunRequest(run_id=run_id)
-        resp: rpb.GetRunResponse = await self._run_call("GetRun", req, timeout, metadata)
-        return resp.run
-
-    async def list_run_results(
-        self,
-        run_id: str,
-        *,
-        check: str = "",
-        outcome: str | int | None = None,
-        page_size: int = 0,
-        page_token: str = "",
-        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
-        metadata: Metadata | None = None,
-    ) -> rpb.ListRunResultsResponse:
-        """One page of a run's case results, filtered by check name and outcome
-        (`passed`, `failed`, `errored`, `skipped`)."""
-        req = _runs.list_results_request(
-            run_id, check=check, outcome=outcome, page_size=page_size, page_token=page_token
-        )
-        resp: rpb.ListRunResultsResponse = await self._run_call(
-            "ListRunResults", req, timeout, metadata
-        )
-        return resp
-
-    async def compare_runs(
-        self,
-        base_run_id: str,
-        run_id: str,
-        *,
-        max_cases: int = 0,
-        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
-        metadata: Metadata | None = None,
-    ) -> rpb.CompareRunsResponse:
-        """`run_id` against `base_run_id`: per-check deltas and the changed cases."""
-        req = rpb.CompareRunsRequest(base_run_id=base_run_id, run_id=run_id, max_cases=max_cases)
-        resp: rpb.CompareRunsResponse = await self._run_call("CompareRuns", req, timeout, metadata)
-        return resp
-
-    async def delete_run(
-        self,
-        run_id: str,
-        *,
-        timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
-        metadata: Metadata | None = None,
-    ) -> None:
-        """Delete a finished run and its results."""
-        await self._run_call("DeleteRun", rpb.DeleteRunRequest(run_id=run_id), timeout, metadata)
 
 
 class AsyncSuiteRun(AsyncIterator[pb.CaseResult]):

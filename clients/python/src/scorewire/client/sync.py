@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
 from types import TracebackType
 from typing import Any
 
 import grpc
-from scorewire.client import _channel, _convert, _labels, _runs, _shards
+from scorewire.client import _channel, _convert, _labels, _shards
 from scorewire.client._convert import (
     CaseLike,
     CheckLike,
@@ -19,26 +18,13 @@ from scorewire.client._convert import (
     StreamCaseLike,
 )
 from scorewire.client._labels import LabelLike
+from scorewire.client._run_calls import DEFAULT, Metadata, RunCalls
 from scorewire.client.errors import ScorewireError
 from scorewire.v1 import labels_pb2 as lpb
-from scorewire.v1 import runs_pb2 as rpb
 from scorewire.v1 import scoring_pb2 as pb
 
-Metadata = Sequence[tuple[str, str | bytes]]
 
-
-class _Default:
-    """The type of `DEFAULT`: use the client's default deadline."""
-
-    def __repr__(self) -> str:
-        return "DEFAULT"
-
-
-DEFAULT: Any = _Default()
-"""Pass as `timeout` to use the client's default deadline (the default of every call)."""
-
-
-class Client:
+class Client(RunCalls):
     """A blocking scorewire client over one gRPC channel.
 
     `target` is `host:port` (resolved through DNS and balanced round-robin over every
@@ -142,6 +128,7 @@ class Client:
         shards: int | None = None,
         chunk_cases: int = _shards.DEFAULT_CHUNK_CASES,
         chunk_attempts: int = _shards.DEFAULT_CHUNK_ATTEMPTS,
+        part: _convert.PartLike = None,
     ) -> SuiteRun | _shards.ShardedRun:
         """Run a suite (YAML, or `checks`/`compact` with a `gate`) over `cases`.
 
@@ -155,11 +142,18 @@ class Client:
         the returned ShardedRun yields each case once with its index in `cases`, and
         its summary is the chunks' merged, its gate judged again on the merged totals
         (`scorewire.client._shards` says how, budgets included). `timeout` is per chunk.
+        With `record=True` several chunks are one recorded run, sent in parts.
+
+        `part=(run_id, first_index)` sends the call as a part of a run opened with
+        `open_run` (see `scorewire.client._run_calls`).
         """
+        if part is not None and shards is not None:
+            raise ValueError("part and shards: a sharded run sends its own parts")
         args = self._call_args(timeout, metadata)
         run = _convert.SuiteFields(
-            suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels
-        )
+            suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels,
+            part,
+        )  # fmt: skip
         if shards is None:
             listed = cases if isinstance(cases, Sequence) else list(cases)
             if len(listed) > _convert.STREAM_CHUNK_CASES:
@@ -169,11 +163,22 @@ class Client:
         if shards is None:
             return SuiteRun(self._stub.RunSuite(req, **args))
         chunks = _shards.split(req, list(req.cases), shards, chunk_cases)
+        run_id, close = "", None
+        if _shards.one_recorded_run(req, chunks):
+            run_id = self.open_run(run_name=run_name, labels=labels, suite=suite_yaml,
+                                   record=True, timeout=timeout, metadata=metadata)  # fmt: skip
+            _shards.as_parts(chunks, run_id)
+
+            def close(summary: pb.RunSummary | None) -> None:
+                self.close_run(run_id, summary, timeout=timeout, metadata=metadata)
+
         return _shards.ShardedRun(
             lambda chunk: SuiteRun(self._stub.RunSuite(chunk, **args)),
             chunks,
             shards,
             chunk_attempts,
+            run_id,
+            close,
         )
 
     def _run_streamed(
@@ -417,96 +422,6 @@ class Client:
         except grpc.RpcError as err:
             raise ScorewireError.from_rpc_error(err) from None
         return resp
-
-    # ---- recorded runs (scorewire.v1.RunService) ----------------------------------------
-
-    def _run_call(self, method: str, req: Any, timeout: float | None, metadata: Any) -> Any:
-        try:
-            return getattr(self._runs, method)(req, **self._call_args(timeout, metadata))
-        except grpc.RpcError as err:
-            raise ScorewireError.from_rpc_error(err) from None
-
-    def list_runs(
-        self,
-        *,
-        name: str = "",
-        labels: Mapping[str, str] | None = None,
-        started_after: datetime | None = None,
-        started_before: datetime | None = None,
-        status: str | int | None = None,
-        page_size: int = 0,
-        page_token: str = "",
-        timeout: float | None = DEFAULT,
-        metadata: Metadata | None = None,
-    ) -> rpb.ListRunsResponse:
-        """One page of recorded runs, newest first, filtered by name, labels, start time
-        and status (`running`, `complete`, `incomplete`); pass its `next_page_token` on."""
-        req = _runs.list_runs_request(
-            name=name,
-            labels=labels,
-            started_after=started_after,
-            started_before=started_before,
-            status=status,
-            page_size=page_size,
-            page_token=page_token,
-        )
-        resp: rpb.ListRunsResponse = self._run_call("ListRuns", req, timeout, metadata)
-        return resp
-
-    def get_run(
-        self,
-        run_id: str,
-        *,
-        timeout: float | None = DEFAULT,
-        metadata: Metadata | None = None,
-    ) -> rpb.Run:
-        """A recorded run's metadata and summary; NOT_FOUND for an unknown id."""
-        req = rpb.GetRunRequest(run_id=run_id)
-        resp: rpb.GetRunResponse = self._run_call("GetRun", req, timeout, metadata)
-        return resp.run
-
-    def list_run_results(
-        self,
-        run_id: str,
-        *,
-        check: str = "",
-        outcome: str | int | None = None,
-        page_size: int = 0,
-        page_token: str = "",
-        timeout: float | None = DEFAULT,
-        metadata: Metadata | None = None,
-    ) -> rpb.ListRunResultsResponse:
-        """One page of a run's case results, filtered by check name and outcome
-        (`passed`, `failed`, `errored`, `skipped`)."""
-        req = _runs.list_results_request(
-            run_id, check=check, outcome=outcome, page_size=page_size, page_token=page_token
-        )
-        resp: rpb.ListRunResultsResponse = self._run_call("ListRunResults", req, timeout, metadata)
-        return resp
-
-    def compare_runs(
-        self,
-        base_run_id: str,
-        run_id: str,
-        *,
-        max_cases: int = 0,
-        timeout: float | None = DEFAULT,
-        metadata: Metadata | None = None,
-    ) -> rpb.CompareRunsResponse:
-        """`run_id` against `base_run_id`: per-check deltas and the changed cases."""
-        req = rpb.CompareRunsRequest(base_run_id=base_run_id, run_id=run_id, max_cases=max_cases)
-        resp: rpb.CompareRunsResponse = self._run_call("CompareRuns", req, timeout, metadata)
-        return resp
-
-    def delete_run(
-        self,
-        run_id: str,
-        *,
-        timeout: float | None = DEFAULT,
-        metadata: Metadata | None = None,
-    ) -> None:
-        """Delete a finished run and its results."""
-        self._run_call("DeleteRun", rpb.DeleteRunRequest(run_id=run_id), timeout, metadata)
 
 
 class SuiteRun(Iterator[pb.CaseResult]):

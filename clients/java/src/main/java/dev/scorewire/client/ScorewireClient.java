@@ -1,5 +1,6 @@
 package dev.scorewire.client;
 
+import dev.scorewire.v1.CloseRunRequest;
 import dev.scorewire.v1.CompareRunsRequest;
 import dev.scorewire.v1.CompareRunsResponse;
 import dev.scorewire.v1.DeleteRunRequest;
@@ -13,6 +14,7 @@ import dev.scorewire.v1.ListRunResultsRequest;
 import dev.scorewire.v1.ListRunResultsResponse;
 import dev.scorewire.v1.ListRunsRequest;
 import dev.scorewire.v1.ListRunsResponse;
+import dev.scorewire.v1.OpenRunRequest;
 import dev.scorewire.v1.PutLabelsRequest;
 import dev.scorewire.v1.PutLabelsResponse;
 import dev.scorewire.v1.Run;
@@ -333,6 +335,30 @@ public final class ScorewireClient implements AutoCloseable {
   public void deleteRun(String runId, Duration deadline) {
     DeleteRunRequest request = DeleteRunRequest.newBuilder().setRunId(runId).build();
     unary(() -> withDeadline(runs, deadline).deleteRun(request));
+  }
+
+  /**
+   * Opens a run to be sent in parts: each {@code runSuite} request names it in {@code
+   * part} (the run id, and the run's index of its first case), and {@link
+   * #closeRun(CloseRunRequest)} ends it; the server records the parts into one run and
+   * counts it once. Returns its id: empty when the server does not record it.
+   *
+   * @throws ScorewireException when the call fails
+   */
+  public String openRun(OpenRunRequest request) {
+    return unary(() -> withDeadline(runs, deadline).openRun(request).getRunId());
+  }
+
+  /**
+   * Ends a run opened with {@link #openRun(OpenRunRequest)}: complete with its summary
+   * (judged over every part, e.g. {@link Summaries#merge}), or incomplete when {@code
+   * interrupted}.
+   *
+   * @throws ScorewireException FAILED_PRECONDITION, naming the run, when it has already
+   *     ended (closed, or lapsed into incomplete)
+   */
+  public void closeRun(CloseRunRequest request) {
+    unary(() -> withDeadline(runs, deadline).closeRun(request));
   }
 
   /** The generated RunService blocking stub. */

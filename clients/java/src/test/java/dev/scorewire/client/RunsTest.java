@@ -7,14 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.scorewire.v1.Case;
+import dev.scorewire.v1.CloseRunRequest;
 import dev.scorewire.v1.CompareRunsResponse;
 import dev.scorewire.v1.Gate;
 import dev.scorewire.v1.ListRunResultsRequest;
 import dev.scorewire.v1.ListRunResultsResponse;
 import dev.scorewire.v1.ListRunsRequest;
 import dev.scorewire.v1.ListRunsResponse;
+import dev.scorewire.v1.OpenRunRequest;
 import dev.scorewire.v1.Outcome;
 import dev.scorewire.v1.Run;
+import dev.scorewire.v1.RunPart;
 import dev.scorewire.v1.RunStatus;
 import dev.scorewire.v1.RunSuiteRequest;
 import dev.scorewire.v1.RunSummary;
@@ -206,6 +209,38 @@ class RunsTest extends LiveServerTest {
           assertThrows(ScorewireException.class, () -> client.getRun(running.getRunId()));
       assertEquals(Status.Code.NOT_FOUND, gone.code(), gone.getMessage());
     }
+  }
+
+  @Test
+  void aRunSentInPartsIsOneRunAndClosesOnce() {
+    String runId = client.openRun(OpenRunRequest.newBuilder().setRunName("java-parts").setRecord(true).build());
+    assertNotEquals("", runId);
+    List<Case> all = cases(4); // s0 and s3 lack "Paris"
+    List<RunSummary> parts = new ArrayList<>();
+    for (int first = 0; first < 4; first += 2) {
+      RunSuiteRequest part =
+          RunSuiteRequest.newBuilder()
+              .addCompact("contains:Paris")
+              .addAllCases(all.subList(first, first + 2))
+              .setPart(RunPart.newBuilder().setRunId(runId).setFirstIndex(first))
+              .build();
+      try (SuiteRun run = client.runSuite(part)) {
+        parts.add(run.summary());
+      }
+    }
+    RunSummary merged = Summaries.merge(parts);
+    client.closeRun(CloseRunRequest.newBuilder().setRunId(runId).setSummary(merged).build());
+    Run run = client.getRun(runId);
+    assertEquals(RunStatus.RUN_STATUS_COMPLETE, run.getStatus());
+    assertEquals(4, run.getResults());
+    assertEquals(2, run.getSummary().getCasesPassed());
+    ScorewireException again =
+        assertThrows(
+            ScorewireException.class,
+            () -> client.closeRun(CloseRunRequest.newBuilder().setRunId(runId).setSummary(merged).build()));
+    assertEquals(Status.Code.FAILED_PRECONDITION, again.code(), again.getMessage());
+    assertTrue(again.getMessage().contains(runId), again.getMessage());
+    client.deleteRun(runId);
   }
 
   @Test
