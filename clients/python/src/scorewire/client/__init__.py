@@ -10,6 +10,7 @@ The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `
 """
 
 from scorewire.client._labels import output_hash
+from scorewire.client._observe import DROP_REASONS, Observer, ObserverStats
 from scorewire.client.aio import AsyncClient, AsyncSuiteRun
 from scorewire.client.errors import FieldViolation, ScorewireError
 from scorewire.client.sync import DEFAULT, Client, SuiteRun
@@ -19,10 +20,13 @@ from scorewire.v1 import scoring_pb2 as pb
 
 __all__ = [
     "DEFAULT",
+    "DROP_REASONS",
     "AsyncClient",
     "AsyncSuiteRun",
     "Client",
     "FieldViolation",
+    "Observer",
+    "ObserverStats",
     "ScorewireError",
     "SuiteRun",
     "labels_pb",
