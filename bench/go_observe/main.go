@@ -26,7 +26,7 @@ import (
 	scorewirev1 "github.com/scorewire/scorewire/clients/go/gen/scorewire/v1"
 )
 
-type phase struct{ p50, p99, max time.Duration }
+type phase struct{ p50, p99, max, inObserve99 time.Duration }
 
 func main() {
 	addr := flag.String("scorewire", "", "the scorewire server's host:port")
@@ -45,8 +45,12 @@ func main() {
 	defer client.Close()
 	observer := client.NewObserver(scorewire.ObserverOptions{}) // the defaults a user gets
 
+	// Every request's text differs (the server queues each one rather than answering
+	// DUPLICATE); inObserve[i] is how long request i spent inside Observe.
+	var seq atomic.Int64
+	var inObserve []time.Duration
 	answer := func(w http.ResponseWriter, r *http.Request) string {
-		text := "Paris is the capital of France (request " + r.URL.Query().Get("n") + ")."
+		text := "Paris is the capital of France (request " + strconv.FormatInt(seq.Add(1), 10) + ")."
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, text)
 		return text
@@ -55,11 +59,15 @@ func main() {
 	mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) { answer(w, r) })
 	mux.HandleFunc("/observed", func(w http.ResponseWriter, r *http.Request) {
 		text := answer(w, r)
+		t0 := time.Now()
 		observer.Observe(r.Context(), &scorewirev1.Observation{
 			Sample:   &scorewirev1.Sample{Input: scorewire.MustValue("capital of France?")},
 			Output:   scorewire.Text(text),
 			Metadata: &scorewirev1.ObservationMetadata{Route: "/observed", Model: "bench"},
 		})
+		if i, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil && i < len(inObserve) {
+			inObserve[i] = time.Since(t0)
+		}
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,6 +82,7 @@ func main() {
 	run := func(path string, d time.Duration) (phase, int64) {
 		n := int(d.Seconds() * float64(*rate))
 		lat := make([]time.Duration, n)
+		inObserve = make([]time.Duration, n)
 		var failed atomic.Int64
 		var wg sync.WaitGroup
 		interval := time.Second / time.Duration(*rate)
@@ -99,7 +108,8 @@ func main() {
 		}
 		wg.Wait()
 		slices.Sort(lat)
-		return phase{lat[n/2], lat[n*99/100], lat[n-1]}, failed.Load()
+		slices.Sort(inObserve)
+		return phase{lat[n/2], lat[n*99/100], lat[n-1], inObserve[n*99/100]}, failed.Load()
 	}
 
 	phaseLen := time.Duration(*seconds * float64(time.Second))
@@ -107,7 +117,7 @@ func main() {
 	run("/plain", warm)
 	run("/observed", warm)
 	fmt.Printf("steady %d req/s, %.0f s per phase, %d runs (ABBA), scorewire at %s\n", *rate, *seconds, *runs, *addr)
-	fmt.Printf("%-4s %-9s %9s %9s %9s\n", "run", "path", "p50", "p99", "max")
+	fmt.Printf("%-4s %-9s %9s %9s %9s %18s\n", "run", "path", "p50", "p99", "max", "p99 inside Observe")
 	var plain, observed []phase
 	var failures int64
 	for r := range *runs {
@@ -118,7 +128,11 @@ func main() {
 		for _, path := range order {
 			p, failed := run(path, phaseLen)
 			failures += failed
-			fmt.Printf("%-4d %-9s %9s %9s %9s\n", r+1, path, us(p.p50), us(p.p99), us(p.max))
+			inside := ""
+			if path == "/observed" {
+				inside = us(p.inObserve99)
+			}
+			fmt.Printf("%-4d %-9s %9s %9s %9s %18s\n", r+1, path, us(p.p50), us(p.p99), us(p.max), inside)
 			if path == "/plain" {
 				plain = append(plain, p)
 			} else {
