@@ -83,3 +83,39 @@ def test_python_example_prints_the_expected_output(scorewire_addr: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected.read_text(encoding="utf-8")
+
+
+# Each client's "Observe production traffic" program and its output.
+OBSERVE_EXAMPLES = {
+    "python": ("examples/observe.py", "examples/observe.expected.txt"),
+    "go": ("examples/observe/main.go", "examples/observe/observe.expected.txt"),
+    "typescript": ("examples/observe.ts", "examples/observe.expected.txt"),
+    "java": ("examples/Observe.java", "examples/observe.expected.txt"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(OBSERVE_EXAMPLES))
+def test_readme_shows_the_observe_example_and_its_output(lang: str) -> None:
+    # The section's code block is the program its client's tests run; the next text block
+    # is its output.
+    program, expected = (CLIENTS / lang / name for name in OBSERVE_EXAMPLES[lang])
+    readme = (CLIENTS / lang / "README.md").read_text(encoding="utf-8")
+    assert "## Observe production traffic" in readme
+    blocks = code_blocks(readme.split("## Observe production traffic", 1)[1])
+    assert blocks and blocks[0][1] == program.read_text(encoding="utf-8"), (
+        f"clients/{lang}/README.md's observe section does not show {program.relative_to(ROOT)}"
+    )
+    assert blocks[1] == ("text", expected.read_text(encoding="utf-8"))
+
+
+def test_python_observe_example_prints_the_expected_output(scorewire_addr: str) -> None:
+    program, expected = (CLIENTS / "python" / name for name in OBSERVE_EXAMPLES["python"])
+    done = subprocess.run(
+        [sys.executable, str(program)],
+        env=dict(os.environ, SCOREWIRE_ADDRESS=scorewire_addr),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected.read_text(encoding="utf-8")

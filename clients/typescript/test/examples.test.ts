@@ -1,5 +1,6 @@
-// The README's first program, examples/hello.ts, run as a user runs it against a real
-// scorewire server (see server.ts): its whole stdout must be examples/hello.expected.txt.
+// The README's programs, examples/hello.ts first and examples/observe.ts, run as a user runs
+// them against a real scorewire server (see server.ts): the whole stdout of each must be
+// its examples/*.expected.txt.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtemp, mkdir, readFile, rm, symlink } from "node:fs/promises";
@@ -21,21 +22,23 @@ after(async () => {
   await server?.stop();
 });
 
-test("examples/hello.ts prints exactly examples/hello.expected.txt", TIMEOUT, async () => {
-  // The example imports "@scorewire/client" by name: a node_modules-like directory on
-  // NODE_PATH maps that name to this package (its main, dist/src, built by npm test's tsc).
-  const modules = await mkdtemp(path.join(tmpdir(), "scorewire-example-"));
-  try {
-    await mkdir(path.join(modules, "@scorewire"));
-    await symlink(PACKAGE_DIR, path.join(modules, "@scorewire", "client"), "dir");
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [path.join(PACKAGE_DIR, "dist", "examples", "hello.js")],
-      { env: { ...process.env, NODE_PATH: modules, SCOREWIRE_ADDRESS: server!.address }, timeout: 60_000 },
-    );
-    const expected = await readFile(path.join(PACKAGE_DIR, "examples", "hello.expected.txt"), "utf8");
-    assert.equal(stdout, expected);
-  } finally {
-    await rm(modules, { recursive: true, force: true });
-  }
-});
+for (const name of ["hello", "observe"]) {
+  test(`examples/${name}.ts prints exactly examples/${name}.expected.txt`, TIMEOUT, async () => {
+    // The example imports "@scorewire/client" by name: a node_modules-like directory on
+    // NODE_PATH maps that name to this package (its main, dist/src, built by npm test's tsc).
+    const modules = await mkdtemp(path.join(tmpdir(), "scorewire-example-"));
+    try {
+      await mkdir(path.join(modules, "@scorewire"));
+      await symlink(PACKAGE_DIR, path.join(modules, "@scorewire", "client"), "dir");
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [path.join(PACKAGE_DIR, "dist", "examples", `${name}.js`)],
+        { env: { ...process.env, NODE_PATH: modules, SCOREWIRE_ADDRESS: server!.address }, timeout: 60_000 },
+      );
+      const expected = await readFile(path.join(PACKAGE_DIR, "examples", `${name}.expected.txt`), "utf8");
+      assert.equal(stdout, expected);
+    } finally {
+      await rm(modules, { recursive: true, force: true });
+    }
+  });
+}

@@ -24,10 +24,20 @@ class HelloExampleTest extends LiveServerTest {
 
   @Test
   void helloPrintsExactlyTheExpectedOutput() throws Exception {
+    runExample("Hello.java", "hello.expected.txt");
+  }
+
+  /** The README's "Observe production traffic" program: its answer acknowledged, none dropped. */
+  @Test
+  void observePrintsExactlyTheExpectedOutput() throws Exception {
+    runExample("Observe.java", "observe.expected.txt");
+  }
+
+  private static void runExample(String program, String expectedFile) throws Exception {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
     ProcessBuilder builder =
         new ProcessBuilder(
-                java.toString(), "-cp", clientClasspath(), BASE.resolve("examples/Hello.java").toString())
+                java.toString(), "-cp", clientClasspath(), BASE.resolve("examples/" + program).toString())
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     builder.environment().put("SCOREWIRE_ADDRESS", server.address);
     // Both outputs go to files, so a program that never exits cannot block the test on a pipe.
@@ -43,9 +53,9 @@ class HelloExampleTest extends LiveServerTest {
     String errors = Files.readString(stderr.toPath(), StandardCharsets.UTF_8);
     stdout.delete();
     stderr.delete();
-    assertTrue(exited, "Hello did not exit within 90 s:\n" + errors);
-    assertEquals(0, process.exitValue(), "Hello exited with an error:\n" + errors);
-    String expected = Files.readString(BASE.resolve("examples/hello.expected.txt"), StandardCharsets.UTF_8);
+    assertTrue(exited, program + " did not exit within 90 s:\n" + errors);
+    assertEquals(0, process.exitValue(), program + " exited with an error:\n" + errors);
+    String expected = Files.readString(BASE.resolve("examples/" + expectedFile), StandardCharsets.UTF_8);
     assertEquals(expected, printed);
   }
 
