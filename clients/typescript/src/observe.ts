@@ -235,6 +235,7 @@ export class Observer {
       this.counts.retries += 1;
       await new Promise<void>((wake) => {
         const timer = setTimeout(wake, Math.random() * backoff);
+        timer.unref(); // a retry pending does not keep the process alive on its own
         this.backoff = { timer, wake };
       });
       clearTimeout(this.backoff?.timer);
