@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +245,29 @@ func TestObserverCloseFlushes(t *testing.T) {
 	if s := o.Stats(); s.Queued != 5 || s.Buffered != 0 {
 		t.Errorf("after Close: %+v, want 5 queued", s)
 	}
+}
+
+// BenchmarkObserverObserve is the caller's cost of one Observe (building the
+// observation included) while the sender sends to the test server:
+// go test -run '^$' -bench Observe.
+func BenchmarkObserverObserve(b *testing.B) {
+	c, err := scorewire.Dial(addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	o := c.NewObserver(scorewire.ObserverOptions{BufferSize: 1 << 20})
+	defer o.Close(context.Background())
+	input := scorewire.MustValue("capital of France?")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		o.Observe(context.Background(), &scorewirev1.Observation{
+			Sample:   &scorewirev1.Sample{Input: input},
+			Output:   scorewire.Text("Paris " + strconv.Itoa(i)),
+			Metadata: &scorewirev1.ObservationMetadata{Route: "/bench"},
+		})
+	}
+	b.StopTimer()
+	s := o.Stats()
+	b.ReportMetric(float64(s.Dropped[scorewire.DropBufferFull]), "buffer_full")
 }
