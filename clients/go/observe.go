@@ -147,7 +147,7 @@ func (o *Observer) Observe(ctx context.Context, obs *scorewirev1.Observation) bo
 		o.drop(DropInvalid, 1)
 		return false
 	}
-	if obs.GetTrace().GetTraceId() == "" {
+	if obs.GetTrace().GetTraceId() == "" && ctx != nil {
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 			obs.Trace = &scorewirev1.TraceContext{TraceId: sc.TraceID().String(), SpanId: sc.SpanID().String()}
 		}

@@ -215,14 +215,18 @@ func TestObserverDropsWhatTheServerRefuses(t *testing.T) {
 	if o.Observe(context.Background(), badTrace) {
 		t.Error("Observe took a malformed trace id")
 	}
+	if !o.Observe(nil, observation(newID(t), "Paris")) { //nolint:staticcheck // a nil ctx must not panic
+		t.Error("Observe refused an observation with a nil context")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := o.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s := o.Stats()
-	if s.Dropped[scorewire.DropRejected] != 1 || s.Dropped[scorewire.DropInvalid] != 1 || s.Retries != 0 {
-		t.Errorf("%+v: want one rejected, one invalid, no retry", s)
+	// The good observation shared the bad one's batch, which the server refuses whole.
+	if s.Dropped[scorewire.DropRejected] != 2 || s.Dropped[scorewire.DropInvalid] != 1 || s.Retries != 0 {
+		t.Errorf("%+v: want two rejected (one batch), one invalid, no retry", s)
 	}
 }
 
