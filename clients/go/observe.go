@@ -3,10 +3,13 @@ package scorewire
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -23,8 +26,10 @@ const (
 	DropBufferFull DropReason = "buffer_full"
 	// DropInvalid: nil, or a trace or span id that is not 32 or 16 lowercase hex digits.
 	DropInvalid DropReason = "invalid"
-	// DropRejected: the server refused its batch with a code that a retry cannot change
-	// (INVALID_ARGUMENT, FAILED_PRECONDITION, PERMISSION_DENIED, ...).
+	// DropRejected: the server refused it with a code that a retry cannot change
+	// (INVALID_ARGUMENT, FAILED_PRECONDITION, PERMISSION_DENIED, ...). When an
+	// INVALID_ARGUMENT names the bad observations of a batch, only those are dropped and
+	// the rest are sent again, once.
 	DropRejected DropReason = "rejected"
 	// DropRetriesExhausted: UNAVAILABLE, RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED on
 	// every one of MaxAttempts.
@@ -302,6 +307,7 @@ func (o *Observer) take() []*scorewirev1.Observation {
 func (o *Observer) send(batch []*scorewirev1.Observation) {
 	req := &scorewirev1.ObserveRequest{Observations: batch}
 	backoff := o.opts.InitialBackoff
+	split := false
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(o.ctx, o.opts.CallTimeout)
 		resp, err := o.rpc.Observe(ctx, req)
@@ -315,6 +321,20 @@ func (o *Observer) send(batch []*scorewirev1.Observation) {
 			o.resolve(nil, DropClosed, len(batch))
 			return
 		case !retryable(status.Code(err)):
+			// The server refuses a batch whole, naming each bad observation: those are
+			// dropped and the rest sent again, once.
+			if bad := refused(err, len(batch)); !split && len(bad) > 0 && len(bad) < len(batch) {
+				split = true
+				keep := make([]*scorewirev1.Observation, 0, len(batch)-len(bad))
+				for i, obs := range batch {
+					if !bad[i] {
+						keep = append(keep, obs)
+					}
+				}
+				o.resolve(nil, DropRejected, len(bad))
+				batch, req = keep, &scorewirev1.ObserveRequest{Observations: keep}
+				continue
+			}
 			o.resolve(nil, DropRejected, len(batch))
 			return
 		case attempt >= o.opts.MaxAttempts:
@@ -360,6 +380,35 @@ func (o *Observer) drop(reason DropReason, n uint64) {
 	o.mu.Lock()
 	o.dropped[indexOf(reason)] += n
 	o.mu.Unlock()
+}
+
+// refused returns the positions of the observations an INVALID_ARGUMENT names
+// (`observations[3].metadata.route`), or nil unless every violation names one below n.
+func refused(err error, n int) map[int]bool {
+	st, _ := status.FromError(err)
+	if st.Code() != codes.InvalidArgument {
+		return nil
+	}
+	bad := map[int]bool{}
+	for _, d := range st.Details() {
+		br, ok := d.(*errdetails.BadRequest)
+		if !ok {
+			continue
+		}
+		for _, v := range br.GetFieldViolations() {
+			rest, ok := strings.CutPrefix(v.GetField(), "observations[")
+			end := strings.IndexByte(rest, ']')
+			if !ok || end < 0 {
+				return nil
+			}
+			i, err := strconv.Atoi(rest[:end])
+			if err != nil || i < 0 || i >= n {
+				return nil
+			}
+			bad[i] = true
+		}
+	}
+	return bad
 }
 
 func retryable(c codes.Code) bool {
