@@ -116,14 +116,16 @@ def test_retries_are_bounded(unreachable: Client) -> None:
 
 
 def test_what_the_server_refuses_is_dropped_not_retried(client: Client) -> None:
-    # INVALID_ARGUMENT drops the batch at once; bad input never raises into the caller
+    # INVALID_ARGUMENT names the bad observation: it is dropped, the rest of its batch is
+    # sent again; bad input never raises into the caller
     with client.observer() as observer:
         observer.observe("Paris", route="r" * 1000)  # over the server's 256 characters
+        observer.observe("Paris", observation_id=f"py-{uuid.uuid4()}")
         assert observer.observe("Paris", trace_id="not-hex") is False
         assert observer.observe({"no such key": 1}) is False
         assert observer.flush(20)
         stats = observer.stats()
-    assert stats.dropped["rejected"] == 1
+    assert (stats.dropped["rejected"], stats.queued) == (1, 1)
     assert stats.dropped["invalid"] == 2
     assert stats.retries == 0
 

@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 from scorewire.client import _convert
 from scorewire.client._convert import OutputLike, SampleLike
+from scorewire.client.errors import ScorewireError
 from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import observe_pb2_grpc
 
@@ -31,8 +32,9 @@ except ImportError:  # tracing is optional
 
 DROP_REASONS = ("buffer_full", "invalid", "rejected", "retries_exhausted", "closed")
 """Why an observation was dropped: the buffer was full; it could not be converted, or its
-trace or span id is not 32 or 16 lowercase hex digits; the server refused its batch with
-a code a retry cannot change (INVALID_ARGUMENT, FAILED_PRECONDITION, ...); every attempt
+trace or span id is not 32 or 16 lowercase hex digits; the server refused it with a code
+a retry cannot change (INVALID_ARGUMENT, naming it, or its whole batch;
+FAILED_PRECONDITION, ...); every attempt
 failed with a retryable code; observed after `close()`, or unsent at its deadline."""
 
 RETRYABLE = frozenset(
@@ -45,6 +47,7 @@ RETRYABLE = frozenset(
 
 _TRACE_ID = re.compile(r"[0-9a-f]{32}")
 _SPAN_ID = re.compile(r"[0-9a-f]{16}")
+_OBSERVATION_FIELD = re.compile(r"observations\[(\d+)\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,35 +272,34 @@ class Observer:
             return batch
 
     def _send(self, batch: list[opb.Observation]) -> None:
-        """One batch, with retries; then counted."""
+        """One batch, with retries; then counted. When INVALID_ARGUMENT names the bad
+        observations of the batch, only those are dropped and the rest sent again, once."""
         request = opb.ObserveRequest(observations=batch)
         backoff, max_backoff = self._backoff
-        for attempt in range(1, self._max_attempts + 1):
-            try:
-                self._call = self._stub.Observe.future(
-                    request, timeout=self._call_timeout, metadata=self._metadata
-                )
-                if self._abort.is_set():  # close() may have looked before the call began
-                    self._call.cancel()
-                response = self._call.result()
-            except grpc.FutureCancelledError:
+        attempt, split = 0, False
+        while True:
+            attempt += 1
+            outcome = self._attempt(request)
+            if isinstance(outcome, opb.ObserveResponse):
+                self._resolve(outcome, None, len(batch))
+                return
+            code = outcome.code() if outcome is not None else grpc.StatusCode.CANCELLED
+            if self._abort.is_set() or code == grpc.StatusCode.CANCELLED:
                 self._resolve(None, "closed", len(batch))
                 return
-            except grpc.RpcError as err:
-                code = err.code() if isinstance(err, grpc.Call) else grpc.StatusCode.UNKNOWN
-                if self._abort.is_set() or code == grpc.StatusCode.CANCELLED:
-                    self._resolve(None, "closed", len(batch))
-                    return
-                if code not in RETRYABLE:
-                    self._resolve(None, "rejected", len(batch))
-                    return
-            else:
-                self._resolve(response, None, len(batch))
+            if code not in RETRYABLE:
+                bad = None if split else _refused(outcome, len(batch))
+                if bad and len(bad) < len(batch):
+                    split = True
+                    self._resolve(None, "rejected", len(bad))
+                    batch = [o for i, o in enumerate(batch) if i not in bad]
+                    request = opb.ObserveRequest(observations=batch)
+                    continue
+                self._resolve(None, "rejected", len(batch))
                 return
-            finally:
-                self._call = None
-            if attempt == self._max_attempts:
-                break
+            if attempt >= self._max_attempts:
+                self._resolve(None, "retries_exhausted", len(batch))
+                return
             with self._lock:
                 self._retries += 1
             # Full jitter: many callers do not retry in step.
@@ -305,7 +307,22 @@ class Observer:
                 self._resolve(None, "closed", len(batch))
                 return
             backoff = min(2 * backoff, max_backoff)
-        self._resolve(None, "retries_exhausted", len(batch))
+
+    def _attempt(self, request: opb.ObserveRequest) -> Any:
+        """One Observe call: its response, its error (a grpc.Call), or None if cancelled."""
+        try:
+            self._call = self._stub.Observe.future(
+                request, timeout=self._call_timeout, metadata=self._metadata
+            )
+            if self._abort.is_set():  # close() may have looked before the call began
+                self._call.cancel()
+            return self._call.result()
+        except grpc.FutureCancelledError:
+            return None
+        except grpc.RpcError as err:
+            return err if isinstance(err, grpc.Call) else None
+        finally:
+            self._call = None
 
     def _resolve(self, response: opb.ObserveResponse | None, reason: str | None, n: int) -> None:
         with self._lock:
@@ -318,6 +335,20 @@ class Observer:
             self._in_flight -= n
             self._resolved += n
             self._lock.notify_all()
+
+
+def _refused(err: Any, n: int) -> set[int] | None:
+    """The positions of the observations an INVALID_ARGUMENT names
+    (`observations[3].metadata.route`), or None unless every violation names one below n."""
+    if err.code() != grpc.StatusCode.INVALID_ARGUMENT:
+        return None
+    bad: set[int] = set()
+    for v in ScorewireError.from_rpc_error(err).field_violations:
+        match = _OBSERVATION_FIELD.match(v.field)
+        if match is None or int(match[1]) >= n:
+            return None
+        bad.add(int(match[1]))
+    return bad
 
 
 def _current_span() -> tuple[str, str]:
