@@ -1,5 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 
+import { fieldViolationsOf } from "./errors";
 import {
   type DeepPartial,
   Observation,
@@ -11,8 +12,9 @@ import {
 
 /**
  * Why an Observer dropped an observation: the buffer was full; it could not be converted,
- * or its trace or span id is not 32 or 16 lowercase hex digits; the server refused its
- * batch with a code a retry cannot change (INVALID_ARGUMENT, FAILED_PRECONDITION, ...);
+ * or its trace or span id is not 32 or 16 lowercase hex digits; the server refused it
+ * with a code a retry cannot change (INVALID_ARGUMENT, naming it or its whole batch;
+ * FAILED_PRECONDITION, ...);
  * every attempt failed with a retryable code; observed after close(), or unsent at its
  * deadline.
  */
@@ -221,16 +223,30 @@ export class Observer {
     });
   }
 
-  /** One batch, with retries; then counted. */
+  /**
+   * One batch, with retries; then counted. When INVALID_ARGUMENT names the bad observations
+   * of the batch, only those are dropped and the rest sent again, once.
+   */
   private async send(batch: Observation[]): Promise<void> {
-    const request = ObserveRequest.fromPartial({ observations: batch });
+    let request = ObserveRequest.fromPartial({ observations: batch });
     let backoff = this.opts.initialBackoffMs;
+    let split = false;
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.attempt(request);
       if (!(outcome instanceof Error)) return this.resolve(outcome, null, batch.length);
       if (this.aborted) return this.resolve(null, "closed", batch.length);
       const code = (outcome as Partial<grpc.ServiceError>).code ?? grpc.status.UNKNOWN;
-      if (!RETRYABLE.has(code)) return this.resolve(null, "rejected", batch.length);
+      if (!RETRYABLE.has(code)) {
+        const bad = split ? null : refused(outcome as grpc.ServiceError, batch.length);
+        if (bad !== null && bad.size > 0 && bad.size < batch.length) {
+          split = true;
+          this.resolve(null, "rejected", bad.size);
+          batch = batch.filter((_, i) => !bad.has(i));
+          request = ObserveRequest.fromPartial({ observations: batch });
+          continue;
+        }
+        return this.resolve(null, "rejected", batch.length);
+      }
       if (attempt >= this.opts.maxAttempts) return this.resolve(null, "retries_exhausted", batch.length);
       this.counts.retries += 1;
       await new Promise<void>((wake) => {
@@ -272,4 +288,21 @@ export class Observer {
     this.resolved += n;
     for (const w of [...this.waiters]) if (this.resolved >= w.target) w.resolve(true);
   }
+}
+
+const OBSERVATION_FIELD = /^observations\[(\d+)\]/;
+
+/**
+ * The positions of the observations an INVALID_ARGUMENT names
+ * (`observations[3].metadata.route`), or null unless every violation names one below n.
+ */
+function refused(err: grpc.ServiceError, n: number): Set<number> | null {
+  if (err.code !== grpc.status.INVALID_ARGUMENT || err.metadata === undefined) return null;
+  const bad = new Set<number>();
+  for (const v of fieldViolationsOf(err.metadata)) {
+    const match = OBSERVATION_FIELD.exec(v.field);
+    if (match === null || Number(match[1]) >= n) return null;
+    bad.add(Number(match[1]));
+  }
+  return bad;
 }

@@ -110,14 +110,15 @@ describe("Observer", () => {
     client.close();
   });
 
-  test("what the server refuses is dropped, not retried; bad input never throws", TIMEOUT, async () => {
+  test("what the server refuses is dropped, not retried, the rest of its batch sent; bad input never throws", TIMEOUT, async () => {
     const observer = live.client.observer();
     observer.observe({ ...observation(`ts-${randomUUID()}`, "Paris"), metadata: { route: "r".repeat(1000) } });
+    observer.observe(observation(`ts-${randomUUID()}`, "Paris")); // the same batch, good
     assert.equal(observer.observe({ output: { text: "Paris" }, trace: { traceId: "not-hex" } }), false);
     assert.equal(observer.observe(null as never), false);
     assert.equal(await observer.close(20_000), true);
     const stats = observer.stats();
-    assert.deepEqual([stats.dropped.rejected, stats.dropped.invalid, stats.retries], [1, 2, 0]);
+    assert.deepEqual([stats.dropped.rejected, stats.queued, stats.dropped.invalid, stats.retries], [1, 1, 2, 0]);
   });
 
   test("close flushes", TIMEOUT, async () => {
