@@ -16,6 +16,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -23,6 +24,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -39,7 +41,10 @@ public final class Observer implements AutoCloseable {
     BUFFER_FULL,
     /** Null, or a trace or span id that is not 32 or 16 lowercase hex digits. */
     INVALID,
-    /** The server refused its batch with a code a retry cannot change (INVALID_ARGUMENT, ...). */
+    /**
+     * The server refused it with a code a retry cannot change (INVALID_ARGUMENT, naming it or its
+     * whole batch; FAILED_PRECONDITION, ...).
+     */
     REJECTED,
     /** Every attempt failed with UNAVAILABLE, RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED. */
     RETRIES_EXHAUSTED,
@@ -64,6 +69,7 @@ public final class Observer implements AutoCloseable {
       Set.of(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED, Status.Code.DEADLINE_EXCEEDED);
   private static final Pattern TRACE_ID = Pattern.compile("[0-9a-f]{32}");
   private static final Pattern SPAN_ID = Pattern.compile("[0-9a-f]{16}");
+  private static final Pattern OBSERVATION_FIELD = Pattern.compile("observations\\[(\\d+)\\]");
 
   private final ObserveServiceGrpc.ObserveServiceBlockingStub stub;
   private final ObserverOptions options;
@@ -295,10 +301,14 @@ public final class Observer implements AutoCloseable {
     }
   }
 
-  /** One batch, with retries; then counted. */
+  /**
+   * One batch, with retries; then counted. When INVALID_ARGUMENT names the bad observations of
+   * the batch, only those are dropped and the rest sent again, once.
+   */
   private void send(List<Observation> batch) {
     ObserveRequest request = ObserveRequest.newBuilder().addAllObservations(batch).build();
     long backoff = options.initialBackoff().toNanos();
+    boolean split = false;
     for (int attempt = 1; ; attempt++) {
       Context.CancellableContext context = Context.current().withCancellation();
       call = context;
@@ -306,11 +316,12 @@ public final class Observer implements AutoCloseable {
         if (aborted) {
           context.cancel(null); // close may have looked before this call began
         }
+        ObserveRequest sent = request;
         ObserveResponse response =
             context.call(
                 () ->
                     stub.withDeadlineAfter(options.callDeadline().toNanos(), TimeUnit.NANOSECONDS)
-                        .observe(request));
+                        .observe(sent));
         resolve(response, null, batch.size());
         return;
       } catch (StatusRuntimeException e) {
@@ -320,6 +331,20 @@ public final class Observer implements AutoCloseable {
           return;
         }
         if (!RETRYABLE.contains(code)) {
+          Set<Integer> bad = split ? null : refused(e, batch.size());
+          if (bad != null && !bad.isEmpty() && bad.size() < batch.size()) {
+            split = true;
+            resolve(null, DropReason.REJECTED, bad.size());
+            List<Observation> keep = new ArrayList<>(batch.size() - bad.size());
+            for (int i = 0; i < batch.size(); i++) {
+              if (!bad.contains(i)) {
+                keep.add(batch.get(i));
+              }
+            }
+            batch = keep;
+            request = ObserveRequest.newBuilder().addAllObservations(batch).build();
+            continue;
+          }
           resolve(null, DropReason.REJECTED, batch.size());
           return;
         }
@@ -340,6 +365,34 @@ public final class Observer implements AutoCloseable {
       }
       backoff = Math.min(2 * backoff, options.maxBackoff().toNanos());
     }
+  }
+
+  /**
+   * The positions of the observations an INVALID_ARGUMENT names ({@code
+   * observations[3].metadata.route}), or null unless every violation names one below {@code n}.
+   */
+  private static Set<Integer> refused(StatusRuntimeException error, int n) {
+    if (error.getStatus().getCode() != Status.Code.INVALID_ARGUMENT) {
+      return null;
+    }
+    Set<Integer> bad = new HashSet<>();
+    for (FieldViolation v : ScorewireException.violationsOf(error)) {
+      Matcher m = OBSERVATION_FIELD.matcher(v.field());
+      if (!m.lookingAt()) {
+        return null;
+      }
+      int i;
+      try {
+        i = Integer.parseInt(m.group(1));
+      } catch (NumberFormatException tooBig) {
+        return null;
+      }
+      if (i >= n) {
+        return null;
+      }
+      bad.add(i);
+    }
+    return bad;
   }
 
   /** Waits a random time up to {@code boundNanos} (full jitter); false if aborted. */

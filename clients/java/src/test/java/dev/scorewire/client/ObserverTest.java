@@ -145,11 +145,12 @@ class ObserverTest extends LiveServerTest {
   }
 
   @Test
-  void whatTheServerRefusesIsDroppedNotRetried() {
+  void whatTheServerRefusesIsDroppedNotRetriedAndTheRestOfItsBatchSent() {
     Observer observer = client.observer();
     Observation tooLong = observation("java-" + UUID.randomUUID(), "Paris");
     observer.observe(
         tooLong.toBuilder().setMetadata(ObservationMetadata.newBuilder().setRoute("r".repeat(1000))).build());
+    observer.observe(observation("java-" + UUID.randomUUID(), "Paris")); // the same batch, good
     assertFalse(
         observer.observe(
             Observation.newBuilder().setTrace(TraceContext.newBuilder().setTraceId("not-hex")).build()));
@@ -157,6 +158,7 @@ class ObserverTest extends LiveServerTest {
     assertTrue(observer.close(Duration.ofSeconds(20)));
     Observer.Stats stats = observer.stats();
     assertEquals(1, stats.dropped().get(Observer.DropReason.REJECTED));
+    assertEquals(1, stats.queued()); // the rest of the refused batch, sent again
     assertEquals(2, stats.dropped().get(Observer.DropReason.INVALID));
     assertEquals(0, stats.retries());
   }
