@@ -8,9 +8,14 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 LOG=$(mktemp)
-SCOREWIRE_METRICS_PORT=0 .venv/bin/scorewire serve --host 127.0.0.1 --port 0 >"$LOG" 2>&1 &
+# Its own state directory (the observation queue's file, the run store) and one
+# evaluation rule, so the clients' observe tests find their observations scored.
+STATE=$(mktemp -d)
+SCOREWIRE_METRICS_PORT=0 SCOREWIRE_STATE_DIR="$STATE" \
+    SCOREWIRE_OBSERVE_RULES_FILE="$ROOT/tests/clients/observe_rules.yaml" \
+    .venv/bin/scorewire serve --host 127.0.0.1 --port 0 >"$LOG" 2>&1 &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -f "$LOG"' EXIT
+trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$LOG" "$STATE"' EXIT
 for _ in $(seq 1 100); do
     grep -q "listening on" "$LOG" && break
     kill -0 $SERVER 2>/dev/null || { cat "$LOG" >&2; exit 1; }

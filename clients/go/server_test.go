@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,6 +47,16 @@ func startServer(bin string) (string, func(), error) {
 	}
 	// Metrics on port 0 too, so parallel servers never collide on the default port.
 	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0")
+	// Its own state directory and the observe tests' evaluation rule.
+	state, err := os.MkdirTemp("", "scorewire-state-")
+	if err != nil {
+		return "", nil, err
+	}
+	rules, err := filepath.Abs("../../tests/clients/observe_rules.yaml")
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Env = append(os.Environ(), "SCOREWIRE_STATE_DIR="+state, "SCOREWIRE_OBSERVE_RULES_FILE="+rules)
 	cmd.Stderr = logFile
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -65,6 +76,7 @@ func startServer(bin string) (string, func(), error) {
 		}
 		_ = logFile.Close()
 		_ = os.Remove(logFile.Name())
+		_ = os.RemoveAll(state)
 	}
 	ready := make(chan string, 1)
 	go func() {

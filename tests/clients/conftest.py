@@ -44,10 +44,20 @@ def scorewire_addr() -> Iterator[str]:
         yield addr
         return
     binary = os.environ.get("SCOREWIRE_BIN", str(ROOT / ".venv" / "bin" / "scorewire"))
-    with tempfile.NamedTemporaryFile(prefix="scorewire-server-", suffix=".log") as stderr:
+    with (
+        tempfile.NamedTemporaryFile(prefix="scorewire-server-", suffix=".log") as stderr,
+        tempfile.TemporaryDirectory(prefix="scorewire-state-") as state,
+    ):
+        # Its own state directory and the observe tests' evaluation rule.
+        env = {
+            **os.environ,
+            "SCOREWIRE_STATE_DIR": state,
+            "SCOREWIRE_OBSERVE_RULES_FILE": str(ROOT / "tests" / "clients" / "observe_rules.yaml"),
+        }
         proc = subprocess.Popen(
             # Metrics on port 0 too, so parallel servers never collide on 9464.
             [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0"],
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=stderr,

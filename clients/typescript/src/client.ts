@@ -3,6 +3,7 @@ import { createHash, randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 
 import { ScorewireError, toScorewireError } from "./errors";
+import { Observer, type ObserverOptions } from "./observe";
 import { type ShardOptions, type ShardedResult, runSharded } from "./shards";
 import {
   type CaseResult,
@@ -421,6 +422,14 @@ export class ScorewireClient {
         err ? reject(new ScorewireError(grpc.status.UNAVAILABLE, err.message, [], undefined, { cause: err })) : resolve(),
       );
     });
+  }
+
+  /**
+   * An Observer sending production outputs to ObserveService over this client's channel,
+   * in the background: observe() never blocks or throws. Close it before the client.
+   */
+  observer(options: ObserverOptions = {}): Observer {
+    return new Observer(this.stub.getChannel(), options);
   }
 
   /** Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE. */

@@ -25,6 +25,7 @@ export {
   isRetryable,
 } from "./shards";
 export { gateReasons, mergeSummaries } from "./summary";
+export { DROP_REASONS, type DropReason, Observer, type ObserverOptions, type ObserverStats } from "./observe";
 export { type FieldViolation, ScorewireError, fieldViolationsOf, toScorewireError } from "./errors";
 export * from "./gen/scorewire/v1/scoring";
 export {
@@ -58,3 +59,16 @@ export {
   runStatusFromJSON,
   runStatusToJSON,
 } from "./gen/scorewire/v1/runs";
+export {
+  ListRulesRequest,
+  ListRulesResponse,
+  Observation,
+  ObservationAck,
+  ObservationMetadata,
+  ObservationStatus,
+  ObserveRequest,
+  ObserveResponse,
+  ObserveServiceClient,
+  Rule,
+  TraceContext,
+} from "./gen/scorewire/v1/observe";

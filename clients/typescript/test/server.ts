@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as readline from "node:readline";
 
@@ -28,8 +30,14 @@ export async function startServer(): Promise<TestServer> {
     : path.resolve(PACKAGE_DIR, "../../.venv/bin/scorewire");
   const child = spawn(bin, ["serve", "--host", "127.0.0.1", "--port", "0"], {
     stdio: ["ignore", "pipe", "pipe"],
-    // A free metrics port, so several servers (one per client's tests) can run at once.
-    env: { ...process.env, SCOREWIRE_METRICS_PORT: "0" },
+    // A free metrics port, so several servers (one per client's tests) can run at once;
+    // its own state directory and the observe tests' evaluation rule.
+    env: {
+      ...process.env,
+      SCOREWIRE_METRICS_PORT: "0",
+      SCOREWIRE_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "scorewire-state-")),
+      SCOREWIRE_OBSERVE_RULES_FILE: path.resolve(PACKAGE_DIR, "../../tests/clients/observe_rules.yaml"),
+    },
   });
   let stderr = "";
   child.stderr!.setEncoding("utf8");

@@ -11,6 +11,7 @@ The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `
 
 from scorewire.client._labels import output_hash
 from scorewire.client._run_calls import DEFAULT
+from scorewire.client._observe import DROP_REASONS, Observer, ObserverStats
 from scorewire.client.aio import AsyncClient, AsyncSuiteRun
 from scorewire.client.errors import FieldViolation, ScorewireError
 from scorewire.client.sync import Client, SuiteRun
@@ -20,10 +21,13 @@ from scorewire.v1 import scoring_pb2 as pb
 
 __all__ = [
     "DEFAULT",
+    "DROP_REASONS",
     "AsyncClient",
     "AsyncSuiteRun",
     "Client",
     "FieldViolation",
+    "Observer",
+    "ObserverStats",
     "ScorewireError",
     "SuiteRun",
     "labels_pb",

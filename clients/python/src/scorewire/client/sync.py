@@ -19,6 +19,7 @@ from scorewire.client._convert import (
 )
 from scorewire.client._labels import LabelLike
 from scorewire.client._run_calls import DEFAULT, Metadata, RunCalls
+from scorewire.client._observe import Observer
 from scorewire.client.errors import ScorewireError
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
@@ -80,6 +81,38 @@ class Client(RunCalls):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def observer(
+        self,
+        *,
+        buffer_size: int = 10_000,
+        batch_size: int = 500,
+        flush_interval_s: float = 1.0,
+        call_timeout_s: float = 5.0,
+        max_attempts: int = 5,
+        initial_backoff_s: float = 0.1,
+        max_backoff_s: float = 5.0,
+    ) -> Observer:
+        """An `Observer` sending production outputs to ObserveService over this channel.
+
+        It holds up to `buffer_size` observations (past it `observe()` drops and counts
+        `buffer_full`), sends batches of up to `batch_size` (1 to 1,000) or whatever waited
+        `flush_interval_s`, each call with a `call_timeout_s` deadline, and sends a batch up
+        to `max_attempts` times on UNAVAILABLE, RESOURCE_EXHAUSTED and DEADLINE_EXCEEDED,
+        waiting a random time up to `initial_backoff_s`, doubled per retry up to
+        `max_backoff_s`. Close it before the client.
+        """
+        return Observer(
+            self._channel,
+            metadata=self._metadata,
+            buffer_size=buffer_size,
+            batch_size=batch_size,
+            flush_interval_s=flush_interval_s,
+            call_timeout_s=call_timeout_s,
+            max_attempts=max_attempts,
+            initial_backoff_s=initial_backoff_s,
+            max_backoff_s=max_backoff_s,
+        )
 
     def _call_args(self, timeout: float | None, metadata: Metadata | None) -> dict[str, Any]:
         return {

@@ -445,6 +445,20 @@ public final class ScorewireClient implements AutoCloseable {
     return new ScoreStream(withDeadline(async, deadline), config);
   }
 
+  /**
+   * An {@link Observer} sending production outputs to ObserveService over this client's
+   * channel, from a background thread: {@code observe} never blocks or throws. Close it before
+   * the client.
+   */
+  public Observer observer(ObserverOptions options) {
+    return new Observer(channel, options);
+  }
+
+  /** An {@link Observer} with {@link ObserverOptions#defaults()}. */
+  public Observer observer() {
+    return observer(ObserverOptions.defaults());
+  }
+
   /** Shuts the channel down (if this client created it), waiting up to five seconds. */
   @Override
   public void close() {

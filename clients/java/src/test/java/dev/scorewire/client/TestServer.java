@@ -49,6 +49,15 @@ final class TestServer implements AutoCloseable {
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     // A free metrics port, so several servers (one per client's tests) can run at once.
     builder.environment().put("SCOREWIRE_METRICS_PORT", "0");
+    // Its own state directory and the observe tests' evaluation rule.
+    builder
+        .environment()
+        .put("SCOREWIRE_STATE_DIR", Files.createTempDirectory("scorewire-state").toString());
+    builder
+        .environment()
+        .put(
+            "SCOREWIRE_OBSERVE_RULES_FILE",
+            base.resolve("../../tests/clients/observe_rules.yaml").normalize().toAbsolutePath().toString());
     Process process = builder.start();
     TestServer server = null;
     try {
