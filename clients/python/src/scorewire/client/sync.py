@@ -18,8 +18,8 @@ from scorewire.client._convert import (
     StreamCaseLike,
 )
 from scorewire.client._labels import LabelLike
-from scorewire.client._run_calls import DEFAULT, Metadata, RunCalls
 from scorewire.client._observe import Observer
+from scorewire.client._run_calls import DEFAULT, Metadata, RunCalls
 from scorewire.client.errors import ScorewireError
 from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
