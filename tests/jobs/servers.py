@@ -29,7 +29,7 @@ class JobServer:
 
 @asynccontextmanager
 async def job_server(
-    state: Path, *, database_url: str = "", **settings: Any
+    state: Path, *, database_url: str = "", judge: Any = None, **settings: Any
 ) -> AsyncIterator[JobServer]:
     """A server on a free port with its job and run stores in `state` (SQLite), or in
     the PostgreSQL database at `database_url`, opened as `scorewire serve` opens them."""
@@ -40,7 +40,8 @@ async def job_server(
     )  # fmt: skip
     runs = await open_run_store(s)
     jobs = await open_job_store(s)
-    running, port = await create_server(s, runs=runs, jobs=jobs)
+    judge = judge(s) if callable(judge) else judge  # a factory taking the settings
+    running, port = await create_server(s, runs=runs, jobs=jobs, judge=judge)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
         yield JobServer(
@@ -77,9 +78,12 @@ def requests(
         yield jpb.CreateJobRequest(cases=jpb.JobCases(cases=cases[i : i + per_message]))
 
 
-async def watch_to_end(stub: jobs_pb2_grpc.JobServiceStub, job_id: str) -> list[jpb.Job]:
+async def watch_to_end(
+    stub: jobs_pb2_grpc.JobServiceStub, job_id: str, metadata: Any = None
+) -> list[jpb.Job]:
     """Every job update WatchJob sends, until the job ends."""
-    return [m.job async for m in stub.WatchJob(jpb.WatchJobRequest(job_id=job_id))]
+    request = jpb.WatchJobRequest(job_id=job_id)
+    return [m.job async for m in stub.WatchJob(request, metadata=metadata)]
 
 
 async def sample_ids(runs: runs_pb2_grpc.RunServiceStub, run_id: str) -> list[str]:

@@ -165,3 +165,52 @@ async def test_a_job_claimed_too_often_fails_instead_of_holding_a_runner(tmp_pat
     async with job_server(tmp_path) as srv:
         end = (await watch_to_end(srv.jobs, job.job_id))[-1]
     assert end.state == jpb.JOB_STATE_FAILED and "without finishing" in end.error
+
+
+async def test_a_jobs_judge_calls_spend_its_tenants_token_budget(tmp_path: Path) -> None:
+    # A job is its tenant's work: its judge calls are held in the tenant's token budget
+    # (before, a job's context had no budget, so jobs spent past it). Each call reports
+    # nearly its ceiling (~$0.0008 at gpt-4o-mini's price): $0.0012 holds one call.
+    import hashlib
+    import json
+
+    from scorewire.judge import JudgeService
+
+    from tests.fakes.base import Reply
+    from tests.fakes.openai_server import FakeOpenAI
+
+    key = "sk-jobs-budget"
+    fake = FakeOpenAI(
+        api_key=key,
+        default=Reply(
+            content=json.dumps({"reasoning": "r", "score": 5}),
+            input_tokens=1300,
+            output_tokens=1024,
+        ),
+    )
+    digest = hashlib.sha256(b"token-a").hexdigest()
+    tokens = json.dumps([{"name": "a", "sha256": digest, "role": "caller"}])
+    judge = pb.CheckSpec(name="helpful", type="judge", params={"rubric": "Is it helpful?"})
+    config = jpb.JobConfig(checks=[judge])
+    with fake.running():
+        async with job_server(
+            tmp_path,
+            auth_tokens=tokens,
+            judge_budget_per_token_usd=0.0012,
+            openai_base_url=fake.url,
+            openai_api_key=key,
+            judge_model="openai:gpt-4o-mini",
+            jobs_chunk_cases=1,
+            judge=JudgeService.from_settings,
+        ) as srv:
+            a = [("authorization", "Bearer token-a")]
+            made = await srv.jobs.CreateJob(
+                requests(config, texts(["one", "two", "three"])), metadata=a
+            )
+            seen = await watch_to_end(srv.jobs, made.job.job_id, metadata=a)
+            assert seen[-1].state == jpb.JOB_STATE_SUCCEEDED
+            run = seen[-1].run_id
+            page = await srv.runs.ListRunResults(rpb.ListRunResultsRequest(run_id=run), metadata=a)
+            codes = sorted(r.result.scores[0].error.code for r in page.results)
+    assert codes == ["", "BUDGET_EXHAUSTED", "BUDGET_EXHAUSTED"], (codes, seen[-1])
+    assert fake.calls == 1

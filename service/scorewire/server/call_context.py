@@ -20,7 +20,7 @@ from scorewire.core.fairness import current_caller
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.scoring.plans import PlanInfo
-from scorewire.server.security import current_token, principal
+from scorewire.server.security import current_token, principal, principals_from_settings
 from scorewire.server.status import failed_precondition, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
 from scorewire.suites.preflight import check_judges
@@ -125,6 +125,7 @@ class CallContexts:
         # Shared by every call's context: read-only run-wide services and flags.
         self._extras = extras
         self._token_budgets: dict[str, Budget] = {}
+        self._digests: dict[str, str] | None = None  # tenant name -> token digest, when asked
 
     def ledger(self) -> Ledger | None:
         """The judge's shared-budget store (Redis), or None: budgets are per process."""
@@ -166,15 +167,28 @@ class CallContexts:
 
     def background(self, tenant: str | None) -> CheckContext:
         """The checks' context of work no call waits on (a job's chunks): no deadline and
-        no per-call budget; the tenant's labels and share of the verdict cache."""
+        no per-call budget; the tenant's labels and share of the verdict cache, and its
+        token's judge budget (a job spends what its tenant's calls would, not beside it)."""
+        digest = self._digest_of(tenant) if tenant else None
         return CheckContext(
-            judge=self._judge, labels=self._labels, extras=self._extras, tenant=tenant
+            judge=self._judge,
+            labels=self._labels,
+            extras=self._extras,
+            tenant=tenant,
+            budget=None if digest is None else self._token_budget(digest),
         )
 
-    def _token_budget(self) -> Budget | None:
-        """The authenticated caller's judge budget for this period, when one is configured."""
+    def _digest_of(self, tenant: str) -> str | None:
+        """The token digest of the tenant `tenant` names (names are unique), or None."""
+        if self._digests is None:
+            self._digests = {p.name: d for d, p in principals_from_settings(self._settings).items()}
+        return self._digests.get(tenant)
+
+    def _token_budget(self, digest: str | None = None) -> Budget | None:
+        """The judge budget for this period of the authenticated caller (or of the token
+        `digest`), when one is configured."""
         limit = self._settings.judge_budget_per_token_usd
-        digest = current_token.get()
+        digest = digest or current_token.get()
         if limit is None or digest is None:
             return None
         budget = self._token_budgets.get(digest)
