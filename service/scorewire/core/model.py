@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from scorewire.core.judged import JudgeMark
+
 # JSON values as they arrive from YAML, JSONL or a google.protobuf.Value.
 JSON = Any
 
@@ -130,6 +132,7 @@ class Score:
         "cached",
         "cost_usd",
         "error",
+        "judge",
         "latency_ms",
         "passed",
         "reason",
@@ -161,6 +164,9 @@ class Score:
     spread: Spread | None
     """Set when the judge was sampled more than once (`samples:` > 1): how the samples
     agreed. None for a single verdict and for every error."""
+    judge: JudgeMark | None
+    """Set by the engine when the check asked a judge: which judges, what their providers
+    reported, the prompt version (`scorewire.core.judged`). None otherwise."""
 
     def __init__(
         self,
@@ -188,6 +194,7 @@ class Score:
         self.unpriced = unpriced
         self.skipped = skipped
         self.spread = None if error is not None else spread
+        self.judge: JudgeMark | None = None
 
     @classmethod
     def fail_with_error(cls, code: str, message: str, *, cost_usd: float = 0.0) -> Score:

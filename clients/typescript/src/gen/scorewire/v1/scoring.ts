@@ -267,7 +267,31 @@ export interface Score {
    * Set when a judge-backed check asked the judge more than once (`samples:` > 1):
    * how far the samples agreed. Unset for a single verdict and for every error.
    */
-  spread: ScoreSpread | undefined;
+  spread:
+    | ScoreSpread
+    | undefined;
+  /**
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   */
+  judge: ScoreJudge | undefined;
+}
+
+/** ScoreJudge records the judges behind one judge-backed score. */
+export interface ScoreJudge {
+  /**
+   * Each judge asked, as `backend:model` (`openai:gpt-4o-mini`), distinct, in the order
+   * first asked: one for a single judge, several for a panel or a cascade's stages.
+   */
+  models: string[];
+  /**
+   * The model names the providers reported in their answers (the response's `model`
+   * field, such as `gpt-4o-mini-2024-07-18`), distinct, in the order first seen; a
+   * verdict served from a cache entry written before this was kept reports none.
+   */
+  reportedModels: string[];
+  /** The version of scorewire's judge prompts the verdicts were asked with. */
+  promptVersion: string;
 }
 
 /**
@@ -1501,6 +1525,7 @@ function createBaseScore(): Score {
     unpriced: false,
     skipped: false,
     spread: undefined,
+    judge: undefined,
   };
 }
 
@@ -1541,6 +1566,9 @@ export const Score: MessageFns<Score> = {
     }
     if (message.spread !== undefined) {
       ScoreSpread.encode(message.spread, writer.uint32(122).fork()).join();
+    }
+    if (message.judge !== undefined) {
+      ScoreJudge.encode(message.judge, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -1654,6 +1682,14 @@ export const Score: MessageFns<Score> = {
             message.spread = ScoreSpread.decode(reader, reader.uint32());
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.judge = ScoreJudge.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1688,6 +1724,7 @@ export const Score: MessageFns<Score> = {
       unpriced: isSet(object.unpriced) ? globalThis.Boolean(object.unpriced) : false,
       skipped: isSet(object.skipped) ? globalThis.Boolean(object.skipped) : false,
       spread: isSet(object.spread) ? ScoreSpread.fromJSON(object.spread) : undefined,
+      judge: isSet(object.judge) ? ScoreJudge.fromJSON(object.judge) : undefined,
     };
   },
 
@@ -1729,6 +1766,9 @@ export const Score: MessageFns<Score> = {
     if (message.spread !== undefined) {
       obj.spread = ScoreSpread.toJSON(message.spread);
     }
+    if (message.judge !== undefined) {
+      obj.judge = ScoreJudge.toJSON(message.judge);
+    }
     return obj;
   },
 
@@ -1753,6 +1793,118 @@ export const Score: MessageFns<Score> = {
     message.spread = (object.spread !== undefined && object.spread !== null)
       ? ScoreSpread.fromPartial(object.spread)
       : undefined;
+    message.judge = (object.judge !== undefined && object.judge !== null)
+      ? ScoreJudge.fromPartial(object.judge)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseScoreJudge(): ScoreJudge {
+  return { models: [], reportedModels: [], promptVersion: "" };
+}
+
+export const ScoreJudge: MessageFns<ScoreJudge> = {
+  encode(message: ScoreJudge, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.models) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.reportedModels) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.promptVersion !== "") {
+      writer.uint32(26).string(message.promptVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScoreJudge {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScoreJudge();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.models.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reportedModels.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.promptVersion = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScoreJudge {
+    return {
+      models: globalThis.Array.isArray(object?.models) ? object.models.map((e: any) => globalThis.String(e)) : [],
+      reportedModels: globalThis.Array.isArray(object?.reportedModels)
+        ? object.reportedModels.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.reported_models)
+        ? object.reported_models.map((e: any) => globalThis.String(e))
+        : [],
+      promptVersion: isSet(object.promptVersion)
+        ? globalThis.String(object.promptVersion)
+        : isSet(object.prompt_version)
+        ? globalThis.String(object.prompt_version)
+        : "",
+    };
+  },
+
+  toJSON(message: ScoreJudge): unknown {
+    const obj: any = {};
+    if (message.models?.length) {
+      obj.models = message.models;
+    }
+    if (message.reportedModels?.length) {
+      obj.reportedModels = message.reportedModels;
+    }
+    if (message.promptVersion !== "") {
+      obj.promptVersion = message.promptVersion;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ScoreJudge>): ScoreJudge {
+    return ScoreJudge.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ScoreJudge>): ScoreJudge {
+    const message = createBaseScoreJudge();
+    message.models = object.models?.map((e) => e) || [];
+    message.reportedModels = object.reportedModels?.map((e) => e) || [];
+    message.promptVersion = object.promptVersion ?? "";
     return message;
   },
 };

@@ -57,6 +57,11 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_scorewire_v1_Score_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_scorewire_v1_ScoreJudge_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_scorewire_v1_ScoreJudge_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_scorewire_v1_ScoreSpread_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -237,13 +242,16 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "ire.v1.CheckSpec\022\'\n\010examples\030\005 \003(\0132\025.sco" +
       "rewire.v1.Example\022\021\n\textractor\030\006 \001(\t\"+\n\n" +
       "ScoreError\022\014\n\004code\030\001 \001(\t\022\017\n\007message\030\002 \001(" +
-      "\t\"\377\001\n\005Score\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022" +
+      "\t\"\250\002\n\005Score\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022" +
       "\r\n\005value\030\003 \001(\001\022\016\n\006passed\030\004 \001(\010\022\016\n\006reason" +
       "\030\005 \001(\t\022\020\n\010cost_usd\030\006 \001(\001\022\022\n\nlatency_ms\030\007" +
       " \001(\001\022\016\n\006cached\030\010 \001(\010\022\'\n\005error\030\t \001(\0132\030.sc" +
       "orewire.v1.ScoreError\022\020\n\010unpriced\030\n \001(\010\022" +
       "\017\n\007skipped\030\013 \001(\010\022)\n\006spread\030\017 \001(\0132\031.score" +
-      "wire.v1.ScoreSpread\"P\n\013ScoreSpread\022\017\n\007sa" +
+      "wire.v1.ScoreSpread\022\'\n\005judge\030\020 \001(\0132\030.sco" +
+      "rewire.v1.ScoreJudge\"M\n\nScoreJudge\022\016\n\006mo" +
+      "dels\030\001 \003(\t\022\027\n\017reported_models\030\002 \003(\t\022\026\n\016p" +
+      "rompt_version\030\003 \001(\t\"P\n\013ScoreSpread\022\017\n\007sa" +
       "mples\030\001 \001(\005\022\r\n\005stdev\030\002 \001(\001\022\021\n\tagreement\030" +
       "\003 \001(\001\022\016\n\006values\030\004 \003(\001\"\274\001\n\014ScoreRequest\022$" +
       "\n\006sample\030\001 \001(\0132\024.scorewire.v1.Sample\022$\n\006" +
@@ -420,39 +428,45 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Score_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Score_descriptor,
-        new java.lang.String[] { "Name", "Type", "Value", "Passed", "Reason", "CostUsd", "LatencyMs", "Cached", "Error", "Unpriced", "Skipped", "Spread", });
-    internal_static_scorewire_v1_ScoreSpread_descriptor =
+        new java.lang.String[] { "Name", "Type", "Value", "Passed", "Reason", "CostUsd", "LatencyMs", "Cached", "Error", "Unpriced", "Skipped", "Spread", "Judge", });
+    internal_static_scorewire_v1_ScoreJudge_descriptor =
       getDescriptor().getMessageType(6);
+    internal_static_scorewire_v1_ScoreJudge_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_scorewire_v1_ScoreJudge_descriptor,
+        new java.lang.String[] { "Models", "ReportedModels", "PromptVersion", });
+    internal_static_scorewire_v1_ScoreSpread_descriptor =
+      getDescriptor().getMessageType(7);
     internal_static_scorewire_v1_ScoreSpread_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreSpread_descriptor,
         new java.lang.String[] { "Samples", "Stdev", "Agreement", "Values", });
     internal_static_scorewire_v1_ScoreRequest_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(8);
     internal_static_scorewire_v1_ScoreRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreRequest_descriptor,
         new java.lang.String[] { "Sample", "Output", "Checks", "Compact", "BudgetUsd", });
     internal_static_scorewire_v1_ScoreResponse_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(9);
     internal_static_scorewire_v1_ScoreResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreResponse_descriptor,
         new java.lang.String[] { "Scores", "Passed", });
     internal_static_scorewire_v1_Case_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(10);
     internal_static_scorewire_v1_Case_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Case_descriptor,
         new java.lang.String[] { "Sample", "Output", "Test", "Prompt", "Provider", });
     internal_static_scorewire_v1_Gate_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(11);
     internal_static_scorewire_v1_Gate_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Gate_descriptor,
         new java.lang.String[] { "MinPassRate", "MinMeanScore", "MaxErrorRate", "MaxCostUsd", "Baseline", "MaxRegression", });
     internal_static_scorewire_v1_RunSuiteRequest_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(12);
     internal_static_scorewire_v1_RunSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteRequest_descriptor,
@@ -464,79 +478,79 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
         internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_scorewire_v1_RunPart_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(13);
     internal_static_scorewire_v1_RunPart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunPart_descriptor,
         new java.lang.String[] { "RunId", "FirstIndex", });
     internal_static_scorewire_v1_RunSuiteStreamConfig_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(14);
     internal_static_scorewire_v1_RunSuiteStreamConfig_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteStreamConfig_descriptor,
         new java.lang.String[] { "Request", "CaseCount", });
     internal_static_scorewire_v1_CaseChunk_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(15);
     internal_static_scorewire_v1_CaseChunk_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CaseChunk_descriptor,
         new java.lang.String[] { "Cases", });
     internal_static_scorewire_v1_RunSuiteStreamRequest_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(16);
     internal_static_scorewire_v1_RunSuiteStreamRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteStreamRequest_descriptor,
         new java.lang.String[] { "Config", "Cases", "Message", });
     internal_static_scorewire_v1_RunSuiteStreamResponse_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(17);
     internal_static_scorewire_v1_RunSuiteStreamResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteStreamResponse_descriptor,
         new java.lang.String[] { "Results", "Summary", "Event", });
     internal_static_scorewire_v1_Combination_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(18);
     internal_static_scorewire_v1_Combination_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Combination_descriptor,
         new java.lang.String[] { "Test", "TestDescription", "Prompt", "Provider", });
     internal_static_scorewire_v1_CaseResult_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(19);
     internal_static_scorewire_v1_CaseResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CaseResult_descriptor,
         new java.lang.String[] { "Index", "SampleId", "Scores", "Passed", "Combination", "GenerationCostUsd", "Generated", "GeneratedOutput", });
     internal_static_scorewire_v1_CaseResultBatch_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(20);
     internal_static_scorewire_v1_CaseResultBatch_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CaseResultBatch_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_scorewire_v1_CheckSummary_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(21);
     internal_static_scorewire_v1_CheckSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckSummary_descriptor,
         new java.lang.String[] { "Name", "Type", "Passed", "Failed", "Errored", "MeanValue", "CostUsd", "Cached", "Skipped", "ValueSum", });
     internal_static_scorewire_v1_RunSummary_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(22);
     internal_static_scorewire_v1_RunSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSummary_descriptor,
         new java.lang.String[] { "Cases", "CasesPassed", "Passed", "Failed", "Errored", "PassRate", "MeanScore", "ErrorRate", "CostUsd", "Unpriced", "GatePassed", "GateReasons", "Checks", "Skipped", "GenerationCostUsd", "Matrix", "GenerationCalls", "GenerationCached", "GenerationUnpriced", "RunId", "ValueSum", "Gate", });
     internal_static_scorewire_v1_MatrixCell_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(23);
     internal_static_scorewire_v1_MatrixCell_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_MatrixCell_descriptor,
         new java.lang.String[] { "Prompt", "Provider", "Cases", "CasesPassed", "CasesErrored", "PassRate", "GenerationCostUsd", });
     internal_static_scorewire_v1_RunSuiteResponse_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(24);
     internal_static_scorewire_v1_RunSuiteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteResponse_descriptor,
         new java.lang.String[] { "Results", "Summary", "Event", });
     internal_static_scorewire_v1_StreamConfig_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(25);
     internal_static_scorewire_v1_StreamConfig_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamConfig_descriptor,
@@ -548,61 +562,61 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
         internal_static_scorewire_v1_StreamConfig_LabelsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_scorewire_v1_StreamCase_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(26);
     internal_static_scorewire_v1_StreamCase_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamCase_descriptor,
         new java.lang.String[] { "RequestId", "Sample", "Output", "Test", "Prompt", "Provider", });
     internal_static_scorewire_v1_ScoreStreamRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(27);
     internal_static_scorewire_v1_ScoreStreamRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreStreamRequest_descriptor,
         new java.lang.String[] { "Config", "Case", "Message", });
     internal_static_scorewire_v1_ScoreStreamResponse_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(28);
     internal_static_scorewire_v1_ScoreStreamResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreStreamResponse_descriptor,
         new java.lang.String[] { "RequestId", "Scores", "Passed", });
     internal_static_scorewire_v1_ListChecksRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(29);
     internal_static_scorewire_v1_ListChecksRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListChecksRequest_descriptor,
         new java.lang.String[] { });
     internal_static_scorewire_v1_CheckInfo_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(30);
     internal_static_scorewire_v1_CheckInfo_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckInfo_descriptor,
         new java.lang.String[] { "Type", "Description", "Family", "ParamsSchema", "UsesJudge", "Aliases", });
     internal_static_scorewire_v1_ListChecksResponse_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(31);
     internal_static_scorewire_v1_ListChecksResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ListChecksResponse_descriptor,
         new java.lang.String[] { "Checks", });
     internal_static_scorewire_v1_ValidateSuiteRequest_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(32);
     internal_static_scorewire_v1_ValidateSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteRequest_descriptor,
         new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Format", "Offline", });
     internal_static_scorewire_v1_PreconditionProblem_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(33);
     internal_static_scorewire_v1_PreconditionProblem_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_PreconditionProblem_descriptor,
         new java.lang.String[] { "Field", "Setting", "Description", "Kind", });
     internal_static_scorewire_v1_FieldProblem_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(34);
     internal_static_scorewire_v1_FieldProblem_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_FieldProblem_descriptor,
         new java.lang.String[] { "Field", "Description", });
     internal_static_scorewire_v1_ValidateSuiteResponse_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(35);
     internal_static_scorewire_v1_ValidateSuiteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ValidateSuiteResponse_descriptor,
