@@ -14,12 +14,15 @@ them to DIR to look at.
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
 for source in ("service", "clients/python/src"):
@@ -138,9 +141,13 @@ def _check_section(t: Any) -> list[str]:
 # --- the settings -----------------------------------------------------------------------
 
 
-def _settings_source() -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
-    """Field -> (its class, its annotation, its docstring); class -> its docstring."""
-    tree = ast.parse((ROOT / "service/scorewire/settings.py").read_text(encoding="utf-8"))
+def _settings_source(
+    path: str | Path | None = None,
+) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
+    """Field -> (its class, its annotation, its docstring); class -> its docstring, of the
+    settings module (or the module at `path`, where a nested part is defined)."""
+    source = Path(path) if path is not None else ROOT / "service/scorewire/settings.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
     fields: dict[str, tuple[str, str, str]] = {}
     classes: dict[str, str] = {}
     for node in tree.body:
@@ -183,8 +190,20 @@ def settings_rows() -> dict[str, tuple[str, str, str, str]]:
     rows = {}
     for name, field in Settings.model_fields.items():
         part, annotation, doc = fields.get(name, ("Settings", "", field.description or ""))
-        default = shown_default(field.get_default(call_default_factory=True))
-        rows[f"SCOREWIRE_{name.upper()}"] = (part, _shown_type(annotation), default, doc)
+        default = field.get_default(call_default_factory=True)
+        if isinstance(default, BaseModel):  # a nested part: one row per field of it
+            inner, _ = _settings_source(inspect.getsourcefile(type(default)))
+            for sub in type(default).model_fields:
+                _, sub_annotation, sub_doc = inner[sub]
+                rows[f"SCOREWIRE_{name.upper()}__{sub.upper()}"] = (
+                    part,
+                    _shown_type(sub_annotation),
+                    shown_default(getattr(default, sub)),
+                    sub_doc,
+                )
+            continue
+        shown = shown_default(default)
+        rows[f"SCOREWIRE_{name.upper()}"] = (part, _shown_type(annotation), shown, doc)
     return rows
 
 

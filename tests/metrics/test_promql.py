@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from scorewire.runs import CheckDrift
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.fakes.base import Reply
@@ -186,6 +187,10 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
         "ScorewireCheckErrorRateHigh",
         # issue 19: the latest judge-human kappa under its configured floor
         "ScorewireJudgeAgreementLow",
+        # issue 34: a judge check's holdout mean moved past its limit between two runs;
+        # the judge's provider reported another model than the previous run
+        "ScorewireJudgeDrift",
+        "ScorewireJudgeModelChanged",
     }
 
 
@@ -234,6 +239,11 @@ async def full_traffic_scrape(fake: FakeOpenAI) -> tuple[set[str], str]:
         # the agreement gauge has series once an Agreement ran (LabelService, which this
         # server has no label store for; tests/labels/test_agreement_rpc.py runs one)
         srv.metrics.agreement.observe_agreement("polite", "openai:gpt-4o-mini", 0.7, 10)
+        # and the drift gauges once a recorded run was compared with its name's previous
+        # one (tests/runs/test_judge_drift.py records two through a server)
+        srv.metrics.drift.observe_drift(
+            "nightly", [CheckDrift("polite", 3, 0.9, 0.5, ("m-1",), ("m-2",))]
+        )
         scrape = await srv.scrape()
     finally:
         await srv.close()
@@ -296,7 +306,7 @@ def test_promtool_check_rules_passes_on_the_alerts() -> None:
     # The rule file is valid.
     result = promtool("check", "rules", str(ALERTS))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "6 rules found" in result.stdout
+    assert "8 rules found" in result.stdout
 
 
 def test_promtool_alert_unit_tests_pass() -> None:
