@@ -100,14 +100,17 @@ class RunOutcomes:
                 dict(zip(names, values, strict=True)),
             )
 
-    def add_scores(self, key: str, names: Sequence[str], scores: Sequence[Score]) -> None:
+    def add_scores(
+        self, key: str, names: Sequence[str], scores: Sequence[Score], output: str = ""
+    ) -> None:
         """Count one case of engine scores."""
         self.add(
             key,
             names,
             [score_outcome(s) for s in scores],
             [s.value for s in scores],
-            reported=[s.judge.reported if s.judge is not None else None for s in scores],
+            output,
+            [s.judge.reported if s.judge is not None else None for s in scores],
         )
 
     @classmethod
