@@ -40,7 +40,7 @@ import re
 import secrets
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler
@@ -446,7 +446,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
         base, run = _one(query, "base"), _one(query, "run")
         if not base or not run:
             raise _BadRequest("base and run: give the ids of the two runs to compare")
-        self._page(HTTPStatus.OK, render_compare, source.compare(base, run), csrf=caller.csrf)
+        comparison = replace(source.compare(base, run), drift_limit=self.server_viewer.drift_limit)
+        self._page(HTTPStatus.OK, render_compare, comparison, csrf=caller.csrf)
 
     def do_POST(self) -> None:
         # Every POST route is here, and every one passes `_writable` first.
