@@ -28,6 +28,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from scorewire.core.money import usd
+from scorewire.viewer.agreement_view import CheckAgreement
 from scorewire.viewer.diffs import PAGE_BUDGET_S, DiffOp, word_diff
 from scorewire.viewer.run_views import Matrix, assertion_stats, prompt_matrix
 from scorewire.viewer.trends import pass_rate_trends
@@ -342,6 +343,46 @@ def render_run(
         query=query,
         review=review,
         truncated_from=truncated_from,
+    )
+
+
+def render_agreement(
+    detail: RunDetail,
+    figures: Sequence[CheckAgreement],
+    *,
+    nonce: str | None = None,
+    csrf: str | None = None,
+) -> str:
+    """The served agreement page of a run: each judge-backed check against its labels."""
+    return _page(
+        "agreement.html",
+        title=f"{detail.info.name} agreement · scorewire",
+        nonce=nonce,
+        csrf=csrf,
+        links=Links(True),
+        run=detail,
+        figures=figures,
+    )
+
+
+def render_queue(
+    detail: RunDetail,
+    queue: Sequence[CaseResult],
+    *,
+    nonce: str | None = None,
+    csrf: str | None = None,
+) -> str:
+    """The served reviewer queue of a run: its first unlabelled output, with the review
+    form (`POST /review`, back to the queue), and how many wait."""
+    return _page(
+        "queue.html",
+        title=f"{detail.info.name} review queue · scorewire",
+        nonce=nonce,
+        csrf=csrf,
+        links=Links(True),
+        run=detail,
+        case=queue[0] if queue else None,
+        waiting=len(queue),
     )
 
 

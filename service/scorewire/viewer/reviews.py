@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from scorewire.labels.label_model import (
     MAX_NOTE_CHARS,
+    OUTPUTS_PER_CALL,
     Label,
+    LabelQuery,
     LabelStore,
     LabelsUnavailable,
+    latest_per_labeller,
     output_hash,
     utc_now,
 )
@@ -69,6 +72,35 @@ class Reviews:
         self.labels = labels
         self.loop = loop
         self.timeout_s = timeout_s
+
+    def labels_of(
+        self, tenant: str, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Label]]:
+        """The counting labels (the latest per labeller) of each (sample id, output hash)
+        of `tenant`'s outputs that has any; SourceUnavailable when the store does not
+        answer in time."""
+        future = asyncio.run_coroutine_threadsafe(self._labels_of(tenant, keys), self.loop)
+        try:
+            return future.result(self.timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise SourceUnavailable(
+                "the label store did not answer within SCOREWIRE_VIEWER_REQUEST_TIMEOUT_S "
+                f"({self.timeout_s:g} s)"
+            ) from None
+        except LabelsUnavailable as err:
+            raise SourceUnavailable(f"{err}; try again later") from None
+
+    async def _labels_of(
+        self, tenant: str, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Label]]:
+        wanted = list(dict.fromkeys(keys))
+        grouped: dict[tuple[str, str], list[Label]] = {}
+        for start in range(0, len(wanted), OUTPUTS_PER_CALL):
+            chunk = wanted[start : start + OUTPUTS_PER_CALL]
+            for label in await self.labels.labels_of_outputs(LabelQuery(tenant=tenant), chunk):
+                grouped.setdefault((label.sample_id, label.output_hash), []).append(label)
+        return {key: latest_per_labeller(found) for key, found in grouped.items()}
 
     def write(self, label: Label) -> None:
         """Store the label durably; SourceUnavailable when the store does not answer in
