@@ -166,6 +166,7 @@ def spread_json(spread: Spread) -> dict[str, Any]:
         "stdev": spread.stdev,
         "agreement": spread.agreement,
         "values": list(spread.values),
+        "judge_calls": spread.calls,
     }
 
 

@@ -23,5 +23,6 @@ class JudgeWatchSettings(BaseModel):
     compare page to flag a check."""
     max_calls_per_output: int = Field(64, ge=1, le=4096)
     """Most judge calls one check may make for one output: its judges (a panel's, or a
-    cascade's stages) times each one's `samples:`. A check asking more is refused at load,
-    INVALID_ARGUMENT naming its `params` field."""
+    cascade's stages) times each one's `samples:`. A request with a check asking more is
+    refused RESOURCE_EXHAUSTED naming this setting and the check's `judges`, `cascade` or
+    `samples` field, before any judge is called."""

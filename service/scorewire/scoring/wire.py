@@ -210,6 +210,7 @@ def _make_score(
         spread.stdev = s.spread.stdev
         spread.agreement = s.spread.agreement
         spread.values.extend(s.spread.values)
+        spread.judge_calls = s.spread.calls
     if s.judge is not None:
         judge = m.judge
         judge.models.extend(s.judge.models)

@@ -745,15 +745,21 @@ func (x *ScoreJudge) GetPromptVersion() string {
 // score's value is their aggregate (`aggregate:` mean, median or majority).
 type ScoreSpread struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// How many samples the value aggregates, 2 to 16.
+	// How many values the score's value aggregates, one per entry of `values`: the
+	// samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+	// verdicts counted (each judge's own samples aggregated first). The judge calls behind
+	// them are `judge_calls`.
 	Samples int32 `protobuf:"varint,1,opt,name=samples,proto3" json:"samples,omitempty"`
 	// The population standard deviation of the samples' values (0 to 0.5); 0 when every
 	// sample gave the same value.
 	Stdev float64 `protobuf:"fixed64,2,opt,name=stdev,proto3" json:"stdev,omitempty"`
 	// The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict.
 	Agreement float64 `protobuf:"fixed64,3,opt,name=agreement,proto3" json:"agreement,omitempty"`
-	// Each sample's value (0 to 1), in sample order.
-	Values        []float64 `protobuf:"fixed64,4,rep,packed,name=values,proto3" json:"values,omitempty"`
+	// Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
+	Values []float64 `protobuf:"fixed64,4,rep,packed,name=values,proto3" json:"values,omitempty"`
+	// How many judge answers the value rests on: `samples` for one judge; for a panel, the
+	// sum of its counted judges' samples (3 judges asked 4 times each: 12).
+	JudgeCalls    int32 `protobuf:"varint,5,opt,name=judge_calls,json=judgeCalls,proto3" json:"judge_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +820,13 @@ func (x *ScoreSpread) GetValues() []float64 {
 		return x.Values
 	}
 	return nil
+}
+
+func (x *ScoreSpread) GetJudgeCalls() int32 {
+	if x != nil {
+		return x.JudgeCalls
+	}
+	return 0
 }
 
 // ScoreRequest asks for one output to be scored.
@@ -3356,12 +3369,14 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"ScoreJudge\x12\x16\n" +
 	"\x06models\x18\x01 \x03(\tR\x06models\x12'\n" +
 	"\x0freported_models\x18\x02 \x03(\tR\x0ereportedModels\x12%\n" +
-	"\x0eprompt_version\x18\x03 \x01(\tR\rpromptVersion\"s\n" +
+	"\x0eprompt_version\x18\x03 \x01(\tR\rpromptVersion\"\x94\x01\n" +
 	"\vScoreSpread\x12\x18\n" +
 	"\asamples\x18\x01 \x01(\x05R\asamples\x12\x14\n" +
 	"\x05stdev\x18\x02 \x01(\x01R\x05stdev\x12\x1c\n" +
 	"\tagreement\x18\x03 \x01(\x01R\tagreement\x12\x16\n" +
-	"\x06values\x18\x04 \x03(\x01R\x06values\"\xe8\x01\n" +
+	"\x06values\x18\x04 \x03(\x01R\x06values\x12\x1f\n" +
+	"\vjudge_calls\x18\x05 \x01(\x05R\n" +
+	"judgeCalls\"\xe8\x01\n" +
 	"\fScoreRequest\x12,\n" +
 	"\x06sample\x18\x01 \x01(\v2\x14.scorewire.v1.SampleR\x06sample\x12,\n" +
 	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\x12/\n" +

@@ -422,17 +422,26 @@ class ScoreSpread(_message.Message):
     STDEV_FIELD_NUMBER: _builtins.int
     AGREEMENT_FIELD_NUMBER: _builtins.int
     VALUES_FIELD_NUMBER: _builtins.int
+    JUDGE_CALLS_FIELD_NUMBER: _builtins.int
     samples: _builtins.int
-    """How many samples the value aggregates, 2 to 16."""
+    """How many values the score's value aggregates, one per entry of `values`: the
+    samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+    verdicts counted (each judge's own samples aggregated first). The judge calls behind
+    them are `judge_calls`.
+    """
     stdev: _builtins.float
     """The population standard deviation of the samples' values (0 to 0.5); 0 when every
     sample gave the same value.
     """
     agreement: _builtins.float
     """The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict."""
+    judge_calls: _builtins.int
+    """How many judge answers the value rests on: `samples` for one judge; for a panel, the
+    sum of its counted judges' samples (3 judges asked 4 times each: 12).
+    """
     @_builtins.property
     def values(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
-        """Each sample's value (0 to 1), in sample order."""
+        """Each sample's value (0 to 1), in sample order; for a panel, each counted judge's."""
 
     def __init__(
         self,
@@ -441,10 +450,11 @@ class ScoreSpread(_message.Message):
         stdev: _builtins.float = ...,
         agreement: _builtins.float = ...,
         values: _abc.Iterable[_builtins.float] | None = ...,
+        judge_calls: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agreement", b"agreement", "samples", b"samples", "stdev", b"stdev", "values", b"values"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agreement", b"agreement", "judge_calls", b"judge_calls", "samples", b"samples", "stdev", b"stdev", "values", b"values"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -299,7 +299,12 @@ export interface ScoreJudge {
  * score's value is their aggregate (`aggregate:` mean, median or majority).
  */
 export interface ScoreSpread {
-  /** How many samples the value aggregates, 2 to 16. */
+  /**
+   * How many values the score's value aggregates, one per entry of `values`: the
+   * samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+   * verdicts counted (each judge's own samples aggregated first). The judge calls behind
+   * them are `judge_calls`.
+   */
   samples: number;
   /**
    * The population standard deviation of the samples' values (0 to 0.5); 0 when every
@@ -308,8 +313,13 @@ export interface ScoreSpread {
   stdev: number;
   /** The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict. */
   agreement: number;
-  /** Each sample's value (0 to 1), in sample order. */
+  /** Each sample's value (0 to 1), in sample order; for a panel, each counted judge's. */
   values: number[];
+  /**
+   * How many judge answers the value rests on: `samples` for one judge; for a panel, the
+   * sum of its counted judges' samples (3 judges asked 4 times each: 12).
+   */
+  judgeCalls: number;
 }
 
 /** ScoreRequest asks for one output to be scored. */
@@ -1910,7 +1920,7 @@ export const ScoreJudge: MessageFns<ScoreJudge> = {
 };
 
 function createBaseScoreSpread(): ScoreSpread {
-  return { samples: 0, stdev: 0, agreement: 0, values: [] };
+  return { samples: 0, stdev: 0, agreement: 0, values: [], judgeCalls: 0 };
 }
 
 export const ScoreSpread: MessageFns<ScoreSpread> = {
@@ -1930,6 +1940,9 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
         writer.double(v);
       }
       writer.join();
+    }
+    if (message.judgeCalls !== 0) {
+      writer.uint32(40).int32(message.judgeCalls);
     }
     return writer;
   },
@@ -1989,6 +2002,14 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
 
             break;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.judgeCalls = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2007,6 +2028,11 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
       stdev: isSet(object.stdev) ? globalThis.Number(object.stdev) : 0,
       agreement: isSet(object.agreement) ? globalThis.Number(object.agreement) : 0,
       values: globalThis.Array.isArray(object?.values) ? object.values.map((e: any) => globalThis.Number(e)) : [],
+      judgeCalls: isSet(object.judgeCalls)
+        ? globalThis.Number(object.judgeCalls)
+        : isSet(object.judge_calls)
+        ? globalThis.Number(object.judge_calls)
+        : 0,
     };
   },
 
@@ -2024,6 +2050,9 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
     if (message.values?.length) {
       obj.values = message.values.map((e) => floatToJson(e));
     }
+    if (message.judgeCalls !== 0) {
+      obj.judgeCalls = Math.round(message.judgeCalls);
+    }
     return obj;
   },
 
@@ -2036,6 +2065,7 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
     message.stdev = object.stdev ?? 0;
     message.agreement = object.agreement ?? 0;
     message.values = object.values?.map((e) => e) || [];
+    message.judgeCalls = object.judgeCalls ?? 0;
     return message;
   },
 };
