@@ -2,7 +2,8 @@
 whose judge is the OpenAI stand-in records a run; a person works through the queue (the
 least sure judge first), each verdict posted through `POST /review` as a label; the
 agreement page then shows the check's kappa, band, confusion matrix, F1, base rate and
-numeric figures over the pairs, computed by `labels.figures` as the Agreement RPC does."""
+numeric figures over the pairs, computed by `labels.figures` as the Agreement RPC does,
+and the run page lists each case's reviews."""
 
 from __future__ import annotations
 
@@ -130,3 +131,15 @@ def test_the_queue_then_the_agreement_page(page: Any, recorded: Recorded) -> Non
     ]
     assert "people disagree" in rows.first.inner_text()
     screenshot(page, "agreement-page")
+
+    # And the run page shows each case's review under its scores.
+    page.goto(f"{recorded.url}/runs/{recorded.run}?outcome=all")
+    rows = page.locator("#case-table tbody tr")
+    shown = {
+        rows.nth(i).locator(".sid").inner_text(): rows.nth(i).locator("ul.reviews").inner_text()
+        for i in range(rows.count())
+    }
+    assert "fail" in shown["s0"] and "alice: people disagree" in shown["s0"]
+    assert "pass" in shown["s2"] and "alice: fine by me" in shown["s2"]
+    assert "alice: rude" in shown["s1"]
+    screenshot(page, "run-page-reviews")

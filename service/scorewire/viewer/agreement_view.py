@@ -76,6 +76,18 @@ def run_agreement(cases: Sequence[CaseResult], labels_of: LabelsOf) -> list[Chec
     return out
 
 
+def case_reviews(cases: Sequence[CaseResult], labels_of: LabelsOf) -> dict[int, list[Label]]:
+    """The counting labels of each shown case's exact output, by case index (cases
+    without any are left out): the run page shows them under the case."""
+    keys = {
+        c.index: (c.sample_id, output_hash(c.output))
+        for c in cases
+        if c.output is not None and c.sample_id
+    }
+    found = labels_of(list(keys.values()))
+    return {i: found[key] for i, key in keys.items() if key in found}
+
+
 def _unsure(c: CaseResult) -> tuple[float, float]:
     """How sure the judges were of a case: (lowest spread agreement, distance of the
     values from the middle); smaller is less sure."""

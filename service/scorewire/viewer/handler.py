@@ -50,7 +50,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
-from scorewire.viewer.agreement_view import review_queue, run_agreement
+from scorewire.viewer.agreement_view import case_reviews, review_queue, run_agreement
 from scorewire.viewer.export import download
 from scorewire.viewer.render import (
     OUTCOME_FILTERS,
@@ -63,7 +63,7 @@ from scorewire.viewer.render import (
     render_run,
     render_runs,
 )
-from scorewire.viewer.reviews import NO_AUTH_LABELLER, Review, case_at, review_label
+from scorewire.viewer.reviews import NO_AUTH_LABELLER, Review, Reviews, case_at, review_label
 from scorewire.viewer.run_views import assertion_stats, prompt_matrix
 from scorewire.viewer.sessions import (
     COOKIE,
@@ -73,7 +73,7 @@ from scorewire.viewer.sessions import (
     same_token,
 )
 from scorewire.viewer.source import RunSource
-from scorewire.viewer.view_model import RunDetail, RunNotFound, SourceUnavailable
+from scorewire.viewer.view_model import CaseResult, RunDetail, RunNotFound, SourceUnavailable
 
 if TYPE_CHECKING:  # `serving` imports this module; the handler needs only the server's type
     from scorewire.viewer.serving import ViewerServer
@@ -122,6 +122,18 @@ def _local(target: str) -> str:
     ):
         return "/"
     return quote(target, safe=_PATH_SAFE)
+
+
+def _review_args(
+    reviews: Reviews | None, detail: RunDetail, shown: list[CaseResult], caller: _Caller
+) -> dict[str, Any]:
+    """The run page's review arguments: whether it offers the review form (signed in to
+    a viewer that keeps labels), and the labels already on the cases it shows."""
+    if reviews is None:
+        return {"review": False}
+    tenant = detail.info.tenant or getattr(caller.who, "name", None) or ""
+    labels_of = functools.partial(reviews.labels_of, tenant)
+    return {"review": caller.csrf is not None, "reviewed": case_reviews(shown, labels_of)}
 
 
 def _run_filter(detail: RunDetail, query: dict[str, list[str]]) -> tuple[str | None, str, str]:
@@ -431,7 +443,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
             check=check,
             outcome=outcome,
             query=text,
-            review=self.server_viewer.reviews is not None and caller.csrf is not None,
+            **_review_args(self.server_viewer.reviews, detail, chosen[:limit], caller),
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
             assertions=assertion_stats(detail.checks, every),

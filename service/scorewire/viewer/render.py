@@ -18,7 +18,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from scorewire.core.money import usd
+from scorewire.labels.label_model import Label
 from scorewire.viewer.agreement_view import CheckAgreement
 from scorewire.viewer.diffs import PAGE_BUDGET_S, DiffOp, word_diff
 from scorewire.viewer.run_views import Matrix, assertion_stats, prompt_matrix
@@ -322,12 +323,14 @@ def render_run(
     assertions: Sequence[CheckStats] | None = None,
     nonce: str | None = None,
     csrf: str | None = None,
+    reviewed: Mapping[int, Sequence[Label]] | None = None,
 ) -> str:
     """The served run page: `cases` are those the filter selected (at most a page's
     worth: `truncated_from` is how many matched when they were cut); `assertions` the
     checks table's rows (`run_views.assertion_stats` of every case; default the summary's);
     `review`: each case offers a pass/fail and note form (`POST /review`, the session's
-    CSRF token in it)."""
+    CSRF token in it); `reviewed`: the labels on the shown cases' outputs, by case index,
+    listed under each case."""
     return _page(
         "run.html",
         title=f"{detail.info.name} · scorewire",
@@ -343,6 +346,12 @@ def render_run(
         query=query,
         review=review,
         truncated_from=truncated_from,
+        reviewed=_script_json(
+            {
+                str(i): [[lb.labeller, lb.passed, lb.note] for lb in labels]
+                for i, labels in (reviewed or {}).items()
+            }
+        ),
     )
 
 

@@ -132,6 +132,21 @@
     return input;
   }
 
+  // Labels already on a case's output (the served run page), by case index.
+  var reviewData = document.getElementById("review-data");
+  var reviewed = reviewData ? JSON.parse(reviewData.textContent) : {};
+
+  function reviewList(given) {
+    var ul = el("ul", "reviews");
+    given.forEach(function (r) {
+      var li = el("li", "review " + (r[1] ? "passed" : "failed"));
+      li.appendChild(el("span", "badge " + (r[1] ? "passed" : "failed"), r[1] ? "pass" : "fail"));
+      li.appendChild(document.createTextNode(" " + r[0] + (r[2] ? ": " + r[2] : "")));
+      ul.appendChild(li);
+    });
+    return ul;
+  }
+
   function reviewForm(c) {
     var form = el("form", "review");
     form.method = "post";
@@ -185,6 +200,8 @@
     output.appendChild(value(c.output, "no output"));
     var scores = el("td");
     scores.appendChild(scoresList(c.scores));
+    var given = reviewed[String(c.index)];
+    if (given) scores.appendChild(reviewList(given));
     if (review && c.output !== null) scores.appendChild(reviewForm(c));
     [id, input, expected, output, scores].forEach(function (td) { tr.appendChild(td); });
     return tr;
