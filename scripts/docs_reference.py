@@ -14,12 +14,15 @@ them to DIR to look at.
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
 for source in ("service", "clients/python/src"):
@@ -138,14 +141,15 @@ def _check_section(t: Any) -> list[str]:
 # --- the settings -----------------------------------------------------------------------
 
 
-def _settings_source() -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
-    """Field -> (its class, its annotation, its docstring); class -> its docstring."""
+def _settings_source(
+    path: str | Path | None = None,
+) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
+    """Field -> (its class, its annotation, its docstring); class -> its docstring, of the
+    settings package's modules (or of the module at `path`, where a nested part is
+    defined)."""
     package = ROOT / "service/scorewire/settings"
-    nodes = [
-        node
-        for path in sorted(package.glob("*.py"))
-        for node in ast.parse(path.read_text(encoding="utf-8")).body
-    ]
+    paths = [Path(path)] if path is not None else sorted(package.glob("*.py"))
+    nodes = [node for p in paths for node in ast.parse(p.read_text(encoding="utf-8")).body]
     fields: dict[str, tuple[str, str, str]] = {}
     classes: dict[str, str] = {}
     for node in nodes:
@@ -188,8 +192,20 @@ def settings_rows() -> dict[str, tuple[str, str, str, str]]:
     rows = {}
     for name, field in Settings.model_fields.items():
         part, annotation, doc = fields.get(name, ("Settings", "", field.description or ""))
-        default = shown_default(field.get_default(call_default_factory=True))
-        rows[f"SCOREWIRE_{name.upper()}"] = (part, _shown_type(annotation), default, doc)
+        default = field.get_default(call_default_factory=True)
+        if isinstance(default, BaseModel):  # a nested part: one row per field of it
+            inner, _ = _settings_source(inspect.getsourcefile(type(default)))
+            for sub in type(default).model_fields:
+                _, sub_annotation, sub_doc = inner[sub]
+                rows[f"SCOREWIRE_{name.upper()}__{sub.upper()}"] = (
+                    part,
+                    _shown_type(sub_annotation),
+                    shown_default(getattr(default, sub)),
+                    sub_doc,
+                )
+            continue
+        shown = shown_default(default)
+        rows[f"SCOREWIRE_{name.upper()}"] = (part, _shown_type(annotation), shown, doc)
     return rows
 
 

@@ -20,7 +20,8 @@ PACKAGE = SERVICE / "scorewire"
 # and its own part. Parts of equal rank are independent of each other.
 LAYERS: dict[str, int] = {
     "core": 0,
-    "settings": 0,
+    # Settings may hold parts defined in core (a nested part: `core.judge_watch`).
+    "settings": 1,
     "regex": 1,
     "schema": 2,
     "text": 2,

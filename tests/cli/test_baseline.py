@@ -117,3 +117,44 @@ def test_a_baseline_recorded_on_the_server(tmp_path: Path, server_addr: str) -> 
     done = run_cli("run", str(suite), "--server", server_addr, "--baseline", "server-nightly")
     assert done.code == 1, done.stderr
     assert "a (same)" in flat(done.stdout) and events[-1].summary.run_id in flat(done.stdout)
+
+
+JUDGED = """
+checks:
+  polite: {type: judge, rubric: "Is it polite?", model: "openai:gpt-4o-mini"}
+datasets:
+  qa: {path: qa.jsonl}
+suites:
+  smoke:
+    dataset: qa
+    checks: [polite]
+"""
+
+
+def test_a_judge_that_moved_on_the_same_outputs_is_noted_against_the_baseline(
+    tmp_path: Path,
+) -> None:
+    # The stand-in judge answers level 5 as one model version, then level 2 as another:
+    # the outputs are the same, so what moved is the judge (noted, not a gate failure).
+    from tests.fakes.base import Reply
+    from tests.fakes.openai_server import FakeOpenAI
+
+    write_suite(tmp_path, SAME)
+    suite = tmp_path / "s.yaml"
+    suite.write_text(JUDGED)
+    fake = FakeOpenAI(api_key="sk-fake-drift-0123456789")
+    env = {"SCOREWIRE_OPENAI_API_KEY": fake.api_key, "SCOREWIRE_OPENAI_BASE_URL": ""}
+    with fake.running():
+        env["SCOREWIRE_OPENAI_BASE_URL"] = fake.url
+        fake.default = Reply(content='{"reasoning": "r", "score": 5}', model="mini-2024")
+        base = tmp_path / "base.json"
+        assert run_cli("run", str(suite), "--output", str(base), **env).code == 0
+        doc = json.loads(base.read_text())
+        judge = doc["results"][0]["scores"][0]["judge"]
+        assert judge["models"] == ["openai:gpt-4o-mini"]
+        assert judge["reported_models"] == ["mini-2024"]
+        fake.default = Reply(content='{"reasoning": "r", "score": 2}', model="mini-2025")
+        done = run_cli("run", str(suite), "--baseline", str(base), **env)
+    text = flat(done.stdout)
+    assert "judge drift: polite's judge reported mini-2025 (was mini-2024" in text, text
+    assert "mean moved -0.75 over 2 shared outputs" in text

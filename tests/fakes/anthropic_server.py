@@ -60,7 +60,7 @@ class FakeAnthropic(FakeLLMServer):
             "id": f"msg_{n:08d}",
             "type": "message",
             "role": "assistant",
-            "model": body.get("model", ""),
+            "model": reply.model if reply.model is not None else body.get("model", ""),
             "content": [{"type": "text", "text": text}] if text else [],
             "stop_reason": "refusal" if reply.refusal is not None else (reply.finish or "end_turn"),
             "stop_sequence": None,

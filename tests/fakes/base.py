@@ -53,6 +53,8 @@ class Reply:
     """Send this body verbatim with status 200 (malformed JSON)."""
     finish: str | None = None
     """Override the finish/stop reason (`length` / `max_tokens` for a cut-off answer)."""
+    model: str | None = None
+    """The model the response says answered; None echoes the request's."""
     error_message: str = "scripted failure"
     """The message in an error body."""
     error_fields: dict[str, Any] = field(default_factory=dict)

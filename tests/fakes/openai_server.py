@@ -71,7 +71,7 @@ class FakeOpenAI(FakeLLMServer):
             "id": f"chatcmpl-{n}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", ""),
+            "model": reply.model if reply.model is not None else body.get("model", ""),
             "choices": [
                 {
                     "index": 0,

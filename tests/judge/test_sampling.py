@@ -174,6 +174,15 @@ async def test_the_server_limit_on_samples_is_refused_naming_the_setting() -> No
     assert info.value.field == "checks[0].params.samples"
 
 
+async def test_a_single_judges_samples_count_against_the_calls_per_output_cap() -> None:
+    # one judge asked 5 times is 5 calls for each output: over a cap of 4
+    meter = request_meter(Settings(judge_watch={"max_calls_per_output": 4}))
+    with metering(meter), pytest.raises(LimitExceeded) as info:
+        judge(samples=5)
+    assert info.value.setting == "judge_watch__max_calls_per_output"
+    assert info.value.field == "checks[0].params.samples"
+
+
 # --- pairwise -------------------------------------------------------------------------------------
 
 

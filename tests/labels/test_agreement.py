@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from array import array
 from datetime import UTC, datetime
 
 import pytest
@@ -12,10 +13,13 @@ from scorewire.labels.figures import (
     Confusion,
     JudgedOutput,
     NoPairs,
+    Paired,
     agreement,
     bootstrap_kappa,
     calibrate,
     cohen_kappa,
+    kappa_band,
+    numeric_agreement,
     pair_up,
 )
 from scorewire.labels.jsonl import LabelIndex
@@ -232,3 +236,40 @@ def test_pairing_keeps_the_most_confident_disagreements_as_a_full_sort_would() -
     assert len(everything.disagreements) == 300
     assert [d.output for d in kept] == [d.output for d in everything.disagreements[:7]]
     assert everything.confusion == Confusion(pass_fail=300)
+
+
+@pytest.mark.parametrize(
+    ("kappa", "band"),
+    [
+        (None, "undefined"),
+        (-0.1, "poor"),
+        (0.0, "poor"),  # Landis and Koch: 0 is still "poor"; slight starts above it
+        (0.2, "slight"),
+        (0.41, "moderate"),
+        (0.6, "moderate"),
+        (0.8, "substantial"),
+        (0.81, "almost perfect"),
+    ],
+)
+def test_kappa_falls_in_its_landis_koch_band(kappa: float | None, band: str) -> None:
+    # the bands' upper bounds are inclusive: 0.2 is slight, 0.8 substantial
+    assert kappa_band(kappa) == band
+
+
+def test_numeric_figures_compare_the_values_with_verdicts_as_numbers() -> None:
+    # values 0.9, 0.8, 0.2, 0.5 against people's pass, pass, fail, fail (1, 1, 0, 0)
+    paired = Paired(
+        values=array("d", [0.9, 0.8, 0.2, 0.5]),
+        judge_passed=array("b", [1, 1, 0, 1]),
+        human_passed=array("b", [1, 1, 0, 0]),
+    )
+    got = numeric_agreement(paired)
+    assert got.pearson == pytest.approx(0.9128709)  # numpy.corrcoef's
+    assert got.spearman == pytest.approx(0.8944272)  # ties share their mean rank
+    assert got.mae == pytest.approx(0.25)
+
+
+def test_numeric_figures_are_undefined_when_people_never_vary() -> None:
+    paired = Paired(values=array("d", [0.9, 0.1]), human_passed=array("b", [1, 1]))
+    got = numeric_agreement(paired)
+    assert got.pearson is None and got.spearman is None

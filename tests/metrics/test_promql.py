@@ -21,6 +21,7 @@ from prometheus_client import generate_latest
 from scorewire.observe.queue import SqliteQueue
 from scorewire.observe.rules import parse_rules, trace_fraction
 from scorewire.v1 import observe_pb2 as opb
+from scorewire.runs import CheckDrift
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.fakes.base import Reply
@@ -207,6 +208,10 @@ def test_the_dashboard_and_alerts_cover_what_the_issue_asks_for() -> None:
         # online evaluation falling behind: lag from observation to score, queue depth
         "ScorewireObserveLagHigh",
         "ScorewireObserveQueueBacklog",
+        # issue 34: a judge check's holdout mean moved past its limit between two runs;
+        # the judge's provider reported another model than the previous run
+        "ScorewireJudgeDrift",
+        "ScorewireJudgeModelChanged",
     }
 
 
@@ -255,6 +260,11 @@ async def full_traffic_scrape(fake: FakeOpenAI) -> tuple[set[str], str]:
         # the agreement gauge has series once an Agreement ran (LabelService, which this
         # server has no label store for; tests/labels/test_agreement_rpc.py runs one)
         srv.metrics.agreement.observe_agreement("polite", "openai:gpt-4o-mini", 0.7, 10)
+        # and the drift gauges once a recorded run was compared with its name's previous
+        # one (tests/runs/test_judge_drift.py records two through a server)
+        srv.metrics.drift.observe_drift(
+            "nightly", [CheckDrift("polite", 3, 0.9, 0.5, ("m-1",), ("m-2",))]
+        )
         scrape = await srv.scrape()
     finally:
         await srv.close()

@@ -34,6 +34,7 @@ def keyword_built(name: str, ctype: str, s: Score, cap: int) -> pb.Score:
         m.spread.stdev = s.spread.stdev
         m.spread.agreement = s.spread.agreement
         m.spread.values.extend(s.spread.values)
+        m.spread.judge_calls = s.spread.calls
     return m
 
 

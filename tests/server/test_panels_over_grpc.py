@@ -125,3 +125,44 @@ async def test_score_with_a_cascade_says_which_judge_decided(stub: Any, fakes: A
     assert f"{MINI} level 5/5 pass, audit; {HAIKU} level 2/5 fail, decided" in score.reason
     assert not score.passed and not score.error.code
     assert openai.calls == 1 and anthropic.calls == 1
+
+
+async def test_a_panel_over_the_judge_calls_per_output_cap_is_refused_at_its_field(
+    fakes: Any,
+) -> None:
+    # 2 judges × 3 samples is 6 calls for each output, over a cap of 4: refused before any.
+    openai, anthropic = fakes
+    settings = Settings(
+        host="127.0.0.1",
+        port=0,
+        metrics_enabled=False,
+        openai_base_url=openai.url,
+        openai_api_key=OPENAI_KEY,
+        anthropic_base_url=anthropic.url,
+        anthropic_api_key=ANTHROPIC_KEY,
+        judge_model=MINI,
+        judge_watch={"max_calls_per_output": 4},
+    )
+    judge = JudgeService.from_settings(settings)
+    running, port = await create_server(settings, judge=judge)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.Score(request(panel(MINI, HAIKU, samples=3)))
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        _, bad = details(caught.value)
+        assert [v.field for v in bad] == ["checks[0].params.judges"]
+        assert "judge_watch__max_calls_per_output" in bad[0].description
+        assert "2 judges × 3 samples" in bad[0].description
+        assert sum(f.calls for f in fakes) == 0
+        # 2 × 2 = 4 is within it
+        resp = await stub.Score(request(panel(MINI, HAIKU, samples=2)))
+        [score] = resp.scores
+        assert not score.error.code
+        # the spread holds one value per judge; the calls behind them are all four
+        assert (score.spread.samples, score.spread.judge_calls) == (2, 4)
+    finally:
+        await channel.close()
+        await running.stop(0)
+        await judge.aclose()

@@ -451,8 +451,10 @@ struct NativePlan {
     one: Py<PyFloat>,
 }
 
-const SCORE_SLOTS: [&str; 10] =
-    ["value", "passed", "reason", "cost_usd", "latency_ms", "error", "cached", "unpriced", "skipped", "spread"];
+const SCORE_SLOTS: [&str; 11] = [
+    "value", "passed", "reason", "cost_usd", "latency_ms", "error", "cached", "unpriced", "skipped", "spread",
+    "judge",
+];
 /// Distinct reason strings one batch shares between its scores.
 const REASONS_KEPT: usize = 1024;
 const RESULT_SLOTS: [&str; 4] = ["index", "sample_id", "scores", "passed"];
@@ -565,7 +567,8 @@ impl NativePlan {
         };
         let f = PyBool::new(py, false).to_owned().into_any();
         let none = py.None().into_bound(py);
-        // Native scores are never errors, cost nothing, are never cached, skipped or spread.
+        // Native scores are never errors, cost nothing, are never cached, skipped or spread,
+        // and ask no judge (no judge mark).
         let score = layout.make(
                 py,
                 vec![
@@ -578,6 +581,7 @@ impl NativePlan {
                     f.clone(),
                     f.clone(),
                     f,
+                    none.clone(),
                     none,
                 ],
             )?;

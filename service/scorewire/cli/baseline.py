@@ -21,6 +21,7 @@ from scorewire.cli.common import UsageError
 from scorewire.cli.remote import ServerTarget
 from scorewire.cli.run_output import RunReport
 from scorewire.runs import (
+    CheckDrift,
     Outcome,
     RunOutcomes,
     RunQuery,
@@ -29,6 +30,7 @@ from scorewire.runs import (
     baseline_reasons,
     compare,
     iter_results,
+    judge_drift,
     open_run_store,
 )
 from scorewire.settings import Settings
@@ -42,6 +44,11 @@ def _json_outcome(s: dict[str, Any]) -> Outcome:
     if s.get("error"):
         return Outcome.ERRORED
     return Outcome.PASSED if s.get("passed") else Outcome.FAILED
+
+
+def _json_reported(s: dict[str, Any]) -> list[str] | None:
+    judge = s.get("judge")
+    return list(judge.get("reported_models") or []) if isinstance(judge, dict) else None
 
 
 def outcomes_of_results_file(path: Path) -> RunOutcomes:
@@ -58,6 +65,7 @@ def outcomes_of_results_file(path: Path) -> RunOutcomes:
                 [_json_outcome(s) for s in scores],
                 [float(s.get("value") or 0.0) for s in scores],
                 r.get("output") or "",
+                [_json_reported(s) for s in scores],
             )
     except OSError as err:
         raise UsageError(f"--baseline {path}: cannot read it ({err.strerror})") from None
@@ -72,7 +80,8 @@ def outcomes_of_report(report: RunReport) -> RunOutcomes:
     """The outcomes of this run's finished cases."""
     out = RunOutcomes()
     for r in sorted(report.records, key=lambda r: r.index):
-        out.add_scores(r.sample.id or f"#{r.index}", r.names, r.scores)
+        text = r.output.text if r.output is not None else ""
+        out.add_scores(r.sample.id or f"#{r.index}", r.names, r.scores, text)
     return out
 
 
@@ -96,13 +105,7 @@ async def _from_store(settings: Settings, ref: str) -> tuple[str, RunOutcomes]:
             )
         out = RunOutcomes()
         async for _, r in iter_results(store, CODEC, run.run_id):
-            out.add(
-                r.key,
-                [s.name for s in r.scores],
-                [s.outcome for s in r.scores],
-                [s.value for s in r.scores],
-                r.output,
-            )
+            out.add_record(r)
         return run.run_id, out
     except RunsUnavailable as err:
         raise UsageError(f"--baseline {ref}: {err}") from None
@@ -116,6 +119,10 @@ def _pb_outcome(s: Any) -> Outcome:
     if s.HasField("error"):
         return Outcome.ERRORED
     return Outcome.PASSED if s.passed else Outcome.FAILED
+
+
+def _pb_reported(s: Any) -> list[str] | None:
+    return list(s.judge.reported_models) if s.HasField("judge") else None
 
 
 async def _from_server(target: ServerTarget, ref: str) -> tuple[str, RunOutcomes]:
@@ -160,6 +167,7 @@ async def _from_server(target: ServerTarget, ref: str) -> tuple[str, RunOutcomes
                     [_pb_outcome(s) for s in r.scores],
                     [s.value for s in r.scores],
                     item.case.output.text,
+                    [_pb_reported(s) for s in r.scores],
                 )
             token = page.next_page_token
             if not token:
@@ -187,11 +195,43 @@ async def load_baseline(
 
 
 def judge_against(
-    report: RunReport, label: str, base: RunOutcomes, max_regression: float
+    report: RunReport,
+    label: str,
+    base: RunOutcomes,
+    max_regression: float,
+    *,
+    drift_limit: float = 0.1,
 ) -> list[str]:
-    """Fail the report's gate on regressions against the baseline; returns the reasons."""
-    reasons = baseline_reasons(compare(base, outcomes_of_report(report)), max_regression, label)
+    """Fail the report's gate on regressions against the baseline; returns the reasons.
+
+    Judge drift over the holdout (`scorewire.runs.drift`) past `drift_limit`, or a judge
+    whose provider reports another model, is noted beside the totals: it says the judge
+    moved, not the outputs, so it does not fail the gate."""
+    now = outcomes_of_report(report)
+    reasons = baseline_reasons(compare(base, now), max_regression, label)
     if reasons:
         report.summary.gate_passed = False
         report.summary.gate_reasons.extend(reasons)
+    report.notes.extend(drift_notes(judge_drift(base, now), drift_limit, label))
     return reasons
+
+
+def drift_notes(drifts: list[CheckDrift], limit: float, label: str) -> list[str]:
+    """A line per judge-backed check that drifted since the baseline `label`."""
+    notes = []
+    for d in drifts:
+        if not d.exceeds(limit):
+            continue
+        line = (
+            f"judge drift: {d.check} moved {d.delta:+.3g} (mean {d.base_mean:.3g} -> "
+            f"{d.mean:.3g}) over the {d.holdout} outputs it shares with baseline {label}, "
+            f"more than {limit:g}"
+        )
+        if d.model_changed:
+            line = (
+                f"judge drift: {d.check}'s judge reported {', '.join(d.models)} "
+                f"(was {', '.join(d.base_models)} in baseline {label}); mean moved "
+                f"{d.delta:+.3g} over {d.holdout} shared outputs"
+            )
+        notes.append(line)
+    return notes

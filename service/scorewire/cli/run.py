@@ -257,7 +257,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         ]
     report.notes.extend(notes)
     if baseline is not None and not report.interrupted:
-        judge_against(report, baseline[0], baseline[1], spec.gate.max_regression)
+        judge_against(
+            report,
+            baseline[0],
+            baseline[1],
+            spec.gate.max_regression,
+            drift_limit=settings.judge_watch.drift_limit,
+        )
     closing: UsageError | None = None
     if server_run is not None:
         try:  # the run ends on the server with the verdict printed here

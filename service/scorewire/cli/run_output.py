@@ -148,6 +148,13 @@ def _score_json(name: str, ctype: str, s: Score) -> dict[str, Any]:
         "skipped": s.skipped,
         "error": None if s.error is None else {"code": s.error.code, "message": s.error.message},
         "spread": None if s.spread is None else spread_json(s.spread),
+        "judge": None
+        if s.judge is None
+        else {
+            "models": list(s.judge.models),
+            "reported_models": list(s.judge.reported),
+            "prompt_version": s.judge.prompt_version,
+        },
     }
 
 
@@ -158,6 +165,7 @@ def spread_json(spread: Spread) -> dict[str, Any]:
         "stdev": spread.stdev,
         "agreement": spread.agreement,
         "values": list(spread.values),
+        "judge_calls": spread.calls,
     }
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from scorewire.core.judged import JudgeMark
+
 # JSON values as they arrive from YAML, JSONL or a google.protobuf.Value.
 JSON = Any
 
@@ -88,7 +90,7 @@ class Spread:
     value is one judge's (its own samples aggregated), in the order the panel names them.
     """
 
-    __slots__ = ("agreement", "n", "stdev", "values")
+    __slots__ = ("agreement", "calls", "n", "stdev", "values")
 
     n: int
     """Samples the value aggregates."""
@@ -98,10 +100,16 @@ class Spread:
     """Share (0..1) of samples whose own pass/fail verdict is the aggregate's verdict."""
     values: tuple[float, ...]
     """Each sample's value, in sample order."""
+    calls: int
+    """Judge answers the value rests on: `n` for one judge's samples; for a panel, the
+    sum of its judges' samples (each judge's value aggregates its own)."""
 
-    def __init__(self, values: tuple[float, ...], agreement: float) -> None:
+    def __init__(
+        self, values: tuple[float, ...], agreement: float, *, calls: int | None = None
+    ) -> None:
         self.values = values
         self.n = len(values)
+        self.calls = self.n if calls is None else calls
         mean = sum(values) / self.n if values else 0.0
         self.stdev = (sum((v - mean) ** 2 for v in values) / self.n) ** 0.5 if values else 0.0
         self.agreement = agreement
@@ -109,7 +117,7 @@ class Spread:
     def judged(self, passes: Callable[[float], bool], passed: bool) -> Spread:
         """The spread with `agreement` recomputed for a pass rule (value -> bool)."""
         same = sum(1 for v in self.values if bool(passes(v)) == passed)
-        return Spread(self.values, same / self.n if self.n else 0.0)
+        return Spread(self.values, same / self.n if self.n else 0.0, calls=self.calls)
 
     def __repr__(self) -> str:
         return f"Spread(n={self.n}, stdev={self.stdev:.4g}, agreement={self.agreement:.3g})"
@@ -130,6 +138,7 @@ class Score:
         "cached",
         "cost_usd",
         "error",
+        "judge",
         "latency_ms",
         "passed",
         "reason",
@@ -161,6 +170,9 @@ class Score:
     spread: Spread | None
     """Set when the judge was sampled more than once (`samples:` > 1): how the samples
     agreed. None for a single verdict and for every error."""
+    judge: JudgeMark | None
+    """Set by the engine when the check asked a judge: which judges, what their providers
+    reported, the prompt version (`scorewire.core.judged`). None otherwise."""
 
     def __init__(
         self,
@@ -188,6 +200,7 @@ class Score:
         self.unpriced = unpriced
         self.skipped = skipped
         self.spread = None if error is not None else spread
+        self.judge: JudgeMark | None = None
 
     @classmethod
     def fail_with_error(cls, code: str, message: str, *, cost_usd: float = 0.0) -> Score:

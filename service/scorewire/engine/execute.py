@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from typing import cast
 
 from scorewire.core.context import CheckContext, Extraction
+from scorewire.core.judged import close_trail, mark_of, open_trail
 from scorewire.core.model import ErrorCode, Output, Sample, Score
 from scorewire.engine.spec import CompiledCheck
 
@@ -118,6 +119,19 @@ async def _run_inner(cc: CompiledCheck, sample: Sample, output: Output, ctx: Che
     return score
 
 
+async def _judged(cc: CompiledCheck, sample: Sample, output: Output, ctx: CheckContext) -> Score:
+    """The check's score, marked with the judges it asked (`scorewire.core.judged`)."""
+    if ctx.judge is None or not (cc.fn_is_async or cc.extractor is not None):
+        return await _run_inner(cc, sample, output, ctx)  # no judge can be asked
+    trail, token = open_trail()
+    try:
+        score = await _run_inner(cc, sample, output, ctx)
+    finally:
+        close_trail(token)
+    score.judge = mark_of(trail)
+    return score
+
+
 async def run_check(
     cc: CompiledCheck,
     sample: Sample,
@@ -138,7 +152,7 @@ async def run_check(
         # starting it and hearing it finish took three turns of the event loop, each
         # waiting behind every ready callback (~4 ms a judge check at concurrency 32).
         async with asyncio.timeout(limit):
-            score = await _run_inner(cc, sample, output, ctx)
+            score = await _judged(cc, sample, output, ctx)
     except TimeoutError:
         if remaining is not None and remaining <= timeout_s:
             score = Score.fail_with_error(

@@ -20,8 +20,8 @@ them into a meter's limits, and the refusal names the one that was exceeded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import scorewire.checks  # noqa: F401 - registers the built-in types, whose costs are read here
 from scorewire.core.charges import (
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 NAME_CHARS = "max_check_name_chars"
 EXAMPLE_CHARS = "max_example_chars_per_request"
 JUDGE_SAMPLES = "max_judge_samples"
+JUDGE_CALLS = "judge_watch__max_calls_per_output"
+"""A nested setting (`Settings.judge_watch.max_calls_per_output`), named as its variable is."""
 SUITE_TEXT_BYTES = "max_suite_bytes"
 SUITE_BYTES = "max_suite_expanded_bytes"
 SUITE_NODES = "max_suite_expanded_nodes"
@@ -64,6 +66,7 @@ REQUEST_SETTINGS = (
     NAME_CHARS,
     EXAMPLE_CHARS,
     JUDGE_SAMPLES,
+    JUDGE_CALLS,
     SUITE_TEXT_BYTES,
     SUITE_BYTES,
     SUITE_NODES,
@@ -76,7 +79,15 @@ document's three are limits the YAML loader reads from the current meter."""
 
 def request_limits(settings: Settings) -> dict[str, int]:
     """The load-time limits of one request, by setting name."""
-    return {name: int(getattr(settings, name)) for name in REQUEST_SETTINGS}
+    return {name: int(_setting(settings, name)) for name in REQUEST_SETTINGS}
+
+
+def _setting(settings: Settings, name: str) -> Any:
+    """A setting by name; `part__field` is a field of a nested part."""
+    value: Any = settings
+    for attribute in name.split("__"):
+        value = getattr(value, attribute)
+    return value
 
 
 def request_meter(settings: Settings) -> RequestMeter:
@@ -119,17 +130,28 @@ def _charge(meter: RequestMeter, spec: CheckSpec, path: str) -> None:
     if check_type is None:
         return  # compiling reports the unknown type
     base = join_path(path, spec.params_path) if spec.params_path else path
-    samples = spec.params.get("samples")
-    if isinstance(samples, int | float) and not isinstance(samples, bool) and check_type.uses_judge:
-        meter.at_most(
-            JUDGE_SAMPLES, int(samples), join_path(base, "samples"), "the judge samples asked"
-        )
+    if check_type.uses_judge:
+        _charge_judge_calls(meter, spec.params, base)
     for key, charge in check_type.charges.items():
         if key in spec.params:
             charge(meter, spec.params[key], join_path(base, key))
 
 
-# --- what scoring a case costs ---------------------------------------------------------
+def _charge_judge_calls(meter: RequestMeter, params: Mapping[str, Any], base: str) -> None:
+    """A judge-backed check's samples, and its judge calls per output: its judges (a
+    panel's, or a cascade's stages, each asked as a single judge) times the samples."""
+    samples = params.get("samples")
+    n = int(samples) if isinstance(samples, int | float) and not isinstance(samples, bool) else 1
+    if samples is not None:
+        meter.at_most(JUDGE_SAMPLES, n, join_path(base, "samples"), "the judge samples asked")
+    key = next((k for k in ("judges", "cascade") if isinstance(params.get(k), list)), "samples")
+    judges = len(params[key]) if key != "samples" else 1
+    meter.at_most(
+        JUDGE_CALLS,
+        judges * n,
+        join_path(base, key),
+        f"the judge calls per output ({judges} judges × {n} samples)",
+    )
 
 
 def whole_text_caps(checks: Sequence[CompiledCheck]) -> tuple[int | None, ...]:

@@ -51,6 +51,7 @@ class Answer(Generic[T]):
         "cost_usd",
         "error_code",
         "error_message",
+        "reported_model",
         "unpriced",
         "value",
     )
@@ -82,6 +83,8 @@ class Answer(Generic[T]):
         self.ceiling_cost = ceiling_cost
         """True when `cost_usd` is the call's ceiling, what the budgets were charged: the
         upstream reported no token usage, so the real cost is at most that."""
+        self.reported_model = ""
+        """The model the provider reported answering (empty when unknown)."""
 
     def error_score(self) -> Score:
         """The error Score for a failed answer, keeping its cost and unpriced flag (the

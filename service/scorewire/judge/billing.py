@@ -163,6 +163,7 @@ class Billing:
             cost_usd=charged or 0.0,
             unpriced=charged is None,
             ceiling_cost=would_cost is None and ceiling is not None,
+            model=hit.model,
         )
 
     def count_charge(self, charged: float | None, *, ceiling: bool, **labels: str) -> None:

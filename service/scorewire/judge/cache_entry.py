@@ -67,9 +67,13 @@ class CachedAnswer:
     tenant: str | None = None
     """The tenant whose call produced the answer; None when unknown (in-process callers,
     no authentication, or entries written before tenants were recorded)."""
+    model: str = ""
+    """The model the provider reported answering; empty when unknown (entries written
+    before it was recorded)."""
 
     def dumps(self) -> str:
-        """The stored form (version 1; `t` is present only when the tenant is known)."""
+        """The stored form (version 1; `t` and `m` are present only when the tenant and the
+        reported model are known)."""
         obj: dict[str, Any] = {
             "v": 1,
             "text": self.text,
@@ -78,6 +82,8 @@ class CachedAnswer:
         }
         if self.tenant is not None:
             obj["t"] = self.tenant
+        if self.model:
+            obj["m"] = self.model
         return json.dumps(obj, separators=(",", ":"))
 
     @staticmethod
@@ -89,10 +95,11 @@ class CachedAnswer:
             return None
         if not isinstance(obj, dict) or obj.get("v") != 1 or not isinstance(obj.get("text"), str):
             return None
-        in_tok, out_tok, tenant = obj.get("in"), obj.get("out"), obj.get("t")
+        in_tok, out_tok, tenant, model = obj.get("in"), obj.get("out"), obj.get("t"), obj.get("m")
         return CachedAnswer(
             obj["text"],
             in_tok if isinstance(in_tok, int) else None,
             out_tok if isinstance(out_tok, int) else None,
             tenant if isinstance(tenant, str) else None,
+            model if isinstance(model, str) else "",
         )

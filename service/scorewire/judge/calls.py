@@ -174,9 +174,19 @@ class JudgeCalls:
             )
         # Stored once the waiting checks have the verdict (`VerdictSharing.store`).
         flight.store = CachedAnswer(
-            completion.text, completion.input_tokens, completion.output_tokens, flight.tenant
+            completion.text,
+            completion.input_tokens,
+            completion.output_tokens,
+            flight.tenant,
+            completion.model,
         )
-        return Outcome(value, cost_usd=spent, unpriced=unpriced, ceiling_cost=at_ceiling)
+        return Outcome(
+            value,
+            cost_usd=spent,
+            unpriced=unpriced,
+            ceiling_cost=at_ceiling,
+            model=completion.model,
+        )
 
     async def _call(
         self, flight: Flight, backend: JudgeBackend, model: str, question: Question[Any]

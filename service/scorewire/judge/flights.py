@@ -32,6 +32,7 @@ class Outcome:
         "error_code",
         "error_message",
         "from_cache",
+        "model",
         "unpriced",
         "value",
     )  # fmt: skip
@@ -46,8 +47,11 @@ class Outcome:
         unpriced: bool = False,
         from_cache: bool = False,
         ceiling_cost: bool = False,
+        model: str = "",
     ) -> None:
         self.value = value
+        self.model = model
+        """The model the provider reported answering (empty when unknown)."""
         self.error_code = error_code
         self.error_message = error_message
         self.cost_usd = cost_usd

@@ -231,6 +231,11 @@ async def ask_panel(
     return _combined(panel, verdicts, answers)
 
 
+def _calls(spread: Spread | None) -> int:
+    """The judge answers behind one judge's verdict: its samples (1 unsampled)."""
+    return 1 if spread is None else spread.calls
+
+
 def _summary(score: Score) -> tuple[str, str]:
     """(what the judge measured, its reasoning) of one judge's successful score (the
     ceiling's note is the panel's, said once)."""
@@ -276,7 +281,8 @@ def _combined(panel: Panel, verdicts: Sequence[Score], answers: Sequence[Answer[
     # the reasoning of the judge whose value is closest to the panel's
     closest = min(kept, key=lambda i: abs(verdicts[i].value - value))
     tail = _summary(verdicts[closest])[1]
-    spread = Spread(tuple(values), 0.0).judged(lambda v: v >= bar - EPSILON, passed)
+    calls = sum(_calls(verdicts[i].spread) for i in kept)
+    spread = Spread(tuple(values), 0.0, calls=calls).judged(lambda v: v >= bar - EPSILON, passed)
     score = Measurement(
         value,
         stem,

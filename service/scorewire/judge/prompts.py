@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-PROMPT_VERSION = "scorewire-judge/1"
-"""Version of every template in this module; bump it when any wording changes."""
+# Defined in core so that a recorded score can name it without importing the judge.
+from scorewire.core.judged import PROMPT_VERSION as PROMPT_VERSION
 
 
 class ExampleLike(Protocol):

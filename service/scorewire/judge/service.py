@@ -45,6 +45,7 @@ from typing import Any, TypeVar, cast
 
 from scorewire.core import tracing
 from scorewire.core.context import CheckContext, Extraction
+from scorewire.core.judged import note_judge
 from scorewire.core.model import ErrorCode, Output, Sample
 from scorewire.core.secrets import scrub
 from scorewire.judge import wiring
@@ -331,7 +332,9 @@ class JudgeService:
             return Answer(None, error_code=ErrorCode.JUDGE_ERROR, error_message=route)
         backend, model = route
         if not tracing.ENABLED:
-            return await self._ask(ctx, question, backend, model, held)
+            answer = await self._ask(ctx, question, backend, model, held)
+            note_answer(answer, backend.name, model)
+            return answer
         attributes = {tracing.PROVIDER: backend.name, tracing.REQUEST_MODEL: model}
         with tracing.span(f"judge {model}", attributes) as current:
             answer = await self._ask(ctx, question, backend, model, held)
@@ -343,6 +346,7 @@ class JudgeService:
             )
             if answer.error_code is None:
                 _evaluation_event(current, question, answer.value)
+            note_answer(answer, backend.name, model)
             return answer
 
     async def _ask(
@@ -372,7 +376,9 @@ class JudgeService:
                 flight.join(ctx.deadline)
             outcome = await self._flights.wait(flight_key, flight)
             if leader:
-                return _answer(outcome, cached=outcome.from_cache)
+                answer = _answer(outcome, cached=outcome.from_cache)
+                answer.reported_model = outcome.model
+                return answer
             if outcome.error_code in _BUDGET_CODES and flight.budget is not budget:
                 # Another run's budget refused; ours may still allow the call.
                 self._flights.land(flight_key, flight)
@@ -380,12 +386,14 @@ class JudgeService:
             self.stats.add("shared_calls")
             if outcome.error_code is None and not outcome.from_cache:
                 self.stats.add("saved_usd", outcome.cost_usd)
-            return Answer(
+            shared: Answer[T] = Answer(
                 outcome.value,
                 error_code=outcome.error_code,
                 error_message=scrub(outcome.error_message),
                 cached=outcome.error_code is None,
             )
+            shared.reported_model = outcome.model
+            return shared
 
     async def _resolve(
         self, flight: Flight, backend: JudgeBackend, model: str, question: Question[Any]
@@ -450,6 +458,13 @@ def _answer(outcome: Outcome, *, cached: bool) -> Answer[Any]:
         unpriced=outcome.unpriced,
         ceiling_cost=outcome.ceiling_cost,
     )
+
+
+def note_answer(answer: Answer[Any], backend: str, model: str) -> None:
+    """Note a verdict's judge on the running check's trail (`scorewire.core.judged`);
+    an answer without a verdict is not noted: no judge judged."""
+    if answer.error_code is None:
+        note_judge(f"{backend}:{model}", answer.reported_model)
 
 
 def _evaluation_event(current: Any, question: Question[Any], value: Any) -> None:

@@ -166,7 +166,7 @@ class VerdictSharing:
         if self.tenants_trust_each_other or hit.tenant == flight.tenant:
             if saved is not None:
                 self.stats.add("saved_usd", saved)
-            return Outcome(value, from_cache=True)
+            return Outcome(value, from_cache=True, model=hit.model)
         return await self._billing.foreign_hit(flight, model, question, value, hit)
 
     async def _lease_or_verdict(

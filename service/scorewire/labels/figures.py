@@ -139,6 +139,77 @@ class Agreement:
     """F1 with a human pass as the positive class; None when undefined (`Confusion.f1`)."""
     base_rate: float = 0.0
     """The share of pairs people passed."""
+    numeric: NumericAgreement | None = None
+    """The judge's values against people's verdicts as numbers (`numeric_agreement`)."""
+
+    @property
+    def band(self) -> str:
+        """Kappa's Landis–Koch interpretation band (`kappa_band`)."""
+        return kappa_band(self.kappa)
+
+
+@dataclass(frozen=True, slots=True)
+class NumericAgreement:
+    """The judge's values (0..1) against people's verdicts as numbers (pass 1, fail 0)."""
+
+    pearson: float | None
+    """Pearson's r (point-biserial); None when either side never varies."""
+    spearman: float | None
+    """Spearman's rho (Pearson's r of average ranks); None when either never varies."""
+    mae: float
+    """Mean absolute error of the values against the verdicts."""
+
+
+LANDIS_KOCH = (
+    (0.0, "poor"),
+    (0.2, "slight"),
+    (0.4, "fair"),
+    (0.6, "moderate"),
+    (0.8, "substantial"),
+    (1.0, "almost perfect"),
+)
+"""Landis and Koch's (1977) bands of kappa: below 0 poor, then up to each bound."""
+
+
+def kappa_band(kappa: float | None) -> str:
+    """Kappa's Landis–Koch band (`poor` below 0 ... `almost perfect` above 0.8), or
+    `undefined` when kappa is."""
+    if kappa is None or math.isnan(kappa):
+        return "undefined"
+    for bound, name in LANDIS_KOCH:
+        if kappa <= bound + _EPSILON:
+            return name
+    return LANDIS_KOCH[-1][1]
+
+
+def _pearson(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> float | None:
+    dx, dy = x - x.mean(), y - y.mean()
+    denominator = math.sqrt(float(dx @ dx) * float(dy @ dy))
+    return float(dx @ dy) / denominator if denominator > _EPSILON else None
+
+
+def _ranks(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Average ranks (ties share the mean of their positions)."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x), dtype=np.float64)
+    ranks[order] = np.arange(1, len(x) + 1, dtype=np.float64)
+    values, inverse = np.unique(x, return_inverse=True)
+    sums = np.bincount(inverse, weights=ranks, minlength=len(values))
+    counts = np.bincount(inverse, minlength=len(values))
+    return np.asarray((sums / counts)[inverse], dtype=np.float64)
+
+
+def numeric_agreement(paired: Paired) -> NumericAgreement:
+    """Pearson, Spearman and MAE of the judge's values against people's verdicts (1 for
+    a pass, 0 for a fail): how well the value itself, not only the verdict at the
+    threshold, tracks people."""
+    values = np.frombuffer(paired.values, dtype=np.float64)
+    human = np.frombuffer(paired.human_passed, dtype=np.int8).astype(np.float64)
+    return NumericAgreement(
+        pearson=_pearson(values, human),
+        spearman=_pearson(_ranks(values), _ranks(human)),
+        mae=float(np.abs(values - human).mean()) if len(values) else 0.0,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +437,7 @@ def agreement(
         cost_usd=paired.cost_usd,
         f1=confusion.f1(),
         base_rate=confusion.base_rate(),
+        numeric=numeric_agreement(paired),
     )
 
 

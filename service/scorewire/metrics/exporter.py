@@ -27,6 +27,7 @@ from prometheus_client import (
 from scorewire.core.errors import StartupError
 from scorewire.metrics.grpc_metrics import GrpcServerMetrics
 from scorewire.metrics.judge_calls import JudgeMetrics
+from scorewire.metrics.judge_drift import DriftMetrics
 from scorewire.metrics.judge_human import AgreementMetrics
 from scorewire.metrics.observe import ObserveMetrics
 from scorewire.metrics.runs import RunMetrics
@@ -74,6 +75,8 @@ class ServerMetrics:
         """The judge series (scorewire_judge_*)."""
         self.agreement = AgreementMetrics(self.registry)
         """The judge-human agreement series (scorewire_judge_agreement_*)."""
+        self.drift = DriftMetrics(self.registry)
+        """The judge drift series (scorewire_judge_drift*, scorewire_judge_model_changed)."""
         self.observe = ObserveMetrics(self.registry)
         """The online evaluation series (scorewire_observe_*)."""
         self._httpd: WSGIServer | None = None
@@ -157,6 +160,7 @@ def start_metrics(
     metrics = ServerMetrics()
     metrics.watch_judge(judge)
     metrics.agreement.floor = settings.agreement_kappa_floor
+    metrics.drift.limit = settings.judge_watch.drift_limit
     port = settings.metrics_port + port_offset if settings.metrics_port else 0
     try:
         metrics.serve_http(settings.host, port)

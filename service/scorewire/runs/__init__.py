@@ -25,6 +25,7 @@ from scorewire.runs.compare import (
     compare,
     score_outcome,
 )
+from scorewire.runs.drift import CheckDrift, DriftWatch, judge_drift
 from scorewire.runs.recorder import RunRecorder
 from scorewire.runs.run_model import (
     CaseRecord,
@@ -48,10 +49,12 @@ __all__ = [
     "CaseChange",
     "CaseRecord",
     "CheckDelta",
+    "CheckDrift",
     "CheckStats",
     "Chunk",
     "ChunkCodec",
     "Comparison",
+    "DriftWatch",
     "Outcome",
     "RunInfo",
     "RunOutcomes",
@@ -65,6 +68,7 @@ __all__ = [
     "compare",
     "iter_chunks",
     "iter_results",
+    "judge_drift",
     "new_run_id",
     "open_run_store",
     "score_outcome",

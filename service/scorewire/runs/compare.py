@@ -51,10 +51,11 @@ class CheckStats:
 
 @dataclass(slots=True)
 class CaseOutcomes:
-    """One case's outcome per check name, and its output text."""
+    """One case's outcome per check name, its output text, and its value per check."""
 
     outcomes: dict[str, Outcome]
     output: str
+    values: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -64,6 +65,9 @@ class RunOutcomes:
     checks: list[str] = field(default_factory=list)
     cases: dict[str, CaseOutcomes] = field(default_factory=dict)
     stats: dict[str, CheckStats] = field(default_factory=dict)
+    judged: dict[str, dict[str, None]] = field(default_factory=dict)
+    """Per judge-backed check, the models its judges' providers reported (in the order
+    first seen; a check that asked a judge whose provider said none maps to nothing)."""
 
     def add(
         self,
@@ -72,8 +76,13 @@ class RunOutcomes:
         outcomes: Sequence[Outcome],
         values: Sequence[float],
         output: str = "",
+        reported: Sequence[Sequence[str] | None] = (),
     ) -> None:
-        """Count one case."""
+        """Count one case; `reported` holds, per score, the models its judges' providers
+        reported (None for a score that asked no judge), when known."""
+        for name, models in zip(names, reported, strict=False):
+            if models is not None:
+                self.judged.setdefault(name, {}).update(dict.fromkeys(models))
         for name, o, v in zip(names, outcomes, values, strict=True):
             st = self.stats.get(name)
             if st is None:
@@ -85,25 +94,43 @@ class RunOutcomes:
                 if o is Outcome.PASSED:
                     st.passed += 1
         if key not in self.cases:
-            self.cases[key] = CaseOutcomes(dict(zip(names, outcomes, strict=True)), output)
+            self.cases[key] = CaseOutcomes(
+                dict(zip(names, outcomes, strict=True)),
+                output,
+                dict(zip(names, values, strict=True)),
+            )
 
-    def add_scores(self, key: str, names: Sequence[str], scores: Sequence[Score]) -> None:
+    def add_scores(
+        self, key: str, names: Sequence[str], scores: Sequence[Score], output: str = ""
+    ) -> None:
         """Count one case of engine scores."""
-        self.add(key, names, [score_outcome(s) for s in scores], [s.value for s in scores])
+        self.add(
+            key,
+            names,
+            [score_outcome(s) for s in scores],
+            [s.value for s in scores],
+            output,
+            [s.judge.reported if s.judge is not None else None for s in scores],
+        )
 
     @classmethod
     def of_records(cls, records: Iterable[CaseRecord]) -> RunOutcomes:
         """The outcomes of recorded cases."""
         out = cls()
         for r in records:
-            out.add(
-                r.key,
-                [s.name for s in r.scores],
-                [s.outcome for s in r.scores],
-                [s.value for s in r.scores],
-                r.output,
-            )
+            out.add_record(r)
         return out
+
+    def add_record(self, r: CaseRecord) -> None:
+        """Count one recorded case."""
+        self.add(
+            r.key,
+            [s.name for s in r.scores],
+            [s.outcome for s in r.scores],
+            [s.value for s in r.scores],
+            r.output,
+            [s.reported_models if s.judges else None for s in r.scores],
+        )
 
 
 @dataclass(slots=True)

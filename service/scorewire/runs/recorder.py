@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -91,8 +92,12 @@ class RunRecorder:
         heartbeat_s: float,
         max_age_s: int = 0,
         max_runs: int = 0,
+        on_finish: Callable[[RunStore, RunInfo], None] | None = None,
     ) -> None:
+        """`on_finish(store, run)` is told of each run finished, after its commit (the
+        judge drift watch: `scorewire.runs.drift.DriftWatch.finished`)."""
         self.store = store
+        self._on_finish = on_finish
         self.owner = "p_" + uuid.uuid4().hex[:16]
         self._queue: asyncio.Queue[_Op] = asyncio.Queue(maxsize=queue_chunks)
         self._heartbeat_s = heartbeat_s
@@ -149,6 +154,8 @@ class RunRecorder:
     async def finish(self, run: RunInfo) -> None:
         """Record the run's end (status, end time, summary); after its commit."""
         await self._submit("finish", run)
+        if self._on_finish is not None:
+            self._on_finish(self.store, run)
 
     async def _write_loop(self) -> None:
         carried: _Op | None = None  # taken from the queue, the first of the next commit

@@ -129,6 +129,12 @@ class ScoreRecord:
     skipped: bool
     error_code: str = ""
     error_message: str = ""
+    judges: tuple[str, ...] = ()
+    """The judges asked (`backend:model`); empty for a check that asked none."""
+    reported_models: tuple[str, ...] = ()
+    """The models the judges' providers reported answering (`scorewire.core.judged`)."""
+    prompt_version: str = ""
+    """The judge prompts' version; empty for a check that asked no judge."""
 
     @property
     def outcome(self) -> Outcome:

@@ -68,6 +68,9 @@ class PbChunkCodec:
                     s.skipped,
                     s.error.code,
                     s.error.message,
+                    tuple(s.judge.models),
+                    tuple(s.judge.reported_models),
+                    s.judge.prompt_version,
                 )
                 for s in r.scores
             ]

@@ -210,6 +210,12 @@ def _make_score(
         spread.stdev = s.spread.stdev
         spread.agreement = s.spread.agreement
         spread.values.extend(s.spread.values)
+        spread.judge_calls = s.spread.calls
+    if s.judge is not None:
+        judge = m.judge
+        judge.models.extend(s.judge.models)
+        judge.reported_models.extend(s.judge.reported)
+        judge.prompt_version = s.judge.prompt_version
     return m
 
 
@@ -291,8 +297,9 @@ def score_bytes(head: bytes, name: str, ctype: str, s: Score, cap: int) -> bytes
     Fields in number order, proto3 defaults (0, false, "") left out; a double is left out
     only when all its bits are zero, so -0.0 and NaN are written, as the runtime does.
     """
-    if s.error is None and not s.skipped and s.spread is not None:
-        return _make_score(pb.Score, name, ctype, s, cap).SerializeToString()  # judge spreads
+    if s.judge is not None or (s.error is None and not s.skipped and s.spread is not None):
+        # Judge marks and spreads: the runtime writes the nested messages.
+        return _make_score(pb.Score, name, ctype, s, cap).SerializeToString()
     parts = [head]
     v = _pack_double(s.value)
     if v != _ZERO_DOUBLE:
@@ -332,7 +339,7 @@ def case_results_message(
     The same bytes as `add_case_results` into a message and `SerializeToString`, written
     directly: a scoring worker writes 100,000 scores for a big run, and building a message
     object per score first costs more than the encoding. A plain score (no error, cache,
-    skip or spread: nearly all of a deterministic run) is its check's name and type, its
+    skip, spread or judge: nearly all of a deterministic run) is its check's name and type, its
     value, the `passed` and `reason` fields (written once per distinct pair in the batch:
     reasons repeat), its cost and its latency.
     """
@@ -352,7 +359,14 @@ def case_results_message(
         if r.sample_id:
             parts.append(_field(b"\x12", r.sample_id.encode()))
         for (head, c), s in zip(named, r.scores, strict=True):
-            if s.error is not None or s.skipped or s.spread is not None or s.cached or s.unpriced:
+            if (
+                s.error is not None
+                or s.skipped
+                or s.spread is not None
+                or s.cached
+                or s.unpriced
+                or s.judge is not None
+            ):
                 body = score_bytes(head, c.name, c.type, s, cap)
             else:
                 key = (s.reason, bool(s.passed))

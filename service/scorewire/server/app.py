@@ -39,6 +39,8 @@ from scorewire.observe.opening import open_queue, rules_from_settings
 from scorewire.observe.queue import QueueUnavailable
 from scorewire.observe.ruleset import RuleSet
 from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
+from scorewire.runs import DriftWatch, RunRecorder, RunStore, RunsUnavailable, open_run_store
+from scorewire.scoring.recorded import CODEC
 from scorewire.server.chosen import chosen
 from scorewire.server.decoding import DecodeGuard
 from scorewire.server.grpc_logs import quiet_late_writes
@@ -115,6 +117,7 @@ async def create_server(
     extras: dict[str, Any] | None = None,
     interceptors: Sequence[Any] = (),
     agreement_observer: Any = None,
+    drift_observer: Any = None,
     runs: RunStore | None = None,
     observing: Observing | None = None,
     jobs: JobStore | None = None,
@@ -123,7 +126,8 @@ async def create_server(
 
     With `runs` (a run store), calls can be recorded and the RunService reads them; the
     server owns the store from then on and closes it when it stops.
-    `agreement_observer` receives the latest kappa of every Agreement (the metrics).
+    `agreement_observer` receives the latest kappa of every Agreement, and `drift_observer`
+    the judge drift of every completed recorded run against its name's previous run.
     With `observing`, the ObserveService queues observations and a consumer scores them by
     the rules, recording into `runs`; the server owns and closes its queue.
     With `jobs` (a job store) and `runs`, the JobService takes evaluation jobs and this
@@ -150,6 +154,9 @@ async def create_server(
             heartbeat_s=settings.runs_heartbeat_s,
             max_age_s=settings.runs_max_age_s,
             max_runs=settings.runs_max_runs,
+            on_finish=DriftWatch(CODEC, drift_observer.observe_drift).finished
+            if drift_observer is not None
+            else None,
         )
         await recorder.start()
     service = ScoringService(
@@ -323,6 +330,7 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
         observer=metrics.observer if metrics is not None else None,
         interceptors=interceptors,
         agreement_observer=metrics.agreement if metrics is not None else None,
+        drift_observer=metrics.drift if metrics is not None else None,
         runs=runs,
         observing=Observing(queue, rules, metrics.observe if metrics is not None else None),
         jobs=jobs,

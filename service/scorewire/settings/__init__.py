@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator, model_validat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from scorewire.settings.jobs import JobSettings
 from scorewire.settings.observe import ObserveSettings
+from scorewire.core.judge_watch import JudgeWatchSettings
 
 
 class TransportSettings(BaseModel):
@@ -244,6 +245,8 @@ class JudgeSettings(BaseModel):
     """The lowest acceptable Cohen's kappa between a judge check and human labels: exported
     as `scorewire_judge_agreement_kappa_floor`, which the ScorewireJudgeAgreementLow alert
     compares the latest kappa with."""
+    judge_watch: JudgeWatchSettings = Field(default_factory=JudgeWatchSettings)
+    """Judge drift and calls per output (`scorewire.core.judge_watch`), set per field."""
     embeddings_base_url: str | None = None
     """OpenAI-compatible endpoint serving `/embeddings`; None means the SDK's default
     (OPENAI_BASE_URL, else OpenAI)."""
@@ -436,10 +439,8 @@ class StoreSettings(BaseModel):
     maintenance (heartbeat, stale runs, retention), which no request waits on, gets the
     longer of this and runs_heartbeat_s."""
     labels_path: str = Field("labels.db", min_length=1)
-    """SQLite file of the label store, used when `labels_url` is not set (created if absent).
-
-    A relative path is under the state directory (`state_dir`), not the working directory.
-    """
+    """SQLite file of the label store, used when `labels_url` is not set (created if
+    absent); a relative path is under the state directory (`state_dir`), not the cwd."""
 
     def labels_file(self) -> Path:
         """The SQLite label store's file: `labels_path` resolved against `state_path()`."""
@@ -453,10 +454,8 @@ class StoreSettings(BaseModel):
     runs_record: bool = False
     """Record RunSuite and ScoreStream calls that do not say (`record` unset) in the run store."""
     runs_path: str = Field("runs.db", min_length=1)
-    """SQLite file of the run store, used when `runs_url` is not set (created if absent).
-
-    A relative path is under the state directory (`state_dir`).
-    """
+    """SQLite file of the run store, used when `runs_url` is not set (created if absent);
+    a relative path is under the state directory (`state_dir`)."""
 
     def runs_file(self) -> Path:
         """The SQLite run store's file: `runs_path` resolved against `state_path()`."""

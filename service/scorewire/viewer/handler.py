@@ -5,6 +5,8 @@
 | `/` | the runs list |
 | `/runs/<id>?check=&outcome=` | a run; outcome: failing (default), passed, failed, errored, |
 | | skipped or all |
+| `/runs/<id>/agreement` | its judge-backed checks against the labels of its outputs |
+| `/runs/<id>/queue` | its judged outputs without a label, least sure first, one at a time |
 | `/compare?base=<id>&run=<id>` | two runs, regressions first |
 | `/export?run=<id>&format=<csv or json>&check=&outcome=&q=` | the run's cases under the run |
 | | page's filter, as a download |
@@ -35,29 +37,33 @@ and tokens are `sessions`'.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import secrets
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from scorewire.viewer.agreement_view import case_reviews, review_queue, run_agreement
 from scorewire.viewer.export import download
 from scorewire.viewer.render import (
     OUTCOME_FILTERS,
     csp,
     matches,
+    render_agreement,
     render_compare,
     render_message,
+    render_queue,
     render_run,
     render_runs,
 )
-from scorewire.viewer.reviews import NO_AUTH_LABELLER, Review, case_at, review_label
+from scorewire.viewer.reviews import NO_AUTH_LABELLER, Review, Reviews, case_at, review_label
 from scorewire.viewer.run_views import assertion_stats, prompt_matrix
 from scorewire.viewer.sessions import (
     COOKIE,
@@ -67,13 +73,19 @@ from scorewire.viewer.sessions import (
     same_token,
 )
 from scorewire.viewer.source import RunSource
-from scorewire.viewer.view_model import RunDetail, RunNotFound, SourceUnavailable
+from scorewire.viewer.view_model import CaseResult, RunDetail, RunNotFound, SourceUnavailable
 
 if TYPE_CHECKING:  # `serving` imports this module; the handler needs only the server's type
     from scorewire.viewer.serving import ViewerServer
 
 log = logging.getLogger("scorewire.viewer")
 
+_LABELLED: dict[str, tuple[Callable[..., Any], Callable[..., str]]] = {
+    "agreement": (run_agreement, render_agreement),
+    "queue": (review_queue, render_queue),
+}
+"""The pages under `/runs/<id>/` that read the run's labels: their view and renderer."""
+_LABELLED_PAGES = tuple(f"/{page}" for page in _LABELLED)
 MAX_FORM_BYTES = 8192
 """Largest form body read (a token, a path and a CSRF token)."""
 
@@ -110,6 +122,28 @@ def _local(target: str) -> str:
     ):
         return "/"
     return quote(target, safe=_PATH_SAFE)
+
+
+def _reviewed(
+    reviews: Reviews | None, detail: RunDetail, shown: list[CaseResult], caller: _Caller
+) -> dict[int, list[Label]] | None:
+    """The labels already on the outputs of the cases the run page shows (each labeller's
+    latest), read in the run's tenant; None for a viewer that keeps no labels."""
+    if reviews is None:
+        return None
+    tenant = detail.info.tenant or getattr(caller.who, "name", None) or ""
+    return case_reviews(shown, functools.partial(reviews.labels_of, tenant))
+
+
+def _run_filter(detail: RunDetail, query: dict[str, list[str]]) -> tuple[str | None, str, str]:
+    """The run page's filter from the query: (check, outcome, text searched)."""
+    check = _one(query, "check") or None
+    outcome = _one(query, "outcome") or "failing"
+    if outcome not in OUTCOME_FILTERS:
+        raise _BadRequest(f"outcome must be one of {', '.join(OUTCOME_FILTERS)}")
+    if check is not None and check not in {c.name for c in detail.checks}:
+        raise _BadRequest(f"check: this run has no check named {check!r}")
+    return check, outcome, (_one(query, "q") or "").strip()
 
 
 def _one(query: dict[str, list[str]], name: str) -> str | None:
@@ -244,8 +278,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
         return (False, None) if found is None else (True, found[1])
 
     def _session(self) -> Session | None:
-        """The live session the cookie names, while its token is configured for its
-        principal."""
+        """The live session the cookie names, while its token is configured for it."""
         sid = self._cookie_value(COOKIE)
         session = None if sid is None else self.server_viewer.sessions.get(sid)
         if session is None or not self.server_viewer.tokens.holds(session.digest, session.who):
@@ -390,6 +423,9 @@ class ViewerHandler(BaseHTTPRequestHandler):
             source = self.server_viewer.source_for(caller.who)
             if parts.path == "/":
                 self._page(HTTPStatus.OK, render_runs, source.list_runs(), csrf=caller.csrf)
+            elif parts.path.startswith("/runs/") and parts.path.endswith(_LABELLED_PAGES):
+                run_id, _, page = unquote(parts.path[len("/runs/") :]).rpartition("/")
+                self._labelled(source, run_id, page, caller)
             elif parts.path.startswith("/runs/"):
                 self._run(source, unquote(parts.path[len("/runs/") :]), query, caller)
             elif parts.path == "/compare":
@@ -429,7 +465,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
             outcome=outcome,
             query=text,
             review_csrf=review_csrf if reviews is not None else None,
-            reviewed=reviews.of_cases(chosen[:limit], detail.info.tenant) if reviews else None,
+            reviewed=_reviewed(reviews, detail, chosen[:limit], caller),
             truncated_from=len(chosen) if len(chosen) > limit else None,
             matrix=prompt_matrix(every),
             assertions=assertion_stats(detail.checks, every),
@@ -437,10 +473,19 @@ class ViewerHandler(BaseHTTPRequestHandler):
             headers=headers,
         )
 
+    def _labelled(self, source: RunSource, run_id: str, page: str, caller: _Caller) -> None:
+        """A run's agreement page or its reviewer queue: both read its outputs' labels."""
+        if (reviews := self.server_viewer.reviews) is None:
+            raise RunNotFound(run_id)  # a viewer without a label store has no such pages
+        detail = source.get_run(run_id)  # another tenant's run is not found
+        tenant = detail.info.tenant or getattr(caller.who, "name", None) or ""
+        labels_of, (view, render) = functools.partial(reviews.labels_of, tenant), _LABELLED[page]
+        shown = view(source.results(run_id), labels_of)
+        self._page(HTTPStatus.OK, render, detail, shown, csrf=caller.csrf)
+
     def _export(self, source: RunSource, query: dict[str, list[str]]) -> None:
-        """A run's cases under the run page's filter as a CSV or JSON download: every
-        matching case (the page shows the first `max_cases`), from the caller's own source,
-        so a tenant exports only the runs it may see."""
+        """A run's cases under the run page's filter, every one, as a CSV or JSON download
+        (from the caller's own source: a tenant exports only the runs it may see)."""
         run_id, fmt = _one(query, "run"), _one(query, "format") or "csv"
         if not run_id:
             raise _BadRequest("run: give the id of the run to export")
@@ -459,7 +504,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
         base, run = _one(query, "base"), _one(query, "run")
         if not base or not run:
             raise _BadRequest("base and run: give the ids of the two runs to compare")
-        self._page(HTTPStatus.OK, render_compare, source.compare(base, run), csrf=caller.csrf)
+        cmp = replace(source.compare(base, run), drift_limit=self.server_viewer.drift_limit)
+        self._page(HTTPStatus.OK, render_compare, cmp, csrf=caller.csrf)
 
     def do_POST(self) -> None:
         # Every POST route is here, and every one passes `_writable` first.

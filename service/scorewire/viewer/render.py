@@ -28,6 +28,8 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from scorewire.core.money import usd
+from scorewire.labels.label_model import Label
+from scorewire.viewer.agreement_view import CheckAgreement
 from scorewire.viewer.diffs import PAGE_BUDGET_S, DiffOp, word_diff
 from scorewire.viewer.run_views import Matrix, assertion_stats, prompt_matrix
 from scorewire.viewer.trends import pass_rate_trends
@@ -317,19 +319,20 @@ def render_run(
     outcome: str = FAILING,
     query: str = "",
     review_csrf: str | None = None,
-    reviewed: Mapping[int, list[Any]] | None = None,
     truncated_from: int | None = None,
     matrix: Matrix | None = None,
     assertions: Sequence[CheckStats] | None = None,
     nonce: str | None = None,
     csrf: str | None = None,
+    reviewed: Mapping[int, Sequence[Label]] | None = None,
 ) -> str:
     """The served run page: `cases` are those the filter selected (at most a page's
     worth: `truncated_from` is how many matched when they were cut); `assertions` the
     checks table's rows (`run_views.assertion_stats` of every case; default the summary's);
     `review_csrf`: each case offers a pass/fail and note form (`POST /review`, this CSRF
     token in it: the session's, or the pre-session cookie's for the one local user);
-    `reviewed`: the reviews of the cases shown, by index (`Reviews.of_cases`)."""
+    `reviewed`: the labels on the shown cases' outputs (each labeller's latest), by case
+    index, listed under each case."""
     return _page(
         "run.html",
         title=f"{detail.info.name} · scorewire",
@@ -344,8 +347,53 @@ def render_run(
         outcome=outcome,
         query=query,
         review_csrf=review_csrf,
-        reviewed=_script_json({str(k): v for k, v in (reviewed or {}).items()}),
         truncated_from=truncated_from,
+        reviewed=_script_json(
+            {
+                str(i): [[lb.labeller, lb.passed, lb.note] for lb in labels]
+                for i, labels in (reviewed or {}).items()
+            }
+        ),
+    )
+
+
+def render_agreement(
+    detail: RunDetail,
+    figures: Sequence[CheckAgreement],
+    *,
+    nonce: str | None = None,
+    csrf: str | None = None,
+) -> str:
+    """The served agreement page of a run: each judge-backed check against its labels."""
+    return _page(
+        "agreement.html",
+        title=f"{detail.info.name} agreement · scorewire",
+        nonce=nonce,
+        csrf=csrf,
+        links=Links(True),
+        run=detail,
+        figures=figures,
+    )
+
+
+def render_queue(
+    detail: RunDetail,
+    queue: Sequence[CaseResult],
+    *,
+    nonce: str | None = None,
+    csrf: str | None = None,
+) -> str:
+    """The served reviewer queue of a run: its first unlabelled output, with the review
+    form (`POST /review`, back to the queue), and how many wait."""
+    return _page(
+        "queue.html",
+        title=f"{detail.info.name} review queue · scorewire",
+        nonce=nonce,
+        csrf=csrf,
+        links=Links(True),
+        run=detail,
+        case=queue[0] if queue else None,
+        waiting=len(queue),
     )
 
 

@@ -21,10 +21,12 @@ from typing import Any
 
 from scorewire.labels.label_model import (
     MAX_NOTE_CHARS,
+    OUTPUTS_PER_CALL,
     Label,
     LabelQuery,
     LabelStore,
     LabelsUnavailable,
+    latest_per_labeller,
     output_hash,
     utc_now,
 )
@@ -72,25 +74,40 @@ class Reviews:
         self.loop = loop
         self.timeout_s = timeout_s
 
+    def labels_of(
+        self, tenant: str, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Label]]:
+        """The counting labels (the latest per labeller) of each (sample id, output hash)
+        of `tenant`'s outputs that has any; SourceUnavailable when the store does not
+        answer in time."""
+        future = asyncio.run_coroutine_threadsafe(self._labels_of(tenant, keys), self.loop)
+        try:
+            return future.result(self.timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise SourceUnavailable(
+                "the label store did not answer within SCOREWIRE_VIEWER_REQUEST_TIMEOUT_S "
+                f"({self.timeout_s:g} s)"
+            ) from None
+        except LabelsUnavailable as err:
+            raise SourceUnavailable(f"{err}; try again later") from None
+
+    async def _labels_of(
+        self, tenant: str, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Label]]:
+        wanted = list(dict.fromkeys(keys))
+        grouped: dict[tuple[str, str], list[Label]] = {}
+        for start in range(0, len(wanted), OUTPUTS_PER_CALL):
+            chunk = wanted[start : start + OUTPUTS_PER_CALL]
+            for label in await self.labels.labels_of_outputs(LabelQuery(tenant=tenant), chunk):
+                grouped.setdefault((label.sample_id, label.output_hash), []).append(label)
+        return {key: latest_per_labeller(found) for key, found in grouped.items()}
+
     def write(self, label: Label) -> None:
         """Store the label durably; SourceUnavailable when the store does not answer in
         time (the write may then still land: a reviewer who sends it again adds the
         same verdict, and the latest label per labeller is the one that counts)."""
         self._wait(self.labels.put([label]))
-
-    def of_cases(self, cases: Sequence[CaseResult], tenant: str) -> dict[int, list[Any]]:
-        """The reviews shown beside `cases`: by case index, each labeller's latest label
-        on that exact output, as [labeller, passed, note] (`tenant`'s only, unless empty)."""
-        at = {(c.sample_id, output_hash(c.output)): c.index for c in cases if c.output is not None}
-        found: list[Label] = self._wait(
-            self.labels.labels_of_outputs(LabelQuery(tenant=tenant), list(at))
-        )
-        out: dict[int, list[Any]] = {}
-        for label in found:
-            index = at.get((label.sample_id, label.output_hash))
-            if index is not None:
-                out.setdefault(index, []).append([label.labeller, label.passed, label.note])
-        return out
 
     def _wait(self, call: Any) -> Any:
         future = asyncio.run_coroutine_threadsafe(call, self.loop)

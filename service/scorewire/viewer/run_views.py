@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorewire.runs import Outcome, RunOutcomes, judge_drift
 from scorewire.viewer.view_model import (
     CaseChange,
     CaseResult,
@@ -93,7 +94,33 @@ def compare_runs(
             changes.append(CaseChange(kind, key, old, case))
     changes.extend(CaseChange("removed", k, c, None) for k, c in before.items() if k not in after)
     changes.sort(key=lambda c: _ORDER[c.kind])
-    return Comparison(base, run, check_deltas(base.checks, run.checks), changes, unchanged)
+    drift = judge_drift(_outcomes(before), _outcomes(after))
+    return Comparison(base, run, check_deltas(base.checks, run.checks), changes, unchanged, drift)
+
+
+_OUTCOMES = {
+    "passed": Outcome.PASSED,
+    "failed": Outcome.FAILED,
+    "errored": Outcome.ERRORED,
+    "skipped": Outcome.SKIPPED,
+}
+
+
+def _outcomes(cases: dict[str, CaseResult]) -> RunOutcomes:
+    """The cases as the runs' comparison counts them, for its judge drift (one
+    implementation of the holdout and its means: `scorewire.runs.drift`)."""
+    out = RunOutcomes()
+    for key, case in cases.items():
+        scores = case.scores
+        out.add(
+            key,
+            [s.name for s in scores],
+            [_OUTCOMES[s.outcome] for s in scores],
+            [s.value or 0.0 for s in scores],
+            case.output or "",
+            [s.reported_models if s.judges else None for s in scores],
+        )
+    return out
 
 
 # ---- checkllm's assertions and prompt × provider matrix ----------------------------------------

@@ -46,8 +46,11 @@ class ViewerServer:
         tls: ssl.SSLContext | None = None,
         local_only: bool = False,
         reviews: Reviews | None = None,
+        drift_limit: float = 0.1,
     ) -> None:
         self.source_for = source_for
+        self.drift_limit = drift_limit
+        """How far a judge check's holdout mean may move before the compare page flags it."""
         self.reviews = reviews
         """Where a person's review of a case is written (the label store); None: the
         pages offer no review."""
@@ -164,6 +167,7 @@ def start_viewer(
         request_timeout_s=settings.viewer_request_timeout_s,
         tls=viewer_tls(settings),
         reviews=reviews,
+        drift_limit=settings.judge_watch.drift_limit,
     )
     try:
         viewer.serve(settings.viewer_host, settings.viewer_port)

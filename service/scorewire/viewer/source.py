@@ -87,11 +87,19 @@ def _score(raw: dict[str, Any]) -> ScoreResult:
         error=_error(raw.get("error")),
         latency_ms=_number(raw.get("latency_ms")) or 0.0,
         spread=_spread(raw.get("spread")),
+        judges=_strings(raw.get("judge"), "models"),
+        reported_models=_strings(raw.get("judge"), "reported_models"),
     )
 
 
 def _number(raw: Any) -> float | None:
     return float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+
+
+def _strings(raw: Any, key: str) -> tuple[str, ...]:
+    """A list of strings under `key` of a results file's `judge` record; () without one."""
+    items = raw.get(key) if isinstance(raw, dict) else None
+    return tuple(str(x) for x in items) if isinstance(items, list) else ()
 
 
 def _spread(raw: Any) -> Spread | None:

@@ -137,6 +137,8 @@ def view_score(s: ScoreRecord) -> ScoreResult:
         cost_usd=s.cost_usd,
         error=error,
         latency_ms=s.latency_ms,
+        judges=s.judges,
+        reported_models=s.reported_models,
     )
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from scorewire.runs import CheckDrift
+
 Outcome = Literal["passed", "failed", "errored", "skipped"]
 """What happened to one score, or to one case as a whole."""
 
@@ -163,6 +165,10 @@ class ScoreResult:
     """Time spent scoring, in milliseconds (a judge's call, mostly)."""
     spread: Spread | None = None
     """A repeatedly sampled judge's spread (results files keep it; the run store does not)."""
+    judges: tuple[str, ...] = ()
+    """The judges the check asked (`backend:model`); empty for a check that asked none."""
+    reported_models: tuple[str, ...] = ()
+    """The models the judges' providers reported answering."""
 
     @property
     def outcome(self) -> Outcome:
@@ -294,6 +300,15 @@ class Comparison:
     """Every case that differs, regressions first."""
     unchanged: int = 0
     """Cases matched in both runs with the same outcome and output."""
+    drift: list[CheckDrift] = field(default_factory=list)
+    """Each judge-backed check over the two runs' holdout (`scorewire.runs.drift`)."""
+    drift_limit: float = 0.1
+    """How far a holdout mean may move before the page flags it (the server's
+    SCOREWIRE_JUDGE_WATCH__DRIFT_LIMIT when served)."""
+
+    def drifted(self, d: CheckDrift) -> bool:
+        """Whether a check's judge moved past the limit or reported another model."""
+        return d.exceeds(self.drift_limit)
 
     def of(self, kind: ChangeKind) -> list[CaseChange]:
         """The changes of one kind."""

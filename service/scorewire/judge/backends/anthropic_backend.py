@@ -21,6 +21,7 @@ from scorewire.judge.backends.base import (
     Completion,
     dropped,
     http_limits,
+    reported_model,
     status_error,
 )
 from scorewire.judge.prompts import Prompt
@@ -97,6 +98,7 @@ def _completion(resp: Any) -> Completion:
         if getattr(block, "type", None) == "text"
     )
     stop = getattr(resp, "stop_reason", None)
+    model = reported_model(getattr(resp, "model", None))
     if stop == "refusal":
-        return Completion("", in_tok, out_tok, refusal=text or "the model refused")
-    return Completion(text, in_tok, out_tok, truncated=stop == "max_tokens")
+        return Completion("", in_tok, out_tok, refusal=text or "the model refused", model=model)
+    return Completion(text, in_tok, out_tok, truncated=stop == "max_tokens", model=model)

@@ -45,6 +45,23 @@ class Completion:
     """The model's refusal message, when it declined to answer."""
     truncated: bool = False
     """True when the answer stopped at max_tokens."""
+    model: str = ""
+    """The model the provider says answered (the response's `model`, such as
+    `gpt-4o-mini-2024-07-18`); empty when it did not say. A provider that silently
+    updates a model shows here first (`scorewire.runs.drift`)."""
+
+
+MAX_MODEL_CHARS = 128
+"""Longest reported model name kept; a longer one is cut (it becomes a metric label)."""
+
+
+def reported_model(value: object) -> str:
+    """The provider's `model` field as kept: scrubbed, printable, at most MAX_MODEL_CHARS;
+    empty when it is not a string."""
+    if not isinstance(value, str):
+        return ""
+    text = "".join(ch for ch in scrub(value) if ch.isprintable())
+    return text[:MAX_MODEL_CHARS]
 
 
 class BackendError(Exception):

@@ -38,6 +38,7 @@ from scorewire.judge.backends.base import (
     dropped,
     http_limits,
     mentions,
+    reported_model,
     status_error,
 )
 from scorewire.judge.prompts import Prompt
@@ -191,7 +192,7 @@ def _completion(resp: Any, name: str = "openai") -> Completion:
     out_tok = out_tok if isinstance(out_tok, int) else None
     choices = resp.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return Completion("", in_tok, out_tok)
+        return Completion("", in_tok, out_tok, model=reported_model(resp.get("model")))
     choice = choices[0]
     message = choice.get("message")
     message = message if isinstance(message, dict) else {}
@@ -203,4 +204,5 @@ def _completion(resp: Any, name: str = "openai") -> Completion:
         output_tokens=out_tok,
         refusal=refusal if isinstance(refusal, str) and refusal else None,
         truncated=choice.get("finish_reason") == "length",
+        model=reported_model(resp.get("model")),
     )

@@ -124,19 +124,6 @@
   // by the server; the reviews already given are shown above the form.
   var review = document.body.getAttribute("data-review") === "true";
   var reviewCsrf = document.body.getAttribute("data-csrf") || "";
-  var reviewBlock = document.getElementById("review-data");
-  var reviewed = reviewBlock ? JSON.parse(reviewBlock.textContent || "{}") : {};
-
-  function reviewsList(given) {
-    var ul = el("ul", "reviews");
-    given.forEach(function (r) {
-      var li = el("li", "reviewed " + (r[1] ? "pass" : "fail"));
-      li.appendChild(el("span", "verdict", r[1] ? "pass" : "fail"));
-      li.appendChild(document.createTextNode(" " + r[0] + (r[2] ? ": " + r[2] : "")));
-      ul.appendChild(li);
-    });
-    return ul;
-  }
 
   function hiddenInput(name, value) {
     var input = el("input");
@@ -144,6 +131,21 @@
     input.name = name;
     input.value = value;
     return input;
+  }
+
+  // Labels already on a case's output (the served run page), by case index.
+  var reviewData = document.getElementById("review-data");
+  var reviewed = reviewData ? JSON.parse(reviewData.textContent) : {};
+
+  function reviewList(given) {
+    var ul = el("ul", "reviews");
+    given.forEach(function (r) {
+      var li = el("li", "review " + (r[1] ? "passed" : "failed"));
+      li.appendChild(el("span", "badge " + (r[1] ? "passed" : "failed"), r[1] ? "pass" : "fail"));
+      li.appendChild(document.createTextNode(" " + r[0] + (r[2] ? ": " + r[2] : "")));
+      ul.appendChild(li);
+    });
+    return ul;
   }
 
   function reviewForm(c) {
@@ -199,7 +201,8 @@
     output.appendChild(value(c.output, "no output"));
     var scores = el("td");
     scores.appendChild(scoresList(c.scores));
-    if (reviewed[String(c.index)]) scores.appendChild(reviewsList(reviewed[String(c.index)]));
+    var given = reviewed[String(c.index)];
+    if (given) scores.appendChild(reviewList(given));
     if (review && c.output !== null) scores.appendChild(reviewForm(c));
     [id, input, expected, output, scores].forEach(function (td) { tr.appendChild(td); });
     return tr;

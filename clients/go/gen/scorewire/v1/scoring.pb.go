@@ -545,7 +545,10 @@ type Score struct {
 	Skipped bool `protobuf:"varint,11,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	// Set when a judge-backed check asked the judge more than once (`samples:` > 1):
 	// how far the samples agreed. Unset for a single verdict and for every error.
-	Spread        *ScoreSpread `protobuf:"bytes,15,opt,name=spread,proto3" json:"spread,omitempty"`
+	Spread *ScoreSpread `protobuf:"bytes,15,opt,name=spread,proto3" json:"spread,omitempty"`
+	// Set when the check asked a judge: which judges, what their providers reported, and
+	// the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+	Judge         *ScoreJudge `protobuf:"bytes,16,opt,name=judge,proto3" json:"judge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -664,26 +667,106 @@ func (x *Score) GetSpread() *ScoreSpread {
 	return nil
 }
 
+func (x *Score) GetJudge() *ScoreJudge {
+	if x != nil {
+		return x.Judge
+	}
+	return nil
+}
+
+// ScoreJudge records the judges behind one judge-backed score.
+type ScoreJudge struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each judge asked, as `backend:model` (`openai:gpt-4o-mini`), distinct, in the order
+	// first asked: one for a single judge, several for a panel or a cascade's stages.
+	Models []string `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	// The model names the providers reported in their answers (the response's `model`
+	// field, such as `gpt-4o-mini-2024-07-18`), distinct, in the order first seen; a
+	// verdict served from a cache entry written before this was kept reports none.
+	ReportedModels []string `protobuf:"bytes,2,rep,name=reported_models,json=reportedModels,proto3" json:"reported_models,omitempty"`
+	// The version of scorewire's judge prompts the verdicts were asked with.
+	PromptVersion string `protobuf:"bytes,3,opt,name=prompt_version,json=promptVersion,proto3" json:"prompt_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreJudge) Reset() {
+	*x = ScoreJudge{}
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreJudge) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreJudge) ProtoMessage() {}
+
+func (x *ScoreJudge) ProtoReflect() protoreflect.Message {
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreJudge.ProtoReflect.Descriptor instead.
+func (*ScoreJudge) Descriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ScoreJudge) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *ScoreJudge) GetReportedModels() []string {
+	if x != nil {
+		return x.ReportedModels
+	}
+	return nil
+}
+
+func (x *ScoreJudge) GetPromptVersion() string {
+	if x != nil {
+		return x.PromptVersion
+	}
+	return ""
+}
+
 // ScoreSpread says how far the samples of a repeatedly sampled judge check agreed; the
 // score's value is their aggregate (`aggregate:` mean, median or majority).
 type ScoreSpread struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// How many samples the value aggregates, 2 to 16.
+	// How many values the score's value aggregates, one per entry of `values`: the
+	// samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+	// verdicts counted (each judge's own samples aggregated first). The judge calls behind
+	// them are `judge_calls`.
 	Samples int32 `protobuf:"varint,1,opt,name=samples,proto3" json:"samples,omitempty"`
 	// The population standard deviation of the samples' values (0 to 0.5); 0 when every
 	// sample gave the same value.
 	Stdev float64 `protobuf:"fixed64,2,opt,name=stdev,proto3" json:"stdev,omitempty"`
 	// The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict.
 	Agreement float64 `protobuf:"fixed64,3,opt,name=agreement,proto3" json:"agreement,omitempty"`
-	// Each sample's value (0 to 1), in sample order.
-	Values        []float64 `protobuf:"fixed64,4,rep,packed,name=values,proto3" json:"values,omitempty"`
+	// Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
+	Values []float64 `protobuf:"fixed64,4,rep,packed,name=values,proto3" json:"values,omitempty"`
+	// How many judge answers the value rests on: `samples` for one judge; for a panel, the
+	// sum of its counted judges' samples (3 judges asked 4 times each: 12).
+	JudgeCalls    int32 `protobuf:"varint,5,opt,name=judge_calls,json=judgeCalls,proto3" json:"judge_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ScoreSpread) Reset() {
 	*x = ScoreSpread{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -695,7 +778,7 @@ func (x *ScoreSpread) String() string {
 func (*ScoreSpread) ProtoMessage() {}
 
 func (x *ScoreSpread) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[6]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -708,7 +791,7 @@ func (x *ScoreSpread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreSpread.ProtoReflect.Descriptor instead.
 func (*ScoreSpread) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{6}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ScoreSpread) GetSamples() int32 {
@@ -739,6 +822,13 @@ func (x *ScoreSpread) GetValues() []float64 {
 	return nil
 }
 
+func (x *ScoreSpread) GetJudgeCalls() int32 {
+	if x != nil {
+		return x.JudgeCalls
+	}
+	return 0
+}
+
 // ScoreRequest asks for one output to be scored.
 type ScoreRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -760,7 +850,7 @@ type ScoreRequest struct {
 
 func (x *ScoreRequest) Reset() {
 	*x = ScoreRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +862,7 @@ func (x *ScoreRequest) String() string {
 func (*ScoreRequest) ProtoMessage() {}
 
 func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[7]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +875,7 @@ func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreRequest.ProtoReflect.Descriptor instead.
 func (*ScoreRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{7}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ScoreRequest) GetSample() *Sample {
@@ -836,7 +926,7 @@ type ScoreResponse struct {
 
 func (x *ScoreResponse) Reset() {
 	*x = ScoreResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +938,7 @@ func (x *ScoreResponse) String() string {
 func (*ScoreResponse) ProtoMessage() {}
 
 func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[8]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +951,7 @@ func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreResponse.ProtoReflect.Descriptor instead.
 func (*ScoreResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{8}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ScoreResponse) GetScores() []*Score {
@@ -901,7 +991,7 @@ type Case struct {
 
 func (x *Case) Reset() {
 	*x = Case{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +1003,7 @@ func (x *Case) String() string {
 func (*Case) ProtoMessage() {}
 
 func (x *Case) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[9]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1016,7 @@ func (x *Case) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Case.ProtoReflect.Descriptor instead.
 func (*Case) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{9}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Case) GetSample() *Sample {
@@ -990,7 +1080,7 @@ type Gate struct {
 
 func (x *Gate) Reset() {
 	*x = Gate{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1092,7 @@ func (x *Gate) String() string {
 func (*Gate) ProtoMessage() {}
 
 func (x *Gate) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[10]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1105,7 @@ func (x *Gate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gate.ProtoReflect.Descriptor instead.
 func (*Gate) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{10}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Gate) GetMinPassRate() float64 {
@@ -1125,7 +1215,7 @@ type RunSuiteRequest struct {
 
 func (x *RunSuiteRequest) Reset() {
 	*x = RunSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1227,7 @@ func (x *RunSuiteRequest) String() string {
 func (*RunSuiteRequest) ProtoMessage() {}
 
 func (x *RunSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[11]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1240,7 @@ func (x *RunSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteRequest.ProtoReflect.Descriptor instead.
 func (*RunSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{11}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunSuiteRequest) GetSuiteYaml() string {
@@ -1261,7 +1351,7 @@ type RunPart struct {
 
 func (x *RunPart) Reset() {
 	*x = RunPart{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1363,7 @@ func (x *RunPart) String() string {
 func (*RunPart) ProtoMessage() {}
 
 func (x *RunPart) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[12]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1376,7 @@ func (x *RunPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPart.ProtoReflect.Descriptor instead.
 func (*RunPart) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{12}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunPart) GetRunId() string {
@@ -1317,7 +1407,7 @@ type RunSuiteStreamConfig struct {
 
 func (x *RunSuiteStreamConfig) Reset() {
 	*x = RunSuiteStreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1419,7 @@ func (x *RunSuiteStreamConfig) String() string {
 func (*RunSuiteStreamConfig) ProtoMessage() {}
 
 func (x *RunSuiteStreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[13]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1432,7 @@ func (x *RunSuiteStreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamConfig.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{13}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunSuiteStreamConfig) GetRequest() *RunSuiteRequest {
@@ -1370,7 +1460,7 @@ type CaseChunk struct {
 
 func (x *CaseChunk) Reset() {
 	*x = CaseChunk{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1472,7 @@ func (x *CaseChunk) String() string {
 func (*CaseChunk) ProtoMessage() {}
 
 func (x *CaseChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[14]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1485,7 @@ func (x *CaseChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseChunk.ProtoReflect.Descriptor instead.
 func (*CaseChunk) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{14}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CaseChunk) GetCases() []*Case {
@@ -1421,7 +1511,7 @@ type RunSuiteStreamRequest struct {
 
 func (x *RunSuiteStreamRequest) Reset() {
 	*x = RunSuiteStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1523,7 @@ func (x *RunSuiteStreamRequest) String() string {
 func (*RunSuiteStreamRequest) ProtoMessage() {}
 
 func (x *RunSuiteStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[15]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1536,7 @@ func (x *RunSuiteStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamRequest.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{15}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunSuiteStreamRequest) GetMessage() isRunSuiteStreamRequest_Message {
@@ -1509,7 +1599,7 @@ type RunSuiteStreamResponse struct {
 
 func (x *RunSuiteStreamResponse) Reset() {
 	*x = RunSuiteStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1611,7 @@ func (x *RunSuiteStreamResponse) String() string {
 func (*RunSuiteStreamResponse) ProtoMessage() {}
 
 func (x *RunSuiteStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[16]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1624,7 @@ func (x *RunSuiteStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteStreamResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{16}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunSuiteStreamResponse) GetEvent() isRunSuiteStreamResponse_Event {
@@ -1597,7 +1687,7 @@ type Combination struct {
 
 func (x *Combination) Reset() {
 	*x = Combination{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1699,7 @@ func (x *Combination) String() string {
 func (*Combination) ProtoMessage() {}
 
 func (x *Combination) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[17]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1712,7 @@ func (x *Combination) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Combination.ProtoReflect.Descriptor instead.
 func (*Combination) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Combination) GetTest() int32 {
@@ -1681,7 +1771,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +1783,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[18]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +1796,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{18}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CaseResult) GetIndex() int32 {
@@ -1776,7 +1866,7 @@ type CaseResultBatch struct {
 
 func (x *CaseResultBatch) Reset() {
 	*x = CaseResultBatch{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1788,7 +1878,7 @@ func (x *CaseResultBatch) String() string {
 func (*CaseResultBatch) ProtoMessage() {}
 
 func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[19]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1801,7 +1891,7 @@ func (x *CaseResultBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResultBatch.ProtoReflect.Descriptor instead.
 func (*CaseResultBatch) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{19}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CaseResultBatch) GetResults() []*CaseResult {
@@ -1842,7 +1932,7 @@ type CheckSummary struct {
 
 func (x *CheckSummary) Reset() {
 	*x = CheckSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1854,7 +1944,7 @@ func (x *CheckSummary) String() string {
 func (*CheckSummary) ProtoMessage() {}
 
 func (x *CheckSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[20]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +1957,7 @@ func (x *CheckSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSummary.ProtoReflect.Descriptor instead.
 func (*CheckSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{20}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CheckSummary) GetName() string {
@@ -1999,7 +2089,7 @@ type RunSummary struct {
 
 func (x *RunSummary) Reset() {
 	*x = RunSummary{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2101,7 @@ func (x *RunSummary) String() string {
 func (*RunSummary) ProtoMessage() {}
 
 func (x *RunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[21]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2114,7 @@ func (x *RunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSummary.ProtoReflect.Descriptor instead.
 func (*RunSummary) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{21}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunSummary) GetCases() int64 {
@@ -2205,7 +2295,7 @@ type MatrixCell struct {
 
 func (x *MatrixCell) Reset() {
 	*x = MatrixCell{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2217,7 +2307,7 @@ func (x *MatrixCell) String() string {
 func (*MatrixCell) ProtoMessage() {}
 
 func (x *MatrixCell) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[22]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2230,7 +2320,7 @@ func (x *MatrixCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatrixCell.ProtoReflect.Descriptor instead.
 func (*MatrixCell) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{22}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MatrixCell) GetPrompt() int32 {
@@ -2298,7 +2388,7 @@ type RunSuiteResponse struct {
 
 func (x *RunSuiteResponse) Reset() {
 	*x = RunSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2310,7 +2400,7 @@ func (x *RunSuiteResponse) String() string {
 func (*RunSuiteResponse) ProtoMessage() {}
 
 func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[23]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +2413,7 @@ func (x *RunSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunSuiteResponse.ProtoReflect.Descriptor instead.
 func (*RunSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{23}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RunSuiteResponse) GetEvent() isRunSuiteResponse_Event {
@@ -2400,7 +2490,7 @@ type StreamConfig struct {
 
 func (x *StreamConfig) Reset() {
 	*x = StreamConfig{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2502,7 @@ func (x *StreamConfig) String() string {
 func (*StreamConfig) ProtoMessage() {}
 
 func (x *StreamConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[24]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2515,7 @@ func (x *StreamConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamConfig.ProtoReflect.Descriptor instead.
 func (*StreamConfig) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{24}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StreamConfig) GetSuiteYaml() string {
@@ -2512,7 +2602,7 @@ type StreamCase struct {
 
 func (x *StreamCase) Reset() {
 	*x = StreamCase{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2614,7 @@ func (x *StreamCase) String() string {
 func (*StreamCase) ProtoMessage() {}
 
 func (x *StreamCase) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[25]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2627,7 @@ func (x *StreamCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCase.ProtoReflect.Descriptor instead.
 func (*StreamCase) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{25}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StreamCase) GetRequestId() string {
@@ -2598,7 +2688,7 @@ type ScoreStreamRequest struct {
 
 func (x *ScoreStreamRequest) Reset() {
 	*x = ScoreStreamRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2700,7 @@ func (x *ScoreStreamRequest) String() string {
 func (*ScoreStreamRequest) ProtoMessage() {}
 
 func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[26]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2713,7 @@ func (x *ScoreStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamRequest.ProtoReflect.Descriptor instead.
 func (*ScoreStreamRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{26}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ScoreStreamRequest) GetMessage() isScoreStreamRequest_Message {
@@ -2684,7 +2774,7 @@ type ScoreStreamResponse struct {
 
 func (x *ScoreStreamResponse) Reset() {
 	*x = ScoreStreamResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2696,7 +2786,7 @@ func (x *ScoreStreamResponse) String() string {
 func (*ScoreStreamResponse) ProtoMessage() {}
 
 func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[27]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2709,7 +2799,7 @@ func (x *ScoreStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreStreamResponse.ProtoReflect.Descriptor instead.
 func (*ScoreStreamResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{27}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ScoreStreamResponse) GetRequestId() string {
@@ -2742,7 +2832,7 @@ type ListChecksRequest struct {
 
 func (x *ListChecksRequest) Reset() {
 	*x = ListChecksRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +2844,7 @@ func (x *ListChecksRequest) String() string {
 func (*ListChecksRequest) ProtoMessage() {}
 
 func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[28]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +2857,7 @@ func (x *ListChecksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksRequest.ProtoReflect.Descriptor instead.
 func (*ListChecksRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{28}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
 }
 
 // CheckInfo describes one check type.
@@ -2794,7 +2884,7 @@ type CheckInfo struct {
 
 func (x *CheckInfo) Reset() {
 	*x = CheckInfo{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2806,7 +2896,7 @@ func (x *CheckInfo) String() string {
 func (*CheckInfo) ProtoMessage() {}
 
 func (x *CheckInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[29]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2819,7 +2909,7 @@ func (x *CheckInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInfo.ProtoReflect.Descriptor instead.
 func (*CheckInfo) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{29}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CheckInfo) GetType() string {
@@ -2875,7 +2965,7 @@ type ListChecksResponse struct {
 
 func (x *ListChecksResponse) Reset() {
 	*x = ListChecksResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +2977,7 @@ func (x *ListChecksResponse) String() string {
 func (*ListChecksResponse) ProtoMessage() {}
 
 func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[30]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +2990,7 @@ func (x *ListChecksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChecksResponse.ProtoReflect.Descriptor instead.
 func (*ListChecksResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{30}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListChecksResponse) GetChecks() []*CheckInfo {
@@ -2932,7 +3022,7 @@ type ValidateSuiteRequest struct {
 
 func (x *ValidateSuiteRequest) Reset() {
 	*x = ValidateSuiteRequest{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2944,7 +3034,7 @@ func (x *ValidateSuiteRequest) String() string {
 func (*ValidateSuiteRequest) ProtoMessage() {}
 
 func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[31]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2957,7 +3047,7 @@ func (x *ValidateSuiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteRequest.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteRequest) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{31}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ValidateSuiteRequest) GetSuiteYaml() string {
@@ -3021,7 +3111,7 @@ type PreconditionProblem struct {
 
 func (x *PreconditionProblem) Reset() {
 	*x = PreconditionProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3033,7 +3123,7 @@ func (x *PreconditionProblem) String() string {
 func (*PreconditionProblem) ProtoMessage() {}
 
 func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[32]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3046,7 +3136,7 @@ func (x *PreconditionProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreconditionProblem.ProtoReflect.Descriptor instead.
 func (*PreconditionProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{32}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PreconditionProblem) GetField() string {
@@ -3090,7 +3180,7 @@ type FieldProblem struct {
 
 func (x *FieldProblem) Reset() {
 	*x = FieldProblem{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3102,7 +3192,7 @@ func (x *FieldProblem) String() string {
 func (*FieldProblem) ProtoMessage() {}
 
 func (x *FieldProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[33]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3115,7 +3205,7 @@ func (x *FieldProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldProblem.ProtoReflect.Descriptor instead.
 func (*FieldProblem) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{33}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FieldProblem) GetField() string {
@@ -3154,7 +3244,7 @@ type ValidateSuiteResponse struct {
 
 func (x *ValidateSuiteResponse) Reset() {
 	*x = ValidateSuiteResponse{}
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3166,7 +3256,7 @@ func (x *ValidateSuiteResponse) String() string {
 func (*ValidateSuiteResponse) ProtoMessage() {}
 
 func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorewire_v1_scoring_proto_msgTypes[34]
+	mi := &file_scorewire_v1_scoring_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3179,7 +3269,7 @@ func (x *ValidateSuiteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateSuiteResponse.ProtoReflect.Descriptor instead.
 func (*ValidateSuiteResponse) Descriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{34}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ValidateSuiteResponse) GetValid() bool {
@@ -3258,7 +3348,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"ScoreError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xe0\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x90\x03\n" +
 	"\x05Score\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -3273,12 +3363,20 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\bunpriced\x18\n" +
 	" \x01(\bR\bunpriced\x12\x18\n" +
 	"\askipped\x18\v \x01(\bR\askipped\x121\n" +
-	"\x06spread\x18\x0f \x01(\v2\x19.scorewire.v1.ScoreSpreadR\x06spread\"s\n" +
+	"\x06spread\x18\x0f \x01(\v2\x19.scorewire.v1.ScoreSpreadR\x06spread\x12.\n" +
+	"\x05judge\x18\x10 \x01(\v2\x18.scorewire.v1.ScoreJudgeR\x05judge\"t\n" +
+	"\n" +
+	"ScoreJudge\x12\x16\n" +
+	"\x06models\x18\x01 \x03(\tR\x06models\x12'\n" +
+	"\x0freported_models\x18\x02 \x03(\tR\x0ereportedModels\x12%\n" +
+	"\x0eprompt_version\x18\x03 \x01(\tR\rpromptVersion\"\x94\x01\n" +
 	"\vScoreSpread\x12\x18\n" +
 	"\asamples\x18\x01 \x01(\x05R\asamples\x12\x14\n" +
 	"\x05stdev\x18\x02 \x01(\x01R\x05stdev\x12\x1c\n" +
 	"\tagreement\x18\x03 \x01(\x01R\tagreement\x12\x16\n" +
-	"\x06values\x18\x04 \x03(\x01R\x06values\"\xe8\x01\n" +
+	"\x06values\x18\x04 \x03(\x01R\x06values\x12\x1f\n" +
+	"\vjudge_calls\x18\x05 \x01(\x05R\n" +
+	"judgeCalls\"\xe8\x01\n" +
 	"\fScoreRequest\x12,\n" +
 	"\x06sample\x18\x01 \x01(\v2\x14.scorewire.v1.SampleR\x06sample\x12,\n" +
 	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\x12/\n" +
@@ -3525,7 +3623,7 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 }
 
 var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),               // 0: scorewire.v1.ExampleKind
 	(SuiteFormat)(0),               // 1: scorewire.v1.SuiteFormat
@@ -3535,109 +3633,111 @@ var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(*CheckSpec)(nil),              // 5: scorewire.v1.CheckSpec
 	(*ScoreError)(nil),             // 6: scorewire.v1.ScoreError
 	(*Score)(nil),                  // 7: scorewire.v1.Score
-	(*ScoreSpread)(nil),            // 8: scorewire.v1.ScoreSpread
-	(*ScoreRequest)(nil),           // 9: scorewire.v1.ScoreRequest
-	(*ScoreResponse)(nil),          // 10: scorewire.v1.ScoreResponse
-	(*Case)(nil),                   // 11: scorewire.v1.Case
-	(*Gate)(nil),                   // 12: scorewire.v1.Gate
-	(*RunSuiteRequest)(nil),        // 13: scorewire.v1.RunSuiteRequest
-	(*RunPart)(nil),                // 14: scorewire.v1.RunPart
-	(*RunSuiteStreamConfig)(nil),   // 15: scorewire.v1.RunSuiteStreamConfig
-	(*CaseChunk)(nil),              // 16: scorewire.v1.CaseChunk
-	(*RunSuiteStreamRequest)(nil),  // 17: scorewire.v1.RunSuiteStreamRequest
-	(*RunSuiteStreamResponse)(nil), // 18: scorewire.v1.RunSuiteStreamResponse
-	(*Combination)(nil),            // 19: scorewire.v1.Combination
-	(*CaseResult)(nil),             // 20: scorewire.v1.CaseResult
-	(*CaseResultBatch)(nil),        // 21: scorewire.v1.CaseResultBatch
-	(*CheckSummary)(nil),           // 22: scorewire.v1.CheckSummary
-	(*RunSummary)(nil),             // 23: scorewire.v1.RunSummary
-	(*MatrixCell)(nil),             // 24: scorewire.v1.MatrixCell
-	(*RunSuiteResponse)(nil),       // 25: scorewire.v1.RunSuiteResponse
-	(*StreamConfig)(nil),           // 26: scorewire.v1.StreamConfig
-	(*StreamCase)(nil),             // 27: scorewire.v1.StreamCase
-	(*ScoreStreamRequest)(nil),     // 28: scorewire.v1.ScoreStreamRequest
-	(*ScoreStreamResponse)(nil),    // 29: scorewire.v1.ScoreStreamResponse
-	(*ListChecksRequest)(nil),      // 30: scorewire.v1.ListChecksRequest
-	(*CheckInfo)(nil),              // 31: scorewire.v1.CheckInfo
-	(*ListChecksResponse)(nil),     // 32: scorewire.v1.ListChecksResponse
-	(*ValidateSuiteRequest)(nil),   // 33: scorewire.v1.ValidateSuiteRequest
-	(*PreconditionProblem)(nil),    // 34: scorewire.v1.PreconditionProblem
-	(*FieldProblem)(nil),           // 35: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil),  // 36: scorewire.v1.ValidateSuiteResponse
-	nil,                            // 37: scorewire.v1.RunSuiteRequest.LabelsEntry
-	nil,                            // 38: scorewire.v1.StreamConfig.LabelsEntry
-	(*structpb.Value)(nil),         // 39: google.protobuf.Value
-	(*structpb.Struct)(nil),        // 40: google.protobuf.Struct
+	(*ScoreJudge)(nil),             // 8: scorewire.v1.ScoreJudge
+	(*ScoreSpread)(nil),            // 9: scorewire.v1.ScoreSpread
+	(*ScoreRequest)(nil),           // 10: scorewire.v1.ScoreRequest
+	(*ScoreResponse)(nil),          // 11: scorewire.v1.ScoreResponse
+	(*Case)(nil),                   // 12: scorewire.v1.Case
+	(*Gate)(nil),                   // 13: scorewire.v1.Gate
+	(*RunSuiteRequest)(nil),        // 14: scorewire.v1.RunSuiteRequest
+	(*RunPart)(nil),                // 15: scorewire.v1.RunPart
+	(*RunSuiteStreamConfig)(nil),   // 16: scorewire.v1.RunSuiteStreamConfig
+	(*CaseChunk)(nil),              // 17: scorewire.v1.CaseChunk
+	(*RunSuiteStreamRequest)(nil),  // 18: scorewire.v1.RunSuiteStreamRequest
+	(*RunSuiteStreamResponse)(nil), // 19: scorewire.v1.RunSuiteStreamResponse
+	(*Combination)(nil),            // 20: scorewire.v1.Combination
+	(*CaseResult)(nil),             // 21: scorewire.v1.CaseResult
+	(*CaseResultBatch)(nil),        // 22: scorewire.v1.CaseResultBatch
+	(*CheckSummary)(nil),           // 23: scorewire.v1.CheckSummary
+	(*RunSummary)(nil),             // 24: scorewire.v1.RunSummary
+	(*MatrixCell)(nil),             // 25: scorewire.v1.MatrixCell
+	(*RunSuiteResponse)(nil),       // 26: scorewire.v1.RunSuiteResponse
+	(*StreamConfig)(nil),           // 27: scorewire.v1.StreamConfig
+	(*StreamCase)(nil),             // 28: scorewire.v1.StreamCase
+	(*ScoreStreamRequest)(nil),     // 29: scorewire.v1.ScoreStreamRequest
+	(*ScoreStreamResponse)(nil),    // 30: scorewire.v1.ScoreStreamResponse
+	(*ListChecksRequest)(nil),      // 31: scorewire.v1.ListChecksRequest
+	(*CheckInfo)(nil),              // 32: scorewire.v1.CheckInfo
+	(*ListChecksResponse)(nil),     // 33: scorewire.v1.ListChecksResponse
+	(*ValidateSuiteRequest)(nil),   // 34: scorewire.v1.ValidateSuiteRequest
+	(*PreconditionProblem)(nil),    // 35: scorewire.v1.PreconditionProblem
+	(*FieldProblem)(nil),           // 36: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil),  // 37: scorewire.v1.ValidateSuiteResponse
+	nil,                            // 38: scorewire.v1.RunSuiteRequest.LabelsEntry
+	nil,                            // 39: scorewire.v1.StreamConfig.LabelsEntry
+	(*structpb.Value)(nil),         // 40: google.protobuf.Value
+	(*structpb.Struct)(nil),        // 41: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	39, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	39, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	40, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	39, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	40, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	40, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	40, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	41, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	40, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	41, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	40, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	41, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
 	5,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
 	4,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
 	6,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
-	8,  // 10: scorewire.v1.Score.spread:type_name -> scorewire.v1.ScoreSpread
-	2,  // 11: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
-	3,  // 12: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
-	5,  // 13: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
-	7,  // 14: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
-	2,  // 15: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
-	3,  // 16: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
-	5,  // 17: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	12, // 18: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
-	11, // 19: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
-	1,  // 20: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	37, // 21: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
-	14, // 22: scorewire.v1.RunSuiteRequest.part:type_name -> scorewire.v1.RunPart
-	13, // 23: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
-	11, // 24: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
-	15, // 25: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
-	16, // 26: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
-	21, // 27: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	23, // 28: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
-	7,  // 29: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	19, // 30: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
-	20, // 31: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	22, // 32: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	24, // 33: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	12, // 34: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
-	21, // 35: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	23, // 36: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 37: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 38: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	38, // 39: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
-	2,  // 40: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 41: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	26, // 42: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	27, // 43: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 44: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	40, // 45: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	31, // 46: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 47: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 48: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	35, // 49: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	34, // 50: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	9,  // 51: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	13, // 52: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	17, // 53: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
-	28, // 54: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	30, // 55: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	33, // 56: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	10, // 57: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	25, // 58: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	18, // 59: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
-	29, // 60: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	32, // 61: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	36, // 62: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	57, // [57:63] is the sub-list for method output_type
-	51, // [51:57] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	9,  // 10: scorewire.v1.Score.spread:type_name -> scorewire.v1.ScoreSpread
+	8,  // 11: scorewire.v1.Score.judge:type_name -> scorewire.v1.ScoreJudge
+	2,  // 12: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
+	3,  // 13: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
+	5,  // 14: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
+	7,  // 15: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
+	2,  // 16: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
+	3,  // 17: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
+	5,  // 18: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	13, // 19: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
+	12, // 20: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
+	1,  // 21: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	38, // 22: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
+	15, // 23: scorewire.v1.RunSuiteRequest.part:type_name -> scorewire.v1.RunPart
+	14, // 24: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
+	12, // 25: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
+	16, // 26: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
+	17, // 27: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
+	22, // 28: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	24, // 29: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
+	7,  // 30: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	20, // 31: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
+	21, // 32: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	23, // 33: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	25, // 34: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
+	13, // 35: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
+	22, // 36: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	24, // 37: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	5,  // 38: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 39: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	39, // 40: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	2,  // 41: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	3,  // 42: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	27, // 43: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	28, // 44: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	7,  // 45: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	41, // 46: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	32, // 47: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	5,  // 48: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 49: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	36, // 50: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	35, // 51: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	10, // 52: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	14, // 53: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	18, // 54: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
+	29, // 55: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	31, // 56: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	34, // 57: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	11, // 58: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	26, // 59: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	19, // 60: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
+	30, // 61: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	33, // 62: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	37, // 63: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	58, // [58:64] is the sub-list for method output_type
+	52, // [52:58] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -3645,23 +3745,23 @@ func file_scorewire_v1_scoring_proto_init() {
 	if File_scorewire_v1_scoring_proto != nil {
 		return
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[7].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[10].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[8].OneofWrappers = []any{}
 	file_scorewire_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[15].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[12].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[16].OneofWrappers = []any{
 		(*RunSuiteStreamRequest_Config)(nil),
 		(*RunSuiteStreamRequest_Cases)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[16].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[17].OneofWrappers = []any{
 		(*RunSuiteStreamResponse_Results)(nil),
 		(*RunSuiteStreamResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[23].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[24].OneofWrappers = []any{
 		(*RunSuiteResponse_Results)(nil),
 		(*RunSuiteResponse_Summary)(nil),
 	}
-	file_scorewire_v1_scoring_proto_msgTypes[24].OneofWrappers = []any{}
-	file_scorewire_v1_scoring_proto_msgTypes[26].OneofWrappers = []any{
+	file_scorewire_v1_scoring_proto_msgTypes[25].OneofWrappers = []any{}
+	file_scorewire_v1_scoring_proto_msgTypes[27].OneofWrappers = []any{
 		(*ScoreStreamRequest_Config)(nil),
 		(*ScoreStreamRequest_Case)(nil),
 	}
@@ -3671,7 +3771,7 @@ func file_scorewire_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

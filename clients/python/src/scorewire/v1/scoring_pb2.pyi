@@ -307,6 +307,7 @@ class Score(_message.Message):
     UNPRICED_FIELD_NUMBER: _builtins.int
     SKIPPED_FIELD_NUMBER: _builtins.int
     SPREAD_FIELD_NUMBER: _builtins.int
+    JUDGE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name (its spec name, its compact line, or its type)."""
     type: _builtins.str
@@ -339,6 +340,12 @@ class Score(_message.Message):
         how far the samples agreed. Unset for a single verdict and for every error.
         """
 
+    @_builtins.property
+    def judge(self) -> Global___ScoreJudge:
+        """Set when the check asked a judge: which judges, what their providers reported, and
+        the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+        """
+
     def __init__(
         self,
         *,
@@ -354,14 +361,54 @@ class Score(_message.Message):
         unpriced: _builtins.bool = ...,
         skipped: _builtins.bool = ...,
         spread: Global___ScoreSpread | None = ...,
+        judge: Global___ScoreJudge | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "spread", b"spread"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "judge", b"judge", "spread", b"spread"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "error", b"error", "latency_ms", b"latency_ms", "name", b"name", "passed", b"passed", "reason", b"reason", "skipped", b"skipped", "spread", b"spread", "type", b"type", "unpriced", b"unpriced", "value", b"value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "cost_usd", b"cost_usd", "error", b"error", "judge", b"judge", "latency_ms", b"latency_ms", "name", b"name", "passed", b"passed", "reason", b"reason", "skipped", b"skipped", "spread", b"spread", "type", b"type", "unpriced", b"unpriced", "value", b"value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Score: _TypeAlias = Score  # noqa: Y015
+
+@_typing.final
+class ScoreJudge(_message.Message):
+    """ScoreJudge records the judges behind one judge-backed score."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODELS_FIELD_NUMBER: _builtins.int
+    REPORTED_MODELS_FIELD_NUMBER: _builtins.int
+    PROMPT_VERSION_FIELD_NUMBER: _builtins.int
+    prompt_version: _builtins.str
+    """The version of scorewire's judge prompts the verdicts were asked with."""
+    @_builtins.property
+    def models(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Each judge asked, as `backend:model` (`openai:gpt-4o-mini`), distinct, in the order
+        first asked: one for a single judge, several for a panel or a cascade's stages.
+        """
+
+    @_builtins.property
+    def reported_models(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The model names the providers reported in their answers (the response's `model`
+        field, such as `gpt-4o-mini-2024-07-18`), distinct, in the order first seen; a
+        verdict served from a cache entry written before this was kept reports none.
+        """
+
+    def __init__(
+        self,
+        *,
+        models: _abc.Iterable[_builtins.str] | None = ...,
+        reported_models: _abc.Iterable[_builtins.str] | None = ...,
+        prompt_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["models", b"models", "prompt_version", b"prompt_version", "reported_models", b"reported_models"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScoreJudge: _TypeAlias = ScoreJudge  # noqa: Y015
 
 @_typing.final
 class ScoreSpread(_message.Message):
@@ -375,17 +422,26 @@ class ScoreSpread(_message.Message):
     STDEV_FIELD_NUMBER: _builtins.int
     AGREEMENT_FIELD_NUMBER: _builtins.int
     VALUES_FIELD_NUMBER: _builtins.int
+    JUDGE_CALLS_FIELD_NUMBER: _builtins.int
     samples: _builtins.int
-    """How many samples the value aggregates, 2 to 16."""
+    """How many values the score's value aggregates, one per entry of `values`: the
+    samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+    verdicts counted (each judge's own samples aggregated first). The judge calls behind
+    them are `judge_calls`.
+    """
     stdev: _builtins.float
     """The population standard deviation of the samples' values (0 to 0.5); 0 when every
     sample gave the same value.
     """
     agreement: _builtins.float
     """The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict."""
+    judge_calls: _builtins.int
+    """How many judge answers the value rests on: `samples` for one judge; for a panel, the
+    sum of its counted judges' samples (3 judges asked 4 times each: 12).
+    """
     @_builtins.property
     def values(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
-        """Each sample's value (0 to 1), in sample order."""
+        """Each sample's value (0 to 1), in sample order; for a panel, each counted judge's."""
 
     def __init__(
         self,
@@ -394,10 +450,11 @@ class ScoreSpread(_message.Message):
         stdev: _builtins.float = ...,
         agreement: _builtins.float = ...,
         values: _abc.Iterable[_builtins.float] | None = ...,
+        judge_calls: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agreement", b"agreement", "samples", b"samples", "stdev", b"stdev", "values", b"values"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agreement", b"agreement", "judge_calls", b"judge_calls", "samples", b"samples", "stdev", b"stdev", "values", b"values"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -267,7 +267,31 @@ export interface Score {
    * Set when a judge-backed check asked the judge more than once (`samples:` > 1):
    * how far the samples agreed. Unset for a single verdict and for every error.
    */
-  spread: ScoreSpread | undefined;
+  spread:
+    | ScoreSpread
+    | undefined;
+  /**
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   */
+  judge: ScoreJudge | undefined;
+}
+
+/** ScoreJudge records the judges behind one judge-backed score. */
+export interface ScoreJudge {
+  /**
+   * Each judge asked, as `backend:model` (`openai:gpt-4o-mini`), distinct, in the order
+   * first asked: one for a single judge, several for a panel or a cascade's stages.
+   */
+  models: string[];
+  /**
+   * The model names the providers reported in their answers (the response's `model`
+   * field, such as `gpt-4o-mini-2024-07-18`), distinct, in the order first seen; a
+   * verdict served from a cache entry written before this was kept reports none.
+   */
+  reportedModels: string[];
+  /** The version of scorewire's judge prompts the verdicts were asked with. */
+  promptVersion: string;
 }
 
 /**
@@ -275,7 +299,12 @@ export interface Score {
  * score's value is their aggregate (`aggregate:` mean, median or majority).
  */
 export interface ScoreSpread {
-  /** How many samples the value aggregates, 2 to 16. */
+  /**
+   * How many values the score's value aggregates, one per entry of `values`: the
+   * samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+   * verdicts counted (each judge's own samples aggregated first). The judge calls behind
+   * them are `judge_calls`.
+   */
   samples: number;
   /**
    * The population standard deviation of the samples' values (0 to 0.5); 0 when every
@@ -284,8 +313,13 @@ export interface ScoreSpread {
   stdev: number;
   /** The share of samples (0 to 1) whose own pass/fail verdict is the score's verdict. */
   agreement: number;
-  /** Each sample's value (0 to 1), in sample order. */
+  /** Each sample's value (0 to 1), in sample order; for a panel, each counted judge's. */
   values: number[];
+  /**
+   * How many judge answers the value rests on: `samples` for one judge; for a panel, the
+   * sum of its counted judges' samples (3 judges asked 4 times each: 12).
+   */
+  judgeCalls: number;
 }
 
 /** ScoreRequest asks for one output to be scored. */
@@ -1501,6 +1535,7 @@ function createBaseScore(): Score {
     unpriced: false,
     skipped: false,
     spread: undefined,
+    judge: undefined,
   };
 }
 
@@ -1541,6 +1576,9 @@ export const Score: MessageFns<Score> = {
     }
     if (message.spread !== undefined) {
       ScoreSpread.encode(message.spread, writer.uint32(122).fork()).join();
+    }
+    if (message.judge !== undefined) {
+      ScoreJudge.encode(message.judge, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -1654,6 +1692,14 @@ export const Score: MessageFns<Score> = {
             message.spread = ScoreSpread.decode(reader, reader.uint32());
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.judge = ScoreJudge.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1688,6 +1734,7 @@ export const Score: MessageFns<Score> = {
       unpriced: isSet(object.unpriced) ? globalThis.Boolean(object.unpriced) : false,
       skipped: isSet(object.skipped) ? globalThis.Boolean(object.skipped) : false,
       spread: isSet(object.spread) ? ScoreSpread.fromJSON(object.spread) : undefined,
+      judge: isSet(object.judge) ? ScoreJudge.fromJSON(object.judge) : undefined,
     };
   },
 
@@ -1729,6 +1776,9 @@ export const Score: MessageFns<Score> = {
     if (message.spread !== undefined) {
       obj.spread = ScoreSpread.toJSON(message.spread);
     }
+    if (message.judge !== undefined) {
+      obj.judge = ScoreJudge.toJSON(message.judge);
+    }
     return obj;
   },
 
@@ -1753,12 +1803,124 @@ export const Score: MessageFns<Score> = {
     message.spread = (object.spread !== undefined && object.spread !== null)
       ? ScoreSpread.fromPartial(object.spread)
       : undefined;
+    message.judge = (object.judge !== undefined && object.judge !== null)
+      ? ScoreJudge.fromPartial(object.judge)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseScoreJudge(): ScoreJudge {
+  return { models: [], reportedModels: [], promptVersion: "" };
+}
+
+export const ScoreJudge: MessageFns<ScoreJudge> = {
+  encode(message: ScoreJudge, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.models) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.reportedModels) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.promptVersion !== "") {
+      writer.uint32(26).string(message.promptVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScoreJudge {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScoreJudge();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.models.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reportedModels.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.promptVersion = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScoreJudge {
+    return {
+      models: globalThis.Array.isArray(object?.models) ? object.models.map((e: any) => globalThis.String(e)) : [],
+      reportedModels: globalThis.Array.isArray(object?.reportedModels)
+        ? object.reportedModels.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.reported_models)
+        ? object.reported_models.map((e: any) => globalThis.String(e))
+        : [],
+      promptVersion: isSet(object.promptVersion)
+        ? globalThis.String(object.promptVersion)
+        : isSet(object.prompt_version)
+        ? globalThis.String(object.prompt_version)
+        : "",
+    };
+  },
+
+  toJSON(message: ScoreJudge): unknown {
+    const obj: any = {};
+    if (message.models?.length) {
+      obj.models = message.models;
+    }
+    if (message.reportedModels?.length) {
+      obj.reportedModels = message.reportedModels;
+    }
+    if (message.promptVersion !== "") {
+      obj.promptVersion = message.promptVersion;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ScoreJudge>): ScoreJudge {
+    return ScoreJudge.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ScoreJudge>): ScoreJudge {
+    const message = createBaseScoreJudge();
+    message.models = object.models?.map((e) => e) || [];
+    message.reportedModels = object.reportedModels?.map((e) => e) || [];
+    message.promptVersion = object.promptVersion ?? "";
     return message;
   },
 };
 
 function createBaseScoreSpread(): ScoreSpread {
-  return { samples: 0, stdev: 0, agreement: 0, values: [] };
+  return { samples: 0, stdev: 0, agreement: 0, values: [], judgeCalls: 0 };
 }
 
 export const ScoreSpread: MessageFns<ScoreSpread> = {
@@ -1778,6 +1940,9 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
         writer.double(v);
       }
       writer.join();
+    }
+    if (message.judgeCalls !== 0) {
+      writer.uint32(40).int32(message.judgeCalls);
     }
     return writer;
   },
@@ -1837,6 +2002,14 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
 
             break;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.judgeCalls = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1855,6 +2028,11 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
       stdev: isSet(object.stdev) ? globalThis.Number(object.stdev) : 0,
       agreement: isSet(object.agreement) ? globalThis.Number(object.agreement) : 0,
       values: globalThis.Array.isArray(object?.values) ? object.values.map((e: any) => globalThis.Number(e)) : [],
+      judgeCalls: isSet(object.judgeCalls)
+        ? globalThis.Number(object.judgeCalls)
+        : isSet(object.judge_calls)
+        ? globalThis.Number(object.judge_calls)
+        : 0,
     };
   },
 
@@ -1872,6 +2050,9 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
     if (message.values?.length) {
       obj.values = message.values.map((e) => floatToJson(e));
     }
+    if (message.judgeCalls !== 0) {
+      obj.judgeCalls = Math.round(message.judgeCalls);
+    }
     return obj;
   },
 
@@ -1884,6 +2065,7 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
     message.stdev = object.stdev ?? 0;
     message.agreement = object.agreement ?? 0;
     message.values = object.values?.map((e) => e) || [];
+    message.judgeCalls = object.judgeCalls ?? 0;
     return message;
   },
 };

@@ -382,6 +382,47 @@ private static final long serialVersionUID = 0L;
     return spread_ == null ? dev.scorewire.v1.ScoreSpread.getDefaultInstance() : spread_;
   }
 
+  public static final int JUDGE_FIELD_NUMBER = 16;
+  private dev.scorewire.v1.ScoreJudge judge_;
+  /**
+   * <pre>
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+   * @return Whether the judge field is set.
+   */
+  @java.lang.Override
+  public boolean hasJudge() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+   * @return The judge.
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.ScoreJudge getJudge() {
+    return judge_ == null ? dev.scorewire.v1.ScoreJudge.getDefaultInstance() : judge_;
+  }
+  /**
+   * <pre>
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+   */
+  @java.lang.Override
+  public dev.scorewire.v1.ScoreJudgeOrBuilder getJudgeOrBuilder() {
+    return judge_ == null ? dev.scorewire.v1.ScoreJudge.getDefaultInstance() : judge_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -432,6 +473,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(15, getSpread());
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(16, getJudge());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -480,6 +524,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(15, getSpread());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(16, getJudge());
     }
     return size;
   }
@@ -538,6 +586,11 @@ private static final long serialVersionUID = 0L;
       if (!getSpread()
           .equals(other.getSpread())) return false;
     }
+    if (hasJudge() != other.hasJudge()) return false;
+    if (hasJudge()) {
+      if (!getJudge()
+          .equals(other.getJudge())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -583,6 +636,10 @@ private static final long serialVersionUID = 0L;
     if (hasSpread()) {
       hash = (37 * hash) + SPREAD_FIELD_NUMBER;
       hash = (53 * hash) + getSpread().hashCode();
+    }
+    if (hasJudge()) {
+      hash = (37 * hash) + JUDGE_FIELD_NUMBER;
+      hash = (53 * hash) + getJudge().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -720,6 +777,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetErrorFieldBuilder();
         internalGetSpreadFieldBuilder();
+        internalGetJudgeFieldBuilder();
       }
     }
     @java.lang.Override
@@ -745,6 +803,11 @@ private static final long serialVersionUID = 0L;
       if (spreadBuilder_ != null) {
         spreadBuilder_.dispose();
         spreadBuilder_ = null;
+      }
+      judge_ = null;
+      if (judgeBuilder_ != null) {
+        judgeBuilder_.dispose();
+        judgeBuilder_ = null;
       }
       return this;
     }
@@ -822,6 +885,12 @@ private static final long serialVersionUID = 0L;
             : spreadBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.judge_ = judgeBuilder_ == null
+            ? judge_
+            : judgeBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -878,6 +947,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasSpread()) {
         mergeSpread(other.getSpread());
+      }
+      if (other.hasJudge()) {
+        mergeJudge(other.getJudge());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -969,6 +1041,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000800;
               break;
             } // case 122
+            case 130: {
+              input.readMessage(
+                  internalGetJudgeFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 130
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1894,6 +1973,172 @@ private static final long serialVersionUID = 0L;
         spread_ = null;
       }
       return spreadBuilder_;
+    }
+
+    private dev.scorewire.v1.ScoreJudge judge_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.ScoreJudge, dev.scorewire.v1.ScoreJudge.Builder, dev.scorewire.v1.ScoreJudgeOrBuilder> judgeBuilder_;
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     * @return Whether the judge field is set.
+     */
+    public boolean hasJudge() {
+      return ((bitField0_ & 0x00001000) != 0);
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     * @return The judge.
+     */
+    public dev.scorewire.v1.ScoreJudge getJudge() {
+      if (judgeBuilder_ == null) {
+        return judge_ == null ? dev.scorewire.v1.ScoreJudge.getDefaultInstance() : judge_;
+      } else {
+        return judgeBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     */
+    public Builder setJudge(dev.scorewire.v1.ScoreJudge value) {
+      if (judgeBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        judge_ = value;
+      } else {
+        judgeBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     */
+    public Builder setJudge(
+        dev.scorewire.v1.ScoreJudge.Builder builderForValue) {
+      if (judgeBuilder_ == null) {
+        judge_ = builderForValue.build();
+      } else {
+        judgeBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     */
+    public Builder mergeJudge(dev.scorewire.v1.ScoreJudge value) {
+      if (judgeBuilder_ == null) {
+        if (((bitField0_ & 0x00001000) != 0) &&
+          judge_ != null &&
+          judge_ != dev.scorewire.v1.ScoreJudge.getDefaultInstance()) {
+          getJudgeBuilder().mergeFrom(value);
+        } else {
+          judge_ = value;
+        }
+      } else {
+        judgeBuilder_.mergeFrom(value);
+      }
+      if (judge_ != null) {
+        bitField0_ |= 0x00001000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     */
+    public Builder clearJudge() {
+      bitField0_ = (bitField0_ & ~0x00001000);
+      judge_ = null;
+      if (judgeBuilder_ != null) {
+        judgeBuilder_.dispose();
+        judgeBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     */
+    public dev.scorewire.v1.ScoreJudge.Builder getJudgeBuilder() {
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return internalGetJudgeFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     */
+    public dev.scorewire.v1.ScoreJudgeOrBuilder getJudgeOrBuilder() {
+      if (judgeBuilder_ != null) {
+        return judgeBuilder_.getMessageOrBuilder();
+      } else {
+        return judge_ == null ?
+            dev.scorewire.v1.ScoreJudge.getDefaultInstance() : judge_;
+      }
+    }
+    /**
+     * <pre>
+     * Set when the check asked a judge: which judges, what their providers reported, and
+     * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+     * </pre>
+     *
+     * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.scorewire.v1.ScoreJudge, dev.scorewire.v1.ScoreJudge.Builder, dev.scorewire.v1.ScoreJudgeOrBuilder> 
+        internalGetJudgeFieldBuilder() {
+      if (judgeBuilder_ == null) {
+        judgeBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.scorewire.v1.ScoreJudge, dev.scorewire.v1.ScoreJudge.Builder, dev.scorewire.v1.ScoreJudgeOrBuilder>(
+                getJudge(),
+                getParentForChildren(),
+                isClean());
+        judge_ = null;
+      }
+      return judgeBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.Score)

@@ -197,4 +197,34 @@ public interface ScoreOrBuilder extends
    * <code>.scorewire.v1.ScoreSpread spread = 15;</code>
    */
   dev.scorewire.v1.ScoreSpreadOrBuilder getSpreadOrBuilder();
+
+  /**
+   * <pre>
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+   * @return Whether the judge field is set.
+   */
+  boolean hasJudge();
+  /**
+   * <pre>
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+   * @return The judge.
+   */
+  dev.scorewire.v1.ScoreJudge getJudge();
+  /**
+   * <pre>
+   * Set when the check asked a judge: which judges, what their providers reported, and
+   * the prompt version, so a recorded run keeps what judged it (drift is compared on it).
+   * </pre>
+   *
+   * <code>.scorewire.v1.ScoreJudge judge = 16;</code>
+   */
+  dev.scorewire.v1.ScoreJudgeOrBuilder getJudgeOrBuilder();
 }

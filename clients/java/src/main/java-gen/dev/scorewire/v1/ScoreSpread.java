@@ -58,7 +58,10 @@ private static final long serialVersionUID = 0L;
   private int samples_ = 0;
   /**
    * <pre>
-   * How many samples the value aggregates, 2 to 16.
+   * How many values the score's value aggregates, one per entry of `values`: the
+   * samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+   * verdicts counted (each judge's own samples aggregated first). The judge calls behind
+   * them are `judge_calls`.
    * </pre>
    *
    * <code>int32 samples = 1;</code>
@@ -106,7 +109,7 @@ private static final long serialVersionUID = 0L;
       emptyDoubleList();
   /**
    * <pre>
-   * Each sample's value (0 to 1), in sample order.
+   * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
    * </pre>
    *
    * <code>repeated double values = 4;</code>
@@ -119,7 +122,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Each sample's value (0 to 1), in sample order.
+   * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
    * </pre>
    *
    * <code>repeated double values = 4;</code>
@@ -130,7 +133,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Each sample's value (0 to 1), in sample order.
+   * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
    * </pre>
    *
    * <code>repeated double values = 4;</code>
@@ -141,6 +144,22 @@ private static final long serialVersionUID = 0L;
     return values_.getDouble(index);
   }
   private int valuesMemoizedSerializedSize = -1;
+
+  public static final int JUDGE_CALLS_FIELD_NUMBER = 5;
+  private int judgeCalls_ = 0;
+  /**
+   * <pre>
+   * How many judge answers the value rests on: `samples` for one judge; for a panel, the
+   * sum of its counted judges' samples (3 judges asked 4 times each: 12).
+   * </pre>
+   *
+   * <code>int32 judge_calls = 5;</code>
+   * @return The judgeCalls.
+   */
+  @java.lang.Override
+  public int getJudgeCalls() {
+    return judgeCalls_;
+  }
 
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
@@ -173,6 +192,9 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < values_.size(); i++) {
       output.writeDoubleNoTag(values_.getDouble(i));
     }
+    if (judgeCalls_ != 0) {
+      output.writeInt32(5, judgeCalls_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -199,6 +221,10 @@ private static final long serialVersionUID = 0L;
             .computeInt32SizeNoTag(dataSize);
       }
       valuesMemoizedSerializedSize = dataSize;
+    }
+    if (judgeCalls_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(5, judgeCalls_);
     }
     return size;
   }
@@ -234,6 +260,8 @@ private static final long serialVersionUID = 0L;
             other.getAgreement())) return false;
     if (!getValuesList()
         .equals(other.getValuesList())) return false;
+    if (getJudgeCalls()
+        != other.getJudgeCalls()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -257,6 +285,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + VALUES_FIELD_NUMBER;
       hash = (53 * hash) + getValuesList().hashCode();
     }
+    hash = (37 * hash) + JUDGE_CALLS_FIELD_NUMBER;
+    hash = (53 * hash) + getJudgeCalls();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -397,6 +427,7 @@ private static final long serialVersionUID = 0L;
       stdev_ = 0D;
       agreement_ = 0D;
       values_ = emptyDoubleList();
+      judgeCalls_ = 0;
       return this;
     }
 
@@ -443,6 +474,9 @@ private static final long serialVersionUID = 0L;
         values_.makeImmutable();
         result.values_ = values_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.judgeCalls_ = judgeCalls_;
+      }
     }
 
     @java.lang.Override
@@ -476,6 +510,9 @@ private static final long serialVersionUID = 0L;
           values_.addAll(other.values_);
         }
         onChanged();
+      }
+      if (other.getJudgeCalls() != 0) {
+        setJudgeCalls(other.getJudgeCalls());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -535,6 +572,11 @@ private static final long serialVersionUID = 0L;
               input.popLimit(limit);
               break;
             } // case 34
+            case 40: {
+              judgeCalls_ = input.readInt32();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -555,7 +597,10 @@ private static final long serialVersionUID = 0L;
     private int samples_ ;
     /**
      * <pre>
-     * How many samples the value aggregates, 2 to 16.
+     * How many values the score's value aggregates, one per entry of `values`: the
+     * samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+     * verdicts counted (each judge's own samples aggregated first). The judge calls behind
+     * them are `judge_calls`.
      * </pre>
      *
      * <code>int32 samples = 1;</code>
@@ -567,7 +612,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * How many samples the value aggregates, 2 to 16.
+     * How many values the score's value aggregates, one per entry of `values`: the
+     * samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+     * verdicts counted (each judge's own samples aggregated first). The judge calls behind
+     * them are `judge_calls`.
      * </pre>
      *
      * <code>int32 samples = 1;</code>
@@ -583,7 +631,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * How many samples the value aggregates, 2 to 16.
+     * How many values the score's value aggregates, one per entry of `values`: the
+     * samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+     * verdicts counted (each judge's own samples aggregated first). The judge calls behind
+     * them are `judge_calls`.
      * </pre>
      *
      * <code>int32 samples = 1;</code>
@@ -702,7 +753,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Each sample's value (0 to 1), in sample order.
+     * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
      * </pre>
      *
      * <code>repeated double values = 4;</code>
@@ -715,7 +766,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Each sample's value (0 to 1), in sample order.
+     * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
      * </pre>
      *
      * <code>repeated double values = 4;</code>
@@ -726,7 +777,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Each sample's value (0 to 1), in sample order.
+     * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
      * </pre>
      *
      * <code>repeated double values = 4;</code>
@@ -738,7 +789,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Each sample's value (0 to 1), in sample order.
+     * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
      * </pre>
      *
      * <code>repeated double values = 4;</code>
@@ -757,7 +808,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Each sample's value (0 to 1), in sample order.
+     * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
      * </pre>
      *
      * <code>repeated double values = 4;</code>
@@ -774,7 +825,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Each sample's value (0 to 1), in sample order.
+     * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
      * </pre>
      *
      * <code>repeated double values = 4;</code>
@@ -792,7 +843,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Each sample's value (0 to 1), in sample order.
+     * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
      * </pre>
      *
      * <code>repeated double values = 4;</code>
@@ -801,6 +852,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearValues() {
       values_ = emptyDoubleList();
       bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+
+    private int judgeCalls_ ;
+    /**
+     * <pre>
+     * How many judge answers the value rests on: `samples` for one judge; for a panel, the
+     * sum of its counted judges' samples (3 judges asked 4 times each: 12).
+     * </pre>
+     *
+     * <code>int32 judge_calls = 5;</code>
+     * @return The judgeCalls.
+     */
+    @java.lang.Override
+    public int getJudgeCalls() {
+      return judgeCalls_;
+    }
+    /**
+     * <pre>
+     * How many judge answers the value rests on: `samples` for one judge; for a panel, the
+     * sum of its counted judges' samples (3 judges asked 4 times each: 12).
+     * </pre>
+     *
+     * <code>int32 judge_calls = 5;</code>
+     * @param value The judgeCalls to set.
+     * @return This builder for chaining.
+     */
+    public Builder setJudgeCalls(int value) {
+
+      judgeCalls_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How many judge answers the value rests on: `samples` for one judge; for a panel, the
+     * sum of its counted judges' samples (3 judges asked 4 times each: 12).
+     * </pre>
+     *
+     * <code>int32 judge_calls = 5;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearJudgeCalls() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      judgeCalls_ = 0;
       onChanged();
       return this;
     }

@@ -12,7 +12,10 @@ public interface ScoreSpreadOrBuilder extends
 
   /**
    * <pre>
-   * How many samples the value aggregates, 2 to 16.
+   * How many values the score's value aggregates, one per entry of `values`: the
+   * samples of one judge (2 to 16), or, for a panel (`judges:`), its judges whose
+   * verdicts counted (each judge's own samples aggregated first). The judge calls behind
+   * them are `judge_calls`.
    * </pre>
    *
    * <code>int32 samples = 1;</code>
@@ -43,7 +46,7 @@ public interface ScoreSpreadOrBuilder extends
 
   /**
    * <pre>
-   * Each sample's value (0 to 1), in sample order.
+   * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
    * </pre>
    *
    * <code>repeated double values = 4;</code>
@@ -52,7 +55,7 @@ public interface ScoreSpreadOrBuilder extends
   java.util.List<java.lang.Double> getValuesList();
   /**
    * <pre>
-   * Each sample's value (0 to 1), in sample order.
+   * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
    * </pre>
    *
    * <code>repeated double values = 4;</code>
@@ -61,7 +64,7 @@ public interface ScoreSpreadOrBuilder extends
   int getValuesCount();
   /**
    * <pre>
-   * Each sample's value (0 to 1), in sample order.
+   * Each sample's value (0 to 1), in sample order; for a panel, each counted judge's.
    * </pre>
    *
    * <code>repeated double values = 4;</code>
@@ -69,4 +72,15 @@ public interface ScoreSpreadOrBuilder extends
    * @return The values at the given index.
    */
   double getValues(int index);
+
+  /**
+   * <pre>
+   * How many judge answers the value rests on: `samples` for one judge; for a panel, the
+   * sum of its counted judges' samples (3 judges asked 4 times each: 12).
+   * </pre>
+   *
+   * <code>int32 judge_calls = 5;</code>
+   * @return The judgeCalls.
+   */
+  int getJudgeCalls();
 }
