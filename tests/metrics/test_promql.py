@@ -20,8 +20,8 @@ import yaml
 from prometheus_client import generate_latest
 from scorewire.observe.queue import SqliteQueue
 from scorewire.observe.rules import parse_rules, trace_fraction
-from scorewire.v1 import observe_pb2 as opb
 from scorewire.runs import CheckDrift
+from scorewire.v1 import observe_pb2 as opb
 from scorewire.v1 import scoring_pb2 as pb
 
 from tests.fakes.base import Reply

@@ -38,7 +38,6 @@ from scorewire.observe.consumer import ObserveConsumer, Observing
 from scorewire.observe.opening import open_queue, rules_from_settings
 from scorewire.observe.queue import QueueUnavailable
 from scorewire.observe.ruleset import RuleSet
-from scorewire.runs import RunRecorder, RunStore, RunsUnavailable, open_run_store
 from scorewire.runs import DriftWatch, RunRecorder, RunStore, RunsUnavailable, open_run_store
 from scorewire.scoring.recorded import CODEC
 from scorewire.server.chosen import chosen

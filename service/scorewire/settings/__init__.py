@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from scorewire.core.judge_watch import JudgeWatchSettings
 from scorewire.settings.jobs import JobSettings
 from scorewire.settings.observe import ObserveSettings
-from scorewire.core.judge_watch import JudgeWatchSettings
 
 
 class TransportSettings(BaseModel):

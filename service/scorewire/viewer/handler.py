@@ -50,6 +50,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from scorewire.labels.label_model import Label
 from scorewire.viewer.agreement_view import case_reviews, review_queue, run_agreement
 from scorewire.viewer.export import download
 from scorewire.viewer.render import (
@@ -158,17 +159,6 @@ class _Caller:
 
     who: Any
     csrf: str | None = None
-
-
-def _run_filter(detail: RunDetail, query: dict[str, list[str]]) -> tuple[str | None, str, str]:
-    """The run page's filter from the query: (check, outcome, text searched)."""
-    check = _one(query, "check") or None
-    outcome = _one(query, "outcome") or "failing"
-    if outcome not in OUTCOME_FILTERS:
-        raise _BadRequest(f"outcome must be one of {', '.join(OUTCOME_FILTERS)}")
-    if check is not None and check not in {c.name for c in detail.checks}:
-        raise _BadRequest(f"check: this run has no check named {check!r}")
-    return check, outcome, (_one(query, "q") or "").strip()
 
 
 def _one_local_user(viewer: ViewerServer) -> bool:
