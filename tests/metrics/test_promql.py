@@ -371,7 +371,7 @@ def test_promtool_check_rules_passes_on_the_alerts() -> None:
     # The rule file is valid.
     result = promtool("check", "rules", str(ALERTS))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "8 rules found" in result.stdout
+    assert "10 rules found" in result.stdout
 
 
 def test_promtool_alert_unit_tests_pass() -> None:

@@ -161,6 +161,32 @@ class _Caller:
     csrf: str | None = None
 
 
+def _run_page(
+    viewer: ViewerServer,
+    detail: RunDetail,
+    every: list[CaseResult],
+    query: dict[str, list[str]],
+    caller: _Caller,
+    review_csrf: str | None,
+) -> dict[str, Any]:
+    """The run page's arguments but the run: the cases the query chooses (a page's worth),
+    the reviews on them, and the matrix and checks table of every case."""
+    check, outcome, text = _run_filter(detail, query)
+    chosen = [c for c in every if matches(c, check, outcome, text)]
+    limit, reviews = viewer.max_cases, viewer.reviews
+    return {
+        "cases": chosen[:limit],
+        "check": check,
+        "outcome": outcome,
+        "query": text,
+        "review_csrf": review_csrf if reviews is not None else None,
+        "reviewed": _reviewed(reviews, detail, chosen[:limit], caller),
+        "truncated_from": len(chosen) if len(chosen) > limit else None,
+        "matrix": prompt_matrix(every),
+        "assertions": assertion_stats(detail.checks, every),
+    }
+
+
 def _one_local_user(viewer: ViewerServer) -> bool:
     """Auth off on a viewer that answers only at its loopback address (`scorewire view`):
     whoever opens the page is the machine's own user, who may review without signing in
@@ -438,30 +464,12 @@ class ViewerHandler(BaseHTTPRequestHandler):
         self, source: RunSource, run_id: str, query: dict[str, list[str]], caller: _Caller
     ) -> None:
         detail = source.get_run(run_id)
-        check, outcome, text = _run_filter(detail, query)
-        every = source.results(run_id)
-        chosen = [c for c in every if matches(c, check, outcome, text)]
-        limit = self.server_viewer.max_cases
-        reviews, review_csrf = self.server_viewer.reviews, caller.csrf
+        review_csrf, viewer = caller.csrf, self.server_viewer
         headers: dict[str, str] = {}
-        if reviews is not None and review_csrf is None and _one_local_user(self.server_viewer):
+        if viewer.reviews is not None and review_csrf is None and _one_local_user(viewer):
             review_csrf, headers = self._pre_session_token()  # double-submit, as sign-in
-        self._page(
-            HTTPStatus.OK,
-            render_run,
-            detail,
-            chosen[:limit],
-            check=check,
-            outcome=outcome,
-            query=text,
-            review_csrf=review_csrf if reviews is not None else None,
-            reviewed=_reviewed(reviews, detail, chosen[:limit], caller),
-            truncated_from=len(chosen) if len(chosen) > limit else None,
-            matrix=prompt_matrix(every),
-            assertions=assertion_stats(detail.checks, every),
-            csrf=caller.csrf,
-            headers=headers,
-        )
+        args = _run_page(viewer, detail, source.results(run_id), query, caller, review_csrf)
+        self._page(HTTPStatus.OK, render_run, detail, csrf=caller.csrf, headers=headers, **args)
 
     def _labelled(self, source: RunSource, run_id: str, page: str, caller: _Caller) -> None:
         """A run's agreement page or its reviewer queue: both read its outputs' labels."""
