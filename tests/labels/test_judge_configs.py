@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,13 +74,22 @@ class Server:
 
 @pytest.fixture
 async def server(fake: FakeOpenAI, tmp_path: Any) -> AsyncIterator[Server]:
+    async with serving(fake, tmp_path) as srv:
+        yield srv
+
+
+@asynccontextmanager
+async def serving(
+    fake: FakeOpenAI, tmp_path: Any, judge_model: str = "openai:gpt-4o-mini"
+) -> AsyncIterator[Server]:
+    """A server whose label and run stores are files in `tmp_path`."""
     settings = Settings(
         host="127.0.0.1",
         port=0,
         metrics_port=0,
         openai_base_url=fake.url,
         openai_api_key=KEY,
-        judge_model="openai:gpt-4o-mini",
+        judge_model=judge_model,
         judge_prices={"m-lenient": (1.0, 1.0), "m-strict": (10.0, 10.0), "m-third": (1.0, 1.0)},
     )
     judge = JudgeService.from_settings(settings)
@@ -207,6 +217,22 @@ async def test_a_recorded_run_names_its_panel_not_the_default_judge(server: Serv
     doc = json.loads(done.stdout)
     assert [c["judge"] for c in doc["checks"]] == [LENIENT, PANEL, CASCADE]
     assert doc["checks"][1]["f1"] == 1.0 and doc["checks"][1]["base_rate"] == 0.5
+
+
+async def test_a_recorded_run_names_the_judge_that_judged_it_not_todays_default(
+    fake: FakeOpenAI, tmp_path: Any
+) -> None:
+    # a check naming no model was judged by the default of its day (gpt-4o-mini, as its
+    # scores record); a server whose default is now m-strict still names gpt-4o-mini
+    req = pb.RunSuiteRequest(
+        cases=cases(), checks=[spec("defaulted")], record=True, run_name="defaults"
+    )
+    async with serving(fake, tmp_path) as first:
+        events = [ev async for ev in first.scoring.RunSuite(req)]
+    run_id = events[-1].summary.run_id
+    async with serving(fake, tmp_path, judge_model=STRICT) as later:
+        resp = await later.labels.Agreement(lpb.AgreementRequest(run_id=run_id))
+    assert [(c.name, c.judge_model) for c in resp.checks] == [("defaulted", "openai:gpt-4o-mini")]
 
 
 async def test_calibrate_proposes_the_pass_level_of_a_level_judge(server: Server) -> None:

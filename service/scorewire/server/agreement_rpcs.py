@@ -386,6 +386,7 @@ async def recorded_pairs(
     pacer = Pacer()
     slots: dict[str, int] = {}
     types: dict[str, str] = {}
+    judged_by: dict[str, str] = {}  # check -> the one judge its recorded scores name
     pairings: list[Pairing] = []
     page: list[_Output] = []
     read = 0
@@ -409,6 +410,8 @@ async def recorded_pairs(
                         slots[m.name] = len(pairings)
                         types[m.name] = m.type
                         pairings.append(Pairing())
+                    if m.name not in judged_by and len(m.judge.models) == 1:
+                        judged_by[m.name] = m.judge.models[0]  # who judged, as recorded
                     scores.append((slots[m.name], _score_from_pb(m)))
                 if scores:
                     text = labelled_text(case.output.text, json_value(case.output, "value"))
@@ -432,11 +435,23 @@ async def recorded_pairs(
     out = []
     for name in sorted(slots, key=lambda n: (order.get(n, len(order)), n)):
         config = judge_config(
-            types[name], params.get(name) or params.get(types[name]), describe_judge
+            types[name],
+            params.get(name) or params.get(types[name]),
+            _recorded_or(judged_by.get(name), describe_judge),
         )
         paired = pairings[slots[name]].paired()
         out.append(Judged(name, types[name], config.judge_model, paired, config.scale))
     return out
+
+
+def _recorded_or(recorded: str | None, describe: Any) -> Any:
+    """`describe`, except that a check naming no model is described as the judge its
+    recorded scores name (the default then, not the server's default now)."""
+
+    def described(model: Any) -> str:
+        return recorded if model is None and recorded else str(describe(model))
+
+    return described
 
 
 def _recorded_cases(chunk: Chunk) -> list[tuple[scoring_pb2.Case, scoring_pb2.CaseResult]]:
