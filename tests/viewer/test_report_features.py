@@ -36,7 +36,9 @@ def crafted(known_runs: KnownRuns, tmp_path_factory: pytest.TempPathFactory) -> 
     case["scores"].append(
         {**case["scores"][0], "name": "rubric", "type": "judge", "value": 1.0,
          "reason": REASONING, "cost_usd": 0.002, "latency_ms": 812.0,
-         "spread": {"samples": 3, "stdev": 0.47, "agreement": 0.667, "values": [1, 1, 0]}}
+         "spread": {"samples": 3, "stdev": 0.47, "agreement": 0.667, "values": [1, 1, 0]},
+         "judge": {"models": ["openai:gpt-4o-mini"], "reported_models": ["gpt-4o-mini-2024-07-18"],
+                   "prompt_version": "2"}}
     )  # fmt: skip
     base = json.loads(known_runs.base.read_text())
     old = next(r for r in base["results"] if r["sample_id"] == "t1/p0/echo:a")
@@ -152,6 +154,9 @@ def test_a_passing_judges_reasoning_and_spread_are_one_click_away(page: Any, cra
     judged.locator("summary").click()
     assert judged.locator(".reason").inner_text() == REASONING  # as text, not markup
     assert judged.locator(".spread").inner_text() == "3 samples, 67% agree (1, 1, 0)"
+    assert judged.locator(".judged-by").inner_text() == (
+        "judged by openai:gpt-4o-mini (answered as gpt-4o-mini-2024-07-18) · prompt 2"
+    )
     # a passing deterministic check stays a name in the passed list
     assert "contains" in row.locator("li.passed-list").inner_text()
     assert row.locator("li[data-score=contains]").count() == 0

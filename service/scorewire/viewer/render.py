@@ -41,6 +41,7 @@ from scorewire.viewer.view_model import (
     Comparison,
     RunDetail,
     RunInfo,
+    ScoreResult,
     Spread,
 )
 
@@ -142,10 +143,22 @@ def _case_json(case: CaseResult) -> dict[str, Any]:
                 s.error,
                 None if s.spread is None else _spread_text(s.spread),
                 s.spread is not None or s.type in judge_types(),
+                _judged_by(s),
             ]
             for s in case.scores
         ],
     }
+
+
+def _judged_by(s: ScoreResult) -> str | None:
+    """Who judged a score, as recorded: the judges asked, the models their providers
+    reported answering, and the judge prompts' version; None for a score no judge gave."""
+    if not s.judges:
+        return None
+    text = "judged by " + ", ".join(s.judges)
+    if s.reported_models:
+        text += " (answered as " + ", ".join(s.reported_models) + ")"
+    return text + (f" · prompt {s.prompt_version}" if s.prompt_version else "")
 
 
 @functools.cache

@@ -89,7 +89,13 @@ def _score(raw: dict[str, Any]) -> ScoreResult:
         spread=_spread(raw.get("spread")),
         judges=_strings(raw.get("judge"), "models"),
         reported_models=_strings(raw.get("judge"), "reported_models"),
+        prompt_version=_prompt_version(raw.get("judge")),
     )
+
+
+def _prompt_version(judge: Any) -> str:
+    version = judge.get("prompt_version") if isinstance(judge, dict) else None
+    return version if isinstance(version, str) else ""
 
 
 def _number(raw: Any) -> float | None:

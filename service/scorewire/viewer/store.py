@@ -139,6 +139,7 @@ def view_score(s: ScoreRecord) -> ScoreResult:
         latency_ms=s.latency_ms,
         judges=s.judges,
         reported_models=s.reported_models,
+        prompt_version=s.prompt_version,
     )
 
 

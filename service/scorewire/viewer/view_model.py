@@ -169,6 +169,8 @@ class ScoreResult:
     """The judges the check asked (`backend:model`); empty for a check that asked none."""
     reported_models: tuple[str, ...] = ()
     """The models the judges' providers reported answering."""
+    prompt_version: str = ""
+    """The version of the judge prompts the verdict was asked with."""
 
     @property
     def outcome(self) -> Outcome:

@@ -92,6 +92,7 @@
         sum.appendChild(el("span", "sub", " " + type + (val === null ? "" : " \u00b7 " + val.toFixed(3))));
         det.appendChild(sum);
         if (s[6]) det.appendChild(el("div", "sub spread", s[6]));
+        if (s[8]) det.appendChild(el("div", "sub judged-by", s[8]));
         det.appendChild(reason(null, s[4]));
         fold.appendChild(det);
         ul.appendChild(fold);
@@ -106,6 +107,7 @@
       head.appendChild(el("span", "sub", " " + type + (val === null ? "" : " \u00b7 " + val.toFixed(3))));
       li.appendChild(head);
       if (s[6]) li.appendChild(el("div", "sub spread", s[6]));
+      if (s[8]) li.appendChild(el("div", "sub judged-by", s[8]));
       li.appendChild(reason(s[5], s[4]));
       ul.appendChild(li);
     });
