@@ -24,7 +24,7 @@ from scorewire.engine.summary import SummaryBuilder
 from scorewire.runs import RunRecorder
 from scorewire.scoring import wire
 from scorewire.scoring.chunks import ChunkRun, ScoredBatch, chunk_jobs, job_maker, streamed_jobs
-from scorewire.scoring.executor import Executor
+from scorewire.scoring.executor import DeadlineExpired, Executor
 from scorewire.scoring.inprocess import LocalRun
 from scorewire.scoring.limits import output_problem, short_output
 from scorewire.scoring.plan_source import PlanSource
@@ -245,6 +245,12 @@ class SuiteRuns:
             async for message in self._send(info, batches.batches(ctx), builder, baseline,
                                             recording):  # fmt: skip
                 yield message
+            remaining = ctx.remaining()
+            if remaining is not None and remaining <= 0:
+                # The caller's deadline passed while the last checks ran (they answered
+                # DEADLINE_EXCEEDED): the call ends so, as Score does, not with a summary
+                # that races the caller's own timer.
+                raise DeadlineExpired()
             summary = builder.finish(info.gate)
             if baseline is not None:
                 baseline.judge(summary)
