@@ -80,17 +80,8 @@ class Reviews:
         """The counting labels (the latest per labeller) of each (sample id, output hash)
         of `tenant`'s outputs that has any; SourceUnavailable when the store does not
         answer in time."""
-        future = asyncio.run_coroutine_threadsafe(self._labels_of(tenant, keys), self.loop)
-        try:
-            return future.result(self.timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise SourceUnavailable(
-                "the label store did not answer within SCOREWIRE_VIEWER_REQUEST_TIMEOUT_S "
-                f"({self.timeout_s:g} s)"
-            ) from None
-        except LabelsUnavailable as err:
-            raise SourceUnavailable(f"{err}; try again later") from None
+        found: dict[tuple[str, str], list[Label]] = self._wait(self._labels_of(tenant, keys))
+        return found
 
     async def _labels_of(
         self, tenant: str, keys: Sequence[tuple[str, str]]
@@ -107,17 +98,18 @@ class Reviews:
         """Store the label durably; SourceUnavailable when the store does not answer in
         time (the write may then still land: a reviewer who sends it again adds the
         same verdict, and the latest label per labeller is the one that counts)."""
-        self._wait(self.labels.put([label]))
+        self._wait(self.labels.put([label]), writes=True)
 
-    def _wait(self, call: Any) -> Any:
+    def _wait(self, call: Any, *, writes: bool = False) -> Any:
         future = asyncio.run_coroutine_threadsafe(call, self.loop)
         try:
             return future.result(self.timeout_s)
         except concurrent.futures.TimeoutError:
             future.cancel()
+            lost = ": a review sent may not have been stored" if writes else ""
             raise SourceUnavailable(
                 "the label store did not answer within SCOREWIRE_VIEWER_REQUEST_TIMEOUT_S "
-                f"({self.timeout_s:g} s): a review sent may not have been stored"
+                f"({self.timeout_s:g} s){lost}"
             ) from None
         except LabelsUnavailable as err:
             raise SourceUnavailable(f"{err}; try again later") from None
