@@ -315,7 +315,7 @@ async def _run_checkllm(
     loaded: Any, path: Path, judge: Any, settings: Settings | None
 ) -> tuple[list[CaseResult], Summary]:
     """Produce and score every combination of a checkllm suite, as the CLI does in process."""
-    from scorewire.generation.jobs import Generator, GroupedSummaryBuilder, run_groups
+    from scorewire.generation.generator import Generator, GroupedSummaryBuilder, run_groups
     from scorewire.generation.providers import ProviderCredentials, build_provider
     from scorewire.judge import Budget
     from scorewire.judge.pricing import PriceTable

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from scorewire.core.model import ErrorCode
-from scorewire.generation.jobs import Generator, ProviderCall
+from scorewire.generation.generator import Generator, ProviderCall
 from scorewire.generation.providers import (
     BUDGETED_MAX_TOKENS,
     GENERATION_ERROR,

@@ -14,7 +14,7 @@ import pytest
 from scorewire.core.context import CheckContext
 from scorewire.core.errors import SpecError
 from scorewire.generation import templates
-from scorewire.generation.jobs import Generator, Group, JobResult, run_groups
+from scorewire.generation.generator import Generator, Group, JobResult, run_groups
 from scorewire.generation.providers import GENERATION_ERROR, EchoProvider
 from scorewire.generation.targets import HttpTarget, PromptTarget, RecordedTarget, response_value
 from scorewire.suites.evalstone import load_suite_file, load_suite_text, suite_jobs

@@ -153,7 +153,7 @@ async def test_a_tenant_neither_sees_nor_cancels_another_tenants_job(tmp_path: P
 
 async def test_a_job_claimed_too_often_fails_instead_of_holding_a_runner(tmp_path: Path) -> None:
     # claimed MAX_CLAIMS times already (every runner died on it): the next claim fails it
-    from scorewire.jobs.runner import MAX_CLAIMS
+    from scorewire.jobs.job_runner import MAX_CLAIMS
     from scorewire.jobs.sqlite import SqliteJobStore
 
     async with job_server(tmp_path, jobs_runners=0) as srv:

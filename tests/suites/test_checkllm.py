@@ -15,7 +15,7 @@ from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import SpecError
 from scorewire.core.model import ErrorCode
 from scorewire.engine.metering import request_meter
-from scorewire.generation.jobs import Generator, JobResult, ProviderCall, Recorded, run_groups
+from scorewire.generation.generator import Generator, JobResult, ProviderCall, Recorded, run_groups
 from scorewire.generation.providers import (
     GENERATION_ERROR,
     AnthropicProvider,

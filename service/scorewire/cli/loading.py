@@ -11,7 +11,7 @@ import yaml
 from scorewire.cli.common import UsageError
 from scorewire.engine.spec import CompiledCheck
 from scorewire.engine.summary import Gate
-from scorewire.generation.jobs import Group
+from scorewire.generation.generator import Group
 from scorewire.generation.providers import ProviderRef
 from scorewire.generation.targets import PromptTarget
 from scorewire.settings import Settings

@@ -10,7 +10,14 @@ from scorewire.cli.loading import RunSpec
 from scorewire.cli.run_output import Record, RunProgress, RunReport
 from scorewire.core.context import CheckContext
 from scorewire.engine.runner import CaseResult
-from scorewire.generation.jobs import Generator, Group, Job, JobResult, Produced, run_groups
+from scorewire.generation.generator import (
+    GenerationJob,
+    Generator,
+    Group,
+    JobResult,
+    Produced,
+    run_groups,
+)
 from scorewire.generation.providers import Provider, ProviderCredentials, build_provider
 from scorewire.settings import Settings
 
@@ -19,7 +26,7 @@ class Collector:
     """Gathers finished cases into records and totals, and moves the progress bar."""
 
     def __init__(self, spec: RunSpec, progress: RunProgress | None) -> None:
-        from scorewire.generation.jobs import GroupedSummaryBuilder
+        from scorewire.generation.generator import GroupedSummaryBuilder
 
         self.spec = spec
         self.progress = progress
@@ -34,7 +41,7 @@ class Collector:
     def add(
         self,
         group: Group,
-        job: Job,
+        job: GenerationJob,
         produced: Produced,
         result: CaseResult,
         names: list[str],

@@ -16,7 +16,14 @@ from scorewire.cli.run_output import RunProgress
 from scorewire.core.errors import FieldViolation
 from scorewire.core.model import Output, Score, ScoreError
 from scorewire.engine.runner import CaseResult
-from scorewire.generation.jobs import Group, Job, Produced, Recorded, produce_all, unproduced_result
+from scorewire.generation.generator import (
+    GenerationJob,
+    Group,
+    Produced,
+    Recorded,
+    produce_all,
+    unproduced_result,
+)
 
 if TYPE_CHECKING:
     from scorewire.cli.server_run import ServerRun
@@ -41,7 +48,7 @@ def _score_from_pb(s: Any) -> Score:
     )
 
 
-def _case_json(job: Job, output: Output) -> dict[str, Any]:
+def _case_json(job: GenerationJob, output: Output) -> dict[str, Any]:
     def safe(value: Any) -> Any:
         return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
@@ -166,7 +173,7 @@ async def _score_group_on_server(
 ) -> None:
     names = group.plan.names
     types = [c.type for c in group.plan.checks]
-    sendable: list[tuple[Job, Produced]] = []
+    sendable: list[tuple[GenerationJob, Produced]] = []
     for job in group.jobs:
         p = (
             Produced(job.source.output)
@@ -198,10 +205,12 @@ async def _score_group_on_server(
         await _run_batch(spec, group, client, collector, batch, kwargs, error_type, run)
 
 
-def _batches(sendable: list[tuple[Job, Produced]]) -> list[list[tuple[Job, Produced]]]:
+def _batches(
+    sendable: list[tuple[GenerationJob, Produced]],
+) -> list[list[tuple[GenerationJob, Produced]]]:
     """The calls: at most SERVER_BATCH cases each, of consecutive run indexes (a part's
     recorded indexes are its first index plus the case's place in the call)."""
-    out: list[list[tuple[Job, Produced]]] = []
+    out: list[list[tuple[GenerationJob, Produced]]] = []
     for item in sendable:
         last = out[-1] if out else None
         if last is None or len(last) >= SERVER_BATCH or item[0].index != last[-1][0].index + 1:
@@ -216,7 +225,7 @@ async def _run_batch(
     group: Group,
     client: Any,
     collector: Collector,
-    batch: list[tuple[Job, Produced]],
+    batch: list[tuple[GenerationJob, Produced]],
     kwargs: dict[str, Any],
     error_type: type[Exception],
     server_run: ServerRun | None = None,

@@ -8,7 +8,7 @@ import dataclasses
 from scorewire.cli.common import UsageError
 from scorewire.cli.loading import RunSpec
 from scorewire.core.model import Sample
-from scorewire.generation.jobs import Job
+from scorewire.generation.generator import GenerationJob
 
 
 def _wanted(text: str) -> tuple[set[int], str]:
@@ -61,7 +61,7 @@ def repeat_spec(spec: RunSpec, times: int) -> None:
     index = 0
     groups = []
     for g in spec.groups:
-        jobs: list[Job] = []
+        jobs: list[GenerationJob] = []
         for job in g.jobs:
             for r in range(times):
                 s = job.sample

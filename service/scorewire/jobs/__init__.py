@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scorewire.jobs.model import (
+from scorewire.jobs.job_model import (
     CaseChunk,
     Job,
     JobPlan,

@@ -20,7 +20,14 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 from scorewire.core.postgres_calls import open_pool, within
 from scorewire.jobs import sql
-from scorewire.jobs.model import CaseChunk, Job, JobState, JobsUnavailable, TooManyOpenJobs, utc_now
+from scorewire.jobs.job_model import (
+    CaseChunk,
+    Job,
+    JobState,
+    JobsUnavailable,
+    TooManyOpenJobs,
+    utc_now,
+)
 from scorewire.jobs.sqlite import CHUNKS_PER_READ
 from scorewire.scoring.recorded import cases_blob, split_cases
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from scorewire.jobs.model import Job, JobPlan, JobState
+from scorewire.jobs.job_model import Job, JobPlan, JobState
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from scorewire.jobs import sql
-from scorewire.jobs.model import (
+from scorewire.jobs.job_model import (
     CaseChunk,
     Job,
     JobState,

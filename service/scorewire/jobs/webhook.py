@@ -19,7 +19,7 @@ import json
 import logging
 
 import aiohttp
-from scorewire.jobs.model import Job
+from scorewire.jobs.job_model import Job
 
 log = logging.getLogger("scorewire.jobs")
 

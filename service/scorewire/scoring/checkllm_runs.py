@@ -28,11 +28,11 @@ from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.core.model import ErrorCode, Score
 from scorewire.engine.runner import Case, CaseResult, score_case
-from scorewire.generation.jobs import (
+from scorewire.generation.generator import (
+    GenerationJob,
     Generator,
     Group,
     GroupedSummaryBuilder,
-    Job,
     JobResult,
     ProviderCall,
     Recorded,
@@ -281,7 +281,7 @@ class CheckllmRuns:
         """Score streamed recorded cases, each with its test's assertions, concurrently."""
         self._preflight(suite, generating=False)
         observer, cap = self._observer, self._settings.max_reason_chars
-        jobs: dict[tuple[int, int, str], tuple[Group, Job]] = {}
+        jobs: dict[tuple[int, int, str], tuple[Group, GenerationJob]] = {}
         for g in suite.groups():
             for job in g.jobs:
                 test, _, prompt, provider = combination_of(job)
@@ -291,7 +291,7 @@ class CheckllmRuns:
         out: asyncio.Queue[pb.ScoreStreamResponse | BaseException | None] = asyncio.Queue()
         tasks: set[asyncio.Task[None]] = set()
 
-        async def one(req: pb.StreamCase, group: Group, job: Job) -> None:
+        async def one(req: pb.StreamCase, group: Group, job: GenerationJob) -> None:
             try:
                 try:
                     caps = group.plan.whole_text_caps
@@ -353,7 +353,7 @@ class CheckllmRuns:
             await asyncio.gather(reader, *tasks, return_exceptions=True)
 
 
-def _recorded(job: Job) -> bool:
+def _recorded(job: GenerationJob) -> bool:
     return isinstance(job.source, Recorded)
 
 

@@ -28,7 +28,7 @@ from scorewire.core.errors import SpecError, StartupError
 from scorewire.core.logs import configure_logging
 from scorewire.engine.custom import load_imports
 from scorewire.jobs import JobStore, JobsUnavailable, open_job_store
-from scorewire.jobs.runner import JobRunner
+from scorewire.jobs.job_runner import JobRunner
 from scorewire.jobs.webhook import Webhooks
 from scorewire.judge import JudgeService
 from scorewire.labels import LabelsUnavailable, open_label_store

@@ -28,7 +28,7 @@ from scorewire.jobs import (
     TooManyOpenJobs,
     new_job_id,
 )
-from scorewire.jobs.runner import job_source
+from scorewire.jobs.job_runner import job_source
 from scorewire.jobs.sql import micros
 from scorewire.scoring.plans import PlanInfo
 from scorewire.server.call_context import deadline

@@ -19,7 +19,7 @@ settings: {budget: 2.0, threshold: 0.8, parallel: true, cache: true}
 Every test is run for every prompt and every provider; the case's sample id is
 `t<test>/p<prompt>/<provider>` (`t0/p1/openai:gpt-4o`), its input is the test's
 `vars`, its expected value the var `expected`. A test's assertions are its own plan,
-so the run is one `Group` per test (`scorewire.generation.jobs`).
+so the run is one `Group` per test (`scorewire.generation.generator`).
 
 scorewire's additions to the format, all optional:
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from scorewire.core.cost import LimitExceeded, RequestMeter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output
-from scorewire.generation.jobs import Group, Job, JobResult, ProviderCall, Recorded
+from scorewire.generation.generator import GenerationJob, Group, JobResult, ProviderCall, Recorded
 from scorewire.generation.providers import parse_provider
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import is_checkllm, load_checkllm_data
@@ -143,7 +143,7 @@ def generation_calls(groups: Sequence[Group]) -> int:
     return sum(isinstance(j.source, ProviderCall) for g in groups for j in g.jobs)
 
 
-def combination_of(job: Job) -> tuple[int, str, int, str]:
+def combination_of(job: GenerationJob) -> tuple[int, str, int, str]:
     """(test index, test description, prompt index, provider) of a checkllm job."""
     meta = job.sample.metadata
     return (
@@ -251,7 +251,7 @@ def resolve_combination(
     return test, prompt, provider
 
 
-def describe(job: Job) -> str:
+def describe(job: GenerationJob) -> str:
     """A combination for people: `tests[0] ("Return policy") × prompts[1] × openai:gpt-4o`."""
     test, description, prompt, provider = combination_of(job)
     label = f' ("{description}")' if description else ""
@@ -274,7 +274,7 @@ def recorded_groups(
     """
     resolver = _Resolver(suite)
     groups = suite.groups()
-    by_combo: dict[tuple[int, int, str], Job] = {}
+    by_combo: dict[tuple[int, int, str], GenerationJob] = {}
     for g in groups:
         for job in g.jobs:
             test, _, prompt, provider = combination_of(job)

@@ -14,7 +14,7 @@ from scorewire.engine.runner import Plan
 from scorewire.engine.spec import CheckSpec, CompiledCheck
 from scorewire.engine.summary import Gate
 from scorewire.generation import templates
-from scorewire.generation.jobs import Group, Job, ProviderCall, Recorded
+from scorewire.generation.generator import GenerationJob, Group, ProviderCall, Recorded
 from scorewire.generation.providers import ProviderRef
 
 RECORDED = ProviderRef("recorded", "")
@@ -112,7 +112,7 @@ class CheckllmSuite:
         out: list[Group] = []
         index = 0
         for test in self.tests:
-            jobs: list[Job] = []
+            jobs: list[GenerationJob] = []
             for j, template in enumerate(self.prompts):
                 rendered = (
                     templates.render(template, test.vars)
@@ -139,7 +139,7 @@ class CheckllmSuite:
                     else:
                         # The loader has checked that the template renders here.
                         source = ProviderCall(pid, rendered or "")
-                    jobs.append(Job(sample, source, pid, rendered, index))
+                    jobs.append(GenerationJob(sample, source, pid, rendered, index))
                     index += 1
             out.append(
                 Group(

@@ -44,7 +44,7 @@ from scorewire.engine.runner import Case, Plan
 from scorewire.engine.spec import CompiledCheck, compile_check
 from scorewire.engine.summary import Gate, parse_gate
 from scorewire.generation import templates
-from scorewire.generation.jobs import HttpCall, Job, ProviderCall, Recorded
+from scorewire.generation.generator import GenerationJob, HttpCall, ProviderCall, Recorded
 from scorewire.generation.targets import (
     HttpTarget,
     PromptTarget,
@@ -418,14 +418,14 @@ def case_from_row(row: object, index: int, *, require_output: bool = True) -> Ca
     return Case(sample, output, index)
 
 
-def suite_jobs(suite: LoadedSuite) -> list[Job]:
+def suite_jobs(suite: LoadedSuite) -> list[GenerationJob]:
     """The jobs of an evalstone suite's cases under its target.
 
     A `prompt` target's template is rendered with each sample's variables
     (`targets.sample_vars`); a sample missing one is a SpecError naming it.
     """
     target = suite.target
-    jobs: list[Job] = []
+    jobs: list[GenerationJob] = []
     violations: list[FieldViolation] = []
     for i, case in enumerate(suite.cases or ()):
         sample = case.sample
@@ -442,11 +442,13 @@ def suite_jobs(suite: LoadedSuite) -> list[Job]:
                 continue
             prompt = templates.render(target.template, values)
             pid = target.provider.id
-            jobs.append(Job(sample, ProviderCall(pid, prompt), pid, prompt, i))
+            jobs.append(GenerationJob(sample, ProviderCall(pid, prompt), pid, prompt, i))
         elif isinstance(target, HttpTarget):
-            jobs.append(Job(sample, HttpCall(target, sample_vars(sample)), "http", None, i))
+            jobs.append(
+                GenerationJob(sample, HttpCall(target, sample_vars(sample)), "http", None, i)
+            )
         else:
-            jobs.append(Job(sample, Recorded(case.output), "recorded", None, i))
+            jobs.append(GenerationJob(sample, Recorded(case.output), "recorded", None, i))
     if violations:
         raise SpecError(violations)
     return jobs

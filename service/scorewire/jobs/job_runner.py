@@ -29,7 +29,7 @@ from typing import Any
 
 from scorewire.core.context import CheckContext
 from scorewire.jobs.aggregate import run_summary
-from scorewire.jobs.model import Job, JobPlan, JobState, JobStore
+from scorewire.jobs.job_model import Job, JobPlan, JobState, JobStore
 from scorewire.jobs.sql import micros
 from scorewire.jobs.webhook import Webhooks
 from scorewire.runs import RunInfo, RunRecorder, RunStatus, iter_chunks, new_run_id, utc_now

@@ -1,6 +1,6 @@
 """Runs whose outputs are produced first: a provider call, an HTTP target, or recorded.
 
-A run is a list of `Group`s, each a plan (its checks) and the `Job`s scored with it:
+A run is a list of `Group`s, each a plan (its checks) and the `GenerationJob`s scored with it:
 a checkllm file has one group per test (each test has its own assertions), an
 evalstone suite one group. Every job yields exactly one `JobResult`: its output is
 produced (`Generator.produce`), then scored with its group's plan. A job whose output
@@ -82,7 +82,7 @@ Source = Recorded | ProviderCall | HttpCall
 
 
 @dataclass(slots=True)
-class Job:
+class GenerationJob:
     """One case to produce and score."""
 
     sample: Sample
@@ -101,7 +101,7 @@ class Group:
 
     name: str
     plan: Plan
-    jobs: list[Job]
+    jobs: list[GenerationJob]
     specs: list[CheckSpec] = field(default_factory=list)
     """The plan's checks as specs (sent to a server); empty when the plan came from YAML."""
     description: str = ""
@@ -362,7 +362,9 @@ class JobResult:
 
     __slots__ = ("group", "job", "produced", "result")
 
-    def __init__(self, group: Group, job: Job, produced: Produced, result: CaseResult) -> None:
+    def __init__(
+        self, group: Group, job: GenerationJob, produced: Produced, result: CaseResult
+    ) -> None:
         self.group = group
         self.job = job
         self.produced = produced
@@ -379,7 +381,7 @@ class JobResult:
         return [c.type for c in self.group.plan.checks]
 
 
-def unproduced_result(plan: Plan, job: Job, produced: Produced) -> CaseResult:
+def unproduced_result(plan: Plan, job: GenerationJob, produced: Produced) -> CaseResult:
     """Every check of the plan scores the production error (never a pass)."""
     assert produced.error is not None
     scores = [
@@ -389,7 +391,7 @@ def unproduced_result(plan: Plan, job: Job, produced: Produced) -> CaseResult:
 
 
 async def produce_and_score(
-    group: Group, job: Job, generator: Generator, ctx: CheckContext
+    group: Group, job: GenerationJob, generator: Generator, ctx: CheckContext
 ) -> JobResult:
     """Produce one job's output and score it with its group's plan."""
     produced = await generator.produce(job.source)
@@ -423,7 +425,10 @@ async def run_groups(
 
 
 async def _bounded(
-    work: list[tuple[Group, Job]], generator: Generator, ctx: CheckContext, concurrency: int
+    work: list[tuple[Group, GenerationJob]],
+    generator: Generator,
+    ctx: CheckContext,
+    concurrency: int,
 ) -> AsyncGenerator[JobResult, None]:
     pending: set[asyncio.Task[JobResult]] = set()
     todo = iter(work)
@@ -459,11 +464,11 @@ async def _bounded(
 
 async def produce_all(
     groups: Sequence[Group], generator: Generator, *, concurrency: int = 16
-) -> AsyncIterator[tuple[Group, Job, Produced]]:
+) -> AsyncIterator[tuple[Group, GenerationJob, Produced]]:
     """Produce every job's output without scoring it (the scoring happens on a server)."""
     sem = asyncio.Semaphore(concurrency)
 
-    async def one(group: Group, job: Job) -> tuple[Group, Job, Produced]:
+    async def one(group: Group, job: GenerationJob) -> tuple[Group, GenerationJob, Produced]:
         async with sem:
             return group, job, await generator.produce(job.source)
 
