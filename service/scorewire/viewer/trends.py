@@ -46,11 +46,13 @@ class Trend:
 
 def pass_rate_trends(runs: Iterable[RunInfo]) -> list[Trend]:
     """A trend per run name with at least two dated runs, in order of each name's newest
-    run (newest first)."""
+    run (newest first). Online evaluation's rolling runs, one a day per rule
+    (`observe/<rule>/<day>`), make one trend per rule, `observe/<rule>`: its pass rate day
+    by day."""
     by_name: dict[str, list[RunInfo]] = {}
     for run in runs:
         if run.started_at is not None:
-            by_name.setdefault(run.name, []).append(run)
+            by_name.setdefault(trend_name(run), []).append(run)
     trends = []
     for name, named in by_name.items():
         if len(named) < 2:
@@ -65,6 +67,13 @@ def pass_rate_trends(runs: Iterable[RunInfo]) -> list[Trend]:
         trends.append(Trend(name, points, len(named)))
     trends.sort(key=lambda t: (t.points[-1].run.started_at, t.name), reverse=True)
     return trends
+
+
+def trend_name(run: RunInfo) -> str:
+    """The trend a run belongs to: its name, or for a rolling run of online evaluation
+    (labelled with its rule) `observe/<rule>`, whatever its day."""
+    rule = run.labels.get("observe_rule")
+    return f"observe/{rule}" if rule and run.name.startswith(f"observe/{rule}/") else run.name
 
 
 def _clamp(rate: float) -> float:
