@@ -113,7 +113,24 @@ def test_grpc_port_of_a_running_server_names_the_port(tmp_path: Path) -> None:
     assert f"gRPC port 127.0.0.1:{port}" in line and "SCOREWIRE_PORT" in line
 
 
-def test_metrics_port_of_a_later_worker_is_checked_too(tmp_path: Path, listener: int) -> None:
+@pytest.fixture
+def free_then_held() -> Iterator[int]:
+    """A port free a moment ago whose next port something listens on (the listener's
+    port minus one was assumed free, and another test's server once held it)."""
+    for _ in range(100):
+        first = free_port()
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", first + 1))
+            except OSError:
+                continue
+            sock.listen()
+            yield first
+            return
+    pytest.fail("no free port with a bindable next port in 100 tries")
+
+
+def test_metrics_port_of_a_later_worker_is_checked_too(tmp_path: Path, free_then_held: int) -> None:
     # --workers 2 serves /metrics on port and port+1: a taken port+1 stops start-up once.
     line = _fails_to_start(
         tmp_path,
@@ -122,9 +139,9 @@ def test_metrics_port_of_a_later_worker_is_checked_too(tmp_path: Path, listener:
         "--workers",
         "2",
         "--metrics-port",
-        str(listener - 1),
+        str(free_then_held),
     )
-    assert f"metrics port 127.0.0.1:{listener}" in line
+    assert f"metrics port 127.0.0.1:{free_then_held + 1}" in line
 
 
 def test_viewer_port_taken_names_the_setting(tmp_path: Path, listener: int) -> None:
