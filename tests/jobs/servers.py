@@ -86,7 +86,9 @@ async def watch_to_end(
     return [m.job async for m in stub.WatchJob(request, metadata=metadata)]
 
 
-async def sample_ids(runs: runs_pb2_grpc.RunServiceStub, run_id: str) -> list[str]:
+async def sample_ids(
+    runs: runs_pb2_grpc.RunServiceStub, run_id: str, metadata: Any = None
+) -> list[str]:
     """The sample ids of every result the run holds, in recorded order."""
     from scorewire.v1 import runs_pb2 as rpb
 
@@ -94,7 +96,8 @@ async def sample_ids(runs: runs_pb2_grpc.RunServiceStub, run_id: str) -> list[st
     token = ""
     while True:
         page = await runs.ListRunResults(
-            rpb.ListRunResultsRequest(run_id=run_id, page_size=500, page_token=token)
+            rpb.ListRunResultsRequest(run_id=run_id, page_size=500, page_token=token),
+            metadata=metadata,
         )
         ids.extend(r.result.sample_id for r in page.results)
         token = page.next_page_token

@@ -65,6 +65,7 @@ async def test_a_lapsed_lease_is_taken_over_and_the_old_runner_is_shut_out(
     await asyncio.sleep(0.3)
     taken = await store.claim("r2", 30)
     assert taken is not None and taken.job_id == job.job_id
+    assert not taken.progress_exact  # r1 may have recorded past its last checkpoint
     assert not await store.finish(job.job_id, "r1", JobState.SUCCEEDED, 10, "", None)
     assert await store.finish(job.job_id, "r2", JobState.SUCCEEDED, 10, "", {"cases": 10})
     got = await store.get(job.job_id)
@@ -128,4 +129,47 @@ async def test_only_ended_jobs_past_the_age_are_deleted(open_jobs: StoreOpener) 
     await store.create(queued, chunks, None)
     assert await store.prune(micros(utc_now())) == 1
     assert await store.get(ended.job_id) is None and await store.get(queued.job_id) is not None
+    await store.close()
+
+
+async def test_a_claim_takes_the_tenant_running_fewest_jobs(open_jobs: StoreOpener) -> None:
+    # a queues three jobs before b's one: once one of a's runs, b's is claimed next
+    store = await open_jobs()
+    a_jobs = [_job("a")[0] for _ in range(3)]
+    for job in a_jobs:
+        await store.create(job, _job()[1], None)
+        await asyncio.sleep(0.002)  # distinct creation times
+    b_job, b_chunks = _job("b")
+    await store.create(b_job, b_chunks, None)
+    order = [await store.claim(f"r{i}", 30) for i in range(3)]
+    assert [j.job_id for j in order if j is not None] == [
+        a_jobs[0].job_id, b_job.job_id, a_jobs[1].job_id,
+    ]  # fmt: skip
+    assert all(j is not None and j.progress_exact for j in order)  # queued: nothing recorded
+    await store.close()
+
+
+async def test_a_released_job_gives_its_turn_and_resumes_at_its_checkpoint(
+    open_jobs: StoreOpener,
+) -> None:
+    # a's job runs, b's waits: a is told another tenant waits, releases at 4 cases, b's job
+    # is claimed next, then a's again, exactly at 4 and not counted as a failed claim
+    store = await open_jobs()
+    a_job, a_chunks = _job("a")
+    await store.create(a_job, a_chunks, None)
+    assert await store.claim("r1", 30) is not None
+    assert not await store.others_waiting("a")  # nobody else has a job
+    b_job, b_chunks = _job("b")
+    await store.create(b_job, b_chunks, None)
+    assert await store.others_waiting("a")
+    assert not await store.others_waiting("b")  # a runs more than b: a's wait is no reason
+    assert await store.renew(a_job.job_id, "r1", 30, 4)
+    assert not await store.release(a_job.job_id, "r2", 4)  # not r2's to give back
+    assert await store.release(a_job.job_id, "r1", 4)
+    assert not await store.renew(a_job.job_id, "r1", 30, 8)  # no longer r1's
+    nxt = await store.claim("r1", 30)
+    assert nxt is not None and nxt.job_id == b_job.job_id
+    again = await store.claim("r2", 30)
+    assert again is not None and again.job_id == a_job.job_id
+    assert again.cases_done == 4 and again.progress_exact and again.claims == 1
     await store.close()

@@ -40,6 +40,10 @@ TENANT = "tenant:"
 """How a caller key that names a tenant begins (`tenant:<name>`); with auth off callers
 are connections (`peer:<address>`)."""
 
+UNTENANTED = "background:"
+"""The caller key of background work (observed outputs, jobs) with no tenant (auth off):
+it takes turns with the connections' keys, uncapped as they are."""
+
 MIN_WEIGHT = 0.01
 """The smallest weight a caller may have (a round then gives it one item in 100)."""
 

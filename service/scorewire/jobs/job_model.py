@@ -105,6 +105,10 @@ class Job:
     """The runner that holds the job (while running)."""
     claims: int = 0
     """How many times a runner claimed it (more than once: taken over, or tried again)."""
+    progress_exact: bool = False
+    """Set by a claim when the job was queued (new, or released at a checkpoint): then
+    `cases_done` is exactly what its run holds. A job taken over from a runner that died
+    may have recorded a chunk past it."""
 
 
 @dataclass(slots=True)
@@ -141,7 +145,15 @@ class JobStore(Protocol):
         ((created microseconds, job id) of the previous page's last)."""
 
     async def claim(self, owner: str, lease_s: float) -> Job | None:
-        """The oldest queued job, or a running one whose lease lapsed, leased to `owner`."""
+        """A queued job, or a running one whose lease lapsed, leased to `owner`: of the
+        tenants with one ready, the one running fewest jobs; its job waiting longest."""
+
+    async def others_waiting(self, tenant: str) -> bool:
+        """Whether another tenant running fewer jobs than `tenant` has one ready."""
+
+    async def release(self, job_id: str, owner: str, cases_done: int) -> bool:
+        """Queue the owner's running job again at its checkpoint `cases_done` (exact: its
+        run holds that many cases), for the next claim; False when no longer the owner's."""
 
     async def renew(self, job_id: str, owner: str, lease_s: float, cases_done: int) -> bool:
         """Extend the lease and record progress; False when the job is no longer the

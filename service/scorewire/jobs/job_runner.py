@@ -1,7 +1,7 @@
 """The job runner: claims queued jobs, scores them chunk by chunk, checkpoints, resumes.
 
-Each server process runs `jobs_runners` of these loops. A loop claims the oldest queued
-job (or a running one whose lease lapsed: its runner died) with a lease, and scores its
+Each server process runs `jobs_runners` of these loops. A loop claims a queued job (or
+a running one whose lease lapsed: its runner died) with a lease, and scores its
 stored chunks in order through the scoring layer's executor, as RunSuite scores a batch
 (`scoring.executor`'s rule: a plan with checks that wait on I/O on this event loop, any
 other in the scoring workers). Each chunk's results are appended to the job's run in the
@@ -14,6 +14,13 @@ exactly once. The one cost of a death is the chunk in flight, scored again (judg
 verdicts come from the verdict cache the second time, not paid twice). A runner whose
 lease is gone (the job was cancelled, or another runner took it over after a pause past
 the lease) stops at its next renewal and records nothing more.
+
+Runners are shared between tenants. A claim takes the job of the tenant running fewest
+(`JobStore.claim`), and a job's work takes its tenant's share of the scoring workers and
+judge slots, as the tenant's own calls do. Every `jobs_slice_s` a runner asks whether a
+tenant running fewer jobs has one waiting; if so it queues its job again at the
+checkpoint it just wrote and claims the other (a turn given back costs a few store
+writes, not a case scored twice).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from datetime import timedelta
 from typing import Any
 
 from scorewire.core.context import CheckContext
+from scorewire.core.fairness import UNTENANTED, current_caller, tenant_key
 from scorewire.jobs.aggregate import run_summary
 from scorewire.jobs.job_model import Job, JobPlan, JobState, JobStore
 from scorewire.jobs.sql import micros
@@ -56,6 +64,10 @@ PRUNE_EVERY_S = 3600.0
 
 class LeaseLost(Exception):
     """The job is no longer this runner's (cancelled, or taken over)."""
+
+
+class TurnGiven(Exception):
+    """The job was queued again at its checkpoint for another tenant's turn."""
 
 
 def job_source(executor: Executor, plan: JobPlan, max_checks: int) -> tuple[bytes, PlanSource]:
@@ -118,6 +130,8 @@ class JobRunner:
                 continue
             try:
                 await self.run(job)
+            except TurnGiven:
+                log.debug("job %s: queued again for another tenant's job", job.job_id)
             except LeaseLost:
                 log.info("job %s: no longer this runner's (cancelled or taken over)", job.job_id)
             except Exception:
@@ -139,7 +153,9 @@ class JobRunner:
             await asyncio.sleep(PRUNE_EVERY_S)
 
     async def run(self, job: Job) -> None:
-        """Score a claimed job from its checkpoint to its end."""
+        """Score a claimed job from its checkpoint to its end (TurnGiven when it was
+        queued again for another tenant's job first)."""
+        current_caller.set(tenant_key(job.tenant) if job.tenant else UNTENANTED)
         if job.claims > MAX_CLAIMS:
             why = f"claimed {MAX_CLAIMS} times without finishing (the servers' logs say why)"
             await self._end(job, JobState.FAILED, job.cases_done, why)
@@ -174,9 +190,11 @@ class JobRunner:
     ) -> int:  # fmt: skip
         """Score, record and checkpoint the job's chunks after those its run holds;
         LeaseLost as soon as the job is no longer this runner's."""
-        done = await self._recorded(run.run_id)
+        done = job.cases_done if job.progress_exact else await self._recorded(run.run_id)
         ctx = self._contexts(job.tenant or None)
         lease = self._settings.jobs_lease_s
+        loop = asyncio.get_running_loop()
+        turn_ends = loop.time() + self._settings.jobs_slice_s
         while done < job.cases_total:
             chunks = await self._store.chunks(job.job_id, done)
             if not chunks:
@@ -196,7 +214,19 @@ class JobRunner:
                 job.cases_done = done
                 if not await self._store.renew(job.job_id, self.owner, lease, done):
                     raise LeaseLost()
+                if done < job.cases_total and loop.time() >= turn_ends:
+                    await self._maybe_give_turn(job, done)
+                    turn_ends = loop.time() + self._settings.jobs_slice_s
         return done
+
+    async def _maybe_give_turn(self, job: Job, done: int) -> None:
+        """At a checkpoint after the job's slice: queue it again (TurnGiven) if a tenant
+        running fewer jobs has one waiting."""
+        if not await self._store.others_waiting(job.tenant):
+            return
+        if not await self._store.release(job.job_id, self.owner, done):
+            raise LeaseLost()
+        raise TurnGiven()
 
     async def _if_cancelled(self, job: Job, run: RunInfo) -> None:
         """End a cancelled job's run incomplete now (not three heartbeats later)."""

@@ -127,19 +127,35 @@ class PostgresJobStore:
         return await self._run(read)
 
     async def claim(self, owner: str, lease_s: float) -> Job | None:
-        """The oldest ready job, leased to `owner` (FOR UPDATE SKIP LOCKED)."""
+        """The next ready job, leased to `owner` (see `JobStore.claim`; FOR UPDATE SKIP
+        LOCKED, so replicas claiming at once take different jobs)."""
 
         async def claim(cur: Any) -> Job | None:
             now = sql.micros(utc_now())
-            await cur.execute(_pg(sql.READY) + " FOR UPDATE SKIP LOCKED", (now,))
+            await cur.execute(_pg(sql.READY) + " FOR UPDATE OF j SKIP LOCKED", (now, now))
             row = await cur.fetchone()
             if row is None:
                 return None
             await cur.execute(_pg(sql.TAKE), (owner, now + int(lease_s * 1e6), now, row[0]))
             await cur.execute(_pg(sql.GET_JOB), (row[0],))
-            return sql.row_job(await cur.fetchone())
+            return sql.row_job(await cur.fetchone(), claimed_from=row[1])
 
         return await self._run(claim)
+
+    async def others_waiting(self, tenant: str) -> bool:
+        """Whether another tenant running fewer jobs has one ready (see `JobStore`)."""
+        now = sql.micros(utc_now())
+
+        async def read(cur: Any) -> bool:
+            await cur.execute(_pg(sql.OTHERS_WAITING), (tenant, now, now, tenant, now))
+            return await cur.fetchone() is not None
+
+        return await self._run(read)
+
+    async def release(self, job_id: str, owner: str, cases_done: int) -> bool:
+        """Queue the job again at its checkpoint (see `JobStore.release`)."""
+        args = (cases_done, sql.micros(utc_now()), job_id, owner)
+        return await self._count(sql.RELEASE, args) == 1
 
     async def _count(self, text: str, args: Sequence[Any]) -> int:
         async def run(cur: Any) -> int:

@@ -2,9 +2,15 @@
 store swaps them for `%s`. Times are integer microseconds since the epoch, UTC.
 
 A job's row holds its state, lease and progress; its cases are rows of chunks, deleted
-when the job ends. A claim takes the oldest queued job, or a running one whose lease
-lapsed (its runner died), and a runner's every later write names its lease (`owner`), so
-a runner that lost its job (cancelled, or taken over) learns it at its next write.
+when the job ends. A claim takes a queued job, or a running one whose lease lapsed (its
+runner died), and a runner's every later write names its lease (`owner`), so a runner
+that lost its job (cancelled, or taken over) learns it at its next write.
+
+Runners are shared fairly between tenants: a claim takes the ready job of the tenant
+running the fewest jobs (counted over every replica's live leases), the one waiting
+longest among those; and a runner that has run one job for `jobs_slice_s` gives it back
+(RELEASE, at a checkpoint) when another tenant running fewer jobs has one waiting
+(OTHERS_WAITING), so one tenant's queue of long jobs cannot hold every runner.
 """
 
 from __future__ import annotations
@@ -38,10 +44,37 @@ INSERT_JOB = f"INSERT INTO {{jobs}} ({COLUMNS}, lease_until_us) VALUES ({', '.jo
 INSERT_CHUNK = "INSERT INTO {cases} (job_id, seq, first, cases) VALUES (?, ?, ?, ?)"
 OPEN_OF_TENANT = "SELECT count(*) FROM {jobs} WHERE tenant = ? AND state IN ('queued', 'running')"
 GET_JOB = f"SELECT {COLUMNS} FROM {{jobs}} WHERE job_id = ?"
+_IS_READY = "(j.state = 'queued' OR (j.state = 'running' AND j.lease_until_us < ?))"
+
+
+def _running_of(tenant: str) -> str:
+    """The count of `tenant`'s jobs under a live lease (parameter: now)."""
+    return (
+        f"(SELECT count(*) FROM {{jobs}} r WHERE r.tenant = {tenant} AND r.state = 'running'"
+        " AND r.lease_until_us >= ?)"
+    )
+
+
 READY = (
-    "SELECT job_id FROM {jobs} WHERE (state = 'queued' OR (state = 'running'"
-    " AND lease_until_us < ?)) ORDER BY created_us LIMIT 1"
+    f"SELECT j.job_id, j.state FROM {{jobs}} j WHERE {_IS_READY}"
+    f" ORDER BY {_running_of('j.tenant')}, j.updated_us, j.created_us LIMIT 1"
 )
+"""The next job to claim (parameters: now, now): of the tenants with one ready, the one
+running fewest; of its ready jobs, the one waiting longest (a released job waits from its
+release, so tenants with jobs enough for every runner take turns)."""
+OTHERS_WAITING = (
+    f"SELECT 1 FROM {{jobs}} j WHERE j.tenant <> ? AND {_IS_READY}"
+    f" AND {_running_of('j.tenant')} < {_running_of('?')} LIMIT 1"
+)
+"""Whether another tenant running fewer jobs than `tenant` has one ready (parameters:
+tenant, now, now, tenant, now)."""
+RELEASE = (
+    "UPDATE {jobs} SET state = 'queued', lease_owner = '', lease_until_us = 0,"
+    " cases_done = ?, updated_us = ?, claims = claims - 1"
+    " WHERE job_id = ? AND lease_owner = ? AND state = 'running'"
+)
+"""A running job given back at a checkpoint: queued again with its exact progress (not
+counted as a claim: it was not tried and lost)."""
 TAKE = (
     "UPDATE {jobs} SET state = 'running', lease_owner = ?, lease_until_us = ?, updated_us = ?,"
     " claims = claims + 1"
@@ -108,8 +141,8 @@ def job_row(j: Job) -> tuple[Any, ...]:
     )
 
 
-def row_job(r: Sequence[Any]) -> Job:
-    """A Job from a COLUMNS row."""
+def row_job(r: Sequence[Any], claimed_from: str = "") -> Job:
+    """A Job from a COLUMNS row; `claimed_from`: its state before a claim took it."""
     return Job(
         job_id=r[0],
         tenant=r[1],
@@ -127,6 +160,7 @@ def row_job(r: Sequence[Any]) -> Job:
         summary=None if r[13] is None else json.loads(r[13]),
         lease_owner=r[14],
         claims=int(r[15]),
+        progress_exact=claimed_from == JobState.QUEUED.value,
     )
 
 

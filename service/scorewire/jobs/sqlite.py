@@ -113,18 +113,30 @@ class SqliteJobStore:
         return [sql.row_job(r) for r in rows]
 
     async def claim(self, owner: str, lease_s: float) -> Job | None:
-        """The oldest ready job, leased to `owner` (see `JobStore.claim`)."""
+        """The next ready job, leased to `owner` (see `JobStore.claim`)."""
 
         def claim(conn: sqlite3.Connection) -> Job | None:
             now = sql.micros(utc_now())
-            row = conn.execute(_s(sql.READY), (now,)).fetchone()
+            row = conn.execute(_s(sql.READY), (now, now)).fetchone()
             if row is None:
                 return None
             conn.execute(_s(sql.TAKE), (owner, now + int(lease_s * 1e6), now, row[0]))
             got = conn.execute(_s(sql.GET_JOB), (row[0],)).fetchone()
-            return sql.row_job(got)
+            return sql.row_job(got, claimed_from=row[1])
 
         return await self._tx(claim)
+
+    async def others_waiting(self, tenant: str) -> bool:
+        """Whether another tenant running fewer jobs has one ready (see `JobStore`)."""
+        now = sql.micros(utc_now())
+        args = (tenant, now, now, tenant, now)
+        rows = await self._tx(lambda c: c.execute(_s(sql.OTHERS_WAITING), args).fetchall())
+        return bool(rows)
+
+    async def release(self, job_id: str, owner: str, cases_done: int) -> bool:
+        """Queue the job again at its checkpoint (see `JobStore.release`)."""
+        args = (cases_done, sql.micros(utc_now()), job_id, owner)
+        return await self._tx(lambda c: c.execute(_s(sql.RELEASE), args).rowcount == 1)
 
     async def renew(self, job_id: str, owner: str, lease_s: float, cases_done: int) -> bool:
         """Extend the lease and record progress (see `JobStore.renew`)."""

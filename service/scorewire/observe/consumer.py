@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scorewire.core.context import CheckContext
-from scorewire.core.fairness import current_caller, tenant_key
+from scorewire.core.fairness import UNTENANTED, current_caller, tenant_key
 from scorewire.core.model import ErrorCode
 from scorewire.engine.runner import CaseResult
 from scorewire.metrics.observe import ObserveMetrics
@@ -62,9 +62,6 @@ BACKOFF_S = 1.0
 """Seconds the consumer waits after the queue or the store failed."""
 _CAPPED = frozenset((ErrorCode.BUDGET_EXHAUSTED,))
 """A judge call its caps refused: the observation is skipped for the rule (`cost_cap`)."""
-UNTENANTED = "observe:"
-"""The scoring workers' caller key of observations with no tenant (auth off): it takes
-turns with the connections' keys, uncapped as they are."""
 
 
 @dataclass(slots=True)

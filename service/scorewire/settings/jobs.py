@@ -28,6 +28,11 @@ class JobSettings(BaseModel):
     jobs_runners: int = Field(1, ge=0, le=64)
     """Jobs one server process scores at once; 0: this process runs none (it still
     creates and serves them)."""
+    jobs_slice_s: float = Field(2.0, gt=0)
+    """Seconds a runner scores one job before it looks for another tenant's: if a tenant
+    running fewer jobs than this job's has one waiting, the job is queued again at its
+    next checkpoint and the runner takes the other. Runners are shared between tenants
+    this way, across replicas; each turn given back costs a few job-store writes."""
     jobs_max_age_s: int = Field(30 * 86_400, ge=0)
     """Ended jobs (their rows: the runs stay, under the runs' retention) older than this
     many seconds are deleted by the server; 0 keeps them."""
