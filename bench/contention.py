@@ -55,8 +55,9 @@ def _as(name: str) -> tuple[tuple[str, str]]:
     return (("authorization", f"Bearer {TOKENS[name]}"),)
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    """`scorewire serve` with its defaults, two tenants' tokens, metrics on a free port."""
+def start_server(extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    """`scorewire serve` with its defaults, two tenants' tokens, metrics on a free port
+    (and `extra_env` over them)."""
     tokens = [
         {"name": f"tenant-{n}", "sha256": hashlib.sha256(t.encode()).hexdigest(), "role": "caller"}
         for n, t in TOKENS.items()
@@ -64,6 +65,7 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
     env = dict(os.environ, SCOREWIRE_METRICS_PORT="0", SCOREWIRE_LOG_LEVEL="ERROR")
     env["SCOREWIRE_STATE_DIR"] = tempfile.mkdtemp(prefix="scorewire-contention-")
     env["SCOREWIRE_AUTH_TOKENS"] = json.dumps(tokens)
+    env.update(extra_env or {})
     scorewire = str(Path(sys.executable).parent / "scorewire")
     proc = subprocess.Popen(
         [scorewire, "serve", "--port", "0"], stdout=subprocess.PIPE, text=True, env=env

@@ -173,3 +173,26 @@ async def test_a_released_job_gives_its_turn_and_resumes_at_its_checkpoint(
     assert again is not None and again.job_id == a_job.job_id
     assert again.cases_done == 4 and again.progress_exact and again.claims == 1
     await store.close()
+
+
+async def test_with_one_runner_tenants_take_turns(open_jobs: StoreOpener) -> None:
+    # a's three jobs came before b's: after a's first ends, b's is next, then a's again
+    # (ordering by creation alone ran all of a's first)
+    store = await open_jobs()
+    a_jobs = []
+    for _ in range(3):
+        job, chunks = _job("a")
+        await store.create(job, chunks, None)
+        a_jobs.append(job)
+        await asyncio.sleep(0.002)
+    b_job, b_chunks = _job("b")
+    await store.create(b_job, b_chunks, None)
+    ran = []
+    for _ in range(4):
+        job = await store.claim("r1", 30)
+        assert job is not None
+        ran.append(job.tenant)
+        assert await store.finish(job.job_id, "r1", JobState.SUCCEEDED, 10, "", None)
+        await asyncio.sleep(0.002)
+    assert ran == ["a", "b", "a", "a"]
+    await store.close()

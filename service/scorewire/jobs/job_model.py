@@ -146,7 +146,8 @@ class JobStore(Protocol):
 
     async def claim(self, owner: str, lease_s: float) -> Job | None:
         """A queued job, or a running one whose lease lapsed, leased to `owner`: of the
-        tenants with one ready, the one running fewest jobs; its job waiting longest."""
+        tenants with one ready, the one running fewest jobs and then the one served
+        longest ago; that tenant's oldest ready job."""
 
     async def others_waiting(self, tenant: str) -> bool:
         """Whether another tenant running fewer jobs than `tenant` has one ready."""

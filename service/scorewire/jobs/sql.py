@@ -7,8 +7,8 @@ runner died), and a runner's every later write names its lease (`owner`), so a r
 that lost its job (cancelled, or taken over) learns it at its next write.
 
 Runners are shared fairly between tenants: a claim takes the ready job of the tenant
-running the fewest jobs (counted over every replica's live leases), the one waiting
-longest among those; and a runner that has run one job for `jobs_slice_s` gives it back
+running the fewest jobs (counted over every replica's live leases), served longest ago
+among those; and a runner that has run one job for `jobs_slice_s` gives it back
 (RELEASE, at a checkpoint) when another tenant running fewer jobs has one waiting
 (OTHERS_WAITING), so one tenant's queue of long jobs cannot hold every runner.
 """
@@ -55,13 +55,19 @@ def _running_of(tenant: str) -> str:
     )
 
 
+_LAST_SERVED = (
+    "(SELECT coalesce(max(s.updated_us), 0) FROM {jobs} s WHERE s.tenant = j.tenant"
+    " AND (s.state <> 'queued' OR s.run_id <> '' OR s.cases_done > 0))"
+)
+"""When a runner last wrote to one of the tenant's jobs that a runner ever took (its
+last renewal, release or end); 0 for a tenant never served."""
 READY = (
     f"SELECT j.job_id, j.state FROM {{jobs}} j WHERE {_IS_READY}"
-    f" ORDER BY {_running_of('j.tenant')}, j.updated_us, j.created_us LIMIT 1"
+    f" ORDER BY {_running_of('j.tenant')}, {_LAST_SERVED}, j.created_us LIMIT 1"
 )
-"""The next job to claim (parameters: now, now): of the tenants with one ready, the one
-running fewest; of its ready jobs, the one waiting longest (a released job waits from its
-release, so tenants with jobs enough for every runner take turns)."""
+"""The next job to claim (parameter: now, now): of the tenants with one ready, the one
+running fewest, and of those the one served longest ago (so with one runner the tenants
+take turns); of its ready jobs, the oldest."""
 OTHERS_WAITING = (
     f"SELECT 1 FROM {{jobs}} j WHERE j.tenant <> ? AND {_IS_READY}"
     f" AND {_running_of('j.tenant')} < {_running_of('?')} LIMIT 1"
