@@ -214,3 +214,19 @@ async def test_a_jobs_judge_calls_spend_its_tenants_token_budget(tmp_path: Path)
             codes = sorted(r.result.scores[0].error.code for r in page.results)
     assert codes == ["", "BUDGET_EXHAUSTED", "BUDGET_EXHAUSTED"], (codes, seen[-1])
     assert fake.calls == 1
+
+
+async def test_a_jobs_cases_are_held_in_the_tenants_bytes_in_flight(tmp_path: Path) -> None:
+    # CreateJob holds its cases in memory until they are stored: they count against the
+    # bytes in flight, per tenant, as RunSuite's do (before, ten concurrent CreateJobs of
+    # max_message_bytes each were held whole, uncounted). Refused at its field; the bytes
+    # are given back, so the same tenant's small job is accepted after.
+    big = texts(["x" * 1000] * 300)  # ~300 kB
+    async with job_server(tmp_path, max_bytes_in_flight_per_tenant=200_000) as srv:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await srv.jobs.CreateJob(requests(_config(), big, per_message=20))
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "max_bytes_in_flight_per_tenant" in (err.value.details() or "")
+        assert (await srv.jobs.ListJobs(jpb.ListJobsRequest())).jobs == []
+        small = await srv.jobs.CreateJob(requests(_config(), texts(["Paris"] * 3)))
+        assert small.job.cases_total == 3

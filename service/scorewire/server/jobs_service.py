@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -76,7 +77,14 @@ class JobService(jpb_grpc.JobServiceServicer):
             raise invalid_argument([_at("config", "the first message of a CreateJob is a config")])
         job, info = await self._job(first.config, context)
         check = self._scoring.cases.case_checker(info)
-        cases = await _cases(stream, first.config.case_count, check, self._settings)
+        with contextlib.ExitStack() as held:  # the cases' bytes, until they are stored
+            hold = self._scoring.in_flight.holding
+            cases = await _cases(stream, first.config.case_count, check, self._settings,
+                                 lambda n: held.enter_context(hold(n, "cases")))  # fmt: skip
+            await self._create(job, cases)
+        return jpb.CreateJobResponse(job=job_to_pb(job))
+
+    async def _create(self, job: Job, cases: list[bytes]) -> None:
         size = self._settings.jobs_chunk_cases
         chunks = [CaseChunk(i // size, i, cases[i : i + size]) for i in range(0, len(cases), size)]
         try:
@@ -88,7 +96,6 @@ class JobService(jpb_grpc.JobServiceServicer):
             ) from None
         except JobsUnavailable as err:
             raise _unavailable(err) from None
-        return jpb.CreateJobResponse(job=job_to_pb(job))
 
     async def _job(self, config: jpb.JobConfig, context: Context) -> tuple[Job, PlanInfo]:
         """The job a config describes, its plan compiled (not stored yet)."""
@@ -193,20 +200,24 @@ class JobService(jpb_grpc.JobServiceServicer):
 
 
 async def _cases(
-    stream: AsyncIterator[jpb.CreateJobRequest], declared: int, check: Any, settings: Settings
-) -> list[bytes]:
+    stream: AsyncIterator[jpb.CreateJobRequest], declared: int, check: Any, settings: Settings,
+    hold: Callable[[int], None],
+) -> list[bytes]:  # fmt: skip
     """The stream's cases, each checked (its path `cases[i]`): exactly `declared`, in
-    messages within `max_message_bytes` together."""
+    messages within `max_message_bytes` together, each message's bytes held with `hold`
+    (the server's bytes in flight: RESOURCE_EXHAUSTED when they do not fit)."""
     out: list[bytes] = []
     size, limit = 0, settings.max_message_bytes
     async for message in stream:
         if message.WhichOneof("message") != "cases":
             raise invalid_argument([_at("message", "a CreateJob sends one config, then cases")])
-        size += message.ByteSize()
+        n = message.ByteSize()
+        size += n
         if size > limit:
             raise resource_exhausted(
                 "cases", f"the stream's messages together exceed max_message_bytes ({limit})"
             )
+        hold(n)
         for case in message.cases.cases:
             if len(out) >= declared:
                 raise invalid_argument(
