@@ -7,6 +7,7 @@ SQLite run store, and reads the results back through the RunService and the metr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from scorewire.core.fairness import tenant_key
 from scorewire.observe.rules import parse_rules, trace_fraction
@@ -96,6 +97,42 @@ async def test_an_observation_a_dead_consumer_held_is_scored_once_after_its_leas
         await wait_until_async(lambda: _depth_zero(queue), "the queue emptied")
         assert len(await _results(srv, "paris")) == 1
         assert srv.metric("scorewire_observe_scored_total", rule="paris", outcome="pass") == 1
+
+
+class _DiesBeforeDone:
+    """The real queue, except that the first `done` fails: the consumer recorded its
+    batch and then died before marking it done (a SIGKILL between the two writes)."""
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+        self.failed = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._queue, name)
+
+    async def done(self, deliveries: Any) -> None:
+        if deliveries and not self.failed:
+            self.failed += 1
+            raise RuntimeError("killed between recording and marking done")
+        await self._queue.done(deliveries)
+
+
+async def test_an_observation_recorded_before_its_consumer_died_is_not_recorded_again(
+    open_queue: QueueOpener, tmp_path: Path
+) -> None:
+    # Recorded, then the consumer died before marking it done: handed out again after the
+    # lease, the rule finds it recorded (its key was written with the chunk) and neither
+    # scores nor records it again (before, it was scored and recorded twice)
+    store = await SqliteRunStore.open(str(tmp_path / "runs.db"))
+    queue = _DiesBeforeDone(await open_queue(lease_s=0.5))
+    obs = observation("Paris", trace=_traces(1)[0], oid="once")
+    async with observe_server(queue, parse_rules(RULES), runs=store) as srv:  # type: ignore[arg-type]
+        await srv.observe.Observe(opb.ObserveRequest(observations=[obs]))
+        await wait_until_async(lambda: _depth_zero(queue), "the redelivered one done")
+        assert queue.failed == 1
+        assert len(await _results(srv, "paris")) == 1
+        assert srv.metric("scorewire_observe_scored_total", rule="paris", outcome="pass") == 1
+        assert srv.metric("scorewire_observe_redelivered_total") == 1
 
 
 async def _depth_zero(queue) -> bool:

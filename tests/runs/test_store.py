@@ -226,3 +226,31 @@ async def test_an_unknown_run_is_none(open_store, bad: str) -> None:
         assert await store.get_run(bad) is None
     finally:
         await store.close()
+
+
+async def test_a_chunks_keys_are_recorded_with_it_per_scope_and_forgotten_by_age(
+    open_store,
+) -> None:
+    # the keys land in the chunk's transaction; a key in another scope is another key; a
+    # key written twice (a writer told to) is kept once; keys go once past the age
+    store = await open_store()
+    try:
+        r = run()
+        keyed = chunk(r.run_id, 0, ["Paris", "Lyon"])
+        keyed.keys, keyed.scope = ("t/o1", "t/o2"), "rule-a"
+        other = chunk(r.run_id, 2, ["Paris"])
+        other.keys, other.scope = ("t/o1",), "rule-b"
+        await store.write([r], [keyed, other], [])
+        asked = [f"t/o{i}" for i in range(1, 1200)]  # more than one statement's worth
+        assert await store.recorded("rule-a", asked) == {"t/o1", "t/o2"}
+        assert await store.recorded("rule-b", asked) == {"t/o1"}
+        assert await store.recorded("rule-c", asked) == set()
+        again = chunk(r.run_id, 3, ["Paris"])
+        again.keys, again.scope = ("t/o2",), "rule-a"
+        await store.write([], [again], [])  # no conflict error: the chunk still lands
+        assert (await store.get_run(r.run_id)).results == 4  # type: ignore[union-attr]
+        assert await store.forget_recorded(datetime.now(UTC) - timedelta(hours=1)) == 0
+        assert await store.forget_recorded(datetime.now(UTC) + timedelta(seconds=1)) == 3
+        assert await store.recorded("rule-a", asked) == set()
+    finally:
+        await store.close()

@@ -122,6 +122,14 @@ class RunServiceStore:
         """Refused: the viewer only reads."""
         raise RunsUnavailable("a server's runs are read-only here")
 
+    async def recorded(self, scope: str, keys: Any) -> set[str]:
+        """Not served (the observation consumer's question, never the viewer's)."""
+        raise RunsUnavailable("a server's runs are read-only here")
+
+    async def forget_recorded(self, before: datetime) -> int:
+        """Not served: read-only."""
+        raise RunsUnavailable("a server's runs are read-only here")
+
     async def heartbeat(self, owner: str, now: datetime) -> None:
         """Refused: the viewer only reads."""
         raise RunsUnavailable("a server's runs are read-only here")

@@ -15,8 +15,12 @@ recorded but skipped, counted with reason `cost_cap`, and done.
 Only then is an observation marked done in the queue: a consumer that dies meanwhile
 leaves it to be handed out again after the lease, and one marked done is never scored
 again. An observation whose scoring or recording failed is not marked done: it is tried
-again after the lease, by every rule that samples it (those that had recorded it too:
-the one case in which an observation is scored twice).
+again after the lease. Each recorded chunk keys its observations (their queue ids) in
+the run store, in the chunk's own transaction, per rule and tenant; an observation
+handed out again is first looked up there, and a rule that recorded it already neither
+scores nor records it again. So a consumer killed between recording and marking done
+costs nothing twice. The keys are forgotten after `observe_dedupe_s`, the window in
+which the queue also refuses the same observation sent again.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scorewire.core.context import CheckContext
@@ -58,6 +63,8 @@ DEPTH_EVERY_S = 1.0
 """Seconds between two readings of the queue's depth for its gauge."""
 IDLE_S = 0.1
 """Seconds the consumer waits before looking again at an empty queue."""
+FORGET_EVERY_S = 300.0
+"""Seconds between two deletions of recorded keys past the dedupe window."""
 BACKOFF_S = 1.0
 """Seconds the consumer waits after the queue or the store failed."""
 _CAPPED = frozenset((ErrorCode.BUDGET_EXHAUSTED,))
@@ -117,6 +124,7 @@ class ObserveConsumer:
         self._executor = executor
         self._judge = judge
         self._extras = check_extras(executor.settings)
+        self._dedupe_s = executor.settings.observe_dedupe_s
         self._caps = CostCaps(executor.settings, judge)
         self._runs = RollingRuns(recorder) if recorder is not None else None
         self._metrics = metrics
@@ -139,7 +147,13 @@ class ObserveConsumer:
             await self._runs.close()
 
     async def _loop(self) -> None:
+        forgot = 0.0
         while True:
+            if self._runs is not None and time.monotonic() - forgot >= FORGET_EVERY_S:
+                forgot = time.monotonic()
+                before = datetime.now(UTC) - timedelta(seconds=self._dedupe_s)
+                with contextlib.suppress(Exception):  # the store down: next time
+                    await self._runs.forget(before)
             try:
                 taken = await self.step()
             except QueueUnavailable as err:
@@ -172,7 +186,7 @@ class ObserveConsumer:
                 finished.append(d)
             else:
                 weighed.append(self._weighed(d, rules))
-        groups = _groups(weighed)
+        groups = await self._not_recorded(_groups(weighed))
         if groups:
             await self._settle([t for t in weighed if t.chosen])
             await asyncio.gather(*(self._score(rule, items) for rule, items in groups))
@@ -181,6 +195,32 @@ class ObserveConsumer:
         finished.extend(t.delivery for t in weighed if not t.failed)
         await self._queue.done(finished)
         return len(taken)
+
+    async def _not_recorded(
+        self, groups: list[tuple[Rule, list[_Taken]]]
+    ) -> list[tuple[Rule, list[_Taken]]]:
+        """The groups without the redelivered observations a rule recorded already (its
+        consumer died before marking them done): neither scored nor recorded again. If
+        the run store cannot say, they stay queued (tried again after the lease)."""
+        if self._runs is None:
+            return groups
+        out = []
+        for rule, items in groups:
+            again = [t.delivery.id for t in items if t.delivery.deliveries > 1]
+            if again:
+                try:
+                    seen = await self._runs.recorded(rule, items[0].tenant, again)
+                except Exception as err:
+                    log.warning("rule %s: cannot tell what was recorded: %s", rule.name, err)
+                    for t in items:
+                        t.failed = True
+                    continue
+                if seen and self._metrics is not None:
+                    self._metrics.redelivered.inc(len(seen))
+                items = [t for t in items if t.delivery.id not in seen]
+            if items:
+                out.append((rule, items))
+        return out
 
     def _weighed(self, d: Delivery, rules: Sequence[Rule]) -> _Taken:
         """One observation weighed by every rule."""
@@ -237,7 +277,8 @@ class ObserveConsumer:
         pairs = [(t.case, t.results[rule.name]) for t in scored]
         try:
             if self._runs is not None:
-                await self._runs.record(rule, scored[0].tenant, pairs)
+                keys = [t.delivery.id for t in scored]
+                await self._runs.record(rule, scored[0].tenant, pairs, keys)
         except Exception as err:  # the store down: tried again after the lease
             log.warning("rule %s: %d scores not recorded: %s", rule.name, len(scored), err)
             for t in scored:

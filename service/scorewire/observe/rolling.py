@@ -26,6 +26,12 @@ from scorewire.scoring.recorded import cases_blob, summary_json
 RUN_SOURCE = "Observe"
 
 
+def scope(rule: str, tenant: str) -> str:
+    """Where a rule's recorded observations of one tenant are keyed (over every day and
+    process: a redelivery may come to another replica, or after midnight)."""
+    return json.dumps(["observe", rule, tenant])
+
+
 @dataclass(slots=True)
 class _Rolling:
     """One rule's run for one tenant and UTC day, recorded by this process."""
@@ -46,10 +52,15 @@ class RollingRuns:
     runs: dict[tuple[str, str], _Rolling] = field(default_factory=dict)
 
     async def record(
-        self, rule: Rule, tenant: str, scored: Sequence[tuple[bytes, CaseResult]]
+        self,
+        rule: Rule,
+        tenant: str,
+        scored: Sequence[tuple[bytes, CaseResult]],
+        keys: Sequence[str] = (),
     ) -> None:
         """Append (serialized case, result) pairs to the run of the rule, the tenant and
-        today, as one chunk (one commit)."""
+        today, as one chunk (one commit), with the observations' queue ids as its keys in
+        `scope(rule, tenant)` (see `recorded`)."""
         day = datetime.now(UTC).strftime("%Y-%m-%d")
         rolling = self.runs.get((rule.name, tenant))
         if rolling is not None and (rolling.day != day or rolling.rule != rule):
@@ -62,10 +73,21 @@ class RollingRuns:
             result.index = rolling.count + i
         cases = cases_blob([case for case, _ in scored])
         results = wire.case_results_message(rule.plan.checks, [r for _, r in scored])
-        await self.recorder.append(Chunk(rolling.run.run_id, cases, results, len(scored)))
+        chunk = Chunk(rolling.run.run_id, cases, results, len(scored), tuple(keys),
+                      scope(rule.name, tenant))  # fmt: skip
+        await self.recorder.append(chunk)
         rolling.count += len(scored)
         for _, result in scored:
             rolling.summary.add(result)
+
+    async def recorded(self, rule: Rule, tenant: str, keys: Sequence[str]) -> set[str]:
+        """Which of these observations (queue ids) a chunk of the rule and tenant holds,
+        in any process's rolling run (one that died before marking them done)."""
+        return await self.recorder.store.recorded(scope(rule.name, tenant), keys)
+
+    async def forget(self, before: datetime) -> int:
+        """Forget the observations recorded before `before` (past the dedupe window)."""
+        return await self.recorder.store.forget_recorded(before)
 
     async def _begin(self, rule: Rule, tenant: str, day: str) -> _Rolling:
         suite = json.dumps(

@@ -145,6 +145,26 @@ class PostgresRunStore:
         """Create runs, append chunks and finish runs in one transaction."""
         await self._transaction(sql.write_plan(_TABLES, created, chunks, finished))
 
+    async def recorded(self, scope: str, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` a chunk recorded in `scope` (see `RunStore.recorded`)."""
+
+        async def run() -> set[str]:
+            found: set[str] = set()
+            async with self._pool.connection() as conn, conn.cursor() as cur:
+                for i in range(0, len(keys), sql.KEYS_PER_QUERY):
+                    part = keys[i : i + sql.KEYS_PER_QUERY]
+                    await cur.execute(_pg(sql.recorded_query(_TABLES, len(part))), [scope, *part])
+                    found.update(r[0] for r in await cur.fetchall())
+            return found
+
+        return await self._run(run)
+
+    async def forget_recorded(self, before: datetime) -> int:
+        """Forget the keys recorded before `before`; how many."""
+        statement = _pg(sql.FORGET_RECORDED)
+        counts = await self._transaction([(statement, [(sql.micros(before),)])], maintenance=True)
+        return counts[0]
+
     async def heartbeat(self, owner: str, now: datetime) -> None:
         """Say that `owner` is alive."""
         await self._transaction(

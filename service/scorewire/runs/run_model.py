@@ -89,6 +89,11 @@ class Chunk:
     cases: bytes
     results: bytes
     count: int
+    keys: tuple[str, ...] = ()
+    """Identities of its cases within `scope`, stored in the chunk's own transaction:
+    a writer that may be handed the same cases again (the observation consumer, after a
+    replica died between recording and acknowledging) asks `RunStore.recorded` first."""
+    scope: str = ""
 
 
 @dataclass(slots=True)
@@ -200,6 +205,12 @@ class RunStore(Protocol):
         finished: Sequence[RunInfo],
     ) -> None:
         """Create runs, append chunks and finish runs, all in one transaction, in that order."""
+
+    async def recorded(self, scope: str, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` a chunk recorded in `scope` (see `Chunk.keys`)."""
+
+    async def forget_recorded(self, before: datetime) -> int:
+        """Forget the keys recorded before `before`; how many."""
 
     async def heartbeat(self, owner: str, now: datetime) -> None:
         """Say that `owner` (a server process) is alive."""

@@ -25,6 +25,21 @@ INSERT_RUN = f"INSERT INTO {{runs}} ({RUN_COLUMNS}) VALUES ({', '.join('?' * 14)
 INSERT_LABEL = "INSERT INTO {labels} (run_id, key, value) VALUES (?, ?, ?)"
 INSERT_CHUNK = "INSERT INTO {chunks} (run_id, cases, results, count) VALUES (?, ?, ?, ?)"
 COUNT_RESULTS = "UPDATE {runs} SET results = results + ? WHERE run_id = ?"
+INSERT_RECORDED = (
+    "INSERT INTO {recorded} (scope, key, at_us) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+)
+FORGET_RECORDED = "DELETE FROM {recorded} WHERE at_us < ?"
+
+
+KEYS_PER_QUERY = 500
+"""Keys asked about in one statement (SQLite binds at most 32,766 parameters)."""
+
+
+def recorded_query(t: dict[str, str], n: int) -> str:
+    """Which of `n` keys are recorded in a scope (parameters: scope, then the keys)."""
+    return f"SELECT key FROM {t['recorded']} WHERE scope = ? AND key IN ({', '.join('?' * n)})"
+
+
 FINISH_RUN = (
     "UPDATE {runs} SET status = ?, ended_at_us = ?, summary = ? WHERE run_id = ? AND status = ?"
 )
@@ -60,7 +75,7 @@ BEYOND_KEEP_PG = (
 
 def tables(prefix: str) -> dict[str, str]:
     """The table names, each under `prefix`."""
-    return {k: f"{prefix}{k}" for k in ("runs", "labels", "chunks", "owners")}
+    return {k: f"{prefix}{k}" for k in ("runs", "labels", "chunks", "owners", "recorded")}
 
 
 def micros(t: datetime) -> int:
@@ -192,6 +207,13 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS {runs}_tenant ON {runs} (tenant, started_at_us)",
     "CREATE INDEX IF NOT EXISTS {runs}_status ON {runs} (status, owner)",
     "CREATE INDEX IF NOT EXISTS {labels}_kv ON {labels} (key, value)",
+    """CREATE TABLE IF NOT EXISTS {recorded} (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        at_us BIGINT NOT NULL,
+        PRIMARY KEY (scope, key)
+    )""",
+    "CREATE INDEX IF NOT EXISTS {recorded}_at ON {recorded} (at_us)",
 )
 SQLITE_CHUNKS = """CREATE TABLE IF NOT EXISTS {chunks} (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -232,6 +254,10 @@ def write_plan(
         plan.append(
             (statements(INSERT_CHUNK, t), [(c.run_id, c.cases, c.results, c.count) for c in chunks])
         )
+        now = micros(datetime.now(UTC))
+        keys = [(c.scope, k, now) for c in chunks for k in c.keys]
+        if keys:
+            plan.append((statements(INSERT_RECORDED, t), keys))
         counts: dict[str, int] = {}
         for c in chunks:
             counts[c.run_id] = counts.get(c.run_id, 0) + c.count

@@ -100,6 +100,25 @@ class SqliteRunStore:
         """Create runs, append chunks and finish runs in one transaction."""
         await self._transaction(sql.write_plan(_TABLES, created, chunks, finished))
 
+    async def recorded(self, scope: str, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` a chunk recorded in `scope` (see `RunStore.recorded`)."""
+
+        def run(conn: sqlite3.Connection) -> set[str]:
+            found: set[str] = set()
+            for i in range(0, len(keys), sql.KEYS_PER_QUERY):
+                part = keys[i : i + sql.KEYS_PER_QUERY]
+                rows = conn.execute(sql.recorded_query(_TABLES, len(part)), [scope, *part])
+                found.update(r[0] for r in rows)
+            return found
+
+        return await self._call(run)
+
+    async def forget_recorded(self, before: datetime) -> int:
+        """Forget the keys recorded before `before`; how many."""
+        statement = sql.statements(sql.FORGET_RECORDED, _TABLES)
+        at = sql.micros(before)
+        return int(await self._call(lambda c: c.execute(statement, (at,)).rowcount))
+
     async def heartbeat(self, owner: str, now: datetime) -> None:
         """Say that `owner` is alive."""
         statement = sql.statements(sql.HEARTBEAT, _TABLES)
