@@ -309,3 +309,25 @@ async def test_a_worker_killed_while_compiling_is_replaced_and_the_plan_compiled
         os.kill(pool.busy_pids()[0], signal.SIGKILL)
         resp = await call
         assert resp.passed and pool.replaced >= 1
+
+
+async def test_workers_that_die_on_every_try_are_unavailable_not_internal() -> None:
+    # Every worker that compiles these checks is killed from outside (as the kernel's OOM
+    # killer would): after the retries the call is UNAVAILABLE saying so, not INTERNAL,
+    # and the server goes on serving
+    req = pb.ScoreRequest(checks=[spin_check(compile_spin_s=30.0)], output=pb.Output(text="x"))
+    async with serving(scoring_workers=1, imports=SPIN) as srv:
+        pool = srv.running.service.executor.pool
+        call = asyncio.ensure_future(srv.stub.Score(req, timeout=120))
+        killed: set[int] = set()
+        for _ in range(3):  # the first try and both retries
+            await poll(lambda: set(pool.busy_pids()) - killed, "a compilation started")
+            pid = next(iter(set(pool.busy_pids()) - killed))
+            killed.add(pid)
+            os.kill(pid, signal.SIGKILL)
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await call
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "crashed compiling" in (err.value.details() or "")
+        assert "not scored" in (err.value.details() or "")
+        assert (await srv.stub.Score(small_request(), timeout=60)).passed

@@ -22,6 +22,7 @@ from scorewire.core.errors import FieldViolation, Precondition, PreconditionErro
 from scorewire.core.fairness import current_caller, tenant_key
 from scorewire.runs import RunsUnavailable
 from scorewire.scoring.executor import DeadlineExpired
+from scorewire.scoring.pool import WorkerLost
 from scorewire.server.registration import Undecodable, drain
 from scorewire.server.security import current_principal
 from scorewire.suites.checkllm_request import Unrunnable
@@ -107,7 +108,8 @@ def rejection(err: Exception) -> RequestRejected | None:
 
     A bad spec is INVALID_ARGUMENT with every problem, a limit passed RESOURCE_EXHAUSTED
     naming it, a judge that cannot be called FAILED_PRECONDITION, and a deadline that
-    passed while checks ran DEADLINE_EXCEEDED."""
+    passed while checks ran DEADLINE_EXCEEDED, and scoring workers that died on every try
+    UNAVAILABLE (never INTERNAL: nothing in the server is known to be broken)."""
     if isinstance(err, RequestRejected):
         return err
     if isinstance(err, SpecError):
@@ -126,6 +128,13 @@ def rejection(err: Exception) -> RequestRejected | None:
         )
     if isinstance(err, DeadlineExpired):
         return RequestRejected(grpc.StatusCode.DEADLINE_EXCEEDED, str(err))
+    if isinstance(err, WorkerLost):
+        return RequestRejected(
+            grpc.StatusCode.UNAVAILABLE,
+            f"{err}; the request was not scored (a worker crashed, or the kernel's OOM "
+            "killer stopped it: the server log says which). If it fails again, the request "
+            "itself is what stops them",
+        )
     return None
 
 
