@@ -196,3 +196,28 @@ async def test_with_one_runner_tenants_take_turns(open_jobs: StoreOpener) -> Non
         await asyncio.sleep(0.002)
     assert ran == ["a", "b", "a", "a"]
     await store.close()
+
+
+async def test_a_finished_jobs_webhook_is_stored_with_it_and_leased_to_one_sender(
+    open_jobs: StoreOpener,
+) -> None:
+    # stored in the finish's transaction; one sender at a time; a failed try makes it due
+    # again for any server; a delivered one is gone
+    store = await open_jobs()
+    job, chunks = _job()
+    await store.create(job, chunks, None)
+    assert await store.claim("r1", 30) is not None
+    assert await store.finish(job.job_id, "r1", JobState.SUCCEEDED, 10, "", None,
+                              ("http://hook.invalid/x", '{"job_id": "j"}'))  # fmt: skip
+    (due,) = await store.due_webhooks("s1", 30, 10)
+    assert (due.job_id, due.url, due.body, due.attempts) == (
+        job.job_id, "http://hook.invalid/x", '{"job_id": "j"}', 0,
+    )  # fmt: skip
+    assert await store.due_webhooks("s2", 30, 10) == []  # leased to s1
+    await store.webhook_tried(job.job_id, "s2", done=True, attempts=1, retry_at_us=0)
+    await store.webhook_tried(job.job_id, "s1", done=False, attempts=1, retry_at_us=0)
+    (again,) = await store.due_webhooks("s2", 30, 10)  # s2's wrong write changed nothing
+    assert again.attempts == 1
+    await store.webhook_tried(job.job_id, "s2", done=True, attempts=2, retry_at_us=0)
+    assert await store.due_webhooks("s1", 30, 10) == []
+    await store.close()

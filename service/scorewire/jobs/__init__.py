@@ -17,6 +17,7 @@ from scorewire.jobs.job_model import (
     JobState,
     JobStore,
     JobsUnavailable,
+    PendingWebhook,
     TooManyOpenJobs,
     new_job_id,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "JobState",
     "JobStore",
     "JobsUnavailable",
+    "PendingWebhook",
     "TooManyOpenJobs",
     "new_job_id",
     "open_job_store",

@@ -111,6 +111,18 @@ class Job:
     may have recorded a chunk past it."""
 
 
+@dataclass(slots=True, frozen=True)
+class PendingWebhook:
+    """A finished job's webhook not yet delivered, leased to the server trying it."""
+
+    job_id: str
+    url: str
+    body: str
+    """The JSON body (signed when sent)."""
+    attempts: int
+    """Tries made before this one."""
+
+
 @dataclass(slots=True)
 class CaseChunk:
     """Consecutive cases of a job, stored together and scored together."""
@@ -174,8 +186,19 @@ class JobStore(Protocol):
         cases_done: int,
         error: str,
         summary: dict[str, Any] | None,
+        webhook: tuple[str, str] | None = None,
     ) -> bool:
-        """End the job (under the owner's lease); its cases are deleted."""
+        """End the job (under the owner's lease); its cases are deleted, and its webhook
+        (url, body) is stored in the same transaction, for `due_webhooks`."""
+
+    async def due_webhooks(self, owner: str, lease_s: float, limit: int) -> list[PendingWebhook]:
+        """Up to `limit` webhooks due and not leased, leased to `owner` for `lease_s`."""
+
+    async def webhook_tried(
+        self, job_id: str, owner: str, *, done: bool, attempts: int, retry_at_us: int
+    ) -> None:
+        """After a try under the owner's lease: forget the webhook when `done` (delivered
+        or given up), else make it due again at `retry_at_us` after `attempts` tries."""
 
     async def cancel(self, job_id: str) -> bool:
         """Cancel a queued or running job; False when it has ended already."""

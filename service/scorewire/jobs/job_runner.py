@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import uuid
@@ -39,7 +40,7 @@ from scorewire.core.fairness import UNTENANTED, current_caller, tenant_key
 from scorewire.jobs.aggregate import run_summary
 from scorewire.jobs.job_model import Job, JobPlan, JobState, JobStore
 from scorewire.jobs.sql import micros
-from scorewire.jobs.webhook import Webhooks
+from scorewire.jobs.webhook import Webhooks, body_of
 from scorewire.runs import RunInfo, RunRecorder, RunStatus, iter_chunks, new_run_id, utc_now
 from scorewire.runs.recorder import run_owner
 from scorewire.runs.run_model import Chunk
@@ -104,6 +105,8 @@ class JobRunner:
         """Start `jobs_runners` loops, and the retention of ended jobs."""
         for i in range(self._settings.jobs_runners):
             self._tasks.append(asyncio.create_task(self._loop(), name=f"scorewire-jobs-{i}"))
+        if self._webhooks is not None and self._settings.jobs_runners:
+            self._webhooks.start(self._store, self.owner, self._settings.jobs_poll_s)
         if self._settings.jobs_max_age_s:
             self._tasks.append(asyncio.create_task(self._prune_loop(), name="scorewire-jobs-prune"))
 
@@ -239,11 +242,14 @@ class JobRunner:
         self, job: Job, state: JobState, done: int, error: str,
         summary: dict[str, Any] | None = None,
     ) -> None:  # fmt: skip
-        if not await self._store.finish(job.job_id, self.owner, state, done, error, summary):
+        ended = dataclasses.replace(job, state=state, cases_done=done, error=error)
+        hook = (job.webhook_url, body_of(ended)) if job.webhook_url else None
+        if not await self._store.finish(job.job_id, self.owner, state, done, error, summary,
+                                        hook):  # fmt: skip
             raise LeaseLost()
         job.state, job.cases_done, job.error = state, done, error
-        if self._webhooks is not None and job.webhook_url:
-            self._webhooks.send(job)
+        if hook is not None and self._webhooks is not None:
+            self._webhooks.poke()
 
     async def _renew_loop(self, job: Job) -> None:
         """Renew the lease every third of it while a chunk is scored; ends when it is lost."""

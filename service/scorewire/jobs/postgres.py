@@ -25,6 +25,7 @@ from scorewire.jobs.job_model import (
     Job,
     JobState,
     JobsUnavailable,
+    PendingWebhook,
     TooManyOpenJobs,
     utc_now,
 )
@@ -192,20 +193,48 @@ class PostgresJobStore:
 
     async def finish(
         self, job_id: str, owner: str, state: JobState, cases_done: int, error: str,
-        summary: dict[str, Any] | None,
+        summary: dict[str, Any] | None, webhook: tuple[str, str] | None = None,
     ) -> bool:  # fmt: skip
-        """End the job under the owner's lease; its cases are deleted."""
+        """End the job under the owner's lease; its cases are deleted, its webhook stored
+        (see `JobStore.finish`)."""
         text = None if summary is None else json.dumps(summary)
-        args = (state.value, cases_done, error, text, sql.micros(utc_now()), job_id, owner)
+        now = sql.micros(utc_now())
+        args = (state.value, cases_done, error, text, now, job_id, owner)
 
         async def finish(cur: Any) -> bool:
             await cur.execute(_pg(sql.FINISH), args)
             if cur.rowcount != 1:
                 return False
             await cur.execute(_pg(sql.DELETE_CASES), (job_id,))
+            if webhook is not None:
+                await cur.execute(_pg(sql.INSERT_WEBHOOK), (job_id, *webhook, now))
             return True
 
         return await self._run(finish)
+
+    async def due_webhooks(self, owner: str, lease_s: float, limit: int) -> list[PendingWebhook]:
+        """Due webhooks, leased to `owner` (see `JobStore.due_webhooks`; SKIP LOCKED, so
+        replicas asking at once take different ones)."""
+        now = sql.micros(utc_now())
+
+        async def take(cur: Any) -> list[PendingWebhook]:
+            await cur.execute(_pg(sql.DUE_WEBHOOKS) + " FOR UPDATE SKIP LOCKED", (now, now, limit))
+            rows = await cur.fetchall()
+            lease = (owner, now + int(lease_s * 1e6))
+            for r in rows:
+                await cur.execute(_pg(sql.LEASE_WEBHOOK), (*lease, r[0]))
+            return [PendingWebhook(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+        return await self._run(take)
+
+    async def webhook_tried(
+        self, job_id: str, owner: str, *, done: bool, attempts: int, retry_at_us: int
+    ) -> None:
+        """Forget or reschedule a tried webhook (see `JobStore.webhook_tried`)."""
+        if done:
+            await self._count(sql.DELETE_WEBHOOK, (job_id, owner))
+        else:
+            await self._count(sql.RETRY_WEBHOOK, (attempts, retry_at_us, job_id, owner))
 
     async def cancel(self, job_id: str) -> bool:
         """Cancel a queued or running job; its cases are deleted."""

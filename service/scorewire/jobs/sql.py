@@ -35,6 +35,9 @@ SCHEMA = [
     "CREATE INDEX IF NOT EXISTS {jobs}_tenant ON {jobs} (tenant, created_us)",
     "CREATE TABLE IF NOT EXISTS {cases} (job_id TEXT NOT NULL, seq INTEGER NOT NULL,"
     " first BIGINT NOT NULL, cases BYTEA NOT NULL, PRIMARY KEY (job_id, seq))",
+    "CREATE TABLE IF NOT EXISTS {webhooks} (job_id TEXT PRIMARY KEY, url TEXT NOT NULL,"
+    " body TEXT NOT NULL, attempts INTEGER NOT NULL, due_us BIGINT NOT NULL,"
+    " lease_owner TEXT NOT NULL, lease_until_us BIGINT NOT NULL)",
 ]
 COLUMNS = (
     "job_id, tenant, name, plan, labels, webhook_url, state, cases_total, cases_done, run_id,"
@@ -102,12 +105,28 @@ CANCEL = (
     " WHERE job_id = ? AND state IN ('queued', 'running')"
 )
 DELETE_CASES = "DELETE FROM {cases} WHERE job_id = ?"
+INSERT_WEBHOOK = (
+    "INSERT INTO {webhooks} (job_id, url, body, attempts, due_us, lease_owner, lease_until_us)"
+    " VALUES (?, ?, ?, 0, ?, '', 0)"
+)
+"""A finished job's webhook, stored with its end (one transaction): any server delivers
+it, so a server that dies or stops while trying does not lose it."""
+DUE_WEBHOOKS = (
+    "SELECT job_id, url, body, attempts FROM {webhooks} WHERE due_us <= ? AND lease_until_us < ?"
+    " ORDER BY due_us LIMIT ?"
+)
+LEASE_WEBHOOK = "UPDATE {webhooks} SET lease_owner = ?, lease_until_us = ? WHERE job_id = ?"
+RETRY_WEBHOOK = (
+    "UPDATE {webhooks} SET attempts = ?, due_us = ?, lease_owner = '', lease_until_us = 0"
+    " WHERE job_id = ? AND lease_owner = ?"
+)
+DELETE_WEBHOOK = "DELETE FROM {webhooks} WHERE job_id = ? AND lease_owner = ?"
 PRUNE = "DELETE FROM {jobs} WHERE state IN ('succeeded', 'failed', 'cancelled') AND updated_us < ?"
 
 
 def tables(prefix: str) -> dict[str, str]:
     """The table names, each under `prefix`."""
-    return {"jobs": f"{prefix}jobs", "cases": f"{prefix}cases"}
+    return {"jobs": f"{prefix}jobs", "cases": f"{prefix}cases", "webhooks": f"{prefix}webhooks"}
 
 
 def statement(text: str, names: dict[str, str]) -> str:

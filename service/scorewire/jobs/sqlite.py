@@ -19,6 +19,7 @@ from scorewire.jobs.job_model import (
     Job,
     JobState,
     JobsUnavailable,
+    PendingWebhook,
     TooManyOpenJobs,
     utc_now,
 )
@@ -166,21 +167,47 @@ class SqliteJobStore:
 
     async def finish(
         self, job_id: str, owner: str, state: JobState, cases_done: int, error: str,
-        summary: dict[str, Any] | None,
+        summary: dict[str, Any] | None, webhook: tuple[str, str] | None = None,
     ) -> bool:  # fmt: skip
-        """End the job under the owner's lease; its cases are deleted."""
+        """End the job under the owner's lease; its cases are deleted, its webhook stored
+        (see `JobStore.finish`)."""
         import json
 
         text = None if summary is None else json.dumps(summary)
-        args = (state.value, cases_done, error, text, sql.micros(utc_now()), job_id, owner)
+        now = sql.micros(utc_now())
+        args = (state.value, cases_done, error, text, now, job_id, owner)
 
         def finish(conn: sqlite3.Connection) -> bool:
             if conn.execute(_s(sql.FINISH), args).rowcount != 1:
                 return False
             conn.execute(_s(sql.DELETE_CASES), (job_id,))
+            if webhook is not None:
+                conn.execute(_s(sql.INSERT_WEBHOOK), (job_id, *webhook, now))
             return True
 
         return await self._tx(finish)
+
+    async def due_webhooks(self, owner: str, lease_s: float, limit: int) -> list[PendingWebhook]:
+        """Due webhooks, leased to `owner` (see `JobStore.due_webhooks`)."""
+        now = sql.micros(utc_now())
+
+        def take(conn: sqlite3.Connection) -> list[PendingWebhook]:
+            rows = conn.execute(_s(sql.DUE_WEBHOOKS), (now, now, limit)).fetchall()
+            lease = (owner, now + int(lease_s * 1e6))
+            conn.executemany(_s(sql.LEASE_WEBHOOK), [(*lease, r[0]) for r in rows])
+            return [PendingWebhook(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+        return await self._tx(take)
+
+    async def webhook_tried(
+        self, job_id: str, owner: str, *, done: bool, attempts: int, retry_at_us: int
+    ) -> None:
+        """Forget or reschedule a tried webhook (see `JobStore.webhook_tried`)."""
+        if done:
+            await self._tx(lambda c: c.execute(_s(sql.DELETE_WEBHOOK), (job_id, owner)))
+        else:
+            args = (attempts, retry_at_us, job_id, owner)
+            await self._tx(lambda c: c.execute(_s(sql.RETRY_WEBHOOK), args))
 
     async def cancel(self, job_id: str) -> bool:
         """Cancel a queued or running job; its cases are deleted."""
