@@ -1,6 +1,7 @@
 // Package scorewire is a thin client for the scorewire.v1 scoring and label services:
-// Dial with sensible defaults, then Score, RunSuite, ScoreStream, PutLabels and
-// ListLabels with the generated messages of package scorewirev1. Failed calls return *Error, which carries the gRPC code and
+// Dial with sensible defaults, then Score, RunSuite, ScoreStream, PutLabels,
+// ListLabels and the evaluation jobs' CreateJob, WatchJob and WaitJob with the generated
+// messages of package scorewirev1. Failed calls return *Error, which carries the gRPC code and
 // the BadRequest field violations.
 package scorewire
 
@@ -120,6 +121,7 @@ type Client struct {
 	rpc     scorewirev1.ScoringServiceClient
 	labels  scorewirev1.LabelServiceClient
 	runs    scorewirev1.RunServiceClient
+	jobs    scorewirev1.JobServiceClient
 	timeout time.Duration
 }
 
@@ -184,6 +186,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		rpc:     scorewirev1.NewScoringServiceClient(conn),
 		labels:  scorewirev1.NewLabelServiceClient(conn),
 		runs:    scorewirev1.NewRunServiceClient(conn),
+		jobs:    scorewirev1.NewJobServiceClient(conn),
 		timeout: cfg.timeout,
 	}, nil
 }

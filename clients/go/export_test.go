@@ -20,3 +20,6 @@ func SplitChunks(req *scorewirev1.RunSuiteRequest, opts ShardOptions) ([]*scorew
 	}
 	return reqs, offsets, nil
 }
+
+// JobMessages exposes jobMessages to the external tests.
+var JobMessages = jobMessages

@@ -3,9 +3,11 @@ import { createHash, randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 
 import { ScorewireError, toScorewireError } from "./errors";
+import { jobEnded, writeJob } from "./jobs";
 import { Observer, type ObserverOptions } from "./observe";
 import { type ShardOptions, type ShardedResult, runSharded } from "./shards";
 import {
+  Case,
   type CaseResult,
   type DeepPartial,
   ListChecksRequest,
@@ -48,6 +50,20 @@ import {
   type Run,
   RunServiceClient,
 } from "./gen/scorewire/v1/runs";
+import {
+  CancelJobRequest,
+  type CancelJobResponse,
+  type CreateJobResponse,
+  GetJobRequest,
+  type GetJobResponse,
+  type Job,
+  JobConfig,
+  JobServiceClient,
+  ListJobsRequest,
+  type ListJobsResponse,
+  WatchJobRequest,
+  type WatchJobResponse,
+} from "./gen/scorewire/v1/jobs";
 
 /** How a ScorewireClient connects; every field has a default. */
 export interface ScorewireClientOptions {
@@ -55,7 +71,7 @@ export interface ScorewireClientOptions {
   credentials?: grpc.ChannelCredentials;
   /** Deadline of unary calls (Score, ListChecks, ValidateSuite, labels, runs) in ms; default 30 s. */
   timeoutMs?: number;
-  /** Deadline of RunSuite and ScoreStream calls in ms; default 10 minutes. */
+  /** Deadline of RunSuite, ScoreStream and CreateJob calls in ms; default 10 minutes. */
   streamTimeoutMs?: number;
   /**
    * Interval of HTTP/2 keepalive pings while calls are open, in ms; default 30 s, as in
@@ -172,7 +188,7 @@ export function outputHash(text: string): string {
 }
 
 /**
- * A client of scorewire.v1.ScoringService, LabelService and RunService: the generated grpc-js stubs with defaults
+ * A client of scorewire.v1.ScoringService, LabelService, RunService and JobService: the generated grpc-js stubs with defaults
  * (deadlines, keepalive, round-robin over DNS), promise and async-iterator call shapes,
  * and failures as ScorewireError.
  */
@@ -183,6 +199,8 @@ export class ScorewireClient {
   readonly labelStub: LabelServiceClient;
   /** The generated RunService stub, on the same channel. */
   readonly runStub: RunServiceClient;
+  /** The generated JobService stub, on the same channel. */
+  readonly jobStub: JobServiceClient;
   private readonly timeoutMs: number;
   private readonly streamTimeoutMs: number;
 
@@ -197,6 +215,9 @@ export class ScorewireClient {
       channelOverride: this.stub.getChannel(),
     });
     this.runStub = new RunServiceClient(address, grpc.credentials.createInsecure(), {
+      channelOverride: this.stub.getChannel(),
+    });
+    this.jobStub = new JobServiceClient(address, grpc.credentials.createInsecure(), {
       channelOverride: this.stub.getChannel(),
     });
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -415,6 +436,128 @@ export class ScorewireClient {
     return new ScoreStream(call, StreamConfig.fromPartial(config));
   }
 
+  // Evaluation jobs (jobs.ts): a batch the server scores after its caller has gone. A job
+  // that ends FAILED or CANCELLED is an answer (its `state` and `error`), not an error.
+  // With bearer tokens on, a job is its tenant's: another tenant's is NOT_FOUND.
+
+  /**
+   * Creates a job scoring `cases` (as runSuite's `cases`, from an array, any iterable or
+   * an async iterable) with `config`'s plan (`checks`, `compact`, or `suiteYaml` whose own
+   * cases are not scored), `name`, `labels` and `webhookUrl`; `caseCount` is set to the
+   * number of cases. The cases go JOB_CHUNK_CASES (500) and at most JOB_CHUNK_BYTES (4 MiB)
+   * a message. Resolves with the job, QUEUED, once the server has stored it.
+   *
+   * Rejects with a ScorewireError: INVALID_ARGUMENT naming the check or case
+   * (`cases[12].output`), RESOURCE_EXHAUSTED past the server's case limit or its open
+   * jobs per tenant, FAILED_PRECONDITION naming `config.webhook_url` when the server has
+   * no secret to sign webhooks with; nothing is stored then. Its default deadline is the
+   * streams' (`streamTimeoutMs`).
+   */
+  async createJob(
+    config: DeepPartial<JobConfig>,
+    cases: Iterable<DeepPartial<Case>> | AsyncIterable<DeepPartial<Case>>,
+    options: CallOptions = {},
+  ): Promise<Job> {
+    const all: Case[] = [];
+    for await (const c of cases) all.push(Case.fromPartial(c));
+    const first = { message: { $case: "config" as const, config: JobConfig.fromPartial({ ...config, caseCount: all.length }) } };
+    const response = await new Promise<CreateJobResponse>((resolve, reject) => {
+      const call = this.jobStub.createJob(
+        options.metadata ?? new grpc.Metadata(),
+        this.callOptions(options, this.streamTimeoutMs),
+        (err, resp) => (err ? reject(toScorewireError(err)) : resolve(resp)),
+      );
+      bindSignal(call, options.signal);
+      void writeJob(call, first, all);
+    });
+    return jobOf(response);
+  }
+
+  /**
+   * A job: its state and progress, and once it succeeded its summary and aggregations.
+   * NOT_FOUND for an unknown job (or another tenant's).
+   */
+  async getJob(jobId: string, options: CallOptions = {}): Promise<Job> {
+    const response = await this.unary<GetJobResponse>(
+      (md, opts, cb) => this.jobStub.getJob(GetJobRequest.fromPartial({ jobId }), md, opts, cb),
+      options,
+    );
+    return jobOf(response);
+  }
+
+  /**
+   * Cancels a queued or running job; resolves with it, CANCELLED. Its run ends incomplete
+   * with what was recorded. FAILED_PRECONDITION naming `job_id` for a job that has ended.
+   */
+  async cancelJob(jobId: string, options: CallOptions = {}): Promise<Job> {
+    const response = await this.unary<CancelJobResponse>(
+      (md, opts, cb) => this.jobStub.cancelJob(CancelJobRequest.fromPartial({ jobId }), md, opts, cb),
+      options,
+    );
+    return jobOf(response);
+  }
+
+  /**
+   * The caller's jobs, newest first, filtered by `state`, without summaries or
+   * aggregations (getJob has them): `for await` them. Pages of `pageSize` (1 to 1000; 0:
+   * the server's 100) from `pageToken` on are fetched as the loop reaches them, each call
+   * with the unary deadline.
+   */
+  async *listJobs(request: DeepPartial<ListJobsRequest> = {}, options: CallOptions = {}): AsyncGenerator<Job, void, undefined> {
+    const page = ListJobsRequest.fromPartial(request);
+    for (;;) {
+      const response = await this.unary<ListJobsResponse>(
+        (md, opts, cb) => this.jobStub.listJobs(page, md, opts, cb),
+        options,
+      );
+      yield* response.jobs;
+      if (response.nextPageToken === "") return;
+      page.pageToken = response.nextPageToken;
+    }
+  }
+
+  /**
+   * A job as it is now, then at each change of its state or progress: `for await` it; the
+   * loop ends after the job has ended (jobEnded). No deadline unless `options.timeoutMs`
+   * is given (a job may run for hours); leaving the loop early cancels the call.
+   */
+  async *watchJob(jobId: string, options: CallOptions = {}): AsyncGenerator<Job, void, undefined> {
+    const call = this.jobStub.watchJob(
+      WatchJobRequest.fromPartial({ jobId }),
+      options.metadata ?? new grpc.Metadata(),
+      this.callOptions(options, Infinity),
+    );
+    bindSignal(call, options.signal);
+    let failure: unknown;
+    call.on("error", (err) => {
+      failure ??= err;
+    });
+    let ended = false;
+    try {
+      for await (const message of call as AsyncIterable<WatchJobResponse>) yield jobOf(message);
+      if (failure !== undefined) throw failure;
+      ended = true;
+    } catch (err) {
+      throw toScorewireError(err);
+    } finally {
+      if (!ended) call.cancel();
+    }
+  }
+
+  /**
+   * Watches a job to its end and resolves with it: for a job that succeeded with its
+   * `summary`, `aggregations` and `runId`; a FAILED job (with its `error`) or a CANCELLED
+   * one too. No deadline unless `options.timeoutMs` is given.
+   */
+  async waitJob(jobId: string, options: CallOptions = {}): Promise<Job> {
+    let last: Job | undefined;
+    for await (const job of this.watchJob(jobId, options)) last = job;
+    if (last === undefined || !jobEnded(last.state)) {
+      throw new ScorewireError(grpc.status.INTERNAL, "WatchJob ended before the job did");
+    }
+    return last;
+  }
+
   /** Resolves once the channel is connected; rejects with UNAVAILABLE when `timeoutMs` passes first. */
   waitForReady(timeoutMs: number = this.timeoutMs): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -434,6 +577,7 @@ export class ScorewireClient {
 
   /** Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE. */
   close(): void {
+    this.jobStub.close();
     this.runStub.close();
     this.labelStub.close();
     this.stub.close();
@@ -461,6 +605,12 @@ export class ScorewireClient {
       bindSignal(call, options.signal);
     });
   }
+}
+
+/** The job of a JobService response; a response without one is INTERNAL. */
+function jobOf(response: { job: Job | undefined }): Job {
+  if (response.job === undefined) throw new ScorewireError(grpc.status.INTERNAL, "JobService answered without a job");
+  return response.job;
 }
 
 /** Cancels `call` when `signal` aborts (at once if it already has). */

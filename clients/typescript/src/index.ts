@@ -1,6 +1,6 @@
 /**
  * TypeScript client of the scorewire.v1 gRPC API: `ScorewireClient` wraps the generated
- * grpc-js stubs; the generated message types (scoring, labels and runs) are re-exported as
+ * grpc-js stubs; the generated message types (scoring, labels, runs and jobs) are re-exported as
  * they are.
  */
 export { status as Status, Metadata, credentials } from "@grpc/grpc-js";
@@ -25,6 +25,7 @@ export {
   isRetryable,
 } from "./shards";
 export { gateReasons, mergeSummaries } from "./summary";
+export { JOB_CHUNK_BYTES, JOB_CHUNK_CASES, jobChunks, jobEnded } from "./jobs";
 export { DROP_REASONS, type DropReason, Observer, type ObserverOptions, type ObserverStats } from "./observe";
 export { type FieldViolation, ScorewireError, fieldViolationsOf, toScorewireError } from "./errors";
 export * from "./gen/scorewire/v1/scoring";
@@ -72,3 +73,23 @@ export {
   Rule,
   TraceContext,
 } from "./gen/scorewire/v1/observe";
+export {
+  CancelJobRequest,
+  CancelJobResponse,
+  CheckAggregations,
+  CreateJobRequest,
+  CreateJobResponse,
+  GetJobRequest,
+  GetJobResponse,
+  Job,
+  JobCases,
+  JobConfig,
+  JobServiceClient,
+  JobState,
+  ListJobsRequest,
+  ListJobsResponse,
+  WatchJobRequest,
+  WatchJobResponse,
+  jobStateFromJSON,
+  jobStateToJSON,
+} from "./gen/scorewire/v1/jobs";

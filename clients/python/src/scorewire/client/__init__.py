@@ -6,7 +6,8 @@
         resp = client.score("Paris", compact=["contains:Paris"])
 
 The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `pb`)
-`scorewire.v1.labels_pb2` (as `labels_pb`) and `scorewire.v1.runs_pb2` (as `runs_pb`).
+`scorewire.v1.labels_pb2` (as `labels_pb`), `scorewire.v1.runs_pb2` (as `runs_pb`) and
+`scorewire.v1.jobs_pb2` (as `jobs_pb`).
 """
 
 from scorewire.client._labels import output_hash
@@ -15,6 +16,7 @@ from scorewire.client._run_calls import DEFAULT
 from scorewire.client.aio import AsyncClient, AsyncSuiteRun
 from scorewire.client.errors import FieldViolation, ScorewireError
 from scorewire.client.sync import Client, SuiteRun
+from scorewire.v1 import jobs_pb2 as jobs_pb
 from scorewire.v1 import labels_pb2 as labels_pb
 from scorewire.v1 import runs_pb2 as runs_pb
 from scorewire.v1 import scoring_pb2 as pb
@@ -30,6 +32,7 @@ __all__ = [
     "ObserverStats",
     "ScorewireError",
     "SuiteRun",
+    "jobs_pb",
     "labels_pb",
     "output_hash",
     "pb",

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from scorewire.v1 import labels_pb2_grpc, runs_pb2_grpc, scoring_pb2_grpc
+from scorewire.v1 import jobs_pb2_grpc, labels_pb2_grpc, runs_pb2_grpc, scoring_pb2_grpc
 
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of a Score, RunSuite, ListChecks or ValidateSuite call unless one is given."""
@@ -162,3 +162,8 @@ def label_stub(channel: Any) -> Any:
 def run_stub(channel: Any) -> Any:
     """The generated RunService stub."""
     return runs_pb2_grpc.RunServiceStub(channel)
+
+
+def job_stub(channel: Any) -> Any:
+    """The generated JobService stub."""
+    return jobs_pb2_grpc.JobServiceStub(channel)

@@ -18,6 +18,7 @@ from scorewire.client._convert import (
     SampleLike,
     StreamCaseLike,
 )
+from scorewire.client._jobs import AsyncJobCalls
 from scorewire.client._labels import LabelLike
 from scorewire.client._run_calls import DEFAULT, AsyncRunCalls, Metadata
 from scorewire.client.errors import ScorewireError
@@ -25,7 +26,7 @@ from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
 
 
-class AsyncClient(AsyncRunCalls):
+class AsyncClient(AsyncRunCalls, AsyncJobCalls):
     """An asyncio scorewire client over one `grpc.aio` channel.
 
     The same defaults and calls as `Client`, awaited: `target` is `host:port` (DNS,
@@ -58,6 +59,7 @@ class AsyncClient(AsyncRunCalls):
         self._stub = _channel.stub(channel)
         self._labels = _channel.label_stub(channel)
         self._runs = _channel.run_stub(channel)
+        self._jobs = _channel.job_stub(channel)
         self._timeout = timeout
         self._metadata = tuple(metadata)
 

@@ -17,6 +17,7 @@ from scorewire.client._convert import (
     SampleLike,
     StreamCaseLike,
 )
+from scorewire.client._jobs import JobCalls
 from scorewire.client._labels import LabelLike
 from scorewire.client._observe import Observer
 from scorewire.client._run_calls import DEFAULT, Metadata, RunCalls
@@ -25,7 +26,7 @@ from scorewire.v1 import labels_pb2 as lpb
 from scorewire.v1 import scoring_pb2 as pb
 
 
-class Client(RunCalls):
+class Client(RunCalls, JobCalls):
     """A blocking scorewire client over one gRPC channel.
 
     `target` is `host:port` (resolved through DNS and balanced round-robin over every
@@ -59,6 +60,7 @@ class Client(RunCalls):
         self._stub = _channel.stub(channel)
         self._labels = _channel.label_stub(channel)
         self._runs = _channel.run_stub(channel)
+        self._jobs = _channel.job_stub(channel)
         self._timeout = timeout
         self._metadata = tuple(metadata)
 

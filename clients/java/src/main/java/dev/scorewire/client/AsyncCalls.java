@@ -84,7 +84,7 @@ final class AsyncCalls {
   }
 
   /** Cancels the call when (and only when) the caller cancels {@code future}. */
-  private static void cancelWith(CompletableFuture<?> future, ClientCallStreamObserver<?> call) {
+  static void cancelWith(CompletableFuture<?> future, ClientCallStreamObserver<?> call) {
     future.whenComplete(
         (result, error) -> {
           if (future.isCancelled()) {

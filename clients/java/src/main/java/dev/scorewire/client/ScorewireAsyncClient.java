@@ -2,14 +2,24 @@ package dev.scorewire.client;
 
 import static dev.scorewire.client.ScorewireClient.withDeadline;
 
+import dev.scorewire.v1.CancelJobRequest;
+import dev.scorewire.v1.CancelJobResponse;
+import dev.scorewire.v1.Case;
 import dev.scorewire.v1.CompareRunsRequest;
 import dev.scorewire.v1.CompareRunsResponse;
 import dev.scorewire.v1.DeleteRunRequest;
+import dev.scorewire.v1.GetJobRequest;
+import dev.scorewire.v1.GetJobResponse;
 import dev.scorewire.v1.GetRunRequest;
 import dev.scorewire.v1.GetRunResponse;
+import dev.scorewire.v1.Job;
+import dev.scorewire.v1.JobConfig;
+import dev.scorewire.v1.JobServiceGrpc;
 import dev.scorewire.v1.LabelServiceGrpc;
 import dev.scorewire.v1.ListChecksRequest;
 import dev.scorewire.v1.ListChecksResponse;
+import dev.scorewire.v1.ListJobsRequest;
+import dev.scorewire.v1.ListJobsResponse;
 import dev.scorewire.v1.ListLabelsRequest;
 import dev.scorewire.v1.ListLabelsResponse;
 import dev.scorewire.v1.ListRunResultsRequest;
@@ -29,6 +39,7 @@ import dev.scorewire.v1.ValidateSuiteResponse;
 import io.grpc.Channel;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * {@link ScorewireClient}'s calls in asynchronous form ({@link ScorewireClient#async()}):
@@ -58,6 +69,7 @@ public final class ScorewireAsyncClient {
   private final ScoringServiceGrpc.ScoringServiceStub scoring;
   private final LabelServiceGrpc.LabelServiceStub labels;
   private final RunServiceGrpc.RunServiceStub runs;
+  private final JobServiceGrpc.JobServiceStub jobs;
   private final Duration deadline;
   private final Duration streamDeadline;
 
@@ -65,6 +77,7 @@ public final class ScorewireAsyncClient {
     this.scoring = ScoringServiceGrpc.newStub(channel);
     this.labels = LabelServiceGrpc.newStub(channel);
     this.runs = RunServiceGrpc.newStub(channel);
+    this.jobs = JobServiceGrpc.newStub(channel);
     this.deadline = deadline;
     this.streamDeadline = streamDeadline;
   }
@@ -180,5 +193,63 @@ public final class ScorewireAsyncClient {
   public CompletableFuture<Void> deleteRun(String runId, Duration deadline) {
     DeleteRunRequest request = DeleteRunRequest.newBuilder().setRunId(runId).build();
     return AsyncCalls.unary(withDeadline(runs, deadline)::deleteRun, request, response -> (Void) null);
+  }
+
+  /**
+   * Creates a job scoring {@code cases}, as {@link ScorewireClient#createJob}: the future
+   * holds the job, QUEUED, once the server has stored it, or fails with the refusal.
+   */
+  public CompletableFuture<Job> createJob(JobConfig config, Iterable<Case> cases) {
+    return createJob(config, cases, streamDeadline);
+  }
+
+  /** Creates a job within {@code deadline}. */
+  public CompletableFuture<Job> createJob(JobConfig config, Iterable<Case> cases, Duration deadline) {
+    return JobCalls.create(withDeadline(jobs, deadline), config, cases);
+  }
+
+  /** A job, as {@link ScorewireClient#getJob}; NOT_FOUND for an unknown job. */
+  public CompletableFuture<Job> getJob(String jobId) {
+    GetJobRequest request = GetJobRequest.newBuilder().setJobId(jobId).build();
+    return AsyncCalls.unary(withDeadline(jobs, deadline)::getJob, request, GetJobResponse::getJob);
+  }
+
+  /** Cancels a job, as {@link ScorewireClient#cancelJob}: the future holds it, CANCELLED. */
+  public CompletableFuture<Job> cancelJob(String jobId) {
+    CancelJobRequest request = CancelJobRequest.newBuilder().setJobId(jobId).build();
+    return AsyncCalls.unary(withDeadline(jobs, deadline)::cancelJob, request, CancelJobResponse::getJob);
+  }
+
+  /**
+   * One page of the caller's jobs, newest first, filtered by the request's state; pass its
+   * {@code next_page_token} as {@code page_token} for the next page ({@link
+   * ScorewireClient#listJobs} iterates every page).
+   */
+  public CompletableFuture<ListJobsResponse> listJobs(ListJobsRequest request) {
+    return AsyncCalls.unary(withDeadline(jobs, deadline)::listJobs, request);
+  }
+
+  /**
+   * Watches a job: {@code onUpdate} receives the job now and at each change of its state or
+   * progress, on gRPC's callback thread (one at a time, in order), and the future completes
+   * with the last, once the job has ended. An exception {@code onUpdate} throws cancels the
+   * call and fails the future with it; cancelling the future cancels the call. No deadline:
+   * a job may run for hours.
+   */
+  public CompletableFuture<Job> watchJob(String jobId, Consumer<Job> onUpdate) {
+    return watchJob(jobId, onUpdate, null);
+  }
+
+  /** Watches a job within {@code deadline} ({@code null} for none). */
+  public CompletableFuture<Job> watchJob(String jobId, Consumer<Job> onUpdate, Duration deadline) {
+    return JobCalls.watch(withDeadline(jobs, deadline), jobId, onUpdate);
+  }
+
+  /**
+   * The job at its end, as {@link ScorewireClient#waitJob}: with its summary, aggregations
+   * and run id when it succeeded; FAILED and CANCELLED jobs too. No deadline.
+   */
+  public CompletableFuture<Job> waitJob(String jobId) {
+    return watchJob(jobId, job -> {}, null);
   }
 }

@@ -1,13 +1,21 @@
 package dev.scorewire.client;
 
+import dev.scorewire.v1.CancelJobRequest;
+import dev.scorewire.v1.Case;
 import dev.scorewire.v1.CloseRunRequest;
 import dev.scorewire.v1.CompareRunsRequest;
 import dev.scorewire.v1.CompareRunsResponse;
 import dev.scorewire.v1.DeleteRunRequest;
+import dev.scorewire.v1.GetJobRequest;
 import dev.scorewire.v1.GetRunRequest;
+import dev.scorewire.v1.Job;
+import dev.scorewire.v1.JobConfig;
+import dev.scorewire.v1.JobServiceGrpc;
+import dev.scorewire.v1.JobState;
 import dev.scorewire.v1.LabelServiceGrpc;
 import dev.scorewire.v1.ListChecksRequest;
 import dev.scorewire.v1.ListChecksResponse;
+import dev.scorewire.v1.ListJobsRequest;
 import dev.scorewire.v1.ListLabelsRequest;
 import dev.scorewire.v1.ListLabelsResponse;
 import dev.scorewire.v1.ListRunResultsRequest;
@@ -46,8 +54,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * A client of {@code scorewire.v1.ScoringService}, {@code LabelService} and {@code
- * RunService}: the generated grpc-java stubs with defaults (deadlines, keepalive,
+ * A client of {@code scorewire.v1.ScoringService}, {@code LabelService}, {@code
+ * RunService} and {@code JobService}: the generated grpc-java stubs with defaults (deadlines, keepalive,
  * round-robin over DNS), and failures as {@link ScorewireException}.
  *
  * <pre>{@code
@@ -76,6 +84,15 @@ public final class ScorewireClient implements AutoCloseable {
    * this many or fewer as one RunSuite; either is answered and fails the same way.
    */
   public static final int STREAM_CHUNK_CASES = 500;
+  /** The most cases {@link #createJob} sends in one message, as {@link #STREAM_CHUNK_CASES}. */
+  public static final int JOB_CHUNK_CASES = STREAM_CHUNK_CASES;
+  /**
+   * The most bytes of cases {@link #createJob} sends in one message (a larger case goes
+   * alone). The server bounds the whole stream by its message limit and refuses more naming
+   * {@code cases}; bounding each message keeps a batch of large cases within the channel's
+   * message limit until the server has said so.
+   */
+  public static final int JOB_CHUNK_BYTES = 4 * 1024 * 1024;
 
   private static final Pattern HOST_PORT = Pattern.compile("^(\\[[^\\]]*\\]|[^:/\\[\\]]+):\\d+$");
   private static final Pattern SCHEME = Pattern.compile("^[a-zA-Z][a-zA-Z0-9+.-]*:");
@@ -88,6 +105,7 @@ public final class ScorewireClient implements AutoCloseable {
   private final ScoringServiceGrpc.ScoringServiceStub async;
   private final LabelServiceGrpc.LabelServiceBlockingStub labels;
   private final RunServiceGrpc.RunServiceBlockingStub runs;
+  private final JobServiceGrpc.JobServiceBlockingStub jobs;
   private final ScorewireAsyncClient asyncClient;
 
   private ScorewireClient(Builder b, ManagedChannel channel, boolean ownsChannel) {
@@ -99,6 +117,7 @@ public final class ScorewireClient implements AutoCloseable {
     this.async = ScoringServiceGrpc.newStub(channel);
     this.labels = LabelServiceGrpc.newBlockingStub(channel);
     this.runs = RunServiceGrpc.newBlockingStub(channel);
+    this.jobs = JobServiceGrpc.newBlockingStub(channel);
     this.asyncClient = new ScorewireAsyncClient(channel, deadline, streamDeadline);
   }
 
@@ -364,6 +383,114 @@ public final class ScorewireClient implements AutoCloseable {
   /** The generated RunService blocking stub. */
   public RunServiceGrpc.RunServiceBlockingStub runStub() {
     return runs;
+  }
+
+  // Evaluation jobs: a batch the server scores after its caller has gone. A job that ends
+  // FAILED or CANCELLED is an answer (its state and error), not an exception. With bearer
+  // tokens on, a job is its tenant's: another tenant's is NOT_FOUND.
+
+  /** Whether a job in {@code state} has ended (SUCCEEDED, FAILED or CANCELLED): a watch's last state. */
+  public static boolean jobEnded(JobState state) {
+    return JobCalls.ended(state);
+  }
+
+  /**
+   * Creates a job scoring {@code cases} with {@code config}'s plan (checks, compact lines, or
+   * a suite document whose own cases are not scored), name, labels and webhook URL; its
+   * case count is set to the number of cases. The cases go {@link #JOB_CHUNK_CASES} and at
+   * most {@link #JOB_CHUNK_BYTES} a message, each built when the transport is ready for it.
+   * Returns the job, QUEUED, once the server has stored it. The call has runSuite's default
+   * deadline.
+   *
+   * @throws ScorewireException INVALID_ARGUMENT naming the check or case ({@code
+   *     cases[12].output}), RESOURCE_EXHAUSTED past the server's case limit or its open jobs
+   *     per tenant, FAILED_PRECONDITION naming {@code config.webhook_url} when the server has
+   *     no secret to sign webhooks with; nothing is stored then
+   */
+  public Job createJob(JobConfig config, Iterable<Case> cases) {
+    return createJob(config, cases, streamDeadline);
+  }
+
+  /** Creates a job within {@code deadline}. */
+  public Job createJob(JobConfig config, Iterable<Case> cases, Duration deadline) {
+    return JobCalls.await(asyncClient.createJob(config, cases, deadline));
+  }
+
+  /**
+   * A job: its state and progress, and once it succeeded its summary and aggregations.
+   *
+   * @throws ScorewireException NOT_FOUND for an unknown job (or another tenant's)
+   */
+  public Job getJob(String jobId) {
+    GetJobRequest request = GetJobRequest.newBuilder().setJobId(jobId).build();
+    return unary(() -> withDeadline(jobs, deadline).getJob(request).getJob());
+  }
+
+  /**
+   * Cancels a queued or running job and returns it, CANCELLED; its run ends incomplete with
+   * what was recorded.
+   *
+   * @throws ScorewireException FAILED_PRECONDITION naming {@code job_id} for a job that has
+   *     ended
+   */
+  public Job cancelJob(String jobId) {
+    CancelJobRequest request = CancelJobRequest.newBuilder().setJobId(jobId).build();
+    return unary(() -> withDeadline(jobs, deadline).cancelJob(request).getJob());
+  }
+
+  /**
+   * The caller's jobs, newest first, filtered by the request's state, without summaries or
+   * aggregations ({@link #getJob} has them): pages of {@code page_size} jobs (1 to 1000; 0:
+   * the server's 100) from {@code page_token} on, each fetched (with the unary deadline) as
+   * the iteration reaches it.
+   *
+   * @throws ScorewireException from the iteration, when a page's call fails
+   */
+  public Iterable<Job> listJobs(ListJobsRequest request) {
+    return JobCalls.pages(page -> unary(() -> withDeadline(jobs, deadline).listJobs(page)), request);
+  }
+
+  /**
+   * Watches a job: iterate the returned watch for the job now and at each change of its
+   * state or progress, to its end. No deadline: a job may run for hours.
+   */
+  public JobWatch watchJob(String jobId) {
+    return watchJob(jobId, null);
+  }
+
+  /** Watches a job within {@code deadline} ({@code null} for none). */
+  public JobWatch watchJob(String jobId, Duration deadline) {
+    return new JobWatch(withDeadline(jobs, deadline), jobId);
+  }
+
+  /**
+   * Watches a job to its end and returns it: for a job that succeeded with its summary,
+   * aggregations and run id; a FAILED job (with its error) or a CANCELLED one too. No
+   * deadline: a job may run for hours.
+   *
+   * @throws ScorewireException when the call fails
+   */
+  public Job waitJob(String jobId) {
+    return waitJob(jobId, null);
+  }
+
+  /** Waits for a job's end within {@code deadline} ({@code null} for none). */
+  public Job waitJob(String jobId, Duration deadline) {
+    Job last = null;
+    try (JobWatch watch = watchJob(jobId, deadline)) {
+      for (Job job : watch) {
+        last = job;
+      }
+    }
+    if (last == null || !jobEnded(last.getState())) {
+      throw JobCalls.notEnded();
+    }
+    return last;
+  }
+
+  /** The generated JobService blocking stub. */
+  public JobServiceGrpc.JobServiceBlockingStub jobStub() {
+    return jobs;
   }
 
   /**
