@@ -14,6 +14,7 @@ from scorewire.cli.loading import RunSpec
 from scorewire.cli.local import Collector, Resources
 from scorewire.cli.run_output import RunProgress
 from scorewire.core.errors import FieldViolation
+from scorewire.core.judged import JudgeMark
 from scorewire.core.model import Output, Score, ScoreError
 from scorewire.engine.runner import CaseResult
 from scorewire.generation.generator import (
@@ -35,7 +36,7 @@ SERVER_BATCH = 2_000
 
 def _score_from_pb(s: Any) -> Score:
     error = ScoreError(s.error.code, s.error.message) if s.HasField("error") else None
-    return Score(
+    score = Score(
         s.value,
         s.passed,
         s.reason,
@@ -46,6 +47,12 @@ def _score_from_pb(s: Any) -> Score:
         unpriced=s.unpriced,
         skipped=s.skipped,
     )
+    if s.HasField("judge"):
+        # Kept for the results file and for `--baseline`'s judge drift, which compares
+        # only the checks that asked a judge (and the models their providers reported).
+        j = s.judge
+        score.judge = JudgeMark(tuple(j.models), tuple(j.reported_models), j.prompt_version)
+    return score
 
 
 def _case_json(job: GenerationJob, output: Output) -> dict[str, Any]:
@@ -191,7 +198,8 @@ async def _score_group_on_server(
             collector.add(group, job, p, result, names, types)
         else:
             sendable.append((job, p))
-    kwargs: dict[str, Any] = {"timeout": None}
+    # Sent whenever the run asks again: a checkllm file's settings do not travel.
+    kwargs: dict[str, Any] = {"timeout": None, "fresh_judges": spec.fresh_judges or None}
     if spec.format == "evalstone":
         kwargs.update(suite_yaml=spec.server_yaml, suite_name=group.name)
     else:
