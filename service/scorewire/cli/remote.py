@@ -15,7 +15,7 @@ from scorewire.cli.local import Collector, Resources
 from scorewire.cli.run_output import RunProgress
 from scorewire.core.errors import FieldViolation
 from scorewire.core.judged import JudgeMark
-from scorewire.core.model import Output, Score, ScoreError
+from scorewire.core.model import Output, Score, ScoreError, Spread
 from scorewire.engine.runner import CaseResult
 from scorewire.generation.generator import (
     GenerationJob,
@@ -47,9 +47,14 @@ def _score_from_pb(s: Any) -> Score:
         unpriced=s.unpriced,
         skipped=s.skipped,
     )
+    # The spread and the judge mark are kept for the results file (the viewer's queue
+    # reads the spread) and for `--baseline`'s judge drift, which compares only the checks
+    # that asked a judge (and the models their providers reported).
+    if s.HasField("spread"):
+        score.spread = Spread(
+            tuple(s.spread.values), s.spread.agreement, calls=s.spread.judge_calls or None
+        )
     if s.HasField("judge"):
-        # Kept for the results file and for `--baseline`'s judge drift, which compares
-        # only the checks that asked a judge (and the models their providers reported).
         j = s.judge
         score.judge = JudgeMark(tuple(j.models), tuple(j.reported_models), j.prompt_version)
     return score
