@@ -224,6 +224,12 @@ def evalstone_schema() -> dict[str, Any]:
                     "budget": {"type": "number", "minimum": 0, "description": "USD limit."},
                     "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024},
                     "check_timeout_s": {"type": "number", "exclusiveMinimum": 0},
+                    "fresh_judges": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Ask the judges again on every run: read no verdict "
+                        "cached before the run began.",
+                    },
                 },
             },
         },
@@ -394,6 +400,12 @@ def checkllm_schema() -> dict[str, Any]:
                     "threshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.8},
                     "parallel": {"type": "boolean", "default": True},
                     "cache": {"type": "boolean", "default": True},
+                    "fresh_judges": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Ask the judges again on every run: read no verdict "
+                        "cached before the run began.",
+                    },
                     "concurrency": {
                         "type": "integer",
                         "minimum": 1,

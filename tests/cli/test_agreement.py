@@ -136,6 +136,12 @@ def test_agreement_prints_and_writes_the_figures(results: Path, tmp_path: Path) 
     # TP 2, FP 1, FN 1: F1 4/6; people passed 3 of 5 (the base rate beside accuracy)
     assert check["f1"] == pytest.approx(4 / 6) and check["base_rate"] == pytest.approx(0.6)
     assert "F1 0.667" in done.stdout and "people passed 60.0% (base rate)" in done.stdout
+    # values 1, 1, 0, 0, 1 against verdicts 1, 0, 0, 1, 1: both binary, so Pearson and
+    # Spearman are the phi coefficient (2·1 − 1·1) / √(3·2·3·2) = 1/6; MAE 2 misses of 5
+    assert check["pearson"] == pytest.approx(1 / 6) == check["spearman"]
+    assert check["mae"] == pytest.approx(0.4) and check["kappa_band"] == "slight"
+    assert "kappa band slight (Landis–Koch)" in done.stdout
+    assert "Pearson r 0.167, Spearman rho 0.167, MAE 0.400" in done.stdout
     # a results file names no judge configuration: none is guessed
     assert check["judge"] is None
 

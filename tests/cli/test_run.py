@@ -11,7 +11,7 @@ import textwrap
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import pytest
@@ -20,6 +20,7 @@ import yaml
 from tests.cli.conftest import ROOT, cli_command, cli_env, run_cli, wait_for_line
 from tests.fakes.base import Reply
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.redis import RedisServer
 from tests.support.wait import wait_until
 
 RESULTS_SCHEMA = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
@@ -679,3 +680,38 @@ def test_the_check_timeout_setting_bounds_local_checks(tmp_path: Path) -> None:
     )
     assert done.code == 1, done.stderr
     assert '"TIMEOUT"' in out.read_text()
+
+
+def test_fresh_judges_asks_the_judges_again_past_a_shared_cache(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    # A Redis cache outlives each run: the second plain run reads the first run's verdict;
+    # --fresh-judges asks again (one call) and leaves its verdict for the next plain run.
+    doc = {
+        "judge": {"backend": "openai", "model": "gpt-4o-mini"},
+        "tests": [{"output": "Happy to help!", "assert": [{"type": "sentiment"}]}],
+    }
+    suite = str(write(tmp_path, "s.yaml", doc))
+    fake = FakeOpenAI(api_key="sk-fake")
+    fake.responder = _judge_and_answer
+    env = {
+        "SCOREWIRE_OPENAI_API_KEY": "sk-fake",
+        "SCOREWIRE_CACHE_URL": redis_server.url,
+    }
+
+    def run(*flags: str) -> dict[str, Any]:
+        out = tmp_path / "r.json"
+        done = run_cli("run", suite, "--output", str(out), *flags, **env)
+        assert done.code == 0, done.stderr
+        if flags:
+            assert "judges asked again" in done.stdout
+        return cast(dict[str, Any], json.loads(out.read_text())["summary"])
+
+    with fake.running():
+        env["SCOREWIRE_OPENAI_BASE_URL"] = fake.url
+        first, plain = run(), run()
+        fresh = run("--fresh-judges")
+        after = run()
+    assert (first["cached_scores"], plain["cached_scores"]) == (0, 1)
+    assert fresh["cached_scores"] == 0 and fresh["judge_cost_usd"] > 0
+    assert after["cached_scores"] == 1 and fake.calls == 2

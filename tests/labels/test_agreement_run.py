@@ -317,6 +317,11 @@ async def test_the_cli_reads_a_recorded_run_from_the_server(
     [check] = doc["checks"]
     assert (check["name"], check["pairs"], check["accuracy"]) == ("polite", 4, 0.5)
     assert [d["sample_id"] for d in check["disagreements"]] == ["s1", "s3"]
+    # the server's numeric figures, as its Agreement sent them: values 1, 1, 0.25, 0.25
+    # against verdicts 1, 0, 0, 1 do not correlate; MAE (0 + 1 + 0.25 + 0.75) / 4
+    assert (check["pearson"], check["spearman"], check["mae"]) == pytest.approx((0, 0, 0.5))
+    assert check["kappa_band"] == "poor"  # kappa 0
+    assert "Pearson r 0.000, Spearman rho 0.000, MAE 0.500" in done.stderr
     cal = await asyncio.to_thread(
         scorewire, "calibrate", run_id, "--server", addr, "--thresholds", "0.25,1", "--json", "-"
     )

@@ -119,6 +119,8 @@ def one_test(assertion: Mapping[str, Any], output: str, **extra: Any) -> dict[st
             {"tests": [{"output": "x"}], "settings": {"budget": float("inf")}},
             ["settings.budget"],
         ),
+        # asking the judges again is true or false
+        ({"tests": [{"output": "x"}], "settings": {"fresh_judges": 1}}, ["settings.fresh_judges"]),
         (
             {"tests": [{"output": "x"}], "settings": {"budget": float("nan")}},
             ["settings.budget"],
@@ -220,6 +222,7 @@ def test_defaults_of_the_format() -> None:
     suite = load({"tests": [{"output": "x"}]})
     s = suite.settings
     assert (s.budget, s.threshold, s.parallel, s.cache) == (10.0, 0.8, True, True)
+    assert not s.fresh_judges  # the judges' cached verdicts are read
     assert suite.judge.backend == "auto" and suite.judge.model_param() is None
     assert s.effective_concurrency == 16
     # parallel: false runs one combination at a time

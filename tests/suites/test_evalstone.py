@@ -65,6 +65,8 @@ def fields(text: str) -> list[str]:
             "checks: {}\nsettings: {budget: -1, concurrency: 0}\n",
             ["settings.budget", "settings.concurrency"],
         ),
+        # Asking the judges again is true or false, not a word that reads like one.
+        ("checks: {}\nsettings: {fresh_judges: 'yes'}\n", ["settings.fresh_judges"]),
         # A bad modifier inside a check.
         (
             "checks:\n  a: {type: length, max_chars: 3, when: {type: nope}}\n",

@@ -91,7 +91,8 @@ impl<'a> WireCase<'a> {
 
     /// The sample and output of a `ScoreRequest` message, which has them at the same
     /// field numbers as `Case` (checks = 3 and compact = 4 are skipped, budget_usd = 5 is
-    /// a double): the request's own bytes, with no Case serialized from it.
+    /// a double, judge_cache = 6 an enum the server has read already): the request's own
+    /// bytes, with no Case serialized from it.
     pub fn decode_score_request(b: &'a [u8]) -> Option<WireCase<'a>> {
         Self::read(b, true)
     }
@@ -106,7 +107,7 @@ impl<'a> WireCase<'a> {
                 (3..=5, 2, false) => {
                     text(data)?;
                 }
-                (3 | 4, 2, true) | (5, 1, true) => {}
+                (3 | 4, 2, true) | (5, 1, true) | (6, 0, true) => {}
                 _ => return None,
             }
         }

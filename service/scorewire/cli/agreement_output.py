@@ -51,6 +51,7 @@ def agreement_json(name: str, ctype: str, a: Agreement, judge: str = "") -> dict
         "f1": a.f1,
         "base_rate": a.base_rate,
         "kappa": a.kappa,
+        "kappa_band": a.band,
         "kappa_interval": None if a.interval is None else list(a.interval),
         "confidence": a.confidence,
         "resamples": a.resamples,
@@ -58,6 +59,10 @@ def agreement_json(name: str, ctype: str, a: Agreement, judge: str = "") -> dict
         "unlabelled": a.unlabelled,
         "errored": a.errored,
         "cost_usd": a.cost_usd,
+        # the values against the verdicts; a correlation is null when undefined
+        "pearson": None if a.numeric is None else a.numeric.pearson,
+        "spearman": None if a.numeric is None else a.numeric.spearman,
+        "mae": None if a.numeric is None else a.numeric.mae,
         "disagreements": [_pair_json(p) for p in a.disagreements],
     }
 
@@ -93,13 +98,36 @@ def _kappa_text(kappa: float | None) -> str:
     return "undefined (one verdict for every pair)" if kappa is None else f"{kappa:.3f}"
 
 
+def _correlation(r: float | None) -> str:
+    return "undefined" if r is None else f"{r:.3f}"
+
+
+def _numeric_text(a: Agreement) -> str:
+    """The value-against-verdict figures and kappa's band, as one line."""
+    band = f"kappa band {a.band} (Landis–Koch)"
+    n = a.numeric
+    if n is None:
+        return band
+    undefined = (
+        " (a correlation is undefined below 2 pairs or when a side never varies)"
+        if n.pearson is None or n.spearman is None
+        else ""
+    )
+    return (
+        f"{band}; judge values against people's verdicts (pass 1, fail 0): Pearson r "
+        f"{_correlation(n.pearson)}, Spearman rho {_correlation(n.spearman)}, MAE "
+        f"{n.mae:.3f}{undefined}"
+    )
+
+
 def _judged_by(judge: str) -> str:
     return f", judged by {escape(judge)}" if judge else ""
 
 
 def print_agreement(console: Console, name: str, ctype: str, a: Agreement, judge: str = "") -> None:
-    """One check's agreement: the figures beside the base rate and the judge's cost, the
-    confusion matrix and the disagreements."""
+    """One check's agreement: the figures beside the base rate and the judge's cost,
+    kappa's band and the values' correlation with the verdicts, the confusion matrix and
+    the disagreements."""
     interval = (
         f" [{a.interval[0]:.3f}, {a.interval[1]:.3f}] at {a.confidence:.0%}"
         if a.interval is not None
@@ -112,6 +140,7 @@ def print_agreement(console: Console, name: str, ctype: str, a: Agreement, judge
         f"people passed {a.base_rate:.1%} (base rate); judge cost ${a.cost_usd:.6f}",
         highlight=False,
     )
+    console.print(f"  {_numeric_text(a)}", highlight=False)
     skipped = []
     if a.unlabelled:
         skipped.append(f"{a.unlabelled} unlabelled")

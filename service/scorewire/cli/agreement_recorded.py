@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from scorewire.cli.common import UsageError
-from scorewire.labels.figures import Agreement, Calibration, CalibrationPoint, Confusion, Pair
+from scorewire.labels.figures import (
+    Agreement,
+    Calibration,
+    CalibrationPoint,
+    Confusion,
+    NumericAgreement,
+    Pair,
+)
 
 _RUN_ID = re.compile(r"run_[0-9a-f]{20}")
 
@@ -56,6 +63,11 @@ def _agreement_from_pb(m: Any) -> Agreement:
         cost_usd=m.cost_usd,
         f1=m.f1 if m.HasField("f1") else None,
         base_rate=m.base_rate,
+        numeric=NumericAgreement(
+            pearson=m.pearson if m.HasField("pearson") else None,
+            spearman=m.spearman if m.HasField("spearman") else None,
+            mae=m.mae,
+        ),
     )
 
 

@@ -50,6 +50,9 @@ class RunSpec:
     fresh: bool = False
     """`--no-cache` (or `--repeat`): no cache at all, not even within the run; every
     provider and judge call is made."""
+    fresh_judges: bool = False
+    """`--fresh-judges` or the suite's `settings.fresh_judges`: the judges are asked again
+    (no verdict cached before the run began is read), their verdicts cached as usual."""
 
     def check_paths(self) -> list[tuple[str, CompiledCheck]]:
         """(field path in the file, compiled check) of every check of every group."""
@@ -125,6 +128,7 @@ def _checkllm_run(path: Path, suite: CheckllmSuite) -> RunSpec:
         budget=suite.settings.budget,
         concurrency=suite.settings.effective_concurrency,
         cache=suite.settings.cache,
+        fresh_judges=suite.settings.fresh_judges,
         providers=suite.called_providers(),
         judge_backend=suite.judge.backend,
         provider_paths={ref.id: f"providers[{i}]" for i, ref in enumerate(suite.providers)},
@@ -152,6 +156,7 @@ def _evalstone_run(path: Path, data: Any, suite: LoadedSuite, description: str) 
         gate=suite.gate,
         budget=suite.settings.budget,
         concurrency=suite.settings.concurrency,
+        fresh_judges=suite.settings.fresh_judges,
         providers=providers,
         server_yaml=_server_yaml(data),
         provider_paths={ref.id: f"suites.{suite.name}.target.provider" for ref in providers},

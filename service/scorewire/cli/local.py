@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,6 +184,11 @@ def open_resources(
 
 async def run_in_process(spec: RunSpec, res: Resources, collector: Collector) -> None:
     """Produce and score every job here, counting each as it finishes."""
-    ctx = CheckContext(judge=res.judge, budget=res.budget, extras=res.extras)
+    ctx = CheckContext(
+        judge=res.judge,
+        budget=res.budget,
+        extras=res.extras,
+        fresh_since=time.time() if spec.fresh_judges else None,
+    )
     async for jr in run_groups(spec.groups, res.generator, ctx, concurrency=spec.concurrency):
         collector.add_job_result(jr)

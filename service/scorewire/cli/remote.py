@@ -14,7 +14,8 @@ from scorewire.cli.loading import RunSpec
 from scorewire.cli.local import Collector, Resources
 from scorewire.cli.run_output import RunProgress
 from scorewire.core.errors import FieldViolation
-from scorewire.core.model import Output, Score, ScoreError
+from scorewire.core.judged import JudgeMark
+from scorewire.core.model import Output, Score, ScoreError, Spread
 from scorewire.engine.runner import CaseResult
 from scorewire.generation.generator import (
     GenerationJob,
@@ -35,7 +36,7 @@ SERVER_BATCH = 2_000
 
 def _score_from_pb(s: Any) -> Score:
     error = ScoreError(s.error.code, s.error.message) if s.HasField("error") else None
-    return Score(
+    score = Score(
         s.value,
         s.passed,
         s.reason,
@@ -46,6 +47,17 @@ def _score_from_pb(s: Any) -> Score:
         unpriced=s.unpriced,
         skipped=s.skipped,
     )
+    # The spread and the judge mark are kept for the results file (the viewer's queue
+    # reads the spread) and for `--baseline`'s judge drift, which compares only the checks
+    # that asked a judge (and the models their providers reported).
+    if s.HasField("spread"):
+        score.spread = Spread(
+            tuple(s.spread.values), s.spread.agreement, calls=s.spread.judge_calls or None
+        )
+    if s.HasField("judge"):
+        j = s.judge
+        score.judge = JudgeMark(tuple(j.models), tuple(j.reported_models), j.prompt_version)
+    return score
 
 
 def _case_json(job: GenerationJob, output: Output) -> dict[str, Any]:
@@ -191,7 +203,8 @@ async def _score_group_on_server(
             collector.add(group, job, p, result, names, types)
         else:
             sendable.append((job, p))
-    kwargs: dict[str, Any] = {"timeout": None}
+    # Sent whenever the run asks again: a checkllm file's settings do not travel.
+    kwargs: dict[str, Any] = {"timeout": None, "fresh_judges": spec.fresh_judges or None}
     if spec.format == "evalstone":
         kwargs.update(suite_yaml=spec.server_yaml, suite_name=group.name)
     else:

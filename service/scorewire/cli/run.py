@@ -186,6 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             repeat=args.repeat,
             max_concurrency=args.max_concurrency,
             no_cache=args.no_cache,
+            fresh_judges=args.fresh_judges,
         )
     except SpecError as problem:
         print_problems(err, f"{args.suite}: invalid suite", problem.violations)
@@ -254,7 +255,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         notes = [
             "caches off for the provider calls made here; the server's verdict cache still "
             "answers its judge calls"
+            + ("" if spec.fresh_judges else " (--fresh-judges asks its judges again)")
         ]
+        if spec.fresh_judges:
+            notes.append("the server's judges asked again: it read no verdict cached before")
     report.notes.extend(notes)
     if baseline is not None and not report.interrupted:
         judge_against(
@@ -393,6 +397,13 @@ def add_parser(subparsers: Any) -> None:
         "--no-cache",
         action="store_true",
         help="make every provider and judge call, reading and writing no cache",
+    )
+    run.add_argument(
+        "--fresh-judges",
+        action="store_true",
+        help="ask the judges again: read no verdict cached before the run began (here or, "
+        "with --server, on the server), store the new ones; judge calls are charged to "
+        "--budget as usual (the suite's settings.fresh_judges does the same)",
     )
     run.add_argument(
         "--max-concurrency",

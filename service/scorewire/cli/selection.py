@@ -83,6 +83,7 @@ def apply_options(
     repeat: int,
     max_concurrency: int | None,
     no_cache: bool,
+    fresh_judges: bool = False,
 ) -> list[str]:
     """Change `spec` as the options ask; the notes to print with the summary."""
     notes: list[str] = []
@@ -95,6 +96,8 @@ def apply_options(
         if max_concurrency < 1:
             raise UsageError("--max-concurrency must be at least 1")
         spec.concurrency = max_concurrency
+    if fresh_judges:
+        spec.fresh_judges = True
     if no_cache or repeat > 1:
         # A cached answer would make every repeat a copy of the first.
         spec.cache = False
@@ -102,5 +105,9 @@ def apply_options(
         notes.append(
             "caches off: every provider and judge call was made"
             + (" (--repeat turns them off)" if repeat > 1 and not no_cache else "")
+        )
+    elif spec.fresh_judges:
+        notes.append(
+            "judges asked again: no verdict cached before the run was read; the new ones are cached"
         )
     return notes

@@ -94,6 +94,7 @@ class ServerRun:
             suite_name=kwargs.get("suite_name", ""),
             checks=kwargs.get("checks"),
             budget_usd=kwargs.get("budget_usd"),
+            fresh_judges=kwargs.get("fresh_judges"),
             part=(self.run_id, first_index),
         )  # the client's own metadata and (no) deadline, as for every call of the run
 

@@ -17,7 +17,7 @@ class CheckContext:
     the runner reads `deadline` to bound every check.
     """
 
-    __slots__ = ("budget", "deadline", "extras", "judge", "labels", "tenant")
+    __slots__ = ("budget", "deadline", "extras", "fresh_since", "judge", "labels", "tenant")
 
     deadline: float | None
     """`time.monotonic()` value after which no check may still run, or None."""
@@ -35,6 +35,11 @@ class CheckContext:
     The judge's verdict cache records who paid for each verdict and does not tell one
     tenant that another already had the same text judged (unless tenants trust each other).
     """
+    fresh_since: float | None
+    """Ask the judges again: verdicts the judges gave before this time (seconds since
+    the epoch, usually when the request began) are not read from the verdict cache, the
+    judge is called instead (within the budgets) and its verdict stored; None reads
+    every cached verdict."""
 
     def __init__(
         self,
@@ -45,8 +50,10 @@ class CheckContext:
         budget: Any = None,
         extras: dict[str, Any] | None = None,
         tenant: str | None = None,
+        fresh_since: float | None = None,
     ) -> None:
         self.deadline = deadline
+        self.fresh_since = fresh_since
         self.judge = judge
         self.labels = labels
         self.budget = budget

@@ -164,6 +164,7 @@ class Billing:
             unpriced=charged is None,
             ceiling_cost=would_cost is None and ceiling is not None,
             model=hit.model,
+            answered_at=hit.at or 0.0,
         )
 
     def count_charge(self, charged: float | None, *, ceiling: bool, **labels: str) -> None:

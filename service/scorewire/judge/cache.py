@@ -146,22 +146,32 @@ class VerdictCache:
             )
         self._down_until = self._clock() + self._backoff
 
-    async def get(self, key: str) -> CachedAnswer | None:
-        """The stored answer, or None on a miss or when the store is unavailable."""
+    async def get(self, key: str, *, since: float | None = None) -> CachedAnswer | None:
+        """The stored answer, or None on a miss or when the store is unavailable.
+
+        `since` (seconds since the epoch): an answer the judge gave before then is not
+        returned, and counted as a refresh rather than a hit (the caller asked the
+        judges again)."""
         if not self._available():
             self._stats.add("cache_bypasses")
             return None
         ok, found = await self._read(key)
         if ok:
+            if found is not None and since is not None and not found.answered_since(since):
+                self._stats.add("cache_refreshes")
+                return None
             self._stats.add("cache_hits" if found is not None else "cache_misses")
         return found
 
-    async def peek(self, key: str) -> CachedAnswer | None:
+    async def peek(self, key: str, *, since: float | None = None) -> CachedAnswer | None:
         """Like `get`, but counts no hit or miss: a look before a `get` that will count, or
         one poll of several (single flight across replicas)."""
         if not self._available():
             return None
-        return (await self._read(key))[1]
+        found = (await self._read(key))[1]
+        if found is not None and since is not None and not found.answered_since(since):
+            return None
+        return found
 
     async def _read(self, key: str) -> tuple[bool, CachedAnswer | None]:
         """(whether the store answered, the stored answer or None)."""

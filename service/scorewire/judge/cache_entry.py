@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scorewire.judge.prompts import PROMPT_VERSION, Prompt
@@ -70,10 +70,15 @@ class CachedAnswer:
     model: str = ""
     """The model the provider reported answering; empty when unknown (entries written
     before it was recorded)."""
+    at: float | None = field(default=None, compare=False)
+    """When the judge answered, in seconds since the epoch; None when unknown (entries
+    written before it was recorded). A request that asks the judges again reads only
+    entries answered since it began (`CheckContext.fresh_since`). Not part of equality:
+    two entries with the same answer are the same answer."""
 
     def dumps(self) -> str:
-        """The stored form (version 1; `t` and `m` are present only when the tenant and the
-        reported model are known)."""
+        """The stored form (version 1; `t`, `m` and `at` are present only when the tenant,
+        the reported model and the time of the answer are known)."""
         obj: dict[str, Any] = {
             "v": 1,
             "text": self.text,
@@ -84,6 +89,8 @@ class CachedAnswer:
             obj["t"] = self.tenant
         if self.model:
             obj["m"] = self.model
+        if self.at is not None:
+            obj["at"] = self.at
         return json.dumps(obj, separators=(",", ":"))
 
     @staticmethod
@@ -96,10 +103,17 @@ class CachedAnswer:
         if not isinstance(obj, dict) or obj.get("v") != 1 or not isinstance(obj.get("text"), str):
             return None
         in_tok, out_tok, tenant, model = obj.get("in"), obj.get("out"), obj.get("t"), obj.get("m")
+        at = obj.get("at")
         return CachedAnswer(
             obj["text"],
             in_tok if isinstance(in_tok, int) else None,
             out_tok if isinstance(out_tok, int) else None,
             tenant if isinstance(tenant, str) else None,
             model if isinstance(model, str) else "",
+            float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None,
         )
+
+    def answered_since(self, since: float) -> bool:
+        """Whether the judge gave this answer at or after `since` (seconds since the
+        epoch); an entry that does not say when is older than any `since`."""
+        return self.at is not None and self.at >= since

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -173,12 +174,14 @@ class JudgeCalls:
                 ceiling_cost=at_ceiling,
             )
         # Stored once the waiting checks have the verdict (`VerdictSharing.store`).
+        answered = time.time()
         flight.store = CachedAnswer(
             completion.text,
             completion.input_tokens,
             completion.output_tokens,
             flight.tenant,
             completion.model,
+            answered,
         )
         return Outcome(
             value,
@@ -186,6 +189,7 @@ class JudgeCalls:
             unpriced=unpriced,
             ceiling_cost=at_ceiling,
             model=completion.model,
+            answered_at=answered,
         )
 
     async def _call(

@@ -27,6 +27,7 @@ class Outcome:
     """The shared result of one flight: a parsed verdict or an error, and its cost."""
 
     __slots__ = (
+        "answered_at",
         "ceiling_cost",
         "cost_usd",
         "error_code",
@@ -48,10 +49,16 @@ class Outcome:
         from_cache: bool = False,
         ceiling_cost: bool = False,
         model: str = "",
+        answered_at: float | None = None,
     ) -> None:
         self.value = value
         self.model = model
         """The model the provider reported answering (empty when unknown)."""
+        self.answered_at = answered_at
+        """When the judge gave the verdict, in seconds since the epoch (one read from the
+        cache: its entry's `CachedAnswer.at`, 0 when the entry does not say); None for no
+        verdict. A check that asked the judges again takes none given before its request
+        began: one from the cache, or one a flight it joined had already received."""
         self.error_code = error_code
         self.error_message = error_message
         self.cost_usd = cost_usd
@@ -66,6 +73,7 @@ class Flight:
     __slots__ = (
         "budget",
         "deadline",
+        "fresh_since",
         "held",
         "key",
         "lease",
@@ -83,6 +91,7 @@ class Flight:
         budget: Budget | None,
         tenant: str | None,
         held: Held | None = None,
+        fresh_since: float | None = None,
     ) -> None:
         self.key = key
         """The verdict key (`cache_entry.verdict_key`) of the question asked."""
@@ -94,6 +103,9 @@ class Flight:
         self.tenant = tenant
         self.held = held
         """Money reserved for this call before it was asked (`JudgeService.prepay`)."""
+        self.fresh_since = fresh_since
+        """Cached verdicts answered before this time (seconds since the epoch) are not
+        read: the check leading the flight asked the judges again (None: any is read)."""
         self.lease: str | None = None
         """The single-flight lease this flight holds until its verdict is stored."""
         self.store: CachedAnswer | None = None
@@ -107,6 +119,7 @@ class Flight:
             self.deadline = None if deadline is None else max(self.deadline, deadline)
 
     def remaining(self) -> float | None:
+        """Seconds left before the deadline (None without one)."""
         return None if self.deadline is None else self.deadline - time.monotonic()
 
 

@@ -4,7 +4,9 @@ One `ask` does, in order:
 1. route the model (`backend:model`, the default, or `auto` by credentials present);
 2. join an identical request already in flight (same cache key) instead of making one;
 3. look the verdict up in the cache (cost 0, `cached`), unless another tenant paid for
-   it (see below);
+   it (see below), or it is older than the request and the request asked the judges
+   again (`CheckContext.fresh_since`: the call is then made, reserved and charged as a
+   miss's, and its verdict replaces the cached one; see "Asking again" below);
 4. reserve the call's ceiling (the whole prompt and all of `max_tokens` at the model's
    price) from the run's budget and the server-wide budget, or refuse with
    BUDGET_EXHAUSTED; a budgeted call to a model without a price is refused with
@@ -27,6 +29,14 @@ answered as if the call had been made (not `cached`, the cost the call would hav
 charged to this caller's budgets, the server's budget untouched since no money left);
 the saving shows in the metrics only. Identical requests in flight are shared only
 within one tenant for the same reason.
+
+Asking again: a request with `fresh_since` reads only verdicts the judges gave since that
+time, so a holdout rerun shows a judge's drift with the cache on, and a question asked
+twice in one such request is still asked once. Its calls are held against the same
+budgets as any miss (all of a check's reserved before the first, `prepay`), and a flight
+it joins that answers from an older entry is left for one of its own. Its verdicts are
+stored, except over an entry another tenant paid for when tenants do not trust each
+other (`VerdictSharing.store`).
 
 Cancelling every check waiting on a request cancels the request itself.
 
@@ -294,7 +304,7 @@ class JudgeService:
             if isinstance(route, str):
                 continue
             backend, model = route
-            hit = await self.cache.peek(self._key(backend, model, question))
+            hit = await self.cache.peek(self._key(backend, model, question), since=ctx.fresh_since)
             if hit is None or not (self.tenants_trust_each_other or hit.tenant == ctx.tenant):
                 calls.append((i, model, question))
         if not calls:
@@ -368,7 +378,7 @@ class JudgeService:
             flight = self._flights.get(flight_key)
             leader = flight is None
             if flight is None:
-                flight = Flight(key, ctx.deadline, budget, tenant, held)
+                flight = Flight(key, ctx.deadline, budget, tenant, held, ctx.fresh_since)
                 resolve = functools.partial(self._resolve, flight, backend, model, question)
                 self._flights.start(flight_key, flight, resolve)
                 held = None  # the flight owns it now (a retry below reserves afresh)
@@ -381,6 +391,12 @@ class JudgeService:
                 return answer
             if outcome.error_code in _BUDGET_CODES and flight.budget is not budget:
                 # Another run's budget refused; ours may still allow the call.
+                self._flights.land(flight_key, flight)
+                continue
+            if _older(outcome, ctx.fresh_since):
+                # The flight's verdict is older than this check's request, which asked the
+                # judges again (read from the cache, or answered before the check joined
+                # a flight still storing it): ask them in a flight of its own.
                 self._flights.land(flight_key, flight)
                 continue
             self.stats.add("shared_calls")
@@ -446,6 +462,11 @@ _BUDGET_CODES = frozenset(
     {ErrorCode.BUDGET_EXHAUSTED, ErrorCode.UNPRICED_MODEL, ErrorCode.BUDGET_UNAVAILABLE}
 )
 """Refusals that depend on the budget of the flight's leader (another run may pass)."""
+
+
+def _older(outcome: Outcome, since: float | None) -> bool:
+    """Whether `outcome` is a verdict the judge gave before `since` (None: none is)."""
+    return since is not None and outcome.answered_at is not None and outcome.answered_at < since
 
 
 def _answer(outcome: Outcome, *, cached: bool) -> Answer[Any]:

@@ -61,7 +61,10 @@ class VerdictSharing:
         flight then calls (with the verdict key's lease, if it took it)."""
         key = flight.key
         state = "skipped"
-        if self._fused and self.use_cache and self.share_calls:
+        # A flight that asks the judges again reads the cache apart from the lease: an
+        # entry the fused script would hand back may be older than it wants.
+        fused = self._fused and flight.fresh_since is None
+        if fused and self.use_cache and self.share_calls:
             state, found = await self._lookup_or_lease(flight, key, model, question)
         else:
             found = await self._from_cache(flight, key, model, question)
@@ -72,11 +75,20 @@ class VerdictSharing:
         return found
 
     async def store(self, flight: Flight) -> None:
-        """Store `flight`'s verdict (with its lease's release, when fused)."""
+        """Store `flight`'s verdict (with its lease's release, when fused).
+
+        A flight that asked the judges again replaces the entry its key holds, unless
+        another tenant paid for that one and tenants do not trust each other: a tenant's
+        fresh call must not make another's next hit on its own verdict a foreign one (paid
+        again, `Billing.foreign_hit`), so that tenant's entry stays."""
         entry, flight.store = flight.store, None
         assert entry is not None
         if not self.use_cache:
             return
+        if flight.fresh_since is not None and not self.tenants_trust_each_other:
+            held = await self.cache.peek(flight.key)
+            if held is not None and held.tenant != flight.tenant:
+                return
         lease, leases = flight.lease, self._leases
         if self._fused and lease is not None and leases is not None:
             if await self.cache.store_and_release(
@@ -142,13 +154,16 @@ class VerdictSharing:
         *,
         count: bool = True,
     ) -> Outcome | None:
-        """The cached verdict as this caller may see it, or None on a miss (or no cache).
+        """The cached verdict as this caller may see it, or None on a miss (or no cache,
+        or an entry older than `flight.fresh_since`).
 
         `count=False` (the polls of a lease wait) reads without counting a hit or miss:
         one ask is one miss, however often it polls."""
         if not self.use_cache:
             return None
-        hit = await (self.cache.get(key) if count else self.cache.peek(key))
+        since = flight.fresh_since
+        read = self.cache.get if count else self.cache.peek
+        hit = await read(key, since=since)
         if hit is None:
             return None
         return await self._hit(flight, model, question, hit)
@@ -166,7 +181,7 @@ class VerdictSharing:
         if self.tenants_trust_each_other or hit.tenant == flight.tenant:
             if saved is not None:
                 self.stats.add("saved_usd", saved)
-            return Outcome(value, from_cache=True, model=hit.model)
+            return Outcome(value, from_cache=True, model=hit.model, answered_at=hit.at or 0.0)
         return await self._billing.foreign_hit(flight, model, question, value, hit)
 
     async def _lease_or_verdict(

@@ -43,6 +43,9 @@ class JudgeStats:
     """Verdicts served from the cache."""
     cache_misses: int
     """Cache lookups that found nothing."""
+    cache_refreshes: int
+    """Cache lookups that found a verdict given before the request began, which asked
+    the judges again (`CheckContext.fresh_since`): not read, the judge is asked."""
     cache_bypasses: int
     """Cache operations skipped or failed because the cache store (Redis) was unavailable."""
     cache_evictions: int
@@ -82,6 +85,7 @@ class JudgeStats:
         "ceiling_charges",
         "cache_hits",
         "cache_misses",
+        "cache_refreshes",
         "cache_bypasses",
         "cache_evictions",
         "saved_usd",

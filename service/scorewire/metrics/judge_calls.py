@@ -14,8 +14,9 @@ that feeds these series:
   `scorewire_judge_ceiling_charged_requests_total{model}` (those calls charged their
   ceiling, whose cost is an upper bound) and `scorewire_judge_unpriced_requests_total{model}`
   (calls to models without a price, so the cost leaves them out);
-- `scorewire_judge_cache_lookups_total{result}` (`hit`, `miss`, `bypass`: the cache store
-  was unavailable), `scorewire_judge_cache_evictions_total` (entries an in-process cache
+- `scorewire_judge_cache_lookups_total{result}` (`hit`, `miss`, `refresh`: a verdict
+  older than a request that asked the judges again, `bypass`: the cache store was
+  unavailable), `scorewire_judge_cache_evictions_total` (entries an in-process cache
   dropped to stay within `cache_memory_bytes`, or a Redis one within
   `cache_tenant_max_bytes`) and `scorewire_judge_saved_usd_total`
   (what cache hits and shared in-flight calls would have cost);
@@ -46,7 +47,7 @@ from prometheus_client.registry import Collector
 REQUEST_OUTCOMES = ("ok", "invalid_verdict", "error")
 MAX_MODELS = 64
 """Distinct `model` label values kept before further models count as `other`."""
-CACHE_RESULTS = ("hit", "miss", "bypass")
+CACHE_RESULTS = ("hit", "miss", "refresh", "bypass")
 
 
 SHARED_EVENTS = {
@@ -122,7 +123,8 @@ class JudgeMetrics(Collector):
         )
         self.cache = Counter(
             "scorewire_judge_cache_lookups",
-            "Verdict cache lookups by result (hit, miss, bypass: the store was unavailable).",
+            "Verdict cache lookups by result (hit, miss, refresh: a verdict older than a request "
+            "that asked the judges again, bypass: the store was unavailable).",
             ("result",),
             registry=registry,
         )
@@ -176,6 +178,7 @@ class JudgeMetrics(Collector):
             "in_flight": lambda n, lb: self.in_flight.labels(_backend(lb)).inc(n),
             "cache_hits": lambda n, lb: self.cache.labels("hit").inc(n),
             "cache_misses": lambda n, lb: self.cache.labels("miss").inc(n),
+            "cache_refreshes": lambda n, lb: self.cache.labels("refresh").inc(n),
             "cache_bypasses": lambda n, lb: self.cache.labels("bypass").inc(n),
             "cache_evictions": lambda n, lb: self.evictions.inc(n),
             "saved_usd": lambda n, lb: self.saved.inc(n),

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
+from scorewire.core.model import Spread
+
 
 class RunsUnavailable(Exception):
     """The run store did not answer, failed, or is closed; nothing more is known.
@@ -140,6 +142,10 @@ class ScoreRecord:
     """The models the judges' providers reported answering (`scorewire.core.judged`)."""
     prompt_version: str = ""
     """The judge prompts' version; empty for a check that asked no judge."""
+    spread: Spread | None = None
+    """How far a repeatedly sampled judge's samples (or a panel's judges) agreed, as the
+    score recorded it; None for one answer. The viewer's reviewer queue puts the cases
+    whose samples disagree first."""
 
     @property
     def outcome(self) -> Outcome:

@@ -158,7 +158,7 @@ def _checkllm_info(suite: CheckllmSuite) -> PlanInfo:
         [CheckName(n, "") for n in check_names(suite)],
         True,
         suite.gate,
-        RunSettings(),
+        RunSettings(fresh_judges=suite.settings.fresh_judges),
         combinations(suite),
         judge_models=tuple(
             judge_needs(

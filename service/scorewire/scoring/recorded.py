@@ -13,6 +13,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from scorewire.core.model import Spread
 from scorewire.engine.summary import Summary
 from scorewire.runs import CaseRecord, Chunk, ScoreRecord
 from scorewire.scoring import wire
@@ -71,6 +72,7 @@ class PbChunkCodec:
                     tuple(s.judge.models),
                     tuple(s.judge.reported_models),
                     s.judge.prompt_version,
+                    _spread(s.spread) if s.HasField("spread") else None,
                 )
                 for s in r.scores
             ]
@@ -92,6 +94,11 @@ class PbChunkCodec:
 
 
 CODEC = PbChunkCodec()
+
+
+def _spread(m: pb.ScoreSpread) -> Spread:
+    """A recorded score's spread (as `wire.score_to_pb` wrote it)."""
+    return Spread(tuple(m.values), m.agreement, calls=m.judge_calls or None)
 
 
 def json_value(message: Any, name: str) -> Any:

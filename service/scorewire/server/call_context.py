@@ -3,7 +3,9 @@
 A call's judge money is held against the request's own `budget_usd` (shared through
 Redis by the requests of one run when they name it in metadata), under the caller's
 token budget for the period, under the server's; a judge that cannot be called or
-priced under a budget is refused before any call (FAILED_PRECONDITION).
+priced under a budget is refused before any call (FAILED_PRECONDITION). A call that asks
+the judges again (`judge_cache: JUDGE_CACHE_REFRESH`) reads no verdict cached before it
+began; its calls are held against the same budgets as any other.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from scorewire.server.security import current_token, principal, principals_from_
 from scorewire.server.status import failed_precondition, invalid_argument, resource_exhausted
 from scorewire.settings import Settings
 from scorewire.suites.preflight import check_judges
+from scorewire.v1 import scoring_pb2 as pb
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -52,6 +55,27 @@ def deadline(context: Context) -> float | None:
     """The call's deadline as a `time.monotonic()` value, or None."""
     remaining = context.time_remaining()
     return None if remaining is None else time.monotonic() + remaining
+
+
+def fresh_judges(judge_cache: int, suite_default: bool, field: str) -> bool:
+    """Whether a request asks the judges again: its `judge_cache` (`JudgeCache`), or the
+    suite's `settings.fresh_judges` when unspecified. A value this server does not know
+    is INVALID_ARGUMENT naming `field`: asked to refresh, a server must not read the cache
+    because it misread the request."""
+    if judge_cache == pb.JUDGE_CACHE_UNSPECIFIED:
+        return suite_default
+    if judge_cache == pb.JUDGE_CACHE_READ:
+        return False
+    if judge_cache == pb.JUDGE_CACHE_REFRESH:
+        return True
+    raise invalid_argument(
+        [
+            FieldViolation(
+                field,
+                f"unknown value {judge_cache}: JUDGE_CACHE_READ (1) or JUDGE_CACHE_REFRESH (2)",
+            )
+        ]
+    )
 
 
 class BytesInFlight:
@@ -132,8 +156,11 @@ class CallContexts:
         ledger = getattr(self._judge, "ledger", None)
         return ledger if isinstance(ledger, Ledger) else None
 
-    def context(self, context: Context, budget_usd: float | None) -> CheckContext:
-        """The checks' context of one call: its deadline, judge budget and tenant."""
+    def context(
+        self, context: Context, budget_usd: float | None, *, fresh_judges: bool = False
+    ) -> CheckContext:
+        """The checks' context of one call: its deadline, judge budget and tenant, and
+        whether it asks the judges again (`judge_cache`: from now on, see `fresh_judges`)."""
         if budget_usd is not None and not 0 <= budget_usd < math.inf:  # also NaN and inf
             raise invalid_argument([FieldViolation("budget_usd", "must be a finite number ≥ 0")])
         token_budget = self._token_budget()
@@ -163,6 +190,7 @@ class CallContexts:
             extras=self._extras,
             # The token's name is the tenant: its labels, and its share of the verdict cache.
             tenant=caller.name if caller is not None else None,
+            fresh_since=time.time() if fresh_judges else None,
         )
 
     def background(self, tenant: str | None) -> CheckContext:

@@ -80,7 +80,28 @@ def agreement_to_pb(j: Judged, a: Agreement) -> lpb.CheckAgreement:
         m.kappa_low, m.kappa_high = a.interval
     if a.f1 is not None:
         m.f1 = a.f1
+    m.kappa_band = KAPPA_BANDS[a.band]
+    numeric = a.numeric  # `figures.agreement` always measures it
+    if numeric is not None:
+        m.mae = numeric.mae
+        # Undefined correlations are left unset, never sent as NaN.
+        if numeric.pearson is not None:
+            m.pearson = numeric.pearson
+        if numeric.spearman is not None:
+            m.spearman = numeric.spearman
     return m
+
+
+KAPPA_BANDS: dict[str, lpb.KappaBand.ValueType] = {
+    "undefined": lpb.KAPPA_BAND_UNSPECIFIED,
+    "poor": lpb.KAPPA_BAND_POOR,
+    "slight": lpb.KAPPA_BAND_SLIGHT,
+    "fair": lpb.KAPPA_BAND_FAIR,
+    "moderate": lpb.KAPPA_BAND_MODERATE,
+    "substantial": lpb.KAPPA_BAND_SUBSTANTIAL,
+    "almost perfect": lpb.KAPPA_BAND_ALMOST_PERFECT,
+}
+"""The wire form of each of `labels.figures.kappa_band`'s bands."""
 
 
 def calibration_to_pb(j: Judged, c: Calibration) -> lpb.CheckCalibration:

@@ -28,7 +28,7 @@ from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.screening import Screen
 from scorewire.server import convert, intake
-from scorewire.server.call_context import BytesInFlight, CallContexts, deadline
+from scorewire.server.call_context import BytesInFlight, CallContexts, deadline, fresh_judges
 from scorewire.server.observer import RunObserver
 from scorewire.server.security import principal
 from scorewire.server.status import (
@@ -173,8 +173,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self.cases.output(request.output.text, "output", info.whole_text_caps)
         self.cases.json_fields(request.sample, request.output, "")
         budget_usd = request.budget_usd if request.HasField("budget_usd") else None
+        fresh = fresh_judges(request.judge_cache, False, "judge_cache")
         self.calls.preflight(info, budget_usd)
-        ctx = self.calls.context(context, budget_usd)
+        ctx = self.calls.context(context, budget_usd, fresh_judges=fresh)
         scored = await self.executor.score_one(key, source, info, one, ctx)
         self._observe(info, scored)
         remaining = ctx.remaining()
@@ -257,13 +258,16 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                     ]
                 )
             budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
+            fresh = fresh_judges(request.judge_cache, info.settings.fresh_judges, "judge_cache")
             self.calls.preflight(info, budget)
             compiled = await self.executor.compiled_here(key, source)
             assert compiled.checkllm is not None
             parsed = await intake.parse_cases(cases)
             own = compiled.checkllm.settings.budget
             ctx = self.calls.context(
-                context, request.budget_usd if request.HasField("budget_usd") else own
+                context,
+                request.budget_usd if request.HasField("budget_usd") else own,
+                fresh_judges=fresh,
             )
             run = self.checkllm.run_suite(compiled.checkllm, request, parsed, ctx)
             async for response in run:
@@ -297,8 +301,9 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         )  # fmt: skip
         info = await self._plan(key, source, context)
         budget_usd = cfg.budget_usd if cfg.HasField("budget_usd") else None
+        fresh = fresh_judges(cfg.judge_cache, info.settings.fresh_judges, "config.judge_cache")
         self.calls.preflight(info, budget_usd)
-        ctx = self.calls.context(context, budget_usd)
+        ctx = self.calls.context(context, budget_usd, fresh_judges=fresh)
         if info.format == CHECKLLM:
             # Scored as recorded by the checkllm runner (not recorded in the run store yet).
             compiled = await self.executor.compiled_here(key, source)

@@ -33,7 +33,7 @@ from scorewire.scoring.recorded import cases_blob
 from scorewire.scoring.recording import BaselineGate, Recording, resolve_baseline
 from scorewire.scoring.screening import Bound, Screen
 from scorewire.server import convert
-from scorewire.server.call_context import RUN_ID_METADATA, CallContexts, deadline
+from scorewire.server.call_context import RUN_ID_METADATA, CallContexts, deadline, fresh_judges
 from scorewire.server.intake import CASES_PER_TURN, parse_case
 from scorewire.server.run_parts import RunParts
 from scorewire.server.run_records import check_run_fields, visible_tenant
@@ -223,8 +223,9 @@ class SuiteRuns:
         try:
             await batches.check()
             budget = request.budget_usd if request.HasField("budget_usd") else info.settings.budget
+            fresh = fresh_judges(request.judge_cache, info.settings.fresh_judges, "judge_cache")
             self._calls.preflight(info, budget)
-            ctx = self._calls.context(context, budget)
+            ctx = self._calls.context(context, budget, fresh_judges=fresh)
             who = principal(context)
             baseline = await self._baseline(info.gate, who)
             part = request.HasField("part")

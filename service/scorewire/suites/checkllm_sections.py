@@ -18,7 +18,9 @@ from scorewire.suites.checkllm_suite import CheckllmSettings, JudgeConfig
 
 _JUDGE_KEYS = frozenset({"backend", "model"})
 _JUDGE_BACKENDS = ("openai", "anthropic", "gemini", "auto")
-_SETTINGS_KEYS = frozenset({"budget", "threshold", "parallel", "cache", "concurrency"})
+_SETTINGS_KEYS = frozenset(
+    {"budget", "threshold", "parallel", "cache", "concurrency", "fresh_judges"}
+)
 
 
 def parse_judge(raw: object, violations: list[FieldViolation]) -> JudgeConfig:
@@ -108,7 +110,7 @@ def parse_settings(raw: object, violations: list[FieldViolation]) -> CheckllmSet
     threshold = _number(raw, "threshold", violations, low=0, high=1, what="must be in 0..1")
     if threshold is not None:
         s.threshold = threshold
-    for key in ("parallel", "cache"):
+    for key in ("parallel", "cache", "fresh_judges"):
         value = raw.get(key)
         if value is not None:
             if isinstance(value, bool):

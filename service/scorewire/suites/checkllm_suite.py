@@ -58,6 +58,9 @@ class CheckllmSettings:
     """Whether combinations run concurrently."""
     cache: bool = True
     """Whether identical provider and judge calls are answered from a cache."""
+    fresh_judges: bool = False
+    """Ask the judges again on every run: no verdict cached before the run began is read
+    (a holdout watched for drift); a request's `judge_cache` overrides it."""
     concurrency: int = 16
     """Combinations in flight when `parallel` is true."""
 

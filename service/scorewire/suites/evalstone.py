@@ -58,7 +58,7 @@ from scorewire.suites.yaml_document import parse_yaml
 
 _TOP_KEYS = frozenset({"imports", "checks", "datasets", "suites", "settings", "description"})
 _SUITE_KEYS = frozenset({"dataset", "target", "checks", "compact", "gate", "description"})
-_SETTINGS_KEYS = frozenset({"budget", "concurrency", "check_timeout_s"})
+_SETTINGS_KEYS = frozenset({"budget", "concurrency", "check_timeout_s", "fresh_judges"})
 
 
 @dataclass(slots=True)
@@ -70,6 +70,9 @@ class RunSettings:
     check_timeout_s: float | None = None
     """Seconds each check may take; None leaves it to the runner's default
     (`SCOREWIRE_CHECK_TIMEOUT_S` in the server)."""
+    fresh_judges: bool = False
+    """Ask the judges again on every run: no verdict cached before the run began is read
+    (a holdout watched for drift); a request's `judge_cache` overrides it."""
 
     def timeout_s(self, default: float | None = None) -> float:
         """The per-check timeout: the suite's own, else `default`, else the engine's."""
@@ -239,6 +242,12 @@ def _parse_settings(raw: object, violations: list[FieldViolation]) -> RunSetting
             )
         else:
             s.check_timeout_s = float(timeout)
+    fresh = m.get("fresh_judges")
+    if fresh is not None:
+        if isinstance(fresh, bool):
+            s.fresh_judges = fresh
+        else:
+            violations.append(FieldViolation("settings.fresh_judges", "must be true or false"))
     return s
 
 

@@ -44,6 +44,7 @@ from scorewire.viewer.view_model import (
     RunNotFound,
     ScoreResult,
     SourceUnavailable,
+    Spread,
 )
 from scorewire.viewer.view_model import RunInfo as ViewRun
 
@@ -140,6 +141,9 @@ def view_score(s: ScoreRecord) -> ScoreResult:
         judges=s.judges,
         reported_models=s.reported_models,
         prompt_version=s.prompt_version,
+        spread=None
+        if s.spread is None
+        else Spread(s.spread.n, s.spread.agreement, tuple(s.spread.values)),
     )
 
 

@@ -164,7 +164,8 @@ class ScoreResult:
     latency_ms: float = 0.0
     """Time spent scoring, in milliseconds (a judge's call, mostly)."""
     spread: Spread | None = None
-    """A repeatedly sampled judge's spread (results files keep it; the run store does not)."""
+    """A repeatedly sampled judge's (or a panel's) spread, from a results file or a
+    recorded run; None for one answer."""
     judges: tuple[str, ...] = ()
     """The judges the check asked (`backend:model`); empty for a check that asked none."""
     reported_models: tuple[str, ...] = ()

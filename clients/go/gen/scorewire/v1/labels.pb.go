@@ -31,6 +31,77 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// KappaBand is Landis and Koch's (1977) reading of Cohen's kappa. A kappa on a bound
+// belongs to the lower band (0 is poor, 0.2 slight).
+type KappaBand int32
+
+const (
+	// Kappa is undefined (judge and people each gave one and the same verdict to every
+	// pair), so it has no band.
+	KappaBand_KAPPA_BAND_UNSPECIFIED KappaBand = 0
+	// 0 or below: no more agreement than chance.
+	KappaBand_KAPPA_BAND_POOR KappaBand = 1
+	// Above 0 to 0.2.
+	KappaBand_KAPPA_BAND_SLIGHT KappaBand = 2
+	// Above 0.2 to 0.4.
+	KappaBand_KAPPA_BAND_FAIR KappaBand = 3
+	// Above 0.4 to 0.6.
+	KappaBand_KAPPA_BAND_MODERATE KappaBand = 4
+	// Above 0.6 to 0.8.
+	KappaBand_KAPPA_BAND_SUBSTANTIAL KappaBand = 5
+	// Above 0.8 to 1.
+	KappaBand_KAPPA_BAND_ALMOST_PERFECT KappaBand = 6
+)
+
+// Enum value maps for KappaBand.
+var (
+	KappaBand_name = map[int32]string{
+		0: "KAPPA_BAND_UNSPECIFIED",
+		1: "KAPPA_BAND_POOR",
+		2: "KAPPA_BAND_SLIGHT",
+		3: "KAPPA_BAND_FAIR",
+		4: "KAPPA_BAND_MODERATE",
+		5: "KAPPA_BAND_SUBSTANTIAL",
+		6: "KAPPA_BAND_ALMOST_PERFECT",
+	}
+	KappaBand_value = map[string]int32{
+		"KAPPA_BAND_UNSPECIFIED":    0,
+		"KAPPA_BAND_POOR":           1,
+		"KAPPA_BAND_SLIGHT":         2,
+		"KAPPA_BAND_FAIR":           3,
+		"KAPPA_BAND_MODERATE":       4,
+		"KAPPA_BAND_SUBSTANTIAL":    5,
+		"KAPPA_BAND_ALMOST_PERFECT": 6,
+	}
+)
+
+func (x KappaBand) Enum() *KappaBand {
+	p := new(KappaBand)
+	*p = x
+	return p
+}
+
+func (x KappaBand) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (KappaBand) Descriptor() protoreflect.EnumDescriptor {
+	return file_scorewire_v1_labels_proto_enumTypes[0].Descriptor()
+}
+
+func (KappaBand) Type() protoreflect.EnumType {
+	return &file_scorewire_v1_labels_proto_enumTypes[0]
+}
+
+func (x KappaBand) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use KappaBand.Descriptor instead.
+func (KappaBand) EnumDescriptor() ([]byte, []int) {
+	return file_scorewire_v1_labels_proto_rawDescGZIP(), []int{0}
+}
+
 // Label is one person's verdict on one exact output of one sample.
 type Label struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -898,7 +969,22 @@ type CheckAgreement struct {
 	F1 *float64 `protobuf:"fixed64,16,opt,name=f1,proto3,oneof" json:"f1,omitempty"`
 	// The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
 	// against it (a judge that passes everything scores accuracy = base_rate).
-	BaseRate      float64 `protobuf:"fixed64,17,opt,name=base_rate,json=baseRate,proto3" json:"base_rate,omitempty"`
+	BaseRate float64 `protobuf:"fixed64,17,opt,name=base_rate,json=baseRate,proto3" json:"base_rate,omitempty"`
+	// Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+	// numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+	// itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+	// fewer than two pairs, or either side constant (the judge gave every pair one value,
+	// or people gave every pair one verdict). Never NaN.
+	Pearson *float64 `protobuf:"fixed64,18,opt,name=pearson,proto3,oneof" json:"pearson,omitempty"`
+	// Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+	// ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+	Spearman *float64 `protobuf:"fixed64,19,opt,name=spearman,proto3,oneof" json:"spearman,omitempty"`
+	// The mean absolute error of the judge's values against people's verdicts as numbers
+	// (a pass 1, a fail 0), 0 to 1; lower is closer.
+	Mae float64 `protobuf:"fixed64,20,opt,name=mae,proto3" json:"mae,omitempty"`
+	// Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+	// kappa is unset (undefined).
+	KappaBand     KappaBand `protobuf:"varint,21,opt,name=kappa_band,json=kappaBand,proto3,enum=scorewire.v1.KappaBand" json:"kappa_band,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1050,6 +1136,34 @@ func (x *CheckAgreement) GetBaseRate() float64 {
 		return x.BaseRate
 	}
 	return 0
+}
+
+func (x *CheckAgreement) GetPearson() float64 {
+	if x != nil && x.Pearson != nil {
+		return *x.Pearson
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetSpearman() float64 {
+	if x != nil && x.Spearman != nil {
+		return *x.Spearman
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetMae() float64 {
+	if x != nil {
+		return x.Mae
+	}
+	return 0
+}
+
+func (x *CheckAgreement) GetKappaBand() KappaBand {
+	if x != nil {
+		return x.KappaBand
+	}
+	return KappaBand_KAPPA_BAND_UNSPECIFIED
 }
 
 // AgreementResponse holds one agreement per judge-backed check, in request order.
@@ -1499,7 +1613,7 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"human_note\x18\a \x01(\tR\thumanNote\x12\x1e\n" +
 	"\n" +
 	"confidence\x18\b \x01(\x01R\n" +
-	"confidence\"\xde\x04\n" +
+	"confidence\"\x81\x06\n" +
 	"\x0eCheckAgreement\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1f\n" +
@@ -1524,12 +1638,20 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"confidence\x12\x1c\n" +
 	"\tresamples\x18\x0f \x01(\x03R\tresamples\x12\x13\n" +
 	"\x02f1\x18\x10 \x01(\x01H\x03R\x02f1\x88\x01\x01\x12\x1b\n" +
-	"\tbase_rate\x18\x11 \x01(\x01R\bbaseRateB\b\n" +
+	"\tbase_rate\x18\x11 \x01(\x01R\bbaseRate\x12\x1d\n" +
+	"\apearson\x18\x12 \x01(\x01H\x04R\apearson\x88\x01\x01\x12\x1f\n" +
+	"\bspearman\x18\x13 \x01(\x01H\x05R\bspearman\x88\x01\x01\x12\x10\n" +
+	"\x03mae\x18\x14 \x01(\x01R\x03mae\x126\n" +
+	"\n" +
+	"kappa_band\x18\x15 \x01(\x0e2\x17.scorewire.v1.KappaBandR\tkappaBandB\b\n" +
 	"\x06_kappaB\f\n" +
 	"\n" +
 	"_kappa_lowB\r\n" +
 	"\v_kappa_highB\x05\n" +
-	"\x03_f1\"I\n" +
+	"\x03_f1B\n" +
+	"\n" +
+	"\b_pearsonB\v\n" +
+	"\t_spearman\"I\n" +
 	"\x11AgreementResponse\x124\n" +
 	"\x06checks\x18\x01 \x03(\v2\x1c.scorewire.v1.CheckAgreementR\x06checks\"p\n" +
 	"\x10CalibrateRequest\x12<\n" +
@@ -1561,7 +1683,15 @@ const file_scorewire_v1_labels_proto_rawDesc = "" +
 	"\x12_recommended_kappaB\x19\n" +
 	"\x17_recommended_pass_level\"K\n" +
 	"\x11CalibrateResponse\x126\n" +
-	"\x06checks\x18\x01 \x03(\v2\x1e.scorewire.v1.CheckCalibrationR\x06checks2\xc9\x02\n" +
+	"\x06checks\x18\x01 \x03(\v2\x1e.scorewire.v1.CheckCalibrationR\x06checks*\xbc\x01\n" +
+	"\tKappaBand\x12\x1a\n" +
+	"\x16KAPPA_BAND_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fKAPPA_BAND_POOR\x10\x01\x12\x15\n" +
+	"\x11KAPPA_BAND_SLIGHT\x10\x02\x12\x13\n" +
+	"\x0fKAPPA_BAND_FAIR\x10\x03\x12\x17\n" +
+	"\x13KAPPA_BAND_MODERATE\x10\x04\x12\x1a\n" +
+	"\x16KAPPA_BAND_SUBSTANTIAL\x10\x05\x12\x1d\n" +
+	"\x19KAPPA_BAND_ALMOST_PERFECT\x10\x062\xc9\x02\n" +
 	"\fLabelService\x12L\n" +
 	"\tPutLabels\x12\x1e.scorewire.v1.PutLabelsRequest\x1a\x1f.scorewire.v1.PutLabelsResponse\x12O\n" +
 	"\n" +
@@ -1582,58 +1712,61 @@ func file_scorewire_v1_labels_proto_rawDescGZIP() []byte {
 	return file_scorewire_v1_labels_proto_rawDescData
 }
 
+var file_scorewire_v1_labels_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_scorewire_v1_labels_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_scorewire_v1_labels_proto_goTypes = []any{
-	(*Label)(nil),                 // 0: scorewire.v1.Label
-	(*PutLabelsRequest)(nil),      // 1: scorewire.v1.PutLabelsRequest
-	(*PutLabelsResponse)(nil),     // 2: scorewire.v1.PutLabelsResponse
-	(*ListLabelsRequest)(nil),     // 3: scorewire.v1.ListLabelsRequest
-	(*ListLabelsResponse)(nil),    // 4: scorewire.v1.ListLabelsResponse
-	(*LabelFilter)(nil),           // 5: scorewire.v1.LabelFilter
-	(*AgreementOptions)(nil),      // 6: scorewire.v1.AgreementOptions
-	(*AgreementRequest)(nil),      // 7: scorewire.v1.AgreementRequest
-	(*ConfusionMatrix)(nil),       // 8: scorewire.v1.ConfusionMatrix
-	(*Disagreement)(nil),          // 9: scorewire.v1.Disagreement
-	(*CheckAgreement)(nil),        // 10: scorewire.v1.CheckAgreement
-	(*AgreementResponse)(nil),     // 11: scorewire.v1.AgreementResponse
-	(*CalibrateRequest)(nil),      // 12: scorewire.v1.CalibrateRequest
-	(*CalibrationPoint)(nil),      // 13: scorewire.v1.CalibrationPoint
-	(*CheckCalibration)(nil),      // 14: scorewire.v1.CheckCalibration
-	(*CalibrateResponse)(nil),     // 15: scorewire.v1.CalibrateResponse
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
-	(*Case)(nil),                  // 17: scorewire.v1.Case
-	(*CheckSpec)(nil),             // 18: scorewire.v1.CheckSpec
+	(KappaBand)(0),                // 0: scorewire.v1.KappaBand
+	(*Label)(nil),                 // 1: scorewire.v1.Label
+	(*PutLabelsRequest)(nil),      // 2: scorewire.v1.PutLabelsRequest
+	(*PutLabelsResponse)(nil),     // 3: scorewire.v1.PutLabelsResponse
+	(*ListLabelsRequest)(nil),     // 4: scorewire.v1.ListLabelsRequest
+	(*ListLabelsResponse)(nil),    // 5: scorewire.v1.ListLabelsResponse
+	(*LabelFilter)(nil),           // 6: scorewire.v1.LabelFilter
+	(*AgreementOptions)(nil),      // 7: scorewire.v1.AgreementOptions
+	(*AgreementRequest)(nil),      // 8: scorewire.v1.AgreementRequest
+	(*ConfusionMatrix)(nil),       // 9: scorewire.v1.ConfusionMatrix
+	(*Disagreement)(nil),          // 10: scorewire.v1.Disagreement
+	(*CheckAgreement)(nil),        // 11: scorewire.v1.CheckAgreement
+	(*AgreementResponse)(nil),     // 12: scorewire.v1.AgreementResponse
+	(*CalibrateRequest)(nil),      // 13: scorewire.v1.CalibrateRequest
+	(*CalibrationPoint)(nil),      // 14: scorewire.v1.CalibrationPoint
+	(*CheckCalibration)(nil),      // 15: scorewire.v1.CheckCalibration
+	(*CalibrateResponse)(nil),     // 16: scorewire.v1.CalibrateResponse
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(*Case)(nil),                  // 18: scorewire.v1.Case
+	(*CheckSpec)(nil),             // 19: scorewire.v1.CheckSpec
 }
 var file_scorewire_v1_labels_proto_depIdxs = []int32{
-	16, // 0: scorewire.v1.Label.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 1: scorewire.v1.PutLabelsRequest.labels:type_name -> scorewire.v1.Label
-	0,  // 2: scorewire.v1.PutLabelsResponse.labels:type_name -> scorewire.v1.Label
-	0,  // 3: scorewire.v1.ListLabelsResponse.labels:type_name -> scorewire.v1.Label
-	17, // 4: scorewire.v1.AgreementRequest.cases:type_name -> scorewire.v1.Case
-	18, // 5: scorewire.v1.AgreementRequest.checks:type_name -> scorewire.v1.CheckSpec
-	5,  // 6: scorewire.v1.AgreementRequest.labels:type_name -> scorewire.v1.LabelFilter
-	6,  // 7: scorewire.v1.AgreementRequest.options:type_name -> scorewire.v1.AgreementOptions
-	8,  // 8: scorewire.v1.CheckAgreement.confusion:type_name -> scorewire.v1.ConfusionMatrix
-	9,  // 9: scorewire.v1.CheckAgreement.disagreements:type_name -> scorewire.v1.Disagreement
-	10, // 10: scorewire.v1.AgreementResponse.checks:type_name -> scorewire.v1.CheckAgreement
-	7,  // 11: scorewire.v1.CalibrateRequest.agreement:type_name -> scorewire.v1.AgreementRequest
-	8,  // 12: scorewire.v1.CalibrationPoint.confusion:type_name -> scorewire.v1.ConfusionMatrix
-	13, // 13: scorewire.v1.CheckCalibration.points:type_name -> scorewire.v1.CalibrationPoint
-	13, // 14: scorewire.v1.CheckCalibration.pass_level_point:type_name -> scorewire.v1.CalibrationPoint
-	14, // 15: scorewire.v1.CalibrateResponse.checks:type_name -> scorewire.v1.CheckCalibration
-	1,  // 16: scorewire.v1.LabelService.PutLabels:input_type -> scorewire.v1.PutLabelsRequest
-	3,  // 17: scorewire.v1.LabelService.ListLabels:input_type -> scorewire.v1.ListLabelsRequest
-	7,  // 18: scorewire.v1.LabelService.Agreement:input_type -> scorewire.v1.AgreementRequest
-	12, // 19: scorewire.v1.LabelService.Calibrate:input_type -> scorewire.v1.CalibrateRequest
-	2,  // 20: scorewire.v1.LabelService.PutLabels:output_type -> scorewire.v1.PutLabelsResponse
-	4,  // 21: scorewire.v1.LabelService.ListLabels:output_type -> scorewire.v1.ListLabelsResponse
-	11, // 22: scorewire.v1.LabelService.Agreement:output_type -> scorewire.v1.AgreementResponse
-	15, // 23: scorewire.v1.LabelService.Calibrate:output_type -> scorewire.v1.CalibrateResponse
-	20, // [20:24] is the sub-list for method output_type
-	16, // [16:20] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	17, // 0: scorewire.v1.Label.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 1: scorewire.v1.PutLabelsRequest.labels:type_name -> scorewire.v1.Label
+	1,  // 2: scorewire.v1.PutLabelsResponse.labels:type_name -> scorewire.v1.Label
+	1,  // 3: scorewire.v1.ListLabelsResponse.labels:type_name -> scorewire.v1.Label
+	18, // 4: scorewire.v1.AgreementRequest.cases:type_name -> scorewire.v1.Case
+	19, // 5: scorewire.v1.AgreementRequest.checks:type_name -> scorewire.v1.CheckSpec
+	6,  // 6: scorewire.v1.AgreementRequest.labels:type_name -> scorewire.v1.LabelFilter
+	7,  // 7: scorewire.v1.AgreementRequest.options:type_name -> scorewire.v1.AgreementOptions
+	9,  // 8: scorewire.v1.CheckAgreement.confusion:type_name -> scorewire.v1.ConfusionMatrix
+	10, // 9: scorewire.v1.CheckAgreement.disagreements:type_name -> scorewire.v1.Disagreement
+	0,  // 10: scorewire.v1.CheckAgreement.kappa_band:type_name -> scorewire.v1.KappaBand
+	11, // 11: scorewire.v1.AgreementResponse.checks:type_name -> scorewire.v1.CheckAgreement
+	8,  // 12: scorewire.v1.CalibrateRequest.agreement:type_name -> scorewire.v1.AgreementRequest
+	9,  // 13: scorewire.v1.CalibrationPoint.confusion:type_name -> scorewire.v1.ConfusionMatrix
+	14, // 14: scorewire.v1.CheckCalibration.points:type_name -> scorewire.v1.CalibrationPoint
+	14, // 15: scorewire.v1.CheckCalibration.pass_level_point:type_name -> scorewire.v1.CalibrationPoint
+	15, // 16: scorewire.v1.CalibrateResponse.checks:type_name -> scorewire.v1.CheckCalibration
+	2,  // 17: scorewire.v1.LabelService.PutLabels:input_type -> scorewire.v1.PutLabelsRequest
+	4,  // 18: scorewire.v1.LabelService.ListLabels:input_type -> scorewire.v1.ListLabelsRequest
+	8,  // 19: scorewire.v1.LabelService.Agreement:input_type -> scorewire.v1.AgreementRequest
+	13, // 20: scorewire.v1.LabelService.Calibrate:input_type -> scorewire.v1.CalibrateRequest
+	3,  // 21: scorewire.v1.LabelService.PutLabels:output_type -> scorewire.v1.PutLabelsResponse
+	5,  // 22: scorewire.v1.LabelService.ListLabels:output_type -> scorewire.v1.ListLabelsResponse
+	12, // 23: scorewire.v1.LabelService.Agreement:output_type -> scorewire.v1.AgreementResponse
+	16, // 24: scorewire.v1.LabelService.Calibrate:output_type -> scorewire.v1.CalibrateResponse
+	21, // [21:25] is the sub-list for method output_type
+	17, // [17:21] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_labels_proto_init() }
@@ -1651,13 +1784,14 @@ func file_scorewire_v1_labels_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_labels_proto_rawDesc), len(file_scorewire_v1_labels_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_scorewire_v1_labels_proto_goTypes,
 		DependencyIndexes: file_scorewire_v1_labels_proto_depIdxs,
+		EnumInfos:         file_scorewire_v1_labels_proto_enumTypes,
 		MessageInfos:      file_scorewire_v1_labels_proto_msgTypes,
 	}.Build()
 	File_scorewire_v1_labels_proto = out.File

@@ -83,6 +83,70 @@ func (ExampleKind) EnumDescriptor() ([]byte, []int) {
 	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{0}
 }
 
+// JudgeCache says how a request's judge-backed checks use the server's verdict cache.
+// Whatever it says, every judge call the request makes is reserved from its budgets
+// (`budget_usd`, the caller's token budget, the server's) before it is made, all of a
+// check's calls at once, and one check makes at most
+// SCOREWIRE_JUDGE_WATCH__MAX_CALLS_PER_OUTPUT calls per output.
+type JudgeCache int32
+
+const (
+	// The default: the suite's own setting (`settings.fresh_judges`), else
+	// JUDGE_CACHE_READ.
+	JudgeCache_JUDGE_CACHE_UNSPECIFIED JudgeCache = 0
+	// Read cached verdicts (a hit costs nothing) and store new ones, even when the suite
+	// asks its judges again.
+	JudgeCache_JUDGE_CACHE_READ JudgeCache = 1
+	// Ask the judges again: no verdict the judges gave before the request began is read;
+	// each judge question is asked anew (a question asked twice within the request is
+	// still asked once, and identical questions in flight share one call) and its verdict
+	// replaces the cached one, so later requests read it. A verdict another tenant paid
+	// for is not replaced unless tenants trust each other. Use it to rerun a holdout and
+	// see what the judges say now (drift, a provider's new model) with the cache on.
+	JudgeCache_JUDGE_CACHE_REFRESH JudgeCache = 2
+)
+
+// Enum value maps for JudgeCache.
+var (
+	JudgeCache_name = map[int32]string{
+		0: "JUDGE_CACHE_UNSPECIFIED",
+		1: "JUDGE_CACHE_READ",
+		2: "JUDGE_CACHE_REFRESH",
+	}
+	JudgeCache_value = map[string]int32{
+		"JUDGE_CACHE_UNSPECIFIED": 0,
+		"JUDGE_CACHE_READ":        1,
+		"JUDGE_CACHE_REFRESH":     2,
+	}
+)
+
+func (x JudgeCache) Enum() *JudgeCache {
+	p := new(JudgeCache)
+	*p = x
+	return p
+}
+
+func (x JudgeCache) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JudgeCache) Descriptor() protoreflect.EnumDescriptor {
+	return file_scorewire_v1_scoring_proto_enumTypes[1].Descriptor()
+}
+
+func (JudgeCache) Type() protoreflect.EnumType {
+	return &file_scorewire_v1_scoring_proto_enumTypes[1]
+}
+
+func (x JudgeCache) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JudgeCache.Descriptor instead.
+func (JudgeCache) EnumDescriptor() ([]byte, []int) {
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{1}
+}
+
 // SuiteFormat names the format of a `suite_yaml` document.
 type SuiteFormat int32
 
@@ -121,11 +185,11 @@ func (x SuiteFormat) String() string {
 }
 
 func (SuiteFormat) Descriptor() protoreflect.EnumDescriptor {
-	return file_scorewire_v1_scoring_proto_enumTypes[1].Descriptor()
+	return file_scorewire_v1_scoring_proto_enumTypes[2].Descriptor()
 }
 
 func (SuiteFormat) Type() protoreflect.EnumType {
-	return &file_scorewire_v1_scoring_proto_enumTypes[1]
+	return &file_scorewire_v1_scoring_proto_enumTypes[2]
 }
 
 func (x SuiteFormat) Number() protoreflect.EnumNumber {
@@ -134,7 +198,7 @@ func (x SuiteFormat) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SuiteFormat.Descriptor instead.
 func (SuiteFormat) EnumDescriptor() ([]byte, []int) {
-	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{1}
+	return file_scorewire_v1_scoring_proto_rawDescGZIP(), []int{2}
 }
 
 // Sample is one evaluation case: what went into the application and what was expected.
@@ -843,7 +907,11 @@ type ScoreRequest struct {
 	Compact []string `protobuf:"bytes,4,rep,name=compact,proto3" json:"compact,omitempty"`
 	// The most US dollars judge-backed checks of this request may spend; unset means
 	// only the server's own budget applies.
-	BudgetUsd     *float64 `protobuf:"fixed64,5,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	BudgetUsd *float64 `protobuf:"fixed64,5,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	// How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+	// judges again. A value this server does not know is INVALID_ARGUMENT naming
+	// `judge_cache`.
+	JudgeCache    JudgeCache `protobuf:"varint,6,opt,name=judge_cache,json=judgeCache,proto3,enum=scorewire.v1.JudgeCache" json:"judge_cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -911,6 +979,13 @@ func (x *ScoreRequest) GetBudgetUsd() float64 {
 		return *x.BudgetUsd
 	}
 	return 0
+}
+
+func (x *ScoreRequest) GetJudgeCache() JudgeCache {
+	if x != nil {
+		return x.JudgeCache
+	}
+	return JudgeCache_JUDGE_CACHE_UNSPECIFIED
 }
 
 // ScoreResponse holds one score per check.
@@ -1208,7 +1283,11 @@ type RunSuiteRequest struct {
 	// ends the run. With a part, `record`, `run_name` and `labels` are OpenRun's and must
 	// be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
 	// INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
-	Part          *RunPart `protobuf:"bytes,15,opt,name=part,proto3" json:"part,omitempty"`
+	Part *RunPart `protobuf:"bytes,15,opt,name=part,proto3" json:"part,omitempty"`
+	// How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+	// follows the suite document's `settings.fresh_judges`. A value this server does not
+	// know is INVALID_ARGUMENT naming `judge_cache`.
+	JudgeCache    JudgeCache `protobuf:"varint,16,opt,name=judge_cache,json=judgeCache,proto3,enum=scorewire.v1.JudgeCache" json:"judge_cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1332,6 +1411,13 @@ func (x *RunSuiteRequest) GetPart() *RunPart {
 		return x.Part
 	}
 	return nil
+}
+
+func (x *RunSuiteRequest) GetJudgeCache() JudgeCache {
+	if x != nil {
+		return x.JudgeCache
+	}
+	return JudgeCache_JUDGE_CACHE_UNSPECIFIED
 }
 
 // RunPart names the run a RunSuite call is one part of.
@@ -2483,7 +2569,11 @@ type StreamConfig struct {
 	// The recorded run's name; see RunSuiteRequest.run_name.
 	RunName string `protobuf:"bytes,11,opt,name=run_name,json=runName,proto3" json:"run_name,omitempty"`
 	// Labels of the recorded run; see RunSuiteRequest.labels.
-	Labels        map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+	// A stream that asks the judges again reads no verdict given before it began. A value
+	// this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+	JudgeCache    JudgeCache `protobuf:"varint,13,opt,name=judge_cache,json=judgeCache,proto3,enum=scorewire.v1.JudgeCache" json:"judge_cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2579,6 +2669,13 @@ func (x *StreamConfig) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *StreamConfig) GetJudgeCache() JudgeCache {
+	if x != nil {
+		return x.JudgeCache
+	}
+	return JudgeCache_JUDGE_CACHE_UNSPECIFIED
 }
 
 // StreamCase is one case of a ScoreStream.
@@ -3376,14 +3473,16 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\tagreement\x18\x03 \x01(\x01R\tagreement\x12\x16\n" +
 	"\x06values\x18\x04 \x03(\x01R\x06values\x12\x1f\n" +
 	"\vjudge_calls\x18\x05 \x01(\x05R\n" +
-	"judgeCalls\"\xe8\x01\n" +
+	"judgeCalls\"\xa3\x02\n" +
 	"\fScoreRequest\x12,\n" +
 	"\x06sample\x18\x01 \x01(\v2\x14.scorewire.v1.SampleR\x06sample\x12,\n" +
 	"\x06output\x18\x02 \x01(\v2\x14.scorewire.v1.OutputR\x06output\x12/\n" +
 	"\x06checks\x18\x03 \x03(\v2\x17.scorewire.v1.CheckSpecR\x06checks\x12\x18\n" +
 	"\acompact\x18\x04 \x03(\tR\acompact\x12\"\n" +
 	"\n" +
-	"budget_usd\x18\x05 \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01B\r\n" +
+	"budget_usd\x18\x05 \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01\x129\n" +
+	"\vjudge_cache\x18\x06 \x01(\x0e2\x18.scorewire.v1.JudgeCacheR\n" +
+	"judgeCacheB\r\n" +
 	"\v_budget_usd\"T\n" +
 	"\rScoreResponse\x12+\n" +
 	"\x06scores\x18\x01 \x03(\v2\x13.scorewire.v1.ScoreR\x06scores\x12\x16\n" +
@@ -3407,7 +3506,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x0f_max_error_rateB\x0f\n" +
 	"\r_max_cost_usdB\v\n" +
 	"\t_baselineB\x11\n" +
-	"\x0f_max_regression\"\x91\x05\n" +
+	"\x0f_max_regression\"\xcc\x05\n" +
 	"\x0fRunSuiteRequest\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
@@ -3424,7 +3523,9 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06record\x18\f \x01(\bH\x02R\x06record\x88\x01\x01\x12\x19\n" +
 	"\brun_name\x18\r \x01(\tR\arunName\x12A\n" +
 	"\x06labels\x18\x0e \x03(\v2).scorewire.v1.RunSuiteRequest.LabelsEntryR\x06labels\x12)\n" +
-	"\x04part\x18\x0f \x01(\v2\x15.scorewire.v1.RunPartR\x04part\x1a9\n" +
+	"\x04part\x18\x0f \x01(\v2\x15.scorewire.v1.RunPartR\x04part\x129\n" +
+	"\vjudge_cache\x18\x10 \x01(\x0e2\x18.scorewire.v1.JudgeCacheR\n" +
+	"judgeCache\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
@@ -3519,7 +3620,7 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x10RunSuiteResponse\x129\n" +
 	"\aresults\x18\x01 \x01(\v2\x1d.scorewire.v1.CaseResultBatchH\x00R\aresults\x124\n" +
 	"\asummary\x18\x02 \x01(\v2\x18.scorewire.v1.RunSummaryH\x00R\asummaryB\a\n" +
-	"\x05event\"\xbb\x03\n" +
+	"\x05event\"\xf6\x03\n" +
 	"\fStreamConfig\x12\x1d\n" +
 	"\n" +
 	"suite_yaml\x18\x01 \x01(\tR\tsuiteYaml\x12\x1d\n" +
@@ -3533,7 +3634,9 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\x06record\x18\n" +
 	" \x01(\bH\x01R\x06record\x88\x01\x01\x12\x19\n" +
 	"\brun_name\x18\v \x01(\tR\arunName\x12>\n" +
-	"\x06labels\x18\f \x03(\v2&.scorewire.v1.StreamConfig.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\f \x03(\v2&.scorewire.v1.StreamConfig.LabelsEntryR\x06labels\x129\n" +
+	"\vjudge_cache\x18\r \x01(\x0e2\x18.scorewire.v1.JudgeCacheR\n" +
+	"judgeCache\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
@@ -3595,7 +3698,12 @@ const file_scorewire_v1_scoring_proto_rawDesc = "" +
 	"\vExampleKind\x12\x1c\n" +
 	"\x18EXAMPLE_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15EXAMPLE_KIND_POSITIVE\x10\x01\x12\x19\n" +
-	"\x15EXAMPLE_KIND_NEGATIVE\x10\x02*b\n" +
+	"\x15EXAMPLE_KIND_NEGATIVE\x10\x02*X\n" +
+	"\n" +
+	"JudgeCache\x12\x1b\n" +
+	"\x17JUDGE_CACHE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10JUDGE_CACHE_READ\x10\x01\x12\x17\n" +
+	"\x13JUDGE_CACHE_REFRESH\x10\x02*b\n" +
 	"\vSuiteFormat\x12\x1c\n" +
 	"\x18SUITE_FORMAT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16SUITE_FORMAT_EVALSTONE\x10\x01\x12\x19\n" +
@@ -3622,122 +3730,126 @@ func file_scorewire_v1_scoring_proto_rawDescGZIP() []byte {
 	return file_scorewire_v1_scoring_proto_rawDescData
 }
 
-var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_scorewire_v1_scoring_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_scorewire_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_scorewire_v1_scoring_proto_goTypes = []any{
 	(ExampleKind)(0),               // 0: scorewire.v1.ExampleKind
-	(SuiteFormat)(0),               // 1: scorewire.v1.SuiteFormat
-	(*Sample)(nil),                 // 2: scorewire.v1.Sample
-	(*Output)(nil),                 // 3: scorewire.v1.Output
-	(*Example)(nil),                // 4: scorewire.v1.Example
-	(*CheckSpec)(nil),              // 5: scorewire.v1.CheckSpec
-	(*ScoreError)(nil),             // 6: scorewire.v1.ScoreError
-	(*Score)(nil),                  // 7: scorewire.v1.Score
-	(*ScoreJudge)(nil),             // 8: scorewire.v1.ScoreJudge
-	(*ScoreSpread)(nil),            // 9: scorewire.v1.ScoreSpread
-	(*ScoreRequest)(nil),           // 10: scorewire.v1.ScoreRequest
-	(*ScoreResponse)(nil),          // 11: scorewire.v1.ScoreResponse
-	(*Case)(nil),                   // 12: scorewire.v1.Case
-	(*Gate)(nil),                   // 13: scorewire.v1.Gate
-	(*RunSuiteRequest)(nil),        // 14: scorewire.v1.RunSuiteRequest
-	(*RunPart)(nil),                // 15: scorewire.v1.RunPart
-	(*RunSuiteStreamConfig)(nil),   // 16: scorewire.v1.RunSuiteStreamConfig
-	(*CaseChunk)(nil),              // 17: scorewire.v1.CaseChunk
-	(*RunSuiteStreamRequest)(nil),  // 18: scorewire.v1.RunSuiteStreamRequest
-	(*RunSuiteStreamResponse)(nil), // 19: scorewire.v1.RunSuiteStreamResponse
-	(*Combination)(nil),            // 20: scorewire.v1.Combination
-	(*CaseResult)(nil),             // 21: scorewire.v1.CaseResult
-	(*CaseResultBatch)(nil),        // 22: scorewire.v1.CaseResultBatch
-	(*CheckSummary)(nil),           // 23: scorewire.v1.CheckSummary
-	(*RunSummary)(nil),             // 24: scorewire.v1.RunSummary
-	(*MatrixCell)(nil),             // 25: scorewire.v1.MatrixCell
-	(*RunSuiteResponse)(nil),       // 26: scorewire.v1.RunSuiteResponse
-	(*StreamConfig)(nil),           // 27: scorewire.v1.StreamConfig
-	(*StreamCase)(nil),             // 28: scorewire.v1.StreamCase
-	(*ScoreStreamRequest)(nil),     // 29: scorewire.v1.ScoreStreamRequest
-	(*ScoreStreamResponse)(nil),    // 30: scorewire.v1.ScoreStreamResponse
-	(*ListChecksRequest)(nil),      // 31: scorewire.v1.ListChecksRequest
-	(*CheckInfo)(nil),              // 32: scorewire.v1.CheckInfo
-	(*ListChecksResponse)(nil),     // 33: scorewire.v1.ListChecksResponse
-	(*ValidateSuiteRequest)(nil),   // 34: scorewire.v1.ValidateSuiteRequest
-	(*PreconditionProblem)(nil),    // 35: scorewire.v1.PreconditionProblem
-	(*FieldProblem)(nil),           // 36: scorewire.v1.FieldProblem
-	(*ValidateSuiteResponse)(nil),  // 37: scorewire.v1.ValidateSuiteResponse
-	nil,                            // 38: scorewire.v1.RunSuiteRequest.LabelsEntry
-	nil,                            // 39: scorewire.v1.StreamConfig.LabelsEntry
-	(*structpb.Value)(nil),         // 40: google.protobuf.Value
-	(*structpb.Struct)(nil),        // 41: google.protobuf.Struct
+	(JudgeCache)(0),                // 1: scorewire.v1.JudgeCache
+	(SuiteFormat)(0),               // 2: scorewire.v1.SuiteFormat
+	(*Sample)(nil),                 // 3: scorewire.v1.Sample
+	(*Output)(nil),                 // 4: scorewire.v1.Output
+	(*Example)(nil),                // 5: scorewire.v1.Example
+	(*CheckSpec)(nil),              // 6: scorewire.v1.CheckSpec
+	(*ScoreError)(nil),             // 7: scorewire.v1.ScoreError
+	(*Score)(nil),                  // 8: scorewire.v1.Score
+	(*ScoreJudge)(nil),             // 9: scorewire.v1.ScoreJudge
+	(*ScoreSpread)(nil),            // 10: scorewire.v1.ScoreSpread
+	(*ScoreRequest)(nil),           // 11: scorewire.v1.ScoreRequest
+	(*ScoreResponse)(nil),          // 12: scorewire.v1.ScoreResponse
+	(*Case)(nil),                   // 13: scorewire.v1.Case
+	(*Gate)(nil),                   // 14: scorewire.v1.Gate
+	(*RunSuiteRequest)(nil),        // 15: scorewire.v1.RunSuiteRequest
+	(*RunPart)(nil),                // 16: scorewire.v1.RunPart
+	(*RunSuiteStreamConfig)(nil),   // 17: scorewire.v1.RunSuiteStreamConfig
+	(*CaseChunk)(nil),              // 18: scorewire.v1.CaseChunk
+	(*RunSuiteStreamRequest)(nil),  // 19: scorewire.v1.RunSuiteStreamRequest
+	(*RunSuiteStreamResponse)(nil), // 20: scorewire.v1.RunSuiteStreamResponse
+	(*Combination)(nil),            // 21: scorewire.v1.Combination
+	(*CaseResult)(nil),             // 22: scorewire.v1.CaseResult
+	(*CaseResultBatch)(nil),        // 23: scorewire.v1.CaseResultBatch
+	(*CheckSummary)(nil),           // 24: scorewire.v1.CheckSummary
+	(*RunSummary)(nil),             // 25: scorewire.v1.RunSummary
+	(*MatrixCell)(nil),             // 26: scorewire.v1.MatrixCell
+	(*RunSuiteResponse)(nil),       // 27: scorewire.v1.RunSuiteResponse
+	(*StreamConfig)(nil),           // 28: scorewire.v1.StreamConfig
+	(*StreamCase)(nil),             // 29: scorewire.v1.StreamCase
+	(*ScoreStreamRequest)(nil),     // 30: scorewire.v1.ScoreStreamRequest
+	(*ScoreStreamResponse)(nil),    // 31: scorewire.v1.ScoreStreamResponse
+	(*ListChecksRequest)(nil),      // 32: scorewire.v1.ListChecksRequest
+	(*CheckInfo)(nil),              // 33: scorewire.v1.CheckInfo
+	(*ListChecksResponse)(nil),     // 34: scorewire.v1.ListChecksResponse
+	(*ValidateSuiteRequest)(nil),   // 35: scorewire.v1.ValidateSuiteRequest
+	(*PreconditionProblem)(nil),    // 36: scorewire.v1.PreconditionProblem
+	(*FieldProblem)(nil),           // 37: scorewire.v1.FieldProblem
+	(*ValidateSuiteResponse)(nil),  // 38: scorewire.v1.ValidateSuiteResponse
+	nil,                            // 39: scorewire.v1.RunSuiteRequest.LabelsEntry
+	nil,                            // 40: scorewire.v1.StreamConfig.LabelsEntry
+	(*structpb.Value)(nil),         // 41: google.protobuf.Value
+	(*structpb.Struct)(nil),        // 42: google.protobuf.Struct
 }
 var file_scorewire_v1_scoring_proto_depIdxs = []int32{
-	40, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
-	40, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
-	41, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
-	40, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
-	41, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
+	41, // 0: scorewire.v1.Sample.input:type_name -> google.protobuf.Value
+	41, // 1: scorewire.v1.Sample.expected:type_name -> google.protobuf.Value
+	42, // 2: scorewire.v1.Sample.metadata:type_name -> google.protobuf.Struct
+	41, // 3: scorewire.v1.Output.value:type_name -> google.protobuf.Value
+	42, // 4: scorewire.v1.Output.metadata:type_name -> google.protobuf.Struct
 	0,  // 5: scorewire.v1.Example.kind:type_name -> scorewire.v1.ExampleKind
-	41, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
-	5,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
-	4,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
-	6,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
-	9,  // 10: scorewire.v1.Score.spread:type_name -> scorewire.v1.ScoreSpread
-	8,  // 11: scorewire.v1.Score.judge:type_name -> scorewire.v1.ScoreJudge
-	2,  // 12: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
-	3,  // 13: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
-	5,  // 14: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
-	7,  // 15: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
-	2,  // 16: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
-	3,  // 17: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
-	5,  // 18: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	13, // 19: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
-	12, // 20: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
-	1,  // 21: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	38, // 22: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
-	15, // 23: scorewire.v1.RunSuiteRequest.part:type_name -> scorewire.v1.RunPart
-	14, // 24: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
-	12, // 25: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
-	16, // 26: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
-	17, // 27: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
-	22, // 28: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	24, // 29: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
-	7,  // 30: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
-	20, // 31: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
-	21, // 32: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
-	23, // 33: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
-	25, // 34: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
-	13, // 35: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
-	22, // 36: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
-	24, // 37: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
-	5,  // 38: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 39: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
-	39, // 40: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
-	2,  // 41: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
-	3,  // 42: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
-	27, // 43: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
-	28, // 44: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
-	7,  // 45: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
-	41, // 46: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
-	32, // 47: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
-	5,  // 48: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
-	1,  // 49: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
-	36, // 50: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
-	35, // 51: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
-	10, // 52: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
-	14, // 53: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
-	18, // 54: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
-	29, // 55: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
-	31, // 56: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
-	34, // 57: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
-	11, // 58: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
-	26, // 59: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
-	19, // 60: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
-	30, // 61: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
-	33, // 62: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
-	37, // 63: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
-	58, // [58:64] is the sub-list for method output_type
-	52, // [52:58] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	42, // 6: scorewire.v1.CheckSpec.params:type_name -> google.protobuf.Struct
+	6,  // 7: scorewire.v1.CheckSpec.when:type_name -> scorewire.v1.CheckSpec
+	5,  // 8: scorewire.v1.CheckSpec.examples:type_name -> scorewire.v1.Example
+	7,  // 9: scorewire.v1.Score.error:type_name -> scorewire.v1.ScoreError
+	10, // 10: scorewire.v1.Score.spread:type_name -> scorewire.v1.ScoreSpread
+	9,  // 11: scorewire.v1.Score.judge:type_name -> scorewire.v1.ScoreJudge
+	3,  // 12: scorewire.v1.ScoreRequest.sample:type_name -> scorewire.v1.Sample
+	4,  // 13: scorewire.v1.ScoreRequest.output:type_name -> scorewire.v1.Output
+	6,  // 14: scorewire.v1.ScoreRequest.checks:type_name -> scorewire.v1.CheckSpec
+	1,  // 15: scorewire.v1.ScoreRequest.judge_cache:type_name -> scorewire.v1.JudgeCache
+	8,  // 16: scorewire.v1.ScoreResponse.scores:type_name -> scorewire.v1.Score
+	3,  // 17: scorewire.v1.Case.sample:type_name -> scorewire.v1.Sample
+	4,  // 18: scorewire.v1.Case.output:type_name -> scorewire.v1.Output
+	6,  // 19: scorewire.v1.RunSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	14, // 20: scorewire.v1.RunSuiteRequest.gate:type_name -> scorewire.v1.Gate
+	13, // 21: scorewire.v1.RunSuiteRequest.cases:type_name -> scorewire.v1.Case
+	2,  // 22: scorewire.v1.RunSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	39, // 23: scorewire.v1.RunSuiteRequest.labels:type_name -> scorewire.v1.RunSuiteRequest.LabelsEntry
+	16, // 24: scorewire.v1.RunSuiteRequest.part:type_name -> scorewire.v1.RunPart
+	1,  // 25: scorewire.v1.RunSuiteRequest.judge_cache:type_name -> scorewire.v1.JudgeCache
+	15, // 26: scorewire.v1.RunSuiteStreamConfig.request:type_name -> scorewire.v1.RunSuiteRequest
+	13, // 27: scorewire.v1.CaseChunk.cases:type_name -> scorewire.v1.Case
+	17, // 28: scorewire.v1.RunSuiteStreamRequest.config:type_name -> scorewire.v1.RunSuiteStreamConfig
+	18, // 29: scorewire.v1.RunSuiteStreamRequest.cases:type_name -> scorewire.v1.CaseChunk
+	23, // 30: scorewire.v1.RunSuiteStreamResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	25, // 31: scorewire.v1.RunSuiteStreamResponse.summary:type_name -> scorewire.v1.RunSummary
+	8,  // 32: scorewire.v1.CaseResult.scores:type_name -> scorewire.v1.Score
+	21, // 33: scorewire.v1.CaseResult.combination:type_name -> scorewire.v1.Combination
+	22, // 34: scorewire.v1.CaseResultBatch.results:type_name -> scorewire.v1.CaseResult
+	24, // 35: scorewire.v1.RunSummary.checks:type_name -> scorewire.v1.CheckSummary
+	26, // 36: scorewire.v1.RunSummary.matrix:type_name -> scorewire.v1.MatrixCell
+	14, // 37: scorewire.v1.RunSummary.gate:type_name -> scorewire.v1.Gate
+	23, // 38: scorewire.v1.RunSuiteResponse.results:type_name -> scorewire.v1.CaseResultBatch
+	25, // 39: scorewire.v1.RunSuiteResponse.summary:type_name -> scorewire.v1.RunSummary
+	6,  // 40: scorewire.v1.StreamConfig.checks:type_name -> scorewire.v1.CheckSpec
+	2,  // 41: scorewire.v1.StreamConfig.format:type_name -> scorewire.v1.SuiteFormat
+	40, // 42: scorewire.v1.StreamConfig.labels:type_name -> scorewire.v1.StreamConfig.LabelsEntry
+	1,  // 43: scorewire.v1.StreamConfig.judge_cache:type_name -> scorewire.v1.JudgeCache
+	3,  // 44: scorewire.v1.StreamCase.sample:type_name -> scorewire.v1.Sample
+	4,  // 45: scorewire.v1.StreamCase.output:type_name -> scorewire.v1.Output
+	28, // 46: scorewire.v1.ScoreStreamRequest.config:type_name -> scorewire.v1.StreamConfig
+	29, // 47: scorewire.v1.ScoreStreamRequest.case:type_name -> scorewire.v1.StreamCase
+	8,  // 48: scorewire.v1.ScoreStreamResponse.scores:type_name -> scorewire.v1.Score
+	42, // 49: scorewire.v1.CheckInfo.params_schema:type_name -> google.protobuf.Struct
+	33, // 50: scorewire.v1.ListChecksResponse.checks:type_name -> scorewire.v1.CheckInfo
+	6,  // 51: scorewire.v1.ValidateSuiteRequest.checks:type_name -> scorewire.v1.CheckSpec
+	2,  // 52: scorewire.v1.ValidateSuiteRequest.format:type_name -> scorewire.v1.SuiteFormat
+	37, // 53: scorewire.v1.ValidateSuiteResponse.problems:type_name -> scorewire.v1.FieldProblem
+	36, // 54: scorewire.v1.ValidateSuiteResponse.preconditions:type_name -> scorewire.v1.PreconditionProblem
+	11, // 55: scorewire.v1.ScoringService.Score:input_type -> scorewire.v1.ScoreRequest
+	15, // 56: scorewire.v1.ScoringService.RunSuite:input_type -> scorewire.v1.RunSuiteRequest
+	19, // 57: scorewire.v1.ScoringService.RunSuiteStream:input_type -> scorewire.v1.RunSuiteStreamRequest
+	30, // 58: scorewire.v1.ScoringService.ScoreStream:input_type -> scorewire.v1.ScoreStreamRequest
+	32, // 59: scorewire.v1.ScoringService.ListChecks:input_type -> scorewire.v1.ListChecksRequest
+	35, // 60: scorewire.v1.ScoringService.ValidateSuite:input_type -> scorewire.v1.ValidateSuiteRequest
+	12, // 61: scorewire.v1.ScoringService.Score:output_type -> scorewire.v1.ScoreResponse
+	27, // 62: scorewire.v1.ScoringService.RunSuite:output_type -> scorewire.v1.RunSuiteResponse
+	20, // 63: scorewire.v1.ScoringService.RunSuiteStream:output_type -> scorewire.v1.RunSuiteStreamResponse
+	31, // 64: scorewire.v1.ScoringService.ScoreStream:output_type -> scorewire.v1.ScoreStreamResponse
+	34, // 65: scorewire.v1.ScoringService.ListChecks:output_type -> scorewire.v1.ListChecksResponse
+	38, // 66: scorewire.v1.ScoringService.ValidateSuite:output_type -> scorewire.v1.ValidateSuiteResponse
+	61, // [61:67] is the sub-list for method output_type
+	55, // [55:61] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_scorewire_v1_scoring_proto_init() }
@@ -3770,7 +3882,7 @@ func file_scorewire_v1_scoring_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorewire_v1_scoring_proto_rawDesc), len(file_scorewire_v1_scoring_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -334,6 +334,16 @@ def to_gate(obj: GateLike) -> pb.Gate | None:
     return gate
 
 
+def judge_cache(fresh_judges: bool | None) -> pb.JudgeCache.ValueType:
+    """The `judge_cache` of a request: True asks the judges again (JUDGE_CACHE_REFRESH),
+    False reads the verdict cache (JUDGE_CACHE_READ), None leaves it to the suite."""
+    if fresh_judges is None:
+        return pb.JUDGE_CACHE_UNSPECIFIED
+    if not isinstance(fresh_judges, bool):
+        raise TypeError(f"fresh_judges must be True, False or None, not {fresh_judges!r}")
+    return pb.JUDGE_CACHE_REFRESH if fresh_judges else pb.JUDGE_CACHE_READ
+
+
 def score_request(
     *,
     output: OutputLike,
@@ -341,6 +351,7 @@ def score_request(
     checks: Iterable[CheckLike] | None,
     compact: Iterable[str] | None,
     budget_usd: float | None,
+    fresh_judges: bool | None = None,
 ) -> pb.ScoreRequest:
     """The ScoreRequest for `Client.score`."""
     req = pb.ScoreRequest(
@@ -348,6 +359,7 @@ def score_request(
         output=to_output(output),
         checks=to_checks(checks),
         compact=list(compact or ()),
+        judge_cache=judge_cache(fresh_judges),
     )
     if budget_usd is not None:
         req.budget_usd = budget_usd
@@ -367,6 +379,7 @@ def run_suite_request(
     run_name: str = "",
     labels: Mapping[str, str] | None = None,
     part: PartLike = None,
+    fresh_judges: bool | None = None,
 ) -> pb.RunSuiteRequest:
     """The RunSuiteRequest for `Client.run_suite`."""
     req = pb.RunSuiteRequest(
@@ -377,6 +390,7 @@ def run_suite_request(
         gate=to_gate(gate),
         run_name=run_name,
         labels=dict(labels or {}),
+        judge_cache=judge_cache(fresh_judges),
     )
     add = req.cases.add
     for c in cases:
@@ -410,6 +424,7 @@ class SuiteFields:
     run_name: str
     labels: Mapping[str, str] | None
     part: PartLike = None
+    fresh_judges: bool | None = None
 
     def request(self, cases: Iterable[CaseLike]) -> pb.RunSuiteRequest:
         """The RunSuiteRequest of these fields and `cases`."""
@@ -425,6 +440,7 @@ class SuiteFields:
             run_name=self.run_name,
             labels=self.labels,
             part=self.part,
+            fresh_judges=self.fresh_judges,
         )
 
 
@@ -456,6 +472,7 @@ def stream_config(
     record: bool | None = None,
     run_name: str = "",
     labels: Mapping[str, str] | None = None,
+    fresh_judges: bool | None = None,
 ) -> pb.ScoreStreamRequest:
     """The first ScoreStream message: the config."""
     config = pb.StreamConfig(
@@ -465,6 +482,7 @@ def stream_config(
         compact=list(compact or ()),
         run_name=run_name,
         labels=dict(labels or {}),
+        judge_cache=judge_cache(fresh_judges),
     )
     if budget_usd is not None:
         config.budget_usd = budget_usd

@@ -97,12 +97,18 @@ class AsyncClient(AsyncRunCalls, AsyncJobCalls):
         checks: Iterable[CheckLike] | None = None,
         compact: Iterable[str] | None = None,
         budget_usd: float | None = None,
+        fresh_judges: bool | None = None,
         timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
         metadata: Metadata | None = None,
     ) -> pb.ScoreResponse:
         """Score one output; see `Client.score`."""
         req = _convert.score_request(
-            output=output, sample=sample, checks=checks, compact=compact, budget_usd=budget_usd
+            output=output,
+            sample=sample,
+            checks=checks,
+            compact=compact,
+            budget_usd=budget_usd,
+            fresh_judges=fresh_judges,
         )
         try:
             resp: pb.ScoreResponse = await self._stub.Score(
@@ -125,6 +131,7 @@ class AsyncClient(AsyncRunCalls, AsyncJobCalls):
         record: bool | None = None,
         run_name: str = "",
         labels: Mapping[str, str] | None = None,
+        fresh_judges: bool | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
         shards: int | None = None,
@@ -143,7 +150,7 @@ class AsyncClient(AsyncRunCalls, AsyncJobCalls):
         args = self._call_args(timeout, metadata)
         run = _convert.SuiteFields(
             suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels,
-            part,
+            part, fresh_judges,
         )  # fmt: skip
         if shards is None:
             listed = cases if isinstance(cases, Sequence) else list(cases)
@@ -190,6 +197,7 @@ class AsyncClient(AsyncRunCalls, AsyncJobCalls):
         record: bool | None = None,
         run_name: str = "",
         labels: Mapping[str, str] | None = None,
+        fresh_judges: bool | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 (a gRPC deadline)
         metadata: Metadata | None = None,
     ) -> AsyncIterator[pb.ScoreStreamResponse]:
@@ -204,6 +212,7 @@ class AsyncClient(AsyncRunCalls, AsyncJobCalls):
             record=record,
             run_name=run_name,
             labels=labels,
+            fresh_judges=fresh_judges,
         )
         requests = _AsyncRequestStream(config, cases)
         call = self._stub.ScoreStream(requests.messages(), **self._call_args(timeout, metadata))

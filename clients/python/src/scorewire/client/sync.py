@@ -130,14 +130,25 @@ class Client(RunCalls, JobCalls):
         checks: Iterable[CheckLike] | None = None,
         compact: Iterable[str] | None = None,
         budget_usd: float | None = None,
+        fresh_judges: bool | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
     ) -> pb.ScoreResponse:
         """Score one output against `checks` and `compact` checks; one score per check,
         structured checks first. `output` is its text, a mapping {text, value,
-        metadata} or an Output; `sample` a mapping {id, input, expected, metadata}."""
+        metadata} or an Output; `sample` a mapping {id, input, expected, metadata}.
+
+        `fresh_judges=True` asks the judges again (JUDGE_CACHE_REFRESH): no verdict the
+        server cached before this call is read, each judge call is made and charged to
+        the budgets, and its verdict replaces the cached one; False reads the cache even
+        where a suite says otherwise; None (the default) leaves it to the suite."""
         req = _convert.score_request(
-            output=output, sample=sample, checks=checks, compact=compact, budget_usd=budget_usd
+            output=output,
+            sample=sample,
+            checks=checks,
+            compact=compact,
+            budget_usd=budget_usd,
+            fresh_judges=fresh_judges,
         )
         try:
             resp: pb.ScoreResponse = self._stub.Score(req, **self._call_args(timeout, metadata))
@@ -158,6 +169,7 @@ class Client(RunCalls, JobCalls):
         record: bool | None = None,
         run_name: str = "",
         labels: Mapping[str, str] | None = None,
+        fresh_judges: bool | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
         shards: int | None = None,
@@ -180,14 +192,15 @@ class Client(RunCalls, JobCalls):
         With `record=True` several chunks are one recorded run, sent in parts.
 
         `part=(run_id, first_index)` sends the call as a part of a run opened with
-        `open_run` (see `scorewire.client._run_calls`).
+        `open_run` (see `scorewire.client._run_calls`). `fresh_judges` as in `score`:
+        True reruns a holdout against the judges as they answer today, cache on.
         """
         if part is not None and shards is not None:
             raise ValueError("part and shards: a sharded run sends its own parts")
         args = self._call_args(timeout, metadata)
         run = _convert.SuiteFields(
             suite_yaml, suite_name, checks, compact, gate, budget_usd, record, run_name, labels,
-            part,
+            part, fresh_judges,
         )  # fmt: skip
         if shards is None:
             listed = cases if isinstance(cases, Sequence) else list(cases)
@@ -252,6 +265,7 @@ class Client(RunCalls, JobCalls):
         record: bool | None = None,
         run_name: str = "",
         labels: Mapping[str, str] | None = None,
+        fresh_judges: bool | None = None,
         timeout: float | None = None,
         metadata: Metadata | None = None,
     ) -> Iterator[pb.ScoreStreamResponse]:
@@ -271,6 +285,7 @@ class Client(RunCalls, JobCalls):
             record=record,
             run_name=run_name,
             labels=labels,
+            fresh_judges=fresh_judges,
         )
         requests = _RequestStream(config, cases)
         call = self._stub.ScoreStream(iter(requests), **self._call_args(timeout, metadata))

@@ -16,6 +16,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from scorewire.v1 import scoring_pb2 as _scoring_pb2
 import builtins as _builtins
 import sys
@@ -27,6 +28,52 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _KappaBand:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _KappaBandEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_KappaBand.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    KAPPA_BAND_UNSPECIFIED: _KappaBand.ValueType  # 0
+    """Kappa is undefined (judge and people each gave one and the same verdict to every
+    pair), so it has no band.
+    """
+    KAPPA_BAND_POOR: _KappaBand.ValueType  # 1
+    """0 or below: no more agreement than chance."""
+    KAPPA_BAND_SLIGHT: _KappaBand.ValueType  # 2
+    """Above 0 to 0.2."""
+    KAPPA_BAND_FAIR: _KappaBand.ValueType  # 3
+    """Above 0.2 to 0.4."""
+    KAPPA_BAND_MODERATE: _KappaBand.ValueType  # 4
+    """Above 0.4 to 0.6."""
+    KAPPA_BAND_SUBSTANTIAL: _KappaBand.ValueType  # 5
+    """Above 0.6 to 0.8."""
+    KAPPA_BAND_ALMOST_PERFECT: _KappaBand.ValueType  # 6
+    """Above 0.8 to 1."""
+
+class KappaBand(_KappaBand, metaclass=_KappaBandEnumTypeWrapper):
+    """KappaBand is Landis and Koch's (1977) reading of Cohen's kappa. A kappa on a bound
+    belongs to the lower band (0 is poor, 0.2 slight).
+    """
+
+KAPPA_BAND_UNSPECIFIED: KappaBand.ValueType  # 0
+"""Kappa is undefined (judge and people each gave one and the same verdict to every
+pair), so it has no band.
+"""
+KAPPA_BAND_POOR: KappaBand.ValueType  # 1
+"""0 or below: no more agreement than chance."""
+KAPPA_BAND_SLIGHT: KappaBand.ValueType  # 2
+"""Above 0 to 0.2."""
+KAPPA_BAND_FAIR: KappaBand.ValueType  # 3
+"""Above 0.2 to 0.4."""
+KAPPA_BAND_MODERATE: KappaBand.ValueType  # 4
+"""Above 0.4 to 0.6."""
+KAPPA_BAND_SUBSTANTIAL: KappaBand.ValueType  # 5
+"""Above 0.6 to 0.8."""
+KAPPA_BAND_ALMOST_PERFECT: KappaBand.ValueType  # 6
+"""Above 0.8 to 1."""
+Global___KappaBand: _TypeAlias = KappaBand  # noqa: Y015
 
 @_typing.final
 class Label(_message.Message):
@@ -480,6 +527,10 @@ class CheckAgreement(_message.Message):
     RESAMPLES_FIELD_NUMBER: _builtins.int
     F1_FIELD_NUMBER: _builtins.int
     BASE_RATE_FIELD_NUMBER: _builtins.int
+    PEARSON_FIELD_NUMBER: _builtins.int
+    SPEARMAN_FIELD_NUMBER: _builtins.int
+    MAE_FIELD_NUMBER: _builtins.int
+    KAPPA_BAND_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The check's name."""
     type: _builtins.str
@@ -524,6 +575,25 @@ class CheckAgreement(_message.Message):
     """The base rate: the share of pairs people passed, 0 to 1. Accuracy and F1 read
     against it (a judge that passes everything scores accuracy = base_rate).
     """
+    pearson: _builtins.float
+    """Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+    numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+    itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+    fewer than two pairs, or either side constant (the judge gave every pair one value,
+    or people gave every pair one verdict). Never NaN.
+    """
+    spearman: _builtins.float
+    """Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+    ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+    """
+    mae: _builtins.float
+    """The mean absolute error of the judge's values against people's verdicts as numbers
+    (a pass 1, a fail 0), 0 to 1; lower is closer.
+    """
+    kappa_band: Global___KappaBand.ValueType
+    """Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+    kappa is unset (undefined).
+    """
     @_builtins.property
     def confusion(self) -> Global___ConfusionMatrix:
         """The pairs by judge and human verdict."""
@@ -552,10 +622,14 @@ class CheckAgreement(_message.Message):
         resamples: _builtins.int = ...,
         f1: _builtins.float | None = ...,
         base_rate: _builtins.float = ...,
+        pearson: _builtins.float | None = ...,
+        spearman: _builtins.float | None = ...,
+        mae: _builtins.float = ...,
+        kappa_band: Global___KappaBand.ValueType = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_f1", b"_f1", "_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "confusion", b"confusion", "f1", b"f1", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_f1", b"_f1", "_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "_pearson", b"_pearson", "_spearman", b"_spearman", "confusion", b"confusion", "f1", b"f1", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low", "pearson", b"pearson", "spearman", b"spearman"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_f1", b"_f1", "_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "accuracy", b"accuracy", "base_rate", b"base_rate", "confidence", b"confidence", "confusion", b"confusion", "cost_usd", b"cost_usd", "disagreements", b"disagreements", "errored", b"errored", "f1", b"f1", "judge_model", b"judge_model", "kappa", b"kappa", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low", "name", b"name", "pairs", b"pairs", "resamples", b"resamples", "type", b"type", "unlabelled", b"unlabelled"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_f1", b"_f1", "_kappa", b"_kappa", "_kappa_high", b"_kappa_high", "_kappa_low", b"_kappa_low", "_pearson", b"_pearson", "_spearman", b"_spearman", "accuracy", b"accuracy", "base_rate", b"base_rate", "confidence", b"confidence", "confusion", b"confusion", "cost_usd", b"cost_usd", "disagreements", b"disagreements", "errored", b"errored", "f1", b"f1", "judge_model", b"judge_model", "kappa", b"kappa", "kappa_band", b"kappa_band", "kappa_high", b"kappa_high", "kappa_low", b"kappa_low", "mae", b"mae", "name", b"name", "pairs", b"pairs", "pearson", b"pearson", "resamples", b"resamples", "spearman", b"spearman", "type", b"type", "unlabelled", b"unlabelled"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__f1: _TypeAlias = _typing.Literal["f1"]  # noqa: Y015
     _WhichOneofArgType__f1: _TypeAlias = _typing.Literal["_f1", b"_f1"]  # noqa: Y015
@@ -565,6 +639,10 @@ class CheckAgreement(_message.Message):
     _WhichOneofArgType__kappa_high: _TypeAlias = _typing.Literal["_kappa_high", b"_kappa_high"]  # noqa: Y015
     _WhichOneofReturnType__kappa_low: _TypeAlias = _typing.Literal["kappa_low"]  # noqa: Y015
     _WhichOneofArgType__kappa_low: _TypeAlias = _typing.Literal["_kappa_low", b"_kappa_low"]  # noqa: Y015
+    _WhichOneofReturnType__pearson: _TypeAlias = _typing.Literal["pearson"]  # noqa: Y015
+    _WhichOneofArgType__pearson: _TypeAlias = _typing.Literal["_pearson", b"_pearson"]  # noqa: Y015
+    _WhichOneofReturnType__spearman: _TypeAlias = _typing.Literal["spearman"]  # noqa: Y015
+    _WhichOneofArgType__spearman: _TypeAlias = _typing.Literal["_spearman", b"_spearman"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__f1) -> _WhichOneofReturnType__f1 | None: ...
     @_typing.overload
@@ -573,6 +651,10 @@ class CheckAgreement(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__kappa_high) -> _WhichOneofReturnType__kappa_high | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__kappa_low) -> _WhichOneofReturnType__kappa_low | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__pearson) -> _WhichOneofReturnType__pearson | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__spearman) -> _WhichOneofReturnType__spearman | None: ...
 
 Global___CheckAgreement: _TypeAlias = CheckAgreement  # noqa: Y015
 

@@ -51,6 +51,55 @@ EXAMPLE_KIND_NEGATIVE: ExampleKind.ValueType  # 2
 """The example should fail the check."""
 Global___ExampleKind: _TypeAlias = ExampleKind  # noqa: Y015
 
+class _JudgeCache:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _JudgeCacheEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_JudgeCache.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    JUDGE_CACHE_UNSPECIFIED: _JudgeCache.ValueType  # 0
+    """The default: the suite's own setting (`settings.fresh_judges`), else
+    JUDGE_CACHE_READ.
+    """
+    JUDGE_CACHE_READ: _JudgeCache.ValueType  # 1
+    """Read cached verdicts (a hit costs nothing) and store new ones, even when the suite
+    asks its judges again.
+    """
+    JUDGE_CACHE_REFRESH: _JudgeCache.ValueType  # 2
+    """Ask the judges again: no verdict the judges gave before the request began is read;
+    each judge question is asked anew (a question asked twice within the request is
+    still asked once, and identical questions in flight share one call) and its verdict
+    replaces the cached one, so later requests read it. A verdict another tenant paid
+    for is not replaced unless tenants trust each other. Use it to rerun a holdout and
+    see what the judges say now (drift, a provider's new model) with the cache on.
+    """
+
+class JudgeCache(_JudgeCache, metaclass=_JudgeCacheEnumTypeWrapper):
+    """JudgeCache says how a request's judge-backed checks use the server's verdict cache.
+    Whatever it says, every judge call the request makes is reserved from its budgets
+    (`budget_usd`, the caller's token budget, the server's) before it is made, all of a
+    check's calls at once, and one check makes at most
+    SCOREWIRE_JUDGE_WATCH__MAX_CALLS_PER_OUTPUT calls per output.
+    """
+
+JUDGE_CACHE_UNSPECIFIED: JudgeCache.ValueType  # 0
+"""The default: the suite's own setting (`settings.fresh_judges`), else
+JUDGE_CACHE_READ.
+"""
+JUDGE_CACHE_READ: JudgeCache.ValueType  # 1
+"""Read cached verdicts (a hit costs nothing) and store new ones, even when the suite
+asks its judges again.
+"""
+JUDGE_CACHE_REFRESH: JudgeCache.ValueType  # 2
+"""Ask the judges again: no verdict the judges gave before the request began is read;
+each judge question is asked anew (a question asked twice within the request is
+still asked once, and identical questions in flight share one call) and its verdict
+replaces the cached one, so later requests read it. A verdict another tenant paid
+for is not replaced unless tenants trust each other. Use it to rerun a holdout and
+see what the judges say now (drift, a provider's new model) with the cache on.
+"""
+Global___JudgeCache: _TypeAlias = JudgeCache  # noqa: Y015
+
 class _SuiteFormat:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -471,9 +520,15 @@ class ScoreRequest(_message.Message):
     CHECKS_FIELD_NUMBER: _builtins.int
     COMPACT_FIELD_NUMBER: _builtins.int
     BUDGET_USD_FIELD_NUMBER: _builtins.int
+    JUDGE_CACHE_FIELD_NUMBER: _builtins.int
     budget_usd: _builtins.float
     """The most US dollars judge-backed checks of this request may spend; unset means
     only the server's own budget applies.
+    """
+    judge_cache: Global___JudgeCache.ValueType
+    """How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+    judges again. A value this server does not know is INVALID_ARGUMENT naming
+    `judge_cache`.
     """
     @_builtins.property
     def sample(self) -> Global___Sample:
@@ -501,10 +556,11 @@ class ScoreRequest(_message.Message):
         checks: _abc.Iterable[Global___CheckSpec] | None = ...,
         compact: _abc.Iterable[_builtins.str] | None = ...,
         budget_usd: _builtins.float | None = ...,
+        judge_cache: Global___JudgeCache.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "output", b"output", "sample", b"sample"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "checks", b"checks", "compact", b"compact", "output", b"output", "sample", b"sample"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "checks", b"checks", "compact", b"compact", "judge_cache", b"judge_cache", "output", b"output", "sample", b"sample"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
     _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
@@ -700,6 +756,7 @@ class RunSuiteRequest(_message.Message):
     RUN_NAME_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
     PART_FIELD_NUMBER: _builtins.int
+    JUDGE_CACHE_FIELD_NUMBER: _builtins.int
     suite_yaml: _builtins.str
     """A suite document in YAML (the engine's suite format). Either this, or `checks`
     and/or `compact`, must be set. `imports:` is rejected: the server loads custom
@@ -739,6 +796,11 @@ class RunSuiteRequest(_message.Message):
     run_name: _builtins.str
     """The recorded run's name (for listing and for `gate.baseline`); defaults to the
     suite's name. At most `SCOREWIRE_MAX_RUN_LABEL_CHARS` characters.
+    """
+    judge_cache: Global___JudgeCache.ValueType
+    """How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+    follows the suite document's `settings.fresh_judges`. A value this server does not
+    know is INVALID_ARGUMENT naming `judge_cache`.
     """
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckSpec]:
@@ -793,10 +855,11 @@ class RunSuiteRequest(_message.Message):
         run_name: _builtins.str = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         part: Global___RunPart | None = ...,
+        judge_cache: Global___JudgeCache.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "part", b"part", "record", b"record"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "cases", b"cases", "checks", b"checks", "compact", b"compact", "format", b"format", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "labels", b"labels", "part", b"part", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_generation_budget_usd", b"_generation_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "cases", b"cases", "checks", b"checks", "compact", b"compact", "format", b"format", "gate", b"gate", "generation_budget_usd", b"generation_budget_usd", "judge_cache", b"judge_cache", "labels", b"labels", "part", b"part", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
     _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
@@ -1382,6 +1445,7 @@ class StreamConfig(_message.Message):
     RECORD_FIELD_NUMBER: _builtins.int
     RUN_NAME_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
+    JUDGE_CACHE_FIELD_NUMBER: _builtins.int
     suite_yaml: _builtins.str
     """A suite document in YAML; see RunSuiteRequest.suite_yaml."""
     suite_name: _builtins.str
@@ -1400,6 +1464,11 @@ class StreamConfig(_message.Message):
     """
     run_name: _builtins.str
     """The recorded run's name; see RunSuiteRequest.run_name."""
+    judge_cache: Global___JudgeCache.ValueType
+    """How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+    A stream that asks the judges again reads no verdict given before it began. A value
+    this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+    """
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckSpec]:
         """Structured checks, used when `suite_yaml` is empty."""
@@ -1424,10 +1493,11 @@ class StreamConfig(_message.Message):
         record: _builtins.bool | None = ...,
         run_name: _builtins.str = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        judge_cache: Global___JudgeCache.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "record", b"record"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "checks", b"checks", "compact", b"compact", "format", b"format", "labels", b"labels", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "_record", b"_record", "budget_usd", b"budget_usd", "checks", b"checks", "compact", b"compact", "format", b"format", "judge_cache", b"judge_cache", "labels", b"labels", "record", b"record", "run_name", b"run_name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
     _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015

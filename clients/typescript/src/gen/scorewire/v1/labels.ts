@@ -36,6 +36,83 @@ export const protobufFileName = "scorewire/v1/labels.proto";
  * each other's labels.
  */
 
+/**
+ * KappaBand is Landis and Koch's (1977) reading of Cohen's kappa. A kappa on a bound
+ * belongs to the lower band (0 is poor, 0.2 slight).
+ */
+export enum KappaBand {
+  /**
+   * KAPPA_BAND_UNSPECIFIED - Kappa is undefined (judge and people each gave one and the same verdict to every
+   * pair), so it has no band.
+   */
+  KAPPA_BAND_UNSPECIFIED = 0,
+  /** KAPPA_BAND_POOR - 0 or below: no more agreement than chance. */
+  KAPPA_BAND_POOR = 1,
+  /** KAPPA_BAND_SLIGHT - Above 0 to 0.2. */
+  KAPPA_BAND_SLIGHT = 2,
+  /** KAPPA_BAND_FAIR - Above 0.2 to 0.4. */
+  KAPPA_BAND_FAIR = 3,
+  /** KAPPA_BAND_MODERATE - Above 0.4 to 0.6. */
+  KAPPA_BAND_MODERATE = 4,
+  /** KAPPA_BAND_SUBSTANTIAL - Above 0.6 to 0.8. */
+  KAPPA_BAND_SUBSTANTIAL = 5,
+  /** KAPPA_BAND_ALMOST_PERFECT - Above 0.8 to 1. */
+  KAPPA_BAND_ALMOST_PERFECT = 6,
+  UNRECOGNIZED = -1,
+}
+
+export function kappaBandFromJSON(object: any): KappaBand {
+  switch (object) {
+    case 0:
+    case "KAPPA_BAND_UNSPECIFIED":
+      return KappaBand.KAPPA_BAND_UNSPECIFIED;
+    case 1:
+    case "KAPPA_BAND_POOR":
+      return KappaBand.KAPPA_BAND_POOR;
+    case 2:
+    case "KAPPA_BAND_SLIGHT":
+      return KappaBand.KAPPA_BAND_SLIGHT;
+    case 3:
+    case "KAPPA_BAND_FAIR":
+      return KappaBand.KAPPA_BAND_FAIR;
+    case 4:
+    case "KAPPA_BAND_MODERATE":
+      return KappaBand.KAPPA_BAND_MODERATE;
+    case 5:
+    case "KAPPA_BAND_SUBSTANTIAL":
+      return KappaBand.KAPPA_BAND_SUBSTANTIAL;
+    case 6:
+    case "KAPPA_BAND_ALMOST_PERFECT":
+      return KappaBand.KAPPA_BAND_ALMOST_PERFECT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return KappaBand.UNRECOGNIZED;
+  }
+}
+
+export function kappaBandToJSON(object: KappaBand): string {
+  switch (object) {
+    case KappaBand.KAPPA_BAND_UNSPECIFIED:
+      return "KAPPA_BAND_UNSPECIFIED";
+    case KappaBand.KAPPA_BAND_POOR:
+      return "KAPPA_BAND_POOR";
+    case KappaBand.KAPPA_BAND_SLIGHT:
+      return "KAPPA_BAND_SLIGHT";
+    case KappaBand.KAPPA_BAND_FAIR:
+      return "KAPPA_BAND_FAIR";
+    case KappaBand.KAPPA_BAND_MODERATE:
+      return "KAPPA_BAND_MODERATE";
+    case KappaBand.KAPPA_BAND_SUBSTANTIAL:
+      return "KAPPA_BAND_SUBSTANTIAL";
+    case KappaBand.KAPPA_BAND_ALMOST_PERFECT:
+      return "KAPPA_BAND_ALMOST_PERFECT";
+    case KappaBand.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Label is one person's verdict on one exact output of one sample. */
 export interface Label {
   /** The sample's identifier, as in Sample.id. Required; at most 1024 UTF-8 bytes. */
@@ -298,6 +375,33 @@ export interface CheckAgreement {
    * against it (a judge that passes everything scores accuracy = base_rate).
    */
   baseRate: number;
+  /**
+   * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+   * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+   * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+   * fewer than two pairs, or either side constant (the judge gave every pair one value,
+   * or people gave every pair one verdict). Never NaN.
+   */
+  pearson?:
+    | number
+    | undefined;
+  /**
+   * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+   * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+   */
+  spearman?:
+    | number
+    | undefined;
+  /**
+   * The mean absolute error of the judge's values against people's verdicts as numbers
+   * (a pass 1, a fail 0), 0 to 1; lower is closer.
+   */
+  mae: number;
+  /**
+   * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+   * kappa is unset (undefined).
+   */
+  kappaBand: KappaBand;
 }
 
 /** AgreementResponse holds one agreement per judge-backed check, in request order. */
@@ -1806,6 +1910,10 @@ function createBaseCheckAgreement(): CheckAgreement {
     resamples: 0,
     f1: undefined,
     baseRate: 0,
+    pearson: undefined,
+    spearman: undefined,
+    mae: 0,
+    kappaBand: 0,
   };
 }
 
@@ -1861,6 +1969,18 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
     }
     if (message.baseRate !== 0) {
       writer.uint32(137).double(message.baseRate);
+    }
+    if (message.pearson !== undefined) {
+      writer.uint32(145).double(message.pearson);
+    }
+    if (message.spearman !== undefined) {
+      writer.uint32(153).double(message.spearman);
+    }
+    if (message.mae !== 0) {
+      writer.uint32(161).double(message.mae);
+    }
+    if (message.kappaBand !== 0) {
+      writer.uint32(168).int32(message.kappaBand);
     }
     return writer;
   },
@@ -2014,6 +2134,38 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
             message.baseRate = reader.double();
             continue;
           }
+          case 18: {
+            if (tag !== 145) {
+              break;
+            }
+
+            message.pearson = reader.double();
+            continue;
+          }
+          case 19: {
+            if (tag !== 153) {
+              break;
+            }
+
+            message.spearman = reader.double();
+            continue;
+          }
+          case 20: {
+            if (tag !== 161) {
+              break;
+            }
+
+            message.mae = reader.double();
+            continue;
+          }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.kappaBand = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2066,6 +2218,14 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
         ? globalThis.Number(object.baseRate)
         : isSet(object.base_rate)
         ? globalThis.Number(object.base_rate)
+        : 0,
+      pearson: isSet(object.pearson) ? globalThis.Number(object.pearson) : undefined,
+      spearman: isSet(object.spearman) ? globalThis.Number(object.spearman) : undefined,
+      mae: isSet(object.mae) ? globalThis.Number(object.mae) : 0,
+      kappaBand: isSet(object.kappaBand)
+        ? kappaBandFromJSON(object.kappaBand)
+        : isSet(object.kappa_band)
+        ? kappaBandFromJSON(object.kappa_band)
         : 0,
     };
   },
@@ -2123,6 +2283,18 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
     if (message.baseRate !== 0) {
       obj.baseRate = floatToJson(message.baseRate);
     }
+    if (message.pearson !== undefined) {
+      obj.pearson = floatToJson(message.pearson);
+    }
+    if (message.spearman !== undefined) {
+      obj.spearman = floatToJson(message.spearman);
+    }
+    if (message.mae !== 0) {
+      obj.mae = floatToJson(message.mae);
+    }
+    if (message.kappaBand !== 0) {
+      obj.kappaBand = kappaBandToJSON(message.kappaBand);
+    }
     return obj;
   },
 
@@ -2150,6 +2322,10 @@ export const CheckAgreement: MessageFns<CheckAgreement> = {
     message.resamples = object.resamples ?? 0;
     message.f1 = object.f1 ?? undefined;
     message.baseRate = object.baseRate ?? 0;
+    message.pearson = object.pearson ?? undefined;
+    message.spearman = object.spearman ?? undefined;
+    message.mae = object.mae ?? 0;
+    message.kappaBand = object.kappaBand ?? 0;
     return message;
   },
 };

@@ -81,6 +81,68 @@ export function exampleKindToJSON(object: ExampleKind): string {
   }
 }
 
+/**
+ * JudgeCache says how a request's judge-backed checks use the server's verdict cache.
+ * Whatever it says, every judge call the request makes is reserved from its budgets
+ * (`budget_usd`, the caller's token budget, the server's) before it is made, all of a
+ * check's calls at once, and one check makes at most
+ * SCOREWIRE_JUDGE_WATCH__MAX_CALLS_PER_OUTPUT calls per output.
+ */
+export enum JudgeCache {
+  /**
+   * JUDGE_CACHE_UNSPECIFIED - The default: the suite's own setting (`settings.fresh_judges`), else
+   * JUDGE_CACHE_READ.
+   */
+  JUDGE_CACHE_UNSPECIFIED = 0,
+  /**
+   * JUDGE_CACHE_READ - Read cached verdicts (a hit costs nothing) and store new ones, even when the suite
+   * asks its judges again.
+   */
+  JUDGE_CACHE_READ = 1,
+  /**
+   * JUDGE_CACHE_REFRESH - Ask the judges again: no verdict the judges gave before the request began is read;
+   * each judge question is asked anew (a question asked twice within the request is
+   * still asked once, and identical questions in flight share one call) and its verdict
+   * replaces the cached one, so later requests read it. A verdict another tenant paid
+   * for is not replaced unless tenants trust each other. Use it to rerun a holdout and
+   * see what the judges say now (drift, a provider's new model) with the cache on.
+   */
+  JUDGE_CACHE_REFRESH = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function judgeCacheFromJSON(object: any): JudgeCache {
+  switch (object) {
+    case 0:
+    case "JUDGE_CACHE_UNSPECIFIED":
+      return JudgeCache.JUDGE_CACHE_UNSPECIFIED;
+    case 1:
+    case "JUDGE_CACHE_READ":
+      return JudgeCache.JUDGE_CACHE_READ;
+    case 2:
+    case "JUDGE_CACHE_REFRESH":
+      return JudgeCache.JUDGE_CACHE_REFRESH;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return JudgeCache.UNRECOGNIZED;
+  }
+}
+
+export function judgeCacheToJSON(object: JudgeCache): string {
+  switch (object) {
+    case JudgeCache.JUDGE_CACHE_UNSPECIFIED:
+      return "JUDGE_CACHE_UNSPECIFIED";
+    case JudgeCache.JUDGE_CACHE_READ:
+      return "JUDGE_CACHE_READ";
+    case JudgeCache.JUDGE_CACHE_REFRESH:
+      return "JUDGE_CACHE_REFRESH";
+    case JudgeCache.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** SuiteFormat names the format of a `suite_yaml` document. */
 export enum SuiteFormat {
   /**
@@ -343,7 +405,15 @@ export interface ScoreRequest {
    * The most US dollars judge-backed checks of this request may spend; unset means
    * only the server's own budget applies.
    */
-  budgetUsd?: number | undefined;
+  budgetUsd?:
+    | number
+    | undefined;
+  /**
+   * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+   * judges again. A value this server does not know is INVALID_ARGUMENT naming
+   * `judge_cache`.
+   */
+  judgeCache: JudgeCache;
 }
 
 /** ScoreResponse holds one score per check. */
@@ -500,7 +570,15 @@ export interface RunSuiteRequest {
    * be unset here (INVALID_ARGUMENT naming them), and a checkllm `suite_yaml` is
    * INVALID_ARGUMENT naming `part` (send its tests' assertions as `checks`).
    */
-  part: RunPart | undefined;
+  part:
+    | RunPart
+    | undefined;
+  /**
+   * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+   * follows the suite document's `settings.fresh_judges`. A value this server does not
+   * know is INVALID_ARGUMENT naming `judge_cache`.
+   */
+  judgeCache: JudgeCache;
 }
 
 export interface RunSuiteRequest_LabelsEntry {
@@ -775,6 +853,12 @@ export interface StreamConfig {
   runName: string;
   /** Labels of the recorded run; see RunSuiteRequest.labels. */
   labels: { [key: string]: string };
+  /**
+   * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+   * A stream that asks the judges again reads no verdict given before it began. A value
+   * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+   */
+  judgeCache: JudgeCache;
 }
 
 export interface StreamConfig_LabelsEntry {
@@ -2071,7 +2155,7 @@ export const ScoreSpread: MessageFns<ScoreSpread> = {
 };
 
 function createBaseScoreRequest(): ScoreRequest {
-  return { sample: undefined, output: undefined, checks: [], compact: [], budgetUsd: undefined };
+  return { sample: undefined, output: undefined, checks: [], compact: [], budgetUsd: undefined, judgeCache: 0 };
 }
 
 export const ScoreRequest: MessageFns<ScoreRequest> = {
@@ -2090,6 +2174,9 @@ export const ScoreRequest: MessageFns<ScoreRequest> = {
     }
     if (message.budgetUsd !== undefined) {
       writer.uint32(41).double(message.budgetUsd);
+    }
+    if (message.judgeCache !== 0) {
+      writer.uint32(48).int32(message.judgeCache);
     }
     return writer;
   },
@@ -2147,6 +2234,14 @@ export const ScoreRequest: MessageFns<ScoreRequest> = {
             message.budgetUsd = reader.double();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.judgeCache = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2170,6 +2265,11 @@ export const ScoreRequest: MessageFns<ScoreRequest> = {
         : isSet(object.budget_usd)
         ? globalThis.Number(object.budget_usd)
         : undefined,
+      judgeCache: isSet(object.judgeCache)
+        ? judgeCacheFromJSON(object.judgeCache)
+        : isSet(object.judge_cache)
+        ? judgeCacheFromJSON(object.judge_cache)
+        : 0,
     };
   },
 
@@ -2190,6 +2290,9 @@ export const ScoreRequest: MessageFns<ScoreRequest> = {
     if (message.budgetUsd !== undefined) {
       obj.budgetUsd = floatToJson(message.budgetUsd);
     }
+    if (message.judgeCache !== 0) {
+      obj.judgeCache = judgeCacheToJSON(message.judgeCache);
+    }
     return obj;
   },
 
@@ -2207,6 +2310,7 @@ export const ScoreRequest: MessageFns<ScoreRequest> = {
     message.checks = object.checks?.map((e) => CheckSpec.fromPartial(e)) || [];
     message.compact = object.compact?.map((e) => e) || [];
     message.budgetUsd = object.budgetUsd ?? undefined;
+    message.judgeCache = object.judgeCache ?? 0;
     return message;
   },
 };
@@ -2624,6 +2728,7 @@ function createBaseRunSuiteRequest(): RunSuiteRequest {
     runName: "",
     labels: {},
     part: undefined,
+    judgeCache: 0,
   };
 }
 
@@ -2667,6 +2772,9 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     });
     if (message.part !== undefined) {
       RunPart.encode(message.part, writer.uint32(122).fork()).join();
+    }
+    if (message.judgeCache !== 0) {
+      writer.uint32(128).int32(message.judgeCache);
     }
     return writer;
   },
@@ -2791,6 +2899,14 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
             message.part = RunPart.decode(reader, reader.uint32());
             continue;
           }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.judgeCache = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2851,6 +2967,11 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
         )
         : {},
       part: isSet(object.part) ? RunPart.fromJSON(object.part) : undefined,
+      judgeCache: isSet(object.judgeCache)
+        ? judgeCacheFromJSON(object.judgeCache)
+        : isSet(object.judge_cache)
+        ? judgeCacheFromJSON(object.judge_cache)
+        : 0,
     };
   },
 
@@ -2901,6 +3022,9 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
     if (message.part !== undefined) {
       obj.part = RunPart.toJSON(message.part);
     }
+    if (message.judgeCache !== 0) {
+      obj.judgeCache = judgeCacheToJSON(message.judgeCache);
+    }
     return obj;
   },
 
@@ -2930,6 +3054,7 @@ export const RunSuiteRequest: MessageFns<RunSuiteRequest> = {
       {},
     );
     message.part = (object.part !== undefined && object.part !== null) ? RunPart.fromPartial(object.part) : undefined;
+    message.judgeCache = object.judgeCache ?? 0;
     return message;
   },
 };
@@ -4879,6 +5004,7 @@ function createBaseStreamConfig(): StreamConfig {
     record: undefined,
     runName: "",
     labels: {},
+    judgeCache: 0,
   };
 }
 
@@ -4911,6 +5037,9 @@ export const StreamConfig: MessageFns<StreamConfig> = {
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       StreamConfig_LabelsEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
     });
+    if (message.judgeCache !== 0) {
+      writer.uint32(104).int32(message.judgeCache);
+    }
     return writer;
   },
 
@@ -5002,6 +5131,14 @@ export const StreamConfig: MessageFns<StreamConfig> = {
             }
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.judgeCache = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5054,6 +5191,11 @@ export const StreamConfig: MessageFns<StreamConfig> = {
           {},
         )
         : {},
+      judgeCache: isSet(object.judgeCache)
+        ? judgeCacheFromJSON(object.judgeCache)
+        : isSet(object.judge_cache)
+        ? judgeCacheFromJSON(object.judge_cache)
+        : 0,
     };
   },
 
@@ -5092,6 +5234,9 @@ export const StreamConfig: MessageFns<StreamConfig> = {
         });
       }
     }
+    if (message.judgeCache !== 0) {
+      obj.judgeCache = judgeCacheToJSON(message.judgeCache);
+    }
     return obj;
   },
 
@@ -5117,6 +5262,7 @@ export const StreamConfig: MessageFns<StreamConfig> = {
       },
       {},
     );
+    message.judgeCache = object.judgeCache ?? 0;
     return message;
   },
 };

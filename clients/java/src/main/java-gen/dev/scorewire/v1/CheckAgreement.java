@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     type_ = "";
     judgeModel_ = "";
     disagreements_ = java.util.Collections.emptyList();
+    kappaBand_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -541,6 +542,114 @@ private static final long serialVersionUID = 0L;
     return baseRate_;
   }
 
+  public static final int PEARSON_FIELD_NUMBER = 18;
+  private double pearson_ = 0D;
+  /**
+   * <pre>
+   * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+   * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+   * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+   * fewer than two pairs, or either side constant (the judge gave every pair one value,
+   * or people gave every pair one verdict). Never NaN.
+   * </pre>
+   *
+   * <code>optional double pearson = 18;</code>
+   * @return Whether the pearson field is set.
+   */
+  @java.lang.Override
+  public boolean hasPearson() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+   * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+   * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+   * fewer than two pairs, or either side constant (the judge gave every pair one value,
+   * or people gave every pair one verdict). Never NaN.
+   * </pre>
+   *
+   * <code>optional double pearson = 18;</code>
+   * @return The pearson.
+   */
+  @java.lang.Override
+  public double getPearson() {
+    return pearson_;
+  }
+
+  public static final int SPEARMAN_FIELD_NUMBER = 19;
+  private double spearman_ = 0D;
+  /**
+   * <pre>
+   * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+   * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+   * </pre>
+   *
+   * <code>optional double spearman = 19;</code>
+   * @return Whether the spearman field is set.
+   */
+  @java.lang.Override
+  public boolean hasSpearman() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+   * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+   * </pre>
+   *
+   * <code>optional double spearman = 19;</code>
+   * @return The spearman.
+   */
+  @java.lang.Override
+  public double getSpearman() {
+    return spearman_;
+  }
+
+  public static final int MAE_FIELD_NUMBER = 20;
+  private double mae_ = 0D;
+  /**
+   * <pre>
+   * The mean absolute error of the judge's values against people's verdicts as numbers
+   * (a pass 1, a fail 0), 0 to 1; lower is closer.
+   * </pre>
+   *
+   * <code>double mae = 20;</code>
+   * @return The mae.
+   */
+  @java.lang.Override
+  public double getMae() {
+    return mae_;
+  }
+
+  public static final int KAPPA_BAND_FIELD_NUMBER = 21;
+  private int kappaBand_ = 0;
+  /**
+   * <pre>
+   * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+   * kappa is unset (undefined).
+   * </pre>
+   *
+   * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+   * @return The enum numeric value on the wire for kappaBand.
+   */
+  @java.lang.Override public int getKappaBandValue() {
+    return kappaBand_;
+  }
+  /**
+   * <pre>
+   * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+   * kappa is unset (undefined).
+   * </pre>
+   *
+   * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+   * @return The kappaBand.
+   */
+  @java.lang.Override public dev.scorewire.v1.KappaBand getKappaBand() {
+    dev.scorewire.v1.KappaBand result = dev.scorewire.v1.KappaBand.forNumber(kappaBand_);
+    return result == null ? dev.scorewire.v1.KappaBand.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -605,6 +714,18 @@ private static final long serialVersionUID = 0L;
     }
     if (java.lang.Double.doubleToRawLongBits(baseRate_) != 0) {
       output.writeDouble(17, baseRate_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeDouble(18, pearson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeDouble(19, spearman_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(mae_) != 0) {
+      output.writeDouble(20, mae_);
+    }
+    if (kappaBand_ != dev.scorewire.v1.KappaBand.KAPPA_BAND_UNSPECIFIED.getNumber()) {
+      output.writeEnum(21, kappaBand_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -679,6 +800,22 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(baseRate_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(17, baseRate_);
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(18, pearson_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(19, spearman_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(mae_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(20, mae_);
+    }
+    if (kappaBand_ != dev.scorewire.v1.KappaBand.KAPPA_BAND_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(21, kappaBand_);
     }
     return size;
   }
@@ -761,6 +898,22 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getBaseRate())
         != java.lang.Double.doubleToLongBits(
             other.getBaseRate())) return false;
+    if (hasPearson() != other.hasPearson()) return false;
+    if (hasPearson()) {
+      if (java.lang.Double.doubleToLongBits(getPearson())
+          != java.lang.Double.doubleToLongBits(
+              other.getPearson())) return false;
+    }
+    if (hasSpearman() != other.hasSpearman()) return false;
+    if (hasSpearman()) {
+      if (java.lang.Double.doubleToLongBits(getSpearman())
+          != java.lang.Double.doubleToLongBits(
+              other.getSpearman())) return false;
+    }
+    if (java.lang.Double.doubleToLongBits(getMae())
+        != java.lang.Double.doubleToLongBits(
+            other.getMae())) return false;
+    if (kappaBand_ != other.kappaBand_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -830,6 +983,21 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + BASE_RATE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getBaseRate()));
+    if (hasPearson()) {
+      hash = (37 * hash) + PEARSON_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getPearson()));
+    }
+    if (hasSpearman()) {
+      hash = (37 * hash) + SPEARMAN_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getSpearman()));
+    }
+    hash = (37 * hash) + MAE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getMae()));
+    hash = (37 * hash) + KAPPA_BAND_FIELD_NUMBER;
+    hash = (53 * hash) + kappaBand_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -999,6 +1167,10 @@ private static final long serialVersionUID = 0L;
       resamples_ = 0L;
       f1_ = 0D;
       baseRate_ = 0D;
+      pearson_ = 0D;
+      spearman_ = 0D;
+      mae_ = 0D;
+      kappaBand_ = 0;
       return this;
     }
 
@@ -1101,6 +1273,20 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00010000) != 0)) {
         result.baseRate_ = baseRate_;
       }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.pearson_ = pearson_;
+        to_bitField0_ |= 0x00000020;
+      }
+      if (((from_bitField0_ & 0x00040000) != 0)) {
+        result.spearman_ = spearman_;
+        to_bitField0_ |= 0x00000040;
+      }
+      if (((from_bitField0_ & 0x00080000) != 0)) {
+        result.mae_ = mae_;
+      }
+      if (((from_bitField0_ & 0x00100000) != 0)) {
+        result.kappaBand_ = kappaBand_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1195,6 +1381,18 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getBaseRate()) != 0) {
         setBaseRate(other.getBaseRate());
+      }
+      if (other.hasPearson()) {
+        setPearson(other.getPearson());
+      }
+      if (other.hasSpearman()) {
+        setSpearman(other.getSpearman());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getMae()) != 0) {
+        setMae(other.getMae());
+      }
+      if (other.kappaBand_ != 0) {
+        setKappaBandValue(other.getKappaBandValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1317,6 +1515,26 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00010000;
               break;
             } // case 137
+            case 145: {
+              pearson_ = input.readDouble();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 145
+            case 153: {
+              spearman_ = input.readDouble();
+              bitField0_ |= 0x00040000;
+              break;
+            } // case 153
+            case 161: {
+              mae_ = input.readDouble();
+              bitField0_ |= 0x00080000;
+              break;
+            } // case 161
+            case 168: {
+              kappaBand_ = input.readEnum();
+              bitField0_ |= 0x00100000;
+              break;
+            } // case 168
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2689,6 +2907,262 @@ private static final long serialVersionUID = 0L;
     public Builder clearBaseRate() {
       bitField0_ = (bitField0_ & ~0x00010000);
       baseRate_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double pearson_ ;
+    /**
+     * <pre>
+     * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+     * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+     * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+     * fewer than two pairs, or either side constant (the judge gave every pair one value,
+     * or people gave every pair one verdict). Never NaN.
+     * </pre>
+     *
+     * <code>optional double pearson = 18;</code>
+     * @return Whether the pearson field is set.
+     */
+    @java.lang.Override
+    public boolean hasPearson() {
+      return ((bitField0_ & 0x00020000) != 0);
+    }
+    /**
+     * <pre>
+     * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+     * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+     * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+     * fewer than two pairs, or either side constant (the judge gave every pair one value,
+     * or people gave every pair one verdict). Never NaN.
+     * </pre>
+     *
+     * <code>optional double pearson = 18;</code>
+     * @return The pearson.
+     */
+    @java.lang.Override
+    public double getPearson() {
+      return pearson_;
+    }
+    /**
+     * <pre>
+     * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+     * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+     * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+     * fewer than two pairs, or either side constant (the judge gave every pair one value,
+     * or people gave every pair one verdict). Never NaN.
+     * </pre>
+     *
+     * <code>optional double pearson = 18;</code>
+     * @param value The pearson to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPearson(double value) {
+
+      pearson_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+     * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+     * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+     * fewer than two pairs, or either side constant (the judge gave every pair one value,
+     * or people gave every pair one verdict). Never NaN.
+     * </pre>
+     *
+     * <code>optional double pearson = 18;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPearson() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      pearson_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double spearman_ ;
+    /**
+     * <pre>
+     * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+     * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+     * </pre>
+     *
+     * <code>optional double spearman = 19;</code>
+     * @return Whether the spearman field is set.
+     */
+    @java.lang.Override
+    public boolean hasSpearman() {
+      return ((bitField0_ & 0x00040000) != 0);
+    }
+    /**
+     * <pre>
+     * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+     * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+     * </pre>
+     *
+     * <code>optional double spearman = 19;</code>
+     * @return The spearman.
+     */
+    @java.lang.Override
+    public double getSpearman() {
+      return spearman_;
+    }
+    /**
+     * <pre>
+     * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+     * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+     * </pre>
+     *
+     * <code>optional double spearman = 19;</code>
+     * @param value The spearman to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSpearman(double value) {
+
+      spearman_ = value;
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+     * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+     * </pre>
+     *
+     * <code>optional double spearman = 19;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSpearman() {
+      bitField0_ = (bitField0_ & ~0x00040000);
+      spearman_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double mae_ ;
+    /**
+     * <pre>
+     * The mean absolute error of the judge's values against people's verdicts as numbers
+     * (a pass 1, a fail 0), 0 to 1; lower is closer.
+     * </pre>
+     *
+     * <code>double mae = 20;</code>
+     * @return The mae.
+     */
+    @java.lang.Override
+    public double getMae() {
+      return mae_;
+    }
+    /**
+     * <pre>
+     * The mean absolute error of the judge's values against people's verdicts as numbers
+     * (a pass 1, a fail 0), 0 to 1; lower is closer.
+     * </pre>
+     *
+     * <code>double mae = 20;</code>
+     * @param value The mae to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMae(double value) {
+
+      mae_ = value;
+      bitField0_ |= 0x00080000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The mean absolute error of the judge's values against people's verdicts as numbers
+     * (a pass 1, a fail 0), 0 to 1; lower is closer.
+     * </pre>
+     *
+     * <code>double mae = 20;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMae() {
+      bitField0_ = (bitField0_ & ~0x00080000);
+      mae_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private int kappaBand_ = 0;
+    /**
+     * <pre>
+     * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+     * kappa is unset (undefined).
+     * </pre>
+     *
+     * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+     * @return The enum numeric value on the wire for kappaBand.
+     */
+    @java.lang.Override public int getKappaBandValue() {
+      return kappaBand_;
+    }
+    /**
+     * <pre>
+     * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+     * kappa is unset (undefined).
+     * </pre>
+     *
+     * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+     * @param value The enum numeric value on the wire for kappaBand to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKappaBandValue(int value) {
+      kappaBand_ = value;
+      bitField0_ |= 0x00100000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+     * kappa is unset (undefined).
+     * </pre>
+     *
+     * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+     * @return The kappaBand.
+     */
+    @java.lang.Override
+    public dev.scorewire.v1.KappaBand getKappaBand() {
+      dev.scorewire.v1.KappaBand result = dev.scorewire.v1.KappaBand.forNumber(kappaBand_);
+      return result == null ? dev.scorewire.v1.KappaBand.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+     * kappa is unset (undefined).
+     * </pre>
+     *
+     * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+     * @param value The kappaBand to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setKappaBand(dev.scorewire.v1.KappaBand value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00100000;
+      kappaBand_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+     * kappa is unset (undefined).
+     * </pre>
+     *
+     * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearKappaBand() {
+      bitField0_ = (bitField0_ & ~0x00100000);
+      kappaBand_ = 0;
       onChanged();
       return this;
     }

@@ -312,4 +312,84 @@ public interface CheckAgreementOrBuilder extends
    * @return The baseRate.
    */
   double getBaseRate();
+
+  /**
+   * <pre>
+   * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+   * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+   * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+   * fewer than two pairs, or either side constant (the judge gave every pair one value,
+   * or people gave every pair one verdict). Never NaN.
+   * </pre>
+   *
+   * <code>optional double pearson = 18;</code>
+   * @return Whether the pearson field is set.
+   */
+  boolean hasPearson();
+  /**
+   * <pre>
+   * Pearson's r, -1 to 1, of the judge's values (0 to 1) against people's verdicts as
+   * numbers (a pass 1, a fail 0): the point-biserial correlation, how well the value
+   * itself (not only the verdict at the threshold) tracks people. Unset when undefined:
+   * fewer than two pairs, or either side constant (the judge gave every pair one value,
+   * or people gave every pair one verdict). Never NaN.
+   * </pre>
+   *
+   * <code>optional double pearson = 18;</code>
+   * @return The pearson.
+   */
+  double getPearson();
+
+  /**
+   * <pre>
+   * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+   * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+   * </pre>
+   *
+   * <code>optional double spearman = 19;</code>
+   * @return Whether the spearman field is set.
+   */
+  boolean hasSpearman();
+  /**
+   * <pre>
+   * Spearman's rho, -1 to 1: Pearson's r of the values' and the verdicts' ranks (tied
+   * ones share their average rank). Unset when undefined, as `pearson`. Never NaN.
+   * </pre>
+   *
+   * <code>optional double spearman = 19;</code>
+   * @return The spearman.
+   */
+  double getSpearman();
+
+  /**
+   * <pre>
+   * The mean absolute error of the judge's values against people's verdicts as numbers
+   * (a pass 1, a fail 0), 0 to 1; lower is closer.
+   * </pre>
+   *
+   * <code>double mae = 20;</code>
+   * @return The mae.
+   */
+  double getMae();
+
+  /**
+   * <pre>
+   * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+   * kappa is unset (undefined).
+   * </pre>
+   *
+   * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+   * @return The enum numeric value on the wire for kappaBand.
+   */
+  int getKappaBandValue();
+  /**
+   * <pre>
+   * Landis and Koch's (1977) reading of `kappa`; KAPPA_BAND_UNSPECIFIED exactly when
+   * kappa is unset (undefined).
+   * </pre>
+   *
+   * <code>.scorewire.v1.KappaBand kappa_band = 21;</code>
+   * @return The kappaBand.
+   */
+  dev.scorewire.v1.KappaBand getKappaBand();
 }

@@ -150,7 +150,7 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
       "\006output\030\002 \001(\t\022\024\n\014judge_passed\030\003 \001(\010\022\023\n\013j" +
       "udge_value\030\004 \001(\001\022\024\n\014judge_reason\030\005 \001(\t\022\024" +
       "\n\014human_passed\030\006 \001(\010\022\022\n\nhuman_note\030\007 \001(\t" +
-      "\022\022\n\nconfidence\030\010 \001(\001\"\274\003\n\016CheckAgreement\022" +
+      "\022\022\n\nconfidence\030\010 \001(\001\"\274\004\n\016CheckAgreement\022" +
       "\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\023\n\013judge_mod" +
       "el\030\003 \001(\t\022\r\n\005pairs\030\004 \001(\003\022\020\n\010accuracy\030\005 \001(" +
       "\001\022\022\n\005kappa\030\006 \001(\001H\000\210\001\001\022\026\n\tkappa_low\030\007 \001(\001" +
@@ -160,38 +160,46 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
       "isagreement\022\022\n\nunlabelled\030\013 \001(\003\022\017\n\007error" +
       "ed\030\014 \001(\003\022\020\n\010cost_usd\030\r \001(\001\022\022\n\nconfidence" +
       "\030\016 \001(\001\022\021\n\tresamples\030\017 \001(\003\022\017\n\002f1\030\020 \001(\001H\003\210" +
-      "\001\001\022\021\n\tbase_rate\030\021 \001(\001B\010\n\006_kappaB\014\n\n_kapp" +
-      "a_lowB\r\n\013_kappa_highB\005\n\003_f1\"A\n\021Agreement" +
-      "Response\022,\n\006checks\030\001 \003(\0132\034.scorewire.v1." +
-      "CheckAgreement\"Y\n\020CalibrateRequest\0221\n\tag" +
-      "reement\030\001 \001(\0132\036.scorewire.v1.AgreementRe" +
-      "quest\022\022\n\nthresholds\030\002 \003(\001\"\207\001\n\020Calibratio" +
-      "nPoint\022\021\n\tthreshold\030\001 \001(\001\022\020\n\010accuracy\030\002 " +
-      "\001(\001\022\022\n\005kappa\030\003 \001(\001H\000\210\001\001\0220\n\tconfusion\030\004 \001" +
-      "(\0132\035.scorewire.v1.ConfusionMatrixB\010\n\006_ka" +
-      "ppa\"\215\003\n\020CheckCalibration\022\014\n\004name\030\001 \001(\t\022\014" +
-      "\n\004type\030\002 \001(\t\022\023\n\013judge_model\030\003 \001(\t\022\r\n\005pai" +
-      "rs\030\004 \001(\003\022.\n\006points\030\005 \003(\0132\036.scorewire.v1." +
-      "CalibrationPoint\022\035\n\025recommended_threshol" +
-      "d\030\006 \001(\001\022\036\n\021recommended_kappa\030\007 \001(\001H\000\210\001\001\022" +
-      "\020\n\010cost_usd\030\010 \001(\001\022\031\n\021cost_per_pair_usd\030\t" +
-      " \001(\001\022\r\n\005scale\030\n \001(\005\022#\n\026recommended_pass_" +
-      "level\030\013 \001(\005H\001\210\001\001\0228\n\020pass_level_point\030\014 \001" +
-      "(\0132\036.scorewire.v1.CalibrationPointB\024\n\022_r" +
-      "ecommended_kappaB\031\n\027_recommended_pass_le" +
-      "vel\"C\n\021CalibrateResponse\022.\n\006checks\030\001 \003(\013" +
-      "2\036.scorewire.v1.CheckCalibration2\311\002\n\014Lab" +
-      "elService\022L\n\tPutLabels\022\036.scorewire.v1.Pu" +
-      "tLabelsRequest\032\037.scorewire.v1.PutLabelsR" +
-      "esponse\022O\n\nListLabels\022\037.scorewire.v1.Lis" +
-      "tLabelsRequest\032 .scorewire.v1.ListLabels" +
-      "Response\022L\n\tAgreement\022\036.scorewire.v1.Agr" +
-      "eementRequest\032\037.scorewire.v1.AgreementRe" +
-      "sponse\022L\n\tCalibrate\022\036.scorewire.v1.Calib" +
-      "rateRequest\032\037.scorewire.v1.CalibrateResp" +
-      "onseBi\n\020dev.scorewire.v1B\013LabelsProtoP\001Z" +
-      "Fgithub.com/scorewire/scorewire/clients/" +
-      "go/gen/scorewire/v1;scorewirev1b\006proto3"
+      "\001\001\022\021\n\tbase_rate\030\021 \001(\001\022\024\n\007pearson\030\022 \001(\001H\004" +
+      "\210\001\001\022\025\n\010spearman\030\023 \001(\001H\005\210\001\001\022\013\n\003mae\030\024 \001(\001\022" +
+      "+\n\nkappa_band\030\025 \001(\0162\027.scorewire.v1.Kappa" +
+      "BandB\010\n\006_kappaB\014\n\n_kappa_lowB\r\n\013_kappa_h" +
+      "ighB\005\n\003_f1B\n\n\010_pearsonB\013\n\t_spearman\"A\n\021A" +
+      "greementResponse\022,\n\006checks\030\001 \003(\0132\034.score" +
+      "wire.v1.CheckAgreement\"Y\n\020CalibrateReque" +
+      "st\0221\n\tagreement\030\001 \001(\0132\036.scorewire.v1.Agr" +
+      "eementRequest\022\022\n\nthresholds\030\002 \003(\001\"\207\001\n\020Ca" +
+      "librationPoint\022\021\n\tthreshold\030\001 \001(\001\022\020\n\010acc" +
+      "uracy\030\002 \001(\001\022\022\n\005kappa\030\003 \001(\001H\000\210\001\001\0220\n\tconfu" +
+      "sion\030\004 \001(\0132\035.scorewire.v1.ConfusionMatri" +
+      "xB\010\n\006_kappa\"\215\003\n\020CheckCalibration\022\014\n\004name" +
+      "\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\023\n\013judge_model\030\003 \001(" +
+      "\t\022\r\n\005pairs\030\004 \001(\003\022.\n\006points\030\005 \003(\0132\036.score" +
+      "wire.v1.CalibrationPoint\022\035\n\025recommended_" +
+      "threshold\030\006 \001(\001\022\036\n\021recommended_kappa\030\007 \001" +
+      "(\001H\000\210\001\001\022\020\n\010cost_usd\030\010 \001(\001\022\031\n\021cost_per_pa" +
+      "ir_usd\030\t \001(\001\022\r\n\005scale\030\n \001(\005\022#\n\026recommend" +
+      "ed_pass_level\030\013 \001(\005H\001\210\001\001\0228\n\020pass_level_p" +
+      "oint\030\014 \001(\0132\036.scorewire.v1.CalibrationPoi" +
+      "ntB\024\n\022_recommended_kappaB\031\n\027_recommended" +
+      "_pass_level\"C\n\021CalibrateResponse\022.\n\006chec" +
+      "ks\030\001 \003(\0132\036.scorewire.v1.CheckCalibration" +
+      "*\274\001\n\tKappaBand\022\032\n\026KAPPA_BAND_UNSPECIFIED" +
+      "\020\000\022\023\n\017KAPPA_BAND_POOR\020\001\022\025\n\021KAPPA_BAND_SL" +
+      "IGHT\020\002\022\023\n\017KAPPA_BAND_FAIR\020\003\022\027\n\023KAPPA_BAN" +
+      "D_MODERATE\020\004\022\032\n\026KAPPA_BAND_SUBSTANTIAL\020\005" +
+      "\022\035\n\031KAPPA_BAND_ALMOST_PERFECT\020\0062\311\002\n\014Labe" +
+      "lService\022L\n\tPutLabels\022\036.scorewire.v1.Put" +
+      "LabelsRequest\032\037.scorewire.v1.PutLabelsRe" +
+      "sponse\022O\n\nListLabels\022\037.scorewire.v1.List" +
+      "LabelsRequest\032 .scorewire.v1.ListLabelsR" +
+      "esponse\022L\n\tAgreement\022\036.scorewire.v1.Agre" +
+      "ementRequest\032\037.scorewire.v1.AgreementRes" +
+      "ponse\022L\n\tCalibrate\022\036.scorewire.v1.Calibr" +
+      "ateRequest\032\037.scorewire.v1.CalibrateRespo" +
+      "nseBi\n\020dev.scorewire.v1B\013LabelsProtoP\001ZF" +
+      "github.com/scorewire/scorewire/clients/g" +
+      "o/gen/scorewire/v1;scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -264,7 +272,7 @@ public final class LabelsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_CheckAgreement_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_CheckAgreement_descriptor,
-        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Accuracy", "Kappa", "KappaLow", "KappaHigh", "Confusion", "Disagreements", "Unlabelled", "Errored", "CostUsd", "Confidence", "Resamples", "F1", "BaseRate", });
+        new java.lang.String[] { "Name", "Type", "JudgeModel", "Pairs", "Accuracy", "Kappa", "KappaLow", "KappaHigh", "Confusion", "Disagreements", "Unlabelled", "Errored", "CostUsd", "Confidence", "Resamples", "F1", "BaseRate", "Pearson", "Spearman", "Mae", "KappaBand", });
     internal_static_scorewire_v1_AgreementResponse_descriptor =
       getDescriptor().getMessageType(11);
     internal_static_scorewire_v1_AgreementResponse_fieldAccessorTable = new

@@ -40,6 +40,7 @@ private static final long serialVersionUID = 0L;
     cases_ = java.util.Collections.emptyList();
     format_ = 0;
     runName_ = "";
+    judgeCache_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -739,6 +740,36 @@ java.lang.String defaultValue) {
     return part_ == null ? dev.scorewire.v1.RunPart.getDefaultInstance() : part_;
   }
 
+  public static final int JUDGE_CACHE_FIELD_NUMBER = 16;
+  private int judgeCache_ = 0;
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+   * follows the suite document's `settings.fresh_judges`. A value this server does not
+   * know is INVALID_ARGUMENT naming `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+   * @return The enum numeric value on the wire for judgeCache.
+   */
+  @java.lang.Override public int getJudgeCacheValue() {
+    return judgeCache_;
+  }
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+   * follows the suite document's `settings.fresh_judges`. A value this server does not
+   * know is INVALID_ARGUMENT naming `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+   * @return The judgeCache.
+   */
+  @java.lang.Override public dev.scorewire.v1.JudgeCache getJudgeCache() {
+    dev.scorewire.v1.JudgeCache result = dev.scorewire.v1.JudgeCache.forNumber(judgeCache_);
+    return result == null ? dev.scorewire.v1.JudgeCache.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -794,6 +825,9 @@ java.lang.String defaultValue) {
         14);
     if (((bitField0_ & 0x00000010) != 0)) {
       output.writeMessage(15, getPart());
+    }
+    if (judgeCache_ != dev.scorewire.v1.JudgeCache.JUDGE_CACHE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(16, judgeCache_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -868,6 +902,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(15, getPart());
     }
+    if (judgeCache_ != dev.scorewire.v1.JudgeCache.JUDGE_CACHE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(16, judgeCache_);
+    }
     return size;
   }
   @java.lang.Override
@@ -934,6 +972,7 @@ java.lang.String defaultValue) {
       if (!getPart()
           .equals(other.getPart())) return false;
     }
+    if (judgeCache_ != other.judgeCache_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -992,6 +1031,8 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + PART_FIELD_NUMBER;
       hash = (53 * hash) + getPart().hashCode();
     }
+    hash = (37 * hash) + JUDGE_CACHE_FIELD_NUMBER;
+    hash = (53 * hash) + judgeCache_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1192,6 +1233,7 @@ java.lang.String defaultValue) {
         partBuilder_.dispose();
         partBuilder_ = null;
       }
+      judgeCache_ = 0;
       return this;
     }
 
@@ -1291,6 +1333,9 @@ java.lang.String defaultValue) {
             ? part_
             : partBuilder_.build();
         to_bitField0_ |= 0x00000010;
+      }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.judgeCache_ = judgeCache_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1404,6 +1449,9 @@ java.lang.String defaultValue) {
       bitField0_ |= 0x00000800;
       if (other.hasPart()) {
         mergePart(other.getPart());
+      }
+      if (other.judgeCache_ != 0) {
+        setJudgeCacheValue(other.getJudgeCacheValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1520,6 +1568,11 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00001000;
               break;
             } // case 122
+            case 128: {
+              judgeCache_ = input.readEnum();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 128
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3470,6 +3523,88 @@ java.lang.String defaultValue) {
         part_ = null;
       }
       return partBuilder_;
+    }
+
+    private int judgeCache_ = 0;
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+     * follows the suite document's `settings.fresh_judges`. A value this server does not
+     * know is INVALID_ARGUMENT naming `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+     * @return The enum numeric value on the wire for judgeCache.
+     */
+    @java.lang.Override public int getJudgeCacheValue() {
+      return judgeCache_;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+     * follows the suite document's `settings.fresh_judges`. A value this server does not
+     * know is INVALID_ARGUMENT naming `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+     * @param value The enum numeric value on the wire for judgeCache to set.
+     * @return This builder for chaining.
+     */
+    public Builder setJudgeCacheValue(int value) {
+      judgeCache_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+     * follows the suite document's `settings.fresh_judges`. A value this server does not
+     * know is INVALID_ARGUMENT naming `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+     * @return The judgeCache.
+     */
+    @java.lang.Override
+    public dev.scorewire.v1.JudgeCache getJudgeCache() {
+      dev.scorewire.v1.JudgeCache result = dev.scorewire.v1.JudgeCache.forNumber(judgeCache_);
+      return result == null ? dev.scorewire.v1.JudgeCache.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+     * follows the suite document's `settings.fresh_judges`. A value this server does not
+     * know is INVALID_ARGUMENT naming `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+     * @param value The judgeCache to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setJudgeCache(dev.scorewire.v1.JudgeCache value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00002000;
+      judgeCache_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+     * follows the suite document's `settings.fresh_judges`. A value this server does not
+     * know is INVALID_ARGUMENT naming `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearJudgeCache() {
+      bitField0_ = (bitField0_ & ~0x00002000);
+      judgeCache_ = 0;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:scorewire.v1.RunSuiteRequest)

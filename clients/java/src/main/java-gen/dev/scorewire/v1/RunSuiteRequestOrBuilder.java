@@ -456,4 +456,27 @@ java.lang.String defaultValue);
    * <code>.scorewire.v1.RunPart part = 15;</code>
    */
   dev.scorewire.v1.RunPartOrBuilder getPartOrBuilder();
+
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+   * follows the suite document's `settings.fresh_judges`. A value this server does not
+   * know is INVALID_ARGUMENT naming `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+   * @return The enum numeric value on the wire for judgeCache.
+   */
+  int getJudgeCacheValue();
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see JudgeCache. Unspecified
+   * follows the suite document's `settings.fresh_judges`. A value this server does not
+   * know is INVALID_ARGUMENT naming `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 16;</code>
+   * @return The judgeCache.
+   */
+  dev.scorewire.v1.JudgeCache getJudgeCache();
 }

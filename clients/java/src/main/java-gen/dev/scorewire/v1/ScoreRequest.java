@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     checks_ = java.util.Collections.emptyList();
     compact_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
+    judgeCache_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -279,6 +280,36 @@ private static final long serialVersionUID = 0L;
     return budgetUsd_;
   }
 
+  public static final int JUDGE_CACHE_FIELD_NUMBER = 6;
+  private int judgeCache_ = 0;
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+   * judges again. A value this server does not know is INVALID_ARGUMENT naming
+   * `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+   * @return The enum numeric value on the wire for judgeCache.
+   */
+  @java.lang.Override public int getJudgeCacheValue() {
+    return judgeCache_;
+  }
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+   * judges again. A value this server does not know is INVALID_ARGUMENT naming
+   * `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+   * @return The judgeCache.
+   */
+  @java.lang.Override public dev.scorewire.v1.JudgeCache getJudgeCache() {
+    dev.scorewire.v1.JudgeCache result = dev.scorewire.v1.JudgeCache.forNumber(judgeCache_);
+    return result == null ? dev.scorewire.v1.JudgeCache.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -307,6 +338,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000004) != 0)) {
       output.writeDouble(5, budgetUsd_);
+    }
+    if (judgeCache_ != dev.scorewire.v1.JudgeCache.JUDGE_CACHE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(6, judgeCache_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -340,6 +374,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(5, budgetUsd_);
+    }
+    if (judgeCache_ != dev.scorewire.v1.JudgeCache.JUDGE_CACHE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(6, judgeCache_);
     }
     return size;
   }
@@ -385,6 +423,7 @@ private static final long serialVersionUID = 0L;
           != java.lang.Double.doubleToLongBits(
               other.getBudgetUsd())) return false;
     }
+    if (judgeCache_ != other.judgeCache_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -417,6 +456,8 @@ private static final long serialVersionUID = 0L;
       hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
           java.lang.Double.doubleToLongBits(getBudgetUsd()));
     }
+    hash = (37 * hash) + JUDGE_CACHE_FIELD_NUMBER;
+    hash = (53 * hash) + judgeCache_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -580,6 +621,7 @@ private static final long serialVersionUID = 0L;
       compact_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       budgetUsd_ = 0D;
+      judgeCache_ = 0;
       return this;
     }
 
@@ -647,6 +689,9 @@ private static final long serialVersionUID = 0L;
         result.budgetUsd_ = budgetUsd_;
         to_bitField0_ |= 0x00000004;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.judgeCache_ = judgeCache_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -706,6 +751,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasBudgetUsd()) {
         setBudgetUsd(other.getBudgetUsd());
+      }
+      if (other.judgeCache_ != 0) {
+        setJudgeCacheValue(other.getJudgeCacheValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -770,6 +818,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 41
+            case 48: {
+              judgeCache_ = input.readEnum();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1625,6 +1678,88 @@ private static final long serialVersionUID = 0L;
     public Builder clearBudgetUsd() {
       bitField0_ = (bitField0_ & ~0x00000010);
       budgetUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private int judgeCache_ = 0;
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+     * judges again. A value this server does not know is INVALID_ARGUMENT naming
+     * `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+     * @return The enum numeric value on the wire for judgeCache.
+     */
+    @java.lang.Override public int getJudgeCacheValue() {
+      return judgeCache_;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+     * judges again. A value this server does not know is INVALID_ARGUMENT naming
+     * `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+     * @param value The enum numeric value on the wire for judgeCache to set.
+     * @return This builder for chaining.
+     */
+    public Builder setJudgeCacheValue(int value) {
+      judgeCache_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+     * judges again. A value this server does not know is INVALID_ARGUMENT naming
+     * `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+     * @return The judgeCache.
+     */
+    @java.lang.Override
+    public dev.scorewire.v1.JudgeCache getJudgeCache() {
+      dev.scorewire.v1.JudgeCache result = dev.scorewire.v1.JudgeCache.forNumber(judgeCache_);
+      return result == null ? dev.scorewire.v1.JudgeCache.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+     * judges again. A value this server does not know is INVALID_ARGUMENT naming
+     * `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+     * @param value The judgeCache to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setJudgeCache(dev.scorewire.v1.JudgeCache value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000020;
+      judgeCache_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+     * judges again. A value this server does not know is INVALID_ARGUMENT naming
+     * `judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearJudgeCache() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      judgeCache_ = 0;
       onChanged();
       return this;
     }

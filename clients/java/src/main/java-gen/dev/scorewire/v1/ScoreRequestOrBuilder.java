@@ -173,4 +173,27 @@ public interface ScoreRequestOrBuilder extends
    * @return The budgetUsd.
    */
   double getBudgetUsd();
+
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+   * judges again. A value this server does not know is INVALID_ARGUMENT naming
+   * `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+   * @return The enum numeric value on the wire for judgeCache.
+   */
+  int getJudgeCacheValue();
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; JUDGE_CACHE_REFRESH asks the
+   * judges again. A value this server does not know is INVALID_ARGUMENT naming
+   * `judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 6;</code>
+   * @return The judgeCache.
+   */
+  dev.scorewire.v1.JudgeCache getJudgeCache();
 }

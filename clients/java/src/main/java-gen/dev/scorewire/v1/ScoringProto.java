@@ -254,140 +254,145 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
       "rompt_version\030\003 \001(\t\"e\n\013ScoreSpread\022\017\n\007sa" +
       "mples\030\001 \001(\005\022\r\n\005stdev\030\002 \001(\001\022\021\n\tagreement\030" +
       "\003 \001(\001\022\016\n\006values\030\004 \003(\001\022\023\n\013judge_calls\030\005 \001" +
-      "(\005\"\274\001\n\014ScoreRequest\022$\n\006sample\030\001 \001(\0132\024.sc" +
+      "(\005\"\353\001\n\014ScoreRequest\022$\n\006sample\030\001 \001(\0132\024.sc" +
       "orewire.v1.Sample\022$\n\006output\030\002 \001(\0132\024.scor" +
       "ewire.v1.Output\022\'\n\006checks\030\003 \003(\0132\027.scorew" +
       "ire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbud" +
-      "get_usd\030\005 \001(\001H\000\210\001\001B\r\n\013_budget_usd\"D\n\rSco" +
-      "reResponse\022#\n\006scores\030\001 \003(\0132\023.scorewire.v" +
-      "1.Score\022\016\n\006passed\030\002 \001(\010\"\202\001\n\004Case\022$\n\006samp" +
-      "le\030\001 \001(\0132\024.scorewire.v1.Sample\022$\n\006output" +
-      "\030\002 \001(\0132\024.scorewire.v1.Output\022\014\n\004test\030\003 \001" +
-      "(\t\022\016\n\006prompt\030\004 \001(\t\022\020\n\010provider\030\005 \001(\t\"\224\002\n" +
-      "\004Gate\022\032\n\rmin_pass_rate\030\001 \001(\001H\000\210\001\001\022\033\n\016min" +
-      "_mean_score\030\002 \001(\001H\001\210\001\001\022\033\n\016max_error_rate" +
-      "\030\003 \001(\001H\002\210\001\001\022\031\n\014max_cost_usd\030\004 \001(\001H\003\210\001\001\022\025" +
-      "\n\010baseline\030\005 \001(\tH\004\210\001\001\022\033\n\016max_regression\030" +
-      "\006 \001(\001H\005\210\001\001B\020\n\016_min_pass_rateB\021\n\017_min_mea" +
-      "n_scoreB\021\n\017_max_error_rateB\017\n\r_max_cost_" +
-      "usdB\013\n\t_baselineB\021\n\017_max_regression\"\212\004\n\017" +
-      "RunSuiteRequest\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\ns" +
-      "uite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorew" +
-      "ire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022 \n\004gat" +
-      "e\030\005 \001(\0132\022.scorewire.v1.Gate\022!\n\005cases\030\006 \003" +
-      "(\0132\022.scorewire.v1.Case\022\027\n\nbudget_usd\030\007 \001" +
-      "(\001H\000\210\001\001\022)\n\006format\030\010 \001(\0162\031.scorewire.v1.S" +
-      "uiteFormat\022\"\n\025generation_budget_usd\030\t \001(" +
-      "\001H\001\210\001\001\022\023\n\006record\030\014 \001(\010H\002\210\001\001\022\020\n\010run_name\030" +
-      "\r \001(\t\0229\n\006labels\030\016 \003(\0132).scorewire.v1.Run" +
-      "SuiteRequest.LabelsEntry\022#\n\004part\030\017 \001(\0132\025" +
-      ".scorewire.v1.RunPart\032-\n\013LabelsEntry\022\013\n\003" +
-      "key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001B\r\n\013_budget_" +
-      "usdB\030\n\026_generation_budget_usdB\t\n\007_record" +
-      "\".\n\007RunPart\022\016\n\006run_id\030\001 \001(\t\022\023\n\013first_ind" +
-      "ex\030\002 \001(\005\"Z\n\024RunSuiteStreamConfig\022.\n\007requ" +
-      "est\030\001 \001(\0132\035.scorewire.v1.RunSuiteRequest" +
-      "\022\022\n\ncase_count\030\002 \001(\r\".\n\tCaseChunk\022!\n\005cas" +
-      "es\030\001 \003(\0132\022.scorewire.v1.Case\"\202\001\n\025RunSuit" +
-      "eStreamRequest\0224\n\006config\030\001 \001(\0132\".scorewi" +
-      "re.v1.RunSuiteStreamConfigH\000\022(\n\005cases\030\002 " +
-      "\001(\0132\027.scorewire.v1.CaseChunkH\000B\t\n\007messag" +
-      "e\"\200\001\n\026RunSuiteStreamResponse\0220\n\007results\030" +
-      "\001 \001(\0132\035.scorewire.v1.CaseResultBatchH\000\022+" +
-      "\n\007summary\030\002 \001(\0132\030.scorewire.v1.RunSummar" +
-      "yH\000B\007\n\005event\"W\n\013Combination\022\014\n\004test\030\001 \001(" +
-      "\005\022\030\n\020test_description\030\002 \001(\t\022\016\n\006prompt\030\003 " +
-      "\001(\005\022\020\n\010provider\030\004 \001(\t\"\335\001\n\nCaseResult\022\r\n\005" +
-      "index\030\001 \001(\005\022\021\n\tsample_id\030\002 \001(\t\022#\n\006scores" +
-      "\030\003 \003(\0132\023.scorewire.v1.Score\022\016\n\006passed\030\004 " +
-      "\001(\010\022.\n\013combination\030\005 \001(\0132\031.scorewire.v1." +
-      "Combination\022\033\n\023generation_cost_usd\030\006 \001(\001" +
-      "\022\021\n\tgenerated\030\007 \001(\010\022\030\n\020generated_output\030" +
-      "\010 \001(\t\"<\n\017CaseResultBatch\022)\n\007results\030\001 \003(" +
-      "\0132\030.scorewire.v1.CaseResult\"\265\001\n\014CheckSum" +
-      "mary\022\014\n\004name\030\001 \001(\t\022\014\n\004type\030\002 \001(\t\022\016\n\006pass" +
-      "ed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(" +
-      "\003\022\022\n\nmean_value\030\006 \001(\001\022\020\n\010cost_usd\030\007 \001(\001\022" +
-      "\016\n\006cached\030\010 \001(\003\022\017\n\007skipped\030\t \001(\003\022\021\n\tvalu" +
-      "e_sum\030\n \001(\001\"\207\004\n\nRunSummary\022\r\n\005cases\030\001 \001(" +
-      "\003\022\024\n\014cases_passed\030\002 \001(\003\022\016\n\006passed\030\003 \001(\003\022" +
-      "\016\n\006failed\030\004 \001(\003\022\017\n\007errored\030\005 \001(\003\022\021\n\tpass" +
-      "_rate\030\006 \001(\001\022\022\n\nmean_score\030\007 \001(\001\022\022\n\nerror" +
-      "_rate\030\010 \001(\001\022\020\n\010cost_usd\030\t \001(\001\022\020\n\010unprice" +
-      "d\030\n \001(\010\022\023\n\013gate_passed\030\013 \001(\010\022\024\n\014gate_rea" +
-      "sons\030\014 \003(\t\022*\n\006checks\030\r \003(\0132\032.scorewire.v" +
-      "1.CheckSummary\022\017\n\007skipped\030\016 \001(\003\022\033\n\023gener" +
-      "ation_cost_usd\030\017 \001(\001\022(\n\006matrix\030\020 \003(\0132\030.s" +
-      "corewire.v1.MatrixCell\022\030\n\020generation_cal" +
-      "ls\030\021 \001(\003\022\031\n\021generation_cached\030\022 \001(\003\022\033\n\023g" +
-      "eneration_unpriced\030\023 \001(\010\022\016\n\006run_id\030\024 \001(\t" +
-      "\022\021\n\tvalue_sum\030\031 \001(\001\022 \n\004gate\030\032 \001(\0132\022.scor" +
-      "ewire.v1.Gate\"\232\001\n\nMatrixCell\022\016\n\006prompt\030\001" +
-      " \001(\005\022\020\n\010provider\030\002 \001(\t\022\r\n\005cases\030\003 \001(\003\022\024\n" +
-      "\014cases_passed\030\004 \001(\003\022\025\n\rcases_errored\030\005 \001" +
-      "(\003\022\021\n\tpass_rate\030\006 \001(\001\022\033\n\023generation_cost" +
-      "_usd\030\007 \001(\001\"z\n\020RunSuiteResponse\0220\n\007result" +
-      "s\030\001 \001(\0132\035.scorewire.v1.CaseResultBatchH\000" +
-      "\022+\n\007summary\030\002 \001(\0132\030.scorewire.v1.RunSumm" +
-      "aryH\000B\007\n\005event\"\334\002\n\014StreamConfig\022\022\n\nsuite" +
-      "_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006check" +
-      "s\030\003 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007comp" +
-      "act\030\004 \003(\t\022\027\n\nbudget_usd\030\005 \001(\001H\000\210\001\001\022)\n\006fo" +
-      "rmat\030\006 \001(\0162\031.scorewire.v1.SuiteFormat\022\023\n" +
-      "\006record\030\n \001(\010H\001\210\001\001\022\020\n\010run_name\030\013 \001(\t\0226\n\006" +
-      "labels\030\014 \003(\0132&.scorewire.v1.StreamConfig" +
-      ".LabelsEntry\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t" +
-      "\022\r\n\005value\030\002 \001(\t:\0028\001B\r\n\013_budget_usdB\t\n\007_r" +
-      "ecord\"\234\001\n\nStreamCase\022\022\n\nrequest_id\030\001 \001(\t" +
-      "\022$\n\006sample\030\002 \001(\0132\024.scorewire.v1.Sample\022$" +
-      "\n\006output\030\003 \001(\0132\024.scorewire.v1.Output\022\014\n\004" +
-      "test\030\004 \001(\t\022\016\n\006prompt\030\005 \001(\t\022\020\n\010provider\030\006" +
-      " \001(\t\"w\n\022ScoreStreamRequest\022,\n\006config\030\001 \001" +
-      "(\0132\032.scorewire.v1.StreamConfigH\000\022(\n\004case" +
-      "\030\002 \001(\0132\030.scorewire.v1.StreamCaseH\000B\t\n\007me" +
-      "ssage\"^\n\023ScoreStreamResponse\022\022\n\nrequest_" +
-      "id\030\001 \001(\t\022#\n\006scores\030\002 \003(\0132\023.scorewire.v1." +
-      "Score\022\016\n\006passed\030\003 \001(\010\"\023\n\021ListChecksReque" +
-      "st\"\223\001\n\tCheckInfo\022\014\n\004type\030\001 \001(\t\022\023\n\013descri" +
-      "ption\030\002 \001(\t\022\016\n\006family\030\003 \001(\t\022.\n\rparams_sc" +
-      "hema\030\004 \001(\0132\027.google.protobuf.Struct\022\022\n\nu" +
-      "ses_judge\030\005 \001(\010\022\017\n\007aliases\030\006 \003(\t\"=\n\022List" +
-      "ChecksResponse\022\'\n\006checks\030\001 \003(\0132\027.scorewi" +
-      "re.v1.CheckInfo\"\264\001\n\024ValidateSuiteRequest" +
-      "\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030\002 \001(\t" +
-      "\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.CheckSpe" +
-      "c\022\017\n\007compact\030\004 \003(\t\022)\n\006format\030\005 \001(\0162\031.sco" +
-      "rewire.v1.SuiteFormat\022\017\n\007offline\030\007 \001(\010\"X" +
-      "\n\023PreconditionProblem\022\r\n\005field\030\001 \001(\t\022\017\n\007" +
-      "setting\030\002 \001(\t\022\023\n\013description\030\003 \001(\t\022\014\n\004ki" +
-      "nd\030\004 \001(\t\"2\n\014FieldProblem\022\r\n\005field\030\001 \001(\t\022" +
-      "\023\n\013description\030\002 \001(\t\"\300\001\n\025ValidateSuiteRe" +
-      "sponse\022\r\n\005valid\030\001 \001(\010\022,\n\010problems\030\002 \003(\0132" +
-      "\032.scorewire.v1.FieldProblem\022\016\n\006suites\030\003 " +
-      "\003(\t\022\016\n\006checks\030\004 \003(\t\0228\n\rpreconditions\030\005 \003" +
-      "(\0132!.scorewire.v1.PreconditionProblem\022\020\n" +
-      "\010runnable\030\006 \001(\010*a\n\013ExampleKind\022\034\n\030EXAMPL" +
-      "E_KIND_UNSPECIFIED\020\000\022\031\n\025EXAMPLE_KIND_POS" +
-      "ITIVE\020\001\022\031\n\025EXAMPLE_KIND_NEGATIVE\020\002*b\n\013Su" +
-      "iteFormat\022\034\n\030SUITE_FORMAT_UNSPECIFIED\020\000\022" +
-      "\032\n\026SUITE_FORMAT_EVALSTONE\020\001\022\031\n\025SUITE_FOR" +
-      "MAT_CHECKLLM\020\0022\203\004\n\016ScoringService\022@\n\005Sco" +
-      "re\022\032.scorewire.v1.ScoreRequest\032\033.scorewi" +
-      "re.v1.ScoreResponse\022K\n\010RunSuite\022\035.scorew" +
-      "ire.v1.RunSuiteRequest\032\036.scorewire.v1.Ru" +
-      "nSuiteResponse0\001\022_\n\016RunSuiteStream\022#.sco" +
-      "rewire.v1.RunSuiteStreamRequest\032$.scorew" +
-      "ire.v1.RunSuiteStreamResponse(\0010\001\022V\n\013Sco" +
-      "reStream\022 .scorewire.v1.ScoreStreamReque" +
-      "st\032!.scorewire.v1.ScoreStreamResponse(\0010" +
-      "\001\022O\n\nListChecks\022\037.scorewire.v1.ListCheck" +
-      "sRequest\032 .scorewire.v1.ListChecksRespon" +
-      "se\022X\n\rValidateSuite\022\".scorewire.v1.Valid" +
-      "ateSuiteRequest\032#.scorewire.v1.ValidateS" +
-      "uiteResponseBj\n\020dev.scorewire.v1B\014Scorin" +
-      "gProtoP\001ZFgithub.com/scorewire/scorewire" +
-      "/clients/go/gen/scorewire/v1;scorewirev1" +
-      "b\006proto3"
+      "get_usd\030\005 \001(\001H\000\210\001\001\022-\n\013judge_cache\030\006 \001(\0162" +
+      "\030.scorewire.v1.JudgeCacheB\r\n\013_budget_usd" +
+      "\"D\n\rScoreResponse\022#\n\006scores\030\001 \003(\0132\023.scor" +
+      "ewire.v1.Score\022\016\n\006passed\030\002 \001(\010\"\202\001\n\004Case\022" +
+      "$\n\006sample\030\001 \001(\0132\024.scorewire.v1.Sample\022$\n" +
+      "\006output\030\002 \001(\0132\024.scorewire.v1.Output\022\014\n\004t" +
+      "est\030\003 \001(\t\022\016\n\006prompt\030\004 \001(\t\022\020\n\010provider\030\005 " +
+      "\001(\t\"\224\002\n\004Gate\022\032\n\rmin_pass_rate\030\001 \001(\001H\000\210\001\001" +
+      "\022\033\n\016min_mean_score\030\002 \001(\001H\001\210\001\001\022\033\n\016max_err" +
+      "or_rate\030\003 \001(\001H\002\210\001\001\022\031\n\014max_cost_usd\030\004 \001(\001" +
+      "H\003\210\001\001\022\025\n\010baseline\030\005 \001(\tH\004\210\001\001\022\033\n\016max_regr" +
+      "ession\030\006 \001(\001H\005\210\001\001B\020\n\016_min_pass_rateB\021\n\017_" +
+      "min_mean_scoreB\021\n\017_max_error_rateB\017\n\r_ma" +
+      "x_cost_usdB\013\n\t_baselineB\021\n\017_max_regressi" +
+      "on\"\271\004\n\017RunSuiteRequest\022\022\n\nsuite_yaml\030\001 \001" +
+      "(\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027" +
+      ".scorewire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t" +
+      "\022 \n\004gate\030\005 \001(\0132\022.scorewire.v1.Gate\022!\n\005ca" +
+      "ses\030\006 \003(\0132\022.scorewire.v1.Case\022\027\n\nbudget_" +
+      "usd\030\007 \001(\001H\000\210\001\001\022)\n\006format\030\010 \001(\0162\031.scorewi" +
+      "re.v1.SuiteFormat\022\"\n\025generation_budget_u" +
+      "sd\030\t \001(\001H\001\210\001\001\022\023\n\006record\030\014 \001(\010H\002\210\001\001\022\020\n\010ru" +
+      "n_name\030\r \001(\t\0229\n\006labels\030\016 \003(\0132).scorewire" +
+      ".v1.RunSuiteRequest.LabelsEntry\022#\n\004part\030" +
+      "\017 \001(\0132\025.scorewire.v1.RunPart\022-\n\013judge_ca" +
+      "che\030\020 \001(\0162\030.scorewire.v1.JudgeCache\032-\n\013L" +
+      "abelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\002" +
+      "8\001B\r\n\013_budget_usdB\030\n\026_generation_budget_" +
+      "usdB\t\n\007_record\".\n\007RunPart\022\016\n\006run_id\030\001 \001(" +
+      "\t\022\023\n\013first_index\030\002 \001(\005\"Z\n\024RunSuiteStream" +
+      "Config\022.\n\007request\030\001 \001(\0132\035.scorewire.v1.R" +
+      "unSuiteRequest\022\022\n\ncase_count\030\002 \001(\r\".\n\tCa" +
+      "seChunk\022!\n\005cases\030\001 \003(\0132\022.scorewire.v1.Ca" +
+      "se\"\202\001\n\025RunSuiteStreamRequest\0224\n\006config\030\001" +
+      " \001(\0132\".scorewire.v1.RunSuiteStreamConfig" +
+      "H\000\022(\n\005cases\030\002 \001(\0132\027.scorewire.v1.CaseChu" +
+      "nkH\000B\t\n\007message\"\200\001\n\026RunSuiteStreamRespon" +
+      "se\0220\n\007results\030\001 \001(\0132\035.scorewire.v1.CaseR" +
+      "esultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.scorewir" +
+      "e.v1.RunSummaryH\000B\007\n\005event\"W\n\013Combinatio" +
+      "n\022\014\n\004test\030\001 \001(\005\022\030\n\020test_description\030\002 \001(" +
+      "\t\022\016\n\006prompt\030\003 \001(\005\022\020\n\010provider\030\004 \001(\t\"\335\001\n\n" +
+      "CaseResult\022\r\n\005index\030\001 \001(\005\022\021\n\tsample_id\030\002" +
+      " \001(\t\022#\n\006scores\030\003 \003(\0132\023.scorewire.v1.Scor" +
+      "e\022\016\n\006passed\030\004 \001(\010\022.\n\013combination\030\005 \001(\0132\031" +
+      ".scorewire.v1.Combination\022\033\n\023generation_" +
+      "cost_usd\030\006 \001(\001\022\021\n\tgenerated\030\007 \001(\010\022\030\n\020gen" +
+      "erated_output\030\010 \001(\t\"<\n\017CaseResultBatch\022)" +
+      "\n\007results\030\001 \003(\0132\030.scorewire.v1.CaseResul" +
+      "t\"\265\001\n\014CheckSummary\022\014\n\004name\030\001 \001(\t\022\014\n\004type" +
+      "\030\002 \001(\t\022\016\n\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017" +
+      "\n\007errored\030\005 \001(\003\022\022\n\nmean_value\030\006 \001(\001\022\020\n\010c" +
+      "ost_usd\030\007 \001(\001\022\016\n\006cached\030\010 \001(\003\022\017\n\007skipped" +
+      "\030\t \001(\003\022\021\n\tvalue_sum\030\n \001(\001\"\207\004\n\nRunSummary" +
+      "\022\r\n\005cases\030\001 \001(\003\022\024\n\014cases_passed\030\002 \001(\003\022\016\n" +
+      "\006passed\030\003 \001(\003\022\016\n\006failed\030\004 \001(\003\022\017\n\007errored" +
+      "\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\022\n\nmean_score\030" +
+      "\007 \001(\001\022\022\n\nerror_rate\030\010 \001(\001\022\020\n\010cost_usd\030\t " +
+      "\001(\001\022\020\n\010unpriced\030\n \001(\010\022\023\n\013gate_passed\030\013 \001" +
+      "(\010\022\024\n\014gate_reasons\030\014 \003(\t\022*\n\006checks\030\r \003(\013" +
+      "2\032.scorewire.v1.CheckSummary\022\017\n\007skipped\030" +
+      "\016 \001(\003\022\033\n\023generation_cost_usd\030\017 \001(\001\022(\n\006ma" +
+      "trix\030\020 \003(\0132\030.scorewire.v1.MatrixCell\022\030\n\020" +
+      "generation_calls\030\021 \001(\003\022\031\n\021generation_cac" +
+      "hed\030\022 \001(\003\022\033\n\023generation_unpriced\030\023 \001(\010\022\016" +
+      "\n\006run_id\030\024 \001(\t\022\021\n\tvalue_sum\030\031 \001(\001\022 \n\004gat" +
+      "e\030\032 \001(\0132\022.scorewire.v1.Gate\"\232\001\n\nMatrixCe" +
+      "ll\022\016\n\006prompt\030\001 \001(\005\022\020\n\010provider\030\002 \001(\t\022\r\n\005" +
+      "cases\030\003 \001(\003\022\024\n\014cases_passed\030\004 \001(\003\022\025\n\rcas" +
+      "es_errored\030\005 \001(\003\022\021\n\tpass_rate\030\006 \001(\001\022\033\n\023g" +
+      "eneration_cost_usd\030\007 \001(\001\"z\n\020RunSuiteResp" +
+      "onse\0220\n\007results\030\001 \001(\0132\035.scorewire.v1.Cas" +
+      "eResultBatchH\000\022+\n\007summary\030\002 \001(\0132\030.scorew" +
+      "ire.v1.RunSummaryH\000B\007\n\005event\"\213\003\n\014StreamC" +
+      "onfig\022\022\n\nsuite_yaml\030\001 \001(\t\022\022\n\nsuite_name\030" +
+      "\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027.scorewire.v1.Che" +
+      "ckSpec\022\017\n\007compact\030\004 \003(\t\022\027\n\nbudget_usd\030\005 " +
+      "\001(\001H\000\210\001\001\022)\n\006format\030\006 \001(\0162\031.scorewire.v1." +
+      "SuiteFormat\022\023\n\006record\030\n \001(\010H\001\210\001\001\022\020\n\010run_" +
+      "name\030\013 \001(\t\0226\n\006labels\030\014 \003(\0132&.scorewire.v" +
+      "1.StreamConfig.LabelsEntry\022-\n\013judge_cach" +
+      "e\030\r \001(\0162\030.scorewire.v1.JudgeCache\032-\n\013Lab" +
+      "elsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001" +
+      "B\r\n\013_budget_usdB\t\n\007_record\"\234\001\n\nStreamCas" +
+      "e\022\022\n\nrequest_id\030\001 \001(\t\022$\n\006sample\030\002 \001(\0132\024." +
+      "scorewire.v1.Sample\022$\n\006output\030\003 \001(\0132\024.sc" +
+      "orewire.v1.Output\022\014\n\004test\030\004 \001(\t\022\016\n\006promp" +
+      "t\030\005 \001(\t\022\020\n\010provider\030\006 \001(\t\"w\n\022ScoreStream" +
+      "Request\022,\n\006config\030\001 \001(\0132\032.scorewire.v1.S" +
+      "treamConfigH\000\022(\n\004case\030\002 \001(\0132\030.scorewire." +
+      "v1.StreamCaseH\000B\t\n\007message\"^\n\023ScoreStrea" +
+      "mResponse\022\022\n\nrequest_id\030\001 \001(\t\022#\n\006scores\030" +
+      "\002 \003(\0132\023.scorewire.v1.Score\022\016\n\006passed\030\003 \001" +
+      "(\010\"\023\n\021ListChecksRequest\"\223\001\n\tCheckInfo\022\014\n" +
+      "\004type\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022\016\n\006fami" +
+      "ly\030\003 \001(\t\022.\n\rparams_schema\030\004 \001(\0132\027.google" +
+      ".protobuf.Struct\022\022\n\nuses_judge\030\005 \001(\010\022\017\n\007" +
+      "aliases\030\006 \003(\t\"=\n\022ListChecksResponse\022\'\n\006c" +
+      "hecks\030\001 \003(\0132\027.scorewire.v1.CheckInfo\"\264\001\n" +
+      "\024ValidateSuiteRequest\022\022\n\nsuite_yaml\030\001 \001(" +
+      "\t\022\022\n\nsuite_name\030\002 \001(\t\022\'\n\006checks\030\003 \003(\0132\027." +
+      "scorewire.v1.CheckSpec\022\017\n\007compact\030\004 \003(\t\022" +
+      ")\n\006format\030\005 \001(\0162\031.scorewire.v1.SuiteForm" +
+      "at\022\017\n\007offline\030\007 \001(\010\"X\n\023PreconditionProbl" +
+      "em\022\r\n\005field\030\001 \001(\t\022\017\n\007setting\030\002 \001(\t\022\023\n\013de" +
+      "scription\030\003 \001(\t\022\014\n\004kind\030\004 \001(\t\"2\n\014FieldPr" +
+      "oblem\022\r\n\005field\030\001 \001(\t\022\023\n\013description\030\002 \001(" +
+      "\t\"\300\001\n\025ValidateSuiteResponse\022\r\n\005valid\030\001 \001" +
+      "(\010\022,\n\010problems\030\002 \003(\0132\032.scorewire.v1.Fiel" +
+      "dProblem\022\016\n\006suites\030\003 \003(\t\022\016\n\006checks\030\004 \003(\t" +
+      "\0228\n\rpreconditions\030\005 \003(\0132!.scorewire.v1.P" +
+      "reconditionProblem\022\020\n\010runnable\030\006 \001(\010*a\n\013" +
+      "ExampleKind\022\034\n\030EXAMPLE_KIND_UNSPECIFIED\020" +
+      "\000\022\031\n\025EXAMPLE_KIND_POSITIVE\020\001\022\031\n\025EXAMPLE_" +
+      "KIND_NEGATIVE\020\002*X\n\nJudgeCache\022\033\n\027JUDGE_C" +
+      "ACHE_UNSPECIFIED\020\000\022\024\n\020JUDGE_CACHE_READ\020\001" +
+      "\022\027\n\023JUDGE_CACHE_REFRESH\020\002*b\n\013SuiteFormat" +
+      "\022\034\n\030SUITE_FORMAT_UNSPECIFIED\020\000\022\032\n\026SUITE_" +
+      "FORMAT_EVALSTONE\020\001\022\031\n\025SUITE_FORMAT_CHECK" +
+      "LLM\020\0022\203\004\n\016ScoringService\022@\n\005Score\022\032.scor" +
+      "ewire.v1.ScoreRequest\032\033.scorewire.v1.Sco" +
+      "reResponse\022K\n\010RunSuite\022\035.scorewire.v1.Ru" +
+      "nSuiteRequest\032\036.scorewire.v1.RunSuiteRes" +
+      "ponse0\001\022_\n\016RunSuiteStream\022#.scorewire.v1" +
+      ".RunSuiteStreamRequest\032$.scorewire.v1.Ru" +
+      "nSuiteStreamResponse(\0010\001\022V\n\013ScoreStream\022" +
+      " .scorewire.v1.ScoreStreamRequest\032!.scor" +
+      "ewire.v1.ScoreStreamResponse(\0010\001\022O\n\nList" +
+      "Checks\022\037.scorewire.v1.ListChecksRequest\032" +
+      " .scorewire.v1.ListChecksResponse\022X\n\rVal" +
+      "idateSuite\022\".scorewire.v1.ValidateSuiteR" +
+      "equest\032#.scorewire.v1.ValidateSuiteRespo" +
+      "nseBj\n\020dev.scorewire.v1B\014ScoringProtoP\001Z" +
+      "Fgithub.com/scorewire/scorewire/clients/" +
+      "go/gen/scorewire/v1;scorewirev1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -447,7 +452,7 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_ScoreRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_ScoreRequest_descriptor,
-        new java.lang.String[] { "Sample", "Output", "Checks", "Compact", "BudgetUsd", });
+        new java.lang.String[] { "Sample", "Output", "Checks", "Compact", "BudgetUsd", "JudgeCache", });
     internal_static_scorewire_v1_ScoreResponse_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_scorewire_v1_ScoreResponse_fieldAccessorTable = new
@@ -471,7 +476,7 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_RunSuiteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_RunSuiteRequest_descriptor,
-        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Gate", "Cases", "BudgetUsd", "Format", "GenerationBudgetUsd", "Record", "RunName", "Labels", "Part", });
+        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "Gate", "Cases", "BudgetUsd", "Format", "GenerationBudgetUsd", "Record", "RunName", "Labels", "Part", "JudgeCache", });
     internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_descriptor =
       internal_static_scorewire_v1_RunSuiteRequest_descriptor.getNestedType(0);
     internal_static_scorewire_v1_RunSuiteRequest_LabelsEntry_fieldAccessorTable = new
@@ -555,7 +560,7 @@ public final class ScoringProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_StreamConfig_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_StreamConfig_descriptor,
-        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "BudgetUsd", "Format", "Record", "RunName", "Labels", });
+        new java.lang.String[] { "SuiteYaml", "SuiteName", "Checks", "Compact", "BudgetUsd", "Format", "Record", "RunName", "Labels", "JudgeCache", });
     internal_static_scorewire_v1_StreamConfig_LabelsEntry_descriptor =
       internal_static_scorewire_v1_StreamConfig_descriptor.getNestedType(0);
     internal_static_scorewire_v1_StreamConfig_LabelsEntry_fieldAccessorTable = new

@@ -39,6 +39,7 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.LazyStringArrayList.emptyList();
     format_ = 0;
     runName_ = "";
+    judgeCache_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -510,6 +511,36 @@ java.lang.String defaultValue) {
     return map.get(key);
   }
 
+  public static final int JUDGE_CACHE_FIELD_NUMBER = 13;
+  private int judgeCache_ = 0;
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+   * A stream that asks the judges again reads no verdict given before it began. A value
+   * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+   * @return The enum numeric value on the wire for judgeCache.
+   */
+  @java.lang.Override public int getJudgeCacheValue() {
+    return judgeCache_;
+  }
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+   * A stream that asks the judges again reads no verdict given before it began. A value
+   * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+   * @return The judgeCache.
+   */
+  @java.lang.Override public dev.scorewire.v1.JudgeCache getJudgeCache() {
+    dev.scorewire.v1.JudgeCache result = dev.scorewire.v1.JudgeCache.forNumber(judgeCache_);
+    return result == null ? dev.scorewire.v1.JudgeCache.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -554,6 +585,9 @@ java.lang.String defaultValue) {
         internalGetLabels(),
         LabelsDefaultEntryHolder.defaultEntry,
         12);
+    if (judgeCache_ != dev.scorewire.v1.JudgeCache.JUDGE_CACHE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(13, judgeCache_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -606,6 +640,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(12, labels__);
     }
+    if (judgeCache_ != dev.scorewire.v1.JudgeCache.JUDGE_CACHE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(13, judgeCache_);
+    }
     return size;
   }
   @java.lang.Override
@@ -654,6 +692,7 @@ java.lang.String defaultValue) {
         .equals(other.getRunName())) return false;
     if (!internalGetLabels().equals(
         other.internalGetLabels())) return false;
+    if (judgeCache_ != other.judgeCache_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -695,6 +734,8 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + LABELS_FIELD_NUMBER;
       hash = (53 * hash) + internalGetLabels().hashCode();
     }
+    hash = (37 * hash) + JUDGE_CACHE_FIELD_NUMBER;
+    hash = (53 * hash) + judgeCache_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -868,6 +909,7 @@ java.lang.String defaultValue) {
       record_ = false;
       runName_ = "";
       internalGetMutableLabels().clear();
+      judgeCache_ = 0;
       return this;
     }
 
@@ -942,6 +984,9 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.labels_ = internalGetLabels();
         result.labels_.makeImmutable();
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.judgeCache_ = judgeCache_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1021,6 +1066,9 @@ java.lang.String defaultValue) {
       internalGetMutableLabels().mergeFrom(
           other.internalGetLabels());
       bitField0_ |= 0x00000100;
+      if (other.judgeCache_ != 0) {
+        setJudgeCacheValue(other.getJudgeCacheValue());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1104,6 +1152,11 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000100;
               break;
             } // case 98
+            case 104: {
+              judgeCache_ = input.readEnum();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 104
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2210,6 +2263,88 @@ java.lang.String defaultValue) {
       internalGetMutableLabels().getMutableMap()
           .putAll(values);
       bitField0_ |= 0x00000100;
+      return this;
+    }
+
+    private int judgeCache_ = 0;
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+     * A stream that asks the judges again reads no verdict given before it began. A value
+     * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+     * @return The enum numeric value on the wire for judgeCache.
+     */
+    @java.lang.Override public int getJudgeCacheValue() {
+      return judgeCache_;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+     * A stream that asks the judges again reads no verdict given before it began. A value
+     * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+     * @param value The enum numeric value on the wire for judgeCache to set.
+     * @return This builder for chaining.
+     */
+    public Builder setJudgeCacheValue(int value) {
+      judgeCache_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+     * A stream that asks the judges again reads no verdict given before it began. A value
+     * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+     * @return The judgeCache.
+     */
+    @java.lang.Override
+    public dev.scorewire.v1.JudgeCache getJudgeCache() {
+      dev.scorewire.v1.JudgeCache result = dev.scorewire.v1.JudgeCache.forNumber(judgeCache_);
+      return result == null ? dev.scorewire.v1.JudgeCache.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+     * A stream that asks the judges again reads no verdict given before it began. A value
+     * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+     * @param value The judgeCache to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setJudgeCache(dev.scorewire.v1.JudgeCache value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000200;
+      judgeCache_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+     * A stream that asks the judges again reads no verdict given before it began. A value
+     * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+     * </pre>
+     *
+     * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearJudgeCache() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      judgeCache_ = 0;
+      onChanged();
       return this;
     }
 

@@ -273,4 +273,27 @@ java.lang.String defaultValue);
    */
   java.lang.String getLabelsOrThrow(
       java.lang.String key);
+
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+   * A stream that asks the judges again reads no verdict given before it began. A value
+   * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+   * @return The enum numeric value on the wire for judgeCache.
+   */
+  int getJudgeCacheValue();
+  /**
+   * <pre>
+   * How the judge-backed checks use the verdict cache; see RunSuiteRequest.judge_cache.
+   * A stream that asks the judges again reads no verdict given before it began. A value
+   * this server does not know is INVALID_ARGUMENT naming `config.judge_cache`.
+   * </pre>
+   *
+   * <code>.scorewire.v1.JudgeCache judge_cache = 13;</code>
+   * @return The judgeCache.
+   */
+  dev.scorewire.v1.JudgeCache getJudgeCache();
 }

@@ -136,7 +136,7 @@ public enum SuiteFormat
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.scorewire.v1.ScoringProto.getDescriptor().getEnumType(1);
+    return dev.scorewire.v1.ScoringProto.getDescriptor().getEnumType(2);
   }
 
   private static final SuiteFormat[] VALUES = values();
