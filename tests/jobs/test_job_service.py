@@ -230,3 +230,43 @@ async def test_a_jobs_cases_are_held_in_the_tenants_bytes_in_flight(tmp_path: Pa
         assert (await srv.jobs.ListJobs(jpb.ListJobsRequest())).jobs == []
         small = await srv.jobs.CreateJob(requests(_config(), texts(["Paris"] * 3)))
         assert small.job.cases_total == 3
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+async def test_a_suite_that_asks_the_judges_again_does_so_in_a_job(
+    tmp_path: Path, fresh: bool
+) -> None:
+    # "thank you" is judged (and cached) by a RunSuite first; a job of the same suite asks
+    # the judge again when the suite says fresh_judges (before, a job ignored it), and
+    # reads the cached verdict when it does not
+    import json
+
+    from scorewire.judge import JudgeService
+    from scorewire.v1 import scoring_pb2_grpc
+
+    from tests.fakes.base import Reply
+    from tests.fakes.openai_server import FakeOpenAI
+
+    key = "sk-jobs-fresh"
+    fake = FakeOpenAI(
+        api_key=key, default=Reply(content=json.dumps({"reasoning": "r", "score": 5}))
+    )
+    suite = f"settings: {{fresh_judges: {str(fresh).lower()}}}\n" + (
+        'checks:\n  polite: {type: judge, rubric: "Is it polite?"}\n'
+    )
+    cases = texts(["thank you"])
+    with fake.running():
+        async with job_server(
+            tmp_path, openai_base_url=fake.url, openai_api_key=key,
+            judge_model="openai:gpt-4o-mini", judge=JudgeService.from_settings,
+        ) as srv:  # fmt: skip
+            scoring = scoring_pb2_grpc.ScoringServiceStub(srv.channel)
+            read = pb.RunSuiteRequest(
+                suite_yaml=suite, cases=cases, judge_cache=pb.JUDGE_CACHE_READ
+            )
+            _ = [m async for m in scoring.RunSuite(read)]
+            assert fake.calls == 1
+            made = await srv.jobs.CreateJob(requests(jpb.JobConfig(suite_yaml=suite), cases))
+            end = (await watch_to_end(srv.jobs, made.job.job_id))[-1]
+            assert end.state == jpb.JOB_STATE_SUCCEEDED
+    assert fake.calls == (2 if fresh else 1)

@@ -195,6 +195,8 @@ class JobRunner:
         LeaseLost as soon as the job is no longer this runner's."""
         done = job.cases_done if job.progress_exact else await self._recorded(run.run_id)
         ctx = self._contexts(job.tenant or None)
+        if info.settings.fresh_judges:  # the suite asks the judges again: since the job began
+            ctx.fresh_since = job.created_at.timestamp()
         lease = self._settings.jobs_lease_s
         loop = asyncio.get_running_loop()
         turn_ends = loop.time() + self._settings.jobs_slice_s
