@@ -60,7 +60,7 @@ class Delivery:
 
 
 class ObservationQueue(Protocol):
-    """A durable queue of observations (SQLite or Redis Streams)."""
+    """A durable queue of observations (SQLite, Redis Streams or PostgreSQL)."""
 
     description: str
     """The engine and where it is, for logs (no credentials)."""
