@@ -13,6 +13,11 @@ tenant: a put locks the queued counter (puts take turns, so two cannot both pass
 bound) and reads the done one, which only grows, so a put reading it a moment old sees the
 queue fuller than it is, never emptier; `done` adds to the done counters only. Producers
 and the consumer therefore never wait on each other's rows.
+
+Taking turns is what the bounds cost: a put holds the lock until its commit is on disk,
+so puts commit one after another and the intake is about one batch per commit (a
+function, `scorewire_observe_put`, makes a put one round trip, to keep that short).
+Bigger batches from the callers raise it; `bench/observe_bench.py` measures it.
 """
 
 from __future__ import annotations
@@ -67,6 +72,59 @@ _SCHEMA = (
         ON CONFLICT (side) DO NOTHING""",
     """CREATE TABLE IF NOT EXISTS scorewire_observe_rules (
         name TEXT PRIMARY KEY, body BYTEA NOT NULL)""",
+    # One call per put: the queued counter's lock is held for the function and the commit
+    # only, not across a round trip per statement. `fresh` holds the batch's positions of
+    # the ids to queue (each id's first, unless it is queued or remembered). Returns them,
+    # or, when the batch does not fit, the tenant it does not fit (NULL: the queue), what
+    # that holds and how many more would not fit.
+    """CREATE OR REPLACE FUNCTION scorewire_observe_put(
+        ids TEXT[], payloads BYTEA[], tenants TEXT[], max_depth BIGINT, max_per_tenant BIGINT)
+    RETURNS TABLE (queued BIGINT[], full_tenant TEXT, held BIGINT, more BIGINT)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        depth BIGINT;
+        fresh BIGINT[];
+        over RECORD;
+    BEGIN
+        PERFORM 1 FROM scorewire_observe_total WHERE side = 'queued' FOR UPDATE;
+        SELECT sum(CASE side WHEN 'queued' THEN n ELSE -n END) INTO depth
+            FROM scorewire_observe_total;
+        SELECT coalesce(array_agg(f.ord), '{}') INTO fresh FROM (
+            SELECT DISTINCT ON (b.id) b.ord FROM unnest(ids) WITH ORDINALITY AS b(id, ord)
+            WHERE NOT EXISTS (SELECT 1 FROM scorewire_observe_queue q WHERE q.id = b.id)
+            ORDER BY b.id, b.ord) f;
+        IF depth + cardinality(fresh) > max_depth THEN
+            RETURN QUERY SELECT NULL::BIGINT[], NULL::TEXT, depth, cardinality(fresh)::BIGINT;
+            RETURN;
+        END IF;
+        IF max_per_tenant IS NOT NULL THEN
+            SELECT b.tenant, b.k,
+                coalesce(sum(CASE c.side WHEN 'queued' THEN c.n ELSE -c.n END), 0)::BIGINT
+                AS held INTO over
+            FROM (SELECT t.tenant, count(*) AS k FROM unnest(tenants) WITH ORDINALITY
+                  AS t(tenant, ord) WHERE t.ord = ANY(fresh) GROUP BY t.tenant) b
+            LEFT JOIN scorewire_observe_count c ON c.tenant = b.tenant
+            GROUP BY b.tenant, b.k
+            HAVING coalesce(sum(CASE c.side WHEN 'queued' THEN c.n ELSE -c.n END), 0) + b.k
+                > max_per_tenant
+            ORDER BY b.tenant LIMIT 1;
+            IF FOUND THEN
+                RETURN QUERY SELECT NULL::BIGINT[], over.tenant, over.held, over.k;
+                RETURN;
+            END IF;
+        END IF;
+        INSERT INTO scorewire_observe_queue (id, payload, tenant)
+            SELECT b.id, b.payload, b.tenant
+            FROM unnest(ids, payloads, tenants) WITH ORDINALITY AS b(id, payload, tenant, ord)
+            WHERE b.ord = ANY(fresh) ORDER BY b.ord;
+        INSERT INTO scorewire_observe_count (tenant, side, n)
+            SELECT t.tenant, 'queued', count(*)
+            FROM unnest(tenants) WITH ORDINALITY AS t(tenant, ord) WHERE t.ord = ANY(fresh)
+            GROUP BY t.tenant ORDER BY t.tenant
+            ON CONFLICT (tenant, side) DO UPDATE SET n = scorewire_observe_count.n + excluded.n;
+        UPDATE scorewire_observe_total SET n = n + cardinality(fresh) WHERE side = 'queued';
+        RETURN QUERY SELECT fresh, NULL::TEXT, 0::BIGINT, 0::BIGINT;
+    END $$""",
 )
 _NOW = "extract(epoch FROM statement_timestamp())"
 _TAKE = f"""
@@ -152,55 +210,28 @@ class PostgresQueue:
     async def put(
         self, items: Sequence[tuple[str, bytes]], tenants: Sequence[str] = ()
     ) -> list[bool]:
-        """Queue the batch in one transaction (see `ObservationQueue.put`)."""
-        rows = [(i, p, t) for (i, p), t in zip(items, tenants or [""] * len(items), strict=True)]
+        """Queue the batch in one transaction, one call (see `ObservationQueue.put`)."""
         ids = [i for i, _ in items]
+        owners = list(tenants) if tenants else [""] * len(items)
+        if len(owners) != len(items):
+            raise ValueError(f"{len(items)} observations and {len(owners)} tenants")
+        args = (ids, [p for _, p in items], owners)
 
-        async def put(cur: Any) -> list[bool]:
-            await cur.execute(
-                "SELECT n FROM scorewire_observe_total WHERE side = 'queued' FOR UPDATE"
-            )  # fmt: skip  (puts take turns from here)
-            await cur.execute(_DEPTH)
-            depth = int((await cur.fetchone())[0])
-            await cur.execute("SELECT id FROM scorewire_observe_queue WHERE id = ANY(%s)", (ids,))
-            known = {r[0] for r in await cur.fetchall()}
-            # an id twice in one batch is queued once
-            fresh = list({r[0]: r for r in rows if r[0] not in known}.values())
-            if depth + len(fresh) > self._max:
-                raise QueueFull(
-                    f"the observation queue holds {depth} of at most {self._max} "
-                    f"(SCOREWIRE_OBSERVE_QUEUE_MAX): {len(fresh)} more do not fit"
-                )
-            per = collections.Counter(t for _, _, t in fresh)
-            await self._check_tenants(cur, per)
-            await cur.execute(
-                "INSERT INTO scorewire_observe_queue (id, payload, tenant) "
-                "SELECT * FROM unnest(%s::text[], %s::bytea[], %s::text[])",
-                ([r[0] for r in fresh], [r[1] for r in fresh], [r[2] for r in fresh]),
+        async def put(cur: Any) -> tuple[Any, ...]:
+            await cur.execute("SELECT * FROM scorewire_observe_put(%s, %s, %s, %s, %s)",
+                              (*args, self._max, self._per_tenant))  # fmt: skip
+            return tuple(await cur.fetchone())
+
+        queued, tenant, held, more = await self._run(put)
+        if queued is not None:
+            at = {int(k) - 1 for k in queued}  # positions in the batch, from 1
+            return [k in at for k in range(len(ids))]
+        if tenant is None:
+            raise QueueFull(
+                f"the observation queue holds {held} of at most {self._max} "
+                f"(SCOREWIRE_OBSERVE_QUEUE_MAX): {more} more do not fit"
             )
-            await _add(cur, "queued", per)
-            queued, out = {r[0] for r in fresh}, []
-            for i in ids:
-                out.append(i in queued)
-                queued.discard(i)
-            return out
-
-        return await self._run(put)
-
-    async def _check_tenants(self, cur: Any, per: collections.Counter[str]) -> None:
-        """QueueFull when a tenant's new observations do not fit its share."""
-        cap = self._per_tenant
-        if cap is None or not per:
-            return
-        await cur.execute(
-            "SELECT tenant, sum(CASE side WHEN 'queued' THEN n ELSE -n END) "
-            "FROM scorewire_observe_count WHERE tenant = ANY(%s) GROUP BY tenant",
-            (sorted(per),),
-        )
-        held = {r[0]: int(r[1]) for r in await cur.fetchall()}
-        for tenant, n in sorted(per.items()):
-            if held.get(tenant, 0) + n > cap:
-                raise QueueFull(tenant_full(tenant, held.get(tenant, 0), cap, n))
+        raise QueueFull(tenant_full(tenant, int(held), self._per_tenant or 0, int(more)))
 
     async def take(self, limit: int) -> list[Delivery]:
         """Hand out up to `limit` observations never taken, or taken longer than this
