@@ -6,7 +6,8 @@ LOCKED` and the lease's UPDATE in one statement: replicas taking at once each ge
 rows and none waits on another's lock; a row whose lease lapsed (its taker died) is
 taken again. Leases are read on the database's clock, so replicas whose clocks differ
 agree on when one lapsed. Every call is one transaction, committed before it returns
-(PostgreSQL's `synchronous_commit` on, its default: acknowledged means in the WAL on disk).
+(PostgreSQL's `synchronous_commit` on, its default: acknowledged means in the WAL on disk),
+but for a take's, whose lease a crash may lose (the rows are then handed out again).
 
 The depth is two counters, observations ever queued and ever done, in the queue and per
 tenant: a put locks the queued counter (puts take turns, so two cannot both pass the
@@ -22,7 +23,6 @@ Bigger batches from the callers raise it; `bench/observe_bench.py` measures it.
 
 from __future__ import annotations
 
-import collections
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -135,20 +135,26 @@ WITH ready AS (
 UPDATE scorewire_observe_queue q SET taken_at = {_NOW}, deliveries = q.deliveries + 1
 FROM ready WHERE q.id = ready.id
 RETURNING q.id, q.payload, q.deliveries, q.tenant, q.seq"""
-# Rows locked in id order: two consumers finishing the same lapsed rows cannot deadlock.
+# One statement: rows locked in id order (two consumers finishing the same lapsed rows
+# cannot deadlock), marked done, and counted off the done counters of their tenants and
+# of the queue; a row already done is not counted again.
 _DONE = f"""
 WITH mine AS (
     SELECT id FROM scorewire_observe_queue WHERE id = ANY(%s) AND NOT done
-    ORDER BY id FOR UPDATE)
-UPDATE scorewire_observe_queue q SET done = TRUE, payload = NULL, taken_at = {_NOW}
-FROM mine WHERE q.id = mine.id RETURNING q.tenant"""
+    ORDER BY id FOR UPDATE),
+marked AS (
+    UPDATE scorewire_observe_queue q SET done = TRUE, payload = NULL, taken_at = {_NOW}
+    FROM mine WHERE q.id = mine.id RETURNING q.tenant),
+per AS (SELECT tenant, count(*) AS k FROM marked GROUP BY tenant),
+tenants AS (
+    INSERT INTO scorewire_observe_count (tenant, side, n)
+    SELECT tenant, 'done', k FROM per ORDER BY tenant
+    ON CONFLICT (tenant, side) DO UPDATE SET n = scorewire_observe_count.n + excluded.n)
+UPDATE scorewire_observe_total SET n = n + (SELECT coalesce(sum(k), 0) FROM per)
+WHERE side = 'done'"""
 _PRUNE = f"""
 DELETE FROM scorewire_observe_queue WHERE id IN (
     SELECT id FROM scorewire_observe_queue WHERE done AND taken_at < {_NOW} - %s LIMIT %s)"""
-_COUNT = """
-INSERT INTO scorewire_observe_count (tenant, side, n) SELECT t, %s, k
-FROM unnest(%s::text[], %s::bigint[]) AS u(t, k) ORDER BY t
-ON CONFLICT (tenant, side) DO UPDATE SET n = scorewire_observe_count.n + excluded.n"""
 _DEPTH = "SELECT sum(CASE side WHEN 'queued' THEN n ELSE -n END) FROM scorewire_observe_total"
 
 
@@ -238,6 +244,9 @@ class PostgresQueue:
         queue's lease ago, oldest first (see `SqliteQueue.take`)."""
 
         async def take(cur: Any) -> list[Delivery]:
+            # A lease lost with a crash only hands the rows out again sooner: the take
+            # does not wait for its commit to reach the disk.
+            await cur.execute("SELECT set_config('synchronous_commit', 'off', true)")
             await cur.execute(_TAKE, (self._lease_s, limit))
             return [
                 Delivery(r[0], bytes(r[1]), r[0], int(r[2]), r[3])
@@ -261,14 +270,12 @@ class PostgresQueue:
 
     async def done(self, deliveries: Sequence[Delivery]) -> None:
         """Mark processed (the id stays for the dedupe window) and count them off, in one
-        transaction; then forget ids past the window, a slice at a time."""
+        statement; then forget ids past the window, a slice at a time."""
         if deliveries:
             ids = [d.id for d in deliveries]
 
             async def done(cur: Any) -> None:
                 await cur.execute(_DONE, (ids,))
-                per = collections.Counter(r[0] for r in await cur.fetchall())
-                await _add(cur, "done", per)
 
             await self._run(done)
         now = time.monotonic()
@@ -342,14 +349,3 @@ class PostgresQueue:
 
 async def _nothing(cur: Any) -> None:
     """An operation that only makes `_run` create the tables."""
-
-
-async def _add(cur: Any, side: str, per: collections.Counter[str]) -> None:
-    """Add to the `side` counters ('queued' or 'done') of the tenants and the queue."""
-    if not per:
-        return
-    tenants = sorted(per)
-    await cur.execute(_COUNT, (side, tenants, [per[t] for t in tenants]))
-    await cur.execute(
-        "UPDATE scorewire_observe_total SET n = n + %s WHERE side = %s", (per.total(), side)
-    )
