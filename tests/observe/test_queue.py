@@ -104,3 +104,21 @@ async def test_a_redelivery_another_consumer_finished_meanwhile_is_processed(
     assert await other.processed(again)
     await other.done([again])
     assert await other.depth() == 0
+
+
+async def test_batches_racing_for_the_last_room_never_pass_the_bound(
+    open_queue: QueueOpener,
+) -> None:
+    # replicas putting at once: exactly as many batches fit as there is room for
+    queues = [await open_queue(max_depth=100) for _ in range(4)]
+    await queues[0].put([(f"a{i}", b"") for i in range(50)])
+
+    async def put(k: int) -> bool:
+        try:
+            await queues[k % 4].put([(f"b{k}-{i}", b"") for i in range(10)])
+        except QueueFull:
+            return False
+        return True
+
+    fitted = await asyncio.gather(*(put(k) for k in range(16)))
+    assert sum(fitted) == 5 and await queues[0].depth() == 100
