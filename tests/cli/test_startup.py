@@ -308,6 +308,7 @@ def test_the_serving_line_says_what_the_server_chose_and_no_secret(tmp_path: Pat
     assert "scoring workers 3 per process" in line, line
     assert "requests in flight at most 64 MiB" in line, line
     assert f"labels sqlite {tmp_path / 'labels.db'}" in line, line
+    assert "observe queue sqlite:" in line and "observe.db" in line, line
     assert "verdict cache redis://127.0.0.1:" in line and "hunter2" not in log, line
     assert "TLS on;" in line and "tokens 2;" in line, line
     # nothing listens on the cache's port: said at start-up, not found out per call

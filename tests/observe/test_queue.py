@@ -77,3 +77,48 @@ async def test_an_id_is_forgotten_after_the_dedupe_window(open_queue: QueueOpene
     await q.put([("b", b"2")])
     await q.done(await q.take(10))  # the SQLite queue forgets old ids as it marks others done
     assert await q.put([("a", b"1")]) == [True]
+
+
+async def test_consumers_taking_at_once_never_get_the_same_observation(
+    open_queue: QueueOpener,
+) -> None:
+    # replicas share the queue: each observation goes to one of them while its lease holds
+    queues = [await open_queue(max_depth=1000) for _ in range(3)]
+    await queues[0].put([(f"o{i}", b"") for i in range(600)])
+    taken = [[d.id for d in t] for t in await asyncio.gather(*(q.take(150) for q in queues))]
+    taken += [[d.id for d in t] for t in await asyncio.gather(*(q.take(150) for q in queues))]
+    ids = [i for t in taken for i in t]
+    assert sorted(ids) == sorted(f"o{i}" for i in range(600))  # each once, none left out
+
+
+async def test_a_redelivery_another_consumer_finished_meanwhile_is_processed(
+    open_queue: QueueOpener,
+) -> None:
+    # a slow consumer whose lease lapsed finishes after another took it: not scored again
+    slow, other = await open_queue(lease_s=0.2), await open_queue(lease_s=0.2)
+    await slow.put([("a", b"1")])
+    first = await slow.take(10)
+    await asyncio.sleep(0.4)
+    (again,) = await other.take(10)
+    await slow.done(first)
+    assert await other.processed(again)
+    await other.done([again])
+    assert await other.depth() == 0
+
+
+async def test_batches_racing_for_the_last_room_never_pass_the_bound(
+    open_queue: QueueOpener,
+) -> None:
+    # replicas putting at once: exactly as many batches fit as there is room for
+    queues = [await open_queue(max_depth=100) for _ in range(4)]
+    await queues[0].put([(f"a{i}", b"") for i in range(50)])
+
+    async def put(k: int) -> bool:
+        try:
+            await queues[k % 4].put([(f"b{k}-{i}", b"") for i in range(10)])
+        except QueueFull:
+            return False
+        return True
+
+    fitted = await asyncio.gather(*(put(k) for k in range(16)))
+    assert sum(fitted) == 5 and await queues[0].depth() == 100

@@ -27,6 +27,7 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from psycopg_pool import AsyncConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
@@ -44,6 +45,14 @@ _ABANDONED: set[asyncio.Task[object]] = set()
 # second keeps the recovery within about a second of the database's return, for one
 # connection attempt a second per pool while it is down.
 AttemptWithBackoff.DELAY_BACKOFF = 1.0
+
+
+def store_address(url: str) -> str:
+    """`scheme://host:port/db` of a store URL, without its user, password or query: how
+    logs and errors name a database."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
 
 
 def open_pool(

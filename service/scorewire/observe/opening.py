@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scorewire.core.errors import StartupError
 from scorewire.judge.redis_url import parse_redis_url, redis_client
 from scorewire.observe.costs import check_rule_prices
+from scorewire.observe.postgres_queue import PostgresQueue
 from scorewire.observe.queue import ObservationQueue, SqliteQueue
 from scorewire.observe.redis_queue import RedisQueue
 from scorewire.observe.rules import Rule, load_rules_file
@@ -15,22 +17,28 @@ from scorewire.settings import Settings
 
 QUEUE_FILE = "observe.db"
 """The embedded queue's SQLite file, under the state directory."""
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+"""URL schemes that put the queue in PostgreSQL (any other must be Redis's)."""
 QUEUE_TIMEOUT_S = 2.0
 """Seconds one Redis queue operation may take before the queue counts as not answering."""
 
 
 def queue_url(settings: Settings) -> str | None:
-    """The Redis URL of the queue (`observe_queue_url`), else None (the SQLite file).
+    """The URL of the queue (`observe_queue_url`: Redis or PostgreSQL), else None (the
+    SQLite file).
 
     Never the cache's Redis by default: a cache may evict under memory pressure (the
-    compose file's runs `allkeys-lru`), and an acknowledged observation must not be."""
+    compose file's runs `allkeys-lru`), and an acknowledged observation must not be.
+    Never `database_url` by default either: a deployment that sets it for its stores
+    would, on upgrading, leave what its `observe.db` had acknowledged unscored."""
     if settings.observe_queue_url is not None and settings.observe_queue_url.get_secret_value():
         return settings.observe_queue_url.get_secret_value()
     return None
 
 
 def open_queue(settings: Settings) -> ObservationQueue:
-    """The queue the settings name (not started); StartupError for a bad URL."""
+    """The queue the settings name (not started): the URL's scheme picks the engine;
+    StartupError for a bad URL."""
     url = queue_url(settings)
     if url is None:
         path = settings.state_path() / QUEUE_FILE
@@ -39,6 +47,19 @@ def open_queue(settings: Settings) -> ObservationQueue:
             max_depth=settings.observe_queue_max,
             max_per_tenant=settings.observe_queue_max_per_tenant,
             dedupe_s=settings.observe_dedupe_s,
+        )
+    scheme = urlsplit(url.strip()).scheme.lower()
+    if scheme in POSTGRES_SCHEMES:
+        return PostgresQueue(
+            url.strip(),
+            max_depth=settings.observe_queue_max,
+            max_per_tenant=settings.observe_queue_max_per_tenant,
+            dedupe_s=settings.observe_dedupe_s,
+            timeout_s=settings.store_timeout_s,
+        )
+    if not scheme.startswith(("redis", "sentinel")):  # Redis's own are parsed below
+        raise StartupError(
+            "SCOREWIRE_OBSERVE_QUEUE_URL must start with redis://, rediss:// or postgresql://"
         )
     try:
         target = parse_redis_url(url, "SCOREWIRE_OBSERVE_QUEUE_URL")

@@ -60,7 +60,7 @@ class Delivery:
 
 
 class ObservationQueue(Protocol):
-    """A durable queue of observations (SQLite or Redis Streams)."""
+    """A durable queue of observations (SQLite, Redis Streams or PostgreSQL)."""
 
     description: str
     """The engine and where it is, for logs (no credentials)."""
@@ -242,9 +242,11 @@ class SqliteQueue:
         return await self._run(take)
 
     async def processed(self, delivery: Delivery) -> bool:
-        """Never true here: `done` and the removal are one transaction, and `take` hands
-        out only what is not done."""
-        return False
+        """Whether another consumer marked it done after this one took it (its lease had
+        lapsed while the first one was still scoring it)."""
+        sql = "SELECT done FROM observe_queue WHERE id = ?"
+        rows = await self._run(lambda c: c.execute(sql, (delivery.id,)).fetchall())
+        return bool(rows and rows[0][0])
 
     async def done(self, deliveries: Sequence[Delivery]) -> None:
         """Mark processed (the id stays for the dedupe window), in one transaction."""

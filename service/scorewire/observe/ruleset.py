@@ -2,11 +2,11 @@
 
 The file's rules are loaded at start-up and cannot be changed while the server runs.
 Rules created over gRPC are stored beside the observation queue (`ObservationQueue.rules`:
-a table of its SQLite file, a hash in its Redis), so every replica applies the same ones:
-each reads them again every `REFRESH_S`, and at once after a change it made itself. A
-stored rule is checked as the file's are, when it is created and when it is read (a
-stored rule that no longer compiles here, say after a check type was removed, is left
-out and logged, never applied half-way).
+a table of its SQLite file or PostgreSQL database, a hash in its Redis), so every replica
+applies the same ones: each reads them again every `REFRESH_S`, and at once after a
+change it made itself. A stored rule is checked as the file's are, when it is created
+and when it is read (a stored rule that no longer compiles here, say after a check type
+was removed, is left out and logged, never applied half-way).
 """
 
 from __future__ import annotations

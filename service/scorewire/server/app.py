@@ -364,11 +364,10 @@ async def serve(settings: Settings, *, ready_line: bool = True, worker: int = 0)
             scoring_workers=pool.size if pool is not None else 0,
             tokens=len(principals_from_settings(settings)),
             cache=judge.cache.description,
+            queue=queue.description,
         ),
     )
-    log.info(
-        "online evaluation: %d rules, observations queued in %s", len(rules), queue.description
-    )
+    log.info("online evaluation: %d rules from the rules file", len(rules))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -7,30 +7,23 @@ Secrets never appear: a store URL is shown as its scheme, host and database only
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 from scorewire.core.cgroup import read_limits
+from scorewire.core.postgres_calls import store_address
 from scorewire.engine import native
 from scorewire.settings import Settings
 
 MIB = 1024 * 1024
 
 
-def _where(url: str) -> str:
-    """`scheme://host:port/db` of a store URL, without its user, password or query."""
-    parts = urlsplit(url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
-
-
 def _store(url: SecretStr | None, file: Path) -> str:
-    return _where(url.get_secret_value()) if url is not None else f"sqlite {file}"
+    return store_address(url.get_secret_value()) if url is not None else f"sqlite {file}"
 
 
-def chosen(settings: Settings, *, scoring_workers: int, tokens: int, cache: str) -> str:
-    """The line's text (after "serving on HOST:PORT (pid N)"); `cache` is the verdict
-    cache's own description (`VerdictCache.description`: no credentials)."""
+def chosen(settings: Settings, *, scoring_workers: int, tokens: int, cache: str, queue: str) -> str:
+    """The line's text (after "serving on HOST:PORT (pid N)"); `cache` and `queue` are the
+    verdict cache's and the observation queue's own descriptions (no credentials)."""
     tls = "off"
     if settings.tls_cert:
         tls = "on, client certificates required" if settings.tls_client_ca else "on"
@@ -51,6 +44,7 @@ def chosen(settings: Settings, *, scoring_workers: int, tokens: int, cache: str)
         f"verdict cache {cache}",
         f"labels {_store(settings.labels_url, settings.labels_file())}",
         f"runs {_store(settings.runs_url, settings.runs_file())}",
+        f"observe queue {queue}",
         f"TLS {tls}",
         f"tokens {tokens if tokens else 'off (every caller is let in)'}",
         f"scoring {kernel}",

@@ -13,8 +13,11 @@ class ObserveSettings(BaseModel):
     """YAML or JSON file of evaluation rules, loaded at start-up (a bad rule stops it); a
     relative path is under the state directory. Unset: no rules (observations still queue)."""
     observe_queue_url: SecretStr | None = None
-    """`redis://` or `rediss://` Redis of the observation queue (a stream shared by replicas;
-    no eviction, AOF on); unset: `observe.db` under the state directory."""
+    """Where observations are queued, shared by replicas, its scheme picking the engine:
+    `redis://` or `rediss://` (a stream with a consumer group; give it a Redis with no
+    eviction and AOF on) or `postgresql://` (a table taken with SKIP LOCKED; may be the
+    `database_url` database). Unset: `observe.db` under the state directory (never
+    `database_url` unless named here). Never logged with its credentials."""
     observe_queue_max: int = Field(100_000, ge=1)
     """Most observations queued or being scored; a batch past it is RESOURCE_EXHAUSTED."""
     observe_queue_max_per_tenant: int | None = Field(None, ge=1)
