@@ -398,6 +398,9 @@ def test_several_processes_on_sqlite_labels_warn_at_start_up(
         line, _ = read_line_until(proc, proc.stderr, lambda s: "SQLite" in s, 15)
     assert line is not None and why in line and "SCOREWIRE_DATABASE_URL" in line
     assert "labels (" in line and ("runs (" in line) == ("REPLICAS" in why)
+    # replicas each with an observe.db would score apart what each acknowledged
+    assert ("observe queue (" in line) == ("SCOREWIRE_OBSERVE_QUEUE_URL" in line)
+    assert ("observe queue (" in line) == ("REPLICAS" in why)
 
 
 def test_one_process_on_sqlite_does_not_warn(judge: FakeOpenAI, tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from scorewire.labels import LabelsUnavailable, open_label_store
 from scorewire.metrics import start_metrics
 from scorewire.observe import evaluation_events
 from scorewire.observe.consumer import ObserveConsumer, Observing
-from scorewire.observe.opening import open_queue, rules_from_settings
+from scorewire.observe.opening import QUEUE_FILE, open_queue, rules_from_settings
 from scorewire.observe.queue import QueueUnavailable
 from scorewire.observe.ruleset import RuleSet
 from scorewire.runs import DriftWatch, RunRecorder, RunStore, RunsUnavailable, open_run_store
@@ -392,8 +392,8 @@ def _webhooks(settings: Settings) -> Webhooks | None:
 def per_process_state_warning(settings: Settings) -> str | None:
     """The start-up warning of a server that is one of several processes while a store
     they should share is a SQLite file of its own, else None: labels with several
-    processes or replicas, recorded runs and jobs with several replicas (worker
-    processes on one host share the run and job stores' files)."""
+    processes or replicas; recorded runs, jobs and the observation queue with several
+    replicas (worker processes on one host share those files)."""
     processes = max(settings.workers, settings.replicas)
     local = [
         f"{name} ({path})"
@@ -401,6 +401,7 @@ def per_process_state_warning(settings: Settings) -> str | None:
             ("labels", settings.labels_url, settings.labels_file(), False),
             ("runs", settings.runs_url, settings.runs_file(), True),
             ("jobs", settings.database_url, settings.state_path() / settings.jobs_path, True),
+            ("observe queue", settings.observe_queue_url, settings.state_path() / QUEUE_FILE, True),
         )
         if url is None and (settings.replicas > 1 or not shared_on_host)
     ]
@@ -415,6 +416,11 @@ def per_process_state_warning(settings: Settings) -> str | None:
         f"{why}, but these stores are SQLite files of this process: {', '.join(local)}; "
         "each process keeps its own, so what one writes another does not read; set "
         "SCOREWIRE_DATABASE_URL to a PostgreSQL database shared by all of them"
+        + (
+            " (and SCOREWIRE_OBSERVE_QUEUE_URL to it, or to a Redis, for the observe queue)"
+            if any(item.startswith("observe queue") for item in local)
+            else ""
+        )
     )
 
 
