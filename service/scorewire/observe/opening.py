@@ -19,10 +19,6 @@ QUEUE_FILE = "observe.db"
 """The embedded queue's SQLite file, under the state directory."""
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 """URL schemes that put the queue in PostgreSQL (any other must be Redis's)."""
-QUEUE_TIMEOUT_S = 2.0
-"""Seconds one Redis queue operation may take before the queue counts as not answering."""
-
-
 def queue_url(settings: Settings) -> str | None:
     """The URL of the queue (`observe_queue_url`: Redis or PostgreSQL), else None (the
     SQLite file).
@@ -68,7 +64,7 @@ def open_queue(settings: Settings) -> ObservationQueue:
     client = redis_client(
         target,
         tls_ca=settings.redis_tls_ca,
-        timeout_s=QUEUE_TIMEOUT_S,
+        timeout_s=settings.store_timeout_s,
         pool_size=16,
         decode_responses=False,
     )

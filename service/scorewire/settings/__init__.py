@@ -432,8 +432,8 @@ class StoreSettings(BaseModel):
     """`postgresql://user:password@host:port/db`: the database replicas share, for the label
     and run stores (`labels_url`, `runs_url` override it); unset: SQLite files. Never logged."""
     store_timeout_s: float = Field(2.0, gt=0)
-    """Seconds one call to a label, run or job store or the observation queue in PostgreSQL
-    may take, waiting for a connection included, before the store counts as not answering:
+    """Seconds one call to a label, run or job store or the observation queue (PostgreSQL or
+    Redis) may take, waiting for a connection included, before the store counts as not answering:
     the request fails UNAVAILABLE naming the store (a `human` check scores
     LABELS_UNAVAILABLE), however the database stopped answering (down, frozen, its host
     gone). The run store's maintenance (heartbeat, stale runs, retention), which no
