@@ -491,6 +491,83 @@ def test_edges_answer_as_python(spec: dict[str, Any], exp: Any, txt: str) -> Non
     assert _scores(got[0]) == _scores(score_case_sync(plan, case, CTX))
 
 
+# Documents whose every prefix (an output cut short) and every one-character change
+# `test_broken_json_is_worded_as_pythons_decoder_words_it` scores.
+DOCUMENTS = [
+    '{"order_id": 1007, "status": "shipped", "items": [{"sku": "S-3", "qty": 2}], "total": 12.5}',
+    '{"a": "q\\"u\\\\o\\/t\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00", "b": [true, false, null, {}, []]}',
+    "[0, -0, 1.5, -2.5e-7, 1E+5, 1e22, 123456789, -0.0, 5e-324]",
+    '{\n  "東京": "café",\r\n  "k": [\n    1,\n    "\u2028\u00a0"\n  ]\n}',
+]
+ODD_JSON = [
+    *("1.", "1e", "1e+", "1e+x", "1.e5", "-", "-x", "--1", "01", "-01", "00", "1 2", "[1 2]"),
+    *("[1,]", '{"a": 1,}', "[1, ]", '{"a": 1 , }', '{"a" 1}', '{"a":}', "{1: 2}", "{,}"),
+    *('"abc', '"a\\qb"', '"a\\', '"\\u12"', '"\\u12', '"\\u00e9', '"\\u00e9"x'),
+    *('"\\ud83d\\ude00', '"\\ud83d\\ude0', '"\\ud83d"', '"\\ud83d\\u0041"', '"\\udc00"'),
+    *('"tab\there"', '"nul\x00"', '"del\x7f"', "nul", "tru", "fals", "nulll", "truex"),
+    *("NaN", "[NaN", "-Infinity", "[Infinity]", "[-Infinity", "Nan", "Inf", "1e400", "[1e400"),
+    *("9" * 25, "[" + "9" * 25 + " x", '{"a": 1, "a": 2', '{"a": 1, "a": 2} x', "[1]x"),
+    *("{} {}", " \n [", "\ufeff{}", "[" * 200 + "]" * 199, "\u3000{}", "é", " é", "[é]"),
+    *('{"a": 1é', '{"é": [1, "ü"', "\n\n  {\n", '"a\nb"', '["x", \t\n ,]'),
+]
+
+
+def _broken_texts() -> list[str]:
+    out = list(ODD_JSON)
+    for doc in DOCUMENTS:
+        out += [doc[:k] for k in range(len(doc))]
+        for k in range(0, len(doc), 3):
+            out += [
+                doc[:k] + c + doc[k + 1 :] for c in ("x", ",", "}", "]", '"', "\\", "\x01", ":")
+            ]
+    return out
+
+
+def _writable(result: Any) -> bool:
+    try:
+        for sc in result.scores:
+            sc.reason.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def test_broken_json_is_worded_as_pythons_decoder_words_it() -> None:
+    # Where an output is not JSON, exact (a JSON reference) and json_schema quote the
+    # decoder's error, and exact its reference and the value it got: the kernel words
+    # those itself, and must word them as Python does, or leave them to Python. In
+    # process and from a chunk's bytes (the reference as a Value and as JSON text).
+    reference = {"answer": {"b": [1, 2.5, "é\n", None], "a": {"x": True}}, "must_include": ["x"]}
+    plan = _plan(
+        [
+            {"type": "exact", "params": {"path": "answer"}},
+            {"type": "exact", "params": {"expected": [0.1, 1e16, -0.0, 'say "hi"\u2028\x1f']}},
+            {"type": "json_schema", "params": {"schema": ORDER_SCHEMA}},
+        ]
+    )
+    parts = [(f"s{i}", reference, t, None) for i, t in enumerate(_broken_texts())]
+    kernel = native.build(plan, CTX, max_reason_chars=CAP, spread_bytes=wire.score_bytes)
+    assert kernel is not None
+    got, _ = native.score_batch(kernel, iter(_cases(parts)), api._batch_case)
+    want = [score_case_sync(plan, c, CTX) for c in _cases(parts)]
+    for g, w, p in zip(got, want, parts, strict=True):
+        assert _scores(g) == _scores(w), p[2]
+    # A message cannot hold a reason quoting a lone surrogate (`"\\ud83d"` parsed):
+    # Python's writer raises for it, and so does the kernel's (below).
+    parts = [p for p, w in zip(parts, want, strict=True) if _writable(w)]
+    for as_json in (False, True):
+        data = [_case_bytes(*p, as_json=as_json) for p in parts]
+        message, _, _ = kernel.score_wire(data, 0, wire.python_case, 0, None, {}, None, None)
+        want = [score_case_sync(plan, wire.python_case(b, i), CTX) for i, b in enumerate(data)]
+        for r, ms in zip(want, _latencies(message), strict=True):
+            for s, m in zip(r.scores, ms, strict=True):
+                s.latency_ms = m
+        assert message == wire.case_results_message(plan.checks, want, CAP)
+    lone = _case_bytes("s", reference, '{"a": "\\ud83d"}', None, as_json=True)
+    with pytest.raises(UnicodeEncodeError):
+        kernel.score_wire([lone], 0, wire.python_case, 0, None, {}, None, None)
+
+
 def test_plain_cases_never_reach_python(monkeypatch: pytest.MonkeyPatch) -> None:
     # The peers' shape of case (ASCII prose, JSON orders, short answers) is answered by
     # the twins alone, failures included, except the failures only Python can word.

@@ -58,6 +58,10 @@ struct Res {
     /// rare score the native writer does not encode: a judge's spread).
     py: Option<Py<PyAny>>,
     spread: bool,
+    /// Why Python's reason or error message cannot be written to a message (text that is
+    /// not UTF-8: a lone surrogate), raised when the wire path writes it, as Python's
+    /// writer raises; the in-process results keep Python's Score as it is.
+    unwritable: Option<PyErr>,
 }
 
 impl Res {
@@ -74,6 +78,7 @@ impl Res {
             skipped: false,
             py: None,
             spread: false,
+            unwritable: None,
         }
     }
 
@@ -90,24 +95,37 @@ impl Res {
             skipped: false,
             py: None,
             spread: false,
+            unwritable: None,
         }
     }
 
     fn from_py(score: Bound<'_, PyAny>) -> PyResult<Res> {
         let py = score.py();
+        let mut unwritable = None;
+        let mut text = |obj: Bound<'_, PyAny>| -> PyResult<String> {
+            match obj.extract::<String>() {
+                Ok(s) => Ok(s),
+                Err(err) if obj.is_instance_of::<PyString>() => {
+                    unwritable.get_or_insert(err);
+                    Ok(String::new())
+                }
+                Err(err) => Err(err),
+            }
+        };
         let error = score.getattr(intern!(py, "error"))?;
         let error = if error.is_none() {
             None
         } else {
             Some((
                 error.getattr(intern!(py, "code"))?.extract()?,
-                error.getattr(intern!(py, "message"))?.extract()?,
+                text(error.getattr(intern!(py, "message"))?)?,
             ))
         };
+        let reason = text(score.getattr(intern!(py, "reason"))?)?;
         Ok(Res {
             value: score.getattr(intern!(py, "value"))?.extract()?,
             passed: score.getattr(intern!(py, "passed"))?.is_truthy()?,
-            reason: score.getattr(intern!(py, "reason"))?.extract()?,
+            reason,
             error,
             cost: score.getattr(intern!(py, "cost_usd"))?.extract()?,
             latency_ms: score.getattr(intern!(py, "latency_ms"))?.extract()?,
@@ -116,6 +134,7 @@ impl Res {
             skipped: score.getattr(intern!(py, "skipped"))?.is_truthy()?,
             spread: !score.getattr(intern!(py, "spread"))?.is_none(),
             py: Some(score.unbind()),
+            unwritable,
         })
     }
 }
@@ -126,12 +145,29 @@ enum Lazy {
     Unread,
     Python,
     Got(J),
+    /// Not JSON, with the decoder's error (its message and byte offset).
+    NotJson(&'static str, usize),
 }
 
 impl Lazy {
     fn get(&self) -> Option<&J> {
         match self {
             Lazy::Got(j) => Some(j),
+            _ => None,
+        }
+    }
+
+    fn parsed(text: &str) -> Lazy {
+        match json::parse_checked(text) {
+            Ok(j) => Lazy::Got(j),
+            Err(json::Fail::Syntax(message, at)) => Lazy::NotJson(message, at),
+            Err(json::Fail::Python) => Lazy::Python,
+        }
+    }
+
+    fn not_json(&self) -> Option<(&'static str, usize)> {
+        match self {
+            Lazy::NotJson(message, at) => Some((message, *at)),
             _ => None,
         }
     }
@@ -161,11 +197,17 @@ impl<'a, 'py> CaseView<'py> for Wire<'a, 'py> {
     }
     fn prepare_output_json(&mut self) {
         if let Lazy::Unread = self.output {
-            self.output = json::parse(self.case.text).map_or(Lazy::Python, Lazy::Got);
+            self.output = Lazy::parsed(self.case.text);
         }
     }
     fn output_json(&self) -> Option<&J> {
         self.output.get()
+    }
+    fn output_not_json(&self) -> Option<(&'static str, usize)> {
+        self.output.not_json()
+    }
+    fn expected_keys_in_order(&self) -> bool {
+        self.case.expected_keys_in_order()
     }
     fn py_text(&mut self, py: Python<'py>) -> Bound<'py, PyString> {
         self.py_text.get_or_insert_with(|| PyString::new(py, self.case.text)).clone()
@@ -210,11 +252,17 @@ impl<'py> CaseView<'py> for Obj<'py> {
     }
     fn prepare_output_json(&mut self) {
         if let Lazy::Unread = self.parsed {
-            self.parsed = json::parse(self.text()).map_or(Lazy::Python, Lazy::Got);
+            self.parsed = Lazy::parsed(self.text());
         }
     }
     fn output_json(&self) -> Option<&J> {
         self.parsed.get()
+    }
+    fn output_not_json(&self) -> Option<(&'static str, usize)> {
+        self.parsed.not_json()
+    }
+    fn expected_keys_in_order(&self) -> bool {
+        true // the caller's own dict, read in its order
     }
     fn py_text(&mut self, _py: Python<'py>) -> Bound<'py, PyString> {
         self.text_obj.clone()
@@ -464,6 +512,9 @@ impl NativePlan {
     fn put_scores(&self, py: Python<'_>, scores: &[Res], tag: u8, out: &mut Vec<u8>, body: &mut Vec<u8>) -> PyResult<bool> {
         let mut passed = true;
         for (c, s) in self.checks.iter().zip(scores) {
+            if let Some(err) = &s.unwritable {
+                return Err(err.clone_ref(py));
+            }
             passed &= s.passed;
             body.clear();
             if s.spread && s.error.is_none() && !s.skipped {

@@ -4,8 +4,9 @@ A plan of synchronous checks scores whole batches in the kernel: each check whos
 factory described a native twin (`scorewire.core.twin`: contains, exact, regex,
 json_schema, length) is answered there on its common path, and every other check, and
 every case a twin declines (errors, text whose case folding or preview needs the Unicode
-database, JSON that Python must parse or whose failures it must word), runs the plan's
-own Python check through `run_check_sync`. So a result is exactly the Python engine's,
+database, JSON that Python must parse, failures only Python words: a JSON error the
+kernel's parser does not know, a reference object whose key order it cannot know), runs
+the plan's own Python check through `run_check_sync`. So a result is exactly the Python engine's,
 reason included, whichever ran it; `tests/engine/test_native.py` holds the kernel to
 that on random cases. Only `latency_ms` differs, as it does from one run to the next.
 
