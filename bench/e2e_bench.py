@@ -9,10 +9,16 @@ Sections, each printing its per-round figures, the median ratio and its range:
   (`scorewire.api.run_batch`, from the plain dicts inside the timed region to every result
   kept and the summary), against the fastest peer library in process
   (checkllm; it runs in its own environment `--peer-python`, see `peer_bench.py`), on
-  each dataset shape of `--shapes` (`peer_dataset.SHAPES`: the default mix, and the
-  JSON-heavy one where the ratio once fell to ~2.6×), the peer and the engine side by
-  side for each shape in every round; each ratio also in CPU time (the peer's process
-  and this one, over the same timed regions), which the machine's other load moves less;
+  each dataset shape of `--shapes` (`peer_dataset.SHAPES`: the default mix, the
+  JSON-heavy one where the ratio once fell to ~2.6×, and prose written with typographic
+  quotes and dashes), the peer and the engine side by side for each shape in every
+  round. Each runs in a process of its own per round, made for it (`--engine-round` is
+  the engine's): the same dataset built before the clock and nothing else held, so a
+  full collection of the cyclic garbage collector, which walks every object a process
+  holds, costs each what its own work and data make it cost (run in this process, the
+  engine met one ~100 ms collection in every other round, paying for the datasets and
+  RunSuite results this bench holds). Each ratio also in CPU time (each process's own,
+  over the same timed region), which the machine's other load moves less;
 - `suite`: RunSuite end to end through `scorewire.client`: from the plain dicts to the
   last result and the summary, against a server started with its defaults (metrics on);
   the same peer round beside it, and the same cases sent as one RunSuite request (the
@@ -108,6 +114,19 @@ def peer_round(peer_python: str, samples: int, shape: str = "ours") -> Rate:
 
 
 # ---- engine in process ---------------------------------------------------------------
+
+
+def engine_process_round(samples: int, shape: str) -> Rate:
+    """`engine_round` in a process of its own, as the peer's round runs (see the module
+    docstring): checks/s."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--engine-round", shape, "--samples", str(samples)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    return Rate(**json.loads(out.strip().splitlines()[-1]))
 
 
 def engine_round(records: list[dict[str, Any]]) -> Rate:
@@ -569,6 +588,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="per Score round and side")
     parser.add_argument("--peer-python", default=str(ROOT / ".tmp/peers/bin/python"))
     parser.add_argument("--only", default="engine,suite,go,java,score,judge")
+    parser.add_argument("--engine-round", metavar="SHAPE", help=argparse.SUPPRESS)
     parser.add_argument(
         "--shapes",
         default=",".join(SHAPES),
@@ -582,6 +602,10 @@ def main() -> None:
         help="untimed RunSuites each JVM runs first (0: time a cold JVM)",
     )
     args = parser.parse_args()
+    if args.engine_round:  # one engine round in this (fresh) process, for the section
+        r = engine_round(make_records(args.samples, shape=SHAPES[args.engine_round]))
+        print(json.dumps(r._asdict()), flush=True)
+        return
     only = set(args.only.split(","))
     shapes = [s for s in args.shapes.split(",") if s]
     if unknown := set(shapes) - set(SHAPES):
@@ -630,16 +654,7 @@ def main() -> None:
                 for name in shapes if "engine" in only else ():
                     # the peer and the engine on each shape, side by side
                     p = ours if name == "ours" else peer_round(args.peer_python, args.samples, name)
-                    # Made here, not kept: this process holds one extra dataset at a time
-                    # (every object it holds is walked by each full collection the timed
-                    # region meets, as the peer's process holds its one dataset).
-                    data = (
-                        records
-                        if name == "ours"
-                        else make_records(args.samples, shape=SHAPES[name])
-                    )
-                    e = engine_round(data)
-                    del data
+                    e = engine_process_round(args.samples, name)
                     eng[name].append((p, e))
                     print(
                         f"round {i + 1}, shape {name}: peer {p.wall:,.0f} checks/s, "

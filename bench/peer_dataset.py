@@ -13,6 +13,9 @@ always made):
 in five of those broken: where the engine's ratio to the peers fell to ~2.6× while it
 held ~4× on the default shape (a broken order is a failure whose reason quotes the
 parser's error or the expected value, which the engine used to word in Python).
+`SHAPES["typographic"]` writes half the prose answers with curly quotes, an em dash and
+an ellipsis, as models often do: text beyond ASCII, which the engine also used to score
+in Python.
 
 Every reference is a JSON object `{"answer": ..., "must_include": [...]}`. Five checks run
 on every output: contains (the must_include list), regex, exact (against `answer`),
@@ -117,6 +120,13 @@ def _prose(rng: random.Random) -> tuple[str, list[str]]:
     return text, needles
 
 
+def _typographic(text: str) -> str:
+    """`text` with curly quotes around its second word, an em dash for its first " and "
+    and an ellipsis for its final full stop."""
+    first, second, rest = text.split(" ", 2)
+    return f"{first} “{second}” {rest}".replace(" and ", " — ", 1)[:-1] + "…"
+
+
 def _order(rng: random.Random, i: int, broken: float) -> tuple[str, dict[str, Any]]:
     obj: dict[str, Any] = {
         "order_id": 1000 + i,
@@ -140,14 +150,21 @@ def _order(rng: random.Random, i: int, broken: float) -> tuple[str, dict[str, An
 class Shape:
     """How a dataset mixes its outputs, in tenths: of every ten records, `json_tenths`
     are JSON orders and `short_tenths` short answers, the rest prose; `broken` of the
-    orders are not valid (half cut short, half with a field of the wrong type)."""
+    orders are not valid (half cut short, half with a field of the wrong type);
+    `typographic` of the prose answers are written as models often write them, with
+    curly quotes, an em dash and an ellipsis (text beyond ASCII)."""
 
     json_tenths: int = 2
     short_tenths: int = 1
     broken: float = 0.2
+    typographic: float = 0.0
 
 
-SHAPES = {"ours": Shape(), "json-heavy": Shape(json_tenths=5, broken=0.6)}
+SHAPES = {
+    "ours": Shape(),
+    "json-heavy": Shape(json_tenths=5, broken=0.6),
+    "typographic": Shape(typographic=0.5),
+}
 """The named shapes the benches run (`--shapes`)."""
 
 
@@ -162,6 +179,8 @@ def make_records(
         kind = i % 10
         if kind < prose:
             text, needles = _prose(rng)
+            if shape.typographic and rng.random() < shape.typographic:
+                text = _typographic(text)
             expected: dict[str, Any] = {"answer": text, "must_include": needles}
             if rng.random() < 0.5:
                 expected["answer"] = "a different answer"

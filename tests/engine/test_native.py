@@ -568,6 +568,73 @@ def test_broken_json_is_worded_as_pythons_decoder_words_it() -> None:
         kernel.score_wire([lone], 0, wire.python_case, 0, None, {}, None, None)
 
 
+UNICODE_PLAN = _plan(
+    [
+        {"type": "contains", "params": {"path": "must_include", "case_sensitive": False}},
+        {"type": "contains", "params": {"needles": ["ǅ", "ﬀ", "Σ", "İ"], "require_all": False}},
+        {"type": "exact", "params": {"path": "answer", "case_sensitive": False}},
+        {"type": "exact", "params": {"path": "answer"}},
+        {"type": "length", "params": {"max_chars": 30, "max_words": 4}},
+        {"type": "json_schema", "params": {"schema": {"enum": ["ß", 1]}}},
+    ]
+)
+# Every character but surrogates, the common ones (punctuation, letters with case, marks,
+# unspaced scripts, spaces, the unprintable) more often than the rest.
+any_char = st.characters(blacklist_categories=["Cs"])
+common_char = st.sampled_from(
+    "“”‘’—–…«»·•€£¥°±×÷ßẞİıſǅﬀΣσςΩКкÉéÅå\u0301\u0308東京はをタイปลากาᄀ"
+    "\u00a0\u2028\u2029\u3000\u0085\u200b\u00ad\u061c\ufeff\U0001f600\U000e0041 aZ09_-.,'\"\\\n\t"
+)
+unicode_text = st.text(st.one_of(common_char, common_char, any_char), max_size=40)
+
+
+@hsettings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(unicode_text, unicode_text, st.lists(unicode_text, max_size=3))))
+def test_text_beyond_ascii_answers_as_python(parts: list[tuple[str, str, list[str]]]) -> None:
+    # Case folding, repr (previews), word counts and schema messages of text in any
+    # script: the kernel knows each character from Python's own database (`char_facts`)
+    # and must answer as Python, in process and from a chunk's bytes.
+    cases = [
+        Case(Sample(f"s{i}", None, {"answer": a, "must_include": n or ["x"]}), Output(t), i)
+        for i, (t, a, n) in enumerate(parts)
+    ]
+    kernel = native.build(UNICODE_PLAN, CTX, max_reason_chars=CAP, spread_bytes=wire.score_bytes)
+    assert kernel is not None
+    got, _ = native.score_batch(kernel, iter(cases), api._batch_case)
+    want = [score_case_sync(UNICODE_PLAN, c, CTX) for c in cases]
+    assert [_scores(r) for r in got] == [_scores(r) for r in want]
+    data = [
+        _case_bytes(c.sample.id, c.sample.expected, c.output.text, None, as_json=True)
+        for c in cases
+    ]
+    message, _, _ = kernel.score_wire(data, 0, wire.python_case, 0, None, {}, None, None)
+    for r, ms in zip(want, _latencies(message), strict=True):
+        for sc, m in zip(r.scores, ms, strict=True):
+            sc.latency_ms = m
+    assert message == wire.case_results_message(UNICODE_PLAN.checks, want, CAP)
+
+
+def test_text_beyond_ascii_stays_in_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Prose with typographic quotes and dashes, accents, Japanese: every check answered
+    # by the kernel (before, each of these cases went to Python for contains, exact and
+    # length: 5x the time on prose with a typographic quote in every other output).
+    calls: list[str] = []
+    monkeypatch.setattr(native, "run_check_sync", lambda *a: calls.append(a[0].type))
+    texts = ["“Refund” — in two days’ time.", "Café déjà vu…", "東京は晴れ。", "ÉTÉ"]
+    cases = [
+        Case(Sample(f"s{i}", None, {"answer": "été", "must_include": ["refund", "VU"]}), Output(t))
+        for i, t in enumerate(texts * 50)
+    ]
+    kernel = native.build(UNICODE_PLAN, CheckContext())
+    assert kernel is not None
+    got, _ = native.score_batch(kernel, iter(cases), api._batch_case)
+    assert calls == []
+    assert got[1].scores[4].reason == "within limits (13 characters)"
+    assert got[2].scores[4].reason == "5 words, over max_words 4"  # a word per character
+    assert got[3].scores[2].passed and not got[3].scores[3].passed
+    assert got[3].scores[3].reason == "expected 'été', got 'ÉTÉ'"
+
+
 def test_plain_cases_never_reach_python(monkeypatch: pytest.MonkeyPatch) -> None:
     # The peers' shape of case (ASCII prose, JSON orders, short answers) is answered by
     # the twins alone, failures included, except the failures only Python can word.

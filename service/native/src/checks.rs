@@ -4,9 +4,10 @@
 //! Each twin answers exactly what its Python check (`scorewire.checks.reference` or
 //! `scorewire.checks.output_form`) answers, reason included, or `None`: the engine then
 //! runs the Python check for that case. Everything unusual goes to Python that way:
-//! errors (a missing reference, a needle list that is not one), text whose case folding,
-//! words or preview need the Unicode database, JSON that Python must parse or whose
-//! failures it must word.
+//! errors (a missing reference, a needle list that is not one), JSON that Python must
+//! parse or whose failures it must word, and text beyond ASCII whose characters it could
+//! not ask Python about (`unicode`: case folding, words and previews come from Python's
+//! database, character by character).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -171,7 +172,7 @@ fn exact_text(want: &str, got: &str, case_sensitive: bool, strip: bool) -> Optio
     let same = if case_sensitive {
         w == g
     } else {
-        text::ascii_fold(w)? == text::ascii_fold(g)?
+        text::fold(w)? == text::fold(g)?
     };
     if same {
         return verdict(1.0, true, "output equals the expected text");
@@ -187,14 +188,11 @@ impl Twin {
                 if let Some(needles) = literal {
                     // Literal needles were folded when the check was built.
                     return if *fold {
-                        let hay = text::ascii_fold(case.text())?;
+                        let hay = text::fold(case.text())?;
                         contains_verdict(needles, &hay, *require_all)
                     } else {
                         contains_verdict(needles, case.text(), *require_all)
                     };
-                }
-                if *fold && !case.text().is_ascii() {
-                    return None;
                 }
                 case.prepare_expected();
                 let value = resolve(case.expected()?, path)?;
@@ -208,9 +206,9 @@ impl Twin {
                     }
                 }
                 if *fold {
-                    let folded: Option<Vec<String>> = needles.iter().map(|n| text::ascii_fold(n)).collect();
+                    let folded: Option<Vec<String>> = needles.iter().map(|n| text::fold(n)).collect();
                     let folded = folded?;
-                    let hay = text::ascii_fold(case.text())?;
+                    let hay = text::fold(case.text())?;
                     contains_verdict(&folded, &hay, *require_all)
                 } else {
                     contains_verdict(&needles, case.text(), *require_all)
@@ -302,7 +300,7 @@ impl Twin {
                 let t = case.text();
                 let n = text::chars(t);
                 let words = match max_words {
-                    Some(_) => text::ascii_words(t)?,
+                    Some(_) => text::words(t)?,
                     None => 0,
                 };
                 let over_chars = max_chars.is_some_and(|m| n > m);
