@@ -8,7 +8,17 @@ Sections, each printing its per-round figures, the median ratio and its range:
 - `engine`: scorewire's engine in process on the peers' dataset through its public API
   (`scorewire.api.run_batch`, from the plain dicts inside the timed region to every result
   kept and the summary), against the fastest peer library in process
-  (checkllm; it runs in its own environment `--peer-python`, see `peer_bench.py`);
+  (checkllm; it runs in its own environment `--peer-python`, see `peer_bench.py`), on
+  each dataset shape of `--shapes` (`peer_dataset.SHAPES`: the default mix, the
+  JSON-heavy one where the ratio once fell to ~2.6×, and prose written with typographic
+  quotes and dashes), the peer and the engine side by side for each shape in every
+  round. Each runs in a process of its own per round, made for it (`--engine-round` is
+  the engine's): the same dataset built before the clock and nothing else held, so a
+  full collection of the cyclic garbage collector, which walks every object a process
+  holds, costs each what its own work and data make it cost (run in this process, the
+  engine met one ~100 ms collection in every other round, paying for the datasets and
+  RunSuite results this bench holds). Each ratio also in CPU time (each process's own,
+  over the same timed region), which the machine's other load moves less;
 - `suite`: RunSuite end to end through `scorewire.client`: from the plain dicts to the
   last result and the summary, against a server started with its defaults (metrics on);
   the same peer round beside it, and the same cases sent as one RunSuite request (the
@@ -46,12 +56,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "service"), str(ROOT / "clients/python/src"), str(ROOT / "bench")]
 
-from peer_dataset import make_records, scorewire_checks  # noqa: E402
+from peer_dataset import SHAPES, make_records, scorewire_checks  # noqa: E402
 
 PEER = "checkllm 5.1.0"
 COMMAND = ".venv/bin/python bench/e2e_bench.py"
@@ -78,30 +88,55 @@ def show(label: str, ratios: list[float], target: str, unit: str = "×") -> dict
 # ---- the peer ------------------------------------------------------------------------
 
 
-def peer_round(peer_python: str, samples: int) -> float:
+class Rate(NamedTuple):
+    """Checks per second of wall time, and per second of the process's CPU time."""
+
+    wall: float
+    cpu: float
+
+
+def peer_round(peer_python: str, samples: int, shape: str = "ours") -> Rate:
     """The peer's checks/s in one round, in its own process and environment."""
     out = subprocess.run(
-        [peer_python, str(ROOT / "bench/peer_bench.py"), "--samples", str(samples), "--peer", PEER],
+        [
+            peer_python,
+            str(ROOT / "bench/peer_bench.py"),
+            *("--samples", str(samples), "--peer", PEER, "--shape", shape),
+        ],
         check=True,
         capture_output=True,
         text=True,
         timeout=300,
     ).stdout
     row = json.loads(out.strip().splitlines()[-1])
-    return float(row["checks"]) / float(row["seconds"])
+    checks = float(row["checks"])
+    return Rate(checks / float(row["seconds"]), checks / float(row["cpu_seconds"]))
 
 
 # ---- engine in process ---------------------------------------------------------------
 
 
-def engine_round(records: list[dict[str, Any]]) -> float:
+def engine_process_round(samples: int, shape: str) -> Rate:
+    """`engine_round` in a process of its own, as the peer's round runs (see the module
+    docstring): checks/s."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--engine-round", shape, "--samples", str(samples)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    return Rate(**json.loads(out.strip().splitlines()[-1]))
+
+
+def engine_round(records: list[dict[str, Any]]) -> Rate:
     """scorewire's engine through its public API, `scorewire.api.run_batch`: from the plain
     dicts (the same case mappings the client round sends) to every result, kept in a
     list as the peer keeps its results, and the summary; checks/s."""
     from scorewire.api import compile_plan, run_batch
 
     plan = compile_plan(scorewire_checks())
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     cases = [
         {
             "sample": {"id": r["id"], "input": r["input"], "expected": r["expected"]},
@@ -110,10 +145,10 @@ def engine_round(records: list[dict[str, Any]]) -> float:
         for r in records
     ]
     results, s = run_batch(cases, plan)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     scores = s.passed + s.failed + s.errored
     assert scores == len(records) * 5 and len(results) == len(records), scores
-    return scores / elapsed
+    return Rate(scores / elapsed, scores / cpu)
 
 
 # ---- servers -------------------------------------------------------------------------
@@ -553,6 +588,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="per Score round and side")
     parser.add_argument("--peer-python", default=str(ROOT / ".tmp/peers/bin/python"))
     parser.add_argument("--only", default="engine,suite,go,java,score,judge")
+    parser.add_argument("--engine-round", metavar="SHAPE", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--shapes",
+        default=",".join(SHAPES),
+        help=f"the engine section's dataset shapes, comma-separated (of {', '.join(SHAPES)})",
+    )
     parser.add_argument("--json", help="write the figures here (for readme_table.py)")
     parser.add_argument(
         "--java-warmup-runs",
@@ -561,7 +602,14 @@ def main() -> None:
         help="untimed RunSuites each JVM runs first (0: time a cold JVM)",
     )
     args = parser.parse_args()
+    if args.engine_round:  # one engine round in this (fresh) process, for the section
+        r = engine_round(make_records(args.samples, shape=SHAPES[args.engine_round]))
+        print(json.dumps(r._asdict()), flush=True)
+        return
     only = set(args.only.split(","))
+    shapes = [s for s in args.shapes.split(",") if s]
+    if unknown := set(shapes) - set(SHAPES):
+        parser.error(f"--shapes: no such shape {sorted(unknown)} (known: {', '.join(SHAPES)})")
     suites = {"suite", "go", "java"}  # sections that run against one RunSuite server
     if only & {"engine", *suites} and not Path(args.peer_python).exists():
         raise SystemExit(
@@ -596,13 +644,25 @@ def main() -> None:
                 java = build_java()
                 if java is None:
                     print("java: skipped, `mvn` or `java` not on PATH", flush=True)
-            peer, eng, suite, suite_one, go_value, go_json = [], [], [], [], [], []
+            peer, suite, suite_one, go_value, go_json = [], [], [], [], []
+            eng: dict[str, list[tuple[Rate, Rate]]] = {name: [] for name in shapes}
             java_value: list[float] = []
             java_json: list[float] = []
             for i in range(args.rounds):
-                peer.append(peer_round(args.peer_python, args.samples))
-                if "engine" in only:
-                    eng.append(engine_round(records))
+                ours = peer_round(args.peer_python, args.samples)
+                peer.append(ours.wall)
+                for name in shapes if "engine" in only else ():
+                    # the peer and the engine on each shape, side by side
+                    p = ours if name == "ours" else peer_round(args.peer_python, args.samples, name)
+                    e = engine_process_round(args.samples, name)
+                    eng[name].append((p, e))
+                    print(
+                        f"round {i + 1}, shape {name}: peer {p.wall:,.0f} checks/s, "
+                        f"engine {e.wall:,.0f}: {e.wall / p.wall:.2f}× "
+                        f"(CPU time: peer {p.cpu:,.0f}, engine {e.cpu:,.0f}: "
+                        f"{e.cpu / p.cpu:.2f}×)",
+                        flush=True,
+                    )
                 if server is not None and "suite" in only:
                     suite.append(suite_round(addr, records))
                     suite_one.append(suite_round(addr, records, one_request=True))
@@ -617,7 +677,6 @@ def main() -> None:
                     java_json.append(java_round(java, addr, rf, cf, True, w))
                 print(
                     f"round {i + 1}: peer {peer[-1]:,.0f} checks/s"
-                    + (f", engine {eng[-1]:,.0f}" if eng else "")
                     + (
                         f", RunSuite via the Python client {suite[-1]:,.0f} "
                         f"(as one request {suite_one[-1]:,.0f})"
@@ -640,14 +699,18 @@ def main() -> None:
                 )
             figures["peer"] = {"name": PEER, "checks_per_s": statistics.median(peer)}
             print(f"{args.samples:,} cases x 5 checks, the peer ({PEER}) in process:")
-            if eng:
-                figures["engine"] = {
-                    "checks_per_s": statistics.median(eng),
+            for name, runs in eng.items():
+                key = "engine" if name == "ours" else f"engine_{name}"
+                figures[key] = {
+                    "shape": name,
+                    "peer_checks_per_s": statistics.median(p.wall for p, _ in runs),
+                    "checks_per_s": statistics.median(e.wall for _, e in runs),
                     **show(
-                        "engine in process / peer",
-                        [e / p for e, p in zip(eng, peer, strict=False)],
+                        f"engine in process / peer, shape {name}",
+                        [e.wall / p.wall for p, e in runs],
                         "≥ 4×",
                     ),
+                    "cpu": show("  the same in CPU time", [e.cpu / p.cpu for p, e in runs], "≥ 4×"),
                 }
             if suite:
                 figures["suite"] = {

@@ -8,9 +8,11 @@ on 3.11 when installed with `--ignore-requires-python`):
     .tmp/peers/bin/pip install --ignore-requires-python evalstone==0.2.4
     .tmp/peers/bin/python bench/peer_bench.py --rounds 3
 
-Prints one JSON line per round: {"peer": ..., "seconds": ..., "checks": ...}. The timed
-region is the library's `Suite.run` over a dataset built beforehand: the peer's best
-case (building its pydantic samples from the dicts is left out of its time).
+Prints one JSON line per round: {"peer": ..., "seconds": ..., "cpu_seconds": ...,
+"checks": ...} (`cpu_seconds`: this process's CPU time in the same region, steadier than
+the wall time on a shared machine). The timed region is the library's `Suite.run` over a
+dataset built beforehand: the peer's best case (building its pydantic samples from the
+dicts is left out of its time). `--shape` picks the dataset's mix (`peer_dataset.SHAPES`).
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peer_dataset import MAX_CHARS, MAX_WORDS, ORDER_SCHEMA, REGEX, make_records
+from peer_dataset import MAX_CHARS, MAX_WORDS, ORDER_SCHEMA, REGEX, SHAPES, make_records
 
 
-def evalstone_round(records: list[dict]) -> tuple[float, int]:
+def evalstone_round(records: list[dict]) -> tuple[float, float, int]:
     from evalstone import Dataset, RecordedTarget, Sample, Suite
     from evalstone.checks import deterministic as d
 
@@ -43,13 +45,12 @@ def evalstone_round(records: list[dict]) -> tuple[float, int]:
         d.length(max_chars=MAX_CHARS, max_words=MAX_WORDS),
     ]
     suite = Suite("peers", dataset=dataset, checks=checks)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     run = suite.run(target)
-    elapsed = time.perf_counter() - t0
-    return elapsed, len(run.results)
+    return time.perf_counter() - t0, time.process_time() - c0, len(run.results)
 
 
-def checkllm_round(records: list[dict]) -> tuple[float, int]:
+def checkllm_round(records: list[dict]) -> tuple[float, float, int]:
     """checkllm's deterministic checks called directly: its fastest in-process path.
 
     Its `contains` takes one substring (the first of `must_include`), its `json_schema` a
@@ -71,7 +72,7 @@ def checkllm_round(records: list[dict]) -> tuple[float, int]:
         total: float | None = Field(None, ge=0)
 
     checks = DeterministicChecks()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     results = []
     for r in records:
         out, exp = r["output"], r["expected"]
@@ -83,7 +84,7 @@ def checkllm_round(records: list[dict]) -> tuple[float, int]:
         )
         results.append(checks.json_schema(out, Order))
         results.append(checks.word_count(out, max_words=MAX_WORDS))
-    return time.perf_counter() - t0, len(results)
+    return time.perf_counter() - t0, time.process_time() - c0, len(results)
 
 
 PEERS = {"checkllm 5.1.0": checkllm_round, "evalstone 0.2.4": evalstone_round}
@@ -94,13 +95,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--peer", choices=[*PEERS, "all"], default="all")
+    parser.add_argument("--shape", choices=list(SHAPES), default="ours")
     args = parser.parse_args()
-    records = make_records(args.samples)
+    records = make_records(args.samples, shape=SHAPES[args.shape])
     names = list(PEERS) if args.peer == "all" else [args.peer]
     for _ in range(args.rounds):
         for name in names:
-            seconds, checks = PEERS[name](records)
-            print(json.dumps({"peer": name, "seconds": seconds, "checks": checks}), flush=True)
+            seconds, cpu, checks = PEERS[name](records)
+            row = {"peer": name, "seconds": seconds, "cpu_seconds": cpu, "checks": checks}
+            print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,21 @@
 """The peers' dataset shape as plain Python dicts: what a user holds before scoring.
 
-20,000 recorded outputs by default, each a dict `{"id", "input", "expected", "output"}`:
+20,000 recorded outputs by default, each a dict `{"id", "input", "expected", "output"}`,
+mixed as a `Shape` says. The default shape (`SHAPES["ours"]`, what this generator has
+always made):
 - 70% prose answers of ~330 characters; `expected.must_include` lists two or three words,
   usually but not always present;
 - 20% JSON order objects as text, one in five of them invalid (cut short, or a field of
   the wrong type);
 - 10% short exact answers (`Paris`, `42`, ...), a few of them wrong.
+
+`SHAPES["json-heavy"]` is the same generator with half the outputs JSON orders and three
+in five of those broken: where the engine's ratio to the peers fell to ~2.6× while it
+held ~4× on the default shape (a broken order is a failure whose reason quotes the
+parser's error or the expected value, which the engine used to word in Python).
+`SHAPES["typographic"]` writes half the prose answers with curly quotes, an em dash and
+an ellipsis, as models often do: text beyond ASCII, which the engine also used to score
+in Python.
 
 Every reference is a JSON object `{"answer": ..., "must_include": [...]}`. Five checks run
 on every output: contains (the must_include list), regex, exact (against `answer`),
@@ -17,6 +27,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from typing import Any
 
 WORDS = [
@@ -109,7 +120,14 @@ def _prose(rng: random.Random) -> tuple[str, list[str]]:
     return text, needles
 
 
-def _order(rng: random.Random, i: int) -> tuple[str, dict[str, Any]]:
+def _typographic(text: str) -> str:
+    """`text` with curly quotes around its second word, an em dash for its first " and "
+    and an ellipsis for its final full stop."""
+    first, second, rest = text.split(" ", 2)
+    return f"{first} “{second}” {rest}".replace(" and ", " — ", 1)[:-1] + "…"
+
+
+def _order(rng: random.Random, i: int, broken: float) -> tuple[str, dict[str, Any]]:
     obj: dict[str, Any] = {
         "order_id": 1000 + i,
         "status": rng.choice(["pending", "shipped", "delivered", "cancelled"]),
@@ -121,26 +139,53 @@ def _order(rng: random.Random, i: int) -> tuple[str, dict[str, Any]]:
     }
     text = json.dumps(obj)
     roll = rng.random()
-    if roll < 0.1:
+    if roll < broken / 2:
         text = text[: len(text) // 2]  # cut short: not JSON
-    elif roll < 0.2:
+    elif roll < broken:
         text = json.dumps({**obj, "order_id": str(obj["order_id"])})  # wrong type
     return text, obj
 
 
-def make_records(n: int = 20_000, seed: int = 7) -> list[dict[str, Any]]:
-    """`n` plain-dict records of the peers' shape, the same for the same seed."""
+@dataclass(frozen=True)
+class Shape:
+    """How a dataset mixes its outputs, in tenths: of every ten records, `json_tenths`
+    are JSON orders and `short_tenths` short answers, the rest prose; `broken` of the
+    orders are not valid (half cut short, half with a field of the wrong type);
+    `typographic` of the prose answers are written as models often write them, with
+    curly quotes, an em dash and an ellipsis (text beyond ASCII)."""
+
+    json_tenths: int = 2
+    short_tenths: int = 1
+    broken: float = 0.2
+    typographic: float = 0.0
+
+
+SHAPES = {
+    "ours": Shape(),
+    "json-heavy": Shape(json_tenths=5, broken=0.6),
+    "typographic": Shape(typographic=0.5),
+}
+"""The named shapes the benches run (`--shapes`)."""
+
+
+def make_records(
+    n: int = 20_000, seed: int = 7, shape: Shape = SHAPES["ours"]
+) -> list[dict[str, Any]]:
+    """`n` plain-dict records of `shape`, the same for the same seed and shape."""
     rng = random.Random(seed)
+    prose = 10 - shape.json_tenths - shape.short_tenths
     out = []
     for i in range(n):
         kind = i % 10
-        if kind < 7:
+        if kind < prose:
             text, needles = _prose(rng)
+            if shape.typographic and rng.random() < shape.typographic:
+                text = _typographic(text)
             expected: dict[str, Any] = {"answer": text, "must_include": needles}
             if rng.random() < 0.5:
                 expected["answer"] = "a different answer"
-        elif kind < 9:
-            text, obj = _order(rng, i)
+        elif kind < prose + shape.json_tenths:
+            text, obj = _order(rng, i, shape.broken)
             expected = {"answer": obj, "must_include": ["order_id", "status"]}
         else:
             answer = rng.choice(SHORT)

@@ -41,12 +41,19 @@ def table(fig: dict[str, Any]) -> str:
             f"| {peer['name']} in process (the fastest peer), {fig['samples']:,} cases × 5 "
             f"checks | {peer['checks_per_s']:,.0f} checks/s | 1× | | {cmd} |"
         )
-    if "engine" in fig:
-        e = fig["engine"]
+    engines = [(k, v) for k, v in fig.items() if k == "engine" or k.startswith("engine_")]
+    for _, e in engines:
+        shape = e.get("shape", "ours")
+        cpu = f"; CPU time {_x(e['cpu'])}" if "cpu" in e else ""
+        beside = (
+            ""
+            if shape == "ours"
+            else f" (the peer beside it on this shape: {e['peer_checks_per_s']:,.0f} checks/s)"
+        )
         rows.append(
             "| scorewire engine in process (`scorewire.api.run_batch`), dicts in, every result "
-            f"kept, to the summary | {e['checks_per_s']:,.0f} checks/s "
-            f"| {_x(e)} of the peer | ≥ 4× | {cmd} |"
+            f"kept, to the summary, dataset shape `{shape}`{beside} | {e['checks_per_s']:,.0f} "
+            f"checks/s | {_x(e)} of the peer{cpu} | ≥ 4× | {cmd} |"
         )
     if "suite" in fig:
         s = fig["suite"]

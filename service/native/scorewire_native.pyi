@@ -23,6 +23,7 @@ class NativePlan:
         max_needles: int | None,
         max_needle_chars: int | None,
         max_reason_chars: int,
+        char_facts: Callable[[str], tuple[str, bool, int]],
     ) -> None: ...
     @property
     def fills_objects(self) -> bool:

@@ -491,6 +491,150 @@ def test_edges_answer_as_python(spec: dict[str, Any], exp: Any, txt: str) -> Non
     assert _scores(got[0]) == _scores(score_case_sync(plan, case, CTX))
 
 
+# Documents whose every prefix (an output cut short) and every one-character change
+# `test_broken_json_is_worded_as_pythons_decoder_words_it` scores.
+DOCUMENTS = [
+    '{"order_id": 1007, "status": "shipped", "items": [{"sku": "S-3", "qty": 2}], "total": 12.5}',
+    '{"a": "q\\"u\\\\o\\/t\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00", "b": [true, false, null, {}, []]}',
+    "[0, -0, 1.5, -2.5e-7, 1E+5, 1e22, 123456789, -0.0, 5e-324]",
+    '{\n  "東京": "café",\r\n  "k": [\n    1,\n    "\u2028\u00a0"\n  ]\n}',
+]
+ODD_JSON = [
+    *("1.", "1e", "1e+", "1e+x", "1.e5", "-", "-x", "--1", "01", "-01", "00", "1 2", "[1 2]"),
+    *("[1,]", '{"a": 1,}', "[1, ]", '{"a": 1 , }', '{"a" 1}', '{"a":}', "{1: 2}", "{,}"),
+    *('"abc', '"a\\qb"', '"a\\', '"\\u12"', '"\\u12', '"\\u00e9', '"\\u00e9"x'),
+    *('"\\ud83d\\ude00', '"\\ud83d\\ude0', '"\\ud83d"', '"\\ud83d\\u0041"', '"\\udc00"'),
+    *('"tab\there"', '"nul\x00"', '"del\x7f"', "nul", "tru", "fals", "nulll", "truex"),
+    *("NaN", "[NaN", "-Infinity", "[Infinity]", "[-Infinity", "Nan", "Inf", "1e400", "[1e400"),
+    *("9" * 25, "[" + "9" * 25 + " x", '{"a": 1, "a": 2', '{"a": 1, "a": 2} x', "[1]x"),
+    *("{} {}", " \n [", "\ufeff{}", "[" * 200 + "]" * 199, "\u3000{}", "é", " é", "[é]"),
+    *('{"a": 1é', '{"é": [1, "ü"', "\n\n  {\n", '"a\nb"', '["x", \t\n ,]'),
+]
+
+
+def _broken_texts() -> list[str]:
+    out = list(ODD_JSON)
+    for doc in DOCUMENTS:
+        out += [doc[:k] for k in range(len(doc))]
+        for k in range(0, len(doc), 3):
+            out += [
+                doc[:k] + c + doc[k + 1 :] for c in ("x", ",", "}", "]", '"', "\\", "\x01", ":")
+            ]
+    return out
+
+
+def _writable(result: Any) -> bool:
+    try:
+        for sc in result.scores:
+            sc.reason.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def test_broken_json_is_worded_as_pythons_decoder_words_it() -> None:
+    # Where an output is not JSON, exact (a JSON reference) and json_schema quote the
+    # decoder's error, and exact its reference and the value it got: the kernel words
+    # those itself, and must word them as Python does, or leave them to Python. In
+    # process and from a chunk's bytes (the reference as a Value and as JSON text).
+    reference = {"answer": {"b": [1, 2.5, "é\n", None], "a": {"x": True}}, "must_include": ["x"]}
+    plan = _plan(
+        [
+            {"type": "exact", "params": {"path": "answer"}},
+            {"type": "exact", "params": {"expected": [0.1, 1e16, -0.0, 'say "hi"\u2028\x1f']}},
+            {"type": "json_schema", "params": {"schema": ORDER_SCHEMA}},
+        ]
+    )
+    parts = [(f"s{i}", reference, t, None) for i, t in enumerate(_broken_texts())]
+    kernel = native.build(plan, CTX, max_reason_chars=CAP, spread_bytes=wire.score_bytes)
+    assert kernel is not None
+    got, _ = native.score_batch(kernel, iter(_cases(parts)), api._batch_case)
+    want = [score_case_sync(plan, c, CTX) for c in _cases(parts)]
+    for g, w, p in zip(got, want, parts, strict=True):
+        assert _scores(g) == _scores(w), p[2]
+    # A message cannot hold a reason quoting a lone surrogate (`"\\ud83d"` parsed):
+    # Python's writer raises for it, and so does the kernel's (below).
+    parts = [p for p, w in zip(parts, want, strict=True) if _writable(w)]
+    for as_json in (False, True):
+        data = [_case_bytes(*p, as_json=as_json) for p in parts]
+        message, _, _ = kernel.score_wire(data, 0, wire.python_case, 0, None, {}, None, None)
+        want = [score_case_sync(plan, wire.python_case(b, i), CTX) for i, b in enumerate(data)]
+        for r, ms in zip(want, _latencies(message), strict=True):
+            for s, m in zip(r.scores, ms, strict=True):
+                s.latency_ms = m
+        assert message == wire.case_results_message(plan.checks, want, CAP)
+    lone = _case_bytes("s", reference, '{"a": "\\ud83d"}', None, as_json=True)
+    with pytest.raises(UnicodeEncodeError):
+        kernel.score_wire([lone], 0, wire.python_case, 0, None, {}, None, None)
+
+
+UNICODE_PLAN = _plan(
+    [
+        {"type": "contains", "params": {"path": "must_include", "case_sensitive": False}},
+        {"type": "contains", "params": {"needles": ["ǅ", "ﬀ", "Σ", "İ"], "require_all": False}},
+        {"type": "exact", "params": {"path": "answer", "case_sensitive": False}},
+        {"type": "exact", "params": {"path": "answer"}},
+        {"type": "length", "params": {"max_chars": 30, "max_words": 4}},
+        {"type": "json_schema", "params": {"schema": {"enum": ["ß", 1]}}},
+    ]
+)
+# Every character but surrogates, the common ones (punctuation, letters with case, marks,
+# unspaced scripts, spaces, the unprintable) more often than the rest.
+any_char = st.characters(blacklist_categories=["Cs"])
+common_char = st.sampled_from(
+    "“”‘’—–…«»·•€£¥°±×÷ßẞİıſǅﬀΣσςΩКкÉéÅå\u0301\u0308東京はをタイปลากาᄀ"
+    "\u00a0\u2028\u2029\u3000\u0085\u200b\u00ad\u061c\ufeff\U0001f600\U000e0041 aZ09_-.,'\"\\\n\t"
+)
+unicode_text = st.text(st.one_of(common_char, common_char, any_char), max_size=40)
+
+
+@hsettings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(unicode_text, unicode_text, st.lists(unicode_text, max_size=3))))
+def test_text_beyond_ascii_answers_as_python(parts: list[tuple[str, str, list[str]]]) -> None:
+    # Case folding, repr (previews), word counts and schema messages of text in any
+    # script: the kernel knows each character from Python's own database (`char_facts`)
+    # and must answer as Python, in process and from a chunk's bytes.
+    cases = [
+        Case(Sample(f"s{i}", None, {"answer": a, "must_include": n or ["x"]}), Output(t), i)
+        for i, (t, a, n) in enumerate(parts)
+    ]
+    kernel = native.build(UNICODE_PLAN, CTX, max_reason_chars=CAP, spread_bytes=wire.score_bytes)
+    assert kernel is not None
+    got, _ = native.score_batch(kernel, iter(cases), api._batch_case)
+    want = [score_case_sync(UNICODE_PLAN, c, CTX) for c in cases]
+    assert [_scores(r) for r in got] == [_scores(r) for r in want]
+    data = [
+        _case_bytes(c.sample.id, c.sample.expected, c.output.text, None, as_json=True)
+        for c in cases
+    ]
+    message, _, _ = kernel.score_wire(data, 0, wire.python_case, 0, None, {}, None, None)
+    for r, ms in zip(want, _latencies(message), strict=True):
+        for sc, m in zip(r.scores, ms, strict=True):
+            sc.latency_ms = m
+    assert message == wire.case_results_message(UNICODE_PLAN.checks, want, CAP)
+
+
+def test_text_beyond_ascii_stays_in_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Prose with typographic quotes and dashes, accents, Japanese: every check answered
+    # by the kernel (before, each of these cases went to Python for contains, exact and
+    # length: 5x the time on prose with a typographic quote in every other output).
+    calls: list[str] = []
+    monkeypatch.setattr(native, "run_check_sync", lambda *a: calls.append(a[0].type))
+    texts = ["“Refund” — in two days’ time.", "Café déjà vu…", "東京は晴れ。", "ÉTÉ"]
+    cases = [
+        Case(Sample(f"s{i}", None, {"answer": "été", "must_include": ["refund", "VU"]}), Output(t))
+        for i, t in enumerate(texts * 50)
+    ]
+    kernel = native.build(UNICODE_PLAN, CheckContext())
+    assert kernel is not None
+    got, _ = native.score_batch(kernel, iter(cases), api._batch_case)
+    assert calls == []
+    assert got[1].scores[4].reason == "within limits (13 characters)"
+    assert got[2].scores[4].reason == "5 words, over max_words 4"  # a word per character
+    assert got[3].scores[2].passed and not got[3].scores[3].passed
+    assert got[3].scores[3].reason == "expected 'été', got 'ÉTÉ'"
+
+
 def test_plain_cases_never_reach_python(monkeypatch: pytest.MonkeyPatch) -> None:
     # The peers' shape of case (ASCII prose, JSON orders, short answers) is answered by
     # the twins alone, failures included, except the failures only Python can word.

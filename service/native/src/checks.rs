@@ -4,9 +4,10 @@
 //! Each twin answers exactly what its Python check (`scorewire.checks.reference` or
 //! `scorewire.checks.output_form`) answers, reason included, or `None`: the engine then
 //! runs the Python check for that case. Everything unusual goes to Python that way:
-//! errors (a missing reference, a needle list that is not one), text whose case folding,
-//! words or preview need the Unicode database, JSON that Python must parse or whose
-//! failures it must word.
+//! errors (a missing reference, a needle list that is not one), JSON that Python must
+//! parse or whose failures it must word, and text beyond ASCII whose characters it could
+//! not ask Python about (`unicode`: case folding, words and previews come from Python's
+//! database, character by character).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -67,8 +68,14 @@ pub trait CaseView<'py> {
     fn expected(&self) -> Option<&J>;
     /// Parse the output text as JSON (once), for `output_json`.
     fn prepare_output_json(&mut self);
-    /// The output text parsed as JSON; None when Python must parse it.
+    /// The output text parsed as JSON; None when it is not JSON or Python must parse it.
     fn output_json(&self) -> Option<&J>;
+    /// When the output text is not JSON: the decoder's error message and byte offset
+    /// (`json::syntax_error` words them); None when it is, or Python must parse it.
+    fn output_not_json(&self) -> Option<(&'static str, usize)>;
+    /// Whether the objects in `expected()` have their keys in the order Python's value
+    /// of it has (a reason that writes one out must write them in that order).
+    fn expected_keys_in_order(&self) -> bool;
     /// The output text as a Python string (for the regex's search).
     fn py_text(&mut self, py: Python<'py>) -> Bound<'py, PyString>;
 }
@@ -125,6 +132,15 @@ fn needles_from(value: &J) -> Option<Vec<&str>> {
     }
 }
 
+/// Whether a value holds an object, at any depth.
+fn has_object(value: &J) -> bool {
+    match value {
+        J::Obj(_) => true,
+        J::Arr(items) => items.iter().any(has_object),
+        _ => false,
+    }
+}
+
 const FOUND_ALL_1: &str = "found all 1 needle";
 
 fn contains_verdict<S: AsRef<str>>(needles: &[S], hay: &str, require_all: bool) -> Option<Verdict> {
@@ -156,7 +172,7 @@ fn exact_text(want: &str, got: &str, case_sensitive: bool, strip: bool) -> Optio
     let same = if case_sensitive {
         w == g
     } else {
-        text::ascii_fold(w)? == text::ascii_fold(g)?
+        text::fold(w)? == text::fold(g)?
     };
     if same {
         return verdict(1.0, true, "output equals the expected text");
@@ -172,14 +188,11 @@ impl Twin {
                 if let Some(needles) = literal {
                     // Literal needles were folded when the check was built.
                     return if *fold {
-                        let hay = text::ascii_fold(case.text())?;
+                        let hay = text::fold(case.text())?;
                         contains_verdict(needles, &hay, *require_all)
                     } else {
                         contains_verdict(needles, case.text(), *require_all)
                     };
-                }
-                if *fold && !case.text().is_ascii() {
-                    return None;
                 }
                 case.prepare_expected();
                 let value = resolve(case.expected()?, path)?;
@@ -193,9 +206,9 @@ impl Twin {
                     }
                 }
                 if *fold {
-                    let folded: Option<Vec<String>> = needles.iter().map(|n| text::ascii_fold(n)).collect();
+                    let folded: Option<Vec<String>> = needles.iter().map(|n| text::fold(n)).collect();
                     let folded = folded?;
-                    let hay = text::ascii_fold(case.text())?;
+                    let hay = text::fold(case.text())?;
                     contains_verdict(&folded, &hay, *require_all)
                 } else {
                     contains_verdict(&needles, case.text(), *require_all)
@@ -222,10 +235,28 @@ impl Twin {
                 if let J::Str(w) = want {
                     return exact_text(w, case.text(), *case_sensitive, *strip);
                 }
-                if json::json_equal(want, case.output_json()?) {
+                // A failure's reason writes the reference out: in Python's key order.
+                let want_written = literal.is_some() || case.expected_keys_in_order() || !has_object(want);
+                if let Some((message, at)) = case.output_not_json() {
+                    if !want_written {
+                        return None;
+                    }
+                    let err = json::syntax_error(case.text(), message, at)?;
+                    let want = json::preview(want, 60);
+                    return verdict(0.0, false, format!("expected the JSON value {want}; the output is not JSON ({err})"));
+                }
+                let got = case.output_json()?;
+                if json::json_equal(want, got) {
                     verdict(1.0, true, "output equals the expected JSON value")
+                } else if !want_written {
+                    None
                 } else {
-                    None // the reason quotes both values as JSON: Python writes it
+                    // `preview` of a parsed string is its repr, of anything else its JSON
+                    let got = match got {
+                        J::Str(s) => text::preview(s, 60)?,
+                        _ => json::preview(got, 60),
+                    };
+                    verdict(0.0, false, format!("expected {}, got {got}", json::preview(want, 60)))
                 }
             }
             Twin::Regex { search, re2_match } => {
@@ -249,10 +280,11 @@ impl Twin {
                 if case.has_value() {
                     return None;
                 }
-                if let Some(err) = json::not_a_value(case.text()) {
+                case.prepare_output_json();
+                if let Some((message, at)) = case.output_not_json() {
+                    let err = json::syntax_error(case.text(), message, at)?;
                     return verdict(0.0, false, format!("the output is not valid JSON: {err}"));
                 }
-                case.prepare_output_json();
                 let value = case.output_json()?;
                 if schema.valid(value) {
                     return verdict(1.0, true, "the output conforms to the schema");
@@ -268,7 +300,7 @@ impl Twin {
                 let t = case.text();
                 let n = text::chars(t);
                 let words = match max_words {
-                    Some(_) => text::ascii_words(t)?,
+                    Some(_) => text::words(t)?,
                     None => 0,
                 };
                 let over_chars = max_chars.is_some_and(|m| n > m);

@@ -14,8 +14,10 @@ mod objects;
 mod proto;
 mod schema;
 mod text;
+mod unicode;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 use pyo3::ffi;
@@ -58,6 +60,10 @@ struct Res {
     /// rare score the native writer does not encode: a judge's spread).
     py: Option<Py<PyAny>>,
     spread: bool,
+    /// Why Python's reason or error message cannot be written to a message (text that is
+    /// not UTF-8: a lone surrogate), raised when the wire path writes it, as Python's
+    /// writer raises; the in-process results keep Python's Score as it is.
+    unwritable: Option<PyErr>,
 }
 
 impl Res {
@@ -74,6 +80,7 @@ impl Res {
             skipped: false,
             py: None,
             spread: false,
+            unwritable: None,
         }
     }
 
@@ -90,24 +97,37 @@ impl Res {
             skipped: false,
             py: None,
             spread: false,
+            unwritable: None,
         }
     }
 
     fn from_py(score: Bound<'_, PyAny>) -> PyResult<Res> {
         let py = score.py();
+        let mut unwritable = None;
+        let mut text = |obj: Bound<'_, PyAny>| -> PyResult<String> {
+            match obj.extract::<String>() {
+                Ok(s) => Ok(s),
+                Err(err) if obj.is_instance_of::<PyString>() => {
+                    unwritable.get_or_insert(err);
+                    Ok(String::new())
+                }
+                Err(err) => Err(err),
+            }
+        };
         let error = score.getattr(intern!(py, "error"))?;
         let error = if error.is_none() {
             None
         } else {
             Some((
                 error.getattr(intern!(py, "code"))?.extract()?,
-                error.getattr(intern!(py, "message"))?.extract()?,
+                text(error.getattr(intern!(py, "message"))?)?,
             ))
         };
+        let reason = text(score.getattr(intern!(py, "reason"))?)?;
         Ok(Res {
             value: score.getattr(intern!(py, "value"))?.extract()?,
             passed: score.getattr(intern!(py, "passed"))?.is_truthy()?,
-            reason: score.getattr(intern!(py, "reason"))?.extract()?,
+            reason,
             error,
             cost: score.getattr(intern!(py, "cost_usd"))?.extract()?,
             latency_ms: score.getattr(intern!(py, "latency_ms"))?.extract()?,
@@ -116,6 +136,7 @@ impl Res {
             skipped: score.getattr(intern!(py, "skipped"))?.is_truthy()?,
             spread: !score.getattr(intern!(py, "spread"))?.is_none(),
             py: Some(score.unbind()),
+            unwritable,
         })
     }
 }
@@ -126,12 +147,29 @@ enum Lazy {
     Unread,
     Python,
     Got(J),
+    /// Not JSON, with the decoder's error (its message and byte offset).
+    NotJson(&'static str, usize),
 }
 
 impl Lazy {
     fn get(&self) -> Option<&J> {
         match self {
             Lazy::Got(j) => Some(j),
+            _ => None,
+        }
+    }
+
+    fn parsed(text: &str) -> Lazy {
+        match json::parse_checked(text) {
+            Ok(j) => Lazy::Got(j),
+            Err(json::Fail::Syntax(message, at)) => Lazy::NotJson(message, at),
+            Err(json::Fail::Python) => Lazy::Python,
+        }
+    }
+
+    fn not_json(&self) -> Option<(&'static str, usize)> {
+        match self {
+            Lazy::NotJson(message, at) => Some((message, *at)),
             _ => None,
         }
     }
@@ -161,11 +199,17 @@ impl<'a, 'py> CaseView<'py> for Wire<'a, 'py> {
     }
     fn prepare_output_json(&mut self) {
         if let Lazy::Unread = self.output {
-            self.output = json::parse(self.case.text).map_or(Lazy::Python, Lazy::Got);
+            self.output = Lazy::parsed(self.case.text);
         }
     }
     fn output_json(&self) -> Option<&J> {
         self.output.get()
+    }
+    fn output_not_json(&self) -> Option<(&'static str, usize)> {
+        self.output.not_json()
+    }
+    fn expected_keys_in_order(&self) -> bool {
+        self.case.expected_keys_in_order()
     }
     fn py_text(&mut self, py: Python<'py>) -> Bound<'py, PyString> {
         self.py_text.get_or_insert_with(|| PyString::new(py, self.case.text)).clone()
@@ -210,11 +254,17 @@ impl<'py> CaseView<'py> for Obj<'py> {
     }
     fn prepare_output_json(&mut self) {
         if let Lazy::Unread = self.parsed {
-            self.parsed = json::parse(self.text()).map_or(Lazy::Python, Lazy::Got);
+            self.parsed = Lazy::parsed(self.text());
         }
     }
     fn output_json(&self) -> Option<&J> {
         self.parsed.get()
+    }
+    fn output_not_json(&self) -> Option<(&'static str, usize)> {
+        self.parsed.not_json()
+    }
+    fn expected_keys_in_order(&self) -> bool {
+        true // the caller's own dict, read in its order
     }
     fn py_text(&mut self, _py: Python<'py>) -> Bound<'py, PyString> {
         self.text_obj.clone()
@@ -457,6 +507,36 @@ const SCORE_SLOTS: [&str; 11] = [
 ];
 /// Distinct reason strings one batch shares between its scores.
 const REASONS_KEPT: usize = 1024;
+
+/// A batch's reason strings, each made once (hashed with `Fx`: they are short and ours).
+type Reasons = HashMap<String, Py<PyString>, BuildHasherDefault<Fx>>;
+
+/// FxHash (rustc's): a multiply and a rotate per eight bytes, several times faster than
+/// the default SipHash on short keys, which need no protection from chosen collisions
+/// here (at most `REASONS_KEPT` of them per batch).
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        for &b in chunks.remainder() {
+            self.add(b as u64);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
 const RESULT_SLOTS: [&str; 4] = ["index", "sample_id", "scores", "passed"];
 
 impl NativePlan {
@@ -464,6 +544,9 @@ impl NativePlan {
     fn put_scores(&self, py: Python<'_>, scores: &[Res], tag: u8, out: &mut Vec<u8>, body: &mut Vec<u8>) -> PyResult<bool> {
         let mut passed = true;
         for (c, s) in self.checks.iter().zip(scores) {
+            if let Some(err) = &s.unwritable {
+                return Err(err.clone_ref(py));
+            }
             passed &= s.passed;
             body.clear();
             if s.spread && s.error.is_none() && !s.skipped {
@@ -514,23 +597,29 @@ impl NativePlan {
         mut before: impl FnMut(usize) -> Option<Res>,
         ctx: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Res>> {
+        unicode::new_case();
         let mut scores = Vec::with_capacity(self.checks.len());
+        let mut last: Option<Instant> = None;
         for (j, c) in self.checks.iter().enumerate() {
             if let Some(r) = before(j) {
                 scores.push(r);
+                last = None;
                 continue;
             }
             if let Some(twin) = &c.twin {
-                let start = Instant::now();
+                // One clock reading between two native checks ends one and starts the next.
+                let start = last.unwrap_or_else(Instant::now);
                 if let Some(mut v) = twin.run(py, case, &self.limits) {
                     if c.negate {
                         checks::negate(&mut v);
                     }
-                    let ms = start.elapsed().as_secs_f64() * 1000.0;
-                    scores.push(Res::native(v, ms));
+                    let end = Instant::now();
+                    scores.push(Res::native(v, (end - start).as_secs_f64() * 1000.0));
+                    last = Some(end);
                     continue;
                 }
             }
+            last = None;
             let (sample, output) = python_case()?;
             let score = self.run_check.bind(py).call1((c.compiled.bind(py), sample, output, ctx))?;
             scores.push(Res::from_py(score)?);
@@ -538,7 +627,7 @@ impl NativePlan {
         Ok(scores)
     }
 
-    fn py_score<'py>(&self, py: Python<'py>, s: Res, reasons: &mut HashMap<String, Py<PyString>>) -> PyResult<Py<PyAny>> {
+    fn py_score<'py>(&self, py: Python<'py>, s: Res, reasons: &mut Reasons) -> PyResult<Py<PyAny>> {
         if let Some(obj) = s.py {
             return Ok(obj);
         }
@@ -596,9 +685,10 @@ impl NativePlan {
 #[pymethods]
 impl NativePlan {
     /// `checks`: (name, type, twin description or None, CompiledCheck) per check.
+    /// `char_facts(ch)`: what Python's Unicode database says of a character (`unicode`).
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (checks, run_check, ctx, score_cls, case_result_cls, spread_bytes, known_codes, max_needles, max_needle_chars, max_reason_chars))]
+    #[pyo3(signature = (checks, run_check, ctx, score_cls, case_result_cls, spread_bytes, known_codes, max_needles, max_needle_chars, max_reason_chars, char_facts))]
     fn new(
         checks: &Bound<'_, PyList>,
         run_check: Py<PyAny>,
@@ -610,7 +700,9 @@ impl NativePlan {
         max_needles: Option<usize>,
         max_needle_chars: Option<usize>,
         max_reason_chars: usize,
+        char_facts: Py<PyAny>,
     ) -> PyResult<Self> {
+        unicode::set_source(char_facts);
         let mut out = Vec::new();
         for item in checks.iter() {
             let (name, ctype, desc, compiled): (String, String, Bound<'_, PyAny>, Py<PyAny>) = item.extract()?;
@@ -801,7 +893,7 @@ impl NativePlan {
     ) -> PyResult<(Bound<'py, PyList>, CountsOut)> {
         let mut counter = Counter::new(self.checks.len(), None);
         let mut out = Vec::new();
-        let mut reasons: HashMap<String, Py<PyString>> = HashMap::new();
+        let mut reasons = Reasons::default();
         for (i, item) in cases.try_iter()?.enumerate() {
             let item = item?;
             let index = (i as i64).into_pyobject(py)?.into_any();

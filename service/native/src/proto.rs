@@ -147,6 +147,13 @@ impl<'a> WireCase<'a> {
         Some(())
     }
 
+    /// Whether the objects of `expected()` keep the key order Python's value of it has:
+    /// not when it comes from a `Value`, whose struct keys the runtime iterates in an
+    /// order of its own (JSON text keeps the text's order, as Python's parser does).
+    pub fn expected_keys_in_order(&self) -> bool {
+        self.expected.is_none()
+    }
+
     /// The sample's expected value as `convert.sample_from_pb` makes it: the `expected`
     /// Value when set, else `expected_json` parsed, else null. None: Python must read it.
     pub fn expected(&self) -> Option<J> {

@@ -7,7 +7,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
-use crate::json::{from_py, json_equal, num_cmp, J};
+use crate::json::{self, from_py, json_equal, num_cmp, J};
 use crate::text;
 
 const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -514,7 +514,7 @@ pub fn repr(x: &J) -> Option<String> {
         J::Bool(true) => "True".to_owned(),
         J::Bool(false) => "False".to_owned(),
         J::Int(i) => i.to_string(),
-        J::Float(f) => float_repr(*f),
+        J::Float(f) => json::float_repr(*f),
         J::Str(s) => {
             if !s.is_ascii() {
                 return None;
@@ -536,42 +536,4 @@ pub fn repr(x: &J) -> Option<String> {
             format!("{{{}}}", parts.join(", "))
         }
     })
-}
-
-/// Python's `repr` of a float: the shortest digits that read back, in fixed notation
-/// unless the decimal exponent is below -4 or above 15 (`1e+16`, `1e-05`).
-pub fn float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".to_owned() } else { "-inf".to_owned() };
-    }
-    let sci = format!("{:e}", f); // shortest round-trip digits: "-1.2345e-7"
-    let (mantissa, exp) = sci.split_once('e').unwrap();
-    let exp: i32 = exp.parse().unwrap();
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let decpt = exp + 1; // digits "d1d2..." stand for 0.d1d2... x 10^decpt
-    if decpt <= -4 || decpt > 16 {
-        let mut m = digits[..1].to_owned();
-        if digits.len() > 1 {
-            m.push('.');
-            m.push_str(&digits[1..]);
-        }
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{m}e{esign}{:02}", exp.abs());
-    }
-    let n = digits.len() as i32;
-    let body = if decpt <= 0 {
-        format!("0.{}{}", "0".repeat((-decpt) as usize), digits)
-    } else if decpt >= n {
-        format!("{}{}.0", digits, "0".repeat((decpt - n) as usize))
-    } else {
-        format!("{}.{}", &digits[..decpt as usize], &digits[decpt as usize..])
-    };
-    format!("{sign}{body}")
 }

@@ -3,11 +3,14 @@
 A plan of synchronous checks scores whole batches in the kernel: each check whose
 factory described a native twin (`scorewire.core.twin`: contains, exact, regex,
 json_schema, length) is answered there on its common path, and every other check, and
-every case a twin declines (errors, text whose case folding or preview needs the Unicode
-database, JSON that Python must parse or whose failures it must word), runs the plan's
-own Python check through `run_check_sync`. So a result is exactly the Python engine's,
-reason included, whichever ran it; `tests/engine/test_native.py` holds the kernel to
-that on random cases. Only `latency_ms` differs, as it does from one run to the next.
+every case a twin declines (errors, JSON that Python must parse, failures only Python
+words: a JSON error the kernel's parser does not know, a reference object whose key
+order it cannot know), runs the plan's own Python check through `run_check_sync`. Beyond
+ASCII the kernel knows a character by asking Python once (`char_facts`: its case
+folding, whether `repr` shows it, its word classes), so text in any script stays in the
+kernel. So a result is exactly the Python engine's, reason included, whichever ran it;
+`tests/engine/test_native.py` holds the kernel to that on random cases. Only
+`latency_ms` differs, as it does from one run to the next.
 
 `make install` builds the kernel; without it (a plain `pip install` of the sources, an
 unsupported platform) `available()` is False and everything scores in Python.
@@ -26,6 +29,7 @@ from scorewire.engine.execute import run_check_sync
 from scorewire.engine.runner import Case, CaseResult, Plan
 from scorewire.engine.spec import CompiledCheck
 from scorewire.engine.summary import ScoreCounts
+from scorewire.text.units import word_classes
 
 try:
     import scorewire_native as _kernel
@@ -79,8 +83,16 @@ def build(
         ctx.extras.get("max_needles_per_request"),
         ctx.extras.get("max_needle_chars_per_request"),
         max_reason_chars,
+        char_facts,
     )
     return native if native.native_checks else None  # it may refuse every description
+
+
+def char_facts(ch: str) -> tuple[str, bool, int]:
+    """What the kernel asks of a character beyond ASCII (once; it keeps the answer), from
+    this Python's own Unicode database: its case folding, whether `repr` shows it as it
+    is, and its classes for counting words (`units.word_classes`)."""
+    return ch.casefold(), ch.isprintable(), word_classes(ch)
 
 
 def _no_spreads(*args: Any) -> bytes:

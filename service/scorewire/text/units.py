@@ -22,6 +22,26 @@ _CHUNK = regex.compile(rf"[{_NO_SPACE}]\p{{M}}*|[^\s{_NO_SPACE}]+")
 _WORDISH = regex.compile(r"[^\W_]")
 _HAS_NO_SPACE = regex.compile(rf"[{_NO_SPACE}]")
 
+_SPACE = regex.compile(r"\s")
+_MARK = regex.compile(r"\p{M}")
+
+SPACE, UNSPACED, MARK, WORDISH = 1, 2, 4, 8
+"""The classes of `word_classes`, as bits."""
+
+
+def word_classes(ch: str) -> int:
+    """The classes `count_words` reads the character `ch` by, as bits: white space
+    (`SPACE`), a script written without spaces (`UNSPACED`), a mark (`MARK`), a word
+    character (`WORDISH`). The native kernel counts the words of text beyond ASCII from
+    these (`service/native/src/text.rs`, `words`)."""
+    return (
+        (SPACE if _SPACE.match(ch) else 0)
+        | (UNSPACED if _HAS_NO_SPACE.match(ch) else 0)
+        | (MARK if _MARK.match(ch) else 0)
+        | (WORDISH if _WORDISH.match(ch) else 0)
+    )
+
+
 _ASCII_NOT_A_WORD_CHARACTER = bytes(
     c for c in range(128) if not (chr(c).isalnum() or c in b" \t\n\r\x0b\x0c")
 )
