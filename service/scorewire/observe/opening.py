@@ -19,6 +19,8 @@ QUEUE_FILE = "observe.db"
 """The embedded queue's SQLite file, under the state directory."""
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 """URL schemes that put the queue in PostgreSQL (any other must be Redis's)."""
+
+
 def queue_url(settings: Settings) -> str | None:
     """The URL of the queue (`observe_queue_url`: Redis or PostgreSQL), else None (the
     SQLite file).
