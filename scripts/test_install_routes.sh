@@ -18,6 +18,9 @@
 # the server's dependencies are cached in $SCOREWIRE_WHEELHOUSE between runs.
 # `ROUTES="python go"` runs a subset (python always runs: it provides the server).
 # A missing toolchain is a skip on a workstation and a failure under CI (CI=true).
+# Once the server runs, the client routes run at once: each waits on its package registry
+# part of the time, which the others use. Each route's output is printed whole, with its
+# time, when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -102,12 +105,12 @@ grep -q "scoring native" "$WORK/server.log" \
     || { echo "FAILED: the installed server does not say it scores natively" >&2; cat "$WORK/server.log" >&2; exit 1; }
 step_end
 
-step_start python-client
-"$PY" -m venv "$WORK/venv-client"
-"$WORK/venv-client/bin/pip" install -q --no-index --find-links "$WORK/dist-client" \
-    --find-links "$WHEELHOUSE" scorewire-client
-mkdir -p "$WORK/py-app"
-cat >"$WORK/py-app/main.py" <<'EOF'
+route_python() {
+    "$PY" -m venv "$WORK/venv-client"
+    "$WORK/venv-client/bin/pip" install -q --no-index --find-links "$WORK/dist-client" \
+        --find-links "$WHEELHOUSE" scorewire-client
+    mkdir -p "$WORK/py-app"
+    cat >"$WORK/py-app/main.py" <<'EOF'
 import os
 import uuid
 
@@ -122,23 +125,20 @@ with Client(os.environ["SCOREWIRE_ADDR"]) as client:
     assert label.output_hash == output_hash("Paris"), label
 print("python route: ok")
 EOF
-(cd "$WORK/py-app" && "$WORK/venv-client/bin/python" main.py) || failed+=(python)
-step_end
+    (cd "$WORK/py-app" && "$WORK/venv-client/bin/python" main.py)
+}
 
 # --- go: a replace directive against the checkout --------------------------------------
-if [[ " $ROUTES " == *" go "* ]]; then
-    if has go; then
-        step_start go
-        (
-            set -e
-            # go.mod's `go` line is the oldest Go the module builds with: the highest
-            # `go` line among its dependencies, no higher.
-            cd "$CHECKOUT/clients/go"
-            want=$(go list -m -f '{{if not .Main}}{{.GoVersion}}{{end}}' all | sort -V | tail -1)
-            have=$(go list -m -f '{{.GoVersion}}')
-            [ "$have" = "$want" ] || { echo "go.mod says go $have; its dependencies need $want" >&2; exit 1; }
-            mkdir -p "$WORK/go-app" && cd "$WORK/go-app"
-            cat >go.mod <<EOF
+route_go() (
+    set -e
+    # go.mod's `go` line is the oldest Go the module builds with: the highest
+    # `go` line among its dependencies, no higher.
+    cd "$CHECKOUT/clients/go"
+    want=$(go list -m -f '{{if not .Main}}{{.GoVersion}}{{end}}' all | sort -V | tail -1)
+    have=$(go list -m -f '{{.GoVersion}}')
+    [ "$have" = "$want" ] || { echo "go.mod says go $have; its dependencies need $want" >&2; exit 1; }
+    mkdir -p "$WORK/go-app" && cd "$WORK/go-app"
+    cat >go.mod <<EOF
 module example.com/scorewire-route
 
 go $have
@@ -147,7 +147,7 @@ require github.com/scorewire/scorewire/clients/go v0.0.0
 
 replace github.com/scorewire/scorewire/clients/go => $CHECKOUT/clients/go
 EOF
-            cat >main.go <<'EOF'
+    cat >main.go <<'EOF'
 package main
 
 import (
@@ -186,28 +186,20 @@ func main() {
 	fmt.Println("go route: ok")
 }
 EOF
-            go mod tidy
-            go build -o route .
-            ./route
-        ) || failed+=(go)
-        step_end
-    else
-        missing go go
-    fi
-fi
+    go mod tidy
+    go build -o route .
+    ./route
+)
 
 # --- typescript: npm install of the checkout's package directory -----------------------
-if [[ " $ROUTES " == *" typescript "* ]]; then
-    if has node npm; then
-        step_start typescript
-        (
-            set -e
-            TS_VERSION=$(node -p "require('$CHECKOUT/clients/typescript/package.json').devDependencies.typescript")
-            mkdir -p "$WORK/ts-app" && cd "$WORK/ts-app"
-            npm init -y >/dev/null
-            npm install --no-audit --no-fund --loglevel=error "$CHECKOUT/clients/typescript"
-            npm install --no-audit --no-fund --loglevel=error --save-dev "typescript@$TS_VERSION" "@types/node@20"
-            cat >main.ts <<'EOF'
+route_typescript() (
+    set -e
+    TS_VERSION=$(node -p "require('$CHECKOUT/clients/typescript/package.json').devDependencies.typescript")
+    mkdir -p "$WORK/ts-app" && cd "$WORK/ts-app"
+    npm init -y >/dev/null
+    npm install --no-audit --no-fund --loglevel=error "$CHECKOUT/clients/typescript"
+    npm install --no-audit --no-fund --loglevel=error --save-dev "typescript@$TS_VERSION" "@types/node@20"
+    cat >main.ts <<'EOF'
 import { randomUUID } from "node:crypto";
 
 import { type Label, type ListLabelsResponse, ScorewireClient, outputHash } from "@scorewire/client";
@@ -233,25 +225,17 @@ main().catch((err: unknown) => {
   process.exit(1);
 });
 EOF
-            npx tsc --strict --module node16 --moduleResolution node16 --target ES2022 --types node main.ts
-            node main.js
-        ) || failed+=(typescript)
-        step_end
-    else
-        missing typescript "node/npm"
-    fi
-fi
+    npx tsc --strict --module node16 --moduleResolution node16 --target ES2022 --types node main.ts
+    node main.js
+)
 
 # --- java: mvn install of the client, then a project depending on it -------------------
-if [[ " $ROUTES " == *" java "* ]]; then
-    if has mvn java; then
-        step_start java
-        (
-            set -e
-            VERSION=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$CHECKOUT/clients/java/pom.xml" | head -1)
-            (cd "$CHECKOUT/clients/java" && mvn -B -ntp -q -Dstyle.color=never install -DskipTests)
-            mkdir -p "$WORK/java-app/src/main/java/route" && cd "$WORK/java-app"
-            cat >pom.xml <<EOF
+route_java() (
+    set -e
+    VERSION=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$CHECKOUT/clients/java/pom.xml" | head -1)
+    (cd "$CHECKOUT/clients/java" && mvn -B -ntp -q -Dstyle.color=never install -DskipTests)
+    mkdir -p "$WORK/java-app/src/main/java/route" && cd "$WORK/java-app"
+    cat >pom.xml <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -285,7 +269,7 @@ if [[ " $ROUTES " == *" java "* ]]; then
   </build>
 </project>
 EOF
-            cat >src/main/java/route/Main.java <<'EOF'
+    cat >src/main/java/route/Main.java <<'EOF'
 package route;
 
 import dev.scorewire.client.ScorewireClient;
@@ -322,16 +306,47 @@ public final class Main {
   }
 }
 EOF
-            mvn -B -ntp -q -Dstyle.color=never compile \
-                org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
-                -Dmdep.outputFile=cp.txt -Dmdep.includeScope=runtime
-            java -cp "target/classes:$(cat cp.txt)" route.Main
-        ) || failed+=(java)
-        step_end
-    else
-        missing java "mvn/java"
-    fi
+    mvn -B -ntp -q -Dstyle.color=never compile \
+        org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
+        -Dmdep.outputFile=cp.txt -Dmdep.includeScope=runtime
+    java -cp "target/classes:$(cat cp.txt)" route.Main
+)
+
+# --- the client routes, at once ---------------------------------------------------------
+LAUNCHED=()
+PIDS=()
+# launch NAME: route_NAME in the background, its output and its time kept in $WORK.
+launch() {
+    (
+        set +e
+        t0=$(date +%s)
+        ( set -e; "route_$1" ) >"$WORK/route-$1.log" 2>&1
+        status=$?
+        echo "$1 $(( $(date +%s) - t0 ))s" >"$WORK/route-$1.time"
+        exit $status
+    ) &
+    LAUNCHED+=("$1")
+    PIDS+=($!)
+}
+launch python
+if [[ " $ROUTES " == *" go "* ]]; then
+    if has go; then launch go; else missing go go; fi
 fi
+if [[ " $ROUTES " == *" typescript "* ]]; then
+    if has node npm; then launch typescript; else missing typescript "node/npm"; fi
+fi
+if [[ " $ROUTES " == *" java "* ]]; then
+    if has mvn java; then launch java; else missing java "mvn/java"; fi
+fi
+for i in "${!LAUNCHED[@]}"; do
+    name=${LAUNCHED[$i]}
+    status=0
+    wait "${PIDS[$i]}" || status=$?
+    echo "=== install route: $name"
+    cat "$WORK/route-$name.log"
+    timings+=("$(cat "$WORK/route-$name.time")")
+    [ "$status" = 0 ] || failed+=("$name")
+done
 
 echo "install route timings: ${timings[*]}"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -400,7 +400,12 @@ async def silent_redis() -> AsyncIterator[str]:
 
 
 async def test_a_hung_redis_times_out_quickly_and_is_bypassed(silent_redis: str) -> None:
-    async with judge_harness(cache_url=silent_redis, cache_timeout_s=0.1) as h:
+    # Both Redis timeouts short, as in production: the client the cache shares with the
+    # budgets has the longer one as its socket timeout, and loading the cache's scripts
+    # (outside the 0.1 s per-operation timeout) waited out the harness's 10 s.
+    async with judge_harness(
+        cache_url=silent_redis, cache_timeout_s=0.1, budget_timeout_s=0.1
+    ) as h:
         score = await h.run(judge_check())
         assert score.error is None and h.openai.calls == 1
         assert h.service.stats.cache_bypasses >= 1

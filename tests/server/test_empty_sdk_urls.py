@@ -68,6 +68,8 @@ async def test_an_empty_openai_base_url_means_the_sdk_default(
         "no_proxy": "",
         "SCOREWIRE_JUDGE_MODEL": "openai:gpt-4o-mini",
         "SCOREWIRE_LABELS_PATH": str(tmp_path / "labels.db"),
+        # Every call is refused: its retries come at once instead of over 7.5 s of backoff.
+        "SCOREWIRE_JUDGE_RETRY_BASE_S": "0.01",
     }
     proc, address = await asyncio.to_thread(serve_process, env)
     try:

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -26,6 +28,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * test server. Its whole stdout must be the file. The README shows each program and that
  * output verbatim ({@code tests/clients/test_client_pages.py} holds them together), so every
  * Java block of the README runs here.
+ *
+ * <p>The programs run at once (JUnit's parallel execution, enabled in the pom for the tests
+ * that ask for it): each spends seconds starting a JVM and compiling its source, and none
+ * reads what another writes. The class itself runs alone, as every other class does: the
+ * server and client of {@link LiveServerTest} are shared by all of them.
  */
 class ExamplesTest extends LiveServerTest {
   private static final Path BASE = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
@@ -54,6 +61,7 @@ class ExamplesTest extends LiveServerTest {
 
   @ParameterizedTest
   @MethodSource("programs")
+  @Execution(ExecutionMode.CONCURRENT)
   void aProgramPrintsExactlyItsExpectedOutput(String program) throws Exception {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
     ProcessBuilder builder =
