@@ -150,7 +150,10 @@ func TestObserverDropsWhenTheBufferIsFullAndNeverBlocks(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // let the sender try, and fail
 		}
 	}
-	if slowest > 10*time.Millisecond {
+	// Far above a busy machine's scheduling hiccups (the client tests of three languages
+	// run at once), far below what a call waiting on the sender's retries would take
+	// (1,000 attempts, 10 ms or more apart).
+	if slowest > 250*time.Millisecond {
 		t.Errorf("the slowest Observe took %v", slowest)
 	}
 	s := o.Stats()

@@ -89,7 +89,8 @@ describe("Observer", () => {
     let stats = observer.stats();
     assert.deepEqual([taken, stats.accepted, stats.dropped.buffer_full], [10, 10, 190]);
     assert.ok(stats.retries > 0, "no retry against an unreachable server");
-    assert.ok(slowest < 50, `the slowest observe() took ${slowest} ms`);
+    // Far above a busy machine's scheduling hiccups, far below a call waiting on retries.
+    assert.ok(slowest < 250, `the slowest observe() took ${slowest} ms`);
     const start = Date.now();
     assert.equal(await observer.close(200), false);
     assert.ok(Date.now() - start < 2_000, "close() overran its deadline");

@@ -120,7 +120,8 @@ class ObserverTest extends LiveServerTest {
       assertEquals(10, stats.accepted());
       assertEquals(190, stats.dropped().get(Observer.DropReason.BUFFER_FULL));
       assertTrue(stats.retries() > 0, stats.toString());
-      assertTrue(slowest < Duration.ofMillis(50).toNanos(), "slowest observe " + slowest + " ns");
+      // Far above a busy machine's scheduling hiccups, far below a call waiting on retries.
+      assertTrue(slowest < Duration.ofMillis(250).toNanos(), "slowest observe " + slowest + " ns");
       long start = System.nanoTime();
       assertFalse(observer.close(Duration.ofMillis(200)));
       assertTrue(System.nanoTime() - start < Duration.ofSeconds(2).toNanos(), "close overran its deadline");
