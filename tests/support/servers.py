@@ -70,21 +70,34 @@ def read_line_until(
 
     The line is None when the pipe closes, the process exits or `timeout_s` passes first:
     a server that hangs at start-up fails the test instead of hanging it."""
+    # Bytes are read one at a time from the descriptor, never through `pipe`'s buffer: a
+    # buffered readline can take two lines from the OS at once, and select() then waits for
+    # data that already sits in the buffer (a CLI test missed "scoring 2/5" that way). Reading
+    # no further than the accepted line also leaves the rest for whoever reads `pipe` next.
     lines: list[str] = []
+    line = bytearray()
+    fd = pipe.fileno()
     deadline = time.monotonic() + timeout_s
     with selectors.DefaultSelector() as sel:
-        sel.register(pipe, selectors.EVENT_READ)
+        sel.register(fd, selectors.EVENT_READ)
         while time.monotonic() < deadline:
             if not sel.select(timeout=0.5):
                 if proc.poll() is not None:
                     break
                 continue
-            line = pipe.readline()
-            if not line:  # the pipe closed: the process is gone
+            byte = os.read(fd, 1)
+            if not byte:  # the pipe closed: the process is gone
                 break
-            lines.append(line)
-            if accept(line):
-                return line, lines
+            line += byte
+            if byte != b"\n":
+                continue
+            text = line.decode("utf-8", "replace")
+            line.clear()
+            lines.append(text)
+            if accept(text):
+                return text, lines
+    if line:
+        lines.append(line.decode("utf-8", "replace"))
     return None, lines
 
 
