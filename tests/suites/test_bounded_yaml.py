@@ -108,3 +108,24 @@ def test_the_document_size_is_a_request_limit_in_utf8_bytes() -> None:
     assert load_request_suite(suite_yaml=doc, meter=request_meter(Settings(max_suite_bytes=5_000)))
     with pytest.raises(SpecError):  # unmetered (the CLI): the default, as a problem of the file
         parse_yaml("# pad\n" * 800_000)
+
+
+def test_nesting_is_bounded_as_written() -> None:
+    # 100 levels load; one more is refused at the node that passes the limit.
+    assert bounded_yaml.load("[" * 99 + "x" + "]" * 99) is not None
+    for doc in ("[" * 100 + "x" + "]" * 100, "[" * 5000 + "]" * 5000):
+        with pytest.raises(SpecError) as info:
+            parse_yaml(doc)
+        assert "levels deep" in info.value.violations[0].description
+
+
+def test_nesting_is_bounded_once_aliases_expand_it() -> None:
+    # Five anchors of 30 levels, each nesting the one before: 150 levels once expanded
+    # from a document that nests no more than 31 as written.
+    doc = "a0: &a0 " + "[" * 30 + "x" + "]" * 30 + "\n"
+    doc += "".join(f"a{i}: &a{i} " + "[" * 30 + f"*a{i - 1}" + "]" * 30 + "\n" for i in range(1, 5))
+    with pytest.raises(SpecError) as info:
+        parse_yaml(doc)
+    assert "levels deep" in info.value.violations[0].description
+    # Three of them (90 levels) load.
+    assert parse_yaml("\n".join(doc.splitlines()[:3]))["a2"] is not None

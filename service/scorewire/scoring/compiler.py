@@ -49,6 +49,7 @@ from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_suite_data
 from scorewire.suites.evalstone_checks import compile_compact, parse_check_spec
 from scorewire.suites.evalstone_request import load_request_suite
 from scorewire.suites.preflight import judge_needs
+from scorewire.suites.yaml_document import Parsed
 from scorewire.v1 import scoring_pb2 as pb
 
 
@@ -91,13 +92,14 @@ def compile_plan(
         compiled = _compile_file(source, timeout)
     elif source.specs is not None:
         compiled = _compile_in_process(source)
-    elif _request_format(source, meter) == CHECKLLM:
+    elif (read := _request_format(source, meter))[0] == CHECKLLM:
         suite = load_request_checkllm(
             source.suite_yaml,
             has_checks=bool(source.checks or source.compact),
             meter=meter,
             max_checks=source.max_checks,
             check_timeout_s=timeout,
+            parsed=read[1],
         )
         compiled = CompiledPlan(_checkllm_info(suite), checkllm=suite)
     else:
@@ -110,6 +112,7 @@ def compile_plan(
             max_checks=source.max_checks,
             meter=meter,
             check_timeout_s=timeout,
+            parsed=read[1],
         )
         paths = _request_paths(source, suite_.plan.checks)
         compiled = CompiledPlan(_suite_info(suite_, settings, paths), suite=suite_)
@@ -120,8 +123,9 @@ def compile_plan(
     return compiled
 
 
-def _request_format(source: PlanSource, meter: RequestMeter | None) -> str:
-    """The document's format, read within the request's limits (its YAML is parsed)."""
+def _request_format(source: PlanSource, meter: RequestMeter | None) -> tuple[str, Parsed | None]:
+    """The document's format, read within the request's limits, and the document when
+    its YAML was parsed to tell."""
     with metering(meter):
         return request_format(source.suite_yaml, source.format or None)
 

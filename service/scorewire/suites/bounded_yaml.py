@@ -8,7 +8,8 @@ PyYAML's safe loader is safe from code execution, not from cost:
   4 GB once written out).
 - An alias inside its own anchor (`&a [*a]`) builds a cyclic structure that no walker
   finishes.
-- The composer recurses once per nesting level, so `[[[[...` ends in RecursionError.
+- Deep nesting (`[[[[...`, or aliases nesting one collection in another) outlasts
+  whatever walks the data recursively afterwards.
 - Scalar constructors raise plain `ValueError` (`2001-13-45`, a 5,000-digit integer), and
   sexagesimal integers (`59:59:59:...`) grow past what `float()` and `str()` accept.
 
@@ -37,24 +38,12 @@ MAX_INT_BITS = 1000
 """Largest integer magnitude (about 300 digits): beyond it `float()` and `str()` fail."""
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that refuses documents nested deeper than MAX_DEPTH while composing."""
+class _BoundedLoader(yaml.CSafeLoader):
+    """libyaml's parser (about four times PyYAML's own in Python) with the safe
+    constructor, whose value errors become YAML errors at the value's place.
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        if self._depth >= MAX_DEPTH:
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            raise ComposerError(
-                None, None, f"the document nests more than {MAX_DEPTH} levels deep", mark
-            )
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+    libyaml refuses nesting past 1,000 levels itself; `_check_graph` holds documents to
+    MAX_DEPTH, as written and as their aliases expand them."""
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         try:
@@ -99,7 +88,8 @@ class ExpansionTooLarge(yaml.MarkedYAMLError):
 
 
 def _check_graph(root: Node, max_nodes: int, max_bytes: int) -> None:
-    """Refuse cycles, and alias expansion beyond `max_nodes` nodes or `max_bytes` bytes.
+    """Refuse cycles, nesting deeper than MAX_DEPTH (as written, or once aliases are
+    expanded), and alias expansion beyond `max_nodes` nodes or `max_bytes` bytes.
 
     Walks each distinct node once (iteratively), giving it its size once expanded: its
     nodes, and its bytes counted as compact JSON counts them (a scalar its UTF-8 and two
@@ -110,22 +100,37 @@ def _check_graph(root: Node, max_nodes: int, max_bytes: int) -> None:
     """
     nodes: dict[int, int] = {}
     size: dict[int, int] = {}
+    height: dict[int, int] = {}  # levels below and including a node, aliases expanded
     own_nodes = own_bytes = 0  # the document without its aliases expanded
     first_over: dict[str, Node] = {}
     entered: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    stack: list[tuple[Node, bool, int]] = [(root, False, 0)]
     while stack:
-        node, leaving = stack.pop()
+        node, leaving, depth = stack.pop()
         key = id(node)
         if leaving:
             kids = _children(node)
             count = 1 + sum(nodes[id(c)] for c in kids)
             total = 2 + len(kids) + sum(size[id(c)] for c in kids)
+            levels = 1 + max((height[id(c)] for c in kids), default=0)
+            if levels > MAX_DEPTH:
+                # Nested as written, the walk refused it on the way in: aliases did it.
+                raise ComposerError(
+                    None, None, f"aliases nest the document more than {MAX_DEPTH} levels deep",
+                    node.start_mark,
+                )  # fmt: skip
+            height[key] = levels
             own_nodes, own_bytes = own_nodes + 1, own_bytes + 2 + len(kids)
         elif key in size:
             continue
+        elif depth >= MAX_DEPTH:
+            raise ComposerError(
+                None, None, f"the document nests more than {MAX_DEPTH} levels deep",
+                node.start_mark,
+            )  # fmt: skip
         elif isinstance(node, ScalarNode):
             count, total = 1, _scalar_bytes(node)
+            height[key] = 1
             own_nodes, own_bytes = own_nodes + 1, own_bytes + total
         elif key in entered:
             # Entered but not left: the node is its own ancestor.
@@ -134,8 +139,8 @@ def _check_graph(root: Node, max_nodes: int, max_bytes: int) -> None:
             )
         else:
             entered.add(key)
-            stack.append((node, True))
-            stack.extend((c, False) for c in _children(node) if id(c) not in size)
+            stack.append((node, True, depth))
+            stack.extend((c, False, depth + 1) for c in _children(node) if id(c) not in size)
             continue
         # The first node past a limit holds no node past it: the place to point at.
         if count > max_nodes:
@@ -169,5 +174,12 @@ def load(
             return None
         _check_graph(node, max_nodes, max_bytes)
         return loader.construct_document(node)
+    except yaml.MarkedYAMLError as err:
+        if err.problem and "maximum nesting depth" in err.problem:  # libyaml's own limit
+            raise ComposerError(
+                None, None, f"the document nests more than {MAX_DEPTH} levels deep",
+                err.problem_mark,
+            ) from None  # fmt: skip
+        raise
     finally:
         loader.dispose()

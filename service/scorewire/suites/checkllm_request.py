@@ -25,7 +25,7 @@ from scorewire.generation.providers import parse_provider
 from scorewire.settings import Settings
 from scorewire.suites.checkllm import is_checkllm, load_checkllm_data
 from scorewire.suites.checkllm_suite import CheckllmSuite
-from scorewire.suites.yaml_document import parse_yaml
+from scorewire.suites.yaml_document import Parsed, parse_yaml
 
 EVALSTONE = "evalstone"
 CHECKLLM = "checkllm"
@@ -34,21 +34,22 @@ MAX_MISSING_REPORTED = 20
 """Missing combinations listed one by one; the rest are counted in one more problem."""
 
 
-def request_format(suite_yaml: str, named: str | None) -> str:
-    """`checkllm` or `evalstone`: the one `named`, else detected from the document's keys.
+def request_format(suite_yaml: str, named: str | None) -> tuple[str, Parsed | None]:
+    """`checkllm` or `evalstone`: the one `named`, else detected from the document's keys,
+    with the document when it was parsed to tell (for its loader).
 
     A document that does not parse (or is too big once its aliases are expanded) is
     `evalstone`, whose loader reports the YAML error (or the limit).
     """
     if named in (EVALSTONE, CHECKLLM):
-        return named
+        return named, None
     if not suite_yaml.strip():
-        return EVALSTONE
+        return EVALSTONE, None
     try:
         data = parse_yaml(suite_yaml)
     except (SpecError, LimitExceeded):
-        return EVALSTONE
-    return CHECKLLM if is_checkllm(data) else EVALSTONE
+        return EVALSTONE, None
+    return (CHECKLLM if is_checkllm(data) else EVALSTONE), Parsed(data)
 
 
 def preflight(suite: CheckllmSuite, settings: Settings | None, *, generating: bool) -> None:
@@ -79,11 +80,13 @@ def load_request_checkllm(
     meter: RequestMeter | None = None,
     max_checks: int | None = None,
     check_timeout_s: float | None = None,
+    parsed: Parsed | None = None,
 ) -> CheckllmSuite:
     """Load a request's checkllm document; SpecError with paths under `suite_yaml.`.
 
     `max_checks` bounds each test's assertions (each test is one plan); `has_checks`
-    says the request also sent `checks`/`compact`, which a checkllm suite does not take.
+    says the request also sent `checks`/`compact`, which a checkllm suite does not take;
+    `parsed`: the document, when `request_format` has parsed it.
     """
     violations: list[FieldViolation] = []
     if has_checks:
@@ -92,7 +95,8 @@ def load_request_checkllm(
         )
     try:
         with metering(meter):
-            suite = load_checkllm_data(parse_yaml(suite_yaml))
+            data = parsed.data if parsed is not None else parse_yaml(suite_yaml)
+            suite = load_checkllm_data(data)
     except SpecError as err:
         raise SpecError(
             [FieldViolation(_under_suite_yaml(v.field), v.description) for v in err.violations]

@@ -18,7 +18,7 @@ from scorewire.engine.spec import CheckSpec, compile_check
 from scorewire.engine.summary import Gate
 from scorewire.suites.evalstone import LoadedSuite, RunSettings, load_suite_data
 from scorewire.suites.evalstone_checks import compile_compact, parse_check_spec
-from scorewire.suites.yaml_document import parse_yaml
+from scorewire.suites.yaml_document import Parsed, parse_yaml
 
 
 def load_request_suite(
@@ -32,17 +32,21 @@ def load_request_suite(
     max_checks: int | None = None,
     meter: RequestMeter | None = None,
     check_timeout_s: float | None = None,
+    parsed: Parsed | None = None,
 ) -> LoadedSuite:
     """The suite a request describes: a YAML document, or structured and compact checks.
 
     Used by the server and the CLI alike; imports in a YAML document are refused, since
     a request must never name code for the server to run. With a `meter`, every check's
     cost is charged before it compiles and `LimitExceeded` names the first limit passed.
-    `check_timeout_s` is the per-check timeout unless the suite's settings give one.
+    `check_timeout_s` is the per-check timeout unless the suite's settings give one;
+    `parsed`: the document, when `request_format` has parsed it.
     """
     with metering(meter):
         data: object = None
-        if suite_yaml.strip():
+        if parsed is not None:
+            data = parsed.data
+        elif suite_yaml.strip():
             try:
                 data = parse_yaml(suite_yaml)
             except SpecError as err:

@@ -8,6 +8,7 @@ naming the setting passed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -16,6 +17,15 @@ from scorewire.core.errors import SpecError
 from scorewire.engine.metering import SUITE_BYTES, SUITE_NODES, SUITE_TEXT_BYTES
 from scorewire.settings import Settings
 from scorewire.suites import bounded_yaml
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A document already parsed (its format read from it), handed to its loader so the
+    text is not parsed twice."""
+
+    data: Any
+
 
 MAX_YAML_BYTES: int = Settings.model_fields[SUITE_TEXT_BYTES].default
 """The largest suite document without a meter (the CLI): the server's default."""
