@@ -33,9 +33,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
 from scorewire.core.sdk_urls import unset_empty_sdk_urls
 from scorewire.core.secrets import register, scrub
-from scorewire.judge.backends.base import mentions, safe_error_detail
+from scorewire.judge.backends.base import dropped, mentions, safe_error_detail
 from scorewire.judge.routing import GEMINI_BASE_URL as JUDGE_GEMINI_BASE_URL
 
 GENERATION_ERROR = "GENERATION_ERROR"
@@ -152,19 +153,87 @@ def _status_message(ref: ProviderRef, status: int, body: object) -> str:
     return f"the {ref.id} provider answered HTTP {status}" + (f" ({detail})" if detail else "")
 
 
+class SdkClients:
+    """The SDK clients of a server's providers, shared by every request's providers: one
+    per backend, base URL, key and retry count (the server's settings make a handful).
+
+    A client of its own cost each request its TLS context (~20 ms to build) and new
+    connections to the provider; shared, both outlive the request. The clients send
+    through the SDKs' aiohttp transport, as the judge's do (`judge.backends.base`).
+    """
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[str, str | None, str, int], Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._clients)
+
+    def get(self, backend: str, api_key: str, base_url: str | None, max_retries: int) -> Any:
+        """The client for these credentials, made on first use."""
+        key = (backend, base_url, api_key, max_retries)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = sdk_client(backend, api_key, base_url, max_retries)
+        return client
+
+    async def aclose(self) -> None:
+        """Close every client (the server is stopping)."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
+
+def sdk_client(backend: str, api_key: str, base_url: str | None, max_retries: int) -> Any:
+    """A new `openai.AsyncOpenAI` (`backend` openai or gemini) or `anthropic.AsyncAnthropic`
+    on the SDK's aiohttp transport; `max_retries`: the SDK's retries of a 429, a 5xx or a
+    dropped connection, with backoff."""
+    register(api_key)
+    unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
+    if backend == "anthropic":
+        import anthropic
+
+        return anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            http_client=anthropic.DefaultAioHttpClient(),
+        )
+    import openai
+
+    return openai.AsyncOpenAI(
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=max_retries,
+        http_client=openai.DefaultAioHttpClient(),
+    )
+
+
 class OpenAIChatProvider:
-    """Chat completions on OpenAI or any OpenAI-compatible endpoint (Gemini's included)."""
+    """Chat completions on OpenAI or any OpenAI-compatible endpoint (Gemini's included).
+
+    The request goes through the SDK client's `post` (auth, headers, retries, timeouts
+    and errors are the SDK's) with the body already encoded, and the answer is read from
+    its JSON, as the judge's OpenAI backend does: `chat.completions.create`'s transform of
+    its typed parameters and its model construction were most of the CPU of a call.
+    """
 
     def __init__(
-        self, ref: ProviderRef, *, api_key: str, base_url: str | None, max_retries: int = 2
+        self,
+        ref: ProviderRef,
+        *,
+        api_key: str,
+        base_url: str | None,
+        max_retries: int = 2,
+        clients: SdkClients | None = None,
     ) -> None:
-        import openai
-
+        """`clients`: the server's shared SDK clients (None: a client of its own, closed
+        with the provider)."""
         self.ref = ref
-        register(api_key)
-        unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, max_retries=max_retries
+        self._own = clients is None
+        self._client = (
+            sdk_client("openai", api_key, base_url, max_retries)
+            if clients is None
+            else clients.get("openai", api_key, base_url, max_retries)
         )
         self._limit_param = "max_tokens"
 
@@ -176,20 +245,27 @@ class OpenAIChatProvider:
 
         while True:
             used = self._limit_param
-            extra: dict[str, Any] = {} if max_tokens is None else {used: max_tokens}
+            body: dict[str, Any] = {
+                "model": self.ref.model,
+                "messages": [{"role": "user", "content": prompt}],
+            }
+            if max_tokens is not None:
+                body[used] = max_tokens
             try:
-                resp = await self._client.chat.completions.create(
-                    model=self.ref.model,
-                    messages=[{"role": "user", "content": prompt}],
-                    timeout=timeout_s,
-                    **extra,
+                resp = await self._client.post(
+                    "/chat/completions",
+                    content=orjson.dumps(body),
+                    cast_to=object,  # the JSON as it is: three fields are read
+                    options={"timeout": timeout_s},
                 )
                 break
             except openai.APIStatusError as err:
-                if extra and self._fall_back(err, used):
+                if max_tokens is not None and self._fall_back(err, used):
                     continue
                 raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
-            except openai.APITimeoutError:
+            except openai.APITimeoutError as err:
+                if dropped(err):
+                    raise ProviderError(f"could not reach the {self.ref.id} provider") from None
                 raise ProviderError(f"the {self.ref.id} provider timed out") from None
             except openai.APIConnectionError:
                 raise ProviderError(f"could not reach the {self.ref.id} provider") from None
@@ -197,16 +273,7 @@ class OpenAIChatProvider:
                 raise ProviderError(
                     f"the {self.ref.id} provider sent a malformed response"
                 ) from None
-        choices = resp.choices or []
-        message = choices[0].message if choices else None
-        if message is None or (message.content is None and message.refusal):
-            raise ProviderError(f"the {self.ref.id} provider refused or gave no answer")
-        usage = resp.usage
-        return Generated(
-            message.content or "",
-            usage.prompt_tokens if usage is not None else None,
-            usage.completion_tokens if usage is not None else None,
-        )
+        return _chat_answer(self.ref, resp)
 
     def _fall_back(self, err: Any, used: str) -> bool:
         """Switch to `max_completion_tokens` when the server refused `max_tokens`."""
@@ -220,23 +287,55 @@ class OpenAIChatProvider:
         return False
 
     async def aclose(self) -> None:
-        """Close the SDK's HTTP client."""
-        await self._client.close()
+        """Close the SDK's HTTP client, unless it is the server's to share."""
+        if self._own:
+            await self._client.close()
+
+
+def _chat_answer(ref: ProviderRef, resp: Any) -> Generated:
+    """A chat completion's JSON read: its first choice's text and the tokens billed."""
+    if not isinstance(resp, dict):
+        raise ProviderError(f"the {ref.id} provider sent a malformed response")
+    choices = resp.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ProviderError(f"the {ref.id} provider refused or gave no answer")
+    content, refusal = message.get("content"), message.get("refusal")
+    if content is None and refusal:
+        raise ProviderError(f"the {ref.id} provider refused or gave no answer")
+    if content is not None and not isinstance(content, str):
+        raise ProviderError(f"the {ref.id} provider sent a malformed response")
+    usage = resp.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    in_tok, out_tok = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return Generated(
+        content or "",
+        in_tok if isinstance(in_tok, int) else None,
+        out_tok if isinstance(out_tok, int) else None,
+    )
 
 
 class AnthropicProvider:
     """Anthropic's Messages API (no sampling parameters: the SDK's API version refuses them)."""
 
     def __init__(
-        self, ref: ProviderRef, *, api_key: str, base_url: str | None, max_retries: int = 2
+        self,
+        ref: ProviderRef,
+        *,
+        api_key: str,
+        base_url: str | None,
+        max_retries: int = 2,
+        clients: SdkClients | None = None,
     ) -> None:
-        import anthropic
-
+        """`clients`: the server's shared SDK clients (None: a client of its own, closed
+        with the provider)."""
         self.ref = ref
-        register(api_key)
-        unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=max_retries
+        self._own = clients is None
+        self._client = (
+            sdk_client("anthropic", api_key, base_url, max_retries)
+            if clients is None
+            else clients.get("anthropic", api_key, base_url, max_retries)
         )
 
     async def generate(
@@ -254,7 +353,9 @@ class AnthropicProvider:
             )
         except anthropic.APIStatusError as err:
             raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
-        except anthropic.APITimeoutError:
+        except anthropic.APITimeoutError as err:
+            if dropped(err):
+                raise ProviderError(f"could not reach the {self.ref.id} provider") from None
             raise ProviderError(f"the {self.ref.id} provider timed out") from None
         except anthropic.APIConnectionError:
             raise ProviderError(f"could not reach the {self.ref.id} provider") from None
@@ -271,8 +372,9 @@ class AnthropicProvider:
         return Generated(text, usage.input_tokens, usage.output_tokens)
 
     async def aclose(self) -> None:
-        """Close the SDK's HTTP client."""
-        await self._client.close()
+        """Close the SDK's HTTP client, unless it is the server's to share."""
+        if self._own:
+            await self._client.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,11 +442,16 @@ def provider_problem(ref: ProviderRef, creds: ProviderCredentials) -> tuple[str,
 
 
 def build_provider(
-    ref: ProviderRef, creds: ProviderCredentials, *, max_retries: int = 2
+    ref: ProviderRef,
+    creds: ProviderCredentials,
+    *,
+    max_retries: int = 2,
+    clients: SdkClients | None = None,
 ) -> Provider:
     """The client for `ref`; ValueError (for people) when its backend has no credentials.
 
-    `max_retries`: the SDK's retries of a 429, a 5xx or a dropped connection, with backoff.
+    `max_retries`: the SDK's retries of a 429, a 5xx or a dropped connection, with backoff;
+    `clients`: the server's shared SDK clients (None: the provider's own).
     """
     if ref.backend == "echo":
         return EchoProvider(ref)
@@ -358,6 +465,7 @@ def build_provider(
             api_key=creds.openai_api_key or "unused",
             base_url=creds.openai_base_url,
             max_retries=max_retries,
+            clients=clients,
         )
     if ref.backend == "gemini":
         return OpenAIChatProvider(
@@ -365,6 +473,7 @@ def build_provider(
             api_key=creds.gemini_api_key or "unused",
             base_url=creds.gemini_base_url or GEMINI_BASE_URL,
             max_retries=max_retries,
+            clients=clients,
         )
     assert creds.anthropic_api_key is not None
     return AnthropicProvider(
@@ -372,6 +481,7 @@ def build_provider(
         api_key=creds.anthropic_api_key,
         base_url=creds.anthropic_base_url,
         max_retries=max_retries,
+        clients=clients,
     )
 
 

@@ -38,7 +38,12 @@ from scorewire.generation.generator import (
     Recorded,
     run_groups,
 )
-from scorewire.generation.providers import Provider, ProviderCredentials, build_provider
+from scorewire.generation.providers import (
+    Provider,
+    ProviderCredentials,
+    SdkClients,
+    build_provider,
+)
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable
@@ -86,6 +91,8 @@ class CheckllmRuns:
                 else PeriodBudget(limit, period)
             )
         self._cache: VerdictCache | None = None
+        self._clients = SdkClients()
+        """The providers' SDK clients, shared by every request's providers."""
         self._prices = PriceTable.from_settings(settings)
         if settings.generation_enabled:
             # The SDKs take seconds to import (measured 3.6 s for openai on a loaded
@@ -120,7 +127,8 @@ class CheckllmRuns:
         return self._cache
 
     async def aclose(self) -> None:
-        """Close the generation cache's connections."""
+        """Close the generation cache's and the providers' connections."""
+        await self._clients.aclose()
         if self._cache is not None:
             await self._cache.aclose()
 
@@ -179,7 +187,10 @@ class CheckllmRuns:
                 continue
             try:
                 providers[ref.id] = build_provider(
-                    ref, creds, max_retries=self._settings.generation_max_retries
+                    ref,
+                    creds,
+                    max_retries=self._settings.generation_max_retries,
+                    clients=self._clients,
                 )
             except ValueError as err:
                 raise Unrunnable(f"suite_yaml.providers[{i}]", str(err)) from None
