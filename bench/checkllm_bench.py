@@ -6,9 +6,11 @@ Prints
 - RunSuite of a checkllm suite with every combination recorded (tests × prompts ×
   providers, two deterministic assertions each): combinations/s, beside the same outputs
   and checks sent as a plain RunSuite (compact checks, scored by the workers);
-- RunSuite generating every combination against the OpenAI stand-in (real HTTP, the real
-  SDK) at a fixed latency: wall time against the ideal (calls × latency / concurrency),
-  and a second identical run answered by the generation cache.
+- RunSuite generating every combination against the OpenAI stand-in (in a process of its
+  own; real HTTP, the real SDK) at a fixed latency, with server defaults but for the
+  concurrency: a new server's first run, new suites on the running server, and one
+  answered by the generation cache; each against the ideal (calls × latency /
+  concurrency) and beside bare aiohttp posts to the same stand-in (the floor).
 A server on 127.0.0.1:0 in this process; every loop is bounded.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,9 +31,6 @@ from scorewire.server.app import create_server  # noqa: E402
 from scorewire.settings import Settings  # noqa: E402
 from scorewire.v1 import scoring_pb2 as pb  # noqa: E402
 from scorewire.v1 import scoring_pb2_grpc as pb_grpc  # noqa: E402
-
-from tests.fakes.base import Reply  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 
 KEY = "sk-bench"
 
@@ -87,9 +87,56 @@ async def recorded(stub: pb_grpc.ScoringServiceStub, tests: int, rounds: int) ->
         print(f"recorded {name:9s} {len(cases):6d} cases  {len(cases) / elapsed:10.0f} cases/s")
 
 
-async def generated(latency_ms: float, calls: int, concurrency: int) -> None:
-    fake = FakeOpenAI(api_key=KEY, default=Reply(content="Paris", delay_s=latency_ms / 1000))
-    with fake.running():
+def start_stand_in(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+    """The OpenAI stand-in in a process of its own (a provider is another machine: its
+    work must not share this process's CPU), answering "Paris" after `latency_ms`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.openai_server", "--latency-ms", str(latency_ms),
+         "--content", "Paris"],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline().split()
+    if len(line) != 2 or line[0] != "PORT":
+        proc.kill()
+        raise SystemExit("the stand-in did not start")
+    return proc, f"http://127.0.0.1:{line[1]}/v1"
+
+
+async def floor_s(url: str, calls: int, concurrency: int) -> float:
+    """Seconds for `calls` bare aiohttp posts to the stand-in, `concurrency` at a time:
+    the best this machine and the stand-in allow, nothing of ours around it."""
+    import aiohttp
+
+    body = b'{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "q"}]}'
+    headers = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
+    async with aiohttp.ClientSession() as session:
+
+        async def post() -> None:
+            async with session.post(f"{url}/chat/completions", data=body, headers=headers) as r:
+                await r.read()
+                assert r.status == 200, r.status
+
+        todo = iter(range(calls))
+
+        async def lane() -> None:
+            for _ in todo:
+                await post()
+
+        await asyncio.gather(*(post() for _ in range(concurrency)))  # connections open
+        start = time.perf_counter()
+        await asyncio.gather(*(lane() for _ in range(concurrency)))
+        return time.perf_counter() - start
+
+
+async def generated(latency_ms: float, calls: int, concurrency: int, rounds: int) -> None:
+    """A fresh server's first generating RunSuite (cold: its workers and this process load
+    what the suite's checks need), then `rounds` new suites on the running server, then
+    one answered by the generation cache; the bare-HTTP floor before and after."""
+    proc, url = start_stand_in(latency_ms)
+    ideal = calls * latency_ms / 1000 / concurrency
+    try:
+        floors = [await floor_s(url, calls, concurrency)]
         settings = Settings(
             host="127.0.0.1",
             port=0,
@@ -97,28 +144,39 @@ async def generated(latency_ms: float, calls: int, concurrency: int) -> None:
             generation_enabled=True,
             generation_max_concurrency=concurrency,
             generation_max_calls_per_request=calls,
-            openai_base_url=fake.url,
+            openai_base_url=url,
             openai_api_key=KEY,
         )
         running, port = await create_server(settings)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
         stub = pb_grpc.ScoringServiceStub(channel)
-        doc = suite(calls, 1, ["openai:gpt-4o-mini"])
+        print(f"generation: {calls} calls at {latency_ms:g} ms, {concurrency} in flight; "
+              f"ideal {ideal:.2f} s")  # fmt: skip
         try:
-            for label in ("generated", "cached"):
+            labels = ["cold server"] + [f"new suite {r + 1}" for r in range(rounds)] + ["cached"]
+            for i, label in enumerate(labels):
+                # Every suite but the cached one asks new questions (no cache hits).
+                doc = suite(calls, 1, ["openai:gpt-4o-mini"]).replace(
+                    "question", f"round {min(i, len(labels) - 2)} question"
+                )
                 start = time.perf_counter()
                 summary = await drain(stub, pb.RunSuiteRequest(suite_yaml=doc))
                 elapsed = time.perf_counter() - start
                 assert summary.cases_passed == calls, summary
-                ideal = calls * latency_ms / 1000 / concurrency
                 print(
-                    f"{label:18s} {calls:6d} calls  {elapsed:6.2f} s  (ideal {ideal:.2f} s at "
-                    f"{latency_ms:g} ms x {concurrency} in flight; fake saw {fake.calls} calls, "
-                    f"max {fake.max_in_flight} at once, ${summary.generation_cost_usd:.4f})"
+                    f"  {label:14s} {elapsed:6.2f} s  {elapsed / ideal:5.2f}x ideal  "
+                    f"({summary.generation_calls} calls, {summary.generation_cached} cached, "
+                    f"${summary.generation_cost_usd:.4f})"
                 )
         finally:
             await channel.close()
             await running.stop(0)
+        floors.append(await floor_s(url, calls, concurrency))
+        print("  bare floor     " + ", ".join(f"{f:.2f} s ({f / ideal:.2f}x)" for f in floors))
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(10)
 
 
 async def main() -> None:
@@ -128,7 +186,12 @@ async def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--only", choices=["recorded", "generated"], default=None)
     args = parser.parse_args()
+    if args.only != "recorded":
+        await generated(args.latency_ms, args.calls, args.concurrency, args.rounds)
+    if args.only == "generated":
+        return
     running, port = await create_server(
         Settings(host="127.0.0.1", port=0, metrics_enabled=False, max_message_bytes=64 << 20)
     )
@@ -138,7 +201,6 @@ async def main() -> None:
     finally:
         await channel.close()
         await running.stop(0)
-    await generated(args.latency_ms, args.calls, args.concurrency)
 
 
 if __name__ == "__main__":
