@@ -699,7 +699,7 @@ def main() -> None:
                 )
             figures["peer"] = {"name": PEER, "checks_per_s": statistics.median(peer)}
             print(f"{args.samples:,} cases x 5 checks, the peer ({PEER}) in process:")
-            for name, runs in eng.items():
+            for name, runs in eng.items() if "engine" in only else ():
                 key = "engine" if name == "ours" else f"engine_{name}"
                 figures[key] = {
                     "shape": name,

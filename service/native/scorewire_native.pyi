@@ -66,3 +66,8 @@ def read_case(
     """What the kernel reads of a serialized Case (or ScoreRequest): sample id, output
     text, whether the output has a JSON value, and (True, expected) or (False, None); None
     when it leaves the message to Python."""
+
+def plain_case_ok(data: bytes | memoryview, short: int) -> bool:
+    """Whether a serialized Case certainly passes the server's check of a RunSuite case
+    (it parses, its output text is within `short` bytes, its JSON-text fields are JSON);
+    False leaves the case to Python's check."""

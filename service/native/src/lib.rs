@@ -969,6 +969,14 @@ fn read_case<'py>(
     Ok(Some((case.id.to_owned(), case.text.to_owned(), case.has_value, expected)))
 }
 
+/// Whether a serialized `Case` certainly passes the server's check of a RunSuite case:
+/// parsed, its output text within `short` bytes, its JSON-text fields JSON (`proto::
+/// plain_case_ok`); false leaves the case to Python's check.
+#[pyfunction]
+fn plain_case_ok(data: &[u8], short: usize) -> bool {
+    proto::plain_case_ok(data, short)
+}
+
 /// Each kind of twin and the fields the kernel reads of its description, with the Python
 /// types it reads them as (for the test that holds them to `scorewire.core.twin`).
 #[pyfunction]
@@ -981,5 +989,6 @@ fn scorewire_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativePlan>()?;
     m.add_function(wrap_pyfunction!(twin_fields, m)?)?;
     m.add_function(wrap_pyfunction!(read_case, m)?)?;
+    m.add_function(wrap_pyfunction!(plain_case_ok, m)?)?;
     Ok(())
 }

@@ -167,6 +167,56 @@ impl<'a> WireCase<'a> {
     }
 }
 
+/// Whether a serialized `Case` certainly passes the server's check of a RunSuite case
+/// (`server.suite_runs.RequestChecks`): it parses, its output text is at most `short`
+/// bytes, and each JSON-text field is JSON with no `Value` beside it. Only cases of
+/// strings and JSON text are judged here; anything else (a `Value` or `metadata`, an
+/// unknown or repeated field, bad bytes, a longer text, JSON this parser does not accept)
+/// is false, and Python checks the case itself. This parser accepts no JSON Python's
+/// refuses, and nests at most `json::MAX_DEPTH` deep, well within Python's limit.
+pub fn plain_case_ok(b: &[u8], short: usize) -> bool {
+    plain_fields(b, |num, wt, data| match (num, wt) {
+        (1, 2) => plain_fields(data, |n, w, d| match (n, w) {
+            (1, 2) => text(d).map(|_| ()),
+            (10, 2) | (11, 2) => json_text(d),
+            _ => None,
+        }),
+        (2, 2) => plain_fields(data, |n, w, d| match (n, w) {
+            (1, 2) if d.len() <= short => text(d).map(|_| ()),
+            (10, 2) => json_text(d),
+            _ => None,
+        }),
+        (3..=5, 2) => text(data).map(|_| ()),
+        _ => None,
+    })
+    .is_some()
+}
+
+/// Each field of a message read by `field`, refused when one is given twice (the runtime
+/// would merge or replace it: left to Python).
+fn plain_fields(b: &[u8], mut field: impl FnMut(u32, u8, &[u8]) -> Option<()>) -> Option<()> {
+    let mut seen = 0u64;
+    let mut r = Reader::new(b);
+    while let Some((num, wt, data)) = r.next()? {
+        let bit = 1u64.checked_shl(num)?;
+        if num == 0 || seen & bit != 0 {
+            return None;
+        }
+        seen |= bit;
+        field(num, wt, data)?;
+    }
+    Some(())
+}
+
+/// A JSON-text field: empty, or JSON.
+fn json_text(b: &[u8]) -> Option<()> {
+    let t = text(b)?;
+    if !t.is_empty() {
+        json::parse_checked(t).ok()?;
+    }
+    Some(())
+}
+
 /// A `google.protobuf.Value` as `convert.value_to_py` reads it (numbers are floats).
 fn value(b: &[u8], depth: usize) -> Option<J> {
     if depth > json::MAX_DEPTH {

@@ -45,6 +45,12 @@ def available() -> bool:
     return _kernel is not None
 
 
+def plain_case_ok() -> Callable[[bytes, int], bool] | None:
+    """The kernel's check of a serialized RunSuite case (`plain_case_ok(data, short)`:
+    True when it certainly passes the server's own check), or None without the kernel."""
+    return None if _kernel is None else _kernel.plain_case_ok
+
+
 def _twin(cc: CompiledCheck) -> Twin | None:
     """The check's twin description (None: Python only)."""
     if cc.when is not None or cc.extractor is not None or cc.fn_is_async:

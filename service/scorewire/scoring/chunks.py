@@ -46,7 +46,7 @@ class ScoredBatch:
     count: int
 
 
-CaseCheck = Callable[[memoryview | bytes, int], object]
+CaseCheck = Callable[[bytes, int], object]
 """Checks a case's bytes (`check(data, index)`), raising its first problem."""
 
 
@@ -63,9 +63,9 @@ class ChunkCutter:
 
     def add(self, case: memoryview | bytes) -> WorkerJob | None:
         """Take the next case (its bytes as sent); the job it completes, if any."""
-        self._check(case, self._next)
-        self._next += 1
         data = bytes(case)
+        self._check(data, self._next)
+        self._next += 1
         self._chunk.append(data)
         self._size += len(data)
         if len(self._chunk) >= BATCH_MAX_RESULTS or self._size >= CHUNK_MAX_BYTES:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import grpc
 from google.protobuf.descriptor import Descriptor
 from scorewire.core.context import CheckContext
+from scorewire.engine import native
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.runs import RunRecorder
 from scorewire.scoring import wire
@@ -131,6 +132,22 @@ class RequestChecks:
         if not convert.json_fields_ok(sample, output):
             raise invalid_argument(convert.json_field_violations(sample, output, base))
 
+    def bytes_checker(self, info: PlanInfo) -> Callable[[bytes, int], object]:
+        """`case_checker` for cases checked and not kept parsed (a batch the workers
+        score): the native kernel passes the cases of strings and JSON text it can vouch
+        for (`plain_case_ok`, several times cheaper than parsing them here), and Python
+        checks every other case, so both refuse the same cases with the same problems."""
+        check = self.case_checker(info)
+        plain = native.plain_case_ok() if self._settings.native_kernel else None
+        if plain is None:
+            return check
+        short = short_output(self._settings, info.whole_text_caps)
+
+        def vouched(data: bytes, i: int) -> object:
+            return None if plain(data, short) else check(data, i)
+
+        return vouched
+
     def case_checker(self, info: PlanInfo) -> Callable[[memoryview | bytes, int], pb.Case]:
         """Parses case `i` from its bytes and refuses it over the output limits or with bad
         JSON text (its field path); the case parsed."""
@@ -189,14 +206,15 @@ class SuiteRuns:
     ) -> Batches:
         """How the batch's cases are scored (`scoring.executor`'s rule): `cases` as sent
         (None: the suite document's own), or a stream's as they `arrive`."""
-        check = self._cases.case_checker(info)
         if info.any_async:
+            check = self._cases.case_checker(info)
             return _Here(self._executor, key, source, cases, check, self._settings)
         make = job_maker(key, source, self._settings.check_timeout_s, self._bounds)
+        vouched = self._cases.bytes_checker(info)
         jobs: Any = (
-            streamed_jobs(make, arriving, check)
+            streamed_jobs(make, arriving, vouched)
             if arriving is not None
-            else chunk_jobs(make, cases, info.suite_cases, check)
+            else chunk_jobs(make, cases, info.suite_cases, vouched)
         )
         call_deadline = deadline(context)
         return _Chunks(
