@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,12 +89,16 @@ async def recorded(stub: pb_grpc.ScoringServiceStub, tests: int, rounds: int) ->
         print(f"recorded {name:9s} {len(cases):6d} cases  {len(cases) / elapsed:10.0f} cases/s")
 
 
-def start_stand_in(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+def start_stand_in(
+    latency_ms: float, limit_in_flight: int | None = None
+) -> tuple[subprocess.Popen[str], str]:
     """The OpenAI stand-in in a process of its own (a provider is another machine: its
-    work must not share this process's CPU), answering "Paris" after `latency_ms`."""
+    work must not share this process's CPU), answering "Paris" after `latency_ms`; with
+    `limit_in_flight`, a 429 (Retry-After 1 s) to a call past that many at once."""
+    limit = ["--limit-in-flight", str(limit_in_flight), "--retry-after", "1"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.openai_server", "--latency-ms", str(latency_ms),
-         "--content", "Paris"],
+         "--content", "Paris", *(limit if limit_in_flight else [])],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -179,6 +185,60 @@ async def generated(latency_ms: float, calls: int, concurrency: int, rounds: int
         proc.wait(10)
 
 
+def stand_in_stats(url: str) -> dict[str, int]:
+    """The stand-in's counters (calls, most at once, calls refused with a 429)."""
+    with urllib.request.urlopen(url.removesuffix("/v1") + "/_stats") as resp:
+        stats: dict[str, int] = json.loads(resp.read())
+    return stats
+
+
+LIMITS = ((8, 16), (None, 16), (83, 100))
+"""(calls the stand-in takes at once, None for any; the suite's `concurrency`)."""
+
+
+async def limits(calls: int) -> None:
+    """`calls` generations at 1 s against a stand-in that takes so many calls at once
+    (refusing more with a 429, as a rate limit does: 8 at once at 1 s is 480 requests a
+    minute, OpenAI's tier 1 for gpt-4o-mini allows 500; 83 is about 5,000, its tier 2),
+    on a fresh server with its defaults, the suite at its default concurrency (16) or
+    raised: wall time against the ideal the limit allows (calls / what it takes at once
+    × 1 s; without a limit, what the suite's concurrency allows)."""
+    print(f"{calls} generations at 1 s, server defaults:")
+    for taken, concurrency in LIMITS:
+        proc, url = start_stand_in(1000, taken)
+        try:
+            settings = Settings(
+                host="127.0.0.1", port=0, metrics_enabled=False, generation_enabled=True,
+                openai_base_url=url, openai_api_key=KEY,
+            )  # fmt: skip
+            running, port = await create_server(settings)
+            channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+            extra = f"settings: {{concurrency: {concurrency}}}" if concurrency != 16 else ""
+            doc = suite(calls, 1, ["openai:gpt-4o-mini"], extra)
+            start = time.perf_counter()
+            try:
+                summary = await drain(
+                    pb_grpc.ScoringServiceStub(channel), pb.RunSuiteRequest(suite_yaml=doc)
+                )
+            finally:
+                elapsed = time.perf_counter() - start
+                await channel.close()
+                await running.stop(0)
+            ideal = calls / (min(taken, concurrency) if taken else concurrency)
+            stats = await asyncio.to_thread(stand_in_stats, url)
+            print(
+                f"  provider takes {taken or 'any number'} at once, suite concurrency "
+                f"{concurrency}: {elapsed:6.1f} s, {elapsed / ideal:.2f}x the ideal "
+                f"{ideal:.1f} s; {summary.cases_passed}/{summary.cases} passed, "
+                f"{stats['rate_limited']} calls refused (429), at most "
+                f"{stats['max_in_flight']} answered at once"
+            )
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(10)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=200, help="tests (x 5 prompts x 10 providers)")
@@ -186,8 +246,12 @@ async def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--only", choices=["recorded", "generated"], default=None)
+    parser.add_argument("--only", choices=["recorded", "generated", "limits"], default=None)
+    parser.add_argument("--limit-calls", type=int, default=1000)
     args = parser.parse_args()
+    if args.only == "limits":
+        await limits(args.limit_calls)
+        return
     if args.only != "recorded":
         await generated(args.latency_ms, args.calls, args.concurrency, args.rounds)
     if args.only == "generated":

@@ -97,6 +97,13 @@ class FakeLLMServer:
         """Requests being answered right now."""
         self.max_in_flight = 0
         """Most requests answered at once so far."""
+        self.limit_in_flight: int | None = None
+        """When set, a request arriving while this many are being answered gets a 429
+        (a provider's rate limit, as calls at once) and is not recorded."""
+        self.limit_retry_after_s = 0.1
+        """The Retry-After a 429 of `limit_in_flight` carries."""
+        self.rate_limited = 0
+        """Requests refused by `limit_in_flight`."""
 
     # --- scripting ------------------------------------------------------------------
 
@@ -154,7 +161,11 @@ class FakeLLMServer:
         self, path: str, headers: dict[str, str], raw: bytes
     ) -> tuple[int, dict[str, str], bytes, Reply | None]:
         if path == "/_stats":
-            stats = {"calls": self.calls, "max_in_flight": self.max_in_flight}
+            stats = {
+                "calls": self.calls,
+                "max_in_flight": self.max_in_flight,
+                "rate_limited": self.rate_limited,
+            }
             return 200, {}, json.dumps(stats).encode(), None
         if not self.completion_path(path):
             return 404, {}, json.dumps(self.error_body(404, f"no route {path}")).encode(), None
@@ -203,6 +214,12 @@ class FakeLLMServer:
                     headers[k.strip().lower()] = v.strip()
                 length = int(headers.get("content-length") or 0)
                 raw = await reader.readexactly(length) if length else b""
+                if self.completion_path(target) and self._over_limit():
+                    body = self.error_body(429, "Rate limit reached for requests")
+                    after = f"{self.limit_retry_after_s:g}"
+                    self._write(writer, 429, {"retry-after": after}, json.dumps(body).encode())
+                    await writer.drain()
+                    continue
                 status, extra, payload, reply = self._respond(target, headers, raw)
                 self._enter()
                 try:
@@ -212,11 +229,7 @@ class FakeLLMServer:
                     if reply is not None and reply.delay_s:
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(self._released.wait(), reply.delay_s)
-                    head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}"]
-                    head.append("content-type: application/json")
-                    head.append(f"content-length: {len(payload)}")
-                    head.extend(f"{k}: {v}" for k, v in extra.items())
-                    writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
+                    self._write(writer, status, extra, payload)
                     await writer.drain()
                 finally:
                     self._leave()
@@ -227,6 +240,23 @@ class FakeLLMServer:
         finally:
             self._writers.discard(writer)
             writer.close()
+
+    @staticmethod
+    def _write(
+        writer: asyncio.StreamWriter, status: int, extra: dict[str, str], payload: bytes
+    ) -> None:
+        head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}"]
+        head.append("content-type: application/json")
+        head.append(f"content-length: {len(payload)}")
+        head.extend(f"{k}: {v}" for k, v in extra.items())
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
+
+    def _over_limit(self) -> bool:
+        with self._lock:
+            if self.limit_in_flight is None or self.in_flight < self.limit_in_flight:
+                return False
+            self.rate_limited += 1
+            return True
 
     def _enter(self) -> None:
         with self._lock:
@@ -312,6 +342,10 @@ def serve_main(factory: Callable[[Reply], FakeLLMServer], argv: list[str] | None
     parser.add_argument("--content", default=Reply().content)
     parser.add_argument("--input-tokens", type=int, default=100)
     parser.add_argument("--output-tokens", type=int, default=20)
+    parser.add_argument(
+        "--limit-in-flight", type=int, default=None, help="429 past this many calls at once"
+    )
+    parser.add_argument("--retry-after", type=float, default=0.1, help="a 429's Retry-After")
     args = parser.parse_args(argv)
     server = factory(
         Reply(
@@ -321,6 +355,8 @@ def serve_main(factory: Callable[[Reply], FakeLLMServer], argv: list[str] | None
             output_tokens=args.output_tokens,
         )
     )
+    server.limit_in_flight = args.limit_in_flight
+    server.limit_retry_after_s = args.retry_after
     server.start()
     print(f"PORT {server.port}", flush=True)
     try:

@@ -7,12 +7,12 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from scorewire.generation.accounts import SdkClients
 from scorewire.generation.providers import (
     AnthropicProvider,
     OpenAIChatProvider,
     Provider,
     ProviderError,
-    SdkClients,
     parse_provider,
 )
 

@@ -14,9 +14,10 @@ Deficit round robin (Shreedhar and Varghese, 1996) is O(1) per item and needs no
 or per-item cost estimate, which weighted fair queueing proper does; items here cost 1
 each (a scoring job, a judge call), so the two give the same order.
 
-`FairSlots` is a limit of so many at once (a judge backend's concurrency) on top of it:
-a caller waits only when every slot is taken, and a slot given back goes to the next
-caller in turn, not to whoever asked first.
+`FairSlots` is a limit of so many at once (a judge backend's concurrency, a provider
+account's calls) on top of it: a caller waits only when every slot is taken, and a slot
+given back goes to the next caller in turn, not to whoever asked first; the limit may
+change while slots are held (`resize`).
 """
 
 from __future__ import annotations
@@ -193,6 +194,14 @@ class FairSlots:
     def waiting(self) -> int:
         """Callers waiting for a slot."""
         return len(self._waiting)
+
+    def resize(self, capacity: int) -> None:
+        """Make it `capacity` slots (at least 1). Slots held past a smaller capacity are
+        not taken back: they are not handed out again as they come back."""
+        capacity = max(1, capacity)
+        self._free += capacity - self.capacity
+        self.capacity = capacity
+        self._hand_out()
 
     @contextlib.asynccontextmanager
     async def slot(self, key: str) -> AsyncIterator[None]:

@@ -18,9 +18,10 @@ The prompt is sent as one user message. Anthropic needs `max_tokens`: 1024 is se
 unless the caller gives a limit; OpenAI-compatible servers get no limit (their default)
 unless the caller gives one, which a budgeted run always does (a budget can only hold
 a call whose cost is bounded). A server that refuses `max_tokens` (OpenAI's reasoning
-models) gets `max_completion_tokens` instead, remembered for the provider's life. The
-SDKs' own retries (two, with backoff) are kept: a generation is not deduplicated by a
-verdict cache, so a transient 429 should not cost the case. Errors never carry the
+models) gets `max_completion_tokens` instead, remembered for the provider's life. Calls
+go through their account (`generation.accounts`): its shared SDK client, its window of
+calls at once learned from 429s, and retries (a generation is not deduplicated by a
+verdict cache, so a transient 429 should not cost the case). Errors never carry the
 provider's message (it can echo credentials): only the HTTP status and the error type,
 scrubbed (`scorewire.core.secrets`).
 """
@@ -34,9 +35,20 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
-from scorewire.core.sdk_urls import unset_empty_sdk_urls
-from scorewire.core.secrets import register, scrub
-from scorewire.judge.backends.base import dropped, mentions, safe_error_detail
+from scorewire.core.secrets import scrub
+from scorewire.generation.accounts import (
+    AttemptFailed,
+    Failure,
+    SdkClients,
+    own_account,
+)
+from scorewire.judge.backends.base import (
+    dropped,
+    is_retryable_status,
+    mentions,
+    parse_retry_after,
+    safe_error_detail,
+)
 from scorewire.judge.routing import GEMINI_BASE_URL as JUDGE_GEMINI_BASE_URL
 
 GENERATION_ERROR = "GENERATION_ERROR"
@@ -153,68 +165,34 @@ def _status_message(ref: ProviderRef, status: int, body: object) -> str:
     return f"the {ref.id} provider answered HTTP {status}" + (f" ({detail})" if detail else "")
 
 
-class SdkClients:
-    """The SDK clients of a server's providers, shared by every request's providers: one
-    per backend, base URL, key and retry count (the server's settings make a handful).
-
-    A client of its own cost each request its TLS context (~20 ms to build) and new
-    connections to the provider; shared, both outlive the request. The clients send
-    through the SDKs' aiohttp transport, as the judge's do (`judge.backends.base`).
-    """
-
-    def __init__(self) -> None:
-        self._clients: dict[tuple[str, str | None, str, int], Any] = {}
-
-    def __len__(self) -> int:
-        return len(self._clients)
-
-    def get(self, backend: str, api_key: str, base_url: str | None, max_retries: int) -> Any:
-        """The client for these credentials, made on first use."""
-        key = (backend, base_url, api_key, max_retries)
-        client = self._clients.get(key)
-        if client is None:
-            client = self._clients[key] = sdk_client(backend, api_key, base_url, max_retries)
-        return client
-
-    async def aclose(self) -> None:
-        """Close every client (the server is stopping)."""
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client.close()
-
-
-def sdk_client(backend: str, api_key: str, base_url: str | None, max_retries: int) -> Any:
-    """A new `openai.AsyncOpenAI` (`backend` openai or gemini) or `anthropic.AsyncAnthropic`
-    on the SDK's aiohttp transport; `max_retries`: the SDK's retries of a 429, a 5xx or a
-    dropped connection, with backoff."""
-    register(api_key)
-    unset_empty_sdk_urls()  # an empty OPENAI_BASE_URL & co. mean the default
-    if backend == "anthropic":
-        import anthropic
-
-        return anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            http_client=anthropic.DefaultAioHttpClient(),
+def _sdk_failure(ref: ProviderRef, err: Exception, sdk: Any) -> AttemptFailed:
+    """An SDK's exception (`sdk`: the `openai` or `anthropic` module) as the failure of
+    an attempt, worded for people: a 429 is rate limited (retried beyond
+    `max_retries`), a 5xx, 408, 409, timeout or dropped connection worth retrying."""
+    if isinstance(err, sdk.APIStatusError):
+        status = err.status_code
+        return AttemptFailed(
+            Failure(
+                _status_message(ref, status, err.body),
+                retry=is_retryable_status(status),
+                rate_limited=status == 429,
+                retry_after=parse_retry_after(err.response.headers),
+            )
         )
-    import openai
-
-    return openai.AsyncOpenAI(
-        api_key=api_key,
-        base_url=base_url,
-        max_retries=max_retries,
-        http_client=openai.DefaultAioHttpClient(),
-    )
+    if isinstance(err, sdk.APITimeoutError) and not dropped(err):
+        return AttemptFailed(Failure(f"the {ref.id} provider timed out", retry=True))
+    if isinstance(err, sdk.APIConnectionError):
+        return AttemptFailed(Failure(f"could not reach the {ref.id} provider", retry=True))
+    return AttemptFailed(Failure(f"the {ref.id} provider sent a malformed response"))
 
 
 class OpenAIChatProvider:
     """Chat completions on OpenAI or any OpenAI-compatible endpoint (Gemini's included).
 
-    The request goes through the SDK client's `post` (auth, headers, retries, timeouts
-    and errors are the SDK's) with the body already encoded, and the answer is read from
-    its JSON, as the judge's OpenAI backend does: `chat.completions.create`'s transform of
-    its typed parameters and its model construction were most of the CPU of a call.
+    The request goes through the SDK client's `post` (auth, headers, timeouts and errors
+    are the SDK's) with the body already encoded, and the answer is read from its JSON,
+    as the judge's OpenAI backend does: `chat.completions.create`'s transform of its typed
+    parameters and its model construction were most of the CPU of a call.
     """
 
     def __init__(
@@ -226,12 +204,12 @@ class OpenAIChatProvider:
         max_retries: int = 2,
         clients: SdkClients | None = None,
     ) -> None:
-        """`clients`: the server's shared SDK clients (None: a client of its own, closed
-        with the provider)."""
+        """`clients`: the server's shared accounts (None: an account of its own, its
+        client closed with the provider)."""
         self.ref = ref
         self._own = clients is None
-        self._client = (
-            sdk_client("openai", api_key, base_url, max_retries)
+        self._account = (
+            own_account("openai", api_key, base_url, max_retries)
             if clients is None
             else clients.get("openai", api_key, base_url, max_retries)
         )
@@ -241,6 +219,14 @@ class OpenAIChatProvider:
         self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
     ) -> Generated:
         """One chat turn with the prompt as the user message."""
+        try:
+            return await self._account.call(
+                lambda left: self._attempt(prompt, left, max_tokens), timeout_s
+            )
+        except AttemptFailed as err:
+            raise ProviderError(err.failure.message) from None
+
+    async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
         import openai
 
         while True:
@@ -252,28 +238,19 @@ class OpenAIChatProvider:
             if max_tokens is not None:
                 body[used] = max_tokens
             try:
-                resp = await self._client.post(
+                resp = await self._account.client.post(
                     "/chat/completions",
                     content=orjson.dumps(body),
                     cast_to=object,  # the JSON as it is: three fields are read
                     options={"timeout": timeout_s},
                 )
-                break
             except openai.APIStatusError as err:
                 if max_tokens is not None and self._fall_back(err, used):
                     continue
-                raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
-            except openai.APITimeoutError as err:
-                if dropped(err):
-                    raise ProviderError(f"could not reach the {self.ref.id} provider") from None
-                raise ProviderError(f"the {self.ref.id} provider timed out") from None
-            except openai.APIConnectionError:
-                raise ProviderError(f"could not reach the {self.ref.id} provider") from None
-            except (openai.OpenAIError, ValueError):
-                raise ProviderError(
-                    f"the {self.ref.id} provider sent a malformed response"
-                ) from None
-        return _chat_answer(self.ref, resp)
+                raise _sdk_failure(self.ref, err, openai) from None
+            except (openai.OpenAIError, ValueError) as err:
+                raise _sdk_failure(self.ref, err, openai) from None
+            return _chat_answer(self.ref, resp)
 
     def _fall_back(self, err: Any, used: str) -> bool:
         """Switch to `max_completion_tokens` when the server refused `max_tokens`."""
@@ -289,23 +266,24 @@ class OpenAIChatProvider:
     async def aclose(self) -> None:
         """Close the SDK's HTTP client, unless it is the server's to share."""
         if self._own:
-            await self._client.close()
+            await self._account.client.close()
 
 
 def _chat_answer(ref: ProviderRef, resp: Any) -> Generated:
-    """A chat completion's JSON read: its first choice's text and the tokens billed."""
+    """A chat completion's JSON read: its first choice's text and the tokens billed. A
+    refusal or an answer of no choice is final, not worth another attempt."""
     if not isinstance(resp, dict):
-        raise ProviderError(f"the {ref.id} provider sent a malformed response")
+        raise AttemptFailed(Failure(f"the {ref.id} provider sent a malformed response"))
     choices = resp.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        raise ProviderError(f"the {ref.id} provider refused or gave no answer")
+        raise AttemptFailed(Failure(f"the {ref.id} provider refused or gave no answer"))
     content, refusal = message.get("content"), message.get("refusal")
     if content is None and refusal:
-        raise ProviderError(f"the {ref.id} provider refused or gave no answer")
+        raise AttemptFailed(Failure(f"the {ref.id} provider refused or gave no answer"))
     if content is not None and not isinstance(content, str):
-        raise ProviderError(f"the {ref.id} provider sent a malformed response")
+        raise AttemptFailed(Failure(f"the {ref.id} provider sent a malformed response"))
     usage = resp.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     in_tok, out_tok = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -328,12 +306,12 @@ class AnthropicProvider:
         max_retries: int = 2,
         clients: SdkClients | None = None,
     ) -> None:
-        """`clients`: the server's shared SDK clients (None: a client of its own, closed
-        with the provider)."""
+        """`clients`: the server's shared accounts (None: an account of its own, its
+        client closed with the provider)."""
         self.ref = ref
         self._own = clients is None
-        self._client = (
-            sdk_client("anthropic", api_key, base_url, max_retries)
+        self._account = (
+            own_account("anthropic", api_key, base_url, max_retries)
             if clients is None
             else clients.get("anthropic", api_key, base_url, max_retries)
         )
@@ -342,27 +320,27 @@ class AnthropicProvider:
         self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
     ) -> Generated:
         """One message with the prompt as the user turn; text blocks concatenated."""
+        try:
+            return await self._account.call(
+                lambda left: self._attempt(prompt, left, max_tokens), timeout_s
+            )
+        except AttemptFailed as err:
+            raise ProviderError(err.failure.message) from None
+
+    async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
         import anthropic
 
         try:
-            resp = await self._client.messages.create(
+            resp = await self._account.client.messages.create(
                 model=self.ref.model,
                 max_tokens=ANTHROPIC_MAX_TOKENS if max_tokens is None else max_tokens,
                 messages=[{"role": "user", "content": prompt}],
                 timeout=timeout_s,
             )
-        except anthropic.APIStatusError as err:
-            raise ProviderError(_status_message(self.ref, err.status_code, err.body)) from None
-        except anthropic.APITimeoutError as err:
-            if dropped(err):
-                raise ProviderError(f"could not reach the {self.ref.id} provider") from None
-            raise ProviderError(f"the {self.ref.id} provider timed out") from None
-        except anthropic.APIConnectionError:
-            raise ProviderError(f"could not reach the {self.ref.id} provider") from None
-        except (anthropic.AnthropicError, ValueError):
-            raise ProviderError(f"the {self.ref.id} provider sent a malformed response") from None
+        except (anthropic.AnthropicError, ValueError) as err:
+            raise _sdk_failure(self.ref, err, anthropic) from None
         if getattr(resp, "stop_reason", None) == "refusal":
-            raise ProviderError(f"the {self.ref.id} provider refused to answer")
+            raise AttemptFailed(Failure(f"the {self.ref.id} provider refused to answer"))
         text = "".join(
             getattr(block, "text", "")
             for block in (resp.content or [])
@@ -374,7 +352,7 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         """Close the SDK's HTTP client, unless it is the server's to share."""
         if self._own:
-            await self._client.close()
+            await self._account.client.close()
 
 
 @dataclass(frozen=True, slots=True)

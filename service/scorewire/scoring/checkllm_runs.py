@@ -28,6 +28,7 @@ from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import FieldViolation, SpecError
 from scorewire.core.model import ErrorCode, Score
 from scorewire.engine.runner import Case, CaseResult, score_case
+from scorewire.generation.accounts import SdkClients
 from scorewire.generation.generator import (
     GenerationJob,
     Generator,
@@ -38,12 +39,7 @@ from scorewire.generation.generator import (
     Recorded,
     run_groups,
 )
-from scorewire.generation.providers import (
-    Provider,
-    ProviderCredentials,
-    SdkClients,
-    build_provider,
-)
+from scorewire.generation.providers import Provider, ProviderCredentials, build_provider
 from scorewire.judge import Budget, PeriodBudget
 from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable
@@ -91,8 +87,11 @@ class CheckllmRuns:
                 else PeriodBudget(limit, period)
             )
         self._cache: VerdictCache | None = None
-        self._clients = SdkClients()
-        """The providers' SDK clients, shared by every request's providers."""
+        self._clients = SdkClients(
+            start=settings.generation_provider_concurrency,
+            most=settings.generation_provider_max_concurrency,
+        )
+        """The providers' accounts (SDK clients, windows), shared by every request's."""
         self._prices = PriceTable.from_settings(settings)
         if settings.generation_enabled:
             # The SDKs take seconds to import (measured 3.6 s for openai on a loaded

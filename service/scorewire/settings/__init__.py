@@ -383,8 +383,16 @@ class GenerationSettings(BaseModel):
     generation_max_calls_per_request: int = Field(1000, ge=1)
     """Most provider calls one RunSuite may need (combinations without a recorded output);
     more is RESOURCE_EXHAUSTED before any call."""
-    generation_max_concurrency: int = Field(8, ge=1)
-    """Cases generated (and scored) at once per RunSuite that generates."""
+    generation_max_concurrency: int = Field(64, ge=1)
+    """Most cases one RunSuite generates (and scores) at once; a suite's own
+    `concurrency` (16 by default) is the usual limit, and the provider account's window
+    the server-wide one."""
+    generation_provider_concurrency: int = Field(8, ge=1)
+    """Calls one provider account (backend, base URL, key) is sent at once at first, by
+    every request together; the window then grows while the provider answers and halves
+    when it answers 429 (`scorewire.generation.accounts`)."""
+    generation_provider_max_concurrency: int = Field(128, ge=1)
+    """The most calls one provider account is sent at once, however well it answers."""
     generation_budget_per_request_usd: float = Field(1.0, ge=0)
     """Most US dollars one RunSuite may spend generating outputs (the request's
     `generation_budget_usd` may lower it); once spent, the remaining outputs are
