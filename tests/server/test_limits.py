@@ -83,6 +83,29 @@ async def test_needle_count_is_summed_over_checks_and_compact_lines(server: Serv
     await refused(lambda: server.stub.Score(req), "max_needles_per_request")
 
 
+async def test_a_checkllm_suite_is_held_to_the_needles_of_its_biggest_test(
+    server: Server,
+) -> None:
+    # Each test's checks read only its own cases, so a suite of 1,000 tests with one
+    # `contains` each scans no more than one plain check does: it runs. One test of 257
+    # needles is refused, naming the test.
+    def doc(tests: list[str]) -> str:
+        lines = ["prompts: ['{{q}}']", "providers: [openai:gpt-4o-mini]", "tests:"]
+        return "\n".join(lines + [f"  - {{vars: {{q: q}}, assert: [{t}]}}" for t in tests])
+
+    many = doc([f"{{type: contains, value: n{i}}}" for i in range(1000)])
+    cases = [pb.Case(test=str(i), output=pb.Output(text=f"n{i}")) for i in range(1000)]
+    summary = None
+    async for m in server.stub.RunSuite(pb.RunSuiteRequest(suite_yaml=many, cases=cases)):
+        summary = m.summary if m.HasField("summary") else summary
+    assert summary is not None and summary.cases_passed == 1000
+    needles = ", ".join(f"n{i}" for i in range(257))
+    big = doc(["{type: contains, value: x}", f"{{type: safety.forbidden, phrases: [{needles}]}}"])
+    req = pb.RunSuiteRequest(suite_yaml=big, cases=[pb.Case(test=str(i)) for i in range(2)])
+    fields = await refused(lambda: server.stub.RunSuite(req), "max_needles_per_request")
+    assert any(f.startswith("suite_yaml.tests[1]") for f in fields), fields
+
+
 async def test_needle_characters_are_bounded(server: Server) -> None:
     req = pb.ScoreRequest(
         output=pb.Output(text="x"), checks=[spec("safety.forbidden", phrases=["p" * 70_000])]

@@ -13,7 +13,7 @@ in-process API and the CLI compile as before unless they choose to meter.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 
 
@@ -63,6 +63,18 @@ class RequestMeter:
         if key not in seen:
             seen.add(key)
             self.charge(setting, 1, field, what)
+
+    @contextlib.contextmanager
+    def per_plan(self, settings: Iterable[str]) -> Iterator[None]:
+        """Count `settings` for one plan of several whose checks each read only their own
+        cases (a checkllm test): within the block the plan is held to the limit alone,
+        and the request's count is the most any one plan used, not their sum."""
+        saved = {s: self.used.pop(s, 0) for s in settings}
+        try:
+            yield
+        finally:
+            for s, before in saved.items():
+                self.used[s] = max(before, self.used.get(s, 0))
 
     def left(self, setting: str) -> int | None:
         """How much of `setting` the request may still use; None when it has no limit."""

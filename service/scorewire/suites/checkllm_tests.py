@@ -5,10 +5,13 @@ every combination without a recorded output can be generated from the prompts.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 from scorewire.checks.judge_assertions import NAMES as JUDGE_ASSERTIONS
+from scorewire.core.charges import NEEDLES
+from scorewire.core.cost import current_meter
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.registry import REGISTRY, Registry
 from scorewire.engine.spec import CheckSpec, CompiledCheck
@@ -72,7 +75,13 @@ def _parse_test(
     if not isinstance(description, str):
         violations.append(FieldViolation(join_path(path, "description"), "must be a string"))
         description = ""
-    checks, specs = _compile_asserts(raw.get("assert"), path, judge, settings, registry, violations)
+    meter = current_meter()
+    # A test's needles scan only its own cases' outputs: the request is held to the
+    # most one test has (as a plain request's every check scans every case), not the sum.
+    with meter.per_plan((NEEDLES,)) if meter is not None else contextlib.nullcontext():
+        checks, specs = _compile_asserts(
+            raw.get("assert"), path, judge, settings, registry, violations
+        )
     output = raw.get("output")
     if output is not None and not isinstance(output, str):
         violations.append(FieldViolation(join_path(path, "output"), "must be a string"))
