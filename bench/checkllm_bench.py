@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,11 +193,17 @@ def stand_in_stats(url: str) -> dict[str, int]:
     return stats
 
 
-LIMITS = ((8, 16), (None, 16), (83, 100))
-"""(calls the stand-in takes at once, None for any; the suite's `concurrency`)."""
+LIMITS: tuple[tuple[int | None, int, int | None], ...] = (
+    (8, 16, None),
+    (None, 16, None),
+    (83, 100, None),
+    (83, 100, 64),
+)
+"""(calls the stand-in takes at once, None for any; the suite's `concurrency`;
+`generation_provider_concurrency`, None for the default)."""
 
 
-async def limits(calls: int) -> None:
+async def limits(calls: int, which: Sequence[tuple[int | None, int, int | None]] = LIMITS) -> None:
     """`calls` generations at 1 s against a stand-in that takes so many calls at once
     (refusing more with a 429, as a rate limit does: 8 at once at 1 s is 480 requests a
     minute, OpenAI's tier 1 for gpt-4o-mini allows 500; 83 is about 5,000, its tier 2),
@@ -204,12 +211,13 @@ async def limits(calls: int) -> None:
     raised: wall time against the ideal the limit allows (calls / what it takes at once
     × 1 s; without a limit, what the suite's concurrency allows)."""
     print(f"{calls} generations at 1 s, server defaults:")
-    for taken, concurrency in LIMITS:
+    for taken, concurrency, window in which:
         proc, url = start_stand_in(1000, taken)
         try:
             settings = Settings(
                 host="127.0.0.1", port=0, metrics_enabled=False, generation_enabled=True,
                 openai_base_url=url, openai_api_key=KEY,
+                **({"generation_provider_concurrency": window} if window else {}),
             )  # fmt: skip
             running, port = await create_server(settings)
             channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
@@ -228,7 +236,9 @@ async def limits(calls: int) -> None:
             stats = await asyncio.to_thread(stand_in_stats, url)
             print(
                 f"  provider takes {taken or 'any number'} at once, suite concurrency "
-                f"{concurrency}: {elapsed:6.1f} s, {elapsed / ideal:.2f}x the ideal "
+                f"{concurrency}"
+                + (f", the window starting at {window}" if window else "")
+                + f": {elapsed:6.1f} s, {elapsed / ideal:.2f}x the ideal "
                 f"{ideal:.1f} s; {summary.cases_passed}/{summary.cases} passed, "
                 f"{stats['rate_limited']} calls refused (429), at most "
                 f"{stats['max_in_flight']} answered at once"
@@ -248,9 +258,12 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--only", choices=["recorded", "generated", "limits"], default=None)
     parser.add_argument("--limit-calls", type=int, default=1000)
+    parser.add_argument(
+        "--limits", default="0,1,2,3", help="which of LIMITS to run (indexes, comma-separated)"
+    )
     args = parser.parse_args()
     if args.only == "limits":
-        await limits(args.limit_calls)
+        await limits(args.limit_calls, [LIMITS[int(i)] for i in args.limits.split(",")])
         return
     if args.only != "recorded":
         await generated(args.latency_ms, args.calls, args.concurrency, args.rounds)

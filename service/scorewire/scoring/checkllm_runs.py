@@ -232,9 +232,13 @@ class CheckllmRuns:
         for g in groups:
             builder.declare(g.plan.names, [c.type for c in g.plan.checks])
         matrix = Matrix(suite)
-        concurrency = min(suite.settings.effective_concurrency, self._settings.max_concurrency)
-        if generating:
-            concurrency = min(concurrency, self._settings.generation_max_concurrency)
+        # Generating, the calls wait on the provider account's window, not the CPU.
+        cap = (
+            self._settings.generation_max_concurrency
+            if generating
+            else self._settings.max_concurrency
+        )
+        concurrency = min(suite.settings.effective_concurrency, cap)
         cap = self._settings.max_reason_chars
         observer = self._observer
         try:

@@ -383,10 +383,10 @@ class GenerationSettings(BaseModel):
     generation_max_calls_per_request: int = Field(1000, ge=1)
     """Most provider calls one RunSuite may need (combinations without a recorded output);
     more is RESOURCE_EXHAUSTED before any call."""
-    generation_max_concurrency: int = Field(64, ge=1)
-    """Most cases one RunSuite generates (and scores) at once; a suite's own
-    `concurrency` (16 by default) is the usual limit, and the provider account's window
-    the server-wide one."""
+    generation_max_concurrency: int = Field(128, ge=1)
+    """Most cases one RunSuite generates (and scores) at once, in place of
+    `max_concurrency`; a suite's own `concurrency` (16 by default) is the usual limit,
+    and the provider account's window the server-wide one."""
     generation_provider_concurrency: int = Field(8, ge=1)
     """Calls one provider account (backend, base URL, key) is sent at once at first, by
     every request together; the window then grows while the provider answers and halves
