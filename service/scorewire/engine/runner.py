@@ -151,13 +151,16 @@ def score_batch_sync(
     progress: MutableSequence[float] | None = None,
     deadline: float | None = None,
     given: Mapping[int, Mapping[int, Score]] | None = None,
+    positions: Sequence[int] | None = None,
 ) -> list[CaseResult]:
     """Score a batch of a synchronous plan, case after case, reporting progress.
 
     `progress` receives the slots above before every check. A check is not started after
     `deadline` (`time.monotonic()`): it scores DEADLINE_EXCEEDED. `given[pos][j]` is the
     score of check `j` of the case at position `pos` without running it (a check that a
-    watcher stopped on an earlier attempt).
+    watcher stopped on an earlier attempt). `positions[k]` is the position of `cases[k]`
+    in the job the watcher sees (default `k`): a job whose cases are scored with several
+    plans (a checkllm chunk, a plan per test) names each case by its place in the job.
     """
     if progress is None and deadline is None and not given:
         return [score_case_sync(plan, case, ctx) for case in cases]
@@ -165,7 +168,8 @@ def score_batch_sync(
     given = given or {}
     monotonic = time.monotonic
     results = []
-    for pos, case in enumerate(cases):
+    for k, case in enumerate(cases):
+        pos = positions[k] if positions is not None else k
         fixed = given.get(pos, {})
         sample, output = case.sample, case.output
         scores = []

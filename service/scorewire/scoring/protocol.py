@@ -8,6 +8,7 @@ hold RE2 objects and closures), only their sources and keys.
 from __future__ import annotations
 
 import enum
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import Tally
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
+from scorewire.suites.checkllm_request import Matrix
 
 
 class Reply(enum.StrEnum):
@@ -32,6 +34,9 @@ class Reply(enum.StrEnum):
     """A chunk: a serialized `RunSuiteResponse` and its `ChunkCounts`."""
     RESULTS = "results"
     """The `CaseResult`s themselves, reasons included (ScoreStream)."""
+    CHECKLLM = "checkllm"
+    """A chunk of a checkllm document's recorded combinations: a serialized
+    `RunSuiteResponse` and its `CheckllmCounts`."""
 
 
 ParentType = tuple[str, tuple[str, ...], Any, bool]
@@ -63,8 +68,12 @@ class WorkerJob:
     parent_types: tuple[ParentType, ...] = ()
     """Custom check types registered in the server process (see `stand_ins`)."""
     bounds_ms: tuple[float, ...] | None = None
-    """For `RUN`: the metrics histogram's bounds to tally latencies into (None: no
-    metrics, no tally)."""
+    """For `RUN` and `CHECKLLM`: the metrics histogram's bounds to tally latencies into
+    (None: no metrics, no tally)."""
+    combinations: array[int] | None = None
+    """For `CHECKLLM`: the combination of each case, three ints a case (test, prompt, and
+    provider as positions in the document); with no `cases`, the document records their
+    outputs. Case `k` has the run index `first + k`."""
 
 
 @dataclass(slots=True)
@@ -74,6 +83,17 @@ class ChunkCounts:
 
     summary: SummaryBuilder
     tally: Tally | None
+
+
+@dataclass(slots=True)
+class CheckllmCounts(ChunkCounts):
+    """What the server needs of a scored checkllm chunk: `summary` totalled by check name
+    (a `GroupedSummaryBuilder`: its tests' checks differ), the chunk's prompt × provider
+    cells, and each test's metrics tally (its plan's checks) instead of `tally`."""
+
+    matrix: Matrix
+    tallies: list[tuple[int, Tally]]
+    """(test index, the tally of its cases in the chunk); empty without metrics."""
 
 
 SlimScore = tuple[float, bool, str | None, float, float, bool, bool, bool]

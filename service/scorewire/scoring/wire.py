@@ -337,22 +337,81 @@ def case_results_message(
     """The serialized `RunSuiteResponse` holding `results` (as a `CaseResultBatch`).
 
     The same bytes as `add_case_results` into a message and `SerializeToString`, written
-    directly: a scoring worker writes 100,000 scores for a big run, and building a message
-    object per score first costs more than the encoding. A plain score (no error, cache,
-    skip, spread or judge: nearly all of a deterministic run) is its check's name and type, its
-    value, the `passed` and `reason` fields (written once per distinct pair in the batch:
-    reasons repeat), its cost and its latency.
+    directly (`ResultWriter`): a scoring worker writes 100,000 scores for a big run, and
+    building a message object per score first costs more than the encoding.
     """
-    cap = max_reason_chars
-    heads = [
-        (_field(b"\x0a", c.name.encode()) if c.name else b"")
-        + (_field(b"\x12", c.type.encode()) if c.type else b"")
-        for c in checks
-    ]
-    named = list(zip(heads, checks, strict=True))
-    verdicts: dict[tuple[str, bool], bytes] = {}
-    out = []
-    for r in results:
+    writer = ResultWriter(max_reason_chars)
+    named = writer.heads(checks)
+    return results_message([result_field(writer.result(named, r)) for r in results])
+
+
+def results_message(results: Sequence[bytes]) -> bytes:
+    """The serialized `RunSuiteResponse` of serialized `CaseResultBatch.results` fields."""
+    if not results:
+        return b""  # an empty batch is no event at all, as the runtime writes it
+    return _field(b"\x0a", b"".join(results))  # RunSuiteResponse.results = 1
+
+
+def combination_fields(
+    test: int,
+    description: str,
+    prompt: int,
+    provider: str,
+    cost_usd: float,
+    generated: bool,
+    generated_output: str,
+) -> bytes:
+    """What a checkllm combination's `CaseResult` carries after `ResultWriter.result`'s
+    fields, as the runtime writes them: its combination (always present), what producing
+    its output cost, whether it was generated, and the output (already cut)."""
+    combination = (
+        (b"\x08" + _varint(test) if test else b"")
+        + (_field(b"\x12", description.encode()) if description else b"")
+        + (b"\x18" + _varint(prompt) if prompt else b"")
+        + (_field(b"\x22", provider.encode()) if provider else b"")
+    )
+    cost = _pack_double(cost_usd)
+    return (
+        _field(b"\x2a", combination)
+        + (b"\x31" + cost if cost != _ZERO_DOUBLE else b"")
+        + (b"\x38\x01" if generated else b"")
+        + (_field(b"\x42", generated_output.encode()) if generated_output else b"")
+    )
+
+
+def result_field(fields: bytes) -> bytes:
+    """A `CaseResultBatch.results` field of a `CaseResult`'s serialized fields."""
+    return _field(b"\x0a", fields)
+
+
+class ResultWriter:
+    """Writes `CaseResult` messages as bytes, field by field, as the runtime would.
+
+    A plain score (no error, cache, skip, spread or judge: nearly all of a deterministic
+    run) is its check's name and type (`heads`, written once per plan), its value, the
+    `passed` and `reason` fields (written once per distinct pair: reasons repeat), its
+    cost and its latency; any other score is written by `score_bytes`.
+    """
+
+    def __init__(self, max_reason_chars: int) -> None:
+        self._cap = max_reason_chars
+        self._verdicts: dict[tuple[str, bool], bytes] = {}
+
+    def heads(self, checks: Sequence[NamedCheck]) -> list[tuple[bytes, NamedCheck]]:
+        """Each check with the head of its scores (the name and type fields)."""
+        return [
+            (
+                (_field(b"\x0a", c.name.encode()) if c.name else b"")
+                + (_field(b"\x12", c.type.encode()) if c.type else b""),
+                c,
+            )
+            for c in checks
+        ]
+
+    def result(self, named: Sequence[tuple[bytes, NamedCheck]], r: CaseResult) -> bytes:
+        """The fields of one `CaseResult` (index, sample id, scores, passed), untagged;
+        `named`: its plan's `heads`."""
+        cap, verdicts = self._cap, self._verdicts
         parts = []
         if r.index:
             parts.append(b"\x08" + _varint(r.index & 0xFFFFFFFFFFFFFFFF))  # int32: 10 bytes < 0
@@ -389,10 +448,7 @@ def case_results_message(
             parts.append(b"\x1a" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + body)
         if r.passed:
             parts.append(b"\x20\x01")
-        out.append(_field(b"\x0a", b"".join(parts)))  # CaseResultBatch.results = 1
-    if not out:
-        return b""  # an empty batch is no event at all, as the runtime writes it
-    return _field(b"\x0a", b"".join(out))  # RunSuiteResponse.results = 1
+        return b"".join(parts)
 
 
 def case_result_to_pb(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from scorewire.core.cost import LimitExceeded, RequestMeter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output
+from scorewire.engine.runner import CaseResult
 from scorewire.generation.generator import GenerationJob, Group, JobResult, ProviderCall, Recorded
 from scorewire.generation.providers import parse_provider
 from scorewire.settings import Settings
@@ -255,72 +256,126 @@ def resolve_combination(
     return test, prompt, provider
 
 
-def describe(job: GenerationJob) -> str:
+Combination = tuple[int, int, str]
+"""(test index, prompt index, provider id) of one combination."""
+
+
+def describe(suite: CheckllmSuite, combination: Combination) -> str:
     """A combination for people: `tests[0] ("Return policy") × prompts[1] × openai:gpt-4o`."""
-    test, description, prompt, provider = combination_of(job)
+    test, prompt, provider = combination
+    description = suite.tests[test].description
     label = f' ("{description}")' if description else ""
     return f"tests[{test}]{label} × prompts[{prompt}] × {provider}"
 
 
-def recorded_groups(
-    suite: CheckllmSuite,
-    keys: Sequence[CaseKey],
-    outputs: Sequence[Output],
-    *,
-    base: str = "cases",
-) -> list[Group]:
-    """The suite's groups with the request's recorded outputs in place.
+class RecordedCombinations:
+    """The combinations a request's recorded cases name, matched case by case.
 
-    Every combination needs an output: from a case, else from the document
-    (`tests[i].output(s)`). A case naming no combination, two cases for one, or a
-    combination with no output is a SpecError naming it. A job's index is the position
-    of its case (combinations the document records follow the cases).
+    `add` resolves one case; a case naming no combination, or a second case for one, is
+    a problem kept in `violations` (every problem is reported, not the first). `finish`
+    then lists the combinations no case names, which the document must record. Nothing
+    is built per combination: a run of 10,000 cases costs a dict lookup a case (the
+    strings a case names repeat, and are resolved once).
     """
-    resolver = _Resolver(suite)
-    groups = suite.groups()
-    by_combo: dict[tuple[int, int, str], GenerationJob] = {}
-    for g in groups:
-        for job in g.jobs:
-            test, _, prompt, provider = combination_of(job)
-            by_combo[(test, prompt, provider)] = job
-    violations: list[FieldViolation] = []
-    first_case: dict[tuple[int, int, str], int] = {}
-    for i, (key, output) in enumerate(zip(keys, outputs, strict=True)):
-        where = join_path(base, i)
-        combo = resolve_combination(suite, key, where, violations, resolver)
-        if combo is None:
-            continue
-        if combo in first_case:
-            violations.append(
+
+    def __init__(self, suite: CheckllmSuite, base: str = "cases") -> None:
+        self.suite = suite
+        self.violations: list[FieldViolation] = []
+        self._base = base
+        self._resolver = _Resolver(suite)
+        self._tests: dict[str, int] = {}
+        self._prompts: dict[str, int] = {}
+        self._providers: dict[str, str] = {}
+        """What each string a case named resolved to (strings repeat across cases)."""
+        self._first: dict[Combination, int] = {}
+
+    def add(self, i: int, test: str, prompt: str, provider: str) -> Combination | None:
+        """The combination case `i` names; None when it names none or one named before.
+        Its problems are those of `resolve_combination`."""
+        t = self._tests.get(test)
+        if t is None:
+            where = join_path(join_path(self._base, i), "test")
+            if (t := self._resolver.test(test, where, self.violations)) is not None:
+                self._tests[test] = t
+        p = self._prompts.get(prompt)
+        if p is None:
+            where = join_path(join_path(self._base, i), "prompt")
+            if (p := self._resolver.prompt(prompt, where, self.violations)) is not None:
+                self._prompts[prompt] = p
+        v = self._providers.get(provider)
+        if v is None:
+            where = join_path(join_path(self._base, i), "provider")
+            if (v := self._resolver.provider(provider, where, self.violations)) is not None:
+                self._providers[provider] = v
+        if t is None or p is None or v is None:
+            return None
+        combination = (t, p, v)
+        first = self._first.setdefault(combination, i)
+        if first != i:
+            self.violations.append(
                 FieldViolation(
-                    where,
-                    f"a second case for {describe(by_combo[combo])} "
-                    f"(the first is {join_path(base, first_case[combo])})",
+                    join_path(self._base, i),
+                    f"a second case for {describe(self.suite, combination)} "
+                    f"(the first is {join_path(self._base, first)})",
                 )
             )
-            continue
-        first_case[combo] = i
-        job = by_combo[combo]
-        job.source = Recorded(output)
-        job.index = i
-    missing = [job for g in groups for job in g.jobs if isinstance(job.source, ProviderCall)]
-    for job in missing[:MAX_MISSING_REPORTED]:
-        violations.append(FieldViolation(base, f"no case for {describe(job)}"))
-    if len(missing) > MAX_MISSING_REPORTED:
-        violations.append(
-            FieldViolation(
-                base, f"and {len(missing) - MAX_MISSING_REPORTED} more combinations have no case"
-            )
+            return None
+        return combination
+
+    def finish(self) -> list[Combination]:
+        """The combinations no case names, in run order (test, prompt, provider): the
+        document records their outputs. SpecError with every problem: the cases', then
+        each combination with no output at all (`MAX_MISSING_REPORTED` by name)."""
+        suite = self.suite
+        own: list[Combination] = []
+        missing: list[Combination] = []
+        if len(self._first) < combinations(suite):
+            for test in suite.tests:
+                for j in range(len(suite.prompts)):
+                    for ref in suite.providers:
+                        combination = (test.index, j, ref.id)
+                        if combination in self._first:
+                            continue
+                        recorded = test.recorded(ref.id, j) is not None
+                        (own if recorded else missing).append(combination)
+        violations = list(self.violations)
+        violations.extend(
+            FieldViolation(self._base, f"no case for {describe(suite, combination)}")
+            for combination in missing[:MAX_MISSING_REPORTED]
         )
-    if violations:
-        raise SpecError(violations)
-    later = len(keys)
+        if len(missing) > MAX_MISSING_REPORTED:
+            violations.append(
+                FieldViolation(
+                    self._base,
+                    f"and {len(missing) - MAX_MISSING_REPORTED} more combinations have no case",
+                )
+            )
+        if violations:
+            raise SpecError(violations)
+        return own
+
+
+def recorded_groups(
+    suite: CheckllmSuite,
+    recorded: Sequence[tuple[Combination, Output]],
+    own: Sequence[Combination],
+) -> list[Group]:
+    """The suite's groups with the request's recorded outputs in place: `recorded` is
+    each case's combination and output (`RecordedCombinations.add`), `own` the
+    combinations the document records (`finish`). A job's index is the position of its
+    case; the document's combinations follow the cases, in run order."""
+    groups = suite.groups()
+    by_combination = {}
     for g in groups:
         for job in g.jobs:
             test, _, prompt, provider = combination_of(job)
-            if (test, prompt, provider) not in first_case:
-                job.index = later
-                later += 1
+            by_combination[(test, prompt, provider)] = job
+    for i, (combination, output) in enumerate(recorded):
+        job = by_combination[combination]
+        job.source = Recorded(output)
+        job.index = i
+    for k, combination in enumerate(own, len(recorded)):
+        by_combination[combination].index = k
     return groups
 
 
@@ -344,21 +399,45 @@ class Cell:
 class Matrix:
     """The prompt × provider matrix: pass counts per cell, prompt-major, provider-minor."""
 
-    def __init__(self, suite: CheckllmSuite) -> None:
-        self._cells: dict[tuple[int, str], Cell] = {
-            (j, p.id): Cell(j, p.id) for j in range(len(suite.prompts)) for p in suite.providers
-        }
+    def __init__(self, suite: CheckllmSuite | None) -> None:
+        """Every cell of `suite`, at zero; None: no cell until one is counted (a scoring
+        worker's part of a run, merged into the run's matrix)."""
+        self._cells: dict[tuple[int, str], Cell] = (
+            {(j, p.id): Cell(j, p.id) for j in range(len(suite.prompts)) for p in suite.providers}
+            if suite is not None
+            else {}
+        )
 
     def add(self, jr: JobResult) -> None:
         """Count one finished case."""
         _, _, prompt, provider = combination_of(jr.job)
-        cell = self._cells.setdefault((prompt, provider), Cell(prompt, provider))
+        self.count(prompt, provider, jr.result, jr.produced.cost_usd)
+
+    def count(self, prompt: int, provider: str, result: CaseResult, cost_usd: float) -> None:
+        """Count the result of one case of `prompt` × `provider` (what producing its output
+        cost: `cost_usd`)."""
+        cell = self._cells.get((prompt, provider))
+        if cell is None:
+            cell = self._cells[(prompt, provider)] = Cell(prompt, provider)
         cell.cases += 1
-        if jr.result.passed:
+        if result.passed:
             cell.cases_passed += 1
-        if any(s.error is not None for s in jr.result.scores):
-            cell.cases_errored += 1
-        cell.generation_cost_usd += jr.produced.cost_usd
+        for s in result.scores:
+            if s.error is not None:
+                cell.cases_errored += 1
+                break
+        cell.generation_cost_usd += cost_usd
+
+    def merge(self, other: Matrix) -> None:
+        """Add the cells of another matrix (a scoring worker's part of the run)."""
+        for key, o in other._cells.items():
+            cell = self._cells.get(key)
+            if cell is None:
+                cell = self._cells[key] = Cell(o.prompt, o.provider)
+            cell.cases += o.cases
+            cell.cases_passed += o.cases_passed
+            cell.cases_errored += o.cases_errored
+            cell.generation_cost_usd += o.generation_cost_usd
 
     @property
     def cells(self) -> list[Cell]:
