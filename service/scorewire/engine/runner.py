@@ -36,7 +36,7 @@ _YIELD_EVERY = 128
 # into these slots of a float array, so that a watcher elsewhere (the scoring pool's
 # driver thread, reading a worker's shared memory) can stop a check stuck past its limit,
 # even inside C code, and knows which (case, check) to blame. The native kernel writes
-# the same slots.
+# the same slots (all but CASE_BASE).
 STARTED_AT = 0
 """`time.monotonic()` when the running check (or compilation) began; 0 when idle."""
 CASE_POS = 1
@@ -45,7 +45,11 @@ CHECK_IDX = 2
 """Index of the running check; -1 while compiling."""
 LIMIT_S = 3
 """Seconds the running check may take before the watcher stops it."""
-PROGRESS_SLOTS = 4
+CASE_BASE = 4
+"""Position in the job of the batch's first case: a job scored as several batches (a
+checkllm chunk, a batch per run of one test's cases) names a case `CASE_BASE +
+CASE_POS`; 0 otherwise. The scorer of such a job writes it, never the batch scorers."""
+PROGRESS_SLOTS = 5
 
 
 class Case:
@@ -151,16 +155,13 @@ def score_batch_sync(
     progress: MutableSequence[float] | None = None,
     deadline: float | None = None,
     given: Mapping[int, Mapping[int, Score]] | None = None,
-    positions: Sequence[int] | None = None,
 ) -> list[CaseResult]:
     """Score a batch of a synchronous plan, case after case, reporting progress.
 
     `progress` receives the slots above before every check. A check is not started after
     `deadline` (`time.monotonic()`): it scores DEADLINE_EXCEEDED. `given[pos][j]` is the
     score of check `j` of the case at position `pos` without running it (a check that a
-    watcher stopped on an earlier attempt). `positions[k]` is the position of `cases[k]`
-    in the job the watcher sees (default `k`): a job whose cases are scored with several
-    plans (a checkllm chunk, a plan per test) names each case by its place in the job.
+    watcher stopped on an earlier attempt).
     """
     if progress is None and deadline is None and not given:
         return [score_case_sync(plan, case, ctx) for case in cases]
@@ -168,8 +169,7 @@ def score_batch_sync(
     given = given or {}
     monotonic = time.monotonic
     results = []
-    for k, case in enumerate(cases):
-        pos = positions[k] if positions is not None else k
+    for pos, case in enumerate(cases):
         fixed = given.get(pos, {})
         sample, output = case.sample, case.output
         scores = []

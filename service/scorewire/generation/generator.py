@@ -506,9 +506,8 @@ class GroupedSummaryBuilder(SummaryBuilder):
         return t
 
     def merge(self, other: SummaryBuilder) -> None:
-        """Add the counts of another grouped builder (a scoring worker's chunk), check by
-        check name: the chunk saw only some of the run's groups."""
-        assert isinstance(other, GroupedSummaryBuilder)
+        """Add the counts of another builder (a group's, or a scoring worker's grouped
+        builder of its chunk), check by check name: it saw only some of the run's groups."""
         self.cases += other.cases
         self.cases_passed += other.cases_passed
         for o in other._totals:

@@ -1,39 +1,34 @@
 """A checkllm run of recorded outputs in the scoring workers: its cases checked and cut
-into chunks in the serving process, each chunk scored in a worker.
+into chunks in the serving process.
 
 The serving process reads each case once: it parses it, matches it to its combination
 (`RecordedCombinations`: a case naming none, a second case for one, and then
 combinations with no output are the call's INVALID_ARGUMENT, every one reported) and
-holds its output to the output limits, before any of it is scored. Cases go to a worker
-as the bytes the caller sent, with their combinations as three ints each
-(`WorkerJob.combinations`); the combinations the document records follow the cases.
+holds its output to the output limits, before any of it is scored. A case goes to a worker
+as its output (its text, nearly always) and its combination as three ints
+(`WorkerJob.outputs`, `combinations`); the combinations the document records follow
+the cases.
 
-The worker builds each combination's sample as the serving process would
-(`CheckllmSuite.sample`), scores each test's cases with that test's plan, and answers
-the results written by `CheckllmResults` with the chunk's counts (`CheckllmCounts`), so
-the serving process only adds up small objects and forwards bytes.
+A worker scores a chunk (`checkllm_scorer`) and answers its results written by
+`CheckllmResults` with the chunk's counts (`CheckllmCounts`), so the serving process
+only adds up small objects and forwards bytes.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, MutableSequence, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from scorewire.core.context import CheckContext
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.model import Output
-from scorewire.engine.runner import Case, CaseResult, score_batch_sync
-from scorewire.generation.generator import GroupedSummaryBuilder
-from scorewire.metrics.runs import Tally, tally
 from scorewire.scoring import wire
-from scorewire.scoring.checkllm_results import CheckllmResults
 from scorewire.scoring.chunks import BATCH_MAX_RESULTS, CHUNK_MAX_BYTES
 from scorewire.scoring.limits import output_problem, short_output
 from scorewire.scoring.plan_source import PlanSource
-from scorewire.scoring.protocol import CheckllmCounts, Reply, WorkerJob, killed_score
+from scorewire.scoring.protocol import Reply, WorkerJob
 from scorewire.settings import Settings
-from scorewire.suites.checkllm_request import Combination, Matrix, RecordedCombinations
+from scorewire.suites.checkllm_request import Combination, RecordedCombinations
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -58,40 +53,42 @@ class RecordedCases:
         self._parse = parse
         self._caps = [plan.whole_text_caps for plan in suite.plans()]
         self._short = [short_output(settings, caps) for caps in self._caps]
-        self._provider_at = {p.id: k for k, p in enumerate(suite.providers)}
+        self.provider_at = {p.id: k for k, p in enumerate(suite.providers)}
+        """Each provider's position in the document."""
         self._over: tuple[tuple[int, int, int], tuple[str, str]] | None = None
 
-    @property
-    def clean(self) -> bool:
-        """Whether no case checked so far has a problem."""
-        return self._over is None and not self.combinations.violations
-
-    def position(self, combination: Combination) -> tuple[int, int, int]:
-        """The combination as positions in the document: test, prompt, provider."""
-        test, prompt, provider = combination
-        return test, prompt, self._provider_at[provider]
-
-    def check(self, data: Any, i: int) -> tuple[Combination, pb.Case] | None:
-        """Case `i` from its bytes and its combination; None when it has a problem."""
+    def check(self, data: Any, i: int) -> tuple[Combination, str | pb.Output] | None:
+        """Case `i`'s combination and its output as a worker is sent it (`sent_output`);
+        None when the case has a problem."""
         c = self._parse(data)
         combination = self.combinations.add(i, c.test, c.prompt, c.provider)
         if combination is None:
             return None
         output = c.output
-        if output.value_json:  # a checkllm case's sample is not read: its output only
-            bad = wire.json_field_violations(pb.Sample(), output, f"cases[{i}]")
-            if bad:
-                self.combinations.violations.extend(bad)
-                return None
         text = output.text
+        sent: str | pb.Output = text
+        if output.HasField("value") or output.value_json or output.HasField("metadata"):
+            sent = output
+            if output.value_json:  # a checkllm case's sample is not read, only its output
+                bad = wire.json_field_violations(pb.Sample(), output, f"cases[{i}]")
+                if bad:
+                    self.combinations.violations.extend(bad)
+                    return None
         test = combination[0]
         if len(text) > self._short[test]:  # else far within every limit, without measuring
             field = f"cases[{i}].output"
             problem = output_problem(text, field, self._caps[test], self._settings)
-            at = self.position(combination)
-            if problem is not None and (self._over is None or at < self._over[0]):
-                self._over = (at, problem)
-        return combination, c
+            if problem is not None:
+                at = self.position(combination)
+                if self._over is None or at < self._over[0]:
+                    self._over = (at, problem)
+                return None
+        return combination, sent
+
+    def position(self, combination: Combination) -> tuple[int, int, int]:
+        """The combination as positions in the document: test, prompt, provider."""
+        test, prompt, provider = combination
+        return test, prompt, self.provider_at[provider]
 
     def finish(self) -> list[Combination]:
         """The combinations the document records (they follow the cases), once every
@@ -102,16 +99,26 @@ class RecordedCases:
         return own
 
 
+def sent_output(sent: str | bytes | pb.Output) -> Output:
+    """A recorded case's output as a check reads it, from what `RecordedCases.check` made
+    of it: its text (it has nothing more), or its message (as sent to a worker, bytes)."""
+    if isinstance(sent, str):
+        return Output(sent)
+    if isinstance(sent, bytes):
+        sent = pb.Output.FromString(sent)
+    return wire.output_from_pb(sent)
+
+
 def checkllm_job_maker(
     key: bytes, source: PlanSource, timeout_s: float, bounds_ms: tuple[float, ...] | None
-) -> Callable[[list[bytes] | None, array[int], int], WorkerJob]:
-    """Makes the `CHECKLLM` job of a chunk: its cases' bytes (None: the document records
-    their outputs), their combinations, and the run index of the first."""
+) -> Callable[[list[str | bytes] | None, array[int], int], WorkerJob]:
+    """Makes the `CHECKLLM` job of a chunk: its cases' outputs (None: the document
+    records them), their combinations, and the run index of the first."""
 
-    def job(cases: list[bytes] | None, combinations: array[int], first: int) -> WorkerJob:
+    def job(outputs: list[str | bytes] | None, combinations: array[int], first: int) -> WorkerJob:
         return WorkerJob(
-            key, source, Reply.CHECKLLM, timeout_s, cases=cases, first=first,
-            count=len(combinations) // 3, bounds_ms=bounds_ms, combinations=combinations,
+            key, source, Reply.CHECKLLM, timeout_s, first=first, count=len(combinations) // 3,
+            bounds_ms=bounds_ms, combinations=combinations, outputs=outputs,
         )  # fmt: skip
 
     return job
@@ -120,85 +127,37 @@ def checkllm_job_maker(
 def checkllm_jobs(
     cases: Sequence[Any],
     checker: RecordedCases,
-    make: Callable[[list[bytes] | None, array[int], int], WorkerJob],
+    make: Callable[[list[str | bytes] | None, array[int], int], WorkerJob],
 ) -> Iterator[WorkerJob]:
     """The chunk jobs of a run: the request's cases, cut as a plain batch's are (at
     most `BATCH_MAX_RESULTS` cases or `CHUNK_MAX_BYTES`), each checked before its chunk
     goes; then the combinations the document records. After a problem no chunk goes,
-    but every case is still checked, and the problems are raised after the last."""
-    chunk: list[bytes] = []
+    but every case is still checked, and the problems are raised after the last.
+
+    An output goes as its text (what nearly every recorded output is), or as its
+    serialized message when it has a value or metadata too: the worker then parses
+    nothing but what it needs."""
+    outputs: list[str | bytes] = []
     positions: array[int] = array("i")
     size = first = 0
+    check, provider_at, stopped = checker.check, checker.provider_at, False
     for i, data in enumerate(cases):
-        checked = checker.check(data, i)
-        if checked is None or not checker.clean:
+        checked = check(data, i)
+        if checked is None or stopped:
+            stopped = True  # the call fails: nothing more is worth scoring
             continue
-        blob = bytes(data)
-        chunk.append(blob)
-        positions.extend(checker.position(checked[0]))
-        size += len(blob)
-        if len(chunk) >= BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
-            yield make(chunk, positions, first)
-            chunk, positions, size, first = [], array("i"), 0, i + 1
+        (test, prompt, provider), sent = checked
+        outputs.append(sent if isinstance(sent, str) else sent.SerializeToString())
+        positions.extend((test, prompt, provider_at[provider]))
+        size += len(data)
+        if len(outputs) >= BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
+            yield make(outputs, positions, first)
+            outputs, positions, size, first = [], array("i"), 0, i + 1
     own = checker.finish()
-    if chunk:
-        yield make(chunk, positions, first)
+    if outputs:
+        yield make(outputs, positions, first)
     for at in range(0, len(own), BATCH_MAX_RESULTS):
         part = array("i")
         for combination in own[at : at + BATCH_MAX_RESULTS]:
             part.extend(checker.position(combination))
         yield make(None, part, len(cases) + at)
-
-
-def score_chunk(
-    suite: CheckllmSuite,
-    job: WorkerJob,
-    ctx: CheckContext,
-    progress: MutableSequence[float],
-    limit_s: float,
-    settings: Settings,
-) -> tuple[bytes, CheckllmCounts]:
-    """Score a `CHECKLLM` job in a worker: its results, in the job's order, as a
-    serialized `RunSuiteResponse`, and their counts. Each test's cases are scored with
-    its plan, the watcher's positions (`progress`, `job.skip`) being the job's."""
-    assert job.combinations is not None
-    combinations: list[Combination] = []
-    by_test: dict[int, tuple[list[int], list[Case]]] = {}
-    at = job.combinations
-    for k in range(job.count):
-        test, prompt, provider = at[3 * k], at[3 * k + 1], suite.providers[at[3 * k + 2]].id
-        if job.cases is not None:
-            output = wire.output_from_pb(pb.Case.FromString(job.cases[k]).output)
-        else:
-            output = Output(text=suite.tests[test].recorded(provider, prompt) or "")
-        combinations.append((test, prompt, provider))
-        positions, cases = by_test.setdefault(test, ([], []))
-        positions.append(k)
-        cases.append(Case(suite.sample(test, prompt, provider), output, job.first + k))
-    given = {
-        pos: {j: killed_score(code, limit_s) for j, code in checks.items()}
-        for pos, checks in job.skip.items()
-    }
-    results: dict[int, CaseResult] = {}
-    summary, matrix = GroupedSummaryBuilder(), Matrix(None)
-    tallies: list[tuple[int, Tally]] = []
-    plans = suite.plans()
-    for test, (positions, cases) in by_test.items():
-        plan = plans[test]
-        scored = score_batch_sync(
-            plan, cases, ctx, progress=progress, deadline=job.deadline, given=given,
-            positions=positions,
-        )  # fmt: skip
-        names, types = plan.names, [c.type for c in plan.checks]
-        for pos, r in zip(positions, scored, strict=True):
-            results[pos] = r
-            summary.add_named(r, names, types)
-            _, prompt, provider = combinations[pos]
-            matrix.count(prompt, provider, r, 0.0)
-        if job.bounds_ms is not None:
-            tallies.append((test, tally(len(plan.checks), scored, job.bounds_ms)))
-    writer = CheckllmResults(suite, settings.max_reason_chars, settings.generation_max_output_chars)
-    message = writer.message(
-        [writer.result(combinations[k], results[k], None) for k in range(job.count)]
-    )
-    return message, CheckllmCounts(summary, None, matrix, tallies)

@@ -28,6 +28,7 @@ class CheckllmResults:
         self._writer = wire.ResultWriter(max_reason_chars)
         self._heads: list[list[tuple[bytes, NamedCheck]] | None] = [None] * len(suite.tests)
         self._max_output_chars = max_output_chars
+        self._combinations = wire.CombinationFields()
 
     def result(
         self, combination: Combination, result: CaseResult, produced: Produced | None
@@ -35,23 +36,32 @@ class CheckllmResults:
         """One combination's `CaseResultBatch.results` field: its scores, which
         combination it is, and (`produced`: its output was generated; None: recorded)
         what producing its output cost and the output, cut."""
-        test, prompt, provider = combination
+        test = combination[0]
         heads = self._heads[test]
         if heads is None:
             heads = self._heads[test] = self._writer.heads(self._suite.plans()[test].checks)
-        output = ""
-        if produced is not None and produced.output is not None:
-            output = wire.bounded_text(produced.output.text, self._max_output_chars)
-        tail = wire.combination_fields(
-            test,
-            self._suite.tests[test].description,
-            prompt,
-            provider,
-            produced.cost_usd if produced is not None else 0.0,
-            produced is not None,
-            output,
+        return wire.result_field(
+            self._writer.result(heads, result) + self._tail(combination, produced)
         )
-        return wire.result_field(self._writer.result(heads, result) + tail)
+
+    def scored(self, combination: Combination, fields: bytes) -> bytes:
+        """`result` of a recorded combination whose `CaseResult` fields (index, sample id,
+        scores, passed) the native kernel wrote: the same bytes (`tests/engine/
+        test_native.py` holds the kernel's fields to `wire.ResultWriter`'s)."""
+        return wire.result_field(fields + self._tail(combination, None))
+
+    def _tail(self, combination: Combination, produced: Produced | None) -> bytes:
+        """The fields a checkllm result has beyond a plain one's."""
+        test, prompt, provider = combination
+        description = self._suite.tests[test].description
+        if produced is None:
+            return self._combinations.fields(test, description, prompt, provider)
+        output = ""
+        if produced.output is not None:
+            output = wire.bounded_text(produced.output.text, self._max_output_chars)
+        return self._combinations.fields(
+            test, description, prompt, provider, produced.cost_usd, True, output
+        )
 
     @staticmethod
     def message(results: list[bytes]) -> bytes:

@@ -54,6 +54,7 @@ from scorewire.scoring.checkllm_chunks import (
     RecordedCases,
     checkllm_job_maker,
     checkllm_jobs,
+    sent_output,
 )
 from scorewire.scoring.checkllm_results import CheckllmResults, grouped_builder, summary_message
 from scorewire.scoring.chunks import BATCH_MAX_RESULTS
@@ -167,8 +168,8 @@ class CheckllmRuns:
             for i, data in enumerate(cases):
                 checked = checker.check(data, i)
                 if checked is not None:
-                    combination, case = checked
-                    recorded.append((combination, wire.output_from_pb(case.output)))
+                    combination, sent = checked
+                    recorded.append((combination, sent_output(sent)))
                 if (i + 1) % BATCH_MAX_RESULTS == 0:  # a turn for others, as per chunk
                     await asyncio.sleep(0)
             return recorded_groups(suite, recorded, checker.finish())
@@ -278,7 +279,7 @@ class CheckllmRuns:
                 counts = batch.counts
                 assert isinstance(counts, CheckllmCounts)
                 builder.merge(counts.summary)
-                matrix.merge(counts.matrix)
+                matrix.add_counts(counts.cells)
                 if observer is not None:
                     for test, tallied in counts.tallies:
                         observer.observe_tally(plans[test], tallied)

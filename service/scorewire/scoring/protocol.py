@@ -20,7 +20,6 @@ from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import Tally
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PlanInfo
-from scorewire.suites.checkllm_request import Matrix
 
 
 class Reply(enum.StrEnum):
@@ -72,8 +71,10 @@ class WorkerJob:
     (None: no metrics, no tally)."""
     combinations: array[int] | None = None
     """For `CHECKLLM`: the combination of each case, three ints a case (test, prompt, and
-    provider as positions in the document); with no `cases`, the document records their
-    outputs. Case `k` has the run index `first + k`."""
+    provider as positions in the document). Case `k` has the run index `first + k`."""
+    outputs: list[str | bytes] | None = None
+    """For `CHECKLLM`: each case's output, as its text, or as a serialized `Output` when
+    it carries more than text; None: the document records them."""
 
 
 @dataclass(slots=True)
@@ -91,7 +92,8 @@ class CheckllmCounts(ChunkCounts):
     (a `GroupedSummaryBuilder`: its tests' checks differ), the chunk's prompt × provider
     cells, and each test's metrics tally (its plan's checks) instead of `tally`."""
 
-    matrix: Matrix
+    cells: dict[tuple[int, str], tuple[int, int, int, float]]
+    """The chunk's prompt × provider cells (`Matrix.counts`)."""
     tallies: list[tuple[int, Tally]]
     """(test index, the tally of its cases in the chunk); empty without metrics."""
 

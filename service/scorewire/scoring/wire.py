@@ -352,31 +352,89 @@ def results_message(results: Sequence[bytes]) -> bytes:
     return _field(b"\x0a", b"".join(results))  # RunSuiteResponse.results = 1
 
 
-def combination_fields(
-    test: int,
-    description: str,
-    prompt: int,
-    provider: str,
-    cost_usd: float,
-    generated: bool,
-    generated_output: str,
-) -> bytes:
-    """What a checkllm combination's `CaseResult` carries after `ResultWriter.result`'s
-    fields, as the runtime writes them: its combination (always present), what producing
-    its output cost, whether it was generated, and the output (already cut)."""
-    combination = (
-        (b"\x08" + _varint(test) if test else b"")
-        + (_field(b"\x12", description.encode()) if description else b"")
-        + (b"\x18" + _varint(prompt) if prompt else b"")
-        + (_field(b"\x22", provider.encode()) if provider else b"")
-    )
-    cost = _pack_double(cost_usd)
-    return (
-        _field(b"\x2a", combination)
-        + (b"\x31" + cost if cost != _ZERO_DOUBLE else b"")
-        + (b"\x38\x01" if generated else b"")
-        + (_field(b"\x42", generated_output.encode()) if generated_output else b"")
-    )
+class CombinationFields:
+    """Writes what a checkllm combination's `CaseResult` carries after `ResultWriter.
+    result`'s fields, as the runtime writes them: its combination (always present), what
+    producing its output cost, whether it was generated, and the output (already cut).
+    A test's and a provider's parts of the combination are written once."""
+
+    def __init__(self) -> None:
+        self._tests: dict[int, bytes] = {}
+        self._providers: dict[str, bytes] = {}
+
+    def fields(
+        self,
+        test: int,
+        description: str,
+        prompt: int,
+        provider: str,
+        cost_usd: float = 0.0,
+        generated: bool = False,
+        generated_output: str = "",
+    ) -> bytes:
+        """The fields of one combination's result."""
+        head = self._tests.get(test)
+        if head is None:
+            head = self._tests[test] = (b"\x08" + _varint(test) if test else b"") + (
+                _field(b"\x12", description.encode()) if description else b""
+            )
+        tail = self._providers.get(provider)
+        if tail is None:
+            tail = self._providers[provider] = (
+                _field(b"\x22", provider.encode()) if provider else b""
+            )
+        out = _field(b"\x2a", head + (b"\x18" + _varint(prompt) if prompt else b"") + tail)
+        cost = _pack_double(cost_usd)
+        if cost != _ZERO_DOUBLE:
+            out += b"\x31" + cost
+        if generated:
+            out += b"\x38\x01"
+        if generated_output:
+            out += _field(b"\x42", generated_output.encode())
+        return out
+
+
+def sample_case_writer(expected_json: str) -> Callable[[str, str | bytes], bytes]:
+    """Writes serialized `Case`s (`write(sample_id, output)`) of samples with an id and
+    the expected value `expected_json` ("" for none), and an output (its text, or a
+    serialized `Output`): what the native kernel reads of a case whose sample is built
+    elsewhere (a checkllm combination's)."""
+    expected = _field(b"\x5a", expected_json.encode()) if expected_json else b""  # field 11
+
+    def write(sample_id: str, output: str | bytes) -> bytes:
+        sample = (_field(b"\x0a", sample_id.encode()) if sample_id else b"") + expected
+        if isinstance(output, str):
+            output = _field(b"\x0a", output.encode()) if output else b""
+        return _field(b"\x0a", sample) + _field(b"\x12", output)
+
+    return write
+
+
+def result_bodies(message: bytes) -> list[bytes]:
+    """The serialized `CaseResult`s of a serialized `RunSuiteResponse` that holds only
+    results, as `case_results_message` and the native kernel write one."""
+    bodies: list[bytes] = []
+    if not message:
+        return bodies
+    view = memoryview(message)
+    _, at = _read_varint(view, 1)  # RunSuiteResponse.results = 1: the batch's length
+    while at < len(view):
+        length, at = _read_varint(view, at + 1)  # CaseResultBatch.results = 1
+        bodies.append(bytes(view[at : at + length]))
+        at += length
+    return bodies
+
+
+def _read_varint(data: memoryview, at: int) -> tuple[int, int]:
+    """The varint at `at` and the position after it."""
+    value = shift = 0
+    while True:
+        b = data[at]
+        at += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, at
+        shift += 7
 
 
 def result_field(fields: bytes) -> bytes:

@@ -40,7 +40,7 @@ from scorewire.engine.runner import (
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import tally, tally_from_counts
 from scorewire.scoring import wire
-from scorewire.scoring.checkllm_chunks import score_chunk
+from scorewire.scoring.checkllm_scorer import score_chunk
 from scorewire.scoring.compiler import CompiledPlan, compile_plan, native_plan, suite_names
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plan_source import source_bytes

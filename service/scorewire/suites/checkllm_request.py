@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from scorewire.core.cost import LimitExceeded, RequestMeter, metering
 from scorewire.core.errors import FieldViolation, SpecError, join_path
 from scorewire.core.model import Output
-from scorewire.engine.runner import CaseResult
 from scorewire.generation.generator import GenerationJob, Group, JobResult, ProviderCall, Recorded
 from scorewire.generation.providers import parse_provider
 from scorewire.settings import Settings
@@ -411,33 +410,43 @@ class Matrix:
     def add(self, jr: JobResult) -> None:
         """Count one finished case."""
         _, _, prompt, provider = combination_of(jr.job)
-        self.count(prompt, provider, jr.result, jr.produced.cost_usd)
+        result = jr.result
+        errored = any(s.error is not None for s in result.scores)
+        self.count(prompt, provider, result.passed, errored, jr.produced.cost_usd)
 
-    def count(self, prompt: int, provider: str, result: CaseResult, cost_usd: float) -> None:
-        """Count the result of one case of `prompt` × `provider` (what producing its output
-        cost: `cost_usd`)."""
+    def count(
+        self, prompt: int, provider: str, passed: bool, errored: bool, cost_usd: float
+    ) -> None:
+        """Count one case of `prompt` × `provider`: whether it passed, whether a score of
+        it is an error, and what producing its output cost."""
         cell = self._cells.get((prompt, provider))
         if cell is None:
             cell = self._cells[(prompt, provider)] = Cell(prompt, provider)
         cell.cases += 1
-        if result.passed:
+        if passed:
             cell.cases_passed += 1
-        for s in result.scores:
-            if s.error is not None:
-                cell.cases_errored += 1
-                break
+        if errored:
+            cell.cases_errored += 1
         cell.generation_cost_usd += cost_usd
 
-    def merge(self, other: Matrix) -> None:
-        """Add the cells of another matrix (a scoring worker's part of the run)."""
-        for key, o in other._cells.items():
-            cell = self._cells.get(key)
+    def counts(self) -> dict[tuple[int, str], tuple[int, int, int, float]]:
+        """Each cell's counts as plain data (cheap to send from a scoring worker): cases,
+        cases passed, cases errored, generation cost, by (prompt, provider)."""
+        return {
+            key: (c.cases, c.cases_passed, c.cases_errored, c.generation_cost_usd)
+            for key, c in self._cells.items()
+        }
+
+    def add_counts(self, counts: dict[tuple[int, str], tuple[int, int, int, float]]) -> None:
+        """Add another matrix's `counts` (a scoring worker's part of the run)."""
+        for (prompt, provider), (cases, passed, errored, cost) in counts.items():
+            cell = self._cells.get((prompt, provider))
             if cell is None:
-                cell = self._cells[key] = Cell(o.prompt, o.provider)
-            cell.cases += o.cases
-            cell.cases_passed += o.cases_passed
-            cell.cases_errored += o.cases_errored
-            cell.generation_cost_usd += o.generation_cost_usd
+                cell = self._cells[(prompt, provider)] = Cell(prompt, provider)
+            cell.cases += cases
+            cell.cases_passed += passed
+            cell.cases_errored += errored
+            cell.generation_cost_usd += cost
 
     @property
     def cells(self) -> list[Cell]:

@@ -122,13 +122,18 @@ class CheckllmSuite:
             self._plans = (self.check_timeout_s, plans)
         return self._plans[1]
 
+    @staticmethod
+    def sample_id(test: int, prompt: int, provider: str) -> str:
+        """The id of a combination's sample: `t<test>/p<prompt>/<provider>`."""
+        return f"t{test}/p{prompt}/{provider}"
+
     def sample(self, test: int, prompt: int, provider: str) -> Sample:
         """The sample of one combination: the id `t<test>/p<prompt>/<provider>`, the test's
         vars as input, its var `expected`, and where it comes from as metadata. Every path
         that scores a combination (in this process or in a scoring worker) builds it here."""
         t = self.tests[test]
         return Sample(
-            f"t{t.index}/p{prompt}/{provider}",
+            self.sample_id(test, prompt, provider),
             dict(t.vars),
             t.vars.get("expected"),
             {
