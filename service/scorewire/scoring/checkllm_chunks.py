@@ -53,9 +53,7 @@ class RecordedCases:
         self._parse = parse
         self._caps = [plan.whole_text_caps for plan in suite.plans()]
         self._short = [short_output(settings, caps) for caps in self._caps]
-        self.provider_at = {p.id: k for k, p in enumerate(suite.providers)}
-        """Each provider's position in the document."""
-        self._over: tuple[tuple[int, int, int], tuple[str, str]] | None = None
+        self._over: tuple[Combination, tuple[str, str]] | None = None
 
     def check(self, data: Any, i: int) -> tuple[Combination, str | pb.Output] | None:
         """Case `i`'s combination and its output as a worker is sent it (`sent_output`);
@@ -79,16 +77,10 @@ class RecordedCases:
             field = f"cases[{i}].output"
             problem = output_problem(text, field, self._caps[test], self._settings)
             if problem is not None:
-                at = self.position(combination)
-                if self._over is None or at < self._over[0]:
-                    self._over = (at, problem)
+                if self._over is None or combination < self._over[0]:
+                    self._over = (combination, problem)  # the first in run order wins
                 return None
         return combination, sent
-
-    def position(self, combination: Combination) -> tuple[int, int, int]:
-        """The combination as positions in the document: test, prompt, provider."""
-        test, prompt, provider = combination
-        return test, prompt, self.provider_at[provider]
 
     def finish(self) -> list[Combination]:
         """The combinations the document records (they follow the cases), once every
@@ -140,15 +132,15 @@ def checkllm_jobs(
     outputs: list[str | bytes] = []
     positions: array[int] = array("i")
     size = first = 0
-    check, provider_at, stopped = checker.check, checker.provider_at, False
+    check, stopped = checker.check, False
     for i, data in enumerate(cases):
         checked = check(data, i)
         if checked is None or stopped:
             stopped = True  # the call fails: nothing more is worth scoring
             continue
-        (test, prompt, provider), sent = checked
+        combination, sent = checked
         outputs.append(sent if isinstance(sent, str) else sent.SerializeToString())
-        positions.extend((test, prompt, provider_at[provider]))
+        positions.extend(combination)
         size += len(data)
         if len(outputs) >= BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
             yield make(outputs, positions, first)
@@ -159,5 +151,5 @@ def checkllm_jobs(
     for at in range(0, len(own), BATCH_MAX_RESULTS):
         part = array("i")
         for combination in own[at : at + BATCH_MAX_RESULTS]:
-            part.extend(checker.position(combination))
+            part.extend(combination)
         yield make(None, part, len(cases) + at)

@@ -29,6 +29,7 @@ class CheckllmResults:
         self._heads: list[list[tuple[bytes, NamedCheck]] | None] = [None] * len(suite.tests)
         self._max_output_chars = max_output_chars
         self._combinations = wire.CombinationFields()
+        self._providers = [p.id for p in suite.providers]
 
     def result(
         self, combination: Combination, result: CaseResult, produced: Produced | None
@@ -48,12 +49,17 @@ class CheckllmResults:
         """`result` of a recorded combination whose `CaseResult` fields (index, sample id,
         scores, passed) the native kernel wrote: the same bytes (`tests/engine/
         test_native.py` holds the kernel's fields to `wire.ResultWriter`'s)."""
-        return wire.result_field(fields + self._tail(combination, None))
+        test, prompt, at = combination
+        tail = self._combinations.fields(
+            test, self._suite.tests[test].description, prompt, self._providers[at]
+        )
+        return wire.result_field(fields + tail)
 
     def _tail(self, combination: Combination, produced: Produced | None) -> bytes:
         """The fields a checkllm result has beyond a plain one's."""
-        test, prompt, provider = combination
+        test, prompt, at = combination
         description = self._suite.tests[test].description
+        provider = self._providers[at]
         if produced is None:
             return self._combinations.fields(test, description, prompt, provider)
         output = ""

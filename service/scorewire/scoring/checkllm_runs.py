@@ -331,6 +331,7 @@ class CheckllmRuns:
             suite, self._settings.max_reason_chars, self._settings.generation_max_output_chars
         )
         observer = self._observer
+        provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
         try:
             results = run_groups(groups, generator, ctx, concurrency=concurrency)
             async for batch in batched(results):
@@ -343,7 +344,7 @@ class CheckllmRuns:
                             observer.observe_generation(
                                 jr.job.provider, _outcome(jr), jr.produced.cost_usd
                             )
-                yield writer.message([_result(writer, jr) for jr in batch])
+                yield writer.message([_result(writer, jr, provider_at) for jr in batch])
         finally:
             await generator.aclose()
         yield summary_message(suite, builder, matrix, generator.stats, observer)
@@ -441,9 +442,9 @@ def _outcome(jr: JobResult) -> str:
     return "cached" if jr.produced.cached else "generated"
 
 
-def _result(writer: CheckllmResults, jr: JobResult) -> bytes:
-    """One finished combination, written as the workers write theirs."""
+def _result(writer: CheckllmResults, jr: JobResult, provider_at: dict[str, int]) -> bytes:
+    """One finished combination, written as the workers write theirs (`provider_at`:
+    each provider's position in the document)."""
     test, _, prompt, provider = combination_of(jr.job)
-    return writer.result(
-        (test, prompt, provider), jr.result, None if _recorded(jr.job) else jr.produced
-    )
+    produced = None if _recorded(jr.job) else jr.produced
+    return writer.result((test, prompt, provider_at[provider]), jr.result, produced)

@@ -52,11 +52,9 @@ class _ChunkScorer:
         assert job.combinations is not None
         self._suite, self._job, self._ctx = suite, job, ctx
         self._progress, self._limit_s, self._settings = progress, limit_s, settings
-        providers = [p.id for p in suite.providers]
+        self._providers = [p.id for p in suite.providers]
         ints = iter(job.combinations)
-        self._combinations: list[Combination] = [
-            (test, prompt, providers[at]) for test, prompt, at in zip(ints, ints, ints, strict=True)
-        ]
+        self._combinations: list[Combination] = list(zip(ints, ints, ints, strict=True))
         self._writer = CheckllmResults(
             suite, settings.max_reason_chars, settings.generation_max_output_chars
         )
@@ -87,14 +85,15 @@ class _ChunkScorer:
         """Case `k`'s output: as sent, or the one the document records."""
         outputs = self._job.outputs
         if outputs is not None:
-            return sent_output(outputs[k])
-        test, prompt, provider = self._combinations[k]
-        return Output(self._suite.tests[test].recorded(provider, prompt) or "")
+            sent = outputs[k]
+            return Output(sent) if isinstance(sent, str) else sent_output(sent)
+        test, prompt, at = self._combinations[k]
+        return Output(self._suite.tests[test].recorded(self._providers[at], prompt) or "")
 
     def _case(self, k: int) -> Case:
         """Case `k` as the engine's Case (its run index is `first + k`)."""
-        test, prompt, provider = self._combinations[k]
-        sample = self._suite.sample(test, prompt, provider)
+        test, prompt, at = self._combinations[k]
+        sample = self._suite.sample(test, prompt, self._providers[at])
         return Case(sample, self._output(k), self._job.first + k)
 
     def _kernel_case(self, data: bytes, index: int) -> Case:
@@ -127,7 +126,8 @@ class _ChunkScorer:
             summary.add(r)
             combination = self._combinations[k]
             errored = any(s.error is not None for s in r.scores)
-            matrix.count(combination[1], combination[2], r.passed, errored, 0.0)
+            provider = self._providers[combination[2]]
+            matrix.count(combination[1], provider, r.passed, errored, 0.0)
             self._written.append(writer.result(combination, r, None))
         self._summary.merge(summary)
         bounds = self._job.bounds_ms
@@ -139,10 +139,11 @@ class _ChunkScorer:
         expected value from bytes; a Python check gets `_case`."""
         job, combinations, sample_id = self._job, self._combinations, self._suite.sample_id
         outputs, data, write = job.outputs, [], wire.sample_case_writer(expected)
+        providers = self._providers
         for k in range(start, end):
-            test, prompt, provider = combinations[k]
+            test, prompt, at = combinations[k]
             sent = outputs[k] if outputs is not None else self._output(k).text
-            data.append(write(sample_id(test, prompt, provider), sent))
+            data.append(write(sample_id(test, prompt, providers[at]), sent))
         limit_s = self._limit_s
         message, counts, tallied = kernel.score_wire(
             data, job.first + start, self._kernel_case, ctypes.addressof(self._progress),
@@ -155,14 +156,13 @@ class _ChunkScorer:
         self._summary.merge(summary)
         if tallied is not None:
             self._tallies.append((combinations[start][0], tally_from_counts(tallied)))
-        bodies = wire.result_bodies(message)
-        for k, (passed, errored) in enumerate(_outcomes(message, counts), start):
-            _, prompt, provider = combinations[k]
-            self._matrix.count(prompt, provider, passed, errored, 0.0)
-        self._written.extend(
-            self._writer.scored(c, body)
-            for c, body in zip(combinations[start:end], bodies, strict=True)
-        )
+        count, scored, written = self._matrix.count, self._writer.scored, self._written
+        outcomes = _outcomes(message, counts)
+        for c, body, (passed, errored) in zip(
+            combinations[start:end], wire.result_bodies(message), outcomes, strict=True
+        ):
+            count(c[1], providers[c[2]], passed, errored, 0.0)
+            written.append(scored(c, body))
 
 
 def _outcomes(message: bytes, counts: Any) -> list[tuple[bool, bool]]:

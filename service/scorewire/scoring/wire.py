@@ -402,10 +402,17 @@ def sample_case_writer(expected_json: str) -> Callable[[str, str | bytes], bytes
     expected = _field(b"\x5a", expected_json.encode()) if expected_json else b""  # field 11
 
     def write(sample_id: str, output: str | bytes) -> bytes:
-        sample = (_field(b"\x0a", sample_id.encode()) if sample_id else b"") + expected
+        ident = sample_id.encode()
+        n = len(ident)  # a few dozen bytes: the length is one byte
+        sample = b"\x0a" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + ident if n else b""
+        sample += expected
         if isinstance(output, str):
             output = _field(b"\x0a", output.encode()) if output else b""
-        return _field(b"\x0a", sample) + _field(b"\x12", output)
+        n, m = len(sample), len(output)
+        return (
+            b"\x0a" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + sample
+            + b"\x12" + (_SHORT_LENGTHS[m] if m < 0x80 else _varint(m)) + output
+        )  # fmt: skip
 
     return write
 

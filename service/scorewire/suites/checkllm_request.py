@@ -255,8 +255,8 @@ def resolve_combination(
     return test, prompt, provider
 
 
-Combination = tuple[int, int, str]
-"""(test index, prompt index, provider id) of one combination."""
+Combination = tuple[int, int, int]
+"""One combination: its test, prompt and provider as positions in the document."""
 
 
 def describe(suite: CheckllmSuite, combination: Combination) -> str:
@@ -264,7 +264,7 @@ def describe(suite: CheckllmSuite, combination: Combination) -> str:
     test, prompt, provider = combination
     description = suite.tests[test].description
     label = f' ("{description}")' if description else ""
-    return f"tests[{test}]{label} × prompts[{prompt}] × {provider}"
+    return f"tests[{test}]{label} × prompts[{prompt}] × {suite.providers[provider].id}"
 
 
 class RecordedCombinations:
@@ -284,8 +284,9 @@ class RecordedCombinations:
         self._resolver = _Resolver(suite)
         self._tests: dict[str, int] = {}
         self._prompts: dict[str, int] = {}
-        self._providers: dict[str, str] = {}
+        self._providers: dict[str, int] = {}
         """What each string a case named resolved to (strings repeat across cases)."""
+        self._provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
         self._first: dict[Combination, int] = {}
 
     def add(self, i: int, test: str, prompt: str, provider: str) -> Combination | None:
@@ -304,8 +305,8 @@ class RecordedCombinations:
         v = self._providers.get(provider)
         if v is None:
             where = join_path(join_path(self._base, i), "provider")
-            if (v := self._resolver.provider(provider, where, self.violations)) is not None:
-                self._providers[provider] = v
+            if (pid := self._resolver.provider(provider, where, self.violations)) is not None:
+                v = self._providers[provider] = self._provider_at[pid]
         if t is None or p is None or v is None:
             return None
         combination = (t, p, v)
@@ -331,8 +332,8 @@ class RecordedCombinations:
         if len(self._first) < combinations(suite):
             for test in suite.tests:
                 for j in range(len(suite.prompts)):
-                    for ref in suite.providers:
-                        combination = (test.index, j, ref.id)
+                    for k, ref in enumerate(suite.providers):
+                        combination = (test.index, j, k)
                         if combination in self._first:
                             continue
                         recorded = test.recorded(ref.id, j) is not None
@@ -364,11 +365,12 @@ def recorded_groups(
     combinations the document records (`finish`). A job's index is the position of its
     case; the document's combinations follow the cases, in run order."""
     groups = suite.groups()
+    provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
     by_combination = {}
     for g in groups:
         for job in g.jobs:
             test, _, prompt, provider = combination_of(job)
-            by_combination[(test, prompt, provider)] = job
+            by_combination[(test, prompt, provider_at[provider])] = job
     for i, (combination, output) in enumerate(recorded):
         job = by_combination[combination]
         job.source = Recorded(output)
