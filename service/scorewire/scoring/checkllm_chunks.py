@@ -17,7 +17,8 @@ only adds up small objects and forwards bytes.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from scorewire.core.cost import LimitExceeded
@@ -37,7 +38,7 @@ OUTPUT_LIMIT = "max_output_bytes"
 
 
 class RecordedCases:
-    """A checkllm run's recorded cases, checked one by one (`check`), then `finish`.
+    """A checkllm run's recorded cases, checked one by one (`checked`), then `finish`.
 
     Problems are gathered, not raised, so that every one is reported: the cases'
     violations, then the combinations with no output (INVALID_ARGUMENT); else the first
@@ -55,32 +56,38 @@ class RecordedCases:
         self._short = [short_output(settings, caps) for caps in self._caps]
         self._over: tuple[Combination, tuple[str, str]] | None = None
 
-    def check(self, data: Any, i: int) -> tuple[Combination, str | pb.Output] | None:
-        """Case `i`'s combination and its output as a worker is sent it (`sent_output`);
-        None when the case has a problem."""
-        c = self._parse(data)
-        combination = self.combinations.add(i, c.test, c.prompt, c.provider)
-        if combination is None:
-            return None
-        output = c.output
-        text = output.text
-        sent: str | pb.Output = text
-        if output.HasField("value") or output.value_json or output.HasField("metadata"):
-            sent = output
-            if output.value_json:  # a checkllm case's sample is not read, only its output
-                bad = wire.json_field_violations(pb.Sample(), output, f"cases[{i}]")
-                if bad:
-                    self.combinations.violations.extend(bad)
-                    return None
-        test = combination[0]
-        if len(text) > self._short[test]:  # else far within every limit, without measuring
-            field = f"cases[{i}].output"
-            problem = output_problem(text, field, self._caps[test], self._settings)
-            if problem is not None:
-                if self._over is None or combination < self._over[0]:
-                    self._over = (combination, problem)  # the first in run order wins
-                return None
-        return combination, sent
+    def checked(
+        self, cases: Iterable[Any]
+    ) -> Iterator[tuple[Combination | None, str | pb.Output, int]]:
+        """Each case checked, in order: its combination (None: the case has a problem),
+        its output as a worker is sent it (`sent_output`), and its size in bytes."""
+        parse, add, short, caps = self._parse, self.combinations.add, self._short, self._caps
+        for i, data in enumerate(cases):
+            c = parse(data)
+            combination = add(i, c.test, c.prompt, c.provider)
+            if combination is None:
+                yield None, "", 0
+                continue
+            output = c.output
+            text = output.text
+            sent: str | pb.Output = text
+            if output.HasField("value") or output.value_json or output.HasField("metadata"):
+                sent = output
+                if output.value_json:  # a checkllm case's sample is not read, its output is
+                    bad = wire.json_field_violations(pb.Sample(), output, f"cases[{i}]")
+                    if bad:
+                        self.combinations.violations.extend(bad)
+                        yield None, "", 0
+                        continue
+            test = combination[0]
+            if len(text) > short[test]:  # else far within every limit, without measuring
+                problem = output_problem(text, f"cases[{i}].output", caps[test], self._settings)
+                if problem is not None:
+                    if self._over is None or combination < self._over[0]:
+                        self._over = (combination, problem)  # the first in run order wins
+                    yield None, "", 0
+                    continue
+            yield combination, sent, len(data)
 
     def finish(self) -> list[Combination]:
         """The combinations the document records (they follow the cases), once every
@@ -92,7 +99,7 @@ class RecordedCases:
 
 
 def sent_output(sent: str | bytes | pb.Output) -> Output:
-    """A recorded case's output as a check reads it, from what `RecordedCases.check` made
+    """A recorded case's output as a check reads it, from what `RecordedCases.checked` made
     of it: its text (it has nothing more), or its message (as sent to a worker, bytes)."""
     if isinstance(sent, str):
         return Output(sent)
@@ -103,14 +110,17 @@ def sent_output(sent: str | bytes | pb.Output) -> Output:
 
 def checkllm_job_maker(
     key: bytes, source: PlanSource, timeout_s: float, bounds_ms: tuple[float, ...] | None
-) -> Callable[[list[str | bytes] | None, array[int], int], WorkerJob]:
+) -> Callable[[list[str | bytes] | None, list[Combination], int], WorkerJob]:
     """Makes the `CHECKLLM` job of a chunk: its cases' outputs (None: the document
     records them), their combinations, and the run index of the first."""
 
-    def job(outputs: list[str | bytes] | None, combinations: array[int], first: int) -> WorkerJob:
+    def job(
+        outputs: list[str | bytes] | None, combinations: list[Combination], first: int
+    ) -> WorkerJob:
+        packed = array("i", chain.from_iterable(combinations))
         return WorkerJob(
-            key, source, Reply.CHECKLLM, timeout_s, first=first, count=len(combinations) // 3,
-            bounds_ms=bounds_ms, combinations=combinations, outputs=outputs,
+            key, source, Reply.CHECKLLM, timeout_s, first=first, count=len(combinations),
+            bounds_ms=bounds_ms, combinations=packed, outputs=outputs,
         )  # fmt: skip
 
     return job
@@ -119,7 +129,7 @@ def checkllm_job_maker(
 def checkllm_jobs(
     cases: Sequence[Any],
     checker: RecordedCases,
-    make: Callable[[list[str | bytes] | None, array[int], int], WorkerJob],
+    make: Callable[[list[str | bytes] | None, list[Combination], int], WorkerJob],
 ) -> Iterator[WorkerJob]:
     """The chunk jobs of a run: the request's cases, cut as a plain batch's are (at
     most `BATCH_MAX_RESULTS` cases or `CHUNK_MAX_BYTES`), each checked before its chunk
@@ -130,26 +140,21 @@ def checkllm_jobs(
     serialized message when it has a value or metadata too: the worker then parses
     nothing but what it needs."""
     outputs: list[str | bytes] = []
-    positions: array[int] = array("i")
+    combinations: list[Combination] = []
     size = first = 0
-    check, stopped = checker.check, False
-    for i, data in enumerate(cases):
-        checked = check(data, i)
-        if checked is None or stopped:
+    stopped = False
+    for i, (combination, sent, sent_bytes) in enumerate(checker.checked(cases)):
+        if combination is None or stopped:
             stopped = True  # the call fails: nothing more is worth scoring
             continue
-        combination, sent = checked
         outputs.append(sent if isinstance(sent, str) else sent.SerializeToString())
-        positions.extend(combination)
-        size += len(data)
+        combinations.append(combination)
+        size += sent_bytes
         if len(outputs) >= BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
-            yield make(outputs, positions, first)
-            outputs, positions, size, first = [], array("i"), 0, i + 1
+            yield make(outputs, combinations, first)
+            outputs, combinations, size, first = [], [], 0, i + 1
     own = checker.finish()
     if outputs:
-        yield make(outputs, positions, first)
+        yield make(outputs, combinations, first)
     for at in range(0, len(own), BATCH_MAX_RESULTS):
-        part = array("i")
-        for combination in own[at : at + BATCH_MAX_RESULTS]:
-            part.extend(combination)
-        yield make(None, part, len(cases) + at)
+        yield make(None, own[at : at + BATCH_MAX_RESULTS], len(cases) + at)

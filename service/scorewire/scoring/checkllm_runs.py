@@ -165,12 +165,10 @@ class CheckllmRuns:
         if cases:
             checker = RecordedCases(suite, self._settings, parse)
             recorded = []
-            for i, data in enumerate(cases):
-                checked = checker.check(data, i)
-                if checked is not None:
-                    combination, sent = checked
+            for i, (combination, sent, _) in enumerate(checker.checked(cases), 1):
+                if combination is not None:
                     recorded.append((combination, sent_output(sent)))
-                if (i + 1) % BATCH_MAX_RESULTS == 0:  # a turn for others, as per chunk
+                if i % BATCH_MAX_RESULTS == 0:  # a turn for others, as per chunk
                     await asyncio.sleep(0)
             return recorded_groups(suite, recorded, checker.finish())
         groups = suite.groups()
