@@ -16,8 +16,9 @@ only adds up small objects and forwards bytes.
 
 from __future__ import annotations
 
+import asyncio
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -38,7 +39,7 @@ OUTPUT_LIMIT = "max_output_bytes"
 
 
 class RecordedCases:
-    """A checkllm run's recorded cases, checked one by one (`checked`), then `finish`.
+    """A checkllm run's recorded cases, checked chunk by chunk (`take`), then `finish`.
 
     Problems are gathered, not raised, so that every one is reported: the cases'
     violations, then the combinations with no output (INVALID_ARGUMENT); else the first
@@ -55,39 +56,65 @@ class RecordedCases:
         self._caps = [plan.whole_text_caps for plan in suite.plans()]
         self._short = [short_output(settings, caps) for caps in self._caps]
         self._over: tuple[Combination, tuple[str, str]] | None = None
+        self.clean = True
+        """Whether no case checked so far has a problem."""
 
-    def checked(
-        self, cases: Iterable[Any]
-    ) -> Iterator[tuple[Combination | None, str | pb.Output, int]]:
-        """Each case checked, in order: its combination (None: the case has a problem),
-        its output as a worker is sent it (`sent_output`), and its size in bytes."""
-        parse, add, short, caps = self._parse, self.combinations.add, self._short, self._caps
-        for i, data in enumerate(cases):
+    def take(
+        self,
+        cases: Sequence[Any],
+        start: int,
+        outputs: list[str | bytes],
+        combinations: list[Combination],
+    ) -> int:
+        """Check the cases of the chunk that starts at `start` (at most
+        `BATCH_MAX_RESULTS` cases, or `CHUNK_MAX_BYTES` of them), appending each one's
+        output as a worker is sent it (`sent_output`) and its combination while `clean`;
+        the position after the chunk. After a problem nothing is appended, but every case
+        is still checked, so that every problem is reported."""
+        parse, short, caps, named = self._parse, self._short, self._caps, self.combinations
+        tests, prompts, providers, first = named.tests, named.prompts, named.providers, named.first
+        stop, size = min(len(cases), start + BATCH_MAX_RESULTS), 0
+        for i in range(start, stop):
+            if size >= CHUNK_MAX_BYTES:
+                return i
+            data = cases[i]
+            size += len(data)
             c = parse(data)
-            combination = add(i, c.test, c.prompt, c.provider)
-            if combination is None:
-                yield None, "", 0
+            test, prompt, provider = c.test, c.prompt, c.provider
+            t, p, v = tests.get(test), prompts.get(prompt), providers.get(provider)
+            if t is None or p is None or v is None:
+                resolved = named.resolve(i, test, prompt, provider)
+                if resolved is None:
+                    self.clean = False
+                    continue
+                t, p, v = resolved
+            combination = (t, p, v)
+            if first.setdefault(combination, i) != i:
+                named.second(i, combination)
+                self.clean = False
                 continue
             output = c.output
             text = output.text
-            sent: str | pb.Output = text
+            sent: str | bytes = text
             if output.HasField("value") or output.value_json or output.HasField("metadata"):
-                sent = output
                 if output.value_json:  # a checkllm case's sample is not read, its output is
                     bad = wire.json_field_violations(pb.Sample(), output, f"cases[{i}]")
                     if bad:
-                        self.combinations.violations.extend(bad)
-                        yield None, "", 0
+                        named.violations.extend(bad)
+                        self.clean = False
                         continue
-            test = combination[0]
-            if len(text) > short[test]:  # else far within every limit, without measuring
-                problem = output_problem(text, f"cases[{i}].output", caps[test], self._settings)
+                sent = output.SerializeToString()
+            if len(text) > short[t]:  # else far within every limit, without measuring
+                problem = output_problem(text, f"cases[{i}].output", caps[t], self._settings)
                 if problem is not None:
                     if self._over is None or combination < self._over[0]:
                         self._over = (combination, problem)  # the first in run order wins
-                    yield None, "", 0
+                    self.clean = False
                     continue
-            yield combination, sent, len(data)
+            if self.clean:
+                outputs.append(sent)
+                combinations.append(combination)
+        return stop
 
     def finish(self) -> list[Combination]:
         """The combinations the document records (they follow the cases), once every
@@ -98,14 +125,12 @@ class RecordedCases:
         return own
 
 
-def sent_output(sent: str | bytes | pb.Output) -> Output:
-    """A recorded case's output as a check reads it, from what `RecordedCases.checked` made
-    of it: its text (it has nothing more), or its message (as sent to a worker, bytes)."""
+def sent_output(sent: str | bytes) -> Output:
+    """A recorded case's output as a check reads it, from what `RecordedCases.take` made
+    of it: its text (it has nothing more), or its serialized message."""
     if isinstance(sent, str):
         return Output(sent)
-    if isinstance(sent, bytes):
-        sent = pb.Output.FromString(sent)
-    return wire.output_from_pb(sent)
+    return wire.output_from_pb(pb.Output.FromString(sent))
 
 
 def checkllm_job_maker(
@@ -126,35 +151,28 @@ def checkllm_job_maker(
     return job
 
 
-def checkllm_jobs(
+async def checkllm_jobs(
     cases: Sequence[Any],
     checker: RecordedCases,
     make: Callable[[list[str | bytes] | None, list[Combination], int], WorkerJob],
-) -> Iterator[WorkerJob]:
-    """The chunk jobs of a run: the request's cases, cut as a plain batch's are (at
-    most `BATCH_MAX_RESULTS` cases or `CHUNK_MAX_BYTES`), each checked before its chunk
-    goes; then the combinations the document records. After a problem no chunk goes,
-    but every case is still checked, and the problems are raised after the last.
+) -> AsyncIterator[WorkerJob]:
+    """The chunk jobs of a run: the request's cases, cut as a plain batch's are, each
+    chunk's checked before it goes (`RecordedCases.take`); then the combinations the
+    document records. After a problem no chunk goes, the rest are still checked, and the
+    problems are raised after the last. The event loop gets a turn after every chunk.
 
     An output goes as its text (what nearly every recorded output is), or as its
     serialized message when it has a value or metadata too: the worker then parses
     nothing but what it needs."""
-    outputs: list[str | bytes] = []
-    combinations: list[Combination] = []
-    size = first = 0
-    stopped = False
-    for i, (combination, sent, sent_bytes) in enumerate(checker.checked(cases)):
-        if combination is None or stopped:
-            stopped = True  # the call fails: nothing more is worth scoring
-            continue
-        outputs.append(sent if isinstance(sent, str) else sent.SerializeToString())
-        combinations.append(combination)
-        size += sent_bytes
-        if len(outputs) >= BATCH_MAX_RESULTS or size >= CHUNK_MAX_BYTES:
-            yield make(outputs, combinations, first)
-            outputs, combinations, size, first = [], [], 0, i + 1
+    start = 0
+    while start < len(cases):
+        outputs: list[str | bytes] = []
+        combinations: list[Combination] = []
+        end = checker.take(cases, start, outputs, combinations)
+        if checker.clean:
+            yield make(outputs, combinations, start)
+        start = end
+        await asyncio.sleep(0)
     own = checker.finish()
-    if outputs:
-        yield make(outputs, combinations, first)
     for at in range(0, len(own), BATCH_MAX_RESULTS):
         yield make(None, own[at : at + BATCH_MAX_RESULTS], len(cases) + at)

@@ -9,14 +9,96 @@ the two paths answer the same bytes.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from scorewire.core.values import loads_fast
 from scorewire.engine.runner import CaseResult, NamedCheck
 from scorewire.generation.generator import GenerationStats, GroupedSummaryBuilder, Produced
 from scorewire.scoring import wire
 from scorewire.suites.checkllm_request import Combination, Matrix
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
+
+COMBINATION_BYTES = 200
+"""What `CombinationBytes` keeps of one combination, generously: its sample field and
+its combination's fields (~40 bytes each), two bytes objects' headers and two list slots."""
+
+
+class CombinationBytes:
+    """What is written for each combination of a suite, kept with the suite
+    (`CheckllmSuite.wire_parts`) and written on first use: the sample field of the case
+    the native kernel reads, and the fields a recorded combination's result carries
+    beyond a plain result's. A run of a suite scored before writes neither again."""
+
+    def __init__(self, suite: CheckllmSuite) -> None:
+        self._suite = suite
+        self._per_test = len(suite.prompts) * len(suite.providers)
+        self._per_prompt = len(suite.providers)
+        self._samples: list[bytes | None] = [None] * (len(suite.tests) * self._per_test)
+        self._recorded: list[bytes | None] = [None] * len(self._samples)
+        self._expected: dict[int, str | None] = {}
+        self._fields = wire.CombinationFields()
+        self.providers = [p.id for p in suite.providers]
+        """Each provider's id, by position."""
+
+    @classmethod
+    def of(cls, suite: CheckllmSuite) -> CombinationBytes:
+        """The suite's own (made on first use)."""
+        if suite.wire_parts is None:
+            suite.wire_parts = cls(suite)
+        parts: CombinationBytes = suite.wire_parts
+        return parts
+
+    def expected_json(self, test: int) -> str | None:
+        """The test's expected value as the JSON text the kernel reads ("" for none);
+        None when that text would not read back as the very value Python checks get (a
+        YAML date, a non-string key, NaN): the kernel cannot score the test then."""
+        if test not in self._expected:
+            self._expected[test] = _expected_json(self._suite.tests[test].vars.get("expected"))
+        return self._expected[test]
+
+    def sample_field(self, combination: Combination) -> bytes:
+        """The sample field of the combination's case for the kernel (its test's
+        `expected_json` is not None)."""
+        test, prompt, at = combination
+        k = test * self._per_test + prompt * self._per_prompt + at
+        field = self._samples[k]
+        if field is None:
+            expected = self.expected_json(test)
+            assert expected is not None, "the kernel reads no sample it cannot have exactly"
+            sample_id = self._suite.sample_id(test, prompt, self.providers[at])
+            field = self._samples[k] = wire.sample_field(sample_id, expected)
+        return field
+
+    def fields(self, combination: Combination, produced: Produced | None, cap: int) -> bytes:
+        """The fields the combination's result carries beyond a plain result's (`produced`:
+        its output was generated, None: recorded; `cap`: where the output is cut)."""
+        test, prompt, at = combination
+        description, provider = self._suite.tests[test].description, self.providers[at]
+        if produced is not None:
+            output = ""
+            if produced.output is not None:
+                output = wire.bounded_text(produced.output.text, cap)
+            return self._fields.fields(
+                test, description, prompt, provider, produced.cost_usd, True, output
+            )
+        k = test * self._per_test + prompt * self._per_prompt + at
+        recorded = self._recorded[k]
+        if recorded is None:
+            recorded = self._recorded[k] = self._fields.fields(test, description, prompt, provider)
+        return recorded
+
+
+def _expected_json(expected: Any) -> str | None:
+    """`CombinationBytes.expected_json` of a value."""
+    if expected is None:
+        return ""
+    try:
+        text = json.dumps(expected, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return text if loads_fast(text) == expected else None
 
 
 class CheckllmResults:
@@ -28,8 +110,7 @@ class CheckllmResults:
         self._writer = wire.ResultWriter(max_reason_chars)
         self._heads: list[list[tuple[bytes, NamedCheck]] | None] = [None] * len(suite.tests)
         self._max_output_chars = max_output_chars
-        self._combinations = wire.CombinationFields()
-        self._providers = [p.id for p in suite.providers]
+        self._bytes = CombinationBytes.of(suite)
 
     def result(
         self, combination: Combination, result: CaseResult, produced: Produced | None
@@ -41,33 +122,14 @@ class CheckllmResults:
         heads = self._heads[test]
         if heads is None:
             heads = self._heads[test] = self._writer.heads(self._suite.plans()[test].checks)
-        return wire.result_field(
-            self._writer.result(heads, result) + self._tail(combination, produced)
-        )
+        tail = self._bytes.fields(combination, produced, self._max_output_chars)
+        return wire.result_field(self._writer.result(heads, result) + tail)
 
     def scored(self, combination: Combination, fields: bytes) -> bytes:
         """`result` of a recorded combination whose `CaseResult` fields (index, sample id,
         scores, passed) the native kernel wrote: the same bytes (`tests/engine/
         test_native.py` holds the kernel's fields to `wire.ResultWriter`'s)."""
-        test, prompt, at = combination
-        tail = self._combinations.fields(
-            test, self._suite.tests[test].description, prompt, self._providers[at]
-        )
-        return wire.result_field(fields + tail)
-
-    def _tail(self, combination: Combination, produced: Produced | None) -> bytes:
-        """The fields a checkllm result has beyond a plain one's."""
-        test, prompt, at = combination
-        description = self._suite.tests[test].description
-        provider = self._providers[at]
-        if produced is None:
-            return self._combinations.fields(test, description, prompt, provider)
-        output = ""
-        if produced.output is not None:
-            output = wire.bounded_text(produced.output.text, self._max_output_chars)
-        return self._combinations.fields(
-            test, description, prompt, provider, produced.cost_usd, True, output
-        )
+        return wire.result_field(fields + self._bytes.fields(combination, None, 0))
 
     @staticmethod
     def message(results: list[bytes]) -> bytes:

@@ -57,7 +57,6 @@ from scorewire.scoring.checkllm_chunks import (
     sent_output,
 )
 from scorewire.scoring.checkllm_results import CheckllmResults, grouped_builder, summary_message
-from scorewire.scoring.chunks import BATCH_MAX_RESULTS
 from scorewire.scoring.executor import DeadlineExpired, Executor
 from scorewire.scoring.inprocess import batched
 from scorewire.scoring.limits import output_problem
@@ -66,6 +65,7 @@ from scorewire.scoring.protocol import CheckllmCounts
 from scorewire.settings import Settings
 from scorewire.suites.checkllm_request import (
     CaseKey,
+    Combination,
     Matrix,
     Unrunnable,
     combination_of,
@@ -164,13 +164,15 @@ class CheckllmRuns:
         else the document's and generated."""
         if cases:
             checker = RecordedCases(suite, self._settings, parse)
-            recorded = []
-            for i, (combination, sent, _) in enumerate(checker.checked(cases), 1):
-                if combination is not None:
-                    recorded.append((combination, sent_output(sent)))
-                if i % BATCH_MAX_RESULTS == 0:  # a turn for others, as per chunk
-                    await asyncio.sleep(0)
-            return recorded_groups(suite, recorded, checker.finish())
+            outputs: list[str | bytes] = []
+            combinations: list[Combination] = []
+            start = 0
+            while start < len(cases):
+                start = checker.take(cases, start, outputs, combinations)
+                await asyncio.sleep(0)  # a turn for others after each chunk, as in the workers
+            own = checker.finish()
+            recorded = [(c, sent_output(o)) for c, o in zip(combinations, outputs, strict=True)]
+            return recorded_groups(suite, recorded, own)
         groups = suite.groups()
         calls = generation_calls(groups)
         if calls and not self._settings.generation_enabled:

@@ -14,19 +14,17 @@ chunk's counts (`CheckllmCounts`) go back with them.
 from __future__ import annotations
 
 import ctypes
-import json
 from typing import Any
 
 from scorewire.core.context import CheckContext
 from scorewire.core.model import Output
-from scorewire.core.values import loads_fast
 from scorewire.engine.runner import CASE_BASE, Case, Plan, score_batch_sync
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.generation.generator import GroupedSummaryBuilder
 from scorewire.metrics.runs import Tally, tally, tally_from_counts
 from scorewire.scoring import wire
 from scorewire.scoring.checkllm_chunks import sent_output
-from scorewire.scoring.checkllm_results import CheckllmResults
+from scorewire.scoring.checkllm_results import CheckllmResults, CombinationBytes
 from scorewire.scoring.compiler import native_plan
 from scorewire.scoring.protocol import CheckllmCounts, WorkerJob, killed_score
 from scorewire.settings import Settings
@@ -52,7 +50,8 @@ class _ChunkScorer:
         assert job.combinations is not None
         self._suite, self._job, self._ctx = suite, job, ctx
         self._progress, self._limit_s, self._settings = progress, limit_s, settings
-        self._providers = [p.id for p in suite.providers]
+        self._bytes = CombinationBytes.of(suite)
+        self._providers = self._bytes.providers
         ints = iter(job.combinations)
         self._combinations: list[Combination] = list(zip(ints, ints, ints, strict=True))
         self._writer = CheckllmResults(
@@ -107,9 +106,8 @@ class _ChunkScorer:
     def _run(self, plan: Plan, test: int, start: int, end: int) -> None:
         """Score cases `start..end`, all of `test`, and count them."""
         kernel = native_plan(plan, self._settings, self._ctx)
-        expected = _expected_json(self._suite.tests[test].vars.get("expected"))
-        if kernel is not None and expected is not None:
-            self._run_native(kernel, plan, start, end, expected)
+        if kernel is not None and self._bytes.expected_json(test) is not None:
+            self._run_native(kernel, plan, start, end)
             return
         given = {
             pos: {j: killed_score(code, self._limit_s) for j, code in checks.items()}
@@ -134,16 +132,18 @@ class _ChunkScorer:
         if bounds is not None:
             self._tallies.append((test, tally(len(plan.checks), results, bounds)))
 
-    def _run_native(self, kernel: Any, plan: Plan, start: int, end: int, expected: str) -> None:
+    def _run_native(self, kernel: Any, plan: Plan, start: int, end: int) -> None:
         """`_run` in the native kernel: it reads each case's text and the sample's id and
         expected value from bytes; a Python check gets `_case`."""
-        job, combinations, sample_id = self._job, self._combinations, self._suite.sample_id
-        outputs, data, write = job.outputs, [], wire.sample_case_writer(expected)
-        providers = self._providers
-        for k in range(start, end):
-            test, prompt, at = combinations[k]
-            sent = outputs[k] if outputs is not None else self._output(k).text
-            data.append(write(sample_id(test, prompt, providers[at]), sent))
+        job, combinations, providers = self._job, self._combinations, self._providers
+        outputs, sample_field, case = job.outputs, self._bytes.sample_field, wire.sample_case
+        data = [
+            case(
+                sample_field(combinations[k]),
+                outputs[k] if outputs is not None else self._output(k).text,
+            )
+            for k in range(start, end)
+        ]
         limit_s = self._limit_s
         message, counts, tallied = kernel.score_wire(
             data, job.first + start, self._kernel_case, ctypes.addressof(self._progress),
@@ -174,19 +174,6 @@ def _outcomes(message: bytes, counts: Any) -> list[tuple[bool, bool]]:
         return [(True, False)] * cases
     results = pb.RunSuiteResponse.FromString(message).results.results
     return [(r.passed, any(s.HasField("error") for s in r.scores)) for r in results]
-
-
-def _expected_json(expected: Any) -> str | None:
-    """A test's expected value as the JSON text the kernel reads ("" for none); None
-    when that text would not read back as the very value Python checks get (a YAML
-    date, a non-string key, NaN): its runs are scored by the engine then."""
-    if expected is None:
-        return ""
-    try:
-        text = json.dumps(expected, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return None
-    return text if loads_fast(text) == expected else None
 
 
 def score_chunk(

@@ -394,27 +394,23 @@ class CombinationFields:
         return out
 
 
-def sample_case_writer(expected_json: str) -> Callable[[str, str | bytes], bytes]:
-    """Writes serialized `Case`s (`write(sample_id, output)`) of samples with an id and
-    the expected value `expected_json` ("" for none), and an output (its text, or a
-    serialized `Output`): what the native kernel reads of a case whose sample is built
-    elsewhere (a checkllm combination's)."""
-    expected = _field(b"\x5a", expected_json.encode()) if expected_json else b""  # field 11
+def sample_field(sample_id: str, expected_json: str) -> bytes:
+    """A `Case`'s sample field (tag, length, message) of a sample with an id and an
+    expected value as JSON text ("" for none): what the native kernel reads of a sample
+    built elsewhere (a checkllm combination's)."""
+    sample = _field(b"\x0a", sample_id.encode()) if sample_id else b""
+    if expected_json:
+        sample += _field(b"\x5a", expected_json.encode())  # expected_json = 11
+    return _field(b"\x0a", sample)
 
-    def write(sample_id: str, output: str | bytes) -> bytes:
-        ident = sample_id.encode()
-        n = len(ident)  # a few dozen bytes: the length is one byte
-        sample = b"\x0a" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + ident if n else b""
-        sample += expected
-        if isinstance(output, str):
-            output = _field(b"\x0a", output.encode()) if output else b""
-        n, m = len(sample), len(output)
-        return (
-            b"\x0a" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + sample
-            + b"\x12" + (_SHORT_LENGTHS[m] if m < 0x80 else _varint(m)) + output
-        )  # fmt: skip
 
-    return write
+def sample_case(sample: bytes, output: str | bytes) -> bytes:
+    """A serialized `Case` of a `sample_field` and an output: its text, or a serialized
+    `Output`."""
+    if isinstance(output, str):
+        output = _field(b"\x0a", output.encode()) if output else b""
+    n = len(output)
+    return sample + b"\x12" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + output
 
 
 def result_bodies(message: bytes) -> list[bytes]:

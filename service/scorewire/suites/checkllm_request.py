@@ -270,11 +270,13 @@ def describe(suite: CheckllmSuite, combination: Combination) -> str:
 class RecordedCombinations:
     """The combinations a request's recorded cases name, matched case by case.
 
-    `add` resolves one case; a case naming no combination, or a second case for one, is
-    a problem kept in `violations` (every problem is reported, not the first). `finish`
-    then lists the combinations no case names, which the document must record. Nothing
-    is built per combination: a run of 10,000 cases costs a dict lookup a case (the
-    strings a case names repeat, and are resolved once).
+    The strings a case names repeat across cases, so what each resolved to is kept
+    (`tests`, `prompts`, `providers`): a caller looks a case's three up there and calls
+    `resolve` only when one is new; `first` holds the case that named each combination,
+    and `second` records a case that names one again. Problems are kept in `violations`
+    (every one is reported, not the first); `finish` then lists the combinations no case
+    names, which the document must record. Nothing is built per combination: a run of
+    10,000 cases costs three dict lookups a case.
     """
 
     def __init__(self, suite: CheckllmSuite, base: str = "cases") -> None:
@@ -282,45 +284,45 @@ class RecordedCombinations:
         self.violations: list[FieldViolation] = []
         self._base = base
         self._resolver = _Resolver(suite)
-        self._tests: dict[str, int] = {}
-        self._prompts: dict[str, int] = {}
-        self._providers: dict[str, int] = {}
-        """What each string a case named resolved to (strings repeat across cases)."""
+        self.tests: dict[str, int] = {}
+        self.prompts: dict[str, int] = {}
+        self.providers: dict[str, int] = {}
+        """What each name a case gave resolved to: a position in the document."""
         self._provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
-        self._first: dict[Combination, int] = {}
+        self.first: dict[Combination, int] = {}
+        """The case that named each combination."""
 
-    def add(self, i: int, test: str, prompt: str, provider: str) -> Combination | None:
-        """The combination case `i` names; None when it names none or one named before.
-        Its problems are those of `resolve_combination`."""
-        t = self._tests.get(test)
+    def resolve(self, i: int, test: str, prompt: str, provider: str) -> Combination | None:
+        """The combination case `i` names, resolving (and keeping) each name; None with
+        the problems in `violations` (those of `resolve_combination`)."""
+        t = self.tests.get(test)
         if t is None:
             where = join_path(join_path(self._base, i), "test")
             if (t := self._resolver.test(test, where, self.violations)) is not None:
-                self._tests[test] = t
-        p = self._prompts.get(prompt)
+                self.tests[test] = t
+        p = self.prompts.get(prompt)
         if p is None:
             where = join_path(join_path(self._base, i), "prompt")
             if (p := self._resolver.prompt(prompt, where, self.violations)) is not None:
-                self._prompts[prompt] = p
-        v = self._providers.get(provider)
+                self.prompts[prompt] = p
+        v = self.providers.get(provider)
         if v is None:
             where = join_path(join_path(self._base, i), "provider")
             if (pid := self._resolver.provider(provider, where, self.violations)) is not None:
-                v = self._providers[provider] = self._provider_at[pid]
+                v = self.providers[provider] = self._provider_at[pid]
         if t is None or p is None or v is None:
             return None
-        combination = (t, p, v)
-        first = self._first.setdefault(combination, i)
-        if first != i:
-            self.violations.append(
-                FieldViolation(
-                    join_path(self._base, i),
-                    f"a second case for {describe(self.suite, combination)} "
-                    f"(the first is {join_path(self._base, first)})",
-                )
+        return t, p, v
+
+    def second(self, i: int, combination: Combination) -> None:
+        """Case `i` names a combination an earlier case (`first`) named: a problem."""
+        self.violations.append(
+            FieldViolation(
+                join_path(self._base, i),
+                f"a second case for {describe(self.suite, combination)} "
+                f"(the first is {join_path(self._base, self.first[combination])})",
             )
-            return None
-        return combination
+        )
 
     def finish(self) -> list[Combination]:
         """The combinations no case names, in run order (test, prompt, provider): the
@@ -329,12 +331,12 @@ class RecordedCombinations:
         suite = self.suite
         own: list[Combination] = []
         missing: list[Combination] = []
-        if len(self._first) < combinations(suite):
+        if len(self.first) < combinations(suite):
             for test in suite.tests:
                 for j in range(len(suite.prompts)):
                     for k, ref in enumerate(suite.providers):
                         combination = (test.index, j, k)
-                        if combination in self._first:
+                        if combination in self.first:
                             continue
                         recorded = test.recorded(ref.id, j) is not None
                         (own if recorded else missing).append(combination)
@@ -361,7 +363,7 @@ def recorded_groups(
     own: Sequence[Combination],
 ) -> list[Group]:
     """The suite's groups with the request's recorded outputs in place: `recorded` is
-    each case's combination and output (`RecordedCombinations.add`), `own` the
+    each case's combination and output (`RecordedCombinations`), `own` the
     combinations the document records (`finish`). A job's index is the position of its
     case; the document's combinations follow the cases, in run order."""
     groups = suite.groups()

@@ -108,6 +108,10 @@ class CheckllmSuite:
         default=None, init=False, repr=False, compare=False
     )
     """The tests' plans, with the check timeout they were built with (`plans()`)."""
+    wire_parts: Any = field(default=None, init=False, repr=False, compare=False)
+    """What a scoring worker writes for each combination, written once
+    (`scoring.checkllm_results.CombinationBytes`). Kept here, it lives exactly as long as
+    the suite: a plan cache's bound covers both (`COMBINATION_BYTES`)."""
 
     @property
     def uses_judge(self) -> bool:
