@@ -5,9 +5,8 @@ The serving process reads each case once: it parses it, matches it to its combin
 (`RecordedCombinations`: a case naming none, a second case for one, and then
 combinations with no output are the call's INVALID_ARGUMENT, every one reported) and
 holds its output to the output limits, before any of it is scored. A case goes to a worker
-as its output (its text, nearly always) and its combination as three ints
-(`WorkerJob.outputs`, `combinations`); the combinations the document records follow
-the cases.
+as its output (its text, nearly always) and its combination (`WorkerJob.outputs`,
+`combinations`); the combinations the document records follow the cases.
 
 A worker scores a chunk (`checkllm_scorer`) and answers its results written by
 `CheckllmResults` with the chunk's counts (`CheckllmCounts`), so the serving process
@@ -17,9 +16,7 @@ only adds up small objects and forwards bytes.
 from __future__ import annotations
 
 import asyncio
-from array import array
 from collections.abc import AsyncIterator, Callable, Sequence
-from itertools import chain
 from typing import Any
 
 from scorewire.core.cost import LimitExceeded
@@ -142,10 +139,9 @@ def checkllm_job_maker(
     def job(
         outputs: list[str | bytes] | None, combinations: list[Combination], first: int
     ) -> WorkerJob:
-        packed = array("i", chain.from_iterable(combinations))
         return WorkerJob(
             key, source, Reply.CHECKLLM, timeout_s, first=first, count=len(combinations),
-            bounds_ms=bounds_ms, combinations=packed, outputs=outputs,
+            bounds_ms=bounds_ms, combinations=combinations, outputs=outputs,
         )  # fmt: skip
 
     return job

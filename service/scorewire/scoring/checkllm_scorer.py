@@ -52,8 +52,7 @@ class _ChunkScorer:
         self._progress, self._limit_s, self._settings = progress, limit_s, settings
         self._bytes = CombinationBytes.of(suite)
         self._providers = self._bytes.providers
-        ints = iter(job.combinations)
-        self._combinations: list[Combination] = list(zip(ints, ints, ints, strict=True))
+        self._combinations: list[Combination] = job.combinations
         self._writer = CheckllmResults(
             suite, settings.max_reason_chars, settings.generation_max_output_chars
         )
