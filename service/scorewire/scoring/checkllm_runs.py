@@ -61,6 +61,7 @@ from scorewire.scoring.executor import DeadlineExpired, Executor
 from scorewire.scoring.inprocess import batched
 from scorewire.scoring.limits import output_problem
 from scorewire.scoring.plan_source import PlanSource
+from scorewire.scoring.plans import PlanInfo
 from scorewire.scoring.protocol import CheckllmCounts
 from scorewire.settings import Settings
 from scorewire.suites.checkllm_request import (
@@ -222,14 +223,15 @@ class CheckllmRuns:
                 raise Unrunnable(f"suite_yaml.providers[{i}]", str(err)) from None
         return providers
 
-    def in_workers(self, suite: CheckllmSuite, cases: Sequence[Any]) -> bool:
+    def in_workers(self, suite: CheckllmSuite, info: PlanInfo, cases: Sequence[Any]) -> bool:
         """Whether a RunSuite of `suite` is scored in the scoring workers (the executor's
         rule): every combination has a recorded output (cases were sent, or the document
-        records them all) and no test's checks wait on I/O."""
+        records them all) and no test's checks wait on I/O as a worker compiled them
+        (`info`: a server-side custom check is an async stand-in there)."""
         return (
             self._executor.pool is not None
+            and not info.any_async
             and (bool(cases) or suite.all_recorded)
-            and not any(plan.any_async for plan in suite.plans())
         )
 
     async def run_suite(
@@ -239,13 +241,15 @@ class CheckllmRuns:
         cases: Sequence[Any],
         parse: Callable[[Any], pb.Case],
         ctx: CheckContext,
-        plan: tuple[bytes, PlanSource],
+        plan: tuple[bytes, PlanSource, PlanInfo],
     ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
         """Produce (when needed), score and stream every combination, then the summary;
         `cases`: the request's recorded cases as sent, read by `parse`; `plan`: the key
-        and source of the document (what a scoring worker compiles)."""
-        if self.in_workers(suite, cases):
-            run = self._run_in_workers(suite, cases, parse, ctx, plan)
+        and source of the document (what a scoring worker compiles) and what a worker
+        learnt of it."""
+        key, source, info = plan
+        if self.in_workers(suite, info, cases):
+            run = self._run_in_workers(suite, cases, parse, ctx, (key, source))
         else:
             run = self._run_here(suite, request, cases, parse, ctx)
         async for response in run:

@@ -160,10 +160,12 @@ def _suite_info(suite: LoadedSuite, settings: Settings, paths: list[str]) -> Pla
 
 
 def _checkllm_info(suite: CheckllmSuite) -> PlanInfo:
-    """What the server learns of a checkllm document (it runs one in process)."""
+    """What the server learns of a checkllm document: whether a test's checks wait on
+    I/O as this process compiled them (a worker has stand-ins, async, for the server's
+    own custom checks: `protocol.stand_ins`)."""
     return PlanInfo(
         [CheckName(n, "") for n in check_names(suite)],
-        True,
+        any(plan.any_async for plan in suite.plans()),
         suite.gate,
         RunSettings(fresh_judges=suite.settings.fresh_judges),
         combinations(suite),

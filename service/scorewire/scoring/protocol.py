@@ -106,7 +106,8 @@ SlimResult = tuple[int, str, list[SlimScore]]
 @dataclass(slots=True)
 class Compiled:
     """The plan compiled (or found) within the limits; the server runs it itself when
-    `info.any_async` (its checks wait on I/O) or it is a checkllm document."""
+    `info.any_async` (its checks wait on I/O), and a checkllm document but for its chunks
+    of recorded outputs (`CHECKLLM`)."""
 
     info: PlanInfo
 

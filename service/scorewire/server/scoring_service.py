@@ -269,7 +269,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
                 fresh_judges=fresh,
             )
             run = self.checkllm.run_suite(
-                compiled.checkllm, request, cases, intake.parse_case, ctx, (key, source)
+                compiled.checkllm, request, cases, intake.parse_case, ctx, (key, source, info)
             )
             async for response in run:
                 yield response
