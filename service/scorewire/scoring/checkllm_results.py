@@ -71,23 +71,28 @@ class CombinationBytes:
             field = self._samples[k] = wire.sample_field(sample_id, expected)
         return field
 
-    def fields(self, combination: Combination, produced: Produced | None, cap: int) -> bytes:
-        """The fields the combination's result carries beyond a plain result's (`produced`:
-        its output was generated, None: recorded; `cap`: where the output is cut)."""
+    def recorded(self, combination: Combination) -> bytes:
+        """The fields a recorded combination's result carries beyond a plain result's."""
         test, prompt, at = combination
-        description, provider = self._suite.tests[test].description, self.providers[at]
-        if produced is not None:
-            output = ""
-            if produced.output is not None:
-                output = wire.bounded_text(produced.output.text, cap)
-            return self._fields.fields(
-                test, description, prompt, provider, produced.cost_usd, True, output
-            )
         k = test * self._per_test + prompt * self._per_prompt + at
-        recorded = self._recorded[k]
-        if recorded is None:
-            recorded = self._recorded[k] = self._fields.fields(test, description, prompt, provider)
-        return recorded
+        fields = self._recorded[k]
+        if fields is None:
+            description = self._suite.tests[test].description
+            fields = self._fields.fields(test, description, prompt, self.providers[at])
+            self._recorded[k] = fields
+        return fields
+
+    def generated(self, combination: Combination, produced: Produced, cap: int) -> bytes:
+        """The fields a combination's result carries beyond a plain result's when its
+        output was generated: also what that cost, and the output cut to `cap`."""
+        test, prompt, at = combination
+        output = ""
+        if produced.output is not None:
+            output = wire.bounded_text(produced.output.text, cap)
+        return self._fields.fields(
+            test, self._suite.tests[test].description, prompt, self.providers[at],
+            produced.cost_usd, True, output,
+        )  # fmt: skip
 
 
 def _expected_json(expected: Any) -> str | None:
@@ -122,14 +127,17 @@ class CheckllmResults:
         heads = self._heads[test]
         if heads is None:
             heads = self._heads[test] = self._writer.heads(self._suite.plans()[test].checks)
-        tail = self._bytes.fields(combination, produced, self._max_output_chars)
+        if produced is None:
+            tail = self._bytes.recorded(combination)
+        else:
+            tail = self._bytes.generated(combination, produced, self._max_output_chars)
         return wire.result_field(self._writer.result(heads, result) + tail)
 
     def scored(self, combination: Combination, fields: bytes) -> bytes:
         """`result` of a recorded combination whose `CaseResult` fields (index, sample id,
         scores, passed) the native kernel wrote: the same bytes (`tests/engine/
         test_native.py` holds the kernel's fields to `wire.ResultWriter`'s)."""
-        return wire.result_field(fields + self._bytes.fields(combination, None, 0))
+        return wire.result_field(fields + self._bytes.recorded(combination))
 
     @staticmethod
     def message(results: list[bytes]) -> bytes:
