@@ -17,7 +17,7 @@ import pytest
 from scorewire.core.model import Output, Score, ScoreError, Spread
 from scorewire.engine.runner import CaseResult
 from scorewire.generation.generator import Produced
-from scorewire.scoring import wire
+from scorewire.scoring import fields, wire
 from scorewire.scoring.checkllm_results import CheckllmResults
 from scorewire.suites.checkllm import load_checkllm_text
 from scorewire.suites.checkllm_suite import CheckllmSuite
@@ -172,18 +172,18 @@ def test_a_result_the_kernel_wrote_gets_the_same_combination_fields() -> None:
     for combination in [(0, 0, 0), (1, 1, 1)]:
         heads = plain.heads(suite.plans()[combination[0]].checks)
         for r in CASES["plain"] + CASES["an error"] + CASES["index 0 and no sample id"]:
-            fields = plain.result(heads, r)
-            assert writer.scored(combination, fields) == writer.result(combination, r, None)
+            own = plain.result(heads, r)
+            assert writer.scored(combination, own) == writer.result(combination, r, None)
 
 
 def test_result_bodies_are_the_results_of_a_message() -> None:
     results = CASES["a large index and many cases"]
     message = wire.case_results_message(CHECKS, results, 500)
-    bodies = wire.result_bodies(message)
+    bodies = fields.result_bodies(message)
     assert [pb.CaseResult.FromString(b) for b in bodies] == list(
         pb.RunSuiteResponse.FromString(message).results.results
     )
-    assert wire.result_bodies(b"") == []
+    assert fields.result_bodies(b"") == []
 
 
 RICH = pb.Output(text="x", value_json='{"a": 1}', metadata={"source": "replay"})

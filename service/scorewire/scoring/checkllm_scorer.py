@@ -26,6 +26,7 @@ from scorewire.scoring import wire
 from scorewire.scoring.checkllm_chunks import sent_output
 from scorewire.scoring.checkllm_results import CheckllmResults, CombinationBytes
 from scorewire.scoring.compiler import native_plan
+from scorewire.scoring.fields import result_bodies
 from scorewire.scoring.protocol import CheckllmCounts, WorkerJob, killed_score
 from scorewire.settings import Settings
 from scorewire.suites.checkllm_request import Combination, Matrix
@@ -158,7 +159,7 @@ class _ChunkScorer:
         count, scored, written = self._matrix.count, self._writer.scored, self._written
         outcomes = _outcomes(message, counts)
         for c, body, (passed, errored) in zip(
-            combinations[start:end], wire.result_bodies(message), outcomes, strict=True
+            combinations[start:end], result_bodies(message), outcomes, strict=True
         ):
             count(c[1], providers[c[2]], passed, errored, 0.0)
             written.append(scored(c, body))

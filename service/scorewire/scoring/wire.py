@@ -413,33 +413,6 @@ def sample_case(sample: bytes, output: str | bytes) -> bytes:
     return sample + b"\x12" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + output
 
 
-def result_bodies(message: bytes) -> list[bytes]:
-    """The serialized `CaseResult`s of a serialized `RunSuiteResponse` that holds only
-    results, as `case_results_message` and the native kernel write one."""
-    bodies: list[bytes] = []
-    if not message:
-        return bodies
-    view = memoryview(message)
-    _, at = _read_varint(view, 1)  # RunSuiteResponse.results = 1: the batch's length
-    while at < len(view):
-        length, at = _read_varint(view, at + 1)  # CaseResultBatch.results = 1
-        bodies.append(bytes(view[at : at + length]))
-        at += length
-    return bodies
-
-
-def _read_varint(data: memoryview, at: int) -> tuple[int, int]:
-    """The varint at `at` and the position after it."""
-    value = shift = 0
-    while True:
-        b = data[at]
-        at += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, at
-        shift += 7
-
-
 def result_field(fields: bytes) -> bytes:
     """A `CaseResultBatch.results` field of a `CaseResult`'s serialized fields."""
     return _field(b"\x0a", fields)
