@@ -17,8 +17,8 @@ import pytest
 from scorewire.core.model import Output, Score, ScoreError, Spread
 from scorewire.engine.runner import CaseResult
 from scorewire.generation.generator import Produced
-from scorewire.scoring import fields, wire
-from scorewire.scoring.checkllm_results import CheckllmResults
+from scorewire.scoring import checkllm_results, fields, wire
+from scorewire.scoring.checkllm_results import CheckllmResults, CombinationBytes
 from scorewire.suites.checkllm import load_checkllm_text
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
@@ -204,3 +204,16 @@ def test_a_case_for_the_kernel_is_the_runtime_case(
     written = wire.sample_case(wire.sample_field("t0/p1/echo", expected_json), sent)
     sample = pb.Sample(id="t0/p1/echo", expected_json=expected_json)
     assert written == pb.Case(sample=sample, output=output).SerializeToString()
+
+
+def test_a_suite_past_the_combinations_kept_writes_the_others_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a document of millions of combinations keeps the bytes of the first ones only
+    every = [(t, p, v) for t in range(2) for p in range(2) for v in range(2)]
+    whole = CombinationBytes(load_checkllm_text(CHECKLLM_DOC))
+    monkeypatch.setattr(checkllm_results, "COMBINATIONS_KEPT", 3)
+    capped = CombinationBytes(load_checkllm_text(CHECKLLM_DOC))
+    for _ in range(2):  # written, then kept (or written again)
+        assert [capped.recorded(c) for c in every] == [whole.recorded(c) for c in every]
+        assert [capped.sample_field(c) for c in every] == [whole.sample_field(c) for c in every]

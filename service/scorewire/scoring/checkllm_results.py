@@ -16,13 +16,22 @@ from scorewire.core.values import loads_fast
 from scorewire.engine.runner import CaseResult, NamedCheck
 from scorewire.generation.generator import GenerationStats, GroupedSummaryBuilder, Produced
 from scorewire.scoring import wire
-from scorewire.suites.checkllm_request import Combination, Matrix
+from scorewire.suites.checkllm_request import Combination, Matrix, combinations
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
 COMBINATION_BYTES = 200
 """What `CombinationBytes` keeps of one combination, generously: its sample field and
 its combination's fields (~40 bytes each), two bytes objects' headers and two list slots."""
+COMBINATIONS_KEPT = 65_536
+"""Combinations of a suite whose bytes `CombinationBytes` keeps (those of the first tests;
+a bigger document's others are written each time): a 4 MB document may have millions of
+combinations, and what a suite keeps must stay within the plan cache's budget."""
+
+
+def kept_bytes(suite: CheckllmSuite) -> int:
+    """What `CombinationBytes` may keep of `suite` (for the plan cache's estimate)."""
+    return min(combinations(suite), COMBINATIONS_KEPT) * COMBINATION_BYTES
 
 
 class CombinationBytes:
@@ -35,8 +44,9 @@ class CombinationBytes:
         self._suite = suite
         self._per_test = len(suite.prompts) * len(suite.providers)
         self._per_prompt = len(suite.providers)
-        self._samples: list[bytes | None] = [None] * (len(suite.tests) * self._per_test)
-        self._recorded: list[bytes | None] = [None] * len(self._samples)
+        kept = min(combinations(suite), COMBINATIONS_KEPT)
+        self._samples: list[bytes | None] = [None] * kept
+        self._recorded: list[bytes | None] = [None] * kept
         self._expected: dict[int, str | None] = {}
         self._fields = wire.CombinationFields()
         self.providers = [p.id for p in suite.providers]
@@ -63,23 +73,26 @@ class CombinationBytes:
         `expected_json` is not None)."""
         test, prompt, at = combination
         k = test * self._per_test + prompt * self._per_prompt + at
-        field = self._samples[k]
+        field = self._samples[k] if k < len(self._samples) else None
         if field is None:
             expected = self.expected_json(test)
             assert expected is not None, "the kernel reads no sample it cannot have exactly"
             sample_id = self._suite.sample_id(test, prompt, self.providers[at])
-            field = self._samples[k] = wire.sample_field(sample_id, expected)
+            field = wire.sample_field(sample_id, expected)
+            if k < len(self._samples):
+                self._samples[k] = field
         return field
 
     def recorded(self, combination: Combination) -> bytes:
         """The fields a recorded combination's result carries beyond a plain result's."""
         test, prompt, at = combination
         k = test * self._per_test + prompt * self._per_prompt + at
-        fields = self._recorded[k]
+        fields = self._recorded[k] if k < len(self._recorded) else None
         if fields is None:
             description = self._suite.tests[test].description
             fields = self._fields.fields(test, description, prompt, self.providers[at])
-            self._recorded[k] = fields
+            if k < len(self._recorded):
+                self._recorded[k] = fields
         return fields
 
     def generated(self, combination: Combination, produced: Produced, cap: int) -> bytes:

@@ -32,7 +32,7 @@ from scorewire.engine.summary import Gate
 from scorewire.metrics.runs import KNOWN_CODES
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.scoring import wire
-from scorewire.scoring.checkllm_results import COMBINATION_BYTES
+from scorewire.scoring.checkllm_results import kept_bytes
 from scorewire.scoring.limits import output_problem
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PLAN_BYTES_PER_REGEX_INSTRUCTION, CheckName, PlanInfo
@@ -122,7 +122,7 @@ def compile_plan(
         instructions = meter.used.get(PROGRAM_SIZE_SETTING, 0)
         compiled.compiled_bytes = instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
         if compiled.checkllm is not None:
-            compiled.compiled_bytes += combinations(compiled.checkllm) * COMBINATION_BYTES
+            compiled.compiled_bytes += kept_bytes(compiled.checkllm)
     return compiled
 
 

@@ -111,7 +111,7 @@ class CheckllmSuite:
     wire_parts: Any = field(default=None, init=False, repr=False, compare=False)
     """What a scoring worker writes for each combination, written once
     (`scoring.checkllm_results.CombinationBytes`). Kept here, it lives exactly as long as
-    the suite: a plan cache's bound covers both (`COMBINATION_BYTES`)."""
+    the suite: a plan cache's bound covers both (`checkllm_results.kept_bytes`)."""
 
     @property
     def uses_judge(self) -> bool:
