@@ -84,8 +84,7 @@ class _ChunkScorer:
         """Case `k`'s output: as sent, or the one the document records."""
         outputs = self._job.outputs
         if outputs is not None:
-            sent = outputs[k]
-            return Output(sent) if isinstance(sent, str) else sent_output(sent)
+            return sent_output(outputs[k])
         test, prompt, at = self._combinations[k]
         return Output(self._suite.tests[test].recorded(self._providers[at], prompt) or "")
 
