@@ -133,11 +133,11 @@ PRODUCED = {
 
 
 def _combination_message(
-    suite: CheckllmSuite, combination: tuple[int, int, int], r: CaseResult,
+    suite: CheckllmSuite, number: int, r: CaseResult,
     produced: Produced | None, cap: int, out_cap: int,
 ) -> bytes:  # fmt: skip
     """What the server sent before results were written by hand: the runtime's bytes."""
-    test, prompt, at = combination
+    test, prompt, at = suite.combination(number)
     m = wire.case_result_to_pb(suite.plans()[test].checks, r, max_reason_chars=cap)
     m.combination.test = test
     m.combination.test_description = suite.tests[test].description
@@ -151,17 +151,17 @@ def _combination_message(
 
 
 @pytest.mark.parametrize("produced", PRODUCED.values(), ids=PRODUCED.keys())
-@pytest.mark.parametrize("combination", [(0, 0, 0), (0, 1, 1), (1, 0, 1), (1, 1, 0)])
+@pytest.mark.parametrize("number", range(8))  # 2 tests × 2 prompts × 2 providers
 def test_a_checkllm_result_encodes_to_the_bytes_of_its_message(
-    combination: tuple[int, int, int], produced: Produced | None
+    number: int, produced: Produced | None
 ) -> None:
     # every shape of score above, in every combination, recorded and generated
     suite = load_checkllm_text(CHECKLLM_DOC)
     writer = CheckllmResults(suite, 500, 64)
     for results in CASES.values():
         for r in results[:20]:
-            got = writer.message([writer.result(combination, r, produced)])
-            assert got == _combination_message(suite, combination, r, produced, 500, 64)
+            got = writer.message([writer.result(number, r, produced)])
+            assert got == _combination_message(suite, number, r, produced, 500, 64)
 
 
 def test_a_result_the_kernel_wrote_gets_the_same_combination_fields() -> None:
@@ -169,11 +169,11 @@ def test_a_result_the_kernel_wrote_gets_the_same_combination_fields() -> None:
     suite = load_checkllm_text(CHECKLLM_DOC)
     writer = CheckllmResults(suite, 500, 64)
     plain = wire.ResultWriter(500)
-    for combination in [(0, 0, 0), (1, 1, 1)]:
-        heads = plain.heads(suite.plans()[combination[0]].checks)
+    for number in (0, 7):
+        heads = plain.heads(suite.plans()[suite.combination(number)[0]].checks)
         for r in CASES["plain"] + CASES["an error"] + CASES["index 0 and no sample id"]:
             own = plain.result(heads, r)
-            assert writer.scored(combination, own) == writer.result(combination, r, None)
+            assert writer.scored(number, own) == writer.result(number, r, None)
 
 
 def test_result_bodies_are_the_results_of_a_message() -> None:
@@ -210,10 +210,11 @@ def test_a_suite_past_the_combinations_kept_writes_the_others_each_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # a document of millions of combinations keeps the bytes of the first ones only
-    every = [(t, p, v) for t in range(2) for p in range(2) for v in range(2)]
     whole = CombinationBytes(load_checkllm_text(CHECKLLM_DOC))
     monkeypatch.setattr(checkllm_results, "COMBINATIONS_KEPT", 3)
     capped = CombinationBytes(load_checkllm_text(CHECKLLM_DOC))
     for _ in range(2):  # written, then kept (or written again)
-        assert [capped.recorded(c) for c in every] == [whole.recorded(c) for c in every]
-        assert [capped.sample_field(c) for c in every] == [whole.sample_field(c) for c in every]
+        assert [capped.recorded(n) for n in range(8)] == [whole.recorded(n) for n in range(8)]
+        assert [capped.sample_field(n) for n in range(8)] == [
+            whole.sample_field(n) for n in range(8)
+        ]

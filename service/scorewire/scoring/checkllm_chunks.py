@@ -27,7 +27,7 @@ from scorewire.scoring.limits import output_problem, short_output
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.protocol import Reply, WorkerJob
 from scorewire.settings import Settings
-from scorewire.suites.checkllm_request import Combination, RecordedCombinations
+from scorewire.suites.checkllm_request import RecordedCombinations
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -52,7 +52,9 @@ class RecordedCases:
         self._parse = parse
         self._caps = [plan.whole_text_caps for plan in suite.plans()]
         self._short = [short_output(settings, caps) for caps in self._caps]
-        self._over: tuple[Combination, tuple[str, str]] | None = None
+        self._per_prompt = len(suite.providers)
+        self._per_test = len(suite.prompts) * self._per_prompt
+        self._over: tuple[int, tuple[str, str]] | None = None
         self.clean = True
         """Whether no case checked so far has a problem."""
 
@@ -61,15 +63,17 @@ class RecordedCases:
         cases: Sequence[Any],
         start: int,
         outputs: list[str | bytes],
-        combinations: list[Combination],
+        combinations: list[int],
     ) -> int:
         """Check the cases of the chunk that starts at `start` (at most
         `BATCH_MAX_RESULTS` cases, or `CHUNK_MAX_BYTES` of them), appending each one's
-        output as a worker is sent it (`sent_output`) and its combination while `clean`;
+        output as a worker is sent it (`sent_output`) and its combination (its number in
+        run order, `CheckllmSuite.combination`) while `clean`;
         the position after the chunk. After a problem nothing is appended, but every case
         is still checked, so that every problem is reported."""
         parse, short, caps, named = self._parse, self._short, self._caps, self.combinations
         tests, prompts, providers, first = named.tests, named.prompts, named.providers, named.first
+        per_prompt, per_test = self._per_prompt, self._per_test
         stop, size = min(len(cases), start + BATCH_MAX_RESULTS), 0
         for i in range(start, stop):
             if size >= CHUNK_MAX_BYTES:
@@ -84,10 +88,11 @@ class RecordedCases:
                 if resolved is None:
                     self.clean = False
                     continue
-                t, p, v = resolved
-            combination = (t, p, v)
-            if first.setdefault(combination, i) != i:
-                named.second(i, combination)
+                number, t = resolved, resolved // per_test
+            else:  # `CheckllmSuite.combination_number`, inline: this runs once a case
+                number = t * per_test + p * per_prompt + v
+            if first.setdefault(number, i) != i:
+                named.second(i, number)
                 self.clean = False
                 continue
             output = c.output
@@ -104,16 +109,16 @@ class RecordedCases:
             if len(text) > short[t]:  # else far within every limit, without measuring
                 problem = output_problem(text, f"cases[{i}].output", caps[t], self._settings)
                 if problem is not None:
-                    if self._over is None or combination < self._over[0]:
-                        self._over = (combination, problem)  # the first in run order wins
+                    if self._over is None or number < self._over[0]:
+                        self._over = (number, problem)  # the first in run order wins
                     self.clean = False
                     continue
             if self.clean:
                 outputs.append(sent)
-                combinations.append(combination)
+                combinations.append(number)
         return stop
 
-    def finish(self) -> list[Combination]:
+    def finish(self) -> list[int]:
         """The combinations the document records (they follow the cases), once every
         case is checked; raises the run's problem, if any."""
         own = self.combinations.finish()
@@ -132,13 +137,11 @@ def sent_output(sent: str | bytes) -> Output:
 
 def checkllm_job_maker(
     key: bytes, source: PlanSource, timeout_s: float, bounds_ms: tuple[float, ...] | None
-) -> Callable[[list[str | bytes] | None, list[Combination], int], WorkerJob]:
+) -> Callable[[list[str | bytes] | None, list[int], int], WorkerJob]:
     """Makes the `CHECKLLM` job of a chunk: its cases' outputs (None: the document
     records them), their combinations, and the run index of the first."""
 
-    def job(
-        outputs: list[str | bytes] | None, combinations: list[Combination], first: int
-    ) -> WorkerJob:
+    def job(outputs: list[str | bytes] | None, combinations: list[int], first: int) -> WorkerJob:
         return WorkerJob(
             key, source, Reply.CHECKLLM, timeout_s, first=first, count=len(combinations),
             bounds_ms=bounds_ms, combinations=combinations, outputs=outputs,
@@ -150,7 +153,7 @@ def checkllm_job_maker(
 async def checkllm_jobs(
     cases: Sequence[Any],
     checker: RecordedCases,
-    make: Callable[[list[str | bytes] | None, list[Combination], int], WorkerJob],
+    make: Callable[[list[str | bytes] | None, list[int], int], WorkerJob],
 ) -> AsyncIterator[WorkerJob]:
     """The chunk jobs of a run: the request's cases, cut as a plain batch's are, each
     chunk's checked before it goes (`RecordedCases.take`); then the combinations the
@@ -163,7 +166,7 @@ async def checkllm_jobs(
     start = 0
     while start < len(cases):
         outputs: list[str | bytes] = []
-        combinations: list[Combination] = []
+        combinations: list[int] = []
         end = checker.take(cases, start, outputs, combinations)
         if checker.clean:
             yield make(outputs, combinations, start)

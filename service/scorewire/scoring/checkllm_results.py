@@ -16,7 +16,7 @@ from scorewire.core.values import loads_fast
 from scorewire.engine.runner import CaseResult, NamedCheck
 from scorewire.generation.generator import GenerationStats, GroupedSummaryBuilder, Produced
 from scorewire.scoring import wire
-from scorewire.suites.checkllm_request import Combination, Matrix, combinations
+from scorewire.suites.checkllm_request import Matrix, combinations
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -42,8 +42,6 @@ class CombinationBytes:
 
     def __init__(self, suite: CheckllmSuite) -> None:
         self._suite = suite
-        self._per_test = len(suite.prompts) * len(suite.providers)
-        self._per_prompt = len(suite.providers)
         kept = min(combinations(suite), COMBINATIONS_KEPT)
         self._samples: list[bytes | None] = [None] * kept
         self._recorded: list[bytes | None] = [None] * kept
@@ -68,37 +66,37 @@ class CombinationBytes:
             self._expected[test] = _expected_json(self._suite.tests[test].vars.get("expected"))
         return self._expected[test]
 
-    def sample_field(self, combination: Combination) -> bytes:
-        """The sample field of the combination's case for the kernel (its test's
-        `expected_json` is not None)."""
-        test, prompt, at = combination
-        k = test * self._per_test + prompt * self._per_prompt + at
-        field = self._samples[k] if k < len(self._samples) else None
+    def sample_field(self, number: int) -> bytes:
+        """The sample field of the case the kernel reads for the combination `number`
+        (its test's `expected_json` is not None)."""
+        field = self._samples[number] if number < len(self._samples) else None
         if field is None:
+            test, prompt, at = self._suite.combination(number)
             expected = self.expected_json(test)
             assert expected is not None, "the kernel reads no sample it cannot have exactly"
             sample_id = self._suite.sample_id(test, prompt, self.providers[at])
             field = wire.sample_field(sample_id, expected)
-            if k < len(self._samples):
-                self._samples[k] = field
+            if number < len(self._samples):
+                self._samples[number] = field
         return field
 
-    def recorded(self, combination: Combination) -> bytes:
-        """The fields a recorded combination's result carries beyond a plain result's."""
-        test, prompt, at = combination
-        k = test * self._per_test + prompt * self._per_prompt + at
-        fields = self._recorded[k] if k < len(self._recorded) else None
+    def recorded(self, number: int) -> bytes:
+        """The fields the result of the combination `number`, its output recorded,
+        carries beyond a plain result's."""
+        fields = self._recorded[number] if number < len(self._recorded) else None
         if fields is None:
+            test, prompt, at = self._suite.combination(number)
             description = self._suite.tests[test].description
             fields = self._fields.fields(test, description, prompt, self.providers[at])
-            if k < len(self._recorded):
-                self._recorded[k] = fields
+            if number < len(self._recorded):
+                self._recorded[number] = fields
         return fields
 
-    def generated(self, combination: Combination, produced: Produced, cap: int) -> bytes:
-        """The fields a combination's result carries beyond a plain result's when its
-        output was generated: also what that cost, and the output cut to `cap`."""
-        test, prompt, at = combination
+    def generated(self, number: int, produced: Produced, cap: int) -> bytes:
+        """The fields the result of the combination `number` carries beyond a plain
+        result's when its output was generated: also what that cost, and the output cut
+        to `cap`."""
+        test, prompt, at = self._suite.combination(number)
         output = ""
         if produced.output is not None:
             output = wire.bounded_text(produced.output.text, cap)
@@ -124,33 +122,32 @@ class CheckllmResults:
 
     def __init__(self, suite: CheckllmSuite, max_reason_chars: int, max_output_chars: int) -> None:
         """`max_output_chars`: where a generated output sent back is cut."""
-        self._suite = suite
+        self.suite = suite
+        """The suite whose results are written."""
         self._writer = wire.ResultWriter(max_reason_chars)
         self._heads: list[list[tuple[bytes, NamedCheck]] | None] = [None] * len(suite.tests)
         self._max_output_chars = max_output_chars
         self._bytes = CombinationBytes.of(suite)
 
-    def result(
-        self, combination: Combination, result: CaseResult, produced: Produced | None
-    ) -> bytes:
-        """One combination's `CaseResultBatch.results` field: its scores, which
-        combination it is, and (`produced`: its output was generated; None: recorded)
-        what producing its output cost and the output, cut."""
-        test = combination[0]
+    def result(self, number: int, result: CaseResult, produced: Produced | None) -> bytes:
+        """The `CaseResultBatch.results` field of the combination `number`: its scores,
+        which combination it is, and (`produced`: its output was generated; None:
+        recorded) what producing its output cost and the output, cut."""
+        test = self.suite.combination(number)[0]
         heads = self._heads[test]
         if heads is None:
-            heads = self._heads[test] = self._writer.heads(self._suite.plans()[test].checks)
+            heads = self._heads[test] = self._writer.heads(self.suite.plans()[test].checks)
         if produced is None:
-            tail = self._bytes.recorded(combination)
+            tail = self._bytes.recorded(number)
         else:
-            tail = self._bytes.generated(combination, produced, self._max_output_chars)
+            tail = self._bytes.generated(number, produced, self._max_output_chars)
         return wire.result_field(self._writer.result(heads, result) + tail)
 
-    def scored(self, combination: Combination, fields: bytes) -> bytes:
+    def scored(self, number: int, fields: bytes) -> bytes:
         """`result` of a recorded combination whose `CaseResult` fields (index, sample id,
         scores, passed) the native kernel wrote: the same bytes (`tests/engine/
         test_native.py` holds the kernel's fields to `wire.ResultWriter`'s)."""
-        return wire.result_field(fields + self._bytes.recorded(combination))
+        return wire.result_field(fields + self._bytes.recorded(number))
 
     @staticmethod
     def message(results: list[bytes]) -> bytes:

@@ -66,7 +66,6 @@ from scorewire.scoring.protocol import CheckllmCounts
 from scorewire.settings import Settings
 from scorewire.suites.checkllm_request import (
     CaseKey,
-    Combination,
     Matrix,
     Unrunnable,
     combination_of,
@@ -166,7 +165,7 @@ class CheckllmRuns:
         if cases:
             checker = RecordedCases(suite, self._settings, parse)
             outputs: list[str | bytes] = []
-            combinations: list[Combination] = []
+            combinations: list[int] = []
             start = 0
             while start < len(cases):
                 start = checker.take(cases, start, outputs, combinations)
@@ -450,5 +449,6 @@ def _result(writer: CheckllmResults, jr: JobResult, provider_at: dict[str, int])
     """One finished combination, written as the workers write theirs (`provider_at`:
     each provider's position in the document)."""
     test, _, prompt, provider = combination_of(jr.job)
+    number = writer.suite.combination_number(test, prompt, provider_at[provider])
     produced = None if _recorded(jr.job) else jr.produced
-    return writer.result((test, prompt, provider_at[provider]), jr.result, produced)
+    return writer.result(number, jr.result, produced)

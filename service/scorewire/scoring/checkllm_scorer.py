@@ -29,7 +29,7 @@ from scorewire.scoring.compiler import native_plan
 from scorewire.scoring.fields import result_bodies
 from scorewire.scoring.protocol import CheckllmCounts, WorkerJob, killed_score
 from scorewire.settings import Settings
-from scorewire.suites.checkllm_request import Combination, Matrix
+from scorewire.suites.checkllm_request import Matrix
 from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
@@ -53,7 +53,8 @@ class _ChunkScorer:
         self._progress, self._limit_s, self._settings = progress, limit_s, settings
         self._bytes = CombinationBytes.of(suite)
         self._providers = self._bytes.providers
-        self._combinations: list[Combination] = job.combinations
+        self._per_test = len(suite.prompts) * len(suite.providers)
+        self._combinations: list[int] = job.combinations
         self._writer = CheckllmResults(
             suite, settings.max_reason_chars, settings.generation_max_output_chars
         )
@@ -63,14 +64,14 @@ class _ChunkScorer:
 
     def score(self) -> tuple[bytes, CheckllmCounts]:
         """The chunk's results as a serialized `RunSuiteResponse`, and their counts."""
-        plans = self._suite.plans()
+        plans, per_test = self._suite.plans(), self._per_test
         combinations, n = self._combinations, len(self._combinations)
         start = 0
         try:
             while start < n:
-                test = combinations[start][0]
+                test = combinations[start] // per_test
                 end = start + 1
-                while end < n and combinations[end][0] == test:
+                while end < n and combinations[end] // per_test == test:
                     end += 1
                 self._progress[CASE_BASE] = start
                 self._run(plans[test], test, start, end)
@@ -85,12 +86,12 @@ class _ChunkScorer:
         outputs = self._job.outputs
         if outputs is not None:
             return sent_output(outputs[k])
-        test, prompt, at = self._combinations[k]
+        test, prompt, at = self._suite.combination(self._combinations[k])
         return Output(self._suite.tests[test].recorded(self._providers[at], prompt) or "")
 
     def _case(self, k: int) -> Case:
         """Case `k` as the engine's Case (its run index is `first + k`)."""
-        test, prompt, at = self._combinations[k]
+        test, prompt, at = self._suite.combination(self._combinations[k])
         sample = self._suite.sample(test, prompt, self._providers[at])
         return Case(sample, self._output(k), self._job.first + k)
 
@@ -106,7 +107,7 @@ class _ChunkScorer:
         """Score cases `start..end`, all of `test`, and count them."""
         kernel = native_plan(plan, self._settings, self._ctx)
         if kernel is not None and self._bytes.expected_json(test) is not None:
-            self._run_native(kernel, plan, start, end)
+            self._run_native(kernel, plan, test, start, end)
             return
         given = {
             pos: {j: killed_score(code, self._limit_s) for j, code in checks.items()}
@@ -119,19 +120,20 @@ class _ChunkScorer:
         )  # fmt: skip
         summary = SummaryBuilder(plan.names, [c.type for c in plan.checks])
         matrix, writer = self._matrix, self._writer
+        combination = self._suite.combination
         for k, r in enumerate(results, start):
             summary.add(r)
-            combination = self._combinations[k]
+            number = self._combinations[k]
+            _, prompt, at = combination(number)
             errored = any(s.error is not None for s in r.scores)
-            provider = self._providers[combination[2]]
-            matrix.count(combination[1], provider, r.passed, errored, 0.0)
-            self._written.append(writer.result(combination, r, None))
+            matrix.count(prompt, self._providers[at], r.passed, errored, 0.0)
+            self._written.append(writer.result(number, r, None))
         self._summary.merge(summary)
         bounds = self._job.bounds_ms
         if bounds is not None:
             self._tallies.append((test, tally(len(plan.checks), results, bounds)))
 
-    def _run_native(self, kernel: Any, plan: Plan, start: int, end: int) -> None:
+    def _run_native(self, kernel: Any, plan: Plan, test: int, start: int, end: int) -> None:
         """`_run` in the native kernel: it reads each case's text and the sample's id and
         expected value from bytes; a Python check gets `_case`."""
         job, combinations, providers = self._job, self._combinations, self._providers
@@ -154,14 +156,15 @@ class _ChunkScorer:
         summary.add_counts(counts)
         self._summary.merge(summary)
         if tallied is not None:
-            self._tallies.append((combinations[start][0], tally_from_counts(tallied)))
+            self._tallies.append((test, tally_from_counts(tallied)))
         count, scored, written = self._matrix.count, self._writer.scored, self._written
-        outcomes = _outcomes(message, counts)
-        for c, body, (passed, errored) in zip(
+        combination, outcomes = self._suite.combination, _outcomes(message, counts)
+        for number, body, (passed, errored) in zip(
             combinations[start:end], result_bodies(message), outcomes, strict=True
         ):
-            count(c[1], providers[c[2]], passed, errored, 0.0)
-            written.append(scored(c, body))
+            _, prompt, at = combination(number)
+            count(prompt, providers[at], passed, errored, 0.0)
+            written.append(scored(number, body))
 
 
 def _outcomes(message: bytes, counts: Any) -> list[tuple[bool, bool]]:

@@ -68,9 +68,9 @@ class WorkerJob:
     bounds_ms: tuple[float, ...] | None = None
     """For `RUN` and `CHECKLLM`: the metrics histogram's bounds to tally latencies into
     (None: no metrics, no tally)."""
-    combinations: list[tuple[int, int, int]] | None = None
-    """For `CHECKLLM`: the combination of each case (its test, prompt and provider as
-    positions in the document). Case `k` has the run index `first + k`."""
+    combinations: list[int] | None = None
+    """For `CHECKLLM`: the combination of each case, by its number in run order
+    (`CheckllmSuite.combination`). Case `k` has the run index `first + k`."""
     outputs: list[str | bytes] | None = None
     """For `CHECKLLM`: each case's output, as its text, or as a serialized `Output` when
     it carries more than text; None: the document records them."""

@@ -255,13 +255,10 @@ def resolve_combination(
     return test, prompt, provider
 
 
-Combination = tuple[int, int, int]
-"""One combination: its test, prompt and provider as positions in the document."""
-
-
-def describe(suite: CheckllmSuite, combination: Combination) -> str:
-    """A combination for people: `tests[0] ("Return policy") × prompts[1] × openai:gpt-4o`."""
-    test, prompt, provider = combination
+def describe(suite: CheckllmSuite, number: int) -> str:
+    """The combination `number` (`CheckllmSuite.combination`) for people:
+    `tests[0] ("Return policy") × prompts[1] × openai:gpt-4o`."""
+    test, prompt, provider = suite.combination(number)
     description = suite.tests[test].description
     label = f' ("{description}")' if description else ""
     return f"tests[{test}]{label} × prompts[{prompt}] × {suite.providers[provider].id}"
@@ -270,13 +267,14 @@ def describe(suite: CheckllmSuite, combination: Combination) -> str:
 class RecordedCombinations:
     """The combinations a request's recorded cases name, matched case by case.
 
-    The strings a case names repeat across cases, so what each resolved to is kept
-    (`tests`, `prompts`, `providers`): a caller looks a case's three up there and calls
-    `resolve` only when one is new; `first` holds the case that named each combination,
-    and `second` records a case that names one again. Problems are kept in `violations`
+    A combination is its number in run order (`CheckllmSuite.combination`). The strings
+    a case names repeat across cases, so what each resolved to is kept (`tests`,
+    `prompts`, `providers`): a caller looks a case's three up there and calls `resolve`
+    only when one is new; `first` holds the case that named each combination, and
+    `second` records a case that names one again. Problems are kept in `violations`
     (every one is reported, not the first); `finish` then lists the combinations no case
     names, which the document must record. Nothing is built per combination: a run of
-    10,000 cases costs three dict lookups a case.
+    10,000 cases costs three dict lookups and an int a case.
     """
 
     def __init__(self, suite: CheckllmSuite, base: str = "cases") -> None:
@@ -289,12 +287,12 @@ class RecordedCombinations:
         self.providers: dict[str, int] = {}
         """What each name a case gave resolved to: a position in the document."""
         self._provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
-        self.first: dict[Combination, int] = {}
-        """The case that named each combination."""
+        self.first: dict[int, int] = {}
+        """The case that named each combination (by number)."""
 
-    def resolve(self, i: int, test: str, prompt: str, provider: str) -> Combination | None:
-        """The combination case `i` names, resolving (and keeping) each name; None with
-        the problems in `violations` (those of `resolve_combination`)."""
+    def resolve(self, i: int, test: str, prompt: str, provider: str) -> int | None:
+        """The number of the combination case `i` names, resolving (and keeping) each
+        name; None with the problems in `violations` (those of `resolve_combination`)."""
         t = self.tests.get(test)
         if t is None:
             where = join_path(join_path(self._base, i), "test")
@@ -312,38 +310,36 @@ class RecordedCombinations:
                 v = self.providers[provider] = self._provider_at[pid]
         if t is None or p is None or v is None:
             return None
-        return t, p, v
+        return self.suite.combination_number(t, p, v)
 
-    def second(self, i: int, combination: Combination) -> None:
+    def second(self, i: int, number: int) -> None:
         """Case `i` names a combination an earlier case (`first`) named: a problem."""
         self.violations.append(
             FieldViolation(
                 join_path(self._base, i),
-                f"a second case for {describe(self.suite, combination)} "
-                f"(the first is {join_path(self._base, self.first[combination])})",
+                f"a second case for {describe(self.suite, number)} "
+                f"(the first is {join_path(self._base, self.first[number])})",
             )
         )
 
-    def finish(self) -> list[Combination]:
-        """The combinations no case names, in run order (test, prompt, provider): the
-        document records their outputs. SpecError with every problem: the cases', then
-        each combination with no output at all (`MAX_MISSING_REPORTED` by name)."""
-        suite = self.suite
-        own: list[Combination] = []
-        missing: list[Combination] = []
-        if len(self.first) < combinations(suite):
-            for test in suite.tests:
-                for j in range(len(suite.prompts)):
-                    for k, ref in enumerate(suite.providers):
-                        combination = (test.index, j, k)
-                        if combination in self.first:
-                            continue
-                        recorded = test.recorded(ref.id, j) is not None
-                        (own if recorded else missing).append(combination)
+    def finish(self) -> list[int]:
+        """The combinations no case names, in run order: the document records their
+        outputs. SpecError with every problem: the cases', then each combination with no
+        output at all (`MAX_MISSING_REPORTED` by name)."""
+        suite, first = self.suite, self.first
+        own: list[int] = []
+        missing: list[int] = []
+        total = combinations(suite)
+        if len(first) < total:  # else every combination has its case
+            for number in range(total):
+                if number not in first:
+                    test, prompt, provider = suite.combination(number)
+                    recorded = suite.tests[test].recorded(suite.providers[provider].id, prompt)
+                    (own if recorded is not None else missing).append(number)
         violations = list(self.violations)
         violations.extend(
-            FieldViolation(self._base, f"no case for {describe(suite, combination)}")
-            for combination in missing[:MAX_MISSING_REPORTED]
+            FieldViolation(self._base, f"no case for {describe(suite, number)}")
+            for number in missing[:MAX_MISSING_REPORTED]
         )
         if len(missing) > MAX_MISSING_REPORTED:
             violations.append(
@@ -359,26 +355,20 @@ class RecordedCombinations:
 
 def recorded_groups(
     suite: CheckllmSuite,
-    recorded: Sequence[tuple[Combination, Output]],
-    own: Sequence[Combination],
+    recorded: Sequence[tuple[int, Output]],
+    own: Sequence[int],
 ) -> list[Group]:
     """The suite's groups with the request's recorded outputs in place: `recorded` is
-    each case's combination and output (`RecordedCombinations`), `own` the
+    each case's combination (its number) and output (`RecordedCombinations`), `own` the
     combinations the document records (`finish`). A job's index is the position of its
     case; the document's combinations follow the cases, in run order."""
     groups = suite.groups()
-    provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
-    by_combination = {}
-    for g in groups:
-        for job in g.jobs:
-            test, _, prompt, provider = combination_of(job)
-            by_combination[(test, prompt, provider_at[provider])] = job
-    for i, (combination, output) in enumerate(recorded):
-        job = by_combination[combination]
-        job.source = Recorded(output)
-        job.index = i
-    for k, combination in enumerate(own, len(recorded)):
-        by_combination[combination].index = k
+    jobs = [job for g in groups for job in g.jobs]  # in run order: by combination number
+    for i, (number, output) in enumerate(recorded):
+        jobs[number].source = Recorded(output)
+        jobs[number].index = i
+    for k, number in enumerate(own, len(recorded)):
+        jobs[number].index = k
     return groups
 
 

@@ -126,6 +126,19 @@ class CheckllmSuite:
             self._plans = (self.check_timeout_s, plans)
         return self._plans[1]
 
+    def combination_number(self, test: int, prompt: int, provider: int) -> int:
+        """The number of the combination of `test`, `prompt` and `provider` (positions in
+        the document): its place in run order (tests, then prompts, then providers)."""
+        return (test * len(self.prompts) + prompt) * len(self.providers) + provider
+
+    def combination(self, number: int) -> tuple[int, int, int]:
+        """The test, prompt and provider (positions in the document) of the combination
+        `number`: its place in run order (tests, then prompts, then providers)."""
+        per_prompt = len(self.providers)
+        test, rest = divmod(number, len(self.prompts) * per_prompt)
+        prompt, provider = divmod(rest, per_prompt)
+        return test, prompt, provider
+
     @staticmethod
     def sample_id(test: int, prompt: int, provider: str) -> str:
         """The id of a combination's sample: `t<test>/p<prompt>/<provider>`."""
