@@ -54,6 +54,9 @@ class _ChunkScorer:
         self._bytes = CombinationBytes.of(suite)
         self._providers = self._bytes.providers
         self._per_test = len(suite.prompts) * len(suite.providers)
+        prompts = range(len(suite.prompts))
+        self._cells = [(p, provider) for p in prompts for provider in self._providers]
+        """Each prompt × provider cell (prompt, provider id), by `number % _per_test`."""
         self._combinations: list[int] = job.combinations
         self._writer = CheckllmResults(
             suite, settings.max_reason_chars, settings.generation_max_output_chars
@@ -120,13 +123,12 @@ class _ChunkScorer:
         )  # fmt: skip
         summary = SummaryBuilder(plan.names, [c.type for c in plan.checks])
         matrix, writer = self._matrix, self._writer
-        combination = self._suite.combination
+        cells, per_test = self._cells, self._per_test
         for k, r in enumerate(results, start):
             summary.add(r)
             number = self._combinations[k]
-            _, prompt, at = combination(number)
             errored = any(s.error is not None for s in r.scores)
-            matrix.count(prompt, self._providers[at], r.passed, errored, 0.0)
+            matrix.count(*cells[number % per_test], r.passed, errored, 0.0)
             self._written.append(writer.result(number, r, None))
         self._summary.merge(summary)
         bounds = self._job.bounds_ms
@@ -136,7 +138,7 @@ class _ChunkScorer:
     def _run_native(self, kernel: Any, plan: Plan, test: int, start: int, end: int) -> None:
         """`_run` in the native kernel: it reads each case's text and the sample's id and
         expected value from bytes; a Python check gets `_case`."""
-        job, combinations, providers = self._job, self._combinations, self._providers
+        job, combinations = self._job, self._combinations
         outputs, sample_field, case = job.outputs, self._bytes.sample_field, wire.sample_case
         data = [
             case(
@@ -158,12 +160,11 @@ class _ChunkScorer:
         if tallied is not None:
             self._tallies.append((test, tally_from_counts(tallied)))
         count, scored, written = self._matrix.count, self._writer.scored, self._written
-        combination, outcomes = self._suite.combination, _outcomes(message, counts)
+        cells, per_test, outcomes = self._cells, self._per_test, _outcomes(message, counts)
         for number, body, (passed, errored) in zip(
             combinations[start:end], result_bodies(message), outcomes, strict=True
         ):
-            _, prompt, at = combination(number)
-            count(prompt, providers[at], passed, errored, 0.0)
+            count(*cells[number % per_test], passed, errored, 0.0)
             written.append(scored(number, body))
 
 
