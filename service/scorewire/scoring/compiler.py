@@ -172,8 +172,8 @@ def _checkllm_info(suite: CheckllmSuite) -> PlanInfo:
         judge_models=tuple(
             judge_needs(
                 (f"suite_yaml.tests[{t}].assert", c)
-                for t, g in enumerate(suite.groups())
-                for c in g.plan.checks
+                for t, plan in enumerate(suite.plans())
+                for c in plan.checks
             )
         ),
         format=CHECKLLM,
