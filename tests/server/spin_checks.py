@@ -5,6 +5,8 @@ request whose cost is not bounded. The scoring workers import it (`imports` sett
 passes; its parameter `compile_spin_s` spins at plan compilation. `test.nap` sleeps for
 `sample.metadata["nap_s"]` seconds (default 0) and passes: time that is not CPU, as a
 check blocking on I/O spends it (or a worker descheduled on a busy machine).
+`test.spin_on` spins forever on the output `spin` and passes any other: one case of a
+run whose samples the caller does not write (a checkllm combination's) can be stopped.
 """
 
 import time
@@ -66,5 +68,26 @@ if REGISTRY.get("test.nap") is None:
             family="test",
             params=Params,
             build=build_nap,
+        )
+    )
+
+
+def build_spin_on(p: Params):  # type: ignore[no-untyped-def]
+    def spin_on(sample: Sample, output: Output, ctx: object) -> Score:
+        if output.text == "spin":
+            _spin(-1)
+        return Score(1.0, True, "did not spin")
+
+    return spin_on
+
+
+if REGISTRY.get("test.spin_on") is None:
+    REGISTRY.add(
+        CheckType(
+            name="test.spin_on",
+            description="Spins forever on the output `spin`; passes any other.",
+            family="test",
+            params=Params,
+            build=build_spin_on,
         )
     )

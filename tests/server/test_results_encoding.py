@@ -3,7 +3,9 @@
 `wire.case_results_message` encodes results directly instead of building a Score
 message per score; each case here is one where a hand-written encoder could differ from
 the protobuf runtime (defaults left out, -0.0 and NaN kept, cut reasons, non-ASCII
-text, long fields, error and skipped states, judge spreads, repeated verdicts).
+text, long fields, error and skipped states, judge spreads, repeated verdicts). A
+checkllm combination's result (`CheckllmResults`, both of a checkllm run's paths) is
+held to the message the server built before, with its combination and generation fields.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ import math
 from dataclasses import dataclass
 
 import pytest
-from scorewire.core.model import Score, ScoreError, Spread
+from scorewire.core.model import Output, Score, ScoreError, Spread
 from scorewire.engine.runner import CaseResult
-from scorewire.scoring import wire
+from scorewire.generation.generator import Produced
+from scorewire.scoring import checkllm_results, fields, wire
+from scorewire.scoring.checkllm_results import CheckllmResults, CombinationBytes
+from scorewire.suites.checkllm import load_checkllm_text
+from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
 
@@ -102,3 +108,113 @@ def test_text_protobuf_cannot_hold_is_refused_as_before() -> None:
         wire.case_results_message(CHECKS, bad, 500)
     with pytest.raises(UnicodeEncodeError):
         _expected(bad, 500)
+
+
+# ---- a checkllm combination's result -------------------------------------------------
+
+CHECKLLM_DOC = """
+prompts: ['A {{q}}', 'B {{q}}']
+providers: ["openai:gpt-4o-mini", echo]
+tests:
+  - {vars: {q: a}, assert: [{type: contains, value: x}, {type: regex, value: y},
+                            {type: max_tokens, value: 9}]}
+  - {description: "Rückgabe 東京", vars: {q: b, expected: y},
+     assert: [{type: contains}, {type: regex, value: y}, {type: max_tokens, value: 9}]}
+"""
+"""Three checks a test (as CHECKS), the first test without a description (its index and
+its first prompt are zeros the runtime leaves out), the second with one beyond ASCII."""
+
+PRODUCED = {
+    "recorded": None,
+    "generated": Produced(Output("Paris, " * 100), cost_usd=0.00042),
+    "generated, cached (free)": Produced(Output("Rome"), cached=True),
+    "generation failed": Produced.failed("GENERATION_ERROR", "503"),
+}
+
+
+def _combination_message(
+    suite: CheckllmSuite, number: int, r: CaseResult,
+    produced: Produced | None, cap: int, out_cap: int,
+) -> bytes:  # fmt: skip
+    """What the server sent before results were written by hand: the runtime's bytes."""
+    test, prompt, at = suite.combination(number)
+    m = wire.case_result_to_pb(suite.plans()[test].checks, r, max_reason_chars=cap)
+    m.combination.test = test
+    m.combination.test_description = suite.tests[test].description
+    m.combination.prompt = prompt
+    m.combination.provider = suite.providers[at].id
+    m.generated = produced is not None
+    m.generation_cost_usd = produced.cost_usd if produced is not None else 0.0
+    if produced is not None and produced.output is not None:
+        m.generated_output = wire.bounded_text(produced.output.text, out_cap)
+    return pb.RunSuiteResponse(results=pb.CaseResultBatch(results=[m])).SerializeToString()
+
+
+@pytest.mark.parametrize("produced", PRODUCED.values(), ids=PRODUCED.keys())
+@pytest.mark.parametrize("number", range(8))  # 2 tests × 2 prompts × 2 providers
+def test_a_checkllm_result_encodes_to_the_bytes_of_its_message(
+    number: int, produced: Produced | None
+) -> None:
+    # every shape of score above, in every combination, recorded and generated
+    suite = load_checkllm_text(CHECKLLM_DOC)
+    writer = CheckllmResults(suite, 500, 64)
+    for results in CASES.values():
+        for r in results[:20]:
+            got = writer.message([writer.result(number, r, produced)])
+            assert got == _combination_message(suite, number, r, produced, 500, 64)
+
+
+def test_a_result_the_kernel_wrote_gets_the_same_combination_fields() -> None:
+    # the kernel writes a result's own fields as `ResultWriter.result` does
+    suite = load_checkllm_text(CHECKLLM_DOC)
+    writer = CheckllmResults(suite, 500, 64)
+    plain = wire.ResultWriter(500)
+    for number in (0, 7):
+        heads = plain.heads(suite.plans()[suite.combination(number)[0]].checks)
+        for r in CASES["plain"] + CASES["an error"] + CASES["index 0 and no sample id"]:
+            own = plain.result(heads, r)
+            assert writer.scored(number, own) == writer.result(number, r, None)
+
+
+def test_result_bodies_are_the_results_of_a_message() -> None:
+    results = CASES["a large index and many cases"]
+    message = wire.case_results_message(CHECKS, results, 500)
+    bodies = fields.result_bodies(message)
+    assert [pb.CaseResult.FromString(b) for b in bodies] == list(
+        pb.RunSuiteResponse.FromString(message).results.results
+    )
+    assert fields.result_bodies(b"") == []
+
+
+RICH = pb.Output(text="x", value_json='{"a": 1}', metadata={"source": "replay"})
+OUTPUTS = {
+    # an output goes as its text when it has nothing more, else as its message
+    "empty": (pb.Output(), ""),
+    "text": (pb.Output(text="Paris"), "Paris"),
+    "long text": (pb.Output(text="東京 " * 50), "東京 " * 50),
+    "a value and metadata": (RICH, RICH.SerializeToString()),
+}
+
+
+@pytest.mark.parametrize("expected_json", ["", '"Paris"', '{"must_include":["Rome"]}'])
+@pytest.mark.parametrize(("output", "sent"), OUTPUTS.values(), ids=OUTPUTS.keys())
+def test_a_case_for_the_kernel_is_the_runtime_case(
+    expected_json: str, output: pb.Output, sent: str | bytes
+) -> None:
+    written = wire.sample_case(wire.sample_field("t0/p1/echo", expected_json), sent)
+    sample = pb.Sample(id="t0/p1/echo", expected_json=expected_json)
+    assert written == pb.Case(sample=sample, output=output).SerializeToString()
+
+
+def test_a_suite_past_the_combinations_kept_writes_the_others_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a document of millions of combinations keeps the bytes of the first ones only
+    whole = CombinationBytes(load_checkllm_text(CHECKLLM_DOC))
+    monkeypatch.setattr(checkllm_results, "COMBINATIONS_KEPT", 3)
+    capped = CombinationBytes(load_checkllm_text(CHECKLLM_DOC))
+    for _ in range(2):  # written, then kept (or written again)
+        assert [capped.recorded(n) for n in range(8)] == [whole.recorded(n) for n in range(8)]
+        assert [capped.sample_field(n) for n in range(8)] == [
+            whole.sample_field(n) for n in range(8)
+        ]

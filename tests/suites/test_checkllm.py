@@ -715,3 +715,21 @@ def test_results_are_json_ready() -> None:
     assert json.dumps(suite.tests[0].vars, default=str)
     assert isinstance(suite.groups()[0].jobs[0].source, Recorded)
     assert not isinstance(suite.groups()[0].jobs[0].source, ProviderCall)
+
+
+def test_a_combination_number_is_its_place_in_run_order() -> None:
+    # numbers count jobs in the order groups() makes them: tests, prompts, providers
+    suite = load_checkllm_text(
+        "prompts: ['a {{q}}', 'b {{q}}', 'c {{q}}']\nproviders: [echo, 'openai:gpt-4o-mini']\n"
+        "tests:\n"
+        + "".join(f"  - {{vars: {{q: {i}}}, assert: [{{type: contains}}]}}\n" for i in range(4))
+    )
+    jobs = [job for g in suite.groups() for job in g.jobs]
+    for number, job in enumerate(jobs):
+        test, prompt, provider = suite.combination(number)
+        assert job.sample.id == f"t{test}/p{prompt}/{suite.providers[provider].id}"
+        assert suite.combination_number(test, prompt, provider) == number
+        made = suite.sample(test, prompt, job.provider)  # what a scoring worker builds
+        assert (made.id, made.input, made.expected, made.metadata) == (
+            job.sample.id, job.sample.input, job.sample.expected, job.sample.metadata,
+        )  # fmt: skip

@@ -36,7 +36,7 @@ _YIELD_EVERY = 128
 # into these slots of a float array, so that a watcher elsewhere (the scoring pool's
 # driver thread, reading a worker's shared memory) can stop a check stuck past its limit,
 # even inside C code, and knows which (case, check) to blame. The native kernel writes
-# the same slots.
+# the same slots (all but CASE_BASE).
 STARTED_AT = 0
 """`time.monotonic()` when the running check (or compilation) began; 0 when idle."""
 CASE_POS = 1
@@ -45,7 +45,11 @@ CHECK_IDX = 2
 """Index of the running check; -1 while compiling."""
 LIMIT_S = 3
 """Seconds the running check may take before the watcher stops it."""
-PROGRESS_SLOTS = 4
+CASE_BASE = 4
+"""Position in the job of the batch's first case: a job scored as several batches (a
+checkllm chunk, a batch per run of one test's cases) names a case `CASE_BASE +
+CASE_POS`; 0 otherwise. The scorer of such a job writes it, never the batch scorers."""
+PROGRESS_SLOTS = 5
 
 
 class Case:

@@ -91,6 +91,17 @@ class CheckTotals:
         if s.unpriced:
             self.unpriced += 1
 
+    def add(self, other: CheckTotals) -> None:
+        """Add the counts of the same check counted elsewhere (a worker's chunk)."""
+        self.passed += other.passed
+        self.failed += other.failed
+        self.errored += other.errored
+        self.skipped += other.skipped
+        self.value_sum += other.value_sum
+        self.cost_usd += other.cost_usd
+        self.cached += other.cached
+        self.unpriced += other.unpriced
+
     @property
     def total(self) -> int:
         """Scores applied (skipped ones are not)."""
@@ -168,14 +179,7 @@ class SummaryBuilder:
         self.cases += other.cases
         self.cases_passed += other.cases_passed
         for t, o in zip(self._totals, other._totals, strict=True):
-            t.passed += o.passed
-            t.failed += o.failed
-            t.errored += o.errored
-            t.skipped += o.skipped
-            t.value_sum += o.value_sum
-            t.cost_usd += o.cost_usd
-            t.cached += o.cached
-            t.unpriced += o.unpriced
+            t.add(o)
 
     def finish(self, gate: Gate | None = None) -> Summary:
         """The summary so far, judged against `gate` (the default gate when None)."""

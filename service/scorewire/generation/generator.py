@@ -505,6 +505,14 @@ class GroupedSummaryBuilder(SummaryBuilder):
             self._totals.append(t)
         return t
 
+    def merge(self, other: SummaryBuilder) -> None:
+        """Add the counts of another builder (a group's, or a scoring worker's grouped
+        builder of its chunk), check by check name: it saw only some of the run's groups."""
+        self.cases += other.cases
+        self.cases_passed += other.cases_passed
+        for o in other._totals:
+            self._totals_for(o.name, o.type).add(o)
+
     def add_named(self, result: CaseResult, names: Sequence[str], types: Sequence[str]) -> None:
         """Count one case whose scores are aligned with `names` and `types`."""
         self.cases += 1

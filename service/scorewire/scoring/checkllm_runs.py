@@ -1,11 +1,15 @@
-"""checkllm suites run by the serving process: a RunSuite with recorded or generated
-outputs, and a ScoreStream with recorded ones (`executor`'s rule: their jobs wait on
-provider and judge calls).
+"""checkllm suites: a RunSuite with recorded or generated outputs, and a ScoreStream with
+recorded ones.
 
-A scoring worker has already compiled the document within the request limits; it is
-compiled again here (`Executor.compiled_here`), off the event loop, because its jobs run
-here. Each test is its own plan, so
-every result is converted with its test's checks, and the summary totals checks by name
+By the executor's rule (`scoring.executor`), a RunSuite whose every combination has a
+recorded output and whose checks wait on nothing is scored in the scoring workers, in
+chunks (`checkllm_chunks`); any other run (outputs to generate, judge checks) is scored
+here, on the event loop, as is a ScoreStream. Either way the cases are checked first by
+the same code (`RecordedCases`), and the results and summary are written by the same
+code (`checkllm_results`). A scoring worker has already compiled the document within
+the request limits; it is compiled again here (`Executor.compiled_here`), off the event
+loop, because its cases are matched here. Each test is its own plan, so every result is
+converted with its test's checks, and the summary totals checks by name
 (`GroupedSummaryBuilder`) beside the prompt × provider matrix.
 
 Generation uses the server's own provider credentials (`ProviderCredentials.from_settings`:
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from scorewire.core.context import CheckContext
@@ -31,9 +35,9 @@ from scorewire.engine.runner import Case, CaseResult, score_case
 from scorewire.generation.accounts import SdkClients
 from scorewire.generation.generator import (
     GenerationJob,
+    GenerationStats,
     Generator,
     Group,
-    GroupedSummaryBuilder,
     JobResult,
     ProviderCall,
     Recorded,
@@ -45,8 +49,20 @@ from scorewire.judge.cache import VerdictCache
 from scorewire.judge.pricing import PriceTable
 from scorewire.judge.shared import Ledger, SharedBudget
 from scorewire.scoring import wire
+from scorewire.scoring.checkllm_chunks import (
+    OUTPUT_LIMIT,
+    RecordedCases,
+    checkllm_job_maker,
+    checkllm_jobs,
+    sent_output,
+)
+from scorewire.scoring.checkllm_results import CheckllmResults, grouped_builder, summary_message
+from scorewire.scoring.executor import DeadlineExpired, Executor
 from scorewire.scoring.inprocess import batched
 from scorewire.scoring.limits import output_problem
+from scorewire.scoring.plan_source import PlanSource
+from scorewire.scoring.plans import PlanInfo
+from scorewire.scoring.protocol import CheckllmCounts
 from scorewire.settings import Settings
 from scorewire.suites.checkllm_request import (
     CaseKey,
@@ -66,17 +82,21 @@ def _output_limit(text: str, field: str, caps: Sequence[int | None], settings: S
     """LimitExceeded (RESOURCE_EXHAUSTED) for an output over the output limits."""
     problem = output_problem(text, field, caps, settings)
     if problem is not None:
-        raise LimitExceeded("max_output_bytes", *problem)
+        raise LimitExceeded(OUTPUT_LIMIT, *problem)
 
 
 class CheckllmRuns:
     """The checkllm side of a ScoringService: its generation budget and cache."""
 
-    def __init__(self, settings: Settings, ledger: Ledger | None, observer: Any) -> None:
+    def __init__(
+        self, settings: Settings, ledger: Ledger | None, observer: Any, executor: Executor
+    ) -> None:
         """`ledger`: the judge's shared-budget store (Redis), which holds the generation
-        budget too when there is one; `observer`: the metrics."""
+        budget too when there is one; `observer`: the metrics; `executor`: where a run of
+        recorded outputs is scored (its workers)."""
         self._settings = settings
         self._observer = observer
+        self._executor = executor
         self._period_budget: Budget | None = None
         limit, period = settings.generation_budget_usd, settings.generation_budget_period_s
         if limit is not None:
@@ -137,15 +157,22 @@ class CheckllmRuns:
 
     # ---- RunSuite ----------------------------------------------------------------------
 
-    def groups(self, suite: CheckllmSuite, cases: Sequence[pb.Case]) -> list[Group]:
-        """The run's jobs: the request's recorded cases, else the document's and generated."""
+    async def groups(
+        self, suite: CheckllmSuite, cases: Sequence[Any], parse: Callable[[Any], pb.Case]
+    ) -> list[Group]:
+        """The run's jobs: the request's recorded cases (their bytes, read by `parse`),
+        else the document's and generated."""
         if cases:
-            keys = [CaseKey(c.test, c.prompt, c.provider) for c in cases]
-            outputs = [wire.output_from_pb(c.output) for c in cases]
-            try:
-                return recorded_groups(suite, keys, outputs)
-            except SpecError:
-                raise
+            checker = RecordedCases(suite, self._settings, parse)
+            outputs: list[str | bytes] = []
+            combinations: list[int] = []
+            start = 0
+            while start < len(cases):
+                start = checker.take(cases, start, outputs, combinations)
+                await asyncio.sleep(0)  # a turn for others after each chunk, as in the workers
+            own = checker.finish()
+            recorded = [(c, sent_output(o)) for c, o in zip(combinations, outputs, strict=True)]
+            return recorded_groups(suite, recorded, own)
         groups = suite.groups()
         calls = generation_calls(groups)
         if calls and not self._settings.generation_enabled:
@@ -195,25 +222,92 @@ class CheckllmRuns:
                 raise Unrunnable(f"suite_yaml.providers[{i}]", str(err)) from None
         return providers
 
+    def in_workers(self, suite: CheckllmSuite, info: PlanInfo, cases: Sequence[Any]) -> bool:
+        """Whether a RunSuite of `suite` is scored in the scoring workers (the executor's
+        rule): every combination has a recorded output (cases were sent, or the document
+        records them all) and no test's checks wait on I/O as a worker compiled them
+        (`info`: a server-side custom check is an async stand-in there)."""
+        return (
+            self._executor.pool is not None
+            and not info.any_async
+            and (bool(cases) or suite.all_recorded)
+        )
+
     async def run_suite(
         self,
         suite: CheckllmSuite,
         request: pb.RunSuiteRequest,
-        cases: Sequence[pb.Case],
+        cases: Sequence[Any],
+        parse: Callable[[Any], pb.Case],
         ctx: CheckContext,
-    ) -> AsyncIterator[pb.RunSuiteResponse]:
+        plan: tuple[bytes, PlanSource, PlanInfo],
+    ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
         """Produce (when needed), score and stream every combination, then the summary;
-        `cases`: the request's recorded outputs."""
-        groups = self.groups(suite, cases)
+        `cases`: the request's recorded cases as sent, read by `parse`; `plan`: the key
+        and source of the document (what a scoring worker compiles) and what a worker
+        learnt of it."""
+        key, source, info = plan
+        if self.in_workers(suite, info, cases):
+            run = self._run_in_workers(suite, cases, parse, ctx, (key, source))
+        else:
+            run = self._run_here(suite, request, cases, parse, ctx)
+        async for response in run:
+            yield response
+
+    async def _run_in_workers(
+        self,
+        suite: CheckllmSuite,
+        cases: Sequence[Any],
+        parse: Callable[[Any], pb.Case],
+        ctx: CheckContext,
+        plan: tuple[bytes, PlanSource],
+    ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
+        """Score recorded outputs in the workers, chunk by chunk as a plain batch is: a
+        chunk goes as soon as its cases are checked; any problem is the call's error
+        before anything is answered."""
+        executor = self._executor
+        checker = RecordedCases(suite, self._settings, parse)
+        make = checkllm_job_maker(*plan, self._settings.check_timeout_s, executor.bounds_ms)
+        run = executor.chunk_run(checkllm_jobs(cases, checker, make), ctx.deadline)
+        try:
+            await run.check()
+            self._preflight(suite, generating=False)
+        except BaseException:
+            await run.close(detach=True)  # refused before any answer
+            raise
+        builder, matrix, plans = grouped_builder(suite), Matrix(suite), suite.plans()
+        observer = self._observer
+        try:
+            async for batch in run.batches():
+                counts = batch.counts
+                assert isinstance(counts, CheckllmCounts)
+                builder.merge(counts.summary)
+                matrix.add_counts(counts.cells)
+                if observer is not None:
+                    for test, tallied in counts.tallies:
+                        observer.observe_tally(plans[test], tallied)
+                yield batch.message
+        finally:
+            await run.close()
+        remaining = ctx.remaining()
+        if remaining is not None and remaining <= 0:
+            # As a plain RunSuite's: the last checks answered DEADLINE_EXCEEDED, and the
+            # call ends so rather than with a summary that races the caller's own timer.
+            raise DeadlineExpired()
+        yield summary_message(suite, builder, matrix, GenerationStats(), observer)
+
+    async def _run_here(
+        self,
+        suite: CheckllmSuite,
+        request: pb.RunSuiteRequest,
+        cases: Sequence[Any],
+        parse: Callable[[Any], pb.Case],
+        ctx: CheckContext,
+    ) -> AsyncIterator[pb.RunSuiteResponse | bytes]:
+        """Produce (when needed) and score every combination on the event loop."""
+        groups = await self.groups(suite, cases, parse)
         generating = generation_calls(groups) > 0
         self._preflight(suite, generating=generating)
-        n_cases = len(cases)
-        for g in groups:
-            for job in g.jobs:
-                if job.index < n_cases and isinstance(job.source, Recorded):
-                    text = job.source.output.text
-                    field = f"cases[{job.index}].output"
-                    _output_limit(text, field, g.plan.whole_text_caps, self._settings)
         budget = self._budget(request)
         providers = self._providers(groups, suite) if generating else {}
         generator = Generator(
@@ -228,10 +322,7 @@ class CheckllmRuns:
             tenant=None if self._settings.tenants_trust_each_other else ctx.tenant,
             deadline=ctx.deadline,
         )
-        builder = GroupedSummaryBuilder()
-        for g in groups:
-            builder.declare(g.plan.names, [c.type for c in g.plan.checks])
-        matrix = Matrix(suite)
+        builder, matrix = grouped_builder(suite), Matrix(suite)
         # Generating, the calls wait on the provider account's window, not the CPU.
         cap = (
             self._settings.generation_max_concurrency
@@ -239,8 +330,11 @@ class CheckllmRuns:
             else self._settings.max_concurrency
         )
         concurrency = min(suite.settings.effective_concurrency, cap)
-        cap = self._settings.max_reason_chars
+        writer = CheckllmResults(
+            suite, self._settings.max_reason_chars, self._settings.generation_max_output_chars
+        )
         observer = self._observer
+        provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
         try:
             results = run_groups(groups, generator, ctx, concurrency=concurrency)
             async for batch in batched(results):
@@ -253,36 +347,10 @@ class CheckllmRuns:
                             observer.observe_generation(
                                 jr.job.provider, _outcome(jr), jr.produced.cost_usd
                             )
-                out_cap = self._settings.generation_max_output_chars
-                yield pb.RunSuiteResponse(
-                    results=pb.CaseResultBatch(
-                        results=[result_to_pb(jr, cap, out_cap) for jr in batch]
-                    )
-                )
+                yield writer.message([_result(writer, jr, provider_at) for jr in batch])
         finally:
             await generator.aclose()
-        summary = builder.finish(suite.gate)
-        if observer is not None:
-            observer.observe_summary(summary)
-        message = wire.summary_to_pb(summary)
-        stats = generator.stats
-        message.generation_cost_usd = stats.cost_usd
-        message.generation_calls = stats.calls
-        message.generation_cached = stats.cached
-        message.generation_unpriced = stats.unpriced_calls > 0
-        message.matrix.extend(
-            pb.MatrixCell(
-                prompt=c.prompt,
-                provider=c.provider,
-                cases=c.cases,
-                cases_passed=c.cases_passed,
-                cases_errored=c.cases_errored,
-                pass_rate=c.pass_rate,
-                generation_cost_usd=c.generation_cost_usd,
-            )
-            for c in matrix.cells
-        )
-        yield pb.RunSuiteResponse(summary=message)
+        yield summary_message(suite, builder, matrix, generator.stats, observer)
 
     # ---- ScoreStream -------------------------------------------------------------------
 
@@ -377,17 +445,10 @@ def _outcome(jr: JobResult) -> str:
     return "cached" if jr.produced.cached else "generated"
 
 
-def result_to_pb(jr: JobResult, max_reason_chars: int, max_output_chars: int) -> pb.CaseResult:
-    """One finished combination: its scores, which combination it is, what it cost."""
-    m = wire.case_result_to_pb(jr.group.plan.checks, jr.result, max_reason_chars=max_reason_chars)
-    test, description, prompt, provider = combination_of(jr.job)
-    m.combination.test = test
-    m.combination.test_description = description
-    m.combination.prompt = prompt
-    m.combination.provider = provider
-    generated = not _recorded(jr.job)
-    m.generated = generated
-    m.generation_cost_usd = jr.produced.cost_usd
-    if generated and jr.produced.output is not None:
-        m.generated_output = wire.bounded_text(jr.produced.output.text, max_output_chars)
-    return m
+def _result(writer: CheckllmResults, jr: JobResult, provider_at: dict[str, int]) -> bytes:
+    """One finished combination, written as the workers write theirs (`provider_at`:
+    each provider's position in the document)."""
+    test, _, prompt, provider = combination_of(jr.job)
+    number = writer.suite.combination_number(test, prompt, provider_at[provider])
+    produced = None if _recorded(jr.job) else jr.produced
+    return writer.result(number, jr.result, produced)

@@ -27,6 +27,9 @@ BATCH_MAX_RESULTS = 256
 """Most case results in one RunSuite message (and one chunk job)."""
 CHUNK_MAX_BYTES = 1 << 20
 """A chunk of cases sent to a scoring worker closes at this many serialized bytes."""
+CHUNKS_BUFFERED = 4
+"""Chunks of one RunSuite sent to the workers but not yet answered, as a multiple of the
+chunks it may have in the workers at once: how far scoring runs ahead of a slow reader."""
 
 _DETACHED: set[asyncio.Task[Scored]] = set()
 """Chunks left to finish after their call failed (asyncio keeps only weak references)."""

@@ -32,6 +32,7 @@ from scorewire.engine.summary import Gate
 from scorewire.metrics.runs import KNOWN_CODES
 from scorewire.regex.engine import PROGRAM_SIZE_SETTING
 from scorewire.scoring import wire
+from scorewire.scoring.checkllm_results import kept_bytes
 from scorewire.scoring.limits import output_problem
 from scorewire.scoring.plan_source import PlanSource
 from scorewire.scoring.plans import PLAN_BYTES_PER_REGEX_INSTRUCTION, CheckName, PlanInfo
@@ -120,6 +121,8 @@ def compile_plan(
     if meter is not None:
         instructions = meter.used.get(PROGRAM_SIZE_SETTING, 0)
         compiled.compiled_bytes = instructions * PLAN_BYTES_PER_REGEX_INSTRUCTION
+        if compiled.checkllm is not None:
+            compiled.compiled_bytes += kept_bytes(compiled.checkllm)
     return compiled
 
 
@@ -157,18 +160,20 @@ def _suite_info(suite: LoadedSuite, settings: Settings, paths: list[str]) -> Pla
 
 
 def _checkllm_info(suite: CheckllmSuite) -> PlanInfo:
-    """What the server learns of a checkllm document (it runs one in process)."""
+    """What the server learns of a checkllm document: whether a test's checks wait on
+    I/O as this process compiled them (a worker has stand-ins, async, for the server's
+    own custom checks: `protocol.stand_ins`)."""
     return PlanInfo(
         [CheckName(n, "") for n in check_names(suite)],
-        True,
+        any(plan.any_async for plan in suite.plans()),
         suite.gate,
         RunSettings(fresh_judges=suite.settings.fresh_judges),
         combinations(suite),
         judge_models=tuple(
             judge_needs(
                 (f"suite_yaml.tests[{t}].assert", c)
-                for t, g in enumerate(suite.groups())
-                for c in g.plan.checks
+                for t, plan in enumerate(suite.plans())
+                for c in plan.checks
             )
         ),
         format=CHECKLLM,

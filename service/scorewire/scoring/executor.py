@@ -10,8 +10,13 @@ The rule, which every entry point follows through an `Executor`:
    executor compiles here.
 2. **Scoring.** By the plan, then by the number of cases:
    - a plan with a check that waits on I/O (a judge, an embedding service, a custom
-     coroutine: `info.any_async`) or a checkllm document is scored in the serving
-     process, on its event loop, its cases concurrently;
+     coroutine: `info.any_async`) is scored in the serving process, on its event loop,
+     its cases concurrently;
+   - a checkllm document (a plan per test) in a RunSuite is scored in the workers, in
+     chunks as a batch is (`checkllm_chunks`), when every combination has a recorded
+     output (from the request's cases or the document's own `output(s)`) and no test's
+     checks wait on I/O; any other checkllm run (outputs to generate, judge checks) and
+     a checkllm ScoreStream are scored in the serving process, on its event loop;
    - one case (a unary Score) of a plan the workers measured cheap (at most
      `INLINE_SCORE_MS` per KiB of request, compiled within `INLINE_COMPILE_S`), in a
      request of at most `inline_score_max_bytes`, is scored inline: that costs less than
@@ -30,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +50,7 @@ from scorewire.engine.runner import Case, CaseResult, Plan, run_cases, score_cas
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import Tally, tally_from_counts
 from scorewire.scoring import wire
-from scorewire.scoring.chunks import BATCH_MAX_RESULTS
+from scorewire.scoring.chunks import BATCH_MAX_RESULTS, CHUNKS_BUFFERED, ChunkRun
 from scorewire.scoring.compiler import CompiledPlan, compile_plan, native_plan
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plan_source import PlanSource, SourceMemo, source_bytes
@@ -148,6 +153,16 @@ class Executor:
     def share(self) -> int:
         """How many jobs one request may keep in the workers at once."""
         return self.pool.share if self.pool is not None else 1
+
+    def chunk_run(
+        self, jobs: Iterator[WorkerJob] | AsyncIterator[WorkerJob], deadline: float | None
+    ) -> ChunkRun:
+        """A batch's chunk jobs, to run in the workers within the caller's deadline:
+        `suite_chunks_in_flight` of them at once (default all workers but one, at least
+        two), at most `CHUNKS_BUFFERED` times that sent ahead of the reader."""
+        configured = self.settings.suite_chunks_in_flight
+        share = configured if configured is not None else max(2, self.share)
+        return ChunkRun(jobs, lambda job: self.run(job, deadline), share, CHUNKS_BUFFERED * share)
 
     # ---- compiling ---------------------------------------------------------------------
 

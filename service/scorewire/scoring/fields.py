@@ -9,7 +9,8 @@ as usual. It gives the event loop a turn every `per_turn` fields.
 
 Only the framing is read (varints, fixed widths, lengths, groups); values are never
 interpreted. `tests/server/test_intake.py` holds it to the protobuf runtime on messages
-drawn from the descriptors.
+drawn from the descriptors. `result_bodies` reads a scoring worker's own answer back the
+same way: the results the native kernel wrote, one by one.
 """
 
 from __future__ import annotations
@@ -79,6 +80,22 @@ def _skip_group(data: memoryview, i: int, number: int) -> int:
         else:
             i = _skip(data, i, wire_type, field)
     return i
+
+
+def result_bodies(message: bytes) -> list[bytes]:
+    """The serialized `CaseResult`s of a serialized `RunSuiteResponse` that holds only
+    results (`RunSuiteResponse.results = 1`, `CaseResultBatch.results = 1`), as
+    `wire.case_results_message` and the native kernel write one."""
+    bodies: list[bytes] = []
+    if not message:
+        return bodies
+    view = memoryview(message)
+    _, at = _varint(view, 1)  # the batch's tag, then its length
+    while at < len(view):
+        length, at = _varint(view, at + 1)  # each result's tag, then its length
+        bodies.append(bytes(view[at : at + length]))
+        at += length
+    return bodies
 
 
 def _encode_varint(n: int) -> bytes:

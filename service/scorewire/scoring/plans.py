@@ -120,7 +120,8 @@ class PlanInfo:
     """(field path, judge model as written, `""` for the default) of every judge call the
     plan's checks may make: what the preflight checks before any call."""
     format: str = "evalstone"
-    """`checkllm` for a checkllm document, which the server runs itself (`any_async`)."""
+    """`checkllm` for a checkllm document (a plan per test: `any_async` when any test's
+    checks wait on I/O), which the workers score only as chunks of recorded outputs."""
 
     @property
     def names(self) -> list[str]:

@@ -35,7 +35,14 @@ from scorewire.core.errors import StartupError
 from scorewire.core.fairness import TENANT, FairQueue, current_caller, tenant_weights
 from scorewire.core.memory import resident_bytes
 from scorewire.core.model import ErrorCode
-from scorewire.engine.runner import CASE_POS, CHECK_IDX, LIMIT_S, PROGRESS_SLOTS, STARTED_AT
+from scorewire.engine.runner import (
+    CASE_BASE,
+    CASE_POS,
+    CHECK_IDX,
+    LIMIT_S,
+    PROGRESS_SLOTS,
+    STARTED_AT,
+)
 from scorewire.scoring import worker
 from scorewire.scoring.plans import PLAN_CACHE_SIZE
 from scorewire.scoring.protocol import Answer, Compiled, Missing, Scored, WorkerJob, parent_types
@@ -207,7 +214,7 @@ class _Worker:
                 return ("abandoned",)
             started, limit = p[STARTED_AT], p[LIMIT_S]
             if started and limit and time.monotonic() - started > limit:
-                pos, check = int(p[CASE_POS]), int(p[CHECK_IDX])
+                pos, check = int(p[CASE_BASE] + p[CASE_POS]), int(p[CHECK_IDX])
                 log.warning(
                     "scoring worker %d: check %d ran past %g s; killing pid %s",
                     self.index,
@@ -220,7 +227,8 @@ class _Worker:
 
     def _died(self) -> tuple[Any, ...]:
         p = self.progress
-        started, pos, check = p[STARTED_AT], int(p[CASE_POS]), int(p[CHECK_IDX])
+        started, check = p[STARTED_AT], int(p[CHECK_IDX])
+        pos = int(p[CASE_BASE] + p[CASE_POS])
         pid, proc = self.pid, self.proc
         self.stop_process()
         code = None if proc is None else proc.exitcode

@@ -32,6 +32,9 @@ class Reply(enum.StrEnum):
     """A chunk: a serialized `RunSuiteResponse` and its `ChunkCounts`."""
     RESULTS = "results"
     """The `CaseResult`s themselves, reasons included (ScoreStream)."""
+    CHECKLLM = "checkllm"
+    """A chunk of a checkllm document's recorded combinations: a serialized
+    `RunSuiteResponse` and its `CheckllmCounts`."""
 
 
 ParentType = tuple[str, tuple[str, ...], Any, bool]
@@ -63,8 +66,14 @@ class WorkerJob:
     parent_types: tuple[ParentType, ...] = ()
     """Custom check types registered in the server process (see `stand_ins`)."""
     bounds_ms: tuple[float, ...] | None = None
-    """For `RUN`: the metrics histogram's bounds to tally latencies into (None: no
-    metrics, no tally)."""
+    """For `RUN` and `CHECKLLM`: the metrics histogram's bounds to tally latencies into
+    (None: no metrics, no tally)."""
+    combinations: list[int] | None = None
+    """For `CHECKLLM`: the combination of each case, by its number in run order
+    (`CheckllmSuite.combination`). Case `k` has the run index `first + k`."""
+    outputs: list[str | bytes] | None = None
+    """For `CHECKLLM`: each case's output, as its text, or as a serialized `Output` when
+    it carries more than text; None: the document records them."""
 
 
 @dataclass(slots=True)
@@ -76,6 +85,18 @@ class ChunkCounts:
     tally: Tally | None
 
 
+@dataclass(slots=True)
+class CheckllmCounts(ChunkCounts):
+    """What the server needs of a scored checkllm chunk: `summary` totalled by check name
+    (a `GroupedSummaryBuilder`: its tests' checks differ), the chunk's prompt × provider
+    cells, and each test's metrics tally (its plan's checks) instead of `tally`."""
+
+    cells: dict[tuple[int, str], tuple[int, int, int, float]]
+    """The chunk's prompt × provider cells (`Matrix.counts`)."""
+    tallies: list[tuple[int, Tally]]
+    """(test index, the tally of its cases in the chunk); empty without metrics."""
+
+
 SlimScore = tuple[float, bool, str | None, float, float, bool, bool, bool]
 """value, passed, error code, cost_usd, latency_ms, cached, unpriced, skipped."""
 SlimResult = tuple[int, str, list[SlimScore]]
@@ -85,7 +106,8 @@ SlimResult = tuple[int, str, list[SlimScore]]
 @dataclass(slots=True)
 class Compiled:
     """The plan compiled (or found) within the limits; the server runs it itself when
-    `info.any_async` (its checks wait on I/O) or it is a checkllm document."""
+    `info.any_async` (its checks wait on I/O), and a checkllm document but for its chunks
+    of recorded outputs (`CHECKLLM`)."""
 
     info: PlanInfo
 

@@ -337,22 +337,115 @@ def case_results_message(
     """The serialized `RunSuiteResponse` holding `results` (as a `CaseResultBatch`).
 
     The same bytes as `add_case_results` into a message and `SerializeToString`, written
-    directly: a scoring worker writes 100,000 scores for a big run, and building a message
-    object per score first costs more than the encoding. A plain score (no error, cache,
-    skip, spread or judge: nearly all of a deterministic run) is its check's name and type, its
-    value, the `passed` and `reason` fields (written once per distinct pair in the batch:
-    reasons repeat), its cost and its latency.
+    directly (`ResultWriter`): a scoring worker writes 100,000 scores for a big run, and
+    building a message object per score first costs more than the encoding.
     """
-    cap = max_reason_chars
-    heads = [
-        (_field(b"\x0a", c.name.encode()) if c.name else b"")
-        + (_field(b"\x12", c.type.encode()) if c.type else b"")
-        for c in checks
-    ]
-    named = list(zip(heads, checks, strict=True))
-    verdicts: dict[tuple[str, bool], bytes] = {}
-    out = []
-    for r in results:
+    writer = ResultWriter(max_reason_chars)
+    named = writer.heads(checks)
+    return results_message([result_field(writer.result(named, r)) for r in results])
+
+
+def results_message(results: Sequence[bytes]) -> bytes:
+    """The serialized `RunSuiteResponse` of serialized `CaseResultBatch.results` fields."""
+    if not results:
+        return b""  # an empty batch is no event at all, as the runtime writes it
+    return _field(b"\x0a", b"".join(results))  # RunSuiteResponse.results = 1
+
+
+class CombinationFields:
+    """Writes what a checkllm combination's `CaseResult` carries after `ResultWriter.
+    result`'s fields, as the runtime writes them: its combination (always present), what
+    producing its output cost, whether it was generated, and the output (already cut).
+    A test's and a provider's parts of the combination are written once."""
+
+    def __init__(self) -> None:
+        self._tests: dict[int, bytes] = {}
+        self._providers: dict[str, bytes] = {}
+
+    def fields(
+        self,
+        test: int,
+        description: str,
+        prompt: int,
+        provider: str,
+        cost_usd: float = 0.0,
+        generated: bool = False,
+        generated_output: str = "",
+    ) -> bytes:
+        """The fields of one combination's result."""
+        head = self._tests.get(test)
+        if head is None:
+            head = self._tests[test] = (b"\x08" + _varint(test) if test else b"") + (
+                _field(b"\x12", description.encode()) if description else b""
+            )
+        tail = self._providers.get(provider)
+        if tail is None:
+            tail = self._providers[provider] = (
+                _field(b"\x22", provider.encode()) if provider else b""
+            )
+        out = _field(b"\x2a", head + (b"\x18" + _varint(prompt) if prompt else b"") + tail)
+        cost = _pack_double(cost_usd)
+        if cost != _ZERO_DOUBLE:
+            out += b"\x31" + cost
+        if generated:
+            out += b"\x38\x01"
+        if generated_output:
+            out += _field(b"\x42", generated_output.encode())
+        return out
+
+
+def sample_field(sample_id: str, expected_json: str) -> bytes:
+    """A `Case`'s sample field (tag, length, message) of a sample with an id and an
+    expected value as JSON text ("" for none): what the native kernel reads of a sample
+    built elsewhere (a checkllm combination's)."""
+    sample = _field(b"\x0a", sample_id.encode()) if sample_id else b""
+    if expected_json:
+        sample += _field(b"\x5a", expected_json.encode())  # expected_json = 11
+    return _field(b"\x0a", sample)
+
+
+def sample_case(sample: bytes, output: str | bytes) -> bytes:
+    """A serialized `Case` of a `sample_field` and an output: its text, or a serialized
+    `Output`."""
+    if isinstance(output, str):
+        output = _field(b"\x0a", output.encode()) if output else b""
+    n = len(output)
+    return sample + b"\x12" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + output
+
+
+def result_field(fields: bytes) -> bytes:
+    """A `CaseResultBatch.results` field of a `CaseResult`'s serialized fields."""
+    return _field(b"\x0a", fields)
+
+
+class ResultWriter:
+    """Writes `CaseResult` messages as bytes, field by field, as the runtime would.
+
+    A plain score (no error, cache, skip, spread or judge: nearly all of a deterministic
+    run) is its check's name and type (`heads`, written once per plan), its value, the
+    `passed` and `reason` fields (written once per distinct pair: reasons repeat), its
+    cost and its latency; any other score is written by `score_bytes`.
+    """
+
+    def __init__(self, max_reason_chars: int) -> None:
+        self._cap = max_reason_chars
+        self._verdicts: dict[tuple[str, bool], bytes] = {}
+
+    def heads(self, checks: Sequence[NamedCheck]) -> list[tuple[bytes, NamedCheck]]:
+        """Each check with the head of its scores (the name and type fields)."""
+        return [
+            (
+                (_field(b"\x0a", c.name.encode()) if c.name else b"")
+                + (_field(b"\x12", c.type.encode()) if c.type else b""),
+                c,
+            )
+            for c in checks
+        ]
+
+    def result(self, named: Sequence[tuple[bytes, NamedCheck]], r: CaseResult) -> bytes:
+        """The fields of one `CaseResult` (index, sample id, scores, passed), untagged;
+        `named`: its plan's `heads`."""
+        cap, verdicts = self._cap, self._verdicts
         parts = []
         if r.index:
             parts.append(b"\x08" + _varint(r.index & 0xFFFFFFFFFFFFFFFF))  # int32: 10 bytes < 0
@@ -389,10 +482,7 @@ def case_results_message(
             parts.append(b"\x1a" + (_SHORT_LENGTHS[n] if n < 0x80 else _varint(n)) + body)
         if r.passed:
             parts.append(b"\x20\x01")
-        out.append(_field(b"\x0a", b"".join(parts)))  # CaseResultBatch.results = 1
-    if not out:
-        return b""  # an empty batch is no event at all, as the runtime writes it
-    return _field(b"\x0a", b"".join(out))  # RunSuiteResponse.results = 1
+        return b"".join(parts)
 
 
 def case_result_to_pb(

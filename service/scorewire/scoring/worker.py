@@ -40,6 +40,7 @@ from scorewire.engine.runner import (
 from scorewire.engine.summary import SummaryBuilder
 from scorewire.metrics.runs import tally, tally_from_counts
 from scorewire.scoring import wire
+from scorewire.scoring.checkllm_scorer import score_chunk
 from scorewire.scoring.compiler import CompiledPlan, compile_plan, native_plan, suite_names
 from scorewire.scoring.limits import check_extras
 from scorewire.scoring.plan_source import source_bytes
@@ -60,6 +61,7 @@ from scorewire.scoring.protocol import (
     stand_ins,
 )
 from scorewire.settings import Settings
+from scorewire.suites.checkllm_suite import CheckllmSuite
 from scorewire.v1 import scoring_pb2 as pb
 
 WORKER_NICENESS = 5
@@ -95,9 +97,19 @@ class _Worker:
         if job.list_suites:
             names = suite_names(job.source, request_meter(self.settings))
             info = replace(info, suites=names)
+        if job.reply == Reply.CHECKLLM and compiled.checkllm is not None:
+            return self._score_checkllm(job, compiled.checkllm, info)
         if job.reply == Reply.PLAN or compiled.suite is None or info.any_async:
             return Compiled(info)
         return self._score(job, compiled, info)
+
+    def _score_checkllm(self, job: WorkerJob, suite: CheckllmSuite, info: PlanInfo) -> Answer:
+        """A chunk of a checkllm document's recorded combinations (`checkllm_chunks`)."""
+        limit = min(job.check_timeout_s, suite.check_timeout_s)
+        self.progress[LIMIT_S] = limit
+        cpu_started = time.thread_time()
+        message, counts = score_chunk(suite, job, self.ctx, self.progress, limit, self.settings)
+        return Scored(info, message, counts, time.thread_time() - cpu_started)
 
     def _compile(self, job: WorkerJob) -> CompiledPlan:
         """`compile_plan` of the job's source, watched by the server (the progress

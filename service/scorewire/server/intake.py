@@ -16,8 +16,7 @@ any order, repeated, with unknown fields of every wire type, and truncated or co
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from google.protobuf.descriptor import Descriptor
@@ -88,13 +87,3 @@ def parse(cls: type[M], data: bytes, screen: Callable[[bytes], Any] | None = Non
         return cls.FromString(data)
     except Exception as err:
         raise undecodable(f"{type(err).__name__}: {err}") from None
-
-
-async def parse_cases(cases: Sequence[memoryview]) -> list[pb.Case]:
-    """Every case parsed, giving the event loop turns (for the paths that keep them)."""
-    out = []
-    for i, data in enumerate(cases, 1):
-        out.append(parse_case(data))
-        if i % CASES_PER_TURN == 0:
-            await asyncio.sleep(0)
-    return out

@@ -75,7 +75,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         self.cases = RequestChecks(settings)
         self.suites = SuiteRuns(settings, self.executor, self.calls, self.cases, runs, observer)
         self.streams = ScoreStreams(settings, self.executor, self.cases, observer)
-        self.checkllm = CheckllmRuns(settings, self.calls.ledger(), observer)
+        self.checkllm = CheckllmRuns(settings, self.calls.ledger(), observer, self.executor)
         """checkllm suites: their runs, generation budget and generation cache."""
         self._catalog: pb.ListChecksResponse | None = None
         self._screens = _Screens(
@@ -262,14 +262,15 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
             self.calls.preflight(info, budget)
             compiled = await self.executor.compiled_here(key, source)
             assert compiled.checkllm is not None
-            parsed = await intake.parse_cases(cases)
             own = compiled.checkllm.settings.budget
             ctx = self.calls.context(
                 context,
                 request.budget_usd if request.HasField("budget_usd") else own,
                 fresh_judges=fresh,
             )
-            run = self.checkllm.run_suite(compiled.checkllm, request, parsed, ctx)
+            run = self.checkllm.run_suite(
+                compiled.checkllm, request, cases, intake.parse_case, ctx, (key, source, info)
+            )
             async for response in run:
                 yield response
             return

@@ -54,9 +54,6 @@ Context = grpc.aio.ServicerContext[Any, Any]
 STORE_AHEAD = 4
 """Recorded batches of a RunSuite queued for the run store before the oldest must be
 stored (and then sent): they share commits, and memory stays bounded."""
-CHUNKS_BUFFERED = 4
-"""Chunks of one RunSuite sent to the workers but not yet answered, as a multiple of the
-chunks it may have in the workers at once: how far scoring runs ahead of a slow reader."""
 
 
 class Batches(Protocol):
@@ -189,12 +186,6 @@ class SuiteRuns:
         self.parts = RunParts(settings, runs, observer)
         """Runs sent in parts (OpenRun, `RunSuiteRequest.part`, CloseRun)."""
 
-    @property
-    def share(self) -> int:
-        """Chunks of one RunSuite in the workers at once (`suite_chunks_in_flight`)."""
-        configured = self._settings.suite_chunks_in_flight
-        return configured if configured is not None else max(2, self._executor.share)
-
     def batches(
         self,
         key: bytes,
@@ -216,15 +207,7 @@ class SuiteRuns:
             if arriving is not None
             else chunk_jobs(make, cases, info.suite_cases, vouched)
         )
-        call_deadline = deadline(context)
-        return _Chunks(
-            ChunkRun(
-                jobs,
-                lambda job: self._executor.run(job, call_deadline),
-                self.share,
-                CHUNKS_BUFFERED * self.share,
-            )
-        )
+        return _Chunks(self._executor.chunk_run(jobs, deadline(context)))
 
     @property
     def _bounds(self) -> tuple[float, ...] | None:

@@ -255,72 +255,120 @@ def resolve_combination(
     return test, prompt, provider
 
 
-def describe(job: GenerationJob) -> str:
-    """A combination for people: `tests[0] ("Return policy") × prompts[1] × openai:gpt-4o`."""
-    test, description, prompt, provider = combination_of(job)
+def describe(suite: CheckllmSuite, number: int) -> str:
+    """The combination `number` (`CheckllmSuite.combination`) for people:
+    `tests[0] ("Return policy") × prompts[1] × openai:gpt-4o`."""
+    test, prompt, provider = suite.combination(number)
+    description = suite.tests[test].description
     label = f' ("{description}")' if description else ""
-    return f"tests[{test}]{label} × prompts[{prompt}] × {provider}"
+    return f"tests[{test}]{label} × prompts[{prompt}] × {suite.providers[provider].id}"
+
+
+class RecordedCombinations:
+    """The combinations a request's recorded cases name, matched case by case.
+
+    A combination is its number in run order (`CheckllmSuite.combination`). The strings
+    a case names repeat across cases, so what each resolved to is kept (`tests`,
+    `prompts`, `providers`): a caller looks a case's three up there and calls `resolve`
+    only when one is new; `first` holds the case that named each combination, and
+    `second` records a case that names one again. Problems are kept in `violations`
+    (every one is reported, not the first); `finish` then lists the combinations no case
+    names, which the document must record. Nothing is built per combination: a run of
+    10,000 cases costs three dict lookups and an int a case.
+    """
+
+    def __init__(self, suite: CheckllmSuite, base: str = "cases") -> None:
+        self.suite = suite
+        self.violations: list[FieldViolation] = []
+        self._base = base
+        self._resolver = _Resolver(suite)
+        self.tests: dict[str, int] = {}
+        self.prompts: dict[str, int] = {}
+        self.providers: dict[str, int] = {}
+        """What each name a case gave resolved to: a position in the document."""
+        self._provider_at = {ref.id: k for k, ref in enumerate(suite.providers)}
+        self.first: dict[int, int] = {}
+        """The case that named each combination (by number)."""
+
+    def resolve(self, i: int, test: str, prompt: str, provider: str) -> int | None:
+        """The number of the combination case `i` names, resolving (and keeping) each
+        name; None with the problems in `violations` (those of `resolve_combination`)."""
+        t = self.tests.get(test)
+        if t is None:
+            where = join_path(join_path(self._base, i), "test")
+            if (t := self._resolver.test(test, where, self.violations)) is not None:
+                self.tests[test] = t
+        p = self.prompts.get(prompt)
+        if p is None:
+            where = join_path(join_path(self._base, i), "prompt")
+            if (p := self._resolver.prompt(prompt, where, self.violations)) is not None:
+                self.prompts[prompt] = p
+        v = self.providers.get(provider)
+        if v is None:
+            where = join_path(join_path(self._base, i), "provider")
+            if (pid := self._resolver.provider(provider, where, self.violations)) is not None:
+                v = self.providers[provider] = self._provider_at[pid]
+        if t is None or p is None or v is None:
+            return None
+        return self.suite.combination_number(t, p, v)
+
+    def second(self, i: int, number: int) -> None:
+        """Case `i` names a combination an earlier case (`first`) named: a problem."""
+        self.violations.append(
+            FieldViolation(
+                join_path(self._base, i),
+                f"a second case for {describe(self.suite, number)} "
+                f"(the first is {join_path(self._base, self.first[number])})",
+            )
+        )
+
+    def finish(self) -> list[int]:
+        """The combinations no case names, in run order: the document records their
+        outputs. SpecError with every problem: the cases', then each combination with no
+        output at all (`MAX_MISSING_REPORTED` by name)."""
+        suite, first = self.suite, self.first
+        own: list[int] = []
+        missing: list[int] = []
+        total = combinations(suite)
+        if len(first) < total:  # else every combination has its case
+            for number in range(total):
+                if number not in first:
+                    test, prompt, provider = suite.combination(number)
+                    recorded = suite.tests[test].recorded(suite.providers[provider].id, prompt)
+                    (own if recorded is not None else missing).append(number)
+        violations = list(self.violations)
+        violations.extend(
+            FieldViolation(self._base, f"no case for {describe(suite, number)}")
+            for number in missing[:MAX_MISSING_REPORTED]
+        )
+        if len(missing) > MAX_MISSING_REPORTED:
+            violations.append(
+                FieldViolation(
+                    self._base,
+                    f"and {len(missing) - MAX_MISSING_REPORTED} more combinations have no case",
+                )
+            )
+        if violations:
+            raise SpecError(violations)
+        return own
 
 
 def recorded_groups(
     suite: CheckllmSuite,
-    keys: Sequence[CaseKey],
-    outputs: Sequence[Output],
-    *,
-    base: str = "cases",
+    recorded: Sequence[tuple[int, Output]],
+    own: Sequence[int],
 ) -> list[Group]:
-    """The suite's groups with the request's recorded outputs in place.
-
-    Every combination needs an output: from a case, else from the document
-    (`tests[i].output(s)`). A case naming no combination, two cases for one, or a
-    combination with no output is a SpecError naming it. A job's index is the position
-    of its case (combinations the document records follow the cases).
-    """
-    resolver = _Resolver(suite)
+    """The suite's groups with the request's recorded outputs in place: `recorded` is
+    each case's combination (its number) and output (`RecordedCombinations`), `own` the
+    combinations the document records (`finish`). A job's index is the position of its
+    case; the document's combinations follow the cases, in run order."""
     groups = suite.groups()
-    by_combo: dict[tuple[int, int, str], GenerationJob] = {}
-    for g in groups:
-        for job in g.jobs:
-            test, _, prompt, provider = combination_of(job)
-            by_combo[(test, prompt, provider)] = job
-    violations: list[FieldViolation] = []
-    first_case: dict[tuple[int, int, str], int] = {}
-    for i, (key, output) in enumerate(zip(keys, outputs, strict=True)):
-        where = join_path(base, i)
-        combo = resolve_combination(suite, key, where, violations, resolver)
-        if combo is None:
-            continue
-        if combo in first_case:
-            violations.append(
-                FieldViolation(
-                    where,
-                    f"a second case for {describe(by_combo[combo])} "
-                    f"(the first is {join_path(base, first_case[combo])})",
-                )
-            )
-            continue
-        first_case[combo] = i
-        job = by_combo[combo]
-        job.source = Recorded(output)
-        job.index = i
-    missing = [job for g in groups for job in g.jobs if isinstance(job.source, ProviderCall)]
-    for job in missing[:MAX_MISSING_REPORTED]:
-        violations.append(FieldViolation(base, f"no case for {describe(job)}"))
-    if len(missing) > MAX_MISSING_REPORTED:
-        violations.append(
-            FieldViolation(
-                base, f"and {len(missing) - MAX_MISSING_REPORTED} more combinations have no case"
-            )
-        )
-    if violations:
-        raise SpecError(violations)
-    later = len(keys)
-    for g in groups:
-        for job in g.jobs:
-            test, _, prompt, provider = combination_of(job)
-            if (test, prompt, provider) not in first_case:
-                job.index = later
-                later += 1
+    jobs = [job for g in groups for job in g.jobs]  # in run order: by combination number
+    for i, (number, output) in enumerate(recorded):
+        jobs[number].source = Recorded(output)
+        jobs[number].index = i
+    for k, number in enumerate(own, len(recorded)):
+        jobs[number].index = k
     return groups
 
 
@@ -344,21 +392,55 @@ class Cell:
 class Matrix:
     """The prompt × provider matrix: pass counts per cell, prompt-major, provider-minor."""
 
-    def __init__(self, suite: CheckllmSuite) -> None:
-        self._cells: dict[tuple[int, str], Cell] = {
-            (j, p.id): Cell(j, p.id) for j in range(len(suite.prompts)) for p in suite.providers
-        }
+    def __init__(self, suite: CheckllmSuite | None) -> None:
+        """Every cell of `suite`, at zero; None: no cell until one is counted (a scoring
+        worker's part of a run, merged into the run's matrix)."""
+        self._cells: dict[tuple[int, str], Cell] = (
+            {(j, p.id): Cell(j, p.id) for j in range(len(suite.prompts)) for p in suite.providers}
+            if suite is not None
+            else {}
+        )
 
     def add(self, jr: JobResult) -> None:
         """Count one finished case."""
         _, _, prompt, provider = combination_of(jr.job)
-        cell = self._cells.setdefault((prompt, provider), Cell(prompt, provider))
+        result = jr.result
+        errored = any(s.error is not None for s in result.scores)
+        self.count(prompt, provider, result.passed, errored, jr.produced.cost_usd)
+
+    def count(
+        self, prompt: int, provider: str, passed: bool, errored: bool, cost_usd: float
+    ) -> None:
+        """Count one case of `prompt` × `provider`: whether it passed, whether a score of
+        it is an error, and what producing its output cost."""
+        cell = self._cells.get((prompt, provider))
+        if cell is None:
+            cell = self._cells[(prompt, provider)] = Cell(prompt, provider)
         cell.cases += 1
-        if jr.result.passed:
+        if passed:
             cell.cases_passed += 1
-        if any(s.error is not None for s in jr.result.scores):
+        if errored:
             cell.cases_errored += 1
-        cell.generation_cost_usd += jr.produced.cost_usd
+        cell.generation_cost_usd += cost_usd
+
+    def counts(self) -> dict[tuple[int, str], tuple[int, int, int, float]]:
+        """Each cell's counts as plain data (cheap to send from a scoring worker): cases,
+        cases passed, cases errored, generation cost, by (prompt, provider)."""
+        return {
+            key: (c.cases, c.cases_passed, c.cases_errored, c.generation_cost_usd)
+            for key, c in self._cells.items()
+        }
+
+    def add_counts(self, counts: dict[tuple[int, str], tuple[int, int, int, float]]) -> None:
+        """Add another matrix's `counts` (a scoring worker's part of the run)."""
+        for (prompt, provider), (cases, passed, errored, cost) in counts.items():
+            cell = self._cells.get((prompt, provider))
+            if cell is None:
+                cell = self._cells[(prompt, provider)] = Cell(prompt, provider)
+            cell.cases += cases
+            cell.cases_passed += passed
+            cell.cases_errored += errored
+            cell.generation_cost_usd += cost
 
     @property
     def cells(self) -> list[Cell]:

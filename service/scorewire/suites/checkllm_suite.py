@@ -104,17 +104,73 @@ class CheckllmSuite:
     settings: CheckllmSettings
     gate: Gate = DEFAULT_GATE
     check_timeout_s: float = 120.0
+    _plans: tuple[float, list[Plan]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """The tests' plans, with the check timeout they were built with (`plans()`)."""
+    wire_parts: Any = field(default=None, init=False, repr=False, compare=False)
+    """What a scoring worker writes for each combination, written once
+    (`scoring.checkllm_results.CombinationBytes`). Kept here, it lives exactly as long as
+    the suite: a plan cache's bound covers both (`checkllm_results.kept_bytes`)."""
 
     @property
     def uses_judge(self) -> bool:
         """Whether any assertion may call a judge."""
         return any(c.uses_judge for t in self.tests for c in t.checks)
 
+    def plans(self) -> list[Plan]:
+        """Each test's plan (its assertions), in test order; built once and shared by every
+        run of the suite, so what a plan keeps (its native kernel plan) is built once."""
+        if self._plans is None or self._plans[0] != self.check_timeout_s:
+            plans = [Plan(list(t.checks), self.check_timeout_s) for t in self.tests]
+            self._plans = (self.check_timeout_s, plans)
+        return self._plans[1]
+
+    def combination_number(self, test: int, prompt: int, provider: int) -> int:
+        """The number of the combination of `test`, `prompt` and `provider` (positions in
+        the document): its place in run order (tests, then prompts, then providers)."""
+        return (test * len(self.prompts) + prompt) * len(self.providers) + provider
+
+    def combination(self, number: int) -> tuple[int, int, int]:
+        """The test, prompt and provider (positions in the document) of the combination
+        `number`: its place in run order (tests, then prompts, then providers)."""
+        per_prompt = len(self.providers)
+        test, rest = divmod(number, len(self.prompts) * per_prompt)
+        prompt, provider = divmod(rest, per_prompt)
+        return test, prompt, provider
+
+    @staticmethod
+    def sample_id(test: int, prompt: int, provider: str) -> str:
+        """The id of a combination's sample: `t<test>/p<prompt>/<provider>`."""
+        return f"t{test}/p{prompt}/{provider}"
+
+    def sample(self, test: int, prompt: int, provider: str) -> Sample:
+        """The sample of one combination: the id `t<test>/p<prompt>/<provider>`, the test's
+        vars as input, its var `expected`, and where it comes from as metadata. Every path
+        that scores a combination (in this process or in a scoring worker) builds it here."""
+        t = self.tests[test]
+        return Sample(
+            self.sample_id(test, prompt, provider),
+            dict(t.vars),
+            t.vars.get("expected"),
+            {
+                "test": t.index,
+                "description": t.description,
+                "prompt_index": prompt,
+                "provider": provider,
+            },
+        )
+
+    @property
+    def all_recorded(self) -> bool:
+        """Whether the document records an output for every combination (none to generate)."""
+        return all(t.recorded(p.id, 0) is not None for t in self.tests for p in self.providers)
+
     def groups(self) -> list[Group]:
         """One group per test, its jobs in prompt-major, provider-minor order."""
         out: list[Group] = []
         index = 0
-        for test in self.tests:
+        for test, plan in zip(self.tests, self.plans(), strict=True):
             jobs: list[GenerationJob] = []
             for j, template in enumerate(self.prompts):
                 rendered = (
@@ -124,17 +180,7 @@ class CheckllmSuite:
                 )
                 for ref in self.providers:
                     pid = ref.id
-                    sample = Sample(
-                        f"t{test.index}/p{j}/{pid}",
-                        dict(test.vars),
-                        test.vars.get("expected"),
-                        {
-                            "test": test.index,
-                            "description": test.description,
-                            "prompt_index": j,
-                            "provider": pid,
-                        },
-                    )
+                    sample = self.sample(test.index, j, pid)
                     text = test.recorded(pid, j)
                     source: Recorded | ProviderCall
                     if text is not None:
@@ -144,15 +190,7 @@ class CheckllmSuite:
                         source = ProviderCall(pid, rendered or "")
                     jobs.append(GenerationJob(sample, source, pid, rendered, index))
                     index += 1
-            out.append(
-                Group(
-                    f"t{test.index}",
-                    Plan(list(test.checks), self.check_timeout_s),
-                    jobs,
-                    list(test.specs),
-                    test.description,
-                )
-            )
+            out.append(Group(f"t{test.index}", plan, jobs, list(test.specs), test.description))
         return out
 
     def called_providers(self) -> list[ProviderRef]:
