@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 from scorewire.core.cost import LimitExceeded
 from scorewire.core.errors import SpecError
 from scorewire.engine.metering import request_meter
@@ -129,3 +130,38 @@ def test_nesting_is_bounded_once_aliases_expand_it() -> None:
     assert "levels deep" in info.value.violations[0].description
     # Three of them (90 levels) load.
     assert parse_yaml("\n".join(doc.splitlines()[:3]))["a2"] is not None
+
+
+DOCUMENTS = [
+    "a: 1\nb: [x, 'y', \"z\"]\nc: {d: 2.5, e: null, f: true}\n",
+    "a: 1\nb: " + aliased("x" * 100, 10) + "\n",
+    "[" * 99 + "x" + "]" * 99,
+    "[" * 101 + "x" + "]" * 101,
+    "[" * 5000 + "]" * 5000,
+    "a: &a [*a]\n",
+    "x: 2001-13-45\n",
+    "x: " + "9" * 5000 + "\n",
+    "x: " + ":".join(["59"] * 400) + "\n",
+    "a: b: c\n",
+    "x: \x00\n",
+    "key: |\n  two\n  lines\n",
+    "- &s 'é'\n- *s\n",
+    "",
+]
+
+
+@pytest.mark.skipif(len(bounded_yaml._LOADERS) < 2, reason="PyYAML is built without libyaml")
+@pytest.mark.parametrize("doc", DOCUMENTS, ids=range(len(DOCUMENTS)))
+def test_both_parsers_load_and_refuse_alike(doc: str) -> None:
+    # libyaml's parser is the one used; PyYAML's own is the fallback where PyYAML has no
+    # libyaml. Same values, and the same kind of refusal.
+    outcomes = []
+    for parser in ("libyaml", "python"):
+        try:
+            outcomes.append(("value", bounded_yaml.load(doc, max_bytes=1_000, parser=parser)))
+        except bounded_yaml.ExpansionTooLarge as err:
+            outcomes.append(("too large", err.what))
+        except yaml.YAMLError as err:
+            problem = getattr(err, "problem", "") or ""
+            outcomes.append(("error", "levels deep" in problem))
+    assert outcomes[0] == outcomes[1]

@@ -38,16 +38,12 @@ MAX_INT_BITS = 1000
 """Largest integer magnitude (about 300 digits): beyond it `float()` and `str()` fail."""
 
 
-class _BoundedLoader(yaml.CSafeLoader):
-    """libyaml's parser (about four times PyYAML's own in Python) with the safe
-    constructor, whose value errors become YAML errors at the value's place.
-
-    libyaml refuses nesting past 1,000 levels itself; `_check_graph` holds documents to
-    MAX_DEPTH, as written and as their aliases expand them."""
+class _Constructing:
+    """The safe constructor's value errors as YAML errors at the value's place."""
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         try:
-            value = super().construct_object(node, deep)
+            value = super().construct_object(node, deep)  # type: ignore[misc]
         except yaml.YAMLError:
             raise
         except (ValueError, TypeError, OverflowError) as err:
@@ -59,6 +55,43 @@ class _BoundedLoader(yaml.CSafeLoader):
                 None, None, "the integer is too large (about 300 digits at most)", node.start_mark
             )
         return value
+
+
+class _PythonLoader(_Constructing, yaml.SafeLoader):
+    """PyYAML's own parser in Python, for a PyYAML built without libyaml. Its composer
+    recurses once per level, so it stops past MAX_DEPTH while composing, before
+    `_check_graph` would."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        if self._depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise ComposerError(
+                None, None, f"the document nests more than {MAX_DEPTH} levels deep", mark
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+_LOADERS: dict[str, type[Any]] = {"python": _PythonLoader}
+if hasattr(yaml, "CSafeLoader"):
+
+    class _LibyamlLoader(_Constructing, yaml.CSafeLoader):
+        """libyaml's parser (about four times PyYAML's own in Python). libyaml refuses
+        nesting past 1,000 levels itself; `_check_graph` holds documents to MAX_DEPTH."""
+
+    _LOADERS["libyaml"] = _LibyamlLoader
+
+LOADER = "libyaml" if "libyaml" in _LOADERS else "python"
+"""The parser `load` uses: libyaml's when PyYAML was built with it (its wheels are),
+else PyYAML's own. Both load the same documents to the same values and refuse the same
+ones (`tests/suites/test_bounded_yaml.py` runs its cases on each)."""
 
 
 def _children(node: Node) -> list[Node]:
@@ -160,14 +193,16 @@ def load(
     *,
     max_nodes: int = MAX_EXPANDED_NODES,
     max_bytes: int = MAX_EXPANDED_BYTES,
+    parser: str = "",
 ) -> Any:
     """Parse one YAML document from an untrusted caller, within the limits above.
 
     `max_nodes` and `max_bytes` bound what its aliases expand it to (the defaults are
     the server's, `Settings.max_suite_expanded_nodes` and `max_suite_expanded_bytes`);
-    past one, `ExpansionTooLarge` says which, before any value is built.
+    past one, `ExpansionTooLarge` says which, before any value is built. `parser`: a key
+    of `_LOADERS` (empty: `LOADER`).
     """
-    loader = _BoundedLoader(text)
+    loader = _LOADERS[parser or LOADER](text)
     try:
         node = loader.get_single_node()
         if node is None:
