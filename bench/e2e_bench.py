@@ -718,7 +718,7 @@ def main() -> None:
                     **show(
                         "RunSuite through the Python client / peer",
                         [s / p for s, p in zip(suite, peer, strict=False)],
-                        "≥ 1.5×",
+                        "≥ 2.5×",
                     ),
                 }
                 figures["suite_one_request"] = {

@@ -59,7 +59,7 @@ def table(fig: dict[str, Any]) -> str:
         s = fig["suite"]
         rows.append(
             "| RunSuite through the Python client, dicts in, to the summary, server defaults "
-            f"(metrics on) | {s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | ≥ 1.5× "
+            f"(metrics on) | {s['checks_per_s']:,.0f} checks/s | {_x(s)} of the peer | ≥ 2.5× "
             f"| {cmd} |"
         )
     if "suite_one_request" in fig:
