@@ -47,6 +47,13 @@ from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
+DEADLINE_SLACK_S = 0.005
+"""A Score answered with less than this left of its deadline ends DEADLINE_EXCEEDED:
+its checks were cut by the deadline (their timer fires at it, a hair early or late), and
+an answer sent so late would reach the caller after its deadline, which it then reports
+while the server counted an OK."""
+
+
 class ScoringService(pb_grpc.ScoringServiceServicer):
     """scorewire.v1.ScoringService on grpc.aio."""
 
@@ -179,7 +186,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         scored = await self.executor.score_one(key, source, info, one, ctx)
         self._observe(info, scored)
         remaining = ctx.remaining()
-        if remaining is not None and remaining <= 0:
+        if remaining is not None and remaining <= DEADLINE_SLACK_S:
             raise DeadlineExpired()
         return scored.message
 
