@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import orjson
 from scorewire.core.secrets import scrub
 from scorewire.generation.accounts import (
+    Account,
     AttemptFailed,
     Failure,
     SdkClients,
@@ -186,7 +187,34 @@ def _sdk_failure(ref: ProviderRef, err: Exception, sdk: Any) -> AttemptFailed:
     return AttemptFailed(Failure(f"the {ref.id} provider sent a malformed response"))
 
 
-class OpenAIChatProvider:
+class _AccountProvider:
+    """A provider whose calls go through its account (`generation.accounts`): each
+    attempt is `_attempt(prompt, timeout, max_tokens)`, retried and paced by the account."""
+
+    _account: Account
+    _own: bool
+
+    async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
+        raise NotImplementedError
+
+    async def generate(
+        self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
+    ) -> Generated:
+        """The prompt as one user turn, answered (ProviderError when it is not)."""
+        try:
+            return await self._account.call(
+                lambda left: self._attempt(prompt, left, max_tokens), timeout_s
+            )
+        except AttemptFailed as err:
+            raise ProviderError(err.failure.message) from None
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client, unless it is the server's to share."""
+        if self._own:
+            await self._account.client.close()
+
+
+class OpenAIChatProvider(_AccountProvider):
     """Chat completions on OpenAI or any OpenAI-compatible endpoint (Gemini's included).
 
     The request goes through the SDK client's `post` (auth, headers, timeouts and errors
@@ -214,17 +242,6 @@ class OpenAIChatProvider:
             else clients.get("openai", api_key, base_url, max_retries)
         )
         self._limit_param = "max_tokens"
-
-    async def generate(
-        self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
-    ) -> Generated:
-        """One chat turn with the prompt as the user message."""
-        try:
-            return await self._account.call(
-                lambda left: self._attempt(prompt, left, max_tokens), timeout_s
-            )
-        except AttemptFailed as err:
-            raise ProviderError(err.failure.message) from None
 
     async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
         import openai
@@ -263,11 +280,6 @@ class OpenAIChatProvider:
             return True
         return False
 
-    async def aclose(self) -> None:
-        """Close the SDK's HTTP client, unless it is the server's to share."""
-        if self._own:
-            await self._account.client.close()
-
 
 def _chat_answer(ref: ProviderRef, resp: Any) -> Generated:
     """A chat completion's JSON read: its first choice's text and the tokens billed. A
@@ -294,7 +306,7 @@ def _chat_answer(ref: ProviderRef, resp: Any) -> Generated:
     )
 
 
-class AnthropicProvider:
+class AnthropicProvider(_AccountProvider):
     """Anthropic's Messages API (no sampling parameters: the SDK's API version refuses them)."""
 
     def __init__(
@@ -315,17 +327,6 @@ class AnthropicProvider:
             if clients is None
             else clients.get("anthropic", api_key, base_url, max_retries)
         )
-
-    async def generate(
-        self, prompt: str, *, timeout_s: float, max_tokens: int | None = None
-    ) -> Generated:
-        """One message with the prompt as the user turn; text blocks concatenated."""
-        try:
-            return await self._account.call(
-                lambda left: self._attempt(prompt, left, max_tokens), timeout_s
-            )
-        except AttemptFailed as err:
-            raise ProviderError(err.failure.message) from None
 
     async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
         import anthropic
@@ -348,11 +349,6 @@ class AnthropicProvider:
         )
         usage = resp.usage
         return Generated(text, usage.input_tokens, usage.output_tokens)
-
-    async def aclose(self) -> None:
-        """Close the SDK's HTTP client, unless it is the server's to share."""
-        if self._own:
-            await self._account.client.close()
 
 
 @dataclass(frozen=True, slots=True)
