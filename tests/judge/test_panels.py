@@ -331,3 +331,30 @@ async def test_an_unpriced_judge_under_a_budget_is_refused_at_its_field() -> Non
         assert problem.field == "checks[0].params.judges[1]" and problem.kind == "PRICE"
         assert "my-local-model" in problem.description
         assert check_judges(needs, h.service, budgeted=False) == []  # unbudgeted: runs unpriced
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "routes_to"),
+    [
+        ({"judges": [MINI, HAIKU, "gpt-4o-mini"]}, "judges[2]", MINI),  # the default backend
+        ({"judges": ["openai", BIG, MINI]}, "judges[2]", MINI),  # the backend's default model
+        ({"cascade": ["gpt-4o", BIG]}, "cascade[1]", BIG),
+    ],
+)
+async def test_one_model_under_two_names_is_refused_at_its_field(
+    params: dict[str, Any], field: str, routes_to: str
+) -> None:
+    needs = judge_needs([("checks[0]", judge(**params))])
+    async with judge_harness() as h:
+        [problem] = check_judges(needs, h.service, budgeted=False)
+    assert problem.kind == "DUPLICATE_JUDGE"
+    assert problem.field == f"checks[0].params.{field}"
+    assert routes_to in problem.description
+
+
+async def test_distinct_models_and_separate_checks_are_not_aliases() -> None:
+    panel = judge(judges=[MINI, BIG, HAIKU])
+    one = judge(model="gpt-4o-mini")
+    needs = judge_needs([("checks[0]", panel), ("checks[1]", one), ("checks[2]", one)])
+    async with judge_harness() as h:
+        assert check_judges(needs, h.service, budgeted=False) == []

@@ -56,7 +56,8 @@ class Precondition:
     description: str
     """What is missing and what to set, for people."""
     kind: str = "CREDENTIALS"
-    """`BACKEND` (nothing configured), `CREDENTIALS` or `PRICE`."""
+    """`BACKEND` (nothing configured), `CREDENTIALS`, `PRICE`, or `DUPLICATE_JUDGE` (two
+    judges of one panel or cascade that route to one model here)."""
 
     def __str__(self) -> str:
         return f"{self.field}: {self.description}" if self.field else self.description

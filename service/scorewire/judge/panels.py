@@ -39,7 +39,9 @@ left with no judge is an error. Refused at load: an empty panel, a judge that do
 parse (`checks[0].params.judges[1]`), a judge named twice, `judges` together with
 `model` or `cascade`, `panel` or `weights` without `judges`, and weights of the wrong
 length or not positive (`scorewire.judge.several`). A judge the server cannot call (no
-credentials, or no price under a budget) is refused by the preflight at its own field.
+credentials, or no price under a budget), or one that routes to the same model as
+another judge of the panel under another name, is refused by the preflight at its own
+field (`scorewire.suites.preflight`).
 
 A cascade (`cascade: [cheap, strong]`) asks its judges in turn instead of all at once:
 `scorewire.judge.cascades`.

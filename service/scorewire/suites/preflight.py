@@ -14,13 +14,21 @@ FAILED_PRECONDITION with them, the CLI exits 2. An offline check (`scorewire val
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from scorewire.core.errors import Precondition, join_path
 from scorewire.engine.spec import CompiledCheck
 from scorewire.generation.providers import ProviderCredentials, ProviderRef, provider_problem
+from scorewire.judge.models import ModelRef, parse_model
 from scorewire.judge.routing import NO_BACKEND_SETTING
+
+DEFAULT_JUDGE_SETTING = "SCOREWIRE_JUDGE_MODEL"
+"""The setting an alias usually comes from: a judge named without its backend (or a
+backend without its model) is routed by the server's default judge."""
+
+_SEVERAL = re.compile(r"^(?P<group>.*(?:judges|cascade))\[(?P<i>\d+)\]$")
 
 
 class JudgeLike(Protocol):
@@ -30,6 +38,10 @@ class JudgeLike(Protocol):
         self, model: str, *, budgeted: bool, credentials: bool = True
     ) -> tuple[str, str, str] | None:
         """(kind, setting, message) when a check naming `model` cannot be judged."""
+        ...
+
+    def describe(self, ref: ModelRef | None = None) -> str:
+        """`backend:model` that `ref` routes to here (or why none)."""
         ...
 
 
@@ -79,6 +91,40 @@ def check_judges(
         seen.add(message)
         where = (field_for or {}).get(setting, path) if kind != "PRICE" else path
         out.append(Precondition(where, setting, message, kind))
+    if judge is not None and not out:
+        out.extend(_aliases(needs, judge))
+    return out
+
+
+def _aliases(needs: Sequence[tuple[str, str]], judge: JudgeLike) -> list[Precondition]:
+    """A panel or cascade naming one judge twice under two names (`gpt-4o-mini` and
+    `openai:gpt-4o-mini`, or `openai` where the default OpenAI model is that one): the
+    same model would vote twice. Load refuses a name written twice; only the server knows
+    where a short name routes, so this is a precondition of this server."""
+    out: list[Precondition] = []
+    seen: dict[tuple[str, str], str] = {}
+    for path, model in needs:
+        m = _SEVERAL.match(path)
+        if m is None:
+            continue
+        try:
+            routed = judge.describe(parse_model(model))
+        except ValueError:  # refused at load already
+            continue
+        if " " in routed:  # routes nowhere here (a message, not backend:model)
+            continue
+        key = (m["group"], routed)
+        first = seen.setdefault(key, path)
+        if first != path:
+            out.append(
+                Precondition(
+                    path,
+                    DEFAULT_JUDGE_SETTING,
+                    f"routes to {routed} here, as {first} does: each judge of a panel or "
+                    "cascade must be a different model (name it as backend:model)",
+                    "DUPLICATE_JUDGE",
+                )
+            )
     return out
 
 
