@@ -278,3 +278,26 @@ def test_a_recorded_checkllm_suite_names_the_files_judge_and_an_assertions_panel
         "not_asserted": "openai:gpt-4o-mini",  # the server's default judge
     }
     assert judge_config("sentiment", params["sentiment"], str).scale == 5
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"model": "a"}, "a"),
+        ({"model": "a", "samples": 1}, "a"),  # one sample is the plain configuration
+        ({"model": "a", "samples": 3}, "a (samples 3, mean)"),
+        ({"model": "a", "samples": 5, "aggregate": "majority"}, "a (samples 5, majority)"),
+        (
+            {"judges": ["a", "b"], "samples": 3, "aggregate": "median"},
+            "panel(majority: a, b; samples 3, median)",
+        ),
+        (
+            {"cascade": ["a", "b"], "audit_share": 0.1, "samples": 2},
+            "cascade(a → b; audit 0.1; samples 2, mean)",
+        ),
+    ],
+)
+def test_a_judge_asked_several_times_is_another_configuration(
+    params: dict[str, object], named: str
+) -> None:
+    assert judge_config("judge", params, lambda m: m or "default").judge_model == named

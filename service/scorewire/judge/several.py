@@ -57,12 +57,15 @@ def describe_judges(params: Mapping[str, Any], describe: Callable[[str | None], 
     One judge is `describe(model)` (`backend:model`, the default when unset); a panel is
     `panel(majority: a, b, c)` (its rule, default majority, each judge described; a
     weighted one `panel(weighted: a ×1, b ×2)`); a cascade `cascade(a → b)`, cheapest
-    first (`cascade(a → b; audit 0.05)` with an audit share). Those settings change
+    first (`cascade(a → b; audit 0.05)` with an audit share). Each judge asked several
+    times says so: `openai:gpt-4o-mini (samples 3, mean)`, `panel(majority: a, b; samples
+    3, median)`, `cascade(a → b; samples 3, mean)`. Those settings change
     what a configuration is worth, so two that differ in them are never reported as
     one. Parameters that do not parse as judges (a recorded suite this server would
     refuse) are described as written, never dropped.
     """
     judges, cascade = params.get("judges"), params.get("cascade")
+    samples = _sampling(params)
     if isinstance(judges, list) and judges:
         rule = params.get("panel") if isinstance(params.get("panel"), str) else "majority"
         names = _each(judges, describe)
@@ -72,13 +75,25 @@ def describe_judges(params: Mapping[str, Any], describe: Callable[[str | None], 
                 f"{n} ×{w:g}" if isinstance(w, int | float) else n
                 for n, w in zip(names, weights, strict=True)
             ]
-        return f"panel({rule}: {', '.join(names)})"
+        return f"panel({rule}: {', '.join(names)}{'; ' + samples if samples else ''})"
     if isinstance(cascade, list) and cascade:
         audit = params.get("audit_share")
         tail = f"; audit {audit:g}" if isinstance(audit, int | float) and audit > 0 else ""
+        tail += f"; {samples}" if samples else ""
         return f"cascade({' → '.join(_each(cascade, describe))}{tail})"
     model = params.get("model")
-    return describe(model if isinstance(model, str) else None)
+    one = describe(model if isinstance(model, str) else None)
+    return f"{one} ({samples})" if samples else one
+
+
+def _sampling(params: Mapping[str, Any]) -> str:
+    """`samples 3, median` when each judge is asked more than once (its aggregate, mean
+    unless set), else empty: one sample is the plain configuration."""
+    n = params.get("samples")
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 1:
+        return ""
+    aggregate = params.get("aggregate")
+    return f"samples {n}, {aggregate if isinstance(aggregate, str) else 'mean'}"
 
 
 def _each(names: Sequence[Any], describe: Callable[[str | None], str]) -> list[str]:
