@@ -202,3 +202,20 @@ async def test_the_async_client_cancels_and_names_refused_fields(aclient: AsyncC
     assert [v.field for v in err.value.field_violations] == ["config.webhook_url"]
     with pytest.raises(TypeError, match="bogus"):
         await aclient.create_job([{"output": {"bogus": 1}}], compact=["contains:Paris"])
+
+
+def test_a_jobs_budget_reaches_the_server(client: Client) -> None:
+    # deterministic checks spend nothing: the job keeps its budget and reports $0 spent
+    job = client.create_job(cases(4), checks=CHECKS, name=unique("py-budget"), budget_usd=0.25)
+    assert job.HasField("budget_usd") and job.budget_usd == 0.25
+    end = client.wait_job(job.job_id, timeout=WAIT_S)
+    assert end.budget_usd == 0.25 and end.spent_usd == 0
+    plain = client.create_job(cases(1), checks=CHECKS, name=unique("py-no-budget"))
+    assert not plain.HasField("budget_usd")
+
+
+def test_a_bad_budget_is_refused_naming_the_field(client: Client) -> None:
+    with pytest.raises(ScorewireError) as err:
+        client.create_job(cases(1), checks=CHECKS, budget_usd=-1.0)
+    assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "config.budget_usd" in str(err.value)

@@ -270,3 +270,124 @@ async def test_a_suite_that_asks_the_judges_again_does_so_in_a_job(
             end = (await watch_to_end(srv.jobs, made.job.job_id))[-1]
             assert end.state == jpb.JOB_STATE_SUCCEEDED
     assert fake.calls == (2 if fresh else 1)
+
+
+def _judged_server(tmp_path: Path, fake: object, key: str, **settings: object):  # type: ignore[no-untyped-def]
+    from scorewire.judge import JudgeService
+
+    return job_server(
+        tmp_path, openai_base_url=fake.url, openai_api_key=key,  # type: ignore[attr-defined]
+        judge_model="openai:gpt-4o-mini", judge=JudgeService.from_settings, **settings,
+    )  # fmt: skip
+
+
+def _judge_fake(key: str, output_tokens: int = 20):  # type: ignore[no-untyped-def]
+    import json
+
+    from tests.fakes.base import Reply
+    from tests.fakes.openai_server import FakeOpenAI
+
+    verdict = json.dumps({"reasoning": "r", "score": 5})
+    return FakeOpenAI(api_key=key, default=Reply(content=verdict, output_tokens=output_tokens))
+
+
+POLITE = 'checks:\n  polite: {type: judge, rubric: "Is it polite?"}\n'
+
+
+async def _error_codes(srv: object, run_id: str) -> list[str]:
+    page = await srv.runs.ListRunResults(  # type: ignore[attr-defined]
+        rpb.ListRunResultsRequest(run_id=run_id, page_size=500)
+    )
+    return [r.result.scores[0].error.code for r in page.results]
+
+
+async def test_a_job_spends_no_more_than_its_budget_across_its_chunks(tmp_path: Path) -> None:
+    # 12 distinct outputs in chunks of 4, a budget that pays for a few calls: the job
+    # stops calling once it is spent (the rest BUDGET_EXHAUSTED, never a pass), and says
+    # what it spent, which is what its recorded scores cost
+    key = "sk-jobs-budget"
+    fake = _judge_fake(key, output_tokens=500)  # $0.000315 a call at gpt-4o-mini's price
+    outputs = [f"thank you {i}" for i in range(12)]
+    with fake.running():
+        async with _judged_server(tmp_path, fake, key) as srv:
+            config = jpb.JobConfig(suite_yaml=POLITE, budget_usd=0.0015)
+            made = await srv.jobs.CreateJob(requests(config, texts(outputs)))
+            assert made.job.budget_usd == 0.0015 and made.job.spent_usd == 0
+            end = (await watch_to_end(srv.jobs, made.job.job_id))[-1]
+            assert end.state == jpb.JOB_STATE_SUCCEEDED and end.cases_done == 12
+            codes = await _error_codes(srv, end.run_id)
+            page = await srv.runs.ListRunResults(
+                rpb.ListRunResultsRequest(run_id=end.run_id, page_size=500)
+            )
+            cost = sum(r.result.scores[0].cost_usd for r in page.results)
+    assert 0 < fake.calls < 12
+    assert codes.count("") == fake.calls
+    assert codes.count("BUDGET_EXHAUSTED") == 12 - fake.calls
+    assert 0 < end.spent_usd <= 0.0015
+    assert end.spent_usd == pytest.approx(cost)
+
+
+async def test_a_resumed_job_goes_on_from_what_its_checkpoints_spent(tmp_path: Path) -> None:
+    # a runner gave the job back at a checkpoint having spent its whole budget: the next
+    # runner (another server on the same store) makes no judge call for the rest
+    from scorewire.jobs import open_job_store
+    from scorewire.settings import Settings
+
+    key = "sk-jobs-resume"
+    fake = _judge_fake(key)
+    with fake.running():
+        async with _judged_server(tmp_path, fake, key, jobs_runners=0) as srv:
+            config = jpb.JobConfig(suite_yaml=POLITE, budget_usd=0.01)
+            made = await srv.jobs.CreateJob(requests(config, texts(["a", "b", "c", "d", "e"])))
+        store = await open_job_store(Settings(state_dir=str(tmp_path)))
+        assert await store.claim("gone", 30) is not None
+        assert await store.release(made.job.job_id, "gone", 0, 0.01)
+        await store.close()
+        async with _judged_server(tmp_path, fake, key) as srv:
+            end = (await watch_to_end(srv.jobs, made.job.job_id))[-1]
+            codes = await _error_codes(srv, end.run_id)
+    assert fake.calls == 0
+    assert codes == ["BUDGET_EXHAUSTED"] * 5
+    assert end.spent_usd == pytest.approx(0.01)
+
+
+async def test_a_job_holds_its_suites_budget(tmp_path: Path) -> None:
+    # settings: {budget: 0} in the suite is the job's budget when the config names none
+    # (before, a job ignored it and paid for every case)
+    key = "sk-jobs-suite-budget"
+    fake = _judge_fake(key)
+    with fake.running():
+        async with _judged_server(tmp_path, fake, key) as srv:
+            config = jpb.JobConfig(suite_yaml="settings: {budget: 0}\n" + POLITE)
+            made = await srv.jobs.CreateJob(requests(config, texts(["a", "b"])))
+            assert made.job.budget_usd == 0 and made.job.HasField("budget_usd")
+            end = (await watch_to_end(srv.jobs, made.job.job_id))[-1]
+            codes = await _error_codes(srv, end.run_id)
+    assert fake.calls == 0 and codes == ["BUDGET_EXHAUSTED"] * 2
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+async def test_a_bad_job_budget_is_refused_at_its_field(tmp_path: Path, bad: float) -> None:
+    async with job_server(tmp_path) as srv:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await srv.jobs.CreateJob(requests(_config(budget_usd=bad), texts(["Paris"])))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "config.budget_usd" in (err.value.details() or "")
+
+
+async def test_an_unpriced_judge_under_a_job_budget_is_refused_at_creation(
+    tmp_path: Path,
+) -> None:
+    # a budget cannot price the calls of a model without a price: refused before the job
+    # is stored, not scored as errors case after case once the caller has gone
+    key = "sk-jobs-unpriced"
+    fake = _judge_fake(key)
+    suite = 'checks:\n  polite: {type: judge, rubric: "p?", model: "openai:my-local"}\n'
+    with fake.running():
+        async with _judged_server(tmp_path, fake, key) as srv:
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                config = jpb.JobConfig(suite_yaml=suite, budget_usd=1.0)
+                await srv.jobs.CreateJob(requests(config, texts(["a"])))
+            assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert "my-local" in (err.value.details() or "")
+            assert (await srv.jobs.ListJobs(jpb.ListJobsRequest())).jobs == []

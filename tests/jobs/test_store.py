@@ -5,6 +5,7 @@ runner's once cancelled or taken over."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from scorewire.jobs import CaseChunk, Job, JobPlan, JobState, TooManyOpenJobs, new_job_id
@@ -220,4 +221,50 @@ async def test_a_finished_jobs_webhook_is_stored_with_it_and_leased_to_one_sende
     assert again.attempts == 1
     await store.webhook_tried(job.job_id, "s2", done=True, attempts=2, retry_at_us=0)
     assert await store.due_webhooks("s1", 30, 10) == []
+    await store.close()
+
+
+async def test_what_a_job_spent_is_kept_at_each_checkpoint_and_given_to_the_next_runner(
+    open_jobs: StoreOpener,
+) -> None:
+    # the budget travels in the plan; spending is written by renew and release (None leaves
+    # it), and the runner that takes the job over reads it back
+    store = await open_jobs()
+    job, chunks = _job()
+    job.plan = JobPlan(compact=("contains:a",), budget_usd=0.5)
+    await store.create(job, chunks, None)
+    assert await store.claim("r1", 30) is not None
+    assert await store.renew(job.job_id, "r1", 30, 4, 0.125)
+    assert await store.renew(job.job_id, "r1", 30, 4)  # the lease alone: spending kept
+    got = await store.get(job.job_id)
+    assert got is not None and got.spent_usd == 0.125 and got.plan.budget_usd == 0.5
+    assert await store.release(job.job_id, "r1", 8, 0.25)
+    again = await store.claim("r2", 30)
+    assert again is not None and again.spent_usd == 0.25 and again.cases_done == 8
+    await store.close()
+
+
+async def test_a_job_table_from_before_job_budgets_gains_the_column(tmp_path: Path) -> None:
+    # a store file written by the previous release (no spent_usd column) opens, and its
+    # jobs read as having spent nothing
+    import sqlite3
+
+    from scorewire.jobs import sql
+    from scorewire.jobs.sqlite import SqliteJobStore
+
+    path = tmp_path / "jobs.db"
+    old = sqlite3.connect(path)
+    names = sql.tables("")
+    for text in sql.SCHEMA:  # the tables as first released: spent_usd is added on open
+        old.execute(sql.statement(text, names))
+    old.execute(
+        "INSERT INTO jobs VALUES ('job_old', 't', 'j', ?, '{}', '', 'queued', 1, 0, '', '',"
+        " 0, 0, NULL, '', 0, 0)",
+        (JobPlan(compact=("contains:a",)).to_json(),),
+    )
+    old.commit()
+    old.close()
+    store = await SqliteJobStore.open(path)
+    got = await store.get("job_old")
+    assert got is not None and got.spent_usd == 0.0 and got.plan.budget_usd is None
     await store.close()

@@ -57,17 +57,21 @@ class JobPlan:
     checks: tuple[bytes, ...] = ()
     """Serialized `CheckSpec` messages."""
     compact: tuple[str, ...] = ()
+    budget_usd: float | None = None
+    """USD the job's judge calls may spend over its life (`JobConfig.budget_usd`, else
+    the suite's `settings.budget`); None: no job budget."""
 
     def to_json(self) -> str:
         """The plan as stored."""
-        return json.dumps(
-            {
-                "suite_yaml": self.suite_yaml,
-                "suite_name": self.suite_name,
-                "checks": [base64.b64encode(c).decode() for c in self.checks],
-                "compact": list(self.compact),
-            }
-        )
+        d: dict[str, Any] = {
+            "suite_yaml": self.suite_yaml,
+            "suite_name": self.suite_name,
+            "checks": [base64.b64encode(c).decode() for c in self.checks],
+            "compact": list(self.compact),
+        }
+        if self.budget_usd is not None:
+            d["budget_usd"] = self.budget_usd
+        return json.dumps(d)
 
     @classmethod
     def from_json(cls, text: str) -> JobPlan:
@@ -78,6 +82,7 @@ class JobPlan:
             d["suite_name"],
             tuple(base64.b64decode(c) for c in d["checks"]),
             tuple(d["compact"]),
+            d.get("budget_usd"),  # absent in jobs stored before job budgets
         )
 
 
@@ -105,6 +110,8 @@ class Job:
     """The runner that holds the job (while running)."""
     claims: int = 0
     """How many times a runner claimed it (more than once: taken over, or tried again)."""
+    spent_usd: float = 0.0
+    """USD its judge calls spent up to its last checkpoint (held to `plan.budget_usd`)."""
     progress_exact: bool = False
     """Set by a claim when the job was queued (new, or released at a checkpoint): then
     `cases_done` is exactly what its run holds. A job taken over from a runner that died
@@ -164,13 +171,20 @@ class JobStore(Protocol):
     async def others_waiting(self, tenant: str) -> bool:
         """Whether another tenant running fewer jobs than `tenant` has one ready."""
 
-    async def release(self, job_id: str, owner: str, cases_done: int) -> bool:
+    async def release(
+        self, job_id: str, owner: str, cases_done: int, spent_usd: float | None = None
+    ) -> bool:
         """Queue the owner's running job again at its checkpoint `cases_done` (exact: its
-        run holds that many cases), for the next claim; False when no longer the owner's."""
+        run holds that many cases), for the next claim; False when no longer the owner's.
+        `spent_usd`: what its judge calls spent up to it (None leaves it)."""
 
-    async def renew(self, job_id: str, owner: str, lease_s: float, cases_done: int) -> bool:
-        """Extend the lease and record progress; False when the job is no longer the
-        owner's to run (cancelled, or its lease lapsed and another runner took it)."""
+    async def renew(
+        self, job_id: str, owner: str, lease_s: float, cases_done: int,
+        spent_usd: float | None = None,
+    ) -> bool:  # fmt: skip
+        """Extend the lease and record progress (and spending, unless None); False when
+        the job is no longer the owner's to run (cancelled, or its lease lapsed and
+        another runner took it)."""
 
     async def set_run(self, job_id: str, owner: str, run_id: str) -> bool:
         """Record the job's run (under the owner's lease)."""

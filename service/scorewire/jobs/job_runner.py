@@ -41,6 +41,7 @@ from scorewire.jobs.aggregate import run_summary
 from scorewire.jobs.job_model import Job, JobPlan, JobState, JobStore
 from scorewire.jobs.sql import micros
 from scorewire.jobs.webhook import Webhooks, body_of
+from scorewire.judge import Budget
 from scorewire.runs import RunInfo, RunRecorder, RunStatus, iter_chunks, new_run_id, utc_now
 from scorewire.runs.recorder import run_owner
 from scorewire.runs.run_model import Chunk
@@ -197,6 +198,7 @@ class JobRunner:
         ctx = self._contexts(job.tenant or None)
         if info.settings.fresh_judges:  # the suite asks the judges again: since the job began
             ctx.fresh_since = job.created_at.timestamp()
+        spent = _JobSpending(job, ctx)
         lease = self._settings.jobs_lease_s
         loop = asyncio.get_running_loop()
         turn_ends = loop.time() + self._settings.jobs_slice_s
@@ -216,8 +218,9 @@ class JobRunner:
                     Chunk(run.run_id, cases_blob(batch.cases), batch.message, batch.count)
                 )
                 done += batch.count
-                job.cases_done = done
-                if not await self._store.renew(job.job_id, self.owner, lease, done):
+                job.cases_done, job.spent_usd = done, spent.now()
+                if not await self._store.renew(job.job_id, self.owner, lease, done,
+                                               job.spent_usd):  # fmt: skip
                     raise LeaseLost()
                 if done < job.cases_total and loop.time() >= turn_ends:
                     await self._maybe_give_turn(job, done)
@@ -229,7 +232,7 @@ class JobRunner:
         running fewer jobs has one waiting."""
         if not await self._store.others_waiting(job.tenant):
             return
-        if not await self._store.release(job.job_id, self.owner, done):
+        if not await self._store.release(job.job_id, self.owner, done, job.spent_usd):
             raise LeaseLost()
         raise TurnGiven()
 
@@ -259,7 +262,9 @@ class JobRunner:
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                ok = await self._store.renew(job.job_id, self.owner, lease, job.cases_done)
+                ok = await self._store.renew(
+                    job.job_id, self.owner, lease, job.cases_done, job.spent_usd
+                )
             except Exception as err:
                 log.warning("job %s: renewing its lease failed: %s", job.job_id, err)
                 continue
@@ -315,6 +320,27 @@ class JobRunner:
             max_reason_chars=self._settings.max_reason_chars, bounds_ms=None, first=first,
         )  # fmt: skip
         return await _joined(run.batches())
+
+
+class _JobSpending:
+    """A job's judge budget across its life: what its checkpoints recorded, plus what this
+    runner's budget has spent since (`JobPlan.budget_usd`; no job budget: counted only).
+
+    Each runner holds the rest of the job's budget under the tenant's token budget, so a
+    job resumed on another server goes on from what its last checkpoint stored. A chunk
+    scored again after a death reads its verdicts from the cache, so it is not paid
+    twice; with an in-process cache on another server it may be (at most one chunk)."""
+
+    def __init__(self, job: Job, ctx: CheckContext) -> None:
+        self._before = job.spent_usd
+        limit = job.plan.budget_usd
+        left = None if limit is None else max(0.0, limit - job.spent_usd)
+        self._budget = Budget(left, parent=ctx.budget)
+        ctx.budget = self._budget
+
+    def now(self) -> float:
+        """USD spent over the job's life so far."""
+        return self._before + self._budget.spent_usd
 
 
 async def _joined(batches: AsyncIterator[ScoredBatch]) -> ScoredBatch:

@@ -71,6 +71,10 @@ class PostgresJobStore:
                     await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
                     for text in sql.SCHEMA:
                         await cur.execute(_pg(text))
+                    for name, kind in sql.ADDED_COLUMNS:
+                        await cur.execute(
+                            _pg(f"ALTER TABLE {{jobs}} ADD COLUMN IF NOT EXISTS {name} {kind}")
+                        )
                     self._schema_ready = True
                 if limit > self._timeout_s:
                     await cur.execute("SELECT set_config('statement_timeout', %s, true)",
@@ -153,9 +157,11 @@ class PostgresJobStore:
 
         return await self._run(read)
 
-    async def release(self, job_id: str, owner: str, cases_done: int) -> bool:
+    async def release(
+        self, job_id: str, owner: str, cases_done: int, spent_usd: float | None = None
+    ) -> bool:
         """Queue the job again at its checkpoint (see `JobStore.release`)."""
-        args = (cases_done, sql.micros(utc_now()), job_id, owner)
+        args = (cases_done, spent_usd, sql.micros(utc_now()), job_id, owner)
         return await self._count(sql.RELEASE, args) == 1
 
     async def _count(self, text: str, args: Sequence[Any]) -> int:
@@ -165,10 +171,13 @@ class PostgresJobStore:
 
         return await self._run(run)
 
-    async def renew(self, job_id: str, owner: str, lease_s: float, cases_done: int) -> bool:
+    async def renew(
+        self, job_id: str, owner: str, lease_s: float, cases_done: int,
+        spent_usd: float | None = None,
+    ) -> bool:  # fmt: skip
         """Extend the lease and record progress (see `JobStore.renew`)."""
         now = sql.micros(utc_now())
-        args = (now + int(lease_s * 1e6), cases_done, now, job_id, owner)
+        args = (now + int(lease_s * 1e6), cases_done, spent_usd, now, job_id, owner)
         return await self._count(sql.RENEW, args) == 1
 
     async def set_run(self, job_id: str, owner: str, run_id: str) -> bool:

@@ -41,9 +41,12 @@ SCHEMA = [
 ]
 COLUMNS = (
     "job_id, tenant, name, plan, labels, webhook_url, state, cases_total, cases_done, run_id,"
-    " error, created_us, updated_us, summary, lease_owner, claims"
+    " error, created_us, updated_us, summary, lease_owner, claims, spent_usd"
 )
-INSERT_JOB = f"INSERT INTO {{jobs}} ({COLUMNS}, lease_until_us) VALUES ({', '.join('?' * 16)}, 0)"
+ADDED_COLUMNS = (("spent_usd", "DOUBLE PRECISION NOT NULL DEFAULT 0"),)
+"""Columns of the jobs table added after it was first released: each store adds the
+ones an older table lacks when it opens (SQLite has no ADD COLUMN IF NOT EXISTS)."""
+INSERT_JOB = f"INSERT INTO {{jobs}} ({COLUMNS}, lease_until_us) VALUES ({', '.join('?' * 17)}, 0)"
 INSERT_CHUNK = "INSERT INTO {cases} (job_id, seq, first, cases) VALUES (?, ?, ?, ?)"
 OPEN_OF_TENANT = "SELECT count(*) FROM {jobs} WHERE tenant = ? AND state IN ('queued', 'running')"
 GET_JOB = f"SELECT {COLUMNS} FROM {{jobs}} WHERE job_id = ?"
@@ -79,7 +82,7 @@ OTHERS_WAITING = (
 tenant, now, now, tenant, now)."""
 RELEASE = (
     "UPDATE {jobs} SET state = 'queued', lease_owner = '', lease_until_us = 0,"
-    " cases_done = ?, updated_us = ?, claims = claims - 1"
+    " cases_done = ?, spent_usd = coalesce(?, spent_usd), updated_us = ?, claims = claims - 1"
     " WHERE job_id = ? AND lease_owner = ? AND state = 'running'"
 )
 """A running job given back at a checkpoint: queued again with its exact progress (not
@@ -90,7 +93,8 @@ TAKE = (
     " WHERE job_id = ?"
 )
 RENEW = (
-    "UPDATE {jobs} SET lease_until_us = ?, cases_done = ?, updated_us = ?"
+    "UPDATE {jobs} SET lease_until_us = ?, cases_done = ?, spent_usd = coalesce(?, spent_usd),"
+    " updated_us = ?"
     " WHERE job_id = ? AND lease_owner = ? AND state = 'running'"
 )
 SET_RUN = "UPDATE {jobs} SET run_id = ? WHERE job_id = ? AND lease_owner = ? AND state = 'running'"
@@ -163,6 +167,7 @@ def job_row(j: Job) -> tuple[Any, ...]:
         None if j.summary is None else json.dumps(j.summary),
         j.lease_owner,
         j.claims,
+        j.spent_usd,
     )
 
 
@@ -185,6 +190,7 @@ def row_job(r: Sequence[Any], claimed_from: str = "") -> Job:
         summary=None if r[13] is None else json.loads(r[13]),
         lease_owner=r[14],
         claims=int(r[15]),
+        spent_usd=float(r[16]),
         progress_exact=claimed_from == JobState.QUEUED.value,
     )
 

@@ -54,6 +54,10 @@ class SqliteJobStore:
             conn.execute("PRAGMA synchronous=FULL")  # stored means on disk
             for text in sql.SCHEMA:
                 conn.execute(_s(text))
+            have = {r[1] for r in conn.execute(_s("PRAGMA table_info({jobs})"))}
+            for name, kind in sql.ADDED_COLUMNS:
+                if name not in have:
+                    conn.execute(_s(f"ALTER TABLE {{jobs}} ADD COLUMN {name} {kind}"))
             return conn
 
         try:
@@ -134,15 +138,20 @@ class SqliteJobStore:
         rows = await self._tx(lambda c: c.execute(_s(sql.OTHERS_WAITING), args).fetchall())
         return bool(rows)
 
-    async def release(self, job_id: str, owner: str, cases_done: int) -> bool:
+    async def release(
+        self, job_id: str, owner: str, cases_done: int, spent_usd: float | None = None
+    ) -> bool:
         """Queue the job again at its checkpoint (see `JobStore.release`)."""
-        args = (cases_done, sql.micros(utc_now()), job_id, owner)
+        args = (cases_done, spent_usd, sql.micros(utc_now()), job_id, owner)
         return await self._tx(lambda c: c.execute(_s(sql.RELEASE), args).rowcount == 1)
 
-    async def renew(self, job_id: str, owner: str, lease_s: float, cases_done: int) -> bool:
+    async def renew(
+        self, job_id: str, owner: str, lease_s: float, cases_done: int,
+        spent_usd: float | None = None,
+    ) -> bool:  # fmt: skip
         """Extend the lease and record progress (see `JobStore.renew`)."""
         now = sql.micros(utc_now())
-        args = (now + int(lease_s * 1e6), cases_done, now, job_id, owner)
+        args = (now + int(lease_s * 1e6), cases_done, spent_usd, now, job_id, owner)
         return await self._tx(lambda c: c.execute(_s(sql.RENEW), args).rowcount == 1)
 
     async def set_run(self, job_id: str, owner: str, run_id: str) -> bool:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
+import math
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -104,6 +106,9 @@ class JobService(jpb_grpc.JobServiceServicer):
             limit = s.jobs_max_cases
             raise resource_exhausted("config.case_count", f"send 1 to jobs_max_cases ({limit})")
         self._scoring.cases.plan_size(len(config.checks), config.compact, config.suite_yaml)
+        asked = config.budget_usd if config.HasField("budget_usd") else None
+        if asked is not None and not 0 <= asked < math.inf:  # also NaN
+            raise invalid_argument([_at("config.budget_usd", "must be a finite number ≥ 0")])
         plan = JobPlan(
             config.suite_yaml, config.suite_name,
             tuple(c.SerializeToString(deterministic=True) for c in config.checks),
@@ -116,6 +121,11 @@ class JobService(jpb_grpc.JobServiceServicer):
             raise invalid_argument(
                 [_at("config.suite_yaml", "a checkllm document cannot be a job")]
             )
+        budget = asked if asked is not None else info.settings.budget
+        # A judge this server cannot call, or cannot price under the job's budget (or the
+        # token's, or the server's), is refused now, not on every case after the caller left.
+        self._scoring.calls.preflight(info, budget)
+        plan = dataclasses.replace(plan, budget_usd=budget)
         _check_webhook(config.webhook_url, s)
         labels = check_run_fields(config.name, dict(config.labels), s, "config")
         who = principal(context)
@@ -273,6 +283,9 @@ def job_to_pb(job: Job, *, full: bool = True) -> jpb.Job:
     )  # fmt: skip
     m.created_at.FromDatetime(job.created_at)
     m.updated_at.FromDatetime(job.updated_at)
+    if job.plan.budget_usd is not None:
+        m.budget_usd = job.plan.budget_usd
+    m.spent_usd = job.spent_usd
     if full and job.summary is not None:
         m.summary.CopyFrom(summary_pb(job.summary, job.run_id))
         for agg in job.summary.get("aggregations", ()):

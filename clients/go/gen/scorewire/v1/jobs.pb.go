@@ -123,7 +123,14 @@ type JobConfig struct {
 	// object: job_id, state, run_id, cases_done, cases_total), signed in the
 	// `X-Scorewire-Signature: sha256=<hex>` header with HMAC-SHA256 over the body, keyed by
 	// `SCOREWIRE_JOBS_WEBHOOK_SECRET`; retried a few times on failure. Empty: no webhook.
-	WebhookUrl    string `protobuf:"bytes,8,opt,name=webhook_url,json=webhookUrl,proto3" json:"webhook_url,omitempty"`
+	WebhookUrl string `protobuf:"bytes,8,opt,name=webhook_url,json=webhookUrl,proto3" json:"webhook_url,omitempty"`
+	// USD the job's judge calls may spend over its whole life, on every server that runs
+	// it (what each checkpoint spent is stored with the job); unset: the suite's
+	// `settings.budget`, else no job budget (the tenant's token budget and the server's
+	// still hold). A case whose judge call the rest cannot pay for scores
+	// BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+	// `config.budget_usd`).
+	BudgetUsd     *float64 `protobuf:"fixed64,9,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -212,6 +219,13 @@ func (x *JobConfig) GetWebhookUrl() string {
 		return x.WebhookUrl
 	}
 	return ""
+}
+
+func (x *JobConfig) GetBudgetUsd() float64 {
+	if x != nil && x.BudgetUsd != nil {
+		return *x.BudgetUsd
+	}
+	return 0
 }
 
 // JobCases carries some of a job's cases.
@@ -566,7 +580,11 @@ type Job struct {
 	// Per check, in plan order, the aggregations of its values; set when the job succeeded.
 	Aggregations []*CheckAggregations `protobuf:"bytes,11,rep,name=aggregations,proto3" json:"aggregations,omitempty"`
 	// The labels of the job's run.
-	Labels        map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+	BudgetUsd *float64 `protobuf:"fixed64,13,opt,name=budget_usd,json=budgetUsd,proto3,oneof" json:"budget_usd,omitempty"`
+	// USD its judge calls spent up to its last checkpoint.
+	SpentUsd      float64 `protobuf:"fixed64,14,opt,name=spent_usd,json=spentUsd,proto3" json:"spent_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -683,6 +701,20 @@ func (x *Job) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *Job) GetBudgetUsd() float64 {
+	if x != nil && x.BudgetUsd != nil {
+		return *x.BudgetUsd
+	}
+	return 0
+}
+
+func (x *Job) GetSpentUsd() float64 {
+	if x != nil {
+		return x.SpentUsd
+	}
+	return 0
 }
 
 // GetJobRequest names a job.
@@ -1084,7 +1116,7 @@ var File_scorewire_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_scorewire_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x17scorewire/v1/jobs.proto\x12\fscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"\xe0\x02\n" +
+	"\x17scorewire/v1/jobs.proto\x12\fscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"\x93\x03\n" +
 	"\tJobConfig\x12/\n" +
 	"\x06checks\x18\x01 \x03(\v2\x17.scorewire.v1.CheckSpecR\x06checks\x12\x18\n" +
 	"\acompact\x18\x02 \x03(\tR\acompact\x12\x1d\n" +
@@ -1097,10 +1129,13 @@ const file_scorewire_v1_jobs_proto_rawDesc = "" +
 	"\x04name\x18\x06 \x01(\tR\x04name\x12;\n" +
 	"\x06labels\x18\a \x03(\v2#.scorewire.v1.JobConfig.LabelsEntryR\x06labels\x12\x1f\n" +
 	"\vwebhook_url\x18\b \x01(\tR\n" +
-	"webhookUrl\x1a9\n" +
+	"webhookUrl\x12\"\n" +
+	"\n" +
+	"budget_usd\x18\t \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"4\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
+	"\v_budget_usd\"4\n" +
 	"\bJobCases\x12(\n" +
 	"\x05cases\x18\x01 \x03(\v2\x12.scorewire.v1.CaseR\x05cases\"\x80\x01\n" +
 	"\x10CreateJobRequest\x121\n" +
@@ -1122,7 +1157,7 @@ const file_scorewire_v1_jobs_proto_rawDesc = "" +
 	"\x03p90\x18\n" +
 	" \x01(\x01R\x03p90\x12\x10\n" +
 	"\x03p95\x18\v \x01(\x01R\x03p95\x12\x10\n" +
-	"\x03p99\x18\f \x01(\x01R\x03p99\"\xac\x04\n" +
+	"\x03p99\x18\f \x01(\x01R\x03p99\"\xfc\x04\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12,\n" +
@@ -1140,10 +1175,14 @@ const file_scorewire_v1_jobs_proto_rawDesc = "" +
 	"\asummary\x18\n" +
 	" \x01(\v2\x18.scorewire.v1.RunSummaryR\asummary\x12C\n" +
 	"\faggregations\x18\v \x03(\v2\x1f.scorewire.v1.CheckAggregationsR\faggregations\x125\n" +
-	"\x06labels\x18\f \x03(\v2\x1d.scorewire.v1.Job.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\f \x03(\v2\x1d.scorewire.v1.Job.LabelsEntryR\x06labels\x12\"\n" +
+	"\n" +
+	"budget_usd\x18\r \x01(\x01H\x00R\tbudgetUsd\x88\x01\x01\x12\x1b\n" +
+	"\tspent_usd\x18\x0e \x01(\x01R\bspentUsd\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"&\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
+	"\v_budget_usd\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"5\n" +
 	"\x0eGetJobResponse\x12#\n" +
@@ -1258,10 +1297,12 @@ func file_scorewire_v1_jobs_proto_init() {
 		return
 	}
 	file_scorewire_v1_scoring_proto_init()
+	file_scorewire_v1_jobs_proto_msgTypes[0].OneofWrappers = []any{}
 	file_scorewire_v1_jobs_proto_msgTypes[2].OneofWrappers = []any{
 		(*CreateJobRequest_Config)(nil),
 		(*CreateJobRequest_Cases)(nil),
 	}
+	file_scorewire_v1_jobs_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

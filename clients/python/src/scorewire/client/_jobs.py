@@ -75,8 +75,10 @@ def job_config(
     name: str,
     labels: Mapping[str, str] | None,
     webhook_url: str,
+    budget_usd: float | None = None,
 ) -> jpb.CreateJobRequest:
-    """The first CreateJob message: the plan, the case count, the name, labels, webhook."""
+    """The first CreateJob message: the plan, the case count, the name, labels, webhook
+    and judge budget."""
     config = jpb.JobConfig(
         suite_yaml=suite_yaml,
         suite_name=suite_name,
@@ -87,6 +89,8 @@ def job_config(
         labels=dict(labels or {}),
         webhook_url=webhook_url,
     )
+    if budget_usd is not None:
+        config.budget_usd = budget_usd
     return jpb.CreateJobRequest(config=config)
 
 
@@ -163,6 +167,7 @@ class JobCalls:
         name: str = "",
         labels: Mapping[str, str] | None = None,
         webhook_url: str = "",
+        budget_usd: float | None = None,
         timeout: float | None = DEFAULT,
         metadata: Metadata | None = None,
     ) -> jpb.Job:
@@ -172,7 +177,9 @@ class JobCalls:
 
         The cases are streamed in messages of at most 500 cases and 4 MiB. `name` names
         the job and its run (empty: the suite's name, else `job`), `labels` label the run,
-        and `webhook_url` is POSTed the finished job. Refusals raise `ScorewireError`:
+        `webhook_url` is POSTed the finished job, and `budget_usd` bounds what its judge
+        calls spend over its whole life (default: the suite's `settings.budget`; cases
+        past it score BUDGET_EXHAUSTED). Refusals raise `ScorewireError`:
         INVALID_ARGUMENT naming the check or case (`cases[12].output`), RESOURCE_EXHAUSTED
         past the server's case limit or its open jobs per tenant, FAILED_PRECONDITION for
         a webhook on a server with no secret to sign it with (`config.webhook_url`).
@@ -181,6 +188,7 @@ class JobCalls:
         config = job_config(
             case_count=len(listed), suite_yaml=suite_yaml, suite_name=suite_name,
             checks=checks, compact=compact, name=name, labels=labels, webhook_url=webhook_url,
+            budget_usd=budget_usd,
         )  # fmt: skip
         messages = _Messages(config, listed)
         try:
@@ -292,6 +300,7 @@ class AsyncJobCalls:
         name: str = "",
         labels: Mapping[str, str] | None = None,
         webhook_url: str = "",
+        budget_usd: float | None = None,
         timeout: float | None = DEFAULT,  # noqa: ASYNC109 (a gRPC deadline)
         metadata: Metadata | None = None,
     ) -> jpb.Job:
@@ -300,6 +309,7 @@ class AsyncJobCalls:
         config = job_config(
             case_count=len(listed), suite_yaml=suite_yaml, suite_name=suite_name,
             checks=checks, compact=compact, name=name, labels=labels, webhook_url=webhook_url,
+            budget_usd=budget_usd,
         )  # fmt: skip
         messages = _Messages(config, listed)
         try:

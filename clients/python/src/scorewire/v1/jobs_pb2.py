@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from scorewire.v1 import scoring_pb2 as scorewire_dot_v1_dot_scoring__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17scorewire/v1/jobs.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"\x88\x02\n\tJobConfig\x12\'\n\x06\x63hecks\x18\x01 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x02 \x03(\t\x12\x12\n\nsuite_yaml\x18\x03 \x01(\t\x12\x12\n\nsuite_name\x18\x04 \x01(\t\x12\x12\n\ncase_count\x18\x05 \x01(\x03\x12\x0c\n\x04name\x18\x06 \x01(\t\x12\x33\n\x06labels\x18\x07 \x03(\x0b\x32#.scorewire.v1.JobConfig.LabelsEntry\x12\x13\n\x0bwebhook_url\x18\x08 \x01(\t\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"-\n\x08JobCases\x12!\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x12.scorewire.v1.Case\"q\n\x10\x43reateJobRequest\x12)\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.scorewire.v1.JobConfigH\x00\x12\'\n\x05\x63\x61ses\x18\x02 \x01(\x0b\x32\x16.scorewire.v1.JobCasesH\x00\x42\t\n\x07message\"3\n\x11\x43reateJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"\xbf\x01\n\x11\x43heckAggregations\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\x12\x0f\n\x07\x61verage\x18\x03 \x01(\x01\x12\x0c\n\x04mode\x18\x04 \x01(\x01\x12\x0b\n\x03std\x18\x05 \x01(\x01\x12\x10\n\x08variance\x18\x06 \x01(\x01\x12\x0b\n\x03min\x18\x07 \x01(\x01\x12\x0b\n\x03max\x18\x08 \x01(\x01\x12\x0e\n\x06median\x18\t \x01(\x01\x12\x0b\n\x03p90\x18\n \x01(\x01\x12\x0b\n\x03p95\x18\x0b \x01(\x01\x12\x0b\n\x03p99\x18\x0c \x01(\x01\"\xb2\x03\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.scorewire.v1.JobState\x12\x13\n\x0b\x63\x61ses_total\x18\x04 \x01(\x03\x12\x12\n\ncases_done\x18\x05 \x01(\x03\x12\x0e\n\x06run_id\x18\x06 \x01(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x65rror\x18\t \x01(\t\x12)\n\x07summary\x18\n \x01(\x0b\x32\x18.scorewire.v1.RunSummary\x12\x35\n\x0c\x61ggregations\x18\x0b \x03(\x0b\x32\x1f.scorewire.v1.CheckAggregations\x12-\n\x06labels\x18\x0c \x03(\x0b\x32\x1d.scorewire.v1.Job.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"0\n\x0eGetJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"!\n\x0fWatchJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"2\n\x10WatchJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"3\n\x11\x43\x61ncelJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"_\n\x0fListJobsRequest\x12%\n\x05state\x18\x01 \x01(\x0e\x32\x16.scorewire.v1.JobState\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"L\n\x10ListJobsResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.scorewire.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\x87\x03\n\nJobService\x12N\n\tCreateJob\x12\x1e.scorewire.v1.CreateJobRequest\x1a\x1f.scorewire.v1.CreateJobResponse(\x01\x12\x43\n\x06GetJob\x12\x1b.scorewire.v1.GetJobRequest\x1a\x1c.scorewire.v1.GetJobResponse\x12K\n\x08WatchJob\x12\x1d.scorewire.v1.WatchJobRequest\x1a\x1e.scorewire.v1.WatchJobResponse0\x01\x12L\n\tCancelJob\x12\x1e.scorewire.v1.CancelJobRequest\x1a\x1f.scorewire.v1.CancelJobResponse\x12I\n\x08ListJobs\x12\x1d.scorewire.v1.ListJobsRequest\x1a\x1e.scorewire.v1.ListJobsResponseBg\n\x10\x64\x65v.scorewire.v1B\tJobsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17scorewire/v1/jobs.proto\x12\x0cscorewire.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ascorewire/v1/scoring.proto\"\xb0\x02\n\tJobConfig\x12\'\n\x06\x63hecks\x18\x01 \x03(\x0b\x32\x17.scorewire.v1.CheckSpec\x12\x0f\n\x07\x63ompact\x18\x02 \x03(\t\x12\x12\n\nsuite_yaml\x18\x03 \x01(\t\x12\x12\n\nsuite_name\x18\x04 \x01(\t\x12\x12\n\ncase_count\x18\x05 \x01(\x03\x12\x0c\n\x04name\x18\x06 \x01(\t\x12\x33\n\x06labels\x18\x07 \x03(\x0b\x32#.scorewire.v1.JobConfig.LabelsEntry\x12\x13\n\x0bwebhook_url\x18\x08 \x01(\t\x12\x17\n\nbudget_usd\x18\t \x01(\x01H\x00\x88\x01\x01\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\r\n\x0b_budget_usd\"-\n\x08JobCases\x12!\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x12.scorewire.v1.Case\"q\n\x10\x43reateJobRequest\x12)\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.scorewire.v1.JobConfigH\x00\x12\'\n\x05\x63\x61ses\x18\x02 \x01(\x0b\x32\x16.scorewire.v1.JobCasesH\x00\x42\t\n\x07message\"3\n\x11\x43reateJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"\xbf\x01\n\x11\x43heckAggregations\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\x12\x0f\n\x07\x61verage\x18\x03 \x01(\x01\x12\x0c\n\x04mode\x18\x04 \x01(\x01\x12\x0b\n\x03std\x18\x05 \x01(\x01\x12\x10\n\x08variance\x18\x06 \x01(\x01\x12\x0b\n\x03min\x18\x07 \x01(\x01\x12\x0b\n\x03max\x18\x08 \x01(\x01\x12\x0e\n\x06median\x18\t \x01(\x01\x12\x0b\n\x03p90\x18\n \x01(\x01\x12\x0b\n\x03p95\x18\x0b \x01(\x01\x12\x0b\n\x03p99\x18\x0c \x01(\x01\"\xed\x03\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.scorewire.v1.JobState\x12\x13\n\x0b\x63\x61ses_total\x18\x04 \x01(\x03\x12\x12\n\ncases_done\x18\x05 \x01(\x03\x12\x0e\n\x06run_id\x18\x06 \x01(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x65rror\x18\t \x01(\t\x12)\n\x07summary\x18\n \x01(\x0b\x32\x18.scorewire.v1.RunSummary\x12\x35\n\x0c\x61ggregations\x18\x0b \x03(\x0b\x32\x1f.scorewire.v1.CheckAggregations\x12-\n\x06labels\x18\x0c \x03(\x0b\x32\x1d.scorewire.v1.Job.LabelsEntry\x12\x17\n\nbudget_usd\x18\r \x01(\x01H\x00\x88\x01\x01\x12\x11\n\tspent_usd\x18\x0e \x01(\x01\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\r\n\x0b_budget_usd\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"0\n\x0eGetJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"!\n\x0fWatchJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"2\n\x10WatchJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"3\n\x11\x43\x61ncelJobResponse\x12\x1e\n\x03job\x18\x01 \x01(\x0b\x32\x11.scorewire.v1.Job\"_\n\x0fListJobsRequest\x12%\n\x05state\x18\x01 \x01(\x0e\x32\x16.scorewire.v1.JobState\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"L\n\x10ListJobsResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.scorewire.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\x87\x03\n\nJobService\x12N\n\tCreateJob\x12\x1e.scorewire.v1.CreateJobRequest\x1a\x1f.scorewire.v1.CreateJobResponse(\x01\x12\x43\n\x06GetJob\x12\x1b.scorewire.v1.GetJobRequest\x1a\x1c.scorewire.v1.GetJobResponse\x12K\n\x08WatchJob\x12\x1d.scorewire.v1.WatchJobRequest\x1a\x1e.scorewire.v1.WatchJobResponse0\x01\x12L\n\tCancelJob\x12\x1e.scorewire.v1.CancelJobRequest\x1a\x1f.scorewire.v1.CancelJobResponse\x12I\n\x08ListJobs\x12\x1d.scorewire.v1.ListJobsRequest\x1a\x1e.scorewire.v1.ListJobsResponseBg\n\x10\x64\x65v.scorewire.v1B\tJobsProtoP\x01ZFgithub.com/scorewire/scorewire/clients/go/gen/scorewire/v1;scorewirev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,40 +38,40 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_JOBCONFIG_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_JOB_LABELSENTRY']._loaded_options = None
   _globals['_JOB_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_JOBSTATE']._serialized_start=1650
-  _globals['_JOBSTATE']._serialized_end=1804
+  _globals['_JOBSTATE']._serialized_start=1749
+  _globals['_JOBSTATE']._serialized_end=1903
   _globals['_JOBCONFIG']._serialized_start=103
-  _globals['_JOBCONFIG']._serialized_end=367
-  _globals['_JOBCONFIG_LABELSENTRY']._serialized_start=322
-  _globals['_JOBCONFIG_LABELSENTRY']._serialized_end=367
-  _globals['_JOBCASES']._serialized_start=369
-  _globals['_JOBCASES']._serialized_end=414
-  _globals['_CREATEJOBREQUEST']._serialized_start=416
-  _globals['_CREATEJOBREQUEST']._serialized_end=529
-  _globals['_CREATEJOBRESPONSE']._serialized_start=531
-  _globals['_CREATEJOBRESPONSE']._serialized_end=582
-  _globals['_CHECKAGGREGATIONS']._serialized_start=585
-  _globals['_CHECKAGGREGATIONS']._serialized_end=776
-  _globals['_JOB']._serialized_start=779
-  _globals['_JOB']._serialized_end=1213
-  _globals['_JOB_LABELSENTRY']._serialized_start=322
-  _globals['_JOB_LABELSENTRY']._serialized_end=367
-  _globals['_GETJOBREQUEST']._serialized_start=1215
-  _globals['_GETJOBREQUEST']._serialized_end=1246
-  _globals['_GETJOBRESPONSE']._serialized_start=1248
-  _globals['_GETJOBRESPONSE']._serialized_end=1296
-  _globals['_WATCHJOBREQUEST']._serialized_start=1298
-  _globals['_WATCHJOBREQUEST']._serialized_end=1331
-  _globals['_WATCHJOBRESPONSE']._serialized_start=1333
-  _globals['_WATCHJOBRESPONSE']._serialized_end=1383
-  _globals['_CANCELJOBREQUEST']._serialized_start=1385
-  _globals['_CANCELJOBREQUEST']._serialized_end=1419
-  _globals['_CANCELJOBRESPONSE']._serialized_start=1421
-  _globals['_CANCELJOBRESPONSE']._serialized_end=1472
-  _globals['_LISTJOBSREQUEST']._serialized_start=1474
-  _globals['_LISTJOBSREQUEST']._serialized_end=1569
-  _globals['_LISTJOBSRESPONSE']._serialized_start=1571
-  _globals['_LISTJOBSRESPONSE']._serialized_end=1647
-  _globals['_JOBSERVICE']._serialized_start=1807
-  _globals['_JOBSERVICE']._serialized_end=2198
+  _globals['_JOBCONFIG']._serialized_end=407
+  _globals['_JOBCONFIG_LABELSENTRY']._serialized_start=347
+  _globals['_JOBCONFIG_LABELSENTRY']._serialized_end=392
+  _globals['_JOBCASES']._serialized_start=409
+  _globals['_JOBCASES']._serialized_end=454
+  _globals['_CREATEJOBREQUEST']._serialized_start=456
+  _globals['_CREATEJOBREQUEST']._serialized_end=569
+  _globals['_CREATEJOBRESPONSE']._serialized_start=571
+  _globals['_CREATEJOBRESPONSE']._serialized_end=622
+  _globals['_CHECKAGGREGATIONS']._serialized_start=625
+  _globals['_CHECKAGGREGATIONS']._serialized_end=816
+  _globals['_JOB']._serialized_start=819
+  _globals['_JOB']._serialized_end=1312
+  _globals['_JOB_LABELSENTRY']._serialized_start=347
+  _globals['_JOB_LABELSENTRY']._serialized_end=392
+  _globals['_GETJOBREQUEST']._serialized_start=1314
+  _globals['_GETJOBREQUEST']._serialized_end=1345
+  _globals['_GETJOBRESPONSE']._serialized_start=1347
+  _globals['_GETJOBRESPONSE']._serialized_end=1395
+  _globals['_WATCHJOBREQUEST']._serialized_start=1397
+  _globals['_WATCHJOBREQUEST']._serialized_end=1430
+  _globals['_WATCHJOBRESPONSE']._serialized_start=1432
+  _globals['_WATCHJOBRESPONSE']._serialized_end=1482
+  _globals['_CANCELJOBREQUEST']._serialized_start=1484
+  _globals['_CANCELJOBREQUEST']._serialized_end=1518
+  _globals['_CANCELJOBRESPONSE']._serialized_start=1520
+  _globals['_CANCELJOBRESPONSE']._serialized_end=1571
+  _globals['_LISTJOBSREQUEST']._serialized_start=1573
+  _globals['_LISTJOBSREQUEST']._serialized_end=1668
+  _globals['_LISTJOBSRESPONSE']._serialized_start=1670
+  _globals['_LISTJOBSRESPONSE']._serialized_end=1746
+  _globals['_JOBSERVICE']._serialized_start=1906
+  _globals['_JOBSERVICE']._serialized_end=2297
 # @@protoc_insertion_point(module_scope)

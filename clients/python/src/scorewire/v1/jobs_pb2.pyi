@@ -107,6 +107,7 @@ class JobConfig(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
     WEBHOOK_URL_FIELD_NUMBER: _builtins.int
+    BUDGET_USD_FIELD_NUMBER: _builtins.int
     suite_yaml: _builtins.str
     """A suite document whose checks are the plan (its own cases are not scored: a job's
     cases are the ones streamed); checkllm documents are refused.
@@ -122,6 +123,14 @@ class JobConfig(_message.Message):
     object: job_id, state, run_id, cases_done, cases_total), signed in the
     `X-Scorewire-Signature: sha256=<hex>` header with HMAC-SHA256 over the body, keyed by
     `SCOREWIRE_JOBS_WEBHOOK_SECRET`; retried a few times on failure. Empty: no webhook.
+    """
+    budget_usd: _builtins.float
+    """USD the job's judge calls may spend over its whole life, on every server that runs
+    it (what each checkpoint spent is stored with the job); unset: the suite's
+    `settings.budget`, else no job budget (the tenant's token budget and the server's
+    still hold). A case whose judge call the rest cannot pay for scores
+    BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+    `config.budget_usd`).
     """
     @_builtins.property
     def checks(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.CheckSpec]:
@@ -146,12 +155,15 @@ class JobConfig(_message.Message):
         name: _builtins.str = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         webhook_url: _builtins.str = ...,
+        budget_usd: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_count", b"case_count", "checks", b"checks", "compact", b"compact", "labels", b"labels", "name", b"name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "case_count", b"case_count", "checks", b"checks", "compact", b"compact", "labels", b"labels", "name", b"name", "suite_name", b"suite_name", "suite_yaml", b"suite_yaml", "webhook_url", b"webhook_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
+    _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__budget_usd) -> _WhichOneofReturnType__budget_usd | None: ...
 
 Global___JobConfig: _TypeAlias = JobConfig  # noqa: Y015
 
@@ -342,6 +354,8 @@ class Job(_message.Message):
     SUMMARY_FIELD_NUMBER: _builtins.int
     AGGREGATIONS_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
+    BUDGET_USD_FIELD_NUMBER: _builtins.int
+    SPENT_USD_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     """The job's id, unique on the job store."""
     name: _builtins.str
@@ -356,6 +370,10 @@ class Job(_message.Message):
     """The id of the job's recorded run (RunService), set once a runner started it."""
     error: _builtins.str
     """Why a failed job failed; empty otherwise."""
+    budget_usd: _builtins.float
+    """The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none."""
+    spent_usd: _builtins.float
+    """USD its judge calls spent up to its last checkpoint."""
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp:
         """When the job was created."""
@@ -391,12 +409,16 @@ class Job(_message.Message):
         summary: _scoring_pb2.RunSummary | None = ...,
         aggregations: _abc.Iterable[Global___CheckAggregations] | None = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        budget_usd: _builtins.float | None = ...,
+        spent_usd: _builtins.float = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "summary", b"summary", "updated_at", b"updated_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "budget_usd", b"budget_usd", "created_at", b"created_at", "summary", b"summary", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aggregations", b"aggregations", "cases_done", b"cases_done", "cases_total", b"cases_total", "created_at", b"created_at", "error", b"error", "job_id", b"job_id", "labels", b"labels", "name", b"name", "run_id", b"run_id", "state", b"state", "summary", b"summary", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd", "aggregations", b"aggregations", "budget_usd", b"budget_usd", "cases_done", b"cases_done", "cases_total", b"cases_total", "created_at", b"created_at", "error", b"error", "job_id", b"job_id", "labels", b"labels", "name", b"name", "run_id", b"run_id", "spent_usd", b"spent_usd", "state", b"state", "summary", b"summary", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__budget_usd: _TypeAlias = _typing.Literal["budget_usd"]  # noqa: Y015
+    _WhichOneofArgType__budget_usd: _TypeAlias = _typing.Literal["_budget_usd", b"_budget_usd"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__budget_usd) -> _WhichOneofReturnType__budget_usd | None: ...
 
 Global___Job: _TypeAlias = Job  # noqa: Y015
 

@@ -137,6 +137,15 @@ export interface JobConfig {
    * `SCOREWIRE_JOBS_WEBHOOK_SECRET`; retried a few times on failure. Empty: no webhook.
    */
   webhookUrl: string;
+  /**
+   * USD the job's judge calls may spend over its whole life, on every server that runs
+   * it (what each checkpoint spent is stored with the job); unset: the suite's
+   * `settings.budget`, else no job budget (the tenant's token budget and the server's
+   * still hold). A case whose judge call the rest cannot pay for scores
+   * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+   * `config.budget_usd`).
+   */
+  budgetUsd?: number | undefined;
 }
 
 export interface JobConfig_LabelsEntry {
@@ -233,6 +242,12 @@ export interface Job {
   aggregations: CheckAggregations[];
   /** The labels of the job's run. */
   labels: { [key: string]: string };
+  /** The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none. */
+  budgetUsd?:
+    | number
+    | undefined;
+  /** USD its judge calls spent up to its last checkpoint. */
+  spentUsd: number;
 }
 
 export interface Job_LabelsEntry {
@@ -295,7 +310,17 @@ export interface ListJobsResponse {
 }
 
 function createBaseJobConfig(): JobConfig {
-  return { checks: [], compact: [], suiteYaml: "", suiteName: "", caseCount: 0, name: "", labels: {}, webhookUrl: "" };
+  return {
+    checks: [],
+    compact: [],
+    suiteYaml: "",
+    suiteName: "",
+    caseCount: 0,
+    name: "",
+    labels: {},
+    webhookUrl: "",
+    budgetUsd: undefined,
+  };
 }
 
 export const JobConfig: MessageFns<JobConfig> = {
@@ -323,6 +348,9 @@ export const JobConfig: MessageFns<JobConfig> = {
     });
     if (message.webhookUrl !== "") {
       writer.uint32(66).string(message.webhookUrl);
+    }
+    if (message.budgetUsd !== undefined) {
+      writer.uint32(73).double(message.budgetUsd);
     }
     return writer;
   },
@@ -407,6 +435,14 @@ export const JobConfig: MessageFns<JobConfig> = {
             message.webhookUrl = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.budgetUsd = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -458,6 +494,11 @@ export const JobConfig: MessageFns<JobConfig> = {
         : isSet(object.webhook_url)
         ? globalThis.String(object.webhook_url)
         : "",
+      budgetUsd: isSet(object.budgetUsd)
+        ? globalThis.Number(object.budgetUsd)
+        : isSet(object.budget_usd)
+        ? globalThis.Number(object.budget_usd)
+        : undefined,
     };
   },
 
@@ -493,6 +534,9 @@ export const JobConfig: MessageFns<JobConfig> = {
     if (message.webhookUrl !== "") {
       obj.webhookUrl = message.webhookUrl;
     }
+    if (message.budgetUsd !== undefined) {
+      obj.budgetUsd = floatToJson(message.budgetUsd);
+    }
     return obj;
   },
 
@@ -517,6 +561,7 @@ export const JobConfig: MessageFns<JobConfig> = {
       {},
     );
     message.webhookUrl = object.webhookUrl ?? "";
+    message.budgetUsd = object.budgetUsd ?? undefined;
     return message;
   },
 };
@@ -1113,6 +1158,8 @@ function createBaseJob(): Job {
     summary: undefined,
     aggregations: [],
     labels: {},
+    budgetUsd: undefined,
+    spentUsd: 0,
   };
 }
 
@@ -1154,6 +1201,12 @@ export const Job: MessageFns<Job> = {
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       Job_LabelsEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
     });
+    if (message.budgetUsd !== undefined) {
+      writer.uint32(105).double(message.budgetUsd);
+    }
+    if (message.spentUsd !== 0) {
+      writer.uint32(113).double(message.spentUsd);
+    }
     return writer;
   },
 
@@ -1269,6 +1322,22 @@ export const Job: MessageFns<Job> = {
             }
             continue;
           }
+          case 13: {
+            if (tag !== 105) {
+              break;
+            }
+
+            message.budgetUsd = reader.double();
+            continue;
+          }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.spentUsd = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1334,6 +1403,16 @@ export const Job: MessageFns<Job> = {
           {},
         )
         : {},
+      budgetUsd: isSet(object.budgetUsd)
+        ? globalThis.Number(object.budgetUsd)
+        : isSet(object.budget_usd)
+        ? globalThis.Number(object.budget_usd)
+        : undefined,
+      spentUsd: isSet(object.spentUsd)
+        ? globalThis.Number(object.spentUsd)
+        : isSet(object.spent_usd)
+        ? globalThis.Number(object.spent_usd)
+        : 0,
     };
   },
 
@@ -1381,6 +1460,12 @@ export const Job: MessageFns<Job> = {
         });
       }
     }
+    if (message.budgetUsd !== undefined) {
+      obj.budgetUsd = floatToJson(message.budgetUsd);
+    }
+    if (message.spentUsd !== 0) {
+      obj.spentUsd = floatToJson(message.spentUsd);
+    }
     return obj;
   },
 
@@ -1411,6 +1496,8 @@ export const Job: MessageFns<Job> = {
       },
       {},
     );
+    message.budgetUsd = object.budgetUsd ?? undefined;
+    message.spentUsd = object.spentUsd ?? 0;
     return message;
   },
 };

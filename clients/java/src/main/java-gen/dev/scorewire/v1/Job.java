@@ -585,6 +585,48 @@ java.lang.String defaultValue) {
     return map.get(key);
   }
 
+  public static final int BUDGET_USD_FIELD_NUMBER = 13;
+  private double budgetUsd_ = 0D;
+  /**
+   * <pre>
+   * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+   * </pre>
+   *
+   * <code>optional double budget_usd = 13;</code>
+   * @return Whether the budgetUsd field is set.
+   */
+  @java.lang.Override
+  public boolean hasBudgetUsd() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+   * </pre>
+   *
+   * <code>optional double budget_usd = 13;</code>
+   * @return The budgetUsd.
+   */
+  @java.lang.Override
+  public double getBudgetUsd() {
+    return budgetUsd_;
+  }
+
+  public static final int SPENT_USD_FIELD_NUMBER = 14;
+  private double spentUsd_ = 0D;
+  /**
+   * <pre>
+   * USD its judge calls spent up to its last checkpoint.
+   * </pre>
+   *
+   * <code>double spent_usd = 14;</code>
+   * @return The spentUsd.
+   */
+  @java.lang.Override
+  public double getSpentUsd() {
+    return spentUsd_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -638,6 +680,12 @@ java.lang.String defaultValue) {
         internalGetLabels(),
         LabelsDefaultEntryHolder.defaultEntry,
         12);
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeDouble(13, budgetUsd_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(spentUsd_) != 0) {
+      output.writeDouble(14, spentUsd_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -697,6 +745,14 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(12, labels__);
     }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(13, budgetUsd_);
+    }
+    if (java.lang.Double.doubleToRawLongBits(spentUsd_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(14, spentUsd_);
+    }
     return size;
   }
   @java.lang.Override
@@ -753,6 +809,15 @@ java.lang.String defaultValue) {
         .equals(other.getAggregationsList())) return false;
     if (!internalGetLabels().equals(
         other.internalGetLabels())) return false;
+    if (hasBudgetUsd() != other.hasBudgetUsd()) return false;
+    if (hasBudgetUsd()) {
+      if (java.lang.Double.doubleToLongBits(getBudgetUsd())
+          != java.lang.Double.doubleToLongBits(
+              other.getBudgetUsd())) return false;
+    }
+    if (java.lang.Double.doubleToLongBits(getSpentUsd())
+        != java.lang.Double.doubleToLongBits(
+            other.getSpentUsd())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -800,6 +865,14 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + LABELS_FIELD_NUMBER;
       hash = (53 * hash) + internalGetLabels().hashCode();
     }
+    if (hasBudgetUsd()) {
+      hash = (37 * hash) + BUDGET_USD_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getBudgetUsd()));
+    }
+    hash = (37 * hash) + SPENT_USD_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getSpentUsd()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -996,6 +1069,8 @@ java.lang.String defaultValue) {
       }
       bitField0_ = (bitField0_ & ~0x00000400);
       internalGetMutableLabels().clear();
+      budgetUsd_ = 0D;
+      spentUsd_ = 0D;
       return this;
     }
 
@@ -1086,6 +1161,13 @@ java.lang.String defaultValue) {
         result.labels_ = internalGetLabels();
         result.labels_.makeImmutable();
       }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.budgetUsd_ = budgetUsd_;
+        to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.spentUsd_ = spentUsd_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1168,6 +1250,12 @@ java.lang.String defaultValue) {
       internalGetMutableLabels().mergeFrom(
           other.internalGetLabels());
       bitField0_ |= 0x00000800;
+      if (other.hasBudgetUsd()) {
+        setBudgetUsd(other.getBudgetUsd());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getSpentUsd()) != 0) {
+        setSpentUsd(other.getSpentUsd());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1272,6 +1360,16 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000800;
               break;
             } // case 98
+            case 105: {
+              budgetUsd_ = input.readDouble();
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 105
+            case 113: {
+              spentUsd_ = input.readDouble();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 113
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2752,6 +2850,106 @@ java.lang.String defaultValue) {
       internalGetMutableLabels().getMutableMap()
           .putAll(values);
       bitField0_ |= 0x00000800;
+      return this;
+    }
+
+    private double budgetUsd_ ;
+    /**
+     * <pre>
+     * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+     * </pre>
+     *
+     * <code>optional double budget_usd = 13;</code>
+     * @return Whether the budgetUsd field is set.
+     */
+    @java.lang.Override
+    public boolean hasBudgetUsd() {
+      return ((bitField0_ & 0x00001000) != 0);
+    }
+    /**
+     * <pre>
+     * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+     * </pre>
+     *
+     * <code>optional double budget_usd = 13;</code>
+     * @return The budgetUsd.
+     */
+    @java.lang.Override
+    public double getBudgetUsd() {
+      return budgetUsd_;
+    }
+    /**
+     * <pre>
+     * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+     * </pre>
+     *
+     * <code>optional double budget_usd = 13;</code>
+     * @param value The budgetUsd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBudgetUsd(double value) {
+
+      budgetUsd_ = value;
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+     * </pre>
+     *
+     * <code>optional double budget_usd = 13;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearBudgetUsd() {
+      bitField0_ = (bitField0_ & ~0x00001000);
+      budgetUsd_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private double spentUsd_ ;
+    /**
+     * <pre>
+     * USD its judge calls spent up to its last checkpoint.
+     * </pre>
+     *
+     * <code>double spent_usd = 14;</code>
+     * @return The spentUsd.
+     */
+    @java.lang.Override
+    public double getSpentUsd() {
+      return spentUsd_;
+    }
+    /**
+     * <pre>
+     * USD its judge calls spent up to its last checkpoint.
+     * </pre>
+     *
+     * <code>double spent_usd = 14;</code>
+     * @param value The spentUsd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSpentUsd(double value) {
+
+      spentUsd_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * USD its judge calls spent up to its last checkpoint.
+     * </pre>
+     *
+     * <code>double spent_usd = 14;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSpentUsd() {
+      bitField0_ = (bitField0_ & ~0x00002000);
+      spentUsd_ = 0D;
+      onChanged();
       return this;
     }
 

@@ -71,6 +71,7 @@ private static final long serialVersionUID = 0L;
             dev.scorewire.v1.JobConfig.class, dev.scorewire.v1.JobConfig.Builder.class);
   }
 
+  private int bitField0_;
   public static final int CHECKS_FIELD_NUMBER = 1;
   @SuppressWarnings("serial")
   private java.util.List<dev.scorewire.v1.CheckSpec> checks_;
@@ -491,6 +492,43 @@ java.lang.String defaultValue) {
     }
   }
 
+  public static final int BUDGET_USD_FIELD_NUMBER = 9;
+  private double budgetUsd_ = 0D;
+  /**
+   * <pre>
+   * USD the job's judge calls may spend over its whole life, on every server that runs
+   * it (what each checkpoint spent is stored with the job); unset: the suite's
+   * `settings.budget`, else no job budget (the tenant's token budget and the server's
+   * still hold). A case whose judge call the rest cannot pay for scores
+   * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+   * `config.budget_usd`).
+   * </pre>
+   *
+   * <code>optional double budget_usd = 9;</code>
+   * @return Whether the budgetUsd field is set.
+   */
+  @java.lang.Override
+  public boolean hasBudgetUsd() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * USD the job's judge calls may spend over its whole life, on every server that runs
+   * it (what each checkpoint spent is stored with the job); unset: the suite's
+   * `settings.budget`, else no job budget (the tenant's token budget and the server's
+   * still hold). A case whose judge call the rest cannot pay for scores
+   * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+   * `config.budget_usd`).
+   * </pre>
+   *
+   * <code>optional double budget_usd = 9;</code>
+   * @return The budgetUsd.
+   */
+  @java.lang.Override
+  public double getBudgetUsd() {
+    return budgetUsd_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -531,6 +569,9 @@ java.lang.String defaultValue) {
         7);
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(webhookUrl_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 8, webhookUrl_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeDouble(9, budgetUsd_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -579,6 +620,10 @@ java.lang.String defaultValue) {
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(webhookUrl_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(8, webhookUrl_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(9, budgetUsd_);
+    }
     return size;
   }
   @java.lang.Override
@@ -619,6 +664,12 @@ java.lang.String defaultValue) {
         other.internalGetLabels())) return false;
     if (!getWebhookUrl()
         .equals(other.getWebhookUrl())) return false;
+    if (hasBudgetUsd() != other.hasBudgetUsd()) return false;
+    if (hasBudgetUsd()) {
+      if (java.lang.Double.doubleToLongBits(getBudgetUsd())
+          != java.lang.Double.doubleToLongBits(
+              other.getBudgetUsd())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -653,6 +704,11 @@ java.lang.String defaultValue) {
     }
     hash = (37 * hash) + WEBHOOK_URL_FIELD_NUMBER;
     hash = (53 * hash) + getWebhookUrl().hashCode();
+    if (hasBudgetUsd()) {
+      hash = (37 * hash) + BUDGET_USD_FIELD_NUMBER;
+      hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+          java.lang.Double.doubleToLongBits(getBudgetUsd()));
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -825,6 +881,7 @@ java.lang.String defaultValue) {
       name_ = "";
       internalGetMutableLabels().clear();
       webhookUrl_ = "";
+      budgetUsd_ = 0D;
       return this;
     }
 
@@ -894,6 +951,12 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.webhookUrl_ = webhookUrl_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.budgetUsd_ = budgetUsd_;
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -969,6 +1032,9 @@ java.lang.String defaultValue) {
         webhookUrl_ = other.webhookUrl_;
         bitField0_ |= 0x00000080;
         onChanged();
+      }
+      if (other.hasBudgetUsd()) {
+        setBudgetUsd(other.getBudgetUsd());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1048,6 +1114,11 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 73: {
+              budgetUsd_ = input.readDouble();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 73
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2107,6 +2178,82 @@ java.lang.String defaultValue) {
       checkByteStringIsUtf8(value);
       webhookUrl_ = value;
       bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private double budgetUsd_ ;
+    /**
+     * <pre>
+     * USD the job's judge calls may spend over its whole life, on every server that runs
+     * it (what each checkpoint spent is stored with the job); unset: the suite's
+     * `settings.budget`, else no job budget (the tenant's token budget and the server's
+     * still hold). A case whose judge call the rest cannot pay for scores
+     * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+     * `config.budget_usd`).
+     * </pre>
+     *
+     * <code>optional double budget_usd = 9;</code>
+     * @return Whether the budgetUsd field is set.
+     */
+    @java.lang.Override
+    public boolean hasBudgetUsd() {
+      return ((bitField0_ & 0x00000100) != 0);
+    }
+    /**
+     * <pre>
+     * USD the job's judge calls may spend over its whole life, on every server that runs
+     * it (what each checkpoint spent is stored with the job); unset: the suite's
+     * `settings.budget`, else no job budget (the tenant's token budget and the server's
+     * still hold). A case whose judge call the rest cannot pay for scores
+     * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+     * `config.budget_usd`).
+     * </pre>
+     *
+     * <code>optional double budget_usd = 9;</code>
+     * @return The budgetUsd.
+     */
+    @java.lang.Override
+    public double getBudgetUsd() {
+      return budgetUsd_;
+    }
+    /**
+     * <pre>
+     * USD the job's judge calls may spend over its whole life, on every server that runs
+     * it (what each checkpoint spent is stored with the job); unset: the suite's
+     * `settings.budget`, else no job budget (the tenant's token budget and the server's
+     * still hold). A case whose judge call the rest cannot pay for scores
+     * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+     * `config.budget_usd`).
+     * </pre>
+     *
+     * <code>optional double budget_usd = 9;</code>
+     * @param value The budgetUsd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBudgetUsd(double value) {
+
+      budgetUsd_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * USD the job's judge calls may spend over its whole life, on every server that runs
+     * it (what each checkpoint spent is stored with the job); unset: the suite's
+     * `settings.budget`, else no job budget (the tenant's token budget and the server's
+     * still hold). A case whose judge call the rest cannot pay for scores
+     * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+     * `config.budget_usd`).
+     * </pre>
+     *
+     * <code>optional double budget_usd = 9;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearBudgetUsd() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      budgetUsd_ = 0D;
       onChanged();
       return this;
     }

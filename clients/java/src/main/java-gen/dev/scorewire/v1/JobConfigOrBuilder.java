@@ -246,4 +246,33 @@ java.lang.String defaultValue);
    */
   com.google.protobuf.ByteString
       getWebhookUrlBytes();
+
+  /**
+   * <pre>
+   * USD the job's judge calls may spend over its whole life, on every server that runs
+   * it (what each checkpoint spent is stored with the job); unset: the suite's
+   * `settings.budget`, else no job budget (the tenant's token budget and the server's
+   * still hold). A case whose judge call the rest cannot pay for scores
+   * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+   * `config.budget_usd`).
+   * </pre>
+   *
+   * <code>optional double budget_usd = 9;</code>
+   * @return Whether the budgetUsd field is set.
+   */
+  boolean hasBudgetUsd();
+  /**
+   * <pre>
+   * USD the job's judge calls may spend over its whole life, on every server that runs
+   * it (what each checkpoint spent is stored with the job); unset: the suite's
+   * `settings.budget`, else no job budget (the tenant's token budget and the server's
+   * still hold). A case whose judge call the rest cannot pay for scores
+   * BUDGET_EXHAUSTED, as in RunSuite. Must be finite and ≥ 0 (INVALID_ARGUMENT at
+   * `config.budget_usd`).
+   * </pre>
+   *
+   * <code>optional double budget_usd = 9;</code>
+   * @return The budgetUsd.
+   */
+  double getBudgetUsd();
 }

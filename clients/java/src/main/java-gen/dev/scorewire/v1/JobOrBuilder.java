@@ -307,4 +307,33 @@ java.lang.String defaultValue);
    */
   java.lang.String getLabelsOrThrow(
       java.lang.String key);
+
+  /**
+   * <pre>
+   * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+   * </pre>
+   *
+   * <code>optional double budget_usd = 13;</code>
+   * @return Whether the budgetUsd field is set.
+   */
+  boolean hasBudgetUsd();
+  /**
+   * <pre>
+   * The job's judge budget in USD (JobConfig.budget_usd, else its suite's); unset: none.
+   * </pre>
+   *
+   * <code>optional double budget_usd = 13;</code>
+   * @return The budgetUsd.
+   */
+  double getBudgetUsd();
+
+  /**
+   * <pre>
+   * USD its judge calls spent up to its last checkpoint.
+   * </pre>
+   *
+   * <code>double spent_usd = 14;</code>
+   * @return The spentUsd.
+   */
+  double getSpentUsd();
 }

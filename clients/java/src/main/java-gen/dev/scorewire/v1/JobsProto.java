@@ -117,14 +117,15 @@ public final class JobsProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\027scorewire/v1/jobs.proto\022\014scorewire.v1\032" +
       "\037google/protobuf/timestamp.proto\032\032scorew" +
-      "ire/v1/scoring.proto\"\210\002\n\tJobConfig\022\'\n\006ch" +
+      "ire/v1/scoring.proto\"\260\002\n\tJobConfig\022\'\n\006ch" +
       "ecks\030\001 \003(\0132\027.scorewire.v1.CheckSpec\022\017\n\007c" +
       "ompact\030\002 \003(\t\022\022\n\nsuite_yaml\030\003 \001(\t\022\022\n\nsuit" +
       "e_name\030\004 \001(\t\022\022\n\ncase_count\030\005 \001(\003\022\014\n\004name" +
       "\030\006 \001(\t\0223\n\006labels\030\007 \003(\0132#.scorewire.v1.Jo" +
       "bConfig.LabelsEntry\022\023\n\013webhook_url\030\010 \001(\t" +
-      "\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 " +
-      "\001(\t:\0028\001\"-\n\010JobCases\022!\n\005cases\030\001 \003(\0132\022.sco" +
+      "\022\027\n\nbudget_usd\030\t \001(\001H\000\210\001\001\032-\n\013LabelsEntry" +
+      "\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\t:\0028\001B\r\n\013_bud" +
+      "get_usd\"-\n\010JobCases\022!\n\005cases\030\001 \003(\0132\022.sco" +
       "rewire.v1.Case\"q\n\020CreateJobRequest\022)\n\006co" +
       "nfig\030\001 \001(\0132\027.scorewire.v1.JobConfigH\000\022\'\n" +
       "\005cases\030\002 \001(\0132\026.scorewire.v1.JobCasesH\000B\t" +
@@ -134,7 +135,7 @@ public final class JobsProto extends com.google.protobuf.GeneratedFile {
       "rage\030\003 \001(\001\022\014\n\004mode\030\004 \001(\001\022\013\n\003std\030\005 \001(\001\022\020\n" +
       "\010variance\030\006 \001(\001\022\013\n\003min\030\007 \001(\001\022\013\n\003max\030\010 \001(" +
       "\001\022\016\n\006median\030\t \001(\001\022\013\n\003p90\030\n \001(\001\022\013\n\003p95\030\013 " +
-      "\001(\001\022\013\n\003p99\030\014 \001(\001\"\262\003\n\003Job\022\016\n\006job_id\030\001 \001(\t" +
+      "\001(\001\022\013\n\003p99\030\014 \001(\001\"\355\003\n\003Job\022\016\n\006job_id\030\001 \001(\t" +
       "\022\014\n\004name\030\002 \001(\t\022%\n\005state\030\003 \001(\0162\026.scorewir" +
       "e.v1.JobState\022\023\n\013cases_total\030\004 \001(\003\022\022\n\nca" +
       "ses_done\030\005 \001(\003\022\016\n\006run_id\030\006 \001(\t\022.\n\ncreate" +
@@ -144,35 +145,37 @@ public final class JobsProto extends com.google.protobuf.GeneratedFile {
       ".scorewire.v1.RunSummary\0225\n\014aggregations" +
       "\030\013 \003(\0132\037.scorewire.v1.CheckAggregations\022" +
       "-\n\006labels\030\014 \003(\0132\035.scorewire.v1.Job.Label" +
-      "sEntry\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005va" +
-      "lue\030\002 \001(\t:\0028\001\"\037\n\rGetJobRequest\022\016\n\006job_id" +
-      "\030\001 \001(\t\"0\n\016GetJobResponse\022\036\n\003job\030\001 \001(\0132\021." +
-      "scorewire.v1.Job\"!\n\017WatchJobRequest\022\016\n\006j" +
-      "ob_id\030\001 \001(\t\"2\n\020WatchJobResponse\022\036\n\003job\030\001" +
-      " \001(\0132\021.scorewire.v1.Job\"\"\n\020CancelJobRequ" +
-      "est\022\016\n\006job_id\030\001 \001(\t\"3\n\021CancelJobResponse" +
-      "\022\036\n\003job\030\001 \001(\0132\021.scorewire.v1.Job\"_\n\017List" +
-      "JobsRequest\022%\n\005state\030\001 \001(\0162\026.scorewire.v" +
-      "1.JobState\022\021\n\tpage_size\030\002 \001(\005\022\022\n\npage_to" +
-      "ken\030\003 \001(\t\"L\n\020ListJobsResponse\022\037\n\004jobs\030\001 " +
-      "\003(\0132\021.scorewire.v1.Job\022\027\n\017next_page_toke" +
-      "n\030\002 \001(\t*\232\001\n\010JobState\022\031\n\025JOB_STATE_UNSPEC" +
-      "IFIED\020\000\022\024\n\020JOB_STATE_QUEUED\020\001\022\025\n\021JOB_STA" +
-      "TE_RUNNING\020\002\022\027\n\023JOB_STATE_SUCCEEDED\020\003\022\024\n" +
-      "\020JOB_STATE_FAILED\020\004\022\027\n\023JOB_STATE_CANCELL" +
-      "ED\020\0052\207\003\n\nJobService\022N\n\tCreateJob\022\036.score" +
-      "wire.v1.CreateJobRequest\032\037.scorewire.v1." +
-      "CreateJobResponse(\001\022C\n\006GetJob\022\033.scorewir" +
-      "e.v1.GetJobRequest\032\034.scorewire.v1.GetJob" +
-      "Response\022K\n\010WatchJob\022\035.scorewire.v1.Watc" +
-      "hJobRequest\032\036.scorewire.v1.WatchJobRespo" +
-      "nse0\001\022L\n\tCancelJob\022\036.scorewire.v1.Cancel" +
-      "JobRequest\032\037.scorewire.v1.CancelJobRespo" +
-      "nse\022I\n\010ListJobs\022\035.scorewire.v1.ListJobsR" +
-      "equest\032\036.scorewire.v1.ListJobsResponseBg" +
-      "\n\020dev.scorewire.v1B\tJobsProtoP\001ZFgithub." +
-      "com/scorewire/scorewire/clients/go/gen/s" +
-      "corewire/v1;scorewirev1b\006proto3"
+      "sEntry\022\027\n\nbudget_usd\030\r \001(\001H\000\210\001\001\022\021\n\tspent" +
+      "_usd\030\016 \001(\001\032-\n\013LabelsEntry\022\013\n\003key\030\001 \001(\t\022\r" +
+      "\n\005value\030\002 \001(\t:\0028\001B\r\n\013_budget_usd\"\037\n\rGetJ" +
+      "obRequest\022\016\n\006job_id\030\001 \001(\t\"0\n\016GetJobRespo" +
+      "nse\022\036\n\003job\030\001 \001(\0132\021.scorewire.v1.Job\"!\n\017W" +
+      "atchJobRequest\022\016\n\006job_id\030\001 \001(\t\"2\n\020WatchJ" +
+      "obResponse\022\036\n\003job\030\001 \001(\0132\021.scorewire.v1.J" +
+      "ob\"\"\n\020CancelJobRequest\022\016\n\006job_id\030\001 \001(\t\"3" +
+      "\n\021CancelJobResponse\022\036\n\003job\030\001 \001(\0132\021.score" +
+      "wire.v1.Job\"_\n\017ListJobsRequest\022%\n\005state\030" +
+      "\001 \001(\0162\026.scorewire.v1.JobState\022\021\n\tpage_si" +
+      "ze\030\002 \001(\005\022\022\n\npage_token\030\003 \001(\t\"L\n\020ListJobs" +
+      "Response\022\037\n\004jobs\030\001 \003(\0132\021.scorewire.v1.Jo" +
+      "b\022\027\n\017next_page_token\030\002 \001(\t*\232\001\n\010JobState\022" +
+      "\031\n\025JOB_STATE_UNSPECIFIED\020\000\022\024\n\020JOB_STATE_" +
+      "QUEUED\020\001\022\025\n\021JOB_STATE_RUNNING\020\002\022\027\n\023JOB_S" +
+      "TATE_SUCCEEDED\020\003\022\024\n\020JOB_STATE_FAILED\020\004\022\027" +
+      "\n\023JOB_STATE_CANCELLED\020\0052\207\003\n\nJobService\022N" +
+      "\n\tCreateJob\022\036.scorewire.v1.CreateJobRequ" +
+      "est\032\037.scorewire.v1.CreateJobResponse(\001\022C" +
+      "\n\006GetJob\022\033.scorewire.v1.GetJobRequest\032\034." +
+      "scorewire.v1.GetJobResponse\022K\n\010WatchJob\022" +
+      "\035.scorewire.v1.WatchJobRequest\032\036.scorewi" +
+      "re.v1.WatchJobResponse0\001\022L\n\tCancelJob\022\036." +
+      "scorewire.v1.CancelJobRequest\032\037.scorewir" +
+      "e.v1.CancelJobResponse\022I\n\010ListJobs\022\035.sco" +
+      "rewire.v1.ListJobsRequest\032\036.scorewire.v1" +
+      ".ListJobsResponseBg\n\020dev.scorewire.v1B\tJ" +
+      "obsProtoP\001ZFgithub.com/scorewire/scorewi" +
+      "re/clients/go/gen/scorewire/v1;scorewire" +
+      "v1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -185,7 +188,7 @@ public final class JobsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_JobConfig_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_JobConfig_descriptor,
-        new java.lang.String[] { "Checks", "Compact", "SuiteYaml", "SuiteName", "CaseCount", "Name", "Labels", "WebhookUrl", });
+        new java.lang.String[] { "Checks", "Compact", "SuiteYaml", "SuiteName", "CaseCount", "Name", "Labels", "WebhookUrl", "BudgetUsd", });
     internal_static_scorewire_v1_JobConfig_LabelsEntry_descriptor =
       internal_static_scorewire_v1_JobConfig_descriptor.getNestedType(0);
     internal_static_scorewire_v1_JobConfig_LabelsEntry_fieldAccessorTable = new
@@ -221,7 +224,7 @@ public final class JobsProto extends com.google.protobuf.GeneratedFile {
     internal_static_scorewire_v1_Job_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_scorewire_v1_Job_descriptor,
-        new java.lang.String[] { "JobId", "Name", "State", "CasesTotal", "CasesDone", "RunId", "CreatedAt", "UpdatedAt", "Error", "Summary", "Aggregations", "Labels", });
+        new java.lang.String[] { "JobId", "Name", "State", "CasesTotal", "CasesDone", "RunId", "CreatedAt", "UpdatedAt", "Error", "Summary", "Aggregations", "Labels", "BudgetUsd", "SpentUsd", });
     internal_static_scorewire_v1_Job_LabelsEntry_descriptor =
       internal_static_scorewire_v1_Job_descriptor.getNestedType(0);
     internal_static_scorewire_v1_Job_LabelsEntry_fieldAccessorTable = new
