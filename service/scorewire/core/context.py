@@ -9,6 +9,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+DEADLINE_SLACK_S = 0.005
+"""Seconds of a call's deadline under which its answer counts as late
+(`CheckContext.past_deadline`)."""
+
 
 class CheckContext:
     """Run-wide services and limits handed to every check.
@@ -65,6 +69,16 @@ class CheckContext:
         if self.deadline is None:
             return None
         return self.deadline - time.monotonic()
+
+    def past_deadline(self) -> bool:
+        """Whether a call's answer would now reach its caller at or after the deadline:
+        less than DEADLINE_SLACK_S is left. Score, RunSuite and a checkllm run then end
+        DEADLINE_EXCEEDED rather than answering OK: their checks were cut by the deadline
+        (each check's timer fires at it, a hair early or late), and an answer sent so
+        late reaches the caller after its deadline, which it reports, while the server
+        would have counted an OK."""
+        left = self.remaining()
+        return left is not None and left <= DEADLINE_SLACK_S
 
 
 EMPTY_CONTEXT = CheckContext()

@@ -289,8 +289,7 @@ class CheckllmRuns:
                 yield batch.message
         finally:
             await run.close()
-        remaining = ctx.remaining()
-        if remaining is not None and remaining <= 0:
+        if ctx.past_deadline():
             # As a plain RunSuite's: the last checks answered DEADLINE_EXCEEDED, and the
             # call ends so rather than with a summary that races the caller's own timer.
             raise DeadlineExpired()

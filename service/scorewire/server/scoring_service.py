@@ -47,13 +47,6 @@ from scorewire.v1 import scoring_pb2_grpc as pb_grpc
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
-DEADLINE_SLACK_S = 0.005
-"""A Score answered with less than this left of its deadline ends DEADLINE_EXCEEDED:
-its checks were cut by the deadline (their timer fires at it, a hair early or late), and
-an answer sent so late would reach the caller after its deadline, which it then reports
-while the server counted an OK."""
-
-
 class ScoringService(pb_grpc.ScoringServiceServicer):
     """scorewire.v1.ScoringService on grpc.aio."""
 
@@ -185,8 +178,7 @@ class ScoringService(pb_grpc.ScoringServiceServicer):
         ctx = self.calls.context(context, budget_usd, fresh_judges=fresh)
         scored = await self.executor.score_one(key, source, info, one, ctx)
         self._observe(info, scored)
-        remaining = ctx.remaining()
-        if remaining is not None and remaining <= DEADLINE_SLACK_S:
+        if ctx.past_deadline():
             raise DeadlineExpired()
         return scored.message
 

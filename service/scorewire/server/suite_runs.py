@@ -247,8 +247,7 @@ class SuiteRuns:
             async for message in self._send(info, batches.batches(ctx), builder, baseline,
                                             recording):  # fmt: skip
                 yield message
-            remaining = ctx.remaining()
-            if remaining is not None and remaining <= 0:
+            if ctx.past_deadline():
                 # The caller's deadline passed while the last checks ran (they answered
                 # DEADLINE_EXCEEDED): the call ends so, as Score does, not with a summary
                 # that races the caller's own timer.
