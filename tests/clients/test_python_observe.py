@@ -138,3 +138,19 @@ def test_close_flushes(client: Client) -> None:
     assert observer.close(20) is True
     stats = observer.stats()
     assert (stats.queued + stats.duplicate, stats.buffered) == (5, 0)
+
+
+def test_a_client_closed_first_stops_the_observer_at_once(scorewire_addr: str) -> None:
+    # the channel closed under the sender: what is unsent is dropped as closed, and
+    # neither flush nor close waits out its deadline
+    client = Client(scorewire_addr)
+    observer = client.observer(flush_interval_s=3600)
+    assert observer.observe("Paris")
+    client.close()
+    start = time.monotonic()
+    assert observer.flush(10)
+    assert observer.close(10) is False
+    assert time.monotonic() - start < 5
+    assert observer.observe("Paris") is False
+    stats = observer.stats()
+    assert (stats.dropped["closed"], stats.buffered) == (2, 0)

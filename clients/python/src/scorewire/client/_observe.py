@@ -30,6 +30,7 @@ class Observer(ObserverBase):
         self._wake = threading.Event()
         self._abort = threading.Event()  # close()'s deadline passed
         self._call: Any = None  # the Observe call in flight (a grpc.Future)
+        self._abandoned = False  # the sender stopped with observations unsent
         self._thread = threading.Thread(target=self._run, name="scorewire-observer", daemon=True)
         self._thread.start()
 
@@ -49,14 +50,13 @@ class Observer(ObserverBase):
         self._buffer.close()
         self._wake.set()
         self._thread.join(timeout_s)
-        if not self._thread.is_alive():
-            return not self._abort.is_set()
-        self._abort.set()
-        call = self._call
-        if call is not None:
-            call.cancel()
-        self._thread.join()
-        return False
+        if self._thread.is_alive():
+            self._abort.set()
+            call = self._call
+            if call is not None:
+                call.cancel()
+            self._thread.join()
+        return not self._abandoned
 
     def __enter__(self) -> Observer:
         return self
@@ -71,17 +71,17 @@ class Observer(ObserverBase):
 
     def _run(self) -> None:
         """The sender: batches whenever woken or every flush interval, until closed and
-        empty, or aborted."""
-        while True:
-            self._wake.wait(self._interval)
-            self._wake.clear()
-            while not self._abort.is_set() and (batch := self._buffer.take()):
-                self._send(batch)
-            if self._abort.is_set():
-                self._buffer.abandon()
-                return
-            if self._buffer.finished():
-                return
+        empty, or aborted; then whatever is unsent is dropped as `closed`."""
+        try:
+            while not self._abort.is_set() and not self._buffer.finished():
+                self._wake.wait(self._interval)
+                self._wake.clear()
+                while not self._abort.is_set() and (batch := self._buffer.take()):
+                    self._send(batch)
+        except ValueError:  # grpc's "Channel closed!": the client was closed first
+            pass
+        finally:
+            self._abandoned = self._buffer.abandon()
 
     def _send(self, batch: list[opb.Observation]) -> None:
         """One batch, with retries, until settled or aborted (then `_run` drops it)."""
