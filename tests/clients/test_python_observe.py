@@ -140,9 +140,10 @@ def test_close_flushes(client: Client) -> None:
     assert (stats.queued + stats.duplicate, stats.buffered) == (5, 0)
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_client_closed_first_stops_the_observer_at_once(scorewire_addr: str) -> None:
     # the channel closed under the sender: what is unsent is dropped as closed, and
-    # neither flush nor close waits out its deadline
+    # neither flush nor close waits out its deadline; the sender thread ends quietly
     client = Client(scorewire_addr)
     observer = client.observer(flush_interval_s=3600)
     assert observer.observe("Paris")
