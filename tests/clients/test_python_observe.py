@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from scorewire.client import Client
 
+from tests.clients.observed import scored
 from tests.support.wait import wait_until
 
 
@@ -30,20 +31,6 @@ def unreachable() -> Iterator[Client]:
         port = s.getsockname()[1]
     with Client(f"127.0.0.1:{port}") as c:
         yield c
-
-
-def scored(client: Client) -> dict[str, bool]:
-    """Sample id -> passed, for every observation the rule `clients` has scored."""
-    seen: dict[str, bool] = {}
-    for run in client.list_runs(labels={"observe_rule": "clients"}).runs:
-        token = ""
-        while True:
-            page = client.list_run_results(run.run_id, page_size=1000, page_token=token)
-            seen.update((r.result.sample_id, r.result.passed) for r in page.results)
-            token = page.next_page_token
-            if not token:
-                break
-    return seen
 
 
 def test_observations_arrive_and_are_scored(client: Client) -> None:
