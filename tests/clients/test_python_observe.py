@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from scorewire.client import Client
 
+from tests.clients.observed import scored
 from tests.support.wait import wait_until
 
 
@@ -30,20 +31,6 @@ def unreachable() -> Iterator[Client]:
         port = s.getsockname()[1]
     with Client(f"127.0.0.1:{port}") as c:
         yield c
-
-
-def scored(client: Client) -> dict[str, bool]:
-    """Sample id -> passed, for every observation the rule `clients` has scored."""
-    seen: dict[str, bool] = {}
-    for run in client.list_runs(labels={"observe_rule": "clients"}).runs:
-        token = ""
-        while True:
-            page = client.list_run_results(run.run_id, page_size=1000, page_token=token)
-            seen.update((r.result.sample_id, r.result.passed) for r in page.results)
-            token = page.next_page_token
-            if not token:
-                break
-    return seen
 
 
 def test_observations_arrive_and_are_scored(client: Client) -> None:
@@ -138,3 +125,20 @@ def test_close_flushes(client: Client) -> None:
     assert observer.close(20) is True
     stats = observer.stats()
     assert (stats.queued + stats.duplicate, stats.buffered) == (5, 0)
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_client_closed_first_stops_the_observer_at_once(scorewire_addr: str) -> None:
+    # the channel closed under the sender: what is unsent is dropped as closed, and
+    # neither flush nor close waits out its deadline; the sender thread ends quietly
+    client = Client(scorewire_addr)
+    observer = client.observer(flush_interval_s=3600)
+    assert observer.observe("Paris")
+    client.close()
+    start = time.monotonic()
+    assert observer.flush(10)
+    assert observer.close(10) is False
+    assert time.monotonic() - start < 5
+    assert observer.observe("Paris") is False
+    stats = observer.stats()
+    assert (stats.dropped["closed"], stats.buffered) == (2, 0)

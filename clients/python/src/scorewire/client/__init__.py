@@ -11,7 +11,9 @@ The generated messages live in `scorewire.v1.scoring_pb2` (re-exported here as `
 """
 
 from scorewire.client._labels import output_hash
-from scorewire.client._observe import DROP_REASONS, Observer, ObserverStats
+from scorewire.client._observe import Observer
+from scorewire.client._observe_aio import AsyncObserver
+from scorewire.client._observe_shared import DROP_REASONS, ObserverStats
 from scorewire.client._run_calls import DEFAULT
 from scorewire.client.aio import AsyncClient, AsyncSuiteRun
 from scorewire.client.errors import FieldViolation, ScorewireError
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT",
     "DROP_REASONS",
     "AsyncClient",
+    "AsyncObserver",
     "AsyncSuiteRun",
     "Client",
     "FieldViolation",

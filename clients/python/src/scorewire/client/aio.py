@@ -20,6 +20,7 @@ from scorewire.client._convert import (
 )
 from scorewire.client._jobs import AsyncJobCalls
 from scorewire.client._labels import LabelLike
+from scorewire.client._observe_aio import AsyncObserver
 from scorewire.client._run_calls import DEFAULT, AsyncRunCalls, Metadata
 from scorewire.client.errors import ScorewireError
 from scorewire.v1 import labels_pb2 as lpb
@@ -82,6 +83,32 @@ class AsyncClient(AsyncRunCalls, AsyncJobCalls):
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    def observer(
+        self,
+        *,
+        buffer_size: int = 10_000,
+        batch_size: int = 500,
+        flush_interval_s: float = 1.0,
+        call_timeout_s: float = 5.0,
+        max_attempts: int = 5,
+        initial_backoff_s: float = 0.1,
+        max_backoff_s: float = 5.0,
+    ) -> AsyncObserver:
+        """An `AsyncObserver` sending production outputs to ObserveService over this
+        channel from a task on the running event loop (call it inside the loop): the
+        options, defaults and rules of `Client.observer`. Close it before the client."""
+        return AsyncObserver(
+            self._channel,
+            metadata=self._metadata,
+            buffer_size=buffer_size,
+            batch_size=batch_size,
+            flush_interval_s=flush_interval_s,
+            call_timeout_s=call_timeout_s,
+            max_attempts=max_attempts,
+            initial_backoff_s=initial_backoff_s,
+            max_backoff_s=max_backoff_s,
+        )
 
     def _call_args(self, timeout: float | None, metadata: Metadata | None) -> dict[str, Any]:
         return {
