@@ -77,3 +77,15 @@ async def test_a_redis_that_lost_the_group_gets_it_back(redis_server: RedisServe
         assert [d.id for d in await queue.take(10)] == ["a"]
     finally:
         await queue.close()
+
+
+def test_the_lease_is_the_setting_on_every_engine(tmp_path: Path) -> None:
+    # how long a dead consumer's batch stays hidden is observe_lease_s, whichever engine
+    s = {"state_dir": str(tmp_path), "observe_lease_s": 120.0}
+    assert open_queue(Settings(**s))._lease_s == 120.0  # type: ignore[attr-defined,arg-type]
+    redis = open_queue(Settings(**s, observe_queue_url="redis://127.0.0.1:1/3"))  # type: ignore[arg-type]
+    assert redis._lease_ms == 120_000  # type: ignore[attr-defined]
+    pg = open_queue(Settings(**s, observe_queue_url="postgresql://u@127.0.0.1:1/db"))  # type: ignore[arg-type]
+    assert pg._lease_s == 120.0  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="observe_lease_s"):
+        Settings(observe_lease_s=30)  # under the longest settle delay

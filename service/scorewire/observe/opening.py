@@ -45,6 +45,7 @@ def open_queue(settings: Settings) -> ObservationQueue:
             max_depth=settings.observe_queue_max,
             max_per_tenant=settings.observe_queue_max_per_tenant,
             dedupe_s=settings.observe_dedupe_s,
+            lease_s=settings.observe_lease_s,
         )
     scheme = urlsplit(url.strip()).scheme.lower()
     if scheme in POSTGRES_SCHEMES:
@@ -54,6 +55,7 @@ def open_queue(settings: Settings) -> ObservationQueue:
             max_per_tenant=settings.observe_queue_max_per_tenant,
             dedupe_s=settings.observe_dedupe_s,
             timeout_s=settings.store_timeout_s,
+            lease_s=settings.observe_lease_s,
         )
     if not scheme.startswith(("redis", "sentinel")):  # Redis's own are parsed below
         raise StartupError(
@@ -76,6 +78,7 @@ def open_queue(settings: Settings) -> ObservationQueue:
         max_depth=settings.observe_queue_max,
         max_per_tenant=settings.observe_queue_max_per_tenant,
         dedupe_s=settings.observe_dedupe_s,
+        lease_s=settings.observe_lease_s,
     )
 
 

@@ -39,7 +39,7 @@ MIN_RATE = 0.0001
 """The lowest sampling rate (0.01%): below it a rule would score almost nothing."""
 MAX_SETTLE_DELAY_S = 60.0
 """The longest settle delay: a consumer holds an observation that long before scoring it,
-well within the queue's lease (`queue.DEFAULT_LEASE_S`)."""
+well within the queue's lease (`observe_lease_s`, at least 90 s)."""
 FILTER_KEYS = frozenset(("route", "model", "tenant"))
 """Metadata a filter may name besides `labels.<key>`."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")

@@ -24,6 +24,11 @@ class ObserveSettings(BaseModel):
     """Most observations of one tenant (its token's name; with auth off, `metadata.tenant`)
     queued or being scored: a batch past it is RESOURCE_EXHAUSTED naming this setting while
     other tenants' batches are still queued. Unset: only `observe_queue_max` bounds a tenant."""
+    observe_lease_s: float = Field(300.0, ge=90, le=86_400)
+    """Seconds an observation handed to a consumer stays hidden from the others: what a
+    replica that died holding a batch delays it by before another consumer takes it again
+    (at-least-once delivery). It must outlast the longest settle delay (60 s) and the
+    scoring of a batch, or a live consumer's batch is handed out twice."""
     observe_dedupe_s: int = Field(900, ge=60)
     """Seconds an observation id is remembered: one sent again within them is a DUPLICATE."""
     observe_rule_cost_cap_hour_usd: float | None = Field(None, ge=0)
