@@ -261,3 +261,35 @@ async def test_no_slot_is_lost_or_doubled_whatever_the_tasks_do() -> None:
     assert 0 < cancelled < 600 and entered > 300
     assert most == 3 and inside == 0
     assert slots.free == 3 and slots.waiting == 0 and not slots._waiting._lanes
+
+
+async def test_a_share_caps_what_one_key_holds_and_follows_the_capacity() -> None:
+    # 8 slots, a share of 0.5: A's calls hang holding 4, its fifth waits with slots free,
+    # and B is served at once; grown to 16, A may hold 8
+    slots = FairSlots(8, share=0.5)
+    order: list[str] = []
+    hang, b_done = asyncio.Event(), asyncio.Event()
+    a = [asyncio.create_task(_holders(slots, order, "A", hang)) for _ in range(10)]
+    await _settle()
+    assert order == ["A"] * 4 and slots.free == 4 and slots.waiting == 6
+    b = asyncio.create_task(_holders(slots, order, "B", b_done))
+    await _settle()
+    assert order[-1] == "B" and slots.free == 3
+    slots.resize(16)
+    await _settle()
+    assert order.count("A") == 8 and slots.waiting == 2
+    hang.set()
+    b_done.set()
+    await asyncio.gather(*a, b)
+    assert order.count("A") == 10 and slots.free == 16
+
+
+async def test_without_a_share_one_key_may_hold_every_slot() -> None:
+    slots = FairSlots(4)
+    order: list[str] = []
+    hang = asyncio.Event()
+    a = [asyncio.create_task(_holders(slots, order, "A", hang)) for _ in range(4)]
+    await _settle()
+    assert slots.free == 0
+    hang.set()
+    await asyncio.gather(*a)

@@ -112,3 +112,29 @@ async def test_a_429_asking_longer_than_the_call_may_take_ends_it_at_once() -> N
         finally:
             await p.aclose()
     assert "HTTP 429" in caught.value.message and time.monotonic() - started < 5
+
+
+async def test_a_tenant_whose_calls_hang_leaves_part_of_the_window_to_another() -> None:
+    # tenant a's 8 calls hang: with a share of 0.75 it holds 6 of the 8 slots, and
+    # tenant b's call goes in at once instead of waiting for one of a's to end
+    from scorewire.core.fairness import current_caller
+
+    window = CallWindow(start=8, most=8, tenant_share=0.75)
+    inside: list[str] = []
+    hang = asyncio.Event()
+
+    async def call(tenant: str) -> None:
+        current_caller.set(tenant)
+        async with window.call():
+            inside.append(tenant)
+            await hang.wait()
+
+    a = [asyncio.create_task(call("a")) for _ in range(8)]
+    await asyncio.sleep(0.01)
+    assert inside == ["a"] * 6
+    b = asyncio.create_task(call("b"))
+    await asyncio.sleep(0.01)
+    assert inside[-1] == "b"
+    hang.set()
+    await asyncio.gather(*a, b)
+    assert inside.count("a") == 8

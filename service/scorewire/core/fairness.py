@@ -91,6 +91,13 @@ class FairQueue(Generic[T]):
         """Items waiting."""
         return self._waiting
 
+    def set_cap(self, cap: int | None) -> None:
+        """Change the cap of every capped key (those waiting and holding too)."""
+        self._cap = math.inf if cap is None else max(1, cap)
+        for lane in self._lanes.values():
+            if lane.cap != math.inf:
+                lane.cap = self._cap
+
     def held(self, key: str) -> int:
         """Items `key` holds now (taken and not yet `done`)."""
         lane = self._lanes.get(key)
@@ -178,12 +185,24 @@ class FairSlots:
     next waiting key by weighted round robin (`FairQueue`), so that a key with many
     waiting waits behind itself, not in front of another key."""
 
-    def __init__(self, capacity: int, *, weights: Mapping[str, float] | None = None) -> None:
-        """`weights`: a key's share relative to the others waiting (1 when not named)."""
+    def __init__(
+        self, capacity: int, *, weights: Mapping[str, float] | None = None,
+        share: float | None = None,
+    ) -> None:  # fmt: skip
+        """`weights`: a key's share relative to the others waiting (1 when not named);
+        `share`: the most of the slots one key holds at once, as a share of the capacity
+        (at least one slot; None: all of them), so that slots held long by one key
+        (calls that hang) leave the rest to the others."""
         self.capacity = max(1, capacity)
         """Slots in all."""
         self._free = self.capacity
-        self._waiting: FairQueue[asyncio.Future[None]] = FairQueue(weights=weights)
+        self._share = share
+        self._waiting: FairQueue[asyncio.Future[None]] = FairQueue(
+            weights=weights, cap=self._cap_of(self.capacity)
+        )
+
+    def _cap_of(self, capacity: int) -> int | None:
+        return None if self._share is None else max(1, int(capacity * self._share))
 
     @property
     def free(self) -> int:
@@ -201,6 +220,8 @@ class FairSlots:
         capacity = max(1, capacity)
         self._free += capacity - self.capacity
         self.capacity = capacity
+        if self._share is not None:
+            self._waiting.set_cap(self._cap_of(capacity))
         self._hand_out()
 
     @contextlib.asynccontextmanager

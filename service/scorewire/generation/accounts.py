@@ -17,7 +17,11 @@ shared by every request's providers:
   `generation_provider_max_concurrency`. Halving, as TCP does, would leave a provider
   that takes a fixed number of calls at once about a quarter idle. The window's slots are shared by
   the callers in turn (`core.fairness.FairSlots`): a tenant with many generations
-  waiting waits behind itself, not in front of another tenant.
+  waiting waits behind itself, not in front of another tenant. With
+  `generation_provider_tenant_share` under 1, a tenant holds at most that share of the
+  window at once: a call holds its slot as long as it runs, so a tenant whose calls hang
+  leaves the rest to the others (at the cost of that much of the window for a tenant
+  alone: off by default).
 - **Retries are the provider's**, not the SDK's (`max_retries=0`): a 429 is retried after
   its Retry-After (or a backoff) outside the window, for as long as the call's time
   allows; a 5xx, a timeout or a dropped connection up to `generation_max_retries` times.
@@ -50,9 +54,12 @@ MOST_WINDOW = 128
 class CallWindow:
     """How many calls an account takes at once (see the module docstring)."""
 
-    def __init__(self, start: int = START_WINDOW, most: int = MOST_WINDOW) -> None:
+    def __init__(
+        self, start: int = START_WINDOW, most: int = MOST_WINDOW, tenant_share: float = 1.0
+    ) -> None:
         self._most = max(1, most)
-        self.slots = FairSlots(min(max(1, start), self._most))
+        share = None if tenant_share >= 1.0 else tenant_share
+        self.slots = FairSlots(min(max(1, start), self._most), share=share)
         self._slow_start = True
         self._growth = 0.0
         self._epoch = 0
@@ -157,8 +164,10 @@ class Account:
 class SdkClients:
     """The accounts of a server's providers, shared by every request's providers."""
 
-    def __init__(self, *, start: int = START_WINDOW, most: int = MOST_WINDOW) -> None:
-        self._start, self._most = start, most
+    def __init__(
+        self, *, start: int = START_WINDOW, most: int = MOST_WINDOW, tenant_share: float = 1.0
+    ) -> None:
+        self._start, self._most, self._share = start, most, tenant_share
         self._accounts: dict[tuple[str, str | None, str, int], Account] = {}
 
     def __len__(self) -> int:
@@ -170,8 +179,9 @@ class SdkClients:
         account = self._accounts.get(key)
         if account is None:
             account = self._accounts[key] = own_account(
-                backend, api_key, base_url, max_retries, start=self._start, most=self._most
-            )
+                backend, api_key, base_url, max_retries,
+                start=self._start, most=self._most, tenant_share=self._share,
+            )  # fmt: skip
         return account
 
     async def aclose(self) -> None:
@@ -189,6 +199,7 @@ def own_account(
     *,
     start: int = START_WINDOW,
     most: int = MOST_WINDOW,
+    tenant_share: float = 1.0,
 ) -> Account:
     """A new account: an `openai.AsyncOpenAI` (`backend` openai or gemini) or an
     `anthropic.AsyncAnthropic` on the SDK's aiohttp transport, and a window of its own."""
@@ -213,4 +224,4 @@ def own_account(
             max_retries=0,
             http_client=openai.DefaultAioHttpClient(),
         )
-    return Account(client, CallWindow(start, most), max_retries=max_retries)
+    return Account(client, CallWindow(start, most, tenant_share), max_retries=max_retries)

@@ -110,6 +110,7 @@ class CheckllmRuns:
         self._clients = SdkClients(
             start=settings.generation_provider_concurrency,
             most=settings.generation_provider_max_concurrency,
+            tenant_share=settings.generation_provider_tenant_share,
         )
         """The providers' accounts (SDK clients, windows), shared by every request's."""
         self._prices = PriceTable.from_settings(settings)
