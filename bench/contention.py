@@ -147,7 +147,9 @@ async def neighbour(address: str, rate: float) -> dict[str, Any]:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     kinds = {"inline": inline_request(), "worker": worker_request()}
     lat: dict[str, list[float]] = {k: [] for k in kinds}
+    slowest: list[tuple[float, float, str]] = []  # (latency, seconds into the window, kind)
     errors: Counter[str] = Counter()
+    began = 0.0
     pending: set[asyncio.Task[None]] = set()
 
     async def one(stub: pb_grpc.ScoringServiceStub, kind: str) -> None:
@@ -161,6 +163,7 @@ async def neighbour(address: str, rate: float) -> dict[str, Any]:
             errors[f"{kind}:{err.code().name}"] += 1
             return
         lat[kind].append(time.perf_counter() - t0)
+        slowest.append((lat[kind][-1], t0 - began, kind))
 
     async with grpc.aio.insecure_channel(address, options=OPTIONS) as ch:
         stub = pb_grpc.ScoringServiceStub(ch)
@@ -169,6 +172,7 @@ async def neighbour(address: str, rate: float) -> dict[str, Any]:
                 await stub.Score(kinds[k], metadata=_as("b"), timeout=30)
         print("ready", flush=True)
         await reader.readline()  # start
+        began = time.perf_counter()
         stop = asyncio.ensure_future(reader.readline())
         interval, next_at, n = 1.0 / rate, time.monotonic(), 0
         while not stop.done():
@@ -181,7 +185,7 @@ async def neighbour(address: str, rate: float) -> dict[str, Any]:
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))
         if pending:
             await asyncio.gather(*pending)
-    return {"latencies": lat, "errors": dict(errors)}
+    return {"latencies": lat, "errors": dict(errors), "slowest": sorted(slowest)[-12:][::-1]}
 
 
 async def _run_suite(stub: pb_grpc.ScoringServiceStub, req: Any, deadline: float) -> str:
@@ -285,6 +289,9 @@ def main() -> int:
                 + " ".join(("met " if v else "MISSED ") + k for k, v in targets.items()),
                 flush=True,
             )
+            slow = ", ".join(f"{ms * 1000:.0f} ms ({kind}) at +{at:.2f} s"
+                             for ms, at, kind in result["slowest"])  # fmt: skip
+            print(f"  B's slowest calls, when they were sent into the window: {slow}")
     return 0 if ok else 1
 
 
