@@ -38,6 +38,11 @@ T = TypeVar("T")
 CREATE_TIMEOUT_S = 60.0
 _SCHEMA_LOCK_KEY = 0x5C0E_70B5  # pg_advisory_xact_lock key: "scorewire jobs"
 _T = sql.tables("scorewire_job_")
+_COLUMNS = (
+    "SELECT column_name FROM information_schema.columns"
+    " WHERE table_schema = current_schema() AND table_name = %s"
+)
+"""The jobs table's columns: read without locking it (another replica may be claiming)."""
 
 
 def _pg(text: str) -> str:
@@ -71,10 +76,11 @@ class PostgresJobStore:
                     await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
                     for text in sql.SCHEMA:
                         await cur.execute(_pg(text))
+                    await cur.execute(_COLUMNS, (_T["jobs"],))
+                    have = {row[0] for row in await cur.fetchall()}
                     for name, kind in sql.ADDED_COLUMNS:
-                        await cur.execute(
-                            _pg(f"ALTER TABLE {{jobs}} ADD COLUMN IF NOT EXISTS {name} {kind}")
-                        )
+                        if name not in have:  # ALTER locks the table whole, even a no-op
+                            await cur.execute(_pg(f"ALTER TABLE {{jobs}} ADD COLUMN {name} {kind}"))
                     self._schema_ready = True
                 if limit > self._timeout_s:
                     await cur.execute("SELECT set_config('statement_timeout', %s, true)",

@@ -56,8 +56,13 @@ class SqliteJobStore:
                 conn.execute(_s(text))
             have = {r[1] for r in conn.execute(_s("PRAGMA table_info({jobs})"))}
             for name, kind in sql.ADDED_COLUMNS:
-                if name not in have:
+                if name in have:
+                    continue
+                try:
                     conn.execute(_s(f"ALTER TABLE {{jobs}} ADD COLUMN {name} {kind}"))
+                except sqlite3.OperationalError as err:  # another process added it first
+                    if "duplicate column" not in str(err):
+                        raise
             return conn
 
         try:

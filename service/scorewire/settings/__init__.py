@@ -395,13 +395,9 @@ class GenerationSettings(BaseModel):
     """The most calls one provider account is sent at once, however well it answers."""
     generation_provider_tenant_share: float = Field(1.0, gt=0, le=1)
     """The most of a provider account's window one tenant's generations hold at once, as
-    a share of it (at least one call; 1: all of it). A call holds its place for as long as
-    it runs (up to `generation_timeout_s`): without a cap, one tenant whose calls are slow
-    or hang can hold the whole window, and another tenant's generations wait for the next
-    call to end (they are served before the first tenant's next ones). A cap keeps the
-    rest free for others, and costs a lone tenant that much of the window: against a
-    provider taking 8 calls at once, 400 one-second generations took 1.17x the ideal at
-    0.75 and 1.03x at 1 (`bench/checkllm_bench.py --only limits`)."""
+    a share of it (at least one call; 1: all). A call holds its place while it runs, so
+    uncapped, a tenant whose calls hang can fill the window; a cap keeps the rest free
+    for others, and costs a lone tenant that much of it (`docs/suites.md`)."""
     generation_budget_per_request_usd: float = Field(1.0, ge=0)
     """Most US dollars one RunSuite may spend generating outputs (the request's
     `generation_budget_usd` may lower it); once spent, the remaining outputs are
