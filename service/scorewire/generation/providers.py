@@ -191,8 +191,27 @@ class _AccountProvider:
     """A provider whose calls go through its account (`generation.accounts`): each
     attempt is `_attempt(prompt, timeout, max_tokens)`, retried and paced by the account."""
 
-    _account: Account
-    _own: bool
+    BACKEND = ""
+    """The SDK its account is made with (`openai` or `anthropic`)."""
+
+    def __init__(
+        self,
+        ref: ProviderRef,
+        *,
+        api_key: str,
+        base_url: str | None,
+        max_retries: int = 2,
+        clients: SdkClients | None = None,
+    ) -> None:
+        """`clients`: the server's shared accounts (None: an account of its own, its
+        client closed with the provider)."""
+        self.ref = ref
+        self._own = clients is None
+        self._account: Account = (
+            own_account(self.BACKEND, api_key, base_url, max_retries)
+            if clients is None
+            else clients.get(self.BACKEND, api_key, base_url, max_retries)
+        )
 
     async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
         raise NotImplementedError
@@ -223,25 +242,10 @@ class OpenAIChatProvider(_AccountProvider):
     parameters and its model construction were most of the CPU of a call.
     """
 
-    def __init__(
-        self,
-        ref: ProviderRef,
-        *,
-        api_key: str,
-        base_url: str | None,
-        max_retries: int = 2,
-        clients: SdkClients | None = None,
-    ) -> None:
-        """`clients`: the server's shared accounts (None: an account of its own, its
-        client closed with the provider)."""
-        self.ref = ref
-        self._own = clients is None
-        self._account = (
-            own_account("openai", api_key, base_url, max_retries)
-            if clients is None
-            else clients.get("openai", api_key, base_url, max_retries)
-        )
-        self._limit_param = "max_tokens"
+    BACKEND = "openai"
+    _limit_param = "max_tokens"
+    """The token limit's parameter name; `max_completion_tokens` once the endpoint has
+    refused `max_tokens` (set on the provider, for its next calls)."""
 
     async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
         import openai
@@ -309,24 +313,7 @@ def _chat_answer(ref: ProviderRef, resp: Any) -> Generated:
 class AnthropicProvider(_AccountProvider):
     """Anthropic's Messages API (no sampling parameters: the SDK's API version refuses them)."""
 
-    def __init__(
-        self,
-        ref: ProviderRef,
-        *,
-        api_key: str,
-        base_url: str | None,
-        max_retries: int = 2,
-        clients: SdkClients | None = None,
-    ) -> None:
-        """`clients`: the server's shared accounts (None: an account of its own, its
-        client closed with the provider)."""
-        self.ref = ref
-        self._own = clients is None
-        self._account = (
-            own_account("anthropic", api_key, base_url, max_retries)
-            if clients is None
-            else clients.get("anthropic", api_key, base_url, max_retries)
-        )
+    BACKEND = "anthropic"
 
     async def _attempt(self, prompt: str, timeout_s: float, max_tokens: int | None) -> Generated:
         import anthropic
