@@ -180,6 +180,16 @@ async def test_panels_and_cascades_are_named_in_the_report_and_the_gauge(server:
         ) == pytest.approx(kappa)
 
 
+async def test_a_sampled_judge_sent_over_grpc_is_named_with_its_sampling(server: Server) -> None:
+    # a CheckSpec's params travel as a Struct, whose numbers are floats (samples: 3.0):
+    # the name read them as no sampling at all
+    sampled = spec("sampled", model=LENIENT, samples=3, aggregate="median")
+    resp = await server.labels.Agreement(
+        lpb.AgreementRequest(cases=cases(), checks=[sampled], options=lpb.AgreementOptions(seed=1))
+    )
+    assert [c.judge_model for c in resp.checks] == [f"{LENIENT} (samples 3, median)"]
+
+
 async def test_f1_and_the_base_rate_stand_beside_kappa(server: Server) -> None:
     resp = await server.labels.Agreement(
         lpb.AgreementRequest(cases=cases(), checks=CHECKS[:1], options=lpb.AgreementOptions(seed=1))

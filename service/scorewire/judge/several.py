@@ -89,11 +89,11 @@ def describe_judges(params: Mapping[str, Any], describe: Callable[[str | None], 
 def _sampling(params: Mapping[str, Any]) -> str:
     """`samples 3, median` when each judge is asked more than once (its aggregate, mean
     unless set), else empty: one sample is the plain configuration."""
-    n = params.get("samples")
-    if not isinstance(n, int) or isinstance(n, bool) or n <= 1:
+    n = params.get("samples")  # a float when it came over gRPC (a Struct's number)
+    if not isinstance(n, int | float) or isinstance(n, bool) or n != int(n) or n <= 1:
         return ""
     aggregate = params.get("aggregate")
-    return f"samples {n}, {aggregate if isinstance(aggregate, str) else 'mean'}"
+    return f"samples {int(n)}, {aggregate if isinstance(aggregate, str) else 'mean'}"
 
 
 def _each(names: Sequence[Any], describe: Callable[[str | None], str]) -> list[str]:
