@@ -10,6 +10,7 @@ run whose samples the caller does not write (a checkllm combination's) can be st
 """
 
 import time
+from typing import Any
 
 from pydantic import Field
 from scorewire.core.model import Output, Sample, Score
@@ -21,6 +22,15 @@ class SpinParams(Params):
 
     compile_spin_s: float = Field(0.0, ge=0)
     """Seconds to spin when the plan is compiled."""
+
+
+def _register(name: str, description: str, params: type[Params], build: Any) -> None:
+    """Register a test check type once (the module may be imported again)."""
+    if REGISTRY.get(name) is None:
+        check = CheckType(
+            name=name, description=description, family="test", params=params, build=build
+        )
+        REGISTRY.add(check)
 
 
 def _spin(seconds: float) -> None:
@@ -40,16 +50,9 @@ def build_spin(p: SpinParams):  # type: ignore[no-untyped-def]
     return spin
 
 
-if REGISTRY.get("test.spin") is None:
-    REGISTRY.add(
-        CheckType(
-            name="test.spin",
-            description="Spins for sample.metadata['spin_s'] seconds, then passes.",
-            family="test",
-            params=SpinParams,
-            build=build_spin,
-        )
-    )
+_register(
+    "test.spin", "Spins for sample.metadata['spin_s'] seconds, then passes.", SpinParams, build_spin
+)
 
 
 def build_nap(p: Params):  # type: ignore[no-untyped-def]
@@ -60,16 +63,9 @@ def build_nap(p: Params):  # type: ignore[no-untyped-def]
     return nap
 
 
-if REGISTRY.get("test.nap") is None:
-    REGISTRY.add(
-        CheckType(
-            name="test.nap",
-            description="Sleeps for sample.metadata['nap_s'] seconds, then passes.",
-            family="test",
-            params=Params,
-            build=build_nap,
-        )
-    )
+_register(
+    "test.nap", "Sleeps for sample.metadata['nap_s'] seconds, then passes.", Params, build_nap
+)
 
 
 def build_spin_on(p: Params):  # type: ignore[no-untyped-def]
@@ -81,13 +77,6 @@ def build_spin_on(p: Params):  # type: ignore[no-untyped-def]
     return spin_on
 
 
-if REGISTRY.get("test.spin_on") is None:
-    REGISTRY.add(
-        CheckType(
-            name="test.spin_on",
-            description="Spins forever on the output `spin`; passes any other.",
-            family="test",
-            params=Params,
-            build=build_spin_on,
-        )
-    )
+_register(
+    "test.spin_on", "Spins forever on the output `spin`; passes any other.", Params, build_spin_on
+)
